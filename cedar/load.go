@@ -1,0 +1,138 @@
+package cedar
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	cedargo "github.com/cedar-policy/cedar-go"
+)
+
+// PolicyInfo describes one loaded policy, so that tools (`browsergate
+// check`, evidence readers) can list what is in force and where it came from.
+type PolicyInfo struct {
+	ID     string // @id annotation, or "file.cedar:line" when there is none
+	File   string // path of the file it came from (dir joined with the name)
+	Line   int    // 1-based line where the policy (or its first annotation) starts
+	Effect string // "permit" or "forbid"
+}
+
+// Location renders the policy's source position as file:line, the form used
+// in decision reasons.
+func (p PolicyInfo) Location() string {
+	return p.File + ":" + strconv.Itoa(p.Line)
+}
+
+// Engine holds a compiled, immutable policy set. It is built once by LoadDir
+// and shared: Decide is safe for concurrent use. A reload builds a new Engine
+// and keeps the old one if loading fails.
+type Engine struct {
+	set   *cedargo.PolicySet
+	infos []PolicyInfo
+	index map[cedargo.PolicyID]int // policy id -> position in infos (load order)
+}
+
+// LoadDir loads every *.cedar file in dir (sorted by name, not recursive;
+// other files such as README.md or a schema are ignored). Every bad file is
+// reported, joined with errors.Join, each as a *ParseError naming
+// file:line:col. Duplicate ids are errors (ErrDuplicateID), and a directory
+// without a single policy is refused with ErrNoPolicies.
+func LoadDir(dir string) (*Engine, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("cedar: read policy dir: %w", err)
+	}
+	var names []string
+	for _, ent := range entries {
+		if ent.IsDir() || !strings.HasSuffix(ent.Name(), ".cedar") {
+			continue
+		}
+		names = append(names, ent.Name())
+	}
+	sort.Strings(names)
+
+	e := &Engine{set: cedargo.NewPolicySet(), index: map[cedargo.PolicyID]int{}}
+	var errs []error
+	for _, name := range names {
+		path := filepath.Join(dir, name)
+		src, err := os.ReadFile(path)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("cedar: read %s: %w", path, err))
+			continue
+		}
+		errs = append(errs, e.addFile(path, name, src)...)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	if len(e.infos) == 0 {
+		return nil, fmt.Errorf("%w in %s (no *.cedar file with a policy; deny-by-default would refuse every command)", ErrNoPolicies, dir)
+	}
+	return e, nil
+}
+
+// addFile parses one file's policies and adds them under their ids. It
+// returns every problem found rather than stopping at the first.
+func (e *Engine) addFile(path, name string, src []byte) []error {
+	list, err := cedargo.NewPolicyListFromBytes(path, src)
+	if err != nil {
+		return []error{newParseError(path, err)}
+	}
+	var errs []error
+	for _, p := range list {
+		pos := p.Position()
+		id := fmt.Sprintf("%s:%d", name, pos.Line)
+		if v, ok := p.Annotations()["id"]; ok {
+			id = string(v)
+			if strings.TrimSpace(id) == "" {
+				errs = append(errs, &ParseError{File: path, Line: pos.Line, Column: pos.Column, Msg: "empty @id annotation"})
+				continue
+			}
+		}
+		info := PolicyInfo{ID: id, File: path, Line: pos.Line, Effect: effectName(p.Effect())}
+		pid := cedargo.PolicyID(id)
+		if prev, dup := e.index[pid]; dup {
+			errs = append(errs, fmt.Errorf("%s: %w %q (already used at %s)", info.Location(), ErrDuplicateID, id, e.infos[prev].Location()))
+			continue
+		}
+		e.index[pid] = len(e.infos)
+		e.infos = append(e.infos, info)
+		e.set.Add(pid, p)
+	}
+	return errs
+}
+
+// cedar-go reports parse errors against "<input>" rather than the file name
+// it was given; this pulls out the position so the error can name the file.
+var parsePosRE = regexp.MustCompile(`^(?:parser error: )?parse error at [^:]*:(\d+):(\d+) (.*)$`)
+
+func newParseError(path string, err error) *ParseError {
+	msg := err.Error()
+	if m := parsePosRE.FindStringSubmatch(msg); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		col, _ := strconv.Atoi(m[2])
+		return &ParseError{File: path, Line: line, Column: col, Msg: "near " + m[3]}
+	}
+	return &ParseError{File: path, Msg: msg}
+}
+
+func effectName(e cedargo.Effect) string {
+	if e == cedargo.Forbid {
+		return "forbid"
+	}
+	return "permit"
+}
+
+// Policies lists the loaded policies in load order (files sorted by name,
+// then position in the file). The slice is a copy the caller may keep.
+func (e *Engine) Policies() []PolicyInfo {
+	if e == nil {
+		return nil
+	}
+	return append([]PolicyInfo(nil), e.infos...)
+}

@@ -1,0 +1,226 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/browsergate/browsergate/examples/demosite"
+)
+
+// demo runs the quick start's governed browsing session: it serves the demo
+// site on 127.0.0.1 and a canary on 127.0.0.2 (outside the scope), starts
+// "browsergate serve" as a child process, drives it as an agent would
+// through the official MCP client, then prints the evidence timeline and
+// verifies the log.
+func demo(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	evidencePath := fs.String("evidence", "demo-evidence.db", "bbolt evidence file")
+	manifest := fs.String("manifest", "examples/demo.toml", "demo manifest")
+	policies := fs.String("policies", "policies", "Cedar policy directory")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	canary := &demosite.Canary{}
+	canaryURL, stopCanary, err := serveOn("127.0.0.2:0", canary)
+	if err != nil {
+		return fmt.Errorf("canary on 127.0.0.2: %w", err)
+	}
+	defer stopCanary()
+	site := demosite.New(demosite.Options{ForbiddenURL: canaryURL + "/"})
+	siteURL, stopSite, err := serveOn("127.0.0.1:0", site)
+	if err != nil {
+		return fmt.Errorf("demo site: %w", err)
+	}
+	defer stopSite()
+	fmt.Fprintf(stdout, "demo site  %s (in scope)\ncanary     %s (out of scope: must see 0 requests)\n\n", siteURL, canaryURL)
+
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.Command(self, "serve", "--manifest", *manifest, "--policies", *policies,
+		"--evidence", *evidencePath, "--log-level", "warn")
+	cmd.Stderr = stderr
+	client := mcp.NewClient(&mcp.Implementation{Name: "browsergate-demo", Version: version}, nil)
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		return fmt.Errorf("start browsergate serve: %w", err)
+	}
+	agent := &scriptedAgent{cs: cs, out: stdout}
+	if err := agent.run(ctx, siteURL, canaryURL); err != nil {
+		cs.Close()
+		return err
+	}
+	if err := cs.Close(); err != nil {
+		return fmt.Errorf("stop browsergate serve: %w", err)
+	}
+
+	fmt.Fprintf(stdout, "\ncanary requests: %d\n", canary.Hits())
+	sid, err := newestSession(*evidencePath)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\n$ browsergate evidence show --evidence %s --session %s\n", *evidencePath, sid)
+	if err := evidenceShow(*evidencePath, sid, stdout); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\n$ browsergate evidence verify --evidence %s\n", *evidencePath)
+	if err := evidenceVerify(*evidencePath, stdout); err != nil {
+		return err
+	}
+	if canary.Hits() != 0 {
+		return fmt.Errorf("the canary saw %d request(s): %v", canary.Hits(), canary.Seen())
+	}
+	return nil
+}
+
+// serveOn serves h on addr and returns its base URL.
+func serveOn(addr string, h http.Handler) (string, func(), error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", nil, err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(ln)
+	return "http://" + ln.Addr().String(), func() { srv.Close() }, nil
+}
+
+// scriptedAgent plays the agent's part in the demo: a fixed plan, each step
+// printed with what browsergate answered.
+type scriptedAgent struct {
+	cs  *mcp.ClientSession
+	out io.Writer
+}
+
+func (a *scriptedAgent) run(ctx context.Context, siteURL, canaryURL string) error {
+	tools, err := a.cs.ListTools(ctx, nil)
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, t := range tools.Tools {
+		names = append(names, t.Name)
+	}
+	fmt.Fprintf(a.out, "tools: %s\n\n", strings.Join(names, ", "))
+
+	steps := []struct {
+		tool string
+		args func(snap string) map[string]any
+		want bool // expect allowed
+	}{
+		{"demo.navigate", fixed(map[string]any{"url": siteURL + "/login"}), true},
+		{"demo.snapshot", fixed(nil), true},
+		{"demo.type_text", byRef(`textbox "Username"`, map[string]any{"text": "alice"}), true},
+		{"demo.type_text", byRef(`textbox "Password"`, map[string]any{"text": "correct horse"}), true},
+		{"demo.click", byRef(`button "Sign in"`, nil), true},
+		{"demo.snapshot", fixed(nil), true},
+		{"demo.navigate", fixed(map[string]any{"url": canaryURL + "/"}), false},
+		{"demo.submit_form", fixed(map[string]any{"selector": "form"}), false},
+		{"demo.execute_js", fixed(map[string]any{"expression": "document.cookie"}), false},
+	}
+	snap := ""
+	for _, st := range steps {
+		args := st.args(snap)
+		res, err := a.cs.CallTool(ctx, &mcp.CallToolParams{Name: st.tool, Arguments: args})
+		if err != nil {
+			return fmt.Errorf("%s: %w", st.tool, err)
+		}
+		text := resultText(res)
+		if strings.HasSuffix(st.tool, ".snapshot") && !res.IsError {
+			snap = text
+		}
+		verdict := "allowed"
+		if res.IsError {
+			verdict = "REFUSED"
+		}
+		fmt.Fprintf(a.out, "> %s %s  [%s]\n%s\n\n", st.tool, compactJSON(args), verdict, indent(text))
+		if res.IsError == st.want {
+			return fmt.Errorf("%s: expected allowed=%v, got: %s", st.tool, st.want, text)
+		}
+	}
+	return nil
+}
+
+func fixed(args map[string]any) func(string) map[string]any {
+	return func(string) map[string]any { return args }
+}
+
+// byRef finds the ref of the snapshot line that starts with prefix and adds
+// it to args.
+func byRef(prefix string, args map[string]any) func(string) map[string]any {
+	return func(snap string) map[string]any {
+		out := map[string]any{"ref": findRef(snap, prefix)}
+		for k, v := range args {
+			out[k] = v
+		}
+		return out
+	}
+}
+
+var refRE = regexp.MustCompile(`\[ref=(e\d+)\]`)
+
+// findRef returns the ref on the first snapshot line containing prefix.
+func findRef(snap, prefix string) string {
+	for _, line := range strings.Split(snap, "\n") {
+		if strings.Contains(line, prefix) {
+			if m := refRE.FindStringSubmatch(line); m != nil {
+				return m[1]
+			}
+		}
+	}
+	return ""
+}
+
+func resultText(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, t.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+func indent(s string) string {
+	s = strings.TrimRight(s, "\n")
+	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
+}
+
+func compactJSON(m map[string]any) string {
+	if len(m) == 0 {
+		return "{}"
+	}
+	var parts []string
+	for k, v := range m {
+		parts = append(parts, fmt.Sprintf("%s=%q", k, fmt.Sprint(v)))
+	}
+	return "{" + strings.Join(parts, " ") + "}"
+}
+
+// newestSession is the id of the session that started last in the log.
+func newestSession(path string) (string, error) {
+	store, err := openReadOnly(path)
+	if err != nil {
+		return "", err
+	}
+	defer store.Close()
+	sessions, err := store.Sessions()
+	if err != nil || len(sessions) == 0 {
+		return "", errors.Join(err, errors.New("the evidence log has no session"))
+	}
+	return sessions[len(sessions)-1].ID, nil
+}

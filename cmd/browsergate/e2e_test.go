@@ -1,0 +1,388 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/browsergate/browsergate/examples/demosite"
+)
+
+// binary is the browsergate binary TestMain builds; every end-to-end test
+// talks to it as a real MCP client would.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "browsergate-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "browsergate")
+	build := exec.Command("go", "build", "-o", binary, ".")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build browsergate:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// repoPath is a path from the repository root.
+func repoPath(p string) string { return filepath.Join("..", "..", p) }
+
+// e2eManifest is the test manifest: the demo site on 127.0.0.1 is in scope,
+// everything else is not.
+const e2eManifest = `
+[tool]
+name = "e2e"
+mode = "browser"
+description = "end-to-end test browser"
+timeout_seconds = 30
+
+[browser]
+connect = %q
+%s
+startup_timeout_seconds = 30
+max_interactions = 40
+
+[browser.scope]
+allowed_domains = ["127.0.0.1"]
+allow_private_cidrs = ["127.0.0.1/32"]
+
+[browser.commands.navigate]
+args.url = { type = "url", schemes = ["http"], scope_check = true }
+[browser.commands.snapshot]
+[browser.commands.click]
+[browser.commands.type_text]
+[browser.commands.wait_for]
+[browser.commands.execute_js]
+risk_tier = "critical"
+[browser.commands.scroll]
+`
+
+type fixture struct {
+	site     *demosite.Site
+	siteURL  string
+	canary   *demosite.Canary
+	canaryTo string
+	evidence string
+	cs       *mcp.ClientSession
+}
+
+// start serves the demo site and the canary, writes the manifest and
+// starts `browsergate serve` over stdio with the MCP SDK client.
+func start(t *testing.T, connect, endpoint string) *fixture {
+	t.Helper()
+	f := &fixture{canary: &demosite.Canary{}}
+	var stop func()
+	var err error
+	f.canaryTo, stop, err = serveOn("127.0.0.2:0", f.canary)
+	if err != nil {
+		t.Fatalf("canary on 127.0.0.2: %v", err)
+	}
+	t.Cleanup(stop)
+	f.site = demosite.New(demosite.Options{ForbiddenURL: f.canaryTo + "/"})
+	f.siteURL, stop, err = serveOn("127.0.0.1:0", f.site)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+
+	dir := t.TempDir()
+	manifest := filepath.Join(dir, "e2e.toml")
+	live := ""
+	if endpoint != "" {
+		live = fmt.Sprintf("live_endpoint = %q", endpoint)
+	}
+	if err := os.WriteFile(manifest, []byte(fmt.Sprintf(e2eManifest, connect, live)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.evidence = filepath.Join(dir, "evidence.db")
+	cmd := exec.Command(binary, "serve", "--manifest", manifest, "--policies", repoPath("policies"),
+		"--evidence", f.evidence, "--log-level", "warn")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "test"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	f.cs, err = client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect to browsergate serve: %v\nstderr:\n%s", err, stderr.String())
+	}
+	t.Cleanup(func() {
+		f.cs.Close()
+		if t.Failed() {
+			t.Logf("browsergate stderr:\n%s", stderr.String())
+		}
+	})
+	return f
+}
+
+// call calls a tool and returns its text and whether it was refused.
+func (f *fixture) call(t *testing.T, tool string, args map[string]any) (string, bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := f.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", tool, err)
+	}
+	return resultText(res), res.IsError
+}
+
+func (f *fixture) mustAllow(t *testing.T, tool string, args map[string]any) string {
+	t.Helper()
+	text, refused := f.call(t, tool, args)
+	if refused {
+		t.Fatalf("%s %v refused:\n%s", tool, args, text)
+	}
+	return text
+}
+
+func (f *fixture) mustRefuse(t *testing.T, tool string, args map[string]any, wants ...string) string {
+	t.Helper()
+	text, refused := f.call(t, tool, args)
+	if !refused {
+		t.Fatalf("%s %v allowed, want a refusal:\n%s", tool, args, text)
+	}
+	for _, w := range wants {
+		if !strings.Contains(text, w) {
+			t.Errorf("%s refusal does not mention %q:\n%s", tool, w, text)
+		}
+	}
+	return text
+}
+
+// login drives the demo site's sign-in form through refs from a snapshot.
+func (f *fixture) login(t *testing.T) string {
+	t.Helper()
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": f.siteURL + "/login"})
+	snap := f.mustAllow(t, "e2e.snapshot", nil)
+	user, pass, button := findRef(snap, `textbox "Username"`), findRef(snap, `textbox "Password"`), findRef(snap, `button "Sign in"`)
+	if user == "" || pass == "" || button == "" {
+		t.Fatalf("snapshot lacks refs for the login form:\n%s", snap)
+	}
+	f.mustAllow(t, "e2e.type_text", map[string]any{"ref": user, "text": "alice"})
+	f.mustAllow(t, "e2e.type_text", map[string]any{"ref": pass, "text": "s3cret"})
+	return f.mustAllow(t, "e2e.click", map[string]any{"ref": button})
+}
+
+func TestGovernedSessionEndToEnd(t *testing.T) {
+	f := start(t, "launch", "")
+	ctx := context.Background()
+
+	tools, err := f.cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*mcp.Tool{}
+	for _, tl := range tools.Tools {
+		byName[tl.Name] = tl
+	}
+	for _, want := range []string{"e2e.navigate", "e2e.snapshot", "e2e.click", "e2e.type_text", "e2e.wait_for", "e2e.execute_js", "e2e.scroll"} {
+		if byName[want] == nil {
+			t.Fatalf("tool %s not listed; have %v", want, byName)
+		}
+	}
+	checkSchema(t, byName["e2e.navigate"], "url", "string", true)
+	checkSchema(t, byName["e2e.wait_for"], "timeout_ms", "integer", false)
+	checkSchema(t, byName["e2e.scroll"], "direction", "string", false)
+	if enum := property(t, byName["e2e.scroll"], "direction")["enum"]; fmt.Sprint(enum) != "[up down]" {
+		t.Errorf("scroll.direction enum = %v, want [up down]", enum)
+	}
+	if ap := byName["e2e.navigate"].InputSchema.(map[string]any)["additionalProperties"]; ap != false {
+		t.Errorf("navigate schema additionalProperties = %v, want false", ap)
+	}
+
+	// navigate -> snapshot -> type by ref -> click by ref -> the page changed.
+	after := f.login(t)
+	if !strings.Contains(after, `title="Dashboard"`) || !strings.Contains(after, "is_authenticated=true") {
+		t.Fatalf("after the sign-in click the page did not change to the dashboard:\n%s", after)
+	}
+	if snap := f.mustAllow(t, "e2e.snapshot", nil); !strings.Contains(snap, "Welcome, alice!") {
+		t.Fatalf("dashboard snapshot lacks the welcome text:\n%s", snap)
+	}
+
+	// Refusals, each naming its rule and reason.
+	f.mustRefuse(t, "e2e.navigate", map[string]any{"url": f.canaryTo + "/"}, "DENIED at scope", "127.0.0.2")
+	f.mustRefuse(t, "e2e.navigate", map[string]any{"url": "http://2130706434/"}, "DENIED at scope")
+	f.mustRefuse(t, "e2e.execute_js", map[string]any{"expression": "1+1"}, "DENIED at cedar", "execute-js-needs-approval")
+	f.mustRefuse(t, "e2e.navigate", map[string]any{"url": "ftp://127.0.0.1/"}, `"url"`, "scheme")
+	f.mustRefuse(t, "e2e.navigate", map[string]any{"url": f.siteURL, "extra": 1}, `"extra"`)
+	f.mustRefuse(t, "e2e.click", map[string]any{"ref": "e999"}, "e999")
+	// A link to the canary is refused before the click happens.
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": f.siteURL + "/elsewhere"})
+	snap := f.mustAllow(t, "e2e.snapshot", nil)
+	f.mustRefuse(t, "e2e.click", map[string]any{"ref": findRef(snap, `link "Forbidden site"`)}, "DENIED at scope", "127.0.0.2")
+	f.mustRefuse(t, "e2e.click", map[string]any{"selector": "#forbidden"}, "DENIED at scope")
+
+	if n := f.canary.Hits(); n != 0 {
+		t.Fatalf("the canary on 127.0.0.2 saw %d request(s): %v", n, f.canary.Seen())
+	}
+	calls := 16
+	f.cs.Close()
+
+	// The evidence log holds every call, allowed or denied, and verifies.
+	out, err := exec.Command(binary, "evidence", "verify", "--evidence", f.evidence).CombinedOutput()
+	if err != nil {
+		t.Fatalf("evidence verify on an untouched log: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), fmt.Sprintf("%d record(s)", calls)) {
+		t.Errorf("verify output does not count %d records:\n%s", calls, out)
+	}
+	show, err := exec.Command(binary, "evidence", "show", "--evidence", f.evidence).CombinedOutput()
+	if err != nil {
+		t.Fatalf("evidence show: %v\n%s", err, show)
+	}
+	for _, want := range []string{"navigate", "execute-js-needs-approval", "type_text"} {
+		if !strings.Contains(string(show), want) {
+			t.Errorf("evidence show lacks %q:\n%s", want, show)
+		}
+	}
+
+	// Alter one stored record: verify must fail and name it.
+	session, seq := tamperOneRecord(t, f.evidence)
+	out, err = exec.Command(binary, "evidence", "verify", "--evidence", f.evidence).CombinedOutput()
+	if err == nil {
+		t.Fatalf("evidence verify passed on an altered log:\n%s", out)
+	}
+	if !strings.Contains(string(out), session) || !strings.Contains(string(out), fmt.Sprint(seq)) {
+		t.Errorf("verify failure does not name session %s record %d:\n%s", session, seq, out)
+	}
+}
+
+// tamperOneRecord flips the text of the third record of the first session
+// and returns which record it altered.
+func tamperOneRecord(t *testing.T, path string) (string, uint64) {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var session string
+	var seq uint64
+	err = db.Update(func(tx *bolt.Tx) error {
+		sessions := tx.Bucket([]byte("sessions"))
+		if sessions == nil {
+			return fmt.Errorf("no sessions bucket")
+		}
+		k, _ := sessions.Cursor().First()
+		if k == nil {
+			return fmt.Errorf("no session")
+		}
+		session = string(k)
+		b := sessions.Bucket(k)
+		c := b.Cursor()
+		key, val := c.First()
+		key, val = c.Next()
+		key, val = c.Next()
+		if key == nil {
+			return fmt.Errorf("fewer than 3 records")
+		}
+		for _, x := range key {
+			seq = seq<<8 | uint64(x)
+		}
+		altered := bytes.Replace(val, []byte(`"navigate"`), []byte(`"navigatE"`), 1)
+		if bytes.Equal(altered, val) {
+			altered = bytes.Replace(val, []byte(`"e2e"`), []byte(`"e2E"`), 1)
+		}
+		return b.Put(key, altered)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return session, seq
+}
+
+func property(t *testing.T, tool *mcp.Tool, name string) map[string]any {
+	t.Helper()
+	schema, _ := tool.InputSchema.(map[string]any)
+	props, _ := schema["properties"].(map[string]any)
+	p, _ := props[name].(map[string]any)
+	if p == nil {
+		t.Fatalf("%s: no property %q in schema %v", tool.Name, name, schema)
+	}
+	return p
+}
+
+func checkSchema(t *testing.T, tool *mcp.Tool, name, typ string, required bool) {
+	t.Helper()
+	if got := property(t, tool, name)["type"]; got != typ {
+		t.Errorf("%s.%s type = %v, want %s", tool.Name, name, got, typ)
+	}
+	schema := tool.InputSchema.(map[string]any)
+	req := fmt.Sprint(schema["required"])
+	if has := strings.Contains(req, name); has != required {
+		t.Errorf("%s.%s required = %v, want %v (required: %s)", tool.Name, name, has, required, req)
+	}
+}
+
+// TestLiveAttach starts Chromium with a DevTools port, as a user's own
+// Chrome would run, and lets browsergate attach to it and drive it.
+func TestLiveAttach(t *testing.T) {
+	port, userDir := startChromium(t)
+	for _, tc := range []struct {
+		name, endpoint string
+	}{
+		{"http endpoint", fmt.Sprintf("http://127.0.0.1:%d", port)},
+		{"DevToolsActivePort file", filepath.Join(userDir, "DevToolsActivePort")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := start(t, "live", tc.endpoint)
+			after := f.login(t)
+			if !strings.Contains(after, `title="Dashboard"`) {
+				t.Fatalf("live session did not reach the dashboard:\n%s", after)
+			}
+			f.mustRefuse(t, "e2e.navigate", map[string]any{"url": f.canaryTo + "/"}, "DENIED at scope")
+			if n := f.canary.Hits(); n != 0 {
+				t.Fatalf("canary saw %d request(s)", n)
+			}
+		})
+	}
+}
+
+// startChromium runs a headless Chromium with --remote-debugging-port on a
+// free loopback port and returns the port and its user data directory.
+func startChromium(t *testing.T) (int, string) {
+	t.Helper()
+	userDir := t.TempDir()
+	cmd := exec.Command("/usr/bin/chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0", "--user-data-dir="+userDir, "about:blank")
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	portFile := filepath.Join(userDir, "DevToolsActivePort")
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		data, err := os.ReadFile(portFile)
+		if err == nil {
+			var port int
+			if _, err := fmt.Sscanf(string(data), "%d", &port); err == nil && port > 0 {
+				resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/json/version", port))
+				if err == nil {
+					resp.Body.Close()
+					return port, userDir
+				}
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatal("chromium did not open its DevTools port within 30s")
+	return 0, ""
+}

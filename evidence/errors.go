@@ -1,0 +1,41 @@
+package evidence
+
+import "errors"
+
+// ErrNewerFormat is returned by Open when the file was written by a newer
+// browsergate (its format version is above FormatVersion): reading it with
+// rules we do not know could report a valid log as tampered, or worse.
+var ErrNewerFormat = errors.New("evidence: file has a newer format version")
+
+// ErrNotEvidence is returned by Open when the file is a bbolt database but
+// not an evidence log (no meta bucket, or an unreadable format version), so
+// that browsergate never writes envelopes into someone else's data.
+var ErrNotEvidence = errors.New("evidence: not an evidence file")
+
+// ErrReadOnly is returned by Append on a store opened with Options.ReadOnly:
+// a reader must never extend a chain it is auditing.
+var ErrReadOnly = errors.New("evidence: store is read-only")
+
+// ErrInvalidEnvelope is returned (wrapped) by Append for a nil envelope or a
+// session id that is empty or longer than MaxSessionIDLen bytes; every
+// envelope must belong to exactly one chain.
+var ErrInvalidEnvelope = errors.New("evidence: invalid envelope")
+
+// ErrUnknownSession is returned (wrapped) by Records and Export for a
+// session the store has no records for.
+var ErrUnknownSession = errors.New("evidence: unknown session")
+
+// ErrNoScreenshot is returned (wrapped) by Screenshot when no image is
+// stored under the given hash.
+var ErrNoScreenshot = errors.New("evidence: screenshot not found")
+
+// ErrCorrupt is returned (wrapped) when stored data cannot be read, or when
+// Append finds a chain in a state it never leaves one in (a record already
+// under the next sequence number). Append refuses to write rather than
+// overwrite evidence; run Verify to see what happened.
+var ErrCorrupt = errors.New("evidence: store is corrupt")
+
+// ErrNotCanonical is returned (wrapped) by the canonical encoder for values
+// that have no canonical JSON form (NaN, infinities, numbers out of the
+// float64 range, types encoding/json cannot marshal).
+var ErrNotCanonical = errors.New("evidence: value has no canonical encoding")

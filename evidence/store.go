@@ -1,0 +1,411 @@
+package evidence
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Bucket and key names; docs/evidence-format.md describes each.
+var (
+	bucketMeta        = []byte("meta")
+	bucketSessions    = []byte("sessions")
+	bucketHeads       = []byte("heads")
+	bucketScreenshots = []byte("screenshots")
+	keyFormatVersion  = []byte("format_version")
+)
+
+// Options configures Open. A nil *Options, or a zero field, means the
+// documented default.
+type Options struct {
+	// ReadOnly opens the file with a shared lock and no writes, so that
+	// `evidence show` and `verify` run beside other readers. bbolt lets one
+	// process at a time hold a file for writing (and a writer excludes
+	// readers of other processes), so a read-only open waits for the daemon
+	// to let go, up to Timeout.
+	ReadOnly bool
+	// Timeout is how long to wait for bbolt's file lock: DefaultTimeout
+	// when zero, indefinitely when negative.
+	Timeout time.Duration
+	// Now stamps envelopes whose Time is zero; time.Now when nil. Tests
+	// inject a fixed clock.
+	Now func() time.Time
+	// OutputLimit is how many bytes of output an envelope keeps:
+	// DefaultOutputLimit when zero or negative.
+	OutputLimit int
+}
+
+// Store is an open evidence log. All methods are safe for concurrent use:
+// bbolt serialises writers and gives each reader a consistent snapshot.
+type Store struct {
+	db   *bolt.DB
+	opts Options
+}
+
+// head is the value stored in the heads bucket.
+type head struct {
+	Hash string `json:"hash"`
+	Seq  uint64 `json:"seq"`
+}
+
+func (h head) encode() []byte {
+	// Hashes are hex, so no escaping is needed; keys in canonical order.
+	return fmt.Appendf(nil, `{"hash":%s,"seq":%d}`, strconv.Quote(h.Hash), h.Seq)
+}
+
+// Open opens (creating when needed and not ReadOnly) the evidence log at
+// path. A file written by a newer format version is refused with
+// ErrNewerFormat, and a bbolt file that is not an evidence log with
+// ErrNotEvidence.
+func Open(path string, opts *Options) (*Store, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Timeout == 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.OutputLimit <= 0 {
+		o.OutputLimit = DefaultOutputLimit
+	}
+	bo := &bolt.Options{Timeout: max(o.Timeout, 0), ReadOnly: o.ReadOnly}
+	db, err := bolt.Open(path, 0o600, bo)
+	if err != nil {
+		return nil, fmt.Errorf("open evidence %s: %w", path, err)
+	}
+	if o.ReadOnly {
+		err = db.View(checkFormat)
+	} else {
+		err = db.Update(initFormat)
+	}
+	if err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("open evidence %s: %w", path, err)
+	}
+	return &Store{db: db, opts: o}, nil
+}
+
+// checkFormat accepts files whose format version this package can read.
+func checkFormat(tx *bolt.Tx) error {
+	meta := tx.Bucket(bucketMeta)
+	if meta == nil {
+		return fmt.Errorf("%w: no meta bucket", ErrNotEvidence)
+	}
+	v, err := strconv.Atoi(string(meta.Get(keyFormatVersion)))
+	if err != nil || v < 1 {
+		return fmt.Errorf("%w: bad format version %q", ErrNotEvidence, meta.Get(keyFormatVersion))
+	}
+	if v > FormatVersion {
+		return fmt.Errorf("%w: %d (this build reads %d)", ErrNewerFormat, v, FormatVersion)
+	}
+	return nil
+}
+
+// initFormat creates the buckets of an empty file, or checks an existing one.
+func initFormat(tx *bolt.Tx) error {
+	if tx.Bucket(bucketMeta) != nil {
+		if err := checkFormat(tx); err != nil {
+			return err
+		}
+	} else {
+		empty := true
+		_ = tx.ForEach(func([]byte, *bolt.Bucket) error { empty = false; return nil })
+		if !empty {
+			return fmt.Errorf("%w: has buckets but no meta bucket", ErrNotEvidence)
+		}
+		meta, err := tx.CreateBucket(bucketMeta)
+		if err != nil {
+			return err
+		}
+		if err := meta.Put(keyFormatVersion, []byte(strconv.Itoa(FormatVersion))); err != nil {
+			return err
+		}
+	}
+	for _, name := range [][]byte{bucketSessions, bucketHeads, bucketScreenshots} {
+		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Close releases the file and its lock.
+func (s *Store) Close() error {
+	return s.db.Close()
+}
+
+// seqKey is the 8-byte big-endian key of a record, so bbolt's byte order
+// is sequence order.
+func seqKey(seq uint64) []byte {
+	return binary.BigEndian.AppendUint64(nil, seq)
+}
+
+// Append adds e to its session's chain and returns once the bbolt
+// transaction holding it (record, head and screenshot together) is
+// committed and fsynced. It fills e's Version, Seq, PrevHash, Hash,
+// OutputSHA256 (of the whole output), Output and OutputTruncated (when the
+// output exceeds OutputLimit), ScreenshotSHA256 (from screenshot, stored
+// under that hash; "" when screenshot is empty) and Time when zero
+// (converted to UTC in any case). On error e is left unchanged.
+func (s *Store) Append(e *Envelope, screenshot []byte) error {
+	if s.opts.ReadOnly {
+		return ErrReadOnly
+	}
+	if e == nil {
+		return fmt.Errorf("%w: nil envelope", ErrInvalidEnvelope)
+	}
+	if e.Session == "" || len(e.Session) > MaxSessionIDLen || !utf8.ValidString(e.Session) {
+		// The id is both a bbolt key and a JSON string: invalid UTF-8 would
+		// be stored differently in each, and verify would flag the record.
+		return fmt.Errorf("%w: session id must be 1..%d bytes of UTF-8", ErrInvalidEnvelope, MaxSessionIDLen)
+	}
+	rec := *e
+	rec.Version = FormatVersion
+	if rec.Time.IsZero() {
+		rec.Time = s.opts.Now()
+	}
+	rec.Time = rec.Time.UTC()
+	rec.OutputSHA256 = sha256Hex([]byte(rec.Output))
+	rec.Output, rec.OutputTruncated = truncateOutput(rec.Output, s.opts.OutputLimit)
+	rec.ScreenshotSHA256 = ""
+	if len(screenshot) > 0 {
+		rec.ScreenshotSHA256 = sha256Hex(screenshot)
+	}
+	rec.Seq, rec.PrevHash, rec.Hash = 0, "", ""
+	// Encode everything but seq and prev_hash outside the write lock.
+	obj, err := envelopeObject(&rec)
+	if err != nil {
+		return fmt.Errorf("append evidence: %w", err)
+	}
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		heads := tx.Bucket(bucketHeads)
+		sessions, err := tx.Bucket(bucketSessions).CreateBucketIfNotExists([]byte(rec.Session))
+		if err != nil {
+			return err
+		}
+		var h head
+		if raw := heads.Get([]byte(rec.Session)); raw != nil {
+			if err := json.Unmarshal(raw, &h); err != nil {
+				return fmt.Errorf("%w: head of session %q: %w", ErrCorrupt, rec.Session, err)
+			}
+		} else if k, _ := sessions.Cursor().First(); k != nil {
+			return fmt.Errorf("%w: session %q has records but no head", ErrCorrupt, rec.Session)
+		}
+		rec.Seq, rec.PrevHash = h.Seq+1, h.Hash
+		key := seqKey(rec.Seq)
+		if sessions.Get(key) != nil {
+			return fmt.Errorf("%w: session %q already has a record %d", ErrCorrupt, rec.Session, rec.Seq)
+		}
+		obj["seq"] = json.Number(strconv.FormatUint(rec.Seq, 10))
+		obj["prev_hash"] = rec.PrevHash
+		body, err := appendCanonical(nil, obj)
+		if err != nil {
+			return err
+		}
+		rec.Hash = sha256Hex(body)
+		obj["hash"] = rec.Hash
+		stored, err := appendCanonical(nil, obj)
+		if err != nil {
+			return err
+		}
+		if err := sessions.Put(key, stored); err != nil {
+			return err
+		}
+		if err := heads.Put([]byte(rec.Session), head{Hash: rec.Hash, Seq: rec.Seq}.encode()); err != nil {
+			return err
+		}
+		if rec.ScreenshotSHA256 != "" {
+			shots := tx.Bucket(bucketScreenshots)
+			if shots.Get([]byte(rec.ScreenshotSHA256)) == nil {
+				return shots.Put([]byte(rec.ScreenshotSHA256), screenshot)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("append evidence: %w", err)
+	}
+	*e = rec
+	return nil
+}
+
+// truncateOutput keeps at most limit bytes of out, cut on a UTF-8 boundary,
+// followed by a marker that says how much there was.
+func truncateOutput(out string, limit int) (string, bool) {
+	if len(out) <= limit {
+		return out, false
+	}
+	cut := limit
+	for cut > 0 && !utf8.RuneStart(out[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s\n[output truncated: %d of %d bytes kept; output_sha256 is of the whole output]",
+		out[:cut], cut, len(out)), true
+}
+
+// Sessions lists every session with records, ordered by the time of its
+// first record (then by id). It reads only the first and last record of
+// each chain; a record it cannot read leaves its time zero (Verify says why).
+func (s *Store) Sessions() ([]SessionSummary, error) {
+	var out []SessionSummary
+	err := s.db.View(func(tx *bolt.Tx) error {
+		heads := tx.Bucket(bucketHeads)
+		return tx.Bucket(bucketSessions).ForEachBucket(func(id []byte) error {
+			b := tx.Bucket(bucketSessions).Bucket(id)
+			sum := SessionSummary{ID: string(id)}
+			var last []byte // valid until the transaction ends
+			_ = b.ForEach(func(_, v []byte) error {
+				if v == nil {
+					return nil
+				}
+				if sum.Records == 0 {
+					sum.First = recordTime(v)
+				}
+				sum.Records++
+				last = v
+				return nil
+			})
+			sum.Last = recordTime(last)
+			if sum.Records == 0 {
+				return nil
+			}
+			var h head
+			if raw := heads.Get(id); raw != nil && json.Unmarshal(raw, &h) == nil {
+				sum.Head = h.Hash
+			}
+			out = append(out, sum)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list evidence sessions: %w", err)
+	}
+	slices.SortStableFunc(out, func(a, b SessionSummary) int {
+		if c := a.First.Compare(b.First); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out, nil
+}
+
+func recordTime(raw []byte) time.Time {
+	var r struct {
+		Time time.Time `json:"time"`
+	}
+	_ = json.Unmarshal(raw, &r)
+	return r.Time
+}
+
+// Records returns the envelopes of one session in sequence order. Numbers
+// inside Args, Before and After come back as json.Number, so that no digit
+// recorded is lost.
+func (s *Store) Records(session string) ([]*Envelope, error) {
+	var out []*Envelope
+	err := s.forEachRecord(session, func(k, v []byte) error {
+		e, err := decodeEnvelope(v)
+		if err != nil {
+			return fmt.Errorf("%w: session %q key %x: %w", ErrCorrupt, session, k, err)
+		}
+		out = append(out, e)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read evidence: %w", err)
+	}
+	return out, nil
+}
+
+// Export writes the stored records of session (of every session, in id
+// order, when session is "") as JSON Lines: each line is the record's bytes
+// exactly as stored, so an external tool can verify the hashes from the
+// export alone.
+func (s *Store) Export(w io.Writer, session string) error {
+	write := func(_, v []byte) error {
+		if _, err := w.Write(v); err != nil {
+			return err
+		}
+		_, err := w.Write([]byte{'\n'})
+		return err
+	}
+	var err error
+	if session != "" {
+		err = s.forEachRecord(session, write)
+	} else {
+		err = s.db.View(func(tx *bolt.Tx) error {
+			all := tx.Bucket(bucketSessions)
+			return all.ForEachBucket(func(id []byte) error {
+				return all.Bucket(id).ForEach(func(k, v []byte) error {
+					if v == nil {
+						return nil
+					}
+					return write(k, v)
+				})
+			})
+		})
+	}
+	if err != nil {
+		return fmt.Errorf("export evidence: %w", err)
+	}
+	return nil
+}
+
+// forEachRecord calls fn for each record of session, in key order, inside
+// one read transaction (fn must not keep k or v).
+func (s *Store) forEachRecord(session string, fn func(k, v []byte) error) error {
+	return s.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketSessions).Bucket([]byte(session))
+		if b == nil {
+			return fmt.Errorf("%w: %q", ErrUnknownSession, session)
+		}
+		return b.ForEach(func(k, v []byte) error {
+			if v == nil {
+				return nil
+			}
+			return fn(k, v)
+		})
+	})
+}
+
+func decodeEnvelope(raw []byte) (*Envelope, error) {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var e Envelope
+	if err := d.Decode(&e); err != nil {
+		return nil, err
+	}
+	return &e, nil
+}
+
+// Screenshot returns the image stored under its lowercase hex SHA-256.
+func (s *Store) Screenshot(sha256hex string) ([]byte, error) {
+	if _, err := hex.DecodeString(sha256hex); err != nil || len(sha256hex) != 64 {
+		return nil, fmt.Errorf("%w: %q is not a SHA-256 hex digest", ErrNoScreenshot, sha256hex)
+	}
+	var out []byte
+	err := s.db.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketScreenshots).Get([]byte(sha256hex))
+		if v == nil {
+			return fmt.Errorf("%w: %s", ErrNoScreenshot, sha256hex)
+		}
+		out = append([]byte(nil), v...)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read screenshot: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,166 @@
+package evidence
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// timelineTime is the record time in a timeline: milliseconds are enough
+// for a reader, the exact time is in the record.
+const timelineTime = "2006-01-02T15:04:05.000Z07:00"
+
+// maxArgLen bounds one argument value in a timeline line, so a long text
+// argument cannot push the verdict off screen.
+const maxArgLen = 60
+
+// WriteTimeline prints sessions (in the given order) and their records one
+// line each, for a person reading the log:
+//
+//	session s-1  agent alice  3 records  2026-11-22T10:00:00.000Z .. 2026-11-22T10:00:02.000Z  head 1f2e3d4c5b6a
+//	  #1 2026-11-22T10:00:00.000Z  navigate  ALLOW cedar: allow [p1]  url=https://a.example.com/  -> https://a.example.com/ "Home"
+//	  #2 2026-11-22T10:00:01.123Z  navigate  DENY scope: allowed_domains — host 127.0.0.2 not in allowed_domains  url=http://127.0.0.2/
+//
+// Text that came from pages or agents (titles, arguments, reasons) is
+// quoted when it holds control characters, so it cannot rewrite the
+// terminal. Sessions without an entry in records print their header only.
+func WriteTimeline(w io.Writer, sessions []SessionSummary, records map[string][]*Envelope) error {
+	bw := bufio.NewWriter(w)
+	for _, s := range sessions {
+		recs := records[s.ID]
+		fmt.Fprintf(bw, "session %s", clean(s.ID))
+		if len(recs) > 0 && recs[0].Principal != "" {
+			fmt.Fprintf(bw, "  agent %s", clean(recs[0].Principal))
+		}
+		noun := "records"
+		if s.Records == 1 {
+			noun = "record"
+		}
+		fmt.Fprintf(bw, "  %d %s  %s .. %s", s.Records, noun,
+			s.First.UTC().Format(timelineTime), s.Last.UTC().Format(timelineTime))
+		if s.Head != "" {
+			fmt.Fprintf(bw, "  head %s", s.Head[:min(12, len(s.Head))])
+		}
+		bw.WriteByte('\n')
+		for _, e := range recs {
+			writeRecordLine(bw, e)
+		}
+	}
+	return bw.Flush()
+}
+
+func writeRecordLine(w *bufio.Writer, e *Envelope) {
+	fmt.Fprintf(w, "  #%d %s  %s  %s", e.Seq, e.Time.UTC().Format(timelineTime), clean(e.Command), verdict(e.Decision))
+	if args := compactArgs(e.Args); args != "" {
+		fmt.Fprintf(w, "  %s", args)
+	}
+	state := e.After
+	if len(state) == 0 {
+		state = e.Before
+	}
+	if url, ok := state["url"].(string); ok && url != "" {
+		fmt.Fprintf(w, "  -> %s", clean(url))
+		if title, ok := state["title"].(string); ok && title != "" {
+			fmt.Fprintf(w, " %s", strconv.Quote(shorten(title)))
+		}
+	}
+	if e.ScreenshotSHA256 != "" {
+		fmt.Fprintf(w, "  [screenshot %s]", e.ScreenshotSHA256[:min(12, len(e.ScreenshotSHA256))])
+	}
+	if e.Error != "" {
+		fmt.Fprintf(w, "  error: %s", clean(e.Error))
+	}
+	w.WriteByte('\n')
+}
+
+// verdict renders a decision as "ALLOW cedar: allow [p1]" or
+// "DENY scope: rule — reason; reason".
+func verdict(d Decision) string {
+	var b strings.Builder
+	if d.Allowed {
+		b.WriteString("ALLOW")
+	} else {
+		b.WriteString("DENY")
+	}
+	if d.Stage != "" {
+		b.WriteString(" " + clean(d.Stage) + ":")
+	}
+	switch {
+	case d.Rule != "":
+		b.WriteString(" " + clean(d.Rule))
+	case d.Cedar != "":
+		b.WriteString(" " + clean(d.Cedar))
+	}
+	if len(d.PolicyIDs) > 0 {
+		b.WriteString(" [" + clean(strings.Join(d.PolicyIDs, ",")) + "]")
+	}
+	reasons := d.Reasons
+	if len(reasons) == 0 && d.Scope != "" && !d.Allowed {
+		reasons = []string{d.Scope}
+	}
+	if len(reasons) > 0 {
+		b.WriteString(" — " + clean(strings.Join(reasons, "; ")))
+	}
+	if d.Approval != "" {
+		b.WriteString(" (approval: " + clean(d.Approval) + ")")
+	}
+	return b.String()
+}
+
+// compactArgs renders args as "k=v k2=v2" in key order; strings bare when
+// they are plain, everything else as compact JSON.
+func compactArgs(args map[string]any) string {
+	keys := make([]string, 0, len(args))
+	for k := range args {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		var val string
+		if s, ok := args[k].(string); ok {
+			val = shorten(s)
+			if val == "" || strings.ContainsAny(val, " \"=") || clean(val) != val {
+				val = strconv.Quote(val)
+			}
+		} else {
+			raw, err := json.Marshal(args[k])
+			if err != nil {
+				raw = []byte("?")
+			}
+			val = clean(shorten(string(raw)))
+		}
+		parts = append(parts, clean(k)+"="+val)
+	}
+	return strings.Join(parts, " ")
+}
+
+// shorten cuts s to maxArgLen runes, marking the cut.
+func shorten(s string) string {
+	if utf8.RuneCountInString(s) <= maxArgLen {
+		return s
+	}
+	i, n := 0, 0
+	for i = range s {
+		if n == maxArgLen {
+			break
+		}
+		n++
+	}
+	return s[:i] + "…"
+}
+
+// clean returns s unchanged when every rune is printable, and quoted
+// otherwise.
+func clean(s string) string {
+	q := strconv.Quote(s)
+	if q[1:len(q)-1] == strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), `"`, `\"`) {
+		return s
+	}
+	return q
+}

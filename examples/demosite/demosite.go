@@ -1,0 +1,156 @@
+// Package demosite is the small web application browsergate's quick start,
+// demo and end-to-end tests browse: a home page, a login form, a dashboard
+// behind a session cookie, and a page that links to a forbidden host. It
+// serves on loopback only.
+package demosite
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"html/template"
+	"net/http"
+	"sync"
+	"sync/atomic"
+)
+
+// Options configure the site.
+type Options struct {
+	// ForbiddenURL is a URL outside the demo manifest's scope that the
+	// "elsewhere" page links to (the canary in tests).
+	ForbiddenURL string
+}
+
+// Site is the demo application. It keeps its sessions in memory.
+type Site struct {
+	opts     Options
+	mu       sync.Mutex
+	sessions map[string]string // cookie value -> user
+	// Submissions counts profile form posts, so tests can see a submit land.
+	Submissions atomic.Int64
+}
+
+// New returns the demo site.
+func New(opts Options) *Site {
+	return &Site{opts: opts, sessions: map[string]string{}}
+}
+
+var pages = template.Must(template.New("").Parse(`
+{{define "head"}}<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{{.Title}}</title>
+<style>body{font-family:sans-serif;max-width:40em;margin:2em auto}label{display:block;margin:.5em 0}</style></head><body>
+<nav><a href="/">Home</a> · <a href="/login">Sign in</a> · <a href="/docs">Docs</a> · <a href="/elsewhere">Elsewhere</a></nav>{{end}}
+{{define "home"}}{{template "head" .}}<main><h1>Acme Portal</h1><p>Welcome to the Acme demo portal. Sign in to see your dashboard.</p></main></body></html>{{end}}
+{{define "login"}}{{template "head" .}}<main><h1>Sign in</h1>{{if .Error}}<p role="alert">{{.Error}}</p>{{end}}
+<form method="post" action="/login">
+<label>Username <input name="username" autocomplete="username"></label>
+<label>Password <input name="password" type="password" autocomplete="current-password"></label>
+<button type="submit">Sign in</button></form></main></body></html>{{end}}
+{{define "dashboard"}}{{template "head" .}}<main><h1>Dashboard</h1><p>Welcome, {{.User}}!</p>
+<form method="post" action="/profile"><label>Display name <input name="display" value="{{.User}}"></label><button type="submit">Save profile</button></form>
+{{if .Saved}}<p role="status">Profile saved.</p>{{end}}
+<p><a href="/logout">Log out</a></p></main></body></html>{{end}}
+{{define "docs"}}{{template "head" .}}<main><h1>Documentation</h1>
+<h2>Getting started</h2><p>The portal keeps your projects, invoices and team in one place.</p>
+<h2>Projects</h2><p>Create a project from the dashboard. Each project has members and a budget.</p>
+<h2>Invoices</h2><p>Invoices are issued monthly.</p></main></body></html>{{end}}
+{{define "elsewhere"}}{{template "head" .}}<main><h1>Elsewhere</h1><p>This link leaves the allowed scope.</p>
+<p><a id="forbidden" href="{{.Forbidden}}">Forbidden site</a></p></main></body></html>{{end}}
+`))
+
+type page struct {
+	Title, Error, User, Forbidden string
+	Saved                         bool
+}
+
+func (s *Site) render(w http.ResponseWriter, name string, p page) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	if err := pages.ExecuteTemplate(w, name, p); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+	}
+}
+
+func (s *Site) user(r *http.Request) string {
+	c, err := r.Cookie("session")
+	if err != nil {
+		return ""
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sessions[c.Value]
+}
+
+// ServeHTTP serves the site.
+func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/":
+		s.render(w, "home", page{Title: "Acme Portal"})
+	case "/docs":
+		s.render(w, "docs", page{Title: "Documentation"})
+	case "/elsewhere":
+		s.render(w, "elsewhere", page{Title: "Elsewhere", Forbidden: s.opts.ForbiddenURL})
+	case "/login":
+		if r.Method != http.MethodPost {
+			s.render(w, "login", page{Title: "Sign in"})
+			return
+		}
+		user, pass := r.PostFormValue("username"), r.PostFormValue("password")
+		if user == "" || pass == "" {
+			s.render(w, "login", page{Title: "Sign in", Error: "Enter a username and a password."})
+			return
+		}
+		var b [16]byte
+		_, _ = rand.Read(b[:])
+		id := hex.EncodeToString(b[:])
+		s.mu.Lock()
+		s.sessions[id] = user
+		s.mu.Unlock()
+		http.SetCookie(w, &http.Cookie{Name: "session", Value: id, Path: "/", HttpOnly: true})
+		http.Redirect(w, r, "/dashboard", http.StatusSeeOther)
+	case "/dashboard":
+		u := s.user(r)
+		if u == "" {
+			http.Redirect(w, r, "/login", http.StatusSeeOther)
+			return
+		}
+		s.render(w, "dashboard", page{Title: "Dashboard", User: u, Saved: r.URL.Query().Get("saved") == "1"})
+	case "/profile":
+		if s.user(r) == "" || r.Method != http.MethodPost {
+			http.Redirect(w, r, "/login", http.StatusSeeOther)
+			return
+		}
+		s.Submissions.Add(1)
+		http.Redirect(w, r, "/dashboard?saved=1", http.StatusSeeOther)
+	case "/logout":
+		http.SetCookie(w, &http.Cookie{Name: "session", Value: "", Path: "/", MaxAge: -1})
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// Canary is an HTTP handler that counts every request it receives. Put it
+// on an address the scope forbids: a test passes only if it stays at zero.
+type Canary struct {
+	hits atomic.Int64
+	mu   sync.Mutex
+	seen []string
+}
+
+// ServeHTTP counts the request.
+func (c *Canary) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	c.hits.Add(1)
+	c.mu.Lock()
+	c.seen = append(c.seen, r.Method+" "+r.Host+r.URL.String())
+	c.mu.Unlock()
+	fmt.Fprintln(w, "canary: this request should never have been made")
+}
+
+// Hits is the number of requests the canary has seen.
+func (c *Canary) Hits() int64 { return c.hits.Load() }
+
+// Seen lists the requests the canary has seen ("METHOD host/path").
+func (c *Canary) Seen() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.seen...)
+}

@@ -1,0 +1,196 @@
+package executor
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/remote"
+)
+
+// launchFlags are the Chromium switches every launched browser gets. They
+// keep a headless browser quiet on a closed network (no background
+// networking, component updates or sync), and QUIC off so all HTTP goes
+// over TCP where later egress controls can see it.
+var launchFlags = []chromedp.ExecAllocatorOption{
+	chromedp.DisableGPU,
+	chromedp.Flag("disable-quic", true),
+	chromedp.Flag("no-first-run", true),
+	chromedp.Flag("disable-background-networking", true),
+	chromedp.Flag("disable-component-update", true),
+	chromedp.Flag("disable-sync", true),
+	chromedp.Flag("disable-default-apps", true),
+}
+
+// backendKey identifies one browser: sessions with the same key share it,
+// each in its own browser context.
+type backendKey struct {
+	connect    string
+	executable string
+	endpoint   string
+	headless   bool
+}
+
+// backend is one browser, launched or attached on first use.
+type backend struct {
+	key     backendKey
+	startup time.Duration
+
+	mu      sync.Mutex
+	started bool
+	alloc   context.Context // allocator context
+	root    context.Context // launch: the context that owns the browser
+	cancel  []context.CancelFunc
+}
+
+// newSessionContext returns a chromedp context whose first Run creates a new
+// browser context and a tab in it. The browser is started (launch) or
+// connected (live) first, bounded by the startup timeout.
+func (b *backend) newSessionContext(opts ...chromedp.ContextOption) (context.Context, context.CancelFunc, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.started {
+		if err := b.start(); err != nil {
+			return nil, nil, err
+		}
+	}
+	parent := b.root
+	if b.key.connect == "live" {
+		// Each live session holds its own DevTools connection; closing it
+		// disposes the session's browser context and leaves the user's
+		// browser running.
+		parent = b.alloc
+	}
+	opts = append([]chromedp.ContextOption{chromedp.WithNewBrowserContext()}, opts...)
+	ctx, cancel := chromedp.NewContext(parent, opts...)
+	if err := runBounded(b.startup, func() error { return chromedp.Do(ctx) }); err != nil {
+		cancel()
+		return nil, nil, fmt.Errorf("%w: open a browser context: %v", ErrBrowserStart, err)
+	}
+	return ctx, cancel, nil
+}
+
+func (b *backend) start() error {
+	switch b.key.connect {
+	case "live":
+		ws, err := resolveLiveEndpoint(b.key.endpoint, b.startup)
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrBrowserStart, err)
+		}
+		alloc, cancel := remote.NewAllocator(context.Background(), ws, remote.NoModifyURL)
+		b.alloc = alloc
+		b.cancel = append(b.cancel, cancel)
+	default:
+		opts := append(chromedp.DefaultExecAllocatorOptions[:], launchFlags...)
+		opts = append(opts, chromedp.ExecPath(b.key.executable))
+		if b.key.headless {
+			opts = append(opts, chromedp.Headless)
+		}
+		if os.Geteuid() == 0 {
+			// Chromium refuses to run its sandbox as root; outside root
+			// the sandbox stays on.
+			opts = append(opts, chromedp.NoSandbox)
+		}
+		alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+		root, cancelRoot := chromedp.NewContext(alloc)
+		b.alloc, b.root = alloc, root
+		b.cancel = append(b.cancel, cancelAlloc, cancelRoot)
+		// The first Run binds the browser's lifetime to root, so it must not
+		// carry the startup deadline itself: runBounded watches it instead.
+		if err := runBounded(b.startup, func() error { return chromedp.Do(root) }); err != nil {
+			for i := len(b.cancel) - 1; i >= 0; i-- {
+				b.cancel[i]()
+			}
+			b.cancel = nil
+			return fmt.Errorf("%w: launch %s: %v", ErrBrowserStart, b.key.executable, err)
+		}
+	}
+	b.started = true
+	return nil
+}
+
+// runBounded waits for a chromedp call that must not carry a deadline (it
+// starts a browser or a target) and gives up after d.
+// The caller cancels ctx on error, which ends the call if it is still
+// running.
+func runBounded(d time.Duration, fn func() error) error {
+	done := make(chan error, 1)
+	go func() { done <- fn() }()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-timer.C:
+		return fmt.Errorf("no answer within %s (startup_timeout_seconds)", d)
+	}
+}
+
+func (b *backend) close() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for i := len(b.cancel) - 1; i >= 0; i-- {
+		b.cancel[i]()
+	}
+	b.cancel = nil
+	b.started = false
+}
+
+// resolveLiveEndpoint turns a live_endpoint into a browser WebSocket URL.
+// It accepts ws:// and wss:// URLs as they are, http:// endpoints through
+// /json/version, and a path to Chrome's DevToolsActivePort file (Chrome 136+
+// may expose only that for the default profile).
+func resolveLiveEndpoint(endpoint string, timeout time.Duration) (string, error) {
+	switch {
+	case strings.HasPrefix(endpoint, "ws://"), strings.HasPrefix(endpoint, "wss://"):
+		return endpoint, nil
+	case strings.HasPrefix(endpoint, "http://"), strings.HasPrefix(endpoint, "https://"):
+		u, err := url.Parse(endpoint)
+		if err != nil {
+			return "", fmt.Errorf("%w %q: %v", ErrLiveEndpoint, endpoint, err)
+		}
+		u.Path = "/json/version"
+		client := &http.Client{Timeout: timeout}
+		resp, err := client.Get(u.String())
+		if err != nil {
+			return "", fmt.Errorf("%w %q: %v", ErrLiveEndpoint, endpoint, err)
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		if err != nil {
+			return "", fmt.Errorf("%w %q: read /json/version: %v", ErrLiveEndpoint, endpoint, err)
+		}
+		if resp.StatusCode != http.StatusOK {
+			return "", fmt.Errorf("%w %q: /json/version answered %s", ErrLiveEndpoint, endpoint, resp.Status)
+		}
+		var v struct {
+			WebSocketDebuggerURL string `json:"webSocketDebuggerUrl"`
+		}
+		if err := json.Unmarshal(body, &v); err != nil || v.WebSocketDebuggerURL == "" {
+			return "", fmt.Errorf("%w %q: /json/version has no webSocketDebuggerUrl", ErrLiveEndpoint, endpoint)
+		}
+		return v.WebSocketDebuggerURL, nil
+	default:
+		data, err := os.ReadFile(endpoint)
+		if err != nil {
+			return "", fmt.Errorf("%w: %q is neither a ws:// or http:// URL nor a readable DevToolsActivePort file: %v", ErrLiveEndpoint, endpoint, err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+		if len(lines) < 2 {
+			return "", fmt.Errorf("%w: %s: want two lines (port, path)", ErrLiveEndpoint, endpoint)
+		}
+		port, path := strings.TrimSpace(lines[0]), strings.TrimSpace(lines[1])
+		if port == "" || !strings.HasPrefix(path, "/devtools/browser/") {
+			return "", fmt.Errorf("%w: %s: unexpected content", ErrLiveEndpoint, endpoint)
+		}
+		return "ws://127.0.0.1:" + port + path, nil
+	}
+}

@@ -1,0 +1,26 @@
+// Package executor runs browsergate's Observe-Reason-Gate-Act loop.
+//
+// The MCP layer (package toolclad) hands every tool call to an [Executor]
+// through the toolclad.Runner interface. For each call the executor:
+//
+//  1. refuses calls whose arguments failed validation, whose session has
+//     expired, or that exceed max_interactions;
+//  2. observes the page state of the session's tab over CDP;
+//  3. gates the call: URL scope on every scope-checked url argument and on
+//     the link or form a click/submit would follow, then the Cedar policies;
+//     commands marked human_approval are refused until an approval channel
+//     exists (fail closed);
+//  4. acts through chromedp, waits until the page is stable (load event,
+//     network quiet, DOM quiet: never a fixed sleep), and checks the final
+//     URL against the scope again;
+//  5. appends an evidence envelope, durably, before the reply goes back.
+//
+// Any error inside the gate is a denial. A refusal is an ordinary tool
+// result with IsError set, naming the rule and the reason.
+//
+// Browsers: connect = "launch" starts one headless Chromium per launch
+// configuration and keeps it warm; every session gets its own browser
+// context (Target.createBrowserContext), so cookies and storage never cross
+// sessions. connect = "live" attaches to a running Chrome through its
+// DevTools endpoint and likewise opens a fresh browser context per session.
+package executor

@@ -1,0 +1,122 @@
+package executor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/dom"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// element is a page element the agent named by ref or CSS selector.
+type element struct {
+	object  runtime.RemoteObjectID
+	backend cdp.BackendNodeID
+	label   string // how the agent named it, for messages
+}
+
+// target resolves the ref or selector argument of a call. With neither, it
+// returns the zero element and false.
+func (s *session) target(ctx context.Context, args map[string]any) (element, bool, error) {
+	if ref, _ := args["ref"].(string); ref != "" {
+		el, err := s.resolveRef(ctx, ref)
+		return el, true, err
+	}
+	if sel, _ := args["selector"].(string); sel != "" {
+		el, err := s.querySelector(ctx, sel)
+		return el, true, err
+	}
+	return element{}, false, nil
+}
+
+func (s *session) resolveRef(ctx context.Context, ref string) (element, error) {
+	id, ok := s.refs[ref]
+	if !ok {
+		return element{}, fmt.Errorf("%w %q: take a snapshot first and use a ref from the latest one", ErrNoSuchRef, ref)
+	}
+	res, err := chromedp.Call(ctx, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: id})
+	if err != nil || res.Object == nil {
+		return element{}, fmt.Errorf("%w %q: the element is gone (the page changed): take a new snapshot", ErrNoSuchRef, ref)
+	}
+	return element{object: res.Object.ObjectID, backend: id, label: "ref " + ref}, nil
+}
+
+func (s *session) querySelector(ctx context.Context, sel string) (element, error) {
+	lit, _ := json.Marshal(sel)
+	obj, err := chromedp.Run(ctx, chromedp.Evaluate[*runtime.RemoteObject]("document.querySelector("+string(lit)+")"))
+	if err != nil {
+		var ex *chromedp.ExceptionError
+		if errors.As(err, &ex) {
+			return element{}, fmt.Errorf("selector %q is not valid CSS", sel)
+		}
+		return element{}, fmt.Errorf("query selector %q: %w", sel, err)
+	}
+	if obj == nil || obj.ObjectID == "" {
+		return element{}, fmt.Errorf("%w selector %q", ErrNoElement, sel)
+	}
+	desc, err := chromedp.Call(ctx, dom.DescribeNode, dom.DescribeNodeParams{ObjectID: obj.ObjectID})
+	if err != nil || desc.Node == nil {
+		return element{}, fmt.Errorf("describe element %q: %v", sel, err)
+	}
+	return element{object: obj.ObjectID, backend: desc.Node.BackendNodeID, label: "selector " + string(lit)}, nil
+}
+
+// call runs a JavaScript function with the element as this and decodes its
+// JSON result into out (when out is not nil).
+func (el element) call(ctx context.Context, fn string, out any) error {
+	byValue, await := true, true
+	res, err := chromedp.Call(ctx, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
+		FunctionDeclaration: fn,
+		ObjectID:            el.object,
+		ReturnByValue:       &byValue,
+		AwaitPromise:        &await,
+	})
+	if err != nil {
+		return err
+	}
+	if res.ExceptionDetails != nil {
+		msg := res.ExceptionDetails.Text
+		if res.ExceptionDetails.Exception != nil && res.ExceptionDetails.Exception.Description != "" {
+			msg = res.ExceptionDetails.Exception.Description
+		}
+		return fmt.Errorf("%s: %s", el.label, msg)
+	}
+	if out != nil && res.Result != nil && len(res.Result.Value) > 0 {
+		return json.Unmarshal(res.Result.Value, out)
+	}
+	return nil
+}
+
+// click scrolls the element into view and clicks its centre with real
+// mouse events, as a user would.
+func (el element) click(ctx context.Context) error {
+	_, _ = chromedp.Call(ctx, dom.ScrollIntoViewIfNeeded, dom.ScrollIntoViewIfNeededParams{ObjectID: el.object})
+	q, err := chromedp.Call(ctx, dom.GetContentQuads, dom.GetContentQuadsParams{ObjectID: el.object})
+	if err != nil || len(q.Quads) == 0 || len(q.Quads[0]) < 8 {
+		return fmt.Errorf("%s is not visible, so it cannot be clicked", el.label)
+	}
+	quad := q.Quads[0]
+	var x, y float64
+	for i := 0; i < 8; i += 2 {
+		x += quad[i] / 4
+		y += quad[i+1] / 4
+	}
+	return chromedp.Do(ctx, chromedp.MouseClickXY(x, y))
+}
+
+// linkTarget is the absolute URL a click on the element would navigate to
+// (the href of the element or its enclosing link), or "".
+const linkTargetJS = `function() { const a = this.closest && this.closest('a[href], area[href]'); return a ? a.href : ''; }`
+
+// formTarget is the absolute action URL of the element's form (itself, its
+// form owner, or its enclosing form), or "" when it has none.
+const formTargetJS = `function() {
+  const f = this.tagName === 'FORM' ? this : (this.form || (this.closest && this.closest('form')));
+  if (!f) return '';
+  const sub = (this.tagName === 'BUTTON' || this.tagName === 'INPUT') && this.formAction ? this.formAction : '';
+  return sub || f.action || location.href;
+}`

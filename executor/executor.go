@@ -1,0 +1,168 @@
+package executor
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/browsergate/browsergate/cedar"
+	"github.com/browsergate/browsergate/evidence"
+	"github.com/browsergate/browsergate/scope"
+	"github.com/browsergate/browsergate/toolclad"
+)
+
+// defaultActTimeout bounds one command when the manifest sets no
+// [tool] timeout_seconds.
+const defaultActTimeout = 30 * time.Second
+
+// Config wires an Executor. Manifests, Policies and Evidence are required.
+type Config struct {
+	Manifests []*toolclad.Manifest
+	Policies  *cedar.Engine
+	Evidence  *evidence.Store
+	// Principal is the Cedar principal id of the agent (Web::Agent).
+	// Default "local": on stdio the agent is the local operator's.
+	Principal string
+	// Logger receives one record per gate decision. Default: discard.
+	Logger *slog.Logger
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+}
+
+// Executor implements toolclad.Runner: it gates, acts and records every
+// call. It is safe for concurrent use; calls on one session are serialised.
+type Executor struct {
+	cfg      Config
+	scopes   map[*toolclad.Manifest]*scope.Scope
+	commands map[*toolclad.Manifest][]string
+
+	mu       sync.Mutex
+	backends map[backendKey]*backend
+	sessions map[sessionKey]*session
+	closed   bool
+}
+
+type sessionKey struct {
+	mcp      string
+	manifest *toolclad.Manifest
+}
+
+// New checks the configuration and builds the scope of every manifest. No
+// browser starts until the first call that needs one.
+func New(cfg Config) (*Executor, error) {
+	if len(cfg.Manifests) == 0 || cfg.Policies == nil || cfg.Evidence == nil {
+		return nil, errors.New("executor: manifests, policies and evidence are required")
+	}
+	if cfg.Principal == "" {
+		cfg.Principal = "local"
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	e := &Executor{
+		cfg:      cfg,
+		scopes:   map[*toolclad.Manifest]*scope.Scope{},
+		commands: map[*toolclad.Manifest][]string{},
+		backends: map[backendKey]*backend{},
+		sessions: map[sessionKey]*session{},
+	}
+	var errs []error
+	for _, m := range cfg.Manifests {
+		sc, err := scope.New(scope.Config{
+			AllowedDomains:    m.Browser.Scope.AllowedDomains,
+			BlockedDomains:    m.Browser.Scope.BlockedDomains,
+			AllowExternal:     m.Browser.Scope.AllowExternal,
+			AllowPrivateCIDRs: m.Browser.Scope.AllowPrivateCIDRs,
+		})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: [browser.scope]: %w", m.Path, err))
+			continue
+		}
+		e.scopes[m] = sc
+		for _, c := range m.Commands {
+			e.commands[m] = append(e.commands[m], c.Name)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return e, nil
+}
+
+// Close ends every session and stops every browser browsergate launched.
+func (e *Executor) Close() {
+	e.mu.Lock()
+	e.closed = true
+	sessions := e.sessions
+	e.sessions = map[sessionKey]*session{}
+	backends := e.backends
+	e.mu.Unlock()
+	for _, s := range sessions {
+		s.mu.Lock()
+		s.close()
+		s.mu.Unlock()
+	}
+	for _, b := range backends {
+		b.close()
+	}
+}
+
+// EndSession closes the browser contexts of an MCP session that ended.
+func (e *Executor) EndSession(mcpID string) {
+	e.mu.Lock()
+	var ended []*session
+	for k, s := range e.sessions {
+		if k.mcp == mcpID {
+			ended = append(ended, s)
+			delete(e.sessions, k)
+		}
+	}
+	e.mu.Unlock()
+	for _, s := range ended {
+		s.mu.Lock()
+		s.close()
+		s.mu.Unlock()
+	}
+}
+
+// session returns the session of an MCP session on a manifest, creating it
+// on first use.
+func (e *Executor) session(mcpID string, m *toolclad.Manifest) (*session, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil, errors.New("executor is shutting down")
+	}
+	k := sessionKey{mcpID, m}
+	if s, ok := e.sessions[k]; ok {
+		return s, nil
+	}
+	bk := backendKey{
+		connect:    m.Browser.Connect,
+		executable: m.Browser.ExecutablePath,
+		endpoint:   m.Browser.LiveEndpoint,
+		headless:   m.Browser.Headless,
+	}
+	b, ok := e.backends[bk]
+	if !ok {
+		b = &backend{key: bk, startup: m.Browser.StartupTimeout}
+		e.backends[bk] = b
+	}
+	now := e.cfg.Now()
+	s := &session{
+		id:       newSessionID(m.Tool.Name),
+		mcpID:    mcpID,
+		manifest: m,
+		backend:  b,
+		created:  now,
+		lastCall: now,
+		counts:   map[string]int{},
+	}
+	e.sessions[k] = s
+	return s, nil
+}

@@ -1,0 +1,97 @@
+package executor
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"sync"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
+
+	"github.com/browsergate/browsergate/toolclad"
+)
+
+// session is one agent session on one manifest: an MCP session's calls to
+// the tools of one manifest. It owns a browser context and one tab in it,
+// its element refs and its counters. Calls on a session run one at a time.
+type session struct {
+	id       string // evidence session id
+	mcpID    string
+	manifest *toolclad.Manifest
+	backend  *backend
+
+	mu           sync.Mutex // held for the whole of a call
+	created      time.Time
+	lastCall     time.Time
+	expired      string // non-empty: why this session takes no more calls
+	interactions int
+	counts       map[string]int // executed commands by name
+
+	tab       context.Context // chromedp context of the session's tab; nil until first use
+	closeTab  context.CancelFunc
+	browserID cdp.BrowserContextID
+	watch     *pageWatch
+	refs      map[string]cdp.BackendNodeID
+}
+
+func newSessionID(tool string) string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return tool + "-" + time.Now().UTC().Format("20060102T150405") + "-" + hex.EncodeToString(b[:])
+}
+
+// ensureTab opens the session's browser context and tab on first use.
+func (s *session) ensureTab() error {
+	if s.tab != nil {
+		return nil
+	}
+	w := newPageWatch()
+	ctx, cancel, err := s.backend.newSessionContext(chromedp.WithListener(w.listen))
+	if err != nil {
+		return err
+	}
+	s.tab, s.closeTab, s.watch = ctx, cancel, w
+	s.browserID = chromedp.FromContext(ctx).BrowserContextID
+	go w.dismissDialogs(ctx)
+	return nil
+}
+
+// close releases the browser context (and with it every tab, cookie and
+// storage item of the session).
+func (s *session) close() {
+	if s.closeTab != nil {
+		s.closeTab()
+		s.closeTab, s.tab = nil, nil
+	}
+}
+
+// tabs lists the page targets of the session's browser context.
+func (s *session) tabs(ctx context.Context) ([]*target.Info, error) {
+	all, err := chromedp.Targets(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []*target.Info
+	for _, t := range all {
+		if t.Type == "page" && t.BrowserContextID == s.browserID {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// countersFor returns the per-session counters Cedar sees: interaction_count
+// is handled separately; here every executed command has
+// session_<command>_count, and submit_form also the documented
+// session_submit_count.
+func (s *session) counters(commands []string) map[string]int {
+	out := make(map[string]int, len(commands)+1)
+	for _, c := range commands {
+		out["session_"+c+"_count"] = s.counts[c]
+	}
+	out["session_submit_count"] = s.counts["submit_form"]
+	return out
+}

@@ -1,0 +1,178 @@
+package executor
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+)
+
+// Stability windows. A page counts as stable when no frame is loading and
+// no request has been in flight for networkQuiet; the wait ends anyway
+// after maxSettle so that pages that poll or stream forever still answer.
+const (
+	networkQuiet = 100 * time.Millisecond
+	maxSettle    = 3 * time.Second
+	maxLoad      = 15 * time.Second
+)
+
+// pageWatch follows the events of one tab: requests in flight, frames
+// loading, and JavaScript dialogs (dismissed so they cannot block the tab).
+// Its listener runs on chromedp's read loop, so it only records and signals.
+type pageWatch struct {
+	mu           sync.Mutex
+	inflight     map[network.RequestID]bool
+	loading      map[cdp.FrameID]bool
+	lastActivity time.Time
+	navigations  int
+	dialogs      []string
+	changed      chan struct{}
+	dialogQueue  chan struct{}
+}
+
+func newPageWatch() *pageWatch {
+	return &pageWatch{
+		inflight:     map[network.RequestID]bool{},
+		loading:      map[cdp.FrameID]bool{},
+		lastActivity: time.Now(),
+		changed:      make(chan struct{}, 1),
+		dialogQueue:  make(chan struct{}, 8),
+	}
+}
+
+// listen is given to chromedp.WithListener.
+func (w *pageWatch) listen(ev any) {
+	w.mu.Lock()
+	switch e := ev.(type) {
+	case *network.EventRequestWillBeSent:
+		w.inflight[e.RequestID] = true
+	case *network.EventLoadingFinished:
+		delete(w.inflight, e.RequestID)
+	case *network.EventLoadingFailed:
+		delete(w.inflight, e.RequestID)
+	case *page.EventFrameStartedLoading:
+		w.loading[e.FrameID] = true
+	case *page.EventFrameStoppedLoading:
+		delete(w.loading, e.FrameID)
+	case *page.EventFrameNavigated:
+		if e.Frame != nil && e.Frame.ParentID == "" {
+			w.navigations++
+		}
+	case *page.EventJavascriptDialogOpening:
+		w.dialogs = append(w.dialogs, string(e.Type)+": "+e.Message)
+		select {
+		case w.dialogQueue <- struct{}{}:
+		default:
+		}
+	default:
+		w.mu.Unlock()
+		return
+	}
+	w.lastActivity = time.Now()
+	w.mu.Unlock()
+	select {
+	case w.changed <- struct{}{}:
+	default:
+	}
+}
+
+// dismissDialogs runs for the life of the tab and dismisses every
+// JavaScript dialog, which would otherwise freeze the page.
+func (w *pageWatch) dismissDialogs(tab context.Context) {
+	for {
+		select {
+		case <-tab.Done():
+			return
+		case <-w.dialogQueue:
+			_, _ = chromedp.Call(tab, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: false})
+		}
+	}
+}
+
+// takeDialogs returns and clears the dialogs seen since the last call.
+func (w *pageWatch) takeDialogs() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	d := w.dialogs
+	w.dialogs = nil
+	return d
+}
+
+func (w *pageWatch) navigationCount() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.navigations
+}
+
+// quietFor reports whether nothing loads and nothing has happened for d
+// since the later of the last event and since, and how long to wait before
+// asking again.
+func (w *pageWatch) quietFor(d time.Duration, since time.Time) (bool, time.Duration) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.loading) > 0 || len(w.inflight) > 0 {
+		return false, d
+	}
+	last := w.lastActivity
+	if since.After(last) {
+		last = since
+	}
+	idle := time.Since(last)
+	if idle >= d {
+		return true, 0
+	}
+	return false, d - idle
+}
+
+func (w *pageWatch) isLoading() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.loading) > 0
+}
+
+// waitStable waits, event by event, until the tab is stable after an
+// action that began at start: frames done loading (up to maxLoad), no
+// request in flight and no event for networkQuiet (so a navigation the
+// action triggers a moment later is still caught; up to maxSettle past the
+// load), then a short mutation-free window of the DOM.
+func (w *pageWatch) waitStable(tab context.Context, start time.Time) {
+	for {
+		quiet, wait := w.quietFor(networkQuiet, start)
+		if quiet {
+			break
+		}
+		elapsed := time.Since(start)
+		if elapsed > maxLoad || (elapsed > maxSettle && !w.isLoading()) {
+			break
+		}
+		timer := time.NewTimer(wait)
+		select {
+		case <-tab.Done():
+			timer.Stop()
+			return
+		case <-w.changed:
+		case <-timer.C:
+		}
+		timer.Stop()
+	}
+	// The DOM may keep changing after the network settles (client-side
+	// rendering); wait for a short mutation-free window, bounded.
+	ctx, cancel := context.WithTimeout(tab, time.Second)
+	defer cancel()
+	_, _ = chromedp.Run(ctx, chromedp.Evaluate[bool](domQuietJS, chromedp.EvalAwaitPromise))
+}
+
+// domQuietJS resolves once the document has seen no mutation for 50 ms, or
+// after 500 ms at most.
+const domQuietJS = `new Promise(resolve => {
+  let timer;
+  const done = () => { obs.disconnect(); clearTimeout(cap); resolve(true); };
+  const obs = new MutationObserver(() => { clearTimeout(timer); timer = setTimeout(done, 50); });
+  obs.observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
+  timer = setTimeout(done, 50);
+  const cap = setTimeout(done, 500);
+})`

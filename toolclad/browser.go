@@ -1,0 +1,195 @@
+package toolclad
+
+import (
+	"encoding/json"
+	"net/netip"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// Browser defaults, from ToolClad's browser-mode document.
+const (
+	defaultExecutablePath = "/usr/bin/chromium"
+	defaultLiveEndpoint   = "http://127.0.0.1:9222"
+)
+
+func decodeBrowser(t *table, m *Manifest) {
+	b := &m.Browser
+	*b = Browser{
+		Engine: "cdp-direct", Connect: "launch", Headless: true, ExtractMode: "accessibility_tree",
+		StartupTimeout: 60 * time.Second, SessionTimeout: 1800 * time.Second, IdleTimeout: 300 * time.Second,
+		MaxInteractions: 100, ExecutablePath: defaultExecutablePath, LiveEndpoint: defaultLiveEndpoint,
+		StateFields: slices.Clone(stateFields),
+	}
+
+	var engine string
+	if t.str("engine", &engine) {
+		switch engine {
+		case "cdp", "cdp-direct":
+			b.Engine = "cdp-direct"
+		case "playwright":
+			t.r.errorf(t.at("engine"), "engine \"playwright\" is not supported: use \"cdp-direct\" (chromedp)")
+		default:
+			t.r.errorf(t.at("engine"), "unknown engine %q: use \"cdp-direct\" (or its alias \"cdp\")", engine)
+		}
+	}
+	t.oneOf("connect", &b.Connect, "launch", "live")
+	t.boolean("headless", &b.Headless)
+	extractModes := []string{"accessibility_tree", "html", "text"}
+	t.oneOf("extract_mode", &b.ExtractMode, extractModes...)
+	// ToolClad's manifest-format document spells it [browser.defaults].
+	defaults := t.sub("defaults")
+	var mode string
+	if defaults.oneOf("extract_mode", &mode, extractModes...) {
+		if t.has("extract_mode") && mode != b.ExtractMode {
+			t.r.errorf(defaults.at("extract_mode"), "contradicts browser.extract_mode %q", b.ExtractMode)
+		}
+		b.ExtractMode = mode
+	}
+	defaults.done()
+
+	t.seconds("startup_timeout_seconds", &b.StartupTimeout)
+	t.seconds("session_timeout_seconds", &b.SessionTimeout)
+	t.seconds("idle_timeout_seconds", &b.IdleTimeout)
+	var n int64
+	if t.integer("max_interactions", &n) {
+		if n < 1 || n > 1<<31-1 {
+			t.r.errorf(t.at("max_interactions"), "must be at least 1, got %d", n)
+		} else {
+			b.MaxInteractions = int(n)
+		}
+	}
+	if t.str("executable_path", &b.ExecutablePath) && b.ExecutablePath == "" {
+		t.r.errorf(t.at("executable_path"), "must not be empty")
+	}
+	if t.str("live_endpoint", &b.LiveEndpoint) {
+		if msg := checkEndpoint(b.LiveEndpoint); msg != "" {
+			t.r.errorf(t.at("live_endpoint"), "%s", msg)
+		}
+	}
+
+	decodeScope(t.sub("scope"), &b.Scope)
+
+	st := t.sub("state")
+	var fields []string
+	if st.strings("fields", &fields) {
+		seen := make(map[string]bool)
+		good := true
+		for i, f := range fields {
+			switch {
+			case !slices.Contains(stateFields, f):
+				st.r.errorf(st.at("fields").index(i), "unknown state field %q (known: %s)", f, strings.Join(stateFields, ", "))
+				good = false
+			case seen[f]:
+				st.r.errorf(st.at("fields").index(i), "state field %q listed twice", f)
+				good = false
+			}
+			seen[f] = true
+		}
+		if good {
+			b.StateFields = fields
+		}
+	}
+	st.done()
+
+	decodeCommands(t.sub("commands"), m)
+	t.done()
+}
+
+// checkEndpoint accepts an http(s) DevTools address, a ws(s) endpoint, or a
+// file path (a DevToolsActivePort file).
+func checkEndpoint(s string) string {
+	if s == "" {
+		return "must not be empty"
+	}
+	if !strings.Contains(s, "://") {
+		return "" // a path
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return "does not parse as a URL"
+	}
+	switch u.Scheme {
+	case "http", "https", "ws", "wss":
+	default:
+		return "scheme " + u.Scheme + " is not one of http, https, ws, wss"
+	}
+	if u.Host == "" {
+		return "has no host"
+	}
+	return ""
+}
+
+func decodeScope(t *table, s *Scope) {
+	for _, key := range []string{"allowed_domains", "blocked_domains"} {
+		var pats []string
+		if !t.strings(key, &pats) {
+			continue
+		}
+		for i, p := range pats {
+			if p == "" || strings.ContainsAny(p, " \t\r\n/:@?#") {
+				t.r.errorf(t.at(key).index(i), "%q is not a domain pattern (like \"*.example.com\")", p)
+			}
+		}
+		if key == "allowed_domains" {
+			s.AllowedDomains = pats
+		} else {
+			s.BlockedDomains = pats
+		}
+	}
+	t.boolean("allow_external", &s.AllowExternal)
+	var cidrs []string
+	if t.strings("allow_private_cidrs", &cidrs) {
+		for i, c := range cidrs {
+			if _, err := netip.ParsePrefix(c); err != nil {
+				t.r.errorf(t.at("allow_private_cidrs").index(i), "%q is not a CIDR prefix (like \"127.0.0.1/32\")", c)
+			}
+		}
+		s.AllowPrivateCIDRs = cidrs
+	}
+	t.done()
+}
+
+func decodeOutput(t *table, m *Manifest) {
+	o := &m.Output
+	o.Envelope = true
+	t.oneOf("format", &o.Format, "json", "text")
+	t.oneOf("parser", &o.Parser, "builtin:json", "builtin:text")
+	t.boolean("envelope", &o.Envelope)
+	if v, ok := t.get("schema"); ok {
+		if _, isTable := v.(map[string]any); !isTable {
+			t.wrongType("schema", "a table", v)
+		} else if schema, resolved, err := resolveSchema(v); err != nil {
+			t.r.errorf(t.at("schema"), "not a valid JSON Schema: %v", err)
+		} else {
+			o.Schema, m.outputSchema = schema, resolved
+		}
+	}
+	t.done()
+}
+
+// resolveSchema turns a TOML table into a JSON Schema (through JSON, so that
+// numbers and nesting are as a client will see them) and resolves it once.
+func resolveSchema(v any) (map[string]any, *jsonschema.Resolved, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, nil, err
+	}
+	var s jsonschema.Schema
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, nil, err
+	}
+	resolved, err := s.Resolve(nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	var asMap map[string]any
+	if err := json.Unmarshal(data, &asMap); err != nil {
+		return nil, nil, err
+	}
+	return asMap, resolved, nil
+}

@@ -1,0 +1,211 @@
+package toolclad
+
+import (
+	"regexp"
+	"slices"
+)
+
+// Built-in limits. They bound what a manifest may declare, so a manifest can
+// only narrow them.
+const (
+	// selectorMaxLen bounds CSS selectors: long enough for any hand-written
+	// or generated selector, short enough to keep the gate cheap.
+	selectorMaxLen = 1024
+	// urlMaxLen bounds URLs given to navigate (Chromium's own limit is 2 MB;
+	// no page an agent should reach needs more than this).
+	urlMaxLen = 8192
+	// textMaxLen bounds typed text and script expressions.
+	textMaxLen = 65536
+)
+
+// refPattern is the shape of the element refs that snapshot hands out.
+var refPattern = regexp.MustCompile(`^e[0-9]{1,6}$`)
+
+// builtinCommand is a command the executor implements, with its default
+// signature.
+type builtinCommand struct {
+	name        string
+	description string
+	args        []Arg
+	groups      []argGroup
+	readOnly    bool
+}
+
+func i64(v int64) *int64 { return &v }
+
+func refArg(desc string) Arg {
+	return Arg{Name: "ref", Type: TypeRef, Description: desc}
+}
+
+func selectorArg(desc string) Arg {
+	return Arg{Name: "selector", Type: TypeSelector, MaxLen: selectorMaxLen, Description: desc}
+}
+
+// builtins is the table of commands, in the order the documentation lists
+// them. A command name outside this table is a load error: the executor
+// would not know how to run it.
+var builtins = []*builtinCommand{
+	{
+		name:        "navigate",
+		description: "Navigate the current tab to a URL. The URL must be inside the manifest's scope.",
+		args: []Arg{{
+			Name: "url", Type: TypeURL, Required: true, ScopeCheck: true, MaxLen: urlMaxLen,
+			Schemes: []string{"http", "https"}, Description: "Absolute URL to open.",
+		}},
+	},
+	{
+		name:        "snapshot",
+		description: "Get an accessibility-tree snapshot of the current page. Elements carry refs (e1, e2, ...) for click and type_text.",
+		args:        []Arg{selectorArg("Optional CSS selector to scope the snapshot to one element.")},
+		readOnly:    true,
+	},
+	{
+		name:        "click",
+		description: "Click an element, given by its snapshot ref or a CSS selector.",
+		args: []Arg{
+			refArg("Element ref from the latest snapshot (give ref or selector, not both)."),
+			selectorArg("CSS selector of the element (give ref or selector, not both)."),
+		},
+		groups: []argGroup{{names: []string{"ref", "selector"}, exactlyOne: true}},
+	},
+	{
+		name:        "type_text",
+		description: "Type text into an element (by ref or selector), or into the focused element when neither is given.",
+		args: []Arg{
+			refArg("Element ref from the latest snapshot (optional; not with selector)."),
+			selectorArg("CSS selector of the element (optional; not with ref)."),
+			{Name: "text", Type: TypeString, Required: true, MaxLen: textMaxLen, Description: "Text to type."},
+		},
+		groups: []argGroup{{names: []string{"ref", "selector"}}},
+	},
+	{
+		name:        "submit_form",
+		description: "Submit a form: the one containing the given element, else the focused element's form, else the page's only form.",
+		args: []Arg{
+			refArg("Ref of the form or of an element inside it (optional; not with selector)."),
+			selectorArg("CSS selector of the form or of an element inside it (optional; not with ref)."),
+		},
+		groups: []argGroup{{names: []string{"ref", "selector"}}},
+	},
+	{
+		name:        "screenshot",
+		description: "Capture a PNG screenshot of the current page.",
+		args: []Arg{{
+			Name: "full_page", Type: TypeBoolean, Default: false,
+			Description: "Capture the whole page instead of the viewport.",
+		}},
+		readOnly: true,
+	},
+	{
+		name:        "go_back",
+		description: "Navigate back in the tab's history.",
+	},
+	{
+		name:        "wait_for",
+		description: "Wait until an element matching a selector, or some text, appears on the page.",
+		args: []Arg{
+			selectorArg("CSS selector to wait for (give selector or text, not both)."),
+			{Name: "text", Type: TypeString, MaxLen: textMaxLen, Description: "Text to wait for (give selector or text, not both)."},
+			{
+				Name: "timeout_ms", Type: TypeInteger, Min: i64(100), Max: i64(30000), Default: int64(5000), Clamp: true,
+				Description: "How long to wait, in milliseconds.",
+			},
+		},
+		groups:   []argGroup{{names: []string{"selector", "text"}, exactlyOne: true}},
+		readOnly: true,
+	},
+	{
+		name:        "extract_html",
+		description: "Get the HTML of the element matching a CSS selector, or of the whole document.",
+		args:        []Arg{selectorArg("CSS selector of the element (optional: whole document).")},
+		readOnly:    true,
+	},
+	{
+		name:        "list_tabs",
+		description: "List the open browser tabs.",
+		readOnly:    true,
+	},
+	{
+		name:        "execute_js",
+		description: "Evaluate a JavaScript expression in the page and return its value.",
+		args: []Arg{{
+			Name: "expression", Type: TypeString, Required: true, MaxLen: textMaxLen,
+			Description: "JavaScript expression to evaluate.",
+		}},
+	},
+	{
+		name:        "scroll",
+		description: "Scroll the page up or down.",
+		args: []Arg{
+			{Name: "direction", Type: TypeEnum, Allowed: []string{"up", "down"}, Default: "down", Description: "Direction to scroll."},
+			{Name: "amount", Type: TypeInteger, Min: i64(1), Max: i64(10), Default: int64(3), Description: "How far to scroll, in screens."},
+		},
+	},
+	{
+		name:        "network_timing",
+		description: "Get resource timing data for the current page.",
+		readOnly:    true,
+	},
+}
+
+// BuiltinCommands returns the names of the commands a manifest may declare,
+// for documentation and error messages.
+func BuiltinCommands() []string {
+	names := make([]string, len(builtins))
+	for i, b := range builtins {
+		names[i] = b.name
+	}
+	return names
+}
+
+func lookupBuiltin(name string) *builtinCommand {
+	for _, b := range builtins {
+		if b.name == name {
+			return b
+		}
+	}
+	return nil
+}
+
+func (b *builtinCommand) arg(name string) *Arg {
+	for i := range b.args {
+		if b.args[i].Name == name {
+			return &b.args[i]
+		}
+	}
+	return nil
+}
+
+func (b *builtinCommand) argNames() []string {
+	names := make([]string, len(b.args))
+	for i, a := range b.args {
+		names[i] = a.Name
+	}
+	return names
+}
+
+// clone copies a built-in argument so that a manifest can narrow it without
+// touching the table.
+func (a Arg) clone() *Arg {
+	c := a
+	c.Schemes = slices.Clone(a.Schemes)
+	c.Allowed = slices.Clone(a.Allowed)
+	c.Sanitize = slices.Clone(a.Sanitize)
+	if a.Min != nil {
+		c.Min = i64(*a.Min)
+	}
+	if a.Max != nil {
+		c.Max = i64(*a.Max)
+	}
+	return &c
+}
+
+// fullCommand builds the command with the whole built-in signature.
+func (b *builtinCommand) fullCommand() *Command {
+	c := &Command{Name: b.name, RiskTier: "low", builtin: b, readOnly: b.readOnly}
+	for _, a := range b.args {
+		c.Args = append(c.Args, a.clone())
+	}
+	c.groups = slices.Clone(b.groups)
+	return c
+}

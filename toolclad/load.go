@@ -1,0 +1,190 @@
+package toolclad
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+
+	"github.com/pelletier/go-toml/v2"
+)
+
+// toolNamePattern keeps tool names usable in MCP tool names and in the
+// "<tool>_<command>" form some LLM APIs require.
+var toolNamePattern = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+
+// riskTiers are ToolClad's risk tiers, lowest first.
+var riskTiers = []string{"low", "medium", "high", "critical"}
+
+// stateFields are the page-state fields the executor can observe.
+var stateFields = []string{"url", "title", "domain", "has_forms", "is_authenticated", "page_loaded", "tab_count"}
+
+// Load reads and validates the manifest at path. A manifest that is wrong in
+// any way yields a *LoadError listing every problem; a file that cannot be
+// read yields the os error, wrapped.
+func Load(path string) (*Manifest, error) {
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load manifest: %w", err)
+	}
+	return Parse(path, doc)
+}
+
+// Parse validates a manifest held in memory; name is used in problems as the
+// file name. Load is Parse on a file's contents.
+func Parse(name string, doc []byte) (*Manifest, error) {
+	var root map[string]any
+	if err := toml.Unmarshal(doc, &root); err != nil {
+		return nil, &LoadError{Problems: []Problem{syntaxProblem(name, err)}}
+	}
+	r := &reader{file: name, pos: indexPositions(doc)}
+	m := decodeManifest(r, root)
+	m.Path = name
+	if len(r.problems) > 0 {
+		sortProblems(r.problems)
+		return nil, &LoadError{Problems: r.problems}
+	}
+	return m, nil
+}
+
+// LoadFiles loads several manifests, reporting the problems of all of them
+// together, and also tool names that two manifests share (their MCP tools
+// would collide).
+func LoadFiles(paths []string) ([]*Manifest, error) {
+	var (
+		out      []*Manifest
+		problems []Problem
+		seen     = make(map[string]string)
+	)
+	for _, p := range paths {
+		m, err := Load(p)
+		var le *LoadError
+		switch {
+		case errors.As(err, &le):
+			problems = append(problems, le.Problems...)
+			continue
+		case err != nil:
+			return nil, err
+		}
+		if first, dup := seen[m.Tool.Name]; dup {
+			problems = append(problems, Problem{
+				File: p, Line: 1, Col: 1, Key: "tool.name",
+				Message: fmt.Sprintf("tool name %q is already used by %s (%v)", m.Tool.Name, first, ErrDuplicateTool),
+			})
+			continue
+		}
+		seen[m.Tool.Name] = p
+		out = append(out, m)
+	}
+	if len(problems) > 0 {
+		return nil, &LoadError{Problems: problems}
+	}
+	return out, nil
+}
+
+func syntaxProblem(name string, err error) Problem {
+	p := Problem{File: name, Line: 1, Col: 1, Message: strings.TrimPrefix(err.Error(), "toml: ")}
+	var de *toml.DecodeError
+	if errors.As(err, &de) {
+		p.Line, p.Col = de.Position()
+		if k := de.Key(); len(k) > 0 {
+			p.Key = keyPath(k).String()
+		}
+	}
+	return p
+}
+
+func sortProblems(ps []Problem) {
+	// Stable, so problems at one position keep the walk's order.
+	for i := 1; i < len(ps); i++ {
+		for j := i; j > 0 && problemLess(ps[j], ps[j-1]); j-- {
+			ps[j], ps[j-1] = ps[j-1], ps[j]
+		}
+	}
+}
+
+func problemLess(a, b Problem) bool {
+	if a.Line != b.Line {
+		return a.Line < b.Line
+	}
+	return a.Col < b.Col
+}
+
+func decodeManifest(r *reader, root map[string]any) *Manifest {
+	m := &Manifest{}
+	top := r.table(nil, root)
+	hasBrowser := top.has("browser")
+	decodeTool(top.sub("tool"), &m.Tool, hasBrowser)
+	decodeBrowser(top.sub("browser"), m)
+	decodeOutput(top.sub("output"), m)
+	const other = "not supported in a browser-mode manifest"
+	top.doneWith(map[string]string{
+		"args":    other + " (declare arguments under [browser.commands.<name>] args)",
+		"command": other, "http": other, "mcp": other, "session": other,
+	})
+	return m
+}
+
+func decodeTool(t *table, tool *Tool, hasBrowser bool) {
+	if t.m == nil && !t.r.hasProblemAt(t.path) {
+		t.r.errorf(keyPath{"tool"}, "missing [tool] table")
+	}
+	if t.str("name", &tool.Name) {
+		if !toolNamePattern.MatchString(tool.Name) {
+			t.r.errorf(t.at("name"), "%q does not match ^[a-z][a-z0-9_]*$", tool.Name)
+		}
+	} else if t.m != nil && !t.has("name") {
+		t.r.errorf(t.at("name"), "missing (every tool needs a name)")
+	}
+	t.str("version", &tool.Version)
+	t.str("description", &tool.Description)
+	tool.Mode = "browser"
+	var mode string
+	if t.str("mode", &mode) && mode != "browser" {
+		t.r.errorf(t.at("mode"), "mode %q is not supported: only \"browser\"", mode)
+	} else if !t.has("mode") && !hasBrowser && t.m != nil {
+		t.r.errorf(t.path, "not a browser manifest: no mode = \"browser\" and no [browser] table")
+	}
+	tool.RiskTier = "low"
+	t.oneOf("risk_tier", &tool.RiskTier, riskTiers...)
+	tool.TimeoutSeconds = 60
+	var n int64
+	if t.integer("timeout_seconds", &n) {
+		if n <= 0 || n > maxSeconds {
+			t.r.errorf(t.at("timeout_seconds"), "must be between 1 and %d seconds, got %d", maxSeconds, n)
+		} else {
+			tool.TimeoutSeconds = int(n)
+		}
+	}
+	t.boolean("human_approval", &tool.HumanApproval)
+
+	cedar := t.sub("cedar")
+	tool.Cedar = CedarRef{Resource: "Web::BrowserSession", Action: "browse"}
+	if cedar.str("resource", &tool.Cedar.Resource) && tool.Cedar.Resource == "" {
+		cedar.r.errorf(cedar.at("resource"), "must not be empty")
+	}
+	if cedar.str("action", &tool.Cedar.Action) && tool.Cedar.Action == "" {
+		cedar.r.errorf(cedar.at("action"), "must not be empty")
+	}
+	cedar.done()
+
+	ev := t.sub("evidence")
+	tool.Evidence = EvidenceConfig{Capture: true, Hash: "sha256"}
+	ev.boolean("screenshots", &tool.Evidence.Screenshots)
+	ev.str("output_dir", &tool.Evidence.OutputDir)
+	ev.boolean("capture", &tool.Evidence.Capture)
+	ev.oneOf("hash", &tool.Evidence.Hash, "sha256")
+	ev.done()
+
+	t.done()
+}
+
+func (r *reader) hasProblemAt(path keyPath) bool {
+	for _, p := range r.problems {
+		if p.Key == path.String() {
+			return true
+		}
+	}
+	return false
+}

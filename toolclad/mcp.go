@@ -1,0 +1,271 @@
+package toolclad
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Runner runs validated calls. The executor implements it; toolclad calls it
+// through this interface so that it never imports the executor.
+type Runner interface {
+	// Run runs one call, or refuses it, and always returns a reply. It is
+	// called also when call.ArgErr is set, so that the refusal is recorded.
+	Run(ctx context.Context, call *Call) *Reply
+	// EndSession is called once when an MCP session that made at least one
+	// call ends, so that its browser context can be closed.
+	EndSession(sessionID string)
+}
+
+// Call is one tool call as the runner sees it.
+type Call struct {
+	Manifest *Manifest
+	Command  *Command
+	// Tool is the MCP tool name that was called.
+	Tool string
+	// SessionID is the MCP session id, or a random id assigned to the
+	// session when the transport has none (stdio, in-memory).
+	SessionID string
+	// RawArgs are the arguments as received (nil if not a JSON object).
+	RawArgs map[string]any
+	// Args are the validated arguments (nil when ArgErr is set).
+	Args map[string]any
+	// ArgErr is the validation failure: *ArgError values (see ArgErrors). The
+	// runner records the refusal and replies with RefusalText(ArgErr).
+	ArgErr error
+	// Progress sends an MCP progress notification when the client asked for
+	// progress; otherwise it does nothing. Never nil.
+	Progress func(message string)
+}
+
+// Reply is the runner's answer, turned into an MCP CallToolResult.
+type Reply struct {
+	// Text is the first TextContent.
+	Text string
+	// Structured is the StructuredContent (nil = none). When the manifest has
+	// an output schema it must validate against it.
+	Structured map[string]any
+	// PNG, when set, is added as ImageContent (image/png).
+	PNG []byte
+	// IsError marks a refusal or a failure.
+	IsError bool
+}
+
+// RegisterOptions configures Register. The zero value is the default.
+type RegisterOptions struct {
+	// Separator joins tool and command names: "." (default) gives
+	// "<tool>.<command>" as ToolClad names them; "_" gives "<tool>_<command>"
+	// for clients behind LLM APIs that accept only [A-Za-z0-9_-] in names.
+	Separator string
+}
+
+// ToolName is the MCP tool name of command c of manifest m.
+func ToolName(m *Manifest, c *Command, sep string) string {
+	if sep == "" {
+		sep = "."
+	}
+	return m.Tool.Name + sep + c.Name
+}
+
+// Register adds one MCP tool per command of each manifest to s. It refuses
+// (before adding anything) a nil runner, a bad separator, and two commands
+// that would get the same tool name: the SDK would silently replace one.
+func Register(s *mcp.Server, manifests []*Manifest, r Runner, opts RegisterOptions) error {
+	if r == nil {
+		return ErrNoRunner
+	}
+	sep := opts.Separator
+	if sep == "" {
+		sep = "."
+	}
+	if sep != "." && sep != "_" {
+		return fmt.Errorf("register tools: %w (got %q)", ErrBadSeparator, sep)
+	}
+	seen := make(map[string]string)
+	for _, m := range manifests {
+		for _, c := range m.Commands {
+			name := ToolName(m, c, sep)
+			if prev, dup := seen[name]; dup {
+				return fmt.Errorf("register tools: %w: %q from %s and %s", ErrDuplicateTool, name, prev, m.Path)
+			}
+			seen[name] = m.Path
+		}
+	}
+	sessions := &sessionIDs{ids: make(map[*mcp.ServerSession]string), runner: r}
+	for _, m := range manifests {
+		for _, c := range m.Commands {
+			h := &handler{manifest: m, command: c, name: ToolName(m, c, sep), runner: r, sessions: sessions}
+			s.AddTool(h.tool(), h.handle)
+		}
+	}
+	return nil
+}
+
+type handler struct {
+	manifest *Manifest
+	command  *Command
+	name     string
+	runner   Runner
+	sessions *sessionIDs
+}
+
+func (h *handler) tool() *mcp.Tool {
+	t := &mcp.Tool{
+		Name:        h.name,
+		Description: h.command.ToolDescription(),
+		InputSchema: h.command.InputSchema(),
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: h.command.ReadOnly()},
+	}
+	if h.manifest.Output.Schema != nil {
+		t.OutputSchema = h.manifest.Output.Schema
+	}
+	return t
+}
+
+func (h *handler) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	call := &Call{
+		Manifest:  h.manifest,
+		Command:   h.command,
+		Tool:      h.name,
+		SessionID: h.sessions.id(req.Session),
+		Progress:  func(string) {},
+	}
+	raw, err := decodeArgs(req.Params.Arguments)
+	if err != nil {
+		call.ArgErr = &ArgError{Command: h.command.Name, Rule: "type", Message: err.Error()}
+	} else {
+		call.RawArgs = raw
+		call.Args, call.ArgErr = h.command.Validate(raw)
+	}
+	if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
+		var mu sync.Mutex
+		n := 0
+		call.Progress = func(msg string) {
+			mu.Lock()
+			n++
+			p := float64(n)
+			mu.Unlock()
+			// A lost progress notice must not fail the call.
+			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Message: msg, Progress: p})
+		}
+	}
+	reply := h.runner.Run(ctx, call)
+	return h.result(reply), nil
+}
+
+// decodeArgs decodes the arguments object, keeping numbers as json.Number so
+// that integers are not rounded through float64. Absent or null arguments
+// are an empty object.
+func decodeArgs(data json.RawMessage) (map[string]any, error) {
+	if len(bytes.TrimSpace(data)) == 0 || string(bytes.TrimSpace(data)) == "null" {
+		return map[string]any{}, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("arguments are not valid JSON")
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("arguments must be a JSON object, got %s", jsonType(v))
+	}
+	return m, nil
+}
+
+// result converts a reply, checking its structured content against the
+// manifest's output schema: the MCP specification requires a tool with an
+// output schema to return conforming structured content.
+func (h *handler) result(reply *Reply) *mcp.CallToolResult {
+	if reply == nil {
+		return errorResult("internal error: the runner returned no reply")
+	}
+	res := &mcp.CallToolResult{IsError: reply.IsError}
+	if rs := h.manifest.outputSchema; rs != nil && !reply.IsError {
+		if reply.Structured == nil {
+			return errorResult("output error: the tool has an output schema but the result has no structured content")
+		}
+		inst, err := normalizeJSON(reply.Structured)
+		if err == nil {
+			err = rs.Validate(inst)
+		}
+		if err != nil {
+			return errorResult("output error: the result does not match the tool's output schema: " + err.Error())
+		}
+	}
+	text := reply.Text
+	if text == "" && reply.Structured != nil {
+		// Clients that ignore structured content still see the result.
+		if b, err := json.Marshal(reply.Structured); err == nil {
+			text = string(b)
+		}
+	}
+	res.Content = []mcp.Content{&mcp.TextContent{Text: text}}
+	if len(reply.PNG) > 0 {
+		res.Content = append(res.Content, &mcp.ImageContent{Data: reply.PNG, MIMEType: "image/png"})
+	}
+	if reply.Structured != nil {
+		res.StructuredContent = reply.Structured
+	}
+	return res
+}
+
+func errorResult(text string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+}
+
+// normalizeJSON round-trips v through JSON so that the validator sees what a
+// client will (float64 numbers, plain maps).
+func normalizeJSON(v any) (any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var out any
+	err = json.Unmarshal(b, &out)
+	return out, err
+}
+
+// sessionIDs gives each MCP session a stable id and tells the runner when
+// the session ends.
+type sessionIDs struct {
+	mu     sync.Mutex
+	ids    map[*mcp.ServerSession]string
+	runner Runner
+}
+
+func (s *sessionIDs) id(ss *mcp.ServerSession) string {
+	if ss == nil {
+		return randomID()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if id, ok := s.ids[ss]; ok {
+		return id
+	}
+	id := ss.ID()
+	if id == "" {
+		id = randomID()
+	}
+	s.ids[ss] = id
+	go func() {
+		_ = ss.Wait() // how the session ended does not matter here
+		s.mu.Lock()
+		delete(s.ids, ss)
+		s.mu.Unlock()
+		s.runner.EndSession(id)
+	}()
+	return id
+}
+
+func randomID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return hex.EncodeToString(b[:])
+}

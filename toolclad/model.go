@@ -1,0 +1,219 @@
+package toolclad
+
+import (
+	"regexp"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// Manifest is one loaded and validated ToolClad browser-mode manifest. It is
+// immutable after Load, so the executor and the MCP handlers share it
+// without locks.
+type Manifest struct {
+	// Path is the file the manifest was loaded from, as given to Load.
+	Path string
+	// Tool is the [tool] table.
+	Tool Tool
+	// Browser is the [browser] table with every default applied.
+	Browser Browser
+	// Output is the [output] table.
+	Output Output
+	// Commands are the declared commands, in file order.
+	Commands []*Command
+
+	outputSchema *jsonschema.Resolved // resolved Output.Schema, nil when none
+}
+
+// Command returns the declared command called name, or nil, so that callers
+// never index Commands by hand.
+func (m *Manifest) Command(name string) *Command {
+	if m == nil {
+		return nil
+	}
+	for _, c := range m.Commands {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// Tool is the [tool] table: identity, risk and policy wiring of the manifest.
+type Tool struct {
+	// Name names the MCP tools ("<name>.<command>"); it matches ^[a-z][a-z0-9_]*$.
+	Name string
+	// Version is free text (ToolClad uses semver).
+	Version string
+	// Mode is always "browser": the only mode browsergate runs.
+	Mode string
+	// Description is shown to operators; each command has its own for agents.
+	Description string
+	// RiskTier is one of low, medium, high, critical (default "low").
+	RiskTier string
+	// TimeoutSeconds bounds one call (default 60, as in ToolClad).
+	TimeoutSeconds int
+	// HumanApproval requires a human's approval for every command of the tool.
+	HumanApproval bool
+	// Cedar names the Cedar resource type and action of every request.
+	Cedar CedarRef
+	// Evidence configures what each evidence record carries.
+	Evidence EvidenceConfig
+}
+
+// CedarRef is the [tool.cedar] table: which Cedar resource type and action
+// the gate puts in each authorization request.
+type CedarRef struct {
+	// Resource is the entity type of the resource (default "Web::BrowserSession").
+	Resource string
+	// Action is the action id (default "browse").
+	Action string
+}
+
+// EvidenceConfig is the [tool.evidence] table.
+type EvidenceConfig struct {
+	// Screenshots asks for a screenshot with every interaction's record.
+	Screenshots bool
+	// OutputDir is ToolClad's evidence path template; kept for the executor.
+	OutputDir string
+	// Capture is ToolClad's "capture raw output" flag (default true).
+	Capture bool
+	// Hash is the output digest algorithm; only "sha256" (the default) exists.
+	Hash string
+}
+
+// Browser is the [browser] table: how the browser is obtained and bounded.
+type Browser struct {
+	// Engine is "cdp-direct" (chromedp); "cdp" is normalised to it.
+	Engine string
+	// Connect is "launch" (start a browser) or "live" (attach to a running one).
+	Connect string
+	// Headless applies to launched browsers (default true).
+	Headless bool
+	// ExtractMode is the default content form: accessibility_tree, html or text.
+	ExtractMode string
+	// StartupTimeout bounds browser start or attach (default 60s).
+	StartupTimeout time.Duration
+	// SessionTimeout bounds a session's whole life (default 1800s).
+	SessionTimeout time.Duration
+	// IdleTimeout ends a session after this long without a call (default 300s).
+	IdleTimeout time.Duration
+	// MaxInteractions bounds the calls in one session (default 100).
+	MaxInteractions int
+	// ExecutablePath is the browser binary for connect = "launch".
+	ExecutablePath string
+	// LiveEndpoint is where connect = "live" attaches: an http(s) DevTools
+	// address, a ws(s) browser endpoint, or a DevToolsActivePort file path.
+	LiveEndpoint string
+	// Scope is the [browser.scope] table.
+	Scope Scope
+	// StateFields are the page-state fields observed around each call.
+	StateFields []string
+}
+
+// Scope is the [browser.scope] table. Patterns are kept as written; the scope
+// package parses and matches them.
+type Scope struct {
+	// AllowedDomains are the domain globs navigation may reach.
+	AllowedDomains []string
+	// BlockedDomains are refused even when allowed or external.
+	BlockedDomains []string
+	// AllowExternal allows domains outside AllowedDomains (still not blocked ones).
+	AllowExternal bool
+	// AllowPrivateCIDRs (key allow_private_cidrs, our extension) grants
+	// address ranges that are otherwise always blocked, such as loopback.
+	AllowPrivateCIDRs []string
+}
+
+// Output is the [output] table.
+type Output struct {
+	// Format is "json" or "text" (ToolClad's formats that fit a browser).
+	Format string
+	// Parser is ToolClad's parser name; only builtin:json and builtin:text.
+	Parser string
+	// Envelope is ToolClad's evidence-envelope flag (default true).
+	Envelope bool
+	// Schema, when set, is every tool's MCP output schema; replies are
+	// checked against it. Numbers are float64, as after JSON decoding.
+	Schema map[string]any
+}
+
+// Command is one declared browser command with its effective signature.
+type Command struct {
+	// Name is the built-in command name (navigate, click, ...).
+	Name string
+	// Description is the declared one, or empty (see ToolDescription).
+	Description string
+	// RiskTier is one of low, medium, high, critical (default "low").
+	RiskTier string
+	// HumanApproval requires a human's approval for each call.
+	HumanApproval bool
+	// Args is the effective signature in built-in order: the built-in
+	// arguments, narrowed by the declared ones when args are declared.
+	Args []*Arg
+
+	groups   []argGroup // exactly-one / at-most-one constraints
+	builtin  *builtinCommand
+	readOnly bool
+}
+
+// Arg returns the argument called name, or nil.
+func (c *Command) Arg(name string) *Arg {
+	for _, a := range c.Args {
+		if a.Name == name {
+			return a
+		}
+	}
+	return nil
+}
+
+// ReadOnly reports whether the command only observes the page, so that MCP
+// clients can be told (readOnlyHint) and policies can treat it as low risk.
+func (c *Command) ReadOnly() bool { return c.readOnly }
+
+// ArgType is the type of a command argument.
+type ArgType string
+
+// The argument types.
+const (
+	TypeString   ArgType = "string"   // text; optional pattern and max_len
+	TypeURL      ArgType = "url"      // absolute URL; schemes, scope_check
+	TypeEnum     ArgType = "enum"     // one of Allowed
+	TypeInteger  ArgType = "integer"  // int64; min, max, clamp
+	TypeBoolean  ArgType = "boolean"  // JSON true or false
+	TypeRef      ArgType = "ref"      // an element ref handed out by snapshot
+	TypeSelector ArgType = "selector" // a CSS selector
+)
+
+// Arg is one typed argument of a command.
+type Arg struct {
+	Name        string
+	Type        ArgType
+	Required    bool
+	Description string
+	// Default is applied when the argument is absent: string, int64 or bool.
+	Default any
+	// Pattern must match (unanchored unless the pattern anchors itself). For
+	// ref and selector it is checked in addition to the built-in checks.
+	Pattern *regexp.Regexp
+	// MaxLen is the maximum length in characters (code points); 0 = none.
+	MaxLen int
+	// Schemes are the allowed URL schemes (lowercase).
+	Schemes []string
+	// ScopeCheck asks the executor to check the URL against the scope.
+	ScopeCheck bool
+	// Allowed are the enum values.
+	Allowed []string
+	// Min and Max bound integers; nil = unbounded.
+	Min, Max *int64
+	// Clamp brings out-of-range integers to the bound instead of refusing.
+	Clamp bool
+	// Sanitize names opt-in sanitizers; only "injection" exists.
+	Sanitize []string
+}
+
+// argGroup is a constraint over several arguments of one command.
+type argGroup struct {
+	names      []string
+	exactlyOne bool // else at most one
+}
