@@ -2,6 +2,7 @@ package toolclad
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/netip"
 	"net/url"
 	"slices"
@@ -183,6 +184,9 @@ func resolveSchema(v any) (map[string]any, *jsonschema.Resolved, error) {
 	if err := json.Unmarshal(data, &s); err != nil {
 		return nil, nil, err
 	}
+	if err := checkSchemaTypes(&s); err != nil {
+		return nil, nil, err
+	}
 	resolved, err := s.Resolve(nil)
 	if err != nil {
 		return nil, nil, err
@@ -192,4 +196,24 @@ func resolveSchema(v any) (map[string]any, *jsonschema.Resolved, error) {
 		return nil, nil, err
 	}
 	return asMap, resolved, nil
+}
+
+// jsonTypes are the type names JSON Schema defines.
+var jsonTypes = []string{"null", "boolean", "object", "array", "number", "string", "integer"}
+
+// checkSchemaTypes rejects unknown type names anywhere in the schema, which
+// the resolver lets through and which would make every result fail.
+func checkSchemaTypes(s *jsonschema.Schema) error {
+	for sub := range s.All() {
+		types := sub.Types
+		if sub.Type != "" {
+			types = append(types, sub.Type)
+		}
+		for _, t := range types {
+			if !slices.Contains(jsonTypes, t) {
+				return fmt.Errorf("unknown type %q (JSON Schema types: %s)", t, strings.Join(jsonTypes, ", "))
+			}
+		}
+	}
+	return nil
 }

@@ -294,6 +294,9 @@ func bound(p *int64) string {
 // decodeDefault reads the declared default, or re-checks the built-in one
 // against the narrowed argument, so that the default always validates.
 func decodeDefault(t *table, a *Arg) {
+	if a.Min != nil && a.Max != nil && *a.Min > *a.Max {
+		return // already reported; any default would be wrong
+	}
 	v, ok := t.get("default")
 	if !ok {
 		if a.Default != nil {
@@ -305,6 +308,13 @@ func decodeDefault(t *table, a *Arg) {
 	}
 	if a.Required {
 		t.r.errorf(t.at("default"), "a required argument cannot have a default")
+		return
+	}
+	if n, isInt := v.(int64); isInt && a.Type == TypeInteger &&
+		(a.Min != nil && n < *a.Min || a.Max != nil && n > *a.Max) {
+		// Checked strictly even when the argument clamps: a default outside
+		// the bounds is a mistake in the manifest, not a value to correct.
+		t.r.errorf(t.at("default"), "%d is outside the bounds [%s, %s]", n, bound(a.Min), bound(a.Max))
 		return
 	}
 	// ToolClad writes boolean defaults as the strings "true" and "false".

@@ -87,10 +87,9 @@ func syntaxProblem(name string, err error) Problem {
 	p := Problem{File: name, Line: 1, Col: 1, Message: strings.TrimPrefix(err.Error(), "toml: ")}
 	var de *toml.DecodeError
 	if errors.As(err, &de) {
+		// de.Key() is relative to the table being decoded, not a full path,
+		// so it is left out; the message names the key.
 		p.Line, p.Col = de.Position()
-		if k := de.Key(); len(k) > 0 {
-			p.Key = keyPath(k).String()
-		}
 	}
 	return p
 }
@@ -116,7 +115,7 @@ func decodeManifest(r *reader, root map[string]any) *Manifest {
 	top := r.table(nil, root)
 	hasBrowser := top.has("browser")
 	decodeTool(top.sub("tool"), &m.Tool, hasBrowser)
-	decodeBrowser(top.sub("browser"), m)
+	decodeBrowser(top.sub("browser"), m, hasBrowser || m.Tool.Mode == "browser" && top.has("tool") && toolHasMode(root))
 	decodeOutput(top.sub("output"), m)
 	const other = "not supported in a browser-mode manifest"
 	top.doneWith(map[string]string{
