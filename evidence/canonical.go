@@ -44,7 +44,12 @@ func Hash(e *Envelope) (string, error) {
 // encoding/json form decoded with numbers kept as written, the time
 // replaced by its canonical text, and no "hash" member.
 func envelopeObject(e *Envelope) (map[string]any, error) {
-	raw, err := json.Marshal(e)
+	// The output is the one large field: keep it out of the
+	// marshal-and-decode round trip and put the string in directly (the
+	// encoder replaces invalid UTF-8 exactly as that round trip would).
+	small := *e
+	small.Output = ""
+	raw, err := json.Marshal(&small)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrNotCanonical, err)
 	}
@@ -52,6 +57,7 @@ func envelopeObject(e *Envelope) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	obj["output"] = e.Output
 	obj["time"] = e.Time.UTC().Format(timeLayout)
 	delete(obj, "hash")
 	return obj, nil
@@ -80,6 +86,7 @@ type parsedRecord struct {
 	canonical bool   // the stored bytes are exactly their canonical form
 	stored    string // the "hash" member as stored ("" when absent)
 	computed  string // SHA-256 of the canonical form without "hash"
+	obj       map[string]any
 }
 
 // hashRecord recomputes the hash of stored record bytes the way an external
@@ -104,6 +111,7 @@ func hashRecord(raw []byte) (parsedRecord, error) {
 		return parsedRecord{}, err
 	}
 	p.computed = sha256Hex(body)
+	p.obj = obj
 	return p, nil
 }
 
@@ -168,6 +176,15 @@ func appendString(b []byte, s string) []byte {
 	const hexDigits = "0123456789abcdef"
 	b = append(b, '"')
 	for i := 0; i < len(s); {
+		// Copy the run of bytes that need no escaping in one append.
+		j := i
+		for j < len(s) && s[j] >= 0x20 && s[j] < utf8.RuneSelf && s[j] != '"' && s[j] != '\\' {
+			j++
+		}
+		b = append(b, s[i:j]...)
+		if i = j; i == len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			switch {

@@ -80,11 +80,66 @@ func containsSpace(s string) bool {
 // recordFields are the members of a stored record Verify checks beyond its
 // hash. Pointers tell a missing member from a zero one.
 type recordFields struct {
-	Version    *int    `json:"v"`
-	Session    *string `json:"session"`
-	Seq        *uint64 `json:"seq"`
-	PrevHash   *string `json:"prev_hash"`
-	Screenshot string  `json:"screenshot_sha256"`
+	Version    *int
+	Session    *string
+	Seq        *uint64
+	PrevHash   *string
+	Screenshot string
+}
+
+// fieldsOf reads recordFields from a parsed record without parsing it
+// again; a member of the wrong type is an error.
+func fieldsOf(obj map[string]any) (recordFields, error) {
+	var f recordFields
+	str := func(name string) (*string, error) {
+		v, ok := obj[name]
+		if !ok {
+			return nil, nil
+		}
+		s, ok := v.(string)
+		if !ok {
+			return nil, fmt.Errorf("%s is not a string", name)
+		}
+		return &s, nil
+	}
+	num := func(name string) (*uint64, error) {
+		v, ok := obj[name]
+		if !ok {
+			return nil, nil
+		}
+		n, ok := v.(json.Number)
+		if !ok {
+			return nil, fmt.Errorf("%s is not a number", name)
+		}
+		u, err := strconv.ParseUint(string(n), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s is not an unsigned integer", name)
+		}
+		return &u, nil
+	}
+	var err error
+	var v *uint64
+	if v, err = num("v"); err != nil {
+		return f, err
+	}
+	if v != nil {
+		n := int(min(*v, 1<<31))
+		f.Version = &n
+	}
+	if f.Seq, err = num("seq"); err != nil {
+		return f, err
+	}
+	if f.Session, err = str("session"); err != nil {
+		return f, err
+	}
+	if f.PrevHash, err = str("prev_hash"); err != nil {
+		return f, err
+	}
+	shot, err := str("screenshot_sha256")
+	if shot != nil {
+		f.Screenshot = *shot
+	}
+	return f, err
 }
 
 type shotRef struct {
@@ -200,7 +255,7 @@ func (v *verifier) session(id string, b *bolt.Bucket, rawHead []byte) {
 		p, err := hashRecord(val)
 		var f recordFields
 		if err == nil {
-			err = json.Unmarshal(val, &f)
+			f, err = fieldsOf(p.obj)
 		}
 		if err != nil {
 			bad("unreadable record: %v", err)

@@ -160,7 +160,7 @@ func (s *Scope) Check(rawURL string) Verdict {
 	switch u.Scheme {
 	case "http", "https", "ws", "wss":
 	default:
-		return v.deny(RuleScheme, "scheme %q is refused: only http, https, ws and wss may be visited", u.Scheme)
+		return v.deny(RuleScheme, "%s is refused: scheme %q is not http, https, ws or wss", quoteShort(v.URL), u.Scheme)
 	}
 	if p := firstMatch(s.blocked, u.Host); p != nil {
 		return v.deny(entryRule("blocked_domains", p.raw), "host %s matches blocked_domains %q, and a blocked domain is never visited", u.Host, p.raw)

@@ -18,7 +18,7 @@ const (
 	defaultLiveEndpoint   = "http://127.0.0.1:9222"
 )
 
-func decodeBrowser(t *table, m *Manifest) {
+func decodeBrowser(t *table, m *Manifest, wantCommands bool) {
 	b := &m.Browser
 	*b = Browser{
 		Engine: "cdp-direct", Connect: "launch", Headless: true, ExtractMode: "accessibility_tree",
@@ -97,7 +97,7 @@ func decodeBrowser(t *table, m *Manifest) {
 	}
 	st.done()
 
-	decodeCommands(t.sub("commands"), m)
+	decodeCommands(t.sub("commands"), m, wantCommands)
 	t.done()
 }
 
@@ -176,15 +176,15 @@ func decodeOutput(t *table, m *Manifest) {
 // resolveSchema turns a TOML table into a JSON Schema (through JSON, so that
 // numbers and nesting are as a client will see them) and resolves it once.
 func resolveSchema(v any) (map[string]any, *jsonschema.Resolved, error) {
+	if err := checkSchemaTypes(v); err != nil {
+		return nil, nil, err
+	}
 	data, err := json.Marshal(v)
 	if err != nil {
 		return nil, nil, err
 	}
 	var s jsonschema.Schema
 	if err := json.Unmarshal(data, &s); err != nil {
-		return nil, nil, err
-	}
-	if err := checkSchemaTypes(&s); err != nil {
 		return nil, nil, err
 	}
 	resolved, err := s.Resolve(nil)
@@ -203,15 +203,33 @@ var jsonTypes = []string{"null", "boolean", "object", "array", "number", "string
 
 // checkSchemaTypes rejects unknown type names anywhere in the schema, which
 // the resolver lets through and which would make every result fail.
-func checkSchemaTypes(s *jsonschema.Schema) error {
-	for sub := range s.All() {
-		types := sub.Types
-		if sub.Type != "" {
-			types = append(types, sub.Type)
+func checkSchemaTypes(v any) error {
+	switch n := v.(type) {
+	case map[string]any:
+		for k, sub := range n {
+			switch k {
+			case "type":
+				names, _ := sub.([]any)
+				if s, ok := sub.(string); ok {
+					names = []any{s}
+				}
+				for _, t := range names {
+					if s, _ := t.(string); !slices.Contains(jsonTypes, s) {
+						return fmt.Errorf("unknown type %v (JSON Schema types: %s)", t, strings.Join(jsonTypes, ", "))
+					}
+				}
+			case "default", "const", "enum", "examples":
+				// Values, not schemas.
+			default:
+				if err := checkSchemaTypes(sub); err != nil {
+					return err
+				}
+			}
 		}
-		for _, t := range types {
-			if !slices.Contains(jsonTypes, t) {
-				return fmt.Errorf("unknown type %q (JSON Schema types: %s)", t, strings.Join(jsonTypes, ", "))
+	case []any:
+		for _, sub := range n {
+			if err := checkSchemaTypes(sub); err != nil {
+				return err
 			}
 		}
 	}

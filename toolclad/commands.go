@@ -9,9 +9,9 @@ import (
 )
 
 // decodeCommands reads [browser.commands.*] in file order.
-func decodeCommands(t *table, m *Manifest) {
+func decodeCommands(t *table, m *Manifest, wantCommands bool) {
 	if len(t.m) == 0 {
-		if !t.r.hasProblemAt(t.path) {
+		if wantCommands && !t.r.hasProblemAt(t.path) {
 			t.r.errorf(t.path, "no commands declared: add a [browser.commands.<name>] table for each command the agent may use (known: %s)",
 				strings.Join(BuiltinCommands(), ", "))
 		}
@@ -301,7 +301,7 @@ func decodeDefault(t *table, a *Arg) {
 	if !ok {
 		if a.Default != nil {
 			if _, err := a.check(a.Default); err != nil {
-				t.r.errorf(t.at("default"), "the built-in default %v no longer validates (%s): declare a default", a.Default, err.Message)
+				t.r.errorf(t.at("default"), "the built-in default %#v no longer validates (%s): declare a default", a.Default, err.Message)
 			}
 		}
 		return
@@ -327,7 +327,7 @@ func decodeDefault(t *table, a *Arg) {
 	}
 	cv, err := a.check(v)
 	if err != nil {
-		t.r.errorf(t.at("default"), "%v: %s", v, err.Message)
+		t.r.errorf(t.at("default"), "%#v %s", v, err.Message)
 		return
 	}
 	a.Default = cv

@@ -115,7 +115,11 @@ func decodeManifest(r *reader, root map[string]any) *Manifest {
 	top := r.table(nil, root)
 	hasBrowser := top.has("browser")
 	decodeTool(top.sub("tool"), &m.Tool, hasBrowser)
-	decodeBrowser(top.sub("browser"), m, hasBrowser || m.Tool.Mode == "browser" && top.has("tool") && toolHasMode(root))
+	// Without [browser] or mode = "browser" this is not a browser manifest
+	// (already reported): no need to also say that it has no commands.
+	toolTable, _ := root["tool"].(map[string]any)
+	mode, _ := toolTable["mode"].(string)
+	decodeBrowser(top.sub("browser"), m, hasBrowser || mode == "browser")
 	decodeOutput(top.sub("output"), m)
 	const other = "not supported in a browser-mode manifest"
 	top.doneWith(map[string]string{

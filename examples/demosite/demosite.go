@@ -53,6 +53,8 @@ var pages = template.Must(template.New("").Parse(`
 <h2>Getting started</h2><p>The portal keeps your projects, invoices and team in one place.</p>
 <h2>Projects</h2><p>Create a project from the dashboard. Each project has members and a budget.</p>
 <h2>Invoices</h2><p>Invoices are issued monthly.</p></main></body></html>{{end}}
+{{define "jump"}}{{template "head" .}}<main><h1>Jump</h1>
+<button id="go" onclick="location.href = {{.Forbidden}}">Go</button></main></body></html>{{end}}
 {{define "elsewhere"}}{{template "head" .}}<main><h1>Elsewhere</h1><p>This link leaves the allowed scope.</p>
 <p><a id="forbidden" href="{{.Forbidden}}">Forbidden site</a></p></main></body></html>{{end}}
 `))
@@ -88,6 +90,9 @@ func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.render(w, "docs", page{Title: "Documentation"})
 	case "/elsewhere":
 		s.render(w, "elsewhere", page{Title: "Elsewhere", Forbidden: s.opts.ForbiddenURL})
+	case "/jump":
+		// A script navigation: the button sends the tab to ?to=URL.
+		s.render(w, "jump", page{Title: "Jump", Forbidden: r.URL.Query().Get("to")})
 	case "/login":
 		if r.Method != http.MethodPost {
 			s.render(w, "login", page{Title: "Sign in"})
