@@ -25,7 +25,10 @@ func TestCanonicalGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "worked-example.golden", []byte(string(b)+"\n"+h+"\n"))
+	e.Hash = h
+	// Line 1: the hashed bytes; line 2: their hash; line 3: the record as
+	// stored, which is the same canonical form with the hash member.
+	golden(t, "worked-example.golden", []byte(string(b)+"\n"+h+"\n"+string(storedForm(t, e))+"\n"))
 }
 
 // TestDocumentedExampleIsTrue keeps docs/evidence-format.md honest: its

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -359,5 +360,31 @@ func TestExportWritesStoredRecords(t *testing.T) {
 	}
 	if err := s.Export(&buf, "zz"); !errors.Is(err, evidence.ErrUnknownSession) {
 		t.Errorf("Export(unknown) error = %v", err)
+	}
+}
+
+func TestBackupIsAVerifiableCopy(t *testing.T) {
+	t.Parallel()
+	s, _ := openStore(t, nil)
+	for i := range 3 {
+		if err := s.Append(envelope("s", fmt.Sprintf("https://a.example.com/%d", i)), []byte{byte(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var buf bytes.Buffer
+	if _, err := s.Backup(&buf); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "copy.db")
+	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := evidence.Open(path, &evidence.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if rep, err := c.Verify(); err != nil || !rep.OK() || rep.Records != 3 {
+		t.Errorf("Verify(copy) = %+v, %v", rep, err)
 	}
 }

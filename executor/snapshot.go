@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/chromedp/cdproto/accessibility"
 	"github.com/chromedp/cdproto/cdp"
@@ -83,11 +84,41 @@ func (s *session) snapshot(ctx context.Context, sel string, origin string) (stri
 	}
 	sn.walk(root, 0)
 	s.refs = sn.refs
-	out := sn.b.String()
+	out := prune(sn.b.String())
 	if len(out) > maxSnapshotLen {
 		out = out[:maxSnapshotLen] + fmt.Sprintf("\n[snapshot truncated at %d characters: pass a selector to scope it]", maxSnapshotLen)
 	}
 	return out, nil
+}
+
+// prune drops lines that cost tokens and carry nothing: text that only
+// repeats the name of the field or control right below it (a label), and
+// text made only of punctuation (separators such as "·" or "|").
+func prune(text string) string {
+	lines := strings.Split(text, "\n")
+	out := lines[:0]
+	for i, line := range lines {
+		t := strings.TrimSpace(line)
+		if q, ok := strings.CutPrefix(t, "text "); ok {
+			if !hasWordChar(q) {
+				continue
+			}
+			if i+1 < len(lines) && strings.Contains(lines[i+1], " "+q+" [ref=") {
+				continue
+			}
+		}
+		out = append(out, line)
+	}
+	return strings.Join(out, "\n")
+}
+
+func hasWordChar(s string) bool {
+	for _, r := range s {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			return true
+		}
+	}
+	return false
 }
 
 func (sn *snapshotter) walk(n *accessibility.Node, depth int) {

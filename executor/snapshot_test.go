@@ -79,3 +79,12 @@ func TestClipKeepsRunesWhole(t *testing.T) {
 		t.Fatalf("clip(%q, 5) = %q", s, got)
 	}
 }
+
+func TestPruneDropsLabelEchoesAndSeparators(t *testing.T) {
+	t.Parallel()
+	in := "form:\n  text \"Username\"\n  textbox \"Username\" [ref=e1]\n  text \"·\"\n  text \"Keep me\"\n  button \"Go\" [ref=e2]\n"
+	want := "form:\n  textbox \"Username\" [ref=e1]\n  text \"Keep me\"\n  button \"Go\" [ref=e2]\n"
+	if got := prune(in); got != want {
+		t.Fatalf("prune:\n%s\nwant:\n%s", got, want)
+	}
+}
