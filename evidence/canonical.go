@@ -10,7 +10,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"time"
 	"unicode/utf8"
 )
 
@@ -275,9 +274,4 @@ func appendFloat(b []byte, f float64) []byte {
 		b = append(b[:digits], b[digits+1:]...)
 	}
 	return b
-}
-
-// canonicalTime parses the canonical time text back; used for reading.
-func canonicalTime(s string) (time.Time, error) {
-	return time.Parse(time.RFC3339Nano, s)
 }
