@@ -39,3 +39,8 @@ var ErrCorrupt = errors.New("evidence: store is corrupt")
 // that have no canonical JSON form (NaN, infinities, numbers out of the
 // float64 range, types encoding/json cannot marshal).
 var ErrNotCanonical = errors.New("evidence: value has no canonical encoding")
+
+// ErrLocked is returned (wrapped) by Open when another process holds the
+// file's lock past Options.Timeout: bbolt allows one writer process, and a
+// running `browsergate serve` keeps its evidence file open.
+var ErrLocked = errors.New("evidence: file is locked by another process (a running browsergate serve?)")

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 )
 
 // Bucket and key names; docs/evidence-format.md describes each.
@@ -83,6 +85,9 @@ func Open(path string, opts *Options) (*Store, error) {
 	}
 	bo := &bolt.Options{Timeout: max(o.Timeout, 0), ReadOnly: o.ReadOnly}
 	db, err := bolt.Open(path, 0o600, bo)
+	if errors.Is(err, berrors.ErrTimeout) {
+		return nil, fmt.Errorf("open evidence %s: %w after %s", path, ErrLocked, o.Timeout)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open evidence %s: %w", path, err)
 	}
@@ -177,6 +182,11 @@ func seqKey(seq uint64) []byte {
 // output exceeds OutputLimit), ScreenshotSHA256 (from screenshot, stored
 // under that hash; "" when screenshot is empty) and Time when zero
 // (converted to UTC in any case). On error e is left unchanged.
+//
+// Append refuses (ErrCorrupt) to extend a chain whose head and records
+// disagree in a way it never leaves them (records but no head, a head
+// naming a missing record, a record already at the next seq): evidence is
+// never overwritten, and the caller fails closed until an operator looks.
 func (s *Store) Append(e *Envelope, screenshot []byte) error {
 	if s.opts.ReadOnly {
 		return ErrReadOnly
@@ -220,6 +230,9 @@ func (s *Store) Append(e *Envelope, screenshot []byte) error {
 			}
 		} else if k, _ := sessions.Cursor().First(); k != nil {
 			return fmt.Errorf("%w: session %q has records but no head", ErrCorrupt, rec.Session)
+		}
+		if h.Seq > 0 && sessions.Get(seqKey(h.Seq)) == nil {
+			return fmt.Errorf("%w: head of session %q names record %d, which is missing", ErrCorrupt, rec.Session, h.Seq)
 		}
 		rec.Seq, rec.PrevHash = h.Seq+1, h.Hash
 		key := seqKey(rec.Seq)

@@ -388,3 +388,17 @@ func TestBackupIsAVerifiableCopy(t *testing.T) {
 		t.Errorf("Verify(copy) = %+v, %v", rep, err)
 	}
 }
+
+func TestOpenReportsALockedFile(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "e.db")
+	writer, err := evidence.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer writer.Close()
+	_, err = evidence.Open(path, &evidence.Options{ReadOnly: true, Timeout: 50 * time.Millisecond})
+	if !errors.Is(err, evidence.ErrLocked) {
+		t.Fatalf("second open of a held file: %v, want ErrLocked", err)
+	}
+}

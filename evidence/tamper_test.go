@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -264,5 +265,42 @@ func TestVerifyIntactLog(t *testing.T) {
 	}
 	if _, bad := rep.FirstBad(); bad {
 		t.Error("FirstBad on an intact log")
+	}
+}
+
+func TestAppendRefusesDamagedChain(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		session string
+		edit    func(tx *bolt.Tx) error
+	}{
+		{"head without records", "s2", func(tx *bolt.Tx) error {
+			return tx.Bucket([]byte("sessions")).DeleteBucket([]byte("s2"))
+		}},
+		{"records without head", "s2", func(tx *bolt.Tx) error {
+			return tx.Bucket([]byte("heads")).Delete([]byte("s2"))
+		}},
+		{"last record removed", "s1", func(tx *bolt.Tx) error {
+			return chain(tx, "s1").Delete(key(5))
+		}},
+		{"record already at the next seq", "s1", func(tx *bolt.Tx) error {
+			return chain(tx, "s1").Put(key(6), []byte("{}"))
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			path := tamperFixture(t)
+			tamper(t, path, tt.edit)
+			s, err := evidence.Open(path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if err := s.Append(envelope(tt.session, "https://a.example.com/"), nil); !errors.Is(err, evidence.ErrCorrupt) {
+				t.Errorf("Append error = %v, want ErrCorrupt", err)
+			}
+		})
 	}
 }

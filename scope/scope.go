@@ -34,18 +34,31 @@ type Config struct {
 // other rules are formatted as `<field> "<entry>"` (for example
 // `blocked_domains "*.evil.com"`) or `address class <name>`.
 const (
-	RuleParse         = "parse"
-	RuleAboutBlank    = "about:blank"
-	RuleScheme        = "scheme"
-	RuleNoScope       = "no scope"
-	RuleNotAllowed    = "not in allowed_domains"
+	// RuleParse denies a URL that does not parse: what cannot be read
+	// cannot be judged (fail closed).
+	RuleParse = "parse"
+	// RuleAboutBlank allows exactly "about:blank", which makes no request.
+	RuleAboutBlank = "about:blank"
+	// RuleScheme denies every scheme but http, https, ws and wss.
+	RuleScheme = "scheme"
+	// RuleNoScope denies everything when allowed_domains is empty and
+	// allow_external is false: a manifest without a scope navigates nowhere.
+	RuleNoScope = "no scope"
+	// RuleNotAllowed denies a host that no allowed_domains entry matches
+	// when allow_external is false.
+	RuleNotAllowed = "not in allowed_domains"
+	// RuleAllowExternal allows a host outside allowed_domains because
+	// allow_external is true.
 	RuleAllowExternal = "allow_external"
-	RuleNilScope      = "nil scope"
+	// RuleNilScope denies everything checked against a nil *Scope, so a
+	// missing scope fails closed instead of panicking.
+	RuleNilScope = "nil scope"
 )
 
 // Verdict is the outcome of a scope check: a value, not an error, so that a
 // denial can be reported, logged and recorded like any other decision.
 type Verdict struct {
+	// Allowed is true only when a rule positively allowed the URL.
 	Allowed bool
 	// URL is the canonical URL as serialised after parsing ("" if the
 	// input did not parse).
