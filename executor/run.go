@@ -27,13 +27,6 @@ type turn struct {
 	count    int
 }
 
-// changesPage lists the commands after which the executor waits for the
-// page to settle and re-checks the final URL.
-var changesPage = map[string]bool{
-	"navigate": true, "click": true, "type_text": true, "submit_form": true,
-	"go_back": true, "execute_js": true, "scroll": true,
-}
-
 // Run is the Observe-Reason-Gate-Act loop for one MCP tool call. It always
 // returns a reply, and it has always recorded the call in the evidence log
 // when it returns (or says that it could not).
@@ -113,8 +106,8 @@ func (e *Executor) gateAndAct(ctx context.Context, s *session, t *turn) {
 	// Act.
 	navs, acted := s.watch.navigationCount(), time.Now()
 	t.out, t.err = s.act(actx, cmd.Name, t.args)
-	if changesPage[cmd.Name] {
-		s.watch.waitStable(actx, acted)
+	if window, changes := quietWindow[cmd.Name]; changes {
+		s.watch.waitStable(actx, acted, window)
 	}
 	if s.watch.navigationCount() != navs {
 		s.refs = nil // refs name elements of a document that is gone

@@ -11,14 +11,28 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// Stability windows. A page counts as stable when no frame is loading and
-// no request has been in flight for networkQuiet; the wait ends anyway
-// after maxSettle so that pages that poll or stream forever still answer.
+// Stability bounds: the wait ends after maxSettle even if the network never
+// goes quiet (pages that poll or stream), and after maxLoad if a frame
+// never stops loading.
 const (
-	networkQuiet = 100 * time.Millisecond
-	maxSettle    = 3 * time.Second
-	maxLoad      = 15 * time.Second
+	maxSettle = 3 * time.Second
+	maxLoad   = 15 * time.Second
 )
+
+// quietWindow is how long a tab must stay without a network or frame event
+// after a command before it counts as stable. Commands that may start a
+// navigation a moment after they return (a click, a submit) need a window
+// long enough to see it begin; navigate has already waited for the load
+// event, and typing rarely fetches.
+var quietWindow = map[string]time.Duration{
+	"navigate":    0,
+	"go_back":     0,
+	"type_text":   20 * time.Millisecond,
+	"scroll":      20 * time.Millisecond,
+	"click":       50 * time.Millisecond,
+	"submit_form": 50 * time.Millisecond,
+	"execute_js":  50 * time.Millisecond,
+}
 
 // pageWatch follows the events of one tab: requests in flight, frames
 // loading, and JavaScript dialogs (dismissed so they cannot block the tab).
@@ -136,12 +150,19 @@ func (w *pageWatch) isLoading() bool {
 
 // waitStable waits, event by event, until the tab is stable after an
 // action that began at start: frames done loading (up to maxLoad), no
-// request in flight and no event for networkQuiet (so a navigation the
-// action triggers a moment later is still caught; up to maxSettle past the
-// load), then a short mutation-free window of the DOM.
-func (w *pageWatch) waitStable(tab context.Context, start time.Time) {
+// request in flight and no event for window (so a navigation the action
+// triggers a moment later is still caught; up to maxSettle past the load),
+// and a short mutation-free window of the DOM. The DOM wait runs alongside
+// the network wait, and again on the new document if the tab navigated.
+func (w *pageWatch) waitStable(tab context.Context, start time.Time, window time.Duration) {
+	navs := w.navigationCount()
+	domDone := make(chan struct{})
+	go func() {
+		waitDOMQuiet(tab)
+		close(domDone)
+	}()
 	for {
-		quiet, wait := w.quietFor(networkQuiet, start)
+		quiet, wait := w.quietFor(window, start)
 		if quiet {
 			break
 		}
@@ -159,20 +180,31 @@ func (w *pageWatch) waitStable(tab context.Context, start time.Time) {
 		}
 		timer.Stop()
 	}
-	// The DOM may keep changing after the network settles (client-side
-	// rendering); wait for a short mutation-free window, bounded.
+	select {
+	case <-domDone:
+	case <-tab.Done():
+		return
+	}
+	if w.navigationCount() != navs {
+		waitDOMQuiet(tab) // the first wait watched the document that is gone
+	}
+}
+
+// waitDOMQuiet waits for a short mutation-free window of the document
+// (client-side rendering), at most a second.
+func waitDOMQuiet(tab context.Context) {
 	ctx, cancel := context.WithTimeout(tab, time.Second)
 	defer cancel()
 	_, _ = chromedp.Run(ctx, chromedp.Evaluate[bool](domQuietJS, chromedp.EvalAwaitPromise))
 }
 
-// domQuietJS resolves once the document has seen no mutation for 50 ms, or
+// domQuietJS resolves once the document has seen no mutation for 30 ms, or
 // after 500 ms at most.
 const domQuietJS = `new Promise(resolve => {
   let timer;
   const done = () => { obs.disconnect(); clearTimeout(cap); resolve(true); };
-  const obs = new MutationObserver(() => { clearTimeout(timer); timer = setTimeout(done, 50); });
+  const obs = new MutationObserver(() => { clearTimeout(timer); timer = setTimeout(done, 30); });
   obs.observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
-  timer = setTimeout(done, 50);
+  timer = setTimeout(done, 30);
   const cap = setTimeout(done, 500);
 })`

@@ -56,7 +56,7 @@ timeout_seconds = 30
 connect = %q
 %s
 startup_timeout_seconds = 30
-max_interactions = 40
+max_interactions = 100000
 
 [browser.scope]
 allowed_domains = ["127.0.0.1"]
@@ -84,7 +84,7 @@ type fixture struct {
 
 // start serves the demo site and the canary, writes the manifest and
 // starts `browsergate serve` over stdio with the MCP SDK client.
-func start(t *testing.T, connect, endpoint string) *fixture {
+func start(t testing.TB, connect, endpoint string) *fixture {
 	t.Helper()
 	f := &fixture{canary: &demosite.Canary{}}
 	var stop func()
@@ -132,7 +132,7 @@ func start(t *testing.T, connect, endpoint string) *fixture {
 }
 
 // call calls a tool and returns its text and whether it was refused.
-func (f *fixture) call(t *testing.T, tool string, args map[string]any) (string, bool) {
+func (f *fixture) call(t testing.TB, tool string, args map[string]any) (string, bool) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -143,7 +143,7 @@ func (f *fixture) call(t *testing.T, tool string, args map[string]any) (string, 
 	return resultText(res), res.IsError
 }
 
-func (f *fixture) mustAllow(t *testing.T, tool string, args map[string]any) string {
+func (f *fixture) mustAllow(t testing.TB, tool string, args map[string]any) string {
 	t.Helper()
 	text, refused := f.call(t, tool, args)
 	if refused {
@@ -152,7 +152,7 @@ func (f *fixture) mustAllow(t *testing.T, tool string, args map[string]any) stri
 	return text
 }
 
-func (f *fixture) mustRefuse(t *testing.T, tool string, args map[string]any, wants ...string) string {
+func (f *fixture) mustRefuse(t testing.TB, tool string, args map[string]any, wants ...string) string {
 	t.Helper()
 	text, refused := f.call(t, tool, args)
 	if !refused {
@@ -167,7 +167,7 @@ func (f *fixture) mustRefuse(t *testing.T, tool string, args map[string]any, wan
 }
 
 // login drives the demo site's sign-in form through refs from a snapshot.
-func (f *fixture) login(t *testing.T) string {
+func (f *fixture) login(t testing.TB) string {
 	t.Helper()
 	f.mustAllow(t, "e2e.navigate", map[string]any{"url": f.siteURL + "/login"})
 	snap := f.mustAllow(t, "e2e.snapshot", nil)

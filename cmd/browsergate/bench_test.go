@@ -1,0 +1,37 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// BenchmarkLoginFlow measures what an agent waits for in a sign-in flow
+// through the real binary over MCP stdio, with the full gate and durable
+// evidence on: navigate, snapshot, type two fields by ref, click, and the
+// state of the next page. The browser is warm (launched before the timer).
+func BenchmarkLoginFlow(b *testing.B) {
+	f := start(b, "launch", "")
+	f.mustAllow(b, "e2e.navigate", map[string]any{"url": f.siteURL + "/"})
+	b.ResetTimer()
+	for b.Loop() {
+		after := f.login(b)
+		if !strings.Contains(after, `title="Dashboard"`) {
+			b.Fatalf("login did not reach the dashboard: %s", after)
+		}
+		b.StopTimer()
+		f.mustAllow(b, "e2e.navigate", map[string]any{"url": f.siteURL + "/logout"})
+		b.StartTimer()
+	}
+}
+
+// BenchmarkSnapshot measures one snapshot call of the demo documentation
+// page and reports its size in bytes (about 4 bytes a token).
+func BenchmarkSnapshot(b *testing.B) {
+	f := start(b, "launch", "")
+	f.mustAllow(b, "e2e.navigate", map[string]any{"url": f.siteURL + "/docs"})
+	var size int
+	for b.Loop() {
+		size = len(f.mustAllow(b, "e2e.snapshot", nil))
+	}
+	b.ReportMetric(float64(size), "bytes/snapshot")
+}
