@@ -41,6 +41,7 @@ type pageWatch struct {
 	mu           sync.Mutex
 	inflight     map[network.RequestID]bool
 	loading      map[cdp.FrameID]bool
+	docLoading   bool
 	lastActivity time.Time
 	navigations  int
 	dialogs      []string
@@ -74,8 +75,13 @@ func (w *pageWatch) listen(ev any) {
 		delete(w.loading, e.FrameID)
 	case *page.EventFrameNavigated:
 		if e.Frame != nil && e.Frame.ParentID == "" {
+			// A new main document until its load event: the network can
+			// be quiet while it still parses and runs its scripts.
 			w.navigations++
+			w.docLoading = true
 		}
+	case *page.EventLoadEventFired:
+		w.docLoading = false
 	case *page.EventJavascriptDialogOpening:
 		w.dialogs = append(w.dialogs, string(e.Type)+": "+e.Message)
 		select {
@@ -128,7 +134,7 @@ func (w *pageWatch) navigationCount() int {
 func (w *pageWatch) quietFor(d time.Duration, since time.Time) (bool, time.Duration) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if len(w.loading) > 0 || len(w.inflight) > 0 {
+	if w.docLoading || len(w.loading) > 0 || len(w.inflight) > 0 {
 		return false, d
 	}
 	last := w.lastActivity
@@ -145,7 +151,7 @@ func (w *pageWatch) quietFor(d time.Duration, since time.Time) (bool, time.Durat
 func (w *pageWatch) isLoading() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return len(w.loading) > 0
+	return w.docLoading || len(w.loading) > 0
 }
 
 // waitStable waits, event by event, until the tab is stable after an

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -359,14 +360,25 @@ func TestLiveAttach(t *testing.T) {
 // free loopback port and returns the port and its user data directory.
 func startChromium(t *testing.T) (int, string) {
 	t.Helper()
-	userDir := t.TempDir()
+	// Chromium's helper processes may still write to the profile after the
+	// browser is killed, so the directory is removed best-effort, not by
+	// t.TempDir (whose cleanup fails on a non-empty directory).
+	userDir, err := os.MkdirTemp("", "browsergate-live-")
+	if err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command("/usr/bin/chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
 		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
 		"--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0", "--user-data-dir="+userDir, "about:blank")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // so the cleanup kills every helper too
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start chromium: %v", err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+		os.RemoveAll(userDir)
+	})
 	portFile := filepath.Join(userDir, "DevToolsActivePort")
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
