@@ -34,10 +34,7 @@ func (s *session) act(ctx context.Context, cmd string, args map[string]any) (out
 		}
 		return output{Text: "navigated to " + u}, nil
 	case "snapshot":
-		sel, _ := args["selector"].(string)
-		st := s.readState(ctx)
-		text, err := s.snapshot(ctx, sel, origin(st.URL))
-		return output{Text: text}, err
+		return s.snapshotIn(ctx, s.manifest.Browser.ExtractMode, args)
 	case "click":
 		el, _, err := s.target(ctx, args)
 		if err != nil {
@@ -117,6 +114,38 @@ func (s *session) act(ctx context.Context, cmd string, args map[string]any) (out
 		return output{Text: string(raw)}, nil
 	}
 	return output{}, fmt.Errorf("command %q has no implementation", cmd)
+}
+
+// snapshotIn renders the page in the manifest's extract_mode: the
+// accessibility tree with refs (default), the HTML, or the visible text.
+// Only the accessibility tree hands out refs.
+func (s *session) snapshotIn(ctx context.Context, mode string, args map[string]any) (output, error) {
+	sel, _ := args["selector"].(string)
+	switch mode {
+	case "html":
+		return s.extractHTML(ctx, args)
+	case "text":
+		var text string
+		if sel == "" {
+			t, err := chromedp.Run(ctx, chromedp.Evaluate[string]("document.body ? document.body.innerText : ''"))
+			if err != nil {
+				return output{}, err
+			}
+			text = t
+		} else {
+			el, err := s.querySelector(ctx, sel)
+			if err != nil {
+				return output{}, err
+			}
+			if err := el.call(ctx, "function() { return this.innerText || this.textContent || ''; }", &text); err != nil {
+				return output{}, err
+			}
+		}
+		return output{Text: clip(text, maxSnapshotLen)}, nil
+	}
+	st := s.readState(ctx)
+	text, err := s.snapshot(ctx, sel, origin(st.URL))
+	return output{Text: text}, err
 }
 
 // typeText focuses the target (or keeps the focused element), replaces its

@@ -33,9 +33,11 @@ func (e *Executor) gate(ctx context.Context, s *session, t *turn, cmd *toolclad.
 		if u == "" {
 			continue
 		}
-		if v := sc.Check(u); !v.Allowed {
+		v := sc.Check(u)
+		if !v.Allowed {
 			return &DenyError{Stage: "scope", Rule: v.Rule, Reason: fmt.Sprintf("argument %q: %s", a.Name, v.Reason)}
 		}
+		t.decision.Scope = v.Rule
 		target = u
 	}
 	if cmd.Name == "click" || cmd.Name == "submit_form" {
@@ -59,10 +61,12 @@ func (e *Executor) gate(ctx context.Context, s *session, t *turn, cmd *toolclad.
 				return &DenyError{Stage: "scope", Rule: "element", Reason: "cannot tell where the " + cmd.Name + " leads: " + err.Error()}
 			}
 			if dest != "" && !strings.HasPrefix(strings.ToLower(dest), "javascript:") {
-				if v := sc.Check(dest); !v.Allowed {
+				v := sc.Check(dest)
+				if !v.Allowed {
 					return &DenyError{Stage: "scope", Rule: v.Rule,
 						Reason: fmt.Sprintf("the %s on %s leads to %s: %s", cmd.Name, el.label, dest, v.Reason)}
 				}
+				t.decision.Scope = v.Rule
 				target = dest
 			}
 		}
@@ -98,6 +102,7 @@ func (e *Executor) gate(ctx context.Context, s *session, t *turn, cmd *toolclad.
 	t.decision.Cedar = "deny"
 	if d.Allowed {
 		t.decision.Cedar = "allow"
+		t.decision.PolicyIDs = d.PolicyIDs // the permits that decided
 	}
 	if !d.Allowed {
 		rule := "default deny"

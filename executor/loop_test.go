@@ -236,3 +236,23 @@ func TestFinalURLOutsideScopeIsRefusedAndReset(t *testing.T) {
 		}
 	}
 }
+
+func TestSnapshotFollowsExtractMode(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ mode, want, notWant string }{
+		{"accessibility_tree", `heading "Documentation" [level=1]`, "<h1>"},
+		{"html", "<h1>Documentation</h1>", "[level=1]"},
+		{"text", "Documentation\n", "<h1>"},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, 50, false)
+			h.m.Browser.ExtractMode = tc.mode
+			h.call(t, "s", "navigate", map[string]any{"url": h.site + "/docs"})
+			r := h.call(t, "s", "snapshot", nil)
+			if r.IsError || !strings.Contains(r.Text, tc.want) || strings.Contains(r.Text, tc.notWant) {
+				t.Fatalf("snapshot in %s mode:\n%s", tc.mode, r.Text)
+			}
+		})
+	}
+}

@@ -136,7 +136,9 @@ func (e *Executor) gateAndAct(ctx context.Context, s *session, t *turn) {
 // nothing happens off the record without the agent being told.
 func (e *Executor) finish(s *session, t *turn) *toolclad.Reply {
 	m, cmd := s.manifest, t.call.Command
-	t.decision.Allowed, t.decision.Stage = t.deny == nil, "act"
+	// Stage says where the call was decided: "gate" when every check
+	// passed, else the stage that refused.
+	t.decision.Allowed, t.decision.Stage = t.deny == nil, "gate"
 	if t.deny != nil {
 		t.decision.Stage = t.deny.Stage
 		t.decision.Rule = t.deny.Rule
