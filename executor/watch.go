@@ -170,7 +170,16 @@ func (w *pageWatch) waitStable(tab context.Context, start time.Time, window time
 	for {
 		quiet, wait := w.quietFor(window, start)
 		if quiet {
-			break
+			// Events reach the listener on chromedp's read loop, which can
+			// lag behind the browser on a busy machine. A round trip on the
+			// same connection is a barrier: once its answer is back, every
+			// event sent before it has been seen. It also asks the page
+			// itself whether its document has finished loading.
+			ready := readyState(tab)
+			if again, _ := w.quietFor(window, start); again && (ready == "complete" || time.Since(start) > maxSettle) {
+				break
+			}
+			wait = 20 * time.Millisecond
 		}
 		elapsed := time.Since(start)
 		if elapsed > maxLoad || (elapsed > maxSettle && !w.isLoading()) {
@@ -194,6 +203,18 @@ func (w *pageWatch) waitStable(tab context.Context, start time.Time, window time
 	if w.navigationCount() != navs {
 		waitDOMQuiet(tab) // the first wait watched the document that is gone
 	}
+}
+
+// readyState is document.readyState of the tab, or "" when the page cannot
+// answer (it is between documents).
+func readyState(tab context.Context) string {
+	ctx, cancel := context.WithTimeout(tab, time.Second)
+	defer cancel()
+	state, err := chromedp.Run(ctx, chromedp.Evaluate[string]("document.readyState"))
+	if err != nil {
+		return ""
+	}
+	return state
 }
 
 // waitDOMQuiet waits for a short mutation-free window of the document
