@@ -28,6 +28,11 @@ var launchFlags = []chromedp.ExecAllocatorOption{
 	chromedp.Flag("disable-component-update", true),
 	chromedp.Flag("disable-sync", true),
 	chromedp.Flag("disable-default-apps", true),
+	// chromedp turns popup blocking off; a governed browser keeps it on.
+	chromedp.Flag("disable-popup-blocking", false),
+	// No back/forward cache: a page the gate reset must not come back,
+	// scripts alive, through go_back (chromedp's own list, plus ours).
+	chromedp.Flag("disable-features", "Translate,BlinkGenPropertyTrees,BackForwardCache"),
 }
 
 // backendKey identifies one browser: sessions with the same key share it,
@@ -46,6 +51,7 @@ type backend struct {
 
 	mu      sync.Mutex
 	started bool
+	stopped bool // shut down with the executor: never starts again
 	alloc   context.Context // allocator context
 	root    context.Context // launch: the context that owns the browser
 	cancel  []context.CancelFunc
@@ -57,6 +63,16 @@ type backend struct {
 func (b *backend) newSessionContext(opts ...chromedp.ContextOption) (context.Context, context.CancelFunc, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.stopped {
+		return nil, nil, fmt.Errorf("%w: the executor is shutting down", ErrBrowserStart)
+	}
+	if b.started && b.root != nil && b.root.Err() != nil {
+		// The launched browser died (crash, OOM kill): start a new one.
+		b.release()
+	}
+	if b.started && b.alloc != nil && b.alloc.Err() != nil {
+		b.release()
+	}
 	if !b.started {
 		if err := b.start(); err != nil {
 			return nil, nil, err
@@ -91,8 +107,8 @@ func (b *backend) start() error {
 	default:
 		opts := append(chromedp.DefaultExecAllocatorOptions[:], launchFlags...)
 		opts = append(opts, chromedp.ExecPath(b.key.executable))
-		if b.key.headless {
-			opts = append(opts, chromedp.Headless)
+		if !b.key.headless {
+			opts = append(opts, chromedp.VisibleWindow)
 		}
 		if os.Geteuid() == 0 {
 			// Chromium refuses to run its sandbox as root; outside root
@@ -106,10 +122,7 @@ func (b *backend) start() error {
 		// The first Run binds the browser's lifetime to root, so it must not
 		// carry the startup deadline itself: runBounded watches it instead.
 		if err := runBounded(b.startup, func() error { return chromedp.Do(root) }); err != nil {
-			for i := len(b.cancel) - 1; i >= 0; i-- {
-				b.cancel[i]()
-			}
-			b.cancel = nil
+			b.release()
 			return fmt.Errorf("%w: launch %s: %v", ErrBrowserStart, b.key.executable, err)
 		}
 	}
@@ -134,14 +147,23 @@ func runBounded(d time.Duration, fn func() error) error {
 	}
 }
 
-func (b *backend) close() {
+// shutdown stops the browser (launch) or drops the connections (live)
+// for good.
+func (b *backend) shutdown() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.stopped = true
+	b.release()
+}
+
+// release cancels the backend's contexts; b.mu must be held.
+func (b *backend) release() {
 	for i := len(b.cancel) - 1; i >= 0; i-- {
 		b.cancel[i]()
 	}
 	b.cancel = nil
 	b.started = false
+	b.root, b.alloc = nil, nil
 }
 
 // resolveLiveEndpoint turns a live_endpoint into a browser WebSocket URL.

@@ -60,13 +60,16 @@ func (s *session) act(ctx context.Context, cmd string, args map[string]any) (out
 		if err != nil {
 			return output{}, err
 		}
-		if hist.CurrentIndex <= 0 {
+		if hist.CurrentIndex <= 0 || int(hist.CurrentIndex) > len(hist.Entries)-1 {
 			return output{}, ErrNoHistory
 		}
-		if err := chromedp.Do(ctx, chromedp.NavigateBack()); err != nil {
-			return output{}, err
+		prev := hist.Entries[hist.CurrentIndex-1]
+		// Not chromedp.NavigateBack: it waits for a load event that a page
+		// restored from cache never fires. waitStable follows the load.
+		if _, err := chromedp.Call(ctx, page.NavigateToHistoryEntry, page.NavigateToHistoryEntryParams{EntryID: prev.ID}); err != nil {
+			return output{}, fmt.Errorf("go back: %w", err)
 		}
-		return output{Text: "went back to " + hist.Entries[hist.CurrentIndex-1].URL}, nil
+		return output{Text: "went back to " + prev.URL}, nil
 	case "wait_for":
 		return s.waitFor(ctx, args)
 	case "extract_html":
@@ -252,6 +255,13 @@ func (s *session) waitFor(ctx context.Context, args map[string]any) (output, err
 	ms, _ := args["timeout_ms"].(int64)
 	if ms <= 0 {
 		ms = 5000
+	}
+	// Never outlast the command's own deadline: the answer must be "did
+	// not appear", not a timeout of the whole call.
+	if dl, ok := ctx.Deadline(); ok {
+		if left := time.Until(dl) - 2*time.Second; left < time.Duration(ms)*time.Millisecond {
+			ms = max(left.Milliseconds(), 0)
+		}
 	}
 	a, _ := json.Marshal(sel)
 	b, _ := json.Marshal(text)

@@ -65,16 +65,25 @@ func (s *session) querySelector(ctx context.Context, sel string) (element, error
 	return element{object: obj.ObjectID, backend: desc.Node.BackendNodeID, label: "selector " + string(lit)}, nil
 }
 
-// call runs a JavaScript function with the element as this and decodes its
-// JSON result into out (when out is not nil).
-func (el element) call(ctx context.Context, fn string, out any) error {
+// call runs a JavaScript function with the element as this and the given
+// JSON-encodable arguments, and decodes its JSON result into out (when out
+// is not nil).
+func (el element) call(ctx context.Context, fn string, out any, args ...any) error {
 	byValue, await := true, true
-	res, err := chromedp.Call(ctx, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
+	params := runtime.CallFunctionOnParams{
 		FunctionDeclaration: fn,
 		ObjectID:            el.object,
 		ReturnByValue:       &byValue,
 		AwaitPromise:        &await,
-	})
+	}
+	for _, a := range args {
+		raw, err := json.Marshal(a)
+		if err != nil {
+			return err
+		}
+		params.Arguments = append(params.Arguments, &runtime.CallArgument{Value: raw})
+	}
+	res, err := chromedp.Call(ctx, runtime.CallFunctionOn, params)
 	if err != nil {
 		return err
 	}
@@ -105,18 +114,88 @@ func (el element) click(ctx context.Context) error {
 		x += quad[i] / 4
 		y += quad[i+1] / 4
 	}
+	var onTop bool
+	if err := el.call(ctx, hitTestJS, &onTop, x, y); err != nil {
+		return err
+	}
+	if !onTop {
+		return fmt.Errorf("%s is covered by another element at its centre, so a click would hit that element instead", el.label)
+	}
 	return chromedp.Do(ctx, chromedp.MouseClickXY(x, y))
 }
 
-// linkTarget is the absolute URL a click on the element would navigate to
-// (the href of the element or its enclosing link), or "".
-const linkTargetJS = `function() { const a = this.closest && this.closest('a[href], area[href]'); return a ? a.href : ''; }`
-
-// formTarget is the absolute action URL of the element's form (itself, its
-// form owner, or its enclosing form), or "" when it has none.
-const formTargetJS = `function() {
-  const f = this.tagName === 'FORM' ? this : (this.form || (this.closest && this.closest('form')));
-  if (!f) return '';
-  const sub = (this.tagName === 'BUTTON' || this.tagName === 'INPUT') && this.formAction ? this.formAction : '';
-  return sub || f.action || location.href;
+// destinationJS reports where acting on the element would send the tab,
+// reading the DOM through the built-in prototypes so that a form field
+// named "action" or "type" cannot shadow what it reads. With mode "click"
+// it is the enclosing link's href, or, when the element is (inside) a
+// submit button, the action its form would post to; with mode "submit" it
+// is the action of the element's form. Empty url: the act navigates nowhere.
+const destinationJS = `function(mode) {
+  const desc = (proto, prop) => Object.getOwnPropertyDescriptor(proto, prop).get;
+  const closest = (el, sel) => Element.prototype.closest.call(el, sel);
+  const formAction = desc(HTMLFormElement.prototype, 'action');
+  if (mode === 'click') {
+    const a = closest(this, 'a[href], area[href]');
+    if (a) return {url: a.href, submits: false, inForm: false};
+  }
+  let submitter = closest(this, 'button, input[type=submit], input[type=image]');
+  if (submitter) {
+    const proto = submitter.tagName === 'BUTTON' ? HTMLButtonElement.prototype : HTMLInputElement.prototype;
+    const type = desc(proto, 'type').call(submitter);
+    if (type !== 'submit' && type !== 'image') submitter = null;
+  }
+  let form = null;
+  if (mode === 'click') {
+    if (!submitter) return {url: '', submits: false, inForm: false};
+    form = desc(Object.getPrototypeOf(submitter), 'form') ? submitter.form : null;
+  } else {
+    form = this.tagName === 'FORM' ? this : (this.form || closest(this, 'form'));
+  }
+  if (!form) return {url: '', submits: false, inForm: false};
+  let url = formAction.call(form);
+  if (submitter && Element.prototype.hasAttribute.call(submitter, 'formaction')) {
+    const proto = submitter.tagName === 'BUTTON' ? HTMLButtonElement.prototype : HTMLInputElement.prototype;
+    url = desc(proto, 'formAction').call(submitter);
+  }
+  return {url: url, submits: true, inForm: true};
 }`
+
+// destination is what destinationJS reports.
+type destination struct {
+	URL     string `json:"url"`
+	Submits bool   `json:"submits"`
+	InForm  bool   `json:"inForm"`
+}
+
+func (el element) destination(ctx context.Context, mode string) (destination, error) {
+	var d destination
+	err := el.call(ctx, destinationJS, &d, mode)
+	return d, err
+}
+
+// hitTestJS reports whether the element itself (or one of its
+// descendants) is what a click at (x, y) would hit, so that a transparent
+// overlay cannot take a click meant for an in-scope element.
+const hitTestJS = `function(x, y) {
+  const root = this.getRootNode();
+  const hit = (root && root.elementFromPoint ? root : document).elementFromPoint(x, y);
+  return !!hit && (hit === this || Node.prototype.contains.call(this, hit));
+}`
+
+// isPasswordJS reports whether the element is a password field.
+const isPasswordJS = `function() {
+  return this instanceof HTMLInputElement &&
+    Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'type').get.call(this) === 'password';
+}`
+
+// focused is the page's focused element (the body when none is).
+func (s *session) focused(ctx context.Context) (element, error) {
+	obj, err := chromedp.Run(ctx, chromedp.Evaluate[*runtime.RemoteObject]("document.activeElement || document.body"))
+	if err != nil {
+		return element{}, err
+	}
+	if obj == nil || obj.ObjectID == "" {
+		return element{}, fmt.Errorf("%w: no focused element", ErrNoElement)
+	}
+	return element{object: obj.ObjectID, label: "the focused element"}, nil
+}

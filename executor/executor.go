@@ -71,8 +71,26 @@ func New(cfg Config) (*Executor, error) {
 		backends: map[backendKey]*backend{},
 		sessions: map[sessionKey]*session{},
 	}
-	var errs []error
+	scopes, err := Scopes(cfg.Manifests)
+	if err != nil {
+		return nil, err
+	}
+	e.scopes = scopes
 	for _, m := range cfg.Manifests {
+		for _, c := range m.Commands {
+			e.commands[m] = append(e.commands[m], c.Name)
+		}
+	}
+	return e, nil
+}
+
+// Scopes builds the URL scope of every manifest, reporting every bad
+// pattern or CIDR with the manifest it is in. `browsergate check` uses it
+// so that it refuses exactly what serve would.
+func Scopes(ms []*toolclad.Manifest) (map[*toolclad.Manifest]*scope.Scope, error) {
+	out := make(map[*toolclad.Manifest]*scope.Scope, len(ms))
+	var errs []error
+	for _, m := range ms {
 		sc, err := scope.New(scope.Config{
 			AllowedDomains:    m.Browser.Scope.AllowedDomains,
 			BlockedDomains:    m.Browser.Scope.BlockedDomains,
@@ -83,15 +101,9 @@ func New(cfg Config) (*Executor, error) {
 			errs = append(errs, fmt.Errorf("%s: [browser.scope]: %w", m.Path, err))
 			continue
 		}
-		e.scopes[m] = sc
-		for _, c := range m.Commands {
-			e.commands[m] = append(e.commands[m], c.Name)
-		}
+		out[m] = sc
 	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
-	return e, nil
+	return out, errors.Join(errs...)
 }
 
 // Close ends every session and stops every browser browsergate launched.
@@ -104,11 +116,11 @@ func (e *Executor) Close() {
 	e.mu.Unlock()
 	for _, s := range sessions {
 		s.mu.Lock()
-		s.close()
+		s.end()
 		s.mu.Unlock()
 	}
 	for _, b := range backends {
-		b.close()
+		b.shutdown()
 	}
 }
 
@@ -125,7 +137,7 @@ func (e *Executor) EndSession(mcpID string) {
 	e.mu.Unlock()
 	for _, s := range ended {
 		s.mu.Lock()
-		s.close()
+		s.end()
 		s.mu.Unlock()
 	}
 }

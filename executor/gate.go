@@ -5,28 +5,48 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+
 	"github.com/browsergate/browsergate/cedar"
+	"github.com/browsergate/browsergate/scope"
 	"github.com/browsergate/browsergate/toolclad"
 )
 
-// clickTargetJS reports where a click on the element would send the tab:
-// the link it is in, or the form it submits.
-const clickTargetJS = `function() {
-  const a = this.closest && this.closest('a[href], area[href]');
-  if (a) return a.href;
-  const submit = (this.tagName === 'BUTTON' && (this.type || 'submit') === 'submit') || (this.tagName === 'INPUT' && (this.type === 'submit' || this.type === 'image'));
-  if (submit && this.form) return this.formAction || this.form.action || location.href;
-  return '';
-}`
-
-// gate decides one call: scope first (url arguments, then where a click or
-// a submit would lead), then Cedar, then human approval. Any error on the
-// way is a denial.
+// gate decides one call before anything happens in the browser:
+//
+//  1. the tab must be inside the scope now (a page may have moved it since
+//     the last call); if not, it is reset and the call refused;
+//  2. every scope-checked url argument, and where the action would send
+//     the tab (the link a click follows, the form a click or submit_form
+//     posts, the history entry go_back returns to), must be in scope;
+//  3. a click that would submit a form is also a submit_form: the manifest
+//     must declare submit_form, and its policies and approval apply too;
+//  4. Cedar must allow the call (and the submit, for such a click);
+//  5. commands needing human approval are refused: no approval channel
+//     exists yet, and the agent can never approve itself.
+//
+// Any error on the way is a denial.
 func (e *Executor) gate(ctx context.Context, s *session, t *turn, cmd *toolclad.Command, before PageState) *DenyError {
 	sc := e.scopes[s.manifest]
+	if before.URL == "" {
+		return &DenyError{Stage: "observe", Rule: "page state", Reason: "the page state could not be read, so the call cannot be judged"}
+	}
+	if !isBlank(before.URL) {
+		if v := sc.Check(before.URL); !v.Allowed {
+			resetErr := s.resetTab(ctx)
+			if s.tab != nil {
+				st := s.readState(ctx)
+				t.after = &st
+			}
+			return &DenyError{Stage: "scope", Rule: v.Rule,
+				Reason: fmt.Sprintf("the tab was at %s, outside the scope (%s), before this call: %s; nothing was done", before.URL, v.Reason, resetNote(resetErr))}
+		}
+	}
+
 	target := ""
 	for _, a := range cmd.Args {
-		if a.Type != toolclad.ArgType("url") || !a.ScopeCheck {
+		if a.Type != toolclad.TypeURL || !a.ScopeCheck {
 			continue
 		}
 		u, _ := t.args[a.Name].(string)
@@ -40,7 +60,10 @@ func (e *Executor) gate(ctx context.Context, s *session, t *turn, cmd *toolclad.
 		t.decision.Scope = v.Rule
 		target = u
 	}
-	if cmd.Name == "click" || cmd.Name == "submit_form" {
+
+	submits := false
+	switch cmd.Name {
+	case "click", "submit_form":
 		el, named, err := s.target(ctx, t.args)
 		if err != nil {
 			return &DenyError{Stage: "args", Rule: "element", Reason: err.Error()}
@@ -52,36 +75,71 @@ func (e *Executor) gate(ctx context.Context, s *session, t *turn, cmd *toolclad.
 			named = true
 		}
 		if named {
-			js := clickTargetJS
+			mode := "click"
 			if cmd.Name == "submit_form" {
-				js = formTargetJS
+				mode = "submit"
 			}
-			var dest string
-			if err := el.call(ctx, js, &dest); err != nil {
+			d, err := el.destination(ctx, mode)
+			if err != nil {
 				return &DenyError{Stage: "scope", Rule: "element", Reason: "cannot tell where the " + cmd.Name + " leads: " + err.Error()}
 			}
-			if dest != "" && !strings.HasPrefix(strings.ToLower(dest), "javascript:") {
-				v := sc.Check(dest)
-				if !v.Allowed {
-					return &DenyError{Stage: "scope", Rule: v.Rule,
-						Reason: fmt.Sprintf("the %s on %s leads to %s: %s", cmd.Name, el.label, dest, v.Reason)}
-				}
-				t.decision.Scope = v.Rule
-				target = dest
+			if mode == "submit" && !d.InForm {
+				return &DenyError{Stage: "args", Rule: "element", Reason: el.label + " is not in a form"}
 			}
+			submits = d.Submits
+			if deny := checkDestination(sc, t, cmd.Name, el.label, d.URL); deny != nil {
+				return deny
+			}
+			if d.URL != "" {
+				target = d.URL
+			}
+		}
+	case "type_text":
+		el, named, err := s.target(ctx, t.args)
+		if err != nil {
+			return &DenyError{Stage: "args", Rule: "element", Reason: err.Error()}
+		}
+		if !named {
+			el, err = s.focused(ctx)
+		}
+		if err == nil {
+			err = el.call(ctx, isPasswordJS, &t.secret)
+		}
+		if err != nil {
+			t.secret = true // cannot tell: keep the text out of the log
+		}
+	case "go_back":
+		hist, err := chromedp.Call(ctx, page.GetNavigationHistory, struct{}{})
+		if err != nil {
+			return &DenyError{Stage: "observe", Rule: "history", Reason: "cannot read the tab's history: " + err.Error()}
+		}
+		if hist.CurrentIndex > 0 && int(hist.CurrentIndex) <= len(hist.Entries)-1 {
+			prev := hist.Entries[hist.CurrentIndex-1].URL
+			if deny := checkDestination(sc, t, "go_back", "the tab", prev); deny != nil {
+				return deny
+			}
+			target = prev
 		}
 	}
 
-	// Cedar sees the URL the call is about: its url argument or the link or
-	// form it follows, else the page it acts on.
+	// A click that submits a form is a form submission: the rules written
+	// for submit_form must not be dodged by clicking the submit button.
+	var submitCmd *toolclad.Command
+	if submits && cmd.Name == "click" {
+		if submitCmd = s.manifest.Command("submit_form"); submitCmd == nil {
+			return &DenyError{Stage: "manifest", Rule: "submit_form not declared",
+				Reason: "this click would submit a form, and the manifest does not declare the submit_form command"}
+		}
+		t.submits = true
+	}
+
+	// Cedar sees the URL the call is about: its url argument or where the
+	// action leads, else the page it acts on.
 	if target == "" {
 		target = before.URL
 	}
-	host := ""
-	if v := sc.Check(target); v.Host != "" {
-		host = v.Host
-	}
-	d := e.cfg.Policies.Decide(&cedar.Request{
+	host := sc.Check(target).Host
+	req := &cedar.Request{
 		Principal:        e.cfg.Principal,
 		Action:           s.manifest.Tool.Cedar.Action,
 		ResourceType:     s.manifest.Tool.Cedar.Resource,
@@ -98,13 +156,36 @@ func (e *Executor) gate(ctx context.Context, s *session, t *turn, cmd *toolclad.
 		InteractionCount: t.count - 1,
 		Counters:         s.counters(e.commands[s.manifest]),
 		Time:             t.start,
-	})
-	t.decision.Cedar = "deny"
-	if d.Allowed {
-		t.decision.Cedar = "allow"
-		t.decision.PolicyIDs = d.PolicyIDs // the permits that decided
 	}
+	if deny := e.decide(t, req); deny != nil {
+		return deny
+	}
+	if submitCmd != nil {
+		sub := *req
+		sub.Command, sub.RiskTier = "submit_form", submitCmd.RiskTier
+		if deny := e.decide(t, &sub); deny != nil {
+			deny.Reason = "this click would submit a form, judged as submit_form: " + deny.Reason
+			return deny
+		}
+	}
+
+	// Human approval: until an out-of-band approval channel exists, a
+	// command that needs one cannot run (fail closed, never self-approved).
+	for _, c := range []*toolclad.Command{cmd, submitCmd} {
+		if c != nil && (c.HumanApproval || s.manifest.Tool.HumanApproval) {
+			return &DenyError{Stage: "approval", Rule: "human_approval",
+				Reason: fmt.Sprintf("%s requires human approval and no approval channel is configured on this daemon", c.Name)}
+		}
+	}
+	return nil
+}
+
+// decide asks Cedar and turns a denial into a DenyError naming the
+// policies and reasons.
+func (e *Executor) decide(t *turn, req *cedar.Request) *DenyError {
+	d := e.cfg.Policies.Decide(req)
 	if !d.Allowed {
+		t.decision.Cedar = "deny"
 		rule := "default deny"
 		if len(d.PolicyIDs) > 0 {
 			rule = "policy " + strings.Join(d.PolicyIDs, ", ")
@@ -115,12 +196,23 @@ func (e *Executor) gate(ctx context.Context, s *session, t *turn, cmd *toolclad.
 		}
 		return &DenyError{Stage: "cedar", Rule: rule, Reason: reason, PolicyIDs: d.PolicyIDs}
 	}
-
-	// Human approval: until an out-of-band approval channel exists, a
-	// command that needs one cannot run (fail closed, never self-approved).
-	if cmd.HumanApproval || s.manifest.Tool.HumanApproval {
-		return &DenyError{Stage: "approval", Rule: "human_approval",
-			Reason: fmt.Sprintf("%s requires human approval and no approval channel is configured on this daemon", cmd.Name)}
-	}
+	t.decision.Cedar = "allow"
+	t.decision.PolicyIDs = append(t.decision.PolicyIDs, d.PolicyIDs...) // the permits that decided
 	return nil
 }
+
+// checkDestination checks where an action would send the tab.
+func checkDestination(sc *scope.Scope, t *turn, what, label, dest string) *DenyError {
+	if dest == "" || strings.HasPrefix(strings.ToLower(dest), "javascript:") {
+		return nil // no navigation (a javascript: link runs the page's own script)
+	}
+	v := sc.Check(dest)
+	if !v.Allowed {
+		return &DenyError{Stage: "scope", Rule: v.Rule,
+			Reason: fmt.Sprintf("the %s on %s leads to %s: %s", what, label, dest, v.Reason)}
+	}
+	t.decision.Scope = v.Rule
+	return nil
+}
+
+func isBlank(u string) bool { return u == "about:blank" }

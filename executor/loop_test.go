@@ -39,6 +39,14 @@ allow_private_cidrs = ["127.0.0.1/32"]
 [browser.commands.snapshot]
 [browser.commands.click]
 [browser.commands.type_text]
+[browser.commands.submit_form]
+[browser.commands.screenshot]
+[browser.commands.go_back]
+[browser.commands.wait_for]
+[browser.commands.extract_html]
+[browser.commands.list_tabs]
+[browser.commands.scroll]
+[browser.commands.network_timing]
 `
 
 // clock is a fake clock tests advance by hand.
@@ -217,7 +225,7 @@ func TestFinalURLOutsideScopeIsRefusedAndReset(t *testing.T) {
 		t.Fatal(r.Text)
 	}
 	r := h.call(t, "s", "click", map[string]any{"selector": "#go"})
-	if !r.IsError || !strings.Contains(r.Text, "DENIED at scope") || !strings.Contains(r.Text, "about:blank") {
+	if !r.IsError || !strings.Contains(r.Text, "DENIED at final_url") || !strings.Contains(r.Text, "about:blank") {
 		t.Fatalf("script navigation out of scope: %+v", r)
 	}
 	recs := h.records(t)
@@ -254,5 +262,192 @@ func TestSnapshotFollowsExtractMode(t *testing.T) {
 				t.Fatalf("snapshot in %s mode:\n%s", tc.mode, r.Text)
 			}
 		})
+	}
+}
+
+// TestCommands runs each command once against the demo site and checks
+// what it did to the page, not just that it answered.
+func TestCommands(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, 100, false)
+	must := func(command string, args map[string]any) string {
+		t.Helper()
+		r := h.call(t, "s", command, args)
+		if r.IsError {
+			t.Fatalf("%s %v refused: %s", command, args, r.Text)
+		}
+		return r.Text
+	}
+	must("navigate", map[string]any{"url": h.site + "/login"})
+	must("type_text", map[string]any{"selector": "input[name=username]", "text": "carol"})
+	must("type_text", map[string]any{"selector": "input[name=password]", "text": "pw"})
+	// submit_form with no target: the page's only form. The page is not
+	// authenticated yet, so the shipped policies allow it.
+	if out := must("submit_form", nil); !strings.Contains(out, `title="Dashboard"`) {
+		t.Fatalf("submit_form did not sign in: %s", out)
+	}
+	if out := must("extract_html", map[string]any{"selector": "main p"}); !strings.Contains(out, "<p>Welcome, carol!</p>") {
+		t.Fatalf("extract_html: %s", out)
+	}
+	if out := must("wait_for", map[string]any{"text": "Welcome, carol"}); !strings.Contains(out, "is present") {
+		t.Fatalf("wait_for text: %s", out)
+	}
+	r := h.call(t, "s", "wait_for", map[string]any{"selector": "#never", "timeout_ms": 200})
+	if !r.IsError || !strings.Contains(r.Text, "did not appear within 200 ms") {
+		t.Fatalf("wait_for a missing selector: %+v", r)
+	}
+	if out := must("go_back", nil); !strings.Contains(out, "/login") {
+		t.Fatalf("go_back: %s", out)
+	}
+	if out := must("list_tabs", nil); !strings.Contains(out, "1. ") || !strings.Contains(out, "this session's tab") {
+		t.Fatalf("list_tabs: %s", out)
+	}
+	if out := must("network_timing", nil); !strings.Contains(out, `"navigation"`) {
+		t.Fatalf("network_timing: %s", out)
+	}
+	if out := must("scroll", map[string]any{"direction": "down", "amount": 1}); !strings.Contains(out, "scrolled down") {
+		t.Fatalf("scroll: %s", out)
+	}
+	shot := h.call(t, "s", "screenshot", nil)
+	if shot.IsError || len(shot.PNG) < 8 || string(shot.PNG[1:4]) != "PNG" {
+		t.Fatalf("screenshot: %s (%d bytes)", shot.Text, len(shot.PNG))
+	}
+	if h.call(t, "s", "click", map[string]any{"selector": "#nope"}).IsError == false {
+		t.Fatal("click on a selector that matches nothing was not refused")
+	}
+}
+
+// A click on a submit button is a form submission: without submit_form in
+// the manifest it is refused, so submit_form's rules cannot be dodged.
+func TestClickThatSubmitsNeedsSubmitForm(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, 50, false)
+	var kept []*toolclad.Command
+	for _, c := range h.m.Commands {
+		if c.Name != "submit_form" {
+			kept = append(kept, c)
+		}
+	}
+	h.m.Commands = kept
+	h.call(t, "s", "navigate", map[string]any{"url": h.site + "/login"})
+	r := h.call(t, "s", "click", map[string]any{"selector": "button[type=submit]"})
+	if !r.IsError || !strings.Contains(r.Text, "submit_form") {
+		t.Fatalf("click on a submit button without submit_form declared: %+v", r)
+	}
+	if strings.Contains(r.Text, "Dashboard") {
+		t.Fatalf("the form was submitted anyway: %s", r.Text)
+	}
+}
+
+// newHarnessWithCanary is newHarness with the demo site's forbidden links
+// pointing at a canary on 127.0.0.2, which must see no request.
+func newHarnessWithCanary(t *testing.T) (*harness, *demosite.Canary) {
+	t.Helper()
+	h := newHarness(t, 100, false)
+	canary := &demosite.Canary{}
+	ln, err := net.Listen("tcp", "127.0.0.2:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	csrv := &http.Server{Handler: canary}
+	go csrv.Serve(ln)
+	t.Cleanup(func() { csrv.Close() })
+	site := demosite.New(demosite.Options{ForbiddenURL: "http://" + ln.Addr().String() + "/steal"})
+	sl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ssrv := &http.Server{Handler: site}
+	go ssrv.Serve(sl)
+	t.Cleanup(func() { ssrv.Close() })
+	h.site = "http://" + sl.Addr().String()
+	return h, canary
+}
+
+func TestFormAndOverlayTrapsAreRefusedBeforeActing(t *testing.T) {
+	t.Parallel()
+	h, canary := newHarnessWithCanary(t)
+	h.call(t, "s", "navigate", map[string]any{"url": h.site + "/trap/form"})
+	for _, tc := range []struct {
+		command string
+		args    map[string]any
+	}{
+		{"click", map[string]any{"selector": "#f button"}},            // a plain <button> submits
+		{"submit_form", map[string]any{"selector": "#u"}},             // the field's form
+		{"submit_form", map[string]any{"selector": "#f"}},             // the form itself
+		{"submit_form", nil},                                          // the page's only form
+		{"type_text", map[string]any{"selector": "#u", "text": "hi"}}, // allowed: typing is not submitting
+	} {
+		r := h.call(t, "s", tc.command, tc.args)
+		if tc.command == "type_text" {
+			if r.IsError {
+				t.Fatalf("type_text refused: %s", r.Text)
+			}
+			continue
+		}
+		if !r.IsError || !strings.Contains(r.Text, "DENIED at scope") || !strings.Contains(r.Text, "/steal") {
+			t.Fatalf("%s %v on a form posting out of scope: %+v", tc.command, tc.args, r)
+		}
+	}
+	h.call(t, "s", "navigate", map[string]any{"url": h.site + "/trap/overlay"})
+	r := h.call(t, "s", "click", map[string]any{"selector": "#docs"})
+	if !r.IsError || !strings.Contains(r.Text, "covered") {
+		t.Fatalf("click on a link under a transparent out-of-scope overlay: %+v", r)
+	}
+	if n := canary.Hits(); n != 0 {
+		t.Fatalf("canary saw %d request(s): %v", n, canary.Seen())
+	}
+}
+
+func TestPasswordIsMaskedInEvidence(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, 50, false)
+	h.call(t, "s", "navigate", map[string]any{"url": h.site + "/login"})
+	h.call(t, "s", "type_text", map[string]any{"selector": "input[name=password]", "text": "hunter2-secret"})
+	h.call(t, "s", "type_text", map[string]any{"selector": "input[name=username]", "text": "dave"})
+	recs := h.records(t)
+	pw, user := recs[1], recs[2]
+	if s := fmt.Sprint(pw.Args); strings.Contains(s, "hunter2") || !strings.Contains(s, "masked: 14 characters") {
+		t.Fatalf("password field text in evidence: %v", pw.Args)
+	}
+	if user.Args["text"] != "dave" {
+		t.Fatalf("ordinary field text should be recorded: %v", user.Args)
+	}
+}
+
+// These pages reach a forbidden host by themselves (a popup, a timed
+// redirect). Without request interception the request itself still leaves
+// (a later layer stops it); here the gate must refuse the outcome, close
+// the popup, and keep go_back from returning there.
+func TestPagesThatLeaveTheScopeByThemselves(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, 100, false)
+	ln, err := net.Listen("tcp", "127.0.0.3:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("<title>out</title>out")) })}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	out := "http://" + ln.Addr().String() + "/"
+
+	h.call(t, "s", "navigate", map[string]any{"url": h.site + "/trap/popup?to=" + out})
+	r := h.call(t, "s", "click", map[string]any{"selector": "#open"})
+	if !r.IsError || !strings.Contains(r.Text, "closed") || !strings.Contains(r.Text, "tab_count=1") {
+		t.Fatalf("click that opens an out-of-scope popup: %+v", r)
+	}
+
+	h.call(t, "s", "navigate", map[string]any{"url": h.site + "/trap/later?to=" + out})
+	time.Sleep(time.Second) // let the page move itself (the test waits for the page, not the gate)
+	r = h.call(t, "s", "snapshot", nil)
+	if !r.IsError || !strings.Contains(r.Text, "before this call") || !strings.Contains(r.Text, `url="about:blank"`) {
+		t.Fatalf("call on a tab that drifted out of scope: %+v", r)
+	}
+	r = h.call(t, "s", "go_back", nil)
+	if !r.IsError || strings.Contains(r.Text, "127.0.0.3") && !strings.Contains(r.Text, "DENIED") {
+		t.Fatalf("go_back after a reset: %+v", r)
+	}
+	if !strings.Contains(r.Text, `url="about:blank"`) {
+		t.Fatalf("go_back left about:blank: %s", r.Text)
 	}
 }

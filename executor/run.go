@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"strings"
 	"time"
-
-	"github.com/chromedp/chromedp"
 
 	"github.com/browsergate/browsergate/evidence"
 	"github.com/browsergate/browsergate/toolclad"
@@ -25,6 +25,8 @@ type turn struct {
 	out      output
 	err      error
 	count    int
+	submits  bool // a click that submits a form: counted as a submit_form too
+	secret   bool // type_text into a password field: the text is masked in evidence
 }
 
 // Run is the Observe-Reason-Gate-Act loop for one MCP tool call. It always
@@ -41,8 +43,12 @@ func (e *Executor) Run(ctx context.Context, call *toolclad.Call) *toolclad.Reply
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.ended {
+		return &toolclad.Reply{Text: "error: this session has ended", IsError: true}
+	}
 
 	e.gateAndAct(ctx, s, t)
+	e.armTimers(s)
 	return e.finish(s, t)
 }
 
@@ -103,8 +109,13 @@ func (e *Executor) gateAndAct(ctx context.Context, s *session, t *turn) {
 		return
 	}
 
-	// Act.
+	// Act. Every call that reaches here counts, whether or not the action
+	// succeeded: a submit that timed out may still have been sent.
 	navs, acted := s.watch.navigationCount(), time.Now()
+	s.counts[cmd.Name]++
+	if t.submits {
+		s.counts["submit_form"]++
+	}
 	t.out, t.err = s.act(actx, cmd.Name, t.args)
 	if window, changes := quietWindow[cmd.Name]; changes {
 		s.watch.waitStable(actx, acted, window)
@@ -112,23 +123,86 @@ func (e *Executor) gateAndAct(ctx context.Context, s *session, t *turn) {
 	if s.watch.navigationCount() != navs {
 		s.refs = nil // refs name elements of a document that is gone
 	}
-	after := s.readState(actx)
+
+	// Whatever the action did, the tab and every popup must end inside the
+	// scope. This runs on its own context: a client that gave up, or an
+	// action that used up its time, must not skip it.
+	pctx, pcancel := context.WithTimeout(s.tab, 10*time.Second)
+	defer pcancel()
+	after := s.readState(pctx)
 	t.after = &after
-	if t.err == nil {
-		s.counts[cmd.Name]++
-	}
-	// Whatever the action did, the tab must end inside the scope.
-	if v := e.scopes[m].Check(after.URL); !v.Allowed && after.URL != "" {
-		_ = chromedp.Do(actx, chromedp.Navigate("about:blank"))
-		reset := s.readState(actx)
+	if deny := e.checkAfter(pctx, s, cmd.Name, after); deny != nil {
+		t.deny = deny
+		reset := s.readState(pctx)
 		t.after = &reset
-		t.deny = &DenyError{Stage: "scope", Rule: v.Rule,
-			Reason: fmt.Sprintf("the %s led the tab to %s, which is out of scope (%s); the tab was reset to about:blank", cmd.Name, after.URL, v.Reason)}
-		s.refs = nil
 	}
 	if ds := s.watch.takeDialogs(); len(ds) > 0 && t.err == nil {
 		t.out.Text += fmt.Sprintf("\n[dismissed %d JavaScript dialog(s): %q]", len(ds), ds)
 	}
+}
+
+// checkAfter checks where an action left the session's tabs. An
+// out-of-scope (or unreadable) main tab is reset to about:blank with its
+// history cleared; out-of-scope popups are closed. Either refuses the call
+// at stage "final_url": the action ran, and its outcome is refused.
+func (e *Executor) checkAfter(ctx context.Context, s *session, command string, after PageState) *DenyError {
+	sc := e.scopes[s.manifest]
+	if after.URL == "" {
+		return &DenyError{Stage: "final_url", Rule: "page state",
+			Reason: fmt.Sprintf("the page could not be read after the %s, so it cannot be shown to be in scope; %s", command, resetNote(s.resetTab(ctx)))}
+	}
+	if v := sc.Check(after.URL); !v.Allowed && !isBlank(after.URL) {
+		return &DenyError{Stage: "final_url", Rule: v.Rule,
+			Reason: fmt.Sprintf("the %s led the tab to %s, which is out of scope (%s); %s", command, after.URL, v.Reason, resetNote(s.resetTab(ctx)))}
+	}
+	closed, err := s.closeStrayTabs(ctx, sc)
+	if err != nil {
+		return &DenyError{Stage: "final_url", Rule: "tabs",
+			Reason: fmt.Sprintf("cannot list the session's tabs after the %s: %v; %s", command, err, resetNote(s.resetTab(ctx)))}
+	}
+	if len(closed) > 0 {
+		return &DenyError{Stage: "final_url", Rule: "popup",
+			Reason: fmt.Sprintf("the %s opened tab(s) outside the scope, which were closed: %s", command, strings.Join(closed, "; "))}
+	}
+	return nil
+}
+
+// resetNote says how a reset went, for a refusal's reason.
+func resetNote(err error) string {
+	if err != nil {
+		return fmt.Sprintf("resetting the tab failed (%v), so the session's browser context was closed", err)
+	}
+	return "the tab was reset to about:blank and its history cleared"
+}
+
+// armTimers closes the session's browser context as soon as the idle or
+// session timeout passes, not only at the next call, so an abandoned tab
+// does not keep running. The decision itself is made on the clock (see
+// gateAndAct); the timers only free resources.
+func (e *Executor) armTimers(s *session) {
+	m := s.manifest
+	expire := func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		now := e.cfg.Now()
+		switch {
+		case s.expired != "" || s.ended:
+			return
+		case now.Sub(s.created) >= m.Browser.SessionTimeout:
+			s.expired = fmt.Sprintf("session_timeout_seconds: the session is older than %s", m.Browser.SessionTimeout)
+		case now.Sub(s.lastCall) >= m.Browser.IdleTimeout:
+			s.expired = fmt.Sprintf("idle_timeout_seconds: no call for more than %s", m.Browser.IdleTimeout)
+		default:
+			return
+		}
+		s.close()
+	}
+	if s.idleTimer == nil {
+		s.idleTimer = time.AfterFunc(m.Browser.IdleTimeout, expire)
+		s.lifeTimer = time.AfterFunc(m.Browser.SessionTimeout, expire)
+		return
+	}
+	s.idleTimer.Reset(m.Browser.IdleTimeout)
 }
 
 // finish records the turn in the evidence log, logs the decision and builds
@@ -146,12 +220,21 @@ func (e *Executor) finish(s *session, t *turn) *toolclad.Reply {
 		t.decision.PolicyIDs = t.deny.PolicyIDs
 	}
 	var shot []byte
+	var shotErr error
 	if m.Tool.Evidence.Screenshots && s.tab != nil && !errors.Is(t.err, ErrBrowserStart) {
 		sctx, cancel := context.WithTimeout(s.tab, 5*time.Second)
-		shot, _ = s.screenshot(sctx, false)
+		shot, shotErr = s.screenshot(sctx, false)
 		cancel()
 	} else if len(t.out.PNG) > 0 {
 		shot = t.out.PNG
+	}
+	args := t.args
+	if t.secret {
+		// What is typed into a password field stays out of the log.
+		args = maps.Clone(t.args)
+		if text, ok := args["text"].(string); ok {
+			args["text"] = fmt.Sprintf("[masked: %d characters typed into a password field]", len([]rune(text)))
+		}
 	}
 	env := &evidence.Envelope{
 		Session:          s.id,
@@ -159,7 +242,7 @@ func (e *Executor) finish(s *session, t *turn) *toolclad.Reply {
 		Principal:        e.cfg.Principal,
 		Tool:             m.Tool.Name,
 		Command:          cmd.Name,
-		Args:             t.args,
+		Args:             args,
 		Decision:         t.decision,
 		Output:           t.out.Text,
 		InteractionCount: t.count,
@@ -171,9 +254,14 @@ func (e *Executor) finish(s *session, t *turn) *toolclad.Reply {
 	if t.after != nil {
 		env.After = t.after.Map()
 	}
+	var errs []string
 	if t.err != nil {
-		env.Error = t.err.Error()
+		errs = append(errs, t.err.Error())
 	}
+	if shotErr != nil {
+		errs = append(errs, "evidence screenshot: "+shotErr.Error())
+	}
+	env.Error = strings.Join(errs, "; ")
 	appendErr := e.cfg.Evidence.Append(env, shot)
 	e.logDecision(s, t, appendErr)
 	if appendErr != nil {

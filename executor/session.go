@@ -2,15 +2,18 @@ package executor
 
 import (
 	"context"
+	"fmt"
 	"crypto/rand"
 	"encoding/hex"
 	"sync"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
+	"github.com/browsergate/browsergate/scope"
 	"github.com/browsergate/browsergate/toolclad"
 )
 
@@ -27,6 +30,9 @@ type session struct {
 	created      time.Time
 	lastCall     time.Time
 	expired      string // non-empty: why this session takes no more calls
+	ended        bool   // the MCP session ended or the executor closed
+	idleTimer    *time.Timer
+	lifeTimer    *time.Timer
 	interactions int
 	counts       map[string]int // executed commands by name
 
@@ -43,11 +49,15 @@ func newSessionID(tool string) string {
 	return tool + "-" + time.Now().UTC().Format("20060102T150405") + "-" + hex.EncodeToString(b[:])
 }
 
-// ensureTab opens the session's browser context and tab on first use.
+// ensureTab opens the session's browser context and tab on first use, and
+// again if the tab died (browser crash, live Chrome restarted, reset
+// failure); a reopened tab starts blank and its old refs are gone.
 func (s *session) ensureTab() error {
-	if s.tab != nil {
+	if s.tab != nil && s.tab.Err() == nil {
 		return nil
 	}
+	s.close()
+	s.refs = nil
 	w := newPageWatch()
 	ctx, cancel, err := s.backend.newSessionContext(chromedp.WithListener(w.listen))
 	if err != nil {
@@ -66,6 +76,58 @@ func (s *session) close() {
 		s.closeTab()
 		s.closeTab, s.tab = nil, nil
 	}
+}
+
+// end closes the session for good: no further call runs on it.
+func (s *session) end() {
+	s.ended = true
+	for _, t := range []*time.Timer{s.idleTimer, s.lifeTimer} {
+		if t != nil {
+			t.Stop()
+		}
+	}
+	s.close()
+}
+
+// resetTab sends the tab to about:blank and clears its history, so that
+// go_back cannot return to where it was. If that fails the browser
+// context is closed instead (the next call opens a fresh one).
+func (s *session) resetTab(ctx context.Context) error {
+	err := chromedp.Do(ctx, chromedp.Navigate("about:blank"))
+	if err == nil {
+		_, err = chromedp.Call(ctx, page.ResetNavigationHistory, struct{}{})
+	}
+	s.refs = nil
+	if err != nil {
+		s.close()
+	}
+	return err
+}
+
+// closeStrayTabs closes every other tab of the session (popups the pages
+// opened) whose URL is out of scope, and names them.
+func (s *session) closeStrayTabs(ctx context.Context, sc *scope.Scope) ([]string, error) {
+	tabs, err := s.tabs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	own := chromedp.FromContext(s.tab).Target
+	var closed []string
+	for _, t := range tabs {
+		if own != nil && t.TargetID == own.TargetID {
+			continue
+		}
+		if t.URL == "" || isBlank(t.URL) {
+			continue // a popup that has not navigated yet
+		}
+		if v := sc.Check(t.URL); !v.Allowed {
+			if _, err := chromedp.CallBrowser(ctx, target.CloseTarget, target.CloseTargetParams{TargetID: t.TargetID}); err != nil {
+				return closed, fmt.Errorf("close tab %s: %w", t.URL, err)
+			}
+			closed = append(closed, fmt.Sprintf("%s (%s)", t.URL, v.Reason))
+		}
+	}
+	return closed, nil
 }
 
 // tabs lists the page targets of the session's browser context.

@@ -67,9 +67,11 @@ const stateJS = `(() => {
 })()`
 
 // sessionCookie is the documented rule, part 2, for is_authenticated: the
-// browser holds a cookie for the page whose name looks like a session or
-// auth token (session, sess, sid, auth, token, login, jwt as a name part).
-var sessionCookie = regexp.MustCompile(`(?i)(^|[_.-])(session|sess|sid|auth|token|login|jwt)([_.-]|$)|^(session|auth|token)`)
+// browser holds a cookie for the page whose name contains sess, sid, auth,
+// token, jwt or login (PHPSESSID, JSESSIONID, ASP.NET_SessionId,
+// wordpress_logged_in_…, auth_token, …). It errs towards "authenticated",
+// the cautious side for policies.
+var sessionCookie = regexp.MustCompile(`(?i)sess|sid|auth|token|jwt|login`)
 
 type pageFacts struct {
 	URL      string `json:"url"`
@@ -90,8 +92,13 @@ func (s *session) readState(ctx context.Context) PageState {
 	if err == nil {
 		st.URL, st.Title, st.HasForms, st.PageLoaded = facts.URL, facts.Title, facts.HasForms, facts.Ready
 		st.IsAuthenticated = facts.Logout
-	} else if loc, lerr := chromedp.Run(ctx, chromedp.Location()); lerr == nil {
-		st.URL = loc
+	} else {
+		// A page that cannot be read counts as authenticated: policies
+		// that guard authenticated pages must not fail open.
+		st.IsAuthenticated = true
+		if loc, lerr := chromedp.Run(ctx, chromedp.Location()); lerr == nil {
+			st.URL = loc
+		}
 	}
 	if u, err := scope.ParseURL(st.URL); err == nil {
 		st.Domain = u.Host

@@ -26,7 +26,7 @@ const (
 // event, and typing rarely fetches.
 var quietWindow = map[string]time.Duration{
 	"navigate":    0,
-	"go_back":     0,
+	"go_back":     50 * time.Millisecond,
 	"type_text":   20 * time.Millisecond,
 	"scroll":      20 * time.Millisecond,
 	"click":       50 * time.Millisecond,
@@ -73,6 +73,8 @@ func (w *pageWatch) listen(ev any) {
 		w.loading[e.FrameID] = true
 	case *page.EventFrameStoppedLoading:
 		delete(w.loading, e.FrameID)
+	case *page.EventFrameDetached:
+		delete(w.loading, e.FrameID) // a removed frame never reports that it stopped
 	case *page.EventFrameNavigated:
 		if e.Frame != nil && e.Frame.ParentID == "" {
 			// A new main document until its load event: the network can

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/browsergate/browsergate/cedar"
+	"github.com/browsergate/browsergate/executor"
 	"github.com/browsergate/browsergate/toolclad"
 )
 
@@ -29,9 +30,13 @@ func check(args []string, stdout io.Writer) error {
 		return fmt.Errorf("%w: check needs --manifest and --policies", errUsage)
 	}
 	ms, merr := toolclad.LoadFiles(manifests)
+	var serr error
+	if merr == nil {
+		_, serr = executor.Scopes(ms) // what serve would refuse
+	}
 	engine, perr := cedar.LoadDir(*policies)
 	problems := 0
-	for _, err := range []error{merr, perr} {
+	for _, err := range []error{merr, serr, perr} {
 		if err == nil {
 			continue
 		}

@@ -101,3 +101,13 @@ func TestVerifyOnMissingFileFails(t *testing.T) {
 		t.Fatalf("verify on a missing file passed:\n%s", out)
 	}
 }
+
+func TestCheckRefusesABadScopePattern(t *testing.T) {
+	t.Parallel()
+	bad := filepath.Join(t.TempDir(), "scope.toml")
+	os.WriteFile(bad, []byte("[tool]\nname = \"s\"\n[browser.scope]\nallowed_domains = [\"exa*mple..com\"]\nallow_private_cidrs = [\"10.0.0.5/8\"]\n[browser.commands.navigate]\n"), 0o644)
+	out, code := runBinary(t, "check", "--manifest", bad, "--policies", repoPath("policies"))
+	if code != 1 || !strings.Contains(out, "exa*mple..com") || !strings.Contains(out, "10.0.0.5/8") {
+		t.Fatalf("check on bad scope entries: exit %d\n%s", code, out)
+	}
+}

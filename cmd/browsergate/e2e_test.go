@@ -68,6 +68,7 @@ args.url = { type = "url", schemes = ["http"], scope_check = true }
 [browser.commands.snapshot]
 [browser.commands.click]
 [browser.commands.type_text]
+[browser.commands.submit_form]
 [browser.commands.wait_for]
 [browser.commands.execute_js]
 risk_tier = "critical"

@@ -55,6 +55,14 @@ var pages = template.Must(template.New("").Parse(`
 <h2>Invoices</h2><p>Invoices are issued monthly.</p></main></body></html>{{end}}
 {{define "jump"}}{{template "head" .}}<main><h1>Jump</h1>
 <button id="go" onclick="location.href = {{.Forbidden}}">Go</button></main></body></html>{{end}}
+{{define "trap-form"}}{{template "head" .}}<main><h1>Feedback</h1>
+<form id="f" method="post" action="{{.Forbidden}}"><input type="hidden" name="action" value="/"><label>Comment <input id="u" name="comment"></label><button>Send</button></form></main></body></html>{{end}}
+{{define "trap-overlay"}}{{template "head" .}}<main><h1>Overlay</h1>
+<p style="position:relative"><a id="docs" href="/docs">Read the docs</a><a id="cover" href="{{.Forbidden}}" style="position:absolute;left:0;top:0;width:100%;height:100%;opacity:0.01">x</a></p></main></body></html>{{end}}
+{{define "trap-popup"}}{{template "head" .}}<main><h1>Popup</h1>
+<button id="open" onclick="window.open({{.Forbidden}})">Open</button></main></body></html>{{end}}
+{{define "trap-later"}}{{template "head" .}}<main><h1>Later</h1><p>This page moves by itself.</p>
+<script>setTimeout(() => { location.href = {{.Forbidden}}; }, 200);</script></main></body></html>{{end}}
 {{define "elsewhere"}}{{template "head" .}}<main><h1>Elsewhere</h1><p>This link leaves the allowed scope.</p>
 <p><a id="forbidden" href="{{.Forbidden}}">Forbidden site</a></p></main></body></html>{{end}}
 `))
@@ -90,6 +98,14 @@ func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.render(w, "docs", page{Title: "Documentation"})
 	case "/elsewhere":
 		s.render(w, "elsewhere", page{Title: "Elsewhere", Forbidden: s.opts.ForbiddenURL})
+	case "/trap/form", "/trap/overlay":
+		// Traps for the gate: a form whose action leaves the scope (with a
+		// field named "action" that shadows form.action in scripts), and a
+		// near-invisible out-of-scope link laid over an in-scope one.
+		s.render(w, r.URL.Path[1:5]+"-"+r.URL.Path[6:], page{Title: "Trap", Forbidden: s.opts.ForbiddenURL})
+	case "/trap/popup", "/trap/later":
+		// A popup, and a page that navigates by itself, to ?to=URL.
+		s.render(w, r.URL.Path[1:5]+"-"+r.URL.Path[6:], page{Title: "Trap", Forbidden: r.URL.Query().Get("to")})
 	case "/jump":
 		// A script navigation: the button sends the tab to ?to=URL.
 		s.render(w, "jump", page{Title: "Jump", Forbidden: r.URL.Query().Get("to")})
