@@ -51,7 +51,7 @@ type backend struct {
 
 	mu      sync.Mutex
 	started bool
-	stopped bool // shut down with the executor: never starts again
+	stopped bool            // shut down with the executor: never starts again
 	alloc   context.Context // allocator context
 	root    context.Context // launch: the context that owns the browser
 	cancel  []context.CancelFunc
