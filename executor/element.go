@@ -38,7 +38,11 @@ func (s *session) resolveRef(ctx context.Context, ref string) (element, error) {
 	if !ok {
 		return element{}, fmt.Errorf("%w %q: take a snapshot first and use a ref from the latest one", ErrNoSuchRef, ref)
 	}
-	res, err := chromedp.Call(ctx, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: id})
+	world, err := s.world(ctx)
+	if err != nil {
+		return element{}, err
+	}
+	res, err := chromedp.Call(ctx, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: id, ExecutionContextID: world})
 	if err != nil || res.Object == nil {
 		return element{}, fmt.Errorf("%w %q: the element is gone (the page changed): take a new snapshot", ErrNoSuchRef, ref)
 	}
@@ -47,7 +51,7 @@ func (s *session) resolveRef(ctx context.Context, ref string) (element, error) {
 
 func (s *session) querySelector(ctx context.Context, sel string) (element, error) {
 	lit, _ := json.Marshal(sel)
-	obj, err := chromedp.Run(ctx, chromedp.Evaluate[*runtime.RemoteObject]("document.querySelector("+string(lit)+")"))
+	obj, err := s.evalInWorld(ctx, "document.querySelector("+string(lit)+")")
 	if err != nil {
 		var ex *chromedp.ExceptionError
 		if errors.As(err, &ex) {
@@ -190,7 +194,7 @@ const isPasswordJS = `function() {
 
 // focused is the page's focused element (the body when none is).
 func (s *session) focused(ctx context.Context) (element, error) {
-	obj, err := chromedp.Run(ctx, chromedp.Evaluate[*runtime.RemoteObject]("document.activeElement || document.body"))
+	obj, err := s.evalInWorld(ctx, "document.activeElement || document.body")
 	if err != nil {
 		return element{}, err
 	}

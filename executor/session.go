@@ -10,6 +10,7 @@ import (
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
@@ -41,6 +42,8 @@ type session struct {
 	browserID cdp.BrowserContextID
 	watch     *pageWatch
 	refs      map[string]cdp.BackendNodeID
+	worldID   runtime.ExecutionContextID // the gate's isolated world (see world.go)
+	worldNavs int                        // navigation count when worldID was made
 }
 
 func newSessionID(tool string) string {
@@ -57,7 +60,7 @@ func (s *session) ensureTab() error {
 		return nil
 	}
 	s.close()
-	s.refs = nil
+	s.refs, s.worldID = nil, 0
 	w := newPageWatch()
 	ctx, cancel, err := s.backend.newSessionContext(chromedp.WithListener(w.listen))
 	if err != nil {
@@ -127,7 +130,26 @@ func (s *session) closeStrayTabs(ctx context.Context, sc *scope.Scope) ([]string
 			closed = append(closed, fmt.Sprintf("%s (%s)", t.URL, v.Reason))
 		}
 	}
+	if len(closed) > 0 {
+		s.awaitTabCount(ctx, len(tabs)-len(closed))
+	}
 	return closed, nil
+}
+
+// awaitTabCount waits (bounded) until the closed tabs are gone from the
+// browser's target list, so the state reported next counts them out.
+func (s *session) awaitTabCount(ctx context.Context, want int) {
+	deadline := time.Now().Add(2 * time.Second)
+	for time.Now().Before(deadline) {
+		if n := s.tabCount(ctx); n <= want {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }
 
 // tabs lists the page targets of the session's browser context.

@@ -57,6 +57,14 @@ var pages = template.Must(template.New("").Parse(`
 <button id="go" onclick="location.href = {{.Forbidden}}">Go</button></main></body></html>{{end}}
 {{define "trap-form"}}{{template "head" .}}<main><h1>Feedback</h1>
 <form id="f" method="post" action="{{.Forbidden}}"><input type="hidden" name="action" value="/"><label>Comment <input id="u" name="comment"></label><button>Send</button></form></main></body></html>{{end}}
+{{define "trap-liar"}}{{template "head" .}}<main><h1>Feedback</h1>
+<form id="f" method="post" action="{{.Forbidden}}"><label>Comment <input id="u" name="comment"></label><button>Send</button></form>
+<script>
+// A page that tries to lie to inspection scripts running in its world.
+Object.getOwnPropertyDescriptor = () => ({get: () => location.href});
+Element.prototype.closest = () => null;
+HTMLFormElement.prototype.requestSubmit = HTMLFormElement.prototype.requestSubmit;
+</script></main></body></html>{{end}}
 {{define "trap-overlay"}}{{template "head" .}}<main><h1>Overlay</h1>
 <p style="position:relative"><a id="docs" href="/docs">Read the docs</a><a id="cover" href="{{.Forbidden}}" style="position:absolute;left:0;top:0;width:100%;height:100%;opacity:0.01">x</a></p></main></body></html>{{end}}
 {{define "trap-popup"}}{{template "head" .}}<main><h1>Popup</h1>
@@ -98,10 +106,12 @@ func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.render(w, "docs", page{Title: "Documentation"})
 	case "/elsewhere":
 		s.render(w, "elsewhere", page{Title: "Elsewhere", Forbidden: s.opts.ForbiddenURL})
-	case "/trap/form", "/trap/overlay":
+	case "/trap/form", "/trap/overlay", "/trap/liar":
 		// Traps for the gate: a form whose action leaves the scope (with a
-		// field named "action" that shadows form.action in scripts), and a
-		// near-invisible out-of-scope link laid over an in-scope one.
+		// field named "action" that shadows form.action in scripts), the
+		// same form on a page that redefines the built-ins inspection
+		// scripts use, and a near-invisible out-of-scope link laid over an
+		// in-scope one.
 		s.render(w, r.URL.Path[1:5]+"-"+r.URL.Path[6:], page{Title: "Trap", Forbidden: s.opts.ForbiddenURL})
 	case "/trap/popup", "/trap/later":
 		// A popup, and a page that navigates by itself, to ?to=URL.
