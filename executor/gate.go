@@ -44,6 +44,15 @@ func (e *Executor) gate(ctx context.Context, s *session, t *turn, cmd *toolclad.
 		}
 	}
 
+	// Popups may have navigated out of scope since the last call.
+	if closed, err := s.closeStrayTabs(ctx, sc, 0); err != nil || len(closed) > 0 {
+		reason := "cannot list the session's tabs: " + fmt.Sprint(err)
+		if err == nil {
+			reason = "tab(s) opened by the page had left the scope and were closed: " + strings.Join(closed, "; ") + "; nothing was done"
+		}
+		return &DenyError{Stage: "scope", Rule: "popup", Reason: reason}
+	}
+
 	target := ""
 	for _, a := range cmd.Args {
 		if a.Type != toolclad.TypeURL || !a.ScopeCheck {

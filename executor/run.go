@@ -155,7 +155,7 @@ func (e *Executor) checkAfter(ctx context.Context, s *session, command string, a
 		return &DenyError{Stage: "final_url", Rule: v.Rule,
 			Reason: fmt.Sprintf("the %s led the tab to %s, which is out of scope (%s); %s", command, after.URL, v.Reason, resetNote(s.resetTab(ctx)))}
 	}
-	closed, err := s.closeStrayTabs(ctx, sc)
+	closed, err := s.closeStrayTabs(ctx, sc, popupSettle)
 	if err != nil {
 		return &DenyError{Stage: "final_url", Rule: "tabs",
 			Reason: fmt.Sprintf("cannot list the session's tabs after the %s: %v; %s", command, err, resetNote(s.resetTab(ctx)))}

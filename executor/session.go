@@ -108,33 +108,52 @@ func (s *session) resetTab(ctx context.Context) error {
 }
 
 // closeStrayTabs closes every other tab of the session (popups the pages
-// opened) whose URL is out of scope, and names them.
-func (s *session) closeStrayTabs(ctx context.Context, sc *scope.Scope) ([]string, error) {
-	tabs, err := s.tabs(ctx)
-	if err != nil {
-		return nil, err
-	}
+// opened) whose URL is out of scope, and names them. A popup that has not
+// committed its first URL yet is given up to settle to do so.
+func (s *session) closeStrayTabs(ctx context.Context, sc *scope.Scope, settle time.Duration) ([]string, error) {
 	own := chromedp.FromContext(s.tab).Target
-	var closed []string
-	for _, t := range tabs {
-		if own != nil && t.TargetID == own.TargetID {
-			continue
+	deadline := time.Now().Add(settle)
+	for {
+		tabs, err := s.tabs(ctx)
+		if err != nil {
+			return nil, err
 		}
-		if t.URL == "" || isBlank(t.URL) {
-			continue // a popup that has not navigated yet
-		}
-		if v := sc.Check(t.URL); !v.Allowed {
-			if _, err := chromedp.CallBrowser(ctx, target.CloseTarget, target.CloseTargetParams{TargetID: t.TargetID}); err != nil {
-				return closed, fmt.Errorf("close tab %s: %w", t.URL, err)
+		pending := false
+		var closed []string
+		for _, t := range tabs {
+			if own != nil && t.TargetID == own.TargetID {
+				continue
 			}
-			closed = append(closed, fmt.Sprintf("%s (%s)", t.URL, v.Reason))
+			if t.URL == "" || isBlank(t.URL) {
+				pending = true
+				continue
+			}
+			if v := sc.Check(t.URL); !v.Allowed {
+				if _, err := chromedp.CallBrowser(ctx, target.CloseTarget, target.CloseTargetParams{TargetID: t.TargetID}); err != nil {
+					return closed, fmt.Errorf("close tab %s: %w", t.URL, err)
+				}
+				closed = append(closed, fmt.Sprintf("%s (%s)", t.URL, v.Reason))
+			}
+		}
+		if len(closed) > 0 {
+			s.awaitTabCount(ctx, len(tabs)-len(closed))
+			return closed, nil
+		}
+		if !pending || time.Now().After(deadline) {
+			return nil, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	if len(closed) > 0 {
-		s.awaitTabCount(ctx, len(tabs)-len(closed))
-	}
-	return closed, nil
 }
+
+// popupSettle bounds the wait for a new popup's first URL. A popup that
+// stays blank longer is left open; it is checked again before the next
+// call.
+const popupSettle = 500 * time.Millisecond
 
 // awaitTabCount waits (bounded) until the closed tabs are gone from the
 // browser's target list, so the state reported next counts them out.
