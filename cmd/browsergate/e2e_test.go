@@ -337,10 +337,16 @@ func checkSchema(t *testing.T, tool *mcp.Tool, name, typ string, required bool) 
 // Chrome would run, and lets browsergate attach to it and drive it.
 func TestLiveAttach(t *testing.T) {
 	port, userDir := startChromium(t)
+	portFile, err := os.ReadFile(filepath.Join(userDir, "DevToolsActivePort"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wsPath := strings.TrimSpace(strings.Split(string(portFile), "\n")[1])
 	for _, tc := range []struct {
 		name, endpoint string
 	}{
 		{"http endpoint", fmt.Sprintf("http://127.0.0.1:%d", port)},
+		{"websocket endpoint", fmt.Sprintf("ws://127.0.0.1:%d%s", port, wsPath)},
 		{"DevToolsActivePort file", filepath.Join(userDir, "DevToolsActivePort")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
