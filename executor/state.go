@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"regexp"
+	"sync"
 	"time"
 
 	"github.com/chromedp/cdproto/network"
@@ -87,6 +88,25 @@ type pageFacts struct {
 func (s *session) readState(ctx context.Context) PageState {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
+	// The three reads are independent: send them together, one round trip
+	// of latency instead of three.
+	var (
+		wg      sync.WaitGroup
+		cookies []*network.Cookie
+		tabs    int
+	)
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		// No URLs: the cookies the browser would send to the current page.
+		if res, err := chromedp.Call(ctx, network.GetCookies, network.GetCookiesParams{}); err == nil {
+			cookies = res.Cookies
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		tabs = s.tabCount(ctx)
+	}()
 	var st PageState
 	facts, err := chromedp.Run(ctx, chromedp.Evaluate[pageFacts](stateJS))
 	if err == nil {
@@ -100,20 +120,17 @@ func (s *session) readState(ctx context.Context) PageState {
 			st.URL = loc
 		}
 	}
+	wg.Wait()
 	if u, err := scope.ParseURL(st.URL); err == nil {
 		st.Domain = u.Host
 	}
-	if !st.IsAuthenticated && (len(st.URL) > 4 && st.URL[:4] == "http") {
-		if res, err := chromedp.Call(ctx, network.GetCookies, network.GetCookiesParams{URLs: []string{st.URL}}); err == nil {
-			for _, c := range res.Cookies {
-				if sessionCookie.MatchString(c.Name) {
-					st.IsAuthenticated = true
-					break
-				}
-			}
+	for _, c := range cookies {
+		if sessionCookie.MatchString(c.Name) {
+			st.IsAuthenticated = true
+			break
 		}
 	}
-	st.TabCount = s.tabCount(ctx)
+	st.TabCount = tabs
 	return st
 }
 

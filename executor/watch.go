@@ -227,13 +227,13 @@ func waitDOMQuiet(tab context.Context) {
 	_, _ = chromedp.Run(ctx, chromedp.Evaluate[bool](domQuietJS, chromedp.EvalAwaitPromise))
 }
 
-// domQuietJS resolves once the document has seen no mutation for 30 ms, or
+// domQuietJS resolves once the document has seen no mutation for 20 ms, or
 // after 500 ms at most.
 const domQuietJS = `new Promise(resolve => {
   let timer;
   const done = () => { obs.disconnect(); clearTimeout(cap); resolve(true); };
-  const obs = new MutationObserver(() => { clearTimeout(timer); timer = setTimeout(done, 30); });
+  const obs = new MutationObserver(() => { clearTimeout(timer); timer = setTimeout(done, 20); });
   obs.observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
-  timer = setTimeout(done, 30);
+  timer = setTimeout(done, 20);
   const cap = setTimeout(done, 500);
 })`
