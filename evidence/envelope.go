@@ -45,8 +45,11 @@ type Envelope struct {
 	InteractionCount int            `json:"interaction_count"`
 	DurationMicros   int64          `json:"duration_us"`
 	Error            string         `json:"error,omitempty"`
-	PrevHash         string         `json:"prev_hash"` // "" for seq 1
-	Hash             string         `json:"hash"`      // lowercase hex SHA-256 of CanonicalJSON
+	// Blocked lists the requests the egress gate refused while the call
+	// ran (request interception and the egress proxy).
+	Blocked  []BlockedRequest `json:"blocked,omitempty"`
+	PrevHash string           `json:"prev_hash"` // "" for seq 1
+	Hash     string           `json:"hash"`      // lowercase hex SHA-256 of CanonicalJSON
 }
 
 // Decision is the gate's verdict as recorded: where it was reached and why,
@@ -70,4 +73,12 @@ type SessionSummary struct {
 	Last    time.Time // time of the last record
 	Records int
 	Head    string // hash recorded in the session's head ("" when missing)
+}
+
+// BlockedRequest is one request the egress gate refused during a call.
+type BlockedRequest struct {
+	URL    string `json:"url"`
+	Rule   string `json:"rule"`
+	Reason string `json:"reason,omitempty"`
+	Layer  string `json:"layer"` // "interception" or "proxy"
 }

@@ -14,6 +14,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/remote"
+
+	"github.com/browsergate/browsergate/scope"
+	"github.com/browsergate/browsergate/toolclad"
 )
 
 // launchFlags are the Chromium switches every launched browser gets. They
@@ -42,12 +45,18 @@ type backendKey struct {
 	executable string
 	endpoint   string
 	headless   bool
+	// manifest: one browser (and one egress gate) per manifest, so that
+	// every request the browser makes is judged by one scope.
+	manifest *toolclad.Manifest
 }
 
-// backend is one browser, launched or attached on first use.
+// backend is one browser, launched or attached on first use, with the
+// egress gate around it.
 type backend struct {
 	key     backendKey
 	startup time.Duration
+	scope   *scope.Scope
+	blocked *blockLog
 
 	mu      sync.Mutex
 	started bool
@@ -91,6 +100,18 @@ func (b *backend) newSessionContext(opts ...chromedp.ContextOption) (context.Con
 		cancel()
 		return nil, nil, fmt.Errorf("%w: open a browser context: %v", ErrBrowserStart, err)
 	}
+	if b.key.connect == "live" {
+		// The session's own connection intercepts the requests of the
+		// session's browser context; the user's tabs are not ours.
+		owned, err := ownTargets(ctx)
+		if err == nil {
+			err = (&interceptor{check: b.scope.Check, owns: owned.has, log: b.blocked}).start(ctx)
+		}
+		if err != nil {
+			cancel()
+			return nil, nil, fmt.Errorf("%w: enable request interception: %v", ErrBrowserStart, err)
+		}
+	}
 	return ctx, cancel, nil
 }
 
@@ -124,6 +145,11 @@ func (b *backend) start() error {
 		if err := runBounded(b.startup, func() error { return chromedp.Do(root) }); err != nil {
 			b.release()
 			return fmt.Errorf("%w: launch %s: %v", ErrBrowserStart, b.key.executable, err)
+		}
+		// Every request of this browser is a session's: intercept them all.
+		if err := (&interceptor{check: b.scope.Check, log: b.blocked}).start(root); err != nil {
+			b.release()
+			return fmt.Errorf("%w: enable request interception: %v", ErrBrowserStart, err)
 		}
 	}
 	b.started = true

@@ -159,10 +159,11 @@ func (e *Executor) session(mcpID string, m *toolclad.Manifest) (*session, error)
 		executable: m.Browser.ExecutablePath,
 		endpoint:   m.Browser.LiveEndpoint,
 		headless:   m.Browser.Headless,
+		manifest:   m,
 	}
 	b, ok := e.backends[bk]
 	if !ok {
-		b = &backend{key: bk, startup: m.Browser.StartupTimeout}
+		b = &backend{key: bk, startup: m.Browser.StartupTimeout, scope: e.scopes[m], blocked: &blockLog{}}
 		e.backends[bk] = b
 	}
 	now := e.cfg.Now()

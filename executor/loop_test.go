@@ -63,11 +63,12 @@ func (c *clock) Advance(d time.Duration) {
 }
 
 type harness struct {
-	ex    *executor.Executor
-	m     *toolclad.Manifest
-	store *evidence.Store
-	clock *clock
-	site  string
+	ex     *executor.Executor
+	m      *toolclad.Manifest
+	store  *evidence.Store
+	clock  *clock
+	site   string
+	canary string // base URL of the canary, when the harness has one
 }
 
 func newHarness(t *testing.T, maxInteractions int, screenshots bool) *harness {
@@ -361,6 +362,7 @@ func newHarnessWithCanary(t *testing.T) (*harness, *demosite.Canary) {
 	go ssrv.Serve(sl)
 	t.Cleanup(func() { ssrv.Close() })
 	h.site = "http://" + sl.Addr().String()
+	h.canary = "http://" + ln.Addr().String()
 	return h, canary
 }
 
@@ -466,5 +468,33 @@ func TestPagesThatLeaveTheScopeByThemselves(t *testing.T) {
 	}
 	if !strings.Contains(r.Text, `url="about:blank"`) {
 		t.Fatalf("go_back left about:blank: %s", r.Text)
+	}
+}
+
+// Requests a page makes by itself are checked before they are sent; the
+// call reports them and the evidence records them.
+func TestPageRequestsAreInterceptedAndReported(t *testing.T) {
+	t.Parallel()
+	h, canary := newHarnessWithCanary(t)
+	canaryURL := h.canary
+	page := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `<title>p</title><img src="%s/img.png"><script>fetch("%s/api").catch(() => {})</script>`, canaryURL, canaryURL)
+	})}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go page.Serve(ln)
+	t.Cleanup(func() { page.Close() })
+	r := h.call(t, "s", "navigate", map[string]any{"url": "http://" + ln.Addr().String() + "/"})
+	if r.IsError || !strings.Contains(r.Text, "egress gate blocked 2 request(s)") || !strings.Contains(r.Text, "/img.png") {
+		t.Fatalf("navigate to a page that loads from the canary: %+v", r)
+	}
+	recs := h.records(t)
+	if last := recs[len(recs)-1]; len(last.Blocked) != 2 || last.Blocked[0].Layer != "interception" {
+		t.Fatalf("evidence of the blocked requests: %+v", last.Blocked)
+	}
+	if n := canary.Hits(); n != 0 {
+		t.Fatalf("canary saw %d request(s): %v", n, canary.Seen())
 	}
 }

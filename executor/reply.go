@@ -18,6 +18,7 @@ func (e *Executor) reply(s *session, t *turn) *toolclad.Reply {
 	} else if t.before != nil {
 		state = t.before.Select(fields)
 	}
+	blocked := blockedNote(t.blocked)
 	if t.deny != nil {
 		var b strings.Builder
 		fmt.Fprintf(&b, "DENIED at %s: %s\nrule: %s", t.deny.Stage, t.deny.Reason, t.deny.Rule)
@@ -27,6 +28,7 @@ func (e *Executor) reply(s *session, t *turn) *toolclad.Reply {
 		if state != nil {
 			b.WriteString("\n" + stateLine(state, fields))
 		}
+		b.WriteString(blocked)
 		return &toolclad.Reply{Text: b.String(), IsError: true}
 	}
 	if t.err != nil {
@@ -34,17 +36,53 @@ func (e *Executor) reply(s *session, t *turn) *toolclad.Reply {
 		if state != nil {
 			text += "\n" + stateLine(state, fields)
 		}
-		return &toolclad.Reply{Text: text, IsError: true}
+		return &toolclad.Reply{Text: text + blocked, IsError: true}
 	}
 	text := t.out.Text
 	if state != nil {
 		text = strings.TrimRight(text, "\n") + "\n\n" + stateLine(state, fields)
 	}
-	r := &toolclad.Reply{Text: text, PNG: t.out.PNG}
+	r := &toolclad.Reply{Text: text + blocked, PNG: t.out.PNG}
 	if state != nil {
 		r.Structured = map[string]any{"state": state}
 	}
+	if len(t.blocked) > 0 {
+		if r.Structured == nil {
+			r.Structured = map[string]any{}
+		}
+		var list []map[string]any
+		for _, b := range t.blocked {
+			list = append(list, map[string]any{"url": b.URL, "rule": b.Rule, "layer": b.Layer})
+		}
+		r.Structured["blocked"] = list
+	}
 	return r
+}
+
+// maxBlockedShown bounds how many refused requests a reply lists.
+const maxBlockedShown = 5
+
+// blockedNote tells the agent what the egress gate refused during the
+// call: the count, and the first few URLs with their rule.
+func blockedNote(blocked []Blocked) string {
+	if len(blocked) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n[egress gate blocked %d request(s)", len(blocked))
+	for i, x := range blocked {
+		if i == maxBlockedShown {
+			fmt.Fprintf(&b, "; and %d more", len(blocked)-i)
+			break
+		}
+		sep := ": "
+		if i > 0 {
+			sep = "; "
+		}
+		fmt.Fprintf(&b, "%s%s (%s, %s)", sep, x.URL, x.Rule, x.Layer)
+	}
+	b.WriteString("]")
+	return b.String()
 }
 
 // stateLine renders the state fields on one line, in manifest order.

@@ -25,7 +25,8 @@ type turn struct {
 	out      output
 	err      error
 	count    int
-	submits  bool // a click that submits a form: counted as a submit_form too
+	blocked  []Blocked // requests the egress gate refused while the call ran
+	submits  bool      // a click that submits a form: counted as a submit_form too
 	secret   bool // type_text into a password field: the text is masked in evidence
 }
 
@@ -47,7 +48,9 @@ func (e *Executor) Run(ctx context.Context, call *toolclad.Call) *toolclad.Reply
 		return &toolclad.Reply{Text: "error: this session has ended", IsError: true}
 	}
 
+	mark := s.backend.blocked.mark()
 	e.gateAndAct(ctx, s, t)
+	t.blocked = s.backend.blocked.since(mark)
 	e.armTimers(s)
 	return e.finish(s, t)
 }
@@ -248,6 +251,9 @@ func (e *Executor) finish(s *session, t *turn) *toolclad.Reply {
 		InteractionCount: t.count,
 		DurationMicros:   e.cfg.Now().Sub(t.start).Microseconds(),
 	}
+	for _, b := range t.blocked {
+		env.Blocked = append(env.Blocked, evidence.BlockedRequest{URL: b.URL, Rule: b.Rule, Reason: b.Reason, Layer: b.Layer})
+	}
 	if t.before != nil {
 		env.Before = t.before.Map()
 	}
@@ -282,6 +288,9 @@ func (e *Executor) logDecision(s *session, t *turn, appendErr error) {
 	}
 	if t.after != nil {
 		attrs = append(attrs, "url", t.after.URL)
+	}
+	if len(t.blocked) > 0 {
+		attrs = append(attrs, "blocked_requests", len(t.blocked))
 	}
 	if t.err != nil {
 		attrs = append(attrs, "error", t.err.Error())

@@ -1,0 +1,199 @@
+package executor
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/fetch"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
+
+	"github.com/browsergate/browsergate/scope"
+)
+
+// Request interception is the first layer of the egress gate: Fetch is
+// enabled on the browser's own DevTools session, which pauses every
+// request of every target the browser runs — pages, popups, iframes in
+// their own process, dedicated, shared and service workers — before it is
+// sent. Each is checked against the scope and failed as BlockedByClient
+// when out of scope. (Measured on Chromium 156: browser-level Fetch sees
+// the requests of all those targets; WebSockets are not Fetch requests, and
+// the egress proxy is what stops them.)
+
+// Blocked is one request the egress gate refused.
+type Blocked struct {
+	Time   time.Time
+	URL    string
+	Rule   string
+	Reason string
+	Layer  string // "interception" or "proxy"
+}
+
+// blockLog collects refused requests so that each call can report those
+// that happened while it ran.
+type blockLog struct {
+	mu      sync.Mutex
+	entries []Blocked
+	base    int // number of entries dropped from the front
+}
+
+// maxBlockLog bounds memory: older entries are dropped.
+const maxBlockLog = 1000
+
+func (l *blockLog) add(b Blocked) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.entries = append(l.entries, b)
+	if len(l.entries) > maxBlockLog {
+		drop := len(l.entries) - maxBlockLog
+		l.entries = append([]Blocked(nil), l.entries[drop:]...)
+		l.base += drop
+	}
+}
+
+// mark is the position to collect from.
+func (l *blockLog) mark() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.base + len(l.entries)
+}
+
+// since returns the entries added after mark.
+func (l *blockLog) since(mark int) []Blocked {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	i := max(mark-l.base, 0)
+	if i >= len(l.entries) {
+		return nil
+	}
+	return append([]Blocked(nil), l.entries[i:]...)
+}
+
+// interceptor checks every paused request of one browser connection.
+type interceptor struct {
+	check func(url string) scope.Verdict
+	// owns reports whether a request's frame belongs to browsergate's
+	// sessions. In live mode the user's own tabs share the browser and are
+	// not ours to judge; nil means every request is ours (launch mode).
+	owns func(cdp.FrameID) bool
+	log  *blockLog
+}
+
+// start enables Fetch on the browser session of ctx and serves paused
+// requests until ctx ends.
+func (ic *interceptor) start(ctx context.Context) error {
+	queue := make(chan *fetch.EventRequestPaused, 1024)
+	err := chromedp.ListenBrowser(ctx, func(ev any) {
+		if e, ok := ev.(*fetch.EventRequestPaused); ok {
+			select {
+			case queue <- e:
+			default:
+				go func() { queue <- e }() // never block chromedp's read loop
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if _, err := chromedp.CallBrowser(ctx, fetch.Enable, fetch.EnableParams{
+		Patterns: []*fetch.RequestPattern{{URLPattern: "*"}},
+	}); err != nil {
+		return err
+	}
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case e := <-queue:
+				go ic.handle(ctx, e)
+			}
+		}
+	}()
+	return nil
+}
+
+// handle decides one paused request. Schemes that never leave the machine
+// (data:, blob:, about:) continue; http(s) and ws(s) are checked against
+// the scope; everything else is refused.
+func (ic *interceptor) handle(ctx context.Context, e *fetch.EventRequestPaused) {
+	url := ""
+	if e.Request != nil {
+		url = e.Request.URL
+		if e.Request.URLFragment != "" {
+			url += e.Request.URLFragment
+		}
+	}
+	if ic.owns != nil && !ic.owns(e.FrameID) {
+		_, _ = chromedp.CallBrowser(ctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: e.RequestID})
+		return
+	}
+	v := ic.decide(url)
+	if v.Allowed {
+		_, _ = chromedp.CallBrowser(ctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: e.RequestID})
+		return
+	}
+	_, _ = chromedp.CallBrowser(ctx, fetch.FailRequest, fetch.FailRequestParams{
+		RequestID: e.RequestID, ErrorReason: network.ErrorReasonBlockedByClient,
+	})
+	ic.log.add(Blocked{Time: time.Now(), URL: url, Rule: v.Rule, Reason: v.Reason, Layer: "interception"})
+}
+
+func (ic *interceptor) decide(url string) scope.Verdict {
+	lower := strings.ToLower(url)
+	for _, local := range []string{"data:", "blob:", "about:"} {
+		if strings.HasPrefix(lower, local) {
+			return scope.Verdict{Allowed: true, URL: url, Rule: "local scheme"}
+		}
+	}
+	return ic.check(url)
+}
+
+// targetSet is the set of target ids (which are also the ids of their
+// main frames) of one browser context, kept current from target events.
+type targetSet struct {
+	mu  sync.Mutex
+	ids map[cdp.FrameID]bool
+}
+
+func (t *targetSet) has(f cdp.FrameID) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.ids[f]
+}
+
+// ownTargets follows the targets of ctx's browser context: its tabs,
+// popups, out-of-process iframes and workers.
+func ownTargets(ctx context.Context) (*targetSet, error) {
+	bc := chromedp.FromContext(ctx).BrowserContextID
+	set := &targetSet{ids: map[cdp.FrameID]bool{}}
+	add := func(info *target.Info) {
+		if info != nil && info.BrowserContextID == bc {
+			set.mu.Lock()
+			set.ids[cdp.FrameID(info.TargetID)] = true
+			set.mu.Unlock()
+		}
+	}
+	if err := chromedp.ListenBrowser(ctx, func(ev any) {
+		switch e := ev.(type) {
+		case *target.EventTargetCreated:
+			add(e.TargetInfo)
+		case *target.EventTargetInfoChanged:
+			add(e.TargetInfo)
+		}
+	}); err != nil {
+		return nil, err
+	}
+	infos, err := chromedp.Targets(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, info := range infos {
+		add(info)
+	}
+	return set, nil
+}
