@@ -5,17 +5,22 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/remote"
 
 	"github.com/browsergate/browsergate/scope"
+	"github.com/browsergate/browsergate/scope/egress"
 	"github.com/browsergate/browsergate/toolclad"
 )
 
@@ -34,8 +39,15 @@ var launchFlags = []chromedp.ExecAllocatorOption{
 	// chromedp turns popup blocking off; a governed browser keeps it on.
 	chromedp.Flag("disable-popup-blocking", false),
 	// No back/forward cache: a page the gate reset must not come back,
-	// scripts alive, through go_back (chromedp's own list, plus ours).
-	chromedp.Flag("disable-features", "Translate,BlinkGenPropertyTrees,BackForwardCache"),
+	// scripts alive, through go_back. The others are browser services that
+	// phone home on their own (seen at the egress proxy on Chromium 156):
+	// a governed browser makes only the requests its pages make.
+	chromedp.Flag("disable-features", "Translate,BlinkGenPropertyTrees,BackForwardCache,"+
+		"OptimizationHints,OptimizationGuideModelDownloading,OptimizationHintsFetching,OptimizationTargetPrediction,"+
+		"MediaRouter,DialMediaRouteProvider,NetworkTimeServiceQuerying,AutofillServerCommunication,"+
+		"CertificateTransparencyComponentUpdater,InterestFeedContentSuggestions"),
+	chromedp.Flag("no-pings", true),
+	chromedp.Flag("disable-domain-reliability", true),
 }
 
 // backendKey identifies one browser: sessions with the same key share it,
@@ -53,10 +65,15 @@ type backendKey struct {
 // backend is one browser, launched or attached on first use, with the
 // egress gate around it.
 type backend struct {
-	key     backendKey
-	startup time.Duration
-	scope   *scope.Scope
-	blocked *blockLog
+	key      backendKey
+	startup  time.Duration
+	scope    atomic.Pointer[scope.Scope] // the manifest's scope; at start, with the proxy and DevTools ports denied
+	blocked  *blockLog                   // refused requests no session could be named for
+	resolver egress.Resolver             // the proxies' resolver (nil: the system's)
+	logger   *slog.Logger
+
+	owners     sync.Map // *session -> *targetSet: whose frame is whose
+	proxyPorts sync.Map // netip.AddrPort -> true: every egress proxy listener of this backend
 
 	mu      sync.Mutex
 	started bool
@@ -66,10 +83,13 @@ type backend struct {
 	cancel  []context.CancelFunc
 }
 
-// newSessionContext returns a chromedp context whose first Run creates a new
-// browser context and a tab in it. The browser is started (launch) or
-// connected (live) first, bounded by the startup timeout.
-func (b *backend) newSessionContext(opts ...chromedp.ContextOption) (context.Context, context.CancelFunc, error) {
+// newSessionContext returns a chromedp context for a new browser context
+// and a tab in it, whose traffic goes through an egress proxy of the
+// session's own (so that what it refuses is reported to that session).
+// The browser is started (launch) or connected (live) first, bounded by
+// the startup timeout. The returned stop func closes the context and the
+// session's proxy.
+func (b *backend) newSessionContext(s *session, opts ...chromedp.ContextOption) (context.Context, context.CancelFunc, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.stopped {
@@ -87,6 +107,10 @@ func (b *backend) newSessionContext(opts ...chromedp.ContextOption) (context.Con
 			return nil, nil, err
 		}
 	}
+	proxy, proxyAddr, err := b.newProxy(s.blocked)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: egress proxy: %v", ErrBrowserStart, err)
+	}
 	parent := b.root
 	if b.key.connect == "live" {
 		// Each live session holds its own DevTools connection; closing it
@@ -94,25 +118,54 @@ func (b *backend) newSessionContext(opts ...chromedp.ContextOption) (context.Con
 		// browser running.
 		parent = b.alloc
 	}
-	opts = append([]chromedp.ContextOption{chromedp.WithNewBrowserContext()}, opts...)
+	newContext := chromedp.WithNewBrowserContext(func(p *target.CreateBrowserContextParams) {
+		p.ProxyServer, p.ProxyBypassList = "http://"+proxyAddr, proxyBypass
+	})
+	opts = append([]chromedp.ContextOption{newContext}, opts...)
 	ctx, cancel := chromedp.NewContext(parent, opts...)
-	if err := runBounded(b.startup, func() error { return chromedp.Do(ctx) }); err != nil {
+	stop := func() {
 		cancel()
+		proxy.Close()
+		b.owners.Delete(s)
+		b.forgetProxy(proxyAddr)
+	}
+	if err := runBounded(b.startup, func() error { return chromedp.Do(ctx) }); err != nil {
+		stop()
 		return nil, nil, fmt.Errorf("%w: open a browser context: %v", ErrBrowserStart, err)
 	}
+	owned, err := ownTargets(ctx)
+	if err != nil {
+		stop()
+		return nil, nil, fmt.Errorf("%w: follow the session's targets: %v", ErrBrowserStart, err)
+	}
+	b.owners.Store(s, owned)
 	if b.key.connect == "live" {
 		// The session's own connection intercepts the requests of the
 		// session's browser context; the user's tabs are not ours.
-		owned, err := ownTargets(ctx)
-		if err == nil {
-			err = (&interceptor{check: b.scope.Check, owns: owned.has, log: b.blocked}).start(ctx)
-		}
-		if err != nil {
-			cancel()
+		route := func(f cdp.FrameID) (*blockLog, bool) { return s.blocked, owned.has(f) }
+		if err := (&interceptor{check: b.check, route: route}).start(ctx); err != nil {
+			stop()
 			return nil, nil, fmt.Errorf("%w: enable request interception: %v", ErrBrowserStart, err)
 		}
 	}
-	return ctx, cancel, nil
+	return ctx, stop, nil
+}
+
+// route finds the session a frame belongs to (launch mode: every request
+// of the browser is browsergate's).
+func (b *backend) route(f cdp.FrameID) (*blockLog, bool) {
+	var log *blockLog
+	b.owners.Range(func(k, v any) bool {
+		if v.(*targetSet).has(f) {
+			log = k.(*session).blocked
+			return false
+		}
+		return true
+	})
+	if log == nil {
+		log = b.blocked
+	}
+	return log, true
 }
 
 func (b *backend) start() error {
@@ -122,11 +175,25 @@ func (b *backend) start() error {
 		if err != nil {
 			return fmt.Errorf("%w: %v", ErrBrowserStart, err)
 		}
+		if err := b.setScope(ws); err != nil {
+			return fmt.Errorf("%w: %v", ErrBrowserStart, err)
+		}
 		alloc, cancel := remote.NewAllocator(context.Background(), ws, remote.NoModifyURL)
 		b.alloc = alloc
 		b.cancel = append(b.cancel, cancel)
 	default:
+		if err := b.setScope(""); err != nil {
+			return fmt.Errorf("%w: %v", ErrBrowserStart, err)
+		}
+		// The browser-wide proxy carries what no session's context does:
+		// the browser's own background requests. Its refusals are logged,
+		// not reported to a session.
+		_, addr, err := b.newProxy(nil)
+		if err != nil {
+			return fmt.Errorf("%w: egress proxy: %v", ErrBrowserStart, err)
+		}
 		opts := append(chromedp.DefaultExecAllocatorOptions[:], launchFlags...)
+		opts = append(opts, proxyFlags(addr)...)
 		opts = append(opts, chromedp.ExecPath(b.key.executable))
 		if !b.key.headless {
 			opts = append(opts, chromedp.VisibleWindow)
@@ -147,13 +214,27 @@ func (b *backend) start() error {
 			return fmt.Errorf("%w: launch %s: %v", ErrBrowserStart, b.key.executable, err)
 		}
 		// Every request of this browser is a session's: intercept them all.
-		if err := (&interceptor{check: b.scope.Check, log: b.blocked}).start(root); err != nil {
+		if err := (&interceptor{check: b.check, route: b.route}).start(root); err != nil {
 			b.release()
 			return fmt.Errorf("%w: enable request interception: %v", ErrBrowserStart, err)
 		}
 	}
 	b.started = true
 	return nil
+}
+
+// check judges one URL against the backend's current scope, and refuses
+// the backend's own proxy listeners.
+func (b *backend) check(url string) scope.Verdict {
+	v := b.scope.Load().Check(url)
+	if v.Allowed {
+		if u, err := scope.ParseURL(url); err == nil && u.IP.IsValid() {
+			if deny, ok := b.isProxyPort(u.IP, u.Port, u.Scheme); ok {
+				return deny
+			}
+		}
+	}
+	return v
 }
 
 // runBounded waits for a chromedp call that must not carry a deadline (it

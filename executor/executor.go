@@ -10,6 +10,7 @@ import (
 	"github.com/browsergate/browsergate/cedar"
 	"github.com/browsergate/browsergate/evidence"
 	"github.com/browsergate/browsergate/scope"
+	"github.com/browsergate/browsergate/scope/egress"
 	"github.com/browsergate/browsergate/toolclad"
 )
 
@@ -29,6 +30,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
+	// Resolver resolves names for the egress proxy. Default: the system
+	// resolver. Tests and air-gapped setups inject fixed answers.
+	Resolver egress.Resolver
 }
 
 // Executor implements toolclad.Runner: it gates, acts and records every
@@ -163,7 +167,9 @@ func (e *Executor) session(mcpID string, m *toolclad.Manifest) (*session, error)
 	}
 	b, ok := e.backends[bk]
 	if !ok {
-		b = &backend{key: bk, startup: m.Browser.StartupTimeout, scope: e.scopes[m], blocked: &blockLog{}}
+		b = &backend{key: bk, startup: m.Browser.StartupTimeout, blocked: &blockLog{},
+			resolver: e.cfg.Resolver, logger: e.cfg.Logger}
+		b.scope.Store(e.scopes[m])
 		e.backends[bk] = b
 	}
 	now := e.cfg.Now()
@@ -175,6 +181,7 @@ func (e *Executor) session(mcpID string, m *toolclad.Manifest) (*session, error)
 		created:  now,
 		lastCall: now,
 		counts:   map[string]int{},
+		blocked:  &blockLog{},
 	}
 	e.sessions[k] = s
 	return s, nil

@@ -28,7 +28,7 @@ import (
 //
 // Any error on the way is a denial.
 func (e *Executor) gate(ctx context.Context, s *session, t *turn, cmd *toolclad.Command, before PageState) *DenyError {
-	sc := e.scopes[s.manifest]
+	sc := s.backend.scope.Load()
 	if before.URL == "" {
 		return &DenyError{Stage: "observe", Rule: "page state", Reason: "the page state could not be read, so the call cannot be judged"}
 	}

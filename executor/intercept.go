@@ -76,11 +76,12 @@ func (l *blockLog) since(mark int) []Blocked {
 // interceptor checks every paused request of one browser connection.
 type interceptor struct {
 	check func(url string) scope.Verdict
-	// owns reports whether a request's frame belongs to browsergate's
-	// sessions. In live mode the user's own tabs share the browser and are
-	// not ours to judge; nil means every request is ours (launch mode).
-	owns func(cdp.FrameID) bool
-	log  *blockLog
+	// route returns the log of the session a request's frame belongs to
+	// and whether the request is ours to judge at all. In live mode the
+	// user's own tabs share the browser and are not ours; in launch mode
+	// every request is, and a frame no session claims (a same-process
+	// subframe) goes to the backend's shared log.
+	route func(cdp.FrameID) (*blockLog, bool)
 }
 
 // start enables Fetch on the browser session of ctx and serves paused
@@ -128,7 +129,8 @@ func (ic *interceptor) handle(ctx context.Context, e *fetch.EventRequestPaused) 
 			url += e.Request.URLFragment
 		}
 	}
-	if ic.owns != nil && !ic.owns(e.FrameID) {
+	log, ours := ic.route(e.FrameID)
+	if !ours {
 		_, _ = chromedp.CallBrowser(ctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: e.RequestID})
 		return
 	}
@@ -140,7 +142,7 @@ func (ic *interceptor) handle(ctx context.Context, e *fetch.EventRequestPaused) 
 	_, _ = chromedp.CallBrowser(ctx, fetch.FailRequest, fetch.FailRequestParams{
 		RequestID: e.RequestID, ErrorReason: network.ErrorReasonBlockedByClient,
 	})
-	ic.log.add(Blocked{Time: time.Now(), URL: url, Rule: v.Rule, Reason: v.Reason, Layer: "interception"})
+	log.add(Blocked{Time: time.Now(), URL: url, Rule: v.Rule, Reason: v.Reason, Layer: "interception"})
 }
 
 func (ic *interceptor) decide(url string) scope.Verdict {

@@ -27,7 +27,7 @@ type turn struct {
 	count    int
 	blocked  []Blocked // requests the egress gate refused while the call ran
 	submits  bool      // a click that submits a form: counted as a submit_form too
-	secret   bool // type_text into a password field: the text is masked in evidence
+	secret   bool      // type_text into a password field: the text is masked in evidence
 }
 
 // Run is the Observe-Reason-Gate-Act loop for one MCP tool call. It always
@@ -48,9 +48,9 @@ func (e *Executor) Run(ctx context.Context, call *toolclad.Call) *toolclad.Reply
 		return &toolclad.Reply{Text: "error: this session has ended", IsError: true}
 	}
 
-	mark := s.backend.blocked.mark()
+	mark, shared := s.blocked.mark(), s.backend.blocked.mark()
 	e.gateAndAct(ctx, s, t)
-	t.blocked = s.backend.blocked.since(mark)
+	t.blocked = append(s.blocked.since(mark), s.backend.blocked.since(shared)...)
 	e.armTimers(s)
 	return e.finish(s, t)
 }
@@ -149,7 +149,7 @@ func (e *Executor) gateAndAct(ctx context.Context, s *session, t *turn) {
 // history cleared; out-of-scope popups are closed. Either refuses the call
 // at stage "final_url": the action ran, and its outcome is refused.
 func (e *Executor) checkAfter(ctx context.Context, s *session, command string, after PageState) *DenyError {
-	sc := e.scopes[s.manifest]
+	sc := s.backend.scope.Load()
 	if after.URL == "" {
 		return &DenyError{Stage: "final_url", Rule: "page state",
 			Reason: fmt.Sprintf("the page could not be read after the %s, so it cannot be shown to be in scope; %s", command, resetNote(s.resetTab(ctx)))}

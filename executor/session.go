@@ -27,6 +27,7 @@ type session struct {
 	manifest *toolclad.Manifest
 	backend  *backend
 
+	blocked      *blockLog  // requests the egress gate refused for this session
 	mu           sync.Mutex // held for the whole of a call
 	created      time.Time
 	lastCall     time.Time
@@ -62,7 +63,7 @@ func (s *session) ensureTab() error {
 	s.close()
 	s.refs, s.worldID = nil, 0
 	w := newPageWatch()
-	ctx, cancel, err := s.backend.newSessionContext(chromedp.WithListener(w.listen))
+	ctx, cancel, err := s.backend.newSessionContext(s, chromedp.WithListener(w.listen))
 	if err != nil {
 		return err
 	}

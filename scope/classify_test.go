@@ -68,7 +68,7 @@ func TestClassifyRanges(t *testing.T) {
 		{"::/96", "unspecified", "reserved"},
 		{"::ffff:0:0/96", "unspecified", "broadcast"},
 		{"64:ff9b::/96", "unspecified", "broadcast"},
-		{"64:ff9b:1::/48", "nat64-local", "nat64-local"},
+		{"64:ff9b:1::/48", "unspecified", "broadcast"},
 		{"100::/64", "discard", "discard"},
 		{"100:0:0:1::/64", "reserved", "reserved"},
 		{"2001::/23", "broadcast", "ietf-protocol"},
@@ -135,18 +135,52 @@ func TestClassifyMetadata(t *testing.T) {
 
 func TestClassifyUnwrap(t *testing.T) {
 	t.Parallel()
+	// For each embedding: its first and last address, an embedded loopback,
+	// metadata and global address, and neighbours just outside the range.
 	tests := []struct {
 		addr, inner, via, class string
 	}{
+		// IPv4-mapped, ::ffff:0:0/96: the embedded class always decides.
+		{"::ffff:0:0", "0.0.0.0", "ipv4-mapped", "unspecified"},
+		{"::ffff:ffff:ffff", "255.255.255.255", "ipv4-mapped", "broadcast"},
 		{"::ffff:127.0.0.1", "127.0.0.1", "ipv4-mapped", "loopback"},
 		{"::ffff:7f00:1", "127.0.0.1", "ipv4-mapped", "loopback"},
+		{"::ffff:a9fe:a9fe", "169.254.169.254", "ipv4-mapped", "metadata"},
 		{"::ffff:8.8.8.8", "8.8.8.8", "ipv4-mapped", "global"},
+		{"::fffe:ffff:ffff", "::fffe:ffff:ffff", "", "reserved"},
+		{"::1:0:0:0", "::1:0:0:0", "", "reserved"},
+		// NAT64 well-known prefix, 64:ff9b::/96 (globally reachable itself).
+		{"64:ff9b::", "0.0.0.0", "nat64", "unspecified"},
+		{"64:ff9b::ffff:ffff", "255.255.255.255", "nat64", "broadcast"},
 		{"64:ff9b::a00:1", "10.0.0.1", "nat64", "private"},
+		{"64:ff9b::7f00:1", "127.0.0.1", "nat64", "loopback"},
+		{"64:ff9b::a9fe:a9fe", "169.254.169.254", "nat64", "metadata"},
 		{"64:ff9b::8.8.8.8", "8.8.8.8", "nat64", "global"},
+		{"64:ff9a:ffff:ffff:ffff:ffff:ffff:ffff", "64:ff9a:ffff:ffff:ffff:ffff:ffff:ffff", "", "reserved"},
+		{"64:ff9b::1:0:0", "64:ff9b::1:0:0", "", "reserved"},
+		// NAT64 local-use prefix, 64:ff9b:1::/48 (not globally reachable).
+		{"64:ff9b:1::", "0.0.0.0", "nat64-local", "unspecified"},
+		{"64:ff9b:1:ffff:ffff:ffff:ffff:ffff", "255.255.255.255", "nat64-local", "broadcast"},
+		{"64:ff9b:1::7f00:1", "127.0.0.1", "nat64-local", "loopback"},
+		{"64:ff9b:1::a9fe:a9fe", "169.254.169.254", "nat64-local", "metadata"},
+		{"64:ff9b:1::808:808", "8.8.8.8", "nat64-local", "nat64-local"},
+		{"64:ff9b:2::", "64:ff9b:2::", "", "reserved"},
+		// 6to4, 2002::/16 (registry: N/A), IPv4 address in bits 16-47.
+		{"2002::", "0.0.0.0", "6to4", "unspecified"},
+		{"2002:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "255.255.255.255", "6to4", "broadcast"},
 		{"2002:c0a8:101::1", "192.168.1.1", "6to4", "private"},
-		{"2002:808:808::1", "8.8.8.8", "6to4", "global"},
+		{"2002:a9fe:a9fe::", "169.254.169.254", "6to4", "metadata"},
+		{"2002:808:808::1", "8.8.8.8", "6to4", "6to4"},
+		{"2001:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "2001:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "", "global"},
+		{"2003::", "2003::", "", "global"},
+		// Teredo, 2001::/32 (registry: N/A), client address inverted.
+		{"2001::", "255.255.255.255", "teredo", "broadcast"},
+		{"2001:0:ffff:ffff:ffff:ffff:ffff:ffff", "0.0.0.0", "teredo", "unspecified"},
 		{"2001:0:4136:e378:8000:63bf:80ff:fffe", "127.0.0.1", "teredo", "loopback"},
-		{"2001:0:4136:e378:8000:63bf:f7f7:f7f7", "8.8.8.8", "teredo", "global"},
+		{"2001:0:4136:e378:8000:63bf:5601:5601", "169.254.169.254", "teredo", "metadata"},
+		{"2001:0:4136:e378:8000:63bf:f7f7:f7f7", "8.8.8.8", "teredo", "teredo"},
+		{"2001:1::", "2001:1::", "", "ietf-protocol"},
+		// Not embeddings.
 		{"127.0.0.1", "127.0.0.1", "", "loopback"},
 		{"2606:4700::1111", "2606:4700::1111", "", "global"},
 		{"fe80::1%eth0", "fe80::1", "", "link-local"},
@@ -159,9 +193,15 @@ func TestClassifyUnwrap(t *testing.T) {
 			if inner.String() != tt.inner || via != tt.via {
 				t.Errorf("Unwrap(%s) = %s, %q; want %s, %q", a, inner, via, tt.inner, tt.via)
 			}
+			if again, v2 := scope.Unwrap(inner); again != inner || v2 != "" {
+				t.Errorf("Unwrap(Unwrap(%s)) = %s, %q; unwrapping must be idempotent", a, again, v2)
+			}
 			c := scope.Classify(a)
 			if c.Name != tt.class || c.Via != tt.via || c.Addr.String() != tt.inner {
 				t.Errorf("Classify(%s) = %+v; want class %q via %q addr %s", a, c, tt.class, tt.via, tt.inner)
+			}
+			if c.Global != globalClasses[tt.class] || c.Metadata != (tt.class == "metadata") {
+				t.Errorf("Classify(%s) = %+v; want global=%v", a, c, globalClasses[tt.class])
 			}
 		})
 	}

@@ -59,27 +59,75 @@
 //
 // Check applies, in order: parse (a URL that does not parse is denied,
 // rule "parse"); "about:blank" exactly is allowed; the scheme must be http,
-// https, ws or wss (rule "scheme"); a blocked_domains match denies, whatever
-// else is configured; an empty allowed_domains with allow_external false
-// denies everything (rule "no scope"); an IP-literal host, or a localhost
-// name ("localhost", "*.localhost", which Chromium maps to loopback without
-// DNS), whose address class is not global is denied (rule "address class
-// <name>") unless an allow_private_cidrs entry contains it (for localhost
+// https, ws or wss (rule "scheme"); then the host and the URL's port (its
+// explicit port, or 80 for http/ws and 443 for https/wss) are judged as
+// CheckHost judges a host and port that a proxy sees: a blocked_domains
+// match denies, whatever else is configured; an empty allowed_domains with
+// allow_external false denies everything (rule "no scope"); an IP-literal
+// host, or a localhost name ("localhost", "*.localhost", which Chromium maps
+// to loopback without DNS), is denied if the endpoint is in DenyAddrPorts
+// (rule `deny_addr_ports "127.0.0.1:9222"`), and is denied if its address
+// class is not global (rule "address class <name>") unless an
+// allow_private_cidrs entry contains it and covers the port (for localhost
 // names the grants must cover both 127.0.0.1 and ::1); cloud metadata
 // addresses are never granted; then an allowed_domains match allows, else
-// allow_external allows, else the URL is denied (rule "not in
+// allow_external allows, else the host is denied (rule "not in
 // allowed_domains"). A grant only lifts the address-class block: the host
 // must still be allowed by allowed_domains or allow_external, and an
 // allowance that needed a grant names the grant as its rule.
 //
+// # Grants limited to ports
+//
+// An allow_private_cidrs entry is a CIDR prefix in canonical form,
+// optionally followed by a port clause:
+//
+//	"127.0.0.1/32"                every port
+//	"127.0.0.1/32 port 8080"      only port 8080
+//	"10.0.0.0/8 ports 80,443"     only ports 80 and 443 ("80, 443" also reads)
+//
+// "port" and "ports" are interchangeable; ports are decimal, 1-65535. A
+// grant whose port list leaves out the port judged does not lift the block,
+// and the denial names it.
+//
+// # Endpoints that are never reached
+//
+// Config.DenyAddrPorts lists address:port endpoints refused whatever the
+// grants and allow lists say; browsergate puts the DevTools port of the
+// browser it drives and the egress proxy's own listener there, so that a
+// page cannot drive the browser or loop through the proxy even when a grant
+// covers all of loopback. An entry with an unspecified address
+// ("0.0.0.0:9222", "[::]:9222") stands for a server listening on every
+// address and denies that port on every address; IPv4-mapped IPv6 spellings
+// match their IPv4 address.
+//
+// # Resolved addresses
+//
+// Check and CheckHost judge names; the addresses a domain name resolves to
+// are judged, where it is resolved, with CheckAddrPort: DenyAddrPorts, the
+// address class after unwrapping, metadata (never), and the port-limited
+// grants; it does not look at names. A resolved answer set is acceptable
+// only if every address in it passes CheckAddrPort: the egress proxy
+// resolves once, checks every answer, refuses the request if any answer is
+// denied, and dials a checked address itself, so that DNS rebinding cannot
+// swap the target. CheckAddr is the same judgement when no port is known,
+// where only a grant for every port counts.
+//
 // # Address classes
 //
-// Classify reads tables written from the IANA IPv4 and IPv6
-// special-purpose address registries (classify_table.go), never the net.IP
-// predicates, after unwrapping IPv4-mapped, NAT64, 6to4 and Teredo
-// addresses so that the embedded IPv4 address's class wins. Anything not
-// known to be globally reachable is non-global.
+// Classify reads tables generated (classify_gen.go, by internal/ianagen)
+// from the IANA IPv4 and IPv6 Special-Purpose Address Registries' CSV files
+// kept in internal/ianagen/testdata, plus a small supplement (multicast, and
+// the IPv6 space outside 2000::/3), never from the net.IP predicates. Only a
+// current row whose "Globally Reachable" column reads True is global:
+// False, N/A and terminated rows are not, so anything the registries do not
+// positively call reachable fails closed. The cloud metadata addresses are
+// listed by hand in metadata.go.
 //
-// Check judges a URL alone; the addresses a domain name resolves to are
-// judged with CheckAddr where the name is resolved (the egress proxy).
+// IPv4-mapped, NAT64 (64:ff9b::/96 and the local-use 64:ff9b:1::/48), 6to4
+// and Teredo addresses are unwrapped first: a non-global embedded address
+// gives its class ("[::ffff:127.0.0.1]" is loopback, every spelling of
+// 169.254.169.254 is metadata); a global one is global only through an
+// embedding the registry calls reachable (IPv4-mapped, and NAT64's
+// well-known prefix), so 6to4 and Teredo spellings of public addresses are
+// non-global ("address class 6to4", "address class teredo").
 package scope

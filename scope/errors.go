@@ -44,7 +44,9 @@ var (
 	// same address mean different interfaces.
 	ErrZoneID = errors.New("IPv6 zone identifiers are not allowed")
 
-	// ErrInvalidPort means the port is not a decimal number in 0-65535.
+	// ErrInvalidPort means a URL's port is not a decimal number in 0-65535,
+	// or a port of an allow_private_cidrs clause or of a DenyAddrPorts
+	// endpoint is not one in 1-65535 (port 0 cannot be connected to).
 	ErrInvalidPort = errors.New("invalid port")
 
 	// ErrInvalidPattern means a domain glob in allowed_domains or
@@ -54,7 +56,8 @@ var (
 
 	// ErrInvalidCIDR means an allow_private_cidrs entry is not a CIDR prefix
 	// in canonical form (host bits must be zero, so "10.0.0.5/8" is refused as
-	// a probable typo rather than silently widened).
+	// a probable typo rather than silently widened), or what follows the
+	// prefix is not a "port N" / "ports N,M" clause.
 	ErrInvalidCIDR = errors.New("invalid CIDR prefix")
 
 	// ErrMetadataGrant means an allow_private_cidrs entry names only cloud
@@ -67,7 +70,7 @@ var (
 // the entry so that a manifest loader can point at the exact line. New joins
 // one EntryError per bad entry with errors.Join.
 type EntryError struct {
-	Field string // manifest key: "allowed_domains", "blocked_domains" or "allow_private_cidrs"
+	Field string // manifest key: "allowed_domains", "blocked_domains" or "allow_private_cidrs"; "deny_addr_ports" for Config.DenyAddrPorts
 	Index int    // position of the entry in the field's list
 	Entry string // the entry as written
 	Err   error  // wraps one of the sentinel errors

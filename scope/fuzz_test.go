@@ -67,8 +67,9 @@ func FuzzMatch(f *testing.F) {
 }
 
 // FuzzClassify checks that classification never panics, that unwrapping is
-// idempotent, that an address and its unwrapped form classify alike, and
-// that metadata is never global.
+// idempotent, that an address classifies like its embedded IPv4 address
+// when that one is not global, that an address is never more reachable
+// than what it embeds, and that metadata is never global.
 func FuzzClassify(f *testing.F) {
 	for _, s := range []string{"127.0.0.1", "::ffff:7f00:1", "64:ff9b::a9fe:a9fe", "2002:a00:1::", "2001:0:4136:e378:8000:63bf:80ff:fffe", "fd00:ec2::254", "8.8.8.8"} {
 		f.Add(netip.MustParseAddr(s).AsSlice())
@@ -88,11 +89,51 @@ func FuzzClassify(f *testing.F) {
 			t.Fatalf("Unwrap not idempotent: %s -> %s -> %s (%q)", a, inner, again, via)
 		}
 		ci := scope.Classify(inner)
-		if ci.Name != c.Name || ci.Global != c.Global || ci.Metadata != c.Metadata {
+		if !ci.Global && (ci.Name != c.Name || c.Global || ci.Metadata != c.Metadata) {
 			t.Fatalf("Classify(%s) = %+v but Classify(%s) = %+v", a, c, inner, ci)
+		}
+		if c.Global && !ci.Global {
+			t.Fatalf("Classify(%s) is global but it embeds non-global %s", a, inner)
 		}
 		if c.Metadata && c.Global {
 			t.Fatalf("metadata address %s classified global", a)
+		}
+	})
+}
+
+// FuzzCheckHost checks that CheckHost never panics, that a verdict always
+// has a rule and a reason, that an allowed host is canonical (so the proxy
+// resolves exactly what was judged), and that nothing the test scope has
+// not granted is allowed at a non-global address.
+func FuzzCheckHost(f *testing.F) {
+	for _, h := range []string{"www.example.com", "127.0.0.1", "[::1]", "::1", "localhost", "0x7f.1", "２１３０７０６４３３",
+		"127.0.0.2", "169.254.169.254", "[::ffff:a9fe:a9fe]", "a..b", "", "[fe80::1%25eth0]", "admin.example.com", "xn--a.com"} {
+		f.Add(h, uint16(80))
+		f.Add(h, uint16(9222))
+	}
+	s, err := scope.New(testConfigWithPorts)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, host string, port uint16) {
+		v := s.CheckHost(host, port)
+		if v.Rule == "" || v.Reason == "" {
+			t.Fatalf("CheckHost(%q, %d) = %+v: no rule or reason", host, port, v)
+		}
+		if !v.Allowed {
+			return
+		}
+		if h, err := scope.CanonicalHost(v.Host); err != nil || h != v.Host {
+			t.Fatalf("CheckHost(%q, %d) allowed non-canonical host %q (%q, %v)", host, port, v.Host, h, err)
+		}
+		if port == 0 || v.Class != "" && port == 9999 {
+			t.Fatalf("CheckHost(%q, %d) allowed a refused port: %+v", host, port, v)
+		}
+		if v.Class == "loopback" && port != 8080 && port != 8443 && (v.Host != "127.0.0.3" || port == 5555) {
+			t.Fatalf("CheckHost(%q, %d) allowed loopback at an ungranted port: %+v", host, port, v)
+		}
+		if v.Class == "metadata" {
+			t.Fatalf("CheckHost(%q, %d) allowed metadata: %+v", host, port, v)
 		}
 	})
 }

@@ -23,11 +23,21 @@ type Config struct {
 	AllowExternal bool
 	// AllowPrivateCIDRs are CIDR prefixes ("127.0.0.1/32", "::1/128") whose
 	// non-global addresses may be reached; they are the only way to reach
-	// loopback, private, link-local and other non-global space. A grant
-	// lifts only the address-class block: the host must still be allowed by
-	// AllowedDomains or AllowExternal. Cloud metadata addresses can never be
-	// granted.
+	// loopback, private, link-local and other non-global space. An entry
+	// may be limited to ports: "127.0.0.1/32 port 8080" or
+	// "10.0.0.0/8 ports 80,443". A grant lifts only the address-class
+	// block: the host must still be allowed by AllowedDomains or
+	// AllowExternal. Cloud metadata addresses can never be granted.
 	AllowPrivateCIDRs []string
+	// DenyAddrPorts are endpoints that are refused whatever the grants and
+	// allow lists say. browsergate puts its own listeners here (the
+	// DevTools port of a browser it drives, the egress proxy's port), so
+	// that a page can never drive the browser or loop through the proxy
+	// even when a broad grant covers loopback. An entry with an unspecified
+	// address ("0.0.0.0:9222", "[::]:9222") denies that port on every
+	// address, as a server listening there is reachable on every address.
+	// It is not a manifest key: the daemon fills it.
+	DenyAddrPorts []netip.AddrPort
 }
 
 // Rules that decide a Verdict without naming a configuration entry. The
@@ -53,6 +63,9 @@ const (
 	// RuleNilScope denies everything checked against a nil *Scope, so a
 	// missing scope fails closed instead of panicking.
 	RuleNilScope = "nil scope"
+	// RulePort denies port 0, which no connection can be made to: a caller
+	// that passes it has lost the real port, and guessing would be unsafe.
+	RulePort = "port"
 )
 
 // Verdict is the outcome of a scope check: a value, not an error, so that a
@@ -65,6 +78,10 @@ type Verdict struct {
 	URL string
 	// Host is the canonical host ("" if none).
 	Host string
+	// Port is the port judged: the URL's explicit or default port for
+	// Check, the given port for CheckHost and CheckAddrPort, 0 when there
+	// is none (about:blank, other schemes, CheckAddr).
+	Port uint16
 	// Rule names the rule that decided, e.g. `allowed_domains "*.example.com"`.
 	Rule string
 	// Reason is one human sentence saying why, naming the host or address.
@@ -81,16 +98,11 @@ func (v Verdict) LogValue() slog.Value {
 		slog.Bool("allowed", v.Allowed),
 		slog.String("url", v.URL),
 		slog.String("host", v.Host),
+		slog.Int("port", int(v.Port)),
 		slog.String("class", v.Class),
 		slog.String("rule", v.Rule),
 		slog.String("reason", v.Reason),
 	)
-}
-
-// grant is one compiled allow_private_cidrs entry.
-type grant struct {
-	prefix netip.Prefix
-	raw    string
 }
 
 // Scope decides whether URLs may be visited. It is immutable after New and
@@ -100,6 +112,7 @@ type Scope struct {
 	blocked       []*Pattern
 	allowExternal bool
 	grants        []grant
+	deny          []netip.AddrPort
 }
 
 // New validates cfg and compiles it. Every bad entry is reported, each as an
@@ -129,41 +142,32 @@ func New(cfg Config) (*Scope, error) {
 		}
 		s.grants = append(s.grants, g)
 	}
+	for i, d := range cfg.DenyAddrPorts {
+		if !d.IsValid() || d.Port() == 0 {
+			errs = append(errs, &EntryError{Field: "deny_addr_ports", Index: i, Entry: d.String(), Err: fmt.Errorf("%w: an endpoint needs an address and a port in 1-65535", ErrInvalidPort)})
+			continue
+		}
+		s.deny = append(s.deny, netip.AddrPortFrom(d.Addr().WithZone("").Unmap(), d.Port()))
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-func parseGrant(c string) (grant, error) {
-	p, err := netip.ParsePrefix(c)
-	if err != nil {
-		return grant{}, fmt.Errorf("%w: %v", ErrInvalidCIDR, err)
-	}
-	if m := p.Masked(); m != p {
-		return grant{}, fmt.Errorf("%w: host bits are set; did you mean %q?", ErrInvalidCIDR, m.String())
-	}
-	if p.IsSingleIP() && IsMetadata(p.Addr()) {
-		return grant{}, fmt.Errorf("%w: %s", ErrMetadataGrant, p.Addr())
-	}
-	return grant{prefix: p, raw: c}, nil
-}
-
 // Check decides whether rawURL may be visited. The order is: parse (a URL
 // that does not parse is denied); about:blank is allowed; the scheme must be
-// http, https, ws or wss; blocked_domains deny; an empty scope denies
-// everything; a non-global IP literal or localhost name is denied unless an
-// allow_private_cidrs entry grants it (metadata addresses never); then
-// allowed_domains allow, else allow_external allows, else deny.
+// http, https, ws or wss; then the host and the URL's port (explicit, or 80
+// and 443 by scheme) are judged as CheckHost judges them.
 //
 // Check judges the URL alone. The addresses a domain name resolves to are
-// judged where it is resolved, with CheckAddr.
+// judged where it is resolved, with CheckAddrPort.
 func (s *Scope) Check(rawURL string) Verdict {
 	u, err := ParseURL(rawURL)
 	if err != nil {
 		return Verdict{Rule: RuleParse, Reason: fmt.Sprintf("%s does not parse as a URL: %v", quoteShort(rawURL), err)}
 	}
-	v := Verdict{URL: u.String(), Host: u.Host}
+	v := Verdict{URL: u.String(), Host: u.Host, Port: urlPort(u)}
 	if s == nil {
 		return v.deny(RuleNilScope, "no scope is configured, so %s may not be visited", v.URL)
 	}
@@ -175,98 +179,125 @@ func (s *Scope) Check(rawURL string) Verdict {
 	default:
 		return v.deny(RuleScheme, "%s is refused: scheme %q is not http, https, ws or wss", quoteShort(v.URL), u.Scheme)
 	}
-	if p := firstMatch(s.blocked, u.Host); p != nil {
-		return v.deny(entryRule("blocked_domains", p.raw), "host %s matches blocked_domains %q, and a blocked domain is never visited", u.Host, p.raw)
+	return s.judgeHost(v, u.IP)
+}
+
+// CheckHost judges a host name or IP literal and a port as a proxy sees
+// them (the host:port of a CONNECT, or the Host of an absolute-form
+// request): the host is canonicalised as the URL parser does (a bare or
+// bracketed IPv6 literal is accepted, a host that does not canonicalise is
+// denied with rule "parse"); then blocked_domains deny; an empty scope
+// denies everything; an IP literal or localhost name is judged by
+// DenyAddrPorts, its address class and the port-limited grants; then
+// allowed_domains allow, else allow_external allows, else deny.
+//
+// An allowed domain name is not yet safe to dial: the proxy must resolve it
+// once, judge every answer with CheckAddrPort, and dial only a checked
+// address. A resolved answer set is acceptable only if every address in it
+// passes; one denied answer denies the request, since the browser (or a
+// rebinding resolver) could otherwise be steered to it.
+func (s *Scope) CheckHost(host string, port uint16) Verdict {
+	h, ip, err := parseHost(host, true)
+	if err != nil {
+		return Verdict{Port: port, Rule: RuleParse, Reason: fmt.Sprintf("host %s does not parse: %v", quoteShort(host), err)}
+	}
+	v := Verdict{Host: h, Port: port}
+	switch {
+	case s == nil:
+		return v.deny(RuleNilScope, "no scope is configured, so host %s may not be reached", h)
+	case port == 0:
+		return v.deny(RulePort, "host %s port 0 is refused: no connection can be made to port 0", h)
+	}
+	return s.judgeHost(v, ip)
+}
+
+// judgeHost applies the host rules shared by Check and CheckHost to v.Host
+// (canonical) and v.Port; ip is the host's address when it is an IP literal.
+func (s *Scope) judgeHost(v Verdict, ip netip.Addr) Verdict {
+	host := v.Host
+	if p := firstMatch(s.blocked, host); p != nil {
+		return v.deny(entryRule("blocked_domains", p.raw), "host %s matches blocked_domains %q, and a blocked domain is never visited", host, p.raw)
 	}
 	if len(s.allowed) == 0 && !s.allowExternal {
-		return v.deny(RuleNoScope, "host %s is refused: the scope has no allowed_domains and allow_external is false, so nothing may be navigated", u.Host)
+		return v.deny(RuleNoScope, "host %s is refused: the scope has no allowed_domains and allow_external is false, so nothing may be navigated", host)
 	}
 	grantRule, grantWhy := "", ""
-	if u.IP.IsValid() || isLocalhost(u.Host) {
+	if ip.IsValid() || isLocalhost(host) {
 		var denied *Verdict
-		grantRule, grantWhy, denied = s.checkAddressClass(&v, u)
+		grantRule, grantWhy, denied = s.checkAddressClass(&v, ip)
 		if denied != nil {
 			return *denied
 		}
 	}
-	if p := firstMatch(s.allowed, u.Host); p != nil {
+	if p := firstMatch(s.allowed, host); p != nil {
 		if grantRule != "" {
-			return v.allow(grantRule, "host %s %s and matches allowed_domains %q", u.Host, grantWhy, p.raw)
+			return v.allow(grantRule, "host %s %s and matches allowed_domains %q", host, grantWhy, p.raw)
 		}
-		return v.allow(entryRule("allowed_domains", p.raw), "host %s matches allowed_domains %q", u.Host, p.raw)
+		return v.allow(entryRule("allowed_domains", p.raw), "host %s matches allowed_domains %q", host, p.raw)
 	}
 	if s.allowExternal {
 		if grantRule != "" {
-			return v.allow(grantRule, "host %s %s and allow_external is true", u.Host, grantWhy)
+			return v.allow(grantRule, "host %s %s and allow_external is true", host, grantWhy)
 		}
-		return v.allow(RuleAllowExternal, "host %s matches no allowed_domains entry, and allow_external is true", u.Host)
+		return v.allow(RuleAllowExternal, "host %s matches no allowed_domains entry, and allow_external is true", host)
 	}
-	return v.deny(RuleNotAllowed, "host %s matches no allowed_domains entry and allow_external is false", u.Host)
+	return v.deny(RuleNotAllowed, "host %s matches no allowed_domains entry and allow_external is false", host)
 }
 
-// checkAddressClass applies the address-class block to an IP-literal or
-// localhost host. It returns the grant that lifted the block (rule and a
-// clause for the reason), or the denial.
-func (s *Scope) checkAddressClass(v *Verdict, u *URL) (rule, why string, denied *Verdict) {
-	if !u.IP.IsValid() {
+// checkAddressClass applies DenyAddrPorts and the address-class block to an
+// IP-literal or localhost host (ip is invalid for localhost) at v.Port. It
+// returns the grant that lifted the block (rule and a clause for the
+// reason), or the denial.
+func (s *Scope) checkAddressClass(v *Verdict, ip netip.Addr) (rule, why string, denied *Verdict) {
+	host, port := v.Host, v.Port
+	if !ip.IsValid() {
 		// Chromium answers localhost names with 127.0.0.1 and ::1 itself and
-		// may dial either, so a grant must cover both.
+		// may dial either, so both must be reachable.
 		v.Class = "loopback"
-		g4, ok4 := s.grantFor(netip.AddrFrom4([4]byte{127, 0, 0, 1}))
-		g6, ok6 := s.grantFor(netip.IPv6Loopback())
-		if !ok4 || !ok6 {
-			d := v.deny("address class loopback", "host %s is a name Chromium maps to loopback (127.0.0.1 and ::1) without DNS, and allow_private_cidrs does not cover both addresses", u.Host)
-			return "", "", &d
+		lo4, lo6 := netip.AddrFrom4([4]byte{127, 0, 0, 1}), netip.IPv6Loopback()
+		for _, a := range []netip.Addr{lo4, lo6} {
+			if d, ok := s.deniedEndpoint(a, port); ok {
+				dv := v.deny(entryRule("deny_addr_ports", d.String()), "host %s port %d is a name Chromium maps to loopback, and %s is an endpoint that is never reachable", host, port, netip.AddrPortFrom(a, port))
+				return "", "", &dv
+			}
 		}
-		rule = entryRule("allow_private_cidrs", g4)
+		g4, p4 := s.grantFor(lo4, port)
+		g6, p6 := s.grantFor(lo6, port)
+		if g4 == nil || g6 == nil {
+			partial := p4
+			if g4 != nil {
+				partial = p6
+			}
+			dv := v.deny("address class loopback", "host %s is a name Chromium maps to loopback (127.0.0.1 and ::1) without DNS, and allow_private_cidrs does not cover both addresses%s", host, portClause(partial, port))
+			return "", "", &dv
+		}
+		rule = entryRule("allow_private_cidrs", g4.raw)
 		if g6 != g4 {
-			rule += fmt.Sprintf(", %q", g6)
+			rule += fmt.Sprintf(", %q", g6.raw)
 		}
 		return rule, "is a localhost name granted by " + rule, nil
 	}
-	c := Classify(u.IP)
+	c := Classify(ip)
 	v.Class = c.Name
+	what := describeAddr(host, c)
+	if d, ok := s.deniedEndpoint(ip, port); ok {
+		dv := v.deny(entryRule("deny_addr_ports", d.String()), "host %s port %d is an endpoint that is never reachable (deny_addr_ports %s)", what, port, d)
+		return "", "", &dv
+	}
 	if c.Global {
 		return "", "", nil
 	}
-	what := describeAddr(u.Host, c)
 	if c.Metadata {
-		d := v.deny("address class metadata", "host %s is a cloud metadata address (%s), which can never be granted", what, c.Ref)
-		return "", "", &d
+		dv := v.deny("address class metadata", "host %s is a cloud metadata address (%s), which can never be granted", what, c.Ref)
+		return "", "", &dv
 	}
-	g, ok := s.grantFor(u.IP)
-	if !ok {
-		d := v.deny("address class "+c.Name, "host %s is a %s address (%s) and no allow_private_cidrs entry contains it", what, c.Name, c.Ref)
-		return "", "", &d
+	g, partial := s.grantFor(ip, port)
+	if g == nil {
+		dv := v.deny("address class "+c.Name, "host %s is a %s address (%s) and no allow_private_cidrs entry contains it%s", what, c.Name, c.Ref, portClause(partial, port))
+		return "", "", &dv
 	}
-	rule = entryRule("allow_private_cidrs", g)
+	rule = entryRule("allow_private_cidrs", g.raw)
 	return rule, fmt.Sprintf("is a %s address granted by %s", c.Name, rule), nil
-}
-
-// CheckAddr decides whether an address may be connected to, by class and
-// grants alone: global addresses are allowed, metadata addresses never, and
-// other non-global addresses only when an allow_private_cidrs entry contains
-// them. It is meant for the point where a domain name has been resolved and
-// the address about to be dialled must be judged.
-func (s *Scope) CheckAddr(a netip.Addr) Verdict {
-	c := Classify(a)
-	v := Verdict{Host: a.String(), Class: c.Name}
-	if a.Is6() {
-		v.Host = "[" + formatIPv6(a.WithZone("")) + "]"
-	}
-	what := describeAddr(v.Host, c)
-	switch {
-	case s == nil:
-		return v.deny(RuleNilScope, "no scope is configured, so %s may not be reached", what)
-	case c.Metadata:
-		return v.deny("address class metadata", "address %s is a cloud metadata address (%s), which can never be granted", what, c.Ref)
-	case c.Global:
-		return v.allow("address class "+c.Name, "address %s is globally reachable", what)
-	}
-	if g, ok := s.grantFor(a.WithZone("")); ok {
-		return v.allow(entryRule("allow_private_cidrs", g), "address %s is a %s address granted by allow_private_cidrs %q", what, c.Name, g)
-	}
-	return v.deny("address class "+c.Name, "address %s is a %s address (%s) and no allow_private_cidrs entry contains it", what, c.Name, c.Ref)
 }
 
 // DomainSets returns which of the sets "allowed" and "blocked" a host
@@ -288,15 +319,6 @@ func (s *Scope) DomainSets(host string) []string {
 		sets = append(sets, "blocked")
 	}
 	return sets
-}
-
-func (s *Scope) grantFor(a netip.Addr) (string, bool) {
-	for _, g := range s.grants {
-		if g.prefix.Contains(a) || a.Is4In6() && g.prefix.Contains(a.Unmap()) {
-			return g.raw, true
-		}
-	}
-	return "", false
 }
 
 func firstMatch(pats []*Pattern, host string) *Pattern {

@@ -1,0 +1,174 @@
+package executor
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/browsergate/browsergate/scope"
+	"github.com/browsergate/browsergate/scope/egress"
+	"github.com/browsergate/browsergate/toolclad"
+)
+
+// The egress proxy is the second layer of the egress gate. Request
+// interception decides before a request is sent, but Chromium may already
+// have opened a TCP connection (and sent a TLS ClientHello) to the
+// forbidden address for a navigation or an iframe; through the proxy the
+// browser connects to nothing but the proxy. The proxy resolves each name
+// once, checks every answer, and dials the checked address, so DNS
+// rebinding cannot swap the target.
+
+// proxyBypass makes Chromium send loopback and link-local traffic through
+// the proxy too: by default it sends them around any proxy.
+const proxyBypass = "<-loopback>"
+
+// proxyFlags are the launch switches that put every request of the
+// browser behind the proxy: no direct fallback, no QUIC, WebRTC limited to
+// proxied traffic, and no local DNS (the proxy resolves; a name Chromium
+// tried to resolve itself would fail rather than leak a lookup).
+func proxyFlags(proxyAddr string) []chromedp.ExecAllocatorOption {
+	return []chromedp.ExecAllocatorOption{
+		chromedp.ProxyServer("http://" + proxyAddr),
+		chromedp.Flag("proxy-bypass-list", proxyBypass),
+		chromedp.Flag("force-webrtc-ip-handling-policy", "disable_non_proxied_udp"),
+		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND , EXCLUDE 127.0.0.1"),
+		chromedp.Flag("disable-quic", true),
+	}
+}
+
+// setScope rebuilds the backend's scope so that the DevTools endpoint
+// (live mode) can never be reached from a page.
+func (b *backend) setScope(devtools string) error {
+	var deny []netip.AddrPort
+	if ap, ok := devtoolsAddr(devtools); ok {
+		deny = append(deny, ap)
+	}
+	sc, err := manifestScope(b.key.manifest, deny)
+	if err != nil {
+		return err
+	}
+	b.scope.Store(sc)
+	return nil
+}
+
+// newProxy starts an egress proxy on a random loopback port. Its refusals
+// go to log (nil: logged only). It is closed with the backend.
+func (b *backend) newProxy(log *blockLog) (*egress.Proxy, string, error) {
+	p, err := egress.New(egress.Config{
+		Policy:   policyRef{b},
+		Resolver: b.resolver,
+		OnDecision: func(d egress.Decision) {
+			if !d.Allowed && log != nil {
+				log.add(Blocked{Time: d.Time, URL: d.Target, Rule: d.Rule, Reason: d.Reason, Layer: "proxy"})
+			}
+		},
+		Logger: b.logger,
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	addr, err := p.Listen("127.0.0.1:0")
+	if err != nil {
+		return nil, "", err
+	}
+	if ap, err := netip.ParseAddrPort(addr); err == nil {
+		b.proxyPorts.Store(ap, true)
+	}
+	b.cancel = append(b.cancel, func() { p.Close() })
+	return p, addr, nil
+}
+
+func (b *backend) forgetProxy(addr string) {
+	if ap, err := netip.ParseAddrPort(addr); err == nil {
+		b.proxyPorts.Delete(ap)
+	}
+}
+
+// isProxyPort refuses any of the backend's proxy listeners as a
+// destination: a page must not reach the gate's own ports.
+func (b *backend) isProxyPort(ip netip.Addr, port, scheme string) (scope.Verdict, bool) {
+	p := port
+	if p == "" {
+		p = map[string]string{"http": "80", "ws": "80", "https": "443", "wss": "443"}[scheme]
+	}
+	n, err := strconv.ParseUint(p, 10, 16)
+	if err != nil {
+		return scope.Verdict{}, false
+	}
+	return b.proxyPortVerdict(netip.AddrPortFrom(ip, uint16(n)))
+}
+
+func (b *backend) proxyPortVerdict(ap netip.AddrPort) (scope.Verdict, bool) {
+	if _, ok := b.proxyPorts.Load(ap); !ok {
+		// A proxy listens on 127.0.0.1; any loopback address or the
+		// unspecified address reaches it too.
+		if ap.Addr().IsLoopback() || ap.Addr().IsUnspecified() {
+			if _, ok := b.proxyPorts.Load(netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), ap.Port())); !ok {
+				return scope.Verdict{}, false
+			}
+		} else {
+			return scope.Verdict{}, false
+		}
+	}
+	return scope.Verdict{Allowed: false, Host: ap.Addr().String(), Rule: "egress proxy port",
+		Reason: fmt.Sprintf("%s is browsergate's own egress proxy", ap)}, true
+}
+
+// policyRef lets a proxy read the backend's current scope, and refuses the
+// backend's own proxy listeners.
+type policyRef struct{ b *backend }
+
+func (r policyRef) CheckHost(host string, port uint16) scope.Verdict {
+	v := r.b.scope.Load().CheckHost(host, port)
+	if a, err := netip.ParseAddr(strings.Trim(host, "[]")); v.Allowed && err == nil {
+		if deny, ok := r.b.proxyPortVerdict(netip.AddrPortFrom(a, port)); ok {
+			return deny
+		}
+	}
+	return v
+}
+
+func (r policyRef) CheckAddrPort(ap netip.AddrPort) scope.Verdict {
+	if deny, ok := r.b.proxyPortVerdict(ap); ok {
+		return deny
+	}
+	return r.b.scope.Load().CheckAddrPort(ap)
+}
+
+// devtoolsAddr is the address of a live DevTools endpoint (ws:// URL).
+func devtoolsAddr(ws string) (netip.AddrPort, bool) {
+	u, err := url.Parse(ws)
+	if err != nil {
+		return netip.AddrPort{}, false
+	}
+	host, port, err := net.SplitHostPort(u.Host)
+	if err != nil {
+		return netip.AddrPort{}, false
+	}
+	if host == "localhost" {
+		host = "127.0.0.1"
+	}
+	ap, err := netip.ParseAddrPort(net.JoinHostPort(host, port))
+	return ap, err == nil
+}
+
+// manifestScope builds a manifest's scope with extra endpoints that are
+// always refused.
+func manifestScope(m *toolclad.Manifest, deny []netip.AddrPort) (*scope.Scope, error) {
+	sc, err := scope.New(scope.Config{
+		AllowedDomains:    m.Browser.Scope.AllowedDomains,
+		BlockedDomains:    m.Browser.Scope.BlockedDomains,
+		AllowExternal:     m.Browser.Scope.AllowExternal,
+		AllowPrivateCIDRs: m.Browser.Scope.AllowPrivateCIDRs,
+		DenyAddrPorts:     deny,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: [browser.scope]: %w", m.Path, err)
+	}
+	return sc, nil
+}

@@ -1,0 +1,194 @@
+package egress
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"unicode/utf8"
+)
+
+// refusal is an outcome that ends a request with a response from the proxy
+// itself.
+type refusal struct {
+	status       int
+	rule, reason string
+}
+
+func badRequest(format string, args ...any) *refusal {
+	return &refusal{status: http.StatusBadRequest, rule: RuleBadRequest, reason: fmt.Sprintf(format, args...)}
+}
+
+// gate runs the checks for one request or tunnel to host:port and returns the
+// one address to dial. host is the host as the request-target names it
+// (IPv6 in brackets). It fills d.Host, d.Port, d.Resolved, d.Rule and
+// d.Reason as it goes.
+func (p *Proxy) gate(ctx context.Context, d *Decision, host string, port uint16) (_ netip.AddrPort, ref *refusal) {
+	defer func() {
+		// An error inside the gate is a denial, never a crash that a
+		// caller might retry past.
+		if v := recover(); v != nil {
+			ref = &refusal{status: http.StatusForbidden, rule: RulePolicyError, reason: fmt.Sprintf("the policy failed while judging %s: %v", host, v)}
+		}
+	}()
+	d.Host, d.Port = host, port
+	v := p.cfg.Policy.CheckHost(host, port)
+	if v.Host != "" {
+		d.Host = v.Host
+	}
+	d.Rule, d.Reason = v.Rule, v.Reason
+	if !v.Allowed {
+		return netip.AddrPort{}, &refusal{status: http.StatusForbidden, rule: v.Rule, reason: v.Reason}
+	}
+
+	answers, ref := p.resolve(ctx, d.Host)
+	if ref != nil {
+		return netip.AddrPort{}, ref
+	}
+	d.Resolved = answers
+	for _, a := range answers {
+		ap := netip.AddrPortFrom(a, port)
+		if p.isSelf(ap) {
+			return netip.AddrPort{}, &refusal{status: http.StatusForbidden, rule: RuleSelf,
+				reason: fmt.Sprintf("host %s resolves to %s, the egress proxy's own address", d.Host, ap)}
+		}
+		av := p.cfg.Policy.CheckAddrPort(ap)
+		if !av.Allowed {
+			reason := av.Reason
+			if len(answers) > 1 || !isLiteral(d.Host) {
+				reason = fmt.Sprintf("host %s resolves to %s: %s", d.Host, a, av.Reason)
+			}
+			return netip.AddrPort{}, &refusal{status: http.StatusForbidden, rule: av.Rule, reason: reason}
+		}
+	}
+	return netip.AddrPortFrom(answers[0], port), nil
+}
+
+// resolve returns the addresses of host: the literal itself for an IP
+// literal, else the answers of exactly one lookup, deduplicated, without
+// zones.
+func (p *Proxy) resolve(ctx context.Context, host string) ([]netip.Addr, *refusal) {
+	if a, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")); err == nil {
+		return []netip.Addr{a.WithZone("")}, nil
+	}
+	rctx, cancel := context.WithTimeout(ctx, p.cfg.ResolveTimeout)
+	defer cancel()
+	answers, err := p.cfg.Resolver.LookupNetIP(rctx, "ip", host)
+	if err == nil && len(answers) == 0 {
+		err = ErrNoAnswers
+	}
+	if err != nil {
+		status := http.StatusBadGateway
+		if isTimeout(err) || errors.Is(rctx.Err(), context.DeadlineExceeded) {
+			status = http.StatusGatewayTimeout
+		}
+		return nil, &refusal{status: status, rule: RuleDNS, reason: fmt.Sprintf("lookup of %s failed: %v", host, err)}
+	}
+	out := make([]netip.Addr, 0, len(answers))
+	for _, a := range answers {
+		if !a.IsValid() {
+			return nil, &refusal{status: http.StatusBadGateway, rule: RuleDNS, reason: fmt.Sprintf("lookup of %s returned an invalid address", host)}
+		}
+		a = a.WithZone("")
+		dup := false
+		for _, b := range out {
+			dup = dup || a == b
+		}
+		if !dup {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
+// isSelf reports whether dialling ap could reach the proxy's own listener:
+// its port on any loopback address, on an unspecified address (which
+// connects locally), or on the listening address itself.
+func (p *Proxy) isSelf(ap netip.AddrPort) bool {
+	p.mu.Lock()
+	self := p.addr
+	p.mu.Unlock()
+	if !self.IsValid() || ap.Port() != self.Port() {
+		return false
+	}
+	a := ap.Addr().Unmap()
+	return a.IsLoopback() || a.IsUnspecified() || a == self.Addr().Unmap()
+}
+
+// dial connects to the checked address ap, within DialTimeout, and never
+// once the proxy is closed.
+func (p *Proxy) dial(ctx context.Context, network string, ap netip.AddrPort) (net.Conn, error) {
+	if p.ctx.Err() != nil {
+		return nil, ErrClosed
+	}
+	dctx, cancel := context.WithTimeout(ctx, p.cfg.DialTimeout)
+	defer cancel()
+	stop := context.AfterFunc(p.ctx, cancel)
+	defer stop()
+	c, err := p.cfg.Dial(dctx, network, ap.String())
+	if err != nil {
+		return nil, err
+	}
+	if p.ctx.Err() != nil {
+		c.Close()
+		return nil, ErrClosed
+	}
+	return c, nil
+}
+
+// dialRefusal turns a dial error into the proxy's answer.
+func dialRefusal(ap netip.AddrPort, err error) *refusal {
+	status := http.StatusBadGateway
+	if isTimeout(err) {
+		status = http.StatusGatewayTimeout
+	}
+	return &refusal{status: status, rule: RuleDial, reason: fmt.Sprintf("dial %s failed: %v", ap, err)}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
+}
+
+func isLiteral(host string) bool {
+	_, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"))
+	return err == nil
+}
+
+// refuse answers the client for a refusal and reports the decision.
+func (p *Proxy) refuse(w http.ResponseWriter, d *Decision, ref *refusal) {
+	d.Allowed, d.Status, d.Rule, d.Reason = false, ref.status, ref.rule, ref.reason
+	p.emit(d)
+	h := w.Header()
+	h.Set("X-Browsergate-Denied", headerValue(ref.rule))
+	h.Set("X-Browsergate-Reason", headerValue(ref.reason))
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "no-store")
+	if d.Method == http.MethodConnect {
+		h.Set("Connection", "close")
+	}
+	w.WriteHeader(ref.status)
+	fmt.Fprintf(w, "browsergate egress proxy refused %s: %s: %s\n", d.Target, ref.rule, ref.reason)
+}
+
+// headerValue makes s safe and short for a header value: printable ASCII
+// only (RFC 9110 section 5.5 field values; anything else becomes '?'), at
+// most 512 bytes.
+func headerValue(s string) string {
+	const maxLen = 512
+	var b strings.Builder
+	for _, r := range s {
+		if b.Len() >= maxLen {
+			break
+		}
+		if r < 0x20 || r >= 0x7f || r == utf8.RuneError {
+			r = '?'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

@@ -1,0 +1,87 @@
+package egress_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/netip"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/browsergate/browsergate/scope/egress"
+)
+
+// TestCloseLeavesNoGoroutines opens every kind of connection the proxy
+// serves (a kept-alive request, a CONNECT tunnel, an absolute-form upgrade,
+// a request stuck in its lookup), closes the proxy, and then finds no
+// goroutine running the proxy's code: Close waits for all of them. It is
+// not parallel, so no other test's proxy runs meanwhile.
+func TestCloseLeavesNoGoroutines(t *testing.T) {
+	stuck := make(chan struct{})
+	r := newRig(t, rigOptions{config: func(c *egress.Config) {
+		base := c.Resolver
+		c.Resolver = resolverFunc(func(ctx context.Context, network, host string) ([]netip.Addr, error) {
+			if host == "stuck.test" {
+				close(stuck)
+				<-ctx.Done()
+				return nil, ctx.Err()
+			}
+			return base.LookupNetIP(ctx, network, host)
+		})
+	}})
+	r.policy.hosts["stuck.test"] = true
+	client := r.client()
+	res, err := client.Get(r.url("http", "app.test", "/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+
+	ws, _, err := (&websocket.Dialer{Proxy: http.ProxyURL(r.proxyURL)}).Dial(r.url("ws", "app.test", "/ws"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	up, _, _ := rawRequest(t, r, fmt.Sprintf("GET http://app.test:%d/ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"+
+		"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n", r.backend.port()))
+	if up.StatusCode != 101 {
+		t.Fatalf("upgrade status %d", up.StatusCode)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if res, err := client.Get(r.url("http", "stuck.test", "/")); err == nil {
+			res.Body.Close()
+		}
+	}()
+	<-stuck
+
+	// The detector must see the proxy's goroutines while it runs.
+	if n := len(proxyGoroutines()); n < 3 {
+		t.Fatalf("%d goroutines in the proxy before Close, want at least the tunnel, the upgrade and the stuck lookup", n)
+	}
+	if err := r.proxy.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range proxyGoroutines() {
+		t.Errorf("goroutine still in the proxy after Close:\n%s", g)
+	}
+	<-done
+	client.CloseIdleConnections()
+}
+
+// proxyGoroutines returns the stacks of goroutines running code of package
+// egress (not of its tests).
+func proxyGoroutines() []string {
+	buf := make([]byte, 4<<20)
+	var out []string
+	for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
+		if strings.Contains(g, "/scope/egress.") {
+			out = append(out, g)
+		}
+	}
+	return out
+}

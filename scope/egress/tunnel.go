@@ -1,0 +1,94 @@
+package egress
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"time"
+)
+
+// serveConnect handles CONNECT host:port: the checks, one dial of the
+// checked address, then a byte tunnel between the client and it.
+func (p *Proxy) serveConnect(w http.ResponseWriter, r *http.Request) {
+	d := &Decision{Time: p.cfg.Now(), Method: r.Method, Target: r.RequestURI}
+	hostname, portStr, err := net.SplitHostPort(r.RequestURI)
+	if err != nil {
+		p.refuse(w, d, badRequest("CONNECT target %q is not host:port", r.RequestURI))
+		return
+	}
+	host, port, ref := splitTarget(hostname, portStr, 0)
+	if ref != nil {
+		p.refuse(w, d, ref)
+		return
+	}
+	ap, ref := p.gate(r.Context(), d, host, port)
+	if ref != nil {
+		p.refuse(w, d, ref)
+		return
+	}
+	d.Dialed = ap
+	upstream, err := p.dial(r.Context(), "tcp", ap)
+	if err != nil {
+		p.refuse(w, d, dialRefusal(ap, err))
+		return
+	}
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		upstream.Close()
+		p.refuse(w, d, &refusal{status: http.StatusInternalServerError, rule: RuleUpstream, reason: "the connection cannot be taken over for a tunnel"})
+		return
+	}
+	client, brw, err := hj.Hijack()
+	if err != nil {
+		upstream.Close()
+		d.Rule, d.Reason, d.Status = RuleUpstream, "taking over the client connection failed: "+err.Error(), 0
+		p.emit(d)
+		return
+	}
+	if !p.track(client) {
+		upstream.Close()
+		return
+	}
+	defer p.untrack(client)
+	if !p.track(upstream) {
+		client.Close()
+		return
+	}
+	defer p.untrack(upstream)
+	d.Allowed, d.Status = true, http.StatusOK
+	p.emit(d)
+
+	client.SetDeadline(time.Time{})
+	if _, err := io.WriteString(client, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
+		client.Close()
+		upstream.Close()
+		return
+	}
+	// Bytes the client sent after the CONNECT head, before the 200, are
+	// already in the server's buffer: they belong to the tunnel.
+	if n := brw.Reader.Buffered(); n > 0 {
+		b, _ := brw.Reader.Peek(n)
+		if _, err := upstream.Write(b); err != nil {
+			client.Close()
+			upstream.Close()
+			return
+		}
+	}
+	splice(client, upstream)
+}
+
+// splice copies both ways until one side ends, then closes both and waits
+// for the other copy, so no goroutine outlives the tunnel.
+func splice(a, b net.Conn) {
+	done := make(chan struct{}, 2)
+	cp := func(dst, src net.Conn) {
+		io.Copy(dst, src)
+		done <- struct{}{}
+	}
+	go cp(a, b)
+	go cp(b, a)
+	<-done
+	a.Close()
+	b.Close()
+	<-done
+}
