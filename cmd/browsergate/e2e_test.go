@@ -88,6 +88,17 @@ type fixture struct {
 // starts `browsergate serve` over stdio with the MCP SDK client.
 func start(t testing.TB, connect, endpoint string) *fixture {
 	t.Helper()
+	live := ""
+	if endpoint != "" {
+		live = fmt.Sprintf("live_endpoint = %q", endpoint)
+	}
+	return startWith(t, fmt.Sprintf(e2eManifest, connect, live))
+}
+
+// startWith is start with a manifest body of the test's own and extra
+// arguments for serve.
+func startWith(t testing.TB, manifestBody string, serveArgs ...string) *fixture {
+	t.Helper()
 	f := &fixture{canary: &demosite.Canary{}}
 	var stop func()
 	var err error
@@ -105,16 +116,13 @@ func start(t testing.TB, connect, endpoint string) *fixture {
 
 	dir := t.TempDir()
 	manifest := filepath.Join(dir, "e2e.toml")
-	live := ""
-	if endpoint != "" {
-		live = fmt.Sprintf("live_endpoint = %q", endpoint)
-	}
-	if err := os.WriteFile(manifest, []byte(fmt.Sprintf(e2eManifest, connect, live)), 0o644); err != nil {
+	if err := os.WriteFile(manifest, []byte(manifestBody), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	f.evidence = filepath.Join(dir, "evidence.db")
-	cmd := exec.Command(binary, "serve", "--manifest", manifest, "--policies", repoPath("policies"),
-		"--evidence", f.evidence, "--log-level", "warn")
+	args := append([]string{"serve", "--manifest", manifest, "--policies", repoPath("policies"),
+		"--evidence", f.evidence, "--log-level", "warn"}, serveArgs...)
+	cmd := exec.Command(binary, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "test"}, nil)

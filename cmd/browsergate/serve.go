@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/netip"
 	"os"
 	"os/signal"
 	"syscall"
@@ -15,6 +17,7 @@ import (
 	"github.com/browsergate/browsergate/cedar"
 	"github.com/browsergate/browsergate/evidence"
 	"github.com/browsergate/browsergate/executor"
+	"github.com/browsergate/browsergate/scope/egress"
 	"github.com/browsergate/browsergate/toolclad"
 )
 
@@ -30,6 +33,8 @@ func serve(args []string, stderr io.Writer) error {
 	sep := fs.String("tool-separator", ".", `separator in tool names: "." (<tool>.<command>) or "_" for LLM APIs that allow only [A-Za-z0-9_-]`)
 	principal := fs.String("principal", "local", "Cedar principal id of the agent (Web::Agent)")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error (logs go to stderr)")
+	var resolve multiFlag
+	fs.Var(&resolve, "resolve", "name=ip[,ip...]: answer for name in the egress proxy instead of DNS (repeatable; tests, air-gapped setups)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -58,8 +63,21 @@ func serve(args []string, stderr io.Writer) error {
 		return err
 	}
 	defer store.Close()
+	var resolver egress.Resolver
+	if len(resolve) > 0 {
+		static := &egress.StaticResolver{Hosts: map[string][]netip.Addr{}, Fallback: net.DefaultResolver}
+		for _, m := range resolve {
+			name, addrs, err := egress.ParseHostMapping(m)
+			if err != nil {
+				return fmt.Errorf("%w: --resolve: %v", errUsage, err)
+			}
+			static.Hosts[name] = addrs
+		}
+		resolver = static
+	}
 	ex, err := executor.New(executor.Config{
 		Manifests: ms, Policies: engine, Evidence: store, Principal: *principal, Logger: logger,
+		Resolver: resolver,
 	})
 	if err != nil {
 		return err
