@@ -62,10 +62,15 @@ func (s *session) ensureTab() error {
 	}
 	s.close()
 	s.refs, s.worldID = nil, 0
-	w := newPageWatch()
+	w := newPageWatch("")
 	ctx, cancel, err := s.backend.newSessionContext(s, chromedp.WithListener(w.listen))
 	if err != nil {
 		return err
+	}
+	if t := chromedp.FromContext(ctx).Target; t != nil {
+		w.mu.Lock()
+		w.mainFrame = cdp.FrameID(t.TargetID)
+		w.mu.Unlock()
 	}
 	s.tab, s.closeTab, s.watch = ctx, cancel, w
 	s.browserID = chromedp.FromContext(ctx).BrowserContextID

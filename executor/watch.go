@@ -41,6 +41,7 @@ type pageWatch struct {
 	mu           sync.Mutex
 	inflight     map[network.RequestID]bool
 	loading      map[cdp.FrameID]bool
+	mainFrame    cdp.FrameID // the tab's main frame (its id is the target's)
 	docLoading   bool
 	lastActivity time.Time
 	navigations  int
@@ -49,8 +50,9 @@ type pageWatch struct {
 	dialogQueue  chan struct{}
 }
 
-func newPageWatch() *pageWatch {
+func newPageWatch(mainFrame cdp.FrameID) *pageWatch {
 	return &pageWatch{
+		mainFrame:    mainFrame,
 		inflight:     map[network.RequestID]bool{},
 		loading:      map[cdp.FrameID]bool{},
 		lastActivity: time.Now(),
@@ -64,13 +66,22 @@ func (w *pageWatch) listen(ev any) {
 	w.mu.Lock()
 	switch e := ev.(type) {
 	case *network.EventRequestWillBeSent:
-		w.inflight[e.RequestID] = true
+		// Requests of the main frame only: an iframe's request may finish
+		// (or fail) in another process and never be reported here.
+		if e.FrameID == w.mainFrame || e.FrameID == "" {
+			w.inflight[e.RequestID] = true
+		}
 	case *network.EventLoadingFinished:
 		delete(w.inflight, e.RequestID)
 	case *network.EventLoadingFailed:
 		delete(w.inflight, e.RequestID)
 	case *page.EventFrameStartedLoading:
-		w.loading[e.FrameID] = true
+		// Only the main frame: an iframe in another process reports that
+		// it stopped to its own target, never here, and the main
+		// document's load event already waits for its iframes.
+		if e.FrameID == w.mainFrame {
+			w.loading[e.FrameID] = true
+		}
 	case *page.EventFrameStoppedLoading:
 		delete(w.loading, e.FrameID)
 	case *page.EventFrameDetached:
@@ -78,9 +89,12 @@ func (w *pageWatch) listen(ev any) {
 	case *page.EventFrameNavigated:
 		if e.Frame != nil && e.Frame.ParentID == "" {
 			// A new main document until its load event: the network can
-			// be quiet while it still parses and runs its scripts.
+			// be quiet while it still parses and runs its scripts. The old
+			// document's requests are gone with it.
 			w.navigations++
 			w.docLoading = true
+			w.mainFrame = e.Frame.ID
+			clear(w.inflight)
 		}
 	case *page.EventLoadEventFired:
 		w.docLoading = false

