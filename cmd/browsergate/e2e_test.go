@@ -76,6 +76,9 @@ risk_tier = "critical"
 `
 
 type fixture struct {
+	net      *demosite.NetCanary // the canary, counting connections too
+	xsite    string              // a second allowed site, on 127.0.0.3, with the attack pages
+	pid      int                 // browsergate serve
 	site     *demosite.Site
 	siteURL  string
 	canary   *demosite.Canary
@@ -99,16 +102,19 @@ func start(t testing.TB, connect, endpoint string) *fixture {
 // arguments for serve.
 func startWith(t testing.TB, manifestBody string, serveArgs ...string) *fixture {
 	t.Helper()
-	f := &fixture{canary: &demosite.Canary{}}
-	var stop func()
-	var err error
-	f.canaryTo, stop, err = serveOn("127.0.0.2:0", f.canary)
+	nc, canaryURL, stop, err := demosite.ListenCanary("127.0.0.2:0")
 	if err != nil {
 		t.Fatalf("canary on 127.0.0.2: %v", err)
 	}
 	t.Cleanup(stop)
-	f.site = demosite.New(demosite.Options{ForbiddenURL: f.canaryTo + "/"})
-	f.siteURL, stop, err = serveOn("127.0.0.1:0", f.site)
+	f := &fixture{canary: &nc.Canary, canaryTo: canaryURL, net: nc}
+	f.site = demosite.New(demosite.Options{ForbiddenURL: canaryURL + "/"})
+	f.xsite, stop, err = serveOn("127.0.0.3:0", demosite.NewAttackSite(f.site, &demosite.Attacks{Canary: canaryURL}))
+	if err != nil {
+		t.Fatalf("second site on 127.0.0.3: %v", err)
+	}
+	t.Cleanup(stop)
+	f.siteURL, stop, err = serveOn("127.0.0.1:0", demosite.NewAttackSite(f.site, &demosite.Attacks{Canary: canaryURL, CrossSite: f.xsite}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,6 +138,7 @@ func startWith(t testing.TB, manifestBody string, serveArgs ...string) *fixture 
 	if err != nil {
 		t.Fatalf("connect to browsergate serve: %v\nstderr:\n%s", err, stderr.String())
 	}
+	f.pid = cmd.Process.Pid
 	t.Cleanup(func() {
 		f.cs.Close()
 		if t.Failed() {

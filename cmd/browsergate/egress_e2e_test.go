@@ -2,14 +2,12 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"maps"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -18,7 +16,6 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/browsergate/browsergate/examples/demosite"
 )
@@ -64,68 +61,19 @@ args.url = { type = "url", schemes = ["http"], scope_check = true }
 // egressFixture is the end-to-end fixture with a connection-counting
 // canary, the attack pages, and the serve process's id (to find the
 // browser it launched).
-type egressFixture struct {
-	*fixture
-	net   *demosite.NetCanary
-	xsite string // the attack pages on 127.0.0.3
-	pid   int    // browsergate serve
-}
+// egressFixture is the end-to-end fixture; its canary counts connections
+// and the attack pages are mounted on both allowed sites.
+type egressFixture struct{ *fixture }
 
 // startManifest is start with the manifest body as a parameter (formatted
-// with connect and the live_endpoint line, as e2eManifest is), a canary that
-// counts connections, and the attack pages mounted on the demo site and on
-// a second allowed site. start could become
-// `return startManifest(t, e2eManifest, connect, endpoint).fixture`.
+// with connect and the live_endpoint line, as e2eManifest is).
 func startManifest(t testing.TB, manifestBody, connect, endpoint string) *egressFixture {
 	t.Helper()
-	nc, canaryURL, stop, err := demosite.ListenCanary("127.0.0.2:0")
-	if err != nil {
-		t.Fatalf("canary on 127.0.0.2: %v", err)
-	}
-	t.Cleanup(stop)
-	f := &egressFixture{fixture: &fixture{canary: &nc.Canary, canaryTo: canaryURL}, net: nc}
-	f.site = demosite.New(demosite.Options{ForbiddenURL: canaryURL + "/"})
-
-	f.xsite, stop, err = serveOn("127.0.0.3:0", demosite.NewAttackSite(f.site, &demosite.Attacks{Canary: canaryURL}))
-	if err != nil {
-		t.Fatalf("second site on 127.0.0.3: %v", err)
-	}
-	t.Cleanup(stop)
-	f.siteURL, stop, err = serveOn("127.0.0.1:0", demosite.NewAttackSite(f.site, &demosite.Attacks{Canary: canaryURL, CrossSite: f.xsite}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stop)
-
-	dir := t.TempDir()
-	manifest := filepath.Join(dir, "egress.toml")
 	live := ""
 	if endpoint != "" {
 		live = fmt.Sprintf("live_endpoint = %q", endpoint)
 	}
-	if err := os.WriteFile(manifest, []byte(fmt.Sprintf(manifestBody, connect, live)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f.evidence = filepath.Join(dir, "evidence.db")
-	cmd := exec.Command(binary, "serve", "--manifest", manifest, "--policies", repoPath("policies"),
-		"--evidence", f.evidence, "--log-level", "warn")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	client := mcp.NewClient(&mcp.Implementation{Name: "egress", Version: "test"}, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	f.cs, err = client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatalf("connect to browsergate serve: %v\nstderr:\n%s", err, stderr.String())
-	}
-	f.pid = cmd.Process.Pid
-	t.Cleanup(func() {
-		f.cs.Close()
-		if t.Failed() {
-			t.Logf("browsergate stderr:\n%s", stderr.String())
-		}
-	})
-	return f
+	return &egressFixture{startWith(t, fmt.Sprintf(manifestBody, connect, live))}
 }
 
 // attackCase is one way for a page to reach the canary.
