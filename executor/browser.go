@@ -139,6 +139,7 @@ func (b *backend) newSessionContext(s *session, opts ...chromedp.ContextOption) 
 		return nil, nil, fmt.Errorf("%w: follow the session's targets: %v", ErrBrowserStart, err)
 	}
 	b.owners.Store(s, owned)
+	s.proxy = proxy
 	if b.key.connect == "live" {
 		// The session's own connection intercepts the requests of the
 		// session's browser context; the user's tabs are not ours.

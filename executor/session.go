@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/browsergate/browsergate/scope"
+	"github.com/browsergate/browsergate/scope/egress"
 	"github.com/browsergate/browsergate/toolclad"
 )
 
@@ -27,8 +28,9 @@ type session struct {
 	manifest *toolclad.Manifest
 	backend  *backend
 
-	blocked      *blockLog  // requests the egress gate refused for this session
-	mu           sync.Mutex // held for the whole of a call
+	blocked      *blockLog     // requests the egress gate refused for this session
+	proxy        *egress.Proxy // the session's egress proxy
+	mu           sync.Mutex    // held for the whole of a call
 	created      time.Time
 	lastCall     time.Time
 	expired      string // non-empty: why this session takes no more calls

@@ -1,0 +1,77 @@
+package executor
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/browsergate/browsergate/cedar"
+	"github.com/browsergate/browsergate/evidence"
+	"github.com/browsergate/browsergate/toolclad"
+)
+
+// With its egress proxy down, a session's browser context has nowhere to
+// send anything: Chromium does not fall back to a direct connection.
+func TestProxyDownMeansNothingGoesOut(t *testing.T) {
+	t.Parallel()
+	var hits atomic.Int64
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Write([]byte("<title>up</title>"))
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	site := "http://" + ln.Addr().String() + "/"
+
+	dir := t.TempDir()
+	path := filepath.Join(dir, "m.toml")
+	os.WriteFile(path, []byte("[tool]\nname = \"down\"\n[browser]\nstartup_timeout_seconds = 30\n[browser.scope]\nallowed_domains = [\"127.0.0.1\"]\nallow_private_cidrs = [\"127.0.0.1/32\"]\n[browser.commands.navigate]\n"), 0o644)
+	m, err := toolclad.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	engine, err := cedar.LoadDir("../policies")
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := evidence.Open(filepath.Join(dir, "e.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	e, err := New(Config{Manifests: []*toolclad.Manifest{m}, Policies: engine, Evidence: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	cmd := m.Command("navigate")
+	navigate := func() *toolclad.Reply {
+		args, err := cmd.Validate(map[string]any{"url": site})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e.Run(context.Background(), &toolclad.Call{Manifest: m, Command: cmd, SessionID: "s", Args: args, Progress: func(string) {}})
+	}
+	if r := navigate(); r.IsError || !strings.Contains(r.Text, `title="up"`) {
+		t.Fatalf("navigate with the proxy up: %+v", r)
+	}
+	before := hits.Load()
+	s, _ := e.session("s", m)
+	s.proxy.Close()
+	r := navigate()
+	if !r.IsError {
+		t.Fatalf("navigate with the proxy down succeeded: %s", r.Text)
+	}
+	if n := hits.Load() - before; n != 0 {
+		t.Fatalf("with the proxy down the site still got %d request(s)", n)
+	}
+}
