@@ -32,14 +32,13 @@ func demo(args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	canary := &demosite.Canary{}
-	canaryURL, stopCanary, err := serveOn("127.0.0.2:0", canary)
+	canary, canaryURL, stopCanary, err := demosite.ListenCanary("127.0.0.2:0")
 	if err != nil {
 		return fmt.Errorf("canary on 127.0.0.2: %w", err)
 	}
 	defer stopCanary()
 	site := demosite.New(demosite.Options{ForbiddenURL: canaryURL + "/"})
-	siteURL, stopSite, err := serveOn("127.0.0.1:0", site)
+	siteURL, stopSite, err := serveOn("127.0.0.1:0", demosite.NewAttackSite(site, &demosite.Attacks{Canary: canaryURL}))
 	if err != nil {
 		return fmt.Errorf("demo site: %w", err)
 	}
@@ -69,7 +68,7 @@ func demo(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("stop browsergate serve: %w", err)
 	}
 
-	fmt.Fprintf(stdout, "\ncanary requests: %d\n", canary.Hits())
+	fmt.Fprintf(stdout, "\ncanary: %s\n", canary)
 	sid, err := newestSession(*evidencePath)
 	if err != nil {
 		return err
@@ -82,8 +81,8 @@ func demo(args []string, stdout, stderr io.Writer) error {
 	if err := evidenceVerify(*evidencePath, stdout); err != nil {
 		return err
 	}
-	if canary.Hits() != 0 {
-		return fmt.Errorf("the canary saw %d request(s): %v", canary.Hits(), canary.Seen())
+	if !canary.Clean() {
+		return fmt.Errorf("the canary was reached: %s", canary)
 	}
 	return nil
 }
@@ -131,6 +130,9 @@ func (a *scriptedAgent) run(ctx context.Context, siteURL, canaryURL string) erro
 		{"demo.navigate", fixed(map[string]any{"url": canaryURL + "/"}), false},
 		{"demo.submit_form", fixed(map[string]any{"selector": "form"}), false},
 		{"demo.execute_js", fixed(map[string]any{"expression": "document.cookie"}), false},
+		// An in-scope page that tries to load an image from the canary:
+		// the page is allowed, its request is not.
+		{"demo.navigate", fixed(map[string]any{"url": siteURL + "/attack/img"}), true},
 	}
 	snap := ""
 	for _, st := range steps {
