@@ -133,8 +133,8 @@ func (b *backend) newSessionContext(s *session, opts ...chromedp.ContextOption) 
 		stop()
 		return nil, nil, fmt.Errorf("%w: open a browser context: %v", ErrBrowserStart, err)
 	}
-	owned, err := ownTargets(ctx)
-	if err != nil {
+	owned := s.frames
+	if err := ownTargets(ctx, owned); err != nil {
 		stop()
 		return nil, nil, fmt.Errorf("%w: follow the session's targets: %v", ErrBrowserStart, err)
 	}

@@ -168,16 +168,23 @@ func (t *targetSet) has(f cdp.FrameID) bool {
 	return t.ids[f]
 }
 
-// ownTargets follows the targets of ctx's browser context: its tabs,
-// popups, out-of-process iframes and workers.
-func ownTargets(ctx context.Context) (*targetSet, error) {
+func (t *targetSet) add(f cdp.FrameID) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.ids == nil {
+		t.ids = map[cdp.FrameID]bool{}
+	}
+	t.ids[f] = true
+}
+
+// ownTargets follows the targets of ctx's browser context into set: its
+// tabs, popups, out-of-process iframes and workers. (The frames inside the
+// session's tab are added by its pageWatch as they attach.)
+func ownTargets(ctx context.Context, set *targetSet) error {
 	bc := chromedp.FromContext(ctx).BrowserContextID
-	set := &targetSet{ids: map[cdp.FrameID]bool{}}
 	add := func(info *target.Info) {
 		if info != nil && info.BrowserContextID == bc {
-			set.mu.Lock()
-			set.ids[cdp.FrameID(info.TargetID)] = true
-			set.mu.Unlock()
+			set.add(cdp.FrameID(info.TargetID))
 		}
 	}
 	if err := chromedp.ListenBrowser(ctx, func(ev any) {
@@ -188,14 +195,14 @@ func ownTargets(ctx context.Context) (*targetSet, error) {
 			add(e.TargetInfo)
 		}
 	}); err != nil {
-		return nil, err
+		return err
 	}
 	infos, err := chromedp.Targets(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for _, info := range infos {
 		add(info)
 	}
-	return set, nil
+	return nil
 }
