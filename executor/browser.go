@@ -107,7 +107,7 @@ func (b *backend) newSessionContext(s *session, opts ...chromedp.ContextOption) 
 			return nil, nil, err
 		}
 	}
-	proxy, proxyAddr, err := b.newProxy(s.blocked)
+	proxy, proxyAddr, err := b.newProxy(s.blocked, false)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: egress proxy: %v", ErrBrowserStart, err)
 	}
@@ -125,9 +125,9 @@ func (b *backend) newSessionContext(s *session, opts ...chromedp.ContextOption) 
 	ctx, cancel := chromedp.NewContext(parent, opts...)
 	stop := func() {
 		cancel()
-		proxy.Close()
 		b.owners.Delete(s)
-		b.forgetProxy(proxyAddr)
+		b.forgetProxy(proxyAddr) // before Close: the port may be reused at once
+		proxy.Close()
 	}
 	if err := runBounded(b.startup, func() error { return chromedp.Do(ctx) }); err != nil {
 		stop()
@@ -144,7 +144,7 @@ func (b *backend) newSessionContext(s *session, opts ...chromedp.ContextOption) 
 		// The session's own connection intercepts the requests of the
 		// session's browser context; the user's tabs are not ours.
 		route := func(f cdp.FrameID) (*blockLog, bool) { return s.blocked, owned.has(f) }
-		if err := (&interceptor{check: b.check, route: route}).start(ctx); err != nil {
+		if err := (&interceptor{check: b.check, route: route, logger: b.logger}).start(ctx); err != nil {
 			stop()
 			return nil, nil, fmt.Errorf("%w: enable request interception: %v", ErrBrowserStart, err)
 		}
@@ -176,6 +176,11 @@ func (b *backend) start() error {
 		if err != nil {
 			return fmt.Errorf("%w: %v", ErrBrowserStart, err)
 		}
+		// The session contexts' proxy listens on this machine's loopback;
+		// a browser elsewhere would dial its own loopback instead.
+		if ap, ok := devtoolsAddr(ws); !ok || !ap.Addr().IsLoopback() {
+			return fmt.Errorf("%w: live endpoint %s is not on this machine's loopback: the egress proxy could not stand between it and the network", ErrBrowserStart, ws)
+		}
 		if err := b.setScope(ws); err != nil {
 			return fmt.Errorf("%w: %v", ErrBrowserStart, err)
 		}
@@ -189,7 +194,7 @@ func (b *backend) start() error {
 		// The browser-wide proxy carries what no session's context does:
 		// the browser's own background requests. Its refusals are logged,
 		// not reported to a session.
-		_, addr, err := b.newProxy(nil)
+		_, addr, err := b.newProxy(nil, true)
 		if err != nil {
 			return fmt.Errorf("%w: egress proxy: %v", ErrBrowserStart, err)
 		}
@@ -215,7 +220,7 @@ func (b *backend) start() error {
 			return fmt.Errorf("%w: launch %s: %v", ErrBrowserStart, b.key.executable, err)
 		}
 		// Every request of this browser is a session's: intercept them all.
-		if err := (&interceptor{check: b.check, route: b.route}).start(root); err != nil {
+		if err := (&interceptor{check: b.check, route: b.route, logger: b.logger}).start(root); err != nil {
 			b.release()
 			return fmt.Errorf("%w: enable request interception: %v", ErrBrowserStart, err)
 		}

@@ -46,7 +46,10 @@ func proxyFlags(proxyAddr string) []chromedp.ExecAllocatorOption {
 func (b *backend) setScope(devtools string) error {
 	var deny []netip.AddrPort
 	if ap, ok := devtoolsAddr(devtools); ok {
-		deny = append(deny, ap)
+		// The DevTools port on any address (0.0.0.0 and [::] entries
+		// deny the port everywhere): loopback has many spellings.
+		deny = append(deny, netip.AddrPortFrom(netip.IPv4Unspecified(), ap.Port()),
+			netip.AddrPortFrom(netip.IPv6Unspecified(), ap.Port()))
 	}
 	sc, err := manifestScope(b.key.manifest, deny)
 	if err != nil {
@@ -57,8 +60,9 @@ func (b *backend) setScope(devtools string) error {
 }
 
 // newProxy starts an egress proxy on a random loopback port. Its refusals
-// go to log (nil: logged only). It is closed with the backend.
-func (b *backend) newProxy(log *blockLog) (*egress.Proxy, string, error) {
+// go to log (nil: logged only). withBackend: closed with the backend (the
+// browser-wide proxy); otherwise its session closes it.
+func (b *backend) newProxy(log *blockLog, withBackend bool) (*egress.Proxy, string, error) {
 	p, err := egress.New(egress.Config{
 		Policy:   policyRef{b},
 		Resolver: b.resolver,
@@ -79,7 +83,9 @@ func (b *backend) newProxy(log *blockLog) (*egress.Proxy, string, error) {
 	if ap, err := netip.ParseAddrPort(addr); err == nil {
 		b.proxyPorts.Store(ap, true)
 	}
-	b.cancel = append(b.cancel, func() { p.Close() })
+	if withBackend {
+		b.cancel = append(b.cancel, func() { p.Close() })
+	}
 	return p, addr, nil
 }
 

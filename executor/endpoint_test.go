@@ -57,3 +57,23 @@ func TestResolveLiveEndpoint(t *testing.T) {
 		})
 	}
 }
+
+func TestDevtoolsAddr(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		ws   string
+		want string
+		ok   bool
+	}{
+		{"ws://127.0.0.1:9222/devtools/browser/x", "127.0.0.1:9222", true},
+		{"ws://localhost:9333/devtools/browser/x", "127.0.0.1:9333", true},
+		{"ws://[::1]:9222/devtools/browser/x", "[::1]:9222", true},
+		{"ws://browser.example:9222/devtools/browser/x", "", false},
+		{"not a url", "", false},
+	} {
+		ap, ok := devtoolsAddr(tc.ws)
+		if ok != tc.ok || (ok && ap.String() != tc.want) {
+			t.Errorf("devtoolsAddr(%q) = %v, %v; want %s, %v", tc.ws, ap, ok, tc.want, tc.ok)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -81,41 +82,36 @@ type interceptor struct {
 	// user's own tabs share the browser and are not ours; in launch mode
 	// every request is, and a frame no session claims (a same-process
 	// subframe) goes to the backend's shared log.
-	route func(cdp.FrameID) (*blockLog, bool)
+	route  func(cdp.FrameID) (*blockLog, bool)
+	logger *slog.Logger
+}
+
+// answer sends the decision for a paused request: continue or fail.
+func (ic *interceptor) answer(ctx context.Context, params any, url string) bool {
+	switch p := params.(type) {
+	case fetch.ContinueRequestParams:
+		return answerLogged(ctx, ic.logger, fetch.ContinueRequest, p, url)
+	case fetch.FailRequestParams:
+		return answerLogged(ctx, ic.logger, fetch.FailRequest, p, url)
+	}
+	return false
 }
 
 // start enables Fetch on the browser session of ctx and serves paused
 // requests until ctx ends.
 func (ic *interceptor) start(ctx context.Context) error {
-	queue := make(chan *fetch.EventRequestPaused, 1024)
 	err := chromedp.ListenBrowser(ctx, func(ev any) {
 		if e, ok := ev.(*fetch.EventRequestPaused); ok {
-			select {
-			case queue <- e:
-			default:
-				go func() { queue <- e }() // never block chromedp's read loop
-			}
+			go ic.handle(ctx, e) // never block chromedp's read loop
 		}
 	})
 	if err != nil {
 		return err
 	}
-	if _, err := chromedp.CallBrowser(ctx, fetch.Enable, fetch.EnableParams{
+	_, err = chromedp.CallBrowser(ctx, fetch.Enable, fetch.EnableParams{
 		Patterns: []*fetch.RequestPattern{{URLPattern: "*"}},
-	}); err != nil {
-		return err
-	}
-	go func() {
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case e := <-queue:
-				go ic.handle(ctx, e)
-			}
-		}
-	}()
-	return nil
+	})
+	return err
 }
 
 // handle decides one paused request. Schemes that never leave the machine
@@ -131,18 +127,33 @@ func (ic *interceptor) handle(ctx context.Context, e *fetch.EventRequestPaused) 
 	}
 	log, ours := ic.route(e.FrameID)
 	if !ours {
-		_, _ = chromedp.CallBrowser(ctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: e.RequestID})
+		ic.answer(ctx, fetch.ContinueRequestParams{RequestID: e.RequestID}, url)
 		return
 	}
 	v := ic.decide(url)
 	if v.Allowed {
-		_, _ = chromedp.CallBrowser(ctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: e.RequestID})
+		ic.answer(ctx, fetch.ContinueRequestParams{RequestID: e.RequestID}, url)
 		return
 	}
-	_, _ = chromedp.CallBrowser(ctx, fetch.FailRequest, fetch.FailRequestParams{
+	// A request whose refusal cannot be delivered stays paused: it still
+	// never leaves. It is logged, and recorded only once refused.
+	if ic.answer(ctx, fetch.FailRequestParams{
 		RequestID: e.RequestID, ErrorReason: network.ErrorReasonBlockedByClient,
-	})
-	log.add(Blocked{Time: time.Now(), URL: url, Rule: v.Rule, Reason: v.Reason, Layer: "interception"})
+	}, url) {
+		log.add(Blocked{Time: time.Now(), URL: url, Rule: v.Rule, Reason: v.Reason, Layer: "interception"})
+	}
+}
+
+// answerLogged sends one answer; a failure is logged (the target may have
+// gone away meanwhile).
+func answerLogged[P any](ctx context.Context, logger *slog.Logger, cmd cdp.Command[P, cdp.Empty], params P, url string) bool {
+	if _, err := chromedp.CallBrowser(ctx, cmd, params); err != nil {
+		if ctx.Err() == nil && logger != nil {
+			logger.Warn("interception: answering a paused request failed", "url", url, "method", cmd.Method, "error", err)
+		}
+		return false
+	}
+	return true
 }
 
 func (ic *interceptor) decide(url string) scope.Verdict {
@@ -195,6 +206,11 @@ func ownTargets(ctx context.Context, set *targetSet) error {
 			add(e.TargetInfo)
 		}
 	}); err != nil {
+		return err
+	}
+	// Target events reach a browser session only once it asks for them
+	// (chromedp asks on page sessions only).
+	if _, err := chromedp.CallBrowser(ctx, target.SetDiscoverTargets, target.SetDiscoverTargetsParams{Discover: true}); err != nil {
 		return err
 	}
 	infos, err := chromedp.Targets(ctx)
