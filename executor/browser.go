@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/remote"
@@ -141,16 +142,38 @@ func (b *backend) newSessionContext(s *session, opts ...chromedp.ContextOption) 
 	b.owners.Store(s, owned)
 	s.proxy = proxy
 	if b.key.connect == "live" {
-		// The session's own connection intercepts the requests of the
-		// session's browser context; the user's tabs are not ours.
-		route := func(f cdp.FrameID) (*blockLog, bool) { return s.blocked, owned.has(f) }
-		if err := (&interceptor{check: b.check, route: route, logger: b.logger}).start(ctx); err != nil {
+		// The user's own tabs share this browser and are not ours: the
+		// session intercepts on its own tab's session (its frames in the
+		// tab's process), not on the browser's, which would pause every
+		// request the user makes. Popups, out-of-process iframes and
+		// workers of the session's context are stopped by its proxy.
+		route := func(cdp.FrameID) (*blockLog, bool) { return s.blocked, true }
+		if err := (&interceptor{check: b.check, route: route, logger: b.logger, page: true}).start(ctx); err != nil {
 			stop()
 			return nil, nil, fmt.Errorf("%w: enable request interception: %v", ErrBrowserStart, err)
 		}
 	}
+	// WebRTC sends STUN over UDP, which no HTTP proxy sees, and Chromium
+	// 156 sent it even with --force-webrtc-ip-handling-policy (measured by
+	// the egress suite): the session's pages get no WebRTC.
+	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
+		Source: noWebRTCJS, RunImmediately: ptrTrue(),
+	}); err != nil {
+		stop()
+		return nil, nil, fmt.Errorf("%w: disable WebRTC: %v", ErrBrowserStart, err)
+	}
 	return ctx, stop, nil
 }
+
+// noWebRTCJS removes the WebRTC constructors from every frame of a
+// session's tab.
+const noWebRTCJS = `(() => {
+  for (const n of ['RTCPeerConnection', 'webkitRTCPeerConnection', 'RTCDataChannel', 'RTCIceCandidate']) {
+    try { Object.defineProperty(window, n, {value: undefined, writable: false, configurable: false}); } catch (e) {}
+  }
+})()`
+
+func ptrTrue() *bool { t := true; return &t }
 
 // route finds the session a frame belongs to (launch mode: every request
 // of the browser is browsergate's).

@@ -84,15 +84,17 @@ type interceptor struct {
 	// subframe) goes to the backend's shared log.
 	route  func(cdp.FrameID) (*blockLog, bool)
 	logger *slog.Logger
+	// page: intercept on the tab's own session instead of the browser's.
+	page bool
 }
 
 // answer sends the decision for a paused request: continue or fail.
 func (ic *interceptor) answer(ctx context.Context, params any, url string) bool {
 	switch p := params.(type) {
 	case fetch.ContinueRequestParams:
-		return answerLogged(ctx, ic.logger, fetch.ContinueRequest, p, url)
+		return answerLogged(ctx, ic.logger, ic.page, fetch.ContinueRequest, p, url)
 	case fetch.FailRequestParams:
-		return answerLogged(ctx, ic.logger, fetch.FailRequest, p, url)
+		return answerLogged(ctx, ic.logger, ic.page, fetch.FailRequest, p, url)
 	}
 	return false
 }
@@ -100,7 +102,11 @@ func (ic *interceptor) answer(ctx context.Context, params any, url string) bool 
 // start enables Fetch on the browser session of ctx and serves paused
 // requests until ctx ends.
 func (ic *interceptor) start(ctx context.Context) error {
-	err := chromedp.ListenBrowser(ctx, func(ev any) {
+	listen, call := chromedp.ListenBrowser, chromedp.CallBrowser[fetch.EnableParams, cdp.Empty]
+	if ic.page {
+		listen, call = chromedp.Listen, chromedp.Call[fetch.EnableParams, cdp.Empty]
+	}
+	err := listen(ctx, func(ev any) {
 		if e, ok := ev.(*fetch.EventRequestPaused); ok {
 			go ic.handle(ctx, e) // never block chromedp's read loop
 		}
@@ -108,7 +114,7 @@ func (ic *interceptor) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	_, err = chromedp.CallBrowser(ctx, fetch.Enable, fetch.EnableParams{
+	_, err = call(ctx, fetch.Enable, fetch.EnableParams{
 		Patterns: []*fetch.RequestPattern{{URLPattern: "*"}},
 	})
 	return err
@@ -146,8 +152,12 @@ func (ic *interceptor) handle(ctx context.Context, e *fetch.EventRequestPaused) 
 
 // answerLogged sends one answer; a failure is logged (the target may have
 // gone away meanwhile).
-func answerLogged[P any](ctx context.Context, logger *slog.Logger, cmd cdp.Command[P, cdp.Empty], params P, url string) bool {
-	if _, err := chromedp.CallBrowser(ctx, cmd, params); err != nil {
+func answerLogged[P any](ctx context.Context, logger *slog.Logger, page bool, cmd cdp.Command[P, cdp.Empty], params P, url string) bool {
+	call := chromedp.CallBrowser[P, cdp.Empty]
+	if page {
+		call = chromedp.Call[P, cdp.Empty]
+	}
+	if _, err := call(ctx, cmd, params); err != nil {
 		if ctx.Err() == nil && logger != nil {
 			logger.Warn("interception: answering a paused request failed", "url", url, "method", cmd.Method, "error", err)
 		}

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -447,5 +448,41 @@ func TestEgressCanaryCounts(t *testing.T) {
 	}
 	if c.Conns() != 3 || c.Hits() != 2 || c.Upgrades() != 1 {
 		t.Fatalf("after a WebSocket too: %s", c)
+	}
+}
+
+// TestEgressWebRTC: ICE gathering sends STUN over UDP, which no HTTP proxy
+// sees. Launched browsers keep WebRTC to proxied traffic; live sessions get
+// no WebRTC at all. A UDP canary on 127.0.0.2 must receive nothing.
+func TestEgressWebRTC(t *testing.T) {
+	t.Parallel()
+	port, _ := startChromium(t)
+	for _, mode := range []struct{ connect, endpoint string }{
+		{"launch", ""},
+		{"live", fmt.Sprintf("http://127.0.0.1:%d", port)},
+	} {
+		t.Run(mode.connect, func(t *testing.T) {
+			udp, err := net.ListenPacket("udp", "127.0.0.2:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer udp.Close()
+			var packets atomic.Int64
+			go func() {
+				buf := make([]byte, 2048)
+				for {
+					if _, _, err := udp.ReadFrom(buf); err != nil {
+						return
+					}
+					packets.Add(1)
+				}
+			}()
+			f := startManifest(t, egressManifest, mode.connect, mode.endpoint)
+			f.mustAllow(t, "egress.navigate", map[string]any{"url": f.siteURL + "/attack/webrtc?stun=" + udp.LocalAddr().String()})
+			f.mustAllow(t, "egress.wait_for", map[string]any{"text": "done", "timeout_ms": 5000})
+			if n := packets.Load(); n != 0 {
+				t.Fatalf("the UDP canary received %d packet(s): WebRTC went around the egress gate", n)
+			}
+		})
 	}
 }

@@ -234,6 +234,19 @@ var attackPages = template.Must(template.New("attacks").Parse(`
 {{define "eventsource"}}{{template "head" .}}{{template "body" .}}
 <script>const es = new EventSource({{.U}}); es.onopen = () => { done('reached'); es.close(); }; es.onerror = () => { done('blocked'); es.close(); };</script>{{template "tail"}}{{end}}
 
+{{define "webrtc"}}{{template "head" .}}{{template "body" .}}
+<script>
+// WebRTC ICE gathering sends STUN over UDP, around any HTTP proxy: the
+// STUN server is the test's UDP canary (?stun=host:port).
+(async () => {
+  if (typeof RTCPeerConnection !== 'function') { done('no RTCPeerConnection'); return; }
+  const pc = new RTCPeerConnection({iceServers: [{urls: 'stun:' + new URLSearchParams(location.search).get('stun')}]});
+  pc.createDataChannel('x');
+  await pc.setLocalDescription(await pc.createOffer());
+  setTimeout(() => { pc.close(); done('gathered'); }, 700);
+})().catch(e => done('error: ' + e));
+</script>{{template "tail"}}{{end}}
+
 {{define "beacon"}}{{template "head" .}}{{template "body" .}}
 <script>done(navigator.sendBeacon({{.U}}, 'leak') ? 'queued' : 'refused');</script>{{template "tail"}}{{end}}
 
