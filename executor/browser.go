@@ -70,6 +70,7 @@ type backend struct {
 	startup  time.Duration
 	scope    atomic.Pointer[scope.Scope] // the manifest's scope; at start, with the proxy and DevTools ports denied
 	blocked  *blockLog                   // refused requests no session could be named for
+	wsURL    string                      // live: the browser\'s DevTools WebSocket
 	resolver egress.Resolver             // the proxies' resolver (nil: the system's)
 	logger   *slog.Logger
 
@@ -142,16 +143,21 @@ func (b *backend) newSessionContext(s *session, opts ...chromedp.ContextOption) 
 	b.owners.Store(s, owned)
 	s.proxy = proxy
 	if b.key.connect == "live" {
-		// The user's own tabs share this browser and are not ours: the
-		// session intercepts on its own tab's session (its frames in the
-		// tab's process), not on the browser's, which would pause every
-		// request the user makes. Popups, out-of-process iframes and
-		// workers of the session's context are stopped by its proxy.
+		// The user's own tabs share this browser and are not ours: a guard
+		// on a connection of the session's own intercepts the session's
+		// tab and every target that descends from it or opens in its
+		// browser context, and nothing else (browser-level Fetch would
+		// pause every request the user makes).
+		c := chromedp.FromContext(ctx)
 		route := func(cdp.FrameID) (*blockLog, bool) { return s.blocked, true }
-		if err := (&interceptor{check: b.check, route: route, logger: b.logger, page: true}).start(ctx); err != nil {
+		guard, err := guardTargets(ctx, b.wsURL, string(c.BrowserContextID), string(c.Target.TargetID),
+			&interceptor{check: b.check, route: route, logger: b.logger}, b.logger)
+		if err != nil {
 			stop()
 			return nil, nil, fmt.Errorf("%w: enable request interception: %v", ErrBrowserStart, err)
 		}
+		inner := stop
+		stop = func() { guard.Close(); inner() }
 	}
 	// WebRTC sends STUN over UDP, which no HTTP proxy sees, and Chromium
 	// 156 sent it even with --force-webrtc-ip-handling-policy (measured by
@@ -207,6 +213,7 @@ func (b *backend) start() error {
 		if err := b.setScope(ws); err != nil {
 			return fmt.Errorf("%w: %v", ErrBrowserStart, err)
 		}
+		b.wsURL = ws
 		alloc, cancel := remote.NewAllocator(context.Background(), ws, remote.NoModifyURL)
 		b.alloc = alloc
 		b.cancel = append(b.cancel, cancel)

@@ -371,6 +371,11 @@ func TestLiveAttach(t *testing.T) {
 				t.Fatalf("live session did not reach the dashboard:\n%s", after)
 			}
 			f.mustRefuse(t, "e2e.navigate", map[string]any{"url": f.canaryTo + "/"}, "DENIED at scope")
+			// The session's own target guard intercepts the page's requests
+			// (not only the egress proxy).
+			if out := f.mustAllow(t, "e2e.navigate", map[string]any{"url": f.siteURL + "/attack/img"}); !strings.Contains(out, "interception)") {
+				t.Fatalf("live session: the page's request to the canary was not reported as intercepted:\n%s", out)
+			}
 			if n := f.canary.Hits(); n != 0 {
 				t.Fatalf("canary saw %d request(s)", n)
 			}
