@@ -163,8 +163,7 @@ func (g *targetGuard) event(m cdpMessage) {
 			return
 		}
 		if g.answer(ctx, m.SessionID, "Fetch.failRequest", map[string]any{"requestId": e.RequestID, "errorReason": "BlockedByClient"}, url) {
-			log, _ := g.ic.route("")
-			log.add(Blocked{Time: time.Now(), URL: url, Rule: v.Rule, Reason: v.Reason, Layer: "interception"})
+			g.ic.log.add(Blocked{Time: time.Now(), URL: url, Rule: v.Rule, Reason: v.Reason, Layer: "interception"})
 		}
 	case "Target.attachedToTarget":
 		var e struct {

@@ -9,12 +9,12 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
@@ -69,12 +69,10 @@ type backend struct {
 	key      backendKey
 	startup  time.Duration
 	scope    atomic.Pointer[scope.Scope] // the manifest's scope; at start, with the proxy and DevTools ports denied
-	blocked  *blockLog                   // refused requests no session could be named for
 	wsURL    string                      // live: the browser\'s DevTools WebSocket
 	resolver egress.Resolver             // the proxies' resolver (nil: the system's)
 	logger   *slog.Logger
 
-	owners     sync.Map // *session -> *targetSet: whose frame is whose
 	proxyPorts sync.Map // netip.AddrPort -> true: every egress proxy listener of this backend
 
 	mu      sync.Mutex
@@ -127,7 +125,6 @@ func (b *backend) newSessionContext(s *session, opts ...chromedp.ContextOption) 
 	ctx, cancel := chromedp.NewContext(parent, opts...)
 	stop := func() {
 		cancel()
-		b.owners.Delete(s)
 		b.forgetProxy(proxyAddr) // before Close: the port may be reused at once
 		proxy.Close()
 	}
@@ -135,23 +132,17 @@ func (b *backend) newSessionContext(s *session, opts ...chromedp.ContextOption) 
 		stop()
 		return nil, nil, fmt.Errorf("%w: open a browser context: %v", ErrBrowserStart, err)
 	}
-	owned := s.frames
-	if err := ownTargets(ctx, owned); err != nil {
-		stop()
-		return nil, nil, fmt.Errorf("%w: follow the session's targets: %v", ErrBrowserStart, err)
-	}
-	b.owners.Store(s, owned)
 	s.proxy = proxy
-	if b.key.connect == "live" {
-		// The user's own tabs share this browser and are not ours: a guard
-		// on a connection of the session's own intercepts the session's
-		// tab and every target that descends from it or opens in its
-		// browser context, and nothing else (browser-level Fetch would
-		// pause every request the user makes).
+	{
+		// A guard on a connection of the session's own intercepts the
+		// session's tab and every target that descends from it or opens
+		// in its browser context, and nothing else: in live mode the
+		// user's own tabs share the browser (browser-level Fetch would
+		// pause every request the user makes), and in both modes each
+		// refusal is the session's own to report.
 		c := chromedp.FromContext(ctx)
-		route := func(cdp.FrameID) (*blockLog, bool) { return s.blocked, true }
 		guard, err := guardTargets(ctx, b.wsURL, string(c.BrowserContextID), string(c.Target.TargetID),
-			&interceptor{check: b.check, route: route, logger: b.logger}, b.logger)
+			&interceptor{check: b.check, log: s.blocked}, b.logger)
 		if err != nil {
 			stop()
 			return nil, nil, fmt.Errorf("%w: enable request interception: %v", ErrBrowserStart, err)
@@ -180,23 +171,6 @@ const noWebRTCJS = `(() => {
 })()`
 
 func ptrTrue() *bool { t := true; return &t }
-
-// route finds the session a frame belongs to (launch mode: every request
-// of the browser is browsergate's).
-func (b *backend) route(f cdp.FrameID) (*blockLog, bool) {
-	var log *blockLog
-	b.owners.Range(func(k, v any) bool {
-		if v.(*targetSet).has(f) {
-			log = k.(*session).blocked
-			return false
-		}
-		return true
-	})
-	if log == nil {
-		log = b.blocked
-	}
-	return log, true
-}
 
 func (b *backend) start() error {
 	switch b.key.connect {
@@ -228,9 +202,18 @@ func (b *backend) start() error {
 		if err != nil {
 			return fmt.Errorf("%w: egress proxy: %v", ErrBrowserStart, err)
 		}
+		// A DevTools WebSocket (not chromedp's default pipe), so that each
+		// session's target guard can hold a connection of its own; the
+		// port is on loopback and denied to pages like the live one.
+		userDir, err := os.MkdirTemp("", "browsergate-chromium-")
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrBrowserStart, err)
+		}
+		b.cancel = append(b.cancel, func() { os.RemoveAll(userDir) })
 		opts := append(chromedp.DefaultExecAllocatorOptions[:], launchFlags...)
 		opts = append(opts, proxyFlags(addr)...)
-		opts = append(opts, chromedp.ExecPath(b.key.executable))
+		opts = append(opts, chromedp.ExecPath(b.key.executable), chromedp.UserDataDir(userDir), remote.WebSocket,
+			chromedp.Flag("remote-debugging-address", "127.0.0.1"), chromedp.Flag("remote-debugging-port", "0"))
 		if !b.key.headless {
 			opts = append(opts, chromedp.VisibleWindow)
 		}
@@ -249,11 +232,15 @@ func (b *backend) start() error {
 			b.release()
 			return fmt.Errorf("%w: launch %s: %v", ErrBrowserStart, b.key.executable, err)
 		}
-		// Every request of this browser is a session's: intercept them all.
-		if err := (&interceptor{check: b.check, route: b.route, logger: b.logger}).start(root); err != nil {
-			b.release()
-			return fmt.Errorf("%w: enable request interception: %v", ErrBrowserStart, err)
+		ws, err := resolveLiveEndpoint(filepath.Join(userDir, "DevToolsActivePort"), b.startup)
+		if err == nil {
+			err = b.setScope(ws)
 		}
+		if err != nil {
+			b.release()
+			return fmt.Errorf("%w: read the launched browser's DevTools endpoint: %v", ErrBrowserStart, err)
+		}
+		b.wsURL = ws
 	}
 	b.started = true
 	return nil

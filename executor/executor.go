@@ -167,8 +167,7 @@ func (e *Executor) session(mcpID string, m *toolclad.Manifest) (*session, error)
 	}
 	b, ok := e.backends[bk]
 	if !ok {
-		b = &backend{key: bk, startup: m.Browser.StartupTimeout, blocked: &blockLog{},
-			resolver: e.cfg.Resolver, logger: e.cfg.Logger}
+		b = &backend{key: bk, startup: m.Browser.StartupTimeout, resolver: e.cfg.Resolver, logger: e.cfg.Logger}
 		b.scope.Store(e.scopes[m])
 		e.backends[bk] = b
 	}

@@ -48,9 +48,9 @@ func (e *Executor) Run(ctx context.Context, call *toolclad.Call) *toolclad.Reply
 		return &toolclad.Reply{Text: "error: this session has ended", IsError: true}
 	}
 
-	mark, shared := s.blocked.mark(), s.backend.blocked.mark()
+	mark := s.blocked.mark()
 	e.gateAndAct(ctx, s, t)
-	t.blocked = append(s.blocked.since(mark), s.backend.blocked.since(shared)...)
+	t.blocked = s.blocked.since(mark)
 	e.armTimers(s)
 	return e.finish(s, t)
 }

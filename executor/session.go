@@ -30,7 +30,6 @@ type session struct {
 
 	blocked      *blockLog     // requests the egress gate refused for this session
 	proxy        *egress.Proxy // the session's egress proxy
-	frames       *targetSet    // frames and targets of the session's browser context
 	mu           sync.Mutex    // held for the whole of a call
 	created      time.Time
 	lastCall     time.Time
@@ -65,9 +64,7 @@ func (s *session) ensureTab() error {
 	}
 	s.close()
 	s.refs, s.worldID = nil, 0
-	s.frames = &targetSet{}
 	w := newPageWatch("")
-	w.frames = s.frames
 	ctx, cancel, err := s.backend.newSessionContext(s, chromedp.WithListener(w.listen))
 	if err != nil {
 		return err

@@ -42,7 +42,6 @@ type pageWatch struct {
 	inflight     map[network.RequestID]bool
 	loading      map[cdp.FrameID]bool
 	mainFrame    cdp.FrameID // the tab's main frame (its id is the target's)
-	frames       *targetSet  // every frame seen in the tab is the session's
 	docLoading   bool
 	lastActivity time.Time
 	navigations  int
@@ -76,10 +75,6 @@ func (w *pageWatch) listen(ev any) {
 		delete(w.inflight, e.RequestID)
 	case *network.EventLoadingFailed:
 		delete(w.inflight, e.RequestID)
-	case *page.EventFrameAttached:
-		if w.frames != nil {
-			w.frames.add(e.FrameID)
-		}
 	case *page.EventFrameStartedLoading:
 		// Only the main frame: an iframe in another process reports that
 		// it stopped to its own target, never here, and the main
@@ -92,9 +87,6 @@ func (w *pageWatch) listen(ev any) {
 	case *page.EventFrameDetached:
 		delete(w.loading, e.FrameID) // a removed frame never reports that it stopped
 	case *page.EventFrameNavigated:
-		if e.Frame != nil && w.frames != nil {
-			w.frames.add(e.Frame.ID)
-		}
 		if e.Frame != nil && e.Frame.ParentID == "" {
 			// A new main document until its load event: the network can
 			// be quiet while it still parses and runs its scripts. The old

@@ -295,12 +295,16 @@ func TestEgressLaunch(t *testing.T) {
 		}
 	})
 	t.Run("devtools port from a page", func(t *testing.T) {
-		if _, pipe := flags["remote-debugging-pipe"]; pipe {
-			t.Skip("the launched browser speaks DevTools over a pipe: it has no port a page could reach")
-		}
 		port := devToolsPort(flags)
 		if port == 0 {
-			t.Skipf("could not find the launched browser's DevTools port in its flags %v", flags)
+			// --remote-debugging-port=0: the browser wrote the port it
+			// chose into its profile.
+			if data, err := os.ReadFile(filepath.Join(flags["user-data-dir"], "DevToolsActivePort")); err == nil {
+				fmt.Sscanf(string(data), "%d", &port)
+			}
+		}
+		if port == 0 {
+			t.Fatalf("could not find the launched browser's DevTools port (flags %v)", flags)
 		}
 		f.probePort(t, "devtools-port", port)
 	})
