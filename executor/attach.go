@@ -144,6 +144,7 @@ func (g *targetGuard) read() {
 
 func (g *targetGuard) event(m cdpMessage) {
 	ctx := context.Background()
+
 	switch m.Method {
 	case "Fetch.requestPaused":
 		var e struct {
@@ -229,7 +230,11 @@ func (g *targetGuard) prepare(ctx context.Context, session, kind string) error {
 		{"Fetch.enable", map[string]any{"patterns": []map[string]any{{"urlPattern": "*"}}}},
 	}
 	if kind == "page" || kind == "iframe" {
+		// The script is registered with the Page domain, which must be on.
 		steps = append(steps, struct {
+			method string
+			params any
+		}{"Page.enable", map[string]any{}}, struct {
 			method string
 			params any
 		}{"Page.addScriptToEvaluateOnNewDocument", map[string]any{"source": noWebRTCJS, "runImmediately": true}})

@@ -482,8 +482,10 @@ func TestEgressWebRTC(t *testing.T) {
 				}
 			}()
 			f := startManifest(t, egressManifest, mode.connect, mode.endpoint)
-			f.mustAllow(t, "egress.navigate", map[string]any{"url": f.siteURL + "/attack/webrtc?stun=" + udp.LocalAddr().String()})
-			f.mustAllow(t, "egress.wait_for", map[string]any{"text": "done", "timeout_ms": 5000})
+			for _, page := range []string{"webrtc", "webrtc-frame"} { // the tab, and a cross-site iframe
+				f.mustAllow(t, "egress.navigate", map[string]any{"url": f.siteURL + "/attack/" + page + "?stun=" + udp.LocalAddr().String()})
+				f.mustAllow(t, "egress.wait_for", map[string]any{"text": "done", "timeout_ms": 5000})
+			}
 			if n := packets.Load(); n != 0 {
 				t.Fatalf("the UDP canary received %d packet(s): WebRTC went around the egress gate", n)
 			}

@@ -238,13 +238,23 @@ var attackPages = template.Must(template.New("attacks").Parse(`
 <script>
 // WebRTC ICE gathering sends STUN over UDP, around any HTTP proxy: the
 // STUN server is the test's UDP canary (?stun=host:port).
+const report = r => { done(r); if (parent !== window) parent.postMessage('webrtc ' + r, '*'); };
 (async () => {
-  if (typeof RTCPeerConnection !== 'function') { done('no RTCPeerConnection'); return; }
+  if (typeof RTCPeerConnection !== 'function') { report('no RTCPeerConnection'); return; }
   const pc = new RTCPeerConnection({iceServers: [{urls: 'stun:' + new URLSearchParams(location.search).get('stun')}]});
   pc.createDataChannel('x');
   await pc.setLocalDescription(await pc.createOffer());
-  setTimeout(() => { pc.close(); done('gathered'); }, 700);
-})().catch(e => done('error: ' + e));
+  setTimeout(() => { pc.close(); report('gathered'); }, 700);
+})().catch(e => report('error: ' + e));
+</script>{{template "tail"}}{{end}}
+
+{{define "webrtc-frame"}}{{template "head" .}}{{template "body" .}}
+<script>
+// The same attempt from a cross-site iframe, a target of its own.
+addEventListener('message', e => done(String(e.data)));
+const f = document.createElement('iframe');
+f.src = {{.XSite}} + '/attack/webrtc' + location.search;
+document.body.appendChild(f);
 </script>{{template "tail"}}{{end}}
 
 {{define "beacon"}}{{template "head" .}}{{template "body" .}}
