@@ -20,9 +20,10 @@ import (
 // protocol itself: it attaches to the session's tab, sets auto-attach with
 // waitForDebuggerOnStart (so a new child target is paused before its first
 // request), enables Fetch and removes WebRTC on each child, and only then
-// lets it run. Popups are top-level targets: they are attached as soon as
-// they appear in the session's browser context (their own first request is
-// also stopped by the session's egress proxy).
+// lets it run. Popups and service or shared workers are top-level targets:
+// they are attached as soon as they appear in the session's browser
+// context, not paused (their first requests are stopped by the session's
+// egress proxy).
 type targetGuard struct {
 	conn    *websocket.Conn
 	context string // browser context id
@@ -77,7 +78,7 @@ func guardTargets(ctx context.Context, wsURL, browserContext, tab string, ic *in
 		g.Close()
 		return nil, err
 	}
-	if err := g.attach(ctx, tab); err != nil {
+	if err := g.attach(ctx, tab, "page"); err != nil {
 		g.Close()
 		return nil, err
 	}
@@ -184,8 +185,16 @@ func (g *targetGuard) event(m cdpMessage) {
 		var e struct {
 			TargetInfo targetInfo `json:"targetInfo"`
 		}
-		if json.Unmarshal(m.Params, &e) == nil && e.TargetInfo.BrowserContextID == g.context && e.TargetInfo.Type == "page" {
-			_ = g.attach(ctx, e.TargetInfo.TargetID) // a popup of the session
+		if json.Unmarshal(m.Params, &e) != nil || e.TargetInfo.BrowserContextID != g.context {
+			return
+		}
+		switch e.TargetInfo.Type {
+		case "page", "service_worker", "shared_worker":
+			// A popup, or a worker the session's pages registered: top-level
+			// targets of the session's browser context.
+			if err := g.attach(ctx, e.TargetInfo.TargetID, e.TargetInfo.Type); err != nil {
+				g.logger.Warn("target guard: cannot attach", "target", e.TargetInfo.TargetID, "type", e.TargetInfo.Type, "error", err)
+			}
 		}
 	}
 }
@@ -198,8 +207,9 @@ func (g *targetGuard) answer(ctx context.Context, session, method string, params
 	return true
 }
 
-// attach guards a top-level target of the session (its tab, a popup).
-func (g *targetGuard) attach(ctx context.Context, targetID string) error {
+// attach guards a top-level target of the session (its tab, a popup, a
+// service or shared worker).
+func (g *targetGuard) attach(ctx context.Context, targetID, kind string) error {
 	g.mu.Lock()
 	seen := g.guarded[targetID]
 	g.guarded[targetID] = true
@@ -217,7 +227,7 @@ func (g *targetGuard) attach(ctx context.Context, targetID string) error {
 	if err := json.Unmarshal(res, &r); err != nil {
 		return err
 	}
-	return g.prepare(ctx, r.SessionID, "page")
+	return g.prepare(ctx, r.SessionID, kind)
 }
 
 // prepare enables interception on one target session, removes WebRTC from
