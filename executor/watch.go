@@ -191,8 +191,11 @@ func (w *pageWatch) waitStable(tab context.Context, start time.Time, window time
 			// same connection is a barrier: once its answer is back, every
 			// event sent before it has been seen. It also asks the page
 			// itself whether its document has finished loading.
+			// A document that is not complete is still loading, whatever
+			// the events said: wait for it (bounded by maxLoad), so the
+			// state read next is the new page's.
 			ready := readyState(tab)
-			if again, _ := w.quietFor(window, start); again && (ready == "complete" || time.Since(start) > maxSettle) {
+			if again, _ := w.quietFor(window, start); again && (ready == "complete" || time.Since(start) > maxLoad) {
 				break
 			}
 			wait = 20 * time.Millisecond
