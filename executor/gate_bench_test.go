@@ -17,23 +17,7 @@ import (
 // The page state it judges is given, as the loop reads it before the gate.
 func BenchmarkGateDecision(b *testing.B) {
 	dir := b.TempDir()
-	path := filepath.Join(dir, "m.toml")
-	os.WriteFile(path, []byte(`[tool]
-name = "bench"
-[browser.scope]
-allowed_domains = ["*.example.com"]
-blocked_domains = ["admin.*"]
-[browser.commands.navigate]
-args.url = { type = "url", schemes = ["https"], scope_check = true }
-`), 0o644)
-	m, err := toolclad.Load(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	engine, err := cedar.LoadDir("../policies")
-	if err != nil {
-		b.Fatal(err)
-	}
+	m, engine := benchSetup(b, dir)
 	store, err := evidence.Open(filepath.Join(dir, "e.db"), nil)
 	if err != nil {
 		b.Fatal(err)
@@ -66,24 +50,7 @@ args.url = { type = "url", schemes = ["https"], scope_check = true }
 // BenchmarkPolicyDecision is the gate's decision without the browser:
 // argument validation, the URL scope and Cedar, as for a navigate call.
 func BenchmarkPolicyDecision(b *testing.B) {
-	dir := b.TempDir()
-	path := filepath.Join(dir, "m.toml")
-	os.WriteFile(path, []byte(`[tool]
-name = "bench"
-[browser.scope]
-allowed_domains = ["*.example.com"]
-blocked_domains = ["admin.*"]
-[browser.commands.navigate]
-args.url = { type = "url", schemes = ["https"], scope_check = true }
-`), 0o644)
-	m, err := toolclad.Load(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	engine, err := cedar.LoadDir("../policies")
-	if err != nil {
-		b.Fatal(err)
-	}
+	m, engine := benchSetup(b, b.TempDir())
 	scopes, err := Scopes([]*toolclad.Manifest{m})
 	if err != nil {
 		b.Fatal(err)
@@ -105,4 +72,27 @@ args.url = { type = "url", schemes = ["https"], scope_check = true }
 			b.Fatal(v, d)
 		}
 	}
+}
+
+// benchSetup loads the benchmarks' manifest and the shipped policies.
+func benchSetup(b *testing.B, dir string) (*toolclad.Manifest, *cedar.Engine) {
+	b.Helper()
+	path := filepath.Join(dir, "m.toml")
+	os.WriteFile(path, []byte(`[tool]
+name = "bench"
+[browser.scope]
+allowed_domains = ["*.example.com"]
+blocked_domains = ["admin.*"]
+[browser.commands.navigate]
+args.url = { type = "url", schemes = ["https"], scope_check = true }
+`), 0o644)
+	m, err := toolclad.Load(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	engine, err := cedar.LoadDir("../policies")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return m, engine
 }
