@@ -148,14 +148,8 @@ func (p *Proxy) serveForward(w http.ResponseWriter, r *http.Request) {
 		p.refuse(w, d, badRequest("scheme %q is not forwarded: use CONNECT for https and wss", r.URL.Scheme))
 		return
 	}
-	host, port, ref := splitTarget(r.URL.Hostname(), r.URL.Port(), 80)
-	if ref != nil {
-		p.refuse(w, d, ref)
-		return
-	}
-	ap, ref := p.gate(r.Context(), d, host, port)
-	if ref != nil {
-		p.refuse(w, d, ref)
+	ap, ok := p.admit(w, r, d, r.URL.Hostname(), r.URL.Port(), 80)
+	if !ok {
 		return
 	}
 	if p.isClosed() {

@@ -192,3 +192,18 @@ func headerValue(s string) string {
 	}
 	return b.String()
 }
+
+// admit is the one way in for both request forms: it reads the target's
+// host and port (defPort when none is given; 0 means one is required),
+// runs the gate, and refuses on w when either fails.
+func (p *Proxy) admit(w http.ResponseWriter, r *http.Request, d *Decision, hostname, portStr string, defPort uint16) (netip.AddrPort, bool) {
+	host, port, ref := splitTarget(hostname, portStr, defPort)
+	if ref == nil {
+		var ap netip.AddrPort
+		if ap, ref = p.gate(r.Context(), d, host, port); ref == nil {
+			return ap, true
+		}
+	}
+	p.refuse(w, d, ref)
+	return netip.AddrPort{}, false
+}

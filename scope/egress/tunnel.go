@@ -16,14 +16,8 @@ func (p *Proxy) serveConnect(w http.ResponseWriter, r *http.Request) {
 		p.refuse(w, d, badRequest("CONNECT target %q is not host:port", r.RequestURI))
 		return
 	}
-	host, port, ref := splitTarget(hostname, portStr, 0)
-	if ref != nil {
-		p.refuse(w, d, ref)
-		return
-	}
-	ap, ref := p.gate(r.Context(), d, host, port)
-	if ref != nil {
-		p.refuse(w, d, ref)
+	ap, ok := p.admit(w, r, d, hostname, portStr, 0)
+	if !ok {
 		return
 	}
 	d.Dialed = ap
