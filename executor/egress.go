@@ -171,6 +171,7 @@ func manifestScope(m *toolclad.Manifest, deny []netip.AddrPort) (*scope.Scope, e
 		BlockedDomains:    m.Browser.Scope.BlockedDomains,
 		AllowExternal:     m.Browser.Scope.AllowExternal,
 		AllowPrivateCIDRs: m.Browser.Scope.AllowPrivateCIDRs,
+		AllowedPorts:      m.Browser.Scope.AllowedPorts,
 		DenyAddrPorts:     deny,
 	})
 	if err != nil {

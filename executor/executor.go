@@ -2,7 +2,6 @@ package executor
 
 import (
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -95,14 +94,9 @@ func Scopes(ms []*toolclad.Manifest) (map[*toolclad.Manifest]*scope.Scope, error
 	out := make(map[*toolclad.Manifest]*scope.Scope, len(ms))
 	var errs []error
 	for _, m := range ms {
-		sc, err := scope.New(scope.Config{
-			AllowedDomains:    m.Browser.Scope.AllowedDomains,
-			BlockedDomains:    m.Browser.Scope.BlockedDomains,
-			AllowExternal:     m.Browser.Scope.AllowExternal,
-			AllowPrivateCIDRs: m.Browser.Scope.AllowPrivateCIDRs,
-		})
+		sc, err := manifestScope(m, nil)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: [browser.scope]: %w", m.Path, err))
+			errs = append(errs, err)
 			continue
 		}
 		out[m] = sc

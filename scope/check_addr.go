@@ -50,6 +50,8 @@ func (s *Scope) checkAddr(a netip.Addr, port uint16, portKnown bool) Verdict {
 	switch {
 	case c.Metadata:
 		return v.deny("address class metadata", "address %s is a cloud metadata address (%s), which can never be granted", what, c.Ref)
+	case c.Global && portKnown && !s.ports.allows(port):
+		return s.denyPort(v, "address "+what)
 	case c.Global:
 		return v.allow("address class "+c.Name, "address %s is globally reachable", what)
 	}

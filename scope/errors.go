@@ -70,7 +70,7 @@ var (
 // the entry so that a manifest loader can point at the exact line. New joins
 // one EntryError per bad entry with errors.Join.
 type EntryError struct {
-	Field string // manifest key: "allowed_domains", "blocked_domains" or "allow_private_cidrs"; "deny_addr_ports" for Config.DenyAddrPorts
+	Field string // manifest key: "allowed_domains", "blocked_domains", "allow_private_cidrs" or "allowed_ports"; "deny_addr_ports" for Config.DenyAddrPorts
 	Index int    // position of the entry in the field's list
 	Entry string // the entry as written
 	Err   error  // wraps one of the sentinel errors

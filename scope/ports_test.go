@@ -2,6 +2,7 @@ package scope_test
 
 import (
 	"errors"
+	"fmt"
 	"net/netip"
 	"strings"
 	"testing"
@@ -57,7 +58,8 @@ func TestCheckPorts(t *testing.T) {
 		{name: "private granted default port", url: "http://10.1.2.3/", allowed: true, rule: `allow_private_cidrs "10.0.0.0/8 ports 80, 443"`, host: "10.1.2.3", class: "private"},
 		{name: "private granted https", url: "https://10.1.2.3/", allowed: true, rule: `allow_private_cidrs "10.0.0.0/8 ports 80, 443"`, host: "10.1.2.3", class: "private"},
 		{name: "private other port", url: "http://10.1.2.3:8080/", rule: "address class private", host: "10.1.2.3", class: "private"},
-		{name: "domain unaffected", url: "https://www.example.com:9222/", allowed: true, rule: `allowed_domains "*.example.com"`, host: "www.example.com"},
+		{name: "domain on a port outside allowed_ports", url: "https://www.example.com:9222/", rule: scope.RuleAllowedPorts, host: "www.example.com"},
+		{name: "domain on a default port", url: "https://www.example.com/", allowed: true, rule: `allowed_domains "*.example.com"`, host: "www.example.com"},
 	})
 	// The reason of a port-limited denial names the grant that fell short.
 	v := s.Check("http://127.0.0.1/")
@@ -145,7 +147,8 @@ func TestCheckAddrPort(t *testing.T) {
 		{"10.9.9.9:443", true, `allow_private_cidrs "10.0.0.0/8 ports 80, 443"`},
 		{"10.9.9.9:22", false, "address class private"},
 		{"8.8.8.8:25", false, `deny_addr_ports "8.8.8.8:25"`},
-		{"8.8.8.8:53", true, "address class global"},
+		{"8.8.8.8:53", false, scope.RuleAllowedPorts},
+		{"8.8.8.8:80", true, "address class global"},
 		{"169.254.169.254:80", false, "address class metadata"},
 		{"[fd00:ec2::254]:80", false, "address class metadata"},
 		{"[64:ff9b::7f00:1]:8080", false, "address class loopback"},
@@ -226,5 +229,92 @@ func TestNewPortSyntax(t *testing.T) {
 	}
 	if n := strings.Count(err.Error(), "deny_addr_ports"); n != 2 {
 		t.Errorf("New reported %d bad DenyAddrPorts entries, want 2: %v", n, err)
+	}
+}
+
+// TestDefaultPortPolicy shows allowed_ports: 80 and 443 by default for every
+// host a private grant does not cover, the manifest's list (ports and
+// ranges) when it sets one, and grants keeping their own port lists.
+func TestDefaultPortPolicy(t *testing.T) {
+	t.Parallel()
+	base := scope.Config{
+		AllowedDomains:    []string{"*.example.com", "127.0.0.1", "8.8.8.8", "localhost"},
+		AllowExternal:     true,
+		AllowPrivateCIDRs: []string{"127.0.0.0/8", "::1/128"},
+	}
+	def := mustNew(t, base)
+	custom := base
+	custom.AllowedPorts = []string{"443", "8000-8999"}
+	wide := mustNew(t, custom)
+	tests := []struct {
+		name    string
+		s       *scope.Scope
+		url     string
+		allowed bool
+		rule    string
+	}{
+		{"default http", def, "http://www.example.com/", true, `allowed_domains "*.example.com"`},
+		{"default https", def, "https://www.example.com/", true, `allowed_domains "*.example.com"`},
+		{"default explicit 80", def, "http://www.example.com:80/", true, `allowed_domains "*.example.com"`},
+		{"default https on 80", def, "https://www.example.com:80/", true, `allowed_domains "*.example.com"`},
+		{"default ssh", def, "http://www.example.com:22/", false, scope.RuleAllowedPorts},
+		{"default smtp via external", def, "http://mail.example.net:25/", false, scope.RuleAllowedPorts},
+		{"default 8443", def, "https://www.example.com:8443/", false, scope.RuleAllowedPorts},
+		{"default wss", def, "wss://www.example.com/socket", true, `allowed_domains "*.example.com"`},
+		{"default ws on 8080", def, "ws://www.example.com:8080/", false, scope.RuleAllowedPorts},
+		{"default global literal", def, "http://8.8.8.8:53/", false, scope.RuleAllowedPorts},
+		{"grant covers every port", def, "http://127.0.0.1:5432/", true, `allow_private_cidrs "127.0.0.0/8"`},
+		{"localhost grant covers every port", def, "http://localhost:3000/", true, `allow_private_cidrs "127.0.0.0/8", "::1/128"`},
+		{"custom range low", wide, "http://www.example.com:8000/", true, `allowed_domains "*.example.com"`},
+		{"custom range high", wide, "http://www.example.com:8999/", true, `allowed_domains "*.example.com"`},
+		{"custom range above", wide, "http://www.example.com:9000/", false, scope.RuleAllowedPorts},
+		{"custom drops 80", wide, "http://www.example.com/", false, scope.RuleAllowedPorts},
+		{"custom keeps 443", wide, "https://www.example.com/", true, `allowed_domains "*.example.com"`},
+		// allow_external lets the host in, so only the port can refuse it.
+		{"external host on 22", def, "http://evil.test:22/", false, scope.RuleAllowedPorts},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			v := tt.s.Check(tt.url)
+			if v.Allowed != tt.allowed || v.Rule != tt.rule {
+				t.Fatalf("Check(%q) = %+v\nwant allowed=%v rule=%q", tt.url, v, tt.allowed, tt.rule)
+			}
+			if !tt.allowed && !strings.Contains(v.Reason, fmt.Sprintf("port %d", v.Port)) {
+				t.Errorf("reason %q does not name port %d", v.Reason, v.Port)
+			}
+		})
+	}
+	if v := def.Check("http://www.example.com:22/"); !strings.Contains(v.Reason, "80, 443 (the default)") {
+		t.Errorf("default denial %q does not say the default list", v.Reason)
+	}
+	if v := wide.Check("http://www.example.com/"); !strings.Contains(v.Reason, "443, 8000-8999;") {
+		t.Errorf("custom denial %q does not list the manifest's ports", v.Reason)
+	}
+	// A host outside the scope is refused for that, not for its port.
+	closed := mustNew(t, scope.Config{AllowedDomains: []string{"*.example.com"}})
+	if v := closed.Check("http://other.test:22/"); v.Rule != scope.RuleNotAllowed {
+		t.Errorf("out-of-scope host on 22: rule %q, want %q", v.Rule, scope.RuleNotAllowed)
+	}
+}
+
+func TestParsePortRange(t *testing.T) {
+	t.Parallel()
+	good := map[string]scope.PortRange{"80": {80, 80}, "1": {1, 1}, "65535": {65535, 65535}, "8000-8999": {8000, 8999}, "1-65535": {1, 65535}, "443-443": {443, 443}}
+	for in, want := range good {
+		got, err := scope.ParsePortRange(in)
+		if err != nil || got != want {
+			t.Errorf("ParsePortRange(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "0", "65536", "-1", "80-", "-80", "9000-8000", "+80", " 80", "80 ", "0x50", "1e3", "80-90-100", "٨٠"} {
+		if _, err := scope.ParsePortRange(in); !errors.Is(err, scope.ErrInvalidPort) {
+			t.Errorf("ParsePortRange(%q) err = %v, want ErrInvalidPort", in, err)
+		}
+	}
+	_, err := scope.New(scope.Config{AllowedDomains: []string{"a.test"}, AllowedPorts: []string{"443", "9000-8000"}})
+	var ee *scope.EntryError
+	if !errors.As(err, &ee) || ee.Field != "allowed_ports" || ee.Index != 1 || !strings.Contains(err.Error(), "8000-9000") {
+		t.Errorf("New with a reversed range: %v", err)
 	}
 }

@@ -38,6 +38,15 @@ type Config struct {
 	// address, as a server listening there is reachable on every address.
 	// It is not a manifest key: the daemon fills it.
 	DenyAddrPorts []netip.AddrPort
+	// AllowedPorts are the ports (entries "443" or ranges "8000-8999") that
+	// hosts may be reached on unless a private grant covers them; empty
+	// means DefaultAllowedPorts (80 and 443). The default port policy keeps
+	// an agent from using an allowed host to reach services other than the
+	// web site (mail on 25, SSH on 22, an admin console on 8443). Hosts whose
+	// address an allow_private_cidrs entry lifts are governed by that
+	// grant's own port list instead (every port when it names none), since
+	// the grant is the operator's explicit statement about that address.
+	AllowedPorts []string
 }
 
 // Rules that decide a Verdict without naming a configuration entry. The
@@ -66,6 +75,9 @@ const (
 	// RulePort denies port 0, which no connection can be made to: a caller
 	// that passes it has lost the real port, and guessing would be unsafe.
 	RulePort = "port"
+	// RuleAllowedPorts denies a host, allowed otherwise, on a port outside
+	// Config.AllowedPorts (80 and 443 by default).
+	RuleAllowedPorts = "allowed_ports"
 )
 
 // Verdict is the outcome of a scope check: a value, not an error, so that a
@@ -113,6 +125,7 @@ type Scope struct {
 	allowExternal bool
 	grants        []grant
 	deny          []netip.AddrPort
+	ports         portPolicy
 }
 
 // New validates cfg and compiles it. Every bad entry is reported, each as an
@@ -148,6 +161,20 @@ func New(cfg Config) (*Scope, error) {
 			continue
 		}
 		s.deny = append(s.deny, netip.AddrPortFrom(d.Addr().WithZone("").Unmap(), d.Port()))
+	}
+	ports := cfg.AllowedPorts
+	s.ports.text = strings.Join(ports, ", ")
+	if len(ports) == 0 {
+		ports = DefaultAllowedPorts
+		s.ports.text = strings.Join(ports, ", ") + " (the default)"
+	}
+	for i, p := range ports {
+		r, err := ParsePortRange(p)
+		if err != nil {
+			errs = append(errs, &EntryError{Field: "allowed_ports", Index: i, Entry: p, Err: err})
+			continue
+		}
+		s.ports.ranges = append(s.ports.ranges, r)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -229,19 +256,25 @@ func (s *Scope) judgeHost(v Verdict, ip netip.Addr) Verdict {
 			return *denied
 		}
 	}
-	if p := firstMatch(s.allowed, host); p != nil {
-		if grantRule != "" {
-			return v.allow(grantRule, "host %s %s and matches allowed_domains %q", host, grantWhy, p.raw)
-		}
-		return v.allow(entryRule("allowed_domains", p.raw), "host %s matches allowed_domains %q", host, p.raw)
+	p := firstMatch(s.allowed, host)
+	if p == nil && !s.allowExternal {
+		return v.deny(RuleNotAllowed, "host %s matches no allowed_domains entry and allow_external is false", host)
 	}
-	if s.allowExternal {
-		if grantRule != "" {
-			return v.allow(grantRule, "host %s %s and allow_external is true", host, grantWhy)
-		}
+	// A private grant already judged the port; every other host is held to
+	// allowed_ports.
+	if grantRule == "" && !s.ports.allows(v.Port) {
+		return s.denyPort(v, "host "+host)
+	}
+	switch {
+	case p != nil && grantRule != "":
+		return v.allow(grantRule, "host %s %s and matches allowed_domains %q", host, grantWhy, p.raw)
+	case p != nil:
+		return v.allow(entryRule("allowed_domains", p.raw), "host %s matches allowed_domains %q", host, p.raw)
+	case grantRule != "":
+		return v.allow(grantRule, "host %s %s and allow_external is true", host, grantWhy)
+	default:
 		return v.allow(RuleAllowExternal, "host %s matches no allowed_domains entry, and allow_external is true", host)
 	}
-	return v.deny(RuleNotAllowed, "host %s matches no allowed_domains entry and allow_external is false", host)
 }
 
 // checkAddressClass applies DenyAddrPorts and the address-class block to an

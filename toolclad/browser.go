@@ -6,10 +6,13 @@ import (
 	"net/netip"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/browsergate/browsergate/scope"
 )
 
 // Browser defaults, from ToolClad's browser-mode document.
@@ -152,7 +155,49 @@ func decodeScope(t *table, s *Scope) {
 		}
 		s.AllowPrivateCIDRs = cidrs
 	}
+	decodePorts(t, "allowed_ports", &s.AllowedPorts)
 	t.done()
+}
+
+// decodePorts reads a list of ports and port ranges: integers (443) or
+// strings ("443", "8000-8999"). An empty list is refused, since it would
+// make every host unreachable; leaving the key out keeps the default.
+func decodePorts(t *table, key string, dst *[]string) {
+	v, ok := t.get(key)
+	if !ok {
+		return
+	}
+	arr, ok := v.([]any)
+	if !ok {
+		t.wrongType(key, "an array of ports (443) or port ranges (\"8000-8999\")", v)
+		return
+	}
+	if len(arr) == 0 {
+		t.r.errorf(t.at(key), "is empty, which would make every host unreachable; leave the key out for the default (80, 443)")
+		return
+	}
+	out := make([]string, 0, len(arr))
+	for i, e := range arr {
+		var entry string
+		switch e := e.(type) {
+		case int64:
+			entry = strconv.FormatInt(e, 10)
+		case string:
+			entry = e
+		default:
+			t.r.errorf(t.at(key).index(i), "wrong type: expected a port (443) or a port range (\"8000-8999\"), got %s", tomlType(e))
+			continue
+		}
+		r, err := scope.ParsePortRange(entry)
+		if err != nil {
+			t.r.errorf(t.at(key).index(i), "%v", err)
+			continue
+		}
+		out = append(out, r.String())
+	}
+	if len(out) == len(arr) {
+		*dst = out
+	}
 }
 
 func decodeOutput(t *table, m *Manifest) {

@@ -125,6 +125,7 @@ func TestLoadGood(t *testing.T) {
 			{"blocked", strings.Join(b.Scope.BlockedDomains, ","), "admin.example.com"},
 			{"external", b.Scope.AllowExternal, true},
 			{"cidrs", strings.Join(b.Scope.AllowPrivateCIDRs, ","), "127.0.0.1/32,::1/128"},
+			{"ports", strings.Join(b.Scope.AllowedPorts, ","), "443,8000-8999"},
 			{"state", strings.Join(b.StateFields, ","), "url,title"},
 			{"file order", commandNames(m), "wait_for,scroll,navigate,click,type_text,screenshot"},
 			{"wait_for args", argNames(wait), "selector,timeout_ms"},

@@ -123,6 +123,11 @@ type Scope struct {
 	// AllowPrivateCIDRs (key allow_private_cidrs, our extension) grants
 	// address ranges that are otherwise always blocked, such as loopback.
 	AllowPrivateCIDRs []string
+	// AllowedPorts (key allowed_ports, our extension) are the ports, as
+	// "443" or ranges "8000-8999", that hosts outside every private grant
+	// may be reached on; nil means the scope package's default, 80 and 443.
+	// The manifest may write entries as integers or strings.
+	AllowedPorts []string
 }
 
 // Output is the [output] table.

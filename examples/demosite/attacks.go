@@ -84,6 +84,20 @@ func EncodedSpellings() []string {
 	return []string{"decimal", "hex", "octal", "trailingdot", "mapped6", "short", "percent"}
 }
 
+// plainHost reports whether h is a plain host name or IPv4 address
+// (letters, digits, dots and hyphens), safe to put into a URL as it is.
+func plainHost(h string) bool {
+	if h == "" || len(h) > 253 {
+		return false
+	}
+	for _, c := range h {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
 func canaryPort(canary string) string {
 	u, err := url.Parse(canary)
 	if err != nil {
@@ -146,6 +160,17 @@ func (a *Attacks) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		d.Port = p
 		name = "port"
+	case name == "off-port":
+		// A host the scope allows, on a port it may not be reached on:
+		// the page tries every subresource path to host:port.
+		host, p := r.URL.Query().Get("host"), r.URL.Query().Get("port")
+		n, err := strconv.Atoi(p)
+		if err != nil || n <= 0 || n > 65535 || !plainHost(host) {
+			http.Error(w, "host: want a name or IPv4 address; port: want 1-65535", http.StatusBadRequest)
+			return
+		}
+		d.U = "http://" + host + ":" + p + "/off-port"
+		d.WS = "ws://" + host + ":" + p + "/ws/off-port"
 	case name == "meta-refresh":
 		d.Meta = "0;url=" + d.U
 	}
@@ -282,6 +307,14 @@ if (!navigator.serviceWorker) { done('unsupported'); } else {
 {{define "encoded"}}{{template "head" .}}{{template "body" .}}
 <img src="{{.U}}-img" alt="">
 <script>fetch({{.U}}, {mode: 'no-cors'}).then(() => done('reached'), () => done('blocked'));</script>{{template "tail"}}{{end}}
+
+{{define "off-port"}}{{template "head" .}}{{template "body" .}}
+<img src="{{.U}}-img"><iframe src="{{.U}}-iframe"></iframe>
+<script>
+const ws = new WebSocket({{.WS}});
+ws.onerror = ws.onclose = () => {};
+fetch({{.U}} + '-fetch', {mode: 'no-cors'}).then(() => done('reached'), () => done('blocked'));
+</script>{{template "tail"}}{{end}}
 
 {{define "port"}}{{template "head" .}}{{template "body" .}}
 <script>fetch('http://127.0.0.1:' + {{.Port}} + '/json/version', {mode: 'no-cors'}).then(() => done('reached'), () => done('blocked'));</script>{{template "tail"}}{{end}}

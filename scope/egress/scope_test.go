@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/browsergate/browsergate/scope"
@@ -17,15 +19,17 @@ import (
 // grants.
 func TestRealScope(t *testing.T) {
 	t.Parallel()
+	b := newBackendOn(t, "127.0.0.1:0", false)
+	// Names are held to allowed_ports, so the backend's port is listed.
 	s, err := scope.New(scope.Config{
 		AllowedDomains:    []string{"*.test", "127.0.0.1"},
 		BlockedDomains:    []string{"blocked.test"},
 		AllowPrivateCIDRs: []string{"127.0.0.1/32"},
+		AllowedPorts:      []string{strconv.Itoa(int(b.port()))},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := newBackendOn(t, "127.0.0.1:0", false)
 	canary := newBackendOn(t, fmt.Sprintf("127.0.0.2:%d", b.port()), false)
 	res := newFakeResolver("app.test", "127.0.0.1", "canary.test", "127.0.0.2", "mixed.test", "127.0.0.1,127.0.0.2",
 		"meta.test", "169.254.169.254", "blocked.test", "127.0.0.1")
@@ -47,6 +51,7 @@ func TestRealScope(t *testing.T) {
 		wantRule string
 	}{
 		{"app.test", 200, ""},
+		{"app.test:22", 403, scope.RuleAllowedPorts},
 		{"APP.TEST", 200, ""},
 		{"2130706433", 200, ""}, // 127.0.0.1 in a legacy spelling, canonicalised, not resolved
 		{"0x7f.2", 403, "address class loopback"},
@@ -58,7 +63,11 @@ func TestRealScope(t *testing.T) {
 		{"nx.test", 502, egress.RuleDNS},
 	} {
 		t.Run(tc.host, func(t *testing.T) {
-			r, err := client.Get(fmt.Sprintf("http://%s:%d/", tc.host, b.port()))
+			hostport := tc.host
+			if !strings.Contains(hostport, ":") {
+				hostport = fmt.Sprintf("%s:%d", tc.host, b.port())
+			}
+			r, err := client.Get("http://" + hostport + "/")
 			if err != nil {
 				t.Fatal(err)
 			}
