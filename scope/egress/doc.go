@@ -57,14 +57,17 @@
 // X-Browsergate-Reason (the reason). A failed lookup is 502 with rule
 // "dns" (504 when the lookup timed out); a failed dial is 502 with rule
 // "dial" (504 on timeout); an upstream that fails after the dial is 502
-// with rule "upstream". Every outcome, allowed or not, is one Decision,
+// with rule "upstream", and 504 when it sent no response headers within
+// ResponseHeaderTimeout. Every outcome, allowed or not, is one Decision,
 // passed to Config.OnDecision and logged as one structured record, in the
 // manner of smokescreen's canonical proxy decision line.
 //
 // # Bounds and shutdown
 //
 // The proxy listens on loopback only (Listen refuses anything else), bounds
-// request headers in size and in read time, and tracks every connection it
+// request headers in size and in read time, bounds the wait for an
+// upstream's response headers, closes a CONNECT tunnel in which no byte has
+// moved either way for TunnelIdleTimeout, and tracks every connection it
 // serves or tunnels. Close stops the listener, cancels every request in
 // flight (a request that has passed its checks but not yet dialled will not
 // dial), closes every tunnel and pooled upstream connection, and waits for

@@ -61,6 +61,7 @@ func (p *Proxy) newTransport() *http.Transport {
 		MaxIdleConnsPerHost:    8,
 		IdleConnTimeout:        90 * time.Second,
 		ExpectContinueTimeout:  time.Second,
+		ResponseHeaderTimeout:  p.cfg.ResponseHeaderTimeout,
 		MaxResponseHeaderBytes: 1 << 20,
 	}
 }

@@ -61,6 +61,14 @@ type Config struct {
 	// headers, so an idle or slow client cannot hold a connection forever.
 	// Default 10s.
 	ReadHeaderTimeout time.Duration
+	// ResponseHeaderTimeout bounds the wait for an upstream's response
+	// headers after a forwarded request was written, so a server that
+	// accepts and never answers cannot hold a request forever (504, rule
+	// "upstream"). Default 30s.
+	ResponseHeaderTimeout time.Duration
+	// TunnelIdleTimeout closes a CONNECT tunnel in which no byte has moved
+	// in either direction for this long. Default 5m.
+	TunnelIdleTimeout time.Duration
 	// MaxHeaderBytes bounds the size of request headers. Default 64 KiB.
 	MaxHeaderBytes int
 	// Now is the clock for Decision.Time and Decision.Duration. Default
@@ -79,6 +87,12 @@ const (
 	// DefaultReadHeaderTimeout bounds how long a client may take to send
 	// its request headers (slowloris).
 	DefaultReadHeaderTimeout = 10 * time.Second
+	// DefaultResponseHeaderTimeout bounds how long an upstream may take to
+	// start its answer: generous for a slow page, finite for a tarpit.
+	DefaultResponseHeaderTimeout = 30 * time.Second
+	// DefaultTunnelIdleTimeout closes tunnels nobody uses; a live
+	// WebSocket or a streaming download keeps its tunnel open.
+	DefaultTunnelIdleTimeout = 5 * time.Minute
 	// DefaultMaxHeaderBytes bounds request headers; Chromium's are far
 	// smaller.
 	DefaultMaxHeaderBytes = 64 << 10
@@ -125,6 +139,12 @@ func New(cfg Config) (*Proxy, error) {
 	}
 	if cfg.ReadHeaderTimeout <= 0 {
 		cfg.ReadHeaderTimeout = DefaultReadHeaderTimeout
+	}
+	if cfg.ResponseHeaderTimeout <= 0 {
+		cfg.ResponseHeaderTimeout = DefaultResponseHeaderTimeout
+	}
+	if cfg.TunnelIdleTimeout <= 0 {
+		cfg.TunnelIdleTimeout = DefaultTunnelIdleTimeout
 	}
 	if cfg.MaxHeaderBytes <= 0 {
 		cfg.MaxHeaderBytes = DefaultMaxHeaderBytes

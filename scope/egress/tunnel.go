@@ -1,9 +1,11 @@
 package egress
 
 import (
+	"errors"
 	"io"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 )
 
@@ -68,15 +70,18 @@ func (p *Proxy) serveConnect(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	splice(client, upstream)
+	splice(client, upstream, p.cfg.TunnelIdleTimeout)
 }
 
-// splice copies both ways until one side ends, then closes both and waits
-// for the other copy, so no goroutine outlives the tunnel.
-func splice(a, b net.Conn) {
+// splice copies both ways until one side ends, or until no byte has moved
+// in either direction for idle, then closes both and waits for the other
+// copy, so no goroutine outlives the tunnel.
+func splice(a, b net.Conn, idle time.Duration) {
+	var last atomic.Int64 // unix nanoseconds of the latest byte, either way
+	last.Store(time.Now().UnixNano())
 	done := make(chan struct{}, 2)
 	cp := func(dst, src net.Conn) {
-		io.Copy(dst, src)
+		idleCopy(dst, src, idle, &last)
 		done <- struct{}{}
 	}
 	go cp(a, b)
@@ -85,4 +90,30 @@ func splice(a, b net.Conn) {
 	a.Close()
 	b.Close()
 	<-done
+}
+
+// idleCopy copies src to dst until an error, re-arming src's read deadline
+// while the tunnel as a whole (last) has moved a byte within idle: a
+// download keeps the quiet upload direction alive, and a tunnel where both
+// directions are quiet ends.
+func idleCopy(dst, src net.Conn, idle time.Duration, last *atomic.Int64) {
+	buf := make([]byte, 32<<10)
+	for {
+		src.SetReadDeadline(time.Unix(0, last.Load()).Add(idle))
+		n, err := src.Read(buf)
+		if n > 0 {
+			last.Store(time.Now().UnixNano())
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err == nil {
+			continue
+		}
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() && time.Since(time.Unix(0, last.Load())) < idle {
+			continue // the other direction moved: not idle yet
+		}
+		return
+	}
 }
