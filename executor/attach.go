@@ -13,17 +13,27 @@ import (
 	"github.com/gorilla/websocket"
 )
 
-// targetGuard intercepts every target of one live session — its tab, and
-// each iframe, worker and popup that target makes — on a DevTools
-// connection of its own. chromedp drives one session per context and drops
-// the messages of sessions it did not open, so the guard speaks the
-// protocol itself: it attaches to the session's tab, sets auto-attach with
-// waitForDebuggerOnStart (so a new child target is paused before its first
-// request), enables Fetch and removes WebRTC on each child, and only then
-// lets it run. Popups and service or shared workers are top-level targets:
-// they are attached as soon as they appear in the session's browser
-// context, not paused (their first requests are stopped by the session's
-// egress proxy).
+// targetGuard intercepts every target of one session — its tab, each
+// popup, iframe and worker — on a DevTools connection of its own, and holds
+// each new one paused until its requests are intercepted. chromedp drives
+// one session per context and drops the messages of sessions it did not
+// open, so the guard speaks the protocol itself.
+//
+// Two auto-attachments, both with waitForDebuggerOnStart, catch every
+// target before its first request:
+//
+//   - browser-wide, for top-level targets (pages, service and shared
+//     workers). A new popup is paused at start like any other page; the
+//     guard prepares it if it belongs to the session's browser context, and
+//     otherwise resumes it at once and detaches, having enabled nothing on
+//     it (another session's tab, or the user's own in live mode). The
+//     auto-attachment also attaches the targets that already exist, the
+//     session's tab among them.
+//   - on each prepared page, for its children (iframes in other processes,
+//     dedicated workers).
+//
+// Preparing a target enables Fetch on it, removes WebRTC from its
+// documents, sets the child auto-attachment, and only then lets it run.
 type targetGuard struct {
 	conn    *websocket.Conn
 	context string // browser context id
@@ -34,7 +44,9 @@ type targetGuard struct {
 	mu      sync.Mutex
 	nextID  int64
 	pending map[int64]chan cdpReply
-	guarded map[string]bool // target ids already attached
+	guarded map[string]bool // targets prepared (or being prepared) by this guard
+	tab     string          // the session's tab
+	tabDone chan error      // the tab's preparation result, once
 	done    chan struct{}
 }
 
@@ -62,8 +74,13 @@ type targetInfo struct {
 	BrowserContextID string `json:"browserContextId"`
 }
 
+// topLevelTargets are the kinds the browser-wide auto-attachment reports:
+// the targets a session's pages can create outside their own tree.
+var topLevelTargets = []map[string]any{{"type": "page"}, {"type": "service_worker"}, {"type": "shared_worker"}}
+
 // guardTargets connects to the browser at wsURL and guards the tab and
-// every target that descends from it or opens in browserContext.
+// every target that descends from it or opens in browserContext. It
+// returns once the tab is intercepted.
 func guardTargets(ctx context.Context, wsURL, browserContext, tab string, ic *interceptor, logger *slog.Logger) (*targetGuard, error) {
 	dialer := websocket.Dialer{HandshakeTimeout: 10 * time.Second}
 	conn, _, err := dialer.DialContext(ctx, wsURL, nil)
@@ -72,15 +89,29 @@ func guardTargets(ctx context.Context, wsURL, browserContext, tab string, ic *in
 	}
 	conn.SetReadLimit(64 << 20)
 	g := &targetGuard{conn: conn, context: browserContext, ic: ic, logger: logger,
-		pending: map[int64]chan cdpReply{}, guarded: map[string]bool{}, done: make(chan struct{})}
+		pending: map[int64]chan cdpReply{}, guarded: map[string]bool{}, tab: tab,
+		tabDone: make(chan error, 1), done: make(chan struct{})}
 	go g.read()
-	if _, err := g.call(ctx, "", "Target.setDiscoverTargets", map[string]any{"discover": true}); err != nil {
+	if _, err := g.call(ctx, "", "Target.setAutoAttach", map[string]any{
+		"autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true, "filter": topLevelTargets,
+	}); err != nil {
 		g.Close()
 		return nil, err
 	}
-	if err := g.attach(ctx, tab, "page"); err != nil {
+	// The auto-attachment reports the existing tab too; wait until it is
+	// prepared, so the session's first request is already intercepted.
+	wait, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	select {
+	case err = <-g.tabDone:
+	case <-wait.Done():
+		err = fmt.Errorf("the session's tab was not attached: %w", wait.Err())
+	case <-g.done:
+		err = errors.New("devtools connection closed")
+	}
+	if err != nil {
 		g.Close()
-		return nil, err
+		return nil, fmt.Errorf("guard tab %s: %w", tab, err)
 	}
 	return g, nil
 }
@@ -169,33 +200,49 @@ func (g *targetGuard) event(m cdpMessage) {
 		}
 	case "Target.attachedToTarget":
 		var e struct {
-			SessionID  string     `json:"sessionId"`
-			TargetInfo targetInfo `json:"targetInfo"`
+			SessionID          string     `json:"sessionId"`
+			TargetInfo         targetInfo `json:"targetInfo"`
+			WaitingForDebugger bool       `json:"waitingForDebugger"`
 		}
-		if json.Unmarshal(m.Params, &e) == nil {
-			g.mu.Lock()
-			g.guarded[e.TargetInfo.TargetID] = true
-			g.mu.Unlock()
-			if err := g.prepare(ctx, e.SessionID, e.TargetInfo.Type); err != nil {
-				g.logger.Warn("target guard: a child target could not be guarded; it stays paused",
-					"target", e.TargetInfo.TargetID, "type", e.TargetInfo.Type, "error", err)
-			}
-		}
-	case "Target.targetCreated", "Target.targetInfoChanged":
-		var e struct {
-			TargetInfo targetInfo `json:"targetInfo"`
-		}
-		if json.Unmarshal(m.Params, &e) != nil || e.TargetInfo.BrowserContextID != g.context {
+		if json.Unmarshal(m.Params, &e) != nil {
 			return
 		}
-		switch e.TargetInfo.Type {
-		case "page", "service_worker", "shared_worker":
-			// A popup, or a worker the session's pages registered: top-level
-			// targets of the session's browser context.
-			if err := g.attach(ctx, e.TargetInfo.TargetID, e.TargetInfo.Type); err != nil {
-				g.logger.Warn("target guard: cannot attach", "target", e.TargetInfo.TargetID, "type", e.TargetInfo.Type, "error", err)
-			}
+		t := e.TargetInfo
+		// A child of a prepared page (m.SessionID is its parent's session)
+		// is the session's; a top-level target is the session's only if it
+		// lives in the session's browser context.
+		ours := m.SessionID != "" || t.BrowserContextID == g.context
+		g.mu.Lock()
+		seen := g.guarded[t.TargetID]
+		if ours && !seen {
+			g.guarded[t.TargetID] = true
 		}
+		g.mu.Unlock()
+		if !ours || seen {
+			g.release(ctx, e.SessionID, e.WaitingForDebugger)
+			return
+		}
+		err := g.prepare(ctx, e.SessionID, t.Type)
+		if err != nil {
+			g.logger.Warn("target guard: a target could not be guarded; it stays paused",
+				"target", t.TargetID, "type", t.Type, "error", err)
+		}
+		if t.TargetID == g.tab {
+			g.tabDone <- err
+		}
+	}
+}
+
+// release lets a target that is not the session's run, and detaches from
+// it: the guard enables nothing on it.
+func (g *targetGuard) release(ctx context.Context, session string, waiting bool) {
+	if waiting {
+		if _, err := g.call(ctx, session, "Runtime.runIfWaitingForDebugger", map[string]any{}); err != nil {
+			g.logger.Debug("target guard: resuming a target of another context", "error", err)
+		}
+	}
+	if _, err := g.call(ctx, "", "Target.detachFromTarget", map[string]any{"sessionId": session}); err != nil {
+		g.logger.Debug("target guard: detaching from a target of another context", "error", err)
 	}
 }
 
@@ -205,29 +252,6 @@ func (g *targetGuard) answer(ctx context.Context, session, method string, params
 		return false
 	}
 	return true
-}
-
-// attach guards a top-level target of the session (its tab, a popup, a
-// service or shared worker).
-func (g *targetGuard) attach(ctx context.Context, targetID, kind string) error {
-	g.mu.Lock()
-	seen := g.guarded[targetID]
-	g.guarded[targetID] = true
-	g.mu.Unlock()
-	if seen {
-		return nil
-	}
-	res, err := g.call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": targetID, "flatten": true})
-	if err != nil {
-		return fmt.Errorf("attach to %s: %w", targetID, err)
-	}
-	var r struct {
-		SessionID string `json:"sessionId"`
-	}
-	if err := json.Unmarshal(res, &r); err != nil {
-		return err
-	}
-	return g.prepare(ctx, r.SessionID, kind)
 }
 
 // prepare enables interception on one target session, removes WebRTC from

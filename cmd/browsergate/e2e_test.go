@@ -9,10 +9,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/remote"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	bolt "go.etcd.io/bbolt"
 
@@ -424,4 +428,68 @@ func startChromium(t *testing.T) (int, string) {
 	}
 	t.Fatal("chromium did not open its DevTools port within 30s")
 	return 0, ""
+}
+
+// TestLiveUserTabsUntouched: in live mode the session's guard sees every
+// new top-level target of the browser, paused at start, and must let the
+// user's own ones run untouched. While a session is active the user opens
+// a tab (in the default browser context, on a site outside the session's
+// scope) and, from it, a popup with a click; both load in full, and the
+// session reports none of their requests.
+func TestLiveUserTabsUntouched(t *testing.T) {
+	t.Parallel()
+	port, _ := startChromium(t)
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	userSite, stop, err := serveOn("127.0.0.4:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen[r.URL.Path] = true
+		mu.Unlock()
+		switch r.URL.Path {
+		case "/":
+			fmt.Fprint(w, `<!doctype html><title>user</title><img src="/img"><iframe src="/frame"></iframe>`)
+		case "/popup":
+			fmt.Fprint(w, `<!doctype html><title>popup</title><img src="/popup-img">`)
+		}
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	f := start(t, "live", fmt.Sprintf("http://127.0.0.1:%d", port))
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": f.siteURL + "/docs"}) // the session and its guard exist
+
+	// The user, on a DevTools connection of their own.
+	alloc, cancel := remote.NewAllocator(context.Background(), fmt.Sprintf("http://127.0.0.1:%d", port))
+	defer cancel()
+	user, cancel := chromedp.NewContext(alloc)
+	defer cancel()
+	user, cancel = context.WithTimeout(user, 30*time.Second)
+	defer cancel()
+	if err := chromedp.Do(user, chromedp.Navigate(userSite+"/")); err != nil {
+		t.Fatalf("the user's tab: %v", err)
+	}
+	// A click's worth of user gesture, so the popup blocker lets it open.
+	res, err := chromedp.Call(user, runtime.Evaluate, runtime.EvaluateParams{Expression: "window.open('/popup'), true", UserGesture: new(true)})
+	if err != nil || res.ExceptionDetails != nil {
+		t.Fatalf("the user's popup: %v %+v", err, res.ExceptionDetails)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		mu.Lock()
+		all := seen["/"] && seen["/img"] && seen["/frame"] && seen["/popup"] && seen["/popup-img"]
+		mu.Unlock()
+		if all {
+			break
+		}
+		if time.Now().After(deadline) {
+			mu.Lock()
+			defer mu.Unlock()
+			t.Fatalf("the user's tab and popup did not load in full (saw %v): the session's guard held or blocked them", seen)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if out := f.mustAllow(t, "e2e.snapshot", nil); strings.Contains(out, "127.0.0.4") {
+		t.Errorf("the session reported a request of the user's tabs:\n%s", out)
+	}
 }

@@ -490,12 +490,52 @@ func TestEgressWebRTC(t *testing.T) {
 				}
 			}()
 			f := startManifest(t, egressManifest, mode.connect, mode.endpoint)
-			for _, page := range []string{"webrtc", "webrtc-frame"} { // the tab, and a cross-site iframe
+			// The tab, a cross-site iframe, and a popup (its first script
+			// tries at once: only a popup held at start is safe).
+			for _, page := range []string{"webrtc", "webrtc-frame", "webrtc-popup"} {
 				f.mustAllow(t, "egress.navigate", map[string]any{"url": f.siteURL + "/attack/" + page + "?stun=" + udp.LocalAddr().String()})
-				f.mustAllow(t, "egress.wait_for", map[string]any{"text": "done", "timeout_ms": 5000})
+				if page == "webrtc-popup" {
+					f.mustAllow(t, "egress.click", map[string]any{"selector": "#go"})
+				}
+				text := f.mustAllow(t, "egress.wait_for", map[string]any{"text": "done", "timeout_ms": 5000})
+				if status, _ := f.call(t, "egress.snapshot", map[string]any{"selector": "#status"}); !strings.Contains(status, "no RTCPeerConnection") {
+					t.Errorf("%s: the page had WebRTC (%s)\n%s", page, strings.Join(strings.Fields(status), " "), text)
+				}
 			}
 			if n := packets.Load(); n != 0 {
 				t.Fatalf("the UDP canary received %d packet(s): WebRTC went around the egress gate", n)
+			}
+		})
+	}
+}
+
+// TestPopupHeldAtStart: a popup is paused before its first request until
+// its requests are intercepted, so a popup opened straight at the canary is
+// refused by interception (reported with its full URL), not left to the
+// egress proxy. Live mode has the same guard.
+func TestPopupHeldAtStart(t *testing.T) {
+	t.Parallel()
+	port, _ := startChromium(t)
+	for _, mode := range []struct{ connect, endpoint string }{
+		{"launch", ""},
+		{"live", fmt.Sprintf("http://127.0.0.1:%d", port)},
+	} {
+		t.Run(mode.connect, func(t *testing.T) {
+			f := startManifest(t, egressManifest, mode.connect, mode.endpoint)
+			f.mustAllow(t, "egress.navigate", map[string]any{"url": f.siteURL + "/attack/window-open"})
+			clicked, _ := f.call(t, "egress.click", map[string]any{"selector": "#go"})
+			f.settle(t, 3000)
+			waited, _ := f.call(t, "egress.wait_for", map[string]any{"text": "done", "timeout_ms": 100})
+			report := clicked + "\n" + waited
+			want := f.canaryTo + "/window-open (address class loopback, interception)"
+			if !strings.Contains(report, want) {
+				t.Errorf("the popup's first request was not refused by interception; want %q in:\n%s", want, report)
+			}
+			if strings.Contains(report, "proxy)") {
+				t.Errorf("a request of the popup reached the egress proxy before interception:\n%s", report)
+			}
+			if !f.net.Clean() {
+				t.Fatalf("LEAK: the canary saw %s", f.net)
 			}
 		})
 	}

@@ -263,7 +263,11 @@ var attackPages = template.Must(template.New("attacks").Parse(`
 <script>
 // WebRTC ICE gathering sends STUN over UDP, around any HTTP proxy: the
 // STUN server is the test's UDP canary (?stun=host:port).
-const report = r => { done(r); if (parent !== window) parent.postMessage('webrtc ' + r, '*'); };
+const report = r => {
+  done(r);
+  if (parent !== window) parent.postMessage('webrtc ' + r, '*');
+  if (opener) opener.postMessage('webrtc ' + r, '*');
+};
 (async () => {
   if (typeof RTCPeerConnection !== 'function') { report('no RTCPeerConnection'); return; }
   const pc = new RTCPeerConnection({iceServers: [{urls: 'stun:' + new URLSearchParams(location.search).get('stun')}]});
@@ -281,6 +285,13 @@ const f = document.createElement('iframe');
 f.src = {{.XSite}} + '/attack/webrtc' + location.search;
 document.body.appendChild(f);
 </script>{{template "tail"}}{{end}}
+
+{{define "webrtc-popup"}}{{template "head" .}}{{template "body" .}}
+<script>
+// The same attempt from a popup, whose first script runs at once.
+addEventListener('message', e => done(String(e.data)));
+</script>
+<button id="go" onclick="window.open('/attack/webrtc' + location.search)">Go</button>{{template "tail"}}{{end}}
 
 {{define "beacon"}}{{template "head" .}}{{template "body" .}}
 <script>done(navigator.sendBeacon({{.U}}, 'leak') ? 'queued' : 'refused');</script>{{template "tail"}}{{end}}
