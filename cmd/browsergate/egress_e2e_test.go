@@ -463,50 +463,53 @@ func TestEgressCanaryCounts(t *testing.T) {
 	}
 }
 
+// inBothModes runs test as a subtest per connect mode: a browser that
+// browsergate launches, and a Chromium it attaches to live.
+func inBothModes(t *testing.T, test func(t *testing.T, connect, endpoint string)) {
+	t.Helper()
+	port, _ := startChromium(t)
+	t.Run("launch", func(t *testing.T) { test(t, "launch", "") })
+	t.Run("live", func(t *testing.T) { test(t, "live", fmt.Sprintf("http://127.0.0.1:%d", port)) })
+}
+
 // TestEgressWebRTC: ICE gathering sends STUN over UDP, which no HTTP proxy
-// sees. Launched browsers keep WebRTC to proxied traffic; live sessions get
-// no WebRTC at all. A UDP canary on 127.0.0.2 must receive nothing.
+// sees, so the session's pages get no WebRTC at all. A UDP canary on
+// 127.0.0.2 must receive nothing.
 func TestEgressWebRTC(t *testing.T) {
 	t.Parallel()
-	port, _ := startChromium(t)
-	for _, mode := range []struct{ connect, endpoint string }{
-		{"launch", ""},
-		{"live", fmt.Sprintf("http://127.0.0.1:%d", port)},
-	} {
-		t.Run(mode.connect, func(t *testing.T) {
-			udp, err := net.ListenPacket("udp", "127.0.0.2:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer udp.Close()
-			var packets atomic.Int64
-			go func() {
-				buf := make([]byte, 2048)
-				for {
-					if _, _, err := udp.ReadFrom(buf); err != nil {
-						return
-					}
-					packets.Add(1)
+	inBothModes(t, func(t *testing.T, connect, endpoint string) {
+		udp, err := net.ListenPacket("udp", "127.0.0.2:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer udp.Close()
+		var packets atomic.Int64
+		go func() {
+			buf := make([]byte, 2048)
+			for {
+				if _, _, err := udp.ReadFrom(buf); err != nil {
+					return
 				}
-			}()
-			f := startManifest(t, egressManifest, mode.connect, mode.endpoint)
-			// The tab, a cross-site iframe, and a popup (its first script
-			// tries at once: only a popup held at start is safe).
-			for _, page := range []string{"webrtc", "webrtc-frame", "webrtc-popup"} {
-				f.mustAllow(t, "egress.navigate", map[string]any{"url": f.siteURL + "/attack/" + page + "?stun=" + udp.LocalAddr().String()})
-				if page == "webrtc-popup" {
-					f.mustAllow(t, "egress.click", map[string]any{"selector": "#go"})
-				}
-				text := f.mustAllow(t, "egress.wait_for", map[string]any{"text": "done", "timeout_ms": 5000})
-				if status, _ := f.call(t, "egress.snapshot", map[string]any{"selector": "#status"}); !strings.Contains(status, "no RTCPeerConnection") {
-					t.Errorf("%s: the page had WebRTC (%s)\n%s", page, strings.Join(strings.Fields(status), " "), text)
-				}
+				packets.Add(1)
 			}
-			if n := packets.Load(); n != 0 {
-				t.Fatalf("the UDP canary received %d packet(s): WebRTC went around the egress gate", n)
+		}()
+		f := startManifest(t, egressManifest, connect, endpoint)
+		// The tab, a cross-site iframe, and a popup (its first script
+		// tries at once: only a popup held at start is safe).
+		for _, page := range []string{"webrtc", "webrtc-frame", "webrtc-popup"} {
+			f.mustAllow(t, "egress.navigate", map[string]any{"url": f.siteURL + "/attack/" + page + "?stun=" + udp.LocalAddr().String()})
+			if page == "webrtc-popup" {
+				f.mustAllow(t, "egress.click", map[string]any{"selector": "#go"})
 			}
-		})
-	}
+			text := f.mustAllow(t, "egress.wait_for", map[string]any{"text": "done", "timeout_ms": 5000})
+			if status, _ := f.call(t, "egress.snapshot", map[string]any{"selector": "#status"}); !strings.Contains(status, "no RTCPeerConnection") {
+				t.Errorf("%s: the page had WebRTC (%s)\n%s", page, strings.Join(strings.Fields(status), " "), text)
+			}
+		}
+		if n := packets.Load(); n != 0 {
+			t.Fatalf("the UDP canary received %d packet(s): WebRTC went around the egress gate", n)
+		}
+	})
 }
 
 // TestPopupHeldAtStart: a popup is paused before its first request until
@@ -515,28 +518,22 @@ func TestEgressWebRTC(t *testing.T) {
 // egress proxy. Live mode has the same guard.
 func TestPopupHeldAtStart(t *testing.T) {
 	t.Parallel()
-	port, _ := startChromium(t)
-	for _, mode := range []struct{ connect, endpoint string }{
-		{"launch", ""},
-		{"live", fmt.Sprintf("http://127.0.0.1:%d", port)},
-	} {
-		t.Run(mode.connect, func(t *testing.T) {
-			f := startManifest(t, egressManifest, mode.connect, mode.endpoint)
-			f.mustAllow(t, "egress.navigate", map[string]any{"url": f.siteURL + "/attack/window-open"})
-			clicked, _ := f.call(t, "egress.click", map[string]any{"selector": "#go"})
-			f.settle(t, 3000)
-			waited, _ := f.call(t, "egress.wait_for", map[string]any{"text": "done", "timeout_ms": 100})
-			report := clicked + "\n" + waited
-			want := f.canaryTo + "/window-open (address class loopback, interception)"
-			if !strings.Contains(report, want) {
-				t.Errorf("the popup's first request was not refused by interception; want %q in:\n%s", want, report)
-			}
-			if strings.Contains(report, "proxy)") {
-				t.Errorf("a request of the popup reached the egress proxy before interception:\n%s", report)
-			}
-			if !f.net.Clean() {
-				t.Fatalf("LEAK: the canary saw %s", f.net)
-			}
-		})
-	}
+	inBothModes(t, func(t *testing.T, connect, endpoint string) {
+		f := startManifest(t, egressManifest, connect, endpoint)
+		f.mustAllow(t, "egress.navigate", map[string]any{"url": f.siteURL + "/attack/window-open"})
+		clicked, _ := f.call(t, "egress.click", map[string]any{"selector": "#go"})
+		f.settle(t, 3000)
+		waited, _ := f.call(t, "egress.wait_for", map[string]any{"text": "done", "timeout_ms": 100})
+		report := clicked + "\n" + waited
+		want := f.canaryTo + "/window-open (address class loopback, interception)"
+		if !strings.Contains(report, want) {
+			t.Errorf("the popup's first request was not refused by interception; want %q in:\n%s", want, report)
+		}
+		if strings.Contains(report, "proxy)") {
+			t.Errorf("a request of the popup reached the egress proxy before interception:\n%s", report)
+		}
+		if !f.net.Clean() {
+			t.Fatalf("LEAK: the canary saw %s", f.net)
+		}
+	})
 }
