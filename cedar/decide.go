@@ -3,6 +3,7 @@ package cedar
 import (
 	"fmt"
 	"sort"
+	"time"
 
 	cedargo "github.com/cedar-policy/cedar-go"
 )
@@ -24,6 +25,14 @@ type Decision struct {
 	// Errors are evaluation (or request) errors. Any error means denial,
 	// even when a permit matched: the gate fails closed.
 	Errors []string
+	// NeedsApproval is true when the call was denied only by policies a
+	// human approval lifts: it was denied without errors, HumanApproved was
+	// false, and the same request with HumanApproved true is allowed. A
+	// policy makes itself liftable with
+	// `unless { resource.human_approved == true }`; a default deny, a
+	// forbid without that clause (a rate limit) or an evaluation error
+	// leaves it false, so asking a human would be pointless.
+	NeedsApproval bool
 }
 
 // Decide evaluates r against the policy set. It never panics: an invalid
@@ -42,12 +51,31 @@ func (e *Engine) Decide(r *Request) (d Decision) {
 	if r == nil {
 		return failClosed("no request")
 	}
-	req, entities, err := r.toCedar()
+	ts := r.when()
+	req, entities, err := r.toCedar(ts)
 	if err != nil {
 		return failClosed(err.Error())
 	}
 	dec, diag := cedargo.Authorize(e.set, entities, req)
-	return e.explain(r.Command, dec, diag)
+	d = e.explain(r.Command, dec, diag)
+	if !d.Allowed && len(d.Errors) == 0 && !r.HumanApproved {
+		d.NeedsApproval = e.allowedIfApproved(r, ts)
+	}
+	return d
+}
+
+// allowedIfApproved decides r again as if a human had approved it, at the
+// same time ts, and reports whether that would be allowed (a permit
+// matched, no forbid matched, no policy failed).
+func (e *Engine) allowedIfApproved(r *Request, ts time.Time) bool {
+	approved := *r
+	approved.HumanApproved = true
+	req, entities, err := approved.toCedar(ts)
+	if err != nil {
+		return false
+	}
+	dec, diag := cedargo.Authorize(e.set, entities, req)
+	return dec == cedargo.Allow && len(diag.Errors) == 0
 }
 
 func failClosed(msg string) Decision {

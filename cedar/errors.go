@@ -45,3 +45,75 @@ func (e *ParseError) Error() string {
 
 // Unwrap lets errors.Is(err, ErrParse) match any parse error.
 func (e *ParseError) Unwrap() error { return ErrParse }
+
+// ErrNoSchema is returned by LoadDir when the directory holds no
+// *.cedarschema file. Policies are checked against the schema at load, so
+// that a misspelt attribute or a type error stops the daemon at start
+// instead of denying every matching call at run time; without a schema
+// that check cannot run, and the directory is refused.
+var ErrNoSchema = errors.New("cedar: no schema")
+
+// ErrSchema is matched by every *SchemaError, and by the error for a
+// directory holding more than one *.cedarschema file.
+var ErrSchema = errors.New("cedar: invalid schema")
+
+// ErrValidation is matched by every *ValidationError: a policy that parses
+// but does not type-check against the schema.
+var ErrValidation = errors.New("cedar: policy does not match the schema")
+
+// ErrRequestSchema is returned (wrapped) by Engine.ValidateRequest when the
+// request or the entities Decide would build from it do not conform to the
+// schema.
+var ErrRequestSchema = errors.New("cedar: request does not match the schema")
+
+// ErrPolicyTests is matched by the errors of Engine.RunTests about a
+// policy-tests file that cannot be read: bad JSON, an unknown key, a value
+// of the wrong type, a duplicate case name.
+var ErrPolicyTests = errors.New("cedar: invalid policy tests")
+
+// ErrRequestJSON is matched by the errors of ParseRequestJSON: JSON that is
+// not an object, an unknown key, a value of the wrong type.
+var ErrRequestJSON = errors.New("cedar: invalid request JSON")
+
+// SchemaError reports a schema file that cedar-go could not parse or
+// resolve. Line and Column come from the parser; for a resolution error
+// (an undefined type) they point at the first use of the name when it can
+// be found in the file, and are 0 otherwise.
+type SchemaError struct {
+	File   string // path of the *.cedarschema file
+	Line   int    // 1-based; 0 when unknown
+	Column int    // 1-based; 0 when unknown
+	Msg    string // cedar-go's description of the problem
+}
+
+// Error formats the error as file:line:col: schema: problem.
+func (e *SchemaError) Error() string {
+	if e.Line == 0 {
+		return fmt.Sprintf("%s: schema: %s", e.File, e.Msg)
+	}
+	return fmt.Sprintf("%s:%d:%d: schema: %s", e.File, e.Line, e.Column, e.Msg)
+}
+
+// Unwrap lets errors.Is(err, ErrSchema) match any schema error.
+func (e *SchemaError) Unwrap() error { return ErrSchema }
+
+// ValidationError reports one type error the schema validator found in a
+// policy. cedar-go's validator gives no position inside the policy, so Line
+// and Column point at the offending name (the misspelt attribute, the
+// unknown entity type) when it occurs once in the policy's text, and at the
+// start of the policy otherwise.
+type ValidationError struct {
+	File     string // path of the *.cedar file
+	Line     int    // 1-based
+	Column   int    // 1-based
+	PolicyID string // the policy's id (see PolicyInfo.ID)
+	Msg      string // the validator's message
+}
+
+// Error formats the error as file:line:col: policy "id": problem.
+func (e *ValidationError) Error() string {
+	return fmt.Sprintf("%s:%d:%d: policy %q: %s", e.File, e.Line, e.Column, e.PolicyID, e.Msg)
+}
+
+// Unwrap lets errors.Is(err, ErrValidation) match any validation error.
+func (e *ValidationError) Unwrap() error { return ErrValidation }

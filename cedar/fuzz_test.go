@@ -12,7 +12,7 @@ import (
 // an error, never panic, and any engine it returns must decide without
 // panicking.
 func FuzzLoad(f *testing.F) {
-	for _, name := range []string{"navigate.cedar", "submit.cedar", "execute_js.cedar", "baseline.cedar"} {
+	for _, name := range []string{"navigate.cedar", "submit.cedar", "execute_js.cedar", "baseline.cedar", "risk.cedar"} {
 		b, err := os.ReadFile(filepath.Join(shippedDir, name))
 		if err != nil {
 			f.Fatal(err)
@@ -22,9 +22,16 @@ func FuzzLoad(f *testing.F) {
 	f.Add(`permit (principal, action, resource) when { resource.x == };`)
 	f.Add(`@id("a") @id("b") forbid (principal, action, resource) when { 1 + "a" } unless { ip("x").isLoopback() };`)
 	f.Add(`permit (principal in Web::Agent::"a", action in [Web::Action::"browse"], resource is Web::BrowserSession) when { resource.args has url && resource.args.url like "*\x00*" };`)
+	schema, err := os.ReadFile(shippedSchema)
+	if err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, src string) {
 		dir := t.TempDir()
 		if err := os.WriteFile(filepath.Join(dir, "f.cedar"), []byte(src), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "browsergate.cedarschema"), schema, 0o600); err != nil {
 			t.Fatal(err)
 		}
 		e, err := cedar.LoadDir(dir)
@@ -37,6 +44,9 @@ func FuzzLoad(f *testing.F) {
 		d := e.Decide(baseRequest("submit_form"))
 		if d.Allowed && len(d.Errors) > 0 {
 			t.Fatalf("allowed with errors: %+v", d)
+		}
+		if d.NeedsApproval && (d.Allowed || len(d.Errors) > 0) {
+			t.Fatalf("needs approval on an allowed or failed decision: %+v", d)
 		}
 		if len(d.Reasons) == 0 {
 			t.Fatalf("decision without a reason: %+v", d)

@@ -43,10 +43,16 @@ func TestShippedGolden(t *testing.T) {
 		{"submit missing counter", func() *cedar.Request { r := baseRequest("submit_form"); r.Counters = nil; return r }()},
 		{"execute_js", baseRequest("execute_js")},
 		{"click", baseRequest("click")},
+		{"critical click", func() *cedar.Request { r := baseRequest("click"); r.RiskTier = "critical"; return r }()},
+		{"critical click approved", func() *cedar.Request {
+			r := baseRequest("click")
+			r.RiskTier, r.HumanApproved = "critical", true
+			return r
+		}()},
 	}
 	for _, c := range cases {
 		d := e.Decide(c.r)
-		fmt.Fprintf(&b, "\n== %s\nallowed: %v\npolicy_ids: %s\n", c.name, d.Allowed, strings.Join(d.PolicyIDs, ", "))
+		fmt.Fprintf(&b, "\n== %s\nallowed: %v\nneeds_approval: %v\npolicy_ids: %s\n", c.name, d.Allowed, d.NeedsApproval, strings.Join(d.PolicyIDs, ", "))
 		for _, s := range d.Reasons {
 			fmt.Fprintf(&b, "reason: %s\n", s)
 		}

@@ -3,6 +3,7 @@ package cedar_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -25,7 +26,31 @@ func loadShipped(t testing.TB) *cedar.Engine {
 	return e
 }
 
-// writeDir creates a temporary policy directory holding files.
+// shippedSchema is the schema file the daemon ships; withSchema copies it
+// into test directories.
+var shippedSchema = filepath.Join(shippedDir, "browsergate.cedarschema")
+
+// withSchema returns files plus the shipped schema, unless files already
+// hold a *.cedarschema of their own.
+func withSchema(t testing.TB, files map[string]string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	own := false
+	for name, body := range files {
+		out[name] = body
+		own = own || strings.HasSuffix(name, cedar.SchemaExt)
+	}
+	if !own {
+		b, err := os.ReadFile(shippedSchema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out["browsergate.cedarschema"] = string(b)
+	}
+	return out
+}
+
+// writeDir creates a temporary policy directory holding exactly files.
 func writeDir(t testing.TB, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -37,17 +62,34 @@ func writeDir(t testing.TB, files map[string]string) string {
 	return dir
 }
 
+// loadFiles loads a directory holding files and, unless they bring their
+// own, the shipped schema.
 func loadFiles(t testing.TB, files map[string]string) *cedar.Engine {
 	t.Helper()
-	e, err := cedar.LoadDir(writeDir(t, files))
+	e, err := cedar.LoadDir(writeDir(t, withSchema(t, files)))
 	if err != nil {
 		t.Fatalf("LoadDir: %v", err)
 	}
 	return e
 }
 
+// commands are the built-in commands; the executor sends a
+// session_<command>_count counter for each.
+var commands = []string{"navigate", "snapshot", "click", "type_text", "submit_form", "screenshot",
+	"go_back", "wait_for", "extract_html", "list_tabs", "execute_js", "scroll", "network_timing"}
+
+// zeroCounters is every counter the schema declares, at 0.
+func zeroCounters() map[string]int {
+	c := map[string]int{"session_submit_count": 0}
+	for _, cmd := range commands {
+		c["session_"+cmd+"_count"] = 0
+	}
+	return c
+}
+
 // baseRequest is a complete request, as the executor builds it, for an
-// unauthenticated page on an allowed domain; tests change what they test.
+// unauthenticated page on an allowed domain; it conforms to the shipped
+// schema. Tests change what they test.
 func baseRequest(command string) *cedar.Request {
 	return &cedar.Request{
 		Principal:    "agent-1",
@@ -66,7 +108,7 @@ func baseRequest(command string) *cedar.Request {
 		},
 		RiskTier:         "medium",
 		InteractionCount: 3,
-		Counters:         map[string]int{"session_submit_count": 0},
+		Counters:         zeroCounters(),
 		Time:             fixedTime,
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	cedargo "github.com/cedar-policy/cedar-go"
+	"github.com/cedar-policy/cedar-go/x/exp/schema/validate"
 )
 
 // PolicyInfo describes one loaded policy, so that tools (`browsergate
@@ -28,63 +29,97 @@ func (p PolicyInfo) Location() string {
 	return p.File + ":" + strconv.Itoa(p.Line)
 }
 
-// Engine holds a compiled, immutable policy set. It is built once by LoadDir
-// and shared: Decide is safe for concurrent use. A reload builds a new Engine
+// Engine holds a compiled, immutable policy set and the schema it was
+// validated against. It is built once by LoadDir and shared: Decide and
+// ValidateRequest are safe for concurrent use. A reload builds a new Engine
 // and keeps the old one if loading fails.
 type Engine struct {
-	set   *cedargo.PolicySet
-	infos []PolicyInfo
-	index map[cedargo.PolicyID]int // policy id -> position in infos (load order)
+	set        *cedargo.PolicySet
+	infos      []PolicyInfo
+	index      map[cedargo.PolicyID]int // policy id -> position in infos (load order)
+	validator  *validate.Validator      // strict validator for the directory's schema
+	schemaFile string
 }
 
-// LoadDir loads every *.cedar file in dir (sorted by name, not recursive;
-// other files such as README.md or a schema are ignored). Every bad file is
-// reported, joined with errors.Join, each as a *ParseError naming
-// file:line:col. Duplicate ids are errors (ErrDuplicateID), and a directory
-// without a single policy is refused with ErrNoPolicies.
+// LoadDir loads a policy directory: exactly one schema file (*.cedarschema,
+// Cedar's human-readable schema format) and every *.cedar file (sorted by
+// name, not recursive; other files such as README.md or policy-tests.json
+// are ignored). Every policy is validated against the schema in strict mode,
+// so a misspelt attribute, a comparison of the wrong types or an unknown
+// entity type stops the load instead of failing (and denying) at run time.
+//
+// Every problem is reported, joined with errors.Join: a missing schema
+// (ErrNoSchema, saying to copy ShippedSchema into the directory), a schema
+// that does not parse or resolve (*SchemaError), each policy file that does
+// not parse (*ParseError), each type error (*ValidationError, naming
+// file:line:col and the policy id), duplicate ids (ErrDuplicateID), and a
+// directory without a single policy (ErrNoPolicies).
 func LoadDir(dir string) (*Engine, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("cedar: read policy dir: %w", err)
 	}
-	var names []string
+	var names, schemas []string
 	for _, ent := range entries {
-		if ent.IsDir() || !strings.HasSuffix(ent.Name(), ".cedar") {
-			continue
+		switch {
+		case ent.IsDir():
+		case strings.HasSuffix(ent.Name(), ".cedar"):
+			names = append(names, ent.Name())
+		case strings.HasSuffix(ent.Name(), SchemaExt):
+			schemas = append(schemas, ent.Name())
 		}
-		names = append(names, ent.Name())
 	}
 	sort.Strings(names)
+	sort.Strings(schemas)
 
 	e := &Engine{set: cedargo.NewPolicySet(), index: map[cedargo.PolicyID]int{}}
 	var errs []error
+	switch len(schemas) {
+	case 0:
+		errs = append(errs, fmt.Errorf("%w in %s: a policy directory needs exactly one %s file, against which every policy is checked; copy %s (shipped with browsergate) into it",
+			ErrNoSchema, dir, "*"+SchemaExt, ShippedSchema))
+	case 1:
+		e.schemaFile = filepath.Join(dir, schemas[0])
+		src, err := os.ReadFile(e.schemaFile)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("cedar: read %s: %w", e.schemaFile, err))
+		} else if e.validator, err = loadSchema(e.schemaFile, src); err != nil {
+			errs = append(errs, err)
+		}
+	default:
+		errs = append(errs, fmt.Errorf("%w: %s holds %d schema files (%s); keep exactly one",
+			ErrSchema, dir, len(schemas), strings.Join(schemas, ", ")))
+	}
+	var policyErrs []error
 	for _, name := range names {
 		path := filepath.Join(dir, name)
 		src, err := os.ReadFile(path)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("cedar: read %s: %w", path, err))
+			policyErrs = append(policyErrs, fmt.Errorf("cedar: read %s: %w", path, err))
 			continue
 		}
-		errs = append(errs, e.addFile(path, name, src)...)
+		policyErrs = append(policyErrs, e.addFile(path, name, src)...)
+	}
+	errs = append(errs, policyErrs...)
+	if len(e.infos) == 0 && len(policyErrs) == 0 {
+		errs = append(errs, fmt.Errorf("%w in %s (no *.cedar file with a policy; deny-by-default would refuse every command)", ErrNoPolicies, dir))
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	if len(e.infos) == 0 {
-		return nil, fmt.Errorf("%w in %s (no *.cedar file with a policy; deny-by-default would refuse every command)", ErrNoPolicies, dir)
-	}
 	return e, nil
 }
 
-// addFile parses one file's policies and adds them under their ids. It
-// returns every problem found rather than stopping at the first.
+// addFile parses one file's policies, validates each against the schema
+// (when it loaded) and adds them under their ids. It returns every problem
+// found rather than stopping at the first.
 func (e *Engine) addFile(path, name string, src []byte) []error {
 	list, err := cedargo.NewPolicyListFromBytes(path, src)
 	if err != nil {
 		return []error{newParseError(path, err)}
 	}
 	var errs []error
-	for _, p := range list {
+	for i, p := range list {
 		pos := p.Position()
 		id := fmt.Sprintf("%s:%d", name, pos.Line)
 		if v, ok := p.Annotations()["id"]; ok {
@@ -95,6 +130,13 @@ func (e *Engine) addFile(path, name string, src []byte) []error {
 			}
 		}
 		info := PolicyInfo{ID: id, File: path, Line: pos.Line, Effect: effectName(p.Effect())}
+		if e.validator != nil {
+			end := len(src)
+			if i+1 < len(list) {
+				end = list[i+1].Position().Offset
+			}
+			errs = append(errs, validatePolicy(e.validator, info, p, src, pos.Offset, end)...)
+		}
 		pid := cedargo.PolicyID(id)
 		if prev, dup := e.index[pid]; dup {
 			errs = append(errs, fmt.Errorf("%s: %w %q (already used at %s)", info.Location(), ErrDuplicateID, id, e.infos[prev].Location()))

@@ -77,7 +77,7 @@ func TestLoadDirErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			dir := writeDir(t, tc.files)
+			dir := writeDir(t, withSchema(t, tc.files))
 			e, err := cedar.LoadDir(dir)
 			if err == nil {
 				t.Fatalf("LoadDir succeeded with %d policies, want error", len(e.Policies()))
@@ -100,7 +100,7 @@ func TestLoadDirErrors(t *testing.T) {
 
 func TestLoadDirParseErrorFields(t *testing.T) {
 	t.Parallel()
-	dir := writeDir(t, map[string]string{"x.cedar": "\n\n  permit (principal, action, resource) when { resource.a == };"})
+	dir := writeDir(t, withSchema(t, map[string]string{"x.cedar": "\n\n  permit (principal, action, resource) when { resource.a == };"}))
 	_, err := cedar.LoadDir(dir)
 	var pe *cedar.ParseError
 	if !errors.As(err, &pe) {
@@ -123,10 +123,10 @@ func TestLoadDirMissing(t *testing.T) {
 // and load order, and that subdirectories are not read.
 func TestPolicies(t *testing.T) {
 	t.Parallel()
-	dir := writeDir(t, map[string]string{
+	dir := writeDir(t, withSchema(t, map[string]string{
 		"b.cedar": "// first\n\npermit (principal, action, resource);\n@id(\"named\")\nforbid (principal, action, resource) when { false };",
 		"a.cedar": `@id("first-file") permit (principal, action, resource);`,
-	})
+	}))
 	if err := os.Mkdir(filepath.Join(dir, "sub.cedar"), 0o700); err != nil {
 		t.Fatal(err)
 	}

@@ -65,6 +65,18 @@ func TestShippedPolicies(t *testing.T) {
 		{"other action is denied", "click", func(r *cedar.Request) {
 			r.Action = "admin"
 		}, false, nil},
+		{"critical command without approval", "click", func(r *cedar.Request) {
+			r.RiskTier = "critical"
+		}, false, []string{"critical-needs-approval"}},
+		{"critical command with approval", "click", func(r *cedar.Request) {
+			r.RiskTier, r.HumanApproved = "critical", true
+		}, true, []string{"permit-non-navigation"}},
+		{"high command needs no approval", "click", func(r *cedar.Request) {
+			r.RiskTier = "high"
+		}, true, []string{"permit-non-navigation"}},
+		{"critical navigate to allowed domain", "navigate", func(r *cedar.Request) {
+			r.RiskTier = "critical"
+		}, false, []string{"critical-needs-approval"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -112,6 +124,7 @@ func TestShippedPolicyList(t *testing.T) {
 		"execute-js-needs-approval":           "forbid",
 		"submit-rate-limit":                   "forbid",
 		"permit-non-navigation":               "permit",
+		"critical-needs-approval":             "forbid",
 	}
 	if len(got) != len(want) {
 		t.Errorf("policies = %v, want %v", got, want)

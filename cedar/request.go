@@ -54,8 +54,17 @@ var builtinAttrs = map[string]bool{
 	"interaction_count": true, "time_ms": true,
 }
 
-// toCedar builds the Cedar request and the entities it needs.
-func (r *Request) toCedar() (cedargo.Request, cedargo.EntityMap, error) {
+// when is the request's time: Time, or now when Time is zero.
+func (r *Request) when() time.Time {
+	if r.Time.IsZero() {
+		return time.Now()
+	}
+	return r.Time
+}
+
+// toCedar builds the Cedar request and the entities it needs, at time ts
+// (see when).
+func (r *Request) toCedar(ts time.Time) (cedargo.Request, cedargo.EntityMap, error) {
 	args, err := toRecord(r.Args, 0)
 	if err != nil {
 		return cedargo.Request{}, nil, fmt.Errorf("%w: args: %v", ErrInvalidRequest, err)
@@ -63,10 +72,6 @@ func (r *Request) toCedar() (cedargo.Request, cedargo.EntityMap, error) {
 	state, err := toRecord(r.PageState, 0)
 	if err != nil {
 		return cedargo.Request{}, nil, fmt.Errorf("%w: page_state: %v", ErrInvalidRequest, err)
-	}
-	ts := r.Time
-	if ts.IsZero() {
-		ts = time.Now()
 	}
 	ms := cedargo.Long(ts.UnixMilli())
 

@@ -55,14 +55,27 @@ type Envelope struct {
 // Decision is the gate's verdict as recorded: where it was reached and why,
 // so an auditor can tell which rule refused (or let through) a call.
 type Decision struct {
-	Allowed   bool     `json:"allowed"`
-	Stage     string   `json:"stage"` // "args", "scope", "cedar", "limits", "approval" or "act"
-	Rule      string   `json:"rule,omitempty"`
-	Scope     string   `json:"scope,omitempty"` // the scope verdict, in words
-	Cedar     string   `json:"cedar,omitempty"` // "allow", "deny", or "" when not reached
-	PolicyIDs []string `json:"policy_ids,omitempty"`
-	Reasons   []string `json:"reasons,omitempty"`
-	Approval  string   `json:"approval,omitempty"`
+	Allowed   bool      `json:"allowed"`
+	Stage     string    `json:"stage"` // "args", "scope", "cedar", "limits", "approval" or "act"
+	Rule      string    `json:"rule,omitempty"`
+	Scope     string    `json:"scope,omitempty"` // the scope verdict, in words
+	Cedar     string    `json:"cedar,omitempty"` // "allow", "deny", or "" when not reached
+	PolicyIDs []string  `json:"policy_ids,omitempty"`
+	Reasons   []string  `json:"reasons,omitempty"`
+	Approval  *Approval `json:"approval,omitempty"`
+}
+
+// Approval records how a call that needed a human's decision was decided:
+// the pending approval's id, the answer, the channel it came through
+// ("operator", "elicitation"; "timeout" or "cancelled" when nobody
+// answered), who answered as that channel names them, and when.
+type Approval struct {
+	ID       string    `json:"id"`
+	Approved bool      `json:"approved"`
+	Channel  string    `json:"channel"`
+	By       string    `json:"by,omitempty"`
+	At       time.Time `json:"at"`
+	Note     string    `json:"note,omitempty"`
 }
 
 // SessionSummary describes one chain for listings: enough to pick a session

@@ -106,8 +106,16 @@ func verdict(d Decision) string {
 	if len(reasons) > 0 {
 		b.WriteString(" — " + clean(strings.Join(reasons, "; ")))
 	}
-	if d.Approval != "" {
-		b.WriteString(" (approval: " + clean(d.Approval) + ")")
+	if a := d.Approval; a != nil {
+		verdict := "denied"
+		if a.Approved {
+			verdict = "approved"
+		}
+		by := ""
+		if a.By != "" {
+			by = " by " + a.By
+		}
+		b.WriteString(" (approval " + clean(a.ID) + ": " + verdict + clean(by) + " via " + clean(a.Channel) + ")")
 	}
 	return b.String()
 }

@@ -27,7 +27,7 @@ func TestWriteTimelineGolden(t *testing.T) {
 		Session: "s-1", Principal: "alice", Tool: "chrome_live", Command: "type_text",
 		Args: map[string]any{"ref": "e12", "text": "a long text " + strings.Repeat("x", 80), "clear": true, "n": 3},
 		Decision: evidence.Decision{
-			Allowed: true, Stage: "act", Cedar: "allow", PolicyIDs: []string{"p1", "p2"}, Approval: "bob",
+			Allowed: true, Stage: "act", Cedar: "allow", PolicyIDs: []string{"p1", "p2"}, Approval: &evidence.Approval{ID: "apr-1", Approved: true, Channel: "operator", By: "bob", At: time.Unix(1700000000, 0)},
 		},
 		After: map[string]any{"url": "https://a.example.com/form", "title": "Evil\x1b[2J title"},
 		Error: "element detached\nretry",

@@ -1,13 +1,18 @@
 package executor
 
 import (
+	"crypto/rand"
 	"errors"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/browsergate/browsergate/cedar"
 	"github.com/browsergate/browsergate/evidence"
+	"github.com/browsergate/browsergate/executor/approval"
 	"github.com/browsergate/browsergate/scope"
 	"github.com/browsergate/browsergate/scope/egress"
 	"github.com/browsergate/browsergate/toolclad"
@@ -32,19 +37,30 @@ type Config struct {
 	// Resolver resolves names for the egress proxy. Default: the system
 	// resolver. Tests and air-gapped setups inject fixed answers.
 	Resolver egress.Resolver
+	// Approvals holds calls that need a human's decision. Nil: such calls
+	// are refused (there is nobody to ask).
+	Approvals *approval.Broker
+	// ApprovalTimeout is how long a held call waits for an answer before
+	// it is denied. Default DefaultApprovalTimeout.
+	ApprovalTimeout time.Duration
+	// Elicitation also asks the MCP client's user through MCP elicitation
+	// when the client supports it. The client must show the form to a
+	// human: turn it off for clients that could answer by themselves.
+	Elicitation bool
 }
 
 // Executor implements toolclad.Runner: it gates, acts and records every
 // call. It is safe for concurrent use; calls on one session are serialised.
 type Executor struct {
-	cfg      Config
-	scopes   map[*toolclad.Manifest]*scope.Scope
-	commands map[*toolclad.Manifest][]string
+	cfg    Config
+	scopes map[*toolclad.Manifest]*scope.Scope
 
 	mu       sync.Mutex
 	backends map[backendKey]*backend
 	sessions map[sessionKey]*session
 	closed   bool
+	stateKey [32]byte // seals the request state of approvals asked in two rounds
+	policies atomic.Pointer[cedar.Engine]
 }
 
 type sessionKey struct {
@@ -61,6 +77,9 @@ func New(cfg Config) (*Executor, error) {
 	if cfg.Principal == "" {
 		cfg.Principal = "local"
 	}
+	if cfg.ApprovalTimeout <= 0 {
+		cfg.ApprovalTimeout = DefaultApprovalTimeout
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -70,20 +89,16 @@ func New(cfg Config) (*Executor, error) {
 	e := &Executor{
 		cfg:      cfg,
 		scopes:   map[*toolclad.Manifest]*scope.Scope{},
-		commands: map[*toolclad.Manifest][]string{},
 		backends: map[backendKey]*backend{},
 		sessions: map[sessionKey]*session{},
 	}
+	rand.Read(e.stateKey[:])
+	e.policies.Store(cfg.Policies)
 	scopes, err := Scopes(cfg.Manifests)
 	if err != nil {
 		return nil, err
 	}
 	e.scopes = scopes
-	for _, m := range cfg.Manifests {
-		for _, c := range m.Commands {
-			e.commands[m] = append(e.commands[m], c.Name)
-		}
-	}
 	return e, nil
 }
 
@@ -112,14 +127,60 @@ func (e *Executor) Close() {
 	e.sessions = map[sessionKey]*session{}
 	backends := e.backends
 	e.mu.Unlock()
-	for _, s := range sessions {
-		s.mu.Lock()
-		s.end()
-		s.mu.Unlock()
-	}
+	endSessions(slices.Collect(maps.Values(sessions)))
 	for _, b := range backends {
 		b.shutdown()
 	}
+}
+
+// Reload swaps in a new set of manifests and policies, all or nothing: the
+// new manifests' scopes are compiled first, and on any error nothing
+// changes. New policies decide every later call of every session.
+// Manifests are compared by pointer: pass the old *toolclad.Manifest for a
+// file that did not change, and its sessions and browser carry on. The
+// sessions of a manifest that is not in the new set end (their browser
+// contexts close, and the client's next call starts a fresh session under
+// the new manifest), and its browser stops.
+func (e *Executor) Reload(ms []*toolclad.Manifest, policies *cedar.Engine) error {
+	if len(ms) == 0 || policies == nil {
+		return errors.New("reload: manifests and policies are required")
+	}
+	scopes, err := Scopes(ms)
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return errors.New("reload: executor is shutting down")
+	}
+	var ended []*session
+	var stopped []*backend
+	for k, s := range e.sessions {
+		if _, kept := scopes[k.manifest]; !kept {
+			ended = append(ended, s)
+			delete(e.sessions, k)
+		}
+	}
+	for k, b := range e.backends {
+		if _, kept := scopes[k.manifest]; !kept {
+			stopped = append(stopped, b)
+			delete(e.backends, k)
+		}
+	}
+	for m, sc := range e.scopes {
+		if _, kept := scopes[m]; kept {
+			scopes[m] = sc // unchanged manifest: its backend holds this scope
+		}
+	}
+	e.cfg.Manifests, e.scopes = ms, scopes
+	e.policies.Store(policies)
+	e.mu.Unlock()
+	endSessions(ended)
+	for _, b := range stopped {
+		b.shutdown()
+	}
+	return nil
 }
 
 // EndSession closes the browser contexts of an MCP session that ended.
@@ -133,11 +194,7 @@ func (e *Executor) EndSession(mcpID string) {
 		}
 	}
 	e.mu.Unlock()
-	for _, s := range ended {
-		s.mu.Lock()
-		s.end()
-		s.mu.Unlock()
-	}
+	endSessions(ended)
 }
 
 // session returns the session of an MCP session on a manifest, creating it
@@ -147,6 +204,9 @@ func (e *Executor) session(mcpID string, m *toolclad.Manifest) (*session, error)
 	defer e.mu.Unlock()
 	if e.closed {
 		return nil, errors.New("executor is shutting down")
+	}
+	if _, current := e.scopes[m]; !current {
+		return nil, errors.New("the manifest of this tool was reloaded; list the tools again and call the new one")
 	}
 	k := sessionKey{mcpID, m}
 	if s, ok := e.sessions[k]; ok {
@@ -178,4 +238,13 @@ func (e *Executor) session(mcpID string, m *toolclad.Manifest) (*session, error)
 	}
 	e.sessions[k] = s
 	return s, nil
+}
+
+// endSessions ends each session, waiting for a call in progress on it.
+func endSessions(ss []*session) {
+	for _, s := range ss {
+		s.mu.Lock()
+		s.end()
+		s.mu.Unlock()
+	}
 }

@@ -23,11 +23,14 @@ import (
 //  3. a click that would submit a form is also a submit_form: the manifest
 //     must declare submit_form, and its policies and approval apply too;
 //  4. Cedar must allow the call (and the submit, for such a click);
-//  5. commands needing human approval are refused: no approval channel
-//     exists yet, and the agent can never approve itself.
+//  5. a call that only a human's approval would let through (a forbid
+//     lifted by `unless { resource.human_approved == true }`, or a command
+//     the manifest marks human_approval) is passed back in held, to wait
+//     for a human who answers through a channel the agent cannot reach
+//     (see approve).
 //
 // Any error on the way is a denial.
-func (e *Executor) gate(ctx context.Context, s *session, t *turn, cmd *toolclad.Command, before PageState) *DenyError {
+func (e *Executor) gate(ctx context.Context, s *session, t *turn, cmd *toolclad.Command, before PageState, held *approvalHold) *DenyError {
 	sc := s.backend.scope.Load()
 	if before.URL == "" {
 		return &DenyError{Stage: "observe", Rule: "page state", Reason: "the page state could not be read, so the call cannot be judged"}
@@ -163,50 +166,21 @@ func (e *Executor) gate(ctx context.Context, s *session, t *turn, cmd *toolclad.
 		RiskTier:         cmd.RiskTier,
 		HumanApproved:    false,
 		InteractionCount: t.count - 1,
-		Counters:         s.counters(e.commands[s.manifest]),
+		Counters:         s.counters(),
 		Time:             t.start,
 	}
-	if deny := e.decide(t, req); deny != nil {
-		return deny
+	j := e.judge(t, s, req, cmd, submitCmd)
+	if j.deny != nil {
+		return j.deny
 	}
-	if submitCmd != nil {
-		sub := *req
-		sub.Command, sub.RiskTier = "submit_form", submitCmd.RiskTier
-		if deny := e.decide(t, &sub); deny != nil {
-			deny.Reason = "this click would submit a form, judged as submit_form: " + deny.Reason
-			return deny
+	if len(j.why) > 0 {
+		held.why, held.reqs = j.why, []*cedar.Request{req}
+		if submitCmd != nil {
+			sub := *req
+			sub.Command, sub.RiskTier = "submit_form", submitCmd.RiskTier
+			held.reqs = append(held.reqs, &sub)
 		}
 	}
-
-	// Human approval: until an out-of-band approval channel exists, a
-	// command that needs one cannot run (fail closed, never self-approved).
-	for _, c := range []*toolclad.Command{cmd, submitCmd} {
-		if c != nil && (c.HumanApproval || s.manifest.Tool.HumanApproval) {
-			return &DenyError{Stage: "approval", Rule: "human_approval",
-				Reason: fmt.Sprintf("%s requires human approval and no approval channel is configured on this daemon", c.Name)}
-		}
-	}
-	return nil
-}
-
-// decide asks Cedar and turns a denial into a DenyError naming the
-// policies and reasons.
-func (e *Executor) decide(t *turn, req *cedar.Request) *DenyError {
-	d := e.cfg.Policies.Decide(req)
-	if !d.Allowed {
-		t.decision.Cedar = "deny"
-		rule := "default deny"
-		if len(d.PolicyIDs) > 0 {
-			rule = "policy " + strings.Join(d.PolicyIDs, ", ")
-		}
-		reason := strings.Join(append(append([]string{}, d.Reasons...), d.Errors...), "; ")
-		if reason == "" {
-			reason = "no policy permits this call"
-		}
-		return &DenyError{Stage: "cedar", Rule: rule, Reason: reason, PolicyIDs: d.PolicyIDs}
-	}
-	t.decision.Cedar = "allow"
-	t.decision.PolicyIDs = append(t.decision.PolicyIDs, d.PolicyIDs...) // the permits that decided
 	return nil
 }
 

@@ -41,7 +41,7 @@ func BenchmarkGateDecision(b *testing.B) {
 			b.Fatal(err)
 		}
 		t := &turn{args: args, start: time.Now(), count: 1}
-		if deny := e.gate(s.tab, s, t, cmd, before); deny != nil {
+		if deny := e.gate(s.tab, s, t, cmd, before, &approvalHold{}); deny != nil {
 			b.Fatal(deny)
 		}
 	}

@@ -28,6 +28,9 @@ type turn struct {
 	blocked  []Blocked // requests the egress gate refused while the call ran
 	submits  bool      // a click that submits a form: counted as a submit_form too
 	secret   bool      // type_text into a password field: the text is masked in evidence
+	// ask is set when the call asks the client's user for an approval
+	// first: it ends without a record and comes back (multi round-trip).
+	ask *toolclad.Question
 }
 
 // Run is the Observe-Reason-Gate-Act loop for one MCP tool call. It always
@@ -50,8 +53,15 @@ func (e *Executor) Run(ctx context.Context, call *toolclad.Call) *toolclad.Reply
 
 	mark := s.blocked.mark()
 	e.gateAndAct(ctx, s, t)
-	t.blocked = s.blocked.since(mark)
 	e.armTimers(s)
+	if t.ask != nil {
+		// Not concluded: it counts, and is recorded, when the client
+		// comes back with the answer. What the page's own requests were
+		// refused meanwhile stays in the log for that round.
+		s.interactions--
+		return &toolclad.Reply{Ask: t.ask}
+	}
+	t.blocked = s.blocked.since(mark)
 	return e.finish(s, t)
 }
 
@@ -108,8 +118,26 @@ func (e *Executor) gateAndAct(ctx context.Context, s *session, t *turn) {
 	t.before = &before
 
 	// Gate.
-	if t.deny = e.gate(actx, s, t, cmd, before); t.deny != nil {
+	held := &approvalHold{}
+	if t.deny = e.gate(actx, s, t, cmd, before, held); t.deny != nil {
 		return
+	}
+	if held.why != nil {
+		// Waiting for a human does not use up the action's time.
+		wctx, wcancel := context.WithCancel(s.tab)
+		stopWait := context.AfterFunc(ctx, wcancel)
+		t.deny = e.approve(wctx, s, t, held.reqs, held.why)
+		stopWait()
+		wcancel()
+		if t.deny != nil || t.ask != nil {
+			return
+		}
+		cancel()
+		actx, cancel = context.WithTimeout(s.tab, timeout)
+		defer cancel()
+		stop()
+		stop = context.AfterFunc(ctx, cancel)
+		defer stop()
 	}
 
 	// Act. Every call that reaches here counts, whether or not the action
@@ -231,14 +259,7 @@ func (e *Executor) finish(s *session, t *turn) *toolclad.Reply {
 	} else if len(t.out.PNG) > 0 {
 		shot = t.out.PNG
 	}
-	args := t.args
-	if t.secret {
-		// What is typed into a password field stays out of the log.
-		args = maps.Clone(t.args)
-		if text, ok := args["text"].(string); ok {
-			args["text"] = fmt.Sprintf("[masked: %d characters typed into a password field]", len([]rune(text)))
-		}
-	}
+	args := t.recordedArgs()
 	env := &evidence.Envelope{
 		Session:          s.id,
 		Time:             t.start.UTC(),
@@ -317,4 +338,17 @@ func ruleName(expired string) string {
 		}
 	}
 	return expired
+}
+
+// recordedArgs are the call's arguments as the evidence log and a human
+// approver see them: what is typed into a password field is masked.
+func (t *turn) recordedArgs() map[string]any {
+	if !t.secret {
+		return t.args
+	}
+	args := maps.Clone(t.args)
+	if text, ok := args["text"].(string); ok {
+		args["text"] = fmt.Sprintf("[masked: %d characters typed into a password field]", len([]rune(text)))
+	}
+	return args
 }

@@ -194,15 +194,18 @@ func (s *session) tabs(ctx context.Context) ([]*target.Info, error) {
 	return out, nil
 }
 
-// countersFor returns the per-session counters Cedar sees: interaction_count
-// is handled separately; here every executed command has
-// session_<command>_count, and submit_form also the documented
+// counters returns the per-session counters Cedar sees (interaction_count
+// is handled separately): session_<command>_count for every built-in
+// command, declared or not, so that the schema can declare them all and a
+// policy never reads a missing attribute; and the documented
 // session_submit_count.
-func (s *session) counters(commands []string) map[string]int {
-	out := make(map[string]int, len(commands)+1)
-	for _, c := range commands {
+func (s *session) counters() map[string]int {
+	out := make(map[string]int, len(builtinCommands)+1)
+	for _, c := range builtinCommands {
 		out["session_"+c+"_count"] = s.counts[c]
 	}
 	out["session_submit_count"] = s.counts["submit_form"]
 	return out
 }
+
+var builtinCommands = toolclad.BuiltinCommands()

@@ -42,6 +42,47 @@ type Call struct {
 	// Progress sends an MCP progress notification when the client asked for
 	// progress; otherwise it does nothing. Never nil.
 	Progress func(message string)
+	// CanElicit is true when the client declared the elicitation
+	// capability: its user can be asked a question (see Reply.Ask).
+	CanElicit bool
+	// Resume is set when the client retries a call after answering the
+	// question the previous round asked (MCP multi round-trip requests).
+	Resume *Resume
+}
+
+// Resume is the client's return after a Reply.Ask: the state the previous
+// round handed out, and the answers by question key.
+type Resume struct {
+	State   string
+	Answers map[string]ElicitAnswer
+}
+
+// ElicitAnswer is the client user's answer to an elicitation.
+type ElicitAnswer struct {
+	// Action is "accept", "decline" or "cancel" (dismissed without a choice).
+	Action string
+	// By is the name the user gave in the form ("" when none).
+	By string
+}
+
+// Question asks the client's user through MCP elicitation instead of
+// answering the call: the client shows the form to its user and calls again
+// with the answer and State (a multi round-trip request). For clients on
+// protocol versions before multi round-trip the SDK asks the client itself
+// and calls the runner again, so the runner sees the same two rounds.
+type Question struct {
+	Key     string // names the answer in Resume.Answers
+	Message string
+	State   string // opaque to the client; the runner must authenticate it
+}
+
+// elicitSchema is the form shown with an elicitation: accepting it is the
+// answer; the name, if given, goes into the evidence.
+var elicitSchema = map[string]any{
+	"type": "object",
+	"properties": map[string]any{
+		"approved_by": map[string]any{"type": "string", "description": "Your name, recorded in the evidence log with the decision"},
+	},
 }
 
 // Reply is the runner's answer, turned into an MCP CallToolResult.
@@ -55,6 +96,10 @@ type Reply struct {
 	PNG []byte
 	// IsError marks a refusal or a failure.
 	IsError bool
+	// Ask, when set, asks the client's user a question first (see
+	// Question); the other fields are ignored. A runner sets it only for a
+	// call with CanElicit.
+	Ask *Question
 }
 
 // RegisterOptions configures Register. The zero value is the default.
@@ -77,34 +122,96 @@ func ToolName(m *Manifest, c *Command, sep string) string {
 // (before adding anything) a nil runner, a bad separator, and two commands
 // that would get the same tool name: the SDK would silently replace one.
 func Register(s *mcp.Server, manifests []*Manifest, r Runner, opts RegisterOptions) error {
+	ts, err := NewToolSet(s, r, opts)
+	if err != nil {
+		return err
+	}
+	return ts.Set(manifests)
+}
+
+// ToolSet is the server's tools for a set of manifests, replaceable as a
+// whole when the manifests are reloaded. MCP session ids stay the same
+// across replacements, so the runner's sessions do too.
+type ToolSet struct {
+	server   *mcp.Server
+	runner   Runner
+	sep      string
+	sessions *sessionIDs
+
+	mu    sync.Mutex
+	names map[string]bool // the tools currently registered
+}
+
+// NewToolSet checks the runner and the options; it registers nothing.
+func NewToolSet(s *mcp.Server, r Runner, opts RegisterOptions) (*ToolSet, error) {
 	if r == nil {
-		return ErrNoRunner
+		return nil, ErrNoRunner
 	}
 	sep := opts.Separator
 	if sep == "" {
 		sep = "."
 	}
 	if sep != "." && sep != "_" {
-		return fmt.Errorf("register tools: %w (got %q)", ErrBadSeparator, sep)
+		return nil, fmt.Errorf("register tools: %w (got %q)", ErrBadSeparator, sep)
 	}
+	return &ToolSet{server: s, runner: r, sep: sep, names: map[string]bool{},
+		sessions: &sessionIDs{ids: make(map[*mcp.ServerSession]string), runner: r}}, nil
+}
+
+// Set makes the server's tools exactly those of manifests: tools are added
+// or replaced in place (a client never sees a tool missing that both sets
+// have), then those no manifest declares any more are removed; the SDK
+// tells connected clients that the list changed. Two commands with the same
+// tool name are refused before anything changes.
+func (ts *ToolSet) Set(manifests []*Manifest) error {
+	seen, err := ts.toolNames(manifests)
+	if err != nil {
+		return err
+	}
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	for _, m := range manifests {
+		for _, c := range m.Commands {
+			h := &handler{manifest: m, command: c, name: ToolName(m, c, ts.sep), runner: ts.runner, sessions: ts.sessions}
+			ts.server.AddTool(h.tool(), h.handle)
+		}
+	}
+	var gone []string
+	for name := range ts.names {
+		if _, ok := seen[name]; !ok {
+			gone = append(gone, name)
+		}
+	}
+	if len(gone) > 0 {
+		ts.server.RemoveTools(gone...)
+	}
+	ts.names = make(map[string]bool, len(seen))
+	for name := range seen {
+		ts.names[name] = true
+	}
+	return nil
+}
+
+// Check reports whether Set would accept manifests, changing nothing.
+func (ts *ToolSet) Check(manifests []*Manifest) error {
+	_, err := ts.toolNames(manifests)
+	return err
+}
+
+// toolNames maps each tool name of manifests to the manifest's path,
+// refusing two commands with the same name.
+func (ts *ToolSet) toolNames(manifests []*Manifest) (map[string]string, error) {
 	seen := make(map[string]string)
 	for _, m := range manifests {
 		for _, c := range m.Commands {
-			name := ToolName(m, c, sep)
+			name := ToolName(m, c, ts.sep)
 			if prev, dup := seen[name]; dup {
-				return fmt.Errorf("register tools: %w: %q from %s and %s", ErrDuplicateTool, name, prev, m.Path)
+				return nil, fmt.Errorf("register tools: %w: %q from %s and %s", ErrDuplicateTool, name, prev, m.Path)
 			}
 			seen[name] = m.Path
 		}
 	}
-	sessions := &sessionIDs{ids: make(map[*mcp.ServerSession]string), runner: r}
-	for _, m := range manifests {
-		for _, c := range m.Commands {
-			h := &handler{manifest: m, command: c, name: ToolName(m, c, sep), runner: r, sessions: sessions}
-			s.AddTool(h.tool(), h.handle)
-		}
-	}
-	return nil
+	return seen, nil
 }
 
 type handler struct {
@@ -155,7 +262,27 @@ func (h *handler) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Message: msg, Progress: p})
 		}
 	}
+	if ss := req.Session; ss != nil {
+		if ip := ss.InitializeParams(); ip != nil && ip.Capabilities != nil && ip.Capabilities.Elicitation != nil {
+			call.CanElicit = true
+		}
+	}
+	if req.Params.RequestState != "" || req.Params.InputResponses != nil {
+		call.Resume = &Resume{State: req.Params.RequestState, Answers: map[string]ElicitAnswer{}}
+		for key, r := range req.Params.InputResponses {
+			if er, ok := r.(*mcp.ElicitResult); ok {
+				by, _ := er.Content["approved_by"].(string)
+				call.Resume.Answers[key] = ElicitAnswer{Action: er.Action, By: by}
+			}
+		}
+	}
 	reply := h.runner.Run(ctx, call)
+	if q := reply.Ask; q != nil && call.CanElicit {
+		return &mcp.CallToolResult{
+			InputRequests: mcp.InputRequestMap{q.Key: &mcp.ElicitParams{Message: q.Message, RequestedSchema: elicitSchema}},
+			RequestState:  q.State,
+		}, nil
+	}
 	return h.result(reply), nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/browsergate/browsergate/cedar"
@@ -35,8 +36,12 @@ func check(args []string, stdout io.Writer) error {
 		_, serr = executor.Scopes(ms) // what serve would refuse
 	}
 	engine, perr := cedar.LoadDir(*policies)
+	var terr error
+	if perr == nil {
+		terr = runPolicyTests(engine, *policies) // policy changes are tested like code
+	}
 	problems := 0
-	for _, err := range []error{merr, serr, perr} {
+	for _, err := range []error{merr, serr, perr, terr} {
 		if err == nil {
 			continue
 		}
@@ -62,7 +67,10 @@ func check(args []string, stdout io.Writer) error {
 			fmt.Fprintf(stdout, "  %-32s %s\n", toolclad.ToolName(m, c, *sep), flags)
 		}
 	}
-	fmt.Fprintf(stdout, "%s: %d polic(ies)\n", *policies, len(engine.Policies()))
+	fmt.Fprintf(stdout, "%s: %d polic(ies), checked against %s\n", *policies, len(engine.Policies()), engine.SchemaFile())
+	if n := policyTestCount(engine, *policies); n > 0 {
+		fmt.Fprintf(stdout, "%s: %d policy test(s) passed\n", filepath.Join(*policies, cedar.PolicyTestsFile), n)
+	}
 	fmt.Fprintln(stdout, "ok")
 	return nil
 }

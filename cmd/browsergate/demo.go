@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/browsergate/browsergate/examples/demosite"
+	"github.com/browsergate/browsergate/executor/approval"
 )
 
 // demo runs the quick start's governed browsing session: it serves the demo
@@ -59,7 +60,7 @@ func demo(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("start browsergate serve: %w", err)
 	}
-	agent := &scriptedAgent{cs: cs, out: stdout}
+	agent := &scriptedAgent{cs: cs, out: stdout, socket: defaultApprovalsSocket(*evidencePath)}
 	if err := agent.run(ctx, siteURL, canaryURL); err != nil {
 		cs.Close()
 		return err
@@ -101,8 +102,9 @@ func serveOn(addr string, h http.Handler) (string, func(), error) {
 // scriptedAgent plays the agent's part in the demo: a fixed plan, each step
 // printed with what browsergate answered.
 type scriptedAgent struct {
-	cs  *mcp.ClientSession
-	out io.Writer
+	cs     *mcp.ClientSession
+	out    io.Writer
+	socket string // the daemon's approvals socket, for the demo's operator
 }
 
 func (a *scriptedAgent) run(ctx context.Context, siteURL, canaryURL string) error {
@@ -120,26 +122,42 @@ func (a *scriptedAgent) run(ctx context.Context, siteURL, canaryURL string) erro
 		tool string
 		args func(snap string) map[string]any
 		want bool // expect allowed
+		// operator, when set, is how the demo's human answers the approval
+		// the call is held for: "approve" or "deny".
+		operator string
 	}{
-		{"demo.navigate", fixed(map[string]any{"url": siteURL + "/login"}), true},
-		{"demo.snapshot", fixed(nil), true},
-		{"demo.type_text", byRef(`textbox "Username"`, map[string]any{"text": "alice"}), true},
-		{"demo.type_text", byRef(`textbox "Password"`, map[string]any{"text": "correct horse"}), true},
-		{"demo.click", byRef(`button "Sign in"`, nil), true},
-		{"demo.snapshot", fixed(nil), true},
-		{"demo.navigate", fixed(map[string]any{"url": canaryURL + "/"}), false},
-		{"demo.submit_form", fixed(map[string]any{"selector": "form"}), false},
-		{"demo.execute_js", fixed(map[string]any{"expression": "document.cookie"}), false},
+		{"demo.navigate", fixed(map[string]any{"url": siteURL + "/login"}), true, ""},
+		{"demo.snapshot", fixed(nil), true, ""},
+		{"demo.type_text", byRef(`textbox "Username"`, map[string]any{"text": "alice"}), true, ""},
+		{"demo.type_text", byRef(`textbox "Password"`, map[string]any{"text": "correct horse"}), true, ""},
+		{"demo.click", byRef(`button "Sign in"`, nil), true, ""},
+		{"demo.snapshot", fixed(nil), true, ""},
+		{"demo.navigate", fixed(map[string]any{"url": canaryURL + "/"}), false, ""},
+		// Held for a human (policy submit-authenticated-needs-approval),
+		// who approves it out of band.
+		{"demo.submit_form", fixed(map[string]any{"selector": "form"}), true, "approve"},
+		// Held (policies execute-js-needs-approval, critical-needs-approval);
+		// the human refuses.
+		{"demo.execute_js", fixed(map[string]any{"expression": "document.cookie"}), false, "deny"},
 		// An in-scope page that tries to load an image from the canary:
 		// the page is allowed, its request is not.
-		{"demo.navigate", fixed(map[string]any{"url": siteURL + "/attack/img"}), true},
+		{"demo.navigate", fixed(map[string]any{"url": siteURL + "/attack/img"}), true, ""},
 	}
 	snap := ""
 	for _, st := range steps {
 		args := st.args(snap)
+		answered := make(chan error, 1)
+		if st.operator != "" {
+			go func() { answered <- a.operate(ctx, st.operator) }()
+		}
 		res, err := a.cs.CallTool(ctx, &mcp.CallToolParams{Name: st.tool, Arguments: args})
 		if err != nil {
 			return fmt.Errorf("%s: %w", st.tool, err)
+		}
+		if st.operator != "" {
+			if err := <-answered; err != nil {
+				return fmt.Errorf("%s: the operator could not answer: %w", st.tool, err)
+			}
 		}
 		text := resultText(res)
 		if strings.HasSuffix(st.tool, ".snapshot") && !res.IsError {
@@ -155,6 +173,31 @@ func (a *scriptedAgent) run(ctx context.Context, siteURL, canaryURL string) erro
 		}
 	}
 	return nil
+}
+
+// operate plays the human operator: it waits for the call to show up in
+// the daemon's pending approvals (over the operator socket, as
+// `browsergate approvals` does) and answers it.
+func (a *scriptedAgent) operate(ctx context.Context, verb string) error {
+	c, err := newApprovalsClient(a.socket)
+	if err != nil {
+		return err
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		var pending []approval.Request
+		if err := c.do(http.MethodGet, "/v1/approvals", nil, &pending); err != nil {
+			return err
+		}
+		if len(pending) > 0 {
+			p := pending[0]
+			approve := verb == "approve"
+			fmt.Fprintf(a.out, "  [operator] held: %s — %s\n  [operator] $ browsergate approvals %s %s --by demo-operator\n\n", p.ID, p.Summary(), verb, p.ID)
+			return c.do(http.MethodPost, "/v1/approvals/"+p.ID, decideBody{Approve: &approve, By: "demo-operator"}, &struct{}{})
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return errors.New("no call was held for approval within 30s")
 }
 
 func fixed(args map[string]any) func(string) map[string]any {

@@ -88,7 +88,28 @@ type fixture struct {
 	canary   *demosite.Canary
 	canaryTo string
 	evidence string
+	manifest string      // the manifest file serve was started with
+	stderr   *syncBuffer // serve's log
 	cs       *mcp.ClientSession
+}
+
+// syncBuffer is a bytes.Buffer safe to write from the child's stderr copy
+// while a test reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // start serves the demo site and the canary, writes the manifest and
@@ -105,6 +126,13 @@ func start(t testing.TB, connect, endpoint string) *fixture {
 // startWith is start with a manifest body of the test's own and extra
 // arguments for serve.
 func startWith(t testing.TB, manifestBody string, serveArgs ...string) *fixture {
+	t.Helper()
+	return startClient(t, manifestBody, nil, serveArgs...)
+}
+
+// startClient is startWith with options for the MCP client (an elicitation
+// or progress handler).
+func startClient(t testing.TB, manifestBody string, opts *mcp.ClientOptions, serveArgs ...string) *fixture {
 	t.Helper()
 	nc, canaryURL, stop, err := demosite.ListenCanary("127.0.0.2:0")
 	if err != nil {
@@ -129,13 +157,15 @@ func startWith(t testing.TB, manifestBody string, serveArgs ...string) *fixture 
 	if err := os.WriteFile(manifest, []byte(manifestBody), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	f.manifest = manifest
 	f.evidence = filepath.Join(dir, "evidence.db")
 	args := append([]string{"serve", "--manifest", manifest, "--policies", repoPath("policies"),
 		"--evidence", f.evidence, "--log-level", "warn"}, serveArgs...)
 	cmd := exec.Command(binary, args...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "test"}, nil)
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	f.stderr = stderr
+	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "test"}, opts)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	f.cs, err = client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
@@ -202,7 +232,7 @@ func (f *fixture) login(t testing.TB) string {
 }
 
 func TestGovernedSessionEndToEnd(t *testing.T) {
-	f := start(t, "launch", "")
+	f := startWith(t, fmt.Sprintf(e2eManifest, "launch", ""), "--approval-timeout", "1s")
 	ctx := context.Background()
 
 	tools, err := f.cs.ListTools(ctx, nil)
@@ -240,7 +270,8 @@ func TestGovernedSessionEndToEnd(t *testing.T) {
 	// Refusals, each naming its rule and reason.
 	f.mustRefuse(t, "e2e.navigate", map[string]any{"url": f.canaryTo + "/"}, "DENIED at scope", "127.0.0.2")
 	f.mustRefuse(t, "e2e.navigate", map[string]any{"url": "http://2130706434/"}, "DENIED at scope")
-	f.mustRefuse(t, "e2e.execute_js", map[string]any{"expression": "1+1"}, "DENIED at cedar", "execute-js-needs-approval")
+	// execute_js needs a human's approval; nobody answers, so it is refused.
+	f.mustRefuse(t, "e2e.execute_js", map[string]any{"expression": "1+1"}, "DENIED at approval", "execute-js-needs-approval", "nobody approved")
 	f.mustRefuse(t, "e2e.navigate", map[string]any{"url": "ftp://127.0.0.1/"}, `"url"`, "scheme")
 	f.mustRefuse(t, "e2e.navigate", map[string]any{"url": f.siteURL, "extra": 1}, `"extra"`)
 	f.mustRefuse(t, "e2e.click", map[string]any{"ref": "e999"}, "e999")

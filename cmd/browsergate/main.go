@@ -4,6 +4,7 @@
 //	browsergate serve    --manifest FILE [--manifest FILE...] --policies DIR --evidence FILE
 //	browsergate check    --manifest FILE [--manifest FILE...] --policies DIR
 //	browsergate evidence show|verify --evidence FILE [--session ID]
+//	browsergate approvals list|approve ID|deny ID --evidence FILE
 //	browsergate demo     [--evidence FILE]
 package main
 
@@ -18,6 +19,9 @@ import (
 
 const usage = `usage:
   browsergate serve    --manifest FILE [--manifest FILE...] --policies DIR --evidence FILE [--tool-separator .|_] [--principal ID]
+                       [--approvals-socket PATH] [--approval-timeout 2m] [--elicitation=false]
+  browsergate approvals list             --evidence FILE | --socket PATH
+  browsergate approvals approve|deny ID  --evidence FILE | --socket PATH [--by NAME] [--note TEXT]
   browsergate check    --manifest FILE [--manifest FILE...] --policies DIR
   browsergate evidence show   --evidence FILE [--session ID]
   browsergate evidence verify --evidence FILE
@@ -44,6 +48,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = check(args[1:], stdout)
 	case "evidence":
 		err = evidenceCmd(args[1:], stdout)
+	case "approvals":
+		err = approvalsCmd(args[1:], stdout)
 	case "demo":
 		err = demo(args[1:], stdout, stderr)
 	case "-h", "--help", "help":

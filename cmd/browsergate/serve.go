@@ -11,12 +11,13 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/browsergate/browsergate/cedar"
 	"github.com/browsergate/browsergate/evidence"
 	"github.com/browsergate/browsergate/executor"
+	"github.com/browsergate/browsergate/executor/approval"
 	"github.com/browsergate/browsergate/scope/egress"
 	"github.com/browsergate/browsergate/toolclad"
 )
@@ -33,6 +34,10 @@ func serve(args []string, stderr io.Writer) error {
 	sep := fs.String("tool-separator", ".", `separator in tool names: "." (<tool>.<command>) or "_" for LLM APIs that allow only [A-Za-z0-9_-]`)
 	principal := fs.String("principal", "local", "Cedar principal id of the agent (Web::Agent)")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error (logs go to stderr)")
+	approvalsSocket := fs.String("approvals-socket", "", "Unix socket of the operator approval channel (default: FILE.approvals.sock beside --evidence)")
+	approvalTimeout := fs.Duration("approval-timeout", executor.DefaultApprovalTimeout, "how long a call waits for a human's approval before it is denied")
+	elicitation := fs.Bool("elicitation", true, "also ask for approvals through MCP elicitation when the client supports it (turn off for clients that could answer by themselves)")
+	watch := fs.Bool("watch", false, "reload manifests and policies when their files change (SIGHUP always reloads)")
 	var resolve multiFlag
 	fs.Var(&resolve, "resolve", "name=ip[,ip...]: answer for name in the egress proxy instead of DNS (repeatable; tests, air-gapped setups)")
 	if err := parse(fs, args); err != nil {
@@ -50,11 +55,7 @@ func serve(args []string, stderr io.Writer) error {
 	}
 	logger := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
 
-	ms, err := toolclad.LoadFiles(manifests)
-	if err != nil {
-		return err
-	}
-	engine, err := cedar.LoadDir(*policies)
+	ms, loaded, engine, err := loadSet(manifests, *policies, nil)
 	if err != nil {
 		return err
 	}
@@ -75,9 +76,21 @@ func serve(args []string, stderr io.Writer) error {
 		}
 		resolver = static
 	}
+	if *approvalTimeout <= 0 {
+		return fmt.Errorf("%w: --approval-timeout must be positive", errUsage)
+	}
+	if *approvalsSocket == "" {
+		*approvalsSocket = defaultApprovalsSocket(*evidencePath)
+	}
+	broker := approval.NewBroker(nil)
+	ops, err := listenApprovals(*approvalsSocket, broker, logger)
+	if err != nil {
+		return err
+	}
+	defer ops.Close()
 	ex, err := executor.New(executor.Config{
 		Manifests: ms, Policies: engine, Evidence: store, Principal: *principal, Logger: logger,
-		Resolver: resolver,
+		Resolver: resolver, Approvals: broker, ApprovalTimeout: *approvalTimeout, Elicitation: *elicitation,
 	})
 	if err != nil {
 		return err
@@ -85,12 +98,34 @@ func serve(args []string, stderr io.Writer) error {
 	defer ex.Close()
 
 	server := mcp.NewServer(&mcp.Implementation{Name: "browsergate", Version: version}, nil)
-	if err := toolclad.Register(server, ms, ex, toolclad.RegisterOptions{Separator: *sep}); err != nil {
+	tools, err := toolclad.NewToolSet(server, ex, toolclad.RegisterOptions{Separator: *sep})
+	if err != nil {
+		return err
+	}
+	if err := tools.Set(ms); err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	logger.Info("serving MCP on stdio", "manifests", len(ms), "policies", len(engine.Policies()), "evidence", *evidencePath)
+	rl := &reloader{manifestPaths: manifests, policyDir: *policies, ex: ex, tools: tools, logger: logger, current: loaded}
+	rl.seen, _ = rl.fingerprint()
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				rl.reload("SIGHUP")
+			}
+		}
+	}()
+	if *watch {
+		go rl.watch(ctx, time.Second)
+	}
+	logger.Info("serving MCP on stdio", "manifests", len(ms), "policies", len(engine.Policies()), "evidence", *evidencePath, "approvals", *approvalsSocket)
 	if err := server.Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil {
 		return fmt.Errorf("mcp: %w", err)
 	}

@@ -1,0 +1,177 @@
+// Package approval holds calls that need a human's decision. A held call
+// waits in a Broker until a human approves or denies it through a channel
+// the agent cannot reach (the operator socket, or MCP elicitation shown to
+// the user by the client), or until its deadline passes, which denies it.
+//
+// The broker knows nothing of MCP, sockets or Cedar: channels call Decide,
+// the executor calls Open and Wait, and the operator listing calls List.
+package approval
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Channels through which an outcome is reached.
+const (
+	ChannelOperator    = "operator"    // browsergate approvals approve|deny
+	ChannelElicitation = "elicitation" // MCP elicitation answered in the client
+	ChannelTimeout     = "timeout"     // nobody answered before the deadline
+	ChannelCancelled   = "cancelled"   // the call or the session ended first
+)
+
+// ErrUnknown means Decide was given an id that is not pending: never held,
+// already decided, or expired.
+var ErrUnknown = errors.New("no pending approval with that id")
+
+// Request is what a human is asked to decide.
+type Request struct {
+	ID       string         `json:"id"`
+	Session  string         `json:"session"`
+	Tool     string         `json:"tool"` // MCP tool name
+	Command  string         `json:"command"`
+	Args     map[string]any `json:"args,omitempty"` // as recorded: secrets masked
+	URL      string         `json:"url,omitempty"`  // the page, or the navigation target
+	Why      []string       `json:"why"`            // what requires the approval
+	Created  time.Time      `json:"created"`
+	Deadline time.Time      `json:"deadline"`
+}
+
+// Summary is one line for a human: the command, where, and why.
+func (r Request) Summary() string {
+	where := ""
+	if r.URL != "" {
+		where = " on " + r.URL
+	}
+	return fmt.Sprintf("%s%s (%s)", r.Tool, where, strings.Join(r.Why, "; "))
+}
+
+// Outcome is the decision on a held call, or the lack of one.
+type Outcome struct {
+	Approved bool      `json:"approved"`
+	Channel  string    `json:"channel"`
+	By       string    `json:"by,omitempty"` // who answered, as the channel names them
+	At       time.Time `json:"at"`
+	Note     string    `json:"note,omitempty"`
+}
+
+// Broker is the set of held calls. It is safe for concurrent use.
+type Broker struct {
+	now     func() time.Time
+	mu      sync.Mutex
+	pending map[string]*Pending
+}
+
+// NewBroker returns an empty broker; now is its clock (nil: time.Now).
+func NewBroker(now func() time.Time) *Broker {
+	if now == nil {
+		now = time.Now
+	}
+	return &Broker{now: now, pending: map[string]*Pending{}}
+}
+
+// Pending is one held call.
+type Pending struct {
+	Request
+	b       *Broker
+	done    chan Outcome // buffered: the first decision wins
+	decided bool         // guarded by b.mu
+}
+
+// Open holds req for at most timeout: it assigns the id, the creation time
+// and the deadline, and makes the call visible to List, Get and Decide.
+// Whoever opens it must Wait for it, or it is dropped at its deadline.
+func (b *Broker) Open(req Request, timeout time.Duration) *Pending {
+	var raw [6]byte
+	rand.Read(raw[:])
+	req.ID = "apr-" + hex.EncodeToString(raw[:])
+	req.Created = b.now()
+	req.Deadline = req.Created.Add(timeout)
+	p := &Pending{Request: req, b: b, done: make(chan Outcome, 1)}
+	b.mu.Lock()
+	b.pending[req.ID] = p
+	b.mu.Unlock()
+	// A call whose client went away never waits: drop it at its deadline.
+	time.AfterFunc(timeout, func() { b.forget(req.ID) })
+	return p
+}
+
+// Get returns the held call id, answered or not, until it has been waited
+// for or its deadline has passed; nil otherwise.
+func (b *Broker) Get(id string) *Pending {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	p := b.pending[id]
+	if p == nil || !b.now().Before(p.Deadline) && !p.decided {
+		return nil
+	}
+	return p
+}
+
+// Wait blocks until the call is decided, its deadline passes (a denial on
+// channel "timeout"), or ctx ends (a denial on channel "cancelled"). Either
+// way the call is no longer held afterwards.
+func (p *Pending) Wait(ctx context.Context) Outcome {
+	defer p.b.forget(p.ID)
+	timer := time.NewTimer(time.Until(p.Deadline))
+	defer timer.Stop()
+	select {
+	case o := <-p.done:
+		return o
+	case <-timer.C:
+		// An answer that raced the deadline still counts.
+		select {
+		case o := <-p.done:
+			return o
+		default:
+		}
+		return Outcome{Channel: ChannelTimeout, At: p.b.now(), Note: "no human answered before " + p.Deadline.UTC().Format(time.RFC3339)}
+	case <-ctx.Done():
+		return Outcome{Channel: ChannelCancelled, At: p.b.now(), Note: context.Cause(ctx).Error()}
+	}
+}
+
+// Decide answers the held call id. The first answer wins; a later one, an
+// answer after the deadline, or an unknown id is ErrUnknown. The outcome's
+// time is set here.
+func (b *Broker) Decide(id string, o Outcome) error {
+	b.mu.Lock()
+	p, ok := b.pending[id]
+	if !ok || p.decided || !b.now().Before(p.Deadline) {
+		b.mu.Unlock()
+		return fmt.Errorf("%w: %q", ErrUnknown, id)
+	}
+	p.decided = true
+	b.mu.Unlock()
+	o.At = b.now()
+	p.done <- o
+	return nil
+}
+
+// List returns the calls still waiting for an answer, oldest first.
+func (b *Broker) List() []Request {
+	now := b.now()
+	b.mu.Lock()
+	out := make([]Request, 0, len(b.pending))
+	for _, p := range b.pending {
+		if !p.decided && now.Before(p.Deadline) {
+			out = append(out, p.Request)
+		}
+	}
+	b.mu.Unlock()
+	slices.SortFunc(out, func(a, c Request) int { return a.Created.Compare(c.Created) })
+	return out
+}
+
+func (b *Broker) forget(id string) {
+	b.mu.Lock()
+	delete(b.pending, id)
+	b.mu.Unlock()
+}

@@ -1,0 +1,270 @@
+package executor
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/browsergate/browsergate/cedar"
+	"github.com/browsergate/browsergate/evidence"
+	"github.com/browsergate/browsergate/executor/approval"
+	"github.com/browsergate/browsergate/toolclad"
+)
+
+// DefaultApprovalTimeout is how long a call waits for a human's answer
+// before it is denied.
+const DefaultApprovalTimeout = 2 * time.Minute
+
+// progressEvery is how often a held call tells the client it is still
+// waiting.
+const progressEvery = 5 * time.Second
+
+// judgement is Cedar's verdict on one call, and what an approval would
+// change about it.
+type judgement struct {
+	deny *DenyError // a denial no approval lifts
+	why  []string   // what asks for a human's approval (empty: none)
+}
+
+// judge asks Cedar about req (and, for a click that submits a form, about
+// the submission as submit_form) and collects what needs a human: denials
+// that only an approval would lift (cedar.Decision.NeedsApproval: every
+// determining policy is a forbid ... unless { resource.human_approved ==
+// true }), and commands the manifest marks human_approval.
+func (e *Executor) judge(t *turn, s *session, req *cedar.Request, cmd, submitCmd *toolclad.Command) judgement {
+	var j judgement
+	reqs := []*cedar.Request{req}
+	if submitCmd != nil {
+		sub := *req
+		sub.Command, sub.RiskTier = "submit_form", submitCmd.RiskTier
+		reqs = append(reqs, &sub)
+	}
+	for i, r := range reqs {
+		d := e.policies.Load().Decide(r)
+		switch {
+		case d.Allowed:
+			t.addPolicies(d.PolicyIDs)
+		case d.NeedsApproval:
+			j.why = append(j.why, fmt.Sprintf("%s is forbidden by policy %s unless a human approves", r.Command, strings.Join(d.PolicyIDs, ", ")))
+		default:
+			t.decision.Cedar = "deny"
+			j.deny = cedarDenial(d)
+			if i == 1 {
+				j.deny.Reason = "this click would submit a form, judged as submit_form: " + j.deny.Reason
+			}
+			return j
+		}
+	}
+	for _, c := range []*toolclad.Command{cmd, submitCmd} {
+		if c != nil && (c.HumanApproval || s.manifest.Tool.HumanApproval) {
+			j.why = append(j.why, fmt.Sprintf("the manifest marks %s human_approval", c.Name))
+		}
+	}
+	if len(j.why) == 0 {
+		t.decision.Cedar = "allow"
+	}
+	return j
+}
+
+// addPolicies records the permits that decided, each once (a click that
+// submits is decided twice, by the same baseline permit, say).
+func (t *turn) addPolicies(ids []string) {
+	for _, id := range ids {
+		if !slices.Contains(t.decision.PolicyIDs, id) {
+			t.decision.PolicyIDs = append(t.decision.PolicyIDs, id)
+		}
+	}
+}
+
+// cedarDenial turns a Cedar denial into a DenyError naming the policies and
+// reasons.
+func cedarDenial(d cedar.Decision) *DenyError {
+	rule := "default deny"
+	if len(d.PolicyIDs) > 0 {
+		rule = "policy " + strings.Join(d.PolicyIDs, ", ")
+	}
+	reason := strings.Join(append(append([]string{}, d.Reasons...), d.Errors...), "; ")
+	if reason == "" {
+		reason = "no policy permits this call"
+	}
+	return &DenyError{Stage: "cedar", Rule: rule, Reason: reason, PolicyIDs: d.PolicyIDs}
+}
+
+// approvalHold is what the gate passes back when a call needs a human:
+// the Cedar requests to ask again once approved, and why.
+type approvalHold struct {
+	reqs []*cedar.Request
+	why  []string
+}
+
+// approvalKey names the approval question in a multi round-trip call.
+const approvalKey = "approval"
+
+// approve holds the call until a human answers, then asks Cedar again with
+// human_approved = true (an approval lifts only what it was asked for: a
+// rate limit crossed meanwhile still denies). A denial, no answer in time,
+// or no approval channel denies the call.
+//
+// A client that can elicit is asked in two rounds: the first opens the
+// approval and returns the question (t.ask) with a sealed state; the
+// client's user answers, the client calls again with the answer and the
+// state, and this second round, gated afresh, takes up the same approval.
+// The operator channel can answer in between or instead.
+func (e *Executor) approve(ctx context.Context, s *session, t *turn, reqs []*cedar.Request, why []string) *DenyError {
+	if e.cfg.Approvals == nil {
+		return &DenyError{Stage: "approval", Rule: "human_approval",
+			Reason: strings.Join(why, "; ") + ", and no approval channel is configured on this daemon"}
+	}
+	req := approval.Request{Session: s.id, Tool: t.call.Tool, Command: reqs[0].Command, Args: t.recordedArgs(), URL: reqs[0].URL, Why: why}
+	var p *approval.Pending
+	if r := t.call.Resume; r != nil {
+		var deny *DenyError
+		if p, deny = e.resume(r, req); deny != nil {
+			return deny
+		}
+	} else {
+		p = e.cfg.Approvals.Open(req, e.cfg.ApprovalTimeout)
+		e.cfg.Logger.Warn("call held for human approval", "id", p.ID, "session", s.id, "tool", t.call.Tool,
+			"url", p.URL, "why", strings.Join(why, "; "), "deadline", p.Deadline)
+		if e.cfg.Elicitation && t.call.CanElicit {
+			t.ask = &toolclad.Question{Key: approvalKey, Message: elicitMessage(p), State: e.seal(p.ID, s.id)}
+			return nil
+		}
+	}
+
+	waitCtx, stopTelling := context.WithCancel(ctx)
+	go func() {
+		tick := time.NewTicker(progressEvery)
+		defer tick.Stop()
+		for {
+			t.call.Progress(fmt.Sprintf("waiting for a human to approve %s (%s left): %s", p.ID,
+				time.Until(p.Deadline).Round(time.Second), p.Summary()))
+			select {
+			case <-waitCtx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	o := p.Wait(waitCtx)
+	stopTelling()
+	t.decision.Approval = &evidence.Approval{ID: p.ID, Approved: o.Approved, Channel: o.Channel, By: o.By, At: o.At.UTC(), Note: o.Note}
+	e.cfg.Logger.Warn("approval answered", "id", p.ID, "approved", o.Approved, "channel", o.Channel, "by", o.By)
+	if !o.Approved {
+		reason := fmt.Sprintf("approval %s was denied via %s", p.ID, o.Channel)
+		switch o.Channel {
+		case approval.ChannelTimeout:
+			reason = fmt.Sprintf("nobody approved %s within %s", p.ID, e.cfg.ApprovalTimeout)
+		case approval.ChannelCancelled:
+			reason = fmt.Sprintf("the call ended while approval %s was pending", p.ID)
+		}
+		if o.By != "" {
+			reason += " by " + o.By
+		}
+		if o.Note != "" {
+			reason += ": " + o.Note
+		}
+		return &DenyError{Stage: "approval", Rule: "approval " + o.Channel, Reason: reason + " (" + strings.Join(why, "; ") + ")"}
+	}
+
+	// The world may have moved while the human looked: the page must still
+	// be the one they approved an action on, and Cedar must now allow it.
+	if now := s.readState(ctx); now.URL != t.before.URL {
+		return &DenyError{Stage: "approval", Rule: "page changed",
+			Reason: fmt.Sprintf("approval %s was given for %s, but the tab is now at %s; nothing was done", p.ID, t.before.URL, now.URL)}
+	}
+	for _, r := range reqs {
+		r.HumanApproved = true
+		d := e.policies.Load().Decide(r)
+		if !d.Allowed {
+			t.decision.Cedar = "deny"
+			deny := cedarDenial(d)
+			deny.Reason = fmt.Sprintf("approved (%s), but Cedar still denies %s: %s", p.ID, r.Command, deny.Reason)
+			return deny
+		}
+		t.addPolicies(d.PolicyIDs)
+	}
+	t.decision.Cedar = "allow"
+	return nil
+}
+
+// resume takes up the approval a previous round opened: the state must be
+// one this daemon sealed for this session, the approval must still be
+// held, and the call must be the one it was asked for (an approval is for
+// one action, not for whatever the client sends next). The client user's
+// answer, if any, is passed to the broker; a dismissed form leaves the call
+// waiting for the operator.
+func (e *Executor) resume(r *toolclad.Resume, want approval.Request) (*approval.Pending, *DenyError) {
+	id, ok := e.unseal(r.State, want.Session)
+	if !ok || !e.cfg.Elicitation {
+		return nil, &DenyError{Stage: "approval", Rule: "request state",
+			Reason: "the call came back with a request state this daemon did not issue for this session; nothing was done"}
+	}
+	p := e.cfg.Approvals.Get(id)
+	if p == nil {
+		return nil, &DenyError{Stage: "approval", Rule: "approval expired",
+			Reason: fmt.Sprintf("approval %s is no longer held (answered and used, or past its deadline); nothing was done", id)}
+	}
+	if !sameCall(p.Request, want) {
+		e.cfg.Approvals.Decide(id, approval.Outcome{Channel: approval.ChannelCancelled, Note: "the call came back changed"})
+		return nil, &DenyError{Stage: "approval", Rule: "different call",
+			Reason: fmt.Sprintf("approval %s was asked for %s with other arguments or on another page; nothing was done", id, p.Summary())}
+	}
+	if ans, ok := r.Answers[approvalKey]; ok && (ans.Action == "accept" || ans.Action == "decline") {
+		by := ans.By
+		if by == "" {
+			by = "MCP client user"
+		}
+		err := e.cfg.Approvals.Decide(id, approval.Outcome{Approved: ans.Action == "accept", Channel: approval.ChannelElicitation, By: by})
+		if err != nil {
+			e.cfg.Logger.Info("elicitation answer came after another answer", "id", id, "error", err)
+		}
+	}
+	return p, nil
+}
+
+// sameCall reports whether two approval requests describe the same action.
+func sameCall(a, b approval.Request) bool {
+	if a.Session != b.Session || a.Tool != b.Tool || a.Command != b.Command || a.URL != b.URL {
+		return false
+	}
+	ja, errA := json.Marshal(a.Args)
+	jb, errB := json.Marshal(b.Args)
+	return errA == nil && errB == nil && bytes.Equal(ja, jb)
+}
+
+// seal returns the request state for approval id in session: the id and an
+// HMAC over it and the session under a key only this process knows, so a
+// client can neither forge nor move an approval to another session.
+func (e *Executor) seal(id, session string) string {
+	return id + "." + base64.RawURLEncoding.EncodeToString(e.stateMAC(id, session))
+}
+
+func (e *Executor) unseal(state, session string) (string, bool) {
+	id, mac, ok := strings.Cut(state, ".")
+	if !ok {
+		return "", false
+	}
+	got, err := base64.RawURLEncoding.DecodeString(mac)
+	return id, err == nil && hmac.Equal(got, e.stateMAC(id, session))
+}
+
+func (e *Executor) stateMAC(id, session string) []byte {
+	m := hmac.New(sha256.New, e.stateKey[:])
+	m.Write([]byte(id))
+	m.Write([]byte{0})
+	m.Write([]byte(session))
+	return m.Sum(nil)
+}
+
+func elicitMessage(p *approval.Pending) string {
+	return fmt.Sprintf("browsergate asks a human to approve an agent's action.\n\n%s\n\nAccept to let it run, decline to refuse it. (Approval %s; the operator can also answer with `browsergate approvals`. Without an answer it is refused at %s.)",
+		p.Summary(), p.ID, p.Deadline.Format(time.Kitchen))
+}

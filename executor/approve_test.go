@@ -1,0 +1,61 @@
+package executor
+
+import (
+	"testing"
+
+	"github.com/browsergate/browsergate/executor/approval"
+)
+
+// TestSealedState: the request state of a two-round approval opens only
+// for the session it was issued to, and not at all when altered.
+func TestSealedState(t *testing.T) {
+	e := &Executor{}
+	copy(e.stateKey[:], "0123456789abcdef0123456789abcdef")
+	state := e.seal("apr-1", "s-1")
+	if id, ok := e.unseal(state, "s-1"); !ok || id != "apr-1" {
+		t.Fatalf("unseal(own state) = %q, %v", id, ok)
+	}
+	for name, bad := range map[string]string{
+		"other session": state, // checked against s-2 below
+		"other id":      "apr-2" + state[len("apr-1"):],
+		"no mac":        "apr-1",
+		"empty mac":     "apr-1.",
+		"garbage":       "apr-1.!!!",
+		"empty":         "",
+	} {
+		session := "s-1"
+		if name == "other session" {
+			session = "s-2"
+		}
+		if _, ok := e.unseal(bad, session); ok {
+			t.Errorf("%s: state %q opened", name, bad)
+		}
+	}
+	other := &Executor{}
+	if _, ok := other.unseal(state, "s-1"); ok {
+		t.Error("a state opened under another daemon's key")
+	}
+}
+
+// TestSameCall: an approval covers one action: same session, tool,
+// command, page and arguments.
+func TestSameCall(t *testing.T) {
+	base := approval.Request{Session: "s", Tool: "t.submit_form", Command: "submit_form", URL: "http://a/", Args: map[string]any{"ref": "e3"}}
+	if !sameCall(base, base) {
+		t.Fatal("a call differs from itself")
+	}
+	for name, change := range map[string]func(*approval.Request){
+		"session": func(r *approval.Request) { r.Session = "s2" },
+		"tool":    func(r *approval.Request) { r.Tool = "t.click" },
+		"command": func(r *approval.Request) { r.Command = "click" },
+		"url":     func(r *approval.Request) { r.URL = "http://b/" },
+		"args":    func(r *approval.Request) { r.Args = map[string]any{"ref": "e4"} },
+		"no args": func(r *approval.Request) { r.Args = nil },
+	} {
+		other := base
+		change(&other)
+		if sameCall(base, other) {
+			t.Errorf("a call with another %s counts as the same", name)
+		}
+	}
+}
