@@ -7,7 +7,8 @@ import (
 )
 
 // Example loads the shipped policies and decides one submit_form call on a
-// logged-in page that no human has approved.
+// logged-in page that no human has approved: denied, by a policy that a
+// human's approval lifts.
 func Example() {
 	engine, err := cedar.LoadDir("../policies")
 	if err != nil {
@@ -26,7 +27,9 @@ func Example() {
 	})
 	fmt.Println(d.Allowed, d.PolicyIDs)
 	fmt.Println(d.Reasons[0])
+	fmt.Println("an approval would lift it:", d.NeedsApproval)
 	// Output:
 	// false [submit-authenticated-needs-approval]
 	// forbidden by policy "submit-authenticated-needs-approval" (../policies/submit.cedar:4)
+	// an approval would lift it: true
 }

@@ -172,6 +172,7 @@ func manifestScope(m *toolclad.Manifest, deny []netip.AddrPort) (*scope.Scope, e
 		AllowExternal:     m.Browser.Scope.AllowExternal,
 		AllowPrivateCIDRs: m.Browser.Scope.AllowPrivateCIDRs,
 		AllowedPorts:      m.Browser.Scope.AllowedPorts,
+		DomainSets:        m.Browser.Scope.DomainSets,
 		DenyAddrPorts:     deny,
 	})
 	if err != nil {

@@ -150,8 +150,28 @@ func (e *Executor) gate(ctx context.Context, s *session, t *turn, cmd *toolclad.
 	if target == "" {
 		target = before.URL
 	}
+	req := e.cedarRequest(s, t, cmd, target, before)
+	j := e.judge(t, s, req, cmd, submitCmd)
+	if j.deny != nil {
+		return j.deny
+	}
+	if len(j.why) > 0 {
+		held.why, held.reqs = j.why, []*cedar.Request{req}
+		if submitCmd != nil {
+			sub := *req
+			sub.Command, sub.RiskTier = "submit_form", submitCmd.RiskTier
+			held.reqs = append(held.reqs, &sub)
+		}
+	}
+	return nil
+}
+
+// cedarRequest is the Cedar request for a call about target (its url
+// argument, where the action leads, or the page it acts on).
+func (e *Executor) cedarRequest(s *session, t *turn, cmd *toolclad.Command, target string, before PageState) *cedar.Request {
+	sc := s.backend.scope.Load()
 	host := sc.Check(target).Host
-	req := &cedar.Request{
+	return &cedar.Request{
 		Principal:        e.cfg.Principal,
 		Action:           s.manifest.Tool.Cedar.Action,
 		ResourceType:     s.manifest.Tool.Cedar.Resource,
@@ -169,19 +189,6 @@ func (e *Executor) gate(ctx context.Context, s *session, t *turn, cmd *toolclad.
 		Counters:         s.counters(),
 		Time:             t.start,
 	}
-	j := e.judge(t, s, req, cmd, submitCmd)
-	if j.deny != nil {
-		return j.deny
-	}
-	if len(j.why) > 0 {
-		held.why, held.reqs = j.why, []*cedar.Request{req}
-		if submitCmd != nil {
-			sub := *req
-			sub.Command, sub.RiskTier = "submit_form", submitCmd.RiskTier
-			held.reqs = append(held.reqs, &sub)
-		}
-	}
-	return nil
 }
 
 // checkDestination checks where an action would send the tab.

@@ -71,13 +71,16 @@ var (
 // one EntryError per bad entry with errors.Join.
 type EntryError struct {
 	Field string // manifest key: "allowed_domains", "blocked_domains", "allow_private_cidrs" or "allowed_ports"; "deny_addr_ports" for Config.DenyAddrPorts
-	Index int    // position of the entry in the field's list
+	Index int    // position of the entry in the field's list; -1 when the entry is a key (a domain set's name)
 	Entry string // the entry as written
 	Err   error  // wraps one of the sentinel errors
 }
 
 // Error names the field, the index and the entry.
 func (e *EntryError) Error() string {
+	if e.Index < 0 {
+		return fmt.Sprintf("%s %q: %v", e.Field, e.Entry, e.Err)
+	}
 	return fmt.Sprintf("%s[%d] %q: %v", e.Field, e.Index, e.Entry, e.Err)
 }
 

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"net/netip"
 	"strings"
 )
@@ -47,6 +49,11 @@ type Config struct {
 	// grant's own port list instead (every port when it names none), since
 	// the grant is the operator's explicit statement about that address.
 	AllowedPorts []string
+	// DomainSets are named sets of domain globs (manifest key domain_sets)
+	// that Cedar policies can test with `resource.url_domain in
+	// Web::DomainSet::"<name>"`. They grant nothing: only policies read
+	// them. "allowed" and "blocked" are reserved for the two lists above.
+	DomainSets map[string][]string
 }
 
 // Rules that decide a Verdict without naming a configuration entry. The
@@ -126,6 +133,13 @@ type Scope struct {
 	grants        []grant
 	deny          []netip.AddrPort
 	ports         portPolicy
+	sets          []namedSet // sorted by name
+}
+
+// namedSet is one compiled DomainSets entry.
+type namedSet struct {
+	name string
+	pats []*Pattern
 }
 
 // New validates cfg and compiles it. Every bad entry is reported, each as an
@@ -161,6 +175,14 @@ func New(cfg Config) (*Scope, error) {
 			continue
 		}
 		s.deny = append(s.deny, netip.AddrPortFrom(d.Addr().WithZone("").Unmap(), d.Port()))
+	}
+	for _, name := range slices.Sorted(maps.Keys(cfg.DomainSets)) {
+		field := "domain_sets." + name
+		if !ValidSetName(name) {
+			errs = append(errs, &EntryError{Field: field, Index: -1, Entry: name, Err: fmt.Errorf("%w: a set name is lowercase letters, digits, '_' and '-', and not \"allowed\" or \"blocked\"", ErrInvalidPattern)})
+			continue
+		}
+		s.sets = append(s.sets, namedSet{name: name, pats: compile(field, cfg.DomainSets[name])})
 	}
 	ports := cfg.AllowedPorts
 	s.ports.text = strings.Join(ports, ", ")
@@ -333,8 +355,9 @@ func (s *Scope) checkAddressClass(v *Verdict, ip netip.Addr) (rule, why string, 
 	return rule, fmt.Sprintf("is a %s address granted by %s", c.Name, rule), nil
 }
 
-// DomainSets returns which of the sets "allowed" and "blocked" a host
-// matches, for the parents of its Cedar Web::Domain entity. The host is
+// DomainSets returns which sets a host matches — "allowed", "blocked", then
+// the named DomainSets in name order — for the parents of its Cedar
+// Web::Domain entity. The host is
 // canonicalised first; a host that does not canonicalise belongs to no set.
 func (s *Scope) DomainSets(host string) []string {
 	if s == nil {
@@ -351,7 +374,26 @@ func (s *Scope) DomainSets(host string) []string {
 	if firstMatch(s.blocked, h) != nil {
 		sets = append(sets, "blocked")
 	}
+	for _, ns := range s.sets {
+		if firstMatch(ns.pats, h) != nil {
+			sets = append(sets, ns.name)
+		}
+	}
 	return sets
+}
+
+// ValidSetName reports whether name can name a domain set: non-empty,
+// lowercase ASCII letters, digits, '_' and '-', and not a reserved name.
+func ValidSetName(name string) bool {
+	if name == "" || name == "allowed" || name == "blocked" {
+		return false
+	}
+	for _, c := range name {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 func firstMatch(pats []*Pattern, host string) *Pattern {

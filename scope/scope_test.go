@@ -341,3 +341,36 @@ func TestCheckGolden(t *testing.T) {
 		t.Errorf("verdicts differ from %s (rerun with -update and review the diff):\n%s", golden, b.String())
 	}
 }
+
+// TestNamedDomainSets: a host's Cedar parents are allowed/blocked and every
+// named set it matches; bad set names and bad globs are refused.
+func TestNamedDomainSets(t *testing.T) {
+	t.Parallel()
+	s := mustNew(t, scope.Config{
+		AllowedDomains: []string{"*.example.com", "pay.example.net"},
+		BlockedDomains: []string{"admin.example.com"},
+		DomainSets: map[string][]string{
+			"payments": {"pay.example.net", "checkout.example.com"},
+			"internal": {"*.example.com"},
+			"empty":    {},
+		},
+	})
+	for host, want := range map[string]string{
+		"checkout.example.com": "allowed internal payments",
+		"pay.example.net":      "allowed payments",
+		"PAY.Example.NET.":     "allowed payments",
+		"admin.example.com":    "allowed blocked internal",
+		"other.test":           "",
+		"a b":                  "",
+	} {
+		if got := strings.Join(s.DomainSets(host), " "); got != want {
+			t.Errorf("DomainSets(%q) = %q, want %q", host, got, want)
+		}
+	}
+	_, err := scope.New(scope.Config{DomainSets: map[string][]string{"allowed": {"a.test"}, "Pay": {"a.test"}, "ok": {"bad glob/"}}})
+	for _, want := range []string{`domain_sets.allowed "allowed"`, `domain_sets.Pay "Pay"`, `domain_sets.ok[0] "bad glob/"`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("New with bad sets: %v; want it to name %s", err, want)
+		}
+	}
+}

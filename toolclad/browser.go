@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"net/url"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -129,21 +130,11 @@ func checkEndpoint(s string) string {
 }
 
 func decodeScope(t *table, s *Scope) {
-	for _, key := range []string{"allowed_domains", "blocked_domains"} {
-		var pats []string
-		if !t.strings(key, &pats) {
-			continue
-		}
-		for i, p := range pats {
-			if p == "" || strings.ContainsAny(p, " \t\r\n/:@?#") {
-				t.r.errorf(t.at(key).index(i), "%q is not a domain pattern (like \"*.example.com\")", p)
-			}
-		}
-		if key == "allowed_domains" {
-			s.AllowedDomains = pats
-		} else {
-			s.BlockedDomains = pats
-		}
+	if pats, ok := domainPatterns(t, "allowed_domains"); ok {
+		s.AllowedDomains = pats
+	}
+	if pats, ok := domainPatterns(t, "blocked_domains"); ok {
+		s.BlockedDomains = pats
 	}
 	t.boolean("allow_external", &s.AllowExternal)
 	var cidrs []string
@@ -156,7 +147,37 @@ func decodeScope(t *table, s *Scope) {
 		s.AllowPrivateCIDRs = cidrs
 	}
 	decodePorts(t, "allowed_ports", &s.AllowedPorts)
+	if t.has("domain_sets") {
+		sets := t.sub("domain_sets")
+		s.DomainSets = map[string][]string{}
+		for _, name := range slices.Sorted(maps.Keys(sets.m)) {
+			if !scope.ValidSetName(name) {
+				sets.used[name] = true
+				t.r.errorf(sets.at(name), "%q cannot name a domain set: use lowercase letters, digits, '_' and '-'; \"allowed\" and \"blocked\" are taken by allowed_domains and blocked_domains", name)
+				continue
+			}
+			if pats, ok := domainPatterns(sets, name); ok {
+				s.DomainSets[name] = pats
+			}
+		}
+		sets.done()
+	}
 	t.done()
+}
+
+// domainPatterns reads a list of domain globs, reporting each entry that
+// cannot be one (the scope package checks the glob grammar itself).
+func domainPatterns(t *table, key string) ([]string, bool) {
+	var pats []string
+	if !t.strings(key, &pats) {
+		return nil, false
+	}
+	for i, p := range pats {
+		if p == "" || strings.ContainsAny(p, " \t\r\n/:@?#") {
+			t.r.errorf(t.at(key).index(i), "%q is not a domain pattern (like \"*.example.com\")", p)
+		}
+	}
+	return pats, true
 }
 
 // decodePorts reads a list of ports and port ranges: integers (443) or

@@ -3,6 +3,7 @@ package toolclad_test
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -126,6 +127,7 @@ func TestLoadGood(t *testing.T) {
 			{"external", b.Scope.AllowExternal, true},
 			{"cidrs", strings.Join(b.Scope.AllowPrivateCIDRs, ","), "127.0.0.1/32,::1/128"},
 			{"ports", strings.Join(b.Scope.AllowedPorts, ","), "443,8000-8999"},
+			{"sets", fmt.Sprint(b.Scope.DomainSets), "map[docs:[docs.example.org] payments:[pay.example.org *.checkout.example.com]]"},
 			{"state", strings.Join(b.StateFields, ","), "url,title"},
 			{"file order", commandNames(m), "wait_for,scroll,navigate,click,type_text,screenshot"},
 			{"wait_for args", argNames(wait), "selector,timeout_ms"},

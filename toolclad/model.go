@@ -128,6 +128,10 @@ type Scope struct {
 	// may be reached on; nil means the scope package's default, 80 and 443.
 	// The manifest may write entries as integers or strings.
 	AllowedPorts []string
+	// DomainSets (table domain_sets, our extension) are named sets of
+	// domain globs, for Cedar policies: `resource.url_domain in
+	// Web::DomainSet::"<name>"`. They grant no access by themselves.
+	DomainSets map[string][]string
 }
 
 // Output is the [output] table.

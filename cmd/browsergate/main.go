@@ -23,6 +23,8 @@ const usage = `usage:
   browsergate approvals list             --evidence FILE | --socket PATH
   browsergate approvals approve|deny ID  --evidence FILE | --socket PATH [--by NAME] [--note TEXT]
   browsergate check    --manifest FILE [--manifest FILE...] --policies DIR
+  browsergate policy test --policies DIR (--request FILE | --command C [--url U] [--manifest FILE] [--set S]
+                       [--authenticated] [--has-forms] [--risk-tier T] [--approved] [--counter n=N] [--arg k=v]) [--expect allow|deny]
   browsergate evidence show   --evidence FILE [--session ID]
   browsergate evidence verify --evidence FILE
   browsergate demo     [--evidence FILE] [--chromium PATH]
@@ -48,6 +50,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = check(args[1:], stdout)
 	case "evidence":
 		err = evidenceCmd(args[1:], stdout)
+	case "policy":
+		err = policyCmd(args[1:], stdout)
 	case "approvals":
 		err = approvalsCmd(args[1:], stdout)
 	case "demo":

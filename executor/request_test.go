@@ -1,0 +1,118 @@
+package executor
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/browsergate/browsergate/cedar"
+	"github.com/browsergate/browsergate/evidence"
+	"github.com/browsergate/browsergate/toolclad"
+)
+
+const requestManifest = `
+[tool]
+name = "req"
+[browser.scope]
+allowed_domains = ["*.example.com"]
+blocked_domains = ["admin.example.com"]
+[browser.scope.domain_sets]
+payments = ["pay.example.com"]
+[browser.commands.navigate]
+[browser.commands.snapshot]
+[browser.commands.click]
+[browser.commands.type_text]
+[browser.commands.submit_form]
+[browser.commands.screenshot]
+[browser.commands.go_back]
+[browser.commands.wait_for]
+[browser.commands.extract_html]
+[browser.commands.list_tabs]
+[browser.commands.execute_js]
+[browser.commands.scroll]
+[browser.commands.network_timing]
+`
+
+// sampleArgs gives every argument a command takes, so that the request
+// carries each args attribute the schema declares.
+var sampleArgs = map[string]map[string]any{
+	"navigate":     {"url": "https://pay.example.com/checkout"},
+	"snapshot":     {"selector": "main"},
+	"click":        {"ref": "e3"},
+	"type_text":    {"selector": "#q", "text": "hello"},
+	"submit_form":  {"ref": "e9"},
+	"screenshot":   {"full_page": true},
+	"wait_for":     {"text": "done", "timeout_ms": 900},
+	"extract_html": {"selector": "main"},
+	"execute_js":   {"expression": "1+1"},
+	"scroll":       {"direction": "up", "amount": 2},
+}
+
+// TestCedarRequestsMatchTheSchema builds the Cedar request the gate sends
+// for every built-in command and checks it against the shipped schema, so
+// the schema policies are validated against is the one requests obey.
+// A manifest's named domain set reaches Cedar as a parent of url_domain.
+func TestCedarRequestsMatchTheSchema(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "req.toml")
+	if err := os.WriteFile(path, []byte(requestManifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := toolclad.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	policies := filepath.Join(dir, "policies")
+	os.Mkdir(policies, 0o755)
+	schema, err := os.ReadFile("../policies/browsergate.cedarschema")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(policies, "browsergate.cedarschema"), schema, 0o644)
+	os.WriteFile(filepath.Join(policies, "p.cedar"), []byte(`@id("all") permit (principal, action, resource);
+@id("payments-need-approval") forbid (principal, action == Web::Action::"browse", resource)
+when { resource.url_domain in Web::DomainSet::"payments" } unless { resource.human_approved == true };
+`), 0o644)
+	engine, err := cedar.LoadDir(policies)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := evidence.Open(filepath.Join(dir, "e.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	e, err := New(Config{Manifests: []*toolclad.Manifest{m}, Policies: engine, Evidence: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	s, err := e.session("t", m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.counts["submit_form"] = 2
+	before := PageState{URL: "https://www.example.com/", Title: "Home", Domain: "www.example.com", HasForms: true, IsAuthenticated: true, PageLoaded: true, TabCount: 1}
+	for _, c := range m.Commands {
+		args, err := c.Validate(sampleArgs[c.Name])
+		if err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+		turn := &turn{args: args, start: time.Now(), count: 3}
+		req := e.cedarRequest(s, turn, c, "https://pay.example.com/checkout", before)
+		if err := engine.ValidateRequest(req); err != nil {
+			t.Errorf("%s: the request does not match the schema: %v", c.Name, err)
+		}
+		if !slices.Equal(req.DomainSets, []string{"allowed", "payments"}) {
+			t.Errorf("%s: url_domain parents %v, want [allowed payments]", c.Name, req.DomainSets)
+		}
+		if d := engine.Decide(req); d.Allowed || !d.NeedsApproval {
+			t.Errorf("%s on a payments host: %+v, want held for approval by payments-need-approval", c.Name, d)
+		}
+		if req.Counters["session_submit_count"] != 2 || req.Counters["session_submit_form_count"] != 2 || len(req.Counters) != len(toolclad.BuiltinCommands())+1 {
+			t.Errorf("%s: counters %v", c.Name, req.Counters)
+		}
+	}
+}
