@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"slices"
 	"net/netip"
+	"slices"
 	"strings"
 )
 

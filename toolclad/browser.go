@@ -3,9 +3,9 @@ package toolclad
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/netip"
 	"net/url"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
