@@ -13,7 +13,7 @@ import (
 
 // BuiltinCommands are the commands the executor knows. A request carries a
 // counter session_<command>_count for each, plus session_submit_count; the
-// shipped schema declares them all.
+// shipped schema declares them all. Read it; do not modify it.
 var BuiltinCommands = []string{"navigate", "snapshot", "click", "type_text", "submit_form", "screenshot",
 	"go_back", "wait_for", "extract_html", "list_tabs", "execute_js", "scroll", "network_timing"}
 

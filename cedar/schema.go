@@ -85,13 +85,24 @@ func validatePolicy(v *validate.Validator, info PolicyInfo, p *cedargo.Policy, s
 		return nil
 	}
 	pos := p.Position()
-	var errs []error
+	var ves []*ValidationError
 	for _, e := range flatten(err) {
 		ve := &ValidationError{File: info.File, Line: pos.Line, Column: pos.Column, PolicyID: info.ID, Msg: e.Error()}
 		if off, ok := locateProblem(src, start, end, ve.Msg); ok {
 			ve.Line, ve.Column = lineCol(src, off)
 		}
-		errs = append(errs, ve)
+		ves = append(ves, ve)
+	}
+	// In source order, as an editor lists problems.
+	slices.SortStableFunc(ves, func(a, b *ValidationError) int {
+		if a.Line != b.Line {
+			return a.Line - b.Line
+		}
+		return a.Column - b.Column
+	})
+	errs := make([]error, len(ves))
+	for i, ve := range ves {
+		errs[i] = ve
 	}
 	return errs
 }

@@ -8,8 +8,10 @@
 //  2. observes the page state of the session's tab over CDP;
 //  3. gates the call: URL scope on every scope-checked url argument and on
 //     the link or form a click/submit would follow, then the Cedar policies;
-//     commands marked human_approval are refused until an approval channel
-//     exists (fail closed);
+//     a call that only a human's approval would let through is held until
+//     a human answers through the approval broker (package approval: the
+//     operator socket, or MCP elicitation asked in two rounds), and no
+//     answer denies it;
 //  4. acts through chromedp, waits until the page is stable (load event,
 //     network quiet, DOM quiet: never a fixed sleep), and checks the final
 //     URL against the scope again;
