@@ -320,3 +320,25 @@ func TestApprovalElicitationDismissed(t *testing.T) {
 		})
 	}
 }
+
+// TestManifestHumanApproval: a command the manifest marks human_approval is
+// held even though every policy allows it, and runs once approved.
+func TestManifestHumanApproval(t *testing.T) {
+	t.Parallel()
+	f := startWith(t, reloadManifest+"[browser.commands.scroll]\nhuman_approval = true\n")
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": f.siteURL + "/docs"})
+	h := f.callAsync(t, "e2e.scroll", map[string]any{"direction": "down"})
+	id := f.pendingID(t, h)
+	if out, _ := f.approvals(t, "list"); !strings.Contains(out, "the manifest marks scroll human_approval") {
+		t.Errorf("approvals list does not say why scroll is held:\n%s", out)
+	}
+	if out, err := f.approvals(t, "approve", id); err != nil {
+		t.Fatalf("approvals approve: %v\n%s", err, out)
+	}
+	if text, refused := h.wait(t); refused {
+		t.Fatalf("the approved scroll was refused:\n%s", text)
+	}
+	if as := f.loggedApprovals(t); len(as) != 1 || !as[0].Approved {
+		t.Fatalf("evidence approvals = %+v", as)
+	}
+}

@@ -89,3 +89,21 @@ func TestCheckRunsPolicyTests(t *testing.T) {
 		t.Fatalf("check after loosening the rate limit: exit %d\n%s", code, out)
 	}
 }
+
+// TestSchemaErrorRefusesToStart: a policy that does not type-check against
+// the schema stops check and serve, naming the file, the line and the
+// problem.
+func TestSchemaErrorRefusesToStart(t *testing.T) {
+	t.Parallel()
+	dir := copyPolicies(t)
+	os.WriteFile(filepath.Join(dir, "typo.cedar"), []byte("@id(\"typo\")\nforbid (principal, action == Web::Action::\"browse\", resource)\nwhen { resource.risk_tier == 3 };\n"), 0o644)
+	manifest := repoPath("examples/demo.toml")
+	out, code := runBinary(t, "check", "--manifest", manifest, "--policies", dir)
+	if code != 1 || !strings.Contains(out, filepath.Join(dir, "typo.cedar")+":") || !strings.Contains(out, `policy "typo"`) {
+		t.Errorf("check: exit %d\n%s", code, out)
+	}
+	out, code = runBinary(t, "serve", "--manifest", manifest, "--policies", dir, "--evidence", filepath.Join(t.TempDir(), "e.db"))
+	if code != 1 || !strings.Contains(out, "typo.cedar") || !strings.Contains(out, "Long and String") {
+		t.Errorf("serve: exit %d\n%s", code, out)
+	}
+}
