@@ -1,11 +1,11 @@
 package executor
 
 import (
-	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -97,8 +97,8 @@ func cedarDenial(d cedar.Decision) *DenyError {
 	return &DenyError{Stage: "cedar", Rule: rule, Reason: reason, PolicyIDs: d.PolicyIDs}
 }
 
-// approvalHold is what the gate passes back when a call needs a human:
-// the Cedar requests to ask again once approved, and why.
+// approvalHold is what the gate passes back: the Cedar requests it decided
+// and, when the call needs a human, why.
 type approvalHold struct {
 	reqs []*cedar.Request
 	why  []string
@@ -107,54 +107,51 @@ type approvalHold struct {
 // approvalKey names the approval question in a multi round-trip call.
 const approvalKey = "approval"
 
-// approve holds the call until a human answers, then asks Cedar again with
-// human_approved = true (an approval lifts only what it was asked for: a
-// rate limit crossed meanwhile still denies). A denial, no answer in time,
-// or no approval channel denies the call.
+// approve holds the call until a human answers. A denial, no answer in
+// time, or no approval channel denies the call. After an approval the gate
+// runs again on the page as it is now, with human_approved = true: the
+// page must be the one approved on, the call must lead where it led, and
+// scope and Cedar must allow it (an approval lifts only what it was asked
+// for: a rate limit crossed meanwhile still denies).
 //
 // A client that can elicit is asked in two rounds: the first opens the
 // approval and returns the question (t.ask) with a sealed state; the
 // client's user answers, the client calls again with the answer and the
 // state, and this second round, gated afresh, takes up the same approval.
-// The operator channel can answer in between or instead.
-func (e *Executor) approve(ctx context.Context, s *session, t *turn, reqs []*cedar.Request, why []string) *DenyError {
+// The operator can answer in between or instead. Commands of risk tier
+// critical are never put to the client: only the operator decides them.
+func (e *Executor) approve(ctx context.Context, s *session, t *turn, cmd *toolclad.Command, held *approvalHold) *DenyError {
+	why := held.why
 	if e.cfg.Approvals == nil {
 		return &DenyError{Stage: "approval", Rule: "human_approval",
 			Reason: strings.Join(why, "; ") + ", and no approval channel is configured on this daemon"}
 	}
-	req := approval.Request{Session: s.id, Tool: t.call.Tool, Command: reqs[0].Command, Args: t.recordedArgs(), URL: reqs[0].URL, Why: why}
+	want := e.approvalRequest(s, t, held)
 	var p *approval.Pending
 	if r := t.call.Resume; r != nil {
 		var deny *DenyError
-		if p, deny = e.resume(r, req); deny != nil {
+		if p, deny = e.resume(r, s, want); deny != nil {
 			return deny
 		}
 	} else {
-		p = e.cfg.Approvals.Open(req, e.cfg.ApprovalTimeout)
-		e.cfg.Logger.Warn("call held for human approval", "id", p.ID, "session", s.id, "tool", t.call.Tool,
-			"url", p.URL, "why", strings.Join(why, "; "), "deadline", p.Deadline)
-		if e.cfg.Elicitation && t.call.CanElicit {
+		p = e.cfg.Approvals.Open(want, e.cfg.ApprovalTimeout)
+		s.held = p.ID
+		e.cfg.Logger.Warn("call held for human approval", "id", p.ID, "session", s.id, "call", p.Summary(), "deadline", p.Deadline)
+		if e.cfg.Elicitation && t.call.CanElicit && want.Tier != "critical" {
 			t.ask = &toolclad.Question{Key: approvalKey, Message: elicitMessage(p), State: e.seal(p.ID, s.id)}
 			return nil
 		}
 	}
 
-	waitCtx, stopTelling := context.WithCancel(ctx)
-	go func() {
-		tick := time.NewTicker(progressEvery)
-		defer tick.Stop()
-		for {
-			t.call.Progress(fmt.Sprintf("waiting for a human to approve %s (%s left): %s", p.ID,
-				time.Until(p.Deadline).Round(time.Second), p.Summary()))
-			select {
-			case <-waitCtx.Done():
-				return
-			case <-tick.C:
-			}
-		}
-	}()
+	waitCtx, stopWaiting := context.WithCancel(ctx)
+	s.setAbort(stopWaiting)
+	if !p.Answered() {
+		go tellProgress(waitCtx, t.call, p)
+	}
 	o := p.Wait(waitCtx)
-	stopTelling()
+	s.setAbort(nil)
+	stopWaiting()
+	s.held = ""
 	t.decision.Approval = &evidence.Approval{ID: p.ID, Approved: o.Approved, Channel: o.Channel, By: o.By, At: o.At.UTC(), Note: o.Note}
 	e.cfg.Logger.Warn("approval answered", "id", p.ID, "approved", o.Approved, "channel", o.Channel, "by", o.By)
 	if !o.Approved {
@@ -163,7 +160,7 @@ func (e *Executor) approve(ctx context.Context, s *session, t *turn, reqs []*ced
 		case approval.ChannelTimeout:
 			reason = fmt.Sprintf("nobody approved %s within %s", p.ID, e.cfg.ApprovalTimeout)
 		case approval.ChannelCancelled:
-			reason = fmt.Sprintf("the call ended while approval %s was pending", p.ID)
+			reason = fmt.Sprintf("the call or its session ended while approval %s was pending", p.ID)
 		}
 		if o.By != "" {
 			reason += " by " + o.By
@@ -173,14 +170,34 @@ func (e *Executor) approve(ctx context.Context, s *session, t *turn, reqs []*ced
 		}
 		return &DenyError{Stage: "approval", Rule: "approval " + o.Channel, Reason: reason + " (" + strings.Join(why, "; ") + ")"}
 	}
+	return e.recheck(ctx, s, t, cmd, p)
+}
 
-	// The world may have moved while the human looked: the page must still
-	// be the one they approved an action on, and Cedar must now allow it.
-	if now := s.readState(ctx); now.URL != t.before.URL {
-		return &DenyError{Stage: "approval", Rule: "page changed",
-			Reason: fmt.Sprintf("approval %s was given for %s, but the tab is now at %s; nothing was done", p.ID, t.before.URL, now.URL)}
+// recheck runs the gate again after an approval: minutes may have passed,
+// and the page's own scripts may have moved a link or a form meanwhile.
+func (e *Executor) recheck(ctx context.Context, s *session, t *turn, cmd *toolclad.Command, p *approval.Pending) *DenyError {
+	m, now := s.manifest, e.cfg.Now()
+	if now.Sub(s.created) > m.Browser.SessionTimeout {
+		return &DenyError{Stage: "limits", Rule: "session_timeout_seconds",
+			Reason: fmt.Sprintf("approval %s came after the session's lifetime (%s) ran out; nothing was done", p.ID, m.Browser.SessionTimeout)}
 	}
-	for _, r := range reqs {
+	fresh := s.readState(ctx)
+	if fresh.URL != p.Page {
+		return &DenyError{Stage: "approval", Rule: "page changed",
+			Reason: fmt.Sprintf("approval %s was given for a call on %s, but the tab is now at %s; nothing was done", p.ID, p.Page, fresh.URL)}
+	}
+	t.before = &fresh
+	t.decision.PolicyIDs, t.decision.Cedar = nil, ""
+	again := &approvalHold{}
+	if deny := e.gate(ctx, s, t, cmd, fresh, again); deny != nil {
+		deny.Reason = fmt.Sprintf("after approval %s the gate was asked again and refused: %s", p.ID, deny.Reason)
+		return deny
+	}
+	if got := e.approvalRequest(s, t, again); !sameCall(p.Request, got) {
+		return &DenyError{Stage: "approval", Rule: "call changed",
+			Reason: fmt.Sprintf("approval %s was given for %s, but the call now leads to %s; nothing was done", p.ID, p.Summary(), got.URL)}
+	}
+	for _, r := range again.reqs {
 		r.HumanApproved = true
 		d := e.policies.Load().Decide(r)
 		if !d.Allowed {
@@ -195,32 +212,82 @@ func (e *Executor) approve(ctx context.Context, s *session, t *turn, reqs []*ced
 	return nil
 }
 
+// approvalRequest describes the call for a human: the tool, the arguments
+// as recorded, the page, where it leads, and a fingerprint of the real
+// arguments.
+func (e *Executor) approvalRequest(s *session, t *turn, held *approvalHold) approval.Request {
+	r := approval.Request{Session: s.id, Tool: t.call.Tool, Args: t.recordedArgs(), Why: held.why, Fingerprint: fingerprint(t.args)}
+	if t.before != nil {
+		r.Page = t.before.URL
+	}
+	if len(held.reqs) > 0 {
+		r.Command, r.URL = held.reqs[0].Command, held.reqs[0].URL
+		for _, q := range held.reqs {
+			if q.RiskTier == "critical" || r.Tier == "" {
+				r.Tier = q.RiskTier
+			}
+		}
+	}
+	return r
+}
+
+// fingerprint is a SHA-256 over the canonical JSON of the arguments, so
+// that two calls with the same masked text are still told apart.
+func fingerprint(args map[string]any) string {
+	b, _ := json.Marshal(args) // map keys are sorted
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// tellProgress tells a client that asked for progress, every few seconds,
+// that the call is waiting for a human.
+func tellProgress(ctx context.Context, call *toolclad.Call, p *approval.Pending) {
+	tick := time.NewTicker(progressEvery)
+	defer tick.Stop()
+	for {
+		call.Progress(fmt.Sprintf("waiting for a human to approve %s (%s left): %s", p.ID,
+			time.Until(p.Deadline).Round(time.Second), p.Summary()))
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// withdraw drops the session's held approval: its call will not run.
+func (e *Executor) withdraw(s *session) {
+	e.cfg.Approvals.Withdraw(s.held)
+	e.cfg.Logger.Info("approval withdrawn: its call did not come back", "id", s.held, "session", s.id)
+	s.held = ""
+}
+
 // resume takes up the approval a previous round opened: the state must be
-// one this daemon sealed for this session, the approval must still be
-// held, and the call must be the one it was asked for (an approval is for
-// one action, not for whatever the client sends next). The client user's
-// answer, if any, is passed to the broker; a dismissed form leaves the call
-// waiting for the operator.
-func (e *Executor) resume(r *toolclad.Resume, want approval.Request) (*approval.Pending, *DenyError) {
-	id, ok := e.unseal(r.State, want.Session)
+// one this daemon sealed for this session's held approval, and the call
+// must be the one it was asked for (an approval is for one action, not for
+// whatever the client sends next). The client user's answer, if any, goes
+// to the broker; a dismissed form leaves the call waiting for the
+// operator.
+func (e *Executor) resume(r *toolclad.Resume, s *session, want approval.Request) (*approval.Pending, *DenyError) {
+	id, ok := e.unseal(r.State, s.id)
 	if !ok || !e.cfg.Elicitation {
 		return nil, &DenyError{Stage: "approval", Rule: "request state",
 			Reason: "the call came back with a request state this daemon did not issue for this session; nothing was done"}
 	}
 	p := e.cfg.Approvals.Get(id)
-	if p == nil {
+	if p == nil || id != s.held {
 		return nil, &DenyError{Stage: "approval", Rule: "approval expired",
-			Reason: fmt.Sprintf("approval %s is no longer held (answered and used, or past its deadline); nothing was done", id)}
+			Reason: fmt.Sprintf("approval %s is no longer held (answered and used, withdrawn by another call, or past its deadline); nothing was done", id)}
 	}
 	if !sameCall(p.Request, want) {
-		e.cfg.Approvals.Decide(id, approval.Outcome{Channel: approval.ChannelCancelled, Note: "the call came back changed"})
 		return nil, &DenyError{Stage: "approval", Rule: "different call",
-			Reason: fmt.Sprintf("approval %s was asked for %s with other arguments or on another page; nothing was done", id, p.Summary())}
+			Reason: fmt.Sprintf("approval %s was asked for %s, not for this call; nothing was done", id, p.Summary())}
 	}
 	if ans, ok := r.Answers[approvalKey]; ok && (ans.Action == "accept" || ans.Action == "decline") {
-		by := ans.By
-		if by == "" {
-			by = "MCP client user"
+		// The client vouches for its user's name; the daemon cannot.
+		by := "MCP client user"
+		if ans.By != "" {
+			by = ans.By + " (as the MCP client reports)"
 		}
 		err := e.cfg.Approvals.Decide(id, approval.Outcome{Approved: ans.Action == "accept", Channel: approval.ChannelElicitation, By: by})
 		if err != nil {
@@ -230,14 +297,11 @@ func (e *Executor) resume(r *toolclad.Resume, want approval.Request) (*approval.
 	return p, nil
 }
 
-// sameCall reports whether two approval requests describe the same action.
+// sameCall reports whether two approval requests describe the same action:
+// same session, tool, command, page, destination and arguments.
 func sameCall(a, b approval.Request) bool {
-	if a.Session != b.Session || a.Tool != b.Tool || a.Command != b.Command || a.URL != b.URL {
-		return false
-	}
-	ja, errA := json.Marshal(a.Args)
-	jb, errB := json.Marshal(b.Args)
-	return errA == nil && errB == nil && bytes.Equal(ja, jb)
+	return a.Session == b.Session && a.Tool == b.Tool && a.Command == b.Command &&
+		a.Page == b.Page && a.URL == b.URL && a.Fingerprint == b.Fingerprint
 }
 
 // seal returns the request state for approval id in session: the id and an

@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/browsergate/browsergate/executor/approval"
@@ -40,22 +41,38 @@ func TestSealedState(t *testing.T) {
 // TestSameCall: an approval covers one action: same session, tool,
 // command, page and arguments.
 func TestSameCall(t *testing.T) {
-	base := approval.Request{Session: "s", Tool: "t.submit_form", Command: "submit_form", URL: "http://a/", Args: map[string]any{"ref": "e3"}}
+	base := approval.Request{Session: "s", Tool: "t.submit_form", Command: "submit_form", Page: "http://a/", URL: "http://a/post",
+		Args: map[string]any{"ref": "e3"}, Fingerprint: fingerprint(map[string]any{"ref": "e3"})}
 	if !sameCall(base, base) {
 		t.Fatal("a call differs from itself")
 	}
 	for name, change := range map[string]func(*approval.Request){
-		"session": func(r *approval.Request) { r.Session = "s2" },
-		"tool":    func(r *approval.Request) { r.Tool = "t.click" },
-		"command": func(r *approval.Request) { r.Command = "click" },
-		"url":     func(r *approval.Request) { r.URL = "http://b/" },
-		"args":    func(r *approval.Request) { r.Args = map[string]any{"ref": "e4"} },
-		"no args": func(r *approval.Request) { r.Args = nil },
+		"session":     func(r *approval.Request) { r.Session = "s2" },
+		"tool":        func(r *approval.Request) { r.Tool = "t.click" },
+		"command":     func(r *approval.Request) { r.Command = "click" },
+		"page":        func(r *approval.Request) { r.Page = "http://b/" },
+		"destination": func(r *approval.Request) { r.URL = "http://b/post" },
+		"args":        func(r *approval.Request) { r.Fingerprint = fingerprint(map[string]any{"ref": "e4"}) },
+		"no args":     func(r *approval.Request) { r.Fingerprint = fingerprint(nil) },
 	} {
 		other := base
 		change(&other)
 		if sameCall(base, other) {
 			t.Errorf("a call with another %s counts as the same", name)
 		}
+	}
+}
+
+// TestFingerprintSeesMaskedText: two passwords of the same length look the
+// same once masked, but their fingerprints differ, so an approval for one
+// does not cover the other.
+func TestFingerprintSeesMaskedText(t *testing.T) {
+	a := &turn{args: map[string]any{"text": "hunter22"}, secret: true}
+	b := &turn{args: map[string]any{"text": "letmein!"}, secret: true}
+	if fmt.Sprint(a.recordedArgs()) != fmt.Sprint(b.recordedArgs()) {
+		t.Fatalf("masked args differ: %v %v", a.recordedArgs(), b.recordedArgs())
+	}
+	if fingerprint(a.args) == fingerprint(b.args) {
+		t.Error("two different passwords have the same fingerprint")
 	}
 }

@@ -240,9 +240,11 @@ func (e *Executor) session(mcpID string, m *toolclad.Manifest) (*session, error)
 	return s, nil
 }
 
-// endSessions ends each session, waiting for a call in progress on it.
+// endSessions ends each session, after a call in progress on it: a call
+// that waits for a human is stopped (and denied) first.
 func endSessions(ss []*session) {
 	for _, s := range ss {
+		s.abortWait()
 		s.mu.Lock()
 		s.end()
 		s.mu.Unlock()

@@ -53,6 +53,13 @@ func (e *Executor) Run(ctx context.Context, call *toolclad.Call) *toolclad.Reply
 
 	mark := s.blocked.mark()
 	e.gateAndAct(ctx, s, t)
+	// An approval asked about in an earlier round is taken up only by the
+	// client's return to that very call, which uses it (and clears
+	// s.held). Any other call of the session, or a return that stopped
+	// before using it, withdraws it: nothing runs later under it.
+	if s.held != "" && t.ask == nil {
+		e.withdraw(s)
+	}
 	e.armTimers(s)
 	if t.ask != nil {
 		// Not concluded: it counts, and is recorded, when the client
@@ -122,11 +129,11 @@ func (e *Executor) gateAndAct(ctx context.Context, s *session, t *turn) {
 	if t.deny = e.gate(actx, s, t, cmd, before, held); t.deny != nil {
 		return
 	}
-	if held.why != nil {
+	if len(held.why) > 0 {
 		// Waiting for a human does not use up the action's time.
 		wctx, wcancel := context.WithCancel(s.tab)
 		stopWait := context.AfterFunc(ctx, wcancel)
-		t.deny = e.approve(wctx, s, t, held.reqs, held.why)
+		t.deny = e.approve(wctx, s, t, cmd, held)
 		stopWait()
 		wcancel()
 		if t.deny != nil || t.ask != nil {

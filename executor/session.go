@@ -47,6 +47,32 @@ type session struct {
 	refs      map[string]cdp.BackendNodeID
 	worldID   runtime.ExecutionContextID // the gate's isolated world (see world.go)
 	worldNavs int                        // navigation count when worldID was made
+
+	// held is the approval a call of this session opened and asked the
+	// client's user about (a two-round call); guarded by mu. Any other
+	// call of the session withdraws it.
+	held string
+	// abortMu guards abort, the way to stop a call waiting for a human
+	// without taking mu (which the waiting call holds).
+	abortMu sync.Mutex
+	abort   context.CancelFunc
+}
+
+// setAbort records how to stop the call's wait for a human (nil: none).
+func (s *session) setAbort(f context.CancelFunc) {
+	s.abortMu.Lock()
+	s.abort = f
+	s.abortMu.Unlock()
+}
+
+// abortWait stops a call that waits for a human, so that the session can
+// be ended without waiting for the answer; the call is denied.
+func (s *session) abortWait() {
+	s.abortMu.Lock()
+	if s.abort != nil {
+		s.abort()
+	}
+	s.abortMu.Unlock()
 }
 
 func newSessionID(tool string) string {

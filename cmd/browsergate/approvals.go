@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -18,7 +19,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"github.com/browsergate/browsergate/executor/approval"
@@ -63,11 +63,14 @@ func listenApprovals(socket string, broker *approval.Broker, logger *slog.Logger
 	if err != nil {
 		return nil, fmt.Errorf("approvals socket: %w", err)
 	}
+	if err := os.Chmod(socket, 0o600); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("approvals socket: %w", err)
+	}
 	var raw [32]byte
 	rand.Read(raw[:])
 	token := hex.EncodeToString(raw[:])
-	os.Remove(tokenPath(socket))
-	if err := os.WriteFile(tokenPath(socket), []byte(token+"\n"), 0o600); err != nil {
+	if err := writeToken(tokenPath(socket), token); err != nil {
 		ln.Close()
 		return nil, fmt.Errorf("approvals token: %w", err)
 	}
@@ -96,9 +99,35 @@ func (a *approvalsServer) Close() {
 	os.Remove(tokenPath(a.socket))
 }
 
+// writeToken creates the token file afresh, readable by this user only. It
+// never writes through a file someone else put there: an old file is
+// removed and the new one created exclusively.
+func writeToken(path, token string) error {
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(token + "\n"); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// auth admits a request that carries the token and comes from this user
+// (or root), as the kernel reports the peer of the socket.
 func (a *approvalsServer) auth(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer "+a.token {
+		uid, _ := r.Context().Value(peerKey{}).(int)
+		if uid != os.Getuid() && uid != 0 {
+			writeJSON(w, http.StatusForbidden, map[string]string{"error": fmt.Sprintf("uid %d may not answer approvals of a daemon run by uid %d", uid, os.Getuid())})
+			return
+		}
+		got := []byte(r.Header.Get("Authorization"))
+		if subtle.ConstantTimeCompare(got, []byte("Bearer "+a.token)) != 1 {
 			writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "missing or wrong token (read it from " + tokenPath(a.socket) + ")"})
 			return
 		}
@@ -237,16 +266,19 @@ func printPending(w io.Writer, pending []approval.Request) {
 		fmt.Fprintln(w, "no calls are waiting for approval")
 		return
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tLEFT\tSESSION\tCALL\tWHY")
 	for _, p := range pending {
-		where := p.Tool
-		if p.URL != "" {
-			where += " on " + p.URL
+		args, _ := json.Marshal(p.Args)
+		fmt.Fprintf(w, "%s  (%s left)  session %s\n", p.ID, time.Until(p.Deadline).Round(time.Second), p.Session)
+		fmt.Fprintf(w, "  call:   %s %s\n", p.Tool, args)
+		fmt.Fprintf(w, "  page:   %s\n", p.Page)
+		if p.URL != "" && p.URL != p.Page {
+			fmt.Fprintf(w, "  leads:  %s\n", p.URL)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.ID, time.Until(p.Deadline).Round(time.Second), p.Session, where, strings.Join(p.Why, "; "))
+		if p.Tier != "" {
+			fmt.Fprintf(w, "  tier:   %s\n", p.Tier)
+		}
+		fmt.Fprintf(w, "  why:    %s\n\n", strings.Join(p.Why, "; "))
 	}
-	tw.Flush()
 }
 
 type approvalsClient struct {

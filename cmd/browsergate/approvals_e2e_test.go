@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -28,7 +31,9 @@ func (f *fixture) callAsync(t *testing.T, tool string, args map[string]any) *hel
 		defer close(h.done)
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		res, err := f.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+		params := &mcp.CallToolParams{Name: tool, Arguments: args}
+		params.SetProgressToken("held")
+		res, err := f.cs.CallTool(ctx, params)
 		if err != nil {
 			h.text, h.refused = err.Error(), true
 			return
@@ -122,14 +127,32 @@ func launchManifest() string { return fmt.Sprintf(e2eManifest, "launch", "") }
 // the evidence names who approved, through which channel, and when.
 func TestApprovalByOperator(t *testing.T) {
 	t.Parallel()
-	f := startWith(t, launchManifest())
+	var mu sync.Mutex
+	var progress []string
+	opts := &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+		mu.Lock()
+		progress = append(progress, req.Params.Message)
+		mu.Unlock()
+	}}
+	f := startClient(t, launchManifest(), opts)
 	f.login(t)
-	h := f.callAsync(t, "e2e.submit_form", map[string]any{})
+	h := f.callAsync(t, "e2e.submit_form", map[string]any{"selector": "form"})
 	id := f.pendingID(t, h)
 	out, err := f.approvals(t, "list")
-	if err != nil || !strings.Contains(out, "submit-authenticated-needs-approval") || !strings.Contains(out, "e2e.submit_form on "+f.siteURL+"/profile") {
-		t.Errorf("approvals list does not say what is held and why (%v):\n%s", err, out)
+	for _, want := range []string{`call:   e2e.submit_form {"selector":"form"}`, "page:   " + f.siteURL + "/dashboard", "leads:  " + f.siteURL + "/profile", "why:    submit_form is forbidden by policy submit-authenticated-needs-approval unless a human approves"} {
+		if err != nil || !strings.Contains(out, want) {
+			t.Errorf("approvals list lacks %q (%v):\n%s", want, err, out)
+		}
 	}
+	// While it waits, the client hears that it waits, and for what.
+	eventually(t, func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(progress) == 0 || !strings.Contains(progress[0], "waiting for a human to approve "+id) || !strings.Contains(progress[0], `{"selector":"form"}`) {
+			return fmt.Sprintf("progress notifications while held: %q", progress)
+		}
+		return ""
+	})
 	if out, err := f.approvals(t, "approve", id, "--by", "alice", "--note", "profile change is fine"); err != nil || !strings.Contains(out, "approved by alice (uid ") {
 		t.Fatalf("approvals approve: %v\n%s", err, out)
 	}
@@ -185,14 +208,14 @@ func TestApprovalDeniedAndTimedOut(t *testing.T) {
 	}
 }
 
-// TestApprovalByElicitation: a client that supports elicitation is asked;
-// its user's accept releases the call, and the progress notifications told
-// the client it was waiting.
+// TestApprovalByElicitation: with --elicitation, a client that supports
+// elicitation is asked, with the call's arguments, page and destination;
+// its user's accept releases the call, and the evidence records the name
+// as the client reported it.
 func TestApprovalByElicitation(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
 	var asked []string
-	var progress []string
 	opts := &mcp.ClientOptions{
 		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			mu.Lock()
@@ -200,18 +223,12 @@ func TestApprovalByElicitation(t *testing.T) {
 			mu.Unlock()
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approved_by": "carol"}}, nil
 		},
-		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
-			mu.Lock()
-			progress = append(progress, req.Params.Message)
-			mu.Unlock()
-		},
 	}
-	f := startClient(t, launchManifest(), opts)
+	f := startClient(t, launchManifest(), opts, "--elicitation")
 	f.login(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	params := &mcp.CallToolParams{Name: "e2e.submit_form", Arguments: map[string]any{}}
-	params.SetProgressToken("approve-me")
 	res, err := f.cs.CallTool(ctx, params)
 	if err != nil {
 		t.Fatal(err)
@@ -221,23 +238,20 @@ func TestApprovalByElicitation(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(asked) != 1 || !strings.Contains(asked[0], "submit-authenticated-needs-approval") || !strings.Contains(asked[0], "e2e.submit_form on "+f.siteURL) {
+	if len(asked) != 1 || !strings.Contains(asked[0], "submit-authenticated-needs-approval") || !strings.Contains(asked[0], "e2e.submit_form on "+f.siteURL+"/dashboard, leading to "+f.siteURL+"/profile") {
 		t.Errorf("elicitation messages: %q", asked)
-	}
-	if len(progress) == 0 || !strings.Contains(progress[0], "waiting for a human to approve apr-") {
-		t.Errorf("progress notifications: %q", progress)
 	}
 	mu.Unlock()
 	as := f.loggedApprovals(t)
 	mu.Lock()
-	if len(as) != 1 || !as[0].Approved || as[0].Channel != "elicitation" || as[0].By != "carol" {
+	if len(as) != 1 || !as[0].Approved || as[0].Channel != "elicitation" || as[0].By != "carol (as the MCP client reports)" {
 		t.Fatalf("evidence approvals = %+v", as)
 	}
 }
 
 // TestAgentCannotApprove: nothing the agent can call approves. No tool is
-// about approvals; human_approved cannot be passed as an argument; and
-// the operator socket is not a URL a page or navigate can reach.
+// about approvals; human_approved cannot be passed as an argument; and an
+// answer with a request state this daemon never issued is refused.
 func TestAgentCannotApprove(t *testing.T) {
 	t.Parallel()
 	f := startWith(t, launchManifest(), "--approval-timeout", "3s")
@@ -254,7 +268,6 @@ func TestAgentCannotApprove(t *testing.T) {
 	}
 	f.login(t)
 	f.mustRefuse(t, "e2e.submit_form", map[string]any{"human_approved": true}, "DENIED at args")
-	f.mustRefuse(t, "e2e.navigate", map[string]any{"url": "http://unix:" + f.evidence + ".approvals.sock/v1/approvals"}, "DENIED")
 	// A call that claims to come back from an elicitation, with an answer
 	// and a state this daemon never issued, is refused.
 	forged := &mcp.CallToolParams{Name: "e2e.submit_form", Arguments: map[string]any{},
@@ -276,8 +289,8 @@ func TestAgentCannotApprove(t *testing.T) {
 }
 
 // TestApprovalElicitationDismissed: a user who dismisses the elicitation
-// form leaves the call held; the operator's answer then decides it. With
-// --elicitation=false the client is never asked.
+// form leaves the call held; the operator's answer then decides it.
+// Without --elicitation the client is never asked.
 func TestApprovalElicitationDismissed(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -285,8 +298,8 @@ func TestApprovalElicitationDismissed(t *testing.T) {
 		args  []string
 		asked int
 	}{
-		{"dismissed", nil, 1},
-		{"elicitation off", []string{"--elicitation=false"}, 0},
+		{"dismissed", []string{"--elicitation"}, 1},
+		{"elicitation off by default", nil, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -340,5 +353,147 @@ func TestManifestHumanApproval(t *testing.T) {
 	}
 	if as := f.loggedApprovals(t); len(as) != 1 || !as[0].Approved {
 		t.Fatalf("evidence approvals = %+v", as)
+	}
+}
+
+// twoRoundClient is a client that declares elicitation but plays the
+// multi round-trip protocol by hand, as a misbehaving agent could.
+func twoRoundClient(t *testing.T, args ...string) *fixture {
+	opts := &mcp.ClientOptions{
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		},
+	}
+	return startClient(t, launchManifest(), opts, append([]string{"--elicitation"}, args...)...)
+}
+
+func (f *fixture) round(t *testing.T, tool string, args map[string]any, state string, accept bool) *mcp.CallToolResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p := &mcp.CallToolParams{Name: tool, Arguments: args, RequestState: state}
+	if accept {
+		p.InputResponses = mcp.InputResponseMap{"approval": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approved_by": "agent"}}}
+	}
+	res, err := f.cs.CallTool(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// TestTwoRoundApprovalIsBound: an elicitation answer approves exactly the
+// call it was asked for, once. Replaying it, sending it with other
+// arguments, or making another call between the rounds gets nothing run.
+func TestTwoRoundApprovalIsBound(t *testing.T) {
+	t.Parallel()
+	f := twoRoundClient(t)
+	f.login(t)
+	submit := map[string]any{"selector": "form"}
+	ask := func() string {
+		res := f.round(t, "e2e.submit_form", submit, "", false)
+		if !res.NeedsInput() || res.RequestState == "" || res.InputRequests["approval"] == nil {
+			t.Fatalf("the first round did not ask for approval: %s", resultText(res))
+		}
+		return res.RequestState
+	}
+
+	// Honest use: ask, answer, run.
+	state := ask()
+	if res := f.round(t, "e2e.submit_form", submit, state, true); res.IsError {
+		t.Fatalf("the answered call was refused:\n%s", resultText(res))
+	}
+	// Replaying the used answer runs nothing.
+	if res := f.round(t, "e2e.submit_form", submit, state, true); !res.IsError || !strings.Contains(resultText(res), "approval expired") {
+		t.Fatalf("a replayed answer:\n%s", resultText(res))
+	}
+	// The answer carried to a call with other arguments runs nothing.
+	state = ask()
+	if res := f.round(t, "e2e.submit_form", map[string]any{"selector": "form button"}, state, true); !res.IsError || !strings.Contains(resultText(res), "different call") {
+		t.Fatalf("an answer for other arguments:\n%s", resultText(res))
+	}
+	// Another call between the rounds withdraws the approval.
+	state = ask()
+	f.mustAllow(t, "e2e.snapshot", nil)
+	if res := f.round(t, "e2e.submit_form", submit, state, true); !res.IsError || !strings.Contains(resultText(res), "approval expired") {
+		t.Fatalf("an answer after another call:\n%s", resultText(res))
+	}
+	if n := f.site.Submissions.Load(); n != 1 {
+		t.Errorf("the site saw %d submissions, want exactly the one honest call", n)
+	}
+}
+
+// TestCriticalNeedsOperator: a critical-tier command is never put to the
+// MCP client, even with --elicitation and a client that would accept
+// anything: only the operator decides it.
+func TestCriticalNeedsOperator(t *testing.T) {
+	t.Parallel()
+	var asked atomic.Int64
+	opts := &mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		asked.Add(1)
+		return &mcp.ElicitResult{Action: "accept"}, nil
+	}}
+	f := startClient(t, launchManifest(), opts, "--elicitation", "--approval-timeout", "2s")
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": f.siteURL + "/docs"})
+	text, refused := f.call(t, "e2e.execute_js", map[string]any{"expression": "1+1"})
+	if !refused || !strings.Contains(text, "nobody approved") || !strings.Contains(text, "critical-needs-approval") {
+		t.Fatalf("critical execute_js:\n%s", text)
+	}
+	if n := asked.Load(); n != 0 {
+		t.Errorf("the client was asked %d time(s) about a critical command", n)
+	}
+}
+
+// TestHeldCallEndsWithItsManifest: a reload that changes the manifest ends
+// its sessions at once, a held call included (denied, not left to its
+// deadline), and the new tool list is published.
+func TestHeldCallEndsWithItsManifest(t *testing.T) {
+	t.Parallel()
+	f := startWith(t, reloadManifest+"[browser.commands.scroll]\nhuman_approval = true\n", "--approval-timeout", "2m")
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": f.siteURL + "/docs"})
+	h := f.callAsync(t, "e2e.scroll", map[string]any{})
+	f.pendingID(t, h)
+	os.WriteFile(f.manifest, []byte(reloadManifest), 0o644)
+	start := time.Now()
+	syscall.Kill(f.pid, syscall.SIGHUP)
+	text, refused := h.wait(t)
+	if !refused || !strings.Contains(text, "DENIED at approval") || !strings.Contains(text, "ended while approval") {
+		t.Fatalf("the held call after its manifest changed:\n%s", text)
+	}
+	if waited := time.Since(start); waited > time.Minute {
+		t.Errorf("the held call waited %v after the reload", waited)
+	}
+	if out, _ := f.approvals(t, "list"); !strings.Contains(out, "no calls are waiting") {
+		t.Errorf("approvals list after the reload:\n%s", out)
+	}
+}
+
+// TestPageChangedWhileHeld: the page retargets its form while the submit
+// waits for a human; after the approval the gate runs again, sees that the
+// call now leads elsewhere, and submits nothing.
+func TestPageChangedWhileHeld(t *testing.T) {
+	t.Parallel()
+	f := startWith(t, launchManifest())
+	f.login(t)
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": f.siteURL + "/trap/switch"})
+	h := f.callAsync(t, "e2e.submit_form", map[string]any{"selector": "form"})
+	id := f.pendingID(t, h)
+	f.site.SwitchForms.Store(true)
+	eventually(t, func() string {
+		if f.site.Switched.Load() == 0 {
+			return "the page never retargeted its form"
+		}
+		return ""
+	})
+	if out, err := f.approvals(t, "approve", id); err != nil {
+		t.Fatalf("approvals approve: %v\n%s", err, out)
+	}
+	text, refused := h.wait(t)
+	if !refused || !strings.Contains(text, "call changed") || !strings.Contains(text, "/profile?retargeted=1") {
+		t.Fatalf("the submit after its form was retargeted:\n%s", text)
+	}
+	if n := f.site.Submissions.Load(); n != 0 {
+		t.Errorf("the site saw %d submissions", n)
 	}
 }

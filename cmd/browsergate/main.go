@@ -19,7 +19,7 @@ import (
 
 const usage = `usage:
   browsergate serve    --manifest FILE [--manifest FILE...] --policies DIR --evidence FILE [--tool-separator .|_] [--principal ID]
-                       [--approvals-socket PATH] [--approval-timeout 2m] [--elicitation=false]
+                       [--approvals-socket PATH] [--approval-timeout 2m] [--elicitation] [--watch]
   browsergate approvals list             --evidence FILE | --socket PATH
   browsergate approvals approve|deny ID  --evidence FILE | --socket PATH [--by NAME] [--note TEXT]
   browsergate check    --manifest FILE [--manifest FILE...] --policies DIR

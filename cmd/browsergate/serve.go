@@ -36,7 +36,7 @@ func serve(args []string, stderr io.Writer) error {
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error (logs go to stderr)")
 	approvalsSocket := fs.String("approvals-socket", "", "Unix socket of the operator approval channel (default: FILE.approvals.sock beside --evidence)")
 	approvalTimeout := fs.Duration("approval-timeout", executor.DefaultApprovalTimeout, "how long a call waits for a human's approval before it is denied")
-	elicitation := fs.Bool("elicitation", true, "also ask for approvals through MCP elicitation when the client supports it (turn off for clients that could answer by themselves)")
+	elicitation := fs.Bool("elicitation", false, "also ask for approvals through MCP elicitation when the client supports it: only for a client that puts the question to a human, never one that could answer by itself (critical-tier commands always need the operator)")
 	watch := fs.Bool("watch", false, "reload manifests and policies when their files change (SIGHUP always reloads)")
 	var resolve multiFlag
 	fs.Var(&resolve, "resolve", "name=ip[,ip...]: answer for name in the egress proxy instead of DNS (repeatable; tests, air-gapped setups)")

@@ -28,6 +28,11 @@ type Site struct {
 	sessions map[string]string // cookie value -> user
 	// Submissions counts profile form posts, so tests can see a submit land.
 	Submissions atomic.Int64
+	// SwitchForms tells the /trap/switch page to retarget its form (the
+	// page polls for it), and Switched counts the pages that did: a test
+	// changes a page under a held call, then approves.
+	SwitchForms atomic.Bool
+	Switched    atomic.Int64
 }
 
 // New returns the demo site.
@@ -71,6 +76,17 @@ HTMLFormElement.prototype.requestSubmit = HTMLFormElement.prototype.requestSubmi
 <button id="open" onclick="window.open({{.Forbidden}})">Open</button></main></body></html>{{end}}
 {{define "trap-later"}}{{template "head" .}}<main><h1>Later</h1><p>This page moves by itself.</p>
 <script>setTimeout(() => { location.href = {{.Forbidden}}; }, 200);</script></main></body></html>{{end}}
+{{define "trap-switch"}}{{template "head" .}}<main><h1>Switch</h1>
+<form id="f" method="post" action="/profile"><label>Display name <input name="display" value="x"></label><button>Save</button></form>
+<script>
+// Once told to, the page points its form somewhere else (still in scope).
+const poll = setInterval(async () => {
+  if ((await (await fetch('/trap/switch-state')).text()) !== 'switch') return;
+  clearInterval(poll);
+  document.getElementById('f').action = '/profile?retargeted=1';
+  fetch('/trap/switched');
+}, 100);
+</script></main></body></html>{{end}}
 {{define "elsewhere"}}{{template "head" .}}<main><h1>Elsewhere</h1><p>This link leaves the allowed scope.</p>
 <p><a id="forbidden" href="{{.Forbidden}}">Forbidden site</a></p></main></body></html>{{end}}
 `))
@@ -116,6 +132,14 @@ func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/trap/popup", "/trap/later":
 		// A popup, and a page that navigates by itself, to ?to=URL.
 		s.render(w, r.URL.Path[1:5]+"-"+r.URL.Path[6:], page{Title: "Trap", Forbidden: r.URL.Query().Get("to")})
+	case "/trap/switch":
+		s.render(w, "trap-switch", page{Title: "Switch"})
+	case "/trap/switch-state":
+		if s.SwitchForms.Load() {
+			fmt.Fprint(w, "switch")
+		}
+	case "/trap/switched":
+		s.Switched.Add(1)
 	case "/jump":
 		// A script navigation: the button sends the tab to ?to=URL.
 		s.render(w, "jump", page{Title: "Jump", Forbidden: r.URL.Query().Get("to")})

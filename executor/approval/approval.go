@@ -11,6 +11,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -31,26 +32,42 @@ const (
 // already decided, or expired.
 var ErrUnknown = errors.New("no pending approval with that id")
 
-// Request is what a human is asked to decide.
+// Request is what a human is asked to decide: everything the call will do,
+// so that nobody approves a command without seeing its arguments.
 type Request struct {
-	ID       string         `json:"id"`
-	Session  string         `json:"session"`
-	Tool     string         `json:"tool"` // MCP tool name
-	Command  string         `json:"command"`
-	Args     map[string]any `json:"args,omitempty"` // as recorded: secrets masked
-	URL      string         `json:"url,omitempty"`  // the page, or the navigation target
-	Why      []string       `json:"why"`            // what requires the approval
-	Created  time.Time      `json:"created"`
-	Deadline time.Time      `json:"deadline"`
+	ID      string         `json:"id"`
+	Session string         `json:"session"`
+	Tool    string         `json:"tool"` // MCP tool name
+	Command string         `json:"command"`
+	Args    map[string]any `json:"args,omitempty"` // as recorded: what is typed into a password field is masked
+	Page    string         `json:"page,omitempty"` // the page the call acts on
+	URL     string         `json:"url,omitempty"`  // where the call leads: its url argument, the link or form's destination, else the page
+	Tier    string         `json:"risk_tier,omitempty"`
+	Why     []string       `json:"why"` // what requires the approval
+	// Fingerprint binds the approval to the exact arguments, unmasked,
+	// without showing them: a second round must carry the same.
+	Fingerprint string    `json:"-"`
+	Created     time.Time `json:"created"`
+	Deadline    time.Time `json:"deadline"`
 }
 
-// Summary is one line for a human: the command, where, and why.
+// Summary is one line for a human: the call with its arguments, where it
+// acts and leads, and why it needs approval.
 func (r Request) Summary() string {
-	where := ""
-	if r.URL != "" {
-		where = " on " + r.URL
+	var b strings.Builder
+	b.WriteString(r.Tool)
+	if len(r.Args) > 0 {
+		args, _ := json.Marshal(r.Args)
+		b.WriteString(" " + string(args))
 	}
-	return fmt.Sprintf("%s%s (%s)", r.Tool, where, strings.Join(r.Why, "; "))
+	if r.Page != "" {
+		b.WriteString(" on " + r.Page)
+	}
+	if r.URL != "" && r.URL != r.Page {
+		b.WriteString(", leading to " + r.URL)
+	}
+	fmt.Fprintf(&b, " (%s)", strings.Join(r.Why, "; "))
+	return b.String()
 }
 
 // Outcome is the decision on a held call, or the lack of one.
@@ -153,6 +170,18 @@ func (b *Broker) Decide(id string, o Outcome) error {
 	o.At = b.now()
 	p.done <- o
 	return nil
+}
+
+// Withdraw drops the held call id at once, answered or not: the call it
+// belonged to will not run (the session moved on, or ended). A later
+// Decide or Get finds nothing.
+func (b *Broker) Withdraw(id string) { b.forget(id) }
+
+// Answered reports whether the held call has an answer waiting.
+func (p *Pending) Answered() bool {
+	p.b.mu.Lock()
+	defer p.b.mu.Unlock()
+	return p.decided
 }
 
 // List returns the calls still waiting for an answer, oldest first.

@@ -3,6 +3,7 @@ package approval_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -132,5 +133,35 @@ func TestAbandonedCallIsDropped(t *testing.T) {
 	}
 	if err := b.Decide(p.ID, approval.Outcome{Approved: true}); !errors.Is(err, approval.ErrUnknown) {
 		t.Errorf("approving an abandoned call: %v", err)
+	}
+}
+
+// TestWithdraw: a withdrawn call can no longer be answered or found.
+func TestWithdraw(t *testing.T) {
+	b := approval.NewBroker(nil)
+	p := b.Open(approval.Request{}, time.Minute)
+	b.Withdraw(p.ID)
+	if b.Get(p.ID) != nil || len(b.List()) != 0 {
+		t.Error("a withdrawn call is still held")
+	}
+	if err := b.Decide(p.ID, approval.Outcome{Approved: true}); !errors.Is(err, approval.ErrUnknown) {
+		t.Errorf("approving a withdrawn call: %v", err)
+	}
+}
+
+// TestSummaryShowsWhatRuns: the line a human approves from shows the
+// arguments, the page and where the call leads.
+func TestSummaryShowsWhatRuns(t *testing.T) {
+	r := approval.Request{Tool: "demo.execute_js", Args: map[string]any{"expression": "fetch('/transfer')"},
+		Page: "https://bank.example/", URL: "https://bank.example/", Why: []string{"policy x"}}
+	got := r.Summary()
+	for _, want := range []string{`{"expression":"fetch('/transfer')"}`, "on https://bank.example/", "(policy x)"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("summary %q lacks %q", got, want)
+		}
+	}
+	r.URL = "https://evil.example/post"
+	if got := r.Summary(); !strings.Contains(got, "leading to https://evil.example/post") {
+		t.Errorf("summary %q does not say where the call leads", got)
 	}
 }
