@@ -216,12 +216,12 @@ func (e *Executor) recheck(ctx context.Context, s *session, t *turn, cmd *toolcl
 // as recorded, the page, where it leads, and a fingerprint of the real
 // arguments.
 func (e *Executor) approvalRequest(s *session, t *turn, held *approvalHold) approval.Request {
-	r := approval.Request{Session: s.id, Tool: t.call.Tool, Args: t.recordedArgs(), Why: held.why, Fingerprint: fingerprint(t.args)}
+	r := approval.Request{Session: s.id, Tool: t.call.Tool, Args: e.shownArgs(t), Why: held.why, Fingerprint: fingerprint(t.args)}
 	if t.before != nil {
-		r.Page = t.before.URL
+		r.Page = e.masker.Load().mask(t.before.URL)
 	}
 	if len(held.reqs) > 0 {
-		r.Command, r.URL = held.reqs[0].Command, held.reqs[0].URL
+		r.Command, r.URL = held.reqs[0].Command, e.masker.Load().mask(held.reqs[0].URL)
 		for _, q := range held.reqs {
 			if q.RiskTier == "critical" || r.Tier == "" {
 				r.Tier = q.RiskTier

@@ -159,6 +159,17 @@ func (s *session) typeText(ctx context.Context, args map[string]any) (output, er
 	if err != nil {
 		return output{}, err
 	}
+	// The gate checked the secrets' domains; the page may have moved
+	// since, so they are checked again right before the value goes in.
+	filled := ""
+	if secs := s.secrets.placeholders(text); len(secs) > 0 {
+		if err := s.checkSecrets(ctx, text, &el, named); err != nil {
+			return output{}, err
+		}
+		for _, sec := range secs {
+			filled += ", with secret " + sec.Name + " filled in"
+		}
+	}
 	label := "the focused element"
 	if named {
 		if _, err := chromedp.Call(ctx, dom.Focus, dom.FocusParams{ObjectID: el.object}); err != nil {
@@ -170,10 +181,10 @@ func (s *session) typeText(ctx context.Context, args map[string]any) (output, er
 	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`(() => { const a = document.activeElement; if (a && a.select) a.select(); })()`)); err != nil {
 		return output{}, err
 	}
-	if _, err := chromedp.Call(ctx, input.InsertText, input.InsertTextParams{Text: text}); err != nil {
+	if _, err := chromedp.Call(ctx, input.InsertText, input.InsertTextParams{Text: s.secrets.fill(text)}); err != nil {
 		return output{}, fmt.Errorf("type into %s: %w", label, err)
 	}
-	return output{Text: fmt.Sprintf("typed %d characters into %s", len([]rune(text)), label)}, nil
+	return output{Text: fmt.Sprintf("typed %d characters into %s%s", len([]rune(text)), label, filled)}, nil
 }
 
 // submitFormJS submits the element's form (or the element if it is a form)

@@ -61,6 +61,8 @@ type Executor struct {
 	closed   bool
 	stateKey [32]byte // seals the request state of approvals asked in two rounds
 	policies atomic.Pointer[cedar.Engine]
+	secrets  map[*toolclad.Manifest]*secretSet // guarded by mu
+	masker   atomic.Pointer[masker]            // every manifest's secrets, for every sink
 }
 
 type sessionKey struct {
@@ -99,6 +101,13 @@ func New(cfg Config) (*Executor, error) {
 		return nil, err
 	}
 	e.scopes = scopes
+	if e.secrets, err = secretSets(cfg.Manifests); err != nil {
+		return nil, err
+	}
+	e.masker.Store(newMasker(cfg.Manifests))
+	// Log lines pass the masker too: a URL the proxy logs may carry a
+	// secret a form sent.
+	e.cfg.Logger = slog.New(&maskHandler{inner: cfg.Logger.Handler(), m: &e.masker})
 	return e, nil
 }
 
@@ -149,6 +158,10 @@ func (e *Executor) Reload(ms []*toolclad.Manifest, policies *cedar.Engine) error
 	if err != nil {
 		return err
 	}
+	secrets, err := secretSets(ms)
+	if err != nil {
+		return err
+	}
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
@@ -173,8 +186,9 @@ func (e *Executor) Reload(ms []*toolclad.Manifest, policies *cedar.Engine) error
 			scopes[m] = sc // unchanged manifest: its backend holds this scope
 		}
 	}
-	e.cfg.Manifests, e.scopes = ms, scopes
+	e.cfg.Manifests, e.scopes, e.secrets = ms, scopes, secrets
 	e.policies.Store(policies)
+	e.masker.Store(newMasker(ms))
 	e.mu.Unlock()
 	endSessions(ended)
 	for _, b := range stopped {
@@ -231,6 +245,7 @@ func (e *Executor) session(mcpID string, m *toolclad.Manifest) (*session, error)
 		mcpID:    mcpID,
 		manifest: m,
 		backend:  b,
+		secrets:  e.secrets[m],
 		created:  now,
 		lastCall: now,
 		counts:   map[string]int{},
@@ -249,4 +264,16 @@ func endSessions(ss []*session) {
 		s.end()
 		s.mu.Unlock()
 	}
+}
+
+// secretSets compiles each manifest's secrets.
+func secretSets(ms []*toolclad.Manifest) (map[*toolclad.Manifest]*secretSet, error) {
+	out := make(map[*toolclad.Manifest]*secretSet, len(ms))
+	var errs []error
+	for _, m := range ms {
+		ss, err := newSecretSet(m)
+		errs = append(errs, err)
+		out[m] = ss
+	}
+	return out, errors.Join(errs...)
 }

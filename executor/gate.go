@@ -111,6 +111,10 @@ func (e *Executor) gate(ctx context.Context, s *session, t *turn, cmd *toolclad.
 		if err != nil {
 			return &DenyError{Stage: "args", Rule: "element", Reason: err.Error()}
 		}
+		text, _ := t.args["text"].(string)
+		if err := s.checkSecrets(ctx, text, &el, named); err != nil {
+			return &DenyError{Stage: "secrets", Rule: "secret domains", Reason: err.Error()}
+		}
 		if !named {
 			el, err = s.focused(ctx)
 		}

@@ -248,6 +248,7 @@ func (e *Executor) armTimers(s *session) {
 // nothing happens off the record without the agent being told.
 func (e *Executor) finish(s *session, t *turn) *toolclad.Reply {
 	m, cmd := s.manifest, t.call.Command
+	e.masker.Load().maskTurn(t) // before anything is recorded, logged or returned
 	// Stage says where the call was decided: "gate" when every check
 	// passed, else the stage that refused.
 	t.decision.Allowed, t.decision.Stage = t.deny == nil, "gate"
@@ -266,7 +267,7 @@ func (e *Executor) finish(s *session, t *turn) *toolclad.Reply {
 	} else if len(t.out.PNG) > 0 {
 		shot = t.out.PNG
 	}
-	args := t.recordedArgs()
+	args := e.shownArgs(t)
 	env := &evidence.Envelope{
 		Session:          s.id,
 		Time:             t.start.UTC(),
@@ -347,8 +348,9 @@ func ruleName(expired string) string {
 	return expired
 }
 
-// recordedArgs are the call's arguments as the evidence log and a human
-// approver see them: what is typed into a password field is masked.
+// recordedArgs are the call's arguments with what is typed into a password
+// field masked. The evidence log and a human approver see them through
+// Executor.shownArgs, which masks secret values too.
 func (t *turn) recordedArgs() map[string]any {
 	if !t.secret {
 		return t.args
@@ -357,5 +359,13 @@ func (t *turn) recordedArgs() map[string]any {
 	if text, ok := args["text"].(string); ok {
 		args["text"] = fmt.Sprintf("[masked: %d characters typed into a password field]", len([]rune(text)))
 	}
+	return args
+}
+
+// shownArgs are the arguments as they are recorded and shown to a human:
+// password-field text masked, and any secret value masked (an agent that
+// knows a secret and types it itself does not get it recorded).
+func (e *Executor) shownArgs(t *turn) map[string]any {
+	args, _ := e.masker.Load().maskValue(t.recordedArgs()).(map[string]any)
 	return args
 }

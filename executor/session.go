@@ -27,6 +27,7 @@ type session struct {
 	mcpID    string
 	manifest *toolclad.Manifest
 	backend  *backend
+	secrets  *secretSet // the manifest's secrets, for type_text
 
 	blocked      *blockLog     // requests the egress gate refused for this session
 	proxy        *egress.Proxy // the session's egress proxy

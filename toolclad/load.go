@@ -121,6 +121,9 @@ func decodeManifest(r *reader, root map[string]any) *Manifest {
 	mode, _ := toolTable["mode"].(string)
 	decodeBrowser(top.sub("browser"), m, hasBrowser || mode == "browser")
 	decodeOutput(top.sub("output"), m)
+	if top.has("secrets") {
+		decodeSecrets(top.sub("secrets"), m)
+	}
 	const other = "not supported in a browser-mode manifest"
 	top.doneWith(map[string]string{
 		"args":    other + " (declare arguments under [browser.commands.<name>] args)",

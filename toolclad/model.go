@@ -21,6 +21,8 @@ type Manifest struct {
 	Output Output
 	// Commands are the declared commands, in file order.
 	Commands []*Command
+	// Secrets are the [secrets.<NAME>] tables, by name, values read.
+	Secrets []*Secret
 
 	outputSchema *jsonschema.Resolved // resolved Output.Schema, nil when none
 }

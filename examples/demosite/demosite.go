@@ -33,6 +33,9 @@ type Site struct {
 	// changes a page under a held call, then approves.
 	SwitchForms atomic.Bool
 	Switched    atomic.Int64
+	// Echoed is the last value the /echo form sent, so a test can see
+	// what was really typed (a secret's value, not its placeholder).
+	Echoed atomic.Value
 }
 
 // New returns the demo site.
@@ -87,6 +90,16 @@ const poll = setInterval(async () => {
   fetch('/trap/switched');
 }, 100);
 </script></main></body></html>{{end}}
+{{define "echo"}}{{template "head" .}}<main><h1>Echo</h1>
+<form method="get" action="/echo"><label>Value <input id="v" name="v" autocomplete="off"></label><button>Send</button></form>
+<p>You typed: <span id="mirror"></span></p>
+<script>
+// The page repeats what is typed, and logs it: every sink a secret could
+// leak through.
+const v = document.getElementById('v');
+v.addEventListener('input', () => { document.getElementById('mirror').textContent = v.value; console.log('typed', v.value); });
+</script>
+{{if .Error}}<p id="sent">Sent: {{.Error}}</p>{{end}}</main></body></html>{{end}}
 {{define "elsewhere"}}{{template "head" .}}<main><h1>Elsewhere</h1><p>This link leaves the allowed scope.</p>
 <p><a id="forbidden" href="{{.Forbidden}}">Forbidden site</a></p></main></body></html>{{end}}
 `))
@@ -132,6 +145,12 @@ func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/trap/popup", "/trap/later":
 		// A popup, and a page that navigates by itself, to ?to=URL.
 		s.render(w, r.URL.Path[1:5]+"-"+r.URL.Path[6:], page{Title: "Trap", Forbidden: r.URL.Query().Get("to")})
+	case "/echo":
+		v := r.URL.Query().Get("v")
+		if v != "" {
+			s.Echoed.Store(v)
+		}
+		s.render(w, "echo", page{Title: "Echo", Error: v})
 	case "/trap/switch":
 		s.render(w, "trap-switch", page{Title: "Switch"})
 	case "/trap/switch-state":

@@ -1,0 +1,322 @@
+package executor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html"
+	"log/slog"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/browsergate/browsergate/scope"
+	"github.com/browsergate/browsergate/toolclad"
+)
+
+// Secrets (the manifest's [secrets.<NAME>] tables) never reach the agent
+// or the record. The agent types the placeholder <NAME>; the value is put
+// in only as the text is dispatched, only into an element named by ref or
+// selector, and only when that element's page is on one of the secret's
+// domains. Everything browsergate hands back or writes — tool results,
+// snapshots, extracted HTML, page state, blocked-request lists, evidence
+// envelopes, approval questions and log lines — goes through a masker that
+// replaces the value (also URL-, HTML- and JSON-escaped) with
+// [secret NAME]. Screenshots are pixels: a page that shows a secret in
+// clear text shows it in its screenshot too.
+
+// secretSet is the secrets of one manifest, for typing.
+type secretSet struct {
+	secrets []*toolclad.Secret
+	domains map[*toolclad.Secret][]*scope.Pattern
+}
+
+func newSecretSet(m *toolclad.Manifest) (*secretSet, error) {
+	ss := &secretSet{secrets: m.Secrets, domains: map[*toolclad.Secret][]*scope.Pattern{}}
+	var errs []error
+	for _, sec := range m.Secrets {
+		for _, d := range sec.Domains {
+			p, err := scope.ParsePattern(d)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: secret %s: domain %q: %w", m.Path, sec.Name, d, err))
+				continue
+			}
+			ss.domains[sec] = append(ss.domains[sec], p)
+		}
+	}
+	return ss, errors.Join(errs...)
+}
+
+// placeholders returns the secrets whose placeholder text contains.
+func (ss *secretSet) placeholders(text string) []*toolclad.Secret {
+	if ss == nil {
+		return nil
+	}
+	var out []*toolclad.Secret
+	for _, sec := range ss.secrets {
+		if strings.Contains(text, sec.Placeholder()) {
+			out = append(out, sec)
+		}
+	}
+	return out
+}
+
+// check says whether every secret in text may be typed into an element of
+// the page at docURL ("" when the element is not named: the focused
+// element could be anywhere, even in another frame).
+func (ss *secretSet) check(text, docURL string, named bool) error {
+	secs := ss.placeholders(text)
+	if len(secs) == 0 {
+		return nil
+	}
+	if !named {
+		return fmt.Errorf("secret %s can only be typed into an element named by ref or selector, not the focused element", secs[0].Name)
+	}
+	host, err := scope.CanonicalHost(hostOf(docURL))
+	if err != nil {
+		return fmt.Errorf("secret %s: the element's page %q has no host it could be allowed on", secs[0].Name, docURL)
+	}
+	for _, sec := range secs {
+		if !slices.ContainsFunc(ss.domains[sec], func(p *scope.Pattern) bool { return p.Match(host) }) {
+			return fmt.Errorf("secret %s may only be typed on %s, and this element's page is on %s", sec.Name, strings.Join(sec.Domains, ", "), host)
+		}
+	}
+	return nil
+}
+
+// fill puts the values in place of the placeholders.
+func (ss *secretSet) fill(text string) string {
+	for _, sec := range ss.placeholders(text) {
+		text = strings.ReplaceAll(text, sec.Placeholder(), sec.Value())
+	}
+	return text
+}
+
+func hostOf(raw string) string {
+	u, err := scope.ParseURL(raw)
+	if err != nil {
+		return ""
+	}
+	return u.Host
+}
+
+// elementPageJS returns the URL of the document an element belongs to.
+const elementPageJS = `function() { return this.ownerDocument.location.href; }`
+
+// checkSecrets runs ss.check for a type_text target, reading the element's
+// page in the gate's isolated world.
+func (s *session) checkSecrets(ctx context.Context, text string, el *element, named bool) error {
+	if len(s.secrets.placeholders(text)) == 0 {
+		return nil
+	}
+	docURL := ""
+	if named {
+		if err := el.call(ctx, elementPageJS, &docURL); err != nil {
+			return fmt.Errorf("cannot tell which page the element is on, so no secret is typed: %v", err)
+		}
+	}
+	return s.secrets.check(text, docURL, named)
+}
+
+// masker replaces secret values, in every form they are likely to take in
+// text, with [secret NAME]. A nil masker masks nothing.
+type masker struct{ r *strings.Replacer }
+
+func newMasker(ms []*toolclad.Manifest) *masker {
+	var pairs []string
+	seen := map[string]bool{}
+	for _, m := range ms {
+		for _, sec := range m.Secrets {
+			v, label := sec.Value(), "[secret "+sec.Name+"]"
+			for _, form := range secretForms(v) {
+				if form != "" && !seen[form] {
+					seen[form] = true
+					pairs = append(pairs, form, label)
+				}
+			}
+		}
+	}
+	if len(pairs) == 0 {
+		return nil
+	}
+	// strings.Replacer tries the pairs in order at each position: longer
+	// forms first, so that a value inside its own escaped form is not
+	// half-replaced.
+	type pair struct{ from, to string }
+	ps := make([]pair, 0, len(pairs)/2)
+	for i := 0; i < len(pairs); i += 2 {
+		ps = append(ps, pair{pairs[i], pairs[i+1]})
+	}
+	slices.SortStableFunc(ps, func(a, b pair) int { return len(b.from) - len(a.from) })
+	args := make([]string, 0, len(pairs))
+	for _, p := range ps {
+		args = append(args, p.from, p.to)
+	}
+	return &masker{r: strings.NewReplacer(args...)}
+}
+
+// secretForms are the spellings a value takes in what browsergate returns
+// or records: as typed; URL-escaped (a form's GET query, a logged URL);
+// HTML-escaped as the DOM serialises text and attributes (extract_html);
+// JSON-escaped with and without HTML escaping (structured results,
+// evidence); Go-quoted (snapshot values).
+func secretForms(v string) []string {
+	jsonInner := func(escapeHTML bool) string {
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(escapeHTML)
+		enc.Encode(v)
+		out := strings.TrimSuffix(b.String(), "\n")
+		return out[1 : len(out)-1]
+	}
+	text := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "\u00a0", "&nbsp;").Replace(v)
+	attr := strings.NewReplacer("&", "&amp;", "\"", "&quot;", "<", "&lt;", ">", "&gt;", "\u00a0", "&nbsp;").Replace(v)
+	attrOld := strings.NewReplacer("&", "&amp;", "\"", "&quot;", "\u00a0", "&nbsp;").Replace(v)
+	quoted := strconv.Quote(v)
+	return []string{v, url.QueryEscape(v), url.PathEscape(v), html.EscapeString(v), text, attr, attrOld,
+		jsonInner(true), jsonInner(false), quoted[1 : len(quoted)-1]}
+}
+
+func (m *masker) mask(s string) string {
+	if m == nil || s == "" {
+		return s
+	}
+	return m.r.Replace(s)
+}
+
+// maskValue masks the strings inside v (maps, slices, strings).
+func (m *masker) maskValue(v any) any {
+	if m == nil {
+		return v
+	}
+	switch x := v.(type) {
+	case string:
+		return m.mask(x)
+	case map[string]any:
+		if x == nil {
+			return x
+		}
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = m.maskValue(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = m.maskValue(e)
+		}
+		return out
+	case []string:
+		out := make([]string, len(x))
+		for i, e := range x {
+			out[i] = m.mask(e)
+		}
+		return out
+	}
+	return v
+}
+
+func (m *masker) maskState(p *PageState) *PageState {
+	if m == nil || p == nil {
+		return p
+	}
+	c := *p
+	c.URL, c.Title, c.Domain = m.mask(c.URL), m.mask(c.Title), m.mask(c.Domain)
+	return &c
+}
+
+// maskedError keeps the error's identity (errors.Is) and masks its text.
+type maskedError struct {
+	msg string
+	err error
+}
+
+func (e *maskedError) Error() string { return e.msg }
+func (e *maskedError) Unwrap() error { return e.err }
+
+// maskTurn masks everything of a finished call that is returned, recorded
+// or logged.
+func (m *masker) maskTurn(t *turn) {
+	if m == nil {
+		return
+	}
+	t.out.Text = m.mask(t.out.Text)
+	if t.err != nil {
+		t.err = &maskedError{msg: m.mask(t.err.Error()), err: t.err}
+	}
+	if t.deny != nil {
+		d := *t.deny
+		d.Reason = m.mask(d.Reason)
+		t.deny = &d
+	}
+	t.before, t.after = m.maskState(t.before), m.maskState(t.after)
+	for i := range t.blocked {
+		t.blocked[i].URL, t.blocked[i].Reason = m.mask(t.blocked[i].URL), m.mask(t.blocked[i].Reason)
+	}
+	t.decision.Scope = m.mask(t.decision.Scope)
+	for i, r := range t.decision.Reasons {
+		t.decision.Reasons[i] = m.mask(r)
+	}
+}
+
+// maskHandler is a slog.Handler that masks secret values in the message
+// and in every attribute before the inner handler sees them.
+type maskHandler struct {
+	inner slog.Handler
+	m     *atomic.Pointer[masker]
+}
+
+func (h *maskHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return h.inner.Enabled(ctx, l)
+}
+
+func (h *maskHandler) Handle(ctx context.Context, r slog.Record) error {
+	m := h.m.Load()
+	if m == nil {
+		return h.inner.Handle(ctx, r)
+	}
+	nr := slog.NewRecord(r.Time, r.Level, m.mask(r.Message), r.PC)
+	r.Attrs(func(a slog.Attr) bool {
+		nr.AddAttrs(m.attr(a))
+		return true
+	})
+	return h.inner.Handle(ctx, nr)
+}
+
+func (h *maskHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	m := h.m.Load()
+	masked := make([]slog.Attr, len(as))
+	for i, a := range as {
+		masked[i] = m.attr(a)
+	}
+	return &maskHandler{inner: h.inner.WithAttrs(masked), m: h.m}
+}
+
+func (h *maskHandler) WithGroup(name string) slog.Handler {
+	return &maskHandler{inner: h.inner.WithGroup(name), m: h.m}
+}
+
+func (m *masker) attr(a slog.Attr) slog.Attr {
+	if m == nil {
+		return a
+	}
+	v := a.Value.Resolve()
+	switch v.Kind() {
+	case slog.KindString:
+		return slog.String(a.Key, m.mask(v.String()))
+	case slog.KindGroup:
+		g := v.Group()
+		out := make([]any, len(g))
+		for i, e := range g {
+			out[i] = m.attr(e)
+		}
+		return slog.Group(a.Key, out...)
+	case slog.KindAny:
+		return slog.String(a.Key, m.mask(fmt.Sprint(v.Any())))
+	}
+	return a
+}
