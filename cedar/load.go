@@ -39,6 +39,7 @@ type Engine struct {
 	index      map[cedargo.PolicyID]int // policy id -> position in infos (load order)
 	validator  *validate.Validator      // strict validator for the directory's schema
 	schemaFile string
+	sources    map[string][]byte // file name -> bytes of the schema and every policy file
 }
 
 // LoadDir loads a policy directory: exactly one schema file (*.cedarschema,
@@ -72,7 +73,7 @@ func LoadDir(dir string) (*Engine, error) {
 	sort.Strings(names)
 	sort.Strings(schemas)
 
-	e := &Engine{set: cedargo.NewPolicySet(), index: map[cedargo.PolicyID]int{}}
+	e := &Engine{set: cedargo.NewPolicySet(), index: map[cedargo.PolicyID]int{}, sources: map[string][]byte{}}
 	var errs []error
 	switch len(schemas) {
 	case 0:
@@ -86,6 +87,7 @@ func LoadDir(dir string) (*Engine, error) {
 		} else if e.validator, err = loadSchema(e.schemaFile, src); err != nil {
 			errs = append(errs, err)
 		}
+		e.sources[schemas[0]] = src
 	default:
 		errs = append(errs, fmt.Errorf("%w: %s holds %d schema files (%s); keep exactly one",
 			ErrSchema, dir, len(schemas), strings.Join(schemas, ", ")))
@@ -98,6 +100,7 @@ func LoadDir(dir string) (*Engine, error) {
 			policyErrs = append(policyErrs, fmt.Errorf("cedar: read %s: %w", path, err))
 			continue
 		}
+		e.sources[name] = src
 		policyErrs = append(policyErrs, e.addFile(path, name, src)...)
 	}
 	errs = append(errs, policyErrs...)
@@ -177,4 +180,18 @@ func (e *Engine) Policies() []PolicyInfo {
 		return nil
 	}
 	return append([]PolicyInfo(nil), e.infos...)
+}
+
+// Sources returns the bytes of the files the engine was loaded from (the
+// schema and every policy file), by file name: enough to load the same
+// engine again elsewhere, as an evidence replay does. The map is a copy.
+func (e *Engine) Sources() map[string][]byte {
+	if e == nil {
+		return nil
+	}
+	out := make(map[string][]byte, len(e.sources))
+	for k, v := range e.sources {
+		out[k] = append([]byte(nil), v...)
+	}
+	return out
 }

@@ -156,3 +156,30 @@ func TestPolicies(t *testing.T) {
 		t.Error("Policies() exposes the engine's own slice")
 	}
 }
+
+// TestSourcesReloadTheSameEngine: the sources an engine keeps load an
+// engine with the same policies.
+func TestSourcesReloadTheSameEngine(t *testing.T) {
+	e, err := cedar.LoadDir("../policies")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for name, src := range e.Sources() {
+		if err := os.WriteFile(filepath.Join(dir, name), src, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	again, err := cedar.LoadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := len(e.Policies()), len(again.Policies()); a != b || a == 0 {
+		t.Fatalf("%d policies from the sources, %d originally", b, a)
+	}
+	for i, p := range again.Policies() {
+		if p.ID != e.Policies()[i].ID {
+			t.Errorf("policy %d: %s, originally %s", i, p.ID, e.Policies()[i].ID)
+		}
+	}
+}

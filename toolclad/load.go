@@ -41,6 +41,7 @@ func Parse(name string, doc []byte) (*Manifest, error) {
 	r := &reader{file: name, pos: indexPositions(doc)}
 	m := decodeManifest(r, root)
 	m.Path = name
+	m.Source = append([]byte(nil), doc...)
 	if len(r.problems) > 0 {
 		sortProblems(r.problems)
 		return nil, &LoadError{Problems: r.problems}

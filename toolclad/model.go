@@ -13,6 +13,10 @@ import (
 type Manifest struct {
 	// Path is the file the manifest was loaded from, as given to Load.
 	Path string
+	// Source is the manifest's text as loaded: recorded with the evidence
+	// so that a session can be replayed under the manifest it ran under.
+	// (Secret values are not in it, only where they are read from.)
+	Source []byte
 	// Tool is the [tool] table.
 	Tool Tool
 	// Browser is the [browser] table with every default applied.
