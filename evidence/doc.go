@@ -1,6 +1,6 @@
 // Package evidence records every interaction an agent has with the governed
 // browser (allowed or denied) as an [Envelope] in a tamper-evident log, and
-// verifies that log later.
+// verifies, exports and prunes that log later.
 //
 // Each session is its own hash chain: an envelope carries the hash of the
 // one before it, and its own hash is the SHA-256 of its canonical JSON
@@ -9,13 +9,26 @@
 // an envelope is durable before the call that produced it returns. The head
 // of every chain (last seq and hash) is kept beside it and updated in the
 // same transaction, which is what lets [Store.Verify] notice a truncated or
-// extended tail.
+// extended tail. With [Options.SigningKey] every head is also signed
+// (ed25519 over [HeadMessage]), and [Store.VerifyWithKey] then detects a
+// tail cut off or extended by someone who rewrote the head but does not
+// hold the key.
+//
+// Screenshots ([Store.Screenshot]) and configuration blobs ([Store.PutConfig],
+// named by Envelope.ConfigSHA256 so that a call can be replayed under the
+// configuration it ran with) are stored once each, under their SHA-256.
 //
 // [Store.Verify] walks every session, never stopping at the first problem,
 // and reports altered, removed, inserted or reordered records, heads that do
-// not match their chain, and screenshots whose bytes do not match their
-// hash. What it cannot detect: removing a whole session together with its
-// head, since nothing else refers to it (signed heads will close that gap).
+// not match their chain, and screenshots and config blobs whose bytes do
+// not match their hash. What it cannot detect, even with the key: removing
+// a whole session together with its head (nothing else refers to it; this
+// is also what [Store.Prune] does, by design), and rolling a session back
+// to an earlier signed head together with the records after it.
+//
+// For people, [WriteTimeline] prints a log one line a record and
+// [Store.ExportHTML] writes a self-contained HTML report; for machines,
+// [Store.Export] writes the stored records as JSON Lines.
 //
 // The byte format is specified in docs/evidence-format.md so that an auditor
 // can verify a log with their own tool.

@@ -23,7 +23,8 @@ const MaxSessionIDLen = 1024
 
 // Envelope is the evidence of one interaction, allowed or denied. Append
 // fills Version, Seq, PrevHash, Hash, OutputSHA256, OutputTruncated,
-// ScreenshotSHA256 and (when zero) Time; the caller fills the rest. Secrets
+// ScreenshotSHA256 and (when zero) Time; the caller fills the rest,
+// ConfigSHA256 included (after storing the blob with Store.PutConfig). Secrets
 // in Args must be masked by the caller before Append: the log keeps
 // everything it is given, forever.
 type Envelope struct {
@@ -42,9 +43,13 @@ type Envelope struct {
 	OutputTruncated  bool           `json:"output_truncated,omitempty"`
 	OutputSHA256     string         `json:"output_sha256"` // of the whole output, truncated or not
 	ScreenshotSHA256 string         `json:"screenshot_sha256,omitempty"`
-	InteractionCount int            `json:"interaction_count"`
-	DurationMicros   int64          `json:"duration_us"`
-	Error            string         `json:"error,omitempty"`
+	// ConfigSHA256 names the configuration the call ran under (the
+	// session's manifest and policies, serialised by the caller and stored
+	// with Store.PutConfig), so that the call can be replayed later.
+	ConfigSHA256     string `json:"config_sha256,omitempty"`
+	InteractionCount int    `json:"interaction_count"`
+	DurationMicros   int64  `json:"duration_us"`
+	Error            string `json:"error,omitempty"`
 	// Blocked lists the requests the egress gate refused while the call
 	// ran (request interception and the egress proxy).
 	Blocked  []BlockedRequest `json:"blocked,omitempty"`
@@ -56,7 +61,7 @@ type Envelope struct {
 // so an auditor can tell which rule refused (or let through) a call.
 type Decision struct {
 	Allowed   bool      `json:"allowed"`
-	Stage     string    `json:"stage"` // "args", "scope", "cedar", "limits", "approval" or "act"
+	Stage     string    `json:"stage"` // "args", "scope", "cedar", "limits", "approval", "act", or "gate" when every check passed
 	Rule      string    `json:"rule,omitempty"`
 	Scope     string    `json:"scope,omitempty"` // the scope verdict, in words
 	Cedar     string    `json:"cedar,omitempty"` // "allow", "deny", or "" when not reached
@@ -86,6 +91,11 @@ type SessionSummary struct {
 	Last    time.Time // time of the last record
 	Records int
 	Head    string // hash recorded in the session's head ("" when missing)
+	HeadSeq uint64 // seq recorded in the session's head (0 when missing)
+	// KeyID identifies the key that signed the head (see KeyID); "" when
+	// the head is not signed. Whether the signature is good is for
+	// Store.VerifyWithKey to say.
+	KeyID string
 }
 
 // BlockedRequest is one request the egress gate refused during a call.

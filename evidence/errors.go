@@ -44,3 +44,20 @@ var ErrNotCanonical = errors.New("evidence: value has no canonical encoding")
 // file's lock past Options.Timeout: bbolt allows one writer process, and a
 // running `browsergate serve` keeps its evidence file open.
 var ErrLocked = errors.New("evidence: file is locked by another process (a running browsergate serve?)")
+
+// ErrBadKey is returned (wrapped) for a signing or verification key that is
+// not an ed25519 key of the right size, and by the PEM parsers for data
+// that holds no such key: a head signed or checked with the wrong kind of
+// key proves nothing.
+var ErrBadKey = errors.New("evidence: not an ed25519 key")
+
+// ErrNoConfig is returned (wrapped) by Config when no blob is stored under
+// the given hash, and by Append for an envelope whose ConfigSHA256 names
+// no stored blob: a record must never refer to a configuration that is not
+// in the log.
+var ErrNoConfig = errors.New("evidence: config blob not found")
+
+// ErrNotIntact is returned (wrapped) by Prune when the log does not verify
+// before pruning: removing sessions from a damaged log could remove the
+// very records that show the damage, so nothing is removed.
+var ErrNotIntact = errors.New("evidence: log does not verify")

@@ -87,3 +87,40 @@ func ExampleStore_Verify() {
 	fmt.Println(rep.OK(), rep.Sessions, rep.Records)
 	// Output: true 1 1
 }
+
+// With a signing key the daemon signs every session's head; an auditor
+// who holds only the public key checks the signatures too.
+func ExampleStore_VerifyWithKey() {
+	dir, _ := os.MkdirTemp("", "evidence")
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "evidence.db")
+
+	privPEM, pubPEM, err := evidence.GenerateKey(nil) // evidence keygen writes these two
+	if err != nil {
+		panic(err)
+	}
+	key, _ := evidence.ParsePrivateKey(privPEM)
+	s, err := evidence.Open(path, &evidence.Options{SigningKey: key})
+	if err != nil {
+		panic(err)
+	}
+	e := &evidence.Envelope{Session: "s-1", Principal: "alice", Tool: "chrome_live", Command: "snapshot",
+		Decision: evidence.Decision{Allowed: true, Stage: "gate", Cedar: "allow"}}
+	if err := s.Append(e, nil); err != nil {
+		panic(err)
+	}
+	s.Close()
+
+	pub, _ := evidence.ParsePublicKey(pubPEM)
+	ro, err := evidence.Open(path, &evidence.Options{ReadOnly: true})
+	if err != nil {
+		panic(err)
+	}
+	defer ro.Close()
+	rep, err := ro.VerifyWithKey(pub)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(rep.OK(), rep.Signed, rep.KeyID == evidence.KeyID(pub))
+	// Output: true 1 true
+}

@@ -2,6 +2,9 @@ package evidence_test
 
 import (
 	"bytes"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"os"
@@ -105,4 +108,14 @@ func golden(t *testing.T, name string, got []byte) {
 	if !bytes.Equal(got, want) {
 		t.Errorf("%s differs from golden file (run go test -update if the change is intended)\ngot:\n%s\nwant:\n%s", name, got, want)
 	}
+}
+
+// testKey returns a fixed ed25519 key; different n give different keys.
+func testKey(n byte) ed25519.PrivateKey {
+	return ed25519.NewKeyFromSeed(bytes.Repeat([]byte{n}, ed25519.SeedSize))
+}
+
+func sha256hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }

@@ -2,8 +2,8 @@ package evidence
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,6 +24,7 @@ var (
 	bucketSessions    = []byte("sessions")
 	bucketHeads       = []byte("heads")
 	bucketScreenshots = []byte("screenshots")
+	bucketConfigs     = []byte("configs")
 	keyFormatVersion  = []byte("format_version")
 )
 
@@ -45,34 +46,41 @@ type Options struct {
 	// OutputLimit is how many bytes of output an envelope keeps:
 	// DefaultOutputLimit when zero or negative.
 	OutputLimit int
+	// SigningKey, when set, signs every session's head: each Append stores
+	// an ed25519 signature over the new head (HeadMessage) beside it, so
+	// that VerifyWithKey can tell a head written by this store from one
+	// rewritten by someone who can edit the file but does not hold the
+	// key. nil means unsigned heads. Ignored when ReadOnly.
+	SigningKey ed25519.PrivateKey
 }
 
 // Store is an open evidence log. All methods are safe for concurrent use:
 // bbolt serialises writers and gives each reader a consistent snapshot.
 type Store struct {
-	db   *bolt.DB
-	opts Options
-}
-
-// head is the value stored in the heads bucket.
-type head struct {
-	Hash string `json:"hash"`
-	Seq  uint64 `json:"seq"`
-}
-
-func (h head) encode() []byte {
-	// Hashes are hex, so no escaping is needed; keys in canonical order.
-	return fmt.Appendf(nil, `{"hash":%s,"seq":%d}`, strconv.Quote(h.Hash), h.Seq)
+	db    *bolt.DB
+	opts  Options
+	keyID string // KeyID of the signing key's public half; "" when unsigned
 }
 
 // Open opens (creating when needed and not ReadOnly) the evidence log at
 // path. A file written by a newer format version is refused with
-// ErrNewerFormat, and a bbolt file that is not an evidence log with
-// ErrNotEvidence.
+// ErrNewerFormat, a bbolt file that is not an evidence log with
+// ErrNotEvidence, and a SigningKey that is not an ed25519 private key
+// with ErrBadKey.
 func Open(path string, opts *Options) (*Store, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
+	}
+	var keyID string
+	if o.ReadOnly {
+		o.SigningKey = nil
+	} else if o.SigningKey != nil {
+		if len(o.SigningKey) != ed25519.PrivateKeySize {
+			return nil, fmt.Errorf("open evidence %s: %w: signing key has %d bytes, want %d",
+				path, ErrBadKey, len(o.SigningKey), ed25519.PrivateKeySize)
+		}
+		keyID = KeyID(o.SigningKey.Public().(ed25519.PublicKey))
 	}
 	if o.Timeout == 0 {
 		o.Timeout = DefaultTimeout
@@ -100,7 +108,7 @@ func Open(path string, opts *Options) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("open evidence %s: %w", path, err)
 	}
-	return &Store{db: db, opts: o}, nil
+	return &Store{db: db, opts: o, keyID: keyID}, nil
 }
 
 // checkFormat accepts files whose format version this package can read.
@@ -139,7 +147,7 @@ func initFormat(tx *bolt.Tx) error {
 			return err
 		}
 	}
-	for _, name := range [][]byte{bucketSessions, bucketHeads, bucketScreenshots} {
+	for _, name := range [][]byte{bucketSessions, bucketHeads, bucketScreenshots, bucketConfigs} {
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 			return err
 		}
@@ -181,7 +189,12 @@ func seqKey(seq uint64) []byte {
 // OutputSHA256 (of the whole output), Output and OutputTruncated (when the
 // output exceeds OutputLimit), ScreenshotSHA256 (from screenshot, stored
 // under that hash; "" when screenshot is empty) and Time when zero
-// (converted to UTC in any case). On error e is left unchanged.
+// (converted to UTC in any case). With Options.SigningKey it also signs
+// the session's new head. On error e is left unchanged.
+//
+// A non-empty e.ConfigSHA256 must name a blob stored with PutConfig
+// (ErrNoConfig otherwise): a record never refers to a configuration the
+// log does not hold.
 //
 // Append refuses (ErrCorrupt) to extend a chain whose head and records
 // disagree in a way it never leaves them (records but no head, a head
@@ -198,6 +211,9 @@ func (s *Store) Append(e *Envelope, screenshot []byte) error {
 		// The id is both a bbolt key and a JSON string: invalid UTF-8 would
 		// be stored differently in each, and verify would flag the record.
 		return fmt.Errorf("%w: session id must be 1..%d bytes of UTF-8", ErrInvalidEnvelope, MaxSessionIDLen)
+	}
+	if e.ConfigSHA256 != "" && !isSHA256Hex(e.ConfigSHA256) {
+		return fmt.Errorf("%w: config_sha256 %q is not a lowercase hex SHA-256", ErrInvalidEnvelope, e.ConfigSHA256)
 	}
 	rec := *e
 	rec.Version = FormatVersion
@@ -234,6 +250,9 @@ func (s *Store) Append(e *Envelope, screenshot []byte) error {
 		if h.Seq > 0 && sessions.Get(seqKey(h.Seq)) == nil {
 			return fmt.Errorf("%w: head of session %q names record %d, which is missing", ErrCorrupt, rec.Session, h.Seq)
 		}
+		if rec.ConfigSHA256 != "" && tx.Bucket(bucketConfigs).Get([]byte(rec.ConfigSHA256)) == nil {
+			return fmt.Errorf("%w: %s (store it with PutConfig first)", ErrNoConfig, rec.ConfigSHA256)
+		}
 		rec.Seq, rec.PrevHash = h.Seq+1, h.Hash
 		key := seqKey(rec.Seq)
 		if sessions.Get(key) != nil {
@@ -254,7 +273,8 @@ func (s *Store) Append(e *Envelope, screenshot []byte) error {
 		if err := sessions.Put(key, stored); err != nil {
 			return err
 		}
-		if err := heads.Put([]byte(rec.Session), head{Hash: rec.Hash, Seq: rec.Seq}.encode()); err != nil {
+		next := signHead(rec.Session, head{Hash: rec.Hash, Seq: rec.Seq}, s.opts.SigningKey, s.keyID)
+		if err := heads.Put([]byte(rec.Session), next.encode()); err != nil {
 			return err
 		}
 		if rec.ScreenshotSHA256 != "" {
@@ -292,44 +312,55 @@ func truncateOutput(out string, limit int) (string, bool) {
 func (s *Store) Sessions() ([]SessionSummary, error) {
 	var out []SessionSummary
 	err := s.db.View(func(tx *bolt.Tx) error {
-		heads := tx.Bucket(bucketHeads)
-		return tx.Bucket(bucketSessions).ForEachBucket(func(id []byte) error {
-			b := tx.Bucket(bucketSessions).Bucket(id)
-			sum := SessionSummary{ID: string(id)}
-			var last []byte // valid until the transaction ends
-			_ = b.ForEach(func(_, v []byte) error {
-				if v == nil {
-					return nil
-				}
-				if sum.Records == 0 {
-					sum.First = recordTime(v)
-				}
-				sum.Records++
-				last = v
-				return nil
-			})
-			sum.Last = recordTime(last)
-			if sum.Records == 0 {
-				return nil
-			}
-			var h head
-			if raw := heads.Get(id); raw != nil && json.Unmarshal(raw, &h) == nil {
-				sum.Head = h.Hash
-			}
-			out = append(out, sum)
-			return nil
-		})
+		out = sessionsTx(tx)
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list evidence sessions: %w", err)
 	}
+	return out, nil
+}
+
+// sessionsTx is Sessions inside a transaction of the caller's.
+func sessionsTx(tx *bolt.Tx) []SessionSummary {
+	var out []SessionSummary
+	heads, all := tx.Bucket(bucketHeads), tx.Bucket(bucketSessions)
+	_ = all.ForEachBucket(func(id []byte) error {
+		b := all.Bucket(id)
+		sum := SessionSummary{ID: string(id)}
+		var last []byte // valid until the transaction ends
+		_ = b.ForEach(func(_, v []byte) error {
+			if v == nil {
+				return nil
+			}
+			if sum.Records == 0 {
+				sum.First = recordTime(v)
+			}
+			sum.Records++
+			last = v
+			return nil
+		})
+		if sum.Records == 0 {
+			return nil
+		}
+		sum.Last = recordTime(last)
+		var h head
+		if raw := heads.Get(id); raw != nil && json.Unmarshal(raw, &h) == nil {
+			sum.Head, sum.HeadSeq = h.Hash, h.Seq
+			if h.Sig != "" {
+				sum.KeyID = h.Key
+			}
+		}
+		out = append(out, sum)
+		return nil
+	})
 	slices.SortStableFunc(out, func(a, b SessionSummary) int {
 		if c := a.First.Compare(b.First); c != 0 {
 			return c
 		}
 		return strings.Compare(a.ID, b.ID)
 	})
-	return out, nil
+	return out
 }
 
 func recordTime(raw []byte) time.Time {
@@ -420,9 +451,23 @@ func decodeEnvelope(raw []byte) (*Envelope, error) {
 	return &e, nil
 }
 
+// isSHA256Hex reports whether s is a lowercase hex SHA-256 digest, the
+// form of every content-addressed key in the store.
+func isSHA256Hex(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // Screenshot returns the image stored under its lowercase hex SHA-256.
 func (s *Store) Screenshot(sha256hex string) ([]byte, error) {
-	if _, err := hex.DecodeString(sha256hex); err != nil || len(sha256hex) != 64 {
+	if !isSHA256Hex(sha256hex) {
 		return nil, fmt.Errorf("%w: %q is not a SHA-256 hex digest", ErrNoScreenshot, sha256hex)
 	}
 	var out []byte

@@ -2,6 +2,7 @@ package evidence_test
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -50,9 +51,10 @@ func recordsOf(tx *bolt.Tx, session string) map[uint64]*evidence.Envelope {
 
 // tamperFixture writes session s1 (5 records, record 3 with a screenshot)
 // and session s2 (2 records), closes the store and returns the file path.
-func tamperFixture(t *testing.T) string {
+// With key, every head is signed.
+func tamperFixture(t *testing.T, key ed25519.PrivateKey) string {
 	t.Helper()
-	s, path := openStore(t, &evidence.Options{Now: fixedClock(time.Second)})
+	s, path := openStore(t, &evidence.Options{Now: fixedClock(time.Second), SigningKey: key})
 	for i := 1; i <= 5; i++ {
 		var shot []byte
 		if i == 3 {
@@ -79,13 +81,20 @@ type wantProblem struct {
 	reason  string // substring of Problem.Reason
 }
 
+// TestVerifyDetectsTampering edits a log as someone with write access to
+// the file but without the signing key would, and checks that Verify
+// names the record concerned; then the same edits on a log with signed
+// heads, checked by VerifyWithKey, which must still find every one.
 func TestVerifyDetectsTampering(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name  string
 		edit  func(t *testing.T, tx *bolt.Tx) error
-		first wantProblem   // Report.FirstBad
+		first wantProblem   // Report.FirstBad (unsigned log)
 		also  []wantProblem // further problems that must be reported
+		// signed are further problems VerifyWithKey must report on the
+		// signed log (the edit rewrote a head).
+		signed []wantProblem
 	}{
 		{
 			name: "byte flipped in a stored record",
@@ -151,8 +160,9 @@ func TestVerifyDetectsTampering(t *testing.T) {
 				h := fmt.Sprintf(`{"hash":%q,"seq":6}`, recs[5].Hash)
 				return tx.Bucket([]byte("heads")).Put([]byte("s1"), []byte(h))
 			},
-			first: wantProblem{"s1", 4, "its seq is 3"},
-			also:  []wantProblem{{"s1", 4, "prev_hash mismatch"}, {"s1", 6, "its seq is 5"}},
+			first:  wantProblem{"s1", 4, "its seq is 3"},
+			also:   []wantProblem{{"s1", 4, "prev_hash mismatch"}, {"s1", 6, "its seq is 5"}},
+			signed: []wantProblem{{"s1", 0, "head (seq 6) is not signed"}},
 		},
 		{
 			name: "two records swapped",
@@ -205,43 +215,73 @@ func TestVerifyDetectsTampering(t *testing.T) {
 			first: wantProblem{"s2", 2, "head without records"},
 		},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			path := tamperFixture(t)
-			tamper(t, path, func(tx *bolt.Tx) error { return tt.edit(t, tx) })
+	for _, signed := range []bool{false, true} {
+		for _, tt := range tests {
+			name := tt.name
+			if signed {
+				name = "signed/" + name
+			}
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				var key ed25519.PrivateKey
+				if signed {
+					key = testKey(1)
+				}
+				path := tamperFixture(t, key)
+				tamper(t, path, func(tx *bolt.Tx) error { return tt.edit(t, tx) })
 
-			s, err := evidence.Open(path, &evidence.Options{ReadOnly: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
-			rep, err := s.Verify()
-			if err != nil {
-				t.Fatalf("Verify: %v", err)
-			}
-			if rep.OK() {
-				t.Fatal("Verify reported no problem")
-			}
-			first, _ := rep.FirstBad()
-			if !matches(first, tt.first) {
-				t.Errorf("FirstBad = %q, want session %s record %d: …%s…", first, tt.first.session, tt.first.seq, tt.first.reason)
-			}
-			prefix := fmt.Sprintf("session %s record %d: ", tt.first.session, tt.first.seq)
-			if !strings.HasPrefix(first.String(), prefix) {
-				t.Errorf("String() = %q, want prefix %q", first.String(), prefix)
-			}
-			for _, w := range tt.also {
-				found := false
-				for _, p := range rep.Problems {
-					found = found || matches(p, w)
+				s, err := evidence.Open(path, &evidence.Options{ReadOnly: true})
+				if err != nil {
+					t.Fatal(err)
 				}
-				if !found {
-					t.Errorf("no problem session %s record %d: …%s…; got %q", w.session, w.seq, w.reason, rep.Problems)
+				defer s.Close()
+				var rep *evidence.Report
+				if signed {
+					rep, err = s.VerifyWithKey(key.Public().(ed25519.PublicKey))
+				} else {
+					rep, err = s.Verify()
 				}
-			}
-		})
+				if err != nil {
+					t.Fatalf("Verify: %v", err)
+				}
+				if rep.OK() {
+					t.Fatal("Verify reported no problem")
+				}
+				want := tt.also
+				if signed && rep.Signed == 0 {
+					t.Error("the signed fixture has no signed head")
+				}
+				if signed {
+					// A rewritten head adds a problem about the session
+					// (seq 0), which sorts first: check presence only.
+					want = append(append([]wantProblem{tt.first}, tt.also...), tt.signed...)
+				} else {
+					first, _ := rep.FirstBad()
+					if !matches(first, tt.first) {
+						t.Errorf("FirstBad = %q, want session %s record %d: …%s…", first, tt.first.session, tt.first.seq, tt.first.reason)
+					}
+					prefix := fmt.Sprintf("session %s record %d: ", tt.first.session, tt.first.seq)
+					if !strings.HasPrefix(first.String(), prefix) {
+						t.Errorf("String() = %q, want prefix %q", first.String(), prefix)
+					}
+				}
+				for _, w := range want {
+					if !hasProblem(rep, w) {
+						t.Errorf("no problem session %s record %d: …%s…; got %q", w.session, w.seq, w.reason, rep.Problems)
+					}
+				}
+			})
+		}
 	}
+}
+
+func hasProblem(rep *evidence.Report, w wantProblem) bool {
+	for _, p := range rep.Problems {
+		if matches(p, w) {
+			return true
+		}
+	}
+	return false
 }
 
 func matches(p evidence.Problem, w wantProblem) bool {
@@ -250,7 +290,7 @@ func matches(p evidence.Problem, w wantProblem) bool {
 
 func TestVerifyIntactLog(t *testing.T) {
 	t.Parallel()
-	path := tamperFixture(t)
+	path := tamperFixture(t, nil)
 	s, err := evidence.Open(path, &evidence.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
@@ -291,7 +331,7 @@ func TestAppendRefusesDamagedChain(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			path := tamperFixture(t)
+			path := tamperFixture(t, nil)
 			tamper(t, path, tt.edit)
 			s, err := evidence.Open(path, nil)
 			if err != nil {

@@ -2,6 +2,7 @@ package evidence
 
 import (
 	"cmp"
+	"crypto/ed25519"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
@@ -18,6 +19,12 @@ import (
 type Report struct {
 	Sessions int
 	Records  int
+	// Signed is the number of heads that carry a signature. Verify counts
+	// them without checking them; VerifyWithKey checks every head.
+	Signed int
+	// KeyID is the KeyID of the public key VerifyWithKey checked the
+	// signatures with; "" after Verify.
+	KeyID    string
 	Problems []Problem
 }
 
@@ -35,23 +42,33 @@ func (r *Report) FirstBad() (Problem, bool) {
 
 // Problem is one thing Verify found wrong. Seq is the record concerned (0
 // when the problem is about the session as a whole or about no session);
-// Key is the bbolt key concerned in hex (a record key) or the screenshot
-// hash, when there is one.
+// Key is the bbolt key concerned in hex (a record key) or the hash of the
+// blob concerned, when there is one; Blob says which kind of blob Key
+// names ("screenshot" or "config"; "" for a record key).
 type Problem struct {
 	Session string
 	Seq     uint64
 	Key     string
+	Blob    string
 	Reason  string
 }
 
-// String renders p as "session S record 7: reason", "session S: reason" or
-// "screenshot K: reason".
+// Blob kinds of Problem.Blob.
+const (
+	BlobScreenshot = "screenshot"
+	BlobConfig     = "config"
+)
+
+// String renders p as "session S record 7: reason", "session S: reason",
+// "screenshot K: reason" or "config K: reason".
 func (p Problem) String() string {
 	switch {
 	case p.Session != "" && p.Seq > 0:
 		return fmt.Sprintf("session %s record %d: %s", quoteIfNeeded(p.Session), p.Seq, p.Reason)
 	case p.Session != "":
 		return fmt.Sprintf("session %s: %s", quoteIfNeeded(p.Session), p.Reason)
+	case p.Key != "" && p.Blob == BlobConfig:
+		return fmt.Sprintf("config %s: %s", p.Key, p.Reason)
 	case p.Key != "":
 		return fmt.Sprintf("screenshot %s: %s", p.Key, p.Reason)
 	}
@@ -85,6 +102,7 @@ type recordFields struct {
 	Seq        *uint64
 	PrevHash   *string
 	Screenshot string
+	Config     string
 }
 
 // fieldsOf reads recordFields from a parsed record without parsing it
@@ -136,74 +154,128 @@ func fieldsOf(obj map[string]any) (recordFields, error) {
 		return f, err
 	}
 	shot, err := str("screenshot_sha256")
+	if err != nil {
+		return f, err
+	}
 	if shot != nil {
 		f.Screenshot = *shot
+	}
+	config, err := str("config_sha256")
+	if config != nil {
+		f.Config = *config
 	}
 	return f, err
 }
 
-type shotRef struct {
+// blobRef is a record that refers to a screenshot or config blob.
+type blobRef struct {
 	session string
 	seq     uint64
 }
 
 // verifier accumulates problems over one read transaction.
 type verifier struct {
-	tx       *bolt.Tx
-	report   Report
-	shotRefs map[string][]shotRef
+	tx         *bolt.Tx
+	report     Report
+	shotRefs   map[string][]blobRef
+	configRefs map[string][]blobRef
+	pub        ed25519.PublicKey // nil: signatures are counted, not checked
+	// sigStatus says, per session, what is known of its head's signature
+	// (for the HTML report).
+	sigStatus map[string]string
 }
 
 func (v *verifier) add(p Problem) { v.report.Problems = append(v.report.Problems, p) }
 
-// Verify checks every chain, head and screenshot in one consistent read
-// transaction and reports all problems found; it returns an error only when
-// the file cannot be read at all. It detects altered records (hash
-// mismatch, or bytes not in canonical form), records stored under a key
-// other than their seq, gaps (removed records), reordered or inserted
-// records (prev_hash mismatch), heads that do not match the last record
-// (tail removed or appended), heads without records and records without a
-// head, and screenshots that are missing or whose bytes do not match
-// their hash. It cannot detect the removal of a whole session together with
-// its head.
+// Verify checks every chain, head, screenshot and config blob in one
+// consistent read transaction and reports all problems found; it returns
+// an error only when the file cannot be read at all. It detects altered
+// records (hash mismatch, or bytes not in canonical form), records stored
+// under a key other than their seq, gaps (removed records), reordered or
+// inserted records (prev_hash mismatch), heads that do not match the last
+// record (tail removed or appended), heads without records and records
+// without a head, screenshots and config blobs that are missing or whose
+// bytes do not match their hash, and orphaned screenshots. It does not
+// check head signatures (VerifyWithKey does), so it cannot detect a tail
+// cut off or extended by someone who also rewrote the head, nor the
+// removal of a whole session together with its head.
 func (s *Store) Verify() (*Report, error) {
-	var v verifier
+	return s.verify(nil)
+}
+
+// VerifyWithKey is Verify plus a check of every session's head signature
+// against pub: a head without a signature, signed by another key, or whose
+// signature is not over its (session, seq, hash) is a problem naming the
+// session. With the key, a tail truncated or extended by someone who
+// rewrote the head to match (but does not hold the private key) is
+// detected, and when the signature is over an earlier record of the chain
+// the records after it are named as added. It still cannot detect the
+// removal of a whole session with its head, nor a head rolled back to an
+// earlier signed state together with the records after it.
+func (s *Store) VerifyWithKey(pub ed25519.PublicKey) (*Report, error) {
+	if len(pub) != ed25519.PublicKeySize {
+		return nil, fmt.Errorf("verify evidence: %w: public key has %d bytes, want %d", ErrBadKey, len(pub), ed25519.PublicKeySize)
+	}
+	return s.verify(pub)
+}
+
+func (s *Store) verify(pub ed25519.PublicKey) (*Report, error) {
+	var v *verifier
 	err := s.db.View(func(tx *bolt.Tx) error {
-		if err := checkFormat(tx); err != nil {
-			return err
-		}
-		v = verifier{tx: tx, shotRefs: map[string][]shotRef{}}
-		sessions, heads, shots := tx.Bucket(bucketSessions), tx.Bucket(bucketHeads), tx.Bucket(bucketScreenshots)
-		if sessions == nil || heads == nil || shots == nil {
-			return fmt.Errorf("%w: missing buckets", ErrNotEvidence)
-		}
-		err := sessions.ForEach(func(id, val []byte) error {
-			if val != nil {
-				v.add(Problem{Session: string(id), Reason: "stored as a value, not a bucket of records"})
-				return nil
-			}
-			v.report.Sessions++
-			v.session(string(id), sessions.Bucket(id), heads.Get(id))
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		err = heads.ForEach(func(id, val []byte) error {
-			if sessions.Bucket(id) == nil {
-				var h head
-				_ = json.Unmarshal(val, &h)
-				v.add(Problem{Session: string(id), Seq: h.Seq, Reason: "head without records: the session's records were removed"})
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		return v.screenshots(shots)
+		var err error
+		v, err = verifyTx(tx, pub)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("verify evidence: %w", err)
+	}
+	return &v.report, nil
+}
+
+// verifyTx runs the checks of Verify (and, with pub, VerifyWithKey) inside
+// a transaction of the caller's.
+func verifyTx(tx *bolt.Tx, pub ed25519.PublicKey) (*verifier, error) {
+	if err := checkFormat(tx); err != nil {
+		return nil, err
+	}
+	v := &verifier{tx: tx, shotRefs: map[string][]blobRef{}, configRefs: map[string][]blobRef{},
+		pub: pub, sigStatus: map[string]string{}}
+	if pub != nil {
+		v.report.KeyID = KeyID(pub)
+	}
+	sessions, heads, shots := tx.Bucket(bucketSessions), tx.Bucket(bucketHeads), tx.Bucket(bucketScreenshots)
+	if sessions == nil || heads == nil || shots == nil {
+		return nil, fmt.Errorf("%w: missing buckets", ErrNotEvidence)
+	}
+	err := sessions.ForEach(func(id, val []byte) error {
+		if val != nil {
+			v.add(Problem{Session: string(id), Reason: "stored as a value, not a bucket of records"})
+			return nil
+		}
+		v.report.Sessions++
+		v.session(string(id), sessions.Bucket(id), heads.Get(id))
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = heads.ForEach(func(id, val []byte) error {
+		if sessions.Bucket(id) == nil {
+			var h head
+			_ = json.Unmarshal(val, &h)
+			v.add(Problem{Session: string(id), Seq: h.Seq, Reason: "head without records: the session's records were removed"})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := v.screenshots(shots); err != nil {
+		return nil, err
+	}
+	// Files written before config blobs existed have no configs bucket.
+	if err := v.configs(tx.Bucket(bucketConfigs)); err != nil {
+		return nil, err
 	}
 	slices.SortStableFunc(v.report.Problems, func(a, b Problem) int {
 		if (a.Session == "") != (b.Session == "") {
@@ -214,7 +286,7 @@ func (s *Store) Verify() (*Report, error) {
 		}
 		return cmp.Or(cmp.Compare(a.Session, b.Session), cmp.Compare(a.Seq, b.Seq))
 	})
-	return &v.report, nil
+	return v, nil
 }
 
 // session checks one chain and its head.
@@ -226,6 +298,7 @@ func (v *verifier) session(id string, b *bolt.Bucket, rawHead []byte) {
 		count     int
 		lastSeq   uint64
 		lastHash  string
+		chain     []chainLink // with a key: every record's key seq and stored hash
 	)
 	_ = b.ForEach(func(k, val []byte) error {
 		keyHex := hex.EncodeToString(k)
@@ -288,7 +361,13 @@ func (v *verifier) session(id string, b *bolt.Bucket, rawHead []byte) {
 				orNone(*f.PrevHash), orNone(prevHash))
 		}
 		if f.Screenshot != "" {
-			v.shotRefs[f.Screenshot] = append(v.shotRefs[f.Screenshot], shotRef{id, seq})
+			v.shotRefs[f.Screenshot] = append(v.shotRefs[f.Screenshot], blobRef{id, seq})
+		}
+		if f.Config != "" {
+			v.configRefs[f.Config] = append(v.configRefs[f.Config], blobRef{id, seq})
+		}
+		if v.pub != nil {
+			chain = append(chain, chainLink{seq, p.stored})
 		}
 		prevHash, prevKnown, lastHash = p.stored, true, p.stored
 		return nil
@@ -307,6 +386,15 @@ func (v *verifier) session(id string, b *bolt.Bucket, rawHead []byte) {
 		v.add(Problem{Session: id, Reason: fmt.Sprintf("unreadable head: %v", err)})
 		return
 	}
+	if h.Sig != "" {
+		v.report.Signed++
+		v.sigStatus[id] = "signed by key " + orNone(h.Key) + "; not checked (no public key given)"
+	} else {
+		v.sigStatus[id] = "unsigned"
+	}
+	if v.pub != nil {
+		v.signature(id, h, lastSeq, chain)
+	}
 	if count == 0 {
 		v.add(Problem{Session: id, Seq: h.Seq, Reason: "head without records: the session's records were removed"})
 		return
@@ -324,6 +412,52 @@ func (v *verifier) session(id string, b *bolt.Bucket, rawHead []byte) {
 	}
 }
 
+// chainLink is one record of a chain as a signature may name it.
+type chainLink struct {
+	seq  uint64
+	hash string
+}
+
+// signature checks a session's head signature against v.pub. When it does
+// not verify it looks for the record of the chain it does verify for: the
+// head was then moved past that record by someone without the key, and
+// the records after it are the ones added.
+func (v *verifier) signature(id string, h head, lastSeq uint64, chain []chainLink) {
+	keyID := v.report.KeyID
+	bad := func(seq uint64, status, format string, args ...any) {
+		v.sigStatus[id] = "INVALID: " + status
+		v.add(Problem{Session: id, Seq: seq, Reason: fmt.Sprintf(format, args...)})
+	}
+	switch {
+	case h.Sig == "":
+		bad(0, "unsigned", "head (seq %d) is not signed, but a public key was given: it was written without the signing key", h.Seq)
+		return
+	case h.Key != "" && h.Key != keyID:
+		bad(0, "signed by another key", "head signed by key %s, not by the given key %s", h.Key, keyID)
+		return
+	case headSigned(v.pub, id, h.Seq, h.Hash, h.Sig):
+		v.sigStatus[id] = "valid (key " + keyID + ")"
+		return
+	}
+	for i := len(chain) - 1; i >= 0; i-- {
+		l := chain[i]
+		if l.seq == h.Seq && l.hash == h.Hash {
+			continue // that is the claim that failed
+		}
+		if headSigned(v.pub, id, l.seq, l.hash, h.Sig) {
+			if l.seq < lastSeq {
+				bad(l.seq+1, "records added after the signed head", "records %d..%d were added after the last signed head (seq %d) and the head rewritten without the signing key",
+					l.seq+1, lastSeq, l.seq)
+			} else {
+				bad(0, "head rewritten", "head (seq %d hash %s) rewritten without the signing key; its signature is over record %d", h.Seq, orNone(h.Hash), l.seq)
+			}
+			return
+		}
+	}
+	bad(0, "bad signature", "head signature does not verify for seq %d hash %s nor for any record of the chain: the head was rewritten without the signing key (records removed from the tail?)",
+		h.Seq, orNone(h.Hash))
+}
+
 // screenshots checks that every referenced image is present and that every
 // stored image's bytes hash to its key.
 func (v *verifier) screenshots(shots *bolt.Bucket) error {
@@ -335,14 +469,14 @@ func (v *verifier) screenshots(shots *bolt.Bucket) error {
 		if sum := sha256Hex(val); sum != key {
 			reason := fmt.Sprintf("screenshot %s bytes do not match their hash (computed %s)", key, sum)
 			for _, r := range refs {
-				v.add(Problem{Session: r.session, Seq: r.seq, Key: key, Reason: reason})
+				v.add(Problem{Session: r.session, Seq: r.seq, Key: key, Blob: BlobScreenshot, Reason: reason})
 			}
 			if len(refs) == 0 {
-				v.add(Problem{Key: key, Reason: fmt.Sprintf("bytes do not match their hash (computed %s)", sum)})
+				v.add(Problem{Key: key, Blob: BlobScreenshot, Reason: fmt.Sprintf("bytes do not match their hash (computed %s)", sum)})
 			}
 		}
 		if len(refs) == 0 {
-			v.add(Problem{Key: key, Reason: "not referenced by any record (its record or session was removed?)"})
+			v.add(Problem{Key: key, Blob: BlobScreenshot, Reason: "not referenced by any record (its record or session was removed?)"})
 		}
 		return nil
 	})
@@ -354,7 +488,42 @@ func (v *verifier) screenshots(shots *bolt.Bucket) error {
 			continue
 		}
 		for _, r := range refs {
-			v.add(Problem{Session: r.session, Seq: r.seq, Key: key, Reason: fmt.Sprintf("screenshot %s missing", key)})
+			v.add(Problem{Session: r.session, Seq: r.seq, Key: key, Blob: BlobScreenshot, Reason: fmt.Sprintf("screenshot %s missing", key)})
+		}
+	}
+	return nil
+}
+
+// configs checks that every config blob a record names is present and that
+// every stored blob's bytes hash to its key. Unlike a screenshot, a blob no
+// record names is no sign of removal: a daemon stores the configuration
+// when a session starts, before its first call.
+func (v *verifier) configs(configs *bolt.Bucket) error {
+	if configs != nil {
+		err := configs.ForEach(func(k, val []byte) error {
+			key := string(k)
+			if sum := sha256Hex(val); sum != key {
+				refs := v.configRefs[key]
+				for _, r := range refs {
+					v.add(Problem{Session: r.session, Seq: r.seq, Key: key, Blob: BlobConfig,
+						Reason: fmt.Sprintf("config blob %s bytes do not match their hash (computed %s)", key, sum)})
+				}
+				if len(refs) == 0 {
+					v.add(Problem{Key: key, Blob: BlobConfig, Reason: fmt.Sprintf("bytes do not match their hash (computed %s)", sum)})
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	for key, refs := range v.configRefs {
+		if configs != nil && configs.Get([]byte(key)) != nil {
+			continue
+		}
+		for _, r := range refs {
+			v.add(Problem{Session: r.session, Seq: r.seq, Key: key, Blob: BlobConfig, Reason: fmt.Sprintf("config blob %s missing", key)})
 		}
 	}
 	return nil

@@ -44,9 +44,10 @@ type targetGuard struct {
 	mu      sync.Mutex
 	nextID  int64
 	pending map[int64]chan cdpReply
-	guarded map[string]bool // targets prepared (or being prepared) by this guard
-	tab     string          // the session's tab
-	tabDone chan error      // the tab's preparation result, once
+	guarded map[string]bool   // targets prepared (or being prepared) by this guard
+	pages   map[string]string // session id -> target id, for the page targets prepared
+	tab     string            // the session's tab
+	tabDone chan error        // the tab's preparation result, once
 	done    chan struct{}
 }
 
@@ -89,7 +90,7 @@ func guardTargets(ctx context.Context, wsURL, browserContext, tab string, ic *in
 	}
 	conn.SetReadLimit(64 << 20)
 	g := &targetGuard{conn: conn, context: browserContext, ic: ic, logger: logger,
-		pending: map[int64]chan cdpReply{}, guarded: map[string]bool{}, tab: tab,
+		pending: map[int64]chan cdpReply{}, guarded: map[string]bool{}, pages: map[string]string{}, tab: tab,
 		tabDone: make(chan error, 1), done: make(chan struct{})}
 	go g.read()
 	if _, err := g.call(ctx, "", "Target.setAutoAttach", map[string]any{
@@ -180,8 +181,10 @@ func (g *targetGuard) event(m cdpMessage) {
 	switch m.Method {
 	case "Fetch.requestPaused":
 		var e struct {
-			RequestID string `json:"requestId"`
-			Request   struct {
+			RequestID    string `json:"requestId"`
+			FrameID      string `json:"frameId"`
+			ResourceType string `json:"resourceType"`
+			Request      struct {
 				URL         string `json:"url"`
 				URLFragment string `json:"urlFragment"`
 			} `json:"request"`
@@ -197,6 +200,11 @@ func (g *targetGuard) event(m cdpMessage) {
 		}
 		if g.answer(ctx, m.SessionID, "Fetch.failRequest", map[string]any{"requestId": e.RequestID, "errorReason": "BlockedByClient"}, url) {
 			g.ic.log.add(Blocked{Time: time.Now(), URL: url, Rule: v.Rule, Reason: v.Reason, Layer: "interception"})
+			// A page target's main frame has the target's id: a refused
+			// document load there is the tab's own navigation.
+			if e.ResourceType == "Document" && g.isPage(m.SessionID, e.FrameID) {
+				g.ic.log.navBlocked(e.FrameID, url)
+			}
 		}
 	case "Target.attachedToTarget":
 		var e struct {
@@ -222,6 +230,11 @@ func (g *targetGuard) event(m cdpMessage) {
 			g.release(ctx, e.SessionID, e.WaitingForDebugger)
 			return
 		}
+		if t.Type == "page" {
+			g.mu.Lock()
+			g.pages[e.SessionID] = t.TargetID
+			g.mu.Unlock()
+		}
 		err := g.prepare(ctx, e.SessionID, t.Type)
 		if err != nil {
 			g.logger.Warn("target guard: a target could not be guarded; it stays paused",
@@ -231,6 +244,14 @@ func (g *targetGuard) event(m cdpMessage) {
 			g.tabDone <- err
 		}
 	}
+}
+
+// isPage reports whether frame is the main frame of the page target the
+// guard attached as session.
+func (g *targetGuard) isPage(session, frame string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return frame != "" && g.pages[session] == frame
 }
 
 // release lets a target that is not the session's run, and detaches from

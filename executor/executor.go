@@ -63,6 +63,7 @@ type Executor struct {
 	policies atomic.Pointer[cedar.Engine]
 	secrets  map[*toolclad.Manifest]*secretSet // guarded by mu
 	masker   atomic.Pointer[masker]            // every manifest's secrets, for every sink
+	configs  configCache                       // configuration blobs already in the evidence log
 }
 
 type sessionKey struct {

@@ -124,6 +124,9 @@ func (e *Executor) gate(ctx context.Context, s *session, t *turn, cmd *toolclad.
 		if err != nil {
 			t.secret = true // cannot tell: keep the text out of the log
 		}
+		if s.secrets.onlyPlaceholders(text) {
+			t.secret = false // placeholders reveal nothing, and keep the step replayable
+		}
 	case "go_back":
 		hist, err := chromedp.Call(ctx, page.GetNavigationHistory, struct{}{})
 		if err != nil {

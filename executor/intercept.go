@@ -29,6 +29,29 @@ type blockLog struct {
 	mu      sync.Mutex
 	entries []Blocked
 	base    int // number of entries dropped from the front
+	// navs are the tabs (target id) whose own navigation was refused, and
+	// to where: such a tab (a popup opened straight at a forbidden URL)
+	// may still show about:blank, and is closed all the same.
+	navs map[string]string
+}
+
+// navBlocked records that the main frame of tab target tried to load url
+// and was refused.
+func (l *blockLog) navBlocked(target, url string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.navs == nil {
+		l.navs = map[string]string{}
+	}
+	l.navs[target] = url
+}
+
+// blockedNav returns where tab target last tried to go and was refused
+// ("" when it never was).
+func (l *blockLog) blockedNav(target string) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.navs[target]
 }
 
 // maxBlockLog bounds memory: older entries are dropped.

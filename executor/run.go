@@ -293,6 +293,11 @@ func (e *Executor) finish(s *session, t *turn) *toolclad.Reply {
 	if t.err != nil {
 		errs = append(errs, t.err.Error())
 	}
+	if sum, err := e.configFor(m, e.policies.Load()); err != nil {
+		errs = append(errs, err.Error())
+	} else {
+		env.ConfigSHA256 = sum
+	}
 	if shotErr != nil {
 		errs = append(errs, "evidence screenshot: "+shotErr.Error())
 	}

@@ -87,6 +87,19 @@ func (ss *secretSet) check(text, docURL string, named bool) error {
 	return nil
 }
 
+// onlyPlaceholders reports whether text is made of secret placeholders
+// and nothing else (so recording it as typed reveals nothing).
+func (ss *secretSet) onlyPlaceholders(text string) bool {
+	secs := ss.placeholders(text)
+	if len(secs) == 0 {
+		return false
+	}
+	for _, sec := range secs {
+		text = strings.ReplaceAll(text, sec.Placeholder(), "")
+	}
+	return strings.TrimSpace(text) == ""
+}
+
 // fill puts the values in place of the placeholders.
 func (ss *secretSet) fill(text string) string {
 	for _, sec := range ss.placeholders(text) {

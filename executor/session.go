@@ -160,11 +160,20 @@ func (s *session) closeStrayTabs(ctx context.Context, sc *scope.Scope, settle ti
 				continue
 			}
 			if t.URL == "" || isBlank(t.URL) {
+				// A popup whose own navigation the guard refused may
+				// still show about:blank: it is out of scope all the same.
+				if to := s.blocked.blockedNav(string(t.TargetID)); to != "" {
+					if err := closeTarget(ctx, t.TargetID); err != nil {
+						return closed, err
+					}
+					closed = append(closed, fmt.Sprintf("%s (its navigation to %s was refused)", t.URL, to))
+					continue
+				}
 				pending = true
 				continue
 			}
 			if v := sc.Check(t.URL); !v.Allowed {
-				if _, err := chromedp.CallBrowser(ctx, target.CloseTarget, target.CloseTargetParams{TargetID: t.TargetID}); err != nil {
+				if err := closeTarget(ctx, t.TargetID); err != nil {
 					return closed, fmt.Errorf("close tab %s: %w", t.URL, err)
 				}
 				closed = append(closed, fmt.Sprintf("%s (%s)", t.URL, v.Reason))
@@ -183,6 +192,11 @@ func (s *session) closeStrayTabs(ctx context.Context, sc *scope.Scope, settle ti
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+func closeTarget(ctx context.Context, id target.ID) error {
+	_, err := chromedp.CallBrowser(ctx, target.CloseTarget, target.CloseTargetParams{TargetID: id})
+	return err
 }
 
 // popupSettle bounds the wait for a new popup's first URL. A popup that

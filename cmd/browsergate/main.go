@@ -3,7 +3,8 @@
 //
 //	browsergate serve    --manifest FILE [--manifest FILE...] --policies DIR --evidence FILE
 //	browsergate check    --manifest FILE [--manifest FILE...] --policies DIR
-//	browsergate evidence show|verify --evidence FILE [--session ID]
+//	browsergate policy test --policies DIR --command C [...]
+//	browsergate evidence show|verify|export|keygen|prune|replay --evidence FILE [...]
 //	browsergate approvals list|approve ID|deny ID --evidence FILE
 //	browsergate demo     [--evidence FILE]
 package main
@@ -19,15 +20,13 @@ import (
 
 const usage = `usage:
   browsergate serve    --manifest FILE [--manifest FILE...] --policies DIR --evidence FILE [--tool-separator .|_] [--principal ID]
-                       [--approvals-socket PATH] [--approval-timeout 2m] [--elicitation] [--watch]
+                       [--approvals-socket PATH] [--approval-timeout 2m] [--elicitation] [--watch] [--signing-key FILE]
   browsergate approvals list             --evidence FILE | --socket PATH
   browsergate approvals approve|deny ID  --evidence FILE | --socket PATH [--by NAME] [--note TEXT]
   browsergate check    --manifest FILE [--manifest FILE...] --policies DIR
   browsergate policy test --policies DIR (--request FILE | --command C [--url U] [--manifest FILE] [--set S]
                        [--authenticated] [--has-forms] [--risk-tier T] [--approved] [--counter n=N] [--arg k=v]) [--expect allow|deny]
-  browsergate evidence show   --evidence FILE [--session ID]
-  browsergate evidence verify --evidence FILE
-  browsergate demo     [--evidence FILE] [--chromium PATH]
+` + evidenceLines + `  browsergate demo     [--evidence FILE] [--chromium PATH]
 `
 
 // errUsage marks a command-line mistake: exit status 2.
@@ -49,7 +48,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "check":
 		err = check(args[1:], stdout)
 	case "evidence":
-		err = evidenceCmd(args[1:], stdout)
+		if len(args) > 1 && args[1] == "replay" {
+			err = replayCmd(args[2:], stdout)
+		} else {
+			err = evidenceCmd(args[1:], stdout)
+		}
 	case "policy":
 		err = policyCmd(args[1:], stdout)
 	case "approvals":

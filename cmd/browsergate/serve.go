@@ -31,6 +31,7 @@ func serve(args []string, stderr io.Writer) error {
 	fs.Var(&manifests, "manifest", "ToolClad manifest (repeatable)")
 	policies := fs.String("policies", "", "directory of Cedar policies")
 	evidencePath := fs.String("evidence", "", "bbolt evidence file (created if missing)")
+	signingKey := fs.String("signing-key", "", "PKCS #8 PEM ed25519 private key (evidence keygen): sign every session's evidence head")
 	sep := fs.String("tool-separator", ".", `separator in tool names: "." (<tool>.<command>) or "_" for LLM APIs that allow only [A-Za-z0-9_-]`)
 	principal := fs.String("principal", "local", "Cedar principal id of the agent (Web::Agent)")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error (logs go to stderr)")
@@ -59,7 +60,11 @@ func serve(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	store, err := evidence.Open(*evidencePath, nil)
+	evidenceOpts, err := evidenceOptions(*signingKey)
+	if err != nil {
+		return err
+	}
+	store, err := evidence.Open(*evidencePath, evidenceOpts)
 	if err != nil {
 		return err
 	}

@@ -36,6 +36,9 @@ type Site struct {
 	// Echoed is the last value the /echo form sent, so a test can see
 	// what was really typed (a secret's value, not its placeholder).
 	Echoed atomic.Value
+	// Password, when set (a string), is the only password /login accepts;
+	// by default any non-empty one is.
+	Password atomic.Value
 }
 
 // New returns the demo site.
@@ -170,6 +173,10 @@ func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		user, pass := r.PostFormValue("username"), r.PostFormValue("password")
 		if user == "" || pass == "" {
 			s.render(w, "login", page{Title: "Sign in", Error: "Enter a username and a password."})
+			return
+		}
+		if want, _ := s.Password.Load().(string); want != "" && pass != want {
+			s.render(w, "login", page{Title: "Sign in", Error: "Wrong password."})
 			return
 		}
 		var b [16]byte

@@ -1,0 +1,116 @@
+package evidence
+
+import (
+	"crypto/ed25519"
+	"fmt"
+	"slices"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// PruneReport lists what Prune removed.
+type PruneReport struct {
+	// Sessions are the sessions removed (with their records, head and
+	// head signature), ordered by the time of their first record.
+	Sessions []SessionSummary
+	// Records is the number of records removed.
+	Records int
+	// Screenshots and Configs are the hashes of the blobs removed because
+	// no remaining record refers to them, in byte order.
+	Screenshots []string
+	Configs     []string
+	// Kept is the number of sessions left.
+	Kept int
+}
+
+// Prune removes every session whose last record is before the given time:
+// its records, its head and the head's signature, whole (a session is
+// never cut in two). Then it removes the screenshots and config blobs that
+// no remaining record refers to. Everything happens in one bbolt
+// transaction, so a failure or a crash removes nothing.
+//
+// Prune first verifies the whole log, as Verify does, and removes nothing
+// (ErrNotIntact) if there is any problem: removing sessions from a damaged
+// log could remove the records that show the damage. What it leaves
+// verifies, with the signing key too when the heads were signed, because
+// the heads of the remaining sessions are not touched. bbolt reuses the
+// freed pages; the file does not shrink.
+func (s *Store) Prune(before time.Time) (PruneReport, error) {
+	return s.prune(before, nil)
+}
+
+// PruneWithKey is Prune, but the verification that precedes it is
+// VerifyWithKey's: a log whose head signatures do not check out against
+// pub is not pruned.
+func (s *Store) PruneWithKey(before time.Time, pub ed25519.PublicKey) (PruneReport, error) {
+	if len(pub) != ed25519.PublicKeySize {
+		return PruneReport{}, fmt.Errorf("prune evidence: %w: public key has %d bytes, want %d", ErrBadKey, len(pub), ed25519.PublicKeySize)
+	}
+	return s.prune(before, pub)
+}
+
+func (s *Store) prune(before time.Time, pub ed25519.PublicKey) (PruneReport, error) {
+	if s.opts.ReadOnly {
+		return PruneReport{}, ErrReadOnly
+	}
+	var rep PruneReport
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		rep = PruneReport{} // a retried closure starts afresh
+		v, err := verifyTx(tx, pub)
+		if err != nil {
+			return err
+		}
+		if first, bad := v.report.FirstBad(); bad {
+			return fmt.Errorf("%w: %d problem(s), the first: %s (nothing was removed)", ErrNotIntact, len(v.report.Problems), first)
+		}
+		removed := map[string]bool{}
+		sessions, heads := tx.Bucket(bucketSessions), tx.Bucket(bucketHeads)
+		for _, sum := range sessionsTx(tx) {
+			if !sum.Last.Before(before) {
+				rep.Kept++
+				continue
+			}
+			if err := sessions.DeleteBucket([]byte(sum.ID)); err != nil {
+				return fmt.Errorf("remove session %q: %w", sum.ID, err)
+			}
+			if err := heads.Delete([]byte(sum.ID)); err != nil {
+				return fmt.Errorf("remove head of session %q: %w", sum.ID, err)
+			}
+			removed[sum.ID] = true
+			rep.Sessions = append(rep.Sessions, sum)
+			rep.Records += sum.Records
+		}
+		if rep.Screenshots, err = dropUnreferenced(tx.Bucket(bucketScreenshots), v.shotRefs, removed); err != nil {
+			return err
+		}
+		rep.Configs, err = dropUnreferenced(tx.Bucket(bucketConfigs), v.configRefs, removed)
+		return err
+	})
+	if err != nil {
+		return PruneReport{}, fmt.Errorf("prune evidence: %w", err)
+	}
+	return rep, nil
+}
+
+// dropUnreferenced deletes from b (nil: nothing to do) every blob that no
+// record outside the removed sessions refers to, and returns their keys.
+func dropUnreferenced(b *bolt.Bucket, refs map[string][]blobRef, removed map[string]bool) ([]string, error) {
+	if b == nil {
+		return nil, nil
+	}
+	var drop []string
+	_ = b.ForEach(func(k, _ []byte) error {
+		kept := slices.ContainsFunc(refs[string(k)], func(r blobRef) bool { return !removed[r.session] })
+		if !kept {
+			drop = append(drop, string(k))
+		}
+		return nil
+	})
+	for _, k := range drop { // bbolt forbids deleting inside ForEach
+		if err := b.Delete([]byte(k)); err != nil {
+			return nil, fmt.Errorf("remove blob %s: %w", k, err)
+		}
+	}
+	return drop, nil
+}

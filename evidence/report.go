@@ -1,0 +1,349 @@
+package evidence
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/ed25519"
+	_ "embed"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// reportOutputHead is how many bytes of each output the HTML report shows:
+// enough to see what a call returned; the record holds the rest.
+const reportOutputHead = 2048
+
+// reportTime is the time format of the HTML report.
+const reportTime = "2006-01-02 15:04:05.000 UTC"
+
+//go:embed report.html
+var reportTemplate string
+
+var reportTmpl = template.Must(template.New("report").Parse(reportTemplate))
+
+// HTMLOptions configures Store.ExportHTML. The zero value reports every
+// session, leaves signatures unchecked and stamps the export with
+// time.Now.
+type HTMLOptions struct {
+	// Session limits the report to one session; "" reports them all. The
+	// verification status always covers the whole file.
+	Session string
+	// PublicKey, when set, has every head signature checked as
+	// VerifyWithKey does; without it signed heads are shown as not checked.
+	PublicKey ed25519.PublicKey
+	// Source names the log in the report's header (its file name).
+	Source string
+	// Now gives the time of export; time.Now when nil.
+	Now func() time.Time
+}
+
+// ExportHTML writes one self-contained HTML report of the log to w: a
+// header with the source, the time of export and the verification status
+// ("intact", or every problem, each naming its session and record), then
+// per session its principal, first and last time, record count, head and
+// signature status, then every interaction: seq, time, tool and command,
+// arguments, the decision (stage, rule, policy ids, reasons, approval),
+// the page state before and after, blocked requests, the head of the
+// output, and the screenshot, embedded as a data: URI.
+//
+// The file loads nothing (no script, no external resource; its
+// Content-Security-Policy forbids both) and every value is escaped by
+// html/template, since titles, outputs and arguments come from web pages
+// and agents. Verification and rendering read one consistent snapshot.
+// It returns the verification report, so that a caller can fail on it; a
+// log that does not verify is still rendered, problems marked.
+func (s *Store) ExportHTML(w io.Writer, opts HTMLOptions) (*Report, error) {
+	if opts.PublicKey != nil && len(opts.PublicKey) != ed25519.PublicKeySize {
+		return nil, fmt.Errorf("export evidence: %w: public key has %d bytes, want %d", ErrBadKey, len(opts.PublicKey), ed25519.PublicKeySize)
+	}
+	now := time.Now
+	if opts.Now != nil {
+		now = opts.Now
+	}
+	var rep *Report
+	err := s.db.View(func(tx *bolt.Tx) error {
+		v, err := verifyTx(tx, opts.PublicKey)
+		if err != nil {
+			return err
+		}
+		rep = &v.report
+		r := &reportWriter{tx: tx, v: v, w: bufio.NewWriterSize(w, 64<<10)}
+		if err := r.write(opts, now().UTC()); err != nil {
+			return err
+		}
+		return r.w.Flush()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("export evidence: %w", err)
+	}
+	return rep, nil
+}
+
+// reportWriter renders the report inside one read transaction.
+type reportWriter struct {
+	tx *bolt.Tx
+	v  *verifier
+	w  *bufio.Writer
+	// problems by session and seq (0: the session as a whole).
+	problems map[string]map[uint64][]string
+}
+
+type reportHeader struct {
+	Source   string
+	Exported string
+	Version  int
+	Report   *Report
+	Problems []reportProblem
+	Only     string
+	Sessions []*reportSession
+}
+
+type reportSession struct {
+	Anchor    string
+	ID        string
+	Principal string
+	First     string
+	Last      string
+	Records   int
+	Head      string
+	HeadSeq   uint64
+	Signature string
+	Problems  []string // about the session as a whole
+	problems  bool     // any problem in the session
+}
+
+type reportRecord struct {
+	Anchor           string
+	Seq              uint64
+	Unreadable       string
+	Time             string
+	Duration         string
+	InteractionCount int
+	Tool, Command    string
+	Args             string
+	Decision         Decision
+	ApprovalAt       string
+	Before, After    []reportKV
+	Blocked          []BlockedRequest
+	Error            string
+	Output           string
+	OutputRest       int
+	OutputTruncated  bool
+	OutputSHA256     string
+	Hash, PrevHash   string
+	ConfigSHA256     string
+	ScreenshotSHA256 string
+	Screenshot       template.URL // a data: URI of bytes whose type was sniffed as an image
+	ScreenshotNote   string
+	Problems         []string
+}
+
+type reportKV struct{ Key, Value string }
+
+// reportProblem is a problem as listed in the header, linked to the
+// session or record it names when that is in the report.
+type reportProblem struct{ Text, Anchor string }
+
+func (r *reportWriter) write(opts HTMLOptions, exported time.Time) error {
+	r.problems = map[string]map[uint64][]string{}
+	for _, p := range r.v.report.Problems {
+		if p.Session == "" {
+			continue
+		}
+		if r.problems[p.Session] == nil {
+			r.problems[p.Session] = map[uint64][]string{}
+		}
+		r.problems[p.Session][p.Seq] = append(r.problems[p.Session][p.Seq], p.Reason)
+	}
+	all := sessionsTx(r.tx)
+	var sessions []*reportSession
+	for i, sum := range all {
+		if opts.Session != "" && sum.ID != opts.Session {
+			continue
+		}
+		sessions = append(sessions, r.session(i+1, sum))
+	}
+	if opts.Session != "" && len(sessions) == 0 {
+		return fmt.Errorf("%w: %q", ErrUnknownSession, opts.Session)
+	}
+	anchors := map[string]string{}
+	for _, s := range sessions {
+		anchors[s.ID] = s.Anchor
+	}
+	problems := make([]reportProblem, 0, len(r.v.report.Problems))
+	for _, p := range r.v.report.Problems {
+		rp := reportProblem{Text: p.String()}
+		if a, ok := anchors[p.Session]; ok {
+			rp.Anchor = a
+			if p.Seq > 0 && r.tx.Bucket(bucketSessions).Bucket([]byte(p.Session)).Get(seqKey(p.Seq)) != nil {
+				rp.Anchor = a + "-r" + strconv.FormatUint(p.Seq, 10)
+			}
+		}
+		problems = append(problems, rp)
+	}
+	err := reportTmpl.ExecuteTemplate(r.w, "header", reportHeader{
+		Source: opts.Source, Exported: exported.Format(reportTime), Version: FormatVersion,
+		Report: &r.v.report, Problems: problems, Only: opts.Session, Sessions: sessions,
+	})
+	if err != nil {
+		return err
+	}
+	for _, sess := range sessions {
+		if err := reportTmpl.ExecuteTemplate(r.w, "session", sess); err != nil {
+			return err
+		}
+		b := r.tx.Bucket(bucketSessions).Bucket([]byte(sess.ID))
+		err := b.ForEach(func(k, v []byte) error {
+			if v == nil {
+				return nil
+			}
+			return reportTmpl.ExecuteTemplate(r.w, "record", r.record(sess, k, v))
+		})
+		if err != nil {
+			return err
+		}
+		if err := reportTmpl.ExecuteTemplate(r.w, "session-end", nil); err != nil {
+			return err
+		}
+	}
+	return reportTmpl.ExecuteTemplate(r.w, "footer", nil)
+}
+
+func (r *reportWriter) session(n int, sum SessionSummary) *reportSession {
+	s := &reportSession{
+		Anchor: "s" + strconv.Itoa(n), ID: sum.ID, Records: sum.Records,
+		First: sum.First.UTC().Format(reportTime), Last: sum.Last.UTC().Format(reportTime),
+		Head: sum.Head, HeadSeq: sum.HeadSeq,
+		Signature: r.v.sigStatus[sum.ID], Problems: r.problems[sum.ID][0],
+		problems: len(r.problems[sum.ID]) > 0,
+	}
+	if s.Signature == "" {
+		s.Signature = "no head"
+	}
+	if _, v := r.tx.Bucket(bucketSessions).Bucket([]byte(sum.ID)).Cursor().First(); v != nil {
+		if e, err := decodeEnvelope(v); err == nil {
+			s.Principal = e.Principal
+		}
+	}
+	return s
+}
+
+func (r *reportWriter) record(sess *reportSession, k, raw []byte) reportRecord {
+	var seq uint64
+	if len(k) == 8 {
+		seq = binary.BigEndian.Uint64(k)
+	}
+	rec := reportRecord{Anchor: sess.Anchor + "-r" + strconv.FormatUint(seq, 10), Seq: seq}
+	if seq > 0 {
+		rec.Problems = r.problems[sess.ID][seq]
+	}
+	e, err := decodeEnvelope(raw)
+	if err != nil {
+		rec.Unreadable = err.Error()
+		return rec
+	}
+	rec.Time = e.Time.UTC().Format(reportTime)
+	rec.Duration = (time.Duration(e.DurationMicros) * time.Microsecond).String()
+	rec.InteractionCount = e.InteractionCount
+	rec.Tool, rec.Command = e.Tool, e.Command
+	if len(e.Args) > 0 {
+		rec.Args = indentJSON(e.Args)
+	}
+	rec.Decision = e.Decision
+	if a := e.Decision.Approval; a != nil {
+		rec.ApprovalAt = a.At.UTC().Format(reportTime)
+	}
+	rec.Before, rec.After = stateKVs(e.Before), stateKVs(e.After)
+	rec.Blocked = e.Blocked
+	rec.Error = e.Error
+	rec.Output, rec.OutputRest = outputHead(e.Output, reportOutputHead)
+	rec.OutputTruncated = e.OutputTruncated
+	rec.OutputSHA256, rec.Hash, rec.PrevHash, rec.ConfigSHA256 = e.OutputSHA256, e.Hash, e.PrevHash, e.ConfigSHA256
+	if e.ScreenshotSHA256 != "" {
+		rec.ScreenshotSHA256 = e.ScreenshotSHA256
+		rec.Screenshot, rec.ScreenshotNote = r.screenshot(e.ScreenshotSHA256)
+	}
+	return rec
+}
+
+// screenshot returns the stored image as a data: URI, or why there is
+// none. Only bytes sniffed as an image become a URI: the type in the URI
+// is then true, and base64 leaves nothing to escape.
+func (r *reportWriter) screenshot(sum string) (template.URL, string) {
+	img := r.tx.Bucket(bucketScreenshots).Get([]byte(sum))
+	if img == nil {
+		return "", "screenshot " + sum + " missing from the log"
+	}
+	typ := http.DetectContentType(img)
+	if !slices.Contains([]string{"image/png", "image/jpeg", "image/gif", "image/webp"}, typ) {
+		return "", fmt.Sprintf("screenshot %s: %d stored bytes that are not an image (%s)", sum, len(img), typ)
+	}
+	return template.URL("data:" + typ + ";base64," + base64.StdEncoding.EncodeToString(img)), ""
+}
+
+// stateKVs lists page state in key order, values as text.
+func stateKVs(m map[string]any) []reportKV {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	out := make([]reportKV, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, reportKV{k, valueText(m[k])})
+	}
+	return out
+}
+
+// valueText renders a decoded JSON value: strings and numbers as
+// themselves, the rest as compact JSON.
+func valueText(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case json.Number:
+		return x.String()
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// indentJSON renders v as indented JSON without HTML escaping (the
+// template escapes).
+func indentJSON(v any) string {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+}
+
+// outputHead returns the first limit bytes of out, cut on a UTF-8
+// boundary, and how many bytes it left out.
+func outputHead(out string, limit int) (string, int) {
+	if len(out) <= limit {
+		return out, 0
+	}
+	cut := limit
+	for cut > 0 && !utf8.RuneStart(out[cut]) {
+		cut--
+	}
+	return out[:cut], len(out) - cut
+}
