@@ -18,6 +18,7 @@ import (
 
 	"github.com/browsergate/browsergate/examples/demosite"
 	"github.com/browsergate/browsergate/executor/approval"
+	"github.com/browsergate/browsergate/toolclad"
 )
 
 // demo runs the quick start's governed browsing session: it serves the demo
@@ -39,6 +40,13 @@ func demo(args []string, stdout, stderr io.Writer) error {
 	}
 	defer stopCanary()
 	site := demosite.New(demosite.Options{ForbiddenURL: canaryURL + "/"})
+	// The site accepts only the manifest's secret password: signing in
+	// shows that browsergate filled the placeholder in.
+	if m, err := toolclad.Load(*manifest); err == nil {
+		for _, sec := range m.Secrets {
+			site.Password.Store(sec.Value())
+		}
+	}
 	siteURL, stopSite, err := serveOn("127.0.0.1:0", demosite.NewAttackSite(site, &demosite.Attacks{Canary: canaryURL}))
 	if err != nil {
 		return fmt.Errorf("demo site: %w", err)
@@ -80,6 +88,10 @@ func demo(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "\n$ browsergate evidence verify --evidence %s\n", *evidencePath)
 	if err := evidenceVerify(*evidencePath, stdout); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\n$ browsergate evidence replay --evidence %s --session %s\n", *evidencePath, sid)
+	if err := evidenceReplay(*evidencePath, sid, stdout); err != nil {
 		return err
 	}
 	if !canary.Clean() {
@@ -129,7 +141,7 @@ func (a *scriptedAgent) run(ctx context.Context, siteURL, canaryURL string) erro
 		{"demo.navigate", fixed(map[string]any{"url": siteURL + "/login"}), true, ""},
 		{"demo.snapshot", fixed(nil), true, ""},
 		{"demo.type_text", byRef(`textbox "Username"`, map[string]any{"text": "alice"}), true, ""},
-		{"demo.type_text", byRef(`textbox "Password"`, map[string]any{"text": "correct horse"}), true, ""},
+		{"demo.type_text", byRef(`textbox "Password"`, map[string]any{"text": "<DEMO_PASSWORD>"}), true, ""},
 		{"demo.click", byRef(`button "Sign in"`, nil), true, ""},
 		{"demo.snapshot", fixed(nil), true, ""},
 		{"demo.navigate", fixed(map[string]any{"url": canaryURL + "/"}), false, ""},

@@ -144,13 +144,9 @@ func recordedSession(path, session string) ([]*evidence.Envelope, *executor.Reco
 	return recs, &cfg, nil
 }
 
-// restoreConfig writes the recorded manifest and policies into dir and
-// loads them.
+// restoreConfig loads the recorded manifest and writes the recorded
+// policies into dir to load them.
 func restoreConfig(dir string, cfg *executor.RecordedConfig) (*toolclad.Manifest, *cedar.Engine, error) {
-	mpath := filepath.Join(dir, filepath.Base(cfg.Manifest.Path))
-	if err := os.WriteFile(mpath, []byte(cfg.Manifest.Source), 0o600); err != nil {
-		return nil, nil, err
-	}
 	pdir := filepath.Join(dir, "policies")
 	if err := os.Mkdir(pdir, 0o700); err != nil {
 		return nil, nil, err
@@ -163,7 +159,9 @@ func restoreConfig(dir string, cfg *executor.RecordedConfig) (*toolclad.Manifest
 			return nil, nil, err
 		}
 	}
-	m, err := toolclad.Load(mpath)
+	// Parsed under its recorded path, so that a secret's file is found
+	// where the manifest named it.
+	m, err := toolclad.Parse(cfg.Manifest.Path, []byte(cfg.Manifest.Source))
 	if err != nil {
 		return nil, nil, fmt.Errorf("the recorded manifest does not load here (a secret's variable or file may be missing): %w", err)
 	}
