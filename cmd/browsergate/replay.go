@@ -122,6 +122,16 @@ func recordedSession(path, session string) ([]*evidence.Envelope, *executor.Reco
 		return nil, nil, err
 	}
 	defer store.Close()
+	// Replay trusts what the log says (the calls, the manifest and the
+	// policies): only a log that verifies is replayed.
+	rep, err := store.Verify()
+	if err != nil {
+		return nil, nil, err
+	}
+	if !rep.OK() {
+		first, _ := rep.FirstBad()
+		return nil, nil, fmt.Errorf("%w: the log must verify before it is replayed; first bad record: %s", errTampered, first.String())
+	}
 	recs, err := store.Records(session)
 	if err != nil {
 		return nil, nil, err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -61,5 +62,14 @@ func TestEvidenceReplay(t *testing.T) {
 	out, code = runBinary(t, "evidence", "replay", "--evidence", f.evidence, "--session", id)
 	if code != 1 || !strings.Contains(out, "click          DIFFERS") || !strings.Contains(out, `title: "Dashboard", now "Sign in"`) {
 		t.Fatalf("replay against a changed site: exit %d\n%s", code, out)
+	}
+
+	// A log that does not verify is not replayed: its calls, manifest and
+	// policies could have been altered.
+	f.site.Password.Store(secretValue)
+	_, seq := tamperOneRecord(t, f.evidence)
+	out, code = runBinary(t, "evidence", "replay", "--evidence", f.evidence, "--session", id)
+	if code != 1 || !strings.Contains(out, "must verify before it is replayed") || !strings.Contains(out, fmt.Sprintf("record %d", seq)) || strings.Contains(out, "replaying session") {
+		t.Fatalf("replay of a tampered log: exit %d\n%s", code, out)
 	}
 }
