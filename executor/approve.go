@@ -216,7 +216,7 @@ func (e *Executor) recheck(ctx context.Context, s *session, t *turn, cmd *toolcl
 // as recorded, the page, where it leads, and a fingerprint of the real
 // arguments.
 func (e *Executor) approvalRequest(s *session, t *turn, held *approvalHold) approval.Request {
-	r := approval.Request{Session: s.id, Tool: t.call.Tool, Args: e.shownArgs(t), Why: held.why, Fingerprint: fingerprint(t.args)}
+	r := approval.Request{Session: s.id, Tool: t.call.Tool, Args: e.shownArgs(t), Why: held.why, Fingerprint: e.fingerprint(t.args)}
 	if t.before != nil {
 		r.Page = e.masker.Load().mask(t.before.URL)
 	}
@@ -231,12 +231,16 @@ func (e *Executor) approvalRequest(s *session, t *turn, held *approvalHold) appr
 	return r
 }
 
-// fingerprint is a SHA-256 over the canonical JSON of the arguments, so
-// that two calls with the same masked text are still told apart.
-func fingerprint(args map[string]any) string {
+// fingerprint is an HMAC over the canonical JSON of the arguments, so that
+// two calls with the same masked text are still told apart, and so that
+// the fingerprint (shown on the operator socket) does not let anyone test
+// guesses of a masked password.
+func (e *Executor) fingerprint(args map[string]any) string {
 	b, _ := json.Marshal(args) // map keys are sorted
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
+	m := hmac.New(sha256.New, e.stateKey[:])
+	m.Write([]byte("args\x00"))
+	m.Write(b)
+	return hex.EncodeToString(m.Sum(nil))
 }
 
 // tellProgress tells a client that asked for progress, every few seconds,

@@ -41,8 +41,9 @@ func TestSealedState(t *testing.T) {
 // TestSameCall: an approval covers one action: same session, tool,
 // command, page and arguments.
 func TestSameCall(t *testing.T) {
+	e := &Executor{}
 	base := approval.Request{Session: "s", Tool: "t.submit_form", Command: "submit_form", Page: "http://a/", URL: "http://a/post",
-		Args: map[string]any{"ref": "e3"}, Fingerprint: fingerprint(map[string]any{"ref": "e3"})}
+		Args: map[string]any{"ref": "e3"}, Fingerprint: e.fingerprint(map[string]any{"ref": "e3"})}
 	if !sameCall(base, base) {
 		t.Fatal("a call differs from itself")
 	}
@@ -52,8 +53,8 @@ func TestSameCall(t *testing.T) {
 		"command":     func(r *approval.Request) { r.Command = "click" },
 		"page":        func(r *approval.Request) { r.Page = "http://b/" },
 		"destination": func(r *approval.Request) { r.URL = "http://b/post" },
-		"args":        func(r *approval.Request) { r.Fingerprint = fingerprint(map[string]any{"ref": "e4"}) },
-		"no args":     func(r *approval.Request) { r.Fingerprint = fingerprint(nil) },
+		"args":        func(r *approval.Request) { r.Fingerprint = e.fingerprint(map[string]any{"ref": "e4"}) },
+		"no args":     func(r *approval.Request) { r.Fingerprint = e.fingerprint(nil) },
 	} {
 		other := base
 		change(&other)
@@ -72,7 +73,8 @@ func TestFingerprintSeesMaskedText(t *testing.T) {
 	if fmt.Sprint(a.recordedArgs()) != fmt.Sprint(b.recordedArgs()) {
 		t.Fatalf("masked args differ: %v %v", a.recordedArgs(), b.recordedArgs())
 	}
-	if fingerprint(a.args) == fingerprint(b.args) {
+	e := &Executor{}
+	if e.fingerprint(a.args) == e.fingerprint(b.args) {
 		t.Error("two different passwords have the same fingerprint")
 	}
 }

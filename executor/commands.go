@@ -144,7 +144,7 @@ func (s *session) snapshotIn(ctx context.Context, mode string, args map[string]a
 				return output{}, err
 			}
 		}
-		return output{Text: clip(text, maxSnapshotLen)}, nil
+		return output{Text: clip(s.maskText(text), maxSnapshotLen)}, nil
 	}
 	st := s.readState(ctx)
 	text, err := s.snapshot(ctx, sel, origin(st.URL))
@@ -181,8 +181,20 @@ func (s *session) typeText(ctx context.Context, args map[string]any) (output, er
 	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`(() => { const a = document.activeElement; if (a && a.select) a.select(); })()`)); err != nil {
 		return output{}, err
 	}
+	secs := s.secrets.placeholders(text)
+	if len(secs) > 0 {
+		// The value goes only where it was checked: the element itself
+		// must hold the focus now.
+		var focused bool
+		if err := el.call(ctx, focusedJS, &focused); err != nil || !focused {
+			return output{}, fmt.Errorf("%s did not take the focus itself, so secret %s is not typed", label, secs[0].Name)
+		}
+	}
 	if _, err := chromedp.Call(ctx, input.InsertText, input.InsertTextParams{Text: s.secrets.fill(text)}); err != nil {
 		return output{}, fmt.Errorf("type into %s: %w", label, err)
+	}
+	if len(secs) > 0 {
+		s.noteSecretsTyped(secs)
 	}
 	return output{Text: fmt.Sprintf("typed %d characters into %s%s", len([]rune(text)), label, filled)}, nil
 }
@@ -310,6 +322,7 @@ func (s *session) extractHTML(ctx context.Context, args map[string]any) (output,
 			return output{}, err
 		}
 	}
+	html = s.maskText(html) // before the cut: a cut secret would show its prefix
 	if len(html) > maxHTMLLen {
 		html = html[:maxHTMLLen] + fmt.Sprintf("\n<!-- truncated at %d characters: pass a narrower selector -->", maxHTMLLen)
 	}

@@ -247,6 +247,7 @@ func (e *Executor) session(mcpID string, m *toolclad.Manifest) (*session, error)
 		manifest: m,
 		backend:  b,
 		secrets:  e.secrets[m],
+		maskText: func(v string) string { return e.masker.Load().mask(v) },
 		created:  now,
 		lastCall: now,
 		counts:   map[string]int{},

@@ -102,6 +102,11 @@ func (e *Executor) gate(ctx context.Context, s *session, t *turn, cmd *toolclad.
 			if deny := checkDestination(sc, t, cmd.Name, el.label, d.URL); deny != nil {
 				return deny
 			}
+			if d.Submits || mode == "submit" {
+				if err := s.secretsMaySubmitTo(d.URL); err != nil {
+					return &DenyError{Stage: "secrets", Rule: "secret domains", Reason: err.Error()}
+				}
+			}
 			if d.URL != "" {
 				target = d.URL
 			}

@@ -116,22 +116,68 @@ func hostOf(raw string) string {
 	return u.Host
 }
 
-// elementPageJS returns the URL of the document an element belongs to.
-const elementPageJS = `function() { return this.ownerDocument.location.href; }`
+// elementPageJS returns the URL of the document an element belongs to and
+// whether it is a text field: a secret goes into nothing else (an iframe
+// element, say, would pass focus and the text on to another document).
+const elementPageJS = `function() {
+  const t = this.tagName;
+  const noText = ['button', 'submit', 'reset', 'checkbox', 'radio', 'file', 'image', 'hidden', 'color', 'range'];
+  const field = (t === 'INPUT' && !noText.includes((this.type || '').toLowerCase())) || t === 'TEXTAREA' || this.isContentEditable === true;
+  return {url: this.ownerDocument.location.href, field: field, tag: t.toLowerCase()};
+}`
+
+// focusedJS reports whether the element itself holds the focus of its
+// document (no frame inside it does).
+const focusedJS = `function() { return this.ownerDocument.activeElement === this; }`
 
 // checkSecrets runs ss.check for a type_text target, reading the element's
 // page in the gate's isolated world.
 func (s *session) checkSecrets(ctx context.Context, text string, el *element, named bool) error {
-	if len(s.secrets.placeholders(text)) == 0 {
+	secs := s.secrets.placeholders(text)
+	if len(secs) == 0 {
 		return nil
 	}
-	docURL := ""
+	var info struct {
+		URL   string `json:"url"`
+		Field bool   `json:"field"`
+		Tag   string `json:"tag"`
+	}
 	if named {
-		if err := el.call(ctx, elementPageJS, &docURL); err != nil {
+		if err := el.call(ctx, elementPageJS, &info); err != nil {
 			return fmt.Errorf("cannot tell which page the element is on, so no secret is typed: %v", err)
 		}
+		if !info.Field {
+			return fmt.Errorf("secret %s can only be typed into a text field (input, textarea or contenteditable), and %s is a <%s>", secs[0].Name, el.label, info.Tag)
+		}
 	}
-	return s.secrets.check(text, docURL, named)
+	return s.secrets.check(text, info.URL, named)
+}
+
+// noteSecretsTyped remembers, until the page navigates, which secrets were
+// typed into it, so that a form submission can be held to their domains.
+func (s *session) noteSecretsTyped(secs []*toolclad.Secret) {
+	if s.typedSecrets == nil || s.typedNavs != s.watch.navigationCount() {
+		s.typedSecrets, s.typedNavs = map[*toolclad.Secret]bool{}, s.watch.navigationCount()
+	}
+	for _, sec := range secs {
+		s.typedSecrets[sec] = true
+	}
+}
+
+// secretsMaySubmitTo refuses a submission to dest when a secret typed on
+// this page may not go to dest's host: typing is held to a secret's
+// domains, and so is where the form sends it.
+func (s *session) secretsMaySubmitTo(dest string) error {
+	if s.watch == nil || s.typedNavs != s.watch.navigationCount() {
+		return nil // nothing typed since the page loaded
+	}
+	host, err := scope.CanonicalHost(hostOf(dest))
+	for sec := range s.typedSecrets {
+		if err != nil || !slices.ContainsFunc(s.secrets.domains[sec], func(p *scope.Pattern) bool { return p.Match(host) }) {
+			return fmt.Errorf("secret %s was typed on this page, and the form would send it to %s, outside %s", sec.Name, dest, strings.Join(sec.Domains, ", "))
+		}
+	}
+	return nil
 }
 
 // masker replaces secret values, in every form they are likely to take in
@@ -189,8 +235,51 @@ func secretForms(v string) []string {
 	attr := strings.NewReplacer("&", "&amp;", "\"", "&quot;", "<", "&lt;", ">", "&gt;", "\u00a0", "&nbsp;").Replace(v)
 	attrOld := strings.NewReplacer("&", "&amp;", "\"", "&quot;", "\u00a0", "&nbsp;").Replace(v)
 	quoted := strconv.Quote(v)
-	return []string{v, url.QueryEscape(v), url.PathEscape(v), html.EscapeString(v), text, attr, attrOld,
-		jsonInner(true), jsonInner(false), quoted[1 : len(quoted)-1]}
+	forms := []string{v, url.QueryEscape(v), url.PathEscape(v), formURLEncode(v), html.EscapeString(v), text, attr, attrOld,
+		jsonInner(true), jsonInner(false), quoted[1 : len(quoted)-1], collapse(v)}
+	// Percent-escapes may come in either case.
+	for _, f := range forms[1:4] {
+		forms = append(forms, lowerHexEscapes(f))
+	}
+	return forms
+}
+
+// formURLEncode is the URL Standard's application/x-www-form-urlencoded
+// serialisation, as a browser sends a GET form: ASCII letters, digits and
+// *-._ stay, a space is '+', every other byte is %XX (Go's QueryEscape
+// differs on '~' and '*').
+func formURLEncode(v string) string {
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '*', c == '-', c == '.', c == '_':
+			b.WriteByte(c)
+		case c == ' ':
+			b.WriteByte('+')
+		default:
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
+}
+
+// lowerHexEscapes rewrites %XX escapes with lower-case hex digits.
+func lowerHexEscapes(s string) string {
+	b := []byte(s)
+	for i := 0; i+2 < len(b); i++ {
+		if b[i] == '%' {
+			b[i+1], b[i+2] = lowerHex(b[i+1]), lowerHex(b[i+2])
+		}
+	}
+	return string(b)
+}
+
+func lowerHex(c byte) byte {
+	if c >= 'A' && c <= 'F' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
 
 func (m *masker) mask(s string) string {

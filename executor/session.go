@@ -28,6 +28,13 @@ type session struct {
 	manifest *toolclad.Manifest
 	backend  *backend
 	secrets  *secretSet // the manifest's secrets, for type_text
+	// typedSecrets are the secrets typed into the page since navigation
+	// typedNavs (see noteSecretsTyped).
+	typedSecrets map[*toolclad.Secret]bool
+	typedNavs    int
+	// maskText masks every manifest's secret values: output is masked
+	// before it is clipped, and again as a whole when the call ends.
+	maskText func(string) string
 
 	blocked      *blockLog     // requests the egress gate refused for this session
 	proxy        *egress.Proxy // the session's egress proxy

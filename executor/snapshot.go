@@ -41,6 +41,7 @@ var skipped = map[string]bool{"InlineTextBox": true, "ListMarker": true, "LineBr
 // snapshotter renders an accessibility tree as compact indented text and
 // assigns refs e1, e2, ... to interactive elements in document order.
 type snapshotter struct {
+	mask   func(string) string // masks secret values
 	nodes  map[accessibility.NodeID]*accessibility.Node
 	origin string
 	b      strings.Builder
@@ -65,7 +66,7 @@ func (s *session) snapshot(ctx context.Context, sel string, origin string) (stri
 		return "", fmt.Errorf("read accessibility tree: %w", err)
 	}
 	sn := &snapshotter{nodes: make(map[accessibility.NodeID]*accessibility.Node, len(res.Nodes)),
-		origin: origin, refs: map[string]cdp.BackendNodeID{}}
+		origin: origin, refs: map[string]cdp.BackendNodeID{}, mask: s.maskText}
 	var root *accessibility.Node
 	for _, n := range res.Nodes {
 		sn.nodes[n.NodeID] = n
@@ -122,7 +123,7 @@ func hasWordChar(s string) bool {
 }
 
 func (sn *snapshotter) walk(n *accessibility.Node, depth int) {
-	role := axString(n.Role)
+	role := sn.str(n.Role)
 	if n.Ignored || role == "" || role == "none" || role == "generic" || role == "RootWebArea" ||
 		role == "paragraph" || role == "LabelText" || role == "group" || role == "listitem" ||
 		role == "cell" || role == "gridcell" || role == "Section" || role == "document" {
@@ -132,10 +133,10 @@ func (sn *snapshotter) walk(n *accessibility.Node, depth int) {
 	if skipped[role] {
 		return
 	}
-	name := clip(axString(n.Name), maxNameLen)
+	name := clip(sn.str(n.Name), maxNameLen)
 	switch {
 	case role == "StaticText":
-		if t := clip(collapse(axString(n.Name)), maxTextLen); t != "" {
+		if t := clip(collapse(sn.str(n.Name)), maxTextLen); t != "" {
 			sn.line(depth, "text "+strconv.Quote(t))
 		}
 	case role == "heading":
@@ -178,7 +179,7 @@ func (sn *snapshotter) interactive(n *accessibility.Node, role, name string, dep
 			b.WriteString(" [" + flag + "]")
 		}
 	}
-	if v := clip(axString(n.Value), maxNameLen); v != "" && role != "link" {
+	if v := clip(sn.str(n.Value), maxNameLen); v != "" && role != "link" {
 		b.WriteString(" value=" + strconv.Quote(v))
 	}
 	if role == "link" {
@@ -206,8 +207,8 @@ func (sn *snapshotter) nestedInteractive(n *accessibility.Node, depth int) {
 		if c == nil {
 			continue
 		}
-		if r := axString(c.Role); interactive[r] && !c.Ignored {
-			sn.interactive(c, r, clip(axString(c.Name), maxNameLen), depth)
+		if r := sn.str(c.Role); interactive[r] && !c.Ignored {
+			sn.interactive(c, r, clip(sn.str(c.Name), maxNameLen), depth)
 			continue
 		}
 		sn.nestedInteractive(c, depth)
@@ -223,8 +224,8 @@ func (sn *snapshotter) optionNames(n *accessibility.Node, limit int) string {
 			if c == nil || len(names) >= limit {
 				continue
 			}
-			if axString(c.Role) == "option" {
-				names = append(names, strconv.Quote(clip(axString(c.Name), 40)))
+			if sn.str(c.Role) == "option" {
+				names = append(names, strconv.Quote(clip(sn.str(c.Name), 40)))
 				continue
 			}
 			visit(c)
@@ -250,6 +251,16 @@ func (sn *snapshotter) line(depth int, s string) {
 
 // axString decodes an AX value to a string: strings as they are, other JSON
 // values in their JSON text.
+// str is a node value as text, with secret values masked before anything
+// clips or collapses it (a clipped secret would show its prefix).
+func (sn *snapshotter) str(v *accessibility.Value) string {
+	t := axString(v)
+	if sn.mask != nil {
+		t = sn.mask(t)
+	}
+	return t
+}
+
 func axString(v *accessibility.Value) string {
 	if v == nil || len(v.Value) == 0 {
 		return ""

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 )
 
 // Secret is one [secrets.<NAME>] table (a browsergate extension): a value
@@ -95,6 +96,9 @@ func (s *Secret) read(dir string) error {
 			return fmt.Errorf("secret %s: %v", s.Name, err)
 		}
 		s.value = strings.TrimRight(string(b), "\r\n")
+	}
+	if strings.IndexFunc(s.value, func(r rune) bool { return unicode.IsControl(r) }) >= 0 {
+		return fmt.Errorf("secret %s contains a control character: it could not be typed or masked reliably", s.Name)
 	}
 	if len(s.value) < minSecretLen {
 		return fmt.Errorf("secret %s is shorter than %d characters: too short to mask reliably", s.Name, minSecretLen)

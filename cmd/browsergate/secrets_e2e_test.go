@@ -18,7 +18,14 @@ import (
 // so each escaped form is searched for as well.
 const secretValue = `Sup3r-S3cret/Value&<x>"y`
 
-func init() { os.Setenv("BROWSERGATE_E2E_SECRET", secretValue) }
+// tildeValue has what Go's and the browser's URL encodings disagree on
+// ('~', '*') and a run of spaces, which snapshots collapse.
+const tildeValue = "Tilde~Star*Bang!  two"
+
+func init() {
+	os.Setenv("BROWSERGATE_E2E_SECRET", secretValue)
+	os.Setenv("BROWSERGATE_E2E_SECRET2", tildeValue)
+}
 
 const secretsManifest = `
 [tool]
@@ -30,6 +37,9 @@ allowed_domains = ["127.0.0.1", "127.0.0.3"]
 allow_private_cidrs = ["127.0.0.1/32", "127.0.0.3/32"]
 [secrets.APP_PASSWORD]
 env = "BROWSERGATE_E2E_SECRET"
+domains = ["127.0.0.1"]
+[secrets.TILDE]
+env = "BROWSERGATE_E2E_SECRET2"
 domains = ["127.0.0.1"]
 [browser.commands.navigate]
 args.url = { type = "url", schemes = ["http"], scope_check = true }
@@ -104,6 +114,33 @@ func TestSecretsNeverLeak(t *testing.T) {
 		t.Errorf("the site's last value changed to %q", got)
 	}
 
+	// A long prefix pushes the value to where a snapshot clips a field:
+	// the clip must not show the secret's first characters.
+	must("e2e.navigate", map[string]any{"url": f.siteURL + "/echo"})
+	must("e2e.type_text", map[string]any{"selector": "#v", "text": strings.Repeat("A", 100) + "<APP_PASSWORD>"})
+	must("e2e.snapshot", nil)
+	// Characters the browser's form encoding and Go's disagree on, and a
+	// run of spaces.
+	must("e2e.navigate", map[string]any{"url": f.siteURL + "/echo"})
+	must("e2e.type_text", map[string]any{"selector": "#v", "text": "<TILDE>"})
+	must("e2e.snapshot", nil, "[secret TILDE]")
+	must("e2e.submit_form", map[string]any{"selector": "form"}, "[secret TILDE]")
+	must("e2e.snapshot", nil)
+	if got, _ := f.site.Echoed.Load().(string); got != tildeValue {
+		t.Errorf("the site received %q, want the second secret", got)
+	}
+	// Not into an iframe element (focus would carry the text into
+	// another document), and not through a form that sends it elsewhere.
+	must("e2e.navigate", map[string]any{"url": f.siteURL + "/echo?frame=" + url.QueryEscape(f.xsite+"/echo")})
+	if text, refused := call("e2e.type_text", map[string]any{"selector": "#f", "text": "<APP_PASSWORD>"}); !refused || !strings.Contains(text, "only be typed into a text field") {
+		t.Errorf("typing the secret into an iframe element:\n%s", text)
+	}
+	must("e2e.navigate", map[string]any{"url": f.siteURL + "/echo?action=" + url.QueryEscape(f.xsite+"/echo")})
+	must("e2e.type_text", map[string]any{"selector": "#v", "text": "<APP_PASSWORD>"})
+	if text, refused := call("e2e.submit_form", map[string]any{"selector": "form"}); !refused || !strings.Contains(text, "DENIED at secrets") || !strings.Contains(text, "the form would send it to") {
+		t.Errorf("submitting the secret to another domain:\n%s", text)
+	}
+
 	f.cs.Close()
 	show, _ := runBinary(t, "evidence", "show", "--evidence", f.evidence)
 	raw, err := os.ReadFile(f.evidence)
@@ -117,7 +154,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 		"raw evidence file": string(raw),
 	}
 	js, _ := json.Marshal(secretValue)
-	forms := []string{secretValue, url.QueryEscape(secretValue), url.PathEscape(secretValue), html.EscapeString(secretValue), string(js[1 : len(js)-1]), "Sup3r-S3cret"}
+	forms := []string{secretValue, url.QueryEscape(secretValue), url.PathEscape(secretValue), html.EscapeString(secretValue), string(js[1 : len(js)-1]), "Sup3r", "Tilde"}
 	for name, text := range sinks {
 		for _, form := range forms {
 			if strings.Contains(text, form) {

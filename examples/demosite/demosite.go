@@ -94,7 +94,7 @@ const poll = setInterval(async () => {
 }, 100);
 </script></main></body></html>{{end}}
 {{define "echo"}}{{template "head" .}}<main><h1>Echo</h1>
-<form method="get" action="/echo"><label>Value <input id="v" name="v" autocomplete="off"></label><button>Send</button></form>
+<form method="get" action="{{if .User}}{{.User}}{{else}}/echo{{end}}"><label>Value <input id="v" name="v" autocomplete="off"></label><button>Send</button></form>
 <p>You typed: <span id="mirror"></span></p>
 <script>
 // The page repeats what is typed, and logs it: every sink a secret could
@@ -102,7 +102,8 @@ const poll = setInterval(async () => {
 const v = document.getElementById('v');
 v.addEventListener('input', () => { document.getElementById('mirror').textContent = v.value; console.log('typed', v.value); });
 </script>
-{{if .Error}}<p id="sent">Sent: {{.Error}}</p>{{end}}</main></body></html>{{end}}
+{{if .Error}}<p id="sent">Sent: {{.Error}}</p>{{end}}
+{{if .Forbidden}}<iframe id="f" src="{{.Forbidden}}"></iframe>{{end}}</main></body></html>{{end}}
 {{define "elsewhere"}}{{template "head" .}}<main><h1>Elsewhere</h1><p>This link leaves the allowed scope.</p>
 <p><a id="forbidden" href="{{.Forbidden}}">Forbidden site</a></p></main></body></html>{{end}}
 `))
@@ -153,7 +154,9 @@ func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if v != "" {
 			s.Echoed.Store(v)
 		}
-		s.render(w, "echo", page{Title: "Echo", Error: v})
+		// ?action=URL sends the form elsewhere; ?frame=URL adds an iframe.
+		q := r.URL.Query()
+		s.render(w, "echo", page{Title: "Echo", Error: v, User: q.Get("action"), Forbidden: q.Get("frame")})
 	case "/trap/switch":
 		s.render(w, "trap-switch", page{Title: "Switch"})
 	case "/trap/switch-state":
