@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -42,9 +43,23 @@ func demo(args []string, stdout, stderr io.Writer) error {
 	site := demosite.New(demosite.Options{ForbiddenURL: canaryURL + "/"})
 	// The site accepts only the manifest's secret password: signing in
 	// shows that browsergate filled the placeholder in.
+	// The replay at the end is told where the secrets are, as an auditor
+	// would tell it.
+	replay := replayOptions{secrets: map[string]string{}}
+	var secretFlags []string
 	if m, err := toolclad.Load(*manifest); err == nil {
 		for _, sec := range m.Secrets {
 			site.Password.Store(sec.Value())
+			where := "env:" + sec.Env
+			if sec.File != "" {
+				where = "file:" + filepath.Join(filepath.Dir(*manifest), sec.File)
+			}
+			secretFlags = append(secretFlags, " --secret "+sec.Name+"="+where)
+			if sec.File != "" {
+				abs, _ := filepath.Abs(strings.TrimPrefix(where, "file:"))
+				where = "file:" + abs
+			}
+			replay.secrets[sec.Name] = where
 		}
 	}
 	siteURL, stopSite, err := serveOn("127.0.0.1:0", demosite.NewAttackSite(site, &demosite.Attacks{Canary: canaryURL}))
@@ -90,8 +105,8 @@ func demo(args []string, stdout, stderr io.Writer) error {
 	if err := evidenceVerify(*evidencePath, stdout); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "\n$ browsergate evidence replay --evidence %s --session %s\n", *evidencePath, sid)
-	if err := evidenceReplay(*evidencePath, sid, stdout); err != nil {
+	fmt.Fprintf(stdout, "\n$ browsergate evidence replay --evidence %s --session %s%s\n", *evidencePath, sid, strings.Join(secretFlags, ""))
+	if err := evidenceReplay(*evidencePath, sid, replay, stdout); err != nil {
 		return err
 	}
 	if !canary.Clean() {

@@ -27,7 +27,7 @@ const evidenceLines = `  browsergate evidence show   --evidence FILE [--session 
   browsergate evidence export --evidence FILE [--format jsonl|html] [--session ID] [--out FILE] [--pubkey FILE]
   browsergate evidence keygen --out PREFIX
   browsergate evidence prune  --evidence FILE --before DATE [--pubkey FILE]
-  browsergate evidence replay --evidence FILE --session ID
+  browsergate evidence replay --evidence FILE --session ID [--pubkey FILE] [--secret NAME=env:VAR|file:PATH ...]
 `
 
 func evidenceCmd(args []string, stdout io.Writer) error {

@@ -48,8 +48,15 @@ func TestEvidenceReplay(t *testing.T) {
 	sessions, _ := runBinary(t, "evidence", "show", "--evidence", f.evidence)
 	id := strings.Fields(strings.TrimPrefix(sessions, "session "))[0]
 
+	// Without being told where the secret is, the replay does not read
+	// the recorded variable: the password step is not replayed.
 	out, code := runBinary(t, "evidence", "replay", "--evidence", f.evidence, "--session", id)
-	if code != 0 || !strings.Contains(out, "7 allowed") || !strings.Contains(out, "replayed 7 of 7 allowed step(s): 0 differ, 0 not replayable") {
+	if code != 1 || !strings.Contains(out, "#4   type_text      NOT REPLAYED: argument \"text\" types secret APP_PASSWORD, and no --secret APP_PASSWORD") {
+		t.Fatalf("replay without --secret: exit %d\n%s", code, out)
+	}
+	secret := "APP_PASSWORD=env:BROWSERGATE_E2E_SECRET"
+	out, code = runBinary(t, "evidence", "replay", "--evidence", f.evidence, "--session", id, "--secret", secret)
+	if code != 0 || !strings.Contains(out, "7 that ran") || !strings.Contains(out, "replayed 7 of 7 step(s) that ran: 0 differ, 0 not replayable") {
 		t.Fatalf("replay against the same site: exit %d\n%s", code, out)
 	}
 	if n := f.canary.Hits(); n != 0 {
@@ -59,7 +66,7 @@ func TestEvidenceReplay(t *testing.T) {
 	// The site now refuses the recorded password: the login step and
 	// everything after it differ, and the replay says where.
 	f.site.Password.Store("something else")
-	out, code = runBinary(t, "evidence", "replay", "--evidence", f.evidence, "--session", id)
+	out, code = runBinary(t, "evidence", "replay", "--evidence", f.evidence, "--session", id, "--secret", secret)
 	if code != 1 || !strings.Contains(out, "click          DIFFERS") || !strings.Contains(out, `title: "Dashboard", now "Sign in"`) {
 		t.Fatalf("replay against a changed site: exit %d\n%s", code, out)
 	}
@@ -68,7 +75,7 @@ func TestEvidenceReplay(t *testing.T) {
 	// policies could have been altered.
 	f.site.Password.Store(secretValue)
 	_, seq := tamperOneRecord(t, f.evidence)
-	out, code = runBinary(t, "evidence", "replay", "--evidence", f.evidence, "--session", id)
+	out, code = runBinary(t, "evidence", "replay", "--evidence", f.evidence, "--session", id, "--secret", secret)
 	if code != 1 || !strings.Contains(out, "must verify before it is replayed") || !strings.Contains(out, fmt.Sprintf("record %d", seq)) || strings.Contains(out, "replaying session") {
 		t.Fatalf("replay of a tampered log: exit %d\n%s", code, out)
 	}
