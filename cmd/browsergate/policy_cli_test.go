@@ -69,12 +69,7 @@ func TestPolicyTest(t *testing.T) {
 // fails the check, naming the case and its line.
 func TestCheckRunsPolicyTests(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	entries, _ := os.ReadDir(repoPath("policies"))
-	for _, e := range entries {
-		data, _ := os.ReadFile(filepath.Join(repoPath("policies"), e.Name()))
-		os.WriteFile(filepath.Join(dir, e.Name()), data, 0o644)
-	}
+	dir := copyPolicies(t)
 	args := []string{"check", "--policies", dir, "--manifest", repoPath("examples/demo.toml")}
 	out, code := runBinary(t, args...)
 	if code != 0 || !strings.Contains(out, "policy test(s) passed") {
