@@ -29,8 +29,9 @@ const progressEvery = 5 * time.Second
 // judgement is Cedar's verdict on one call, and what an approval would
 // change about it.
 type judgement struct {
-	deny *DenyError // a denial no approval lifts
-	why  []string   // what asks for a human's approval (empty: none)
+	deny *DenyError       // a denial no approval lifts
+	why  []string         // what asks for a human's approval (empty: none)
+	reqs []*cedar.Request // the requests decided: the call's, and the submission's for a click that submits
 }
 
 // judge asks Cedar about req (and, for a click that submits a form, about
@@ -39,14 +40,13 @@ type judgement struct {
 // determining policy is a forbid ... unless { resource.human_approved ==
 // true }), and commands the manifest marks human_approval.
 func (e *Executor) judge(t *turn, s *session, req *cedar.Request, cmd, submitCmd *toolclad.Command) judgement {
-	var j judgement
-	reqs := []*cedar.Request{req}
+	j := judgement{reqs: []*cedar.Request{req}}
 	if submitCmd != nil {
 		sub := *req
 		sub.Command, sub.RiskTier = "submit_form", submitCmd.RiskTier
-		reqs = append(reqs, &sub)
+		j.reqs = append(j.reqs, &sub)
 	}
-	for i, r := range reqs {
+	for i, r := range j.reqs {
 		d := e.policies.Load().Decide(r)
 		switch {
 		case d.Allowed:

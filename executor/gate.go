@@ -167,12 +167,7 @@ func (e *Executor) gate(ctx context.Context, s *session, t *turn, cmd *toolclad.
 	if j.deny != nil {
 		return j.deny
 	}
-	held.why, held.reqs = j.why, []*cedar.Request{req}
-	if submitCmd != nil {
-		sub := *req
-		sub.Command, sub.RiskTier = "submit_form", submitCmd.RiskTier
-		held.reqs = append(held.reqs, &sub)
-	}
+	held.why, held.reqs = j.why, j.reqs
 	return nil
 }
 
