@@ -61,7 +61,7 @@ type Envelope struct {
 // so an auditor can tell which rule refused (or let through) a call.
 type Decision struct {
 	Allowed   bool      `json:"allowed"`
-	Stage     string    `json:"stage"` // "args", "scope", "cedar", "limits", "approval", "act", or "gate" when every check passed
+	Stage     Stage     `json:"stage"` // where the decision was reached (see Stage); StageGate when every check passed
 	Rule      string    `json:"rule,omitempty"`
 	Scope     string    `json:"scope,omitempty"` // the scope verdict, in words
 	Cedar     string    `json:"cedar,omitempty"` // "allow", "deny", or "" when not reached

@@ -88,7 +88,7 @@ func verdict(d Decision) string {
 		b.WriteString("DENY")
 	}
 	if d.Stage != "" {
-		b.WriteString(" " + clean(d.Stage) + ":")
+		b.WriteString(" " + clean(string(d.Stage)) + ":")
 	}
 	switch {
 	case d.Rule != "":

@@ -8,11 +8,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
+	"sync"
 	"time"
 
-	"github.com/browsergate/browsergate/cedar"
 	"github.com/browsergate/browsergate/evidence"
 	"github.com/browsergate/browsergate/executor/approval"
 	"github.com/browsergate/browsergate/toolclad"
@@ -26,90 +25,39 @@ const DefaultApprovalTimeout = 2 * time.Minute
 // waiting.
 const progressEvery = 5 * time.Second
 
-// judgement is Cedar's verdict on one call, and what an approval would
-// change about it.
-type judgement struct {
-	deny *DenyError       // a denial no approval lifts
-	why  []string         // what asks for a human's approval (empty: none)
-	reqs []*cedar.Request // the requests decided: the call's, and the submission's for a click that submits
-}
-
-// judge asks Cedar about req (and, for a click that submits a form, about
-// the submission as submit_form) and collects what needs a human: denials
-// that only an approval would lift (cedar.Decision.NeedsApproval: every
-// determining policy is a forbid ... unless { resource.human_approved ==
-// true }), and commands the manifest marks human_approval.
-func (e *Executor) judge(t *turn, s *session, req *cedar.Request, cmd, submitCmd *toolclad.Command) judgement {
-	j := judgement{reqs: []*cedar.Request{req}}
-	if submitCmd != nil {
-		sub := *req
-		sub.Command, sub.RiskTier = "submit_form", submitCmd.RiskTier
-		j.reqs = append(j.reqs, &sub)
-	}
-	for i, r := range j.reqs {
-		d := e.policies.Load().Decide(r)
-		switch {
-		case d.Allowed:
-			t.addPolicies(d.PolicyIDs)
-		case d.NeedsApproval:
-			j.why = append(j.why, fmt.Sprintf("%s is forbidden by policy %s unless a human approves", r.Command, strings.Join(d.PolicyIDs, ", ")))
-		default:
-			t.decision.Cedar = "deny"
-			j.deny = cedarDenial(d)
-			if i == 1 {
-				j.deny.Reason = "this click would submit a form, judged as submit_form: " + j.deny.Reason
-			}
-			return j
-		}
-	}
-	for _, c := range []*toolclad.Command{cmd, submitCmd} {
-		if c != nil && (c.HumanApproval || s.manifest.Tool.HumanApproval) {
-			j.why = append(j.why, fmt.Sprintf("the manifest marks %s human_approval", c.Name))
-		}
-	}
-	if len(j.why) == 0 {
-		t.decision.Cedar = "allow"
-	}
-	return j
-}
-
-// addPolicies records the permits that decided, each once (a click that
-// submits is decided twice, by the same baseline permit, say).
-func (t *turn) addPolicies(ids []string) {
-	for _, id := range ids {
-		if !slices.Contains(t.decision.PolicyIDs, id) {
-			t.decision.PolicyIDs = append(t.decision.PolicyIDs, id)
-		}
-	}
-}
-
-// cedarDenial turns a Cedar denial into a DenyError naming the policies and
-// reasons.
-func cedarDenial(d cedar.Decision) *DenyError {
-	rule := "default deny"
-	if len(d.PolicyIDs) > 0 {
-		rule = "policy " + strings.Join(d.PolicyIDs, ", ")
-	}
-	reason := strings.Join(append(append([]string{}, d.Reasons...), d.Errors...), "; ")
-	if reason == "" {
-		reason = "no policy permits this call"
-	}
-	return &DenyError{Stage: "cedar", Rule: rule, Reason: reason, PolicyIDs: d.PolicyIDs}
-}
-
-// approvalHold is what the gate passes back: the Cedar requests it decided
-// and, when the call needs a human, why.
-type approvalHold struct {
-	reqs []*cedar.Request
-	why  []string
-}
-
 // approvalKey names the approval question in a multi round-trip call.
 const approvalKey = "approval"
 
+// hold is a session's held approval: the approval a call opened and
+// asked the client's user about (a two-round call), guarded by the
+// session's mu, and the way to stop a call waiting for a human without
+// taking mu (which the waiting call holds).
+type hold struct {
+	id      string // the approval asked about in an earlier round; any other call withdraws it
+	abortMu sync.Mutex
+	abort   context.CancelFunc
+}
+
+// setAbort records how to stop the call's wait for a human (nil: none).
+func (h *hold) setAbort(f context.CancelFunc) {
+	h.abortMu.Lock()
+	h.abort = f
+	h.abortMu.Unlock()
+}
+
+// abortWait stops a call that waits for a human, so that the session can
+// be ended without waiting for the answer; the call is denied.
+func (h *hold) abortWait() {
+	h.abortMu.Lock()
+	if h.abort != nil {
+		h.abort()
+	}
+	h.abortMu.Unlock()
+}
+
 // approve holds the call until a human answers. A denial, no answer in
-// time, or no approval channel denies the call. After an approval the gate
-// runs again on the page as it is now, with human_approved = true: the
+// time, or no approval channel denies the call. After an approval the
+// call is observed and decided again, with human_approved = true: the
 // page must be the one approved on, the call must lead where it led, and
 // scope and Cedar must allow it (an approval lifts only what it was asked
 // for: a rate limit crossed meanwhile still denies).
@@ -117,25 +65,26 @@ const approvalKey = "approval"
 // A client that can elicit is asked in two rounds: the first opens the
 // approval and returns the question (t.ask) with a sealed state; the
 // client's user answers, the client calls again with the answer and the
-// state, and this second round, gated afresh, takes up the same approval.
-// The operator can answer in between or instead. Commands of risk tier
-// critical are never put to the client: only the operator decides them.
-func (e *Executor) approve(ctx context.Context, s *session, t *turn, cmd *toolclad.Command, held *approvalHold) *DenyError {
-	why := held.why
+// state, and this second round, observed and decided afresh, takes up the
+// same approval. The operator can answer in between or instead. Commands
+// of risk tier critical are never put to the client: only the operator
+// decides them.
+func (e *Executor) approve(ctx context.Context, s *session, t *turn) *DenyError {
+	why := t.verdict.Approval
 	if e.cfg.Approvals == nil {
-		return &DenyError{Stage: "approval", Rule: "human_approval",
-			Reason: strings.Join(why, "; ") + ", and no approval channel is configured on this daemon"}
+		return deny(evidence.StageApproval, "human_approval",
+			"%s, and no approval channel is configured on this daemon", strings.Join(why, "; "))
 	}
-	want := e.approvalRequest(s, t, held)
+	want := e.approvalRequest(s, t)
 	var p *approval.Pending
 	if r := t.call.Resume; r != nil {
-		var deny *DenyError
-		if p, deny = e.resume(r, s, want); deny != nil {
-			return deny
+		var d *DenyError
+		if p, d = e.resume(r, s, want); d != nil {
+			return d
 		}
 	} else {
 		p = e.cfg.Approvals.Open(want, e.cfg.ApprovalTimeout)
-		s.held = p.ID
+		s.hold.id = p.ID
 		e.cfg.Logger.Warn("call held for human approval", "id", p.ID, "session", s.id, "call", p.Summary(), "deadline", p.Deadline)
 		if e.cfg.Elicitation && t.call.CanElicit && want.Tier != "critical" {
 			t.ask = &toolclad.Question{Key: approvalKey, Message: elicitMessage(p), State: e.seal(p.ID, s.id)}
@@ -143,16 +92,18 @@ func (e *Executor) approve(ctx context.Context, s *session, t *turn, cmd *toolcl
 		}
 	}
 
-	waitCtx, stopWaiting := context.WithCancel(ctx)
-	s.setAbort(stopWaiting)
+	waitCtx, stopWaiting := context.WithCancel(s.tab.ctx)
+	stopOnClient := context.AfterFunc(ctx, stopWaiting)
+	s.hold.setAbort(stopWaiting)
 	if !p.Answered() {
 		go tellProgress(waitCtx, t.call, p)
 	}
 	o := p.Wait(waitCtx)
-	s.setAbort(nil)
+	s.hold.setAbort(nil)
+	stopOnClient()
 	stopWaiting()
-	s.held = ""
-	t.decision.Approval = &evidence.Approval{ID: p.ID, Approved: o.Approved, Channel: o.Channel, By: o.By, At: o.At.UTC(), Note: o.Note}
+	s.hold.id = ""
+	t.approval = &evidence.Approval{ID: p.ID, Approved: o.Approved, Channel: o.Channel, By: o.By, At: o.At.UTC(), Note: o.Note}
 	e.cfg.Logger.Warn("approval answered", "id", p.ID, "approved", o.Approved, "channel", o.Channel, "by", o.By)
 	if !o.Approved {
 		reason := fmt.Sprintf("approval %s was denied via %s", p.ID, o.Channel)
@@ -168,61 +119,59 @@ func (e *Executor) approve(ctx context.Context, s *session, t *turn, cmd *toolcl
 		if o.Note != "" {
 			reason += ": " + o.Note
 		}
-		return &DenyError{Stage: "approval", Rule: "approval " + o.Channel, Reason: reason + " (" + strings.Join(why, "; ") + ")"}
+		return &DenyError{Stage: evidence.StageApproval, Rule: "approval " + o.Channel, Reason: reason + " (" + strings.Join(why, "; ") + ")"}
 	}
-	return e.recheck(ctx, s, t, cmd, p)
+	return e.recheck(ctx, s, t, p)
 }
 
-// recheck runs the gate again after an approval: minutes may have passed,
-// and the page's own scripts may have moved a link or a form meanwhile.
-func (e *Executor) recheck(ctx context.Context, s *session, t *turn, cmd *toolclad.Command, p *approval.Pending) *DenyError {
+// recheck observes and decides the call again after an approval: minutes
+// may have passed, and the page's own scripts may have moved a link or a
+// form meanwhile.
+func (e *Executor) recheck(ctx context.Context, s *session, t *turn, p *approval.Pending) *DenyError {
 	m, now := s.manifest, e.cfg.Now()
-	if now.Sub(s.created) > m.Browser.SessionTimeout {
-		return &DenyError{Stage: "limits", Rule: "session_timeout_seconds",
-			Reason: fmt.Sprintf("approval %s came after the session's lifetime (%s) ran out; nothing was done", p.ID, m.Browser.SessionTimeout)}
+	if now.Sub(s.limits.created) > m.Browser.SessionTimeout {
+		return deny(evidence.StageLimits, "session_timeout_seconds",
+			"approval %s came after the session's lifetime (%s) ran out; nothing was done", p.ID, m.Browser.SessionTimeout)
 	}
-	fresh := s.readState(ctx)
-	if fresh.URL != p.Page {
-		return &DenyError{Stage: "approval", Rule: "page changed",
-			Reason: fmt.Sprintf("approval %s was given for a call on %s, but the tab is now at %s; nothing was done", p.ID, p.Page, fresh.URL)}
+	actx, cancel := e.actContext(ctx, s)
+	defer cancel()
+	f := s.observe(actx, t.call.Command, t.call.Args)
+	if f.State.URL != p.Page {
+		return deny(evidence.StageApproval, "page changed",
+			"approval %s was given for a call on %s, but the tab is now at %s; nothing was done", p.ID, p.Page, f.State.URL)
 	}
-	t.before = &fresh
-	t.decision.PolicyIDs, t.decision.Cedar = nil, ""
-	again := &approvalHold{}
-	if deny := e.gate(ctx, s, t, cmd, fresh, again); deny != nil {
-		deny.Reason = fmt.Sprintf("after approval %s the gate was asked again and refused: %s", p.ID, deny.Reason)
-		return deny
-	}
-	if got := e.approvalRequest(s, t, again); !sameCall(p.Request, got) {
-		return &DenyError{Stage: "approval", Rule: "call changed",
-			Reason: fmt.Sprintf("approval %s was given for %s, but the call now leads to %s; nothing was done", p.ID, p.Summary(), got.URL)}
-	}
-	for _, r := range again.reqs {
-		r.HumanApproved = true
-		d := e.policies.Load().Decide(r)
-		if !d.Allowed {
-			t.decision.Cedar = "deny"
-			deny := cedarDenial(d)
-			deny.Reason = fmt.Sprintf("approved (%s), but Cedar still denies %s: %s", p.ID, r.Command, deny.Reason)
-			return deny
+	t.facts = f
+	t.verdict = decide(e.question(s, t, f, true))
+	// The approval was for one action: the same destination and
+	// arguments, whatever else the verdict says.
+	if len(t.verdict.Requests) > 0 {
+		if got := e.approvalRequest(s, t); !sameCall(p.Request, got) {
+			return deny(evidence.StageApproval, "call changed",
+				"approval %s was given for %s, but the call now leads to %s; nothing was done", p.ID, p.Summary(), got.URL)
 		}
-		t.addPolicies(d.PolicyIDs)
 	}
-	t.decision.Cedar = "allow"
+	if d := e.enforce(actx, s, t, t.verdict); d != nil {
+		if d.Stage != evidence.StageCedar {
+			d.Reason = fmt.Sprintf("after approval %s the gate was asked again and refused: %s", p.ID, d.Reason)
+		} else {
+			d.Reason = fmt.Sprintf("approved (%s), but %s", p.ID, d.Reason)
+		}
+		return d
+	}
 	return nil
 }
 
 // approvalRequest describes the call for a human: the tool, the arguments
 // as recorded, the page, where it leads, and a fingerprint of the real
 // arguments.
-func (e *Executor) approvalRequest(s *session, t *turn, held *approvalHold) approval.Request {
-	r := approval.Request{Session: s.id, Tool: t.call.Tool, Args: e.shownArgs(t), Why: held.why, Fingerprint: e.fingerprint(t.args)}
-	if t.before != nil {
-		r.Page = e.masker.Load().mask(t.before.URL)
+func (e *Executor) approvalRequest(s *session, t *turn) approval.Request {
+	r := approval.Request{Session: s.id, Tool: t.call.Tool, Args: e.shownArgs(t), Why: t.verdict.Approval, Fingerprint: e.fingerprint(t.call.Args)}
+	if t.facts != nil {
+		r.Page = e.masker.Load().mask(t.facts.State.URL)
 	}
-	if len(held.reqs) > 0 {
-		r.Command, r.URL = held.reqs[0].Command, e.masker.Load().mask(held.reqs[0].URL)
-		for _, q := range held.reqs {
+	if reqs := t.verdict.Requests; len(reqs) > 0 {
+		r.Command, r.URL = reqs[0].Command, e.masker.Load().mask(reqs[0].URL)
+		for _, q := range reqs {
 			if q.RiskTier == "critical" || r.Tier == "" {
 				r.Tier = q.RiskTier
 			}
@@ -261,9 +210,9 @@ func tellProgress(ctx context.Context, call *toolclad.Call, p *approval.Pending)
 
 // withdraw drops the session's held approval: its call will not run.
 func (e *Executor) withdraw(s *session) {
-	e.cfg.Approvals.Withdraw(s.held)
-	e.cfg.Logger.Info("approval withdrawn: its call did not come back", "id", s.held, "session", s.id)
-	s.held = ""
+	e.cfg.Approvals.Withdraw(s.hold.id)
+	e.cfg.Logger.Info("approval withdrawn: its call did not come back", "id", s.hold.id, "session", s.id)
+	s.hold.id = ""
 }
 
 // resume takes up the approval a previous round opened: the state must be
@@ -275,16 +224,16 @@ func (e *Executor) withdraw(s *session) {
 func (e *Executor) resume(r *toolclad.Resume, s *session, want approval.Request) (*approval.Pending, *DenyError) {
 	id, ok := e.unseal(r.State, s.id)
 	if !ok || !e.cfg.Elicitation {
-		return nil, &DenyError{Stage: "approval", Rule: "request state",
+		return nil, &DenyError{Stage: evidence.StageApproval, Rule: "request state",
 			Reason: "the call came back with a request state this daemon did not issue for this session; nothing was done"}
 	}
 	p := e.cfg.Approvals.Get(id)
-	if p == nil || id != s.held {
-		return nil, &DenyError{Stage: "approval", Rule: "approval expired",
+	if p == nil || id != s.hold.id {
+		return nil, &DenyError{Stage: evidence.StageApproval, Rule: "approval expired",
 			Reason: fmt.Sprintf("approval %s is no longer held (answered and used, withdrawn by another call, or past its deadline); nothing was done", id)}
 	}
 	if !sameCall(p.Request, want) {
-		return nil, &DenyError{Stage: "approval", Rule: "different call",
+		return nil, &DenyError{Stage: evidence.StageApproval, Rule: "different call",
 			Reason: fmt.Sprintf("approval %s was asked for %s, not for this call; nothing was done", id, p.Summary())}
 	}
 	if ans, ok := r.Answers[approvalKey]; ok && (ans.Action == "accept" || ans.Action == "decline") {
@@ -334,5 +283,5 @@ func (e *Executor) stateMAC(id, session string) []byte {
 
 func elicitMessage(p *approval.Pending) string {
 	return fmt.Sprintf("browsergate asks a human to approve an agent's action.\n\n%s\n\nAccept to let it run, decline to refuse it. (Approval %s; the operator can also answer with `browsergate approvals`. Without an answer it is refused at %s.)",
-		p.Summary(), p.ID, p.Deadline.Format(time.Kitchen))
+		p.Summary(), p.ID, p.Deadline.Format(time.RFC3339))
 }

@@ -1,6 +1,8 @@
 package executor
 
 import (
+	"github.com/browsergate/browsergate/toolclad"
+
 	"fmt"
 	"testing"
 
@@ -68,13 +70,13 @@ func TestSameCall(t *testing.T) {
 // same once masked, but their fingerprints differ, so an approval for one
 // does not cover the other.
 func TestFingerprintSeesMaskedText(t *testing.T) {
-	a := &turn{args: map[string]any{"text": "hunter22"}, secret: true}
-	b := &turn{args: map[string]any{"text": "letmein!"}, secret: true}
+	a := &turn{call: &toolclad.Call{Args: map[string]any{"text": "hunter22"}}, verdict: verdict{Masked: true}}
+	b := &turn{call: &toolclad.Call{Args: map[string]any{"text": "letmein!"}}, verdict: verdict{Masked: true}}
 	if fmt.Sprint(a.recordedArgs()) != fmt.Sprint(b.recordedArgs()) {
 		t.Fatalf("masked args differ: %v %v", a.recordedArgs(), b.recordedArgs())
 	}
 	e := &Executor{}
-	if e.fingerprint(a.args) == e.fingerprint(b.args) {
+	if e.fingerprint(a.call.Args) == e.fingerprint(b.call.Args) {
 		t.Error("two different passwords have the same fingerprint")
 	}
 }

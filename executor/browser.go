@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -71,7 +72,10 @@ type backend struct {
 	scope    atomic.Pointer[scope.Scope] // the manifest's scope; at start, with the proxy and DevTools ports denied
 	wsURL    string                      // live: the browser\'s DevTools WebSocket
 	resolver egress.Resolver             // the proxies' resolver (nil: the system's)
-	logger   *slog.Logger
+	// secretVars are the environment variables manifest secrets are read
+	// from: never passed to a launched browser, whatever their name.
+	secretVars []string
+	logger     *slog.Logger
 
 	proxyPorts sync.Map // netip.AddrPort -> true: every egress proxy listener of this backend
 
@@ -107,7 +111,7 @@ func (b *backend) newSessionContext(s *session, opts ...chromedp.ContextOption) 
 			return nil, nil, err
 		}
 	}
-	proxy, proxyAddr, err := b.newProxy(s.blocked, false)
+	proxy, proxyAddr, err := b.newProxy(s.egress.blocked, false)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: egress proxy: %v", ErrBrowserStart, err)
 	}
@@ -132,7 +136,7 @@ func (b *backend) newSessionContext(s *session, opts ...chromedp.ContextOption) 
 		stop()
 		return nil, nil, fmt.Errorf("%w: open a browser context: %v", ErrBrowserStart, err)
 	}
-	s.proxy = proxy
+	s.egress.proxy = proxy
 	{
 		// A guard on a connection of the session's own intercepts the
 		// session's tab and every target that descends from it or opens
@@ -142,7 +146,7 @@ func (b *backend) newSessionContext(s *session, opts ...chromedp.ContextOption) 
 		// refusal is the session's own to report.
 		c := chromedp.FromContext(ctx)
 		guard, err := guardTargets(ctx, b.wsURL, string(c.BrowserContextID), string(c.Target.TargetID),
-			&interceptor{check: b.check, log: s.blocked}, b.logger)
+			&interceptor{check: b.check, log: s.egress.blocked}, b.logger)
 		if err != nil {
 			stop()
 			return nil, nil, fmt.Errorf("%w: enable request interception: %v", ErrBrowserStart, err)
@@ -161,14 +165,6 @@ func (b *backend) newSessionContext(s *session, opts ...chromedp.ContextOption) 
 	}
 	return ctx, stop, nil
 }
-
-// noWebRTCJS removes the WebRTC constructors from every frame of a
-// session's tab.
-const noWebRTCJS = `(() => {
-  for (const n of ['RTCPeerConnection', 'webkitRTCPeerConnection', 'RTCDataChannel', 'RTCIceCandidate']) {
-    try { Object.defineProperty(window, n, {value: undefined, writable: false, configurable: false}); } catch (e) {}
-  }
-})()`
 
 func ptrTrue() *bool { t := true; return &t }
 
@@ -214,6 +210,10 @@ func (b *backend) start() error {
 		opts = append(opts, proxyFlags(addr)...)
 		opts = append(opts, chromedp.ExecPath(b.key.executable), chromedp.UserDataDir(userDir), remote.WebSocket,
 			chromedp.Flag("remote-debugging-address", "127.0.0.1"), chromedp.Flag("remote-debugging-port", "0"))
+		// The browser gets a minimal environment, not the daemon's: a
+		// manifest secret read from an environment variable must not sit
+		// in /proc/<pid>/environ of any browser process.
+		opts = append(opts, chromedp.NoInheritEnv, chromedp.Env(browserEnv(os.Environ(), b.secretVars)...))
 		if !b.key.headless {
 			opts = append(opts, chromedp.VisibleWindow)
 		}
@@ -345,4 +345,26 @@ func resolveLiveEndpoint(endpoint string, timeout time.Duration) (string, error)
 		}
 		return "ws://127.0.0.1:" + port + path, nil
 	}
+}
+
+// browserEnvVars are the variables a launched Chromium may need: where its
+// home and temporary files are, how to find programs (the Debian launcher
+// is a shell script), the locale and time zone, and, for a visible window,
+// the display. Nothing else of the daemon's environment reaches it.
+var browserEnvVars = []string{
+	"HOME", "PATH", "TMPDIR", "LANG", "LC_ALL", "TZ", "FONTCONFIG_PATH", "FONTCONFIG_FILE",
+	"DISPLAY", "WAYLAND_DISPLAY", "XDG_RUNTIME_DIR", "XAUTHORITY", "DBUS_SESSION_BUS_ADDRESS",
+}
+
+// browserEnv picks the browserEnvVars out of environ (NAME=value entries),
+// leaving out any variable a manifest secret is read from.
+func browserEnv(environ, secretVars []string) []string {
+	var out []string
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if slices.Contains(browserEnvVars, name) && !slices.Contains(secretVars, name) {
+			out = append(out, kv)
+		}
+	}
+	return out
 }

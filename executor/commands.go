@@ -23,102 +23,6 @@ type output struct {
 // maxHTMLLen caps extract_html so one call cannot flood the agent.
 const maxHTMLLen = 100000
 
-// act runs one command on the session's tab. The gate has already allowed
-// it; act does not check scope or policy again.
-func (s *session) act(ctx context.Context, cmd string, args map[string]any) (output, error) {
-	switch cmd {
-	case "navigate":
-		u, _ := args["url"].(string)
-		if err := chromedp.Do(ctx, chromedp.Navigate(u)); err != nil {
-			return output{}, fmt.Errorf("navigate to %s: %w", u, err)
-		}
-		return output{Text: "navigated to " + u}, nil
-	case "snapshot":
-		return s.snapshotIn(ctx, s.manifest.Browser.ExtractMode, args)
-	case "click":
-		el, _, err := s.target(ctx, args)
-		if err != nil {
-			return output{}, err
-		}
-		if err := el.click(ctx); err != nil {
-			return output{}, err
-		}
-		return output{Text: "clicked " + el.label}, nil
-	case "type_text":
-		return s.typeText(ctx, args)
-	case "submit_form":
-		return s.submitForm(ctx, args)
-	case "screenshot":
-		full, _ := args["full_page"].(bool)
-		png, err := s.screenshot(ctx, full)
-		if err != nil {
-			return output{}, err
-		}
-		return output{Text: fmt.Sprintf("screenshot, %d bytes PNG", len(png)), PNG: png}, nil
-	case "go_back":
-		hist, err := chromedp.Call(ctx, page.GetNavigationHistory, struct{}{})
-		if err != nil {
-			return output{}, err
-		}
-		if hist.CurrentIndex <= 0 || int(hist.CurrentIndex) > len(hist.Entries)-1 {
-			return output{}, ErrNoHistory
-		}
-		prev := hist.Entries[hist.CurrentIndex-1]
-		// Not chromedp.NavigateBack: it waits for a load event that a page
-		// restored from cache never fires. waitStable follows the load.
-		if _, err := chromedp.Call(ctx, page.NavigateToHistoryEntry, page.NavigateToHistoryEntryParams{EntryID: prev.ID}); err != nil {
-			return output{}, fmt.Errorf("go back: %w", err)
-		}
-		return output{Text: "went back to " + prev.URL}, nil
-	case "wait_for":
-		return s.waitFor(ctx, args)
-	case "extract_html":
-		return s.extractHTML(ctx, args)
-	case "list_tabs":
-		tabs, err := s.tabs(ctx)
-		if err != nil {
-			return output{}, err
-		}
-		var b strings.Builder
-		own := chromedp.FromContext(s.tab).Target
-		for i, t := range tabs {
-			mark := ""
-			if own != nil && t.TargetID == own.TargetID {
-				mark = " (this session's tab)"
-			}
-			fmt.Fprintf(&b, "%d. %q %s%s\n", i+1, t.Title, t.URL, mark)
-		}
-		return output{Text: b.String()}, nil
-	case "execute_js":
-		expr, _ := args["expression"].(string)
-		raw, err := chromedp.Run(ctx, chromedp.Evaluate[[]byte](expr, chromedp.EvalAwaitPromise))
-		if err != nil {
-			return output{}, fmt.Errorf("execute_js: %w", err)
-		}
-		return output{Text: string(raw)}, nil
-	case "scroll":
-		dir, _ := args["direction"].(string)
-		amount, _ := args["amount"].(int64)
-		// One step is 200 CSS pixels.
-		dy := amount * 200
-		if dir == "up" {
-			dy = -dy
-		}
-		y, err := chromedp.Run(ctx, chromedp.Evaluate[float64](fmt.Sprintf("window.scrollBy(0, %d), window.scrollY", dy)))
-		if err != nil {
-			return output{}, err
-		}
-		return output{Text: fmt.Sprintf("scrolled %s to y=%.0f", dir, y)}, nil
-	case "network_timing":
-		raw, err := chromedp.Run(ctx, chromedp.Evaluate[[]byte](networkTimingJS))
-		if err != nil {
-			return output{}, err
-		}
-		return output{Text: string(raw)}, nil
-	}
-	return output{}, fmt.Errorf("command %q has no implementation", cmd)
-}
-
 // snapshotIn renders the page in the manifest's extract_mode: the
 // accessibility tree with refs (default), the HTML, or the visible text.
 // Only the accessibility tree hands out refs.
@@ -155,15 +59,16 @@ func (s *session) snapshotIn(ctx context.Context, mode string, args map[string]a
 // value with the text and fires the input events a user's typing would.
 func (s *session) typeText(ctx context.Context, args map[string]any) (output, error) {
 	text, _ := args["text"].(string)
+	secs := s.secrets.placeholders(text)
 	el, named, err := s.target(ctx, args)
 	if err != nil {
 		return output{}, err
 	}
-	// The gate checked the secrets' domains; the page may have moved
-	// since, so they are checked again right before the value goes in.
 	filled := ""
-	if secs := s.secrets.placeholders(text); len(secs) > 0 {
-		if err := s.checkSecrets(ctx, text, &el, named); err != nil {
+	if len(secs) > 0 {
+		// The gate checked the secrets' domains; the page may have moved
+		// since, so they are checked again right before the value goes in.
+		if err := s.secrets.mayType(text, s.observeField(ctx, args)); err != nil {
 			return output{}, err
 		}
 		for _, sec := range secs {
@@ -181,7 +86,6 @@ func (s *session) typeText(ctx context.Context, args map[string]any) (output, er
 	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`(() => { const a = document.activeElement; if (a && a.select) a.select(); })()`)); err != nil {
 		return output{}, err
 	}
-	secs := s.secrets.placeholders(text)
 	if len(secs) > 0 {
 		// The value goes only where it was checked: the element itself
 		// must hold the focus now.
@@ -194,20 +98,10 @@ func (s *session) typeText(ctx context.Context, args map[string]any) (output, er
 		return output{}, fmt.Errorf("type into %s: %w", label, err)
 	}
 	if len(secs) > 0 {
-		s.noteSecretsTyped(secs)
+		s.typed.note(secs, s.tab.watch.navigationCount())
 	}
 	return output{Text: fmt.Sprintf("typed %d characters into %s%s", len([]rune(text)), label, filled)}, nil
 }
-
-// submitFormJS submits the element's form (or the element if it is a form)
-// with requestSubmit, so validation and submit handlers run as for a user.
-const submitFormJS = `function() {
-  const f = this.tagName === 'FORM' ? this : (this.form || (this.closest && this.closest('form')));
-  if (!f) throw new Error('the element is not in a form');
-  const btn = (this.type === 'submit') ? this : undefined;
-  f.requestSubmit(btn);
-  return f.action || location.href;
-}`
 
 func (s *session) submitForm(ctx context.Context, args map[string]any) (output, error) {
 	el, named, err := s.target(ctx, args)
@@ -233,8 +127,8 @@ func (s *session) defaultForm(ctx context.Context) (element, error) {
 		el.label = "the focused form"
 		return el, nil
 	}
-	n, err := chromedp.Run(ctx, chromedp.Evaluate[int]("document.forms.length"))
-	if err != nil {
+	var n int
+	if err := s.evalValueInWorld(ctx, "document.forms.length", &n); err != nil {
 		return element{}, err
 	}
 	if n != 1 {
@@ -261,16 +155,6 @@ func (s *session) screenshot(ctx context.Context, full bool) ([]byte, error) {
 	}
 	return res.Data, nil
 }
-
-// waitForJS resolves true when the selector matches or the text appears in
-// the page, false when the timeout passes first.
-const waitForJS = `(sel, text, ms) => new Promise(resolve => {
-  const ok = () => sel ? !!document.querySelector(sel) : (document.body && document.body.innerText.includes(text));
-  if (ok()) return resolve(true);
-  const obs = new MutationObserver(() => { if (ok()) { obs.disconnect(); clearTimeout(t); resolve(true); } });
-  obs.observe(document, {subtree: true, childList: true, characterData: true, attributes: true});
-  const t = setTimeout(() => { obs.disconnect(); resolve(ok()); }, ms);
-})`
 
 func (s *session) waitFor(ctx context.Context, args map[string]any) (output, error) {
 	sel, _ := args["selector"].(string)
@@ -328,17 +212,6 @@ func (s *session) extractHTML(ctx context.Context, args map[string]any) (output,
 	}
 	return output{Text: html}, nil
 }
-
-// networkTimingJS summarises the navigation and resource timing entries.
-const networkTimingJS = `(() => {
-  const r = x => Math.round(x);
-  const nav = performance.getEntriesByType('navigation')[0];
-  const out = {navigation: nav ? {url: nav.name, ttfb_ms: r(nav.responseStart), dom_content_loaded_ms: r(nav.domContentLoadedEventEnd), load_ms: r(nav.loadEventEnd), transfer_bytes: nav.transferSize} : null, resources: []};
-  for (const e of performance.getEntriesByType('resource').slice(0, 200)) {
-    out.resources.push({url: e.name, type: e.initiatorType, start_ms: r(e.startTime), duration_ms: r(e.duration), transfer_bytes: e.transferSize});
-  }
-  return out;
-})()`
 
 // origin is scheme://host[:port] of a URL, used to shorten same-origin
 // links in snapshots.

@@ -34,7 +34,7 @@ func (s *session) target(ctx context.Context, args map[string]any) (element, boo
 }
 
 func (s *session) resolveRef(ctx context.Context, ref string) (element, error) {
-	id, ok := s.refs[ref]
+	id, ok := s.tab.refs[ref]
 	if !ok {
 		return element{}, fmt.Errorf("%w %q: take a snapshot first and use a ref from the latest one", ErrNoSuchRef, ref)
 	}
@@ -127,70 +127,6 @@ func (el element) click(ctx context.Context) error {
 	}
 	return chromedp.Do(ctx, chromedp.MouseClickXY(x, y))
 }
-
-// destinationJS reports where acting on the element would send the tab,
-// reading the DOM through the built-in prototypes so that a form field
-// named "action" or "type" cannot shadow what it reads. With mode "click"
-// it is the enclosing link's href, or, when the element is (inside) a
-// submit button, the action its form would post to; with mode "submit" it
-// is the action of the element's form. Empty url: the act navigates nowhere.
-const destinationJS = `function(mode) {
-  const desc = (proto, prop) => Object.getOwnPropertyDescriptor(proto, prop).get;
-  const closest = (el, sel) => Element.prototype.closest.call(el, sel);
-  const formAction = desc(HTMLFormElement.prototype, 'action');
-  if (mode === 'click') {
-    const a = closest(this, 'a[href], area[href]');
-    if (a) return {url: a.href, submits: false, inForm: false};
-  }
-  let submitter = closest(this, 'button, input[type=submit], input[type=image]');
-  if (submitter) {
-    const proto = submitter.tagName === 'BUTTON' ? HTMLButtonElement.prototype : HTMLInputElement.prototype;
-    const type = desc(proto, 'type').call(submitter);
-    if (type !== 'submit' && type !== 'image') submitter = null;
-  }
-  let form = null;
-  if (mode === 'click') {
-    if (!submitter) return {url: '', submits: false, inForm: false};
-    form = desc(Object.getPrototypeOf(submitter), 'form') ? submitter.form : null;
-  } else {
-    form = this.tagName === 'FORM' ? this : (this.form || closest(this, 'form'));
-  }
-  if (!form) return {url: '', submits: false, inForm: false};
-  let url = formAction.call(form);
-  if (submitter && Element.prototype.hasAttribute.call(submitter, 'formaction')) {
-    const proto = submitter.tagName === 'BUTTON' ? HTMLButtonElement.prototype : HTMLInputElement.prototype;
-    url = desc(proto, 'formAction').call(submitter);
-  }
-  return {url: url, submits: true, inForm: true};
-}`
-
-// destination is what destinationJS reports.
-type destination struct {
-	URL     string `json:"url"`
-	Submits bool   `json:"submits"`
-	InForm  bool   `json:"inForm"`
-}
-
-func (el element) destination(ctx context.Context, mode string) (destination, error) {
-	var d destination
-	err := el.call(ctx, destinationJS, &d, mode)
-	return d, err
-}
-
-// hitTestJS reports whether the element itself (or one of its
-// descendants) is what a click at (x, y) would hit, so that a transparent
-// overlay cannot take a click meant for an in-scope element.
-const hitTestJS = `function(x, y) {
-  const root = this.getRootNode();
-  const hit = (root && root.elementFromPoint ? root : document).elementFromPoint(x, y);
-  return !!hit && (hit === this || Node.prototype.contains.call(this, hit));
-}`
-
-// isPasswordJS reports whether the element is a password field.
-const isPasswordJS = `function() {
-  return this instanceof HTMLInputElement &&
-    Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'type').get.call(this) === 'password';
-}`
 
 // focused is the page's focused element (the body when none is).
 func (s *session) focused(ctx context.Context) (element, error) {

@@ -3,6 +3,8 @@ package executor
 import (
 	"errors"
 	"fmt"
+
+	"github.com/browsergate/browsergate/evidence"
 )
 
 // ErrNoSuchRef is returned when a ref is not in the session's latest
@@ -25,8 +27,21 @@ var ErrLiveEndpoint = errors.New("live endpoint")
 
 // DenyError is a gate refusal: which stage refused, the rule that decided
 // and why. It is a value the caller inspects (errors.As), never a crash.
+//
+// Stage is one of (see evidence.Stage for each one's meaning):
+//
+//	manifest  the tool is not declared; a click would submit a form and submit_form is not declared
+//	args      the arguments, or the element they name, do not fit the command
+//	limits    the session expired or used up max_interactions
+//	observe   the page state or the tab's history could not be read
+//	scope     a URL the call is about, or the page a tab is on, is out of scope
+//	secrets   a secret would be typed or sent outside its domains
+//	cedar     the policies deny the call
+//	approval  a human's approval was needed and not given
+//	act       the browser could not be reached
+//	final_url the action left a tab out of scope (or unreadable); it was reset
 type DenyError struct {
-	Stage     string   // "args", "limits", "scope", "cedar", "approval", "act"
+	Stage     evidence.Stage
 	Rule      string   // scope pattern, policy id or limit name
 	Reason    string   // one human sentence
 	PolicyIDs []string // Cedar policies that determined a cedar denial
@@ -34,4 +49,9 @@ type DenyError struct {
 
 func (e *DenyError) Error() string {
 	return fmt.Sprintf("denied by %s (%s): %s", e.Stage, e.Rule, e.Reason)
+}
+
+// deny builds a DenyError.
+func deny(stage evidence.Stage, rule, format string, a ...any) *DenyError {
+	return &DenyError{Stage: stage, Rule: rule, Reason: fmt.Sprintf(format, a...)}
 }

@@ -3,6 +3,7 @@ package executor
 import (
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
@@ -58,6 +59,7 @@ type Executor struct {
 	mu       sync.Mutex
 	backends map[backendKey]*backend
 	sessions map[sessionKey]*session
+	notices  map[noticeKey]string // said in the first reply of an MCP session's next session
 	closed   bool
 	stateKey [32]byte // seals the request state of approvals asked in two rounds
 	policies atomic.Pointer[cedar.Engine]
@@ -94,6 +96,7 @@ func New(cfg Config) (*Executor, error) {
 		scopes:   map[*toolclad.Manifest]*scope.Scope{},
 		backends: map[backendKey]*backend{},
 		sessions: map[sessionKey]*session{},
+		notices:  map[noticeKey]string{},
 	}
 	rand.Read(e.stateKey[:])
 	e.policies.Store(cfg.Policies)
@@ -174,6 +177,8 @@ func (e *Executor) Reload(ms []*toolclad.Manifest, policies *cedar.Engine) error
 		if _, kept := scopes[k.manifest]; !kept {
 			ended = append(ended, s)
 			delete(e.sessions, k)
+			e.notices[noticeKey{k.mcp, k.manifest.Tool.Name}] = fmt.Sprintf(
+				"the daemon reloaded the manifest %s, which ended the previous session %s: this call started a new session with a fresh browser context (a blank tab, no cookies)", k.manifest.Path, s.id)
 		}
 	}
 	for k, b := range e.backends {
@@ -220,6 +225,9 @@ func (e *Executor) session(mcpID string, m *toolclad.Manifest) (*session, error)
 	if e.closed {
 		return nil, errors.New("executor is shutting down")
 	}
+	if m == nil {
+		m = e.cfg.Manifests[0] // an undeclared tool is recorded with the first manifest
+	}
 	if _, current := e.scopes[m]; !current {
 		return nil, errors.New("the manifest of this tool was reloaded; list the tools again and call the new one")
 	}
@@ -227,6 +235,29 @@ func (e *Executor) session(mcpID string, m *toolclad.Manifest) (*session, error)
 	if s, ok := e.sessions[k]; ok {
 		return s, nil
 	}
+	return e.newSessionLocked(k, ""), nil
+}
+
+// renew replaces an expired session by a new one (a new evidence session
+// with a fresh browser context) whose first reply says why; e.mu must not
+// be held, nor old.mu.
+func (e *Executor) renew(old *session, why string) (*session, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil, errors.New("executor is shutting down")
+	}
+	k := sessionKey{old.mcpID, old.manifest}
+	if cur, ok := e.sessions[k]; ok && cur != old {
+		return cur, nil // another call renewed it first
+	}
+	go endSessions([]*session{old})
+	return e.newSessionLocked(k, fmt.Sprintf("the previous session %s expired (%s), so this call started a new session with a fresh browser context", old.id, why)), nil
+}
+
+// newSessionLocked creates the session k; e.mu must be held.
+func (e *Executor) newSessionLocked(k sessionKey, notice string) *session {
+	m, now := k.manifest, e.cfg.Now()
 	bk := backendKey{
 		connect:    m.Browser.Connect,
 		executable: m.Browser.ExecutablePath,
@@ -236,37 +267,25 @@ func (e *Executor) session(mcpID string, m *toolclad.Manifest) (*session, error)
 	}
 	b, ok := e.backends[bk]
 	if !ok {
-		b = &backend{key: bk, startup: m.Browser.StartupTimeout, resolver: e.cfg.Resolver, logger: e.cfg.Logger}
+		b = &backend{key: bk, startup: m.Browser.StartupTimeout, resolver: e.cfg.Resolver, logger: e.cfg.Logger, secretVars: e.secretVars()}
 		b.scope.Store(e.scopes[m])
 		e.backends[bk] = b
 	}
-	now := e.cfg.Now()
-	s := &session{
-		id:       newSessionID(m.Tool.Name),
-		mcpID:    mcpID,
-		manifest: m,
-		backend:  b,
-		secrets:  e.secrets[m],
-		maskText: func(v string) string { return e.masker.Load().mask(v) },
-		created:  now,
-		lastCall: now,
-		counts:   map[string]int{},
-		blocked:  &blockLog{},
+	s := newSession(m, k.mcp, b, now)
+	s.secrets = e.secrets[m]
+	s.maskText = func(v string) string { return e.masker.Load().mask(v) }
+	if n, ok := e.notices[noticeKey{k.mcp, m.Tool.Name}]; ok {
+		delete(e.notices, noticeKey{k.mcp, m.Tool.Name})
+		notice = n
 	}
+	s.notice = notice
 	e.sessions[k] = s
-	return s, nil
+	return s
 }
 
-// endSessions ends each session, after a call in progress on it: a call
-// that waits for a human is stopped (and denied) first.
-func endSessions(ss []*session) {
-	for _, s := range ss {
-		s.abortWait()
-		s.mu.Lock()
-		s.end()
-		s.mu.Unlock()
-	}
-}
+// noticeKey names the session a notice is for: an MCP session's calls to
+// the tools of one tool name (which survives a reload of its manifest).
+type noticeKey struct{ mcp, tool string }
 
 // secretSets compiles each manifest's secrets.
 func secretSets(ms []*toolclad.Manifest) (map[*toolclad.Manifest]*secretSet, error) {
@@ -278,4 +297,18 @@ func secretSets(ms []*toolclad.Manifest) (map[*toolclad.Manifest]*secretSet, err
 		out[m] = ss
 	}
 	return out, errors.Join(errs...)
+}
+
+// secretVars are the environment variables every manifest's secrets are
+// read from; e.mu must be held.
+func (e *Executor) secretVars() []string {
+	var out []string
+	for _, m := range e.cfg.Manifests {
+		for _, sec := range m.Secrets {
+			if sec.Env != "" {
+				out = append(out, sec.Env)
+			}
+		}
+	}
+	return out
 }

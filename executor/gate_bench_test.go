@@ -11,10 +11,10 @@ import (
 	"github.com/browsergate/browsergate/toolclad"
 )
 
-// BenchmarkGateDecision measures the gate's decision for a navigate call
-// on a real tab: argument validation, the session's tabs (one CDP round
-// trip), the URL scope and the Cedar policies of the shipped directory.
-// The page state it judges is given, as the loop reads it before the gate.
+// BenchmarkGateDecision measures observe and decide for a navigate call on
+// a real (blank) tab: argument validation, the page state and the
+// session's tabs (CDP round trips sent together), the URL scope and the
+// Cedar policies of the shipped directory.
 func BenchmarkGateDecision(b *testing.B) {
 	dir := b.TempDir()
 	m, engine := benchSetup(b, dir)
@@ -34,42 +34,41 @@ func BenchmarkGateDecision(b *testing.B) {
 	}
 	cmd := m.Command("navigate")
 	raw := map[string]any{"url": "https://docs.example.com/guide?page=2"}
-	before := PageState{URL: "about:blank", PageLoaded: true, TabCount: 1}
 	for b.Loop() {
 		args, err := cmd.Validate(raw)
 		if err != nil {
 			b.Fatal(err)
 		}
-		t := &turn{args: args, start: time.Now(), count: 1}
-		if deny := e.gate(s.tab, s, t, cmd, before, &approvalHold{}); deny != nil {
-			b.Fatal(deny)
+		t := &turn{call: &toolclad.Call{Manifest: m, Command: cmd, Args: args}, start: time.Now()}
+		f := s.observe(s.tab.ctx, cmd, args)
+		if v := decide(e.question(s, t, f, false)); v.Deny != nil {
+			b.Fatal(v.Deny)
 		}
 	}
 }
 
 // BenchmarkPolicyDecision is the gate's decision without the browser:
-// argument validation, the URL scope and Cedar, as for a navigate call.
+// argument validation and decide (limits, the URL scope, Cedar) on given
+// facts, as for a navigate call.
 func BenchmarkPolicyDecision(b *testing.B) {
 	m, engine := benchSetup(b, b.TempDir())
-	scopes, err := Scopes([]*toolclad.Manifest{m})
+	sc, err := manifestScope(m, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	sc, cmd := scopes[m], m.Command("navigate")
+	cmd := m.Command("navigate")
 	raw := map[string]any{"url": "https://docs.example.com/guide?page=2"}
-	state := PageState{URL: "https://www.example.com/", Domain: "www.example.com", PageLoaded: true, TabCount: 1}.Map()
+	f := &facts{State: PageState{URL: "https://www.example.com/", Domain: "www.example.com", PageLoaded: true, TabCount: 1}}
+	l := newLimits(time.Now())
 	for b.Loop() {
 		args, err := cmd.Validate(raw)
 		if err != nil {
 			b.Fatal(err)
 		}
-		v := sc.Check(args["url"].(string))
-		d := engine.Decide(&cedar.Request{Principal: "local", Action: "browse", ResourceType: "Web::BrowserSession",
-			Session: "s", Tool: "bench", Command: "navigate", Args: args, URL: v.URL, URLDomain: v.Host,
-			DomainSets: sc.DomainSets(v.Host), PageState: state, RiskTier: "low", InteractionCount: 1,
-			Counters: map[string]int{"session_submit_count": 0}, Time: time.Now()})
-		if !v.Allowed || !d.Allowed {
-			b.Fatal(v, d)
+		q := &question{Call: &toolclad.Call{Manifest: m, Command: cmd, Args: args}, Facts: f, Scope: sc,
+			Policies: engine, Principal: "local", Session: "s", Limits: &l, Now: time.Now()}
+		if v := decide(q); v.Deny != nil || len(v.Approval) > 0 {
+			b.Fatal(v.Deny)
 		}
 	}
 }

@@ -73,9 +73,15 @@ type harness struct {
 
 func newHarness(t *testing.T, maxInteractions int, screenshots bool) *harness {
 	t.Helper()
+	return newHarnessFrom(t, fmt.Sprintf(loopManifest, screenshots, maxInteractions))
+}
+
+// newHarnessFrom is newHarness with the manifest's text.
+func newHarnessFrom(t *testing.T, manifest string) *harness {
+	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "loop.toml")
-	if err := os.WriteFile(path, []byte(fmt.Sprintf(loopManifest, screenshots, maxInteractions)), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(manifest), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	m, err := toolclad.Load(path)
@@ -157,9 +163,11 @@ func TestMaxInteractionsIsEnforced(t *testing.T) {
 
 func TestIdleAndSessionTimeoutsAreEnforced(t *testing.T) {
 	t.Parallel()
+	// on_expiry = "refuse": an expired session refuses every later call.
+	refusing := strings.Replace(fmt.Sprintf(loopManifest, false, 50), "[browser]\n", "[browser]\non_expiry = \"refuse\"\n", 1)
 	t.Run("idle", func(t *testing.T) {
 		t.Parallel()
-		h := newHarness(t, 50, false)
+		h := newHarnessFrom(t, refusing)
 		if r := h.call(t, "s1", "snapshot", nil); r.IsError {
 			t.Fatal(r.Text)
 		}
@@ -175,7 +183,7 @@ func TestIdleAndSessionTimeoutsAreEnforced(t *testing.T) {
 	})
 	t.Run("session lifetime", func(t *testing.T) {
 		t.Parallel()
-		h := newHarness(t, 50, false)
+		h := newHarnessFrom(t, refusing)
 		for i := 0; i < 3; i++ {
 			if r := h.call(t, "s1", "snapshot", nil); r.IsError {
 				t.Fatalf("call at +%ds: %s", i*50, r.Text)
@@ -188,6 +196,38 @@ func TestIdleAndSessionTimeoutsAreEnforced(t *testing.T) {
 			t.Fatalf("call 150s into a 100s session: %+v", r)
 		}
 	})
+}
+
+// TestExpiredSessionIsReplaced: by default the next call after an expiry
+// (idle, lifetime, or a call refused for max_interactions) starts a new
+// session — a new evidence session with a fresh browser context — and its
+// reply says so, once.
+func TestExpiredSessionIsReplaced(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, 3, false)
+	if r := h.call(t, "s1", "navigate", map[string]any{"url": h.site + "/login"}); r.IsError {
+		t.Fatal(r.Text)
+	}
+	h.clock.Advance(61 * time.Second)
+	r := h.call(t, "s1", "snapshot", nil)
+	if r.IsError || !strings.Contains(r.Text, "expired (idle_timeout_seconds") || !strings.Contains(r.Text, "new session") ||
+		!strings.Contains(r.Text, `url="about:blank"`) {
+		t.Fatalf("first call after an idle expiry: %+v", r)
+	}
+	if r := h.call(t, "s1", "snapshot", nil); r.IsError || strings.Contains(r.Text, "new session") {
+		t.Fatalf("the notice is said once: %+v", r)
+	}
+	h.call(t, "s1", "snapshot", nil)
+	if r := h.call(t, "s1", "snapshot", nil); !r.IsError || !strings.Contains(r.Text, "max_interactions") {
+		t.Fatalf("fourth call of a 3-interaction session: %+v", r)
+	}
+	if r := h.call(t, "s1", "snapshot", nil); r.IsError || !strings.Contains(r.Text, "expired (max_interactions") {
+		t.Fatalf("the call after a max_interactions refusal: %+v", r)
+	}
+	sessions, err := h.store.Sessions()
+	if err != nil || len(sessions) != 3 {
+		t.Fatalf("evidence sessions: %d (%v), want 3", len(sessions), err)
+	}
 }
 
 func TestSessionsHaveIsolatedBrowserContexts(t *testing.T) {

@@ -66,7 +66,7 @@ func TestProxyDownMeansNothingGoesOut(t *testing.T) {
 	}
 	before := hits.Load()
 	s, _ := e.session("s", m)
-	s.proxy.Close()
+	s.egress.proxy.Close()
 	r := navigate()
 	if !r.IsError {
 		t.Fatalf("navigate with the proxy down succeeded: %s", r.Text)

@@ -15,10 +15,16 @@ func (e *Executor) reply(s *session, t *turn) *toolclad.Reply {
 	var state map[string]any
 	if t.after != nil {
 		state = t.after.Select(fields)
-	} else if t.before != nil {
-		state = t.before.Select(fields)
+	} else if t.facts != nil {
+		state = t.facts.State.Select(fields)
 	}
 	blocked := blockedNote(t.blocked)
+	if s.notice != "" {
+		// Said once, after the first reply's text: a reload or an expiry
+		// gave the agent a new session.
+		blocked += "\n[" + s.notice + "]"
+		s.notice = ""
+	}
 	if t.deny != nil {
 		var b strings.Builder
 		fmt.Fprintf(&b, "DENIED at %s: %s\nrule: %s", t.deny.Stage, t.deny.Reason, t.deny.Rule)

@@ -116,68 +116,69 @@ func hostOf(raw string) string {
 	return u.Host
 }
 
-// elementPageJS returns the URL of the document an element belongs to and
-// whether it is a text field: a secret goes into nothing else (an iframe
-// element, say, would pass focus and the text on to another document).
-const elementPageJS = `function() {
-  const t = this.tagName;
-  const noText = ['button', 'submit', 'reset', 'checkbox', 'radio', 'file', 'image', 'hidden', 'color', 'range'];
-  const field = (t === 'INPUT' && !noText.includes((this.type || '').toLowerCase())) || t === 'TEXTAREA' || this.isContentEditable === true;
-  return {url: this.ownerDocument.location.href, field: field, tag: t.toLowerCase()};
-}`
-
-// focusedJS reports whether the element itself holds the focus of its
-// document (no frame inside it does).
-const focusedJS = `function() { return this.ownerDocument.activeElement === this; }`
-
-// checkSecrets runs ss.check for a type_text target, reading the element's
-// page in the gate's isolated world.
-func (s *session) checkSecrets(ctx context.Context, text string, el *element, named bool) error {
-	secs := s.secrets.placeholders(text)
+// mayType says whether text may be typed into the element observe found:
+// a secret placeholder goes only into a text field named by ref or
+// selector whose page is on every such secret's domains.
+func (ss *secretSet) mayType(text string, el *elementFact) error {
+	secs := ss.placeholders(text)
 	if len(secs) == 0 {
 		return nil
 	}
-	var info struct {
-		URL   string `json:"url"`
-		Field bool   `json:"field"`
-		Tag   string `json:"tag"`
+	if !el.Named {
+		return ss.check(text, "", false)
 	}
-	if named {
-		if err := el.call(ctx, elementPageJS, &info); err != nil {
-			return fmt.Errorf("cannot tell which page the element is on, so no secret is typed: %v", err)
-		}
-		if !info.Field {
-			return fmt.Errorf("secret %s can only be typed into a text field (input, textarea or contenteditable), and %s is a <%s>", secs[0].Name, el.label, info.Tag)
-		}
+	if el.FieldErr != nil {
+		return fmt.Errorf("cannot tell which page the element is on, so no secret is typed: %v", el.FieldErr)
 	}
-	return s.secrets.check(text, info.URL, named)
+	if !el.Field.Field {
+		return fmt.Errorf("secret %s can only be typed into a text field (input, textarea or contenteditable), and %s is a <%s>", secs[0].Name, el.Label, el.Field.Tag)
+	}
+	return ss.check(text, el.Field.URL, true)
 }
 
-// noteSecretsTyped remembers, until the page navigates, which secrets were
-// typed into it, so that a form submission can be held to their domains.
-func (s *session) noteSecretsTyped(secs []*toolclad.Secret) {
-	if s.typedSecrets == nil || s.typedNavs != s.watch.navigationCount() {
-		s.typedSecrets, s.typedNavs = map[*toolclad.Secret]bool{}, s.watch.navigationCount()
-	}
-	for _, sec := range secs {
-		s.typedSecrets[sec] = true
-	}
-}
-
-// secretsMaySubmitTo refuses a submission to dest when a secret typed on
-// this page may not go to dest's host: typing is held to a secret's
+// maySubmitTo refuses a submission to dest when a secret typed on this
+// page (typed) may not go to dest's host: typing is held to a secret's
 // domains, and so is where the form sends it.
-func (s *session) secretsMaySubmitTo(dest string) error {
-	if s.watch == nil || s.typedNavs != s.watch.navigationCount() {
-		return nil // nothing typed since the page loaded
+func (ss *secretSet) maySubmitTo(typed []*toolclad.Secret, dest string) error {
+	if len(typed) == 0 {
+		return nil
 	}
 	host, err := scope.CanonicalHost(hostOf(dest))
-	for sec := range s.typedSecrets {
-		if err != nil || !slices.ContainsFunc(s.secrets.domains[sec], func(p *scope.Pattern) bool { return p.Match(host) }) {
+	for _, sec := range typed {
+		if err != nil || !slices.ContainsFunc(ss.domains[sec], func(p *scope.Pattern) bool { return p.Match(host) }) {
 			return fmt.Errorf("secret %s was typed on this page, and the form would send it to %s, outside %s", sec.Name, dest, strings.Join(sec.Domains, ", "))
 		}
 	}
 	return nil
+}
+
+// typedSecrets are the secrets typed into the tab's current page: a form
+// submission from it is held to their domains. They are forgotten when the
+// page navigates.
+type typedSecrets struct {
+	secrets []*toolclad.Secret
+	navs    int // the tab's navigation count when they were typed
+}
+
+// on returns the secrets typed on the page the tab shows after navs
+// navigations.
+func (ts *typedSecrets) on(navs int) []*toolclad.Secret {
+	if ts.navs != navs {
+		return nil
+	}
+	return ts.secrets
+}
+
+// note remembers secrets typed on the page shown after navs navigations.
+func (ts *typedSecrets) note(secs []*toolclad.Secret, navs int) {
+	if ts.navs != navs {
+		*ts = typedSecrets{navs: navs}
+	}
+	for _, sec := range secs {
+		if !slices.Contains(ts.secrets, sec) {
+			ts.secrets = append(ts.secrets, sec)
+		}
+	}
 }
 
 // masker replaces secret values, in every form they are likely to take in
@@ -355,14 +356,16 @@ func (m *masker) maskTurn(t *turn) {
 		d.Reason = m.mask(d.Reason)
 		t.deny = &d
 	}
-	t.before, t.after = m.maskState(t.before), m.maskState(t.after)
+	if t.facts != nil {
+		f := *t.facts
+		f.State = *m.maskState(&f.State)
+		t.facts = &f
+	}
+	t.after = m.maskState(t.after)
 	for i := range t.blocked {
 		t.blocked[i].URL, t.blocked[i].Reason = m.mask(t.blocked[i].URL), m.mask(t.blocked[i].Reason)
 	}
-	t.decision.Scope = m.mask(t.decision.Scope)
-	for i, r := range t.decision.Reasons {
-		t.decision.Reasons[i] = m.mask(r)
-	}
+	t.verdict.ScopeRule = m.mask(t.verdict.ScopeRule)
 }
 
 // maskHandler is a slog.Handler that masks secret values in the message

@@ -84,7 +84,7 @@ func (s *session) snapshot(ctx context.Context, sel string, origin string) (stri
 		return "", fmt.Errorf("selector %q matches an element with no accessible content", sel)
 	}
 	sn.walk(root, 0)
-	s.refs = sn.refs
+	s.tab.refs = sn.refs
 	out := prune(sn.b.String())
 	if len(out) > maxSnapshotLen {
 		out = out[:maxSnapshotLen] + fmt.Sprintf("\n[snapshot truncated at %d characters: pass a selector to scope it]", maxSnapshotLen)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/browsergate/browsergate/scope"
@@ -15,6 +16,22 @@ import (
 // PageState is what the executor observes of a session's tab before and
 // after each action. Cedar sees every field; the agent sees the fields the
 // manifest lists in [browser.state].
+//
+// No field comes from the page's own JavaScript world, so a page cannot
+// forge what the gate judges:
+//
+//   - url, title: the tab's current history entry, over CDP
+//     (Page.getNavigationHistory), as the browser itself keeps them;
+//   - domain: the host of url, canonicalised by package scope;
+//   - has_forms: the document has a <form>, read in the gate's isolated
+//     world (js/state.js), whose built-ins the page cannot redefine;
+//   - is_authenticated: the isolated world sees a log out / sign out / log
+//     off control, or the browser holds a cookie for the page whose name
+//     says session (Network.getCookies); a page that cannot be read counts
+//     as authenticated;
+//   - page_loaded: the document's readyState is complete (isolated world);
+//   - tab_count: the page targets of the session's browser context, over
+//     CDP (Target.getTargets).
 type PageState struct {
 	URL             string `json:"url"`
 	Title           string `json:"title"`
@@ -51,22 +68,6 @@ func (p PageState) Select(fields []string) map[string]any {
 	return out
 }
 
-// stateJS reads what the page itself knows in one round trip.
-//
-// is_authenticated (documented rule, part 1): the page shows a control whose
-// text or label says log out / sign out / log off.
-const stateJS = `(() => {
-  const d = document;
-  const re = /\b(log\s?out|sign\s?out|log\s?off)\b/i;
-  let logout = false;
-  for (const e of d.querySelectorAll('a, button, [role=button], input[type=submit], input[type=button]')) {
-    const t = (e.innerText || e.value || e.getAttribute('aria-label') || '').trim();
-    if (re.test(t)) { logout = true; break; }
-  }
-  return {url: location.href, title: d.title, has_forms: d.forms.length > 0,
-          logout: logout, ready: d.readyState === 'complete'};
-})()`
-
 // sessionCookie is the documented rule, part 2, for is_authenticated: the
 // browser holds a cookie for the page whose name contains sess, sid, auth,
 // token, jwt or login (PHPSESSID, JSESSIONID, ASP.NET_SessionId,
@@ -74,28 +75,39 @@ const stateJS = `(() => {
 // the cautious side for policies.
 var sessionCookie = regexp.MustCompile(`(?i)sess|sid|auth|token|jwt|login`)
 
-type pageFacts struct {
+// domFacts are what js/state.js reports from the isolated world.
+type domFacts struct {
 	URL      string `json:"url"`
 	Title    string `json:"title"`
 	HasForms bool   `json:"has_forms"`
 	Logout   bool   `json:"logout"`
 	Ready    bool   `json:"ready"`
+	Forms    int    `json:"forms"`
 }
 
 // readState observes the tab. It never fails the call: a page that cannot
-// be read (navigating, crashed) reports what could be read, and page_loaded
-// false.
+// be read (navigating, crashed) reports what could be read, with
+// page_loaded false and is_authenticated true; an empty URL means the
+// state could not be read at all, which the gate refuses to judge.
 func (s *session) readState(ctx context.Context) PageState {
+	st, _ := s.readStateAndForms(ctx)
+	return st
+}
+
+// readStateAndForms is readState, and the number of forms in the document
+// (-1 when unknown).
+func (s *session) readStateAndForms(ctx context.Context) (PageState, int) {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	// The three reads are independent: send them together, one round trip
-	// of latency instead of three.
+	// The reads are independent: send them together, one round trip of
+	// latency instead of four.
 	var (
 		wg      sync.WaitGroup
 		cookies []*network.Cookie
-		tabs    int
+		tabs    = -1
+		hist    *page.NavigationEntry
 	)
-	wg.Add(2)
+	wg.Add(3)
 	go func() {
 		defer wg.Done()
 		// No URLs: the cookies the browser would send to the current page.
@@ -105,22 +117,32 @@ func (s *session) readState(ctx context.Context) PageState {
 	}()
 	go func() {
 		defer wg.Done()
-		tabs = s.tabCount(ctx)
+		if ps, err := s.tab.pages(ctx); err == nil {
+			tabs = len(ps)
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		if h, err := chromedp.Call(ctx, page.GetNavigationHistory, struct{}{}); err == nil &&
+			h.CurrentIndex >= 0 && int(h.CurrentIndex) < len(h.Entries) {
+			hist = h.Entries[h.CurrentIndex]
+		}
 	}()
 	var st PageState
-	facts, err := chromedp.Run(ctx, chromedp.Evaluate[pageFacts](stateJS))
-	if err == nil {
-		st.URL, st.Title, st.HasForms, st.PageLoaded = facts.URL, facts.Title, facts.HasForms, facts.Ready
-		st.IsAuthenticated = facts.Logout
+	var dom domFacts
+	forms := -1
+	if err := s.evalValueInWorld(ctx, stateJS, &dom); err == nil {
+		st.HasForms, st.PageLoaded, st.IsAuthenticated = dom.HasForms, dom.Ready, dom.Logout
+		forms = dom.Forms
 	} else {
 		// A page that cannot be read counts as authenticated: policies
 		// that guard authenticated pages must not fail open.
 		st.IsAuthenticated = true
-		if loc, lerr := chromedp.Run(ctx, chromedp.Location()); lerr == nil {
-			st.URL = loc
-		}
 	}
 	wg.Wait()
+	if hist != nil {
+		st.URL, st.Title = hist.URL, hist.Title
+	}
 	if u, err := scope.ParseURL(st.URL); err == nil {
 		st.Domain = u.Host
 	}
@@ -130,16 +152,6 @@ func (s *session) readState(ctx context.Context) PageState {
 			break
 		}
 	}
-	st.TabCount = tabs
-	return st
-}
-
-// tabCount counts the page targets of the session's browser context: its
-// own tab plus any popups the pages opened.
-func (s *session) tabCount(ctx context.Context) int {
-	tabs, err := s.tabs(ctx)
-	if err != nil {
-		return 0
-	}
-	return len(tabs)
+	st.TabCount = max(tabs, 0)
+	return st, forms
 }

@@ -19,21 +19,6 @@ const (
 	maxLoad   = 15 * time.Second
 )
 
-// quietWindow is how long a tab must stay without a network or frame event
-// after a command before it counts as stable. Commands that may start a
-// navigation a moment after they return (a click, a submit) need a window
-// long enough to see it begin; navigate has already waited for the load
-// event, and typing rarely fetches.
-var quietWindow = map[string]time.Duration{
-	"navigate":    0,
-	"go_back":     50 * time.Millisecond,
-	"type_text":   20 * time.Millisecond,
-	"scroll":      20 * time.Millisecond,
-	"click":       50 * time.Millisecond,
-	"submit_form": 50 * time.Millisecond,
-	"execute_js":  50 * time.Millisecond,
-}
-
 // pageWatch follows the events of one tab: requests in flight, frames
 // loading, and JavaScript dialogs (dismissed so they cannot block the tab).
 // Its listener runs on chromedp's read loop, so it only records and signals.
@@ -243,14 +228,3 @@ func waitDOMQuiet(tab context.Context) {
 	defer cancel()
 	_, _ = chromedp.Run(ctx, chromedp.Evaluate[bool](domQuietJS, chromedp.EvalAwaitPromise))
 }
-
-// domQuietJS resolves once the document has seen no mutation for 20 ms, or
-// after 500 ms at most.
-const domQuietJS = `new Promise(resolve => {
-  let timer;
-  const done = () => { obs.disconnect(); clearTimeout(cap); resolve(true); };
-  const obs = new MutationObserver(() => { clearTimeout(timer); timer = setTimeout(done, 20); });
-  obs.observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
-  timer = setTimeout(done, 20);
-  const cap = setTimeout(done, 500);
-})`

@@ -2,6 +2,8 @@ package executor
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/chromedp/cdproto/page"
@@ -9,13 +11,14 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// The gate inspects elements (where a click leads, whether a field is a
-// password field, what is on top) with scripts that run in an isolated
-// world: a JavaScript context of browsergate's own on the page's DOM,
-// whose built-ins the page cannot redefine. A page that replaced
-// Object.getOwnPropertyDescriptor or HTMLFormElement.prototype in its own
-// world therefore cannot lie to the gate. Commands that act as the page
-// (execute_js) still run in the page's world.
+// The gate reads the page (its state, where a click leads, whether a field
+// is a password field, what is on top) with scripts that run in an
+// isolated world: a JavaScript context of browsergate's own on the page's
+// DOM, with built-ins of its own that the page cannot redefine. A page
+// that replaced Document.prototype.forms, the title getter or
+// Object.getOwnPropertyDescriptor in its own world therefore cannot lie to
+// the gate. A new world is made for each document. Commands that act as
+// the page (execute_js, wait_for) still run in the page's world.
 
 // worldName names browsergate's isolated world in DevTools.
 const worldName = "browsergate-gate"
@@ -23,9 +26,10 @@ const worldName = "browsergate-gate"
 // world returns the id of the isolated world for the tab's current
 // document, creating it after each navigation.
 func (s *session) world(ctx context.Context) (runtime.ExecutionContextID, error) {
-	navs := s.watch.navigationCount()
-	if s.worldID != 0 && s.worldNavs == navs {
-		return s.worldID, nil
+	t := &s.tab
+	navs := t.watch.navigationCount()
+	if t.worldID != 0 && t.worldNavs == navs {
+		return t.worldID, nil
 	}
 	tree, err := chromedp.Call(ctx, page.GetFrameTree, struct{}{})
 	if err != nil || tree.FrameTree == nil || tree.FrameTree.Frame == nil {
@@ -37,22 +41,54 @@ func (s *session) world(ctx context.Context) (runtime.ExecutionContextID, error)
 	if err != nil {
 		return 0, fmt.Errorf("create the gate's isolated world: %w", err)
 	}
-	s.worldID, s.worldNavs = res.ExecutionContextID, navs
-	return s.worldID, nil
+	t.worldID, t.worldNavs = res.ExecutionContextID, navs
+	return t.worldID, nil
 }
 
 // evalInWorld evaluates an expression in the isolated world and returns
-// the object it yields (not by value).
+// the object it yields (not by value). A world whose document went away
+// under it (a navigation the watch has not seen yet) is made anew once.
 func (s *session) evalInWorld(ctx context.Context, expr string) (*runtime.RemoteObject, error) {
-	id, err := s.world(ctx)
-	if err != nil {
-		return nil, err
-	}
-	obj, err := chromedp.Run(ctx, chromedp.Evaluate[*runtime.RemoteObject](expr, func(p *runtime.EvaluateParams) {
-		p.ContextID = id
-	}))
-	if err != nil {
-		s.worldID = 0 // the document may have changed under us; make a new world next time
-	}
+	var obj *runtime.RemoteObject
+	err := s.inWorld(ctx, func(id runtime.ExecutionContextID) error {
+		var err error
+		obj, err = chromedp.Run(ctx, chromedp.Evaluate[*runtime.RemoteObject](expr, func(p *runtime.EvaluateParams) {
+			p.ContextID = id
+		}))
+		return err
+	})
 	return obj, err
+}
+
+// evalValueInWorld evaluates an expression in the isolated world and
+// decodes its JSON value into out.
+func (s *session) evalValueInWorld(ctx context.Context, expr string, out any) error {
+	return s.inWorld(ctx, func(id runtime.ExecutionContextID) error {
+		raw, err := chromedp.Run(ctx, chromedp.Evaluate[json.RawMessage](expr, func(p *runtime.EvaluateParams) {
+			p.ContextID = id
+		}))
+		if err != nil {
+			return err
+		}
+		return json.Unmarshal(raw, out)
+	})
+}
+
+func (s *session) inWorld(ctx context.Context, fn func(runtime.ExecutionContextID) error) error {
+	var err error
+	for try := 0; try < 2; try++ {
+		var id runtime.ExecutionContextID
+		if id, err = s.world(ctx); err != nil {
+			return err
+		}
+		if err = fn(id); err == nil {
+			return nil
+		}
+		var ex *chromedp.ExceptionError
+		if errors.As(err, &ex) {
+			return err // the script itself failed: a new world would not help
+		}
+		s.tab.worldID = 0 // the document may have changed under us
+	}
+	return err
 }

@@ -27,7 +27,7 @@ func decodeBrowser(t *table, m *Manifest, wantCommands bool) {
 	*b = Browser{
 		Engine: "cdp-direct", Connect: "launch", Headless: true, ExtractMode: "accessibility_tree",
 		StartupTimeout: 60 * time.Second, SessionTimeout: 1800 * time.Second, IdleTimeout: 300 * time.Second,
-		MaxInteractions: 100, ExecutablePath: defaultExecutablePath, LiveEndpoint: defaultLiveEndpoint,
+		MaxInteractions: 100, OnExpiry: OnExpiryNewSession, ExecutablePath: defaultExecutablePath, LiveEndpoint: defaultLiveEndpoint,
 		StateFields: slices.Clone(stateFields),
 	}
 
@@ -68,6 +68,7 @@ func decodeBrowser(t *table, m *Manifest, wantCommands bool) {
 			b.MaxInteractions = int(n)
 		}
 	}
+	t.oneOf("on_expiry", &b.OnExpiry, OnExpiryNewSession, OnExpiryRefuse)
 	if t.str("executable_path", &b.ExecutablePath) && b.ExecutablePath == "" {
 		t.r.errorf(t.at("executable_path"), "must not be empty")
 	}

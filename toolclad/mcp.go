@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -138,11 +139,15 @@ type ToolSet struct {
 	sep      string
 	sessions *sessionIDs
 
-	mu    sync.Mutex
-	names map[string]bool // the tools currently registered
+	mu        sync.Mutex
+	tools     map[string]*handler // the tools registered, by name
+	manifests []*Manifest         // the current set, for calls to undeclared tools
 }
 
-// NewToolSet checks the runner and the options; it registers nothing.
+// NewToolSet checks the runner and the options; it registers nothing. A
+// call to a tool the set does not hold is not left to the SDK (which would
+// answer with a protocol error that nothing records): the runner gets it
+// as a Call with no Command, to refuse and record.
 func NewToolSet(s *mcp.Server, r Runner, opts RegisterOptions) (*ToolSet, error) {
 	if r == nil {
 		return nil, ErrNoRunner
@@ -154,15 +159,19 @@ func NewToolSet(s *mcp.Server, r Runner, opts RegisterOptions) (*ToolSet, error)
 	if sep != "." && sep != "_" {
 		return nil, fmt.Errorf("register tools: %w (got %q)", ErrBadSeparator, sep)
 	}
-	return &ToolSet{server: s, runner: r, sep: sep, names: map[string]bool{},
-		sessions: &sessionIDs{ids: make(map[*mcp.ServerSession]string), runner: r}}, nil
+	ts := &ToolSet{server: s, runner: r, sep: sep, tools: map[string]*handler{},
+		sessions: &sessionIDs{ids: make(map[*mcp.ServerSession]string), runner: r}}
+	s.AddReceivingMiddleware(ts.undeclared)
+	return ts, nil
 }
 
-// Set makes the server's tools exactly those of manifests: tools are added
-// or replaced in place (a client never sees a tool missing that both sets
-// have), then those no manifest declares any more are removed; the SDK
-// tells connected clients that the list changed. Two commands with the same
-// tool name are refused before anything changes.
+// Set makes the server's tools exactly those of manifests: a tool whose
+// definition is unchanged keeps its registration (its calls go to the new
+// manifest's command), a new or changed one is added or replaced in place
+// (a client never sees a tool missing that both sets have), and those no
+// manifest declares any more are removed. The SDK tells connected clients
+// that the list changed only when it did. Two commands with the same tool
+// name are refused before anything changes.
 func (ts *ToolSet) Set(manifests []*Manifest) error {
 	seen, err := ts.toolNames(manifests)
 	if err != nil {
@@ -170,26 +179,72 @@ func (ts *ToolSet) Set(manifests []*Manifest) error {
 	}
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
+	next := make(map[string]*handler, len(seen))
 	for _, m := range manifests {
 		for _, c := range m.Commands {
 			h := &handler{manifest: m, command: c, name: ToolName(m, c, ts.sep), runner: ts.runner, sessions: ts.sessions}
-			ts.server.AddTool(h.tool(), h.handle)
+			h.def = h.tool()
+			if old, ok := ts.tools[h.name]; ok && sameTool(old.def, h.def) {
+				old.swap(m, c)
+				next[h.name] = old
+				continue
+			}
+			ts.server.AddTool(h.def, h.handle)
+			next[h.name] = h
 		}
 	}
 	var gone []string
-	for name := range ts.names {
-		if _, ok := seen[name]; !ok {
+	for name := range ts.tools {
+		if _, ok := next[name]; !ok {
 			gone = append(gone, name)
 		}
 	}
 	if len(gone) > 0 {
 		ts.server.RemoveTools(gone...)
 	}
-	ts.names = make(map[string]bool, len(seen))
-	for name := range seen {
-		ts.names[name] = true
-	}
+	ts.tools, ts.manifests = next, manifests
 	return nil
+}
+
+// sameTool reports whether two tool definitions are the same to a client.
+func sameTool(a, b *mcp.Tool) bool {
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(ja, jb)
+}
+
+// undeclared is receiving middleware: a tools/call for a tool the set
+// does not hold goes to the runner, which refuses and records it. An
+// agent probing for tools it was not given is what an auditor wants to
+// see.
+func (ts *ToolSet) undeclared(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		r, ok := req.(*mcp.CallToolRequest)
+		if method != "tools/call" || !ok || r.Params == nil {
+			return next(ctx, method, req)
+		}
+		ts.mu.Lock()
+		_, known := ts.tools[r.Params.Name]
+		var m *Manifest
+		for _, cand := range ts.manifests {
+			if strings.HasPrefix(r.Params.Name, cand.Tool.Name+ts.sep) {
+				m = cand
+			}
+		}
+		ts.mu.Unlock()
+		if known {
+			return next(ctx, method, req)
+		}
+		call := &Call{Manifest: m, Tool: r.Params.Name, SessionID: ts.sessions.id(r.Session), Progress: func(string) {}}
+		if raw, err := decodeArgs(r.Params.Arguments); err == nil {
+			call.RawArgs = raw
+		}
+		reply := ts.runner.Run(ctx, call)
+		if reply == nil {
+			return errorResult("internal error: the runner returned no reply"), nil
+		}
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: reply.Text}}}, nil
+	}
 }
 
 // Check reports whether Set would accept manifests, changing nothing.
@@ -214,12 +269,30 @@ func (ts *ToolSet) toolNames(manifests []*Manifest) (map[string]string, error) {
 	return seen, nil
 }
 
+// handler serves one tool. A reload that leaves the tool's definition as
+// it was swaps in the new manifest's command without re-registering it.
 type handler struct {
-	manifest *Manifest
-	command  *Command
 	name     string
+	def      *mcp.Tool
 	runner   Runner
 	sessions *sessionIDs
+
+	mu       sync.Mutex
+	manifest *Manifest
+	command  *Command
+}
+
+// swap makes the handler serve command c of manifest m.
+func (h *handler) swap(m *Manifest, c *Command) {
+	h.mu.Lock()
+	h.manifest, h.command = m, c
+	h.mu.Unlock()
+}
+
+func (h *handler) current() (*Manifest, *Command) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.manifest, h.command
 }
 
 func (h *handler) tool() *mcp.Tool {
@@ -236,19 +309,20 @@ func (h *handler) tool() *mcp.Tool {
 }
 
 func (h *handler) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	m, c := h.current()
 	call := &Call{
-		Manifest:  h.manifest,
-		Command:   h.command,
+		Manifest:  m,
+		Command:   c,
 		Tool:      h.name,
 		SessionID: h.sessions.id(req.Session),
 		Progress:  func(string) {},
 	}
 	raw, err := decodeArgs(req.Params.Arguments)
 	if err != nil {
-		call.ArgErr = &ArgError{Command: h.command.Name, Rule: "type", Message: err.Error()}
+		call.ArgErr = &ArgError{Command: c.Name, Rule: "type", Message: err.Error()}
 	} else {
 		call.RawArgs = raw
-		call.Args, call.ArgErr = h.command.Validate(raw)
+		call.Args, call.ArgErr = c.Validate(raw)
 	}
 	if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
 		var mu sync.Mutex
@@ -283,7 +357,7 @@ func (h *handler) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 			RequestState:  q.State,
 		}, nil
 	}
-	return h.result(reply), nil
+	return result(m, reply), nil
 }
 
 // decodeArgs decodes the arguments object, keeping numbers as json.Number so
@@ -309,12 +383,12 @@ func decodeArgs(data json.RawMessage) (map[string]any, error) {
 // result converts a reply, checking its structured content against the
 // manifest's output schema: the MCP specification requires a tool with an
 // output schema to return conforming structured content.
-func (h *handler) result(reply *Reply) *mcp.CallToolResult {
+func result(m *Manifest, reply *Reply) *mcp.CallToolResult {
 	if reply == nil {
 		return errorResult("internal error: the runner returned no reply")
 	}
 	res := &mcp.CallToolResult{IsError: reply.IsError}
-	if rs := h.manifest.outputSchema; rs != nil && !reply.IsError {
+	if rs := m.outputSchema; rs != nil && !reply.IsError {
 		if reply.Structured == nil {
 			return errorResult("output error: the tool has an output schema but the result has no structured content")
 		}

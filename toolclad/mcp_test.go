@@ -28,6 +28,9 @@ func (f *fakeRunner) Run(_ context.Context, call *toolclad.Call) *toolclad.Reply
 	if call.ArgErr != nil {
 		return &toolclad.Reply{Text: toolclad.RefusalText(call.ArgErr), IsError: true}
 	}
+	if call.Command == nil {
+		return &toolclad.Reply{Text: "refused: " + call.Tool + " is not declared", IsError: true}
+	}
 	call.Progress("working")
 	if f.reply != nil {
 		return f.reply(call)
@@ -294,4 +297,122 @@ func TestRegisterRefuses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestUndeclaredToolReachesTheRunner: a call to a tool the server does not
+// offer is not answered by the SDK alone (nothing would record it): the
+// runner gets it, with no command and the manifest its name points into,
+// and its refusal is the result.
+func TestUndeclaredToolReachesTheRunner(t *testing.T) {
+	m := mustParse(t, "m.toml", `
+[tool]
+name = "docs"
+[browser.scope]
+allowed_domains = ["example.com"]
+[browser.commands.navigate]
+`)
+	r := &fakeRunner{ended: make(chan string, 4)}
+	cs := connect(t, r, toolclad.RegisterOptions{}, nil, m)
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "docs.click", Arguments: map[string]any{"ref": "e1"}})
+	if err != nil {
+		t.Fatalf("docs.click: %v (want a tool result, not a protocol error)", err)
+	}
+	if !res.IsError || !strings.Contains(textOf(res), "docs.click is not declared") {
+		t.Fatalf("docs.click: %+v", res)
+	}
+	call := r.last(t)
+	if call.Command != nil || call.Tool != "docs.click" || call.Manifest != m || call.RawArgs["ref"] != "e1" {
+		t.Fatalf("the runner saw %+v", call)
+	}
+	// A name that matches no manifest reaches the runner too.
+	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "other.navigate"}); err != nil {
+		t.Fatal(err)
+	}
+	if call := r.last(t); call.Tool != "other.navigate" || call.Manifest != nil {
+		t.Fatalf("the runner saw %+v", call)
+	}
+}
+
+// TestSetNotifiesOnlyWhenTheListChanges: replacing the manifests with ones
+// whose tools are the same (a policy or scope edit) keeps the tools and
+// tells the client nothing; a new command is announced.
+func TestSetNotifiesOnlyWhenTheListChanges(t *testing.T) {
+	src := `
+[tool]
+name = "docs"
+[browser.scope]
+allowed_domains = ["example.com"]
+[browser.commands.navigate]
+`
+	m1 := mustParse(t, "m.toml", src)
+	r := &fakeRunner{ended: make(chan string, 4)}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "0"}, nil)
+	ts, err := toolclad.NewToolSet(srv, r, toolclad.RegisterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ts.Set([]*toolclad.Manifest{m1}); err != nil {
+		t.Fatal(err)
+	}
+	changed := make(chan struct{}, 8)
+	var mu sync.Mutex
+	count := 0
+	st, ct := mcp.NewInMemoryTransports()
+	if _, err := srv.Connect(context.Background(), st, nil); err != nil {
+		t.Fatal(err)
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "0"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			mu.Lock()
+			count++
+			mu.Unlock()
+			changed <- struct{}{}
+		},
+	})
+	cs, err := client.Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+
+	m2 := mustParse(t, "m.toml", strings.Replace(src, `["example.com"]`, `["example.org"]`, 1))
+	if err := ts.Set([]*toolclad.Manifest{m2}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)                                 // the SDK sends list_changed 10 ms after a change
+	if _, err := cs.ListTools(context.Background(), nil); err != nil { // a round trip: anything sent before has arrived
+		t.Fatal(err)
+	}
+	mu.Lock()
+	if count != 0 {
+		t.Fatalf("a reload with the same tools sent %d list_changed notification(s)", count)
+	}
+	mu.Unlock()
+	// The unchanged tool now runs the new manifest's command.
+	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "docs.navigate", Arguments: map[string]any{"url": "https://example.org/"}}); err != nil {
+		t.Fatal(err)
+	}
+	if call := r.last(t); call.Manifest != m2 {
+		t.Fatal("the unchanged tool still runs the old manifest")
+	}
+
+	m3 := mustParse(t, "m.toml", src+"[browser.commands.snapshot]\n")
+	if err := ts.Set([]*toolclad.Manifest{m3}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-changed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a new command was never announced with list_changed")
+	}
+}
+
+// mustParse parses a manifest held in the test.
+func mustParse(t *testing.T, name, src string) *toolclad.Manifest {
+	t.Helper()
+	m, err := toolclad.Parse(name, []byte(src))
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return m
 }

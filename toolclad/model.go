@@ -106,6 +106,12 @@ type Browser struct {
 	IdleTimeout time.Duration
 	// MaxInteractions bounds the calls in one session (default 100).
 	MaxInteractions int
+	// OnExpiry is what a call to an expired session gets (a session past
+	// session_timeout_seconds or idle_timeout_seconds, or one refused for
+	// max_interactions): OnExpiryNewSession (the default) starts a new
+	// session for it; OnExpiryRefuse refuses it and every later call of
+	// the MCP session, which must reconnect.
+	OnExpiry string
 	// ExecutablePath is the browser binary for connect = "launch".
 	ExecutablePath string
 	// LiveEndpoint is where connect = "live" attaches: an http(s) DevTools
@@ -116,6 +122,12 @@ type Browser struct {
 	// StateFields are the page-state fields observed around each call.
 	StateFields []string
 }
+
+// The values of [browser] on_expiry.
+const (
+	OnExpiryNewSession = "new_session"
+	OnExpiryRefuse     = "refuse"
+)
 
 // Scope is the [browser.scope] table. Patterns are kept as written; the scope
 // package parses and matches them.

@@ -1,0 +1,47 @@
+package evidence
+
+// Stage names where the gate reached its decision on a call: the first
+// stage that refused it, or StageGate when every stage let it through. The
+// executor, the envelope and replay all use these names; they are part of
+// the evidence format (docs/evidence-format.md), so a name never changes
+// meaning.
+type Stage string
+
+// The stages, in the order a call meets them.
+const (
+	// StageManifest: the tool is not one the manifest declares (an agent
+	// probing for tools it was not given), or a click would submit a form
+	// and the manifest does not declare submit_form.
+	StageManifest Stage = "manifest"
+	// StageArgs: the arguments do not fit the command's typed signature, or
+	// the element they name cannot be found or is not what the command
+	// needs (not in a form, say).
+	StageArgs Stage = "args"
+	// StageLimits: the session has expired (session_timeout_seconds,
+	// idle_timeout_seconds) or used up max_interactions.
+	StageLimits Stage = "limits"
+	// StageObserve: what the decision needs could not be read from the
+	// browser (the page state, the tab's history), so the call cannot be
+	// judged.
+	StageObserve Stage = "observe"
+	// StageScope: a URL the call is about — an argument, where a click,
+	// submit or go_back leads, the page the tab or a popup is on — is
+	// outside the manifest's scope.
+	StageScope Stage = "scope"
+	// StageSecrets: a manifest secret would be typed or sent where its
+	// domains do not allow.
+	StageSecrets Stage = "secrets"
+	// StageCedar: the Cedar policies deny the call.
+	StageCedar Stage = "cedar"
+	// StageApproval: the call needed a human's approval and did not get it
+	// (denied, no answer in time, no channel, or the call or page changed
+	// while it was held).
+	StageApproval Stage = "approval"
+	// StageAct: the browser could not be reached to carry out the call.
+	StageAct Stage = "act"
+	// StageFinalURL: the action ran, and where it left the tab or a popup
+	// is outside the scope (or could not be read); the tab was reset.
+	StageFinalURL Stage = "final_url"
+	// StageGate: every stage let the call through.
+	StageGate Stage = "gate"
+)

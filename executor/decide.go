@@ -1,0 +1,370 @@
+package executor
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/chromedp/cdproto/target"
+
+	"github.com/browsergate/browsergate/cedar"
+	"github.com/browsergate/browsergate/evidence"
+	"github.com/browsergate/browsergate/scope"
+	"github.com/browsergate/browsergate/toolclad"
+)
+
+// question is what decide reads: the call, what observe saw, and the
+// configuration the call runs under. decide reads nothing else.
+type question struct {
+	Call      *toolclad.Call
+	Facts     *facts
+	Scope     *scope.Scope
+	Policies  *cedar.Engine
+	Secrets   *secretSet
+	Principal string
+	Session   string
+	Limits    *limits
+	Now       time.Time
+	// Approved: a human approved this very call; Cedar sees
+	// human_approved = true and the manifest's human_approval is met.
+	Approved bool
+}
+
+// verdict is decide's answer: a refusal, or what the call needs (a
+// human's approval) and what acting on it involves; and what the browser
+// must be made to do (enforce) whatever the answer.
+type verdict struct {
+	Deny *DenyError
+	// Approval says why a human must approve the call first (empty: no
+	// approval needed).
+	Approval []string
+	// Requests are the Cedar requests decided: the call's, and, for a
+	// click that submits a form, the submission's as submit_form.
+	Requests []*cedar.Request
+	Submits  bool   // a click that submits a form: judged and counted as a submit_form too
+	Masked   bool   // type_text into a password field: the text is kept out of the evidence
+	Target   string // the URL the call is about
+	// Recorded in the evidence.
+	ScopeRule string
+	Cedar     string // "allow", "deny", or "" when not reached
+	PolicyIDs []string
+	// Enforce: reset the tab to about:blank; close these popups.
+	Reset bool
+	Close []target.ID
+	// Expire ends the session after this call (max_interactions).
+	Expire string
+}
+
+// decide judges one call. It is a pure function of the question: no
+// browser, no clock but q.Now, no side effects. The stages, in order:
+// arguments, limits, what could be observed, scope (the page the tab is
+// on, popups, url arguments, where the action leads), secrets, the
+// manifest (a click that submits needs submit_form), Cedar, and whether a
+// human's approval is needed. Any error on the way is a denial.
+func decide(q *question) verdict {
+	v := preflight(q)
+	if v.Deny == nil {
+		v.Deny = v.judge(q)
+	}
+	return v
+}
+
+// preflight is the part of decide that needs no facts from the browser:
+// the tool must be declared, the arguments must fit, and the session must
+// be within its limits. The loop runs it before it starts a browser.
+func preflight(q *question) verdict {
+	var v verdict
+	call, m := q.Call, q.Call.Manifest
+	switch {
+	case call.Command == nil:
+		v.Deny = deny(evidence.StageManifest, "undeclared tool",
+			"%s is not a tool of this server: no manifest declares it", call.Tool)
+	case call.ArgErr != nil:
+		v.Deny = &DenyError{Stage: evidence.StageArgs, Rule: argRule(call.ArgErr), Reason: call.ArgErr.Error()}
+	default:
+		if why := q.Limits.expiry(&m.Browser, q.Now); why != "" {
+			v.Deny = deny(evidence.StageLimits, ruleName(why), "session expired (%s); reconnect to start a new session", why)
+		} else if why := q.Limits.budgetUsed(&m.Browser); why != "" {
+			v.Expire = why
+			v.Deny = deny(evidence.StageLimits, "max_interactions", "the session has used all %d interactions of max_interactions", m.Browser.MaxInteractions)
+		}
+	}
+	return v
+}
+
+func (v *verdict) judge(q *question) *DenyError {
+	call, m, f := q.Call, q.Call.Manifest, q.Facts
+	cmd := call.Command
+	if f == nil || f.State.URL == "" {
+		return deny(evidence.StageObserve, "page state", "the page state could not be read, so the call cannot be judged")
+	}
+	if d := v.pagesInScope(q); d != nil {
+		return d
+	}
+	for _, a := range cmd.Args {
+		if a.Type != toolclad.TypeURL || !a.ScopeCheck {
+			continue
+		}
+		u, _ := call.Args[a.Name].(string)
+		if u == "" {
+			continue
+		}
+		sv := q.Scope.Check(u)
+		if !sv.Allowed {
+			return &DenyError{Stage: evidence.StageScope, Rule: sv.Rule, Reason: fmt.Sprintf("argument %q: %s", a.Name, sv.Reason)}
+		}
+		v.ScopeRule, v.Target = sv.Rule, u
+	}
+	if d := v.leads(q); d != nil {
+		return d
+	}
+	var submitCmd *toolclad.Command
+	if v.Submits && cmd.Name == "click" {
+		// A click that submits a form is a form submission: the rules
+		// written for submit_form must not be dodged by clicking the
+		// submit button.
+		if submitCmd = m.Command("submit_form"); submitCmd == nil {
+			return deny(evidence.StageManifest, "submit_form not declared",
+				"this click would submit a form, and the manifest does not declare the submit_form command")
+		}
+	}
+	// Cedar sees the URL the call is about: its url argument or where the
+	// action leads, else the page it acts on.
+	if v.Target == "" {
+		v.Target = f.State.URL
+	}
+	return v.cedar(q, submitCmd)
+}
+
+// pagesInScope: the tab must be inside the scope now (a page may have
+// moved it since the last call), and so must every popup. Out-of-scope
+// tabs are reset or closed (enforce) and the call refused.
+func (v *verdict) pagesInScope(q *question) *DenyError {
+	f := q.Facts
+	if u := f.State.URL; !isBlank(u) {
+		if sv := q.Scope.Check(u); !sv.Allowed {
+			v.Reset = true
+			return deny(evidence.StageScope, sv.Rule,
+				"the tab was at %s, outside the scope (%s), before this call; nothing was done", u, sv.Reason)
+		}
+	}
+	if f.PagesErr != nil {
+		return deny(evidence.StageScope, "popup", "cannot list the session's tabs: %v", f.PagesErr)
+	}
+	if closed := v.strayPages(q.Scope, f.Pages); len(closed) > 0 {
+		return deny(evidence.StageScope, "popup",
+			"tab(s) opened by the page had left the scope and were closed: %s; nothing was done", strings.Join(closed, "; "))
+	}
+	return nil
+}
+
+// strayPages marks for closing every popup that is out of scope, or whose
+// own navigation the egress gate refused, and describes them.
+func (v *verdict) strayPages(sc *scope.Scope, pages []pageFact) []string {
+	var out []string
+	for _, p := range pages {
+		if p.URL == "" || isBlank(p.URL) {
+			if p.RefusedNav != "" {
+				v.Close = append(v.Close, p.ID)
+				out = append(out, fmt.Sprintf("%s (its navigation to %s was refused)", p.URL, p.RefusedNav))
+			}
+			continue
+		}
+		if sv := sc.Check(p.URL); !sv.Allowed {
+			v.Close = append(v.Close, p.ID)
+			out = append(out, fmt.Sprintf("%s (%s)", p.URL, sv.Reason))
+		}
+	}
+	return out
+}
+
+// leads judges where the command's action would send the tab, and the
+// element and secrets rules of the commands that act on an element.
+func (v *verdict) leads(q *question) *DenyError {
+	cmd, f := q.Call.Command, q.Facts
+	switch commandTable[cmd.Name].observes {
+	case observeClick, observeSubmit:
+		el := f.Element
+		if el == nil {
+			return deny(evidence.StageObserve, "element", "the element was not observed")
+		}
+		if el.Err != nil {
+			return deny(evidence.StageArgs, "element", "%v", el.Err)
+		}
+		if !el.Named {
+			return nil // a click needs a named element: the arguments say so
+		}
+		if el.DestErr != nil {
+			return deny(evidence.StageScope, "element", "cannot tell where the %s leads: %v", cmd.Name, el.DestErr)
+		}
+		d := el.Dest
+		submit := commandTable[cmd.Name].observes == observeSubmit
+		if submit && !d.InForm {
+			return deny(evidence.StageArgs, "element", "%s is not in a form", el.Label)
+		}
+		v.Submits = d.Submits && !submit // a click that submits
+		if dn := v.destination(q.Scope, cmd.Name, el.Label, d.URL); dn != nil {
+			return dn
+		}
+		if d.Submits || submit {
+			if err := q.Secrets.maySubmitTo(f.Typed, d.URL); err != nil {
+				return deny(evidence.StageSecrets, "secret domains", "%v", err)
+			}
+		}
+		if d.URL != "" {
+			v.Target = d.URL
+		}
+	case observeField:
+		el := f.Element
+		if el == nil {
+			return deny(evidence.StageObserve, "element", "the element was not observed")
+		}
+		if el.Err != nil {
+			return deny(evidence.StageArgs, "element", "%v", el.Err)
+		}
+		text, _ := q.Call.Args["text"].(string)
+		if err := q.Secrets.mayType(text, el); err != nil {
+			return deny(evidence.StageSecrets, "secret domains", "%v", err)
+		}
+		// Text typed into a password field is kept out of the evidence;
+		// so is text typed where the field could not be told. Placeholders
+		// reveal nothing, and keep the step replayable.
+		v.Masked = (el.FieldErr != nil || el.Field.Password) && !q.Secrets.onlyPlaceholders(text)
+	case observeHistory:
+		if f.Back == nil {
+			return deny(evidence.StageObserve, "history", "the tab's history was not observed")
+		}
+		if f.Back.Err != nil {
+			return deny(evidence.StageObserve, "history", "%v", f.Back.Err)
+		}
+		if f.Back.Prev != "" {
+			if dn := v.destination(q.Scope, "go_back", "the tab", f.Back.Prev); dn != nil {
+				return dn
+			}
+			v.Target = f.Back.Prev
+		}
+	}
+	return nil
+}
+
+// destination checks where an action would send the tab.
+func (v *verdict) destination(sc *scope.Scope, what, label, dest string) *DenyError {
+	if dest == "" || strings.HasPrefix(strings.ToLower(dest), "javascript:") {
+		return nil // no navigation (a javascript: link runs the page's own script)
+	}
+	sv := sc.Check(dest)
+	if !sv.Allowed {
+		return deny(evidence.StageScope, sv.Rule, "the %s on %s leads to %s: %s", what, label, dest, sv.Reason)
+	}
+	v.ScopeRule = sv.Rule
+	return nil
+}
+
+// cedar asks the policies about the call (and, for a click that submits a
+// form, about the submission as submit_form) and collects what needs a
+// human: denials that only an approval would lift
+// (cedar.Decision.NeedsApproval: every determining policy is a forbid ...
+// unless { resource.human_approved == true }), and commands the manifest
+// marks human_approval. With q.Approved, Cedar sees human_approved = true
+// and nothing is left to approve.
+func (v *verdict) cedar(q *question, submitCmd *toolclad.Command) *DenyError {
+	cmd, m := q.Call.Command, q.Call.Manifest
+	req := cedarRequest(q, cmd, v.Target)
+	v.Requests = []*cedar.Request{req}
+	if submitCmd != nil {
+		sub := *req
+		sub.Command, sub.RiskTier = "submit_form", submitCmd.RiskTier
+		v.Requests = append(v.Requests, &sub)
+	}
+	for i, r := range v.Requests {
+		d := q.Policies.Decide(r)
+		switch {
+		case d.Allowed:
+			for _, id := range d.PolicyIDs {
+				if !slices.Contains(v.PolicyIDs, id) {
+					v.PolicyIDs = append(v.PolicyIDs, id)
+				}
+			}
+		case d.NeedsApproval && !q.Approved:
+			v.Approval = append(v.Approval, fmt.Sprintf("%s is forbidden by policy %s unless a human approves", r.Command, strings.Join(d.PolicyIDs, ", ")))
+		default:
+			v.Cedar = "deny"
+			dn := cedarDenial(d)
+			if q.Approved {
+				dn.Reason = "approved, but Cedar still denies " + r.Command + ": " + dn.Reason
+			} else if i == 1 {
+				dn.Reason = "this click would submit a form, judged as submit_form: " + dn.Reason
+			}
+			return dn
+		}
+	}
+	if !q.Approved {
+		for _, c := range []*toolclad.Command{cmd, submitCmd} {
+			if c != nil && (c.HumanApproval || m.Tool.HumanApproval) {
+				v.Approval = append(v.Approval, fmt.Sprintf("the manifest marks %s human_approval", c.Name))
+			}
+		}
+	}
+	if len(v.Approval) == 0 {
+		v.Cedar = "allow"
+	}
+	return nil
+}
+
+// cedarRequest is the Cedar request for a call of cmd about target (its
+// url argument, where the action leads, or the page it acts on).
+func cedarRequest(q *question, cmd *toolclad.Command, target string) *cedar.Request {
+	m := q.Call.Manifest
+	host := q.Scope.Check(target).Host
+	return &cedar.Request{
+		Principal:        q.Principal,
+		Action:           m.Tool.Cedar.Action,
+		ResourceType:     m.Tool.Cedar.Resource,
+		Session:          q.Session,
+		Tool:             m.Tool.Name,
+		Command:          cmd.Name,
+		Args:             q.Call.Args,
+		URL:              target,
+		URLDomain:        host,
+		DomainSets:       q.Scope.DomainSets(host),
+		PageState:        q.Facts.State.Map(),
+		RiskTier:         cmd.RiskTier,
+		HumanApproved:    q.Approved,
+		InteractionCount: q.Limits.interactions,
+		Counters:         q.Limits.counters(),
+		Time:             q.Now,
+	}
+}
+
+// cedarDenial turns a Cedar denial into a DenyError naming the policies and
+// reasons.
+func cedarDenial(d cedar.Decision) *DenyError {
+	rule := "default deny"
+	if len(d.PolicyIDs) > 0 {
+		rule = "policy " + strings.Join(d.PolicyIDs, ", ")
+	}
+	reason := strings.Join(append(append([]string{}, d.Reasons...), d.Errors...), "; ")
+	if reason == "" {
+		reason = "no policy permits this call"
+	}
+	return &DenyError{Stage: evidence.StageCedar, Rule: rule, Reason: reason, PolicyIDs: d.PolicyIDs}
+}
+
+// argRule extracts the rule name of an argument error.
+func argRule(err error) string {
+	var ae *toolclad.ArgError
+	if errors.As(err, &ae) {
+		return "argument " + ae.Arg + ": " + ae.Rule
+	}
+	return "arguments"
+}
+
+// ruleName is the bound an expiry reason names (its text up to ':').
+func ruleName(expired string) string {
+	name, _, _ := strings.Cut(expired, ":")
+	return name
+}
+
+func isBlank(u string) bool { return u == "about:blank" }

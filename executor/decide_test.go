@@ -1,0 +1,369 @@
+package executor
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/browsergate/browsergate/cedar"
+	"github.com/browsergate/browsergate/evidence"
+	"github.com/browsergate/browsergate/toolclad"
+)
+
+// The decide step is a pure function: these tests give it facts by hand
+// (no browser) and check each stage, each shipped policy and what it asks
+// enforce to do.
+
+const decideManifest = `
+[tool]
+name = "d"
+[browser]
+max_interactions = 5
+idle_timeout_seconds = 60
+session_timeout_seconds = 600
+[browser.scope]
+allowed_domains = ["*.example.com", "example.com"]
+blocked_domains = ["admin.example.com"]
+[browser.commands.navigate]
+[browser.commands.snapshot]
+[browser.commands.click]
+[browser.commands.type_text]
+[browser.commands.submit_form]
+[browser.commands.go_back]
+[browser.commands.execute_js]
+[browser.commands.screenshot]
+risk_tier = "critical"
+[browser.commands.scroll]
+human_approval = true
+[secrets.PW]
+env = "DECIDE_TEST_PW"
+domains = ["login.example.com"]
+`
+
+// noSubmitManifest declares click without submit_form.
+const noSubmitManifest = `
+[tool]
+name = "n"
+[browser.scope]
+allowed_domains = ["*.example.com"]
+[browser.commands.click]
+`
+
+type decideFixture struct {
+	m, noSubmit *toolclad.Manifest
+	engine      *cedar.Engine
+	secrets     *secretSet
+}
+
+func newDecideFixture(t *testing.T) *decideFixture {
+	t.Helper()
+	t.Setenv("DECIDE_TEST_PW", "correct horse battery")
+	load := func(name, src string) *toolclad.Manifest {
+		path := filepath.Join(t.TempDir(), name)
+		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		m, err := toolclad.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	engine, err := cedar.LoadDir("../policies")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &decideFixture{m: load("d.toml", decideManifest), noSubmit: load("n.toml", noSubmitManifest), engine: engine}
+	if f.secrets, err = newSecretSet(f.m); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+var decideNow = time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+
+// ask builds the question for a call of command on manifest m with the
+// given arguments, facts and limits.
+func (f *decideFixture) ask(t *testing.T, m *toolclad.Manifest, command string, raw map[string]any, fs *facts, l *limits) *question {
+	t.Helper()
+	cmd := m.Command(command)
+	if cmd == nil {
+		t.Fatalf("manifest declares no %s", command)
+	}
+	args, argErr := cmd.Validate(raw)
+	sc, err := manifestScope(m, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l == nil {
+		nl := newLimits(decideNow.Add(-time.Second))
+		l = &nl
+	}
+	return &question{Call: &toolclad.Call{Manifest: m, Command: cmd, Tool: "d." + command, Args: args, RawArgs: raw, ArgErr: argErr},
+		Facts: fs, Scope: sc, Policies: f.engine, Secrets: f.secrets, Principal: "local", Session: "s1", Limits: l, Now: decideNow}
+}
+
+func on(url string) *facts {
+	return &facts{State: PageState{URL: url, PageLoaded: true, TabCount: 1}, Forms: 0}
+}
+
+func authenticated(url string) *facts {
+	f := on(url)
+	f.State.IsAuthenticated, f.State.HasForms = true, true
+	return f
+}
+
+func withElement(f *facts, el *elementFact) *facts { f.Element = el; return f }
+
+func link(to string) *elementFact {
+	return &elementFact{Named: true, Label: "ref e1", Dest: destination{URL: to}}
+}
+
+func submitButton(to string) *elementFact {
+	return &elementFact{Named: true, Label: "ref e2", Dest: destination{URL: to, Submits: true, InForm: true}}
+}
+
+func textField(page string, password bool) *elementFact {
+	return &elementFact{Named: true, Label: "ref e3", Field: fieldInfo{URL: page, Field: true, Tag: "input", Password: password}}
+}
+
+func TestDecide(t *testing.T) {
+	f := newDecideFixture(t)
+	home := "https://www.example.com/"
+	tests := []struct {
+		name     string
+		m        *toolclad.Manifest // default f.m
+		command  string
+		args     map[string]any
+		facts    *facts
+		limits   *limits
+		approved bool
+		// want
+		stage    evidence.Stage // "" = allowed
+		rule     string         // substring of the rule
+		approval bool           // held for a human
+		policies []string       // permits that decided (allowed calls)
+		reset    bool
+		close    int
+		submits  bool
+		masked   bool
+		target   string
+	}{
+		{name: "navigate in scope", command: "navigate", args: map[string]any{"url": "https://docs.example.com/a"}, facts: on(home),
+			policies: []string{"navigate-allowed-domains"}, target: "https://docs.example.com/a"},
+		{name: "navigate from a blank tab", command: "navigate", args: map[string]any{"url": "https://example.com/"}, facts: on("about:blank"),
+			policies: []string{"navigate-allowed-domains"}},
+		{name: "navigate to a blocked domain", command: "navigate", args: map[string]any{"url": "https://admin.example.com/"}, facts: on(home),
+			stage: evidence.StageScope, rule: "admin.example.com"},
+		{name: "navigate out of scope", command: "navigate", args: map[string]any{"url": "https://other.test/"}, facts: on(home),
+			stage: evidence.StageScope},
+		{name: "navigate to a private address", command: "navigate", args: map[string]any{"url": "http://127.0.0.1/"}, facts: on(home),
+			stage: evidence.StageScope, rule: "loopback"},
+		{name: "bad arguments", command: "navigate", args: map[string]any{"url": 7}, facts: on(home),
+			stage: evidence.StageArgs, rule: "argument url"},
+		{name: "unreadable page", command: "snapshot", facts: on(""), stage: evidence.StageObserve, rule: "page state"},
+		{name: "tab left the scope by itself", command: "snapshot", facts: on("https://other.test/x"),
+			stage: evidence.StageScope, reset: true},
+		{name: "popup out of scope", command: "snapshot",
+			facts: &facts{State: on(home).State, Pages: []pageFact{{ID: "p1", URL: "https://other.test/"}, {ID: "p2", URL: "https://docs.example.com/"}}},
+			stage: evidence.StageScope, rule: "popup", close: 1},
+		{name: "popup whose navigation was refused", command: "snapshot",
+			facts: &facts{State: on(home).State, Pages: []pageFact{{ID: "p1", URL: "about:blank", RefusedNav: "http://127.0.0.2/"}}},
+			stage: evidence.StageScope, rule: "popup", close: 1},
+		{name: "popup still loading is left alone", command: "snapshot",
+			facts:    &facts{State: on(home).State, Pages: []pageFact{{ID: "p1", URL: "about:blank"}}},
+			policies: []string{"permit-non-navigation"}},
+		{name: "tabs unreadable", command: "snapshot", facts: &facts{State: on(home).State, PagesErr: errors.New("gone")},
+			stage: evidence.StageScope, rule: "popup"},
+		{name: "click on a link in scope", command: "click", args: map[string]any{"ref": "e1"},
+			facts: withElement(on(home), link("https://docs.example.com/b")), policies: []string{"permit-non-navigation"}, target: "https://docs.example.com/b"},
+		{name: "click on a link out of scope", command: "click", args: map[string]any{"ref": "e1"},
+			facts: withElement(on(home), link("http://169.254.169.254/latest")), stage: evidence.StageScope},
+		{name: "click on a javascript: link", command: "click", args: map[string]any{"ref": "e1"},
+			facts: withElement(on(home), link("javascript:void(0)")), policies: []string{"permit-non-navigation"}},
+		{name: "click on a ref that is gone", command: "click", args: map[string]any{"ref": "e1"},
+			facts: withElement(on(home), &elementFact{Named: true, Err: ErrNoSuchRef}), stage: evidence.StageArgs, rule: "element"},
+		{name: "click whose destination cannot be read", command: "click", args: map[string]any{"ref": "e1"},
+			facts: withElement(on(home), &elementFact{Named: true, Label: "ref e1", DestErr: errors.New("detached")}), stage: evidence.StageScope, rule: "element"},
+		{name: "click that submits is a submit_form", command: "click", args: map[string]any{"ref": "e2"},
+			facts: withElement(on(home), submitButton("https://www.example.com/save")), submits: true, policies: []string{"permit-non-navigation"}},
+		{name: "click that submits on an authenticated page", command: "click", args: map[string]any{"ref": "e2"},
+			facts: withElement(authenticated(home), submitButton("https://www.example.com/save")), submits: true, approval: true},
+		{name: "click that submits needs submit_form declared", m: f.noSubmit, command: "click", args: map[string]any{"ref": "e2"},
+			facts: withElement(on(home), submitButton("https://www.example.com/save")), submits: true, stage: evidence.StageManifest, rule: "submit_form"},
+		{name: "submit_form posts out of scope", command: "submit_form", args: map[string]any{"selector": "form"},
+			facts: withElement(on(home), submitButton("https://evil.test/collect")), stage: evidence.StageScope},
+		{name: "submit_form on something not in a form", command: "submit_form", args: map[string]any{"selector": "p"},
+			facts: withElement(on(home), &elementFact{Named: true, Label: "selector \"p\""}), stage: evidence.StageArgs, rule: "element"},
+		{name: "submit_form on an authenticated page is held", command: "submit_form", args: map[string]any{"selector": "form"},
+			facts: withElement(authenticated(home), submitButton(home+"save")), approval: true},
+		{name: "submit_form on an authenticated page, approved", command: "submit_form", args: map[string]any{"selector": "form"},
+			facts: withElement(authenticated(home), submitButton(home+"save")), approved: true, policies: []string{"permit-non-navigation"}},
+		{name: "submit rate limit", command: "submit_form", args: map[string]any{"selector": "form"},
+			facts: withElement(on(home), submitButton(home+"save")), limits: &limits{created: decideNow, lastCall: decideNow, counts: map[string]int{"submit_form": 5}},
+			stage: evidence.StageCedar, rule: "submit-rate-limit"},
+		{name: "submit rate limit is not lifted by approval", command: "submit_form", args: map[string]any{"selector": "form"}, approved: true,
+			facts: withElement(on(home), submitButton(home+"save")), limits: &limits{created: decideNow, lastCall: decideNow, counts: map[string]int{"submit_form": 5}},
+			stage: evidence.StageCedar, rule: "submit-rate-limit"},
+		{name: "execute_js is held", command: "execute_js", args: map[string]any{"expression": "1"}, facts: on(home), approval: true},
+		{name: "execute_js approved", command: "execute_js", args: map[string]any{"expression": "1"}, facts: on(home), approved: true,
+			policies: []string{"permit-non-navigation"}},
+		{name: "critical tier is held", command: "screenshot", facts: on(home), approval: true},
+		{name: "manifest human_approval is held", command: "scroll", facts: on(home), approval: true},
+		{name: "manifest human_approval, approved", command: "scroll", facts: on(home), approved: true, policies: []string{"permit-non-navigation"}},
+		{name: "go_back in scope", command: "go_back", facts: &facts{State: on(home).State, Back: &historyFact{Prev: "https://docs.example.com/"}},
+			policies: []string{"permit-non-navigation"}, target: "https://docs.example.com/"},
+		{name: "go_back out of scope", command: "go_back", facts: &facts{State: on(home).State, Back: &historyFact{Prev: "https://other.test/"}},
+			stage: evidence.StageScope},
+		{name: "go_back history unreadable", command: "go_back", facts: &facts{State: on(home).State, Back: &historyFact{Err: errors.New("closed")}},
+			stage: evidence.StageObserve, rule: "history"},
+		{name: "type into a password field is masked", command: "type_text", args: map[string]any{"ref": "e3", "text": "hunter2"},
+			facts: withElement(on(home), textField(home, true)), masked: true, policies: []string{"permit-non-navigation"}},
+		{name: "type into a field that cannot be read is masked", command: "type_text", args: map[string]any{"ref": "e3", "text": "hunter2"},
+			facts: withElement(on(home), &elementFact{Named: true, Label: "ref e3", FieldErr: errors.New("gone")}), masked: true, policies: []string{"permit-non-navigation"}},
+		{name: "secret on its domain", command: "type_text", args: map[string]any{"ref": "e3", "text": "<PW>"},
+			facts: withElement(on("https://login.example.com/"), textField("https://login.example.com/", true)), policies: []string{"permit-non-navigation"}},
+		{name: "secret off its domain", command: "type_text", args: map[string]any{"ref": "e3", "text": "<PW>"},
+			facts: withElement(on(home), textField(home, false)), stage: evidence.StageSecrets},
+		{name: "secret into an iframe's document", command: "type_text", args: map[string]any{"ref": "e3", "text": "<PW>"},
+			facts: withElement(on("https://login.example.com/"), textField("https://www.example.com/frame", false)), stage: evidence.StageSecrets},
+		{name: "secret into something not a text field", command: "type_text", args: map[string]any{"ref": "e3", "text": "<PW>"},
+			facts: withElement(on("https://login.example.com/"), &elementFact{Named: true, Label: "ref e3", Field: fieldInfo{URL: "https://login.example.com/", Tag: "iframe"}}),
+			stage: evidence.StageSecrets},
+		{name: "secret into the focused element", command: "type_text", args: map[string]any{"text": "<PW>"},
+			facts: withElement(on("https://login.example.com/"), &elementFact{Label: "the focused element", Field: fieldInfo{URL: "https://login.example.com/", Field: true}}),
+			stage: evidence.StageSecrets},
+		{name: "form sends a typed secret elsewhere", command: "submit_form", args: map[string]any{"selector": "form"},
+			facts: func() *facts {
+				fs := withElement(on("https://login.example.com/"), submitButton("https://www.example.com/steal"))
+				fs.Typed = f.m.Secrets
+				return fs
+			}(), stage: evidence.StageSecrets},
+		{name: "session lifetime over", command: "snapshot", facts: on(home),
+			limits: &limits{created: decideNow.Add(-601 * time.Second), lastCall: decideNow, counts: map[string]int{}}, stage: evidence.StageLimits, rule: "session_timeout_seconds"},
+		{name: "idle too long", command: "snapshot", facts: on(home),
+			limits: &limits{created: decideNow, lastCall: decideNow.Add(-61 * time.Second), counts: map[string]int{}}, stage: evidence.StageLimits, rule: "idle_timeout_seconds"},
+		{name: "budget used", command: "snapshot", facts: on(home),
+			limits: &limits{created: decideNow, lastCall: decideNow, interactions: 5, counts: map[string]int{}}, stage: evidence.StageLimits, rule: "max_interactions"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := tc.m
+			if m == nil {
+				m = f.m
+			}
+			q := f.ask(t, m, tc.command, tc.args, tc.facts, tc.limits)
+			q.Approved = tc.approved
+			v := decide(q)
+			switch {
+			case tc.stage == "" && v.Deny != nil:
+				t.Fatalf("refused at %s (%s): %s", v.Deny.Stage, v.Deny.Rule, v.Deny.Reason)
+			case tc.stage != "" && v.Deny == nil:
+				t.Fatalf("allowed (approval %v), want a refusal at %s", v.Approval, tc.stage)
+			case tc.stage != "" && (v.Deny.Stage != tc.stage || !strings.Contains(v.Deny.Rule, tc.rule)):
+				t.Fatalf("refused at %s rule %q (%s), want %s rule ~%q", v.Deny.Stage, v.Deny.Rule, v.Deny.Reason, tc.stage, tc.rule)
+			}
+			if got := len(v.Approval) > 0; got != tc.approval {
+				t.Errorf("held for approval: %v (%v), want %v", got, v.Approval, tc.approval)
+			}
+			if tc.policies != nil && !slices.Equal(v.PolicyIDs, tc.policies) {
+				t.Errorf("policies %v, want %v", v.PolicyIDs, tc.policies)
+			}
+			if v.Reset != tc.reset || len(v.Close) != tc.close {
+				t.Errorf("enforce: reset %v close %v, want reset %v close %d", v.Reset, v.Close, tc.reset, tc.close)
+			}
+			if v.Submits != tc.submits || v.Masked != tc.masked {
+				t.Errorf("submits %v masked %v, want %v %v", v.Submits, v.Masked, tc.submits, tc.masked)
+			}
+			if tc.target != "" && v.Target != tc.target {
+				t.Errorf("target %q, want %q", v.Target, tc.target)
+			}
+			if tc.stage == "" && !tc.approval {
+				for _, r := range v.Requests {
+					if err := f.engine.ValidateRequest(r); err != nil {
+						t.Errorf("request does not fit the schema: %v", err)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestDecideUndeclaredTool: a call to a tool no manifest declares is
+// refused at stage manifest, before anything else is looked at.
+func TestDecideUndeclaredTool(t *testing.T) {
+	f := newDecideFixture(t)
+	l := newLimits(decideNow)
+	q := &question{Call: &toolclad.Call{Manifest: f.m, Tool: "d.upload_file"}, Limits: &l, Now: decideNow}
+	v := decide(q)
+	if v.Deny == nil || v.Deny.Stage != evidence.StageManifest || !strings.Contains(v.Deny.Reason, "d.upload_file") {
+		t.Fatalf("undeclared tool: %+v", v.Deny)
+	}
+}
+
+// TestDecideBudgetEndsTheSession: the call over max_interactions is
+// refused and ends the session (the next call starts a new one).
+func TestDecideBudgetEndsTheSession(t *testing.T) {
+	f := newDecideFixture(t)
+	l := limits{created: decideNow, lastCall: decideNow, interactions: 5, counts: map[string]int{}}
+	v := decide(f.ask(t, f.m, "snapshot", nil, on("about:blank"), &l))
+	if v.Deny == nil || v.Expire == "" || ruleName(v.Expire) != "max_interactions" {
+		t.Fatalf("over budget: deny %+v expire %q", v.Deny, v.Expire)
+	}
+}
+
+// TestDecideAfter: where an action left the tabs.
+func TestDecideAfter(t *testing.T) {
+	f := newDecideFixture(t)
+	sc, _ := manifestScope(f.m, nil)
+	tests := []struct {
+		name  string
+		after PageState
+		pages []pageFact
+		err   error
+		rule  string // "" = allowed
+		reset bool
+		close int
+	}{
+		{name: "in scope", after: PageState{URL: "https://www.example.com/"}},
+		{name: "blank", after: PageState{URL: "about:blank"}},
+		{name: "unreadable", after: PageState{}, rule: "page state", reset: true},
+		{name: "left the scope", after: PageState{URL: "http://10.0.0.1/"}, rule: "private", reset: true},
+		{name: "tabs unreadable", after: PageState{URL: "https://www.example.com/"}, err: errors.New("x"), rule: "tabs", reset: true},
+		{name: "popup out of scope", after: PageState{URL: "https://www.example.com/"}, pages: []pageFact{{ID: "p", URL: "https://x.test/"}}, rule: "popup", close: 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			v := decideAfter(sc, "click", tc.after, tc.pages, tc.err)
+			if (v.Deny == nil) != (tc.rule == "") {
+				t.Fatalf("deny %+v, want rule %q", v.Deny, tc.rule)
+			}
+			if v.Deny != nil && (v.Deny.Stage != evidence.StageFinalURL || !strings.Contains(v.Deny.Rule, tc.rule)) {
+				t.Fatalf("deny %+v, want final_url rule ~%q", v.Deny, tc.rule)
+			}
+			if v.Reset != tc.reset || len(v.Close) != tc.close {
+				t.Errorf("enforce: reset %v close %d, want %v %d", v.Reset, len(v.Close), tc.reset, tc.close)
+			}
+		})
+	}
+}
+
+// TestCommandTableMatchesToolclad: the executor's command table and
+// toolclad's built-in commands are the same set.
+func TestCommandTableMatchesToolclad(t *testing.T) {
+	builtins := toolclad.BuiltinCommands()
+	for _, name := range builtins {
+		if spec, ok := commandTable[name]; !ok || spec.act == nil {
+			t.Errorf("toolclad has %s, the command table does not", name)
+		}
+	}
+	for name := range commandTable {
+		if !slices.Contains(builtins, name) {
+			t.Errorf("the command table has %s, toolclad does not", name)
+		}
+	}
+}

@@ -1,0 +1,70 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/browsergate/browsergate/evidence"
+	"github.com/browsergate/browsergate/scope"
+)
+
+// enforce does what a verdict requires of the browser — reset a tab that
+// is out of scope, close popups that are — and returns the verdict's
+// refusal, its reason completed with how the reset went. It decides
+// nothing itself.
+func (e *Executor) enforce(ctx context.Context, s *session, t *turn, v verdict) *DenyError {
+	d := v.Deny
+	if len(v.Close) > 0 {
+		if err := s.tab.closePages(ctx, v.Close); err != nil && d != nil {
+			d.Reason += fmt.Sprintf(" (closing them failed: %v)", err)
+		}
+	}
+	if v.Reset {
+		err := s.tab.reset(ctx)
+		if d != nil {
+			d.Reason += "; " + resetNote(err)
+		}
+	}
+	if (v.Reset || len(v.Close) > 0) && s.tab.open() {
+		st := s.readState(ctx) // the state the agent is told is the one enforce left
+		t.after = &st
+	}
+	return d
+}
+
+// resetNote says how a reset went, for a refusal's reason.
+func resetNote(err error) string {
+	if err != nil {
+		return fmt.Sprintf("resetting the tab failed (%v), so the session's browser context was closed", err)
+	}
+	return "the tab was reset to about:blank and its history cleared"
+}
+
+// decideAfter judges where an action left the session's tabs: an
+// out-of-scope (or unreadable) tab is reset, out-of-scope popups are
+// closed, and the call is refused at stage final_url: the action ran, and
+// its outcome is refused. Like decide it is pure.
+func decideAfter(sc *scope.Scope, command string, after PageState, pages []pageFact, pagesErr error) verdict {
+	var v verdict
+	switch {
+	case after.URL == "":
+		v.Reset = true
+		v.Deny = deny(evidence.StageFinalURL, "page state",
+			"the page could not be read after the %s, so it cannot be shown to be in scope", command)
+	case !isBlank(after.URL) && !sc.Check(after.URL).Allowed:
+		sv := sc.Check(after.URL)
+		v.Reset = true
+		v.Deny = deny(evidence.StageFinalURL, sv.Rule,
+			"the %s led the tab to %s, which is out of scope (%s)", command, after.URL, sv.Reason)
+	case pagesErr != nil:
+		v.Reset = true
+		v.Deny = deny(evidence.StageFinalURL, "tabs", "cannot list the session's tabs after the %s: %v", command, pagesErr)
+	default:
+		if closed := v.strayPages(sc, pages); len(closed) > 0 {
+			v.Deny = deny(evidence.StageFinalURL, "popup",
+				"the %s opened tab(s) outside the scope, which were closed: %s", command, strings.Join(closed, "; "))
+		}
+	}
+	return v
+}

@@ -1,0 +1,31 @@
+package executor
+
+import _ "embed" // the scripts below
+
+// The JavaScript browsergate runs in pages lives in js/, one file a script,
+// each with its reason at the top. The gate's scripts (state, destination,
+// hit_test, field, focused) run in the gate's isolated world (world.go),
+// where the page's own scripts cannot redefine the built-ins they use.
+
+var (
+	//go:embed js/state.js
+	stateJS string
+	//go:embed js/destination.js
+	destinationJS string
+	//go:embed js/hit_test.js
+	hitTestJS string
+	//go:embed js/field.js
+	fieldJS string
+	//go:embed js/focused.js
+	focusedJS string
+	//go:embed js/submit_form.js
+	submitFormJS string
+	//go:embed js/wait_for.js
+	waitForJS string
+	//go:embed js/network_timing.js
+	networkTimingJS string
+	//go:embed js/dom_quiet.js
+	domQuietJS string
+	//go:embed js/no_webrtc.js
+	noWebRTCJS string
+)

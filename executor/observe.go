@@ -1,0 +1,178 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
+
+	"github.com/browsergate/browsergate/toolclad"
+)
+
+// facts are everything the decision on one call needs to know of the
+// browser, read by observe from sources the page cannot forge (CDP
+// domains and the gate's isolated world, never the page's own world). A
+// fact that could not be read is recorded as an error: decide refuses
+// what it cannot judge.
+type facts struct {
+	State PageState // the tab before the call; State.URL == "": unreadable
+	Forms int       // forms in the document (-1: unknown)
+	// Pages are the session's other tabs (popups its pages opened).
+	Pages    []pageFact
+	PagesErr error
+	// Element is the element the call acts on, for commands whose entry
+	// observes one (nil otherwise).
+	Element *elementFact
+	// Back is the history entry go_back returns to, when observed.
+	Back *historyFact
+	// Typed are the secrets typed on the current page since it loaded.
+	Typed []*toolclad.Secret
+}
+
+// pageFact is one of the session's other tabs.
+type pageFact struct {
+	ID  target.ID
+	URL string
+	// RefusedNav is where the tab's own main-frame navigation was going
+	// when the egress gate refused it ("" when none was): a popup opened
+	// straight at a forbidden URL may still show about:blank.
+	RefusedNav string
+}
+
+// elementFact is the element a call names (or the one it falls back to).
+type elementFact struct {
+	Named bool   // named by ref or selector by the agent
+	Label string // how it is named, for messages
+	Err   error  // it could not be found
+	// For click and submit_form: where acting on it leads.
+	Dest    destination
+	DestErr error
+	// For type_text: the target field.
+	Field    fieldInfo
+	FieldErr error
+}
+
+// historyFact is the history entry go_back would return to.
+type historyFact struct {
+	Prev string // "" when there is none
+	Err  error
+}
+
+// destination is what js/destination.js reports.
+type destination struct {
+	URL     string `json:"url"`
+	Submits bool   `json:"submits"`
+	InForm  bool   `json:"inForm"`
+}
+
+// fieldInfo is what js/field.js reports.
+type fieldInfo struct {
+	URL      string `json:"url"`
+	Field    bool   `json:"field"`
+	Tag      string `json:"tag"`
+	Password bool   `json:"password"`
+}
+
+// observe reads the facts for one call of cmd with args. It changes
+// nothing in the browser.
+func (s *session) observe(ctx context.Context, cmd *toolclad.Command, args map[string]any) *facts {
+	f := &facts{}
+	f.State, f.Forms = s.readStateAndForms(ctx)
+	f.Pages, f.PagesErr = s.otherPages(ctx, 0)
+	f.Typed = s.typed.on(s.tab.watch.navigationCount())
+	switch commandTable[cmd.Name].observes {
+	case observeClick:
+		f.Element = s.observeElement(ctx, args, "click")
+	case observeSubmit:
+		f.Element = s.observeElement(ctx, args, "submit")
+	case observeField:
+		f.Element = s.observeField(ctx, args)
+	case observeHistory:
+		f.Back = s.observeHistory(ctx)
+	}
+	return f
+}
+
+// observeElement finds the element a click or submit_form names and where
+// acting on it leads. submit_form without one falls back to the focused
+// form or the page's only form.
+func (s *session) observeElement(ctx context.Context, args map[string]any, mode string) *elementFact {
+	el, named, err := s.target(ctx, args)
+	if !named && mode == "submit" {
+		el, err = s.defaultForm(ctx)
+		named = err == nil
+	}
+	ef := &elementFact{Named: named, Label: el.label, Err: err}
+	if err != nil || !named {
+		return ef
+	}
+	ef.DestErr = el.call(ctx, destinationJS, &ef.Dest, mode)
+	return ef
+}
+
+// observeField finds the element type_text types into (named, or the
+// focused one) and what kind of field it is.
+func (s *session) observeField(ctx context.Context, args map[string]any) *elementFact {
+	el, named, err := s.target(ctx, args)
+	if err != nil {
+		return &elementFact{Named: named, Err: err}
+	}
+	if !named {
+		if el, err = s.focused(ctx); err != nil {
+			return &elementFact{Label: "the focused element", FieldErr: err}
+		}
+	}
+	ef := &elementFact{Named: named, Label: el.label}
+	ef.FieldErr = el.call(ctx, fieldJS, &ef.Field)
+	return ef
+}
+
+// observeHistory reads where go_back would go.
+func (s *session) observeHistory(ctx context.Context) *historyFact {
+	hist, err := chromedp.Call(ctx, page.GetNavigationHistory, struct{}{})
+	if err != nil {
+		return &historyFact{Err: fmt.Errorf("cannot read the tab's history: %w", err)}
+	}
+	h := &historyFact{}
+	if hist.CurrentIndex > 0 && int(hist.CurrentIndex) <= len(hist.Entries)-1 {
+		h.Prev = hist.Entries[hist.CurrentIndex-1].URL
+	}
+	return h
+}
+
+// otherPages lists the session's tabs other than its own. A popup that has
+// not committed its first URL yet is given up to settle to do so (0: no
+// wait), so that where it goes can be judged.
+func (s *session) otherPages(ctx context.Context, settle time.Duration) ([]pageFact, error) {
+	own := s.tab.targetID()
+	deadline := time.Now().Add(settle)
+	for {
+		all, err := s.tab.pages(ctx)
+		if err != nil {
+			return nil, err
+		}
+		var out []pageFact
+		pending := false
+		for _, p := range all {
+			if p.TargetID == own {
+				continue
+			}
+			pf := pageFact{ID: p.TargetID, URL: p.URL, RefusedNav: s.egress.blocked.blockedNav(string(p.TargetID))}
+			if (p.URL == "" || isBlank(p.URL)) && pf.RefusedNav == "" {
+				pending = true
+			}
+			out = append(out, pf)
+		}
+		if !pending || time.Now().After(deadline) {
+			return out, nil
+		}
+		select {
+		case <-ctx.Done():
+			return out, nil
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}

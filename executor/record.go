@@ -1,0 +1,153 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"strings"
+	"time"
+
+	"github.com/browsergate/browsergate/evidence"
+	"github.com/browsergate/browsergate/toolclad"
+)
+
+// record concludes a turn: it counts the interaction, builds the evidence
+// envelope from what the stages returned, appends it durably, logs the
+// decision and builds the reply. A call whose evidence cannot be written
+// is reported as failed: nothing happens off the record without the agent
+// being told.
+func (e *Executor) record(s *session, t *turn) *toolclad.Reply {
+	if t.counted {
+		s.limits.interactions++
+	}
+	e.masker.Load().maskTurn(t) // before anything is recorded, logged or returned
+	var shot []byte
+	var shotErr error
+	if s.manifest.Tool.Evidence.Screenshots && s.tab.open() && !errors.Is(t.err, ErrBrowserStart) {
+		sctx, cancel := context.WithTimeout(s.tab.ctx, 5*time.Second)
+		shot, shotErr = s.screenshot(sctx, false)
+		cancel()
+	} else if len(t.out.PNG) > 0 {
+		shot = t.out.PNG
+	}
+	env := &evidence.Envelope{
+		Session:        s.id,
+		Time:           t.start.UTC(),
+		Principal:      e.cfg.Principal,
+		Tool:           s.manifest.Tool.Name,
+		Command:        t.commandName(),
+		Args:           e.shownArgs(t),
+		Decision:       t.decision(),
+		Output:         t.out.Text,
+		DurationMicros: e.cfg.Now().Sub(t.start).Microseconds(),
+	}
+	if t.counted {
+		env.InteractionCount = s.limits.interactions
+	}
+	for _, b := range t.blocked {
+		env.Blocked = append(env.Blocked, evidence.BlockedRequest{URL: b.URL, Rule: b.Rule, Reason: b.Reason, Layer: b.Layer})
+	}
+	if t.facts != nil {
+		env.Before = t.facts.State.Map()
+	}
+	if t.after != nil {
+		env.After = t.after.Map()
+	}
+	var errs []string
+	if t.err != nil {
+		errs = append(errs, t.err.Error())
+	}
+	if sum, err := e.configFor(s.manifest, e.policies.Load()); err != nil {
+		errs = append(errs, err.Error())
+	} else {
+		env.ConfigSHA256 = sum
+	}
+	if shotErr != nil {
+		errs = append(errs, "evidence screenshot: "+shotErr.Error())
+	}
+	env.Error = strings.Join(errs, "; ")
+	appendErr := e.cfg.Evidence.Append(env, shot)
+	e.logDecision(s, t, env.Decision, appendErr)
+	if appendErr != nil {
+		return &toolclad.Reply{IsError: true,
+			Text: "error: the call could not be recorded in the evidence log, so its result is withheld: " + appendErr.Error()}
+	}
+	return e.reply(s, t)
+}
+
+// commandName is the command called, or the undeclared tool's name.
+func (t *turn) commandName() string {
+	if t.call.Command == nil {
+		return t.call.Tool
+	}
+	return t.call.Command.Name
+}
+
+// decision is the gate's verdict as the evidence records it: StageGate
+// when every stage let the call through, else the stage that refused.
+func (t *turn) decision() evidence.Decision {
+	d := evidence.Decision{
+		Allowed:   t.deny == nil,
+		Stage:     evidence.StageGate,
+		Scope:     t.verdict.ScopeRule,
+		Cedar:     t.verdict.Cedar,
+		PolicyIDs: t.verdict.PolicyIDs,
+		Approval:  t.approval,
+	}
+	if t.deny != nil {
+		d.Stage, d.Rule, d.Reasons = t.deny.Stage, t.deny.Rule, []string{t.deny.Reason}
+		d.PolicyIDs = t.deny.PolicyIDs
+	}
+	return d
+}
+
+func (e *Executor) logDecision(s *session, t *turn, d evidence.Decision, appendErr error) {
+	attrs := []any{
+		"session", s.id, "tool", s.manifest.Tool.Name, "command", t.commandName(),
+		"allowed", d.Allowed, "stage", string(d.Stage),
+		"duration", e.cfg.Now().Sub(t.start),
+	}
+	if t.deny != nil {
+		attrs = append(attrs, "rule", t.deny.Rule, "reason", t.deny.Reason)
+	}
+	if t.after != nil {
+		attrs = append(attrs, "url", t.after.URL)
+	}
+	if len(t.blocked) > 0 {
+		attrs = append(attrs, "blocked_requests", len(t.blocked))
+	}
+	if t.err != nil {
+		attrs = append(attrs, "error", t.err.Error())
+	}
+	if appendErr != nil {
+		attrs = append(attrs, "evidence_error", appendErr.Error())
+	}
+	e.cfg.Logger.Info("gate decision", attrs...)
+}
+
+// recordedArgs are the call's arguments with what is typed into a password
+// field masked. The evidence log and a human approver see them through
+// Executor.shownArgs, which masks secret values too.
+func (t *turn) recordedArgs() map[string]any {
+	args := t.call.Args
+	if t.call.ArgErr != nil || args == nil {
+		args = t.call.RawArgs
+	}
+	if !t.verdict.Masked {
+		return args
+	}
+	args = maps.Clone(args)
+	if text, ok := args["text"].(string); ok {
+		args["text"] = fmt.Sprintf("[masked: %d characters typed into a password field]", len([]rune(text)))
+	}
+	return args
+}
+
+// shownArgs are the arguments as they are recorded and shown to a human:
+// password-field text masked, and any secret value masked (an agent that
+// knows a secret and types it itself does not get it recorded).
+func (e *Executor) shownArgs(t *turn) map[string]any {
+	args, _ := e.masker.Load().maskValue(t.recordedArgs()).(map[string]any)
+	return args
+}

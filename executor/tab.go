@@ -1,0 +1,135 @@
+package executor
+
+import (
+	"context"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
+)
+
+// tab is a session's browser context and the one tab in it that the
+// session drives: its chromedp context, the watch on its events, the
+// element refs of its latest snapshot and the gate's isolated world.
+type tab struct {
+	ctx       context.Context // chromedp context of the tab; nil until first use
+	cancel    context.CancelFunc
+	browserID cdp.BrowserContextID
+	watch     *pageWatch
+	refs      map[string]cdp.BackendNodeID
+	worldID   runtime.ExecutionContextID // the gate's isolated world (see world.go)
+	worldNavs int                        // navigation count when worldID was made
+}
+
+// open reports whether the tab is usable.
+func (t *tab) open() bool { return t.ctx != nil && t.ctx.Err() == nil }
+
+// ensureTab opens the session's browser context and tab on first use, and
+// again if the tab died (browser crash, live Chrome restarted, reset
+// failure); a reopened tab starts blank and its old refs are gone.
+func (s *session) ensureTab() error {
+	if s.tab.open() {
+		return nil
+	}
+	s.tab.close()
+	w := newPageWatch("")
+	ctx, cancel, err := s.backend.newSessionContext(s, chromedp.WithListener(w.listen))
+	if err != nil {
+		return err
+	}
+	if t := chromedp.FromContext(ctx).Target; t != nil {
+		w.mu.Lock()
+		w.mainFrame = cdp.FrameID(t.TargetID)
+		w.mu.Unlock()
+	}
+	s.tab = tab{ctx: ctx, cancel: cancel, watch: w, browserID: chromedp.FromContext(ctx).BrowserContextID}
+	go w.dismissDialogs(ctx)
+	return nil
+}
+
+// close releases the browser context (and with it every tab, cookie and
+// storage item of the session).
+func (t *tab) close() {
+	if t.cancel != nil {
+		t.cancel()
+	}
+	*t = tab{}
+}
+
+// targetID is the tab's own target.
+func (t *tab) targetID() target.ID {
+	if t.ctx == nil {
+		return ""
+	}
+	if c := chromedp.FromContext(t.ctx); c != nil && c.Target != nil {
+		return c.Target.TargetID
+	}
+	return ""
+}
+
+// reset sends the tab to about:blank and clears its history, so that
+// go_back cannot return to where it was. If that fails the browser
+// context is closed instead (the next call opens a fresh one).
+func (t *tab) reset(ctx context.Context) error {
+	err := chromedp.Do(ctx, chromedp.Navigate("about:blank"))
+	if err == nil {
+		_, err = chromedp.Call(ctx, page.ResetNavigationHistory, struct{}{})
+	}
+	t.refs = nil
+	if err != nil {
+		t.close()
+	}
+	return err
+}
+
+// pages lists the page targets of the session's browser context: its own
+// tab and any popups its pages opened.
+func (t *tab) pages(ctx context.Context) ([]*target.Info, error) {
+	all, err := chromedp.Targets(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []*target.Info
+	for _, ti := range all {
+		if ti.Type == "page" && ti.BrowserContextID == t.browserID {
+			out = append(out, ti)
+		}
+	}
+	return out, nil
+}
+
+// closePages closes the given targets (popups the decision refused) and
+// waits, bounded, until they are gone from the browser's target list, so
+// that the state read next counts them out.
+func (t *tab) closePages(ctx context.Context, ids []target.ID) error {
+	for _, id := range ids {
+		if _, err := chromedp.CallBrowser(ctx, target.CloseTarget, target.CloseTargetParams{TargetID: id}); err != nil {
+			return err
+		}
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for time.Now().Before(deadline) {
+		left, err := t.pages(ctx)
+		if err != nil {
+			return nil
+		}
+		gone := true
+		for _, p := range left {
+			for _, id := range ids {
+				gone = gone && p.TargetID != id
+			}
+		}
+		if gone {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	return nil
+}

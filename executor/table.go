@@ -1,0 +1,179 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+)
+
+// commandSpec is one command of the executor: what it must observe for
+// the decision (which also says where it leads), how it acts, and how long
+// the page must be quiet after it. Its signature is toolclad's built-in
+// one; TestCommandTableMatchesToolclad keeps the two the same set.
+type commandSpec struct {
+	// observes names the facts beyond the page state and popups that the
+	// decision needs: the element a click or submit acts on and where that
+	// leads, the field typing goes into, or the history entry go_back
+	// returns to. A scope-checked url argument is judged for every
+	// command, so navigate needs nothing more.
+	observes observation
+	// act runs the command on the session's tab. The gate has allowed it;
+	// act does not check scope or policy again.
+	act func(ctx context.Context, s *session, args map[string]any) (output, error)
+	// settle is how long the tab must stay without a network or frame
+	// event after the command before it counts as stable; commands that
+	// may start a navigation a moment after they return (a click, a
+	// submit) need a window long enough to see it begin. noSettle: the
+	// command does not change the page, so nothing is waited for.
+	settle time.Duration
+}
+
+// observation is what a command's decision needs to observe.
+type observation int
+
+const (
+	observeNothing observation = iota // the page state and popups only
+	observeClick                      // the element clicked, and where the click leads
+	observeSubmit                     // the form submitted, and where it posts
+	observeField                      // the element typed into: its page, its kind
+	observeHistory                    // the history entry go_back returns to
+)
+
+// noSettle marks a command that does not change the page.
+const noSettle time.Duration = -1
+
+// commandTable holds every command the executor runs. Adding a command is
+// one entry here, its signature in toolclad's built-in table, and its
+// tests.
+var commandTable = map[string]commandSpec{
+	"navigate":       {act: actNavigate, settle: 0}, // the navigation waited for the load event
+	"snapshot":       {act: actSnapshot, settle: noSettle},
+	"click":          {observes: observeClick, act: actClick, settle: 50 * time.Millisecond},
+	"type_text":      {observes: observeField, act: actTypeText, settle: 20 * time.Millisecond},
+	"submit_form":    {observes: observeSubmit, act: actSubmitForm, settle: 50 * time.Millisecond},
+	"screenshot":     {act: actScreenshot, settle: noSettle},
+	"go_back":        {observes: observeHistory, act: actGoBack, settle: 50 * time.Millisecond},
+	"wait_for":       {act: actWaitFor, settle: noSettle},
+	"extract_html":   {act: actExtractHTML, settle: noSettle},
+	"list_tabs":      {act: actListTabs, settle: noSettle},
+	"execute_js":     {act: actExecuteJS, settle: 50 * time.Millisecond},
+	"scroll":         {act: actScroll, settle: 20 * time.Millisecond},
+	"network_timing": {act: actNetworkTiming, settle: noSettle},
+}
+
+func actNavigate(ctx context.Context, s *session, args map[string]any) (output, error) {
+	u, _ := args["url"].(string)
+	if err := chromedp.Do(ctx, chromedp.Navigate(u)); err != nil {
+		return output{}, fmt.Errorf("navigate to %s: %w", u, err)
+	}
+	return output{Text: "navigated to " + u}, nil
+}
+
+func actSnapshot(ctx context.Context, s *session, args map[string]any) (output, error) {
+	return s.snapshotIn(ctx, s.manifest.Browser.ExtractMode, args)
+}
+
+func actClick(ctx context.Context, s *session, args map[string]any) (output, error) {
+	el, _, err := s.target(ctx, args)
+	if err != nil {
+		return output{}, err
+	}
+	if err := el.click(ctx); err != nil {
+		return output{}, err
+	}
+	return output{Text: "clicked " + el.label}, nil
+}
+
+func actTypeText(ctx context.Context, s *session, args map[string]any) (output, error) {
+	return s.typeText(ctx, args)
+}
+
+func actSubmitForm(ctx context.Context, s *session, args map[string]any) (output, error) {
+	return s.submitForm(ctx, args)
+}
+
+func actScreenshot(ctx context.Context, s *session, args map[string]any) (output, error) {
+	full, _ := args["full_page"].(bool)
+	png, err := s.screenshot(ctx, full)
+	if err != nil {
+		return output{}, err
+	}
+	return output{Text: fmt.Sprintf("screenshot, %d bytes PNG", len(png)), PNG: png}, nil
+}
+
+func actGoBack(ctx context.Context, s *session, args map[string]any) (output, error) {
+	hist, err := chromedp.Call(ctx, page.GetNavigationHistory, struct{}{})
+	if err != nil {
+		return output{}, err
+	}
+	if hist.CurrentIndex <= 0 || int(hist.CurrentIndex) > len(hist.Entries)-1 {
+		return output{}, ErrNoHistory
+	}
+	prev := hist.Entries[hist.CurrentIndex-1]
+	// Not chromedp.NavigateBack: it waits for a load event that a page
+	// restored from cache never fires. The settle wait follows the load.
+	if _, err := chromedp.Call(ctx, page.NavigateToHistoryEntry, page.NavigateToHistoryEntryParams{EntryID: prev.ID}); err != nil {
+		return output{}, fmt.Errorf("go back: %w", err)
+	}
+	return output{Text: "went back to " + prev.URL}, nil
+}
+
+func actWaitFor(ctx context.Context, s *session, args map[string]any) (output, error) {
+	return s.waitFor(ctx, args)
+}
+
+func actExtractHTML(ctx context.Context, s *session, args map[string]any) (output, error) {
+	return s.extractHTML(ctx, args)
+}
+
+func actListTabs(ctx context.Context, s *session, args map[string]any) (output, error) {
+	tabs, err := s.tab.pages(ctx)
+	if err != nil {
+		return output{}, err
+	}
+	var b strings.Builder
+	own := s.tab.targetID()
+	for i, t := range tabs {
+		mark := ""
+		if t.TargetID == own {
+			mark = " (this session's tab)"
+		}
+		fmt.Fprintf(&b, "%d. %q %s%s\n", i+1, t.Title, t.URL, mark)
+	}
+	return output{Text: b.String()}, nil
+}
+
+func actExecuteJS(ctx context.Context, s *session, args map[string]any) (output, error) {
+	expr, _ := args["expression"].(string)
+	raw, err := chromedp.Run(ctx, chromedp.Evaluate[[]byte](expr, chromedp.EvalAwaitPromise))
+	if err != nil {
+		return output{}, fmt.Errorf("execute_js: %w", err)
+	}
+	return output{Text: string(raw)}, nil
+}
+
+func actScroll(ctx context.Context, s *session, args map[string]any) (output, error) {
+	dir, _ := args["direction"].(string)
+	amount, _ := args["amount"].(int64)
+	dy := amount * 200 // one step is 200 CSS pixels
+	if dir == "up" {
+		dy = -dy
+	}
+	y, err := chromedp.Run(ctx, chromedp.Evaluate[float64](fmt.Sprintf("window.scrollBy(0, %d), window.scrollY", dy)))
+	if err != nil {
+		return output{}, err
+	}
+	return output{Text: fmt.Sprintf("scrolled %s to y=%.0f", dir, y)}, nil
+}
+
+func actNetworkTiming(ctx context.Context, s *session, args map[string]any) (output, error) {
+	raw, err := chromedp.Run(ctx, chromedp.Evaluate[[]byte](networkTimingJS))
+	if err != nil {
+		return output{}, err
+	}
+	return output{Text: string(raw)}, nil
+}
