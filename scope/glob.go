@@ -44,7 +44,7 @@ func ParsePattern(p string) (*Pattern, error) {
 	case strings.Contains(p, "@"):
 		return bad("a pattern is a host name: leave out the user name")
 	case strings.Count(p, ":") == 1:
-		return bad("a pattern is a host name without a port (ports are allowed_ports')")
+		return bad("a pattern is a host name: leave out the port (allowed_ports lists ports)")
 	}
 	c, err := CanonicalHost(p)
 	if err != nil {

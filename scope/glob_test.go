@@ -128,7 +128,7 @@ func TestParsePatternErrorSays(t *testing.T) {
 		{"example.com/docs", "leave out the path"},
 		{"example.com?q", "leave out the path"},
 		{"user@example.com", "leave out the user name"},
-		{"example.com:8080", "without a port"},
+		{"example.com:8080", "leave out the port"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.pattern, func(t *testing.T) {
