@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/browsergate/browsergate/scope"
 )
 
 // Manifest is one loaded and validated ToolClad browser-mode manifest. It is
@@ -29,6 +31,20 @@ type Manifest struct {
 	Secrets []*Secret
 
 	outputSchema *jsonschema.Resolved // resolved Output.Schema, nil when none
+	scope        *scope.Scope         // Browser.Scope compiled; never nil after Parse
+}
+
+// Scope is the manifest's [browser.scope] compiled by the scope package
+// when the manifest was loaded (so every scope problem was a load problem,
+// at its file:line:col). A manifest without a scope gets one that allows
+// no navigation. It is shared and immutable: to refuse the daemon's own
+// endpoints as well, derive a copy with scope.Scope.WithDenied. Nil only
+// for a Manifest not made by Load or Parse.
+func (m *Manifest) Scope() *scope.Scope {
+	if m == nil {
+		return nil
+	}
+	return m.scope
 }
 
 // Command returns the declared command called name, or nil, so that callers
