@@ -25,8 +25,13 @@ type Manifest struct {
 	Browser Browser
 	// Output is the [output] table.
 	Output Output
-	// Commands are the declared commands, in file order.
+	// Commands are the declared commands, in file order; or, when the
+	// manifest declares none, the implied ones (see ImpliedCommands).
 	Commands []*Command
+	// ImpliedCommands is true when the manifest has no [browser.commands]
+	// and Commands are ToolClad's read-only browser-mode set, at its
+	// documented risk tiers, so that `check` can say so.
+	ImpliedCommands bool
 	// Secrets are the [secrets.<NAME>] tables, by name, values read.
 	Secrets []*Secret
 
