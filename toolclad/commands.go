@@ -127,6 +127,10 @@ func sortedKeys(m map[string]any) []string {
 // that would widen it is reported.
 func decodeArg(t *table, base *Arg) *Arg {
 	a := base.clone()
+	// A declared argument clamps only when it says clamp = true, as in
+	// ToolClad: it does not inherit the built-in's clamping, so declared
+	// bounds refuse out-of-range values unless the manifest asks otherwise.
+	a.Clamp = false
 	r := t.r
 
 	var typ string

@@ -243,6 +243,9 @@ type Arg struct {
 	// Min and Max bound integers; nil = unbounded.
 	Min, Max *int64
 	// Clamp brings out-of-range integers to the bound instead of refusing.
+	// A declared argument clamps exactly when it says clamp = true (as in
+	// ToolClad); an undeclared one keeps the built-in's choice (wait_for's
+	// timeout_ms clamps when the manifest declares no args for wait_for).
 	Clamp bool
 	// Sanitize names opt-in sanitizers; only "injection" exists.
 	Sanitize []string
