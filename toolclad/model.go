@@ -97,16 +97,15 @@ type CedarRef struct {
 	Action string
 }
 
-// EvidenceConfig is the [tool.evidence] table.
+// EvidenceConfig is the [tool.evidence] table. Of ToolClad's other keys,
+// capture = true and hash = "sha256" are accepted because they state what
+// the evidence store always does (record every output, in a SHA-256
+// chain); output_dir, capture = false and any other hash are refused at
+// load, since the evidence goes to the daemon's bbolt file (serve
+// --evidence) and nothing would honour them.
 type EvidenceConfig struct {
 	// Screenshots asks for a screenshot with every interaction's record.
 	Screenshots bool
-	// OutputDir is ToolClad's evidence path template; kept for the executor.
-	OutputDir string
-	// Capture is ToolClad's "capture raw output" flag (default true).
-	Capture bool
-	// Hash is the output digest algorithm; only "sha256" (the default) exists.
-	Hash string
 }
 
 // Browser is the [browser] table: how the browser is obtained and bounded.
