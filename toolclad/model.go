@@ -138,7 +138,8 @@ type Browser struct {
 }
 
 // Scope is the [browser.scope] table. Patterns are kept as written; the scope
-// package parses and matches them.
+// package parses and matches them, and Load has already compiled them
+// (Manifest.Scope), so every entry here is one scope.New accepts.
 type Scope struct {
 	// AllowedDomains are the domain globs navigation may reach.
 	AllowedDomains []string
