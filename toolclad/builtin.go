@@ -190,6 +190,52 @@ func ImpliedCommands() []string {
 	return names
 }
 
+// ArgSamples returns, for every built-in command that takes arguments, a
+// representative value of each argument, typed as Command.Validate returns
+// it (string, int64, bool): what a Cedar request's args record can hold.
+// It is for checking that a policy directory's schema fits the requests
+// the daemon sends (cedar.RequestShape.Args); the values are not one valid
+// call (a command taking ref or selector gets both).
+func ArgSamples() map[string]map[string]any {
+	out := make(map[string]map[string]any)
+	for _, b := range builtins {
+		if len(b.args) == 0 {
+			continue
+		}
+		args := make(map[string]any, len(b.args))
+		for _, a := range b.args {
+			args[a.Name] = a.sample()
+		}
+		out[b.name] = args
+	}
+	return out
+}
+
+// sample is a value of the argument's type that its checks accept.
+func (a *Arg) sample() any {
+	switch a.Type {
+	case TypeURL:
+		return "https://www.example.com/"
+	case TypeRef:
+		return "e1"
+	case TypeSelector:
+		return "main"
+	case TypeEnum:
+		return a.Allowed[0]
+	case TypeInteger:
+		if a.Default != nil {
+			return a.Default
+		}
+		if a.Min != nil {
+			return *a.Min
+		}
+		return int64(1)
+	case TypeBoolean:
+		return false
+	}
+	return "text"
+}
+
 func lookupBuiltin(name string) *builtinCommand {
 	for _, b := range builtins {
 		if b.name == name {
