@@ -9,15 +9,25 @@
 //
 // # The schema
 //
-// A policy directory holds exactly one schema, a *.cedarschema file in
+// A policy directory holds at most one schema, a *.cedarschema file in
 // Cedar's human-readable format; browsergate ships
 // policies/browsergate.cedarschema, which declares exactly the request
-// below. LoadDir validates every policy against it in strict mode
+// below, and builds it into the binary: [LoadDirWith] uses
+// [LoadOptions].DefaultSchema for a directory without a schema, and
+// [Engine.SchemaFile] then says "built-in schema (browsergate.cedarschema)".
+// (This package embeds nothing itself, so that it stays a leaf; the caller
+// passes the bytes.) A directory's own schema must fit the requests the
+// daemon sends: given [LoadOptions].Shapes, LoadDirWith checks a
+// representative request of every command against it and refuses the
+// directory with [ErrSchemaMismatch], naming the schema file and what does
+// not fit (an attribute the daemon sends and the schema lacks, one the
+// schema requires and the daemon never sends, another type). LoadDir validates every policy against it in strict mode
 // (cedar-go's x/exp/schema/validate), so a misspelt attribute
 // (resource.comand), a comparison of the wrong types (resource.risk_tier
 // == 3) or an unknown entity type refuses the whole directory, with each
 // problem as a [*ValidationError] at file:line:col naming the policy. A
-// missing schema is [ErrNoSchema]; a broken one a [*SchemaError].
+// missing schema with no default is [ErrNoSchema]; a broken one a
+// [*SchemaError].
 // [Engine.ValidateRequest] checks a request and the entities Decide builds
 // from it against the same schema, so the code that builds requests can
 // prove in its tests that they conform.

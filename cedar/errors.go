@@ -57,6 +57,12 @@ var ErrNoSchema = errors.New("cedar: no schema")
 // directory holding more than one *.cedarschema file.
 var ErrSchema = errors.New("cedar: invalid schema")
 
+// ErrSchemaMismatch is returned (wrapped) by LoadDirWith when the schema in
+// use does not accept a request the caller said it sends (see
+// LoadOptions.Shapes): policies checked against it would be checked
+// against requests that never occur.
+var ErrSchemaMismatch = errors.New("cedar: schema does not match the daemon's requests")
+
 // ErrValidation is matched by every *ValidationError: a policy that parses
 // but does not type-check against the schema.
 var ErrValidation = errors.New("cedar: policy does not match the schema")

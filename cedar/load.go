@@ -38,8 +38,11 @@ type Engine struct {
 	infos      []PolicyInfo
 	index      map[cedargo.PolicyID]int // policy id -> position in infos (load order)
 	validator  *validate.Validator      // strict validator for the directory's schema
-	schemaFile string
-	sources    map[string][]byte // file name -> bytes of the schema and every policy file
+	schemaFile string                   // path, or "built-in schema (<name>)"
+	// builtinSchema is true when the directory had no schema and
+	// LoadOptions.DefaultSchema was used.
+	builtinSchema bool
+	sources       map[string][]byte // file name -> bytes of the schema and every policy file
 }
 
 // LoadDir loads a policy directory: exactly one schema file (*.cedarschema,
@@ -55,7 +58,21 @@ type Engine struct {
 // not parse (*ParseError), each type error (*ValidationError, naming
 // file:line:col and the policy id), duplicate ids (ErrDuplicateID), and a
 // directory without a single policy (ErrNoPolicies).
+//
+// LoadDir is LoadDirWith(dir, nil).
 func LoadDir(dir string) (*Engine, error) {
+	return LoadDirWith(dir, nil)
+}
+
+// LoadDirWith is LoadDir with options (nil means none, as LoadDir): a
+// schema to use when the directory holds none (LoadOptions.DefaultSchema),
+// and the requests the daemon sends (LoadOptions.Shapes), which the schema
+// in use must accept, else the directory is refused with ErrSchemaMismatch
+// naming the schema file and what does not fit.
+func LoadDirWith(dir string, opts *LoadOptions) (*Engine, error) {
+	if opts == nil {
+		opts = &LoadOptions{}
+	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("cedar: read policy dir: %w", err)
@@ -75,11 +92,18 @@ func LoadDir(dir string) (*Engine, error) {
 
 	e := &Engine{set: cedargo.NewPolicySet(), index: map[cedargo.PolicyID]int{}, sources: map[string][]byte{}}
 	var errs []error
-	switch len(schemas) {
-	case 0:
+	switch {
+	case len(schemas) == 0 && opts.DefaultSchema != nil:
+		name := opts.defaultSchemaName()
+		e.schemaFile, e.builtinSchema = "built-in schema ("+name+")", true
+		if e.validator, err = loadSchema(e.schemaFile, opts.DefaultSchema); err != nil {
+			errs = append(errs, err)
+		}
+		e.sources[name] = append([]byte(nil), opts.DefaultSchema...)
+	case len(schemas) == 0:
 		errs = append(errs, fmt.Errorf("%w in %s: a policy directory needs exactly one %s file, against which every policy is checked; copy %s (shipped with browsergate) into it",
 			ErrNoSchema, dir, "*"+SchemaExt, ShippedSchema))
-	case 1:
+	case len(schemas) == 1:
 		e.schemaFile = filepath.Join(dir, schemas[0])
 		src, err := os.ReadFile(e.schemaFile)
 		if err != nil {
@@ -91,6 +115,9 @@ func LoadDir(dir string) (*Engine, error) {
 	default:
 		errs = append(errs, fmt.Errorf("%w: %s holds %d schema files (%s); keep exactly one",
 			ErrSchema, dir, len(schemas), strings.Join(schemas, ", ")))
+	}
+	if e.validator != nil {
+		errs = append(errs, e.checkShapes(opts.Shapes)...)
 	}
 	var policyErrs []error
 	for _, name := range names {

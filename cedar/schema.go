@@ -253,11 +253,19 @@ func (e *Engine) ValidateRequest(r *Request) error {
 	return errors.Join(errs...)
 }
 
-// SchemaFile is the path of the schema the engine's policies were
-// validated against.
+// SchemaFile names the schema the engine's policies were validated
+// against: its path, or "built-in schema (<name>)" when the directory had
+// none and LoadOptions.DefaultSchema was used, so that `check` can say
+// which one it was.
 func (e *Engine) SchemaFile() string {
 	if e == nil {
 		return ""
 	}
 	return e.schemaFile
+}
+
+// BuiltinSchema reports whether the directory had no schema of its own and
+// the engine uses LoadOptions.DefaultSchema.
+func (e *Engine) BuiltinSchema() bool {
+	return e != nil && e.builtinSchema
 }

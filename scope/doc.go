@@ -98,7 +98,10 @@
 // covers all of loopback. An entry with an unspecified address
 // ("0.0.0.0:9222", "[::]:9222") stands for a server listening on every
 // address and denies that port on every address; IPv4-mapped IPv6 spellings
-// match their IPv4 address.
+// match their IPv4 address. Scope.WithDenied derives, from a compiled
+// scope, a copy that also refuses endpoints learnt later (a browser's
+// DevTools port is known only once the browser runs), without compiling
+// the configuration again.
 //
 // # Resolved addresses
 //

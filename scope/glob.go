@@ -37,6 +37,14 @@ func ParsePattern(p string) (*Pattern, error) {
 		return bad("contains spaces or control characters")
 	case strings.ContainsAny(p, "%"):
 		return bad("percent-encoding is not allowed in patterns")
+	case strings.Contains(p, "://"):
+		return bad("a pattern is a host name, not a URL: leave out the scheme and the path")
+	case strings.ContainsAny(p, "/?#"):
+		return bad("a pattern is a host name: leave out the path, query and fragment")
+	case strings.Contains(p, "@"):
+		return bad("a pattern is a host name: leave out the user name")
+	case strings.Count(p, ":") == 1:
+		return bad("a pattern is a host name: leave out the port (allowed_ports lists ports)")
 	}
 	c, err := CanonicalHost(p)
 	if err != nil {

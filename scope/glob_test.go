@@ -2,6 +2,7 @@ package scope_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/browsergate/browsergate/scope"
@@ -112,6 +113,36 @@ func TestParsePatternErrors(t *testing.T) {
 				t.Fatalf("ParsePattern(%q) = %v, %v; want ErrInvalidPattern", tt.pattern, p, err)
 			}
 		})
+	}
+}
+
+// TestParsePatternErrorSays proves that a URL, a path, a user name or a
+// port written where a host pattern belongs is refused with a reason that
+// says so, not with the host parser's complaint about it.
+func TestParsePatternErrorSays(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		pattern, says string
+	}{
+		{"https://example.com/", "not a URL"},
+		{"example.com/docs", "leave out the path"},
+		{"example.com?q", "leave out the path"},
+		{"user@example.com", "leave out the user name"},
+		{"example.com:8080", "leave out the port"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.pattern, func(t *testing.T) {
+			t.Parallel()
+			_, err := scope.ParsePattern(tt.pattern)
+			if !errors.Is(err, scope.ErrInvalidPattern) || !strings.Contains(err.Error(), tt.says) {
+				t.Errorf("ParsePattern(%q) error %v, want one saying %q", tt.pattern, err, tt.says)
+			}
+		})
+	}
+	for _, ok := range []string{"[::1]", "::1", "127.0.0.1", "*.example.com"} {
+		if _, err := scope.ParsePattern(ok); err != nil {
+			t.Errorf("ParsePattern(%q): %v", ok, err)
+		}
 	}
 }
 

@@ -25,6 +25,9 @@ func parseGrant(c string) (grant, error) {
 	}
 	p, err := netip.ParsePrefix(fields[0])
 	if err != nil {
+		if a, aerr := netip.ParseAddr(fields[0]); aerr == nil && a.Zone() == "" {
+			return grant{}, fmt.Errorf("%w: %q has no prefix length; did you mean %q?", ErrInvalidCIDR, fields[0], netip.PrefixFrom(a, a.BitLen()).String())
+		}
 		return grant{}, fmt.Errorf("%w: %v", ErrInvalidCIDR, err)
 	}
 	if m := p.Masked(); m != p {

@@ -212,6 +212,8 @@ func TestNewPortSyntax(t *testing.T) {
 		{"empty", "  ", scope.ErrInvalidCIDR},
 		{"metadata", "169.254.169.254/32 port 80", scope.ErrMetadataGrant},
 		{"host bits", "10.0.0.1/8 port 80", scope.ErrInvalidCIDR},
+		{"address without length", "127.0.0.1", scope.ErrInvalidCIDR},
+		{"IPv6 address without length", "::1 port 80", scope.ErrInvalidCIDR},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -221,6 +223,11 @@ func TestNewPortSyntax(t *testing.T) {
 				t.Errorf("New(%q) error = %v, want %v", tt.entry, err, tt.want)
 			}
 		})
+	}
+	for entry, hint := range map[string]string{"127.0.0.1": `did you mean "127.0.0.1/32"?`, "::1 port 80": `did you mean "::1/128"?`} {
+		if _, err := scope.New(scope.Config{AllowPrivateCIDRs: []string{entry}}); err == nil || !strings.Contains(err.Error(), hint) {
+			t.Errorf("New(%q) error %v does not say %s", entry, err, hint)
+		}
 	}
 	_, err := scope.New(scope.Config{DenyAddrPorts: []netip.AddrPort{{}, netip.MustParseAddrPort("127.0.0.1:0"), netip.MustParseAddrPort("127.0.0.1:9222")}})
 	var ee *scope.EntryError

@@ -169,13 +169,7 @@ func New(cfg Config) (*Scope, error) {
 		}
 		s.grants = append(s.grants, g)
 	}
-	for i, d := range cfg.DenyAddrPorts {
-		if !d.IsValid() || d.Port() == 0 {
-			errs = append(errs, &EntryError{Field: "deny_addr_ports", Index: i, Entry: d.String(), Err: fmt.Errorf("%w: an endpoint needs an address and a port in 1-65535", ErrInvalidPort)})
-			continue
-		}
-		s.deny = append(s.deny, netip.AddrPortFrom(d.Addr().WithZone("").Unmap(), d.Port()))
-	}
+	s.deny, errs = appendDenied(nil, errs, cfg.DenyAddrPorts)
 	for _, name := range slices.Sorted(maps.Keys(cfg.DomainSets)) {
 		field := "domain_sets." + name
 		if !ValidSetName(name) {
@@ -202,6 +196,42 @@ func New(cfg Config) (*Scope, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// appendDenied compiles DenyAddrPorts entries onto deny, reporting each
+// invalid one (no address, or port 0) as an *EntryError in errs.
+func appendDenied(deny []netip.AddrPort, errs []error, aps []netip.AddrPort) ([]netip.AddrPort, []error) {
+	for i, d := range aps {
+		if !d.IsValid() || d.Port() == 0 {
+			errs = append(errs, &EntryError{Field: "deny_addr_ports", Index: i, Entry: d.String(), Err: fmt.Errorf("%w: an endpoint needs an address and a port in 1-65535", ErrInvalidPort)})
+			continue
+		}
+		deny = append(deny, netip.AddrPortFrom(d.Addr().WithZone("").Unmap(), d.Port()))
+	}
+	return deny, errs
+}
+
+// WithDenied returns a copy of s that also refuses the endpoints aps, as if
+// they had been in Config.DenyAddrPorts, without compiling the rest of the
+// configuration again. The daemon compiles a manifest's scope once, at
+// load, and learns its own listeners (the DevTools port of the browser it
+// starts, the egress proxy's port) only later; s itself is unchanged, so
+// every holder of it keeps the scope it had. Every invalid endpoint (no
+// address, or port 0) is reported, each an *EntryError wrapping
+// ErrInvalidPort, and then no scope is returned: a listener the daemon
+// could not name must not be left reachable. WithDenied on a nil Scope
+// returns nil, which denies everything already.
+func (s *Scope) WithDenied(aps ...netip.AddrPort) (*Scope, error) {
+	if s == nil {
+		return nil, nil
+	}
+	deny, errs := appendDenied(slices.Clip(s.deny), nil, aps)
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	c := *s
+	c.deny = deny
+	return &c, nil
 }
 
 // Check decides whether rawURL may be visited. The order is: parse (a URL

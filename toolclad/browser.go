@@ -2,9 +2,9 @@ package toolclad
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
-	"net/netip"
 	"net/url"
 	"slices"
 	"strconv"
@@ -78,7 +78,7 @@ func decodeBrowser(t *table, m *Manifest, wantCommands bool) {
 		}
 	}
 
-	decodeScope(t.sub("scope"), &b.Scope)
+	decodeScope(t.sub("scope"), m)
 
 	st := t.sub("state")
 	var fields []string
@@ -130,23 +130,17 @@ func checkEndpoint(s string) string {
 	return ""
 }
 
-func decodeScope(t *table, s *Scope) {
-	if pats, ok := domainPatterns(t, "allowed_domains"); ok {
-		s.AllowedDomains = pats
-	}
-	if pats, ok := domainPatterns(t, "blocked_domains"); ok {
-		s.BlockedDomains = pats
-	}
+// decodeScope reads [browser.scope] and compiles it with the scope
+// package, which judges every entry: a problem scope.New finds is reported
+// at the entry it names, so the loader and the daemon never disagree about
+// what an entry means (a port-limited grant such as "10.0.0.0/8 ports
+// 80,443" included).
+func decodeScope(t *table, m *Manifest) {
+	s := &m.Browser.Scope
+	t.strings("allowed_domains", &s.AllowedDomains)
+	t.strings("blocked_domains", &s.BlockedDomains)
 	t.boolean("allow_external", &s.AllowExternal)
-	var cidrs []string
-	if t.strings("allow_private_cidrs", &cidrs) {
-		for i, c := range cidrs {
-			if _, err := netip.ParsePrefix(c); err != nil {
-				t.r.errorf(t.at("allow_private_cidrs").index(i), "%q is not a CIDR prefix (like \"127.0.0.1/32\")", c)
-			}
-		}
-		s.AllowPrivateCIDRs = cidrs
-	}
+	t.strings("allow_private_cidrs", &s.AllowPrivateCIDRs)
 	decodePorts(t, "allowed_ports", &s.AllowedPorts)
 	if t.has("domain_sets") {
 		sets := t.sub("domain_sets")
@@ -157,25 +151,78 @@ func decodeScope(t *table, s *Scope) {
 				t.r.errorf(sets.at(name), "%q cannot name a domain set: use lowercase letters, digits, '_' and '-'; \"allowed\" and \"blocked\" are taken by allowed_domains and blocked_domains", name)
 				continue
 			}
-			if pats, ok := domainPatterns(sets, name); ok {
+			var pats []string
+			if sets.strings(name, &pats) {
 				s.DomainSets[name] = pats
 			}
 		}
 		sets.done()
 	}
 	t.done()
+
+	sc, err := scope.New(s.config())
+	if err != nil {
+		reportScopeErrors(t, err)
+		return
+	}
+	m.scope = sc
 }
 
-// domainPatterns reads a list of domain globs, reporting each entry that
-// cannot be one (the scope package checks the glob grammar itself).
+// config is the scope package's view of the table.
+func (s *Scope) config() scope.Config {
+	return scope.Config{
+		AllowedDomains:    s.AllowedDomains,
+		BlockedDomains:    s.BlockedDomains,
+		AllowExternal:     s.AllowExternal,
+		AllowPrivateCIDRs: s.AllowPrivateCIDRs,
+		AllowedPorts:      s.AllowedPorts,
+		DomainSets:        s.DomainSets,
+	}
+}
+
+// grantForms is the hint added to a refused allow_private_cidrs entry
+// whose reason does not already suggest the fix.
+const grantForms = `(an entry is "CIDR", "CIDR port N" or "CIDR ports N,M", like "10.0.0.0/8 ports 80,443")`
+
+// reportScopeErrors reports each *scope.EntryError of scope.New's joined
+// error at the entry it names, with scope's own reason.
+func reportScopeErrors(t *table, err error) {
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	for _, e := range errs {
+		var ee *scope.EntryError
+		if !errors.As(e, &ee) {
+			t.r.errorf(t.path, "%v", e)
+			continue
+		}
+		field, set, _ := strings.Cut(ee.Field, ".")
+		path := t.at(field)
+		if set != "" {
+			path = path.child(set)
+		}
+		if ee.Index >= 0 {
+			path = path.index(ee.Index)
+		}
+		msg := ee.Err.Error()
+		if field == "allow_private_cidrs" && !errors.Is(ee.Err, scope.ErrMetadataGrant) && !strings.Contains(msg, "did you mean") {
+			msg += " " + grantForms
+		}
+		t.r.errorf(path, "%s", msg)
+	}
+}
+
+// domainPatterns reads a list of domain globs (the secrets' domains),
+// reporting, at its place, each entry scope.ParsePattern refuses.
 func domainPatterns(t *table, key string) ([]string, bool) {
 	var pats []string
 	if !t.strings(key, &pats) {
 		return nil, false
 	}
 	for i, p := range pats {
-		if p == "" || strings.ContainsAny(p, " \t\r\n/:@?#") {
-			t.r.errorf(t.at(key).index(i), "%q is not a domain pattern (like \"*.example.com\")", p)
+		if _, err := scope.ParsePattern(p); err != nil {
+			t.r.errorf(t.at(key).index(i), "%v", err)
 		}
 	}
 	return pats, true

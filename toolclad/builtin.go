@@ -29,6 +29,11 @@ type builtinCommand struct {
 	args        []Arg
 	groups      []argGroup
 	readOnly    bool
+	// impliedTier is the risk tier ToolClad's browser-mode document gives
+	// the command when a manifest declares no commands at all; "" for the
+	// commands that are never implied (every one that changes a page's
+	// data: click, type_text, submit_form, execute_js).
+	impliedTier string
 }
 
 func i64(v int64) *int64 { return &v }
@@ -43,10 +48,14 @@ func selectorArg(desc string) Arg {
 
 // builtins is the table of commands, in the order the documentation lists
 // them. A command name outside this table is a load error: the executor
-// would not know how to run it.
+// would not know how to run it. The implied tiers are those of the
+// "Commands Reference Table" in ToolClad's docs/browser-mode.md (navigate
+// medium, the others low); scroll, missing from that table, is low as in
+// the same document's scroll example.
 var builtins = []*builtinCommand{
 	{
 		name:        "navigate",
+		impliedTier: "medium",
 		description: "Navigate the current tab to a URL. The URL must be inside the manifest's scope.",
 		args: []Arg{{
 			Name: "url", Type: TypeURL, Required: true, ScopeCheck: true, MaxLen: urlMaxLen,
@@ -55,6 +64,7 @@ var builtins = []*builtinCommand{
 	},
 	{
 		name:        "snapshot",
+		impliedTier: "low",
 		description: "Get an accessibility-tree snapshot of the current page. Elements carry refs (e1, e2, ...) for click and type_text.",
 		args:        []Arg{selectorArg("Optional CSS selector to scope the snapshot to one element.")},
 		readOnly:    true,
@@ -89,6 +99,7 @@ var builtins = []*builtinCommand{
 	},
 	{
 		name:        "screenshot",
+		impliedTier: "low",
 		description: "Capture a PNG screenshot of the current page.",
 		args: []Arg{{
 			Name: "full_page", Type: TypeBoolean, Default: false,
@@ -98,10 +109,12 @@ var builtins = []*builtinCommand{
 	},
 	{
 		name:        "go_back",
+		impliedTier: "low",
 		description: "Navigate back in the tab's history.",
 	},
 	{
 		name:        "wait_for",
+		impliedTier: "low",
 		description: "Wait until an element matching a selector, or some text, appears on the page.",
 		args: []Arg{
 			selectorArg("CSS selector to wait for (give selector or text, not both)."),
@@ -116,12 +129,14 @@ var builtins = []*builtinCommand{
 	},
 	{
 		name:        "extract_html",
+		impliedTier: "low",
 		description: "Get the HTML of the element matching a CSS selector, or of the whole document.",
 		args:        []Arg{selectorArg("CSS selector of the element (optional: whole document).")},
 		readOnly:    true,
 	},
 	{
 		name:        "list_tabs",
+		impliedTier: "low",
 		description: "List the open browser tabs.",
 		readOnly:    true,
 	},
@@ -135,6 +150,7 @@ var builtins = []*builtinCommand{
 	},
 	{
 		name:        "scroll",
+		impliedTier: "low",
 		description: "Scroll the page up or down.",
 		args: []Arg{
 			{Name: "direction", Type: TypeEnum, Allowed: []string{"up", "down"}, Default: "down", Description: "Direction to scroll."},
@@ -143,6 +159,7 @@ var builtins = []*builtinCommand{
 	},
 	{
 		name:        "network_timing",
+		impliedTier: "low",
 		description: "Get resource timing data for the current page.",
 		readOnly:    true,
 	},
@@ -156,6 +173,67 @@ func BuiltinCommands() []string {
 		names[i] = b.name
 	}
 	return names
+}
+
+// ImpliedCommands returns the names of the commands a manifest that
+// declares no [browser.commands] gets (see Manifest.ImpliedCommands): the
+// read-only commands of ToolClad's browser-mode set, in built-in order.
+// Commands that change a page's data (click, type_text, submit_form,
+// execute_js) are never implied.
+func ImpliedCommands() []string {
+	var names []string
+	for _, b := range builtins {
+		if b.impliedTier != "" {
+			names = append(names, b.name)
+		}
+	}
+	return names
+}
+
+// ArgSamples returns, for every built-in command that takes arguments, a
+// representative value of each argument, typed as Command.Validate returns
+// it (string, int64, bool): what a Cedar request's args record can hold.
+// It is for checking that a policy directory's schema fits the requests
+// the daemon sends (cedar.RequestShape.Args); the values are not one valid
+// call (a command taking ref or selector gets both).
+func ArgSamples() map[string]map[string]any {
+	out := make(map[string]map[string]any)
+	for _, b := range builtins {
+		if len(b.args) == 0 {
+			continue
+		}
+		args := make(map[string]any, len(b.args))
+		for _, a := range b.args {
+			args[a.Name] = a.sample()
+		}
+		out[b.name] = args
+	}
+	return out
+}
+
+// sample is a value of the argument's type that its checks accept.
+func (a *Arg) sample() any {
+	switch a.Type {
+	case TypeURL:
+		return "https://www.example.com/"
+	case TypeRef:
+		return "e1"
+	case TypeSelector:
+		return "main"
+	case TypeEnum:
+		return a.Allowed[0]
+	case TypeInteger:
+		if a.Default != nil {
+			return a.Default
+		}
+		if a.Min != nil {
+			return *a.Min
+		}
+		return int64(1)
+	case TypeBoolean:
+		return false
+	}
+	return "text"
 }
 
 func lookupBuiltin(name string) *builtinCommand {

@@ -8,12 +8,13 @@ import (
 	"strings"
 )
 
-// decodeCommands reads [browser.commands.*] in file order.
+// decodeCommands reads [browser.commands.*] in file order. A browser
+// manifest that declares none gets the implied commands, as ToolClad's own
+// example manifests (chrome_live) expect.
 func decodeCommands(t *table, m *Manifest, wantCommands bool) {
 	if len(t.m) == 0 {
 		if wantCommands && !t.r.hasProblemAt(t.path) {
-			t.r.errorf(t.path, "no commands declared: add a [browser.commands.<name>] table for each command the agent may use (known: %s)",
-				strings.Join(BuiltinCommands(), ", "))
+			m.Commands, m.ImpliedCommands = impliedCommands(), true
 		}
 		return
 	}
@@ -42,6 +43,20 @@ func decodeCommands(t *table, m *Manifest, wantCommands bool) {
 		m.Commands = append(m.Commands, decodeCommand(t.sub(name), b))
 	}
 	t.done()
+}
+
+// impliedCommands builds the commands of ImpliedCommands, each with its
+// whole built-in signature at ToolClad's tier.
+func impliedCommands() []*Command {
+	var out []*Command
+	for _, b := range builtins {
+		if b.impliedTier != "" {
+			c := b.fullCommand()
+			c.RiskTier = b.impliedTier
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func decodeCommand(t *table, b *builtinCommand) *Command {
@@ -112,6 +127,10 @@ func sortedKeys(m map[string]any) []string {
 // that would widen it is reported.
 func decodeArg(t *table, base *Arg) *Arg {
 	a := base.clone()
+	// A declared argument clamps only when it says clamp = true, as in
+	// ToolClad: it does not inherit the built-in's clamping, so declared
+	// bounds refuse out-of-range values unless the manifest asks otherwise.
+	a.Clamp = false
 	r := t.r
 
 	var typ string

@@ -21,17 +21,38 @@
 // A manifest with no [browser.scope] loads fine and allows no navigation
 // (deny by default is the scope package's business, not an error here).
 //
+// Load compiles the scope too ([Manifest.Scope]): every [browser.scope]
+// entry is judged by the scope package itself, so the loader and the
+// daemon never disagree about an entry (a port-limited grant such as
+// "10.0.0.0/8 ports 80,443" loads), and each entry it refuses is a problem
+// at that entry's file:line:col with scope's reason.
+//
+// ToolClad's [tool.evidence] keys are honoured or refused, never ignored:
+// screenshots works; capture = true and hash = "sha256" state what the
+// evidence store always does and load; output_dir, capture = false and any
+// other hash are refused, because the evidence goes to the daemon's
+// hash-chained bbolt file (serve --evidence) and always records the output.
+// Likewise a mode other than "browser" and an engine other than
+// "cdp-direct" (or its alias "cdp") are refused.
+//
 // # Commands and their arguments
 //
 // Commands are built in (see [BuiltinCommands]): each has a default typed
-// signature that the executor knows how to run. A command declared without
+// signature that the executor knows how to run. A manifest that declares no
+// [browser.commands] gets the read-only commands of ToolClad's browser-mode
+// set (see [ImpliedCommands]) at the risk tiers ToolClad documents,
+// navigate medium and the others low, and [Manifest.ImpliedCommands] says
+// so; commands that change a page's data (click, type_text, submit_form,
+// execute_js) are never implied. A command declared without
 // args gets its whole built-in signature. A command declared with args
 // exposes only the declared ones: the declaration is an allow-list, so an
 // operator can, for example, offer click by element ref only. Declared args
 // may only narrow the built-in ones (a subset of schemes, tighter bounds, an
 // extra pattern, required instead of optional); anything that would widen
 // them (turning off navigate's scope check, an unknown argument, bounds
-// outside the built-in ones) is a load error.
+// outside the built-in ones) is a load error. A declared integer argument
+// clamps out-of-range values only when it says clamp = true, as in
+// ToolClad; otherwise it refuses them, whatever the built-in does.
 //
 // Argument values are checked by [Command.Validate], which returns canonical
 // Go values (string, int64, bool) with defaults applied, or [*ArgError]

@@ -149,7 +149,7 @@ func decodeTool(t *table, tool *Tool, hasBrowser bool) {
 	tool.Mode = "browser"
 	var mode string
 	if t.str("mode", &mode) && mode != "browser" {
-		t.r.errorf(t.at("mode"), "mode %q is not supported: only \"browser\"", mode)
+		t.r.errorf(t.at("mode"), "mode %q is not supported: browsergate runs only ToolClad's browser mode (mode = \"browser\")", mode)
 	} else if !t.has("mode") && !hasBrowser && t.m != nil {
 		t.r.errorf(t.path, "not a browser manifest: no mode = \"browser\" and no [browser] table")
 	}
@@ -176,14 +176,30 @@ func decodeTool(t *table, tool *Tool, hasBrowser bool) {
 	}
 	cedar.done()
 
-	ev := t.sub("evidence")
-	tool.Evidence = EvidenceConfig{Capture: true, Hash: "sha256"}
-	ev.boolean("screenshots", &tool.Evidence.Screenshots)
-	ev.str("output_dir", &tool.Evidence.OutputDir)
-	ev.boolean("capture", &tool.Evidence.Capture)
-	ev.oneOf("hash", &tool.Evidence.Hash, "sha256")
-	ev.done()
+	decodeEvidence(t.sub("evidence"), &tool.Evidence)
+	t.done()
+}
 
+// evidenceStore is how the messages below name where evidence goes.
+const evidenceStore = "the evidence goes to the daemon's bbolt file (serve --evidence FILE)"
+
+// decodeEvidence reads [tool.evidence]. ToolClad's keys that describe a
+// file-per-run evidence directory cannot be honoured by a daemon that
+// keeps one hash-chained store, so they are refused rather than ignored:
+// an operator who sets them would otherwise believe they work.
+func decodeEvidence(t *table, ev *EvidenceConfig) {
+	t.boolean("screenshots", &ev.Screenshots)
+	if _, ok := t.get("output_dir"); ok {
+		t.r.errorf(t.at("output_dir"), "is not supported: %s, not to a directory; remove output_dir", evidenceStore)
+	}
+	var capture bool
+	if t.boolean("capture", &capture) && !capture {
+		t.r.errorf(t.at("capture"), "capture = false is not supported: %s, which always records every call's output (or its SHA-256 when large); remove capture", evidenceStore)
+	}
+	var hash string
+	if t.str("hash", &hash) && hash != "sha256" {
+		t.r.errorf(t.at("hash"), "hash %q is not supported: the evidence chain and each output's digest are SHA-256 (hash = \"sha256\", the default)", hash)
+	}
 	t.done()
 }
 

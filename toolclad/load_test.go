@@ -113,7 +113,7 @@ func TestLoadGood(t *testing.T) {
 			{"timeout", m.Tool.TimeoutSeconds, 90},
 			{"approval", m.Tool.HumanApproval, true},
 			{"cedar", m.Tool.Cedar, toolclad.CedarRef{Resource: "Web::Tab", Action: "operate"}},
-			{"evidence", m.Tool.Evidence, toolclad.EvidenceConfig{Screenshots: true, OutputDir: "/var/lib/browsergate/{session}", Hash: "sha256"}},
+			{"evidence", m.Tool.Evidence, toolclad.EvidenceConfig{Screenshots: true}},
 			{"engine cdp normalised", b.Engine, "cdp-direct"},
 			{"connect", b.Connect, "live"},
 			{"headless", b.Headless, false},

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/browsergate/browsergate/scope"
 )
 
 // Manifest is one loaded and validated ToolClad browser-mode manifest. It is
@@ -23,12 +25,31 @@ type Manifest struct {
 	Browser Browser
 	// Output is the [output] table.
 	Output Output
-	// Commands are the declared commands, in file order.
+	// Commands are the declared commands, in file order; or, when the
+	// manifest declares none, the implied ones (see ImpliedCommands).
 	Commands []*Command
+	// ImpliedCommands is true when the manifest has no [browser.commands]
+	// and Commands are ToolClad's read-only browser-mode set, at its
+	// documented risk tiers, so that `check` can say so.
+	ImpliedCommands bool
 	// Secrets are the [secrets.<NAME>] tables, by name, values read.
 	Secrets []*Secret
 
 	outputSchema *jsonschema.Resolved // resolved Output.Schema, nil when none
+	scope        *scope.Scope         // Browser.Scope compiled; never nil after Parse
+}
+
+// Scope is the manifest's [browser.scope] compiled by the scope package
+// when the manifest was loaded (so every scope problem was a load problem,
+// at its file:line:col). A manifest without a scope gets one that allows
+// no navigation. It is shared and immutable: to refuse the daemon's own
+// endpoints as well, derive a copy with scope.Scope.WithDenied. Nil only
+// for a Manifest not made by Load or Parse.
+func (m *Manifest) Scope() *scope.Scope {
+	if m == nil {
+		return nil
+	}
+	return m.scope
 }
 
 // Command returns the declared command called name, or nil, so that callers
@@ -76,16 +97,15 @@ type CedarRef struct {
 	Action string
 }
 
-// EvidenceConfig is the [tool.evidence] table.
+// EvidenceConfig is the [tool.evidence] table. Of ToolClad's other keys,
+// capture = true and hash = "sha256" are accepted because they state what
+// the evidence store always does (record every output, in a SHA-256
+// chain); output_dir, capture = false and any other hash are refused at
+// load, since the evidence goes to the daemon's bbolt file (serve
+// --evidence) and nothing would honour them.
 type EvidenceConfig struct {
 	// Screenshots asks for a screenshot with every interaction's record.
 	Screenshots bool
-	// OutputDir is ToolClad's evidence path template; kept for the executor.
-	OutputDir string
-	// Capture is ToolClad's "capture raw output" flag (default true).
-	Capture bool
-	// Hash is the output digest algorithm; only "sha256" (the default) exists.
-	Hash string
 }
 
 // Browser is the [browser] table: how the browser is obtained and bounded.
@@ -130,7 +150,8 @@ const (
 )
 
 // Scope is the [browser.scope] table. Patterns are kept as written; the scope
-// package parses and matches them.
+// package parses and matches them, and Load has already compiled them
+// (Manifest.Scope), so every entry here is one scope.New accepts.
 type Scope struct {
 	// AllowedDomains are the domain globs navigation may reach.
 	AllowedDomains []string
@@ -234,6 +255,9 @@ type Arg struct {
 	// Min and Max bound integers; nil = unbounded.
 	Min, Max *int64
 	// Clamp brings out-of-range integers to the bound instead of refusing.
+	// A declared argument clamps exactly when it says clamp = true (as in
+	// ToolClad); an undeclared one keeps the built-in's choice (wait_for's
+	// timeout_ms clamps when the manifest declares no args for wait_for).
 	Clamp bool
 	// Sanitize names opt-in sanitizers; only "injection" exists.
 	Sanitize []string
