@@ -10,14 +10,17 @@ build:
 	go build -o browsergate ./cmd/browsergate
 
 # A governed browsing session against the bundled demo site, with the
-# evidence in demo-evidence.db; ends with the evidence timeline and verify.
+# evidence in demo-evidence.db; ends with the evidence timeline, verify and
+# replay. The demo is built in only with the demo tag: the release binary
+# (make build) carries neither the demo site nor its scripted agent.
 demo: deps
-	go run ./cmd/browsergate demo
+	go run -tags demo ./cmd/browsergate demo
 
 # Unit, fuzz-seed and end-to-end tests (real Chromium, real bbolt, the real
 # MCP client against the real binary).
 test: deps
 	go vet ./...
+	go vet -tags demo ./cmd/browsergate
 	go test -count=1 -timeout 20m ./...
 
 bench: deps

@@ -129,7 +129,7 @@ type reportRecord struct {
 	Unreadable       string
 	Time             string
 	Duration         string
-	InteractionCount int
+	Interaction      string // "interaction N", or "not counted" for a call refused before it counted
 	Tool, Command    string
 	Args             string
 	Decision         Decision
@@ -255,7 +255,12 @@ func (r *reportWriter) record(sess *reportSession, k, raw []byte) reportRecord {
 	}
 	rec.Time = e.Time.UTC().Format(reportTime)
 	rec.Duration = (time.Duration(e.DurationMicros) * time.Microsecond).String()
-	rec.InteractionCount = e.InteractionCount
+	// A call refused before it counted as an interaction (bad arguments,
+	// an expired session) has count 0: there is no "interaction 0".
+	rec.Interaction = "not counted"
+	if e.InteractionCount > 0 {
+		rec.Interaction = "interaction " + strconv.Itoa(e.InteractionCount)
+	}
 	rec.Tool, rec.Command = e.Tool, e.Command
 	if len(e.Args) > 0 {
 		rec.Args = indentJSON(e.Args)

@@ -10,35 +10,47 @@ import (
 
 	"github.com/browsergate/browsergate/cedar"
 	"github.com/browsergate/browsergate/executor"
+	"github.com/browsergate/browsergate/executor/reload"
 	"github.com/browsergate/browsergate/toolclad"
 )
 
 // errInvalid marks a check that found problems (already printed).
 var errInvalid = errors.New("invalid configuration")
 
+var checkCommand = &command{
+	name:     "check",
+	synopsis: "--manifest FILE [--manifest FILE...] --policies DIR [--tool-separator .|_]",
+	summary: "Validate manifests and policies as serve would load them: print every problem (file:line: key: message)\n" +
+		"and exit 1, or list the tools of a valid set and exit 0. The policy directory's policy-tests.json is run.",
+	setup: checkFlags,
+}
+
+func checkFlags(fs *flag.FlagSet) action {
+	var manifests multiFlag
+	fs.Var(&manifests, "manifest", "ToolClad manifest `FILE` (repeatable)")
+	policies := fs.String("policies", "", "Cedar policy `DIR` (with its schema)")
+	sep := fs.String("tool-separator", ".", "tool name separator `SEP` used in the summary: \".\" or \"_\", as serve's")
+	return func(_ []string, stdout, _ io.Writer) error {
+		if len(manifests) == 0 || *policies == "" {
+			return fmt.Errorf("%w: check needs --manifest and --policies", errUsage)
+		}
+		return check(manifests, *policies, *sep, stdout)
+	}
+}
+
 // check validates manifests and policies, printing every problem, and
 // summarises the tools of a valid set.
-func check(args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	var manifests multiFlag
-	fs.Var(&manifests, "manifest", "ToolClad manifest (repeatable)")
-	policies := fs.String("policies", "", "directory of Cedar policies")
-	sep := fs.String("tool-separator", ".", "separator in tool names")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if len(manifests) == 0 || *policies == "" {
-		return fmt.Errorf("%w: check needs --manifest and --policies", errUsage)
-	}
+func check(manifests []string, policies, sep string, stdout io.Writer) error {
 	ms, merr := toolclad.LoadFiles(manifests)
 	var serr error
 	if merr == nil {
 		_, serr = executor.Scopes(ms) // what serve would refuse
 	}
-	engine, perr := cedar.LoadDir(*policies)
+	engine, perr := cedar.LoadDir(policies)
 	var terr error
+	tests := 0
 	if perr == nil {
-		terr = runPolicyTests(engine, *policies) // policy changes are tested like code
+		tests, terr = reload.RunPolicyTests(engine, policies) // policy changes are tested like code
 	}
 	problems := 0
 	for _, err := range []error{merr, serr, perr, terr} {
@@ -64,12 +76,12 @@ func check(args []string, stdout io.Writer) error {
 			if c.HumanApproval {
 				flags += ", human approval"
 			}
-			fmt.Fprintf(stdout, "  %-32s %s\n", toolclad.ToolName(m, c, *sep), flags)
+			fmt.Fprintf(stdout, "  %-32s %s\n", toolclad.ToolName(m, c, sep), flags)
 		}
 	}
-	fmt.Fprintf(stdout, "%s: %d polic(ies), checked against %s\n", *policies, len(engine.Policies()), engine.SchemaFile())
-	if n := policyTestCount(engine, *policies); n > 0 {
-		fmt.Fprintf(stdout, "%s: %d policy test(s) passed\n", filepath.Join(*policies, cedar.PolicyTestsFile), n)
+	fmt.Fprintf(stdout, "%s: %d polic(ies), checked against %s\n", policies, len(engine.Policies()), engine.SchemaFile())
+	if tests > 0 {
+		fmt.Fprintf(stdout, "%s: %d policy test(s) passed\n", filepath.Join(policies, cedar.PolicyTestsFile), tests)
 	}
 	fmt.Fprintln(stdout, "ok")
 	return nil

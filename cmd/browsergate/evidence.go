@@ -17,86 +17,72 @@ import (
 // errTampered marks an evidence log that failed verification.
 var errTampered = errors.New("evidence verification failed")
 
-// evidenceUsage is the synopsis of the evidence subcommands, printed for
-// `evidence -h` and with an evidence usage error.
-const evidenceUsage = "usage:\n" + evidenceLines
-
-// evidenceLines are the evidence subcommands' lines of the usage text.
-const evidenceLines = `  browsergate evidence show   --evidence FILE [--session ID]
-  browsergate evidence verify --evidence FILE [--pubkey FILE]
-  browsergate evidence export --evidence FILE [--format jsonl|html] [--session ID] [--out FILE] [--pubkey FILE]
-  browsergate evidence keygen --out PREFIX
-  browsergate evidence prune  --evidence FILE --before DATE [--pubkey FILE]
-  browsergate evidence replay --evidence FILE --session ID [--pubkey FILE] [--secret NAME=env:VAR|file:PATH ...]
-`
-
-func evidenceCmd(args []string, stdout io.Writer) error {
-	if len(args) == 0 {
-		return fmt.Errorf("%w: evidence needs a subcommand: show, verify, export, keygen, prune or replay\n%s", errUsage, evidenceUsage)
-	}
-	sub, rest := args[0], args[1:]
-	var err error
-	switch sub {
-	case "show":
-		err = evidenceShowCmd(rest, stdout)
-	case "verify":
-		err = evidenceVerifyCmd(rest, stdout)
-	case "export":
-		err = evidenceExportCmd(rest, stdout)
-	case "keygen":
-		err = evidenceKeygenCmd(rest, stdout)
-	case "prune":
-		err = evidencePruneCmd(rest, stdout)
-	case "-h", "--help", "help":
-		fmt.Fprint(stdout, evidenceUsage)
-		return nil
-	default:
-		return fmt.Errorf("%w: unknown evidence subcommand %q\n%s", errUsage, sub, evidenceUsage)
-	}
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(stdout, evidenceUsage)
-		return nil
-	}
-	return err
+var evidenceShowCommand = &command{
+	name:     "evidence show",
+	synopsis: "--evidence FILE [--session ID]",
+	summary:  "Print the evidence timeline: every session, and every call in it with its decision, reasons and pages.",
+	setup: func(fs *flag.FlagSet) action {
+		path := evidenceFlag(fs)
+		session := fs.String("session", "", "only this session `ID`")
+		return func(_ []string, stdout, _ io.Writer) error {
+			if err := needEvidence("show", *path); err != nil {
+				return err
+			}
+			return evidenceShow(*path, *session, stdout)
+		}
+	},
 }
 
-// evidenceFlags is a flag set for `evidence SUB` with the --evidence flag
-// every subcommand but keygen has.
-func evidenceFlags(sub string) (*flag.FlagSet, *string) {
-	fs := flag.NewFlagSet("evidence "+sub, flag.ContinueOnError)
-	return fs, fs.String("evidence", "", "bbolt evidence file")
+var evidenceVerifyCommand = &command{
+	name:     "evidence verify",
+	synopsis: "--evidence FILE [--pubkey FILE]",
+	summary: "Check every hash chain, head, screenshot and config blob of the log (and, with the public key, every\n" +
+		"head's signature). Exits 1 naming the first bad record when anything was altered, removed, inserted or reordered.",
+	setup: func(fs *flag.FlagSet) action {
+		path := evidenceFlag(fs)
+		pubPath := fs.String("pubkey", "", "PKIX PEM ed25519 public key `FILE`: also check every head's signature")
+		return func(_ []string, stdout, _ io.Writer) error {
+			if err := needEvidence("verify", *path); err != nil {
+				return err
+			}
+			return evidenceVerifyWith(*path, *pubPath, stdout)
+		}
+	},
 }
 
-// needEvidence is the usage error of a subcommand run without --evidence.
+var evidenceExportCommand = &command{
+	name:     "evidence export",
+	synopsis: "--evidence FILE [--format jsonl|html] [--session ID] [--out FILE] [--pubkey FILE]",
+	summary: "Write the log out: one stored envelope a line (jsonl, for a SIEM), or one self-contained HTML report with\n" +
+		"every interaction and the verification status (exit 1 when the log does not verify).",
+	setup: evidenceExportFlags,
+}
+
+var evidenceKeygenCommand = &command{
+	name:     "evidence keygen",
+	synopsis: "--out PREFIX",
+	summary:  "Generate an ed25519 key pair: the private key signs evidence heads (serve --signing-key), the public one checks them (--pubkey).",
+	setup:    evidenceKeygenFlags,
+}
+
+var evidencePruneCommand = &command{
+	name:     "evidence prune",
+	synopsis: "--evidence FILE --before DATE [--pubkey FILE]",
+	summary:  "Remove the sessions that ended before a date, with the screenshots and configs only they used; what remains verifies.",
+	setup:    evidencePruneFlags,
+}
+
+// evidenceFlag declares the --evidence flag of an evidence subcommand.
+func evidenceFlag(fs *flag.FlagSet) *string {
+	return fs.String("evidence", "", "bbolt evidence `FILE`")
+}
+
+// needEvidence is the usage error of `evidence sub` run without --evidence.
 func needEvidence(sub, path string) error {
 	if path == "" {
-		return fmt.Errorf("%w: evidence %s needs --evidence FILE\n%s", errUsage, sub, evidenceUsage)
+		return fmt.Errorf("%w: evidence %s needs --evidence FILE", errUsage, sub)
 	}
 	return nil
-}
-
-func evidenceShowCmd(args []string, stdout io.Writer) error {
-	fs, path := evidenceFlags("show")
-	session := fs.String("session", "", "only this session")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if err := needEvidence("show", *path); err != nil {
-		return err
-	}
-	return evidenceShow(*path, *session, stdout)
-}
-
-func evidenceVerifyCmd(args []string, stdout io.Writer) error {
-	fs, path := evidenceFlags("verify")
-	pubPath := fs.String("pubkey", "", "PKIX PEM ed25519 public key: also check every head's signature")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if err := needEvidence("verify", *path); err != nil {
-		return err
-	}
-	return evidenceVerifyWith(*path, *pubPath, stdout)
 }
 
 func openReadOnly(path string) (*evidence.Store, error) {
@@ -130,11 +116,6 @@ func evidenceShow(path, only string, stdout io.Writer) error {
 		return fmt.Errorf("no session %q in %s", only, path)
 	}
 	return evidence.WriteTimeline(stdout, sessions, records)
-}
-
-// evidenceVerify verifies the log without a public key.
-func evidenceVerify(path string, stdout io.Writer) error {
-	return evidenceVerifyWith(path, "", stdout)
 }
 
 // evidenceVerifyWith verifies the log and, when pubPath is set, every
@@ -179,32 +160,40 @@ func evidenceVerifyWith(path, pubPath string, stdout io.Writer) error {
 	return nil
 }
 
-func evidenceExportCmd(args []string, stdout io.Writer) error {
-	fs, path := evidenceFlags("export")
-	format := fs.String("format", "jsonl", "jsonl (one stored envelope a line) or html (a self-contained report)")
-	session := fs.String("session", "", "only this session")
-	out := fs.String("out", "", "write to this file instead of standard output")
-	pubPath := fs.String("pubkey", "", "html: check head signatures with this PKIX PEM ed25519 public key")
-	if err := parse(fs, args); err != nil {
+func evidenceExportFlags(fs *flag.FlagSet) action {
+	o := &exportOptions{}
+	fs.StringVar(&o.path, "evidence", "", "bbolt evidence `FILE`")
+	fs.StringVar(&o.format, "format", "jsonl", "output format, `jsonl|html`: jsonl (one stored envelope a line) or html (a self-contained report)")
+	fs.StringVar(&o.session, "session", "", "only this session `ID`")
+	fs.StringVar(&o.out, "out", "", "write to this `FILE` (atomically, mode 0600) instead of standard output")
+	fs.StringVar(&o.pubPath, "pubkey", "", "html: check head signatures with this PKIX PEM ed25519 public key `FILE`")
+	return func(_ []string, stdout, _ io.Writer) error { return evidenceExport(o, stdout) }
+}
+
+// exportOptions are the flags of `evidence export`.
+type exportOptions struct {
+	path, format, session, out, pubPath string
+}
+
+// evidenceExport writes the log out as jsonl or an HTML report.
+func evidenceExport(o *exportOptions, stdout io.Writer) error {
+	if err := needEvidence("export", o.path); err != nil {
 		return err
 	}
-	if err := needEvidence("export", *path); err != nil {
-		return err
+	if o.format != "jsonl" && o.format != "html" {
+		return fmt.Errorf("%w: evidence export: --format must be jsonl or html, not %q", errUsage, o.format)
 	}
-	if *format != "jsonl" && *format != "html" {
-		return fmt.Errorf("%w: evidence export: --format must be jsonl or html, not %q", errUsage, *format)
-	}
-	if *pubPath != "" && *format != "html" {
+	if o.pubPath != "" && o.format != "html" {
 		return fmt.Errorf("%w: evidence export: --pubkey goes with --format html (a jsonl export carries no heads)", errUsage)
 	}
 	var pub ed25519.PublicKey
-	if *pubPath != "" {
+	if o.pubPath != "" {
 		var err error
-		if pub, err = loadPublicKey(*pubPath); err != nil {
+		if pub, err = loadPublicKey(o.pubPath); err != nil {
 			return err
 		}
 	}
-	store, err := openReadOnly(*path)
+	store, err := openReadOnly(o.path)
 	if err != nil {
 		return err
 	}
@@ -212,17 +201,17 @@ func evidenceExportCmd(args []string, stdout io.Writer) error {
 
 	var rep *evidence.Report
 	write := func(w io.Writer) error {
-		if *format == "jsonl" {
-			return store.Export(w, *session)
+		if o.format == "jsonl" {
+			return store.Export(w, o.session)
 		}
 		var err error
-		rep, err = store.ExportHTML(w, evidence.HTMLOptions{Session: *session, PublicKey: pub, Source: filepath.Base(*path)})
+		rep, err = store.ExportHTML(w, evidence.HTMLOptions{Session: o.session, PublicKey: pub, Source: filepath.Base(o.path)})
 		return err
 	}
-	if *out == "" {
+	if o.out == "" {
 		err = write(stdout)
 	} else {
-		err = writeFileAtomic(*out, write)
+		err = writeFileAtomic(o.out, write)
 	}
 	if err != nil {
 		return err
@@ -230,16 +219,16 @@ func evidenceExportCmd(args []string, stdout io.Writer) error {
 	if rep != nil && !rep.OK() {
 		first, _ := rep.FirstBad()
 		where := "the report"
-		if *out != "" {
-			where = *out
+		if o.out != "" {
+			where = o.out
 		}
 		return fmt.Errorf("%w: first bad record: %s (%s lists all %d problem(s))", errTampered, first.String(), where, len(rep.Problems))
 	}
-	if *out != "" {
-		fmt.Fprintf(stdout, "wrote %s", *out)
+	if o.out != "" {
+		fmt.Fprintf(stdout, "wrote %s", o.out)
 		switch {
-		case rep != nil && *session != "":
-			fmt.Fprintf(stdout, ": session %s; the whole file (%d session(s), %d record(s)) verifies intact", quoteID(*session), rep.Sessions, rep.Records)
+		case rep != nil && o.session != "":
+			fmt.Fprintf(stdout, ": session %s; the whole file (%d session(s), %d record(s)) verifies intact", quoteID(o.session), rep.Sessions, rep.Records)
 		case rep != nil:
 			fmt.Fprintf(stdout, ": %d session(s), %d record(s), verification intact", rep.Sessions, rep.Records)
 		}
@@ -272,14 +261,15 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 	return os.Rename(tmp.Name(), path)
 }
 
-func evidenceKeygenCmd(args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("evidence keygen", flag.ContinueOnError)
-	prefix := fs.String("out", "", "write PREFIX.key (private) and PREFIX.pub (public)")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if *prefix == "" {
-		return fmt.Errorf("%w: evidence keygen needs --out PREFIX\n%s", errUsage, evidenceUsage)
+func evidenceKeygenFlags(fs *flag.FlagSet) action {
+	prefix := fs.String("out", "", "write `PREFIX`.key (private, 0600) and PREFIX.pub (public); never overwrites")
+	return func(_ []string, stdout, _ io.Writer) error { return evidenceKeygen(*prefix, stdout) }
+}
+
+// evidenceKeygen writes a new key pair to prefix.key and prefix.pub.
+func evidenceKeygen(prefix string, stdout io.Writer) error {
+	if prefix == "" {
+		return fmt.Errorf("%w: evidence keygen needs --out PREFIX", errUsage)
 	}
 	privPEM, pubPEM, err := evidence.GenerateKey(nil)
 	if err != nil {
@@ -289,7 +279,7 @@ func evidenceKeygenCmd(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	keyPath, pubPath := *prefix+".key", *prefix+".pub"
+	keyPath, pubPath := prefix+".key", prefix+".pub"
 	// O_EXCL: never overwrite a key; a lost signing key cannot sign again,
 	// and a replaced one no longer matches the public key auditors hold.
 	if err := writeNew(keyPath, privPEM, 0o600); err != nil {
@@ -324,34 +314,39 @@ func writeNew(path string, data []byte, perm os.FileMode) error {
 	return nil
 }
 
-func evidencePruneCmd(args []string, stdout io.Writer) error {
-	fs, path := evidenceFlags("prune")
-	beforeText := fs.String("before", "", "remove sessions whose last record is before DATE (2006-01-02, midnight UTC, or RFC 3339)")
-	pubPath := fs.String("pubkey", "", "refuse to prune unless every head signature checks out with this public key")
-	if err := parse(fs, args); err != nil {
-		return err
+func evidencePruneFlags(fs *flag.FlagSet) action {
+	path := evidenceFlag(fs)
+	beforeText := fs.String("before", "", "remove sessions whose last record is before `DATE` (2006-01-02, midnight UTC, or RFC 3339)")
+	pubPath := fs.String("pubkey", "", "refuse to prune unless every head signature checks out with this public key `FILE`")
+	return func(_ []string, stdout, _ io.Writer) error {
+		if err := needEvidence("prune", *path); err != nil {
+			return err
+		}
+		if *beforeText == "" {
+			return fmt.Errorf("%w: evidence prune needs --before DATE", errUsage)
+		}
+		return evidencePrune(*path, *beforeText, *pubPath, stdout)
 	}
-	if err := needEvidence("prune", *path); err != nil {
-		return err
-	}
-	if *beforeText == "" {
-		return fmt.Errorf("%w: evidence prune needs --before DATE\n%s", errUsage, evidenceUsage)
-	}
-	before, err := parseDate(*beforeText)
+}
+
+// evidencePrune removes the sessions of the log at path that ended before
+// beforeText, after checking the heads with the key at pubPath when given.
+func evidencePrune(path, beforeText, pubPath string, stdout io.Writer) error {
+	before, err := parseDate(beforeText)
 	if err != nil {
 		return fmt.Errorf("%w: evidence prune: --before: %v", errUsage, err)
 	}
 	var pub ed25519.PublicKey
-	if *pubPath != "" {
-		if pub, err = loadPublicKey(*pubPath); err != nil {
+	if pubPath != "" {
+		if pub, err = loadPublicKey(pubPath); err != nil {
 			return err
 		}
 	}
 	// Open would create a missing file; pruning one is a mistake to report.
-	if _, err := os.Stat(*path); err != nil {
+	if _, err := os.Stat(path); err != nil {
 		return err
 	}
-	store, err := evidence.Open(*path, &evidence.Options{Timeout: 5 * time.Second})
+	store, err := evidence.Open(path, &evidence.Options{Timeout: 5 * time.Second})
 	if err != nil {
 		return err
 	}

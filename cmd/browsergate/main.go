@@ -1,12 +1,19 @@
 // Command browsergate is a policy-governed browser for AI agents, served
-// over MCP. See the README for the quick start.
+// over MCP. See the README for the quick start; `browsergate -h` lists the
+// commands and `browsergate COMMAND -h` a command's flags.
 //
-//	browsergate serve    --manifest FILE [--manifest FILE...] --policies DIR --evidence FILE
+//	browsergate serve    --manifest FILE [--manifest FILE...] --policies DIR --evidence FILE [...]
 //	browsergate check    --manifest FILE [--manifest FILE...] --policies DIR
-//	browsergate policy test --policies DIR --command C [...]
-//	browsergate evidence show|verify|export|keygen|prune|replay --evidence FILE [...]
-//	browsergate approvals list|approve ID|deny ID --evidence FILE
-//	browsergate demo     [--evidence FILE]
+//	browsergate policy test --policies DIR (--request FILE | --command C [...])
+//	browsergate approvals list|approve ID|deny ID --evidence FILE | --socket PATH
+//	browsergate evidence show|verify|export|keygen|prune|replay [...]
+//	browsergate demo     [--evidence FILE]   (built with -tags demo)
+//	browsergate version
+//
+// This package holds the command line only: flags, wiring and printing.
+// The work is done by the packages it wires together (executor and its
+// approval/operator, reload and replay subpackages, toolclad, cedar,
+// evidence).
 package main
 
 import (
@@ -18,65 +25,95 @@ import (
 	"strings"
 )
 
-const usage = `usage:
-  browsergate serve    --manifest FILE [--manifest FILE...] --policies DIR --evidence FILE [--tool-separator .|_] [--principal ID]
-                       [--approvals-socket PATH] [--approval-timeout 2m] [--elicitation] [--watch] [--signing-key FILE]
-  browsergate approvals list             --evidence FILE | --socket PATH
-  browsergate approvals approve|deny ID  --evidence FILE | --socket PATH [--by NAME] [--note TEXT]
-  browsergate check    --manifest FILE [--manifest FILE...] --policies DIR
-  browsergate policy test --policies DIR (--request FILE | --command C [--url U] [--manifest FILE] [--set S]
-                       [--authenticated] [--has-forms] [--risk-tier T] [--approved] [--counter n=N] [--arg k=v]) [--expect allow|deny]
-` + evidenceLines + `  browsergate demo     [--evidence FILE] [--chromium PATH]
-`
-
-// errUsage marks a command-line mistake: exit status 2.
+// errUsage marks a command-line mistake: exit status 2, with the usage.
 var errUsage = errors.New("usage")
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// run runs the command line args and returns the exit status: 0 on
+// success and for -h, 1 when the command failed, 2 for a usage mistake.
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprint(stderr, topUsage())
 		return 2
 	}
-	var err error
-	switch args[0] {
-	case "serve":
-		err = serve(args[1:], stderr)
-	case "check":
-		err = check(args[1:], stdout)
-	case "evidence":
-		if len(args) > 1 && args[1] == "replay" {
-			err = replayCmd(args[2:], stdout)
-		} else {
-			err = evidenceCmd(args[1:], stdout)
-		}
-	case "policy":
-		err = policyCmd(args[1:], stdout)
-	case "approvals":
-		err = approvalsCmd(args[1:], stdout)
-	case "demo":
-		err = demo(args[1:], stdout, stderr)
-	case "-h", "--help", "help":
-		fmt.Fprint(stdout, usage)
+	if isHelp(args[0]) || args[0] == "help" {
+		return help(args[1:], stdout, stderr)
+	}
+	cmd, rest, err := lookup(args)
+	if err != nil {
+		fmt.Fprintln(stderr, "browsergate:", strings.TrimPrefix(err.Error(), "usage: "))
+		fmt.Fprint(stderr, groupUsage(args[0]))
+		return 2
+	}
+	if cmd == nil { // a group asked for help: `evidence -h`
+		fmt.Fprint(stdout, groupUsage(args[0]))
 		return 0
-	default:
-		err = fmt.Errorf("%w: unknown command %q", errUsage, args[0])
+	}
+	fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	act := cmd.setup(fs)
+	positional, err := parseFlags(fs, rest, cmd.positional)
+	if err == nil {
+		err = act(positional, stdout, stderr)
 	}
 	switch {
 	case err == nil:
 		return 0
-	case errors.Is(err, errUsage) || errors.Is(err, flag.ErrHelp):
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stderr, "browsergate:", strings.TrimPrefix(err.Error(), "usage: "))
-		}
-		fmt.Fprint(stderr, usage)
+	case errors.Is(err, flag.ErrHelp):
+		writeUsage(stdout, cmd, fs)
+		return 0
+	case errors.Is(err, errUsage):
+		fmt.Fprintln(stderr, "browsergate:", strings.TrimPrefix(err.Error(), "usage: "))
+		writeUsage(stderr, cmd, fs)
 		return 2
 	default:
 		fmt.Fprintln(stderr, "browsergate:", err)
 		return 1
+	}
+}
+
+// help is `browsergate -h`, `browsergate help` and `browsergate help
+// COMMAND`.
+func help(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stdout, topUsage())
+		return 0
+	}
+	return run(append(args, "-h"), stdout, stderr)
+}
+
+func isHelp(arg string) bool { return arg == "-h" || arg == "--help" || arg == "-help" }
+
+// parseFlags parses a command's flags and returns its positional
+// arguments, at most max of them; flags may come before or after them.
+// Flag errors are usage errors; -h and --help are flag.ErrHelp.
+func parseFlags(fs *flag.FlagSet, args []string, max int) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%w: %s: %v", errUsage, fs.Name(), err)
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return positional, nil
+		}
+		// After "--" every argument is positional.
+		terminated := len(args) > len(rest) && args[len(args)-len(rest)-1] == "--"
+		take := 1
+		if terminated {
+			take = len(rest)
+		}
+		if len(positional)+take > max {
+			return nil, fmt.Errorf("%w: %s: unexpected argument %q", errUsage, fs.Name(), rest[max-len(positional)])
+		}
+		positional = append(positional, rest[:take]...)
+		args = rest[take:]
 	}
 }
 
@@ -85,18 +122,3 @@ type multiFlag []string
 
 func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
-
-// parse parses a subcommand's flags, turning flag errors into usage errors.
-func parse(fs *flag.FlagSet, args []string) error {
-	fs.SetOutput(io.Discard)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return fmt.Errorf("%w: %s: %v", errUsage, fs.Name(), err)
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: %s: unexpected argument %q", errUsage, fs.Name(), fs.Arg(0))
-	}
-	return nil
-}

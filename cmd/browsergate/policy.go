@@ -19,79 +19,91 @@ import (
 // exit status 1, after the decision is printed.
 var errExpectation = errors.New("the decision is not the expected one")
 
-// policyCmd is `browsergate policy test`: one request, decided by a policy
-// directory, printed with its reasons. The request comes from a JSON file
-// (the form policy-tests.json uses) or from flags, which build the same
-// JSON; with --manifest, url_domain and its domain sets are computed from
-// the URL by that manifest's scope, as the daemon does.
-func policyCmd(args []string, stdout io.Writer) error {
-	if len(args) == 0 || args[0] != "test" {
-		return fmt.Errorf("%w: policy needs a subcommand: test", errUsage)
-	}
-	fs := flag.NewFlagSet("policy test", flag.ContinueOnError)
-	policies := fs.String("policies", "", "directory of Cedar policies (with its schema)")
-	requestFile := fs.String("request", "", "JSON request, as in policy-tests.json (- for stdin)")
-	manifest := fs.String("manifest", "", "compute url_domain and its domain sets from --url with this manifest's scope")
-	command := fs.String("command", "", "command, e.g. submit_form")
-	url := fs.String("url", "", "the URL the call is about")
-	domain := fs.String("domain", "", "url_domain (default: from --url with --manifest)")
-	riskTier := fs.String("risk-tier", "", "risk_tier (default low)")
-	approved := fs.Bool("approved", false, "human_approved")
-	authenticated := fs.Bool("authenticated", false, "page_state.is_authenticated")
-	hasForms := fs.Bool("has-forms", false, "page_state.has_forms")
-	principal := fs.String("principal", "", "principal id")
-	expect := fs.String("expect", "", "allow or deny: exit 1 when the decision differs")
-	var sets, counters, argv multiFlag
-	fs.Var(&sets, "set", "a domain set url_domain belongs to (repeatable)")
-	fs.Var(&counters, "counter", "name=N, e.g. session_submit_count=5 (repeatable)")
-	fs.Var(&argv, "arg", "name=value, an argument of the call (repeatable; integers and true/false are typed)")
-	if err := parse(fs, args[1:]); err != nil {
-		return err
-	}
-	if *policies == "" {
+var policyTestCommand = &command{
+	name: "policy test",
+	synopsis: `--policies DIR (--request FILE | --command C [--url U] [--manifest FILE] [--domain D] [--set S...]
+		[--authenticated] [--has-forms] [--risk-tier T] [--approved] [--principal ID] [--counter NAME=N...] [--arg NAME=VALUE...])
+		[--expect allow|deny]`,
+	summary: "Decide one request with a policy directory and print the decision, the policies that made it and why.\n" +
+		"The request comes from a JSON file (the form policy-tests.json uses) or from flags, which build the same JSON;\n" +
+		"with --manifest, url_domain and its domain sets are computed from --url by that manifest's scope, as the daemon does.",
+	setup: policyTestFlags,
+}
+
+// policyTestFlags declares the flags of `browsergate policy test`.
+func policyTestFlags(fs *flag.FlagSet) action {
+	q := &policyTestRequest{}
+	fs.StringVar(&q.policies, "policies", "", "Cedar policy `DIR` (with its schema)")
+	fs.StringVar(&q.requestFile, "request", "", "JSON request `FILE`, as in policy-tests.json (- for stdin)")
+	fs.StringVar(&q.manifest, "manifest", "", "compute url_domain and its domain sets from --url with the scope of this manifest `FILE`")
+	fs.StringVar(&q.command, "command", "", "the call's command `C`, e.g. submit_form")
+	fs.StringVar(&q.url, "url", "", "the `URL` the call is about")
+	fs.StringVar(&q.domain, "domain", "", "url_domain `D` (default: from --url with --manifest)")
+	fs.StringVar(&q.riskTier, "risk-tier", "", "risk_tier `T` (default low)")
+	fs.BoolVar(&q.approved, "approved", false, "human_approved")
+	fs.BoolVar(&q.authenticated, "authenticated", false, "page_state.is_authenticated")
+	fs.BoolVar(&q.hasForms, "has-forms", false, "page_state.has_forms")
+	fs.StringVar(&q.principal, "principal", "", "principal `ID`")
+	fs.StringVar(&q.expect, "expect", "", "the expected decision, `allow|deny`: exit 1 when it differs")
+	fs.Var(&q.sets, "set", "a domain set `S` url_domain belongs to (repeatable)")
+	fs.Var(&q.counters, "counter", "a counter of the session, as `NAME=N`, e.g. session_submit_count=5 (repeatable)")
+	fs.Var(&q.args, "arg", "an argument of the call, as `NAME=VALUE` (repeatable; integers and true/false are typed)")
+	return func(_ []string, stdout, _ io.Writer) error { return policyTest(q, stdout) }
+}
+
+// policyTestRequest is a parsed `policy test` command line.
+type policyTestRequest struct {
+	policies, requestFile, manifest, command, url, domain, riskTier, principal, expect string
+	approved, authenticated, hasForms                                                  bool
+	sets, counters, args                                                               multiFlag
+}
+
+// policyTest decides one request and prints the decision with its reasons.
+func policyTest(q *policyTestRequest, stdout io.Writer) error {
+	if q.policies == "" {
 		return fmt.Errorf("%w: policy test needs --policies", errUsage)
 	}
-	if *expect != "" && *expect != "allow" && *expect != "deny" {
+	if q.expect != "" && q.expect != "allow" && q.expect != "deny" {
 		return fmt.Errorf("%w: --expect must be allow or deny", errUsage)
 	}
-	engine, err := cedar.LoadDir(*policies)
+	engine, err := cedar.LoadDir(q.policies)
 	if err != nil {
 		return err
 	}
 
 	var data []byte
 	switch {
-	case *requestFile == "-":
+	case q.requestFile == "-":
 		data, err = io.ReadAll(os.Stdin)
-	case *requestFile != "":
-		data, err = os.ReadFile(*requestFile)
+	case q.requestFile != "":
+		data, err = os.ReadFile(q.requestFile)
 	default:
-		if *command == "" {
+		if q.command == "" {
 			return fmt.Errorf("%w: policy test needs --request FILE or at least --command", errUsage)
 		}
-		req := map[string]any{"command": *command, "human_approved": *approved,
-			"page_state": map[string]any{"is_authenticated": *authenticated, "has_forms": *hasForms, "url": *url}}
-		for k, v := range map[string]string{"url": *url, "url_domain": *domain, "risk_tier": *riskTier, "principal": *principal} {
+		req := map[string]any{"command": q.command, "human_approved": q.approved,
+			"page_state": map[string]any{"is_authenticated": q.authenticated, "has_forms": q.hasForms, "url": q.url}}
+		for k, v := range map[string]string{"url": q.url, "url_domain": q.domain, "risk_tier": q.riskTier, "principal": q.principal} {
 			if v != "" {
 				req[k] = v
 			}
 		}
-		if *manifest != "" && *url != "" {
-			host, parents, err := domainOf(*manifest, *url)
+		if q.manifest != "" && q.url != "" {
+			host, parents, err := domainOf(q.manifest, q.url)
 			if err != nil {
 				return err
 			}
-			if *domain == "" {
+			if q.domain == "" {
 				req["url_domain"] = host
 			}
-			sets = append(parents, sets...)
+			q.sets = append(parents, q.sets...)
 		}
-		if len(sets) > 0 {
-			req["domain_sets"] = []string(sets)
+		if len(q.sets) > 0 {
+			req["domain_sets"] = []string(q.sets)
 		}
-		if len(counters) > 0 {
+		if len(q.counters) > 0 {
 			cs := map[string]int{}
-			for _, c := range counters {
+			for _, c := range q.counters {
 				name, n, ok := strings.Cut(c, "=")
 				v, err := strconv.Atoi(n)
 				if !ok || err != nil {
@@ -101,9 +113,9 @@ func policyCmd(args []string, stdout io.Writer) error {
 			}
 			req["counters"] = cs
 		}
-		if len(argv) > 0 {
+		if len(q.args) > 0 {
 			as := map[string]any{}
-			for _, a := range argv {
+			for _, a := range q.args {
 				name, v, ok := strings.Cut(a, "=")
 				if !ok {
 					return fmt.Errorf("%w: --arg %q: want name=value", errUsage, a)
@@ -126,8 +138,8 @@ func policyCmd(args []string, stdout io.Writer) error {
 	}
 	d := engine.Decide(r)
 	printDecision(stdout, r, d, engine)
-	if got := map[bool]string{true: "allow", false: "deny"}[d.Allowed]; *expect != "" && got != *expect {
-		return fmt.Errorf("%w: expected %s, got %s", errExpectation, *expect, got)
+	if got := map[bool]string{true: "allow", false: "deny"}[d.Allowed]; q.expect != "" && got != q.expect {
+		return fmt.Errorf("%w: expected %s, got %s", errExpectation, q.expect, got)
 	}
 	return nil
 }

@@ -18,84 +18,100 @@ import (
 	"github.com/browsergate/browsergate/evidence"
 	"github.com/browsergate/browsergate/executor"
 	"github.com/browsergate/browsergate/executor/approval"
+	"github.com/browsergate/browsergate/executor/approval/operator"
+	"github.com/browsergate/browsergate/executor/reload"
 	"github.com/browsergate/browsergate/scope/egress"
 	"github.com/browsergate/browsergate/toolclad"
 )
 
-// version is reported to MCP clients.
-const version = "0.1.0"
+var serveCommand = &command{
+	name: "serve",
+	synopsis: `--manifest FILE [--manifest FILE...] --policies DIR --evidence FILE [--signing-key FILE]
+		[--tool-separator .|_] [--principal ID] [--log-level debug|info|warn|error] [--resolve NAME=IP[,IP...]...]
+		[--approvals-socket PATH] [--approval-timeout 2m] [--elicitation] [--watch]`,
+	summary: "Serve the governed browser over MCP on stdio: every call is checked against the manifests' scope and\n" +
+		"the Cedar policies, and recorded in the evidence file. SIGHUP reloads manifests and policies.",
+	setup: serveFlags,
+}
 
-func serve(args []string, stderr io.Writer) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	var manifests multiFlag
-	fs.Var(&manifests, "manifest", "ToolClad manifest (repeatable)")
-	policies := fs.String("policies", "", "directory of Cedar policies")
-	evidencePath := fs.String("evidence", "", "bbolt evidence file (created if missing)")
-	signingKey := fs.String("signing-key", "", "PKCS #8 PEM ed25519 private key (evidence keygen): sign every session's evidence head")
-	sep := fs.String("tool-separator", ".", `separator in tool names: "." (<tool>.<command>) or "_" for LLM APIs that allow only [A-Za-z0-9_-]`)
-	principal := fs.String("principal", "local", "Cedar principal id of the agent (Web::Agent)")
-	logLevel := fs.String("log-level", "info", "debug, info, warn or error (logs go to stderr)")
-	approvalsSocket := fs.String("approvals-socket", "", "Unix socket of the operator approval channel (default: FILE.approvals.sock beside --evidence)")
-	approvalTimeout := fs.Duration("approval-timeout", executor.DefaultApprovalTimeout, "how long a call waits for a human's approval before it is denied")
-	elicitation := fs.Bool("elicitation", false, "also ask for approvals through MCP elicitation when the client supports it: only for a client that puts the question to a human, never one that could answer by itself (critical-tier commands always need the operator)")
-	watch := fs.Bool("watch", false, "reload manifests and policies when their files change (SIGHUP always reloads)")
-	var resolve multiFlag
-	fs.Var(&resolve, "resolve", "name=ip[,ip...]: answer for name in the egress proxy instead of DNS (repeatable; tests, air-gapped setups)")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if len(manifests) == 0 || *policies == "" || *evidencePath == "" {
+// serveOptions are serve's flags.
+type serveOptions struct {
+	manifests       multiFlag
+	policies        string
+	evidence        string
+	signingKey      string
+	sep             string
+	principal       string
+	logLevel        string
+	approvalsSocket string
+	approvalTimeout time.Duration
+	elicitation     bool
+	watch           bool
+	resolve         multiFlag
+}
+
+func serveFlags(fs *flag.FlagSet) action {
+	o := &serveOptions{}
+	fs.Var(&o.manifests, "manifest", "ToolClad manifest `FILE` to serve (repeatable)")
+	fs.StringVar(&o.policies, "policies", "", "Cedar policy `DIR` (with its schema, and its policy-tests.json run first)")
+	fs.StringVar(&o.evidence, "evidence", "", "bbolt evidence `FILE` (created if missing)")
+	fs.StringVar(&o.signingKey, "signing-key", "", "PKCS #8 PEM ed25519 private key `FILE` (evidence keygen): sign every session's evidence head")
+	fs.StringVar(&o.sep, "tool-separator", ".", "tool name separator `SEP`: \".\" (<tool>.<command>) or \"_\" for LLM APIs that allow only [A-Za-z0-9_-]")
+	fs.StringVar(&o.principal, "principal", "local", "Cedar principal `ID` of the agent (Web::Agent)")
+	fs.StringVar(&o.logLevel, "log-level", "info", "the least `LEVEL` logged: debug, info, warn or error (logs go to stderr)")
+	fs.StringVar(&o.approvalsSocket, "approvals-socket", "", "Unix socket `PATH` of the operator approval channel (default: FILE.approvals.sock beside --evidence)")
+	fs.DurationVar(&o.approvalTimeout, "approval-timeout", executor.DefaultApprovalTimeout, "how long a call waits for a human's approval before it is denied")
+	fs.BoolVar(&o.elicitation, "elicitation", false, "also ask for approvals through MCP elicitation when the client supports it: only for a client that puts the question to a human, never one that could answer by itself (critical-tier commands always need the operator)")
+	fs.BoolVar(&o.watch, "watch", false, "reload manifests and policies when their files change (SIGHUP always reloads)")
+	fs.Var(&o.resolve, "resolve", "answer `NAME=IP[,IP...]` in the egress proxy instead of asking DNS for NAME (repeatable; tests, air-gapped setups)")
+	return func(_ []string, _, stderr io.Writer) error { return o.run(stderr) }
+}
+
+func (o *serveOptions) run(stderr io.Writer) error {
+	if len(o.manifests) == 0 || o.policies == "" || o.evidence == "" {
 		return fmt.Errorf("%w: serve needs --manifest, --policies and --evidence", errUsage)
 	}
-	if *sep != "." && *sep != "_" {
+	if o.sep != "." && o.sep != "_" {
 		return fmt.Errorf("%w: --tool-separator must be \".\" or \"_\"", errUsage)
 	}
 	var level slog.Level
-	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
 		return fmt.Errorf("%w: --log-level: %v", errUsage, err)
 	}
 	logger := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
 
-	ms, loaded, engine, err := loadSet(manifests, *policies, nil)
+	set, err := reload.Load(o.manifests, o.policies, nil)
 	if err != nil {
 		return err
 	}
-	evidenceOpts, err := evidenceOptions(*signingKey)
+	evidenceOpts, err := evidenceOptions(o.signingKey)
 	if err != nil {
 		return err
 	}
-	store, err := evidence.Open(*evidencePath, evidenceOpts)
+	store, err := evidence.Open(o.evidence, evidenceOpts)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	var resolver egress.Resolver
-	if len(resolve) > 0 {
-		static := &egress.StaticResolver{Hosts: map[string][]netip.Addr{}, Fallback: net.DefaultResolver}
-		for _, m := range resolve {
-			name, addrs, err := egress.ParseHostMapping(m)
-			if err != nil {
-				return fmt.Errorf("%w: --resolve: %v", errUsage, err)
-			}
-			static.Hosts[name] = addrs
-		}
-		resolver = static
+	resolver, err := staticResolver(o.resolve)
+	if err != nil {
+		return err
 	}
-	if *approvalTimeout <= 0 {
+	if o.approvalTimeout <= 0 {
 		return fmt.Errorf("%w: --approval-timeout must be positive", errUsage)
 	}
-	if *approvalsSocket == "" {
-		*approvalsSocket = defaultApprovalsSocket(*evidencePath)
+	if o.approvalsSocket == "" {
+		o.approvalsSocket = operator.DefaultSocket(o.evidence)
 	}
 	broker := approval.NewBroker(nil)
-	ops, err := listenApprovals(*approvalsSocket, broker, logger)
+	ops, err := operator.Listen(operator.Config{Socket: o.approvalsSocket, Broker: broker, Logger: logger})
 	if err != nil {
 		return err
 	}
 	defer ops.Close()
 	ex, err := executor.New(executor.Config{
-		Manifests: ms, Policies: engine, Evidence: store, Principal: *principal, Logger: logger,
-		Resolver: resolver, Approvals: broker, ApprovalTimeout: *approvalTimeout, Elicitation: *elicitation,
+		Manifests: set.Manifests, Policies: set.Policies, Evidence: store, Principal: o.principal, Logger: logger,
+		Resolver: resolver, Approvals: broker, ApprovalTimeout: o.approvalTimeout, Elicitation: o.elicitation,
 	})
 	if err != nil {
 		return err
@@ -103,17 +119,19 @@ func serve(args []string, stderr io.Writer) error {
 	defer ex.Close()
 
 	server := mcp.NewServer(&mcp.Implementation{Name: "browsergate", Version: version}, nil)
-	tools, err := toolclad.NewToolSet(server, ex, toolclad.RegisterOptions{Separator: *sep})
+	tools, err := toolclad.NewToolSet(server, ex, toolclad.RegisterOptions{Separator: o.sep})
 	if err != nil {
 		return err
 	}
-	if err := tools.Set(ms); err != nil {
+	if err := tools.Set(set.Manifests); err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	rl := &reloader{manifestPaths: manifests, policyDir: *policies, ex: ex, tools: tools, logger: logger, current: loaded}
-	rl.seen, _ = rl.fingerprint()
+	rl, err := reload.New(reload.Config{Manifests: o.manifests, Policies: o.policies, Executor: ex, Tools: tools, Current: set, Logger: logger})
+	if err != nil {
+		return err
+	}
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -123,16 +141,33 @@ func serve(args []string, stderr io.Writer) error {
 			case <-ctx.Done():
 				return
 			case <-hup:
-				rl.reload("SIGHUP")
+				rl.Reload("SIGHUP")
 			}
 		}
 	}()
-	if *watch {
-		go rl.watch(ctx, time.Second)
+	if o.watch {
+		go rl.Watch(ctx, time.Second)
 	}
-	logger.Info("serving MCP on stdio", "manifests", len(ms), "policies", len(engine.Policies()), "evidence", *evidencePath, "approvals", *approvalsSocket)
+	logger.Info("serving MCP on stdio", "manifests", len(set.Manifests), "policies", len(set.Policies.Policies()), "evidence", o.evidence, "approvals", o.approvalsSocket)
 	if err := server.Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil {
 		return fmt.Errorf("mcp: %w", err)
 	}
 	return nil
+}
+
+// staticResolver answers the --resolve names and asks DNS for the rest;
+// nil (the proxy's default resolver) when there are none.
+func staticResolver(mappings []string) (egress.Resolver, error) {
+	if len(mappings) == 0 {
+		return nil, nil
+	}
+	static := &egress.StaticResolver{Hosts: map[string][]netip.Addr{}, Fallback: net.DefaultResolver}
+	for _, m := range mappings {
+		name, addrs, err := egress.ParseHostMapping(m)
+		if err != nil {
+			return nil, fmt.Errorf("%w: --resolve: %v", errUsage, err)
+		}
+		static.Hosts[name] = addrs
+	}
+	return static, nil
 }

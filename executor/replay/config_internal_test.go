@@ -1,4 +1,4 @@
-package main
+package replay
 
 import (
 	"strings"
@@ -9,7 +9,7 @@ import (
 
 // TestSafeManifest: a recorded manifest cannot make a replay start a
 // program of its choosing, attach to a live browser, or read a secret
-// from where it says: only the auditor's --secret mappings count.
+// from where it says: only the auditor's mappings (Options.Secrets) count.
 func TestSafeManifest(t *testing.T) {
 	recorded := `
 [tool]

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/browsergate/browsergate/executor/approval"
+	"github.com/browsergate/browsergate/executor/approval/operator"
+)
+
+// TestApprovalsCLI drives `approvals list|approve|deny` in-process against
+// an operator socket.
+func TestApprovalsCLI(t *testing.T) {
+	t.Parallel()
+	socket := filepath.Join(t.TempDir(), "a.sock")
+	broker := approval.NewBroker(nil)
+	srv, err := operator.Listen(operator.Config{Socket: socket, Broker: broker})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	hold := func() *approval.Pending {
+		return broker.Open(approval.Request{Session: "s1", Tool: "t.submit_form", Args: map[string]any{"selector": "form"},
+			Page: "https://a.example/", Why: []string{"policy p"}}, time.Minute)
+	}
+	cli := func(args ...string) (string, int) {
+		var stdout, stderr bytes.Buffer
+		code := run(append(args, "--socket", socket), &stdout, &stderr)
+		return stdout.String() + stderr.String(), code
+	}
+	for _, verb := range []string{"approve", "deny"} {
+		p := hold()
+		out, code := cli("approvals", "list")
+		if code != 0 || !strings.Contains(out, p.ID) || !strings.Contains(out, p.Deadline.UTC().Format(time.RFC3339)) {
+			t.Fatalf("approvals list: exit %d\n%s", code, out)
+		}
+		out, code = cli("approvals", verb, p.ID, "--by", "alice")
+		done := map[string]string{"approve": "approved", "deny": "denied"}[verb]
+		if code != 0 || !strings.HasPrefix(out, p.ID+": "+done+" by alice (uid ") {
+			t.Fatalf("approvals %s: exit %d\n%s", verb, code, out)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if o := p.Wait(ctx); o.Approved != (verb == "approve") {
+			t.Errorf("approvals %s: the held call got %+v", verb, o)
+		}
+		cancel()
+	}
+	if out, code := cli("approvals", "deny", "apr-000000000000"); code != 1 || !strings.Contains(out, "no pending approval") {
+		t.Errorf("deny of an unknown id: exit %d\n%s", code, out)
+	}
+	if out, code := cli("approvals", "approve"); code != 2 || !strings.Contains(out, "needs the id") {
+		t.Errorf("approve without an id: exit %d\n%s", code, out)
+	}
+	if out, code := cli("approvals", "list"); code != 0 || !strings.Contains(out, "no calls are waiting") {
+		t.Errorf("approvals list with nothing held: exit %d\n%s", code, out)
+	}
+}
+
+// TestPendingShowsTheDeadlineInFull: a deadline is a date and time with
+// its zone, not a bare 3:04PM.
+func TestPendingShowsTheDeadlineInFull(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 23, 18, 2, 5, 0, time.FixedZone("CET", 3600))
+	var b bytes.Buffer
+	printPending(&b, []approval.Request{{ID: "apr-1", Session: "s", Tool: "t.x", Page: "p", Deadline: now.Add(2 * time.Minute), Why: []string{"w"}}}, now)
+	if want := "apr-1  (2m0s left, until 2026-11-23T17:04:05Z)  session s\n"; !strings.HasPrefix(b.String(), want) {
+		t.Errorf("printPending:\n%s\nwant it to start with\n%s", b.String(), want)
+	}
+}

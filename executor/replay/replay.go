@@ -1,0 +1,182 @@
+package replay
+
+import (
+	"crypto/ed25519"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/browsergate/browsergate/evidence"
+	"github.com/browsergate/browsergate/executor"
+	"github.com/browsergate/browsergate/executor/approval"
+	"github.com/browsergate/browsergate/toolclad"
+)
+
+// Options are what the auditor gives a replay.
+type Options struct {
+	// PublicKey, when set, is the key the log's signed heads must verify
+	// with before the log is trusted.
+	PublicKey ed25519.PublicKey
+	// Secrets says where this machine has the value of each recorded
+	// secret: name -> "env:VAR" or "file:/abs/path" (see ParseSecret). A
+	// secret not named here is not filled in, and a step that types it
+	// is not replayed.
+	Secrets map[string]string
+}
+
+// ParseSecret reads an auditor's NAME=env:VAR or NAME=file:PATH mapping
+// and returns the name and its source for Options.Secrets, with a file
+// path made absolute.
+func ParseSecret(mapping string) (name, source string, err error) {
+	name, src, ok := strings.Cut(mapping, "=")
+	kind, where, ok2 := strings.Cut(src, ":")
+	if !ok || !ok2 || name == "" || where == "" || kind != "env" && kind != "file" {
+		return "", "", fmt.Errorf("%q: want NAME=env:VAR or NAME=file:PATH", mapping)
+	}
+	if kind == "file" {
+		abs, err := filepath.Abs(where)
+		if err != nil {
+			return "", "", err
+		}
+		src = "file:" + abs
+	}
+	return name, src, nil
+}
+
+// Run replays the allowed calls of session from the evidence log at path,
+// printing one line per step to out, and returns ErrDiffers when any step
+// came out differently: the decision, the error, the final URL or title,
+// or the output's hash where the command's output is deterministic for a
+// deterministic page. Calls a human approved are approved again for the
+// replay, as recorded; text typed into a password field is masked in the
+// log, so such a step cannot be replayed and says so (a manifest secret,
+// with Options.Secrets, makes it replayable).
+func Run(path, session string, opts Options, out io.Writer) error {
+	recs, cfg, err := recordedSession(path, session, opts.PublicKey)
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "browsergate-replay-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	m, engine, err := restoreConfig(dir, cfg, opts.Secrets)
+	if err != nil {
+		return err
+	}
+	log, err := evidence.Open(filepath.Join(dir, "replay.db"), nil)
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	broker := approval.NewBroker(nil)
+	ex, err := executor.New(executor.Config{Manifests: []*toolclad.Manifest{m}, Policies: engine, Evidence: log,
+		Principal: cfg.Principal, Approvals: broker, ApprovalTimeout: 30 * time.Second, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return err
+	}
+	defer ex.Close()
+
+	allowed := 0
+	for _, r := range recs {
+		if ran(r) {
+			allowed++
+		}
+	}
+	fmt.Fprintf(out, "replaying session %s: %d record(s), %d that ran, under its recorded manifest %s and %d polic(ies)\n",
+		session, len(recs), allowed, filepath.Base(cfg.Manifest.Path), len(engine.Policies()))
+	sc := m.Browser.Scope
+	fmt.Fprintf(out, "in a launched headless browser, scope: allowed_domains %v, allow_external %v, allow_private_cidrs %v\n",
+		sc.AllowedDomains, sc.AllowExternal, sc.AllowPrivateCIDRs)
+	differ, skipped, replayed := 0, 0, 0
+	for _, r := range recs {
+		if !ran(r) {
+			continue
+		}
+		label := fmt.Sprintf("#%-3d %-14s", r.Seq, r.Command)
+		if why := notReplayable(r, m); why != "" {
+			skipped++
+			fmt.Fprintf(out, "%s NOT REPLAYED: %s\n", label, why)
+			continue
+		}
+		got, err := replayStep(ex, log, broker, m, r)
+		if err != nil {
+			return fmt.Errorf("step %d (%s): %w", r.Seq, r.Command, err)
+		}
+		replayed++
+		if diffs := compareStep(r, got); len(diffs) > 0 {
+			differ++
+			fmt.Fprintf(out, "%s DIFFERS: %s\n", label, strings.Join(diffs, "; "))
+		} else {
+			fmt.Fprintf(out, "%s same     %s %q\n", label, str(got.After["url"]), str(got.After["title"]))
+		}
+	}
+	fmt.Fprintf(out, "replayed %d of %d step(s) that ran: %d differ, %d not replayable\n", replayed, allowed, differ, skipped)
+	if differ > 0 {
+		return fmt.Errorf("%w: %d step(s)", ErrDiffers, differ)
+	}
+	return nil
+}
+
+// ran reports whether a recorded call's action ran: allowed, or refused
+// only afterwards, at final_url (its outcome left the scope).
+func ran(r *evidence.Envelope) bool {
+	return r.Decision.Allowed || r.Decision.Stage == "final_url"
+}
+
+// recordedSession reads a session's records and the configuration they
+// ran under, from a log that verifies.
+func recordedSession(path, session string, pub ed25519.PublicKey) ([]*evidence.Envelope, *executor.RecordedConfig, error) {
+	store, err := evidence.Open(path, &evidence.Options{ReadOnly: true, Timeout: 5 * time.Second})
+	if err != nil {
+		return nil, nil, err
+	}
+	defer store.Close()
+	// Replay trusts what the log says (the calls, the manifest and the
+	// policies): only a log that verifies is replayed, against the
+	// signing key when the auditor has it.
+	var rep *evidence.Report
+	if pub != nil {
+		rep, err = store.VerifyWithKey(pub)
+	} else {
+		rep, err = store.Verify()
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if !rep.OK() {
+		first, _ := rep.FirstBad()
+		return nil, nil, fmt.Errorf("%w: the log must verify before it is replayed; first bad record: %s", ErrUnverified, first.String())
+	}
+	recs, err := store.Records(session)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(recs) == 0 {
+		return nil, nil, fmt.Errorf("no session %q in %s", session, path)
+	}
+	sum := recs[0].ConfigSHA256
+	if sum == "" {
+		return nil, nil, fmt.Errorf("session %s was recorded without its configuration (config_sha256), so it cannot be replayed", session)
+	}
+	for _, r := range recs {
+		if r.ConfigSHA256 != sum {
+			return nil, nil, fmt.Errorf("session %s changed configuration at record %d (the daemon reloaded its policies): replaying it under one configuration would not be faithful", session, r.Seq)
+		}
+	}
+	data, err := store.Config(sum)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the configuration of session %s: %w", session, err)
+	}
+	var cfg executor.RecordedConfig
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		return nil, nil, fmt.Errorf("the configuration of session %s does not decode: %w", session, err)
+	}
+	return recs, &cfg, nil
+}
