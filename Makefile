@@ -16,12 +16,18 @@ build:
 demo: deps
 	go run -tags demo ./cmd/browsergate demo
 
+# The packages whose tests drive a real Chromium; every other package's
+# tests run under the race detector.
+BROWSER_PKGS := ./executor ./cmd/browsergate
+
 # Unit, fuzz-seed and end-to-end tests (real Chromium, real bbolt, the real
-# MCP client against the real binary).
+# MCP client against the real binary), the packages without a browser under
+# -race.
 test: deps
 	go vet ./...
 	go vet -tags demo ./cmd/browsergate
-	go test -count=1 -timeout 20m ./...
+	go test -count=1 -race -timeout 10m $$(go list ./... | grep -v -x -e '.*/executor' -e '.*/cmd/browsergate')
+	go test -count=1 -timeout 20m $(BROWSER_PKGS)
 
 bench: deps
 	go test -run '^$$' -bench . -benchtime 2s ./...

@@ -283,5 +283,5 @@ func (e *Executor) stateMAC(id, session string) []byte {
 
 func elicitMessage(p *approval.Pending) string {
 	return fmt.Sprintf("browsergate asks a human to approve an agent's action.\n\n%s\n\nAccept to let it run, decline to refuse it. (Approval %s; the operator can also answer with `browsergate approvals`. Without an answer it is refused at %s.)",
-		p.Summary(), p.ID, p.Deadline.Format(time.RFC3339))
+		p.Summary(), p.ID, p.Deadline.UTC().Format(time.RFC3339))
 }

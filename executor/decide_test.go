@@ -2,12 +2,12 @@ package executor
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/browsergate/browsergate/examples/testkit"
 
 	"github.com/browsergate/browsergate/cedar"
 	"github.com/browsergate/browsergate/evidence"
@@ -62,22 +62,8 @@ type decideFixture struct {
 func newDecideFixture(t *testing.T) *decideFixture {
 	t.Helper()
 	t.Setenv("DECIDE_TEST_PW", "correct horse battery")
-	load := func(name, src string) *toolclad.Manifest {
-		path := filepath.Join(t.TempDir(), name)
-		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		m, err := toolclad.Load(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return m
-	}
-	engine, err := cedar.LoadDir("../policies")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &decideFixture{m: load("d.toml", decideManifest), noSubmit: load("n.toml", noSubmitManifest), engine: engine}
+	f := &decideFixture{m: testkit.Manifest(t, decideManifest), noSubmit: testkit.Manifest(t, noSubmitManifest), engine: testkit.Policies(t)}
+	var err error
 	if f.secrets, err = newSecretSet(f.m); err != nil {
 		t.Fatal(err)
 	}
@@ -95,10 +81,7 @@ func (f *decideFixture) ask(t *testing.T, m *toolclad.Manifest, command string, 
 		t.Fatalf("manifest declares no %s", command)
 	}
 	args, argErr := cmd.Validate(raw)
-	sc, err := manifestScope(m, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sc := m.Scope()
 	if l == nil {
 		nl := newLimits(decideNow.Add(-time.Second))
 		l = &nl
@@ -319,7 +302,7 @@ func TestDecideBudgetEndsTheSession(t *testing.T) {
 // TestDecideAfter: where an action left the tabs.
 func TestDecideAfter(t *testing.T) {
 	f := newDecideFixture(t)
-	sc, _ := manifestScope(f.m, nil)
+	sc := f.m.Scope()
 	tests := []struct {
 		name  string
 		after PageState

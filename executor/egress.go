@@ -163,18 +163,10 @@ func devtoolsAddr(ws string) (netip.AddrPort, bool) {
 	return ap, err == nil
 }
 
-// manifestScope builds a manifest's scope with extra endpoints that are
-// always refused.
+// manifestScope is a manifest's scope with extra endpoints that are
+// always refused (the browser's DevTools port).
 func manifestScope(m *toolclad.Manifest, deny []netip.AddrPort) (*scope.Scope, error) {
-	sc, err := scope.New(scope.Config{
-		AllowedDomains:    m.Browser.Scope.AllowedDomains,
-		BlockedDomains:    m.Browser.Scope.BlockedDomains,
-		AllowExternal:     m.Browser.Scope.AllowExternal,
-		AllowPrivateCIDRs: m.Browser.Scope.AllowPrivateCIDRs,
-		AllowedPorts:      m.Browser.Scope.AllowedPorts,
-		DomainSets:        m.Browser.Scope.DomainSets,
-		DenyAddrPorts:     deny,
-	})
+	sc, err := m.Scope().WithDenied(deny...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: [browser.scope]: %w", m.Path, err)
 	}

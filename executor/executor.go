@@ -100,11 +100,10 @@ func New(cfg Config) (*Executor, error) {
 	}
 	rand.Read(e.stateKey[:])
 	e.policies.Store(cfg.Policies)
-	scopes, err := Scopes(cfg.Manifests)
-	if err != nil {
+	var err error
+	if e.scopes, err = compiledScopes(cfg.Manifests); err != nil {
 		return nil, err
 	}
-	e.scopes = scopes
 	if e.secrets, err = secretSets(cfg.Manifests); err != nil {
 		return nil, err
 	}
@@ -115,21 +114,18 @@ func New(cfg Config) (*Executor, error) {
 	return e, nil
 }
 
-// Scopes builds the URL scope of every manifest, reporting every bad
-// pattern or CIDR with the manifest it is in. `browsergate check` uses it
-// so that it refuses exactly what serve would.
-func Scopes(ms []*toolclad.Manifest) (map[*toolclad.Manifest]*scope.Scope, error) {
+// compiledScopes maps each manifest to its compiled scope (toolclad.Load compiled
+// it, so a loaded manifest's scope is valid).
+func compiledScopes(ms []*toolclad.Manifest) (map[*toolclad.Manifest]*scope.Scope, error) {
 	out := make(map[*toolclad.Manifest]*scope.Scope, len(ms))
-	var errs []error
 	for _, m := range ms {
-		sc, err := manifestScope(m, nil)
-		if err != nil {
-			errs = append(errs, err)
-			continue
+		sc := m.Scope()
+		if sc == nil {
+			return nil, fmt.Errorf("%s: the manifest's scope was not compiled (build manifests with toolclad.Load or Parse)", m.Path)
 		}
 		out[m] = sc
 	}
-	return out, errors.Join(errs...)
+	return out, nil
 }
 
 // Close ends every session and stops every browser browsergate launched.
@@ -158,7 +154,7 @@ func (e *Executor) Reload(ms []*toolclad.Manifest, policies *cedar.Engine) error
 	if len(ms) == 0 || policies == nil {
 		return errors.New("reload: manifests and policies are required")
 	}
-	scopes, err := Scopes(ms)
+	scopes, err := compiledScopes(ms)
 	if err != nil {
 		return err
 	}

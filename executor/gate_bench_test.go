@@ -1,10 +1,11 @@
 package executor
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/browsergate/browsergate/examples/testkit"
 
 	"github.com/browsergate/browsergate/cedar"
 	"github.com/browsergate/browsergate/evidence"
@@ -76,22 +77,17 @@ func BenchmarkPolicyDecision(b *testing.B) {
 // benchSetup loads the benchmarks' manifest and the shipped policies.
 func benchSetup(b *testing.B, dir string) (*toolclad.Manifest, *cedar.Engine) {
 	b.Helper()
-	path := filepath.Join(dir, "m.toml")
-	os.WriteFile(path, []byte(`[tool]
+	path := testkit.WriteFile(b, dir, "m.toml", `[tool]
 name = "bench"
 [browser.scope]
 allowed_domains = ["*.example.com"]
 blocked_domains = ["admin.*"]
 [browser.commands.navigate]
 args.url = { type = "url", schemes = ["https"], scope_check = true }
-`), 0o644)
+`)
 	m, err := toolclad.Load(path)
 	if err != nil {
 		b.Fatal(err)
 	}
-	engine, err := cedar.LoadDir("../policies")
-	if err != nil {
-		b.Fatal(err)
-	}
-	return m, engine
+	return m, testkit.Policies(b)
 }

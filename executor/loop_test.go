@@ -5,16 +5,13 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/browsergate/browsergate/cedar"
 	"github.com/browsergate/browsergate/evidence"
 	"github.com/browsergate/browsergate/examples/demosite"
+	"github.com/browsergate/browsergate/examples/testkit"
 	"github.com/browsergate/browsergate/executor"
 	"github.com/browsergate/browsergate/toolclad"
 )
@@ -49,24 +46,11 @@ allow_private_cidrs = ["127.0.0.1/32"]
 [browser.commands.network_timing]
 `
 
-// clock is a fake clock tests advance by hand.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
 type harness struct {
 	ex     *executor.Executor
 	m      *toolclad.Manifest
 	store  *evidence.Store
-	clock  *clock
+	clock  *testkit.Clock
 	site   string
 	canary string // base URL of the canary, when the harness has one
 }
@@ -79,25 +63,10 @@ func newHarness(t *testing.T, maxInteractions int, screenshots bool) *harness {
 // newHarnessFrom is newHarness with the manifest's text.
 func newHarnessFrom(t *testing.T, manifest string) *harness {
 	t.Helper()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "loop.toml")
-	if err := os.WriteFile(path, []byte(manifest), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	m, err := toolclad.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	engine, err := cedar.LoadDir("../policies")
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := evidence.Open(filepath.Join(dir, "evidence.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	c := &clock{now: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
+	m := testkit.Manifest(t, manifest)
+	engine := testkit.Policies(t)
+	store := testkit.Store(t)
+	c := testkit.NewClock(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
 	ex, err := executor.New(executor.Config{Manifests: []*toolclad.Manifest{m}, Policies: engine, Evidence: store, Now: c.Now})
 	if err != nil {
 		t.Fatal(err)

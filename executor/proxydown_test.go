@@ -4,14 +4,12 @@ import (
 	"context"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 
-	"github.com/browsergate/browsergate/cedar"
-	"github.com/browsergate/browsergate/evidence"
+	"github.com/browsergate/browsergate/examples/testkit"
+
 	"github.com/browsergate/browsergate/toolclad"
 )
 
@@ -32,22 +30,8 @@ func TestProxyDownMeansNothingGoesOut(t *testing.T) {
 	t.Cleanup(func() { srv.Close() })
 	site := "http://" + ln.Addr().String() + "/"
 
-	dir := t.TempDir()
-	path := filepath.Join(dir, "m.toml")
-	os.WriteFile(path, []byte("[tool]\nname = \"down\"\n[browser]\nstartup_timeout_seconds = 30\n[browser.scope]\nallowed_domains = [\"127.0.0.1\"]\nallow_private_cidrs = [\"127.0.0.1/32\"]\n[browser.commands.navigate]\n"), 0o644)
-	m, err := toolclad.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	engine, err := cedar.LoadDir("../policies")
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := evidence.Open(filepath.Join(dir, "e.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	m := testkit.Manifest(t, "[tool]\nname = \"down\"\n[browser]\nstartup_timeout_seconds = 30\n[browser.scope]\nallowed_domains = [\"127.0.0.1\"]\nallow_private_cidrs = [\"127.0.0.1/32\"]\n[browser.commands.navigate]\n")
+	engine, store := testkit.Policies(t), testkit.Store(t)
 	e, err := New(Config{Manifests: []*toolclad.Manifest{m}, Policies: engine, Evidence: store})
 	if err != nil {
 		t.Fatal(err)

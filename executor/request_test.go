@@ -1,14 +1,12 @@
 package executor
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/browsergate/browsergate/cedar"
-	"github.com/browsergate/browsergate/evidence"
+	"github.com/browsergate/browsergate/examples/testkit"
+
 	"github.com/browsergate/browsergate/toolclad"
 )
 
@@ -55,35 +53,19 @@ var sampleArgs = map[string]map[string]any{
 // the schema policies are validated against is the one requests obey.
 // A manifest's named domain set reaches Cedar as a parent of url_domain.
 func TestCedarRequestsMatchTheSchema(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "req.toml")
-	if err := os.WriteFile(path, []byte(requestManifest), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	m, err := toolclad.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	policies := filepath.Join(dir, "policies")
-	os.Mkdir(policies, 0o755)
-	schema, err := os.ReadFile("../policies/browsergate.cedarschema")
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(policies, "browsergate.cedarschema"), schema, 0o644)
-	os.WriteFile(filepath.Join(policies, "p.cedar"), []byte(`@id("all") permit (principal, action, resource);
+	m := testkit.Manifest(t, requestManifest)
+	// The built-in schema (the directory has none) and a policy that
+	// holds payments hosts for approval.
+	policies := t.TempDir()
+	testkit.WriteFile(t, policies, "p.cedar", `@id("all") permit (principal, action, resource);
 @id("payments-need-approval") forbid (principal, action == Web::Action::"browse", resource)
 when { resource.url_domain in Web::DomainSet::"payments" } unless { resource.human_approved == true };
-`), 0o644)
-	engine, err := cedar.LoadDir(policies)
+`)
+	engine, err := LoadPolicies(policies, []*toolclad.Manifest{m})
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := evidence.Open(filepath.Join(dir, "e.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := testkit.Store(t)
 	e, err := New(Config{Manifests: []*toolclad.Manifest{m}, Policies: engine, Evidence: store})
 	if err != nil {
 		t.Fatal(err)

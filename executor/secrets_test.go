@@ -3,11 +3,11 @@ package executor
 import (
 	"bytes"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/browsergate/browsergate/examples/testkit"
 
 	"github.com/browsergate/browsergate/toolclad"
 )
@@ -15,9 +15,8 @@ import (
 func secretManifest(t *testing.T, value string) *toolclad.Manifest {
 	t.Helper()
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "pw"), []byte(value), 0o600)
-	path := filepath.Join(dir, "m.toml")
-	os.WriteFile(path, []byte(`
+	testkit.WriteFile(t, dir, "pw", value)
+	path := testkit.WriteFile(t, dir, "m.toml", `
 [tool]
 name = "s"
 [browser.scope]
@@ -26,7 +25,7 @@ allowed_domains = ["*.example.com"]
 file = "pw"
 domains = ["login.example.com", "*.auth.example.com"]
 [browser.commands.type_text]
-`), 0o644)
+`)
 	m, err := toolclad.Load(path)
 	if err != nil {
 		t.Fatal(err)

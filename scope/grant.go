@@ -31,7 +31,7 @@ func parseGrant(c string) (grant, error) {
 		return grant{}, fmt.Errorf("%w: %v", ErrInvalidCIDR, err)
 	}
 	if m := p.Masked(); m != p {
-		return grant{}, fmt.Errorf("%w: host bits are set; did you mean %q?", ErrInvalidCIDR, m.String())
+		return grant{}, fmt.Errorf("%w: %q has host bits set; did you mean %q?", ErrInvalidCIDR, fields[0], m.String())
 	}
 	if p.IsSingleIP() && IsMetadata(p.Addr()) {
 		return grant{}, fmt.Errorf("%w: %s", ErrMetadataGrant, p.Addr())

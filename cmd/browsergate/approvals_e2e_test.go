@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/browsergate/browsergate/examples/testkit"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/browsergate/browsergate/evidence"
@@ -145,7 +147,7 @@ func TestApprovalByOperator(t *testing.T) {
 		}
 	}
 	// While it waits, the client hears that it waits, and for what.
-	eventually(t, func() string {
+	testkit.Eventually(t, func() string {
 		mu.Lock()
 		defer mu.Unlock()
 		if len(progress) == 0 || !strings.Contains(progress[0], "waiting for a human to approve "+id) || !strings.Contains(progress[0], `{"selector":"form"}`) {
@@ -480,7 +482,7 @@ func TestPageChangedWhileHeld(t *testing.T) {
 	h := f.callAsync(t, "e2e.submit_form", map[string]any{"selector": "form"})
 	id := f.pendingID(t, h)
 	f.site.SwitchForms.Store(true)
-	eventually(t, func() string {
+	testkit.Eventually(t, func() string {
 		if f.site.Switched.Load() == 0 {
 			return "the page never retargeted its form"
 		}

@@ -42,18 +42,14 @@ func checkFlags(fs *flag.FlagSet) action {
 // summarises the tools of a valid set.
 func check(manifests []string, policies, sep string, stdout io.Writer) error {
 	ms, merr := toolclad.LoadFiles(manifests)
-	var serr error
-	if merr == nil {
-		_, serr = executor.Scopes(ms) // what serve would refuse
-	}
-	engine, perr := cedar.LoadDir(policies)
+	engine, perr := executor.LoadPolicies(policies, ms)
 	var terr error
 	tests := 0
 	if perr == nil {
 		tests, terr = reload.RunPolicyTests(engine, policies) // policy changes are tested like code
 	}
 	problems := 0
-	for _, err := range []error{merr, serr, perr, terr} {
+	for _, err := range []error{merr, perr, terr} {
 		if err == nil {
 			continue
 		}
@@ -71,6 +67,9 @@ func check(manifests []string, policies, sep string, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "%s: tool %q, connect=%s, %d command(s), scope allowed=%v blocked=%v allow_external=%v\n",
 			m.Path, m.Tool.Name, m.Browser.Connect, len(m.Commands),
 			m.Browser.Scope.AllowedDomains, m.Browser.Scope.BlockedDomains, m.Browser.Scope.AllowExternal)
+		if m.ImpliedCommands {
+			fmt.Fprintf(stdout, "  no [browser.commands]: ToolClad's read-only commands at their documented tiers (mutating commands must be declared)\n")
+		}
 		for _, c := range m.Commands {
 			flags := "risk=" + c.RiskTier
 			if c.HumanApproval {

@@ -66,7 +66,7 @@ func policyTest(q *policyTestRequest, stdout io.Writer) error {
 	if q.expect != "" && q.expect != "allow" && q.expect != "deny" {
 		return fmt.Errorf("%w: --expect must be allow or deny", errUsage)
 	}
-	engine, err := cedar.LoadDir(q.policies)
+	engine, err := executor.LoadPolicies(q.policies, nil)
 	if err != nil {
 		return err
 	}
@@ -151,11 +151,7 @@ func domainOf(manifestPath, url string) (string, []string, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	scopes, err := executor.Scopes(ms)
-	if err != nil {
-		return "", nil, err
-	}
-	sc := scopes[ms[0]]
+	sc := ms[0].Scope()
 	host := sc.Check(url).Host
 	return host, sc.DomainSets(host), nil
 }

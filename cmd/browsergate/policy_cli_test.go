@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/browsergate/browsergate/examples/testkit"
 )
 
 // TestPolicyTest: `browsergate policy test` decides one request, from flags
@@ -69,7 +71,7 @@ func TestPolicyTest(t *testing.T) {
 // fails the check, naming the case and its line.
 func TestCheckRunsPolicyTests(t *testing.T) {
 	t.Parallel()
-	dir := copyPolicies(t)
+	dir := testkit.CopyPolicies(t)
 	args := []string{"check", "--policies", dir, "--manifest", repoPath("examples/demo.toml")}
 	out, code := runBinary(t, args...)
 	if code != 0 || !strings.Contains(out, "policy test(s) passed") {
@@ -90,7 +92,7 @@ func TestCheckRunsPolicyTests(t *testing.T) {
 // problem.
 func TestSchemaErrorRefusesToStart(t *testing.T) {
 	t.Parallel()
-	dir := copyPolicies(t)
+	dir := testkit.CopyPolicies(t)
 	os.WriteFile(filepath.Join(dir, "typo.cedar"), []byte("@id(\"typo\")\nforbid (principal, action == Web::Action::\"browse\", resource)\nwhen { resource.risk_tier == 3 };\n"), 0o644)
 	manifest := repoPath("examples/demo.toml")
 	out, code := runBinary(t, "check", "--manifest", manifest, "--policies", dir)

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/browsergate/browsergate/examples/testkit"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -26,50 +28,13 @@ args.url = { type = "url", schemes = ["http"], scope_check = true }
 [browser.commands.snapshot]
 `
 
-// copyPolicies copies the shipped policy directory, to be edited by a test.
-func copyPolicies(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	entries, err := os.ReadDir(repoPath("policies"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		data, err := os.ReadFile(filepath.Join(repoPath("policies"), e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, e.Name()), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
-
-// eventually retries check until it returns "" or 15 s pass, and fails
-// with its last complaint.
-func eventually(t *testing.T, check func() string) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		msg := check()
-		if msg == "" {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal(msg)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 // TestReload: SIGHUP (and --watch) reload manifests and policies as one
 // set. A broken policy is refused and logged, and the old set keeps
 // serving; a valid new policy decides the next call; a manifest that gains
 // a command changes the tool list, and the client is told.
 func TestReload(t *testing.T) {
 	t.Parallel()
-	policies := copyPolicies(t)
+	policies := testkit.CopyPolicies(t)
 	var listChanged atomic.Int64
 	opts := &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { listChanged.Add(1) }}
 	f := startClient(t, reloadManifest, opts, "--policies", policies, "--watch")
@@ -85,7 +50,7 @@ forbid (principal, action == Web::Action::"browse", resource) when { resource.co
 		t.Fatal(err)
 	}
 	syscall.Kill(f.pid, syscall.SIGHUP)
-	eventually(t, func() string {
+	testkit.Eventually(t, func() string {
 		if log := f.stderr.String(); !strings.Contains(log, "reload refused") || !strings.Contains(log, "typo.cedar:2") {
 			return "serve did not log the refused reload naming typo.cedar:2"
 		}
@@ -100,7 +65,7 @@ when { resource.command == "navigate" && resource.url like "*/docs" };
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, func() string {
+	testkit.Eventually(t, func() string {
 		if text, refused := f.call(t, "e2e.navigate", docs); !refused || !strings.Contains(text, "no-docs") {
 			return "the new policy no-docs never decided navigate:\n" + text
 		}
@@ -114,7 +79,7 @@ when { resource.command == "navigate" && resource.url like "*/docs" };
 		t.Fatal(err)
 	}
 	syscall.Kill(f.pid, syscall.SIGHUP)
-	eventually(t, func() string {
+	testkit.Eventually(t, func() string {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		tools, err := f.cs.ListTools(ctx, nil)
@@ -128,7 +93,7 @@ when { resource.command == "navigate" && resource.url like "*/docs" };
 		}
 		return "e2e.go_back never appeared in the tool list"
 	})
-	eventually(t, func() string {
+	testkit.Eventually(t, func() string {
 		if listChanged.Load() == 0 {
 			return "the client was never told that the tool list changed"
 		}

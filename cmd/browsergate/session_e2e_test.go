@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/browsergate/browsergate/examples/testkit"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/browsergate/browsergate/evidence"
@@ -35,7 +37,7 @@ func TestUndeclaredToolIsRecorded(t *testing.T) {
 // manifest ends the agent's session, and the first reply after it says so.
 func TestReloadSaysSoAndNotifiesOnlyOnChange(t *testing.T) {
 	t.Parallel()
-	policies := copyPolicies(t)
+	policies := testkit.CopyPolicies(t)
 	var listChanged atomic.Int64
 	opts := &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { listChanged.Add(1) }}
 	f := startClient(t, reloadManifest, opts, "--policies", policies, "--log-level", "info")
@@ -46,7 +48,7 @@ func TestReloadSaysSoAndNotifiesOnlyOnChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	syscall.Kill(f.pid, syscall.SIGHUP)
-	eventually(t, func() string {
+	testkit.Eventually(t, func() string {
 		if !strings.Contains(f.stderr.String(), `"msg":"reloaded"`) {
 			return "serve did not log the reload"
 		}
@@ -66,7 +68,7 @@ func TestReloadSaysSoAndNotifiesOnlyOnChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	syscall.Kill(f.pid, syscall.SIGHUP)
-	eventually(t, func() string {
+	testkit.Eventually(t, func() string {
 		if strings.Count(f.stderr.String(), `"msg":"reloaded"`) < 2 {
 			return "serve did not log the second reload"
 		}

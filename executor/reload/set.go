@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/browsergate/browsergate/cedar"
+	"github.com/browsergate/browsergate/executor"
 	"github.com/browsergate/browsergate/toolclad"
 )
 
@@ -54,7 +55,7 @@ func Load(paths []string, policyDir string, prev *Set) (*Set, error) {
 		}
 		files[p] = loadedManifest{sum: sums[p], m: ms[i]}
 	}
-	engine, err := cedar.LoadDir(policyDir)
+	engine, err := executor.LoadPolicies(policyDir, ms)
 	if err != nil {
 		return nil, err
 	}

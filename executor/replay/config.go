@@ -37,7 +37,7 @@ func restoreConfig(dir string, cfg *executor.RecordedConfig, secrets map[string]
 	if err != nil {
 		return nil, nil, fmt.Errorf("the recorded manifest does not load here (is a --secret's variable or file missing?): %w", err)
 	}
-	engine, err := cedar.LoadDir(pdir)
+	engine, err := executor.LoadPolicies(pdir, []*toolclad.Manifest{m})
 	if err != nil {
 		return nil, nil, fmt.Errorf("the recorded policies do not load: %w", err)
 	}

@@ -127,7 +127,7 @@ func Run(path, session string, opts Options, out io.Writer) error {
 // ran reports whether a recorded call's action ran: allowed, or refused
 // only afterwards, at final_url (its outcome left the scope).
 func ran(r *evidence.Envelope) bool {
-	return r.Decision.Allowed || r.Decision.Stage == "final_url"
+	return r.Decision.Allowed || r.Decision.Stage == evidence.StageFinalURL
 }
 
 // recordedSession reads a session's records and the configuration they

@@ -10,7 +10,7 @@ import (
 
 func TestCompareStep(t *testing.T) {
 	t.Parallel()
-	rec := func(cmd string, allowed bool, stage, url, title, out, errText string) *evidence.Envelope {
+	rec := func(cmd string, allowed bool, stage evidence.Stage, url, title, out, errText string) *evidence.Envelope {
 		return &evidence.Envelope{Command: cmd, Decision: evidence.Decision{Allowed: allowed, Stage: stage},
 			After: map[string]any{"url": url, "title": title}, OutputSHA256: out, Error: errText}
 	}
