@@ -171,8 +171,14 @@ func (e *Executor) approvalRequest(s *session, t *turn) approval.Request {
 	}
 	if reqs := t.verdict.Requests; len(reqs) > 0 {
 		r.Command, r.URL = reqs[0].Command, e.masker.Load().mask(reqs[0].URL)
-		for _, q := range reqs {
-			if q.RiskTier == "critical" || r.Tier == "" {
+		for i, q := range reqs {
+			if i > 0 {
+				// A click that submits a form: the human is asked about
+				// the submission, and the approval covers only a click
+				// that submits.
+				r.Command += " (submits a form: " + q.Command + ")"
+			}
+			if tierRank(q.RiskTier) > tierRank(r.Tier) {
 				r.Tier = q.RiskTier
 			}
 		}
@@ -236,6 +242,12 @@ func (e *Executor) resume(r *toolclad.Resume, s *session, want approval.Request)
 		return nil, &DenyError{Stage: evidence.StageApproval, Rule: "different call",
 			Reason: fmt.Sprintf("approval %s was asked for %s, not for this call; nothing was done", id, p.Summary())}
 	}
+	if want.Tier == "critical" {
+		// Critical calls are never put to the client's user; a state for
+		// one can only come from a call that was not critical when asked.
+		return nil, &DenyError{Stage: evidence.StageApproval, Rule: "critical",
+			Reason: fmt.Sprintf("approval %s: a critical-tier call is decided by the operator only, not through the MCP client; nothing was done", id)}
+	}
 	if ans, ok := r.Answers[approvalKey]; ok && (ans.Action == "accept" || ans.Action == "decline") {
 		// The client vouches for its user's name; the daemon cannot.
 		by := "MCP client user"
@@ -251,10 +263,16 @@ func (e *Executor) resume(r *toolclad.Resume, s *session, want approval.Request)
 }
 
 // sameCall reports whether two approval requests describe the same action:
-// same session, tool, command, page, destination and arguments.
+// same session, tool, command (a click that submits a form is not the same
+// as one that does not), risk tier, page, destination and arguments.
 func sameCall(a, b approval.Request) bool {
-	return a.Session == b.Session && a.Tool == b.Tool && a.Command == b.Command &&
+	return a.Session == b.Session && a.Tool == b.Tool && a.Command == b.Command && a.Tier == b.Tier &&
 		a.Page == b.Page && a.URL == b.URL && a.Fingerprint == b.Fingerprint
+}
+
+// tierRank orders the risk tiers, lowest first ("" below all).
+func tierRank(tier string) int {
+	return map[string]int{"low": 1, "medium": 2, "high": 3, "critical": 4}[tier]
 }
 
 // seal returns the request state for approval id in session: the id and an

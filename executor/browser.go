@@ -213,7 +213,13 @@ func (b *backend) start() error {
 		// The browser gets a minimal environment, not the daemon's: a
 		// manifest secret read from an environment variable must not sit
 		// in /proc/<pid>/environ of any browser process.
-		opts = append(opts, chromedp.NoInheritEnv, chromedp.Env(browserEnv(os.Environ(), b.secretVars)...))
+		env := browserEnv(os.Environ(), b.secretVars, !b.key.headless)
+		// HOME inside the profile: not the daemon user's ~/.pki (client
+		// certificates, trusted CAs) or other dotfiles.
+		env = append(env, "HOME="+filepath.Join(userDir, "home"))
+		opts = append(opts, chromedp.NoInheritEnv, chromedp.Env(env...),
+			// No OS keyring: saved passwords stay in the throwaway profile.
+			chromedp.Flag("password-store", "basic"))
 		if !b.key.headless {
 			opts = append(opts, chromedp.VisibleWindow)
 		}
@@ -347,22 +353,24 @@ func resolveLiveEndpoint(endpoint string, timeout time.Duration) (string, error)
 	}
 }
 
-// browserEnvVars are the variables a launched Chromium may need: where its
-// home and temporary files are, how to find programs (the Debian launcher
-// is a shell script), the locale and time zone, and, for a visible window,
-// the display. Nothing else of the daemon's environment reaches it.
-var browserEnvVars = []string{
-	"HOME", "PATH", "TMPDIR", "LANG", "LC_ALL", "TZ", "FONTCONFIG_PATH", "FONTCONFIG_FILE",
-	"DISPLAY", "WAYLAND_DISPLAY", "XDG_RUNTIME_DIR", "XAUTHORITY", "DBUS_SESSION_BUS_ADDRESS",
-}
+// browserEnvVars are the variables a launched Chromium may need: how to
+// find programs (the Debian launcher is a shell script), where temporary
+// files go, the locale, time zone and fonts. Its HOME is a directory in
+// its own profile. Nothing else of the daemon's environment reaches it.
+var browserEnvVars = []string{"PATH", "TMPDIR", "LANG", "LC_ALL", "TZ", "FONTCONFIG_PATH", "FONTCONFIG_FILE"}
 
-// browserEnv picks the browserEnvVars out of environ (NAME=value entries),
-// leaving out any variable a manifest secret is read from.
-func browserEnv(environ, secretVars []string) []string {
+// displayEnvVars are added for a visible window: the display to draw on.
+var displayEnvVars = []string{"DISPLAY", "WAYLAND_DISPLAY", "XDG_RUNTIME_DIR", "XAUTHORITY", "DBUS_SESSION_BUS_ADDRESS"}
+
+// browserEnv picks the variables a browser needs out of environ
+// (NAME=value entries), leaving out any variable a manifest secret is read
+// from.
+func browserEnv(environ, secretVars []string, visible bool) []string {
 	var out []string
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
-		if slices.Contains(browserEnvVars, name) && !slices.Contains(secretVars, name) {
+		wanted := slices.Contains(browserEnvVars, name) || visible && slices.Contains(displayEnvVars, name)
+		if wanted && !slices.Contains(secretVars, name) {
 			out = append(out, kv)
 		}
 	}

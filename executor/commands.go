@@ -103,7 +103,7 @@ func (s *session) typeText(ctx context.Context, args map[string]any) (output, er
 	return output{Text: fmt.Sprintf("typed %d characters into %s%s", len([]rune(text)), label, filled)}, nil
 }
 
-func (s *session) submitForm(ctx context.Context, args map[string]any) (output, error) {
+func (s *session) submitForm(ctx context.Context, args map[string]any, want string) (output, error) {
 	el, named, err := s.target(ctx, args)
 	if err != nil {
 		return output{}, err
@@ -114,7 +114,7 @@ func (s *session) submitForm(ctx context.Context, args map[string]any) (output, 
 		}
 	}
 	var action string
-	if err := el.call(ctx, submitFormJS, &action); err != nil {
+	if err := el.call(ctx, submitFormJS, &action, want); err != nil {
 		return output{}, err
 	}
 	return output{Text: "submitted the form of " + el.label + " to " + action}, nil

@@ -53,8 +53,6 @@ type verdict struct {
 	// Enforce: reset the tab to about:blank; close these popups.
 	Reset bool
 	Close []target.ID
-	// Expire ends the session after this call (max_interactions).
-	Expire string
 }
 
 // decide judges one call. It is a pure function of the question: no
@@ -80,15 +78,18 @@ func preflight(q *question) verdict {
 	switch {
 	case call.Command == nil:
 		v.Deny = deny(evidence.StageManifest, "undeclared tool",
-			"%s is not a tool of this server: no manifest declares it", call.Tool)
+			"%s is not a tool of this server: no manifest declares it", clip(call.Tool, maxToolNameLen))
 	case call.ArgErr != nil:
 		v.Deny = &DenyError{Stage: evidence.StageArgs, Rule: argRule(call.ArgErr), Reason: call.ArgErr.Error()}
 	default:
 		if why := q.Limits.expiry(&m.Browser, q.Now); why != "" {
 			v.Deny = deny(evidence.StageLimits, ruleName(why), "session expired (%s); reconnect to start a new session", why)
 		} else if why := q.Limits.budgetUsed(&m.Browser); why != "" {
-			v.Expire = why
-			v.Deny = deny(evidence.StageLimits, "max_interactions", "the session has used all %d interactions of max_interactions", m.Browser.MaxInteractions)
+			// A budget, not an expiry: it is not renewed by a new session
+			// (which would also reset the counters Cedar's rate limits
+			// read), so the agent must reconnect.
+			v.Deny = deny(evidence.StageLimits, "max_interactions",
+				"the session has used all %d interactions of max_interactions; no further call runs in it (reconnect for a new session)", m.Browser.MaxInteractions)
 		}
 	}
 	return v
@@ -205,8 +206,10 @@ func (v *verdict) leads(q *question) *DenyError {
 			return deny(evidence.StageArgs, "element", "%s is not in a form", el.Label)
 		}
 		v.Submits = d.Submits && !submit // a click that submits
-		if dn := v.destination(q.Scope, cmd.Name, el.Label, d.URL); dn != nil {
-			return dn
+		for _, u := range append([]string{d.URL}, d.URLs...) {
+			if dn := v.destination(q.Scope, cmd.Name, el.Label, u); dn != nil {
+				return dn
+			}
 		}
 		if d.Submits || submit {
 			if err := q.Secrets.maySubmitTo(f.Typed, d.URL); err != nil {
@@ -229,9 +232,10 @@ func (v *verdict) leads(q *question) *DenyError {
 			return deny(evidence.StageSecrets, "secret domains", "%v", err)
 		}
 		// Text typed into a password field is kept out of the evidence;
-		// so is text typed where the field could not be told. Placeholders
-		// reveal nothing, and keep the step replayable.
-		v.Masked = (el.FieldErr != nil || el.Field.Password) && !q.Secrets.onlyPlaceholders(text)
+		// so is text typed where the field could not be told (the focus
+		// is in an iframe, say). Placeholders reveal nothing, and keep the
+		// step replayable.
+		v.Masked = (el.FieldErr != nil || el.Field.Password || !el.Field.Field) && !q.Secrets.onlyPlaceholders(text)
 	case observeHistory:
 		if f.Back == nil {
 			return deny(evidence.StageObserve, "history", "the tab's history was not observed")

@@ -288,14 +288,18 @@ func TestDecideUndeclaredTool(t *testing.T) {
 	}
 }
 
-// TestDecideBudgetEndsTheSession: the call over max_interactions is
-// refused and ends the session (the next call starts a new one).
-func TestDecideBudgetEndsTheSession(t *testing.T) {
+// TestDecideBudgetIsNotAnExpiry: a session over max_interactions is
+// refused, and the budget does not count as an expiry (which would let
+// the next call start a new session with fresh counters).
+func TestDecideBudgetIsNotAnExpiry(t *testing.T) {
 	f := newDecideFixture(t)
 	l := limits{created: decideNow, lastCall: decideNow, interactions: 5, counts: map[string]int{}}
 	v := decide(f.ask(t, f.m, "snapshot", nil, on("about:blank"), &l))
-	if v.Deny == nil || v.Expire == "" || ruleName(v.Expire) != "max_interactions" {
-		t.Fatalf("over budget: deny %+v expire %q", v.Deny, v.Expire)
+	if v.Deny == nil || v.Deny.Rule != "max_interactions" {
+		t.Fatalf("over budget: %+v", v.Deny)
+	}
+	if why := l.expiry(&f.m.Browser, decideNow); why != "" {
+		t.Fatalf("a used-up budget counts as an expiry: %q", why)
 	}
 }
 

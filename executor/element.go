@@ -8,6 +8,7 @@ import (
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/dom"
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
@@ -105,8 +106,12 @@ func (el element) call(ctx context.Context, fn string, out any, args ...any) err
 }
 
 // click scrolls the element into view and clicks its centre with real
-// mouse events, as a user would.
-func (el element) click(ctx context.Context) error {
+// mouse events, as a user would. Each event of the click can run the
+// page's handlers, which may change the element: before the mouse moves
+// over it, before the button goes down and before it comes up (which
+// fires the click), the element must still be on top at that point and
+// still lead where the gate judged it would (want).
+func (el element) click(ctx context.Context, want destination) error {
 	_, _ = chromedp.Call(ctx, dom.ScrollIntoViewIfNeeded, dom.ScrollIntoViewIfNeededParams{ObjectID: el.object})
 	q, err := chromedp.Call(ctx, dom.GetContentQuads, dom.GetContentQuadsParams{ObjectID: el.object})
 	if err != nil || len(q.Quads) == 0 || len(q.Quads[0]) < 8 {
@@ -118,14 +123,33 @@ func (el element) click(ctx context.Context) error {
 		x += quad[i] / 4
 		y += quad[i+1] / 4
 	}
-	var onTop bool
-	if err := el.call(ctx, hitTestJS, &onTop, x, y); err != nil {
-		return err
+	check := func() error {
+		var onTop bool
+		if err := el.call(ctx, hitTestJS, &onTop, x, y); err != nil {
+			return err
+		}
+		if !onTop {
+			return fmt.Errorf("%s is covered by another element at its centre, so a click would hit that element instead", el.label)
+		}
+		return el.call(ctx, clickCheckJS, nil, map[string]any{"url": want.URL, "submits": want.Submits})
 	}
-	if !onTop {
-		return fmt.Errorf("%s is covered by another element at its centre, so a click would hit that element instead", el.label)
+	for _, typ := range []input.DispatchMouseEventType{input.DispatchMouseEventTypeMouseMoved, input.DispatchMouseEventTypeMousePressed, input.DispatchMouseEventTypeMouseReleased} {
+		if err := check(); err != nil {
+			if typ == input.DispatchMouseEventTypeMouseReleased {
+				// The button is down: let it go where nothing is.
+				_, _ = chromedp.Call(ctx, input.DispatchMouseEvent, input.DispatchMouseEventParams{Type: input.DispatchMouseEventTypeMouseMoved, X: 0, Y: 0})
+			}
+			return err
+		}
+		p := input.DispatchMouseEventParams{Type: typ, X: x, Y: y}
+		if typ != input.DispatchMouseEventTypeMouseMoved {
+			p.Button, p.ClickCount = input.MouseButtonLeft, 1
+		}
+		if _, err := chromedp.Call(ctx, input.DispatchMouseEvent, p); err != nil {
+			return fmt.Errorf("click %s: %w", el.label, err)
+		}
 	}
-	return chromedp.Do(ctx, chromedp.MouseClickXY(x, y))
+	return nil
 }
 
 // focused is the page's focused element (the body when none is).

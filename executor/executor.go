@@ -136,7 +136,7 @@ func (e *Executor) Close() {
 	e.sessions = map[sessionKey]*session{}
 	backends := e.backends
 	e.mu.Unlock()
-	endSessions(slices.Collect(maps.Values(sessions)))
+	e.endSessions(slices.Collect(maps.Values(sessions)))
 	for _, b := range backends {
 		b.shutdown()
 	}
@@ -192,7 +192,7 @@ func (e *Executor) Reload(ms []*toolclad.Manifest, policies *cedar.Engine) error
 	e.policies.Store(policies)
 	e.masker.Store(newMasker(ms))
 	e.mu.Unlock()
-	endSessions(ended)
+	e.endSessions(ended)
 	for _, b := range stopped {
 		b.shutdown()
 	}
@@ -210,7 +210,7 @@ func (e *Executor) EndSession(mcpID string) {
 		}
 	}
 	e.mu.Unlock()
-	endSessions(ended)
+	e.endSessions(ended)
 }
 
 // session returns the session of an MCP session on a manifest, creating it
@@ -244,10 +244,17 @@ func (e *Executor) renew(old *session, why string) (*session, error) {
 		return nil, errors.New("executor is shutting down")
 	}
 	k := sessionKey{old.mcpID, old.manifest}
-	if cur, ok := e.sessions[k]; ok && cur != old {
+	cur, ok := e.sessions[k]
+	switch {
+	case !ok:
+		return nil, errors.New("this session has ended") // the MCP session ended, or a reload ended it
+	case cur != old:
 		return cur, nil // another call renewed it first
 	}
-	go endSessions([]*session{old})
+	if _, current := e.scopes[old.manifest]; !current {
+		return nil, errors.New("the manifest of this tool was reloaded; list the tools again and call the new one")
+	}
+	go e.endSessions([]*session{old})
 	return e.newSessionLocked(k, fmt.Sprintf("the previous session %s expired (%s), so this call started a new session with a fresh browser context", old.id, why)), nil
 }
 

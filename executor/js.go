@@ -1,6 +1,9 @@
 package executor
 
-import _ "embed" // the scripts below
+import (
+	_ "embed" // the scripts below
+	"strings"
+)
 
 // The JavaScript browsergate runs in pages lives in js/, one file a script,
 // each with its reason at the top. The gate's scripts (state, destination,
@@ -10,16 +13,20 @@ import _ "embed" // the scripts below
 var (
 	//go:embed js/state.js
 	stateJS string
+	//go:embed js/resolve.js
+	resolveJS string
 	//go:embed js/destination.js
-	destinationJS string
+	destinationSrc string
+	//go:embed js/click_check.js
+	clickCheckSrc string
+	//go:embed js/submit_form.js
+	submitFormSrc string
 	//go:embed js/hit_test.js
 	hitTestJS string
 	//go:embed js/field.js
 	fieldJS string
 	//go:embed js/focused.js
 	focusedJS string
-	//go:embed js/submit_form.js
-	submitFormJS string
 	//go:embed js/wait_for.js
 	waitForJS string
 	//go:embed js/network_timing.js
@@ -29,3 +36,14 @@ var (
 	//go:embed js/no_webrtc.js
 	noWebRTCJS string
 )
+
+// The scripts that use resolve.js, with it put in place of RESOLVE.
+var (
+	destinationJS = withResolve(destinationSrc)
+	clickCheckJS  = withResolve(clickCheckSrc)
+	submitFormJS  = withResolve(submitFormSrc)
+)
+
+func withResolve(src string) string {
+	return strings.ReplaceAll(src, "RESOLVE", "("+resolveJS+")")
+}

@@ -28,10 +28,10 @@ func newLimits(now time.Time) limits {
 
 // expiry says why a session with these limits is over at now under the
 // manifest's bounds, or "" when it is not: it lived longer than
-// session_timeout_seconds, had no call for longer than
-// idle_timeout_seconds, or a call was refused for max_interactions (the
-// refusal ends it; see decide). The reason starts with the name of the
-// bound, which is the rule a refusal names.
+// session_timeout_seconds or had no call for longer than
+// idle_timeout_seconds. (max_interactions is a budget, not an expiry:
+// see budgetUsed.) The reason starts with the name of the bound, which is
+// the rule a refusal names.
 func (l *limits) expiry(b *toolclad.Browser, now time.Time) string {
 	switch {
 	case l.expired != "":

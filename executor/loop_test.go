@@ -168,9 +168,9 @@ func TestIdleAndSessionTimeoutsAreEnforced(t *testing.T) {
 }
 
 // TestExpiredSessionIsReplaced: by default the next call after an expiry
-// (idle, lifetime, or a call refused for max_interactions) starts a new
-// session — a new evidence session with a fresh browser context — and its
-// reply says so, once.
+// (idle or lifetime) starts a new session — a new evidence session with a
+// fresh browser context — and its reply says so, once. A used-up
+// max_interactions budget is not an expiry: it keeps refusing.
 func TestExpiredSessionIsReplaced(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, 3, false)
@@ -187,15 +187,15 @@ func TestExpiredSessionIsReplaced(t *testing.T) {
 		t.Fatalf("the notice is said once: %+v", r)
 	}
 	h.call(t, "s1", "snapshot", nil)
-	if r := h.call(t, "s1", "snapshot", nil); !r.IsError || !strings.Contains(r.Text, "max_interactions") {
-		t.Fatalf("fourth call of a 3-interaction session: %+v", r)
-	}
-	if r := h.call(t, "s1", "snapshot", nil); r.IsError || !strings.Contains(r.Text, "expired (max_interactions") {
-		t.Fatalf("the call after a max_interactions refusal: %+v", r)
+	// max_interactions is a budget, not an expiry: it stays used up.
+	for i := 0; i < 2; i++ {
+		if r := h.call(t, "s1", "snapshot", nil); !r.IsError || !strings.Contains(r.Text, "max_interactions") {
+			t.Fatalf("call %d over a 3-interaction budget: %+v", i+4, r)
+		}
 	}
 	sessions, err := h.store.Sessions()
-	if err != nil || len(sessions) != 3 {
-		t.Fatalf("evidence sessions: %d (%v), want 3", len(sessions), err)
+	if err != nil || len(sessions) != 2 {
+		t.Fatalf("evidence sessions: %d (%v), want 2", len(sessions), err)
 	}
 }
 

@@ -63,9 +63,10 @@ type historyFact struct {
 
 // destination is what js/destination.js reports.
 type destination struct {
-	URL     string `json:"url"`
-	Submits bool   `json:"submits"`
-	InForm  bool   `json:"inForm"`
+	URL     string   `json:"url"`     // where the action leads ("": nowhere)
+	URLs    []string `json:"urls"`    // every destination it may lead to (the form's action, each link on the path)
+	Submits bool     `json:"submits"` // it submits a form
+	InForm  bool     `json:"inForm"`
 }
 
 // fieldInfo is what js/field.js reports.
@@ -171,7 +172,7 @@ func (s *session) otherPages(ctx context.Context, settle time.Duration) ([]pageF
 		}
 		select {
 		case <-ctx.Done():
-			return out, nil
+			return nil, ctx.Err()
 		case <-time.After(20 * time.Millisecond):
 		}
 	}

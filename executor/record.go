@@ -36,7 +36,7 @@ func (e *Executor) record(s *session, t *turn) *toolclad.Reply {
 		Time:           t.start.UTC(),
 		Principal:      e.cfg.Principal,
 		Tool:           s.manifest.Tool.Name,
-		Command:        t.commandName(),
+		Command:        e.masker.Load().mask(t.commandName()),
 		Args:           e.shownArgs(t),
 		Decision:       t.decision(),
 		Output:         t.out.Text,
@@ -76,13 +76,17 @@ func (e *Executor) record(s *session, t *turn) *toolclad.Reply {
 	return e.reply(s, t)
 }
 
-// commandName is the command called, or the undeclared tool's name.
+// commandName is the command called, or the undeclared tool's name (the
+// agent's own string: clipped, and masked when recorded).
 func (t *turn) commandName() string {
 	if t.call.Command == nil {
-		return t.call.Tool
+		return clip(t.call.Tool, maxToolNameLen)
 	}
 	return t.call.Command.Name
 }
+
+// maxToolNameLen bounds the name of an undeclared tool as recorded.
+const maxToolNameLen = 200
 
 // decision is the gate's verdict as the evidence records it: StageGate
 // when every stage let the call through, else the stage that refused.

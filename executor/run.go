@@ -78,9 +78,6 @@ func (e *Executor) runTurn(ctx context.Context, s *session, t *turn) {
 	// an expired session or a used-up budget.
 	if v := preflight(e.question(s, t, nil, false)); v.Deny != nil {
 		t.verdict, t.deny = v, v.Deny
-		if v.Expire != "" {
-			s.limits.expired = v.Expire
-		}
 		return
 	}
 	s.limits.lastCall = t.start
@@ -119,7 +116,7 @@ func (e *Executor) runTurn(ctx context.Context, s *session, t *turn) {
 	if t.verdict.Submits {
 		s.limits.counts["submit_form"]++
 	}
-	t.out, t.err = spec.act(actx, s, t.call.Args)
+	t.out, t.err = spec.act(actx, s, t.call.Args, t.facts)
 	if spec.settle != noSettle {
 		s.tab.watch.waitStable(actx, acted, spec.settle)
 	}

@@ -304,7 +304,7 @@ func (m *masker) maskValue(v any) any {
 		}
 		out := make(map[string]any, len(x))
 		for k, e := range x {
-			out[k] = m.maskValue(e)
+			out[m.mask(k)] = m.maskValue(e) // keys too: an undeclared call's arguments are the agent's own
 		}
 		return out
 	case []any:

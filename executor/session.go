@@ -74,11 +74,16 @@ func (s *session) end() {
 }
 
 // endSessions ends each session, after a call in progress on it: a call
-// that waits for a human is stopped (and denied) first.
-func endSessions(ss []*session) {
+// that waits for a human is stopped (and denied) first, and an approval
+// the session's client was asked about is withdrawn from the operator's
+// list (nothing could run under it any more).
+func (e *Executor) endSessions(ss []*session) {
 	for _, s := range ss {
 		s.hold.abortWait()
 		s.mu.Lock()
+		if s.hold.id != "" && e.cfg.Approvals != nil {
+			e.withdraw(s)
+		}
 		s.end()
 		s.mu.Unlock()
 	}

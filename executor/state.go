@@ -27,8 +27,8 @@ import (
 //     world (js/state.js), whose built-ins the page cannot redefine;
 //   - is_authenticated: the isolated world sees a log out / sign out / log
 //     off control, or the browser holds a cookie for the page whose name
-//     says session (Network.getCookies); a page that cannot be read counts
-//     as authenticated;
+//     says session (Network.getCookies); a page that cannot be read (or
+//     whose cookies cannot) counts as authenticated, and as having forms;
 //   - page_loaded: the document's readyState is complete (isolated world);
 //   - tab_count: the page targets of the session's browser context, over
 //     CDP (Target.getTargets).
@@ -102,18 +102,21 @@ func (s *session) readStateAndForms(ctx context.Context) (PageState, int) {
 	// The reads are independent: send them together, one round trip of
 	// latency instead of four.
 	var (
-		wg      sync.WaitGroup
-		cookies []*network.Cookie
-		tabs    = -1
-		hist    *page.NavigationEntry
+		wg         sync.WaitGroup
+		cookies    []*network.Cookie
+		cookiesErr error
+		tabs       = -1
+		hist       *page.NavigationEntry
 	)
 	wg.Add(3)
 	go func() {
 		defer wg.Done()
 		// No URLs: the cookies the browser would send to the current page.
-		if res, err := chromedp.Call(ctx, network.GetCookies, network.GetCookiesParams{}); err == nil {
+		res, err := chromedp.Call(ctx, network.GetCookies, network.GetCookiesParams{})
+		if err == nil {
 			cookies = res.Cookies
 		}
+		cookiesErr = err
 	}()
 	go func() {
 		defer wg.Done()
@@ -135,11 +138,14 @@ func (s *session) readStateAndForms(ctx context.Context) (PageState, int) {
 		st.HasForms, st.PageLoaded, st.IsAuthenticated = dom.HasForms, dom.Ready, dom.Logout
 		forms = dom.Forms
 	} else {
-		// A page that cannot be read counts as authenticated: policies
-		// that guard authenticated pages must not fail open.
-		st.IsAuthenticated = true
+		// A page that cannot be read counts as authenticated and as
+		// having forms: policies that guard such pages must not fail open.
+		st.IsAuthenticated, st.HasForms = true, true
 	}
 	wg.Wait()
+	if cookiesErr != nil {
+		st.IsAuthenticated = true // the session cookie may be there
+	}
 	if hist != nil {
 		st.URL, st.Title = hist.URL, hist.Title
 	}

@@ -21,9 +21,11 @@ type commandSpec struct {
 	// returns to. A scope-checked url argument is judged for every
 	// command, so navigate needs nothing more.
 	observes observation
-	// act runs the command on the session's tab. The gate has allowed it;
-	// act does not check scope or policy again.
-	act func(ctx context.Context, s *session, args map[string]any) (output, error)
+	// act runs the command on the session's tab. The gate has allowed it
+	// on the facts observe saw (f); an act that could be steered by a page
+	// changing itself since (a click, a submit) checks, right before it
+	// acts, that the element still leads where f says.
+	act func(ctx context.Context, s *session, args map[string]any, f *facts) (output, error)
 	// settle is how long the tab must stay without a network or frame
 	// event after the command before it counts as stable; commands that
 	// may start a navigation a moment after they return (a click, a
@@ -65,7 +67,7 @@ var commandTable = map[string]commandSpec{
 	"network_timing": {act: actNetworkTiming, settle: noSettle},
 }
 
-func actNavigate(ctx context.Context, s *session, args map[string]any) (output, error) {
+func actNavigate(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
 	u, _ := args["url"].(string)
 	if err := chromedp.Do(ctx, chromedp.Navigate(u)); err != nil {
 		return output{}, fmt.Errorf("navigate to %s: %w", u, err)
@@ -73,30 +75,38 @@ func actNavigate(ctx context.Context, s *session, args map[string]any) (output, 
 	return output{Text: "navigated to " + u}, nil
 }
 
-func actSnapshot(ctx context.Context, s *session, args map[string]any) (output, error) {
+func actSnapshot(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
 	return s.snapshotIn(ctx, s.manifest.Browser.ExtractMode, args)
 }
 
-func actClick(ctx context.Context, s *session, args map[string]any) (output, error) {
+func actClick(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
 	el, _, err := s.target(ctx, args)
 	if err != nil {
 		return output{}, err
 	}
-	if err := el.click(ctx); err != nil {
+	var want destination
+	if f != nil && f.Element != nil {
+		want = f.Element.Dest
+	}
+	if err := el.click(ctx, want); err != nil {
 		return output{}, err
 	}
 	return output{Text: "clicked " + el.label}, nil
 }
 
-func actTypeText(ctx context.Context, s *session, args map[string]any) (output, error) {
+func actTypeText(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
 	return s.typeText(ctx, args)
 }
 
-func actSubmitForm(ctx context.Context, s *session, args map[string]any) (output, error) {
-	return s.submitForm(ctx, args)
+func actSubmitForm(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
+	var want string
+	if f != nil && f.Element != nil {
+		want = f.Element.Dest.URL
+	}
+	return s.submitForm(ctx, args, want)
 }
 
-func actScreenshot(ctx context.Context, s *session, args map[string]any) (output, error) {
+func actScreenshot(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
 	full, _ := args["full_page"].(bool)
 	png, err := s.screenshot(ctx, full)
 	if err != nil {
@@ -105,7 +115,7 @@ func actScreenshot(ctx context.Context, s *session, args map[string]any) (output
 	return output{Text: fmt.Sprintf("screenshot, %d bytes PNG", len(png)), PNG: png}, nil
 }
 
-func actGoBack(ctx context.Context, s *session, args map[string]any) (output, error) {
+func actGoBack(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
 	hist, err := chromedp.Call(ctx, page.GetNavigationHistory, struct{}{})
 	if err != nil {
 		return output{}, err
@@ -122,15 +132,15 @@ func actGoBack(ctx context.Context, s *session, args map[string]any) (output, er
 	return output{Text: "went back to " + prev.URL}, nil
 }
 
-func actWaitFor(ctx context.Context, s *session, args map[string]any) (output, error) {
+func actWaitFor(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
 	return s.waitFor(ctx, args)
 }
 
-func actExtractHTML(ctx context.Context, s *session, args map[string]any) (output, error) {
+func actExtractHTML(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
 	return s.extractHTML(ctx, args)
 }
 
-func actListTabs(ctx context.Context, s *session, args map[string]any) (output, error) {
+func actListTabs(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
 	tabs, err := s.tab.pages(ctx)
 	if err != nil {
 		return output{}, err
@@ -147,7 +157,7 @@ func actListTabs(ctx context.Context, s *session, args map[string]any) (output, 
 	return output{Text: b.String()}, nil
 }
 
-func actExecuteJS(ctx context.Context, s *session, args map[string]any) (output, error) {
+func actExecuteJS(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
 	expr, _ := args["expression"].(string)
 	raw, err := chromedp.Run(ctx, chromedp.Evaluate[[]byte](expr, chromedp.EvalAwaitPromise))
 	if err != nil {
@@ -156,7 +166,7 @@ func actExecuteJS(ctx context.Context, s *session, args map[string]any) (output,
 	return output{Text: string(raw)}, nil
 }
 
-func actScroll(ctx context.Context, s *session, args map[string]any) (output, error) {
+func actScroll(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
 	dir, _ := args["direction"].(string)
 	amount, _ := args["amount"].(int64)
 	dy := amount * 200 // one step is 200 CSS pixels
@@ -170,7 +180,7 @@ func actScroll(ctx context.Context, s *session, args map[string]any) (output, er
 	return output{Text: fmt.Sprintf("scrolled %s to y=%.0f", dir, y)}, nil
 }
 
-func actNetworkTiming(ctx context.Context, s *session, args map[string]any) (output, error) {
+func actNetworkTiming(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
 	raw, err := chromedp.Run(ctx, chromedp.Evaluate[[]byte](networkTimingJS))
 	if err != nil {
 		return output{}, err

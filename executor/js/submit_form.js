@@ -1,10 +1,11 @@
-// Submits the element's form (or the element, if it is a form) with
-// requestSubmit, so that validation and submit handlers run as for a user.
-// Returns where the form posts.
-function() {
-  const f = this.tagName === 'FORM' ? this : (this.form || (this.closest && this.closest('form')));
-  if (!f) throw new Error('the element is not in a form');
-  const btn = (this.type === 'submit') ? this : undefined;
-  f.requestSubmit(btn);
-  return f.action || location.href;
+// Submits the form of the element (this), in the same task that checks it
+// still posts where the gate judged it would (want), with the submitter
+// resolve.js chose, through requestSubmit so that validation and submit
+// handlers run as for a user.
+function(want) {
+  const r = RESOLVE(this, 'submit');
+  if (!r.form) throw new Error('the element is not in a form');
+  if (r.url !== want) throw new Error('the form now posts to ' + r.url + ', not to ' + want + ' where the gate judged it');
+  HTMLFormElement.prototype.requestSubmit.call(r.form, r.submitter || undefined);
+  return r.url;
 }

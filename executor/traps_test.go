@@ -1,0 +1,167 @@
+package executor_test
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/browsergate/browsergate/examples/testkit"
+	"github.com/browsergate/browsergate/executor"
+	"github.com/browsergate/browsergate/executor/approval"
+	"github.com/browsergate/browsergate/toolclad"
+)
+
+// These pages try to make the gate judge one action while the browser
+// does another: where a click or a submit leads is worked out as the
+// browser works it out, and checked again right before acting.
+
+// serveMux serves mux on a loopback port for the test.
+func serveMux(t *testing.T, mux *http.ServeMux) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: mux}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return "http://" + ln.Addr().String()
+}
+
+// postCounter serves page at /page and counts POSTs to /posted.
+func postCounter(t *testing.T, page string) (string, *atomic.Int64) {
+	t.Helper()
+	var posts atomic.Int64
+	mux := http.NewServeMux()
+	mux.HandleFunc("/page", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			posts.Add(1)
+		}
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, page)
+	})
+	mux.HandleFunc("/posted", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			posts.Add(1)
+		}
+		fmt.Fprint(w, "<title>posted</title>posted")
+	})
+	return serveMux(t, mux), &posts
+}
+
+// TestClicksThatSubmitAreSeen: a label for a submit button, and a submit
+// button (of a form elsewhere, by its form attribute) inside a link, both
+// submit a form when clicked. The gate sees the submission: with no
+// submit_form declared, both clicks are refused and nothing is posted.
+func TestClicksThatSubmitAreSeen(t *testing.T) {
+	t.Parallel()
+	noSubmit := strings.Replace(fmt.Sprintf(loopManifest, false, 50), "[browser.commands.submit_form]\n", "", 1)
+	h := newHarnessFrom(t, noSubmit)
+	site, posts := postCounter(t, `<form id=f method=post action="/posted"><input name=q value=x><input type=submit id=sub value=Send></form>
+<label id=lbl for=sub>Read more</label>
+<a id=lnk href="/page"><button id=btn type=submit form=f>Next page</button></a>`)
+	for _, sel := range []string{"#lbl", "#btn"} {
+		if r := h.call(t, "s", "navigate", map[string]any{"url": site + "/page"}); r.IsError {
+			t.Fatal(r.Text)
+		}
+		r := h.call(t, "s", "click", map[string]any{"selector": sel})
+		if !r.IsError || !strings.Contains(r.Text, "DENIED at manifest") || !strings.Contains(r.Text, "submit_form") {
+			t.Errorf("click %s, which submits the form: %s", sel, r.Text)
+		}
+	}
+	if n := posts.Load(); n != 0 {
+		t.Fatalf("the form was posted %d time(s)", n)
+	}
+}
+
+// TestSubmitFormPostsWhereJudged: submit_form on an image input with a
+// formaction posts there (and is judged there); on an element inside a
+// button it posts to the form's own action, out of scope, which is what
+// the gate judges and refuses. The canary sees nothing.
+func TestSubmitFormPostsWhereJudged(t *testing.T) {
+	t.Parallel()
+	h, canary := newHarnessWithCanary(t)
+	site, posts := postCounter(t, `<form method=post action="`+h.canary+`/steal"><input type=image id=img formaction="/posted" alt=go>
+<button formaction="/posted"><span id=inner>Go</span></button></form>`)
+	h.call(t, "s", "navigate", map[string]any{"url": site + "/page"})
+	if r := h.call(t, "s", "submit_form", map[string]any{"selector": "#inner"}); !r.IsError || !strings.Contains(r.Text, "DENIED at scope") {
+		t.Errorf("submit_form on a span inside a button (the form posts to the canary): %s", r.Text)
+	}
+	h.call(t, "s", "navigate", map[string]any{"url": site + "/page"})
+	if r := h.call(t, "s", "submit_form", map[string]any{"selector": "#img"}); r.IsError || !strings.Contains(r.Text, "/posted") {
+		t.Errorf("submit_form on an image input with formaction /posted: %s", r.Text)
+	}
+	if n := posts.Load(); n != 1 {
+		t.Errorf("posts to /posted: %d, want 1", n)
+	}
+	if n := canary.Hits(); n != 0 {
+		t.Fatalf("the canary saw %d request(s)", n)
+	}
+}
+
+// TestElementChangedAfterTheDecision: the page turns a harmless button
+// into a submit button after the gate judged the click — when the mouse
+// moves over it, or when the button goes down. The click checks again
+// before each mouse event and refuses; nothing is posted.
+func TestElementChangedAfterTheDecision(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, 50, false)
+	site, posts := postCounter(t, `<form method=post action="/posted"><input name=q value=x>
+<button id=over type=button onmouseover="this.type='submit'" style="width:200px;height:80px">Details</button>
+<button id=down type=button onmousedown="this.type='submit'" style="width:200px;height:80px">More</button></form>`)
+	for _, sel := range []string{"#over", "#down"} {
+		h.call(t, "s", "navigate", map[string]any{"url": site + "/page"})
+		r := h.call(t, "s", "click", map[string]any{"selector": sel})
+		if !r.IsError || !strings.Contains(r.Text, "changed after the gate decided") {
+			t.Errorf("click %s, which becomes a submit button under the mouse: %s", sel, r.Text)
+		}
+	}
+	if n := posts.Load(); n != 0 {
+		t.Fatalf("a click judged as not submitting posted the form %d time(s)", n)
+	}
+}
+
+// TestApprovalForAClickDoesNotCoverASubmit: a human approves a click on a
+// plain button; while the call is held the page makes it a submit button.
+// The call now submits a form, which is not what was approved: refused,
+// nothing posted.
+func TestApprovalForAClickDoesNotCoverASubmit(t *testing.T) {
+	t.Parallel()
+	m := testkit.Manifest(t, strings.Replace(fmt.Sprintf(loopManifest, false, 50), "[browser.commands.click]\n", "[browser.commands.click]\nhuman_approval = true\n", 1))
+	broker := approval.NewBroker(nil)
+	ex, err := executor.New(executor.Config{Manifests: []*toolclad.Manifest{m}, Policies: testkit.Policies(t), Evidence: testkit.Store(t), Approvals: broker})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ex.Close)
+	h := &harness{ex: ex, m: m}
+	// The page makes the button a submit button a second after it loads:
+	// while the human reads the question.
+	// The form has no action: it posts to the page itself, so where the
+	// click leads does not change, only that it submits.
+	site, posts := postCounter(t, `<form method=post><input name=amount value=1000>
+<button id=b type=button>Show details</button></form>
+<script>setTimeout(() => { document.getElementById('b').type = 'submit'; }, 1000);</script>`)
+	h.call(t, "s", "navigate", map[string]any{"url": site + "/page"})
+	go func() {
+		for range 500 {
+			if l := broker.List(); len(l) == 1 {
+				time.Sleep(1500 * time.Millisecond) // the page's timer fires meanwhile
+				broker.Decide(l[0].ID, approval.Outcome{Approved: true, Channel: approval.ChannelOperator, By: "test"})
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	r := h.call(t, "s", "click", map[string]any{"selector": "#b"})
+	if !r.IsError || !strings.Contains(r.Text, "call changed") {
+		t.Errorf("the approved click, now a submit: %s", r.Text)
+	}
+	if n := posts.Load(); n != 0 {
+		t.Fatalf("the form was posted %d time(s) under an approval for a plain click", n)
+	}
+}
