@@ -184,16 +184,18 @@ func (g *targetGuard) event(m cdpMessage) {
 			RequestID    string `json:"requestId"`
 			FrameID      string `json:"frameId"`
 			ResourceType string `json:"resourceType"`
+			Redirected   string `json:"redirectedRequestId"`
 			Request      struct {
 				URL         string `json:"url"`
 				URLFragment string `json:"urlFragment"`
+				Method      string `json:"method"`
 			} `json:"request"`
 		}
 		if json.Unmarshal(m.Params, &e) != nil {
 			return
 		}
 		url := e.Request.URL + e.Request.URLFragment
-		v := g.ic.decide(url)
+		v := g.ic.decideRequest(url, e.Request.Method, e.ResourceType, e.Redirected)
 		if v.Allowed {
 			g.answer(ctx, m.SessionID, "Fetch.continueRequest", map[string]any{"requestId": e.RequestID}, url)
 			return

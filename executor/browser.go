@@ -93,7 +93,7 @@ type backend struct {
 // The browser is started (launch) or connected (live) first, bounded by
 // the startup timeout. The returned stop func closes the context and the
 // session's proxy.
-func (b *backend) newSessionContext(s *session, opts ...chromedp.ContextOption) (context.Context, context.CancelFunc, error) {
+func (b *backend) newSessionContext(s *session, w *pageWatch, opts ...chromedp.ContextOption) (context.Context, context.CancelFunc, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.stopped {
@@ -146,7 +146,7 @@ func (b *backend) newSessionContext(s *session, opts ...chromedp.ContextOption) 
 		// refusal is the session's own to report.
 		c := chromedp.FromContext(ctx)
 		guard, err := guardTargets(ctx, b.wsURL, string(c.BrowserContextID), string(c.Target.TargetID),
-			&interceptor{check: b.check, log: s.egress.blocked}, b.logger)
+			&interceptor{check: b.check, log: s.egress.blocked, acting: s.egress.acting, navs: w.navigationCount}, b.logger)
 		if err != nil {
 			stop()
 			return nil, nil, fmt.Errorf("%w: enable request interception: %v", ErrBrowserStart, err)

@@ -202,6 +202,10 @@ func (v *verdict) leads(q *question) *DenyError {
 		}
 		d := el.Dest
 		submit := commandTable[cmd.Name].observes == observeSubmit
+		if d.Embeds && !submit {
+			return deny(evidence.StageArgs, "element",
+				"a click on %s may land inside an embedded document (iframe, object or embed), which the gate cannot see into", el.Label)
+		}
 		if submit && !d.InForm {
 			return deny(evidence.StageArgs, "element", "%s is not in a form", el.Label)
 		}

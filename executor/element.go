@@ -74,19 +74,27 @@ func (s *session) querySelector(ctx context.Context, sel string) (element, error
 // JSON-encodable arguments, and decodes its JSON result into out (when out
 // is not nil).
 func (el element) call(ctx context.Context, fn string, out any, args ...any) error {
+	var cargs []*runtime.CallArgument
+	for _, a := range args {
+		raw, err := json.Marshal(a)
+		if err != nil {
+			return err
+		}
+		cargs = append(cargs, &runtime.CallArgument{Value: raw})
+	}
+	return el.callOn(ctx, fn, out, cargs...)
+}
+
+// callOn is call with the arguments as CDP gives them (an object by its
+// id, say).
+func (el element) callOn(ctx context.Context, fn string, out any, args ...*runtime.CallArgument) error {
 	byValue, await := true, true
 	params := runtime.CallFunctionOnParams{
 		FunctionDeclaration: fn,
 		ObjectID:            el.object,
 		ReturnByValue:       &byValue,
 		AwaitPromise:        &await,
-	}
-	for _, a := range args {
-		raw, err := json.Marshal(a)
-		if err != nil {
-			return err
-		}
-		params.Arguments = append(params.Arguments, &runtime.CallArgument{Value: raw})
+		Arguments:           args,
 	}
 	res, err := chromedp.Call(ctx, runtime.CallFunctionOn, params)
 	if err != nil {
@@ -107,11 +115,14 @@ func (el element) call(ctx context.Context, fn string, out any, args ...any) err
 
 // click scrolls the element into view and clicks its centre with real
 // mouse events, as a user would. Each event of the click can run the
-// page's handlers, which may change the element: before the mouse moves
-// over it, before the button goes down and before it comes up (which
-// fires the click), the element must still be on top at that point and
-// still lead where the gate judged it would (want).
-func (el element) click(ctx context.Context, want destination) error {
+// page's handlers, which may change the page: before the mouse moves, before
+// the button goes down and before it comes up (which fires the click), the
+// node the browser's hit test finds at that point must be the element or
+// inside it, in the main document, and what a click there would do must be
+// within what the gate judged (want). The page's own handlers of the
+// release itself (mouseup, click) run after the last check: a form they
+// submit is caught by the acting guard of the interceptor (intercept.go).
+func (s *session) click(ctx context.Context, el element, want destination) error {
 	_, _ = chromedp.Call(ctx, dom.ScrollIntoViewIfNeeded, dom.ScrollIntoViewIfNeededParams{ObjectID: el.object})
 	q, err := chromedp.Call(ctx, dom.GetContentQuads, dom.GetContentQuadsParams{ObjectID: el.object})
 	if err != nil || len(q.Quads) == 0 || len(q.Quads[0]) < 8 {
@@ -123,20 +134,26 @@ func (el element) click(ctx context.Context, want destination) error {
 		x += quad[i] / 4
 		y += quad[i+1] / 4
 	}
+	judged := map[string]any{"urls": append([]string{want.URL}, want.URLs...), "submits": want.Submits}
 	check := func() error {
-		var onTop bool
-		if err := el.call(ctx, hitTestJS, &onTop, x, y); err != nil {
+		hit, err := s.nodeAt(ctx, x, y)
+		if err != nil {
+			return fmt.Errorf("%s: %v", el.label, err)
+		}
+		var inside bool
+		if err := el.callOn(ctx, hitTestJS, &inside, &runtime.CallArgument{ObjectID: hit.object}); err != nil {
 			return err
 		}
-		if !onTop {
+		if !inside {
 			return fmt.Errorf("%s is covered by another element at its centre, so a click would hit that element instead", el.label)
 		}
-		return el.call(ctx, clickCheckJS, nil, map[string]any{"url": want.URL, "submits": want.Submits})
+		return hit.call(ctx, clickCheckJS, nil, judged)
 	}
 	for _, typ := range []input.DispatchMouseEventType{input.DispatchMouseEventTypeMouseMoved, input.DispatchMouseEventTypeMousePressed, input.DispatchMouseEventTypeMouseReleased} {
 		if err := check(); err != nil {
 			if typ == input.DispatchMouseEventTypeMouseReleased {
-				// The button is down: let it go where nothing is.
+				// The button is down: move away without letting it go
+				// over the element.
 				_, _ = chromedp.Call(ctx, input.DispatchMouseEvent, input.DispatchMouseEventParams{Type: input.DispatchMouseEventTypeMouseMoved, X: 0, Y: 0})
 			}
 			return err
@@ -150,6 +167,29 @@ func (el element) click(ctx context.Context, want destination) error {
 		}
 	}
 	return nil
+}
+
+// nodeAt is the node the browser's hit test finds at (x, y) in the tab,
+// resolved in the gate's isolated world of the main document: a point in
+// another document (an iframe in the same process) cannot be resolved
+// there, and is refused.
+func (s *session) nodeAt(ctx context.Context, x, y float64) (element, error) {
+	res, err := chromedp.Call(ctx, dom.GetNodeForLocation, dom.GetNodeForLocationParams{X: int64(x), Y: int64(y)})
+	if err != nil {
+		return element{}, fmt.Errorf("the browser cannot say what is at the click point: %v", err)
+	}
+	if main := s.tab.targetID(); res.FrameID != "" && string(res.FrameID) != string(main) {
+		return element{}, errors.New("the click point is inside an embedded document, which the gate cannot see into")
+	}
+	world, err := s.world(ctx)
+	if err != nil {
+		return element{}, err
+	}
+	obj, err := chromedp.Call(ctx, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: res.BackendNodeID, ExecutionContextID: world})
+	if err != nil || obj.Object == nil {
+		return element{}, fmt.Errorf("the node at the click point cannot be read: %v", err)
+	}
+	return element{object: obj.Object.ObjectID, backend: res.BackendNodeID, label: "the element at the click point"}, nil
 }
 
 // focused is the page's focused element (the body when none is).

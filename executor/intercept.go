@@ -1,6 +1,8 @@
 package executor
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -68,6 +70,17 @@ func (l *blockLog) add(b Blocked) {
 	}
 }
 
+// unjudgedSubmission is the first form submission the acting guard
+// refused since mark, or nil.
+func (l *blockLog) unjudgedSubmission(mark int) *Blocked {
+	for _, b := range l.since(mark) {
+		if b.Rule == ruleUnjudgedSubmission || b.Rule == rulePostedElsewhere {
+			return &b
+		}
+	}
+	return nil
+}
+
 // mark is the position to collect from.
 func (l *blockLog) mark() int {
 	l.mu.Lock()
@@ -90,6 +103,96 @@ func (l *blockLog) since(mark int) []Blocked {
 type interceptor struct {
 	check func(url string) scope.Verdict
 	log   *blockLog
+	// acting holds what the gate judged of the action running now (nil
+	// between calls), and navs counts the tab's main-frame navigations:
+	// a form submission from the page the gate judged must be one it
+	// judged.
+	acting *actingGuard
+	navs   func() int
+}
+
+// actingGuard is what the gate judged of the action running now: whether
+// it submits a form, and where to. The page's own scripts run while a
+// command acts (a mouseup handler, a submit handler that changes the
+// form's action, a click that lands on something inside the element), so
+// the interceptor holds every document POST the judged page makes during
+// the action to this.
+type actingGuard struct {
+	mu     sync.Mutex
+	active bool
+	navs   int      // the tab's navigation count when the action began
+	posts  bool     // the action was judged to submit a form
+	to     []string // where it was judged to post, without fragments
+}
+
+// begin records what the action about to run was judged to do.
+func (g *actingGuard) begin(navs int, posts bool, to []string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.active, g.navs, g.posts, g.to = true, navs, posts, nil
+	for _, u := range to {
+		if u != "" {
+			g.to = append(g.to, withoutFragment(u))
+		}
+	}
+}
+
+// end: the action is over.
+func (g *actingGuard) end() {
+	g.mu.Lock()
+	g.active = false
+	g.mu.Unlock()
+}
+
+// Rules the acting guard refuses a request by.
+const (
+	ruleUnjudgedSubmission = "form submission not judged"
+	rulePostedElsewhere    = "form posted elsewhere"
+)
+
+// judgeDocumentPost refuses a document POST (a form submission; not a
+// redirect of one) that the page the gate judged makes during an action
+// unless the gate judged the action to submit a form to that URL. ok is
+// false when the guard has nothing to say (no action running, or the tab
+// has moved on to another document since it began).
+func (g *actingGuard) judgeDocumentPost(url string, navs int) (scope.Verdict, bool) {
+	if g == nil {
+		return scope.Verdict{}, false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.active || navs != g.navs {
+		return scope.Verdict{}, false
+	}
+	switch {
+	case !g.posts:
+		return scope.Verdict{URL: url, Rule: ruleUnjudgedSubmission,
+			Reason: "the page submitted a form during an action the gate judged not to submit one"}, true
+	case !slices.Contains(g.to, withoutFragment(url)):
+		return scope.Verdict{URL: url, Rule: rulePostedElsewhere,
+			Reason: fmt.Sprintf("the form posted to %s, not where the gate judged it would (%s)", url, strings.Join(g.to, ", "))}, true
+	}
+	return scope.Verdict{}, false
+}
+
+func withoutFragment(u string) string {
+	if i := strings.IndexByte(u, '#'); i >= 0 {
+		return u[:i]
+	}
+	return u
+}
+
+// decideRequest judges one paused request: its URL against the scope,
+// and a form submission against what the gate judged of the action.
+func (ic *interceptor) decideRequest(url, method, resourceType, redirectedFrom string) scope.Verdict {
+	v := ic.decide(url)
+	if !v.Allowed || resourceType != "Document" || method != "POST" || redirectedFrom != "" || ic.navs == nil {
+		return v
+	}
+	if refuse, ok := ic.acting.judgeDocumentPost(url, ic.navs()); ok {
+		return refuse
+	}
+	return v
 }
 
 // decide judges one paused request. Schemes that never leave the machine

@@ -67,6 +67,7 @@ type destination struct {
 	URLs    []string `json:"urls"`    // every destination it may lead to (the form's action, each link on the path)
 	Submits bool     `json:"submits"` // it submits a form
 	InForm  bool     `json:"inForm"`
+	Embeds  bool     `json:"embeds"` // a click may land in an embedded document (iframe, object, embed)
 }
 
 // fieldInfo is what js/field.js reports.
@@ -75,6 +76,15 @@ type fieldInfo struct {
 	Field    bool   `json:"field"`
 	Tag      string `json:"tag"`
 	Password bool   `json:"password"`
+}
+
+// posts says whether the action observed is judged to submit a form, and
+// where to.
+func (f *facts) posts() (bool, []string) {
+	if f == nil || f.Element == nil || !f.Element.Dest.Submits {
+		return false, nil
+	}
+	return true, []string{f.Element.Dest.URL}
 }
 
 // observe reads the facts for one call of cmd with args. It changes

@@ -111,18 +111,27 @@ func (e *Executor) runTurn(ctx context.Context, s *session, t *turn) {
 	// Act. Every call that reaches here counts as run, whether or not the
 	// action succeeded: a submit that timed out may still have been sent.
 	spec := commandTable[cmd.Name]
-	navs, acted := s.tab.watch.navigationCount(), time.Now()
+	navs := s.tab.watch.navigationCount()
 	s.limits.counts[cmd.Name]++
 	if t.verdict.Submits {
 		s.limits.counts["submit_form"]++
 	}
+	mark := s.egress.blocked.mark()
+	if cmd.Name != "execute_js" { // a human approved what the expression does
+		posts, to := t.facts.posts()
+		s.egress.acting.begin(navs, posts, to)
+	}
 	t.out, t.err = spec.act(actx, s, t.call.Args, t.facts)
 	if spec.settle != noSettle {
-		s.tab.watch.waitStable(actx, acted, spec.settle)
+		// The quiet window starts when the action is done: a navigation
+		// it starts a moment later is still caught.
+		s.tab.watch.waitStable(actx, time.Now(), spec.settle)
 	}
+	s.egress.acting.end()
 	if s.tab.watch.navigationCount() != navs {
 		s.tab.refs = nil // refs name elements of a document that is gone
 	}
+	unjudged := s.egress.blocked.unjudgedSubmission(mark)
 
 	// Whatever the action did, the tab and every popup must end inside the
 	// scope. This runs on its own context: a client that gave up, or an
@@ -133,6 +142,12 @@ func (e *Executor) runTurn(ctx context.Context, s *session, t *turn) {
 	t.after = &after
 	pages, pagesErr := s.otherPages(pctx, popupSettle)
 	av := decideAfter(s.backend.scope.Load(), cmd.Name, after, pages, pagesErr)
+	if unjudged != nil && av.Deny == nil {
+		// The page submitted a form the gate did not judge (the request
+		// was refused): the call is refused and the tab reset.
+		av.Reset = true
+		av.Deny = deny(evidence.StageFinalURL, unjudged.Rule, "during the %s %s, so the request was refused", cmd.Name, unjudged.Reason)
+	}
 	if d := e.enforce(pctx, s, t, av); d != nil {
 		t.deny = d
 	}

@@ -47,6 +47,7 @@ type session struct {
 type sessionEgress struct {
 	proxy   *egress.Proxy // the session's own egress proxy
 	blocked *blockLog     // requests the gate refused for this session
+	acting  *actingGuard  // what the gate judged of the action running now
 }
 
 func newSession(m *toolclad.Manifest, mcpID string, b *backend, now time.Time) *session {
@@ -56,7 +57,7 @@ func newSession(m *toolclad.Manifest, mcpID string, b *backend, now time.Time) *
 		manifest: m,
 		backend:  b,
 		limits:   newLimits(now),
-		egress:   sessionEgress{blocked: &blockLog{}},
+		egress:   sessionEgress{blocked: &blockLog{}, acting: &actingGuard{}},
 	}
 }
 

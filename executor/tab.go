@@ -36,7 +36,7 @@ func (s *session) ensureTab() error {
 	}
 	s.tab.close()
 	w := newPageWatch("")
-	ctx, cancel, err := s.backend.newSessionContext(s, chromedp.WithListener(w.listen))
+	ctx, cancel, err := s.backend.newSessionContext(s, w, chromedp.WithListener(w.listen))
 	if err != nil {
 		return err
 	}

@@ -88,7 +88,7 @@ func actClick(ctx context.Context, s *session, args map[string]any, f *facts) (o
 	if f != nil && f.Element != nil {
 		want = f.Element.Dest
 	}
-	if err := el.click(ctx, want); err != nil {
+	if err := s.click(ctx, el, want); err != nil {
 		return output{}, err
 	}
 	return output{Text: "clicked " + el.label}, nil
@@ -124,6 +124,9 @@ func actGoBack(ctx context.Context, s *session, args map[string]any, f *facts) (
 		return output{}, ErrNoHistory
 	}
 	prev := hist.Entries[hist.CurrentIndex-1]
+	if f != nil && f.Back != nil && prev.URL != f.Back.Prev {
+		return output{}, fmt.Errorf("the tab's history changed after the gate decided: going back now leads to %s, not to %s; nothing was done", prev.URL, f.Back.Prev)
+	}
 	// Not chromedp.NavigateBack: it waits for a load event that a page
 	// restored from cache never fires. The settle wait follows the load.
 	if _, err := chromedp.Call(ctx, page.NavigateToHistoryEntry, page.NavigateToHistoryEntryParams{EntryID: prev.ID}); err != nil {

@@ -165,3 +165,84 @@ func TestApprovalForAClickDoesNotCoverASubmit(t *testing.T) {
 		t.Fatalf("the form was posted %d time(s) under an approval for a plain click", n)
 	}
 }
+
+// TestClicksThatLandElsewhereAreJudged: pages where the click lands on
+// something inside the named element, or where the browser's default
+// handling carries a click past the element that first sees it, or where
+// the page's own mouseup handler makes a button submit. With no
+// submit_form declared, none of them may post the form: each is refused
+// before the click, at the click, or by the acting guard when the page
+// posts on its own.
+func TestClicksThatLandElsewhereAreJudged(t *testing.T) {
+	t.Parallel()
+	h := newHarnessFrom(t, strings.Replace(fmt.Sprintf(loopManifest, false, 500), "[browser.commands.submit_form]\n", "", 1))
+	const form = `<form method=post action="/posted">`
+	for _, tc := range []struct{ name, html, sel string }{
+		{"div around a submit button", form + `<div id=c style="width:300px;height:80px"><button style="width:100%;height:100%">Go</button></div></form>`, "#c"},
+		{"closed shadow root with a form", `<div id=h style="width:300px;height:80px"><template shadowrootmode=closed>` + form + `<button style="width:300px;height:80px">Go</button></form></template></div>`, "#h"},
+		{"iframe with a form", `<iframe id=i style="width:300px;height:120px;border:0" srcdoc="<form method=post action='/posted' style='margin:0'><button style='width:300px;height:120px'>Go</button></form>"></iframe>`, "#i"},
+		{"label without a control in a button", form + `<button><label id=l>Send</label></button></form>`, "#l"},
+		{"summary in a button", form + `<button><summary id=s>Send</summary></button></form>`, "#s"},
+		{"text input in a button", form + `<button><input id=t value=x></button></form>`, "#t"},
+		{"label for a checkbox, in a button", form + `<input type=checkbox id=cb><button><label id=l for=cb>Send</label></button></form>`, "#l"},
+		{"label for a text input in a button", form + `<button><input id=t></button></form><label id=l for=t>Name</label>`, "#l"},
+		{"plain button in a submit button", form + `<button id=o></button></form><script>const b = document.createElement('button'); b.type = 'button'; b.id = 'in'; b.textContent = 'in'; o.append(b);</script>`, "#in"},
+		{"mouseup makes it submit", form + `<button id=b type=button onmouseup="this.type='submit'">More</button></form>`, "#b"},
+	} {
+		site, posts := postCounter(t, tc.html)
+		h.call(t, "s", "navigate", map[string]any{"url": site + "/page"})
+		r := h.call(t, "s", "click", map[string]any{"selector": tc.sel})
+		if n := posts.Load(); n != 0 {
+			t.Errorf("%s: the form was posted %d time(s) (%s)", tc.name, n, r.Text)
+		}
+	}
+}
+
+// TestLinksInReachAreJudged: a click whose target holds a link, an SVG
+// link, or a label whose control is inside a link may follow that link:
+// it is judged (here: out of scope, refused before the click), never
+// followed unseen.
+func TestLinksInReachAreJudged(t *testing.T) {
+	t.Parallel()
+	h, canary := newHarnessWithCanary(t)
+	out := h.canary + "/steal"
+	for _, tc := range []struct{ name, html, sel string }{
+		{"div around a link", `<div id=c style="width:300px;height:80px"><a href="` + out + `" style="display:block;height:100%">x</a></div>`, "#c"},
+		{"SVG xlink:href", `<svg width=300 height=80><a xlink:href="` + out + `"><rect id=r width=300 height=80 /></a></svg>`, "#r"},
+		{"SVG href", `<svg width=300 height=80><a href="` + out + `"><rect id=r width=300 height=80 /></a></svg>`, "#r"},
+		{"label for an input in a link", `<a href="` + out + `"><input id=t></a><label id=l for=t>Name</label>`, "#l"},
+	} {
+		site, _ := postCounter(t, tc.html)
+		h.call(t, "s", "navigate", map[string]any{"url": site + "/page"})
+		if r := h.call(t, "s", "click", map[string]any{"selector": tc.sel}); !r.IsError || !strings.Contains(r.Text, "DENIED at scope") {
+			t.Errorf("%s: %s", tc.name, r.Text)
+		}
+	}
+	if n := canary.Hits(); n != 0 {
+		t.Fatalf("the canary saw %d request(s)", n)
+	}
+}
+
+// TestSubmitRetargetedBySubmitHandler: the page's submit handler moves the
+// form's action after the gate judged it; the post to the new action is
+// refused by the acting guard and the call refused.
+func TestSubmitRetargetedBySubmitHandler(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, 50, false)
+	var elsewhere atomic.Int64
+	mux := http.NewServeMux()
+	mux.HandleFunc("/page", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, `<form id=f method=post action="/posted" onsubmit="this.action='/elsewhere'"><button>Go</button></form>`)
+	})
+	mux.HandleFunc("/elsewhere", func(w http.ResponseWriter, r *http.Request) { elsewhere.Add(1) })
+	site := serveMux(t, mux)
+	h.call(t, "s", "navigate", map[string]any{"url": site + "/page"})
+	r := h.call(t, "s", "submit_form", map[string]any{"selector": "#f"})
+	if !r.IsError || !strings.Contains(r.Text, "form posted elsewhere") {
+		t.Errorf("submit_form on a form its handler retargets: %s", r.Text)
+	}
+	if n := elsewhere.Load(); n != 0 {
+		t.Fatalf("the form was posted to /elsewhere %d time(s)", n)
+	}
+}

@@ -70,7 +70,7 @@ func Start(cfg Config) (*Demo, error) {
 			d.secrets[sec.Name] = where
 		}
 	}
-	siteURL, stopSite, err := serveOn("127.0.0.1:0", demosite.NewAttackSite(site, &demosite.Attacks{Canary: canaryURL}))
+	siteURL, stopSite, err := ServeOn("127.0.0.1:0", demosite.NewAttackSite(site, &demosite.Attacks{Canary: canaryURL}))
 	if err != nil {
 		d.Close()
 		return nil, fmt.Errorf("demo site: %w", err)
@@ -128,8 +128,9 @@ func (d *Demo) Run(ctx context.Context) error {
 	return nil
 }
 
-// serveOn serves h on addr and returns its base URL.
-func serveOn(addr string, h http.Handler) (string, func(), error) {
+// ServeOn serves h on addr and returns its base URL and a func that stops
+// it. The end-to-end tests serve their pages with it too.
+func ServeOn(addr string, h http.Handler) (string, func(), error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return "", nil, err

@@ -1,25 +1,31 @@
-// resolve(el, mode) works out, as the browser would, what acting on el
-// does. It runs in the gate's isolated world and reads the DOM through the
-// built-in prototypes' getters, so that a form control named "action",
-// "type" or "form" cannot shadow what it reads.
+// resolve(el, mode) works out what acting on el may do, for the gate to
+// judge. It runs in the gate's isolated world and reads the DOM through
+// the built-in prototypes' getters, so that a form control named "action",
+// "type" or "form" cannot shadow what it reads. Where the browser's rules
+// leave a choice, it takes the union: every form a click may submit and
+// every link it may follow is reported, so the gate judges them all (a
+// few harmless clicks are refused for it).
 //
-// mode "click": a click on el activates the nearest element of its event
-// path (el, its ancestors, across shadow roots and slots) that has an
-// activation behaviour — a link, a button, an input, a label (whose
-// labelled control is then activated) or a summary. A submit button (or
-// image input) submits its form owner, which may be a form elsewhere in the
-// document (the form attribute). Every link on the path is reported too:
-// whichever of them the browser follows, each was judged.
+// mode "click": the click lands on el or on something inside it (the
+// point under the mouse), and runs the default handling of each element on
+// the event path from there up (across shadow roots and slots) until one
+// claims it. Reported: every link on el's path and in its subtree (HTML and
+// SVG links), every submit button or image input with a form owner there
+// (its form may be elsewhere, by the form attribute; its formaction wins),
+// the same for the control of every label there, and whether an embedded
+// document (iframe, frame, object, embed) is in reach, whose content the
+// gate cannot see.
 // mode "submit": the element's form (the element itself, its form owner,
 // or the form around it), submitted with the element as the submitter
 // when it is a submit button.
 //
-// It returns {url, urls, submits, inForm, form, submitter}: url is where
-// the action leads ('' for nowhere), urls every destination it may lead
-// to, submits whether it submits a form.
+// It returns {url, urls, submits, inForm, embeds, form, submitter}: url is
+// where the action leads ('' for nowhere: the form's action when it
+// submits, else the first link), urls every destination it may lead to.
 (el, mode) => {
   const getter = (proto, prop) => Object.getOwnPropertyDescriptor(proto, prop).get;
-  const tag = n => n.nodeType === 1 ? n.localName : '';
+  const SVG = 'http://www.w3.org/2000/svg', XLINK = 'http://www.w3.org/1999/xlink';
+  const tag = n => n && n.nodeType === 1 ? getter(Element.prototype, 'localName').call(n) : '';
   const hasAttr = (n, a) => Element.prototype.hasAttribute.call(n, a);
   const up = n => {
     if (n.nodeType === 11) return getter(ShadowRoot.prototype, 'host').call(n);
@@ -37,13 +43,27 @@
   const action = (form, submitter) => submitter && hasAttr(submitter, 'formaction')
     ? getter(proto(submitter), 'formAction').call(submitter)
     : getter(HTMLFormElement.prototype, 'action').call(form);
-  const href = n => getter(tag(n) === 'area' ? HTMLAreaElement.prototype : HTMLAnchorElement.prototype, 'href').call(n);
-  const out = {url: '', urls: [], submits: false, inForm: false, form: null, submitter: null};
+  const isSVG = n => getter(Element.prototype, 'namespaceURI').call(n) === SVG;
+  const isLink = n => {
+    const t = tag(n);
+    if (isSVG(n)) return t === 'a' && (hasAttr(n, 'href') || Element.prototype.hasAttributeNS.call(n, XLINK, 'href'));
+    return (t === 'a' || t === 'area') && hasAttr(n, 'href');
+  };
+  const linkURL = n => {
+    if (isSVG(n)) {
+      const raw = Element.prototype.getAttribute.call(n, 'href') ?? Element.prototype.getAttributeNS.call(n, XLINK, 'href');
+      try { return new URL(raw, getter(Node.prototype, 'baseURI').call(n)).href; } catch (e) { return raw; }
+    }
+    return getter(tag(n) === 'area' ? HTMLAreaElement.prototype : HTMLAnchorElement.prototype, 'href').call(n);
+  };
+  const embedded = ['iframe', 'frame', 'object', 'embed', 'portal', 'fencedframe'];
+  const out = {url: '', urls: [], submits: false, inForm: false, embeds: false, form: null, submitter: null};
 
   if (mode === 'submit') {
     let form = null;
     if (tag(el) === 'form') form = el;
-    else if (['button', 'input', 'select', 'textarea', 'output', 'object', 'fieldset'].includes(tag(el))) form = el.form;
+    else if (tag(el) === 'button' || tag(el) === 'input') form = formOf(el);
+    else if (['select', 'textarea', 'output', 'object', 'fieldset'].includes(tag(el))) form = el.form;
     if (!form) form = Element.prototype.closest.call(el, 'form');
     if (!form) return out;
     out.form = form;
@@ -54,30 +74,43 @@
     return out;
   }
 
-  let activated = null;
-  for (let n = el; n; n = up(n)) {
-    const t = tag(n);
-    if (!activated && (((t === 'a' || t === 'area') && hasAttr(n, 'href')) ||
-        t === 'button' || t === 'input' || t === 'label' || t === 'summary')) {
-      activated = n;
+  const posts = [], links = [], seen = new Set();
+  const note = n => {
+    if (seen.has(n)) return;
+    seen.add(n);
+    if (isLink(n)) links.push(linkURL(n));
+    if ((tag(n) === 'button' || tag(n) === 'input') && isSubmitter(n)) {
+      const form = formOf(n);
+      if (form) posts.push({form: form, submitter: n, url: action(form, n)});
     }
-    if ((t === 'a' || t === 'area') && hasAttr(n, 'href')) out.urls.push(href(n));
-  }
-  if (activated && tag(activated) === 'label') {
-    activated = getter(HTMLLabelElement.prototype, 'control').call(activated);
-  }
-  if (activated && (tag(activated) === 'button' || tag(activated) === 'input') && isSubmitter(activated)) {
-    const form = formOf(activated);
-    if (form) {
-      out.form = form;
-      out.submitter = activated;
-      out.submits = out.inForm = true;
-      out.url = action(form, activated);
-      out.urls.unshift(out.url);
-      return out;
+    if (embedded.includes(tag(n))) out.embeds = true;
+    if (tag(n) === 'label') {
+      const control = getter(HTMLLabelElement.prototype, 'control').call(n);
+      if (control) path(control);
     }
+  };
+  // The event path from n up, across shadow roots and slots.
+  const path = n => { for (; n; n = up(n)) if (n.nodeType === 1) note(n); };
+  // Everything inside n that a click on n may land on (open shadow trees
+  // too; a closed one is checked at the click, from the node hit).
+  const subtree = n => {
+    const walker = document.createTreeWalker(n, NodeFilter.SHOW_ELEMENT);
+    for (let d = walker.currentNode; d; d = walker.nextNode()) {
+      note(d);
+      const root = getter(Element.prototype, 'shadowRoot').call(d);
+      if (root) for (const c of root.children) subtree(c);
+    }
+  };
+  path(el);
+  subtree(el);
+  if (posts.length) {
+    out.submits = out.inForm = true;
+    out.form = posts[0].form;
+    out.submitter = posts[0].submitter;
+    out.url = posts[0].url;
+  } else if (links.length) {
+    out.url = links[0];
   }
-  if (activated && (tag(activated) === 'a' || tag(activated) === 'area')) out.url = href(activated);
-  else if (out.urls.length) out.url = out.urls[0];
+  for (const u of posts.map(p => p.url).concat(links)) if (!out.urls.includes(u)) out.urls.push(u);
   return out;
 }

@@ -87,9 +87,10 @@ func newDaemon(t *testing.T) *daemon {
 	d := &daemon{dir: t.TempDir(), ex: &fakeExecutor{}, tools: &fakeTools{}}
 	d.policies = filepath.Join(d.dir, "policies")
 	copyDir(t, filepath.Join("..", "..", "policies"), d.policies)
-	for name, src := range map[string]string{"a.toml": manifestA, "b.toml": manifestB} {
-		p := filepath.Join(d.dir, name)
-		write(t, p, src)
+	// In this order: the tests edit d.manifests[0] as a.toml, [1] as b.toml.
+	for _, f := range []struct{ name, src string }{{"a.toml", manifestA}, {"b.toml", manifestB}} {
+		p := filepath.Join(d.dir, f.name)
+		write(t, p, f.src)
 		d.manifests = append(d.manifests, p)
 	}
 	set, err := reload.Load(d.manifests, d.policies, nil)
