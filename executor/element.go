@@ -140,14 +140,21 @@ func (s *session) click(ctx context.Context, el element, want destination) error
 		if err != nil {
 			return fmt.Errorf("%s: %v", el.label, err)
 		}
-		var inside bool
-		if err := el.callOn(ctx, hitTestJS, &inside, &runtime.CallArgument{ObjectID: hit.object}); err != nil {
+		raw, err := json.Marshal(judged)
+		if err != nil {
 			return err
 		}
-		if !inside {
+		var why string
+		if err := el.callOn(ctx, clickCheckJS, &why, &runtime.CallArgument{ObjectID: hit.object}, &runtime.CallArgument{Value: raw}); err != nil {
+			return err
+		}
+		switch why {
+		case "":
+			return nil
+		case "covered":
 			return fmt.Errorf("%s is covered by another element at its centre, so a click would hit that element instead", el.label)
 		}
-		return hit.call(ctx, clickCheckJS, nil, judged)
+		return fmt.Errorf("%s: %s", el.label, why)
 	}
 	for _, typ := range []input.DispatchMouseEventType{input.DispatchMouseEventTypeMouseMoved, input.DispatchMouseEventTypeMousePressed, input.DispatchMouseEventTypeMouseReleased} {
 		if err := check(); err != nil {

@@ -21,8 +21,6 @@ var (
 	clickCheckSrc string
 	//go:embed js/submit_form.js
 	submitFormSrc string
-	//go:embed js/hit_test.js
-	hitTestJS string
 	//go:embed js/field.js
 	fieldJS string
 	//go:embed js/focused.js

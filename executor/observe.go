@@ -91,8 +91,9 @@ func (f *facts) posts() (bool, []string) {
 // nothing in the browser.
 func (s *session) observe(ctx context.Context, cmd *toolclad.Command, args map[string]any) *facts {
 	f := &facts{}
-	f.State, f.Forms = s.readStateAndForms(ctx)
-	f.Pages, f.PagesErr = s.otherPages(ctx, 0)
+	var all []*target.Info
+	f.State, f.Forms, all, f.PagesErr = s.readPage(ctx)
+	f.Pages = s.pageFacts(all)
 	f.Typed = s.typed.on(s.tab.watch.navigationCount())
 	switch commandTable[cmd.Name].observes {
 	case observeClick:
@@ -154,28 +155,34 @@ func (s *session) observeHistory(ctx context.Context) *historyFact {
 	return h
 }
 
-// otherPages lists the session's tabs other than its own. A popup that has
-// not committed its first URL yet is given up to settle to do so (0: no
-// wait), so that where it goes can be judged.
-func (s *session) otherPages(ctx context.Context, settle time.Duration) ([]pageFact, error) {
+// pageFacts describes the session's tabs other than its own.
+func (s *session) pageFacts(all []*target.Info) []pageFact {
 	own := s.tab.targetID()
+	var out []pageFact
+	for _, p := range all {
+		if p.TargetID != own {
+			out = append(out, pageFact{ID: p.TargetID, URL: p.URL, RefusedNav: s.egress.blocked.blockedNav(string(p.TargetID))})
+		}
+	}
+	return out
+}
+
+// otherPages lists the session's tabs other than its own. A popup that has
+// not committed its first URL yet is given up to settle to do so, so that
+// where it goes can be judged.
+func (s *session) otherPages(ctx context.Context, settle time.Duration) ([]pageFact, error) {
 	deadline := time.Now().Add(settle)
 	for {
 		all, err := s.tab.pages(ctx)
 		if err != nil {
 			return nil, err
 		}
-		var out []pageFact
+		out := s.pageFacts(all)
 		pending := false
-		for _, p := range all {
-			if p.TargetID == own {
-				continue
-			}
-			pf := pageFact{ID: p.TargetID, URL: p.URL, RefusedNav: s.egress.blocked.blockedNav(string(p.TargetID))}
-			if (p.URL == "" || isBlank(p.URL)) && pf.RefusedNav == "" {
+		for _, pf := range out {
+			if (pf.URL == "" || isBlank(pf.URL)) && pf.RefusedNav == "" {
 				pending = true
 			}
-			out = append(out, pf)
 		}
 		if !pending || time.Now().After(deadline) {
 			return out, nil

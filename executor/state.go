@@ -8,6 +8,7 @@ import (
 
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
 	"github.com/browsergate/browsergate/scope"
@@ -90,13 +91,14 @@ type domFacts struct {
 // page_loaded false and is_authenticated true; an empty URL means the
 // state could not be read at all, which the gate refuses to judge.
 func (s *session) readState(ctx context.Context) PageState {
-	st, _ := s.readStateAndForms(ctx)
+	st, _, _, _ := s.readPage(ctx)
 	return st
 }
 
-// readStateAndForms is readState, and the number of forms in the document
-// (-1 when unknown).
-func (s *session) readStateAndForms(ctx context.Context) (PageState, int) {
+// readPage is readState, and also the number of forms in the document (-1
+// when unknown) and the page targets of the session's browser context
+// (with the error listing them).
+func (s *session) readPage(ctx context.Context) (PageState, int, []*target.Info, error) {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	// The reads are independent: send them together, one round trip of
@@ -105,7 +107,8 @@ func (s *session) readStateAndForms(ctx context.Context) (PageState, int) {
 		wg         sync.WaitGroup
 		cookies    []*network.Cookie
 		cookiesErr error
-		tabs       = -1
+		pages      []*target.Info
+		pagesErr   error
 		hist       *page.NavigationEntry
 	)
 	wg.Add(3)
@@ -120,9 +123,7 @@ func (s *session) readStateAndForms(ctx context.Context) (PageState, int) {
 	}()
 	go func() {
 		defer wg.Done()
-		if ps, err := s.tab.pages(ctx); err == nil {
-			tabs = len(ps)
-		}
+		pages, pagesErr = s.tab.pages(ctx)
 	}()
 	go func() {
 		defer wg.Done()
@@ -158,6 +159,6 @@ func (s *session) readStateAndForms(ctx context.Context) (PageState, int) {
 			break
 		}
 	}
-	st.TabCount = max(tabs, 0)
-	return st, forms
+	st.TabCount = len(pages)
+	return st, forms, pages, pagesErr
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
@@ -31,12 +32,9 @@ func (s *session) world(ctx context.Context) (runtime.ExecutionContextID, error)
 	if t.worldID != 0 && t.worldNavs == navs {
 		return t.worldID, nil
 	}
-	tree, err := chromedp.Call(ctx, page.GetFrameTree, struct{}{})
-	if err != nil || tree.FrameTree == nil || tree.FrameTree.Frame == nil {
-		return 0, fmt.Errorf("read the frame tree: %v", err)
-	}
+	// A page target's main frame has the target's id.
 	res, err := chromedp.Call(ctx, page.CreateIsolatedWorld, page.CreateIsolatedWorldParams{
-		FrameID: tree.FrameTree.Frame.ID, WorldName: worldName,
+		FrameID: cdp.FrameID(t.targetID()), WorldName: worldName,
 	})
 	if err != nil {
 		return 0, fmt.Errorf("create the gate's isolated world: %w", err)
