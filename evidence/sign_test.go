@@ -370,8 +370,12 @@ func TestOpenSSLInterop(t *testing.T) {
 	db.Close()
 	sig, _ := hex.DecodeString(h.Sig)
 	msgPath, sigPath := filepath.Join(dir, "msg"), filepath.Join(dir, "sig")
-	os.WriteFile(msgPath, evidence.HeadMessage("s1", h.Seq, h.Hash), 0o600)
-	os.WriteFile(sigPath, sig, 0o600)
+	if err := os.WriteFile(msgPath, evidence.HeadMessage("s1", h.Seq, h.Hash), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(sigPath, sig, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	out := run("pkeyutl", "-verify", "-pubin", "-inkey", pubPath, "-rawin", "-in", msgPath, "-sigfile", sigPath)
 	if !strings.Contains(string(out), "Signature Verified Successfully") {
 		t.Errorf("openssl did not verify the head signature: %s", out)

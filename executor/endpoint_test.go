@@ -27,9 +27,13 @@ func TestResolveLiveEndpoint(t *testing.T) {
 	t.Cleanup(noWS.Close)
 	dir := t.TempDir()
 	good := filepath.Join(dir, "DevToolsActivePort")
-	os.WriteFile(good, []byte("9333\n/devtools/browser/f00d\n"), 0o600)
+	if err := os.WriteFile(good, []byte("9333\n/devtools/browser/f00d\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	bad := filepath.Join(dir, "Bad")
-	os.WriteFile(bad, []byte("9333\n"), 0o600)
+	if err := os.WriteFile(bad, []byte("9333\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 
 	tests := []struct {
 		name, endpoint, want, errPart string

@@ -14,10 +14,12 @@ import (
 // beside the manifest, and printing the manifest never shows its value.
 func TestSecretsLoad(t *testing.T) {
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "token.txt"), []byte("file-secret-value\n"), 0o600)
+	if err := os.WriteFile(filepath.Join(dir, "token.txt"), []byte("file-secret-value\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	t.Setenv("BROWSERGATE_TEST_APP_PASSWORD", "env-secret-value")
 	path := filepath.Join(dir, "m.toml")
-	os.WriteFile(path, []byte(`
+	if err := os.WriteFile(path, []byte(`
 [tool]
 name = "s"
 [browser.scope]
@@ -29,7 +31,9 @@ domains = ["login.example.com"]
 file = "token.txt"
 domains = ["*.example.com", "api.example.net"]
 [browser.commands.type_text]
-`), 0o644)
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	m, err := toolclad.Load(path)
 	if err != nil {
 		t.Fatal(err)

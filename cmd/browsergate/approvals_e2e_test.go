@@ -456,7 +456,9 @@ func TestHeldCallEndsWithItsManifest(t *testing.T) {
 	f.mustAllow(t, "e2e.navigate", map[string]any{"url": f.siteURL + "/docs"})
 	h := f.callAsync(t, "e2e.scroll", map[string]any{})
 	f.pendingID(t, h)
-	os.WriteFile(f.manifest, []byte(reloadManifest), 0o644)
+	if err := os.WriteFile(f.manifest, []byte(reloadManifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	start := time.Now()
 	syscall.Kill(f.pid, syscall.SIGHUP)
 	text, refused := h.wait(t)

@@ -48,17 +48,23 @@ func TestCheckReportsEveryProblemWithItsLine(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.toml")
-	os.WriteFile(bad, []byte(`[tool]
+	if err := os.WriteFile(bad, []byte(`[tool]
 name = "bad"
 [browser]
 engine = "playwright"
 [browser.commands.navigate]
 args.url = { type = "url", schemez = ["https"] }
 [browser.commands.fly]
-`), 0o644)
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	policies := filepath.Join(dir, "policies")
-	os.Mkdir(policies, 0o755)
-	os.WriteFile(filepath.Join(policies, "broken.cedar"), []byte("permit (principal, action, resource\n"), 0o644)
+	if err := os.Mkdir(policies, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(policies, "broken.cedar"), []byte("permit (principal, action, resource\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	out, code := runBinary(t, "check", "--manifest", bad, "--policies", policies)
 	if code != 1 {
@@ -105,7 +111,9 @@ func TestVerifyOnMissingFileFails(t *testing.T) {
 func TestCheckRefusesABadScopePattern(t *testing.T) {
 	t.Parallel()
 	bad := filepath.Join(t.TempDir(), "scope.toml")
-	os.WriteFile(bad, []byte("[tool]\nname = \"s\"\n[browser.scope]\nallowed_domains = [\"exa*mple..com\"]\nallow_private_cidrs = [\"10.0.0.5/8\"]\n[browser.commands.navigate]\n"), 0o644)
+	if err := os.WriteFile(bad, []byte("[tool]\nname = \"s\"\n[browser.scope]\nallowed_domains = [\"exa*mple..com\"]\nallow_private_cidrs = [\"10.0.0.5/8\"]\n[browser.commands.navigate]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	out, code := runBinary(t, "check", "--manifest", bad, "--policies", repoPath("policies"))
 	if code != 1 || !strings.Contains(out, "exa*mple..com") || !strings.Contains(out, "10.0.0.5/8") {
 		t.Fatalf("check on bad scope entries: exit %d\n%s", code, out)

@@ -153,7 +153,9 @@ func TestServeRefusesABadSigningKey(t *testing.T) {
 	dir := t.TempDir()
 	_, pubPath := keygen(t, filepath.Join(dir, "k"))
 	manifest := filepath.Join(dir, "m.toml")
-	os.WriteFile(manifest, []byte(fmt.Sprintf(e2eManifest, "launch", "")), 0o644)
+	if err := os.WriteFile(manifest, []byte(fmt.Sprintf(e2eManifest, "launch", "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, key := range []string{pubPath, filepath.Join(dir, "absent.key")} {
 		out, code := runBinary(t, "serve", "--manifest", manifest, "--policies", repoPath("policies"),
 			"--evidence", filepath.Join(dir, "e.db"), "--signing-key", key)

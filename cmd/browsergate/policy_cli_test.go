@@ -54,12 +54,16 @@ func TestPolicyTest(t *testing.T) {
 	t.Run("json file", func(t *testing.T) {
 		t.Parallel()
 		file := filepath.Join(t.TempDir(), "req.json")
-		os.WriteFile(file, []byte(`{"command": "execute_js", "args": {"expression": "1"}, "page_state": {"is_authenticated": true}}`), 0o644)
+		if err := os.WriteFile(file, []byte(`{"command": "execute_js", "args": {"expression": "1"}, "page_state": {"is_authenticated": true}}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		out, code := runBinary(t, "policy", "test", "--policies", pol, "--request", file, "--expect", "deny")
 		if code != 0 || !strings.Contains(out, "execute-js-needs-approval") {
 			t.Errorf("exit %d\n%s", code, out)
 		}
-		os.WriteFile(file, []byte(`{"command": "execute_js", "pagestate": {}}`), 0o644)
+		if err := os.WriteFile(file, []byte(`{"command": "execute_js", "pagestate": {}}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		if out, code := runBinary(t, "policy", "test", "--policies", pol, "--request", file); code != 1 || !strings.Contains(out, "pagestate") {
 			t.Errorf("a request with an unknown key: exit %d\n%s", code, out)
 		}
@@ -80,7 +84,9 @@ func TestCheckRunsPolicyTests(t *testing.T) {
 	// Someone loosens the rate limit: the shipped tests catch it.
 	submit := filepath.Join(dir, "submit.cedar")
 	src, _ := os.ReadFile(submit)
-	os.WriteFile(submit, []byte(strings.Replace(string(src), ">= 5", ">= 50", 1)), 0o644)
+	if err := os.WriteFile(submit, []byte(strings.Replace(string(src), ">= 5", ">= 50", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	out, code = runBinary(t, args...)
 	if code != 1 || !strings.Contains(out, "policy-tests.json:") || !strings.Contains(out, "failed") {
 		t.Fatalf("check after loosening the rate limit: exit %d\n%s", code, out)
@@ -93,7 +99,9 @@ func TestCheckRunsPolicyTests(t *testing.T) {
 func TestSchemaErrorRefusesToStart(t *testing.T) {
 	t.Parallel()
 	dir := testkit.CopyPolicies(t)
-	os.WriteFile(filepath.Join(dir, "typo.cedar"), []byte("@id(\"typo\")\nforbid (principal, action == Web::Action::\"browse\", resource)\nwhen { resource.risk_tier == 3 };\n"), 0o644)
+	if err := os.WriteFile(filepath.Join(dir, "typo.cedar"), []byte("@id(\"typo\")\nforbid (principal, action == Web::Action::\"browse\", resource)\nwhen { resource.risk_tier == 3 };\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	manifest := repoPath("examples/demo.toml")
 	out, code := runBinary(t, "check", "--manifest", manifest, "--policies", dir)
 	if code != 1 || !strings.Contains(out, filepath.Join(dir, "typo.cedar")+":") || !strings.Contains(out, `policy "typo"`) {
