@@ -308,13 +308,14 @@ func TestDecideAfter(t *testing.T) {
 	f := newDecideFixture(t)
 	sc := f.m.Scope()
 	tests := []struct {
-		name  string
-		after PageState
-		pages []pageFact
-		err   error
-		rule  string // "" = allowed
-		reset bool
-		close int
+		name     string
+		after    PageState
+		pages    []pageFact
+		err      error
+		unjudged *Blocked
+		rule     string // "" = allowed
+		reset    bool
+		close    int
 	}{
 		{name: "in scope", after: PageState{URL: "https://www.example.com/"}},
 		{name: "blank", after: PageState{URL: "about:blank"}},
@@ -322,10 +323,12 @@ func TestDecideAfter(t *testing.T) {
 		{name: "left the scope", after: PageState{URL: "http://10.0.0.1/"}, rule: "private", reset: true},
 		{name: "tabs unreadable", after: PageState{URL: "https://www.example.com/"}, err: errors.New("x"), rule: "tabs", reset: true},
 		{name: "popup out of scope", after: PageState{URL: "https://www.example.com/"}, pages: []pageFact{{ID: "p", URL: "https://x.test/"}}, rule: "popup", close: 1},
+		{name: "a form submission not judged", after: PageState{URL: "https://www.example.com/"},
+			unjudged: &Blocked{Rule: ruleUnjudgedSubmission, Reason: "the page submitted a form"}, rule: ruleUnjudgedSubmission, reset: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			v := decideAfter(sc, "click", tc.after, tc.pages, tc.err)
+			v := decideAfter(sc, "click", tc.after, tc.pages, tc.err, tc.unjudged)
 			if (v.Deny == nil) != (tc.rule == "") {
 				t.Fatalf("deny %+v, want rule %q", v.Deny, tc.rule)
 			}

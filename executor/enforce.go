@@ -44,8 +44,10 @@ func resetNote(err error) string {
 // decideAfter judges where an action left the session's tabs: an
 // out-of-scope (or unreadable) tab is reset, out-of-scope popups are
 // closed, and the call is refused at stage final_url: the action ran, and
-// its outcome is refused. Like decide it is pure.
-func decideAfter(sc *scope.Scope, command string, after PageState, pages []pageFact, pagesErr error) verdict {
+// its outcome is refused. So is an action during which the page submitted
+// a form the gate had not judged (unjudged, refused by the acting guard).
+// Like decide it is pure.
+func decideAfter(sc *scope.Scope, command string, after PageState, pages []pageFact, pagesErr error, unjudged *Blocked) verdict {
 	var v verdict
 	switch {
 	case after.URL == "":
@@ -60,6 +62,9 @@ func decideAfter(sc *scope.Scope, command string, after PageState, pages []pageF
 	case pagesErr != nil:
 		v.Reset = true
 		v.Deny = deny(evidence.StageFinalURL, "tabs", "cannot list the session's tabs after the %s: %v", command, pagesErr)
+	case unjudged != nil:
+		v.Reset = true
+		v.Deny = deny(evidence.StageFinalURL, unjudged.Rule, "during the %s %s, so the request was refused", command, unjudged.Reason)
 	default:
 		if closed := v.strayPages(sc, pages); len(closed) > 0 {
 			v.Deny = deny(evidence.StageFinalURL, "popup",

@@ -108,8 +108,17 @@ func (e *Executor) runTurn(ctx context.Context, s *session, t *turn) {
 		defer cancel()
 	}
 
-	// Act. Every call that reaches here counts as run, whether or not the
-	// action succeeded: a submit that timed out may still have been sent.
+	unjudged := e.act(actx, s, t)
+	e.checkAfter(s, t, unjudged)
+}
+
+// act runs the command, with the acting guard holding the page to what
+// the gate judged, and waits until the page is quiet. It returns the first
+// form submission the acting guard refused meanwhile (nil: none). Every
+// call that reaches act counts as run, whether or not the action
+// succeeded: a submit that timed out may still have been sent.
+func (e *Executor) act(actx context.Context, s *session, t *turn) *Blocked {
+	cmd := t.call.Command
 	spec := commandTable[cmd.Name]
 	navs := s.tab.watch.navigationCount()
 	s.limits.counts[cmd.Name]++
@@ -131,23 +140,20 @@ func (e *Executor) runTurn(ctx context.Context, s *session, t *turn) {
 	if s.tab.watch.navigationCount() != navs {
 		s.tab.refs = nil // refs name elements of a document that is gone
 	}
-	unjudged := s.egress.blocked.unjudgedSubmission(mark)
+	return s.egress.blocked.unjudgedSubmission(mark)
+}
 
-	// Whatever the action did, the tab and every popup must end inside the
-	// scope. This runs on its own context: a client that gave up, or an
-	// action that used up its time, must not skip it.
+// checkAfter observes where the action left the tab and its popups,
+// decides (decideAfter) and enforces. Whatever the action did, the tabs
+// must end inside the scope: this runs on its own context, so that a
+// client that gave up, or an action that used up its time, cannot skip it.
+func (e *Executor) checkAfter(s *session, t *turn, unjudged *Blocked) {
 	pctx, pcancel := context.WithTimeout(s.tab.ctx, 10*time.Second)
 	defer pcancel()
 	after := s.readState(pctx)
 	t.after = &after
 	pages, pagesErr := s.otherPages(pctx, popupSettle)
-	av := decideAfter(s.backend.scope.Load(), cmd.Name, after, pages, pagesErr)
-	if unjudged != nil && av.Deny == nil {
-		// The page submitted a form the gate did not judge (the request
-		// was refused): the call is refused and the tab reset.
-		av.Reset = true
-		av.Deny = deny(evidence.StageFinalURL, unjudged.Rule, "during the %s %s, so the request was refused", cmd.Name, unjudged.Reason)
-	}
+	av := decideAfter(s.backend.scope.Load(), t.call.Command.Name, after, pages, pagesErr, unjudged)
 	if d := e.enforce(pctx, s, t, av); d != nil {
 		t.deny = d
 	}
