@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -77,7 +78,8 @@ type backend struct {
 	secretVars []string
 	logger     *slog.Logger
 
-	proxyPorts sync.Map // netip.AddrPort -> true: every egress proxy listener of this backend
+	listeners *listeners // the daemon's own endpoints, refused to every page
+	devtools  netip.AddrPort
 
 	mu      sync.Mutex
 	started bool
@@ -248,17 +250,21 @@ func (b *backend) start() error {
 		}
 		b.wsURL = ws
 	}
+	if ap, ok := devtoolsAddr(b.wsURL); ok {
+		b.devtools = ap
+		b.listeners.add(ap, "the DevTools endpoint of the browser of "+b.key.manifest.Tool.Name)
+	}
 	b.started = true
 	return nil
 }
 
 // check judges one URL against the backend's current scope, and refuses
-// the backend's own proxy listeners.
+// the daemon's own endpoints.
 func (b *backend) check(url string) scope.Verdict {
 	v := b.scope.Load().Check(url)
 	if v.Allowed {
 		if u, err := scope.ParseURL(url); err == nil && u.IP.IsValid() {
-			if deny, ok := b.isProxyPort(u.IP, u.Port, u.Scheme); ok {
+			if deny, ok := b.listeners.urlVerdict(u.IP, u.Port, u.Scheme); ok {
 				return deny
 			}
 		}
@@ -294,6 +300,10 @@ func (b *backend) shutdown() {
 
 // release cancels the backend's contexts; b.mu must be held.
 func (b *backend) release() {
+	if b.devtools.IsValid() {
+		b.listeners.remove(b.devtools)
+		b.devtools = netip.AddrPort{}
+	}
 	for i := len(b.cancel) - 1; i >= 0; i-- {
 		b.cancel[i]()
 	}

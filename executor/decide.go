@@ -18,9 +18,13 @@ import (
 // question is what decide reads: the call, what observe saw, and the
 // configuration the call runs under. decide reads nothing else.
 type question struct {
-	Call      *toolclad.Call
-	Facts     *facts
+	Call  *toolclad.Call
+	Facts *facts
+	// Scope is the manifest's compiled scope (its domain sets name
+	// url_domain's parents in Cedar); Check judges a URL: the scope, and
+	// the daemon's own endpoints, which no scope grants (nil: Scope.Check).
 	Scope     *scope.Scope
+	Check     urlCheck
 	Policies  *cedar.Engine
 	Secrets   *secretSet
 	Principal string
@@ -61,6 +65,16 @@ type verdict struct {
 // on, popups, url arguments, where the action leads), secrets, the
 // manifest (a click that submits needs submit_form), Cedar, and whether a
 // human's approval is needed. Any error on the way is a denial.
+// urlCheck judges one URL.
+type urlCheck func(url string) scope.Verdict
+
+func (q *question) check(u string) scope.Verdict {
+	if q.Check != nil {
+		return q.Check(u)
+	}
+	return q.Scope.Check(u)
+}
+
 func decide(q *question) verdict {
 	v := preflight(q)
 	if v.Deny == nil {
@@ -112,7 +126,7 @@ func (v *verdict) judge(q *question) *DenyError {
 		if u == "" {
 			continue
 		}
-		sv := q.Scope.Check(u)
+		sv := q.check(u)
 		if !sv.Allowed {
 			return &DenyError{Stage: evidence.StageScope, Rule: sv.Rule, Reason: fmt.Sprintf("argument %q: %s", a.Name, sv.Reason)}
 		}
@@ -145,7 +159,7 @@ func (v *verdict) judge(q *question) *DenyError {
 func (v *verdict) pagesInScope(q *question) *DenyError {
 	f := q.Facts
 	if u := f.State.URL; !isBlank(u) {
-		if sv := q.Scope.Check(u); !sv.Allowed {
+		if sv := q.check(u); !sv.Allowed {
 			v.Reset = true
 			return deny(evidence.StageScope, sv.Rule,
 				"the tab was at %s, outside the scope (%s), before this call; nothing was done", u, sv.Reason)
@@ -154,7 +168,7 @@ func (v *verdict) pagesInScope(q *question) *DenyError {
 	if f.PagesErr != nil {
 		return deny(evidence.StageScope, "popup", "cannot list the session's tabs: %v", f.PagesErr)
 	}
-	if closed := v.strayPages(q.Scope, f.Pages); len(closed) > 0 {
+	if closed := v.strayPages(q.check, f.Pages); len(closed) > 0 {
 		return deny(evidence.StageScope, "popup",
 			"tab(s) opened by the page had left the scope and were closed: %s; nothing was done", strings.Join(closed, "; "))
 	}
@@ -163,7 +177,7 @@ func (v *verdict) pagesInScope(q *question) *DenyError {
 
 // strayPages marks for closing every popup that is out of scope, or whose
 // own navigation the egress gate refused, and describes them.
-func (v *verdict) strayPages(sc *scope.Scope, pages []pageFact) []string {
+func (v *verdict) strayPages(check urlCheck, pages []pageFact) []string {
 	var out []string
 	for _, p := range pages {
 		if p.URL == "" || isBlank(p.URL) {
@@ -173,7 +187,7 @@ func (v *verdict) strayPages(sc *scope.Scope, pages []pageFact) []string {
 			}
 			continue
 		}
-		if sv := sc.Check(p.URL); !sv.Allowed {
+		if sv := check(p.URL); !sv.Allowed {
 			v.Close = append(v.Close, p.ID)
 			out = append(out, fmt.Sprintf("%s (%s)", p.URL, sv.Reason))
 		}
@@ -211,7 +225,7 @@ func (v *verdict) leads(q *question) *DenyError {
 		}
 		v.Submits = d.Submits && !submit // a click that submits
 		for _, u := range append([]string{d.URL}, d.URLs...) {
-			if dn := v.destination(q.Scope, cmd.Name, el.Label, u); dn != nil {
+			if dn := v.destination(q.check, cmd.Name, el.Label, u); dn != nil {
 				return dn
 			}
 		}
@@ -248,7 +262,7 @@ func (v *verdict) leads(q *question) *DenyError {
 			return deny(evidence.StageObserve, "history", "%v", f.Back.Err)
 		}
 		if f.Back.Prev != "" {
-			if dn := v.destination(q.Scope, "go_back", "the tab", f.Back.Prev); dn != nil {
+			if dn := v.destination(q.check, "go_back", "the tab", f.Back.Prev); dn != nil {
 				return dn
 			}
 			v.Target = f.Back.Prev
@@ -258,11 +272,11 @@ func (v *verdict) leads(q *question) *DenyError {
 }
 
 // destination checks where an action would send the tab.
-func (v *verdict) destination(sc *scope.Scope, what, label, dest string) *DenyError {
+func (v *verdict) destination(check urlCheck, what, label, dest string) *DenyError {
 	if dest == "" || strings.HasPrefix(strings.ToLower(dest), "javascript:") {
 		return nil // no navigation (a javascript: link runs the page's own script)
 	}
-	sv := sc.Check(dest)
+	sv := check(dest)
 	if !sv.Allowed {
 		return deny(evidence.StageScope, sv.Rule, "the %s on %s leads to %s: %s", what, label, dest, sv.Reason)
 	}
@@ -325,7 +339,7 @@ func (v *verdict) cedar(q *question, submitCmd *toolclad.Command) *DenyError {
 // url argument, where the action leads, or the page it acts on).
 func cedarRequest(q *question, cmd *toolclad.Command, target string) *cedar.Request {
 	m := q.Call.Manifest
-	host := q.Scope.Check(target).Host
+	host := q.check(target).Host
 	return &cedar.Request{
 		Principal:        q.Principal,
 		Action:           m.Tool.Cedar.Action,

@@ -328,7 +328,7 @@ func TestDecideAfter(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			v := decideAfter(sc, "click", tc.after, tc.pages, tc.err, tc.unjudged)
+			v := decideAfter(sc.Check, "click", tc.after, tc.pages, tc.err, tc.unjudged)
 			if (v.Deny == nil) != (tc.rule == "") {
 				t.Fatalf("deny %+v, want rule %q", v.Deny, tc.rule)
 			}

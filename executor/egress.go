@@ -5,7 +5,6 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/chromedp/chromedp"
@@ -81,7 +80,7 @@ func (b *backend) newProxy(log *blockLog, withBackend bool) (*egress.Proxy, stri
 		return nil, "", err
 	}
 	if ap, err := netip.ParseAddrPort(addr); err == nil {
-		b.proxyPorts.Store(ap, true)
+		b.listeners.add(ap, "an egress proxy of browsergate's")
 	}
 	if withBackend {
 		b.cancel = append(b.cancel, func() { p.Close() })
@@ -91,48 +90,18 @@ func (b *backend) newProxy(log *blockLog, withBackend bool) (*egress.Proxy, stri
 
 func (b *backend) forgetProxy(addr string) {
 	if ap, err := netip.ParseAddrPort(addr); err == nil {
-		b.proxyPorts.Delete(ap)
+		b.listeners.remove(ap)
 	}
-}
-
-// isProxyPort refuses any of the backend's proxy listeners as a
-// destination: a page must not reach the gate's own ports.
-func (b *backend) isProxyPort(ip netip.Addr, port, scheme string) (scope.Verdict, bool) {
-	p := port
-	if p == "" {
-		p = map[string]string{"http": "80", "ws": "80", "https": "443", "wss": "443"}[scheme]
-	}
-	n, err := strconv.ParseUint(p, 10, 16)
-	if err != nil {
-		return scope.Verdict{}, false
-	}
-	return b.proxyPortVerdict(netip.AddrPortFrom(ip, uint16(n)))
-}
-
-func (b *backend) proxyPortVerdict(ap netip.AddrPort) (scope.Verdict, bool) {
-	if _, ok := b.proxyPorts.Load(ap); !ok {
-		// A proxy listens on 127.0.0.1; any loopback address or the
-		// unspecified address reaches it too.
-		if ap.Addr().IsLoopback() || ap.Addr().IsUnspecified() {
-			if _, ok := b.proxyPorts.Load(netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), ap.Port())); !ok {
-				return scope.Verdict{}, false
-			}
-		} else {
-			return scope.Verdict{}, false
-		}
-	}
-	return scope.Verdict{Allowed: false, Host: ap.Addr().String(), Rule: "egress proxy port",
-		Reason: fmt.Sprintf("%s is browsergate's own egress proxy", ap)}, true
 }
 
 // policyRef lets a proxy read the backend's current scope, and refuses the
-// backend's own proxy listeners.
+// daemon's own endpoints.
 type policyRef struct{ b *backend }
 
 func (r policyRef) CheckHost(host string, port uint16) scope.Verdict {
 	v := r.b.scope.Load().CheckHost(host, port)
 	if a, err := netip.ParseAddr(strings.Trim(host, "[]")); v.Allowed && err == nil {
-		if deny, ok := r.b.proxyPortVerdict(netip.AddrPortFrom(a, port)); ok {
+		if deny, ok := r.b.listeners.verdict(netip.AddrPortFrom(a, port)); ok {
 			return deny
 		}
 	}
@@ -140,7 +109,7 @@ func (r policyRef) CheckHost(host string, port uint16) scope.Verdict {
 }
 
 func (r policyRef) CheckAddrPort(ap netip.AddrPort) scope.Verdict {
-	if deny, ok := r.b.proxyPortVerdict(ap); ok {
+	if deny, ok := r.b.listeners.verdict(ap); ok {
 		return deny
 	}
 	return r.b.scope.Load().CheckAddrPort(ap)

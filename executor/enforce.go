@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/browsergate/browsergate/evidence"
-	"github.com/browsergate/browsergate/scope"
 )
 
 // enforce does what a verdict requires of the browser — reset a tab that
@@ -47,15 +46,15 @@ func resetNote(err error) string {
 // its outcome is refused. So is an action during which the page submitted
 // a form the gate had not judged (unjudged, refused by the acting guard).
 // Like decide it is pure.
-func decideAfter(sc *scope.Scope, command string, after PageState, pages []pageFact, pagesErr error, unjudged *Blocked) verdict {
+func decideAfter(check urlCheck, command string, after PageState, pages []pageFact, pagesErr error, unjudged *Blocked) verdict {
 	var v verdict
 	switch {
 	case after.URL == "":
 		v.Reset = true
 		v.Deny = deny(evidence.StageFinalURL, "page state",
 			"the page could not be read after the %s, so it cannot be shown to be in scope", command)
-	case !isBlank(after.URL) && !sc.Check(after.URL).Allowed:
-		sv := sc.Check(after.URL)
+	case !isBlank(after.URL) && !check(after.URL).Allowed:
+		sv := check(after.URL)
 		v.Reset = true
 		v.Deny = deny(evidence.StageFinalURL, sv.Rule,
 			"the %s led the tab to %s, which is out of scope (%s)", command, after.URL, sv.Reason)
@@ -66,7 +65,7 @@ func decideAfter(sc *scope.Scope, command string, after PageState, pages []pageF
 		v.Reset = true
 		v.Deny = deny(evidence.StageFinalURL, unjudged.Rule, "during the %s %s, so the request was refused", command, unjudged.Reason)
 	default:
-		if closed := v.strayPages(sc, pages); len(closed) > 0 {
+		if closed := v.strayPages(check, pages); len(closed) > 0 {
 			v.Deny = deny(evidence.StageFinalURL, "popup",
 				"the %s opened tab(s) outside the scope, which were closed: %s", command, strings.Join(closed, "; "))
 		}

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net"
+	"net/netip"
+	"net/url"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -66,6 +69,9 @@ type Executor struct {
 	secrets  map[*toolclad.Manifest]*secretSet // guarded by mu
 	masker   atomic.Pointer[masker]            // every manifest's secrets, for every sink
 	configs  configCache                       // configuration blobs already in the evidence log
+	// listeners are every backend's DevTools endpoint and egress proxies:
+	// no page of any backend may reach them.
+	listeners listeners
 }
 
 type sessionKey struct {
@@ -108,6 +114,7 @@ func New(cfg Config) (*Executor, error) {
 		return nil, err
 	}
 	e.masker.Store(newMasker(cfg.Manifests))
+	e.addLiveEndpoints(cfg.Manifests)
 	// Log lines pass the masker too: a URL the proxy logs may carry a
 	// secret a form sent.
 	e.cfg.Logger = slog.New(&maskHandler{inner: cfg.Logger.Handler(), m: &e.masker})
@@ -189,6 +196,7 @@ func (e *Executor) Reload(ms []*toolclad.Manifest, policies *cedar.Engine) error
 		}
 	}
 	e.cfg.Manifests, e.scopes, e.secrets = ms, scopes, secrets
+	e.addLiveEndpoints(ms)
 	e.policies.Store(policies)
 	e.masker.Store(newMasker(ms))
 	e.mu.Unlock()
@@ -270,7 +278,8 @@ func (e *Executor) newSessionLocked(k sessionKey, notice string) *session {
 	}
 	b, ok := e.backends[bk]
 	if !ok {
-		b = &backend{key: bk, startup: m.Browser.StartupTimeout, resolver: e.cfg.Resolver, logger: e.cfg.Logger, secretVars: e.secretVars()}
+		b = &backend{key: bk, startup: m.Browser.StartupTimeout, resolver: e.cfg.Resolver, logger: e.cfg.Logger,
+			secretVars: e.secretVars(), listeners: &e.listeners}
 		b.scope.Store(e.scopes[m])
 		e.backends[bk] = b
 	}
@@ -314,4 +323,28 @@ func (e *Executor) secretVars() []string {
 		}
 	}
 	return out
+}
+
+// addLiveEndpoints registers the DevTools endpoint each live manifest
+// names (a user's Chrome on 127.0.0.1:9222, say) as one of the daemon's
+// endpoints from the start, so that no page of another backend reaches it
+// even before its own backend attaches. (A DevToolsActivePort file names
+// its port only when read, at attach.)
+func (e *Executor) addLiveEndpoints(ms []*toolclad.Manifest) {
+	for _, m := range ms {
+		if m.Browser.Connect != "live" {
+			continue
+		}
+		u, err := url.Parse(m.Browser.LiveEndpoint)
+		if err != nil || u.Port() == "" {
+			continue
+		}
+		host := u.Hostname()
+		if host == "localhost" {
+			host = "127.0.0.1"
+		}
+		if ap, err := netip.ParseAddrPort(net.JoinHostPort(host, u.Port())); err == nil {
+			e.listeners.add(ap, "the DevTools endpoint of the browser of "+m.Tool.Name)
+		}
+	}
 }

@@ -153,7 +153,7 @@ func (e *Executor) checkAfter(s *session, t *turn, unjudged *Blocked) {
 	after := s.readState(pctx)
 	t.after = &after
 	pages, pagesErr := s.otherPages(pctx, popupSettle)
-	av := decideAfter(s.backend.scope.Load(), t.call.Command.Name, after, pages, pagesErr, unjudged)
+	av := decideAfter(s.backend.check, t.call.Command.Name, after, pages, pagesErr, unjudged)
 	if d := e.enforce(pctx, s, t, av); d != nil {
 		t.deny = d
 	}
@@ -185,6 +185,7 @@ func (e *Executor) question(s *session, t *turn, f *facts, approved bool) *quest
 		Call:      t.call,
 		Facts:     f,
 		Scope:     s.backend.scope.Load(),
+		Check:     s.backend.check,
 		Policies:  e.policies.Load(),
 		Secrets:   s.secrets,
 		Principal: e.cfg.Principal,
