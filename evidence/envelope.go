@@ -98,10 +98,13 @@ type SessionSummary struct {
 	KeyID string
 }
 
-// BlockedRequest is one request the egress gate refused during a call.
+// BlockedRequest is one request the egress gate refused during a call, or
+// (Between) one the session's pages made by themselves after the previous
+// call had returned, recorded with the next call.
 type BlockedRequest struct {
-	URL    string `json:"url"`
-	Rule   string `json:"rule"`
-	Reason string `json:"reason,omitempty"`
-	Layer  string `json:"layer"` // "interception" or "proxy"
+	URL     string `json:"url"`
+	Rule    string `json:"rule"`
+	Reason  string `json:"reason,omitempty"`
+	Layer   string `json:"layer"`                   // "interception" or "proxy"
+	Between bool   `json:"between_calls,omitempty"` // refused between the previous call and this one
 }

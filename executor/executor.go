@@ -284,6 +284,13 @@ func (e *Executor) newSessionLocked(k sessionKey, notice string) *session {
 		e.backends[bk] = b
 	}
 	s := newSession(m, k.mcp, b, now)
+	s.egress.blocked.onAdd = func(b Blocked) {
+		// The proxy logs its own decisions; interception's are logged
+		// here, as they happen, whether or not a call is running.
+		if b.Layer == "interception" {
+			e.cfg.Logger.Warn("request refused", "session", s.id, "url", b.URL, "rule", b.Rule, "reason", b.Reason, "layer", b.Layer)
+		}
+	}
 	s.secrets = e.secrets[m]
 	s.maskText = func(v string) string { return e.masker.Load().mask(v) }
 	if n, ok := e.notices[noticeKey{k.mcp, m.Tool.Name}]; ok {

@@ -23,14 +23,23 @@ type Blocked struct {
 	Rule   string
 	Reason string
 	Layer  string // "interception" or "proxy"
+	// Between: refused after the previous call had returned, before this
+	// one began (the page's own doing).
+	Between bool
 }
 
 // blockLog collects refused requests so that each call can report those
-// that happened while it ran.
+// that happened while it ran, and those the pages made between calls.
 type blockLog struct {
 	mu      sync.Mutex
 	entries []Blocked
 	base    int // number of entries dropped from the front
+	// reported is the position up to which entries were handed to a call
+	// (between calls, pages go on making requests of their own).
+	reported int
+	// onAdd, when set, is told of every refusal as it happens (the
+	// decision log line).
+	onAdd func(Blocked)
 	// navs are the tabs (target id) whose own navigation was refused, and
 	// to where: such a tab (a popup opened straight at a forbidden URL)
 	// may still show about:blank, and is closed all the same.
@@ -62,6 +71,9 @@ const maxBlockLog = 1000
 func (l *blockLog) add(b Blocked) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.onAdd != nil {
+		l.onAdd(b)
+	}
 	l.entries = append(l.entries, b)
 	if len(l.entries) > maxBlockLog {
 		drop := len(l.entries) - maxBlockLog
@@ -79,6 +91,29 @@ func (l *blockLog) unjudgedSubmission(mark int) *Blocked {
 		}
 	}
 	return nil
+}
+
+// between returns the entries refused after the previous record took its
+// own and before mark (the start of this call), marked Between.
+func (l *blockLog) between(mark int) []Blocked {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	from, to := max(l.reported-l.base, 0), min(max(mark-l.base, 0), len(l.entries))
+	if from >= to {
+		return nil
+	}
+	out := append([]Blocked(nil), l.entries[from:to]...)
+	for j := range out {
+		out[j].Between = true
+	}
+	return out
+}
+
+// handedTo marks every entry up to now as handed to a call.
+func (l *blockLog) handedTo() {
+	l.mu.Lock()
+	l.reported = l.base + len(l.entries)
+	l.mu.Unlock()
 }
 
 // mark is the position to collect from.

@@ -46,7 +46,7 @@ func (e *Executor) record(s *session, t *turn) *toolclad.Reply {
 		env.InteractionCount = s.limits.interactions
 	}
 	for _, b := range t.blocked {
-		env.Blocked = append(env.Blocked, evidence.BlockedRequest{URL: b.URL, Rule: b.Rule, Reason: b.Reason, Layer: b.Layer})
+		env.Blocked = append(env.Blocked, evidence.BlockedRequest{URL: b.URL, Rule: b.Rule, Reason: b.Reason, Layer: b.Layer, Between: b.Between})
 	}
 	if t.facts != nil {
 		env.Before = t.facts.State.Map()
@@ -68,6 +68,7 @@ func (e *Executor) record(s *session, t *turn) *toolclad.Reply {
 	}
 	env.Error = strings.Join(errs, "; ")
 	appendErr := e.cfg.Evidence.Append(env, shot)
+	t.recordErr = appendErr
 	e.logDecision(s, t, env.Decision, appendErr)
 	if appendErr != nil {
 		return &toolclad.Reply{IsError: true,

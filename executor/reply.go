@@ -75,7 +75,16 @@ func blockedNote(blocked []Blocked) string {
 		return ""
 	}
 	var b strings.Builder
+	between := 0
+	for _, x := range blocked {
+		if x.Between {
+			between++
+		}
+	}
 	fmt.Fprintf(&b, "\n[egress gate blocked %d request(s)", len(blocked))
+	if between > 0 {
+		fmt.Fprintf(&b, " (%d made by the pages themselves since the previous call)", between)
+	}
 	for i, x := range blocked {
 		if i == maxBlockedShown {
 			fmt.Fprintf(&b, "; and %d more", len(blocked)-i)

@@ -13,18 +13,19 @@ import (
 // it returns — observe the facts, decide the verdict, act the output — and
 // record builds the evidence envelope once, from these values.
 type turn struct {
-	call     *toolclad.Call
-	start    time.Time
-	facts    *facts             // what observe saw before acting (nil: refused before)
-	verdict  verdict            // decide's answer on those facts
-	deny     *DenyError         // the refusal, from whichever stage refused
-	after    *PageState         // the tab after the call (or after a reset)
-	out      output             // what act produced
-	err      error              // act's failure
-	counted  bool               // the call is an interaction (it passed the limits)
-	blocked  []Blocked          // requests the egress gate refused while the call ran
-	ask      *toolclad.Question // ask the client's user first (multi round-trip)
-	approval *evidence.Approval
+	call      *toolclad.Call
+	start     time.Time
+	facts     *facts             // what observe saw before acting (nil: refused before)
+	verdict   verdict            // decide's answer on those facts
+	deny      *DenyError         // the refusal, from whichever stage refused
+	after     *PageState         // the tab after the call (or after a reset)
+	out       output             // what act produced
+	err       error              // act's failure
+	counted   bool               // the call is an interaction (it passed the limits)
+	blocked   []Blocked          // requests the egress gate refused while the call ran
+	ask       *toolclad.Question // ask the client's user first (multi round-trip)
+	recordErr error              // the evidence append failed
+	approval  *evidence.Approval
 }
 
 // Run is the loop for one MCP tool call: observe, decide, enforce, act,
@@ -62,13 +63,21 @@ func (e *Executor) Run(ctx context.Context, call *toolclad.Call) *toolclad.Reply
 	}
 	e.armTimers(s)
 	if t.ask != nil {
-		// Not concluded: it counts, and is recorded, when the client
-		// comes back with the answer. What the page's own requests were
-		// refused meanwhile stays in the log for that round.
+		// Not concluded: the call counts when the client comes back with
+		// the answer. This round is recorded as held.
+		t.counted = false
+		t.deny = deny(evidence.StageApproval, "approval asked",
+			"held for a human's approval (%s): the MCP client's user was asked, and the call runs only when the client comes back with the answer", s.hold.id)
+	}
+	// What the pages' own requests were refused between the previous
+	// record and this call is recorded with this one, marked so.
+	t.blocked = append(s.egress.blocked.between(mark), s.egress.blocked.since(mark)...)
+	s.egress.blocked.handedTo()
+	reply := e.record(s, t)
+	if t.ask != nil && t.recordErr == nil {
 		return &toolclad.Reply{Ask: t.ask}
 	}
-	t.blocked = s.egress.blocked.since(mark)
-	return e.record(s, t)
+	return reply
 }
 
 // runTurn takes the call through the stages, stopping at the first that

@@ -51,7 +51,7 @@ type sessionEgress struct {
 }
 
 func newSession(m *toolclad.Manifest, mcpID string, b *backend, now time.Time) *session {
-	return &session{
+	s := &session{
 		id:       newSessionID(m.Tool.Name),
 		mcpID:    mcpID,
 		manifest: m,
@@ -59,6 +59,7 @@ func newSession(m *toolclad.Manifest, mcpID string, b *backend, now time.Time) *
 		limits:   newLimits(now),
 		egress:   sessionEgress{blocked: &blockLog{}, acting: &actingGuard{}},
 	}
+	return s
 }
 
 func newSessionID(tool string) string {

@@ -249,6 +249,11 @@ func TestApprovalByElicitation(t *testing.T) {
 	if len(as) != 1 || !as[0].Approved || as[0].Channel != "elicitation" || as[0].By != "carol (as the MCP client reports)" {
 		t.Fatalf("evidence approvals = %+v", as)
 	}
+	// The asking round is on the record too, held and not counted.
+	held := lastRecordWhere(t, f.evidence, func(e *evidence.Envelope) bool { return e.Decision.Rule == "approval asked" })
+	if held == nil || held.Command != "submit_form" || held.InteractionCount != 0 {
+		t.Fatalf("the asking round's record: %+v", held)
+	}
 }
 
 // TestAgentCannotApprove: nothing the agent can call approves. No tool is

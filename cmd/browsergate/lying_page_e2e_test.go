@@ -89,6 +89,17 @@ func TestLyingPageCannotForgeTheState(t *testing.T) {
 // lastRecord is the last evidence record of command in the log at path.
 func lastRecord(t *testing.T, path, command string) *evidence.Envelope {
 	t.Helper()
+	rec := lastRecordWhere(t, path, func(e *evidence.Envelope) bool { return e.Command == command })
+	if rec == nil {
+		t.Fatalf("no %s record in %s", command, path)
+	}
+	return rec
+}
+
+// lastRecordWhere is the last evidence record in the log at path for
+// which match holds, or nil.
+func lastRecordWhere(t *testing.T, path string, match func(*evidence.Envelope) bool) *evidence.Envelope {
+	t.Helper()
 	store, err := evidence.Open(path, &evidence.Options{ReadOnly: true, Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -105,13 +116,10 @@ func lastRecord(t *testing.T, path, command string) *evidence.Envelope {
 			t.Fatal(err)
 		}
 		for _, r := range recs {
-			if r.Command == command {
+			if match(r) {
 				last = r
 			}
 		}
-	}
-	if last == nil {
-		t.Fatalf("no %s record in %s", command, path)
 	}
 	return last
 }

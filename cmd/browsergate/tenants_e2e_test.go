@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -72,4 +73,54 @@ func launchedBrowsers(t *testing.T, pid int) []map[string]string {
 		}
 	}
 	return out
+}
+
+// TestRefusalsBetweenCallsAreRecorded: a page that reaches for a
+// forbidden host after the call that loaded it has returned is refused,
+// logged as it happens, and recorded with the next call (marked as the
+// page's own, between calls), where an export shows it.
+func TestRefusalsBetweenCallsAreRecorded(t *testing.T) {
+	t.Parallel()
+	f := startWith(t, fmt.Sprintf(e2eManifest, "launch", ""), "--log-level", "warn")
+	mux := http.NewServeMux()
+	mux.HandleFunc("/late", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `<title>late</title><p id=s>waiting</p><script>
+setTimeout(() => fetch(%q).catch(() => {}).finally(() => { document.getElementById('s').textContent = 'tried'; }), 1500);
+</script>`, f.canaryTo+"/late-beacon")
+	})
+	site, stop, err := serveOn("127.0.0.1:0", mux)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	if out := f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/late"}); strings.Contains(out, "late-beacon") {
+		t.Fatalf("the page's timer fired during the navigate call; the test needs it later:\n%s", out)
+	}
+	testkit.Eventually(t, func() string {
+		if !strings.Contains(f.stderr.String(), "late-beacon") {
+			return "the refusal between calls was not logged as it happened"
+		}
+		return ""
+	})
+	out := f.mustAllow(t, "e2e.snapshot", nil)
+	if !strings.Contains(out, "late-beacon") || !strings.Contains(out, "made by the pages themselves since the previous call") {
+		t.Errorf("the next call's reply does not report the refusal between calls:\n%s", out)
+	}
+	if n := f.canary.Hits(); n != 0 {
+		t.Fatalf("the canary saw %d request(s)", n)
+	}
+	f.cs.Close()
+	export, code := runBinary(t, "evidence", "export", "--evidence", f.evidence, "--format", "jsonl")
+	if code != 0 {
+		t.Fatalf("export: exit %d\n%s", code, export)
+	}
+	found := false
+	for _, line := range strings.Split(export, "\n") {
+		if strings.Contains(line, `"command":"snapshot"`) && strings.Contains(line, "late-beacon") && strings.Contains(line, `"between_calls":true`) {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("the export has no snapshot record with the refusal marked between_calls:\n%s", export)
+	}
 }
