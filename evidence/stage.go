@@ -39,6 +39,11 @@ const (
 	StageApproval Stage = "approval"
 	// StageAct: the browser could not be reached to carry out the call.
 	StageAct Stage = "act"
+	// StageDestination: while the action ran, the page sent a navigation
+	// or a form submission the gate had not judged (another URL than the
+	// one judged, or a submission where none was); the request was stopped
+	// before it left, and the tab reset.
+	StageDestination Stage = "destination"
 	// StageFinalURL: the action ran, and where it left the tab or a popup
 	// is outside the scope (or could not be read); the tab was reset.
 	StageFinalURL Stage = "final_url"

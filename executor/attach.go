@@ -195,7 +195,8 @@ func (g *targetGuard) event(m cdpMessage) {
 			return
 		}
 		url := e.Request.URL + e.Request.URLFragment
-		v := g.ic.decideRequest(url, e.Request.Method, e.ResourceType, e.Redirected)
+		v := g.ic.decideRequest(url, e.Request.Method, e.ResourceType, e.Redirected,
+			e.ResourceType == "Document" && g.isPage(m.SessionID, e.FrameID))
 		if v.Allowed {
 			g.answer(ctx, m.SessionID, "Fetch.continueRequest", map[string]any{"requestId": e.RequestID}, url)
 			return

@@ -313,7 +313,8 @@ func TestDecideAfter(t *testing.T) {
 		pages    []pageFact
 		err      error
 		unjudged *Blocked
-		rule     string // "" = allowed
+		stage    evidence.Stage // default final_url
+		rule     string         // "" = allowed
 		reset    bool
 		close    int
 	}{
@@ -324,7 +325,7 @@ func TestDecideAfter(t *testing.T) {
 		{name: "tabs unreadable", after: PageState{URL: "https://www.example.com/"}, err: errors.New("x"), rule: "tabs", reset: true},
 		{name: "popup out of scope", after: PageState{URL: "https://www.example.com/"}, pages: []pageFact{{ID: "p", URL: "https://x.test/"}}, rule: "popup", close: 1},
 		{name: "a form submission not judged", after: PageState{URL: "https://www.example.com/"},
-			unjudged: &Blocked{Rule: ruleUnjudgedSubmission, Reason: "the page submitted a form"}, rule: ruleUnjudgedSubmission, reset: true},
+			unjudged: &Blocked{Rule: ruleUnjudgedSubmission, Reason: "the page submitted a form"}, rule: ruleUnjudgedSubmission, reset: true, stage: evidence.StageDestination},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -332,8 +333,12 @@ func TestDecideAfter(t *testing.T) {
 			if (v.Deny == nil) != (tc.rule == "") {
 				t.Fatalf("deny %+v, want rule %q", v.Deny, tc.rule)
 			}
-			if v.Deny != nil && (v.Deny.Stage != evidence.StageFinalURL || !strings.Contains(v.Deny.Rule, tc.rule)) {
-				t.Fatalf("deny %+v, want final_url rule ~%q", v.Deny, tc.rule)
+			want := tc.stage
+			if want == "" {
+				want = evidence.StageFinalURL
+			}
+			if v.Deny != nil && (v.Deny.Stage != want || !strings.Contains(v.Deny.Rule, tc.rule)) {
+				t.Fatalf("deny %+v, want %s rule ~%q", v.Deny, want, tc.rule)
 			}
 			if v.Reset != tc.reset || len(v.Close) != tc.close {
 				t.Errorf("enforce: reset %v close %d, want %v %d", v.Reset, len(v.Close), tc.reset, tc.close)

@@ -43,8 +43,9 @@ func resetNote(err error) string {
 // decideAfter judges where an action left the session's tabs: an
 // out-of-scope (or unreadable) tab is reset, out-of-scope popups are
 // closed, and the call is refused at stage final_url: the action ran, and
-// its outcome is refused. So is an action during which the page submitted
-// a form the gate had not judged (unjudged, refused by the acting guard).
+// its outcome is refused. An action during which the page sent a
+// navigation or a form submission the gate had not judged (unjudged,
+// stopped by the acting guard) is refused at stage destination.
 // Like decide it is pure.
 func decideAfter(check urlCheck, command string, after PageState, pages []pageFact, pagesErr error, unjudged *Blocked) verdict {
 	var v verdict
@@ -63,7 +64,7 @@ func decideAfter(check urlCheck, command string, after PageState, pages []pageFa
 		v.Deny = deny(evidence.StageFinalURL, "tabs", "cannot list the session's tabs after the %s: %v", command, pagesErr)
 	case unjudged != nil:
 		v.Reset = true
-		v.Deny = deny(evidence.StageFinalURL, unjudged.Rule, "during the %s %s, so the request was refused", command, unjudged.Reason)
+		v.Deny = deny(evidence.StageDestination, unjudged.Rule, "during the %s %s; the request was stopped before it left", command, unjudged.Reason)
 	default:
 		if closed := v.strayPages(check, pages); len(closed) > 0 {
 			v.Deny = deny(evidence.StageFinalURL, "popup",

@@ -39,6 +39,7 @@ var ErrLiveEndpoint = errors.New("live endpoint")
 //	cedar     the policies deny the call
 //	approval  a human's approval was needed and not given
 //	act       the browser could not be reached
+//	destination the action's navigation or form submission went somewhere not judged; stopped at the request
 //	final_url the action left a tab out of scope (or unreadable); it was reset
 type DenyError struct {
 	Stage     evidence.Stage

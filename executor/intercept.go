@@ -82,11 +82,11 @@ func (l *blockLog) add(b Blocked) {
 	}
 }
 
-// unjudgedSubmission is the first form submission the acting guard
-// refused since mark, or nil.
+// unjudgedSubmission is the first request the acting guard refused since
+// mark (a form submission or a navigation the gate did not judge), or nil.
 func (l *blockLog) unjudgedSubmission(mark int) *Blocked {
 	for _, b := range l.since(mark) {
-		if b.Rule == ruleUnjudgedSubmission || b.Rule == rulePostedElsewhere {
+		if b.Rule == ruleUnjudgedSubmission || b.Rule == rulePostedElsewhere || b.Rule == ruleNavigatedElsewhere {
 			return &b
 		}
 	}
@@ -147,27 +147,43 @@ type interceptor struct {
 }
 
 // actingGuard is what the gate judged of the action running now: whether
-// it submits a form, and where to. The page's own scripts run while a
-// command acts (a mouseup handler, a submit handler that changes the
-// form's action, a click that lands on something inside the element), so
-// the interceptor holds every document POST the judged page makes during
-// the action to this.
+// it submits a form and where to, and where it may navigate. The page's
+// own scripts run while a command acts (a mouseup or click handler, a
+// submit handler that changes the form's action, a click that lands on
+// something inside the element), so the interceptor holds what the judged
+// page sends during the action to what was judged, on the request itself:
+//
+//   - a form submission sent as a POST must be one the gate judged, to a
+//     URL it judged;
+//   - a navigation of a tab or popup (a GET document request: a link, a
+//     form sent with GET, a script setting location, window.open) must go
+//     to a URL the gate judged, a GET form's query aside.
+//
+// Redirects of an allowed request are the server's, and pass (the scope
+// still judges them). Once the tab has moved to another document, what
+// that document does is not the action's.
 type actingGuard struct {
 	mu     sync.Mutex
 	active bool
 	navs   int      // the tab's navigation count when the action began
 	posts  bool     // the action was judged to submit a form
-	to     []string // where it was judged to post, without fragments
+	to     []string // where it was judged to submit, without fragments
+	urls   []string // every destination it was judged to lead to, without fragments
 }
 
 // begin records what the action about to run was judged to do.
-func (g *actingGuard) begin(navs int, posts bool, to []string) {
+func (g *actingGuard) begin(navs int, posts bool, to, urls []string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.active, g.navs, g.posts, g.to = true, navs, posts, nil
+	g.active, g.navs, g.posts, g.to, g.urls = true, navs, posts, nil, nil
 	for _, u := range to {
 		if u != "" {
 			g.to = append(g.to, withoutFragment(u))
+		}
+	}
+	for _, u := range append(slices.Clone(to), urls...) {
+		if u != "" {
+			g.urls = append(g.urls, withoutFragment(u))
 		}
 	}
 }
@@ -179,18 +195,21 @@ func (g *actingGuard) end() {
 	g.mu.Unlock()
 }
 
-// Rules the acting guard refuses a request by.
+// Rules the acting guard refuses a request by (evidence stage
+// "destination").
 const (
 	ruleUnjudgedSubmission = "form submission not judged"
 	rulePostedElsewhere    = "form posted elsewhere"
+	ruleNavigatedElsewhere = "navigated elsewhere"
 )
 
-// judgeDocumentPost refuses a document POST (a form submission; not a
-// redirect of one) that the page the gate judged makes during an action
-// unless the gate judged the action to submit a form to that URL. ok is
-// false when the guard has nothing to say (no action running, or the tab
-// has moved on to another document since it began).
-func (g *actingGuard) judgeDocumentPost(url string, navs int) (scope.Verdict, bool) {
+// judgeDocument refuses a document request (not a redirect) that the page
+// the gate judged sends during an action, when it is not what the gate
+// judged; pageNav says it is the navigation of a tab or popup (not an
+// iframe's). ok is false when the guard has nothing to say: no action
+// running, an allowed request, or the tab has moved on to another document
+// since the action began.
+func (g *actingGuard) judgeDocument(url, method string, pageNav bool, navs int) (scope.Verdict, bool) {
 	if g == nil {
 		return scope.Verdict{}, false
 	}
@@ -199,15 +218,30 @@ func (g *actingGuard) judgeDocumentPost(url string, navs int) (scope.Verdict, bo
 	if !g.active || navs != g.navs {
 		return scope.Verdict{}, false
 	}
+	u := withoutFragment(url)
+	judged := strings.Join(g.urls, ", ")
+	if judged == "" {
+		judged = "nowhere"
+	}
 	switch {
-	case !g.posts:
+	case method == "POST" && !g.posts:
 		return scope.Verdict{URL: url, Rule: ruleUnjudgedSubmission,
-			Reason: "the page submitted a form during an action the gate judged not to submit one"}, true
-	case !slices.Contains(g.to, withoutFragment(url)):
+			Reason: fmt.Sprintf("the page submitted a form to %s during an action the gate judged not to submit one (it judged: %s)", url, judged)}, true
+	case method == "POST" && !slices.Contains(g.to, u):
 		return scope.Verdict{URL: url, Rule: rulePostedElsewhere,
 			Reason: fmt.Sprintf("the form posted to %s, not where the gate judged it would (%s)", url, strings.Join(g.to, ", "))}, true
+	case method != "POST" && pageNav && !slices.Contains(g.urls, u) && !slices.Contains(g.to, withoutQuery(u)):
+		return scope.Verdict{URL: url, Rule: ruleNavigatedElsewhere,
+			Reason: fmt.Sprintf("the action navigated to %s, not where the gate judged it would lead (%s)", url, judged)}, true
 	}
 	return scope.Verdict{}, false
+}
+
+func withoutQuery(u string) string {
+	if i := strings.IndexByte(u, '?'); i >= 0 {
+		return u[:i]
+	}
+	return u
 }
 
 func withoutFragment(u string) string {
@@ -218,13 +252,15 @@ func withoutFragment(u string) string {
 }
 
 // decideRequest judges one paused request: its URL against the scope,
-// and a form submission against what the gate judged of the action.
-func (ic *interceptor) decideRequest(url, method, resourceType, redirectedFrom string) scope.Verdict {
+// and a document request (a navigation or a form submission) against what
+// the gate judged of the action running. pageNav: the request is the
+// navigation of a page target's main frame (the tab or a popup).
+func (ic *interceptor) decideRequest(url, method, resourceType, redirectedFrom string, pageNav bool) scope.Verdict {
 	v := ic.decide(url)
-	if !v.Allowed || resourceType != "Document" || method != "POST" || redirectedFrom != "" || ic.navs == nil {
+	if !v.Allowed || resourceType != "Document" || redirectedFrom != "" || ic.navs == nil {
 		return v
 	}
-	if refuse, ok := ic.acting.judgeDocumentPost(url, ic.navs()); ok {
+	if refuse, ok := ic.acting.judgeDocument(url, method, pageNav, ic.navs()); ok {
 		return refuse
 	}
 	return v

@@ -78,13 +78,17 @@ type fieldInfo struct {
 	Password bool   `json:"password"`
 }
 
-// posts says whether the action observed is judged to submit a form, and
-// where to.
-func (f *facts) posts() (bool, []string) {
-	if f == nil || f.Element == nil || !f.Element.Dest.Submits {
-		return false, nil
+// judged says what the action observed was judged to do: whether it
+// submits a form and where to, and every destination it may lead to.
+func (f *facts) judged() (posts bool, to, urls []string) {
+	if f == nil || f.Element == nil {
+		return false, nil, nil
 	}
-	return true, []string{f.Element.Dest.URL}
+	d := f.Element.Dest
+	if d.Submits {
+		to = []string{d.URL}
+	}
+	return d.Submits, to, append([]string{d.URL}, d.URLs...)
 }
 
 // observe reads the facts for one call of cmd with args. It changes

@@ -123,7 +123,8 @@ func (e *Executor) runTurn(ctx context.Context, s *session, t *turn) {
 
 // act runs the command, with the acting guard holding the page to what
 // the gate judged, and waits until the page is quiet. It returns the first
-// form submission the acting guard refused meanwhile (nil: none). Every
+// navigation or form submission the acting guard stopped meanwhile (nil:
+// none). Every
 // call that reaches act counts as run, whether or not the action
 // succeeded: a submit that timed out may still have been sent.
 func (e *Executor) act(actx context.Context, s *session, t *turn) *Blocked {
@@ -135,9 +136,9 @@ func (e *Executor) act(actx context.Context, s *session, t *turn) *Blocked {
 		s.limits.counts["submit_form"]++
 	}
 	mark := s.egress.blocked.mark()
-	if cmd.Name != "execute_js" { // a human approved what the expression does
-		posts, to := t.facts.posts()
-		s.egress.acting.begin(navs, posts, to)
+	if spec.guarded {
+		posts, to, urls := t.facts.judged()
+		s.egress.acting.begin(navs, posts, to, urls)
 	}
 	t.out, t.err = spec.act(actx, s, t.call.Args, t.facts)
 	if spec.settle != noSettle {

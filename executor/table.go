@@ -32,6 +32,13 @@ type commandSpec struct {
 	// submit) need a window long enough to see it begin. noSettle: the
 	// command does not change the page, so nothing is waited for.
 	settle time.Duration
+	// guarded: while the command acts on the page, the acting guard
+	// (intercept.go) holds the page's navigations and form submissions to
+	// what the gate judged. Commands that navigate by themselves
+	// (navigate, go_back), run the agent's approved script (execute_js)
+	// or only read are not guarded: what a page does during a read is the
+	// page's own.
+	guarded bool
 }
 
 // observation is what a command's decision needs to observe.
@@ -54,16 +61,16 @@ const noSettle time.Duration = -1
 var commandTable = map[string]commandSpec{
 	"navigate":       {act: actNavigate, settle: 0}, // the navigation waited for the load event
 	"snapshot":       {act: actSnapshot, settle: noSettle},
-	"click":          {observes: observeClick, act: actClick, settle: 50 * time.Millisecond},
-	"type_text":      {observes: observeField, act: actTypeText, settle: 20 * time.Millisecond},
-	"submit_form":    {observes: observeSubmit, act: actSubmitForm, settle: 50 * time.Millisecond},
+	"click":          {observes: observeClick, act: actClick, settle: 50 * time.Millisecond, guarded: true},
+	"type_text":      {observes: observeField, act: actTypeText, settle: 20 * time.Millisecond, guarded: true},
+	"submit_form":    {observes: observeSubmit, act: actSubmitForm, settle: 50 * time.Millisecond, guarded: true},
 	"screenshot":     {act: actScreenshot, settle: noSettle},
 	"go_back":        {observes: observeHistory, act: actGoBack, settle: 50 * time.Millisecond},
 	"wait_for":       {act: actWaitFor, settle: noSettle},
 	"extract_html":   {act: actExtractHTML, settle: noSettle},
 	"list_tabs":      {act: actListTabs, settle: noSettle},
 	"execute_js":     {act: actExecuteJS, settle: 50 * time.Millisecond},
-	"scroll":         {act: actScroll, settle: 20 * time.Millisecond},
+	"scroll":         {act: actScroll, settle: 20 * time.Millisecond, guarded: true},
 	"network_timing": {act: actNetworkTiming, settle: noSettle},
 }
 
