@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -49,6 +50,10 @@ type targetGuard struct {
 	tab     string            // the session's tab
 	tabDone chan error        // the tab's preparation result, once
 	done    chan struct{}
+	// docGen counts the tab's main-frame commits: it tells the tab's
+	// documents apart for the interceptor. It is kept in the read loop, so
+	// a request of a new document is never judged before its commit.
+	docGen atomic.Int64
 }
 
 type cdpMessage struct {
@@ -92,6 +97,7 @@ func guardTargets(ctx context.Context, wsURL, browserContext, tab string, ic *in
 	g := &targetGuard{conn: conn, context: browserContext, ic: ic, logger: logger,
 		pending: map[int64]chan cdpReply{}, guarded: map[string]bool{}, pages: map[string]string{}, tab: tab,
 		tabDone: make(chan error, 1), done: make(chan struct{})}
+	ic.docGen = g.docGen.Load
 	go g.read()
 	if _, err := g.call(ctx, "", "Target.setAutoAttach", map[string]any{
 		"autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true, "filter": topLevelTargets,
@@ -171,7 +177,24 @@ func (g *targetGuard) read() {
 			}
 			continue
 		}
+		if m.Method == "Page.frameNavigated" {
+			g.noteCommit(m) // in order, before any later request is judged
+			continue
+		}
 		go g.event(m) // never block the read loop: handlers call back
+	}
+}
+
+// noteCommit counts a commit of the tab's main frame.
+func (g *targetGuard) noteCommit(m cdpMessage) {
+	var e struct {
+		Frame struct {
+			ID       string `json:"id"`
+			ParentID string `json:"parentId"`
+		} `json:"frame"`
+	}
+	if json.Unmarshal(m.Params, &e) == nil && e.Frame.ParentID == "" && e.Frame.ID == g.tab {
+		g.docGen.Add(1)
 	}
 }
 

@@ -113,7 +113,7 @@ func (b *backend) newSessionContext(s *session, w *pageWatch, opts ...chromedp.C
 			return nil, nil, err
 		}
 	}
-	proxy, proxyAddr, err := b.newProxy(s.egress.blocked, false)
+	proxy, proxyAddr, err := b.newProxy(s.egress.blocked, &s.egress)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: egress proxy: %v", ErrBrowserStart, err)
 	}
@@ -147,12 +147,13 @@ func (b *backend) newSessionContext(s *session, w *pageWatch, opts ...chromedp.C
 		// pause every request the user makes), and in both modes each
 		// refusal is the session's own to report.
 		c := chromedp.FromContext(ctx)
-		guard, err := guardTargets(ctx, b.wsURL, string(c.BrowserContextID), string(c.Target.TargetID),
-			&interceptor{check: b.check, log: s.egress.blocked, acting: s.egress.acting, navs: w.navigationCount}, b.logger)
+		ic := &interceptor{check: b.check, log: s.egress.blocked, acting: s.egress.acting, navs: w.navigationCount, bound: s.egress.bound}
+		guard, err := guardTargets(ctx, b.wsURL, string(c.BrowserContextID), string(c.Target.TargetID), ic, b.logger)
 		if err != nil {
 			stop()
 			return nil, nil, fmt.Errorf("%w: enable request interception: %v", ErrBrowserStart, err)
 		}
+		s.egress.ic.Store(ic)
 		inner := stop
 		stop = func() { guard.Close(); inner() }
 	}
@@ -196,7 +197,7 @@ func (b *backend) start() error {
 		// The browser-wide proxy carries what no session's context does:
 		// the browser's own background requests. Its refusals are logged,
 		// not reported to a session.
-		_, addr, err := b.newProxy(nil, true)
+		_, addr, err := b.newProxy(nil, nil)
 		if err != nil {
 			return fmt.Errorf("%w: egress proxy: %v", ErrBrowserStart, err)
 		}

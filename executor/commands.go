@@ -93,6 +93,14 @@ func (s *session) typeText(ctx context.Context, args map[string]any) (output, er
 		if err := el.call(ctx, focusedJS, &focused); err != nil || !focused {
 			return output{}, fmt.Errorf("%s did not take the focus itself, so secret %s is not typed", label, secs[0].Name)
 		}
+		// From before the value is in the page (its input handlers run as
+		// it is typed), the document may send only to the secret's
+		// domains.
+		ic := s.egress.ic.Load()
+		if ic == nil || ic.docGen == nil {
+			return output{}, fmt.Errorf("the page's requests cannot be held to the domains of secret %s, so it is not typed", secs[0].Name)
+		}
+		s.egress.bound.bind(ic.docGen(), secs, s.secrets.domains)
 	}
 	if _, err := chromedp.Call(ctx, input.InsertText, input.InsertTextParams{Text: s.secrets.fill(text)}); err != nil {
 		return output{}, fmt.Errorf("type into %s: %w", label, err)

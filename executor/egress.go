@@ -61,9 +61,10 @@ func (b *backend) setScope(devtools string) error {
 // newProxy starts an egress proxy on a random loopback port. Its refusals
 // go to log (nil: logged only). withBackend: closed with the backend (the
 // browser-wide proxy); otherwise its session closes it.
-func (b *backend) newProxy(log *blockLog, withBackend bool) (*egress.Proxy, string, error) {
+func (b *backend) newProxy(log *blockLog, sess *sessionEgress) (*egress.Proxy, string, error) {
+	withBackend := sess == nil
 	p, err := egress.New(egress.Config{
-		Policy:   policyRef{b},
+		Policy:   policyRef{b: b, s: sess},
 		Resolver: b.resolver,
 		OnDecision: func(d egress.Decision) {
 			if !d.Allowed && log != nil {
@@ -96,13 +97,26 @@ func (b *backend) forgetProxy(addr string) {
 
 // policyRef lets a proxy read the backend's current scope, and refuses the
 // daemon's own endpoints.
-type policyRef struct{ b *backend }
+type policyRef struct {
+	b *backend
+	s *sessionEgress // the session whose pages the proxy carries (nil: the browser's own traffic)
+}
 
 func (r policyRef) CheckHost(host string, port uint16) scope.Verdict {
 	v := r.b.scope.Load().CheckHost(host, port)
 	if a, err := netip.ParseAddr(strings.Trim(host, "[]")); v.Allowed && err == nil {
 		if deny, ok := r.b.listeners.verdict(netip.AddrPortFrom(a, port)); ok {
 			return deny
+		}
+	}
+	// A document a secret was typed into sends only to the secret's
+	// domains (WebSockets come here, not through interception). The
+	// agent's own navigation away is let through.
+	if r.s != nil && v.Allowed && !r.s.acting.agentNavigating() {
+		if ic := r.s.ic.Load(); ic != nil && ic.docGen != nil {
+			if refuse, ok := r.s.bound.judge(host, ic.docGen()); ok {
+				return refuse
+			}
 		}
 	}
 	return v

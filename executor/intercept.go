@@ -144,6 +144,11 @@ type interceptor struct {
 	// judged.
 	acting *actingGuard
 	navs   func() int
+	// bound holds a document a secret was typed into to the secret's
+	// domains; docGen is the tab's document generation (set by the target
+	// guard, which counts the tab's main-frame commits).
+	bound  *secretBinding
+	docGen func() int64
 }
 
 // actingGuard is what the gate judged of the action running now: whether
@@ -169,6 +174,8 @@ type actingGuard struct {
 	posts  bool     // the action was judged to submit a form
 	to     []string // where it was judged to submit, without fragments
 	urls   []string // every destination it was judged to lead to, without fragments
+	// agentNav: the agent's own navigation (navigate, go_back) is running.
+	agentNav bool
 }
 
 // begin records what the action about to run was judged to do.
@@ -193,6 +200,23 @@ func (g *actingGuard) end() {
 	g.mu.Lock()
 	g.active = false
 	g.mu.Unlock()
+}
+
+// navigating marks the agent's own navigation (navigate, go_back) as
+// running, or over: it may leave a document a secret was typed into.
+func (g *actingGuard) navigating(on bool) {
+	g.mu.Lock()
+	g.agentNav = on
+	g.mu.Unlock()
+}
+
+func (g *actingGuard) agentNavigating() bool {
+	if g == nil {
+		return false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.agentNav
 }
 
 // Rules the acting guard refuses a request by (evidence stage
@@ -257,11 +281,21 @@ func withoutFragment(u string) string {
 // navigation of a page target's main frame (the tab or a popup).
 func (ic *interceptor) decideRequest(url, method, resourceType, redirectedFrom string, pageNav bool) scope.Verdict {
 	v := ic.decide(url)
-	if !v.Allowed || resourceType != "Document" || redirectedFrom != "" || ic.navs == nil {
+	if !v.Allowed {
 		return v
 	}
-	if refuse, ok := ic.acting.judgeDocument(url, method, pageNav, ic.navs()); ok {
-		return refuse
+	if resourceType == "Document" && redirectedFrom == "" && ic.navs != nil {
+		if refuse, ok := ic.acting.judgeDocument(url, method, pageNav, ic.navs()); ok {
+			return refuse
+		}
+	}
+	if ic.docGen != nil && !(pageNav && ic.acting.agentNavigating()) {
+		if u, err := scope.ParseURL(url); err == nil && u.Host != "" {
+			if refuse, ok := ic.bound.judge(u.Host, ic.docGen()); ok {
+				refuse.URL = url
+				return refuse
+			}
+		}
 	}
 	return v
 }

@@ -140,6 +140,10 @@ func (e *Executor) act(actx context.Context, s *session, t *turn) *Blocked {
 		posts, to, urls := t.facts.judged()
 		s.egress.acting.begin(navs, posts, to, urls)
 	}
+	if cmd.Name == "navigate" || cmd.Name == "go_back" {
+		s.egress.acting.navigating(true)
+		defer s.egress.acting.navigating(false)
+	}
 	t.out, t.err = spec.act(actx, s, t.call.Args, t.facts)
 	if spec.settle != noSettle {
 		// The quiet window starts when the action is done: a navigation

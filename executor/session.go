@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/browsergate/browsergate/scope/egress"
@@ -45,9 +46,13 @@ type session struct {
 
 // sessionEgress is the session's share of the egress gate.
 type sessionEgress struct {
-	proxy   *egress.Proxy // the session's own egress proxy
-	blocked *blockLog     // requests the gate refused for this session
-	acting  *actingGuard  // what the gate judged of the action running now
+	proxy   *egress.Proxy  // the session's own egress proxy
+	blocked *blockLog      // requests the gate refused for this session
+	acting  *actingGuard   // what the gate judged of the action running now
+	bound   *secretBinding // the document a secret was typed into, held to its domains
+	// ic is the current tab's interceptor (nil before the first tab): its
+	// docGen tells the tab's document apart.
+	ic atomic.Pointer[interceptor]
 }
 
 func newSession(m *toolclad.Manifest, mcpID string, b *backend, now time.Time) *session {
@@ -57,7 +62,7 @@ func newSession(m *toolclad.Manifest, mcpID string, b *backend, now time.Time) *
 		manifest: m,
 		backend:  b,
 		limits:   newLimits(now),
-		egress:   sessionEgress{blocked: &blockLog{}, acting: &actingGuard{}},
+		egress:   sessionEgress{blocked: &blockLog{}, acting: &actingGuard{}, bound: &secretBinding{}},
 	}
 	return s
 }

