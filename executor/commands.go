@@ -107,6 +107,9 @@ func (s *session) typeText(ctx context.Context, args map[string]any) (output, er
 	}
 	if len(secs) > 0 {
 		s.typed.note(secs, s.tab.watch.navigationCount())
+		// A text field (a manifest may allow one) shows its value: draw it
+		// as dots, so that no screenshot shows the secret.
+		_ = el.call(ctx, `function() { if (this.type !== 'password') this.style.setProperty('-webkit-text-security', 'disc', 'important'); }`, nil)
 	}
 	return output{Text: fmt.Sprintf("typed %d characters into %s%s", len([]rune(text)), label, filled)}, nil
 }

@@ -3,6 +3,7 @@ package executor
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -117,6 +118,11 @@ func (v *verdict) judge(q *question) *DenyError {
 	}
 	if d := v.pagesInScope(q); d != nil {
 		return d
+	}
+	if len(f.Typed) > 0 {
+		if d := selectorOracle(cmd, call.Args); d != nil {
+			return d
+		}
 	}
 	for _, a := range cmd.Args {
 		if a.Type != toolclad.TypeURL || !a.ScopeCheck {
@@ -266,6 +272,28 @@ func (v *verdict) leads(q *question) *DenyError {
 				return dn
 			}
 			v.Target = f.Back.Prev
+		}
+	}
+	return nil
+}
+
+// attributeValueTest finds a CSS attribute selector that tests a value
+// ([value^="ab"], [data-x*=y], …).
+var attributeValueTest = regexp.MustCompile(`\[[^\]]*[~|^$*]?=`)
+
+// selectorOracle refuses, while a secret typed into the page is in it, a
+// selector that tests attribute values: on a page that copies a field's
+// value into its value attribute (as controlled inputs do), such a
+// selector answers yes or no about a prefix, and a search would read the
+// secret a character at a time.
+func selectorOracle(cmd *toolclad.Command, args map[string]any) *DenyError {
+	for _, a := range cmd.Args {
+		if a.Type != toolclad.TypeSelector {
+			continue
+		}
+		if sel, _ := args[a.Name].(string); attributeValueTest.MatchString(sel) {
+			return deny(evidence.StageSecrets, "secret oracle",
+				"a secret was typed into this page: a selector may not test attribute values here (argument %q), or it could read the secret a character at a time", a.Name)
 		}
 	}
 	return nil

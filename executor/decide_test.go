@@ -42,6 +42,10 @@ human_approval = true
 [secrets.PW]
 env = "DECIDE_TEST_PW"
 domains = ["login.example.com"]
+[secrets.TOKEN]
+env = "DECIDE_TEST_TOKEN"
+domains = ["login.example.com"]
+fields = "text"
 `
 
 // noSubmitManifest declares click without submit_form.
@@ -62,6 +66,7 @@ type decideFixture struct {
 func newDecideFixture(t *testing.T) *decideFixture {
 	t.Helper()
 	t.Setenv("DECIDE_TEST_PW", "correct horse battery")
+	t.Setenv("DECIDE_TEST_TOKEN", "tok-0123456789")
 	f := &decideFixture{m: testkit.Manifest(t, decideManifest), noSubmit: testkit.Manifest(t, noSubmitManifest), engine: testkit.Policies(t)}
 	var err error
 	if f.secrets, err = newSecretSet(f.m); err != nil {
@@ -111,7 +116,7 @@ func submitButton(to string) *elementFact {
 }
 
 func textField(page string, password bool) *elementFact {
-	return &elementFact{Named: true, Label: "ref e3", Field: fieldInfo{URL: page, Field: true, Tag: "input", Password: password}}
+	return &elementFact{Named: true, Label: "ref e3", Field: fieldInfo{URL: page, Field: true, Tag: "input", Password: password, MaxLength: -1}}
 }
 
 func TestDecide(t *testing.T) {
@@ -210,6 +215,21 @@ func TestDecide(t *testing.T) {
 			facts: withElement(on(home), &elementFact{Named: true, Label: "ref e3", FieldErr: errors.New("gone")}), masked: true, policies: []string{"permit-non-navigation"}},
 		{name: "secret on its domain", command: "type_text", args: map[string]any{"ref": "e3", "text": "<PW>"},
 			facts: withElement(on("https://login.example.com/"), textField("https://login.example.com/", true)), policies: []string{"permit-non-navigation"}},
+		{name: "secret into a text field (password fields only by default)", command: "type_text", args: map[string]any{"ref": "e3", "text": "<PW>"},
+			facts: withElement(on("https://login.example.com/"), textField("https://login.example.com/", false)), stage: evidence.StageSecrets},
+		{name: "secret allowed into text fields", command: "type_text", args: map[string]any{"ref": "e3", "text": "<TOKEN>"},
+			facts: withElement(on("https://login.example.com/"), textField("https://login.example.com/", false)), policies: []string{"permit-non-navigation"}},
+		{name: "secret into a field too short for it", command: "type_text", args: map[string]any{"ref": "e3", "text": "<PW>"},
+			facts: withElement(on("https://login.example.com/"), &elementFact{Named: true, Label: "ref e3",
+				Field: fieldInfo{URL: "https://login.example.com/", Field: true, Tag: "input", Password: true, MaxLength: 8}}), stage: evidence.StageSecrets},
+		{name: "attribute-value selector while a secret is in the page", command: "click", args: map[string]any{"selector": `#r[value^="ab"]`},
+			facts: func() *facts {
+				fs := withElement(on("https://login.example.com/"), link(""))
+				fs.Typed = f.m.Secrets
+				return fs
+			}(), stage: evidence.StageSecrets, rule: "secret oracle"},
+		{name: "attribute-value selector on a page without secrets", command: "click", args: map[string]any{"selector": `a[href$=".pdf"]`},
+			facts: withElement(on(home), link("https://www.example.com/a.pdf")), policies: []string{"permit-non-navigation"}},
 		{name: "secret off its domain", command: "type_text", args: map[string]any{"ref": "e3", "text": "<PW>"},
 			facts: withElement(on(home), textField(home, false)), stage: evidence.StageSecrets},
 		{name: "secret into an iframe's document", command: "type_text", args: map[string]any{"ref": "e3", "text": "<PW>"},

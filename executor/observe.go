@@ -76,6 +76,8 @@ type fieldInfo struct {
 	Field    bool   `json:"field"`
 	Tag      string `json:"tag"`
 	Password bool   `json:"password"`
+	// MaxLength is how many characters the field keeps (-1: no limit).
+	MaxLength int `json:"maxLength"`
 }
 
 // judged says what the action observed was judged to do: whether it

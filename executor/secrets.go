@@ -133,6 +133,14 @@ func (ss *secretSet) mayType(text string, el *elementFact) error {
 	if !el.Field.Field {
 		return fmt.Errorf("secret %s can only be typed into a text field (input, textarea or contenteditable), and %s is a <%s>", secs[0].Name, el.Label, el.Field.Tag)
 	}
+	for _, sec := range secs {
+		if !el.Field.Password && sec.Fields != toolclad.SecretFieldsText {
+			return fmt.Errorf("secret %s goes only into password fields, and %s is not one (the manifest may allow text fields: fields = \"text\")", sec.Name, el.Label)
+		}
+	}
+	if el.Field.MaxLength >= 0 && el.Field.MaxLength < len([]rune(ss.fill(text))) {
+		return fmt.Errorf("%s keeps at most %d characters, too few for the text with secret %s: the page would hold, and show, a part of it", el.Label, el.Field.MaxLength, secs[0].Name)
+	}
 	return ss.check(text, el.Field.URL, true)
 }
 
@@ -197,6 +205,16 @@ func newMasker(ms []*toolclad.Manifest) *masker {
 					pairs = append(pairs, form, label)
 				}
 			}
+			// Every piece of the value too: a field that kept a prefix, a
+			// page that shows a part of it, a selector that tests a
+			// prefix. Longer forms are tried first (below), so the whole
+			// value is still named as such.
+			for _, piece := range secretPieces(v) {
+				if !seen[piece] {
+					seen[piece] = true
+					pairs = append(pairs, piece, "[part of secret "+sec.Name+"]")
+				}
+			}
 		}
 	}
 	if len(pairs) == 0 {
@@ -216,6 +234,26 @@ func newMasker(ms []*toolclad.Manifest) *masker {
 		args = append(args, p.from, p.to)
 	}
 	return &masker{r: strings.NewReplacer(args...)}
+}
+
+// minPiece and maxPiece bound the pieces of a secret value that are
+// masked on their own: every run of minPiece to maxPiece characters (a
+// longer run is masked piece by piece).
+const (
+	minPiece = 6
+	maxPiece = 32
+)
+
+// secretPieces are the runs of minPiece to maxPiece characters of v.
+func secretPieces(v string) []string {
+	r := []rune(v)
+	var out []string
+	for n := minPiece; n <= maxPiece && n < len(r); n++ {
+		for i := 0; i+n <= len(r); i++ {
+			out = append(out, string(r[i:i+n]))
+		}
+	}
+	return out
 }
 
 // secretForms are the spellings a value takes in what browsergate returns

@@ -24,6 +24,10 @@ type Secret struct {
 	// Domains are the domain globs (as in allowed_domains) of the pages the
 	// value may be typed into.
 	Domains []string
+	// Fields is the kind of field the value may be typed into:
+	// SecretFieldsPassword (the default: password fields only, whose
+	// value a page shows as dots) or SecretFieldsText (any text field).
+	Fields string
 
 	value string
 }
@@ -42,6 +46,12 @@ func (s *Secret) String() string { return "secret " + s.Name }
 // GoString is String, for %#v.
 func (s *Secret) GoString() string { return s.String() }
 
+// The values of a secret's fields key.
+const (
+	SecretFieldsPassword = "password"
+	SecretFieldsText     = "text"
+)
+
 // minSecretLen is the shortest value accepted: masking a shorter string
 // would mangle ordinary output and hide nothing worth hiding.
 const minSecretLen = 6
@@ -55,8 +65,9 @@ func decodeSecrets(t *table, m *Manifest) {
 			t.r.errorf(t.at(name), "%q cannot name a secret: use upper-case letters, digits and '_' (the agent types <%s>)", name, name)
 			continue
 		}
-		s := &Secret{Name: name}
+		s := &Secret{Name: name, Fields: SecretFieldsPassword}
 		hasEnv, hasFile := st.str("env", &s.Env), st.str("file", &s.File)
+		st.oneOf("fields", &s.Fields, SecretFieldsPassword, SecretFieldsText)
 		if pats, ok := domainPatterns(st, "domains"); ok {
 			s.Domains = pats
 		}

@@ -91,3 +91,56 @@ document.getElementById('pw').addEventListener('input', e => {
 		t.Errorf("after leaving the page, the other allowed host should be reachable again")
 	}
 }
+
+// TestSecretPiecesNeverShow: a secret goes only into a password field by
+// default, never into a field too short to hold it; on a page that copies
+// the typed value into its text and into the field's value attribute (as
+// controlled inputs do), no reply shows any six-character piece of it,
+// and a selector cannot test its prefix (the oracle is refused). Every
+// reply, and the evidence export, is searched for every piece.
+func TestSecretPiecesNeverShow(t *testing.T) {
+	// Not parallel: t.Setenv.
+	const value = "Zq8-Lm2_Vx7-Kp4"
+	t.Setenv("BROWSERGATE_TEST_BOUND_PW", value)
+	f := startWith(t, strings.Replace(secretBoundManifest, "[browser.commands.snapshot]\n",
+		"[browser.commands.snapshot]\n[browser.commands.extract_html]\n[browser.commands.wait_for]\n", 1))
+	site, _ := serveLogged(t, map[string]string{
+		"/form": `<input id=text><input type=password id=short maxlength=8>
+<input type=password id=pw oninput="this.setAttribute('value', this.value); document.getElementById('echo').textContent = this.value.slice(0, 8)">
+<p id=echo></p>`,
+	})
+	var replies []string
+	call := func(tool string, args map[string]any) (string, bool) {
+		text, refused := f.call(t, tool, args)
+		replies = append(replies, text)
+		return text, refused
+	}
+	call("e2e.navigate", map[string]any{"url": site + "/form"})
+	if text, refused := call("e2e.type_text", map[string]any{"selector": "#text", "text": "<PW>"}); !refused || !strings.Contains(text, "password fields") {
+		t.Errorf("a secret typed into a text field:\n%s", text)
+	}
+	if text, refused := call("e2e.type_text", map[string]any{"selector": "#short", "text": "<PW>"}); !refused || !strings.Contains(text, "at most 8 characters") {
+		t.Errorf("a secret typed into a field that keeps 8 characters:\n%s", text)
+	}
+	if text, refused := call("e2e.type_text", map[string]any{"selector": "#pw", "text": "<PW>"}); refused {
+		t.Fatalf("a secret typed into a password field on its domain:\n%s", text)
+	}
+	call("e2e.snapshot", nil)
+	call("e2e.extract_html", nil)
+	if text, refused := call("e2e.wait_for", map[string]any{"selector": `#pw[value^="Zq"]`, "timeout_ms": 200}); !refused || !strings.Contains(text, "secret oracle") {
+		t.Errorf("a selector testing the secret's prefix:\n%s", text)
+	}
+	f.cs.Close()
+	export, code := runBinary(t, "evidence", "export", "--evidence", f.evidence, "--format", "jsonl")
+	if code != 0 {
+		t.Fatalf("export: exit %d", code)
+	}
+	for i := 0; i+6 <= len(value); i++ {
+		piece := value[i : i+6]
+		for _, r := range append(replies, export) {
+			if strings.Contains(r, piece) {
+				t.Errorf("LEAK: the piece %q of the secret shows in:\n%s", piece, r)
+			}
+		}
+	}
+}

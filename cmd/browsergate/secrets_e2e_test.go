@@ -38,9 +38,11 @@ allow_private_cidrs = ["127.0.0.1/32", "127.0.0.3/32"]
 [secrets.APP_PASSWORD]
 env = "BROWSERGATE_E2E_SECRET"
 domains = ["127.0.0.1"]
+fields = "text"
 [secrets.TILDE]
 env = "BROWSERGATE_E2E_SECRET2"
 domains = ["127.0.0.1"]
+fields = "text"
 [browser.commands.navigate]
 args.url = { type = "url", schemes = ["http"], scope_check = true }
 [browser.commands.snapshot]
