@@ -128,6 +128,15 @@ func guardTargets(ctx context.Context, wsURL, browserContext, tab string, ic *in
 func (g *targetGuard) Close() { g.conn.Close() }
 
 func (g *targetGuard) call(ctx context.Context, session, method string, params any) (json.RawMessage, error) {
+	ch, err := g.send(session, method, params)
+	if err != nil {
+		return nil, err
+	}
+	return g.await(ctx, method, ch, 10*time.Second)
+}
+
+// send writes a command and returns where its answer will come.
+func (g *targetGuard) send(session, method string, params any) (chan cdpReply, error) {
 	raw, err := json.Marshal(params)
 	if err != nil {
 		return nil, err
@@ -141,10 +150,12 @@ func (g *targetGuard) call(ctx context.Context, session, method string, params a
 	g.writeMu.Lock()
 	err = g.conn.WriteJSON(cdpMessage{ID: id, Method: method, Params: raw, SessionID: session})
 	g.writeMu.Unlock()
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	return ch, err
+}
+
+// await waits up to d for the answer to a command sent.
+func (g *targetGuard) await(ctx context.Context, method string, ch chan cdpReply, d time.Duration) (json.RawMessage, error) {
+	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	select {
 	case r := <-ch:
@@ -181,7 +192,23 @@ func (g *targetGuard) read() {
 			g.noteCommit(m) // in order, before any later request is judged
 			continue
 		}
+		if m.Method == "Target.attachedToTarget" {
+			g.notePopup(m) // while the action that opened it still runs
+		}
 		go g.event(m) // never block the read loop: handlers call back
+	}
+}
+
+// notePopup tells the interceptor of a new page in the session's browser
+// context (a popup) that attaches while an action runs.
+func (g *targetGuard) notePopup(m cdpMessage) {
+	var e struct {
+		SessionID  string     `json:"sessionId"`
+		TargetInfo targetInfo `json:"targetInfo"`
+	}
+	if json.Unmarshal(m.Params, &e) == nil && e.TargetInfo.Type == "page" &&
+		e.TargetInfo.TargetID != g.tab && e.TargetInfo.BrowserContextID == g.context {
+		g.ic.notePopup(e.SessionID)
 	}
 }
 
@@ -218,7 +245,7 @@ func (g *targetGuard) event(m cdpMessage) {
 			return
 		}
 		url := e.Request.URL + e.Request.URLFragment
-		v := g.ic.decideRequest(url, e.Request.Method, e.ResourceType, e.Redirected,
+		v := g.ic.decideRequest(m.SessionID, url, e.Request.Method, e.ResourceType, e.Redirected,
 			e.ResourceType == "Document" && g.isPage(m.SessionID, e.FrameID))
 		if v.Allowed {
 			g.answer(ctx, m.SessionID, "Fetch.continueRequest", map[string]any{"requestId": e.RequestID}, url)
@@ -303,38 +330,50 @@ func (g *targetGuard) answer(ctx context.Context, session, method string, params
 
 // prepare enables interception on one target session, removes WebRTC from
 // its documents, makes its own children pause at start, and lets it run.
+// renderlessWait bounds the wait for an answer that a target without a
+// renderer yet gives only once it runs.
+const renderlessWait = 200 * time.Millisecond
+
 func (g *targetGuard) prepare(ctx context.Context, session, kind string) error {
-	steps := []struct {
-		method string
-		params any
-	}{
-		{"Fetch.enable", map[string]any{"patterns": []map[string]any{{"urlPattern": "*"}}}},
+	if _, err := g.call(ctx, session, "Fetch.enable", map[string]any{"patterns": []map[string]any{{"urlPattern": "*"}}}); err != nil {
+		if !strings.Contains(kind, "worker") {
+			return fmt.Errorf("Fetch.enable: %w", err)
+		}
+		// Not every worker kind speaks Fetch; its traffic still goes
+		// through the session's egress proxy.
+		g.logger.Debug("target guard: no Fetch on a worker", "type", kind, "error", err)
 	}
 	if kind == "page" || kind == "iframe" {
-		// The script is registered with the Page domain, which must be on.
-		steps = append(steps, struct {
+		// The no-WebRTC script is registered with the Page domain, which
+		// must be on. The commands are sent in order, and the target's
+		// agent handles them in order, ahead of the runIfWaitingForDebugger
+		// that lets it run. A page that has no renderer yet (a popup
+		// opened with noopener) answers them only once it runs, so the
+		// answers are awaited briefly (renderlessWait), for their errors.
+		enable, err := g.send(session, "Page.enable", map[string]any{})
+		if err != nil {
+			return fmt.Errorf("Page.enable: %w", err)
+		}
+		script, err := g.send(session, "Page.addScriptToEvaluateOnNewDocument", map[string]any{"source": noWebRTCJS, "runImmediately": true})
+		if err != nil {
+			return fmt.Errorf("Page.addScriptToEvaluateOnNewDocument: %w", err)
+		}
+		for _, c := range []struct {
 			method string
-			params any
-		}{"Page.enable", map[string]any{}}, struct {
-			method string
-			params any
-		}{"Page.addScriptToEvaluateOnNewDocument", map[string]any{"source": noWebRTCJS, "runImmediately": true}})
+			ch     chan cdpReply
+		}{{"Page.enable", enable}, {"Page.addScriptToEvaluateOnNewDocument", script}} {
+			if _, err := g.await(ctx, c.method, c.ch, renderlessWait); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+				return fmt.Errorf("%s: %w", c.method, err)
+			}
+		}
 	}
 	if !strings.Contains(kind, "worker") {
-		steps = append(steps, struct {
-			method string
-			params any
-		}{"Target.setAutoAttach", map[string]any{"autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true}})
-	}
-	for i, s := range steps {
-		if _, err := g.call(ctx, session, s.method, s.params); err != nil {
-			if i == 0 && strings.Contains(kind, "worker") {
-				// Not every worker kind speaks Fetch; its traffic still
-				// goes through the session's egress proxy.
-				g.logger.Debug("target guard: no Fetch on a worker", "type", kind, "error", err)
-				continue
-			}
-			return fmt.Errorf("%s: %w", s.method, err)
+		ch, err := g.send(session, "Target.setAutoAttach", map[string]any{"autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true})
+		if err == nil {
+			_, err = g.await(ctx, "Target.setAutoAttach", ch, renderlessWait)
+		}
+		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("Target.setAutoAttach: %w", err)
 		}
 	}
 	_, err := g.call(ctx, session, "Runtime.runIfWaitingForDebugger", map[string]any{})

@@ -186,11 +186,14 @@ func (v *verdict) pagesInScope(q *question) *DenyError {
 func (v *verdict) strayPages(check urlCheck, pages []pageFact) []string {
 	var out []string
 	for _, p := range pages {
+		if p.RefusedNav != "" {
+			// Its own navigation was refused: it shows nothing of value
+			// (a blank page or an error page).
+			v.Close = append(v.Close, p.ID)
+			out = append(out, fmt.Sprintf("%s (its navigation to %s was refused)", p.URL, p.RefusedNav))
+			continue
+		}
 		if p.URL == "" || isBlank(p.URL) {
-			if p.RefusedNav != "" {
-				v.Close = append(v.Close, p.ID)
-				out = append(out, fmt.Sprintf("%s (its navigation to %s was refused)", p.URL, p.RefusedNav))
-			}
 			continue
 		}
 		if sv := check(p.URL); !sv.Allowed {

@@ -149,6 +149,18 @@ type interceptor struct {
 	// guard, which counts the tab's main-frame commits).
 	bound  *secretBinding
 	docGen func() int64
+	// popups are the page targets (by guard session) opened while an
+	// action ran, with what it was judged to do: their first navigation is
+	// held to it.
+	popups sync.Map
+}
+
+// notePopup records that a page target (guard session) opened while an
+// action runs.
+func (ic *interceptor) notePopup(session string) {
+	if j := ic.acting.current(); j != nil {
+		ic.popups.Store(session, j)
+	}
 }
 
 // actingGuard is what the gate judged of the action running now: whether
@@ -170,29 +182,35 @@ type interceptor struct {
 type actingGuard struct {
 	mu     sync.Mutex
 	active bool
-	navs   int      // the tab's navigation count when the action began
-	posts  bool     // the action was judged to submit a form
-	to     []string // where it was judged to submit, without fragments
-	urls   []string // every destination it was judged to lead to, without fragments
+	navs   int // the tab's navigation count when the action began
+	judged judgedAction
 	// agentNav: the agent's own navigation (navigate, go_back) is running.
 	agentNav bool
 }
 
+// judgedAction is what the gate judged an action to do.
+type judgedAction struct {
+	posts bool     // it submits a form
+	to    []string // where it submits, without fragments
+	urls  []string // every destination it may lead to, without fragments
+}
+
 // begin records what the action about to run was judged to do.
 func (g *actingGuard) begin(navs int, posts bool, to, urls []string) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.active, g.navs, g.posts, g.to, g.urls = true, navs, posts, nil, nil
+	j := judgedAction{posts: posts}
 	for _, u := range to {
 		if u != "" {
-			g.to = append(g.to, withoutFragment(u))
+			j.to = append(j.to, withoutFragment(u))
 		}
 	}
 	for _, u := range append(slices.Clone(to), urls...) {
 		if u != "" {
-			g.urls = append(g.urls, withoutFragment(u))
+			j.urls = append(j.urls, withoutFragment(u))
 		}
 	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.active, g.navs, g.judged = true, navs, j
 }
 
 // end: the action is over.
@@ -200,6 +218,21 @@ func (g *actingGuard) end() {
 	g.mu.Lock()
 	g.active = false
 	g.mu.Unlock()
+}
+
+// current is what the running action was judged to do (nil between
+// actions).
+func (g *actingGuard) current() *judgedAction {
+	if g == nil {
+		return nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.active {
+		return nil
+	}
+	j := g.judged
+	return &j
 }
 
 // navigating marks the agent's own navigation (navigate, go_back) as
@@ -238,23 +271,30 @@ func (g *actingGuard) judgeDocument(url, method string, pageNav bool, navs int) 
 		return scope.Verdict{}, false
 	}
 	g.mu.Lock()
-	defer g.mu.Unlock()
-	if !g.active || navs != g.navs {
+	active, same, j := g.active, navs == g.navs, g.judged
+	g.mu.Unlock()
+	if !active || !same {
 		return scope.Verdict{}, false
 	}
+	return j.judge(url, method, pageNav)
+}
+
+// judge refuses a document request that is not what the action was judged
+// to do.
+func (j *judgedAction) judge(url, method string, pageNav bool) (scope.Verdict, bool) {
 	u := withoutFragment(url)
-	judged := strings.Join(g.urls, ", ")
+	judged := strings.Join(j.urls, ", ")
 	if judged == "" {
 		judged = "nowhere"
 	}
 	switch {
-	case method == "POST" && !g.posts:
+	case method == "POST" && !j.posts:
 		return scope.Verdict{URL: url, Rule: ruleUnjudgedSubmission,
 			Reason: fmt.Sprintf("the page submitted a form to %s during an action the gate judged not to submit one (it judged: %s)", url, judged)}, true
-	case method == "POST" && !slices.Contains(g.to, u):
+	case method == "POST" && !slices.Contains(j.to, u):
 		return scope.Verdict{URL: url, Rule: rulePostedElsewhere,
-			Reason: fmt.Sprintf("the form posted to %s, not where the gate judged it would (%s)", url, strings.Join(g.to, ", "))}, true
-	case method != "POST" && pageNav && !slices.Contains(g.urls, u) && !slices.Contains(g.to, withoutQuery(u)):
+			Reason: fmt.Sprintf("the form posted to %s, not where the gate judged it would (%s)", url, strings.Join(j.to, ", "))}, true
+	case method != "POST" && pageNav && !slices.Contains(j.urls, u) && !slices.Contains(j.to, withoutQuery(u)):
 		return scope.Verdict{URL: url, Rule: ruleNavigatedElsewhere,
 			Reason: fmt.Sprintf("the action navigated to %s, not where the gate judged it would lead (%s)", url, judged)}, true
 	}
@@ -279,13 +319,19 @@ func withoutFragment(u string) string {
 // and a document request (a navigation or a form submission) against what
 // the gate judged of the action running. pageNav: the request is the
 // navigation of a page target's main frame (the tab or a popup).
-func (ic *interceptor) decideRequest(url, method, resourceType, redirectedFrom string, pageNav bool) scope.Verdict {
+func (ic *interceptor) decideRequest(session, url, method, resourceType, redirectedFrom string, pageNav bool) scope.Verdict {
 	v := ic.decide(url)
 	if !v.Allowed {
 		return v
 	}
 	if resourceType == "Document" && redirectedFrom == "" && ic.navs != nil {
-		if refuse, ok := ic.acting.judgeDocument(url, method, pageNav, ic.navs()); ok {
+		// A popup the action opened: its first navigation is the action's,
+		// however late it starts.
+		if j, ok := ic.popups.LoadAndDelete(session); ok && pageNav {
+			if refuse, ok := j.(*judgedAction).judge(url, method, true); ok {
+				return refuse
+			}
+		} else if refuse, ok := ic.acting.judgeDocument(url, method, pageNav, ic.navs()); ok {
 			return refuse
 		}
 	}

@@ -39,6 +39,10 @@ type commandSpec struct {
 	// or only read are not guarded: what a page does during a read is the
 	// page's own.
 	guarded bool
+	// pageContent: the output is the page's own text (a snapshot, HTML,
+	// a script's value, titles, URLs), fenced in the reply as untrusted
+	// data so that it cannot pass for browsergate's own lines.
+	pageContent bool
 }
 
 // observation is what a command's decision needs to observe.
@@ -60,18 +64,18 @@ const noSettle time.Duration = -1
 // tests.
 var commandTable = map[string]commandSpec{
 	"navigate":       {act: actNavigate, settle: 0}, // the navigation waited for the load event
-	"snapshot":       {act: actSnapshot, settle: noSettle},
+	"snapshot":       {act: actSnapshot, settle: noSettle, pageContent: true},
 	"click":          {observes: observeClick, act: actClick, settle: 50 * time.Millisecond, guarded: true},
 	"type_text":      {observes: observeField, act: actTypeText, settle: 20 * time.Millisecond, guarded: true},
 	"submit_form":    {observes: observeSubmit, act: actSubmitForm, settle: 50 * time.Millisecond, guarded: true},
 	"screenshot":     {act: actScreenshot, settle: noSettle},
 	"go_back":        {observes: observeHistory, act: actGoBack, settle: 50 * time.Millisecond},
 	"wait_for":       {act: actWaitFor, settle: noSettle},
-	"extract_html":   {act: actExtractHTML, settle: noSettle},
-	"list_tabs":      {act: actListTabs, settle: noSettle},
-	"execute_js":     {act: actExecuteJS, settle: 50 * time.Millisecond},
+	"extract_html":   {act: actExtractHTML, settle: noSettle, pageContent: true},
+	"list_tabs":      {act: actListTabs, settle: noSettle, pageContent: true},
+	"execute_js":     {act: actExecuteJS, settle: 50 * time.Millisecond, pageContent: true},
 	"scroll":         {act: actScroll, settle: 20 * time.Millisecond, guarded: true},
-	"network_timing": {act: actNetworkTiming, settle: noSettle},
+	"network_timing": {act: actNetworkTiming, settle: noSettle, pageContent: true},
 }
 
 func actNavigate(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
