@@ -221,7 +221,8 @@ func (g *targetGuard) noteCommit(m cdpMessage) {
 		} `json:"frame"`
 	}
 	if json.Unmarshal(m.Params, &e) == nil && e.Frame.ParentID == "" && e.Frame.ID == g.tab {
-		g.docGen.Add(1)
+		gen := g.docGen.Add(1)
+		g.ic.bound.committed(gen)
 	}
 }
 

