@@ -218,11 +218,13 @@ func (g *targetGuard) noteCommit(m cdpMessage) {
 		Frame struct {
 			ID       string `json:"id"`
 			ParentID string `json:"parentId"`
+			URL      string `json:"url"`
 		} `json:"frame"`
 	}
 	if json.Unmarshal(m.Params, &e) == nil && e.Frame.ParentID == "" && e.Frame.ID == g.tab {
 		gen := g.docGen.Add(1)
 		g.ic.bound.committed(gen)
+		g.ic.acting.committed(e.Frame.URL)
 	}
 }
 

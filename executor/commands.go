@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/chromedp/cdproto/dom"
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
 
@@ -185,13 +187,28 @@ func (s *session) waitFor(ctx context.Context, args map[string]any) (output, err
 	b, _ := json.Marshal(text)
 	wctx, cancel := context.WithTimeout(ctx, time.Duration(ms)*time.Millisecond+2*time.Second)
 	defer cancel()
-	found, err := chromedp.Run(wctx, chromedp.Evaluate[bool](fmt.Sprintf("(%s)(%s, %s, %d)", waitForJS, a, b, ms), chromedp.EvalAwaitPromise))
-	what := "text " + string(b)
+	// In the gate's isolated world: the page cannot redefine what the
+	// wait reads, nor make it fail with a message of its own.
+	var found bool
+	err := s.inWorld(wctx, func(id runtime.ExecutionContextID) error {
+		var err error
+		found, err = chromedp.Run(wctx, chromedp.Evaluate[bool](fmt.Sprintf("(%s)(%s, %s, %d)", waitForJS, a, b, ms),
+			chromedp.EvalAwaitPromise, func(p *runtime.EvaluateParams) { p.ContextID = id }))
+		return err
+	})
+	// The reply does not repeat the agent's text or selector: a reply
+	// that did would show, by what the masker hides of it, whether a
+	// guess was a piece of a secret.
+	what := "the text"
 	if sel != "" {
-		what = "selector " + string(a)
+		what = "the selector"
 	}
 	if err != nil {
-		return output{}, fmt.Errorf("wait for %s: %w", what, err)
+		var ex *chromedp.ExceptionError
+		if errors.As(err, &ex) && sel != "" {
+			return output{}, fmt.Errorf("%s is not valid CSS", what)
+		}
+		return output{}, fmt.Errorf("wait for %s: the page changed or could not be read", what)
 	}
 	if !found {
 		return output{}, fmt.Errorf("%s did not appear within %d ms", what, ms)

@@ -3,7 +3,6 @@ package executor
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -280,23 +279,24 @@ func (v *verdict) leads(q *question) *DenyError {
 	return nil
 }
 
-// attributeValueTest finds a CSS attribute selector that tests a value
-// ([value^="ab"], [data-x*=y], …).
-var attributeValueTest = regexp.MustCompile(`\[[^\]]*[~|^$*]?=`)
-
 // selectorOracle refuses, while a secret typed into the page is in it, a
-// selector that tests attribute values: on a page that copies a field's
-// value into its value attribute (as controlled inputs do), such a
-// selector answers yes or no about a prefix, and a search would read the
-// secret a character at a time.
+// probe that could test the secret's value: a selector with an attribute
+// value test — on a page that copies a field's value into its value
+// attribute (as controlled inputs do) it answers yes or no about a prefix,
+// and a search would read the secret a character at a time — and
+// wait_for's text, on a page that echoes the value. In a selector, "="
+// appears only in an attribute value test, and a CSS escape or comment
+// could spell or hide one, so any of them is refused.
 func selectorOracle(cmd *toolclad.Command, args map[string]any) *DenyError {
 	for _, a := range cmd.Args {
-		if a.Type != toolclad.TypeSelector {
-			continue
-		}
-		if sel, _ := args[a.Name].(string); attributeValueTest.MatchString(sel) {
+		s, _ := args[a.Name].(string)
+		switch {
+		case a.Type == toolclad.TypeSelector && strings.ContainsAny(s, "=\\") || strings.Contains(s, "/*"):
 			return deny(evidence.StageSecrets, "secret oracle",
-				"a secret was typed into this page: a selector may not test attribute values here (argument %q), or it could read the secret a character at a time", a.Name)
+				"a secret was typed into this page: a selector may not test attribute values here, nor hold a CSS escape or comment (argument %q), or it could read the secret a character at a time", a.Name)
+		case cmd.Name == "wait_for" && a.Name == "text" && s != "":
+			return deny(evidence.StageSecrets, "secret oracle",
+				"a secret was typed into this page: wait_for may not test the page's text here (argument %q), or it could read the secret a piece at a time; wait for a selector instead", a.Name)
 		}
 	}
 	return nil

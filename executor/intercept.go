@@ -182,8 +182,14 @@ func (ic *interceptor) notePopup(session string) {
 type actingGuard struct {
 	mu     sync.Mutex
 	active bool
-	navs   int // the tab's navigation count when the action began
 	judged judgedAction
+	// passed are the tab's navigations let through during the action (a
+	// judged URL and its redirect hops); moved: the tab committed one of
+	// them, so what it does from then on is the new document's. A commit
+	// of anything else (a blob: or data: document the page made) does not
+	// end the guard.
+	passed map[string]bool
+	moved  bool
 	// agentNav: the agent's own navigation (navigate, go_back) is running.
 	agentNav bool
 }
@@ -196,7 +202,7 @@ type judgedAction struct {
 }
 
 // begin records what the action about to run was judged to do.
-func (g *actingGuard) begin(navs int, posts bool, to, urls []string) {
+func (g *actingGuard) begin(posts bool, to, urls []string) {
 	j := judgedAction{posts: posts}
 	for _, u := range to {
 		if u != "" {
@@ -210,7 +216,20 @@ func (g *actingGuard) begin(navs int, posts bool, to, urls []string) {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.active, g.navs, g.judged = true, navs, j
+	g.active, g.judged, g.passed, g.moved = true, j, map[string]bool{}, false
+}
+
+// committed notes that the tab committed url: if it is a navigation the
+// guard let through, the action's document is gone.
+func (g *actingGuard) committed(url string) {
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.active && g.passed[withoutFragment(url)] {
+		g.moved = true
+	}
 }
 
 // end: the action is over.
@@ -260,23 +279,30 @@ const (
 	ruleNavigatedElsewhere = "navigated elsewhere"
 )
 
-// judgeDocument refuses a document request (not a redirect) that the page
-// the gate judged sends during an action, when it is not what the gate
-// judged; pageNav says it is the navigation of a tab or popup (not an
-// iframe's). ok is false when the guard has nothing to say: no action
-// running, an allowed request, or the tab has moved on to another document
-// since the action began.
-func (g *actingGuard) judgeDocument(url, method string, pageNav bool, navs int) (scope.Verdict, bool) {
+// judgeDocument refuses a document request that the page the gate judged
+// sends during an action, when it is not what the gate judged; pageNav
+// says it is the navigation of a tab or popup (not an iframe's), redirect
+// that it is a redirect hop. ok is false when the guard has nothing to
+// say: no action running, an allowed request, or the tab has moved on to
+// a document the action was judged to lead to.
+func (g *actingGuard) judgeDocument(url, method string, pageNav, redirect bool) (scope.Verdict, bool) {
 	if g == nil {
 		return scope.Verdict{}, false
 	}
 	g.mu.Lock()
-	active, same, j := g.active, navs == g.navs, g.judged
-	g.mu.Unlock()
-	if !active || !same {
+	defer g.mu.Unlock()
+	if !g.active || g.moved {
 		return scope.Verdict{}, false
 	}
-	return j.judge(url, method, pageNav)
+	if !redirect { // a redirect hop is the server's: the scope judges it
+		if refuse, ok := g.judged.judge(url, method, pageNav); ok {
+			return refuse, true
+		}
+	}
+	if pageNav {
+		g.passed[withoutFragment(url)] = true
+	}
+	return scope.Verdict{}, false
 }
 
 // judge refuses a document request that is not what the action was judged
@@ -324,14 +350,14 @@ func (ic *interceptor) decideRequest(session, url, method, resourceType, redirec
 	if !v.Allowed {
 		return v
 	}
-	if resourceType == "Document" && redirectedFrom == "" && ic.navs != nil {
+	if resourceType == "Document" {
 		// A popup the action opened: its first navigation is the action's,
 		// however late it starts.
-		if j, ok := ic.popups.LoadAndDelete(session); ok && pageNav {
+		if j, ok := ic.popups.LoadAndDelete(session); ok && pageNav && redirectedFrom == "" {
 			if refuse, ok := j.(*judgedAction).judge(url, method, true); ok {
 				return refuse
 			}
-		} else if refuse, ok := ic.acting.judgeDocument(url, method, pageNav, ic.navs()); ok {
+		} else if refuse, ok := ic.acting.judgeDocument(url, method, pageNav, redirectedFrom != ""); ok {
 			return refuse
 		}
 	}

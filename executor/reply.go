@@ -40,7 +40,10 @@ func (e *Executor) reply(s *session, t *turn) *toolclad.Reply {
 		return &toolclad.Reply{Text: b.String(), IsError: true}
 	}
 	if t.err != nil {
-		text := "error: " + t.err.Error()
+		// An error may carry the page's own words (an exception's
+		// message): on one line, so that it cannot pass for a line of
+		// browsergate's own.
+		text := "error: " + strings.Join(strings.Fields(t.err.Error()), " ")
 		if state != nil {
 			text += "\n" + stateLine(state, fields)
 		}

@@ -138,7 +138,7 @@ func (e *Executor) act(actx context.Context, s *session, t *turn) *Blocked {
 	mark := s.egress.blocked.mark()
 	if spec.guarded {
 		posts, to, urls := t.facts.judged()
-		s.egress.acting.begin(navs, posts, to, urls)
+		s.egress.acting.begin(posts, to, urls)
 	}
 	if cmd.Name == "navigate" || cmd.Name == "go_back" {
 		s.egress.acting.navigating(true)

@@ -142,15 +142,30 @@ func TestApprovalForAClickDoesNotCoverASubmit(t *testing.T) {
 	// The page makes the button a submit button a second after it loads:
 	// while the human reads the question.
 	// The form has no action: it posts to the page itself, so where the
-	// click leads does not change, only that it submits.
-	site, posts := postCounter(t, `<form method=post><input name=amount value=1000>
+	// click leads does not change, only that it submits. The page makes
+	// the button a submit button when the test says so (/flip), while the
+	// human reads the question.
+	var flip, posts atomic.Int64
+	mux := http.NewServeMux()
+	mux.HandleFunc("/page", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			posts.Add(1)
+		}
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, `<form method=post><input name=amount value=1000>
 <button id=b type=button>Show details</button></form>
-<script>setTimeout(() => { document.getElementById('b').type = 'submit'; }, 1000);</script>`)
+<script>setInterval(async () => {
+  if (await (await fetch('/flip')).text() === '1') document.getElementById('b').type = 'submit';
+}, 50);</script>`)
+	})
+	mux.HandleFunc("/flip", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, flip.Load()) })
+	site := serveMux(t, mux)
 	h.call(t, "s", "navigate", map[string]any{"url": site + "/page"})
 	go func() {
-		for range 500 {
+		for range 1000 {
 			if l := broker.List(); len(l) == 1 {
-				time.Sleep(1500 * time.Millisecond) // the page's timer fires meanwhile
+				flip.Store(1)
+				time.Sleep(500 * time.Millisecond) // the page's poll sees it meanwhile
 				broker.Decide(l[0].ID, approval.Outcome{Approved: true, Channel: approval.ChannelOperator, By: "test"})
 				return
 			}
