@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/browsergate/browsergate/scope"
 	"github.com/gorilla/websocket"
 )
 
@@ -212,6 +213,23 @@ func (g *targetGuard) notePopup(m cdpMessage) {
 	}
 }
 
+// closePopups closes the session's pages other than its tab.
+func (g *targetGuard) closePopups() {
+	g.mu.Lock()
+	var ids []string
+	for _, id := range g.pages {
+		if id != g.tab {
+			ids = append(ids, id)
+		}
+	}
+	g.mu.Unlock()
+	for _, id := range ids {
+		if _, err := g.call(context.Background(), "", "Target.closeTarget", map[string]any{"targetId": id}); err != nil {
+			g.logger.Debug("target guard: close a popup", "target", id, "error", err)
+		}
+	}
+}
+
 // noteCommit counts a commit of the tab's main frame.
 func (g *targetGuard) noteCommit(m cdpMessage) {
 	var e struct {
@@ -222,9 +240,15 @@ func (g *targetGuard) noteCommit(m cdpMessage) {
 		} `json:"frame"`
 	}
 	if json.Unmarshal(m.Params, &e) == nil && e.Frame.ParentID == "" && e.Frame.ID == g.tab {
-		gen := g.docGen.Add(1)
-		g.ic.bound.committed(gen)
+		g.docGen.Add(1)
 		g.ic.acting.committed(e.Frame.URL)
+		host := ""
+		if u, err := scope.ParseURL(e.Frame.URL); err == nil {
+			host = u.Host
+		}
+		if g.ic.bound.committed(host) {
+			go g.closePopups() // they could hold the secret the tab's site had
+		}
 	}
 }
 

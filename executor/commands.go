@@ -98,11 +98,11 @@ func (s *session) typeText(ctx context.Context, args map[string]any) (output, er
 		// From before the value is in the page (its input handlers run as
 		// it is typed), the document may send only to the secret's
 		// domains.
-		ic := s.egress.ic.Load()
-		if ic == nil || ic.docGen == nil {
-			return output{}, fmt.Errorf("the page's requests cannot be held to the domains of secret %s, so it is not typed", secs[0].Name)
+		field := s.observeField(ctx, args)
+		if field.FieldErr != nil {
+			return output{}, fmt.Errorf("the field's page cannot be read, so secret %s is not typed: %v", secs[0].Name, field.FieldErr)
 		}
-		s.egress.bound.bind(ic.docGen(), secs, s.secrets.domains)
+		s.egress.bound.bind(hostOf(field.Field.URL), secs, s.secrets.domains)
 	}
 	if _, err := chromedp.Call(ctx, input.InsertText, input.InsertTextParams{Text: s.secrets.fill(text)}); err != nil {
 		return output{}, fmt.Errorf("type into %s: %w", label, err)

@@ -113,11 +113,9 @@ func (r policyRef) CheckHost(host string, port uint16) scope.Verdict {
 	// domains (WebSockets come here, not through interception). The
 	// agent's own navigation away is let through, to the hosts
 	// interception saw it go to, and nothing else.
-	if r.s != nil && v.Allowed && !(r.s.acting.agentNavigating() && r.s.bound.isLeavingTo(host)) {
-		if ic := r.s.ic.Load(); ic != nil && ic.docGen != nil {
-			if refuse, ok := r.s.bound.judge(host, ic.docGen()); ok {
-				return refuse
-			}
+	if r.s != nil && v.Allowed && !r.s.bound.isLeavingTo(host) {
+		if refuse, ok := r.s.bound.judge(host, false); ok {
+			return refuse
 		}
 	}
 	return v

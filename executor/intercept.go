@@ -361,22 +361,20 @@ func (ic *interceptor) decideRequest(session, url, method, resourceType, redirec
 			return refuse
 		}
 	}
-	if ic.docGen != nil {
-		if u, err := scope.ParseURL(url); err == nil && u.Host != "" {
-			if pageNav && resourceType == "Document" && ic.acting.agentNavigating() {
-				// The agent's own navigation leaves the page: its host
-				// (each hop's) is let through, by the proxy too.
-				ic.bound.leave(u.Host)
-			} else if refuse, ok := ic.bound.judge(u.Host, ic.docGen()); ok {
+	if u, err := scope.ParseURL(url); err == nil && u.Host != "" {
+		switch {
+		case pageNav && resourceType == "Document" && ic.acting.agentNavigating():
+			// The agent's own navigation leaves the page: its host (each
+			// hop's) is let through, by the proxy too.
+			ic.bound.leave(u.Host)
+		case pageNav && resourceType == "Document" && redirectedFrom != "":
+			// A redirect hop: the server's decision, not the page's (the
+			// proxy lets its host through too).
+			ic.bound.leave(u.Host)
+		default:
+			if refuse, ok := ic.bound.judge(u.Host, resourceType == "Ping"); ok {
 				refuse.URL = url
 				return refuse
-			} else if resourceType == "Ping" {
-				// A beacon sent as the tab leaves the page (pagehide,
-				// unload) is the old document's.
-				if refuse, ok := ic.bound.judgeBeacon(u.Host); ok {
-					refuse.URL = url
-					return refuse
-				}
 			}
 		}
 	}

