@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,7 +22,12 @@ func (e *Executor) record(s *session, t *turn) *toolclad.Reply {
 	if t.counted {
 		s.limits.interactions++
 	}
-	e.masker.Load().maskTurn(t) // before anything is recorded, logged or returned
+	// The reply is masked for the agent (its own texts come back as
+	// written), the record and the log in full.
+	agent := *t
+	agent.blocked = slices.Clone(t.blocked)
+	e.masker.Load().forAgent(argTexts(t.call.RawArgs)).maskTurn(&agent)
+	e.masker.Load().maskTurn(t) // before anything is recorded or logged
 	var shot []byte
 	var shotErr error
 	if s.manifest.Tool.Evidence.Screenshots && s.tab.open() && !errors.Is(t.err, ErrBrowserStart) {
@@ -74,7 +80,7 @@ func (e *Executor) record(s *session, t *turn) *toolclad.Reply {
 		return &toolclad.Reply{IsError: true,
 			Text: "error: the call could not be recorded in the evidence log, so its result is withheld: " + appendErr.Error()}
 	}
-	return e.reply(s, t)
+	return e.reply(s, &agent)
 }
 
 // commandName is the command called, or the undeclared tool's name (the

@@ -191,7 +191,10 @@ func (ts *typedSecrets) note(secs []*toolclad.Secret, navs int) {
 
 // masker replaces secret values, in every form they are likely to take in
 // text, with [secret NAME]. A nil masker masks nothing.
-type masker struct{ r *strings.Replacer }
+type masker struct {
+	r     *strings.Replacer
+	pairs []string // from, to, … in the order the replacer tries them
+}
 
 func newMasker(ms []*toolclad.Manifest) *masker {
 	var pairs []string
@@ -233,7 +236,51 @@ func newMasker(ms []*toolclad.Manifest) *masker {
 	for _, p := range ps {
 		args = append(args, p.from, p.to)
 	}
-	return &masker{r: strings.NewReplacer(args...)}
+	return &masker{r: strings.NewReplacer(args...), pairs: args}
+}
+
+// forAgent is the masker for what is returned to the agent of a call whose
+// own arguments hold texts: it leaves out the forms and pieces of secrets
+// that those texts contain. What the agent wrote comes back as it wrote
+// it; otherwise a reply would show, by what the masker hid of it, whether
+// a guess was a piece of a secret (the masker as an oracle). The evidence
+// and the logs are masked in full.
+func (m *masker) forAgent(texts []string) *masker {
+	if m == nil {
+		return nil
+	}
+	hit := false
+	for _, t := range texts {
+		if m.r.Replace(t) != t {
+			hit = true
+			break
+		}
+	}
+	if !hit {
+		return m
+	}
+	var kept []string
+	for i := 0; i < len(m.pairs); i += 2 {
+		if !slices.ContainsFunc(texts, func(t string) bool { return strings.Contains(t, m.pairs[i]) }) {
+			kept = append(kept, m.pairs[i], m.pairs[i+1])
+		}
+	}
+	if len(kept) == 0 {
+		return nil
+	}
+	return &masker{r: strings.NewReplacer(kept...), pairs: kept}
+}
+
+// argTexts are the strings among a call's arguments, keys included.
+func argTexts(args map[string]any) []string {
+	var out []string
+	for k, v := range args {
+		out = append(out, k)
+		if s, ok := v.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // minPiece and maxPiece bound the pieces of a secret value that are

@@ -206,3 +206,30 @@ func TestSecretLoginRedirectsToAnotherHost(t *testing.T) {
 		t.Fatalf("the sign-in did not reach the application on the other host:\n%s", out)
 	}
 }
+
+// TestMaskerIsNoOracle: the agent's own texts come back as it wrote them,
+// whether or not they hold a piece of a secret, so that what the masker
+// hides cannot tell a right guess from a wrong one; the evidence masks the
+// right guess all the same.
+func TestMaskerIsNoOracle(t *testing.T) {
+	// Not parallel: t.Setenv.
+	const value = "Zq8-Lm2_Vx7-Kp4"
+	t.Setenv("BROWSERGATE_TEST_BOUND_PW", value)
+	f := startWith(t, secretBoundManifest)
+	site, _ := serveLogged(t, map[string]string{})
+	right, wrong := "Zq8-Lm", "Zq8-Lx"
+	for _, guess := range []string{right, wrong} {
+		out := f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/search?q=" + guess})
+		if !strings.Contains(out, "q="+guess) || strings.Contains(out, "part of secret") {
+			t.Errorf("the reply to a navigate with %q does not show the agent's own text as written:\n%s", guess, out)
+		}
+	}
+	f.cs.Close()
+	export, code := runBinary(t, "evidence", "export", "--evidence", f.evidence, "--format", "jsonl")
+	if code != 0 {
+		t.Fatalf("export: exit %d", code)
+	}
+	if strings.Contains(export, right) || !strings.Contains(export, wrong) {
+		t.Errorf("the evidence should mask the right guess and keep the wrong one:\n%s", export)
+	}
+}
