@@ -103,6 +103,14 @@ func (s *session) typeText(ctx context.Context, args map[string]any) (output, er
 			return output{}, fmt.Errorf("the field's page cannot be read, so secret %s is not typed: %v", secs[0].Name, field.FieldErr)
 		}
 		s.egress.bound.bind(hostOf(field.Field.URL), secs, s.secrets.domains)
+		// A connection the page opened before (a WebSocket) was judged
+		// before the rule: those to hosts outside the domains are closed.
+		if s.egress.proxy != nil {
+			s.egress.proxy.CloseUpstreams(func(host string) bool {
+				_, refuse := s.egress.bound.judge(host, false)
+				return !refuse
+			})
+		}
 	}
 	if _, err := chromedp.Call(ctx, input.InsertText, input.InsertTextParams{Text: s.secrets.fill(text)}); err != nil {
 		return output{}, fmt.Errorf("type into %s: %w", label, err)

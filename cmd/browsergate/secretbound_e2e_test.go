@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/browsergate/browsergate/examples/testkit"
+	"github.com/gorilla/websocket"
 )
 
 // secretBoundManifest allows two loopback hosts; its secret may go only to
@@ -231,5 +232,59 @@ func TestMaskerIsNoOracle(t *testing.T) {
 	}
 	if strings.Contains(export, right) || !strings.Contains(export, wrong) {
 		t.Errorf("the evidence should mask the right guess and keep the wrong one:\n%s", export)
+	}
+}
+
+// TestOpenWebSocketIsCutWhenASecretIsTyped: a page that opened a
+// WebSocket to a host of the scope outside the secret's domains before
+// the secret was typed cannot send the value through it: the connection
+// is closed as the secret goes in.
+func TestOpenWebSocketIsCutWhenASecretIsTyped(t *testing.T) {
+	// Not parallel: t.Setenv.
+	const value = "bound-secret-9f27c1"
+	t.Setenv("BROWSERGATE_TEST_BOUND_PW", value)
+	var opened, leaked atomic.Int64
+	up := websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
+	canary, stop, err := serveOn("127.0.0.3:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := up.Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		opened.Add(1)
+		for {
+			_, msg, err := c.ReadMessage()
+			if err != nil {
+				return
+			}
+			if strings.Contains(string(msg), value) {
+				leaked.Add(1)
+			}
+		}
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	f := startWith(t, secretBoundManifest)
+	ws := strings.Replace(canary, "http://", "ws://", 1) + "/ws"
+	site, _ := serveLogged(t, map[string]string{
+		"/ws": `<input type=password id=pw><p id=s>connecting</p><script>
+const s = new WebSocket('` + ws + `');
+s.onopen = () => { document.getElementById('s').textContent = 'open'; };
+document.getElementById('pw').addEventListener('input', e => { try { s.send(e.target.value); } catch (err) {} });
+</script>`,
+	})
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/ws"})
+	testkit.Eventually(t, func() string {
+		if opened.Load() == 0 {
+			return "the page's WebSocket never opened"
+		}
+		return ""
+	})
+	f.mustAllow(t, "e2e.type_text", map[string]any{"selector": "#pw", "text": "<PW>"})
+	f.mustAllow(t, "e2e.snapshot", nil) // a moment for a send to arrive
+	if n := leaked.Load(); n != 0 {
+		t.Fatalf("the value went out through a WebSocket opened before it was typed (%d message(s))", n)
 	}
 }

@@ -73,7 +73,7 @@ func (p *Proxy) transportDial(ctx context.Context, network, addr string) (net.Co
 	if !ok || addr != st.pinned.String() {
 		return nil, ErrUnpinnedDial
 	}
-	c, err := p.dial(ctx, network, st.pinned)
+	c, err := p.dial(ctx, network, st.pinned, st.d.Host)
 	if err != nil {
 		st.setDialErr(err)
 	}

@@ -120,7 +120,7 @@ func (p *Proxy) isSelf(ap netip.AddrPort) bool {
 
 // dial connects to the checked address ap, within DialTimeout, and never
 // once the proxy is closed.
-func (p *Proxy) dial(ctx context.Context, network string, ap netip.AddrPort) (net.Conn, error) {
+func (p *Proxy) dial(ctx context.Context, network string, ap netip.AddrPort, host string) (net.Conn, error) {
 	if p.ctx.Err() != nil {
 		return nil, ErrClosed
 	}
@@ -136,7 +136,7 @@ func (p *Proxy) dial(ctx context.Context, network string, ap netip.AddrPort) (ne
 		c.Close()
 		return nil, ErrClosed
 	}
-	return c, nil
+	return p.upstream(c, host), nil
 }
 
 // dialRefusal turns a dial error into the proxy's answer.

@@ -112,6 +112,10 @@ type Proxy struct {
 	server   *http.Server
 	addr     netip.AddrPort
 	tunnels  map[net.Conn]struct{} // hijacked client and upstream conns
+	// upstreams are the open connections to upstream servers, by the host
+	// the policy judged for them (see CloseUpstreams).
+	upstreams map[*upstreamConn]string // guarded by upmu, not mu: Close closes tunnels under mu
+	upmu      sync.Mutex
 	handlers sync.WaitGroup        // requests in flight
 	serving  sync.WaitGroup        // the Serve goroutine
 }
@@ -152,7 +156,7 @@ func New(cfg Config) (*Proxy, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	p := &Proxy{cfg: cfg, tunnels: make(map[net.Conn]struct{})}
+	p := &Proxy{cfg: cfg, tunnels: make(map[net.Conn]struct{}), upstreams: make(map[*upstreamConn]string)}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	p.transport = p.newTransport()
 	p.forwarder = p.newForwarder()
@@ -291,4 +295,50 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.serveForward(w, r)
+}
+
+// upstreamConn is a connection to an upstream server, known to the proxy
+// until it is closed.
+type upstreamConn struct {
+	net.Conn
+	p    *Proxy
+	once sync.Once
+}
+
+func (c *upstreamConn) Close() error {
+	c.once.Do(func() {
+		c.p.upmu.Lock()
+		delete(c.p.upstreams, c)
+		c.p.upmu.Unlock()
+	})
+	return c.Conn.Close()
+}
+
+// upstream registers a connection dialed for host.
+func (p *Proxy) upstream(c net.Conn, host string) net.Conn {
+	uc := &upstreamConn{Conn: c, p: p}
+	p.upmu.Lock()
+	p.upstreams[uc] = host
+	p.upmu.Unlock()
+	return uc
+}
+
+// CloseUpstreams closes every open connection to an upstream host for
+// which keep is false — a tunnel (a WebSocket, say) or a kept-alive
+// connection — and returns how many it closed. A rule that tightens after
+// a connection was admitted (a secret was typed into the page) uses it:
+// the policy judges new connections, and this ends the old ones.
+func (p *Proxy) CloseUpstreams(keep func(host string) bool) int {
+	p.upmu.Lock()
+	var closing []*upstreamConn
+	for c, host := range p.upstreams {
+		if !keep(host) {
+			closing = append(closing, c)
+		}
+	}
+	p.upmu.Unlock()
+	for _, c := range closing {
+		c.Close()
+	}
+	return len(closing)
 }

@@ -23,7 +23,7 @@ func (p *Proxy) serveConnect(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.Dialed = ap
-	upstream, err := p.dial(r.Context(), "tcp", ap)
+	upstream, err := p.dial(r.Context(), "tcp", ap, d.Host)
 	if err != nil {
 		p.refuse(w, d, dialRefusal(ap, err))
 		return
