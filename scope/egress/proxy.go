@@ -107,17 +107,17 @@ type Proxy struct {
 	transport *http.Transport
 	forwarder *httputil.ReverseProxy
 
-	mu       sync.Mutex
-	closed   bool
-	server   *http.Server
-	addr     netip.AddrPort
-	tunnels  map[net.Conn]struct{} // hijacked client and upstream conns
+	mu      sync.Mutex
+	closed  bool
+	server  *http.Server
+	addr    netip.AddrPort
+	tunnels map[net.Conn]struct{} // hijacked client and upstream conns
 	// upstreams are the open connections to upstream servers, by the host
 	// the policy judged for them (see CloseUpstreams).
 	upstreams map[*upstreamConn]string // guarded by upmu, not mu: Close closes tunnels under mu
 	upmu      sync.Mutex
-	handlers sync.WaitGroup        // requests in flight
-	serving  sync.WaitGroup        // the Serve goroutine
+	handlers  sync.WaitGroup // requests in flight
+	serving   sync.WaitGroup // the Serve goroutine
 }
 
 // New validates cfg, applies its defaults and returns a proxy that does not
