@@ -149,6 +149,15 @@ func (s *session) readPage(ctx context.Context) (PageState, int, []*target.Info,
 	}
 	if hist != nil {
 		st.URL, st.Title = hist.URL, hist.Title
+	} else {
+		// Between documents the history may not answer; the browser's
+		// target list (also CDP) names the tab's URL and title.
+		own := s.tab.targetID()
+		for _, p := range pages {
+			if p.TargetID == own {
+				st.URL, st.Title = p.URL, p.Title
+			}
+		}
 	}
 	if u, err := scope.ParseURL(st.URL); err == nil {
 		st.Domain = u.Host
