@@ -99,6 +99,12 @@ func (s *session) observe(ctx context.Context, cmd *toolclad.Command, args map[s
 	f := &facts{}
 	var all []*target.Info
 	f.State, f.Forms, all, f.PagesErr = s.readPage(ctx)
+	// A tab between two documents (the page is moving itself) may not say
+	// where it is for a moment: ask again, briefly, before giving up.
+	for try := 0; f.State.URL == "" && try < 10 && ctx.Err() == nil; try++ {
+		time.Sleep(100 * time.Millisecond)
+		f.State, f.Forms, all, f.PagesErr = s.readPage(ctx)
+	}
 	f.Pages = s.pageFacts(all)
 	f.Typed = s.typed.on(s.tab.watch.navigationCount())
 	switch commandTable[cmd.Name].observes {

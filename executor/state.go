@@ -147,7 +147,7 @@ func (s *session) readPage(ctx context.Context) (PageState, int, []*target.Info,
 	if cookiesErr != nil {
 		st.IsAuthenticated = true // the session cookie may be there
 	}
-	if hist != nil {
+	if hist != nil && hist.URL != "" {
 		st.URL, st.Title = hist.URL, hist.Title
 	} else {
 		// Between documents the history may not answer; the browser's
