@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"maps"
 	"net"
@@ -344,51 +343,12 @@ func TestEgressLive(t *testing.T) {
 	}
 }
 
-// launchedBrowserFlags finds the Chromium browser process among the
-// children of pid (chromedp starts it directly) and returns its
-// --name=value switches, or nil.
+// launchedBrowserFlags is the --name=value switches of the Chromium
+// browser process under pid (chromedp starts it directly), or nil.
 func launchedBrowserFlags(t *testing.T, pid int) map[string]string {
 	t.Helper()
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Logf("read /proc: %v", err)
-		return nil
-	}
-	for _, e := range entries {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...: comm may hold spaces, so cut at the last ')'.
-		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-		if len(fields) < 2 || fields[1] != strconv.Itoa(pid) {
-			continue
-		}
-		raw, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil {
-			continue
-		}
-		args := strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00")
-		if len(args) == 1 {
-			// A process that rewrote its title joins its arguments with spaces.
-			args = strings.Fields(args[0])
-		}
-		if len(args) == 0 || !strings.Contains(filepath.Base(args[0]), "chrom") {
-			continue
-		}
-		flags := map[string]string{}
-		for _, a := range args[1:] {
-			if name, ok := strings.CutPrefix(a, "--"); ok {
-				k, v, _ := strings.Cut(name, "=")
-				flags[k] = v
-			}
-		}
-		if _, child := flags["type"]; !child {
-			return flags
-		}
+	if bs := launchedBrowsers(t, pid); len(bs) > 0 {
+		return bs[0]
 	}
 	return nil
 }
