@@ -23,11 +23,18 @@ func (e *Executor) record(s *session, t *turn) *toolclad.Reply {
 		s.limits.interactions++
 	}
 	// The reply is masked for the agent (its own texts come back as
-	// written), the record and the log in full.
-	agent := *t
-	agent.blocked = slices.Clone(t.blocked)
-	e.masker.Load().forAgent(argTexts(t.call.RawArgs)).maskTurn(&agent)
-	e.masker.Load().maskTurn(t) // before anything is recorded or logged
+	// written), the record and the log in full. Only when the agent's
+	// texts hold secret material do the two differ; otherwise the turn is
+	// masked once and serves both.
+	full := e.masker.Load()
+	agent := t
+	if am := full.forAgent(argTexts(t.call.RawArgs)); am != full {
+		c := *t
+		c.blocked = slices.Clone(t.blocked)
+		am.maskTurn(&c)
+		agent = &c
+	}
+	full.maskTurn(t) // before anything is recorded or logged
 	var shot []byte
 	var shotErr error
 	if s.manifest.Tool.Evidence.Screenshots && s.tab.open() && !errors.Is(t.err, ErrBrowserStart) {
@@ -80,7 +87,7 @@ func (e *Executor) record(s *session, t *turn) *toolclad.Reply {
 		return &toolclad.Reply{IsError: true,
 			Text: "error: the call could not be recorded in the evidence log, so its result is withheld: " + appendErr.Error()}
 	}
-	return e.reply(s, &agent)
+	return e.reply(s, agent)
 }
 
 // commandName is the command called, or the undeclared tool's name (the

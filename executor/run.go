@@ -140,7 +140,7 @@ func (e *Executor) act(actx context.Context, s *session, t *turn) *Blocked {
 		posts, to, urls := t.facts.judged()
 		s.egress.acting.begin(posts, to, urls)
 	}
-	if cmd.Name == "navigate" || cmd.Name == "go_back" {
+	if spec.navigates {
 		s.egress.acting.navigating(true)
 		defer s.egress.acting.navigating(false)
 	}

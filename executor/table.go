@@ -39,6 +39,9 @@ type commandSpec struct {
 	// or only read are not guarded: what a page does during a read is the
 	// page's own.
 	guarded bool
+	// navigates: the command is the agent's own navigation of the tab
+	// (it may leave a site a secret was typed on; see secretbind.go).
+	navigates bool
 	// pageContent: the output is the page's own text (a snapshot, HTML,
 	// a script's value, titles, URLs), fenced in the reply as untrusted
 	// data so that it cannot pass for browsergate's own lines.
@@ -63,13 +66,13 @@ const noSettle time.Duration = -1
 // one entry here, its signature in toolclad's built-in table, and its
 // tests.
 var commandTable = map[string]commandSpec{
-	"navigate":       {act: actNavigate, settle: 0}, // the navigation waited for the load event
+	"navigate":       {act: actNavigate, settle: 0, navigates: true}, // the navigation waited for the load event
 	"snapshot":       {act: actSnapshot, settle: noSettle, pageContent: true},
 	"click":          {observes: observeClick, act: actClick, settle: 50 * time.Millisecond, guarded: true},
 	"type_text":      {observes: observeField, act: actTypeText, settle: 20 * time.Millisecond, guarded: true},
 	"submit_form":    {observes: observeSubmit, act: actSubmitForm, settle: 50 * time.Millisecond, guarded: true},
 	"screenshot":     {act: actScreenshot, settle: noSettle},
-	"go_back":        {observes: observeHistory, act: actGoBack, settle: 50 * time.Millisecond},
+	"go_back":        {observes: observeHistory, act: actGoBack, settle: 50 * time.Millisecond, navigates: true},
 	"wait_for":       {act: actWaitFor, settle: noSettle},
 	"extract_html":   {act: actExtractHTML, settle: noSettle, pageContent: true},
 	"list_tabs":      {act: actListTabs, settle: noSettle, pageContent: true},
