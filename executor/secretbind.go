@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -85,6 +86,12 @@ func (b *secretBinding) committed(host string) (left bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	was := len(b.on(b.tabHost)) > 0
+	if host == "" && was {
+		// about:blank (the page emptied before the agent leaves, or a
+		// page blanking itself): it inherits the page it replaced, and
+		// whatever that page still sends is judged as the page's.
+		return false
+	}
 	b.tabHost, b.leaving = host, nil
 	if was && len(b.on(host)) == 0 {
 		b.left = time.Now()
@@ -107,6 +114,23 @@ func (b *secretBinding) leave(host string) {
 		b.leaving = map[string]bool{}
 	}
 	b.leaving[host] = true
+}
+
+// holdsAgainst reports whether the tab is on a page of a typed secret's
+// domains and host is outside the domains of one of those secrets.
+func (b *secretBinding) holdsAgainst(host string) bool {
+	if b == nil {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	h, err := scope.CanonicalHost(host)
+	for _, sec := range b.on(b.tabHost) {
+		if err != nil || !slices.ContainsFunc(b.domains[sec], func(p *scope.Pattern) bool { return p.Match(h) }) {
+			return true
+		}
+	}
+	return false
 }
 
 // isLeavingTo reports whether the agent's navigation away goes to host.
@@ -148,4 +172,56 @@ func (b *secretBinding) judge(host string, beacon bool) (scope.Verdict, bool) {
 		}
 	}
 	return scope.Verdict{}, false
+}
+
+// emptyWait bounds how long the emptied page's commit is waited for, and
+// emptyDrain is how long the tab then stays on about:blank: what the old
+// page's last handlers started arrives, under the binding, before the
+// agent's navigation lets its destination host through.
+const (
+	emptyWait  = 3 * time.Second
+	emptyDrain = 150 * time.Millisecond
+)
+
+// emptyBeforeLeaving is done before the agent's own navigation (navigate,
+// go_back) takes the tab from a page a secret was typed on to dest, a URL
+// outside the secret's domains. Without it the old page's pagehide and
+// unload handlers run after the new page commits (a cross-site navigation
+// unloads the old page in its own process, later), when the binding no
+// longer holds: a WebSocket opened there reached the other host. So the
+// page is first replaced by about:blank — from the gate's isolated world,
+// which keeps it in the same renderer and in the same history entry, so
+// the typed value cannot come back by going back either — and its
+// handlers run while the binding still holds. An error leaves the tab
+// where it was and refuses the navigation.
+func (s *session) emptyBeforeLeaving(ctx context.Context, dest string) error {
+	u, err := scope.ParseURL(dest)
+	if err != nil || !s.egress.bound.holdsAgainst(u.Host) {
+		return nil
+	}
+	ic := s.egress.ic.Load()
+	if ic == nil {
+		return nil
+	}
+	gen := ic.docGen()
+	if _, err := s.evalInWorld(ctx, "location.replace('about:blank')"); err != nil {
+		return fmt.Errorf("empty the page a secret was typed on before leaving it: %w", err)
+	}
+	deadline := time.Now().Add(emptyWait)
+	for ic.docGen() == gen {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the page a secret was typed on did not give way to about:blank within %s; the tab was not navigated", emptyWait)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(emptyDrain):
+	}
+	return nil
 }

