@@ -199,6 +199,10 @@ func (g *targetGuard) read() {
 		if m.Method == "Target.attachedToTarget" {
 			g.notePopup(m) // while the action that opened it still runs
 		}
+		if m.Method == "Page.frameRequestedNavigation" {
+			g.noteFormNav(m) // the renderer says so before the request leaves
+			continue
+		}
 		go g.event(m) // never block the read loop: handlers call back
 	}
 }
@@ -267,6 +271,19 @@ func (g *targetGuard) closePopups() {
 		if _, err := g.call(context.Background(), "", "Target.closeTarget", map[string]any{"targetId": id}); err != nil {
 			g.logger.Debug("target guard: close a popup", "target", id, "error", err)
 		}
+	}
+}
+
+// noteFormNav tells the interceptor of a form submission that a page or
+// frame of the session starts while an action runs (Chromium names the
+// reason a frame navigates: formSubmissionGet, formSubmissionPost).
+func (g *targetGuard) noteFormNav(m cdpMessage) {
+	var e struct {
+		Reason string `json:"reason"`
+		URL    string `json:"url"`
+	}
+	if json.Unmarshal(m.Params, &e) == nil && strings.HasPrefix(e.Reason, "formSubmission") {
+		g.ic.noteFormNav(e.URL)
 	}
 }
 

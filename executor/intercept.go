@@ -153,6 +153,39 @@ type interceptor struct {
 	// action ran, with what it was judged to do: their first navigation is
 	// held to it.
 	popups sync.Map
+	// formNavs are the URLs (without fragments) that a page or frame of
+	// the session started a form submission to while an action ran: a
+	// frame's document request to one of them is a submission, held to
+	// what the gate judged like the tab's own.
+	formNavs sync.Map
+}
+
+// noteFormNav records a form submission a frame starts while an action
+// runs.
+func (ic *interceptor) noteFormNav(url string) {
+	if ic.acting.current() != nil {
+		ic.formNavs.Store(withoutFragment(url), true)
+	}
+}
+
+// formNavWait bounds the wait for the renderer's word that a frame's
+// document request during an action is a form submission: it is sent
+// before the request leaves, on another path.
+const formNavWait = 50 * time.Millisecond
+
+// isFormNav reports whether a frame's document request to url is a form
+// submission started during the running action.
+func (ic *interceptor) isFormNav(url string) bool {
+	deadline := time.Now().Add(formNavWait)
+	for {
+		if _, ok := ic.formNavs.LoadAndDelete(withoutFragment(url)); ok {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // notePopup records that a page target (guard session) opened while an
@@ -327,6 +360,21 @@ func (j *judgedAction) judge(url, method string, pageNav bool) (scope.Verdict, b
 	return scope.Verdict{}, false
 }
 
+// judgeFormGet refuses a form submission sent with GET into a frame that
+// the action was not judged to make.
+func (j *judgedAction) judgeFormGet(url string) (scope.Verdict, bool) {
+	u := withoutQuery(withoutFragment(url))
+	switch {
+	case !j.posts:
+		return scope.Verdict{URL: url, Rule: ruleUnjudgedSubmission,
+			Reason: fmt.Sprintf("the page submitted a form to %s (into a frame) during an action the gate judged not to submit one", url)}, true
+	case !slices.Contains(j.to, u):
+		return scope.Verdict{URL: url, Rule: rulePostedElsewhere,
+			Reason: fmt.Sprintf("the form was sent to %s (into a frame), not where the gate judged it would (%s)", url, strings.Join(j.to, ", "))}, true
+	}
+	return scope.Verdict{}, false
+}
+
 func withoutQuery(u string) string {
 	if i := strings.IndexByte(u, '?'); i >= 0 {
 		return u[:i]
@@ -359,6 +407,12 @@ func (ic *interceptor) decideRequest(session, url, method, resourceType, redirec
 			}
 		} else if refuse, ok := ic.acting.judgeDocument(url, method, pageNav, redirectedFrom != ""); ok {
 			return refuse
+		} else if j := ic.acting.current(); j != nil && !pageNav && redirectedFrom == "" && method != "POST" && ic.isFormNav(url) {
+			// A GET form sent into a frame during the action: a
+			// submission like any other.
+			if refuse, ok := j.judgeFormGet(url); ok {
+				return refuse
+			}
 		}
 	}
 	if u, err := scope.ParseURL(url); err == nil && u.Host != "" {

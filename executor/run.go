@@ -138,6 +138,9 @@ func (e *Executor) act(actx context.Context, s *session, t *turn) *Blocked {
 	mark := s.egress.blocked.mark()
 	if spec.guarded {
 		posts, to, urls := t.facts.judged()
+		if ic := s.egress.ic.Load(); ic != nil {
+			ic.formNavs.Clear() // the last action's, never claimed
+		}
 		s.egress.acting.begin(posts, to, urls)
 	}
 	if spec.navigates {

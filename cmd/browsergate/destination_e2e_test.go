@@ -86,16 +86,20 @@ func TestDestinationsHoldDuringTheAct(t *testing.T) {
 
 // TestSubmissionsRecognisedByWhatHappens: with no submit_form declared, a
 // label for a submit button and a button that becomes a submit button on
-// mouseup both submit a form when clicked; the site never receives the
-// post.
+// mouseup both submit a form when clicked, and a label sends a GET form
+// into an iframe, and a click handler sends one with form.submit(); the
+// site never receives a submission.
 func TestSubmissionsRecognisedByWhatHappens(t *testing.T) {
 	t.Parallel()
 	f := startWith(t, strings.Replace(fmt.Sprintf(e2eManifest, "launch", ""), "[browser.commands.submit_form]\n", "", 1))
 	site, log := serveLogged(t, map[string]string{
 		"/label":   `<form method=post action="/transfer"><input type=submit id=send value=Send></form><label id=l for=send>Read more</label>`,
 		"/mouseup": `<form method=post action="/transfer"><button id=l type=button onmouseup="this.type='submit'">More</button></form>`,
+		"/iframe":  `<form action="/transfer" target=sink><input name=amount value=100><input type=submit id=send value=Send></form><label id=l for=send>Read more</label><iframe name=sink></iframe>`,
+		"/script":  `<form id=f action="/transfer" target=sink><input name=amount value=100></form><button id=l onclick="document.getElementById('f').submit()">Read more</button><iframe name=sink src="/plain"></iframe>`,
+		"/plain":   `plain`,
 	})
-	for _, page := range []string{"/label", "/mouseup"} {
+	for _, page := range []string{"/label", "/mouseup", "/iframe", "/script"} {
 		f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + page})
 		f.mustRefuse(t, "e2e.click", map[string]any{"selector": "#l"})
 	}

@@ -199,3 +199,53 @@ func maskedTextFrame(s string) []byte {
 
 	return b.Bytes()
 }
+
+// TestCloseUpstreams: closing the upstreams of the hosts a tightened rule
+// no longer allows ends their open tunnels (a WebSocket the page opened
+// before) and leaves the others working.
+func TestCloseUpstreams(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, rigOptions{})
+	dialer := websocket.Dialer{Proxy: http.ProxyURL(r.proxyURL)}
+	open := func(host string) *websocket.Conn {
+		c, _, err := dialer.Dial(r.url("ws", host, "/ws"), nil)
+		if err != nil {
+			t.Fatalf("WebSocket to %s: %v", host, err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	echo := func(c *websocket.Conn) error {
+		if err := c.WriteMessage(websocket.TextMessage, []byte("ping")); err != nil {
+			return err
+		}
+		_, msg, err := c.ReadMessage()
+		if err == nil && string(msg) != "ping" {
+			err = fmt.Errorf("echo %q", msg)
+		}
+		return err
+	}
+	kept, cut := open("app.test"), open("127.0.0.1")
+	for _, c := range []*websocket.Conn{kept, cut} {
+		if err := echo(c); err != nil {
+			t.Fatalf("before: %v", err)
+		}
+	}
+	var asked []string
+	n := r.proxy.CloseUpstreams(func(host string) bool {
+		asked = append(asked, host)
+		return host == "app.test"
+	})
+	if n != 1 {
+		t.Errorf("CloseUpstreams closed %d connection(s), want 1 (asked about %q)", n, asked)
+	}
+	if err := echo(cut); err == nil {
+		t.Errorf("the WebSocket to 127.0.0.1 still works after its upstream was closed")
+	}
+	if err := echo(kept); err != nil {
+		t.Errorf("the WebSocket to app.test, which was kept, broke: %v", err)
+	}
+	if n := r.proxy.CloseUpstreams(func(string) bool { return true }); n != 0 {
+		t.Errorf("keeping every host closed %d connection(s)", n)
+	}
+}
