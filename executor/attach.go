@@ -58,6 +58,15 @@ type targetGuard struct {
 	docGen  atomic.Int64
 	tabURL  string   // the tab's current document (read loop only)
 	workers []string // service and shared workers guarded (target ids)
+	// parent is the guard session of each child target's parent (an
+	// iframe's page, a worker's page), so a request can be traced to its
+	// page.
+	parent map[string]string
+	// doomed are the page sessions (popups) that were open when the tab
+	// left the site a secret was typed on: they may hold the value, and
+	// until they are closed nothing they (or their frames and workers)
+	// send leaves.
+	doomed map[string]bool
 }
 
 type cdpMessage struct {
@@ -100,7 +109,7 @@ func guardTargets(ctx context.Context, wsURL, browserContext, tab string, ic *in
 	conn.SetReadLimit(64 << 20)
 	g := &targetGuard{conn: conn, context: browserContext, ic: ic, logger: logger,
 		pending: map[int64]chan cdpReply{}, guarded: map[string]bool{}, pages: map[string]string{}, tab: tab,
-		tabDone: make(chan error, 1), done: make(chan struct{})}
+		parent: map[string]string{}, doomed: map[string]bool{}, tabDone: make(chan error, 1), done: make(chan struct{})}
 	ic.docGen = g.docGen.Load
 	go g.read()
 	if _, err := g.call(ctx, "", "Target.setAutoAttach", map[string]any{
@@ -200,7 +209,7 @@ func (g *targetGuard) read() {
 			g.notePopup(m) // while the action that opened it still runs
 		}
 		if m.Method == "Page.frameRequestedNavigation" {
-			g.noteFormNav(m) // the renderer says so before the request leaves
+			g.noteFrameNav(m) // the renderer says so before the request leaves
 			continue
 		}
 		go g.event(m) // never block the read loop: handlers call back
@@ -274,16 +283,18 @@ func (g *targetGuard) closePopups() {
 	}
 }
 
-// noteFormNav tells the interceptor of a form submission that a page or
-// frame of the session starts while an action runs (Chromium names the
-// reason a frame navigates: formSubmissionGet, formSubmissionPost).
-func (g *targetGuard) noteFormNav(m cdpMessage) {
+// noteFrameNav tells the interceptor of a navigation that a page or frame
+// of the session starts while an action runs (or its document is still
+// shown), with the reason Chromium names: a form submission
+// (formSubmissionGet, formSubmissionPost), a link (anchorClick), a script
+// (scriptInitiated), ….
+func (g *targetGuard) noteFrameNav(m cdpMessage) {
 	var e struct {
 		Reason string `json:"reason"`
 		URL    string `json:"url"`
 	}
-	if json.Unmarshal(m.Params, &e) == nil && strings.HasPrefix(e.Reason, "formSubmission") {
-		g.ic.noteFormNav(e.URL)
+	if json.Unmarshal(m.Params, &e) == nil && e.Reason != "" {
+		g.ic.noteFrameNav(e.URL, e.Reason) // every reason: a lookup then finds one at once
 	}
 }
 
@@ -306,6 +317,13 @@ func (g *targetGuard) noteCommit(m cdpMessage) {
 		prev := g.tabURL
 		g.tabURL = e.Frame.URL
 		if g.ic.bound.committed(host) {
+			g.mu.Lock()
+			for session, id := range g.pages {
+				if id != g.tab {
+					g.doomed[session] = true
+				}
+			}
+			g.mu.Unlock()
 			go g.leftSite(prev)
 		}
 	}
@@ -331,14 +349,19 @@ func (g *targetGuard) event(m cdpMessage) {
 			return
 		}
 		url := e.Request.URL + e.Request.URLFragment
-		v := g.ic.decideRequest(m.SessionID, url, e.Request.Method, e.ResourceType, e.Redirected,
-			e.ResourceType == "Document" && g.isPage(m.SessionID, e.FrameID))
+		if g.isDoomed(m.SessionID) {
+			g.refuse(ctx, m.SessionID, e.RequestID, url, scope.Verdict{URL: url, Rule: ruleSecretBound,
+				Reason: "a page that was open while the tab was on the site a secret was typed on sends nothing until it is closed"})
+			return
+		}
+		pageNav := e.ResourceType == "Document" && g.isPage(m.SessionID, e.FrameID)
+		v := g.ic.decideRequest(pausedRequest{session: m.SessionID, id: e.RequestID, url: url, method: e.Request.Method,
+			resourceType: e.ResourceType, redirectedFrom: e.Redirected, pageNav: pageNav, tabNav: pageNav && e.FrameID == g.tab})
 		if v.Allowed {
 			g.answer(ctx, m.SessionID, "Fetch.continueRequest", map[string]any{"requestId": e.RequestID}, url)
 			return
 		}
-		if g.answer(ctx, m.SessionID, "Fetch.failRequest", map[string]any{"requestId": e.RequestID, "errorReason": "BlockedByClient"}, url) {
-			g.ic.log.add(Blocked{Time: time.Now(), URL: url, Rule: v.Rule, Reason: v.Reason, Layer: "interception"})
+		if g.refuse(ctx, m.SessionID, e.RequestID, url, v) {
 			// A page target's main frame has the target's id: a refused
 			// document load there is the tab's own navigation.
 			if e.ResourceType == "Document" && g.isPage(m.SessionID, e.FrameID) {
@@ -369,11 +392,14 @@ func (g *targetGuard) event(m cdpMessage) {
 			g.release(ctx, e.SessionID, e.WaitingForDebugger)
 			return
 		}
+		g.mu.Lock()
 		if t.Type == "page" {
-			g.mu.Lock()
 			g.pages[e.SessionID] = t.TargetID
-			g.mu.Unlock()
 		}
+		if m.SessionID != "" {
+			g.parent[e.SessionID] = m.SessionID
+		}
+		g.mu.Unlock()
 		if t.Type == "service_worker" || t.Type == "shared_worker" {
 			g.mu.Lock()
 			g.workers = append(g.workers, t.TargetID)
@@ -388,6 +414,29 @@ func (g *targetGuard) event(m cdpMessage) {
 			g.tabDone <- err
 		}
 	}
+}
+
+// refuse fails a paused request and logs the refusal for the session.
+func (g *targetGuard) refuse(ctx context.Context, session, id, url string, v scope.Verdict) bool {
+	if !g.answer(ctx, session, "Fetch.failRequest", map[string]any{"requestId": id, "errorReason": "BlockedByClient"}, url) {
+		return false
+	}
+	g.ic.log.add(Blocked{Time: time.Now(), URL: url, Rule: v.Rule, Reason: v.Reason, Layer: "interception"})
+	return true
+}
+
+// isDoomed reports whether a session is a doomed popup or one of its
+// frames or workers.
+func (g *targetGuard) isDoomed(session string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for i := 0; session != "" && i < 32; i++ {
+		if g.doomed[session] {
+			return true
+		}
+		session = g.parent[session]
+	}
+	return false
 }
 
 // isPage reports whether frame is the main frame of the page target the

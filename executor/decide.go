@@ -118,7 +118,7 @@ func (v *verdict) judge(q *question) *DenyError {
 	if d := v.pagesInScope(q); d != nil {
 		return d
 	}
-	if len(f.Typed) > 0 {
+	if len(f.Typed) > 0 || len(f.Held) > 0 {
 		if d := selectorOracle(cmd, call.Args); d != nil {
 			return d
 		}
@@ -279,8 +279,11 @@ func (v *verdict) leads(q *question) *DenyError {
 	return nil
 }
 
-// selectorOracle refuses, while a secret typed into the page is in it, a
-// probe that could test the secret's value: a selector with an attribute
+// selectorOracle refuses, while the tab is on the page a secret was typed
+// into or a later page of the secret's domains (which may hold the value:
+// a server that echoes a wrong password back into the field), a probe
+// that could test the secret's value: execute_js, which can read it and
+// pass it on in any spelling; a selector with an attribute
 // value test — on a page that copies a field's value into its value
 // attribute (as controlled inputs do) it answers yes or no about a prefix,
 // and a search would read the secret a character at a time — and
@@ -288,15 +291,19 @@ func (v *verdict) leads(q *question) *DenyError {
 // appears only in an attribute value test, and a CSS escape or comment
 // could spell or hide one, so any of them is refused.
 func selectorOracle(cmd *toolclad.Command, args map[string]any) *DenyError {
+	if cmd.Name == "execute_js" {
+		return deny(evidence.StageSecrets, "secret oracle",
+			"a secret was typed on this site: execute_js may not run on its pages, or a script could read the value and pass it on in a form the masker does not know")
+	}
 	for _, a := range cmd.Args {
 		s, _ := args[a.Name].(string)
 		switch {
 		case a.Type == toolclad.TypeSelector && strings.ContainsAny(s, "=\\") || strings.Contains(s, "/*"):
 			return deny(evidence.StageSecrets, "secret oracle",
-				"a secret was typed into this page: a selector may not test attribute values here, nor hold a CSS escape or comment (argument %q), or it could read the secret a character at a time", a.Name)
+				"a secret was typed on this site: a selector may not test attribute values here, nor hold a CSS escape or comment (argument %q), or it could read the secret a character at a time", a.Name)
 		case cmd.Name == "wait_for" && a.Name == "text" && s != "":
 			return deny(evidence.StageSecrets, "secret oracle",
-				"a secret was typed into this page: wait_for may not test the page's text here (argument %q), or it could read the secret a piece at a time; wait for a selector instead", a.Name)
+				"a secret was typed on this site: wait_for may not test the page's text here (argument %q), or it could read the secret a piece at a time; wait for a selector instead", a.Name)
 		}
 	}
 	return nil

@@ -68,7 +68,7 @@ func decideAfter(check urlCheck, command string, after PageState, pages []pageFa
 	default:
 		if closed := v.strayPages(check, pages); len(closed) > 0 {
 			v.Deny = deny(evidence.StageFinalURL, "popup",
-				"the %s opened tab(s) outside the scope, which were closed: %s", command, strings.Join(closed, "; "))
+				"the %s opened tab(s) that left the scope or went where the gate had not judged, which were closed: %s", command, strings.Join(closed, "; "))
 		}
 	}
 	return v

@@ -153,36 +153,41 @@ type interceptor struct {
 	// action ran, with what it was judged to do: their first navigation is
 	// held to it.
 	popups sync.Map
-	// formNavs are the URLs (without fragments) that a page or frame of
-	// the session started a form submission to while an action ran: a
-	// frame's document request to one of them is a submission, held to
-	// what the gate judged like the tab's own.
-	formNavs sync.Map
+	// frameNavs are the URLs (without fragments) that a page or frame of
+	// the session started a form submission or followed a link to while
+	// an action ran, with Chromium's reason: a frame's document request to
+	// one of them is the action's, held to what the gate judged like the
+	// tab's own.
+	frameNavs sync.Map
+	// vouched are the ids of the tab's document requests that are the
+	// agent's own navigation or lead where a judged action leads: their
+	// redirects may leave a site a secret was typed on.
+	vouched sync.Map
 }
 
-// noteFormNav records a form submission a frame starts while an action
-// runs.
-func (ic *interceptor) noteFormNav(url string) {
-	if ic.acting.current() != nil {
-		ic.formNavs.Store(withoutFragment(url), true)
+// noteFrameNav records a form submission or link a frame follows while
+// an action runs.
+func (ic *interceptor) noteFrameNav(url, reason string) {
+	if ic.acting.current() != nil || ic.acting.afterwards() != nil {
+		ic.frameNavs.Store(withoutFragment(url), reason)
 	}
 }
 
-// formNavWait bounds the wait for the renderer's word that a frame's
-// document request during an action is a form submission: it is sent
-// before the request leaves, on another path.
-const formNavWait = 50 * time.Millisecond
+// frameNavWait bounds the wait for the renderer's word that a frame's
+// document request during an action is a form submission or a link's: it
+// is sent before the request leaves, on another path.
+const frameNavWait = 50 * time.Millisecond
 
-// isFormNav reports whether a frame's document request to url is a form
-// submission started during the running action.
-func (ic *interceptor) isFormNav(url string) bool {
-	deadline := time.Now().Add(formNavWait)
+// frameNavReason returns why a frame's document request to url was
+// started during the running action ("" if not by a form or link).
+func (ic *interceptor) frameNavReason(url string) string {
+	deadline := time.Now().Add(frameNavWait)
 	for {
-		if _, ok := ic.formNavs.LoadAndDelete(withoutFragment(url)); ok {
-			return true
+		if r, ok := ic.frameNavs.LoadAndDelete(withoutFragment(url)); ok {
+			return r.(string)
 		}
 		if time.Now().After(deadline) {
-			return false
+			return ""
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -223,8 +228,15 @@ type actingGuard struct {
 	// end the guard.
 	passed map[string]bool
 	moved  bool
-	// agentNav: the agent's own navigation (navigate, go_back) is running.
-	agentNav bool
+	// after: the action is over, and the tab still shows the document it
+	// acted on (no commit since, no next action yet; reads do not count). A form that document
+	// submits now (a handler's delayed submit) is still the action's: it
+	// is held to what the gate judged. Other navigations are the page's.
+	after bool
+	// agentNav is the URL of the agent's own navigation (navigate,
+	// go_back) while it runs, canonical and without its fragment; "" when
+	// none runs.
+	agentNav string
 }
 
 // judgedAction is what the gate judged an action to do.
@@ -249,7 +261,7 @@ func (g *actingGuard) begin(posts bool, to, urls []string) {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.active, g.judged, g.passed, g.moved = true, j, map[string]bool{}, false
+	g.active, g.judged, g.passed, g.moved, g.after = true, j, map[string]bool{}, false, false
 }
 
 // committed notes that the tab committed url: if it is a navigation the
@@ -263,13 +275,33 @@ func (g *actingGuard) committed(url string) {
 	if g.active && g.passed[withoutFragment(url)] {
 		g.moved = true
 	}
+	g.after = false // the document acted on is gone
 }
 
-// end: the action is over.
+// end: the action is over. Until the tab commits another document or the
+// next action begins, what the acted-on document submits is still held.
 func (g *actingGuard) end() {
 	g.mu.Lock()
+	if g.active {
+		g.after = !g.moved
+	}
 	g.active = false
 	g.mu.Unlock()
+}
+
+// afterwards is what the last action was judged to do, while the tab
+// still shows the document it acted on (nil otherwise).
+func (g *actingGuard) afterwards() *judgedAction {
+	if g == nil {
+		return nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.active || !g.after {
+		return nil
+	}
+	j := g.judged
+	return &j
 }
 
 // current is what the running action was judged to do (nil between
@@ -287,21 +319,52 @@ func (g *actingGuard) current() *judgedAction {
 	return &j
 }
 
-// navigating marks the agent's own navigation (navigate, go_back) as
-// running, or over: it may leave a document a secret was typed into.
-func (g *actingGuard) navigating(on bool) {
+// navigating marks the agent's own navigation (navigate, go_back) to url
+// as running, or ("") over: it may leave a document a secret was typed
+// into.
+func (g *actingGuard) navigating(url string) {
 	g.mu.Lock()
-	g.agentNav = on
+	g.agentNav = canonicalNav(url)
 	g.mu.Unlock()
 }
 
-func (g *actingGuard) agentNavigating() bool {
+// isAgentNav reports whether a navigation of the tab to url is the agent's
+// own: one runs, and it goes to that very URL.
+func (g *actingGuard) isAgentNav(url string) bool {
 	if g == nil {
 		return false
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.agentNav
+	return g.agentNav != "" && g.agentNav == canonicalNav(url)
+}
+
+// leadsTo reports whether a document request of the tab during the running
+// action goes where the gate judged the action leads (so that the
+// server's redirects of it are the server's answer to a judged act).
+func (g *actingGuard) leadsTo(url, method string) bool {
+	j := g.current()
+	if j == nil {
+		return false
+	}
+	u := withoutFragment(url)
+	if method == "POST" {
+		return j.posts && slices.Contains(j.to, u)
+	}
+	return slices.Contains(j.urls, u) || slices.Contains(j.to, withoutQuery(u))
+}
+
+// canonicalNav is a URL as the browser requests it, without its fragment,
+// so that the agent's argument and the browser's request compare equal.
+func canonicalNav(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	u, err := scope.ParseURL(withoutFragment(raw))
+	if err != nil {
+		return withoutFragment(raw)
+	}
+	return u.String()
 }
 
 // Rules the acting guard refuses a request by (evidence stage
@@ -389,11 +452,26 @@ func withoutFragment(u string) string {
 	return u
 }
 
+// pausedRequest is a request interception paused, as decideRequest needs
+// it.
+type pausedRequest struct {
+	session      string // the guard's session of the target that sent it
+	id           string // Fetch's request id
+	url          string
+	method       string
+	resourceType string
+	// redirectedFrom is the id of the request whose redirect this is.
+	redirectedFrom string
+	// pageNav: the navigation of a page target's main frame (the tab or a
+	// popup); tabNav: of the tab.
+	pageNav, tabNav bool
+}
+
 // decideRequest judges one paused request: its URL against the scope,
 // and a document request (a navigation or a form submission) against what
-// the gate judged of the action running. pageNav: the request is the
-// navigation of a page target's main frame (the tab or a popup).
-func (ic *interceptor) decideRequest(session, url, method, resourceType, redirectedFrom string, pageNav bool) scope.Verdict {
+// the gate judged of the action running.
+func (ic *interceptor) decideRequest(r pausedRequest) scope.Verdict {
+	session, url, method, resourceType, redirectedFrom, pageNav := r.session, r.url, r.method, r.resourceType, r.redirectedFrom, r.pageNav
 	v := ic.decide(url)
 	if !v.Allowed {
 		return v
@@ -407,23 +485,51 @@ func (ic *interceptor) decideRequest(session, url, method, resourceType, redirec
 			}
 		} else if refuse, ok := ic.acting.judgeDocument(url, method, pageNav, redirectedFrom != ""); ok {
 			return refuse
-		} else if j := ic.acting.current(); j != nil && !pageNav && redirectedFrom == "" && method != "POST" && ic.isFormNav(url) {
-			// A GET form sent into a frame during the action: a
-			// submission like any other.
-			if refuse, ok := j.judgeFormGet(url); ok {
-				return refuse
+		} else if j := ic.acting.current(); j != nil && !pageNav && redirectedFrom == "" && method != "POST" {
+			// A GET form sent into a frame during the action is a
+			// submission like any other; a link followed into a frame
+			// must go where the gate judged the action leads.
+			switch reason := ic.frameNavReason(url); {
+			case strings.HasPrefix(reason, "formSubmission"):
+				if refuse, ok := j.judgeFormGet(url); ok {
+					return refuse
+				}
+			case reason == "anchorClick":
+				if refuse, ok := j.judge(url, method, true); ok {
+					return refuse
+				}
+			}
+		} else if j := ic.acting.afterwards(); j != nil && redirectedFrom == "" {
+			// After the action, before the next call: a form the acted-on
+			// document submits (a handler's delayed submit) is the
+			// action's, held to what the gate judged.
+			if method == "POST" {
+				if refuse, ok := j.judge(url, method, pageNav); ok {
+					return refuse
+				}
+			} else if strings.HasPrefix(ic.frameNavReason(url), "formSubmission") {
+				if refuse, ok := j.judgeFormGet(url); ok {
+					return refuse
+				}
 			}
 		}
 	}
 	if u, err := scope.ParseURL(url); err == nil && u.Host != "" {
+		_, hop := ic.vouched.Load(redirectedFrom)
 		switch {
-		case pageNav && resourceType == "Document" && ic.acting.agentNavigating():
-			// The agent's own navigation leaves the page: its host (each
-			// hop's) is let through, by the proxy too.
+		case r.tabNav && resourceType == "Document" && redirectedFrom == "" &&
+			(ic.acting.isAgentNav(url) || ic.acting.leadsTo(url, method)):
+			// The agent's own navigation (to the very URL it asked for),
+			// or where an action the gate judged leads: it may leave the
+			// page, and its host is let through, by the proxy too.
+			ic.vouched.Store(r.id, true)
 			ic.bound.leave(u.Host)
-		case pageNav && resourceType == "Document" && redirectedFrom != "":
-			// A redirect hop: the server's decision, not the page's (the
-			// proxy lets its host through too).
+		case r.tabNav && resourceType == "Document" && redirectedFrom != "" && hop:
+			// A server's redirect of such a navigation: the server's
+			// answer to a judged act, not the page's doing. A redirect
+			// of a navigation the page started is judged like any
+			// request (an open redirect is no way out).
+			ic.vouched.Store(r.id, true)
 			ic.bound.leave(u.Host)
 		default:
 			if refuse, ok := ic.bound.judge(u.Host, resourceType == "Ping"); ok {

@@ -30,6 +30,10 @@ type facts struct {
 	Back *historyFact
 	// Typed are the secrets typed on the current page since it loaded.
 	Typed []*toolclad.Secret
+	// Held are the secrets typed in the session whose domains the tab is
+	// on: a later page of the site may hold the value too (a server that
+	// echoes a wrong password back, storage).
+	Held []*toolclad.Secret
 }
 
 // pageFact is one of the session's other tabs.
@@ -93,6 +97,18 @@ func (f *facts) judged() (posts bool, to, urls []string) {
 	return d.Submits, to, append([]string{d.URL}, d.URLs...)
 }
 
+// navigatesTo is where the agent's own navigation goes: navigate's url,
+// or the history entry go_back returns to.
+func (f *facts) navigatesTo(args map[string]any) string {
+	if u, ok := args["url"].(string); ok && u != "" {
+		return u
+	}
+	if f != nil && f.Back != nil {
+		return f.Back.Prev
+	}
+	return ""
+}
+
 // observe reads the facts for one call of cmd with args. It changes
 // nothing in the browser.
 func (s *session) observe(ctx context.Context, cmd *toolclad.Command, args map[string]any) *facts {
@@ -107,6 +123,7 @@ func (s *session) observe(ctx context.Context, cmd *toolclad.Command, args map[s
 	}
 	f.Pages = s.pageFacts(all)
 	f.Typed = s.typed.on(s.tab.watch.navigationCount())
+	f.Held = s.egress.bound.heldHere()
 	switch commandTable[cmd.Name].observes {
 	case observeClick:
 		f.Element = s.observeElement(ctx, args, "click")

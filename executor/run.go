@@ -136,16 +136,17 @@ func (e *Executor) act(actx context.Context, s *session, t *turn) *Blocked {
 		s.limits.counts["submit_form"]++
 	}
 	mark := s.egress.blocked.mark()
+	if ic := s.egress.ic.Load(); ic != nil {
+		ic.frameNavs.Clear() // the last action's, never claimed
+		ic.vouched.Clear()
+	}
 	if spec.guarded {
 		posts, to, urls := t.facts.judged()
-		if ic := s.egress.ic.Load(); ic != nil {
-			ic.formNavs.Clear() // the last action's, never claimed
-		}
 		s.egress.acting.begin(posts, to, urls)
 	}
 	if spec.navigates {
-		s.egress.acting.navigating(true)
-		defer s.egress.acting.navigating(false)
+		s.egress.acting.navigating(t.facts.navigatesTo(t.call.Args))
+		defer s.egress.acting.navigating("")
 	}
 	t.out, t.err = spec.act(actx, s, t.call.Args, t.facts)
 	if spec.settle != noSettle {

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/chromedp/cdproto/target"
+
 	"github.com/browsergate/browsergate/scope"
 	"github.com/browsergate/browsergate/toolclad"
 )
@@ -133,6 +135,18 @@ func (b *secretBinding) holdsAgainst(host string) bool {
 	return false
 }
 
+// heldHere returns the typed secrets whose domains the tab is on: the
+// page the value was typed into, or a later page of the site, which may
+// hold it too (a server that echoes it back, storage).
+func (b *secretBinding) heldHere() []*toolclad.Secret {
+	if b == nil {
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.on(b.tabHost)
+}
+
 // isLeavingTo reports whether the agent's navigation away goes to host.
 func (b *secretBinding) isLeavingTo(host string) bool {
 	if b == nil {
@@ -185,7 +199,8 @@ const (
 
 // emptyBeforeLeaving is done before the agent's own navigation (navigate,
 // go_back) takes the tab from a page a secret was typed on to dest, a URL
-// outside the secret's domains. Without it the old page's pagehide and
+// outside the secret's domains: the session's popups are closed, and the
+// page is emptied. Without it the old page's pagehide and
 // unload handlers run after the new page commits (a cross-site navigation
 // unloads the old page in its own process, later), when the binding no
 // longer holds: a WebSocket opened there reached the other host. So the
@@ -202,6 +217,21 @@ func (s *session) emptyBeforeLeaving(ctx context.Context, dest string) error {
 	ic := s.egress.ic.Load()
 	if ic == nil {
 		return nil
+	}
+	// The session's popups may hold the value too (a page can write into
+	// a popup it opened): they are closed first, while still held.
+	pages, err := s.tab.pages(ctx)
+	if err != nil {
+		return fmt.Errorf("list the session's pages before leaving the page a secret was typed on: %w", err)
+	}
+	var popups []target.ID
+	for _, p := range pages {
+		if p.TargetID != s.tab.targetID() {
+			popups = append(popups, p.TargetID)
+		}
+	}
+	if err := s.tab.closePages(ctx, popups); err != nil {
+		return fmt.Errorf("close the session's popups before leaving the page a secret was typed on: %w", err)
 	}
 	gen := ic.docGen()
 	if _, err := s.evalInWorld(ctx, "location.replace('about:blank')"); err != nil {

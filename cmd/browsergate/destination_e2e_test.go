@@ -7,6 +7,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/browsergate/browsergate/examples/testkit"
 )
 
 // siteLog serves pages and counts the requests each path gets.
@@ -82,6 +85,50 @@ func TestDestinationsHoldDuringTheAct(t *testing.T) {
 	// A link that goes where it says still works.
 	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/onclick"})
 	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/plain"})
+}
+
+// TestFrameNavigationsHoldDuringTheAct: a link into an iframe whose href
+// the page changes on click or mouseup is stopped like the tab's own; a
+// button whose handler submits a form a moment after the click returned
+// (a delayed submit, before any other action) is held to what the click
+// was judged to do. The site never sees the other URL.
+func TestFrameNavigationsHoldDuringTheAct(t *testing.T) {
+	t.Parallel()
+	f := start(t, "launch", "")
+	site, log := serveLogged(t, map[string]string{
+		"/click":   `<a id=l href="/safe_link" target=fr onclick="this.href='/danger_link'">Statement</a><iframe name=fr src="/blank"></iframe>`,
+		"/mouseup": `<a id=l href="/safe_link" target=fr onmouseup="this.href='/danger_link'">Statement</a><iframe name=fr src="/blank"></iframe>`,
+		"/delayed": `<form id=f method=post action="/danger_delayed"><input name=confirm value=yes></form><button type=button id=l onclick="setTimeout(() => document.getElementById('f').submit(), 1200)">Show details</button><p id=s></p>`,
+		"/plain":   `<a id=l href="/safe_link" target=fr>Statement</a><iframe name=fr src="/blank"></iframe>`,
+	})
+	for _, page := range []string{"/click", "/mouseup"} {
+		f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + page})
+		text := f.mustRefuse(t, "e2e.click", map[string]any{"selector": "#l"})
+		if !strings.Contains(text, "DENIED at destination") || !strings.Contains(text, "/danger_link") {
+			t.Errorf("%s: want a refusal at stage destination naming the other URL:\n%s", page, text)
+		}
+	}
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/delayed"})
+	f.mustAllow(t, "e2e.click", map[string]any{"selector": "#l"})
+	time.Sleep(2 * time.Second) // the page submits 1.2 s after the click
+	next := f.mustAllow(t, "e2e.snapshot", nil)
+	if !strings.Contains(next, "form submission not judged") {
+		t.Errorf("the delayed submission was not reported as refused:\n%s", next)
+	}
+	for _, danger := range []string{"/danger_link", "/danger_delayed"} {
+		if n := log.count(danger); n != 0 {
+			t.Errorf("the site got %d request(s) for %s", n, danger)
+		}
+	}
+	// A link into an iframe that goes where it says still works.
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/plain"})
+	f.mustAllow(t, "e2e.click", map[string]any{"selector": "#l"})
+	testkit.Eventually(t, func() string {
+		if log.count("/safe_link") == 0 {
+			return "the link into the iframe was not followed"
+		}
+		return ""
+	})
 }
 
 // TestSubmissionsRecognisedByWhatHappens: with no submit_form declared, a

