@@ -2,16 +2,16 @@ package executor
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"html"
 	"log/slog"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/browsergate/browsergate/scope"
 	"github.com/browsergate/browsergate/toolclad"
@@ -24,8 +24,9 @@ import (
 // domains. Everything browsergate hands back or writes — tool results,
 // snapshots, extracted HTML, page state, blocked-request lists, evidence
 // envelopes, approval questions and log lines — goes through a masker that
-// replaces the value (also URL-, HTML- and JSON-escaped) with
-// [secret NAME]. Screenshots are pixels: a page that shows a secret in
+// replaces the value, and every run of six or more of its characters, in
+// any mix of URL, HTML and string escapes, with [secret NAME] ([part of
+// secret NAME]). Screenshots are pixels: a page that shows a secret in
 // clear text shows it in its screenshot too.
 
 // secretSet is the secrets of one manifest, for typing.
@@ -189,86 +190,100 @@ func (ts *typedSecrets) note(secs []*toolclad.Secret, navs int) {
 	}
 }
 
-// masker replaces secret values, in every form they are likely to take in
-// text, with [secret NAME]. A nil masker masks nothing.
+// masker replaces a secret value, in every spelling a browser or a page
+// gives it in text, with [secret NAME], and every run of minPiece or more
+// of its characters with [part of secret NAME]: a field that kept a
+// prefix, a page that shows a part of the value, a URL that carries it.
+// A nil masker masks nothing.
+//
+// Each character of a run may come in any of its spellings (spellingsAt),
+// so a value shown with some characters escaped and others not — a query
+// as Chromium canonicalises it (k&%209%3CQ), a prefix the DOM serialises
+// (k&amp; 9&lt;Q) — is masked as the raw one is. Runs are found
+// leftmost-longest, so the whole value is named as such and not as two
+// parts. (A regular expression of the same runs was measured 100 to 800
+// times slower than this scanner: Go's regexp has no DFA.)
 type masker struct {
-	r     *strings.Replacer
-	pairs []string // from, to, … in the order the replacer tries them
+	forms []secretForm
+	// at lists, by character, where it stands in the forms: a table for
+	// ASCII, a map beyond.
+	ascii [utf8.RuneSelf][]formAt
+	other map[rune][]formAt
+	// own are the agent's own texts of the call, as written and decoded
+	// (forAgent): a run they hold is left as it is.
+	own []string
 }
 
+// secretForm is a secret's value, or its value as the accessibility tree
+// collapses white space (runs of spaces, a no-break space, as one space).
+type secretForm struct {
+	name  string
+	chars []rune
+}
+
+// formAt is character k of form.
+type formAt struct{ form, k int }
+
 func newMasker(ms []*toolclad.Manifest) *masker {
-	var pairs []string
-	seen := map[string]bool{}
-	for _, m := range ms {
-		for _, sec := range m.Secrets {
-			v, label := sec.Value(), "[secret "+sec.Name+"]"
-			for _, form := range secretForms(v) {
-				if form != "" && !seen[form] {
-					seen[form] = true
-					pairs = append(pairs, form, label)
-				}
-			}
-			// Every piece of the value too: a field that kept a prefix, a
-			// page that shows a part of it, a selector that tests a
-			// prefix. Longer forms are tried first (below), so the whole
-			// value is still named as such.
-			for _, piece := range secretPieces(v) {
-				if !seen[piece] {
-					seen[piece] = true
-					pairs = append(pairs, piece, "[part of secret "+sec.Name+"]")
-				}
+	m := &masker{other: map[rune][]formAt{}}
+	for _, man := range ms {
+		for _, sec := range man.Secrets {
+			v := sec.Value()
+			m.addForm(sec.Name, v)
+			if c := collapse(v); c != v && utf8.RuneCountInString(c) >= minPiece {
+				m.addForm(sec.Name, c)
 			}
 		}
 	}
-	if len(pairs) == 0 {
+	if len(m.forms) == 0 {
 		return nil
 	}
-	// strings.Replacer tries the pairs in order at each position: longer
-	// forms first, so that a value inside its own escaped form is not
-	// half-replaced.
-	type pair struct{ from, to string }
-	ps := make([]pair, 0, len(pairs)/2)
-	for i := 0; i < len(pairs); i += 2 {
-		ps = append(ps, pair{pairs[i], pairs[i+1]})
+	return m
+}
+
+func (m *masker) addForm(name, v string) {
+	f := len(m.forms)
+	m.forms = append(m.forms, secretForm{name: name, chars: []rune(v)})
+	for k, c := range m.forms[f].chars {
+		if c < utf8.RuneSelf {
+			m.ascii[c] = append(m.ascii[c], formAt{f, k})
+		} else {
+			m.other[c] = append(m.other[c], formAt{f, k})
+		}
 	}
-	slices.SortStableFunc(ps, func(a, b pair) int { return len(b.from) - len(a.from) })
-	args := make([]string, 0, len(pairs))
-	for _, p := range ps {
-		args = append(args, p.from, p.to)
+}
+
+// where lists where c stands in the forms.
+func (m *masker) where(c rune) []formAt {
+	if c >= 0 && c < utf8.RuneSelf {
+		return m.ascii[c]
 	}
-	return &masker{r: strings.NewReplacer(args...), pairs: args}
+	return m.other[c]
 }
 
 // forAgent is the masker for what is returned to the agent of a call whose
-// own arguments hold texts: it leaves out the forms and pieces of secrets
-// that those texts contain. What the agent wrote comes back as it wrote
-// it; otherwise a reply would show, by what the masker hid of it, whether
-// a guess was a piece of a secret (the masker as an oracle). The evidence
-// and the logs are masked in full.
+// own arguments hold texts: it leaves as they are the runs of secrets that
+// those texts hold, in whatever spelling they come back (a query the agent
+// wrote comes back percent-encoded in the page's URL). What the agent
+// wrote comes back as it wrote it; otherwise a reply would show, by what
+// the masker hid of it, whether a guess was a piece of a secret (the
+// masker as an oracle). The evidence and the logs are masked in full.
 func (m *masker) forAgent(texts []string) *masker {
 	if m == nil {
 		return nil
 	}
-	hit := false
+	var own []string
 	for _, t := range texts {
-		if m.r.Replace(t) != t {
-			hit = true
-			break
+		if p := plain(t); m.runs(t) != nil || m.runs(p) != nil {
+			own = append(own, t, p)
 		}
 	}
-	if !hit {
+	if own == nil {
 		return m
 	}
-	var kept []string
-	for i := 0; i < len(m.pairs); i += 2 {
-		if !slices.ContainsFunc(texts, func(t string) bool { return strings.Contains(t, m.pairs[i]) }) {
-			kept = append(kept, m.pairs[i], m.pairs[i+1])
-		}
-	}
-	if len(kept) == 0 {
-		return nil
-	}
-	return &masker{r: strings.NewReplacer(kept...), pairs: kept}
+	c := *m
+	c.own = own
+	return &c
 }
 
 // argTexts are the strings among a call's arguments, keys included.
@@ -283,96 +298,339 @@ func argTexts(args map[string]any) []string {
 	return out
 }
 
-// minPiece and maxPiece bound the pieces of a secret value that are
-// masked on their own: every run of minPiece to maxPiece characters (a
-// longer run is masked piece by piece).
-const (
-	minPiece = 6
-	maxPiece = 32
-)
+// minPiece is the shortest run of a secret's characters that is masked on
+// its own.
+const minPiece = 6
 
-// secretPieces are the runs of minPiece to maxPiece characters of v.
-func secretPieces(v string) []string {
-	r := []rune(v)
-	var out []string
-	for n := minPiece; n <= maxPiece && n < len(r); n++ {
-		for i := 0; i+n <= len(r); i++ {
-			out = append(out, string(r[i:i+n]))
+// A run is the spellings of consecutive characters of a secret form
+// that begin at byte start of a text with character k of form: as many as
+// n characters, reaching as far as byte end. (Two spellings of one
+// character may begin at one byte, & and &amp;: the most characters and
+// the furthest end may come by different ones, and masking up to that end
+// masks every run from start.)
+type run struct{ form, k, n, start, end int }
+
+// runs are the runs of minPiece or more characters in s, leftmost-longest
+// and apart, as a regular expression would find them (regexp.Longest).
+// A run lies within a stretch of s whose every byte belongs to a spelling
+// of some secret character: most text has no such stretch long enough to
+// hold one, and only those that are long enough are searched (runsIn).
+func (m *masker) runs(s string) []run {
+	var out []run
+	var w runsWork
+	var sp []spelled
+	lo, hi := -1, -1 // the stretch so far, s[lo:hi]
+	for p := 0; p <= len(s); p++ {
+		end := -1 // where the spellings of secret characters at p end
+		switch {
+		case p == len(s):
+		case s[p] < utf8.RuneSelf && s[p] != '%' && s[p] != '&' && s[p] != '\\' && s[p] != '+':
+			if m.ascii[s[p]] != nil { // the common case, quickly
+				end = p + 1
+			}
+		case utf8.RuneStart(s[p]):
+			sp = spellingsAt(s, p, sp[:0])
+			for _, x := range sp {
+				if m.where(x.c) != nil {
+					end = max(end, p+x.w)
+				}
+			}
+		}
+		if end > p {
+			if lo < 0 {
+				lo = p
+			}
+			hi = max(hi, end)
+		} else if lo >= 0 && p >= hi { // byte p is in no such spelling: the stretch ended
+			if hi-lo >= minPiece {
+				out = m.runsIn(s[:hi], lo, out, &w)
+			}
+			lo = -1
 		}
 	}
 	return out
 }
 
-// secretForms are the spellings a value takes in what browsergate returns
-// or records: as typed; URL-escaped (a form's GET query, a logged URL);
-// HTML-escaped as the DOM serialises text and attributes (extract_html);
-// JSON-escaped with and without HTML escaping (structured results,
-// evidence); Go-quoted (snapshot values).
-func secretForms(v string) []string {
-	jsonInner := func(escapeHTML bool) string {
-		var b strings.Builder
-		enc := json.NewEncoder(&b)
-		enc.SetEscapeHTML(escapeHTML)
-		enc.Encode(v)
-		out := strings.TrimSuffix(b.String(), "\n")
-		return out[1 : len(out)-1]
-	}
-	text := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "\u00a0", "&nbsp;").Replace(v)
-	attr := strings.NewReplacer("&", "&amp;", "\"", "&quot;", "<", "&lt;", ">", "&gt;", "\u00a0", "&nbsp;").Replace(v)
-	attrOld := strings.NewReplacer("&", "&amp;", "\"", "&quot;", "\u00a0", "&nbsp;").Replace(v)
-	quoted := strconv.Quote(v)
-	forms := []string{v, url.QueryEscape(v), url.PathEscape(v), formURLEncode(v), html.EscapeString(v), text, attr, attrOld,
-		jsonInner(true), jsonInner(false), quoted[1 : len(quoted)-1], collapse(v)}
-	// Percent-escapes may come in either case.
-	for _, f := range forms[1:4] {
-		forms = append(forms, lowerHexEscapes(f))
-	}
-	return forms
+// runsWork is what runsIn works in, kept from one stretch to the next.
+type runsWork struct {
+	near  [maxSpelling][]run // near[p%maxSpelling]: the runs from byte p, one per form and character
+	found []run              // the longest run of minPiece or more from each byte that has one, last first
+	sp    []spelled
 }
 
-// formURLEncode is the URL Standard's application/x-www-form-urlencoded
-// serialisation, as a browser sends a GET form: ASCII letters, digits and
-// *-._ stay, a space is '+', every other byte is %XX (Go's QueryEscape
-// differs on '~' and '*').
-func formURLEncode(v string) string {
-	var b strings.Builder
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '*', c == '-', c == '.', c == '_':
-			b.WriteByte(c)
-		case c == ' ':
-			b.WriteByte('+')
-		default:
-			fmt.Fprintf(&b, "%%%02X", c)
+// runsIn appends to out the runs from bytes lo and on of s.
+//
+// It goes through s backwards, once: the runs from byte p at character k
+// of a form are a spelling of that character at p followed by the run
+// from where the spelling ends at character k+1, which was worked out
+// already. Only the runs from the last maxSpelling bytes are kept (a
+// spelling is shorter), so the time is linear in s and the memory
+// bounded.
+func (m *masker) runsIn(s string, lo int, out []run, w *runsWork) []run {
+	near, found, sp := &w.near, w.found[:0], w.sp
+	for p := len(s) - 1; p >= lo; p-- {
+		here := near[p%maxSpelling][:0]
+		if utf8.RuneStart(s[p]) {
+			sp = spellingsAt(s, p, sp[:0])
+			for _, x := range sp {
+				for _, at := range m.where(x.c) {
+					r := run{form: at.form, k: at.k, n: 1, start: p, end: p + x.w}
+					if r.end < len(s) && at.k+1 < len(m.forms[at.form].chars) {
+						for _, next := range near[r.end%maxSpelling] {
+							if next.form == at.form && next.k == at.k+1 {
+								r.n, r.end = next.n+1, next.end
+								break
+							}
+						}
+					}
+					if i := slices.IndexFunc(here, func(o run) bool { return o.form == r.form && o.k == r.k }); i >= 0 {
+						here[i].n, here[i].end = max(here[i].n, r.n), max(here[i].end, r.end)
+					} else {
+						here = append(here, r)
+					}
+				}
+			}
+			var best run
+			for _, r := range here {
+				if r.n >= minPiece && (r.end > best.end || r.end == best.end && r.n > best.n) {
+					best = r
+				}
+			}
+			if best.n > 0 {
+				found = append(found, best)
+			}
 		}
+		near[p%maxSpelling] = here
+	}
+	w.found, w.sp = found, sp
+	// Leftmost first, apart: a run that starts inside the one before is
+	// left out (what of it is past that one's end and long enough is
+	// found again from there).
+	start := len(out)
+	for i := len(found) - 1; i >= 0; i-- {
+		if len(out) == start || found[i].start >= out[len(out)-1].end {
+			out = append(out, found[i])
+		}
+	}
+	return out
+}
+
+// maxSpelling is longer, in bytes, than any spelling spellingsAt reads:
+// &#x0000000000; is 14.
+const maxSpelling = 16
+
+// spelled is character c, spelled in w bytes.
+type spelled struct {
+	c rune
+	w int
+}
+
+// spellingsAt appends to out the characters s spells from byte p, each
+// with the width of its spelling:
+//   - the character as it is;
+//   - percent-encoded (URLs): its UTF-8 bytes as %XX, hex digits in
+//     either case, and '+' for a space (a form's query);
+//   - an HTML character reference: named as the DOM serialises text and
+//     attribute values (&amp; &lt; &gt; &quot; &nbsp;, and &apos;), or
+//     numeric, decimal or hexadecimal (&#39; &#x27;);
+//   - a JSON, JavaScript or Go string escape: \" \\ \/ \', \u003c (a
+//     surrogate pair beyond the BMP), \u{3c}, \U0000003c, \x3c.
+//
+// So a run may mix them: each of its characters is read in every
+// spelling that begins where the one before ends.
+func spellingsAt(s string, p int, out []spelled) []spelled {
+	c, w := utf8.DecodeRuneInString(s[p:])
+	out = append(out, spelled{c, w})
+	var ok bool
+	switch c {
+	case '+':
+		c, w, ok = ' ', 1, true
+	case '%':
+		c, w, ok = percentAt(s[p:])
+	case '&':
+		c, w, ok = referenceAt(s[p:])
+	case '\\':
+		c, w, ok = escapeAt(s[p:])
+	}
+	if ok {
+		out = append(out, spelled{c, w})
+	}
+	return out
+}
+
+// percentAt reads the character s begins with percent-encoded: one to
+// four %XX, a whole UTF-8 sequence.
+func percentAt(s string) (rune, int, bool) {
+	var b [utf8.UTFMax]byte
+	for n := 0; n < len(b) && strings.HasPrefix(s[3*n:], "%"); n++ {
+		v, ok := hexAt(s, 3*n+1, 2)
+		if !ok {
+			break
+		}
+		b[n] = byte(v)
+		if utf8.FullRune(b[:n+1]) {
+			c, w := utf8.DecodeRune(b[:n+1])
+			return c, 3 * (n + 1), w == n+1 && c != utf8.RuneError
+		}
+	}
+	return 0, 0, false
+}
+
+// htmlName is the character of a named character reference the DOM
+// serialises text and attribute values with, or the apostrophe's.
+func htmlName(name string) (rune, bool) {
+	switch name {
+	case "amp":
+		return '&', true
+	case "lt":
+		return '<', true
+	case "gt":
+		return '>', true
+	case "quot":
+		return '"', true
+	case "apos":
+		return '\'', true
+	case "nbsp":
+		return '\u00a0', true
+	}
+	return 0, false
+}
+
+// referenceAt reads the HTML character reference s begins with.
+func referenceAt(s string) (rune, int, bool) {
+	end := strings.IndexByte(s[:min(len(s), maxSpelling)], ';')
+	if end < 2 {
+		return 0, 0, false
+	}
+	body := s[1:end]
+	if c, ok := htmlName(body); ok {
+		return c, end + 1, true
+	}
+	var v uint64
+	var err error
+	switch {
+	case strings.HasPrefix(body, "#x"), strings.HasPrefix(body, "#X"):
+		v, err = strconv.ParseUint(body[2:], 16, 32)
+	case strings.HasPrefix(body, "#"):
+		v, err = strconv.ParseUint(body[1:], 10, 32)
+	default:
+		return 0, 0, false
+	}
+	return rune(v), end + 1, err == nil && v <= unicode.MaxRune
+}
+
+// escapeAt reads the string escape s begins with.
+func escapeAt(s string) (rune, int, bool) {
+	if len(s) < 2 {
+		return 0, 0, false
+	}
+	switch s[1] {
+	case '"', '\\', '/', '\'':
+		return rune(s[1]), 2, true
+	case 'x':
+		v, ok := hexAt(s, 2, 2)
+		return rune(v), 4, ok
+	case 'U':
+		v, ok := hexAt(s, 2, 8)
+		return rune(v), 10, ok
+	case 'u':
+		if strings.HasPrefix(s[2:], "{") {
+			end := strings.IndexByte(s[:min(len(s), maxSpelling)], '}')
+			v, ok := hexAt(s, 3, end-3)
+			return rune(v), end + 1, ok
+		}
+		v, ok := hexAt(s, 2, 4)
+		if ok && utf16.IsSurrogate(rune(v)) && strings.HasPrefix(s[6:], `\u`) {
+			if lo, ok := hexAt(s, 8, 4); ok {
+				if c := utf16.DecodeRune(rune(v), rune(lo)); c != utf8.RuneError {
+					return c, 12, true
+				}
+			}
+		}
+		return rune(v), 6, ok
+	}
+	return 0, 0, false
+}
+
+// hexAt reads the n hex digits (either case) of s from byte i, a value no
+// larger than a character's.
+func hexAt(s string, i, n int) (uint32, bool) {
+	if n < 1 || len(s) < i+n {
+		return 0, false
+	}
+	var v uint32
+	for _, d := range []byte(s[i : i+n]) {
+		switch {
+		case d >= '0' && d <= '9':
+			d -= '0'
+		case d >= 'a' && d <= 'f':
+			d -= 'a' - 10
+		case d >= 'A' && d <= 'F':
+			d -= 'A' - 10
+		default:
+			return 0, false
+		}
+		if v = v<<4 | uint32(d); v > unicode.MaxRune {
+			return 0, false
+		}
+	}
+	return v, true
+}
+
+// plain is what s says, whichever way it is spelled (unescape), white
+// space collapsed.
+func plain(s string) string { return collapse(unescape(s)) }
+
+// unescape reads every escape of s that spellingsAt knows as its
+// character.
+func unescape(s string) string {
+	var b strings.Builder
+	var sp []spelled
+	for p := 0; p < len(s); {
+		sp = spellingsAt(s, p, sp[:0])
+		x := sp[len(sp)-1] // the escape, if there is one
+		b.WriteRune(x.c)
+		p += x.w
 	}
 	return b.String()
-}
-
-// lowerHexEscapes rewrites %XX escapes with lower-case hex digits.
-func lowerHexEscapes(s string) string {
-	b := []byte(s)
-	for i := 0; i+2 < len(b); i++ {
-		if b[i] == '%' {
-			b[i+1], b[i+2] = lowerHex(b[i+1]), lowerHex(b[i+2])
-		}
-	}
-	return string(b)
-}
-
-func lowerHex(c byte) byte {
-	if c >= 'A' && c <= 'F' {
-		return c + 'a' - 'A'
-	}
-	return c
 }
 
 func (m *masker) mask(s string) string {
 	if m == nil || s == "" {
 		return s
 	}
-	return m.r.Replace(s)
+	runs := m.runs(s)
+	if runs == nil {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for _, r := range runs {
+		b.WriteString(s[last:r.start])
+		b.WriteString(m.label(r, s[r.start:r.end]))
+		last = r.end
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// label is what shows in place of run r, spelled text: the text itself
+// when the agent's own texts hold it (forAgent), else [secret NAME] for a
+// whole value and [part of secret NAME] for a part.
+func (m *masker) label(r run, text string) string {
+	if len(m.own) > 0 {
+		p := plain(text)
+		for _, t := range m.own {
+			if strings.Contains(t, text) || strings.Contains(t, p) {
+				return text
+			}
+		}
+	}
+	f := m.forms[r.form]
+	if r.k == 0 && r.n == len(f.chars) {
+		return "[secret " + f.name + "]"
+	}
+	return "[part of secret " + f.name + "]"
 }
 
 // maskValue masks the strings inside v (maps, slices, strings).

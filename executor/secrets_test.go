@@ -2,7 +2,14 @@ package executor
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
+	"html"
 	"log/slog"
+	"math/rand/v2"
+	"net/url"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -12,7 +19,7 @@ import (
 	"github.com/browsergate/browsergate/toolclad"
 )
 
-func secretManifest(t *testing.T, value string) *toolclad.Manifest {
+func secretManifest(t testing.TB, value string) *toolclad.Manifest {
 	t.Helper()
 	dir := t.TempDir()
 	testkit.WriteFile(t, dir, "pw", value)
@@ -95,6 +102,273 @@ func TestMaskerForms(t *testing.T) {
 	}
 }
 
+// TestMaskerSpellings: a value, and every run of six or more of its
+// characters, is masked in each spelling a browser or a page gives it —
+// percent-encoded with any mix of encoded and unencoded characters and
+// either case of hex, form-encoded, HTML-escaped, JSON-, JavaScript- and
+// Go-escaped, and in a mix of them — and text that is not the value is
+// left as it is.
+func TestMaskerSpellings(t *testing.T) {
+	const value = `k& 9<Q!x&a 7>z` // the reviewer's: a query Chromium canonicalised and a DOM-serialised prefix showed it
+	m := newMasker([]*toolclad.Manifest{secretManifest(t, value)})
+	for _, tc := range []struct{ family, in, want string }{
+		{"raw", "pw=" + value + ".", "pw=[secret PW]."},
+		{"query as Chromium canonicalises it", "/f?p=k&%209%3CQ!x&a%207%3Ez", "/f?p=[secret PW]"},
+		{"lower-case hex", "/f?p=k&%209%3cQ!x&a%207%3ez", "/f?p=[secret PW]"},
+		{"encodeURIComponent", "?v=k%26%209%3CQ!x%26a%207%3Ez&x=1", "?v=[secret PW]&x=1"},
+		{"form encoding", "?pw=k%26+9%3CQ%21x%26a+7%3Ez", "?pw=[secret PW]"},
+		{"every character encoded", "?pw=%6b%26%20%39%3c%51%21%78%26%61%20%37%3e%7a", "?pw=[secret PW]"},
+		{"HTML text", `<p id="e">k&amp; 9&lt;Q!x&amp;a 7&gt;z</p>`, `<p id="e">[secret PW]</p>`},
+		{"HTML attribute", `<input value="k&amp; 9<Q!x&amp;a 7>z">`, `<input value="[secret PW]">`},
+		{"numeric references", "k&#38; 9&#x3C;Q&#33;x&#x26;a&#32;7&#062;z", "[secret PW]"},
+		{"JSON with HTML escaping", `{"v":"k\u0026 9\u003cQ!x\u0026a 7\u003ez"}`, `{"v":"[secret PW]"}`},
+		{"JavaScript escapes", `'k\x26 9\u{3C}Q!x&a 7\x3ez'`, `'[secret PW]'`},
+		{"a mix of all", `k%26 9&lt;Q\u0021x&#x26;a+7>z`, `[secret PW]`},
+		// The reviewer's prefix: the DOM serialised a 9-character slice.
+		{"HTML-escaped prefix", `<p id="e">k&amp; 9&lt;Q!x&amp;</p>`, `<p id="e">[part of secret PW]</p>`},
+		{"encoded piece", "?p=9%3CQ!x%26a", "?p=[part of secret PW]"},
+		{"JSON piece", `"Q!x\u0026a 7"`, `"[part of secret PW]"`},
+		{"not the value", `5 &lt; 7 &amp;&amp; 9 &gt; 3; k& 9<q!x; %20%3C%3E; Q!x&a; 7>z k&`, `5 &lt; 7 &amp;&amp; 9 &gt; 3; k& 9<q!x; %20%3C%3E; Q!x&a; 7>z k&`},
+		{"five characters", `k&amp; 9&lt; and x&amp;a 7`, `k&amp; 9&lt; and x&amp;a 7`},
+	} {
+		if got := m.mask(tc.in); got != tc.want {
+			t.Errorf("%s: mask(%q) = %q, want %q", tc.family, tc.in, got, tc.want)
+		}
+	}
+	// Every run of six or more characters, in every spelling of the list
+	// below, shows nothing of the value once masked, even decoded.
+	spell := map[string]func(string) string{
+		"raw":       func(s string) string { return s },
+		"path":      url.PathEscape,
+		"query":     url.QueryEscape,
+		"form":      formURLEncode,
+		"lower-hex": func(s string) string { return lowerHexEscapes(url.QueryEscape(s)) },
+		"html":      html.EscapeString,
+		"json":      func(s string) string { b, _ := json.Marshal(s); return string(b) },
+		"go":        strconv.Quote,
+		"numeric":   numericRefs,
+	}
+	r := []rune(value)
+	for n := minPiece; n <= len(r); n++ {
+		for i := 0; i+n <= len(r); i++ {
+			piece := string(r[i : i+n])
+			for name, f := range spell {
+				got := m.mask("<" + f(piece) + ">")
+				if leaked := plain(got); containsRun(leaked, value) || !strings.Contains(got, "secret PW]") {
+					t.Errorf("%s piece %q: masked to %q", name, f(piece), got)
+				}
+			}
+		}
+	}
+}
+
+// TestMaskerOtherAlphabets: a value beyond ASCII is masked in its UTF-8
+// percent-encoding and its escapes (a surrogate pair beyond the BMP); one
+// with runs of white space or no-break spaces also as the accessibility
+// tree collapses them.
+func TestMaskerOtherAlphabets(t *testing.T) {
+	for _, tc := range []struct{ value, in, want string }{
+		{"pässwörd-ñ9", "?q=p%C3%A4ssw%c3%b6rd-%C3%B19", "?q=[secret PW]"},
+		{"pässwörd-ñ9", `p&#228;ssw&#xF6;rd-\u00f19`, "[secret PW]"},
+		{"pässwörd-ñ9", "p%C3%A4ssw%C3%B6 and p%C3%A4ssw", "[part of secret PW] and p%C3%A4ssw"},
+		{"a😀bcdef", `"a\ud83d\ude00bcdef"`, `"[secret PW]"`},
+		{"a😀bcdef", `a%F0%9F%98%80bcdef a&#128512;bcdef a\U0001f600bcdef a\u{1F600}bcdef`, "[secret PW] [secret PW] [secret PW] [secret PW]"},
+		{"ab  cd\u00a0ef!", "name: ab cd ef!", "name: [secret PW]"},
+		{"ab  cd\u00a0ef!", "ab  cd&nbsp;ef!", "[secret PW]"},
+		{`q"\/x1y2`, `"q\"\\\/x1y2"`, `"[secret PW]"`},
+	} {
+		m := newMasker([]*toolclad.Manifest{secretManifest(t, tc.value)})
+		if got := m.mask(tc.in); got != tc.want {
+			t.Errorf("value %q: mask(%q) = %q, want %q", tc.value, tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestMaskerForAgent: the agent's own text comes back as it wrote it,
+// also in the spelling the browser gives it (a query it wrote, canonicalised
+// in the page's URL), so that what is masked does not tell a right guess
+// from a wrong one; the full masker masks the right guess.
+func TestMaskerForAgent(t *testing.T) {
+	const value = `k& 9<Q!x&a 7>z`
+	full := newMasker([]*toolclad.Manifest{secretManifest(t, value)})
+	right, wrong := "k& 9<Q", "k& 9<q"
+	for _, guess := range []string{right, wrong} {
+		args := argTexts(map[string]any{"url": "http://127.0.0.1/search?q=" + guess})
+		agent := full.forAgent(args)
+		shown := "http://127.0.0.1/search?q=" + strings.NewReplacer(" ", "%20", "<", "%3C").Replace(guess)
+		if got := agent.mask(shown); got != shown {
+			t.Errorf("guess %q: the agent's own query came back as %q", guess, got)
+		}
+	}
+	if got := full.mask("?q=k&%209%3CQ"); got != "?q=[part of secret PW]" {
+		t.Errorf("the full masker let the right guess through: %q", got)
+	}
+	if agent := full.forAgent([]string{"url", "http://127.0.0.1/"}); agent != full {
+		t.Error("texts without secret material should get the full masker itself")
+	}
+	// What the agent did not write is still masked in its reply.
+	agent := full.forAgent([]string{"k& 9<Q"})
+	if got := agent.mask("k& 9<Q, and the page shows k&amp; 9&lt;Q!x&amp;a"); got != "k& 9<Q, and the page shows [part of secret PW]" {
+		t.Errorf("agent reply: %q", got)
+	}
+}
+
+// TestMaskerLeavesNoRun: in random text made of pieces of the value, each
+// character in a spelling drawn at random, and of characters and escape
+// fragments around them, what the masker leaves between its labels holds
+// no six consecutive characters of the value, as it is or decoded.
+func TestMaskerLeavesNoRun(t *testing.T) {
+	const value = `k& 9<Q!x&a 7>z`
+	m := newMasker([]*toolclad.Manifest{secretManifest(t, value)})
+	spell := []func(rune) string{
+		func(c rune) string { return string(c) },
+		func(c rune) string { return fmt.Sprintf("%%%02X", c) },
+		func(c rune) string { return fmt.Sprintf("%%%02x", c) },
+		func(c rune) string { return strings.ReplaceAll(url.QueryEscape(string(c)), "!", "%21") },
+		func(c rune) string { return html.EscapeString(string(c)) },
+		func(c rune) string { return fmt.Sprintf("&#%d;", c) },
+		func(c rune) string { return fmt.Sprintf("&#x%X;", c) },
+		func(c rune) string { return fmt.Sprintf(`\u%04x`, c) },
+		func(c rune) string { return fmt.Sprintf(`\x%02X`, c) },
+	}
+	noise := []string{"&", "%", "%2", "amp;", "&amp", ";", "#", `\`, `\u00`, "x", "q", "Q", "!", "<", ">", "a", "7>", "k&"}
+	rng := rand.New(rand.NewPCG(10, 2026))
+	r := []rune(value)
+	labels := regexp.MustCompile(`\[(part of )?secret PW\]`)
+	for range 5000 {
+		var b strings.Builder
+		for j := 1 + rng.IntN(6); j > 0; j-- {
+			if rng.IntN(2) == 0 {
+				b.WriteString(noise[rng.IntN(len(noise))])
+				continue
+			}
+			lo := rng.IntN(len(r))
+			for _, c := range r[lo : lo+1+rng.IntN(len(r)-lo)] {
+				b.WriteString(spell[rng.IntN(len(spell))](c))
+			}
+		}
+		in := b.String()
+		out := m.mask(in)
+		for _, left := range labels.Split(out, -1) {
+			if containsRun(left, value) || containsRun(decoded(left), value) {
+				t.Fatalf("mask(%q) = %q leaves a run in %q", in, out, left)
+			}
+		}
+	}
+}
+
+// decodeRE is the escapes decoded finds, for decoding as the standard
+// library does (not as the masker does).
+var decodeRE = regexp.MustCompile(`&#?[0-9a-zA-Z]+;|(?:%[0-9a-fA-F]{2})+|\\u[0-9a-fA-F]{4}|\\x[0-9a-fA-F]{2}|\\["\\/']|\+`)
+
+// decoded is s with every escape read by the standard library: HTML
+// references, percent-encoding, string escapes, '+' for a space.
+func decoded(s string) string {
+	return decodeRE.ReplaceAllStringFunc(s, func(e string) string {
+		switch e[0] {
+		case '&':
+			return html.UnescapeString(e)
+		case '%':
+			u, _ := url.PathUnescape(e)
+			return u
+		case '+':
+			return " "
+		}
+		if e == `\'` || e == `\/` {
+			return e[1:]
+		}
+		u, _ := strconv.Unquote(`"` + e + `"`)
+		return u
+	})
+}
+
+// containsRun says whether s holds minPiece or more consecutive
+// characters of v.
+func containsRun(s, v string) bool {
+	r := []rune(v)
+	for i := 0; i+minPiece <= len(r); i++ {
+		if strings.Contains(s, string(r[i:i+minPiece])) {
+			return true
+		}
+	}
+	return false
+}
+
+// numericRefs spells every character of s as a decimal HTML character
+// reference.
+func numericRefs(s string) string {
+	var b strings.Builder
+	for _, c := range s {
+		fmt.Fprintf(&b, "&#%d;", c)
+	}
+	return b.String()
+}
+
 type errText string
 
 func (e errText) Error() string { return "failed with " + string(e) }
+
+// secretForms are spellings a value takes in what browsergate returns or
+// records, whole (the masker once listed them one by one): as typed; URL-escaped (a form's GET query, a logged URL);
+// HTML-escaped as the DOM serialises text and attributes (extract_html);
+// JSON-escaped with and without HTML escaping (structured results,
+// evidence); Go-quoted (snapshot values).
+func secretForms(v string) []string {
+	jsonInner := func(escapeHTML bool) string {
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(escapeHTML)
+		enc.Encode(v)
+		out := strings.TrimSuffix(b.String(), "\n")
+		return out[1 : len(out)-1]
+	}
+	text := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "\u00a0", "&nbsp;").Replace(v)
+	attr := strings.NewReplacer("&", "&amp;", "\"", "&quot;", "<", "&lt;", ">", "&gt;", "\u00a0", "&nbsp;").Replace(v)
+	attrOld := strings.NewReplacer("&", "&amp;", "\"", "&quot;", "\u00a0", "&nbsp;").Replace(v)
+	quoted := strconv.Quote(v)
+	forms := []string{v, url.QueryEscape(v), url.PathEscape(v), formURLEncode(v), html.EscapeString(v), text, attr, attrOld,
+		jsonInner(true), jsonInner(false), quoted[1 : len(quoted)-1], collapse(v)}
+	// Percent-escapes may come in either case.
+	for _, f := range forms[1:4] {
+		forms = append(forms, lowerHexEscapes(f))
+	}
+	return forms
+}
+
+// formURLEncode is the URL Standard's application/x-www-form-urlencoded
+// serialisation, as a browser sends a GET form: ASCII letters, digits and
+// *-._ stay, a space is '+', every other byte is %XX (Go's QueryEscape
+// differs on '~' and '*').
+func formURLEncode(v string) string {
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '*', c == '-', c == '.', c == '_':
+			b.WriteByte(c)
+		case c == ' ':
+			b.WriteByte('+')
+		default:
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
+}
+
+// lowerHexEscapes rewrites %XX escapes with lower-case hex digits.
+func lowerHexEscapes(s string) string {
+	b := []byte(s)
+	for i := 0; i+2 < len(b); i++ {
+		if b[i] == '%' {
+			b[i+1], b[i+2] = lowerHex(b[i+1]), lowerHex(b[i+2])
+		}
+	}
+	return string(b)
+}
+
+func lowerHex(c byte) byte {
+	if c >= 'A' && c <= 'F' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
