@@ -50,12 +50,27 @@ type Envelope struct {
 	InteractionCount int    `json:"interaction_count"`
 	DurationMicros   int64  `json:"duration_us"`
 	Error            string `json:"error,omitempty"`
+	// Kind is "" for the record of a call, or KindSessionEnd.
+	Kind string `json:"kind,omitempty"`
 	// Blocked lists the requests the egress gate refused while the call
-	// ran (request interception and the egress proxy).
-	Blocked  []BlockedRequest `json:"blocked,omitempty"`
-	PrevHash string           `json:"prev_hash"` // "" for seq 1
-	Hash     string           `json:"hash"`      // lowercase hex SHA-256 of CanonicalJSON
+	// ran (request interception and the egress proxy), and (Between) those
+	// the session's pages made since the previous record.
+	Blocked []BlockedRequest `json:"blocked,omitempty"`
+	// BlockedDropped counts the refused requests of this record that
+	// Blocked does not list: the writer keeps the first ones of each
+	// stretch (between two calls, during a call) up to a bound, and counts
+	// the rest.
+	BlockedDropped int    `json:"blocked_dropped,omitempty"`
+	PrevHash       string `json:"prev_hash"` // "" for seq 1
+	Hash           string `json:"hash"`      // lowercase hex SHA-256 of CanonicalJSON
 }
+
+// KindSessionEnd is the kind of a record that is not a call: the requests
+// a session's pages made by themselves after its last call, which the
+// egress gate refused and no call recorded, written when the session ended
+// (or its browser context closed on a timeout). Its Blocked entries are
+// all between_calls; its decision is refused at StageEgress.
+const KindSessionEnd = "session_end"
 
 // Decision is the gate's verdict as recorded: where it was reached and why,
 // so an auditor can tell which rule refused (or let through) a call.

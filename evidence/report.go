@@ -131,11 +131,13 @@ type reportRecord struct {
 	Duration         string
 	Interaction      string // "interaction N", or "not counted" for a call refused before it counted
 	Tool, Command    string
+	Kind             string // "" for a call
 	Args             string
 	Decision         Decision
 	ApprovalAt       string
 	Before, After    []reportKV
 	Blocked          []BlockedRequest
+	BlockedDropped   int
 	Error            string
 	Output           string
 	OutputRest       int
@@ -261,7 +263,7 @@ func (r *reportWriter) record(sess *reportSession, k, raw []byte) reportRecord {
 	if e.InteractionCount > 0 {
 		rec.Interaction = "interaction " + strconv.Itoa(e.InteractionCount)
 	}
-	rec.Tool, rec.Command = e.Tool, e.Command
+	rec.Tool, rec.Command, rec.Kind = e.Tool, e.Command, e.Kind
 	if len(e.Args) > 0 {
 		rec.Args = indentJSON(e.Args)
 	}
@@ -270,7 +272,7 @@ func (r *reportWriter) record(sess *reportSession, k, raw []byte) reportRecord {
 		rec.ApprovalAt = a.At.UTC().Format(reportTime)
 	}
 	rec.Before, rec.After = stateKVs(e.Before), stateKVs(e.After)
-	rec.Blocked = e.Blocked
+	rec.Blocked, rec.BlockedDropped = e.Blocked, e.BlockedDropped
 	rec.Error = e.Error
 	rec.Output, rec.OutputRest = outputHead(e.Output, reportOutputHead)
 	rec.OutputTruncated = e.OutputTruncated

@@ -49,4 +49,8 @@ const (
 	StageFinalURL Stage = "final_url"
 	// StageGate: every stage let the call through.
 	StageGate Stage = "gate"
+	// StageEgress is not a call's: a record of kind session_end, of
+	// requests the session's pages made after its last call that the
+	// egress gate refused.
+	StageEgress Stage = "egress"
 )

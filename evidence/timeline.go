@@ -55,7 +55,11 @@ func WriteTimeline(w io.Writer, sessions []SessionSummary, records map[string][]
 }
 
 func writeRecordLine(w *bufio.Writer, e *Envelope) {
-	fmt.Fprintf(w, "  #%d %s  %s  %s", e.Seq, e.Time.UTC().Format(timelineTime), clean(e.Command), verdict(e.Decision))
+	what := clean(e.Command)
+	if e.Kind != "" { // not a call
+		what = "[" + clean(e.Kind) + "]"
+	}
+	fmt.Fprintf(w, "  #%d %s  %s  %s", e.Seq, e.Time.UTC().Format(timelineTime), what, verdict(e.Decision))
 	if args := compactArgs(e.Args); args != "" {
 		fmt.Fprintf(w, "  %s", args)
 	}

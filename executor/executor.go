@@ -72,6 +72,10 @@ type Executor struct {
 	// listeners are every backend's DevTools endpoint and egress proxies:
 	// no page of any backend may reach them.
 	listeners listeners
+	// ending counts the sessions taken out of sessions (under mu) that are
+	// still being ended: Close waits for them, so that what their ending
+	// records is written before the evidence log closes.
+	ending sync.WaitGroup
 }
 
 type sessionKey struct {
@@ -143,7 +147,8 @@ func (e *Executor) Close() {
 	e.sessions = map[sessionKey]*session{}
 	backends := e.backends
 	e.mu.Unlock()
-	e.endSessions(slices.Collect(maps.Values(sessions)))
+	e.endSessions(slices.Collect(maps.Values(sessions)), "the daemon shut down", e.masker.Load())
+	e.ending.Wait() // the sessions other paths were ending
 	for _, b := range backends {
 		b.shutdown()
 	}
@@ -198,9 +203,13 @@ func (e *Executor) Reload(ms []*toolclad.Manifest, policies *cedar.Engine) error
 	e.cfg.Manifests, e.scopes, e.secrets = ms, scopes, secrets
 	e.addLiveEndpoints(ms)
 	e.policies.Store(policies)
-	e.masker.Store(newMasker(ms))
+	// The ended sessions' last record is masked with the secrets of their
+	// manifests, which the new masker may no longer hold.
+	oldMasker := e.masker.Swap(newMasker(ms))
+	e.ending.Add(1)
 	e.mu.Unlock()
-	e.endSessions(ended)
+	defer e.ending.Done()
+	e.endSessions(ended, "the daemon reloaded its manifest", oldMasker)
 	for _, b := range stopped {
 		b.shutdown()
 	}
@@ -217,8 +226,14 @@ func (e *Executor) EndSession(mcpID string) {
 			delete(e.sessions, k)
 		}
 	}
+	if len(ended) == 0 { // none, or Close took them
+		e.mu.Unlock()
+		return
+	}
+	e.ending.Add(1)
 	e.mu.Unlock()
-	e.endSessions(ended)
+	defer e.ending.Done()
+	e.endSessions(ended, "the MCP client ended its session", e.masker.Load())
 }
 
 // session returns the session of an MCP session on a manifest, creating it
@@ -262,7 +277,11 @@ func (e *Executor) renew(old *session, why string) (*session, error) {
 	if _, current := e.scopes[old.manifest]; !current {
 		return nil, errors.New("the manifest of this tool was reloaded; list the tools again and call the new one")
 	}
-	go e.endSessions([]*session{old})
+	e.ending.Add(1)
+	go func() {
+		defer e.ending.Done()
+		e.endSessions([]*session{old}, "it expired ("+why+")", e.masker.Load())
+	}()
 	return e.newSessionLocked(k, fmt.Sprintf("the previous session %s expired (%s), so this call started a new session with a fresh browser context", old.id, why)), nil
 }
 

@@ -30,21 +30,51 @@ type Blocked struct {
 
 // blockLog collects refused requests so that each call can report those
 // that happened while it ran, and those the pages made between calls.
+//
+// Its memory is bounded by stretch: the time between two calls is one
+// stretch, a call another (from its first mark to take). Of each stretch
+// the log keeps the first maxBlockLog refusals, up to maxBlockLogBytes of
+// their text, and only counts the rest: a page that floods refusals cannot
+// push the telling first one out of the evidence, and the record says how
+// many were not kept. Positions (mark, take) count every refusal, kept or
+// not.
 type blockLog struct {
-	mu      sync.Mutex
-	entries []Blocked
-	base    int // number of entries dropped from the front
-	// reported is the position up to which entries were handed to a call
-	// (between calls, pages go on making requests of their own).
-	reported int
+	mu sync.Mutex
+	// kept are the refusals kept since the last take, in order.
+	kept []keptBlock
+	// next is the position of the next refusal (how many were added);
+	// taken the position up to which refusals were handed to a record.
+	next, taken int
+	// inCall: mark was called since the last take (a call runs), so what
+	// is added now belongs to the call's stretch. n and size are what the
+	// current stretch keeps.
+	inCall  bool
+	n, size int
+	// actingKept: an acting guard refusal was kept since the last mark.
+	// The first one is kept whatever the stretch kept before it, so that
+	// unjudgedSubmission finds it however many refusals preceded it.
+	actingKept bool
 	// onAdd, when set, is told of every refusal as it happens (the
-	// decision log line).
+	// decision log line), kept or not.
 	onAdd func(Blocked)
 	// navs are the tabs (target id) whose own navigation was refused, and
 	// to where: such a tab (a popup opened straight at a forbidden URL)
 	// may still show about:blank, and is closed all the same.
 	navs map[string]string
 }
+
+// keptBlock is a refusal the log keeps, with its position.
+type keptBlock struct {
+	pos int
+	Blocked
+}
+
+// blockDrops counts the refusals a record's stretches did not keep:
+// Between those the pages made before the call began, During those made
+// while it ran.
+type blockDrops struct{ Between, During int }
+
+func (d blockDrops) total() int { return d.Between + d.During }
 
 // navBlocked records that the main frame of tab target tried to load url
 // and was refused.
@@ -65,8 +95,14 @@ func (l *blockLog) blockedNav(target string) string {
 	return l.navs[target]
 }
 
-// maxBlockLog bounds memory: older entries are dropped.
-const maxBlockLog = 1000
+// maxBlockLog and maxBlockLogBytes bound what the log keeps of one
+// stretch: its first maxBlockLog refusals, fewer when their URLs, rules and
+// reasons reach maxBlockLogBytes first (a page chooses its URLs' length).
+// A stretch's first refusal is always kept.
+const (
+	maxBlockLog      = 1000
+	maxBlockLogBytes = 4 << 20
+)
 
 func (l *blockLog) add(b Blocked) {
 	l.mu.Lock()
@@ -74,64 +110,88 @@ func (l *blockLog) add(b Blocked) {
 	if l.onAdd != nil {
 		l.onAdd(b)
 	}
-	l.entries = append(l.entries, b)
-	if len(l.entries) > maxBlockLog {
-		drop := len(l.entries) - maxBlockLog
-		l.entries = append([]Blocked(nil), l.entries[drop:]...)
-		l.base += drop
+	pos := l.next
+	l.next++
+	acting := isActingRule(b.Rule) && !l.actingKept
+	if !acting && (l.n >= maxBlockLog || l.size >= maxBlockLogBytes) {
+		return // counted by its position, not kept
 	}
+	if acting {
+		l.actingKept = true
+	}
+	l.n++
+	l.size += len(b.URL) + len(b.Rule) + len(b.Reason)
+	l.kept = append(l.kept, keptBlock{pos, b})
+}
+
+// isActingRule reports whether rule is one the acting guard refuses by.
+func isActingRule(rule string) bool {
+	return rule == ruleUnjudgedSubmission || rule == rulePostedElsewhere || rule == ruleNavigatedElsewhere
 }
 
 // unjudgedSubmission is the first request the acting guard refused since
 // mark (a form submission or a navigation the gate did not judge), or nil.
+// The first such refusal after the latest mark is always kept.
 func (l *blockLog) unjudgedSubmission(mark int) *Blocked {
-	for _, b := range l.since(mark) {
-		if b.Rule == ruleUnjudgedSubmission || b.Rule == rulePostedElsewhere || b.Rule == ruleNavigatedElsewhere {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, k := range l.kept {
+		if k.pos >= mark && isActingRule(k.Rule) {
+			b := k.Blocked
 			return &b
 		}
 	}
 	return nil
 }
 
-// between returns the entries refused after the previous record took its
-// own and before mark (the start of this call), marked Between.
-func (l *blockLog) between(mark int) []Blocked {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	from, to := max(l.reported-l.base, 0), min(max(mark-l.base, 0), len(l.entries))
-	if from >= to {
-		return nil
-	}
-	out := append([]Blocked(nil), l.entries[from:to]...)
-	for j := range out {
-		out[j].Between = true
-	}
-	return out
-}
-
-// handedTo marks every entry up to now as handed to a call.
-func (l *blockLog) handedTo() {
-	l.mu.Lock()
-	l.reported = l.base + len(l.entries)
-	l.mu.Unlock()
-}
-
-// mark is the position to collect from.
+// mark is the position to collect from. The first mark after a take
+// starts the call's stretch.
 func (l *blockLog) mark() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.base + len(l.entries)
+	if !l.inCall {
+		l.inCall, l.n, l.size = true, 0, 0
+	}
+	l.actingKept = false
+	return l.next
 }
 
-// since returns the entries added after mark.
-func (l *blockLog) since(mark int) []Blocked {
+// take hands every refusal not yet handed to a record to the call that
+// began at mark: the kept ones, those before mark marked Between (the
+// pages' own doing after the previous record took its own), and how many
+// of each were not kept. The next stretch starts.
+func (l *blockLog) take(mark int) ([]Blocked, blockDrops) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	i := max(mark-l.base, 0)
-	if i >= len(l.entries) {
-		return nil
+	return l.takeLocked(mark)
+}
+
+// takeAll hands every refusal not yet handed to a record, all made between
+// calls (the session ends, or its browser context closed).
+func (l *blockLog) takeAll() ([]Blocked, blockDrops) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.takeLocked(l.next)
+}
+
+func (l *blockLog) takeLocked(mark int) ([]Blocked, blockDrops) {
+	mark = min(max(mark, l.taken), l.next)
+	var out []Blocked
+	var between, during int
+	for _, k := range l.kept {
+		b := k.Blocked
+		if k.pos < mark {
+			b.Between = true
+			between++
+		} else {
+			during++
+		}
+		out = append(out, b)
 	}
-	return append([]Blocked(nil), l.entries[i:]...)
+	d := blockDrops{Between: mark - l.taken - between, During: l.next - mark - during}
+	l.kept, l.taken = nil, l.next
+	l.inCall, l.n, l.size, l.actingKept = false, 0, 0, false
+	return out, d
 }
 
 // interceptor judges the URL of a paused request; refusals go to log.

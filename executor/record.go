@@ -58,9 +58,7 @@ func (e *Executor) record(s *session, t *turn) *toolclad.Reply {
 	if t.counted {
 		env.InteractionCount = s.limits.interactions
 	}
-	for _, b := range t.blocked {
-		env.Blocked = append(env.Blocked, evidence.BlockedRequest{URL: b.URL, Rule: b.Rule, Reason: b.Reason, Layer: b.Layer, Between: b.Between})
-	}
+	env.Blocked, env.BlockedDropped = recordedBlocked(t.blocked), t.dropped.total()
 	if t.facts != nil {
 		env.Before = t.facts.State.Map()
 	}
@@ -88,6 +86,54 @@ func (e *Executor) record(s *session, t *turn) *toolclad.Reply {
 			Text: "error: the call could not be recorded in the evidence log, so its result is withheld: " + appendErr.Error()}
 	}
 	return e.reply(s, agent)
+}
+
+// recordedBlocked are refused requests as the evidence records them.
+func recordedBlocked(blocked []Blocked) []evidence.BlockedRequest {
+	var out []evidence.BlockedRequest
+	for _, b := range blocked {
+		out = append(out, evidence.BlockedRequest{URL: b.URL, Rule: b.Rule, Reason: b.Reason, Layer: b.Layer, Between: b.Between})
+	}
+	return out
+}
+
+// ruleAfterLastCall is the rule of a session_end record.
+const ruleAfterLastCall = "refused after the last call"
+
+// recordPending writes the requests the session's pages made since its
+// last record that the egress gate refused — which no call will take now —
+// in a record of their own (kind session_end), masked by m, when there
+// are any. ended says why the session (or its browser context) ended. s.mu
+// must be held, and the session's pages closed: no call and no page adds
+// to them later.
+func (e *Executor) recordPending(s *session, ended string, m *masker) {
+	blocked, dropped := s.egress.blocked.takeAll()
+	n := len(blocked) + dropped.total()
+	if n == 0 {
+		return
+	}
+	t := &turn{blocked: blocked, dropped: dropped}
+	m.maskTurn(t)
+	env := &evidence.Envelope{
+		Kind:      evidence.KindSessionEnd,
+		Session:   s.id,
+		Time:      e.cfg.Now().UTC(),
+		Principal: e.cfg.Principal,
+		Tool:      s.manifest.Tool.Name,
+		Decision: evidence.Decision{Stage: evidence.StageEgress, Rule: ruleAfterLastCall, Reasons: []string{fmt.Sprintf(
+			"%s; the egress gate had refused %d request(s) the session's pages made by themselves after its last call", ended, n)}},
+		Blocked:        recordedBlocked(t.blocked),
+		BlockedDropped: dropped.total(),
+	}
+	attrs := []any{"session", s.id, "tool", s.manifest.Tool.Name, "ended", ended, "blocked_requests", len(blocked)}
+	if dropped.total() > 0 {
+		attrs = append(attrs, "blocked_dropped", dropped.total())
+	}
+	if err := e.cfg.Evidence.Append(env, nil); err != nil {
+		e.cfg.Logger.Error("requests refused after the session's last call could not be recorded", append(attrs, "evidence_error", err.Error())...)
+		return
+	}
+	e.cfg.Logger.Info("requests refused after the session's last call recorded", attrs...)
 }
 
 // commandName is the command called, or the undeclared tool's name (the
@@ -134,6 +180,9 @@ func (e *Executor) logDecision(s *session, t *turn, d evidence.Decision, appendE
 	}
 	if len(t.blocked) > 0 {
 		attrs = append(attrs, "blocked_requests", len(t.blocked))
+	}
+	if n := t.dropped.total(); n > 0 {
+		attrs = append(attrs, "blocked_dropped", n)
 	}
 	if t.err != nil {
 		attrs = append(attrs, "error", t.err.Error())

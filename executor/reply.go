@@ -20,7 +20,7 @@ func (e *Executor) reply(s *session, t *turn) *toolclad.Reply {
 	} else if t.facts != nil {
 		state = t.facts.State.Select(fields)
 	}
-	blocked := blockedNote(t.blocked)
+	blocked := blockedNote(t.blocked, t.dropped)
 	if s.notice != "" {
 		// Said once, after the first reply's text: a reload or an expiry
 		// gave the agent a new session.
@@ -70,6 +70,12 @@ func (e *Executor) reply(s *session, t *turn) *toolclad.Reply {
 		}
 		r.Structured["blocked"] = list
 	}
+	if n := t.dropped.total(); n > 0 {
+		if r.Structured == nil {
+			r.Structured = map[string]any{}
+		}
+		r.Structured["blocked_dropped"] = n
+	}
 	return r
 }
 
@@ -89,32 +95,37 @@ func fence(text string) string {
 const maxBlockedShown = 5
 
 // blockedNote tells the agent what the egress gate refused during the
-// call: the count, and the first few URLs with their rule.
-func blockedNote(blocked []Blocked) string {
-	if len(blocked) == 0 {
+// call: the count, and the first few URLs with their rule; and how many
+// the evidence record does not list (dropped).
+func blockedNote(blocked []Blocked, dropped blockDrops) string {
+	total := len(blocked) + dropped.total()
+	if total == 0 {
 		return ""
 	}
 	var b strings.Builder
-	between := 0
+	between := dropped.Between
 	for _, x := range blocked {
 		if x.Between {
 			between++
 		}
 	}
-	fmt.Fprintf(&b, "\n[egress gate blocked %d request(s)", len(blocked))
+	fmt.Fprintf(&b, "\n[egress gate blocked %d request(s)", total)
 	if between > 0 {
 		fmt.Fprintf(&b, " (%d made by the pages themselves since the previous call)", between)
 	}
-	for i, x := range blocked {
-		if i == maxBlockedShown {
-			fmt.Fprintf(&b, "; and %d more", len(blocked)-i)
-			break
-		}
+	shown := min(len(blocked), maxBlockedShown)
+	for i, x := range blocked[:shown] {
 		sep := ": "
 		if i > 0 {
 			sep = "; "
 		}
 		fmt.Fprintf(&b, "%s%s (%s, %s)", sep, x.URL, x.Rule, x.Layer)
+	}
+	if shown < total {
+		fmt.Fprintf(&b, "; and %d more", total-shown)
+	}
+	if n := dropped.total(); n > 0 {
+		fmt.Fprintf(&b, "; the evidence record lists the first %d and counts the other %d (blocked_dropped)", len(blocked), n)
 	}
 	b.WriteString("]")
 	return b.String()

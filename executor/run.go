@@ -23,6 +23,7 @@ type turn struct {
 	err       error              // act's failure
 	counted   bool               // the call is an interaction (it passed the limits)
 	blocked   []Blocked          // requests the egress gate refused while the call ran
+	dropped   blockDrops         // refusals of the call (and before it) that blocked does not list
 	ask       *toolclad.Question // ask the client's user first (multi round-trip)
 	recordErr error              // the evidence append failed
 	approval  *evidence.Approval
@@ -70,9 +71,9 @@ func (e *Executor) Run(ctx context.Context, call *toolclad.Call) *toolclad.Reply
 			"held for a human's approval (%s): the MCP client's user was asked, and the call runs only when the client comes back with the answer", s.hold.id)
 	}
 	// What the pages' own requests were refused between the previous
-	// record and this call is recorded with this one, marked so.
-	t.blocked = append(s.egress.blocked.between(mark), s.egress.blocked.since(mark)...)
-	s.egress.blocked.handedTo()
+	// record and this call is recorded with this one, marked so, with
+	// what the call's own refused; and how many of each were not kept.
+	t.blocked, t.dropped = s.egress.blocked.take(mark)
 	reply := e.record(s, t)
 	if t.ask != nil && t.recordErr == nil {
 		return &toolclad.Reply{Ask: t.ask}

@@ -83,8 +83,10 @@ func (s *session) end() {
 // endSessions ends each session, after a call in progress on it: a call
 // that waits for a human is stopped (and denied) first, and an approval
 // the session's client was asked about is withdrawn from the operator's
-// list (nothing could run under it any more).
-func (e *Executor) endSessions(ss []*session) {
+// list (nothing could run under it any more). Requests its pages made
+// after its last call that the egress gate refused are recorded, in a
+// record of their own, masked by m; why says why the sessions end.
+func (e *Executor) endSessions(ss []*session, why string, m *masker) {
 	for _, s := range ss {
 		s.hold.abortWait()
 		s.mu.Lock()
@@ -92,6 +94,7 @@ func (e *Executor) endSessions(ss []*session) {
 			e.withdraw(s)
 		}
 		s.end()
+		e.recordPending(s, "the session ended: "+why, m)
 		s.mu.Unlock()
 	}
 }

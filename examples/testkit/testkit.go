@@ -1,11 +1,12 @@
 // Package testkit holds the helpers browsergate's tests share: writing a
 // manifest and loading it, the shipped policies, an evidence store in a
-// temporary directory, a fake clock, and Eventually for conditions a test
-// waits on. Every helper fails the test on a setup error, so no test
+// temporary directory, a fake clock, a log sink, and Eventually for
+// conditions a test waits on. Every helper fails the test on a setup error, so no test
 // carries on with half a fixture. It is imported only by _test.go files.
 package testkit
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -127,4 +128,23 @@ func Eventually(t testing.TB, check func() string) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// SyncBuffer is a log sink that goroutines write to while a test reads it.
+type SyncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *SyncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+// String is what was written so far.
+func (s *SyncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -96,6 +97,13 @@ func Run(path, session string, opts Options, out io.Writer) error {
 		sc.AllowedDomains, sc.AllowExternal, sc.AllowPrivateCIDRs)
 	differ, skipped, replayed := 0, 0, 0
 	for _, r := range recs {
+		if r.Kind != "" {
+			// Not a call (session_end: what the pages did after the last
+			// call): nothing to run again.
+			fmt.Fprintf(out, "#%-3d %-14s not a call: %d request(s) the pages made after the last call, refused by the egress gate; nothing to replay\n",
+				r.Seq, "["+r.Kind+"]", len(r.Blocked)+r.BlockedDropped)
+			continue
+		}
 		if !ran(r) {
 			continue
 		}
@@ -125,9 +133,10 @@ func Run(path, session string, opts Options, out io.Writer) error {
 }
 
 // ran reports whether a recorded call's action ran: allowed, or refused
-// only afterwards, at final_url (its outcome left the scope).
+// only afterwards, at final_url (its outcome left the scope). A record
+// that is not a call (Kind) ran nothing.
 func ran(r *evidence.Envelope) bool {
-	return r.Decision.Allowed || r.Decision.Stage == evidence.StageFinalURL
+	return r.Kind == "" && (r.Decision.Allowed || r.Decision.Stage == evidence.StageFinalURL)
 }
 
 // recordedSession reads a session's records and the configuration they
@@ -161,11 +170,17 @@ func recordedSession(path, session string, pub ed25519.PublicKey) ([]*evidence.E
 	if len(recs) == 0 {
 		return nil, nil, fmt.Errorf("no session %q in %s", session, path)
 	}
-	sum := recs[0].ConfigSHA256
+	// Records that are not calls (session_end) ran under no
+	// configuration and name none.
+	calls := slices.DeleteFunc(slices.Clone(recs), func(r *evidence.Envelope) bool { return r.Kind != "" })
+	if len(calls) == 0 {
+		return nil, nil, fmt.Errorf("session %q in %s has no call to replay", session, path)
+	}
+	sum := calls[0].ConfigSHA256
 	if sum == "" {
 		return nil, nil, fmt.Errorf("session %s was recorded without its configuration (config_sha256), so it cannot be replayed", session)
 	}
-	for _, r := range recs {
+	for _, r := range calls {
 		if r.ConfigSHA256 != sum {
 			return nil, nil, fmt.Errorf("session %s changed configuration at record %d (the daemon reloaded its policies): replaying it under one configuration would not be faithful", session, r.Seq)
 		}
