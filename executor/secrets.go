@@ -213,9 +213,11 @@ func newMasker(ms []*toolclad.Manifest) *masker {
 			// prefix. Longer forms are tried first (below), so the whole
 			// value is still named as such.
 			for _, piece := range secretPieces(v) {
-				if !seen[piece] {
-					seen[piece] = true
-					pairs = append(pairs, piece, "[part of secret "+sec.Name+"]")
+				for _, p := range []string{piece, inert(piece)} {
+					if !seen[p] {
+						seen[p] = true
+						pairs = append(pairs, p, "[part of secret "+sec.Name+"]")
+					}
 				}
 			}
 		}
@@ -258,6 +260,14 @@ func (m *masker) forAgent(texts []string) *masker {
 	}
 	if !hit {
 		return m
+	}
+	// A text of the agent's may come back inert (reply.go): left as it
+	// comes back, too.
+	texts = slices.Clone(texts)
+	for _, t := range texts {
+		if g := inert(t); g != t {
+			texts = append(texts, g)
+		}
 	}
 	var kept []string
 	for i := 0; i < len(m.pairs); i += 2 {
@@ -326,6 +336,13 @@ func secretForms(v string) []string {
 	// Percent-escapes may come in either case.
 	for _, f := range forms[1:4] {
 		forms = append(forms, lowerHexEscapes(f))
+	}
+	// Inert (reply.go), as what the page chose reads in browsergate's own
+	// lines: brackets and line breaks escaped.
+	for _, f := range forms {
+		if g := inert(f); g != f {
+			forms = append(forms, g)
+		}
 	}
 	return forms
 }
