@@ -138,7 +138,7 @@ func (s *session) submitForm(ctx context.Context, args map[string]any, want stri
 	if err := el.call(ctx, submitFormJS, &action, want); err != nil {
 		return output{}, err
 	}
-	return output{Text: "submitted the form of " + el.label + " to " + action}, nil
+	return output{Text: "submitted the form of " + el.label + " to " + inert(action)}, nil
 }
 
 // defaultForm is the form of the focused element, or the page's only form.

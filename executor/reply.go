@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/browsergate/browsergate/toolclad"
@@ -29,7 +30,9 @@ func (e *Executor) reply(s *session, t *turn) *toolclad.Reply {
 	}
 	if t.deny != nil {
 		var b strings.Builder
-		fmt.Fprintf(&b, "DENIED at %s: %s\nrule: %s", t.deny.Stage, t.deny.Reason, t.deny.Rule)
+		// The reason may name what the page chose (a URL, a host, a
+		// script's error): made inert, as a whole.
+		fmt.Fprintf(&b, "DENIED at %s: %s\nrule: %s", t.deny.Stage, inert(t.deny.Reason), t.deny.Rule)
 		if len(t.deny.PolicyIDs) > 0 {
 			fmt.Fprintf(&b, "\npolicies: %s", strings.Join(t.deny.PolicyIDs, ", "))
 		}
@@ -41,9 +44,10 @@ func (e *Executor) reply(s *session, t *turn) *toolclad.Reply {
 	}
 	if t.err != nil {
 		// An error may carry the page's own words (an exception's
-		// message): on one line, so that it cannot pass for a line of
-		// browsergate's own.
-		text := "error: " + strings.Join(strings.Fields(t.err.Error()), " ")
+		// message, a URL): on one line and inert, so that it can neither
+		// pass for a line of browsergate's own nor spell one of its
+		// markers.
+		text := "error: " + inert(strings.Join(strings.Fields(t.err.Error()), " "))
 		if state != nil {
 			text += "\n" + stateLine(state, fields)
 		}
@@ -91,6 +95,35 @@ func fence(text string) string {
 		strings.TrimRight(text, "\n") + "\n[END PAGE CONTENT " + tag + "]"
 }
 
+// inertChars are the characters inert escapes, with their escapes.
+var inertChars = strings.NewReplacer(
+	"[", `\x5b`, "]", `\x5d`,
+	"\n", `\n`, "\r", `\r`, "\v", `\v`, "\f", `\f`,
+	"\u0085", `\u0085`, "\u2028", `\u2028`, "\u2029", `\u2029`,
+)
+
+// inert renders a string the page chose — its title or URL, a URL it
+// requested or keeps in its history, a dialog's message, an exception's
+// text — for browsergate's own lines, outside the fence (the state line,
+// refusals, errors, notices): '[' and ']' become \x5b and \x5d, and each
+// line break (\n, \r, \v, \f, U+0085, U+2028, U+2029) its backslash
+// escape. So nothing the page writes can spell one of browsergate's
+// markers ([state], [END PAGE CONTENT …], [egress gate …], …) or start a
+// line: the only brackets and line breaks in those lines are
+// browsergate's own. The escapes are Go's (and JavaScript's), so a quoted
+// value stays a Go string literal that unquotes to the page's exact text;
+// the structured content keeps the values as they are. It maps each
+// character on its own, so a secret's value in a page's text reads
+// inert(value) where it is made inert before the masker runs (a dialog's
+// message, the URL go_back returned to, where a form was submitted): a
+// spelling the masker knows (secretForms). Where the masker ran first
+// (the state line, a refusal, an error and the egress note are built from
+// the masked turn), its [secret NAME] reads \x5bsecret NAME\x5d, since
+// the page could have written that text too.
+func inert(s string) string {
+	return inertChars.Replace(s)
+}
+
 // maxBlockedShown bounds how many refused requests a reply lists.
 const maxBlockedShown = 5
 
@@ -119,7 +152,7 @@ func blockedNote(blocked []Blocked, dropped blockDrops) string {
 		if i > 0 {
 			sep = "; "
 		}
-		fmt.Fprintf(&b, "%s%s (%s, %s)", sep, x.URL, x.Rule, x.Layer)
+		fmt.Fprintf(&b, "%s%s (%s, %s)", sep, inert(x.URL), x.Rule, x.Layer)
 	}
 	if shown < total {
 		fmt.Fprintf(&b, "; and %d more", total-shown)
@@ -131,13 +164,14 @@ func blockedNote(blocked []Blocked, dropped blockDrops) string {
 	return b.String()
 }
 
-// stateLine renders the state fields on one line, in manifest order.
+// stateLine renders the state fields on one line, in manifest order; a
+// string (the page's title and URL) quoted and inert.
 func stateLine(state map[string]any, fields []string) string {
 	parts := make([]string, 0, len(fields))
 	for _, f := range fields {
 		if v, ok := state[f]; ok {
 			if s, isStr := v.(string); isStr {
-				parts = append(parts, fmt.Sprintf("%s=%q", f, s))
+				parts = append(parts, f+"="+inert(strconv.Quote(s)))
 			} else {
 				parts = append(parts, fmt.Sprintf("%s=%v", f, v))
 			}

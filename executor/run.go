@@ -3,6 +3,8 @@ package executor
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/browsergate/browsergate/evidence"
@@ -177,8 +179,18 @@ func (e *Executor) checkAfter(s *session, t *turn, unjudged *Blocked) {
 		t.deny = d
 	}
 	if ds := s.tab.watch.takeDialogs(); len(ds) > 0 && t.err == nil {
-		t.out.Text += fmt.Sprintf("\n[dismissed %d JavaScript dialog(s): %q]", len(ds), ds)
+		t.out.Text += dialogNote(ds)
 	}
+}
+
+// dialogNote tells the agent which JavaScript dialogs were dismissed
+// during the call, each message quoted and inert (the page wrote it).
+func dialogNote(ds []string) string {
+	quoted := make([]string, len(ds))
+	for i, d := range ds {
+		quoted[i] = inert(strconv.Quote(d))
+	}
+	return fmt.Sprintf("\n[dismissed %d JavaScript dialog(s): [%s]]", len(ds), strings.Join(quoted, " "))
 }
 
 // popupSettle bounds the wait for a new popup's first URL after an action.

@@ -154,7 +154,7 @@ func actGoBack(ctx context.Context, s *session, args map[string]any, f *facts) (
 	if _, err := chromedp.Call(ctx, page.NavigateToHistoryEntry, page.NavigateToHistoryEntryParams{EntryID: prev.ID}); err != nil {
 		return output{}, fmt.Errorf("go back: %w", err)
 	}
-	return output{Text: "went back to " + prev.URL}, nil
+	return output{Text: "went back to " + inert(prev.URL)}, nil
 }
 
 func actWaitFor(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {

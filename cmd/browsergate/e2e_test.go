@@ -185,13 +185,20 @@ func startClient(t testing.TB, manifestBody string, opts *mcp.ClientOptions, ser
 // call calls a tool and returns its text and whether it was refused.
 func (f *fixture) call(t testing.TB, tool string, args map[string]any) (string, bool) {
 	t.Helper()
+	res := f.callResult(t, tool, args)
+	return resultText(res), res.IsError
+}
+
+// callResult calls a tool and returns its whole result.
+func (f *fixture) callResult(t testing.TB, tool string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	res, err := f.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 	if err != nil {
 		t.Fatalf("%s: %v", tool, err)
 	}
-	return resultText(res), res.IsError
+	return res
 }
 
 func (f *fixture) mustAllow(t testing.TB, tool string, args map[string]any) string {
