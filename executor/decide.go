@@ -242,6 +242,19 @@ func (v *verdict) leads(q *question) *DenyError {
 				return deny(evidence.StageSecrets, "secret domains", "%v", err)
 			}
 		}
+		// Leaving a site a secret was typed on goes by navigate or
+		// go_back, which empty the page (and close its popups) before
+		// the tab leaves; a click would let the old page's last handlers
+		// and its popups send as the tab goes.
+		for _, u := range append([]string{d.URL}, d.URLs...) {
+			if u == "" || strings.HasPrefix(strings.ToLower(u), "javascript:") {
+				continue
+			}
+			if err := q.Secrets.maySubmitTo(f.Held, u); err != nil {
+				return deny(evidence.StageSecrets, "secret domains",
+					"a secret was typed on this site, and the %s on %s leads to %s, outside its domains: leave the site with navigate, which empties the page first", cmd.Name, el.Label, u)
+			}
+		}
 		if d.URL != "" {
 			v.Target = d.URL
 		}

@@ -388,8 +388,10 @@ func (g *actingGuard) navigating(url string) {
 	g.mu.Unlock()
 }
 
-// isAgentNav reports whether a navigation of the tab to url is the agent's
-// own: one runs, and it goes to that very URL.
+// isAgentNav reports whether a navigation of the tab to url (with its
+// fragment) is the agent's own: one runs, and it goes to that very URL,
+// fragment included (a page that moves the tab to the agent's destination
+// with something of its own in the fragment is not the agent).
 func (g *actingGuard) isAgentNav(url string) bool {
 	if g == nil {
 		return false
@@ -414,17 +416,21 @@ func (g *actingGuard) leadsTo(url, method string) bool {
 	return slices.Contains(j.urls, u) || slices.Contains(j.to, withoutQuery(u))
 }
 
-// canonicalNav is a URL as the browser requests it, without its fragment,
-// so that the agent's argument and the browser's request compare equal.
+// canonicalNav is a URL as the browser requests it, fragment included, so
+// that the agent's argument and the browser's request compare equal.
 func canonicalNav(raw string) string {
 	if raw == "" {
 		return ""
 	}
+	frag := ""
+	if i := strings.IndexByte(raw, '#'); i >= 0 {
+		frag = raw[i:]
+	}
 	u, err := scope.ParseURL(withoutFragment(raw))
 	if err != nil {
-		return withoutFragment(raw)
+		return raw
 	}
-	return u.String()
+	return u.String() + frag
 }
 
 // Rules the acting guard refuses a request by (evidence stage
@@ -575,21 +581,34 @@ func (ic *interceptor) decideRequest(r pausedRequest) scope.Verdict {
 		}
 	}
 	if u, err := scope.ParseURL(url); err == nil && u.Host != "" {
-		_, hop := ic.vouched.Load(redirectedFrom)
+		agent := r.tabNav && resourceType == "Document" && redirectedFrom == "" && ic.acting.isAgentNav(url)
+		leads := r.tabNav && resourceType == "Document" && redirectedFrom == "" && !agent && ic.acting.leadsTo(url, method)
+		mayLeave, hop := ic.vouched.Load(redirectedFrom)
 		switch {
-		case r.tabNav && resourceType == "Document" && redirectedFrom == "" &&
-			(ic.acting.isAgentNav(url) || ic.acting.leadsTo(url, method)):
-			// The agent's own navigation (to the very URL it asked for),
-			// or where an action the gate judged leads: it may leave the
-			// page, and its host is let through, by the proxy too.
-			ic.vouched.Store(r.id, true)
-			ic.bound.leave(u.Host)
-		case r.tabNav && resourceType == "Document" && redirectedFrom != "" && hop:
+		case agent || leads:
+			// The agent's own navigation (to the very URL it named), or
+			// where an action the gate judged leads: it goes through, and
+			// its host is let through by the proxy too. Its redirects may
+			// leave a site a secret was typed on only if the agent named
+			// a URL outside it (the page was emptied first) or it is a
+			// judged form submission (a sign-in answered by a redirect to
+			// the application): a link or a history entry of the site
+			// that redirects elsewhere (an open redirect, an entry the
+			// page rewrote) is no way out.
+			ic.vouched.Store(r.id, agent && ic.bound.holdsAgainst(u.Host) || leads && method == "POST")
+			if agent || !ic.bound.holdsAgainst(u.Host) {
+				ic.bound.leave(u.Host)
+			} else if refuse, ok := ic.bound.judge(u.Host, false); ok {
+				refuse.URL = url
+				return refuse
+			}
+		case r.tabNav && resourceType == "Document" && redirectedFrom != "" && hop &&
+			(mayLeave.(bool) || !ic.bound.holdsAgainst(u.Host)):
 			// A server's redirect of such a navigation: the server's
 			// answer to a judged act, not the page's doing. A redirect
 			// of a navigation the page started is judged like any
-			// request (an open redirect is no way out).
-			ic.vouched.Store(r.id, true)
+			// request.
+			ic.vouched.Store(r.id, mayLeave)
 			ic.bound.leave(u.Host)
 		default:
 			if refuse, ok := ic.bound.judge(u.Host, resourceType == "Ping"); ok {

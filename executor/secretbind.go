@@ -8,7 +8,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
 
 	"github.com/browsergate/browsergate/scope"
 	"github.com/browsergate/browsergate/toolclad"
@@ -188,14 +190,11 @@ func (b *secretBinding) judge(host string, beacon bool) (scope.Verdict, bool) {
 	return scope.Verdict{}, false
 }
 
-// emptyWait bounds how long the emptied page's commit is waited for, and
-// emptyDrain is how long the tab then stays on about:blank: what the old
-// page's last handlers started arrives, under the binding, before the
-// agent's navigation lets its destination host through.
-const (
-	emptyWait  = 3 * time.Second
-	emptyDrain = 150 * time.Millisecond
-)
+// emptyDrain is how long the tab stays on about:blank after the page a
+// secret was typed on gave way: what the old page's last handlers started
+// arrives, under the binding, before the agent's navigation lets its
+// destination host through.
+const emptyDrain = 150 * time.Millisecond
 
 // emptyBeforeLeaving is done before the agent's own navigation (navigate,
 // go_back) takes the tab from a page a secret was typed on to dest, a URL
@@ -204,10 +203,9 @@ const (
 // unload handlers run after the new page commits (a cross-site navigation
 // unloads the old page in its own process, later), when the binding no
 // longer holds: a WebSocket opened there reached the other host. So the
-// page is first replaced by about:blank — from the gate's isolated world,
-// which keeps it in the same renderer and in the same history entry, so
-// the typed value cannot come back by going back either — and its
-// handlers run while the binding still holds. An error leaves the tab
+// page is first replaced by about:blank — a navigation of the browser's,
+// which the page cannot cancel or turn elsewhere, checked to have
+// committed — and its handlers run while the binding still holds. An error leaves the tab
 // where it was and refuses the navigation.
 func (s *session) emptyBeforeLeaving(ctx context.Context, dest string) error {
 	u, err := scope.ParseURL(dest)
@@ -219,7 +217,32 @@ func (s *session) emptyBeforeLeaving(ctx context.Context, dest string) error {
 		return nil
 	}
 	// The session's popups may hold the value too (a page can write into
-	// a popup it opened): they are closed first, while still held.
+	// a popup it opened): they are closed while still held, before and
+	// again after the page is emptied (its handlers may open one as it
+	// goes).
+	if err := s.closePopups(ctx); err != nil {
+		return err
+	}
+	// A browser-initiated navigation, which the page cannot cancel or
+	// redirect (its navigate event is not cancelable).
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+		return fmt.Errorf("empty the page a secret was typed on before leaving it: %w", err)
+	}
+	hist, err := chromedp.Call(ctx, page.GetNavigationHistory, struct{}{})
+	if err != nil || hist.CurrentIndex < 0 || int(hist.CurrentIndex) >= len(hist.Entries) ||
+		hist.Entries[hist.CurrentIndex].URL != "about:blank" {
+		return fmt.Errorf("the page a secret was typed on did not give way to about:blank (%v); the tab was not navigated", err)
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(emptyDrain):
+	}
+	return s.closePopups(ctx)
+}
+
+// closePopups closes the session's pages other than its tab.
+func (s *session) closePopups(ctx context.Context) error {
 	pages, err := s.tab.pages(ctx)
 	if err != nil {
 		return fmt.Errorf("list the session's pages before leaving the page a secret was typed on: %w", err)
@@ -232,26 +255,6 @@ func (s *session) emptyBeforeLeaving(ctx context.Context, dest string) error {
 	}
 	if err := s.tab.closePages(ctx, popups); err != nil {
 		return fmt.Errorf("close the session's popups before leaving the page a secret was typed on: %w", err)
-	}
-	gen := ic.docGen()
-	if _, err := s.evalInWorld(ctx, "location.replace('about:blank')"); err != nil {
-		return fmt.Errorf("empty the page a secret was typed on before leaving it: %w", err)
-	}
-	deadline := time.Now().Add(emptyWait)
-	for ic.docGen() == gen {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the page a secret was typed on did not give way to about:blank within %s; the tab was not navigated", emptyWait)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(emptyDrain):
 	}
 	return nil
 }

@@ -133,11 +133,6 @@ func actScreenshot(ctx context.Context, s *session, args map[string]any, f *fact
 }
 
 func actGoBack(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
-	if f != nil && f.Back != nil {
-		if err := s.emptyBeforeLeaving(ctx, f.Back.Prev); err != nil {
-			return output{}, err
-		}
-	}
 	hist, err := chromedp.Call(ctx, page.GetNavigationHistory, struct{}{})
 	if err != nil {
 		return output{}, err
@@ -148,6 +143,11 @@ func actGoBack(ctx context.Context, s *session, args map[string]any, f *facts) (
 	prev := hist.Entries[hist.CurrentIndex-1]
 	if f != nil && f.Back != nil && prev.URL != f.Back.Prev {
 		return output{}, fmt.Errorf("the tab's history changed after the gate decided: going back now leads to %s, not to %s; nothing was done", prev.URL, f.Back.Prev)
+	}
+	// Leaving a page a secret was typed on empties it first (an entry of
+	// its own, after it); the entry to return to is the one read above.
+	if err := s.emptyBeforeLeaving(ctx, prev.URL); err != nil {
+		return output{}, err
 	}
 	// Not chromedp.NavigateBack: it waits for a load event that a page
 	// restored from cache never fires. The settle wait follows the load.
