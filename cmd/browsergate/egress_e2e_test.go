@@ -343,6 +343,41 @@ func TestEgressLive(t *testing.T) {
 	}
 }
 
+// TestEgressWebTransport: WebTransport runs over QUIC (UDP), which no
+// HTTP proxy sees and Fetch interception does not intercept: from a page
+// and from a dedicated worker, a UDP canary on 127.0.0.2 must receive
+// nothing.
+func TestEgressWebTransport(t *testing.T) {
+	t.Parallel()
+	inBothModes(t, func(t *testing.T, connect, endpoint string) {
+		udp, err := net.ListenPacket("udp", "127.0.0.2:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer udp.Close()
+		var packets atomic.Int64
+		go func() {
+			buf := make([]byte, 2048)
+			for {
+				if _, _, err := udp.ReadFrom(buf); err != nil {
+					return
+				}
+				packets.Add(1)
+			}
+		}()
+		f := startManifest(t, egressManifest, connect, endpoint)
+		for _, query := range []string{"", "&worker=1"} {
+			f.mustAllow(t, "egress.navigate", map[string]any{"url": f.siteURL + "/attack/webtransport?quic=" + udp.LocalAddr().String() + query})
+			f.mustAllow(t, "egress.wait_for", map[string]any{"text": "done", "timeout_ms": 5000})
+			status, _ := f.call(t, "egress.snapshot", map[string]any{"selector": "#status"})
+			t.Logf("webtransport%s: %s", query, strings.Join(strings.Fields(status), " "))
+		}
+		if n := packets.Load(); n != 0 {
+			t.Fatalf("the UDP canary received %d packet(s): WebTransport went around the egress gate", n)
+		}
+	})
+}
+
 // launchedBrowserFlags is the --name=value switches of the Chromium
 // browser process under pid (chromedp starts it directly), or nil.
 func launchedBrowserFlags(t *testing.T, pid int) map[string]string {

@@ -297,6 +297,30 @@ addEventListener('message', e => done(String(e.data)));
 <a id="go" target="_blank" rel="opener" href="#">Go</a>
 <script>document.getElementById('go').href = '/attack/webrtc' + location.search;</script>{{template "tail"}}{{end}}
 
+{{define "webtransport"}}{{template "head" .}}{{template "body" .}}
+<script>
+// WebTransport runs over HTTP/3, QUIC on UDP, around any HTTP proxy: the
+// server is the test's UDP canary (?quic=host:port). The same from a
+// dedicated worker (?worker=1), where no page script runs first.
+const q = new URLSearchParams(location.search);
+function attempt(quic) {
+  if (typeof WebTransport !== 'function') return 'no WebTransport';
+  try {
+    const t = new WebTransport('https://' + quic + '/wt');
+    t.ready.then(() => t.close(), () => {});
+    return 'tried';
+  } catch (e) { return 'error: ' + e; }
+}
+if (q.get('worker')) {
+  const src = attempt.toString() + '; postMessage(attempt(' + JSON.stringify(q.get('quic')) + '));';
+  const w = new Worker(URL.createObjectURL(new Blob([src], {type: 'text/javascript'})));
+  w.onmessage = e => setTimeout(() => done('worker: ' + e.data), 700);
+} else {
+  const r = attempt(q.get('quic'));
+  setTimeout(() => done(r), 700);
+}
+</script>{{template "tail"}}{{end}}
+
 {{define "beacon"}}{{template "head" .}}{{template "body" .}}
 <script>done(navigator.sendBeacon({{.U}}, 'leak') ? 'queued' : 'refused');</script>{{template "tail"}}{{end}}
 
