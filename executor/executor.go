@@ -63,6 +63,9 @@ type Executor struct {
 	backends map[backendKey]*backend
 	sessions map[sessionKey]*session
 	notices  map[noticeKey]string // said in the first reply of an MCP session's next session
+	// agents are what each MCP session's agent wrote, in the calls of all
+	// its sessions: their replies show it as written (forAgent).
+	agents   map[string]*agentTexts
 	closed   bool
 	stateKey [32]byte // seals the request state of approvals asked in two rounds
 	policies atomic.Pointer[cedar.Engine]
@@ -107,6 +110,7 @@ func New(cfg Config) (*Executor, error) {
 		backends: map[backendKey]*backend{},
 		sessions: map[sessionKey]*session{},
 		notices:  map[noticeKey]string{},
+		agents:   map[string]*agentTexts{},
 	}
 	rand.Read(e.stateKey[:])
 	e.policies.Store(cfg.Policies)
@@ -226,6 +230,7 @@ func (e *Executor) EndSession(mcpID string) {
 			delete(e.sessions, k)
 		}
 	}
+	delete(e.agents, mcpID)
 	if len(ended) == 0 { // none, or Close took them
 		e.mu.Unlock()
 		return
@@ -311,7 +316,13 @@ func (e *Executor) newSessionLocked(k sessionKey, notice string) *session {
 		}
 	}
 	s.secrets = e.secrets[m]
-	s.maskText = func(v string) string { return e.masker.Load().mask(v) }
+	// One agent's texts for all its sessions: a new session after an
+	// expiry or a reload, or on another tool, shows them as written too.
+	if e.agents[k.mcp] == nil {
+		e.agents[k.mcp] = &agentTexts{}
+	}
+	s.agent = e.agents[k.mcp]
+	s.maskText = func(v string) string { return e.masker.Load().forAgent(s.agent).mask(v) }
 	if n, ok := e.notices[noticeKey{k.mcp, m.Tool.Name}]; ok {
 		delete(e.notices, noticeKey{k.mcp, m.Tool.Name})
 		notice = n

@@ -22,13 +22,14 @@ func (e *Executor) record(s *session, t *turn) *toolclad.Reply {
 	if t.counted {
 		s.limits.interactions++
 	}
-	// The reply is masked for the agent (its own texts come back as
-	// written), the record and the log in full. Only when the agent's
-	// texts hold secret material do the two differ; otherwise the turn is
-	// masked once and serves both.
+	// The reply is masked for the agent (its own texts of the session,
+	// this call's and every earlier one's, come back as written), the
+	// record and the log in full. Only when the agent's texts hold secret
+	// material do the two differ; otherwise the turn is masked once and
+	// serves both.
 	full := e.masker.Load()
 	agent := t
-	if am := full.forAgent(argTexts(t.call.RawArgs)); am != full {
+	if am := full.forAgent(s.agent); am != full {
 		c := *t
 		c.blocked = slices.Clone(t.blocked)
 		am.maskTurn(&c)

@@ -122,7 +122,7 @@ func TestMaskerSeesInertValues(t *testing.T) {
 		}
 	}
 	guess := "pa[ss]w" // the agent's own text, a piece of the value
-	am := m.forAgent([]string{guess})
+	am := agentMasker(m, guess)
 	if got := am.mask(dialogNote([]string{"alert: " + guess})); !strings.Contains(got, inert(guess)) {
 		t.Errorf("the agent's own text, inert, was masked for the agent: %q", got)
 	}

@@ -55,6 +55,9 @@ func (e *Executor) Run(ctx context.Context, call *toolclad.Call) *toolclad.Reply
 	if s.ended {
 		return &toolclad.Reply{Text: "error: this session has ended", IsError: true}
 	}
+	// What the agent writes is its own for the rest of the session: every
+	// reply shows it as written (forAgent).
+	e.masker.Load().note(s.agent, argTexts(call.RawArgs))
 	mark := s.egress.blocked.mark()
 	e.runTurn(ctx, s, t)
 	// An approval asked about in an earlier round is taken up only by the

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"unicode"
 	"unicode/utf16"
@@ -25,9 +26,10 @@ import (
 // snapshots, extracted HTML, page state, blocked-request lists, evidence
 // envelopes, approval questions and log lines — goes through a masker that
 // replaces the value, and every run of six or more of its characters, in
-// any mix of URL, HTML and string escapes, with [secret NAME] ([part of
-// secret NAME]). Screenshots are pixels: a page that shows a secret in
-// clear text shows it in its screenshot too.
+// any mix of URL, HTML and string escapes, UTF-8 or windows-1252, and in
+// either case, with [secret NAME] ([part of secret NAME]). Screenshots are
+// pixels: a page that shows a secret in clear text shows it in its
+// screenshot too.
 
 // secretSet is the secrets of one manifest, for typing.
 type secretSet struct {
@@ -199,19 +201,39 @@ func (ts *typedSecrets) note(secs []*toolclad.Secret, navs int) {
 // Each character of a run may come in any of its spellings (spellingsAt),
 // so a value shown with some characters escaped and others not — a query
 // as Chromium canonicalises it (k&%209%3CQ), a prefix the DOM serialises
-// (k&amp; 9&lt;Q) — is masked as the raw one is. Runs are found
-// leftmost-longest, so the whole value is named as such and not as two
-// parts. (A regular expression of the same runs was measured 100 to 800
-// times slower than this scanner: Go's regexp has no DFA.)
+// (k&amp; 9&lt;Q) — is masked as the raw one is. Letters match in either
+// case (a page that shows the value with text-transform: uppercase):
+// each character of a form stands for every character of its simple case
+// folding orbit (unicode.SimpleFold: k, K and the Kelvin sign), and a
+// character whose case mapping is two or more characters (ß as SS, the
+// ligature ﬁ as FI) is also read from those characters, raw (multiFolds).
+// Runs are found leftmost-longest, so the whole value is named as such and
+// not as two parts. (A regular expression of the same runs was measured
+// 100 to 800 times slower than this scanner: Go's regexp has no DFA.)
 type masker struct {
 	forms []secretForm
-	// at lists, by character, where it stands in the forms: a table for
-	// ASCII, a map beyond.
-	ascii [utf8.RuneSelf][]formAt
+	// at lists, by character, where it stands in the forms, in either
+	// case: a table for ASCII, a map beyond. (A pointer: forAgent copies
+	// the masker.)
+	ascii *[utf8.RuneSelf][]formAt
 	other map[rune][]formAt
-	// own are the agent's own texts of the call, as written and decoded
-	// (forAgent): a run they hold is left as it is.
+	// pairs says, of two ASCII characters, whether they follow each other
+	// in a form, in either case: a stretch of raw ASCII text without five
+	// such pairs in a row holds no run (scan).
+	pairs *[utf8.RuneSelf][utf8.RuneSelf]bool
+	// multi are the forms' characters whose case mapping is longer than
+	// one character, with the text they are also read from.
+	multi []multiFold
+	// own are the pieces of secrets the agent itself wrote in its session,
+	// canonical (forAgent): a run that one of them holds is left as it is.
 	own []string
+}
+
+// multiFold is character c, also read from the characters of text in
+// either case (ß from ss, SS or Ss).
+type multiFold struct {
+	c    rune
+	text []rune
 }
 
 // secretForm is a secret's value, or its value as the accessibility tree
@@ -225,7 +247,7 @@ type secretForm struct {
 type formAt struct{ form, k int }
 
 func newMasker(ms []*toolclad.Manifest) *masker {
-	m := &masker{other: map[rune][]formAt{}}
+	m := &masker{ascii: new([utf8.RuneSelf][]formAt), other: map[rune][]formAt{}, pairs: new([utf8.RuneSelf][utf8.RuneSelf]bool)}
 	for _, man := range ms {
 		for _, sec := range man.Secrets {
 			v := sec.Value()
@@ -245,12 +267,49 @@ func (m *masker) addForm(name, v string) {
 	f := len(m.forms)
 	m.forms = append(m.forms, secretForm{name: name, chars: []rune(v)})
 	for k, c := range m.forms[f].chars {
-		if c < utf8.RuneSelf {
-			m.ascii[c] = append(m.ascii[c], formAt{f, k})
-		} else {
-			m.other[c] = append(m.other[c], formAt{f, k})
+		for x := c; ; {
+			if x < utf8.RuneSelf {
+				m.ascii[x] = append(m.ascii[x], formAt{f, k})
+			} else {
+				m.other[x] = append(m.other[x], formAt{f, k})
+			}
+			if x = unicode.SimpleFold(x); x == c {
+				break
+			}
+		}
+		if k > 0 {
+			for _, a := range foldOrbit(m.forms[f].chars[k-1]) {
+				for _, b := range foldOrbit(c) {
+					if a < utf8.RuneSelf && b < utf8.RuneSelf {
+						m.pairs[a][b] = true
+					}
+				}
+			}
+		}
+		if text, ok := multiFolds[c]; ok && !slices.ContainsFunc(m.multi, func(mf multiFold) bool { return mf.c == c }) {
+			m.multi = append(m.multi, multiFold{c: c, text: []rune(text)})
 		}
 	}
+}
+
+// foldOrbit is c and the characters it folds to (unicode.SimpleFold).
+func foldOrbit(c rune) []rune {
+	out := []rune{c}
+	for x := unicode.SimpleFold(c); x != c; x = unicode.SimpleFold(x) {
+		out = append(out, x)
+	}
+	return out
+}
+
+// multiFolds are the characters whose upper or lower case is two or three
+// characters (Unicode's SpecialCasing and CaseFolding, the Latin letters
+// and ligatures among them), with that text in lower case: what a page's
+// text-transform, or a server's case mapping, makes of them. Other such
+// characters (Greek with iota subscripts, Armenian ligatures) are matched
+// only one for one, by simple case folding.
+var multiFolds = map[rune]string{
+	'ß': "ss", 'ẞ': "ss", 'ŉ': "\u02bcn", 'ǰ': "j\u030c", 'İ': "i\u0307",
+	'ﬀ': "ff", 'ﬁ': "fi", 'ﬂ': "fl", 'ﬃ': "ffi", 'ﬄ': "ffl", 'ﬅ': "st", 'ﬆ': "st",
 }
 
 // where lists where c stands in the forms.
@@ -261,29 +320,111 @@ func (m *masker) where(c rune) []formAt {
 	return m.other[c]
 }
 
-// forAgent is the masker for what is returned to the agent of a call whose
-// own arguments hold texts: it leaves as they are the runs of secrets that
-// those texts hold, in whatever spelling they come back (a query the agent
-// wrote comes back percent-encoded in the page's URL). What the agent
-// wrote comes back as it wrote it; otherwise a reply would show, by what
-// the masker hid of it, whether a guess was a piece of a secret (the
-// masker as an oracle). The evidence and the logs are masked in full.
-func (m *masker) forAgent(texts []string) *masker {
-	if m == nil {
-		return nil
+// agentTexts is what the agent itself wrote in an MCP session (every
+// string of every call's arguments, keys included, in every session of
+// every tool it opened), as the pieces of secrets it holds: canonical
+// (canonical), the longest from each character, none inside another. So
+// it is bounded by the secrets' lengths (one piece per character of each
+// form at most), however much the agent writes, and nothing is ever
+// forgotten: a string the agent wrote comes back as written until the MCP
+// session ends. (A secret a reload adds is looked for only in what the
+// agent writes after it.) Safe for concurrent use: the MCP session's
+// calls to the tools of two manifests run side by side.
+type agentTexts struct {
+	mu     sync.Mutex
+	pieces []string // replaced, never changed in place: forAgent keeps it
+}
+
+// note adds the pieces of secrets that texts hold, in any spelling the
+// masker reads, and as the accessibility tree collapses their white space.
+func (m *masker) note(a *agentTexts, texts []string) {
+	if m == nil || a == nil {
+		return
 	}
-	var own []string
+	var found []string
 	for _, t := range texts {
-		if p := plain(t); m.runs(t) != nil || m.runs(p) != nil {
-			own = append(own, t, p)
+		for _, x := range []string{t, plain(t)} {
+			for _, r := range m.scan(x, true) {
+				found = append(found, canonical(m.forms[r.form].chars[r.k:r.k+r.n]))
+			}
 		}
 	}
-	if own == nil {
+	if len(found) == 0 {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	pieces := slices.Clone(a.pieces)
+	for _, p := range found {
+		if slices.ContainsFunc(pieces, func(q string) bool { return strings.Contains(q, p) }) {
+			continue
+		}
+		pieces = slices.DeleteFunc(pieces, func(q string) bool { return strings.Contains(p, q) })
+		pieces = append(pieces, p)
+	}
+	a.pieces = pieces
+}
+
+// held returns the pieces noted so far.
+func (a *agentTexts) held() []string {
+	if a == nil {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.pieces
+}
+
+// forAgent is the masker for what is returned to the agent of a session:
+// it leaves as they are the runs of secrets that the agent's own texts of
+// the session hold (a), in whatever spelling or case they come back — a
+// query the agent wrote comes back percent-encoded in the page's URL, in
+// this call's reply and in every later one's state line, and a search page
+// shows it in its text. What the agent wrote comes back as it wrote it;
+// otherwise a reply would show, by what the masker hid of it, whether a
+// guess was a piece of a secret (the masker as an oracle). The evidence
+// and the logs are masked in full.
+func (m *masker) forAgent(a *agentTexts) *masker {
+	own := a.held()
+	if m == nil || len(own) == 0 {
 		return m
 	}
 	c := *m
 	c.own = own
 	return &c
+}
+
+// canonical is a run of a secret's characters as the agent's pieces are
+// compared: white space collapsed, each letter case-folded (a character
+// whose case mapping is longer, ß, as that text, ss), so that whichever
+// spelling, case and spacing a text comes back in, its pieces compare
+// equal to those the agent wrote.
+func canonical(chars []rune) string {
+	var b strings.Builder
+	for _, w := range strings.Fields(string(chars)) {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		for _, c := range w {
+			if text, ok := multiFolds[c]; ok {
+				for _, x := range text {
+					b.WriteRune(foldRune(x))
+				}
+				continue
+			}
+			b.WriteRune(foldRune(c))
+		}
+	}
+	return b.String()
+}
+
+// foldRune is the least character of c's simple case folding orbit.
+func foldRune(c rune) rune {
+	least := c
+	for x := unicode.SimpleFold(c); x != c; x = unicode.SimpleFold(x) {
+		least = min(least, x)
+	}
+	return least
 }
 
 // argTexts are the strings among a call's arguments, keys included.
@@ -312,24 +453,41 @@ type run struct{ form, k, n, start, end int }
 
 // runs are the runs of minPiece or more characters in s, leftmost-longest
 // and apart, as a regular expression would find them (regexp.Longest).
+func (m *masker) runs(s string) []run { return m.scan(s, false) }
+
+// scan finds the runs of minPiece or more characters in s: leftmost-longest
+// and apart (runs), or with every, the longest of each form and character
+// from every byte (the pieces a text holds, note).
 // A run lies within a stretch of s whose every byte belongs to a spelling
 // of some secret character: most text has no such stretch long enough to
 // hold one, and only those that are long enough are searched (runsIn).
-func (m *masker) runs(s string) []run {
+func (m *masker) scan(s string, every bool) []run {
 	var out []run
 	var w runsWork
+	w.every = every
 	var sp []spelled
 	lo, hi := -1, -1 // the stretch so far, s[lo:hi]
+	// While the stretch is raw ASCII (simple), chain counts the pairs of
+	// consecutive characters of a form in a row that end at p, and most
+	// is the most: a run needs minPiece-1.
+	simple, chain, most := true, 0, 0
 	for p := 0; p <= len(s); p++ {
 		end := -1 // where the spellings of secret characters at p end
 		switch {
 		case p == len(s):
-		case s[p] < utf8.RuneSelf && s[p] != '%' && s[p] != '&' && s[p] != '\\' && s[p] != '+':
+		case s[p] < utf8.RuneSelf && s[p] != '%' && s[p] != '&' && s[p] != '\\' && s[p] != '+' && m.multi == nil:
 			if m.ascii[s[p]] != nil { // the common case, quickly
 				end = p + 1
+				if lo >= 0 && s[p-1] < utf8.RuneSelf && m.pairs[s[p-1]][s[p]] {
+					chain++
+					most = max(most, chain)
+				} else {
+					chain = 0
+				}
 			}
-		case utf8.RuneStart(s[p]):
-			sp = spellingsAt(s, p, sp[:0])
+		case charStart(s, p):
+			simple = false
+			sp = m.spellingsAt(s, p, sp[:0])
 			for _, x := range sp {
 				if m.where(x.c) != nil {
 					end = max(end, p+x.w)
@@ -342,13 +500,31 @@ func (m *masker) runs(s string) []run {
 			}
 			hi = max(hi, end)
 		} else if lo >= 0 && p >= hi { // byte p is in no such spelling: the stretch ended
-			if hi-lo >= minPiece {
+			if hi-lo >= minPiece && (!simple || most >= minPiece-1) {
 				out = m.runsIn(s[:hi], lo, out, &w)
 			}
-			lo = -1
+			lo, simple, chain, most = -1, true, 0, 0
+		} else if lo < 0 {
+			simple = true
 		}
 	}
 	return out
+}
+
+// charStart says whether a character may be spelled from byte p of s:
+// the first byte of a UTF-8 sequence, or a byte that is no part of one (a
+// windows-1252 page's text read as bytes).
+func charStart(s string, p int) bool {
+	if utf8.RuneStart(s[p]) {
+		return true
+	}
+	for q := p - 1; q >= 0 && q >= p-(utf8.UTFMax-1); q-- {
+		if utf8.RuneStart(s[q]) {
+			c, w := utf8.DecodeRuneInString(s[q:])
+			return (c == utf8.RuneError && w <= 1) || q+w <= p
+		}
+	}
+	return true
 }
 
 // runsWork is what runsIn works in, kept from one stretch to the next.
@@ -356,6 +532,7 @@ type runsWork struct {
 	near  [maxSpelling][]run // near[p%maxSpelling]: the runs from byte p, one per form and character
 	found []run              // the longest run of minPiece or more from each byte that has one, last first
 	sp    []spelled
+	every bool // every run of minPiece or more from each byte, of each form and character (scan)
 }
 
 // runsIn appends to out the runs from bytes lo and on of s.
@@ -370,8 +547,8 @@ func (m *masker) runsIn(s string, lo int, out []run, w *runsWork) []run {
 	near, found, sp := &w.near, w.found[:0], w.sp
 	for p := len(s) - 1; p >= lo; p-- {
 		here := near[p%maxSpelling][:0]
-		if utf8.RuneStart(s[p]) {
-			sp = spellingsAt(s, p, sp[:0])
+		if charStart(s, p) {
+			sp = m.spellingsAt(s, p, sp[:0])
 			for _, x := range sp {
 				for _, at := range m.where(x.c) {
 					r := run{form: at.form, k: at.k, n: 1, start: p, end: p + x.w}
@@ -390,6 +567,13 @@ func (m *masker) runsIn(s string, lo int, out []run, w *runsWork) []run {
 					}
 				}
 			}
+			if w.every {
+				for _, r := range here {
+					if r.n >= minPiece {
+						out = append(out, r)
+					}
+				}
+			}
 			var best run
 			for _, r := range here {
 				if r.n >= minPiece && (r.end > best.end || r.end == best.end && r.n > best.n) {
@@ -403,6 +587,9 @@ func (m *masker) runsIn(s string, lo int, out []run, w *runsWork) []run {
 		near[p%maxSpelling] = here
 	}
 	w.found, w.sp = found, sp
+	if w.every {
+		return out
+	}
 	// Leftmost first, apart: a run that starts inside the one before is
 	// left out (what of it is past that one's end and long enough is
 	// found again from there).
@@ -425,28 +612,71 @@ type spelled struct {
 	w int
 }
 
+// spellingsAt appends to out the characters s spells from byte p, as
+// spellingsAt does, and those the forms' characters of longer case
+// mappings are read from (ß from SS, raw).
+func (m *masker) spellingsAt(s string, p int, out []spelled) []spelled {
+	out = spellingsAt(s, p, out)
+	for _, mf := range m.multi {
+		if w, ok := foldPrefix(s[p:], mf.text); ok {
+			out = append(out, spelled{mf.c, w})
+		}
+	}
+	return out
+}
+
+// foldPrefix says whether s begins with text, letter case aside, and how
+// many bytes of s that takes.
+func foldPrefix(s string, text []rune) (int, bool) {
+	w := 0
+	for _, c := range text {
+		x, n := utf8.DecodeRuneInString(s[w:])
+		if n == 0 || foldRune(x) != foldRune(c) {
+			return 0, false
+		}
+		w += n
+	}
+	return w, true
+}
+
 // spellingsAt appends to out the characters s spells from byte p, each
-// with the width of its spelling:
-//   - the character as it is;
+// with the width of its spelling, the character as it is first, then its
+// escape, the likeliest reading first:
+//   - the character as it is; a byte that is no part of a UTF-8 sequence
+//     also as the windows-1252 character it stands for (windows1252);
 //   - percent-encoded (URLs): its UTF-8 bytes as %XX, hex digits in
-//     either case, and '+' for a space (a form's query);
+//     either case, and '+' for a space (a form's query); and one %XX of
+//     80 to FF also as a windows-1252 character, as a form on a page in
+//     that encoding (or ISO-8859-1, which browsers read as it) sends it;
 //   - an HTML character reference: named as the DOM serialises text and
 //     attribute values (&amp; &lt; &gt; &quot; &nbsp;, and &apos;), or
 //     numeric, decimal or hexadecimal (&#39; &#x27;);
 //   - a JSON, JavaScript or Go string escape: \" \\ \/ \', \u003c (a
 //     surrogate pair beyond the BMP), \u{3c}, \U0000003c, \x3c.
 //
+// A character from 80 to 9F hex, however spelled, is also read as the
+// windows-1252 character of that byte (&#150; is an en dash in HTML).
 // So a run may mix them: each of its characters is read in every
 // spelling that begins where the one before ends.
 func spellingsAt(s string, p int, out []spelled) []spelled {
+	first := len(out)
 	c, w := utf8.DecodeRuneInString(s[p:])
 	out = append(out, spelled{c, w})
+	if c == utf8.RuneError && w == 1 {
+		out = append(out, spelled{windows1252(s[p]), 1})
+	}
 	var ok bool
 	switch c {
 	case '+':
 		c, w, ok = ' ', 1, true
 	case '%':
 		c, w, ok = percentAt(s[p:])
+		if v, isHex := hexAt(s, p+1, 2); isHex && v >= 0x80 {
+			if ok {
+				out = append(out, spelled{c, w})
+			}
+			c, w, ok = windows1252(byte(v)), 3, true
+		}
 	case '&':
 		c, w, ok = referenceAt(s[p:])
 	case '\\':
@@ -455,7 +685,28 @@ func spellingsAt(s string, p int, out []spelled) []spelled {
 	if ok {
 		out = append(out, spelled{c, w})
 	}
+	for i := first; i < len(out); i++ {
+		if x := out[i]; x.c >= 0x80 && x.c <= 0x9f {
+			out = append(out, spelled{windows1252(byte(x.c)), x.w})
+		}
+	}
 	return out
+}
+
+// windows1252 is the character byte b stands for in windows-1252, as the
+// WHATWG Encoding Standard reads it (the encoding of pages labelled
+// windows-1252, ISO-8859-1 or US-ASCII): ASCII below 80 hex, the table
+// below from 80 to 9F, Latin-1 (U+00A0 to U+00FF) above.
+func windows1252(b byte) rune {
+	if b >= 0x80 && b <= 0x9f {
+		return windows1252C1[b-0x80]
+	}
+	return rune(b)
+}
+
+var windows1252C1 = [32]rune{
+	0x20AC, 0x0081, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160, 0x2039, 0x0152, 0x008D, 0x017D, 0x008F,
+	0x0090, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014, 0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0x009D, 0x017E, 0x0178,
 }
 
 // percentAt reads the character s begins with percent-encoded: one to
@@ -588,7 +839,7 @@ func unescape(s string) string {
 	var sp []spelled
 	for p := 0; p < len(s); {
 		sp = spellingsAt(s, p, sp[:0])
-		x := sp[len(sp)-1] // the escape, if there is one
+		x := sp[min(1, len(sp)-1)] // the escape's likeliest reading, if there is one
 		b.WriteRune(x.c)
 		p += x.w
 	}
@@ -618,15 +869,15 @@ func (m *masker) mask(s string) string {
 // when the agent's own texts hold it (forAgent), else [secret NAME] for a
 // whole value and [part of secret NAME] for a part.
 func (m *masker) label(r run, text string) string {
+	f := m.forms[r.form]
 	if len(m.own) > 0 {
-		p := plain(text)
-		for _, t := range m.own {
-			if strings.Contains(t, text) || strings.Contains(t, p) {
+		c := canonical(f.chars[r.k : r.k+r.n])
+		for _, p := range m.own {
+			if strings.Contains(p, c) {
 				return text
 			}
 		}
 	}
-	f := m.forms[r.form]
 	if r.k == 0 && r.n == len(f.chars) {
 		return "[secret " + f.name + "]"
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"unicode"
 
 	"github.com/browsergate/browsergate/examples/testkit"
 
@@ -128,7 +129,7 @@ func TestMaskerSpellings(t *testing.T) {
 		{"HTML-escaped prefix", `<p id="e">k&amp; 9&lt;Q!x&amp;</p>`, `<p id="e">[part of secret PW]</p>`},
 		{"encoded piece", "?p=9%3CQ!x%26a", "?p=[part of secret PW]"},
 		{"JSON piece", `"Q!x\u0026a 7"`, `"[part of secret PW]"`},
-		{"not the value", `5 &lt; 7 &amp;&amp; 9 &gt; 3; k& 9<q!x; %20%3C%3E; Q!x&a; 7>z k&`, `5 &lt; 7 &amp;&amp; 9 &gt; 3; k& 9<q!x; %20%3C%3E; Q!x&a; 7>z k&`},
+		{"not the value", `5 &lt; 7 &amp;&amp; 9 &gt; 3; k& 9<R!x; %20%3C%3E; Q!x&a; 7>z k&`, `5 &lt; 7 &amp;&amp; 9 &gt; 3; k& 9<R!x; %20%3C%3E; Q!x&a; 7>z k&`},
 		{"five characters", `k&amp; 9&lt; and x&amp;a 7`, `k&amp; 9&lt; and x&amp;a 7`},
 	} {
 		if got := m.mask(tc.in); got != tc.want {
@@ -194,7 +195,7 @@ func TestMaskerForAgent(t *testing.T) {
 	right, wrong := "k& 9<Q", "k& 9<q"
 	for _, guess := range []string{right, wrong} {
 		args := argTexts(map[string]any{"url": "http://127.0.0.1/search?q=" + guess})
-		agent := full.forAgent(args)
+		agent := agentMasker(full, args...)
 		shown := "http://127.0.0.1/search?q=" + strings.NewReplacer(" ", "%20", "<", "%3C").Replace(guess)
 		if got := agent.mask(shown); got != shown {
 			t.Errorf("guess %q: the agent's own query came back as %q", guess, got)
@@ -203,11 +204,11 @@ func TestMaskerForAgent(t *testing.T) {
 	if got := full.mask("?q=k&%209%3CQ"); got != "?q=[part of secret PW]" {
 		t.Errorf("the full masker let the right guess through: %q", got)
 	}
-	if agent := full.forAgent([]string{"url", "http://127.0.0.1/"}); agent != full {
+	if agent := agentMasker(full, "url", "http://127.0.0.1/"); agent != full {
 		t.Error("texts without secret material should get the full masker itself")
 	}
 	// What the agent did not write is still masked in its reply.
-	agent := full.forAgent([]string{"k& 9<Q"})
+	agent := agentMasker(full, "k& 9<Q")
 	if got := agent.mask("k& 9<Q, and the page shows k&amp; 9&lt;Q!x&amp;a"); got != "k& 9<Q, and the page shows [part of secret PW]" {
 		t.Errorf("agent reply: %q", got)
 	}
@@ -371,4 +372,217 @@ func lowerHex(c byte) byte {
 		return c + 'a' - 'A'
 	}
 	return c
+}
+
+// agentMasker is m for the replies of a session whose agent wrote texts.
+func agentMasker(m *masker, texts ...string) *masker {
+	var a agentTexts
+	m.note(&a, texts)
+	return m.forAgent(&a)
+}
+
+// TestMaskerWindows1252: a value beyond ASCII is masked as a form on a
+// page in windows-1252 (or ISO-8859-1) sends it — one %XX per character,
+// the byte of that encoding — and as raw bytes of that encoding, and a
+// character of 80 to 9F hex spelled as HTML reads it (&#150;, an en
+// dash); with any mix of UTF-8 and windows-1252 spellings.
+func TestMaskerWindows1252(t *testing.T) {
+	for _, tc := range []struct{ value, in, want string }{
+		{"Zä8-Lö2_Vü7-Kß4", "/done?pw=Z%E48-L%F62_V%FC7-K%DF4", "/done?pw=[secret PW]"},
+		{"Zä8-Lö2_Vü7-Kß4", "/done?pw=Z%e48-L%f62_V%fc7-K%df4&x=1", "/done?pw=[secret PW]&x=1"},
+		{"Zä8-Lö2_Vü7-Kß4", "pw=Z%C3%A48-L%F62_V%C3%BC7-K%DF4", "pw=[secret PW]"},
+		{"Zä8-Lö2_Vü7-Kß4", "raw Z\xe48-L\xf62_V\xfc7-K\xdf4 bytes", "raw [secret PW] bytes"},
+		{"Zä8-Lö2_Vü7-Kß4", "a piece: L%F62_V%FC7", "a piece: [part of secret PW]"},
+		{"Zä8-Lö2_Vü7-Kß4", "\xfc7-K\xdf", "\xfc7-K\xdf"}, // five characters
+		{"€uro–2—x…9", "?v=%80uro%962%97x%859", "?v=[secret PW]"},
+		{"€uro–2—x…9", "&#128;uro&#150;2&#x97;x&#133;9", "[secret PW]"},
+		{"€uro–2—x…9", "\x80uro\x962\x97x\x859", "[secret PW]"},
+		{"€uro–2—x…9", "\u0080uro\u00962\u0097x\u00859", "[secret PW]"}, // windows-1252 read as Latin-1
+		{"Ãbcdef", "%C3bcdef", "[secret PW]"},                           // a byte of a UTF-8 lead read alone
+		{"äbcdefg", "%C3%A4bcdefg %E4bcdefg", "[secret PW] [secret PW]"},
+	} {
+		m := newMasker([]*toolclad.Manifest{secretManifest(t, tc.value)})
+		if got := m.mask(tc.in); got != tc.want {
+			t.Errorf("value %q: mask(%q) = %q, want %q", tc.value, tc.in, got, tc.want)
+		}
+	}
+	// The table: the WHATWG Encoding Standard's windows-1252.
+	for b, want := range map[byte]rune{0x41: 'A', 0x80: '€', 0x81: 0x81, 0x8a: 'Š', 0x96: '–', 0x9f: 'Ÿ', 0xa0: 0xa0, 0xdf: 'ß', 0xff: 'ÿ'} {
+		if got := windows1252(b); got != want {
+			t.Errorf("windows1252(%#x) = %U, want %U", b, got, want)
+		}
+	}
+	// UTF-8 text around is not broken up: a continuation byte of a valid
+	// sequence is no character of its own.
+	m := newMasker([]*toolclad.Manifest{secretManifest(t, "\u00a4\u00a4\u00a4abc")})
+	if in := "€€€abc"; m.mask(in) != in { // € is E2 82 AC; ¤ would be A4
+		t.Errorf("mask(%q) = %q", in, m.mask(in))
+	}
+}
+
+// TestMaskerCase: letters match in either case — a page that shows the
+// value with text-transform: uppercase or lowercase — in every spelling,
+// by simple case folding (the Kelvin sign for k, the long s for s), and a
+// character whose upper case is two (ß as SS, the ligature ﬁ as FI) also
+// from those two.
+func TestMaskerCase(t *testing.T) {
+	for _, tc := range []struct{ value, in, want string }{
+		{"Zq8-Lm2_Vx7-Kp4", "name: ZQ8-LM2_VX7-KP4.", "name: [secret PW]."},
+		{"Zq8-Lm2_Vx7-Kp4", "zq8-lm2_vx7-kp4", "[secret PW]"},
+		{"Zq8-Lm2_Vx7-Kp4", "?q=zQ8-lM", "?q=[part of secret PW]"},
+		{"Zq8-Lm2_Vx7-Kp4", `"ZQ8-LM2_VX7-\u212aP4"`, `"[secret PW]"`}, // the Kelvin sign, escaped
+		{"Zq8-Lm2_Vx7-Kp4", "%5A%51%38-lm2", "[part of secret PW]"},
+		{"Zä8-Lö2_Vü7-Kß4", "ZÄ8-LÖ2_VÜ7-KSS4", "[secret PW]"},
+		{"Zä8-Lö2_Vü7-Kß4", "ZÄ8-LÖ2_VÜ7-Kss4", "[secret PW]"},
+		{"Zä8-Lö2_Vü7-Kß4", "ZÄ8-LÖ2_VÜ7-Kẞ4", "[secret PW]"},
+		{"Zä8-Lö2_Vü7-Kß4", "Z%C3%848-L%D62_V%DC7-KSS4", "[secret PW]"}, // UTF-8 and windows-1252, upper case
+		{"abcßdefgh", "ABCSSDEFGH", "[secret PW]"},
+		{"abcßdefgh", "BCSSDEF", "[part of secret PW]"},
+		{"abcßdefgh", "CSSDEF", "CSSDEF"}, // five characters
+		{"office-ﬁle9", "OFFICE-FILE9", "[secret PW]"},
+		{"Sesame-99", "ſeſame-99", "[secret PW]"},
+		{"Zq8-Lm2_Vx7-Kp4", "Zq8-Lx", "Zq8-Lx"},
+	} {
+		m := newMasker([]*toolclad.Manifest{secretManifest(t, tc.value)})
+		if got := m.mask(tc.in); got != tc.want {
+			t.Errorf("value %q: mask(%q) = %q, want %q", tc.value, tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestMaskerForAgentAcrossCalls: what the agent wrote in any call of its
+// session comes back as written in every later reply — the state line of
+// the next call shows the URL it navigated to, a search page shows its
+// query in its text — in whatever spelling, case or spacing the browser
+// gives it back, so that a right and a wrong guess come back alike; what
+// it did not write is masked, and the full masker masks the right guess.
+func TestMaskerForAgentAcrossCalls(t *testing.T) {
+	const value = "Zq8-Lm2_Vx7 Kp4"
+	full := newMasker([]*toolclad.Manifest{secretManifest(t, value)})
+	for _, guess := range []string{"Zq8-Lm", "Zq8-Lx", "q8-Lm2_Vx7", "zq8-lm2", "m2_Vx7  Kp4"} {
+		var a agentTexts
+		// Call 1: navigate; calls 2 to 40: other texts.
+		full.note(&a, argTexts(map[string]any{"url": "http://127.0.0.1/search?q=" + url.QueryEscape(guess)}))
+		for i := range 40 {
+			full.note(&a, argTexts(map[string]any{"selector": fmt.Sprintf("#item-%d", i)}))
+		}
+		agent := full.forAgent(&a)
+		for _, shown := range []string{
+			`[state] url="http://127.0.0.1/search?q=` + url.QueryEscape(guess) + `"`,
+			"http://127.0.0.1/search?q=" + strings.ReplaceAll(url.PathEscape(guess), "%20", "+"),
+			"Results for " + html.EscapeString(guess),
+			"RESULTS FOR " + strings.ToUpper(guess),
+			"results for " + collapse(guess),
+		} {
+			if got := agent.mask(shown); got != shown {
+				t.Errorf("guess %q: %q came back as %q", guess, shown, got)
+			}
+		}
+	}
+	var a agentTexts
+	full.note(&a, []string{"url", "http://127.0.0.1/search?q=Zq8-Lm"})
+	agent := full.forAgent(&a)
+	for in, want := range map[string]string{
+		"page shows Zq8-Lm2_V":   "page shows [part of secret PW]", // more than the agent wrote
+		"page shows m2_Vx7":      "page shows [part of secret PW]",
+		"and " + value:           "and [secret PW]",
+		"q=Zq8-Lm, q=ZQ8-LM":     "q=Zq8-Lm, q=ZQ8-LM",
+		"?q=Zq8-Lm&v=Vx7+Kp4ab…": "?q=Zq8-Lm&v=[part of secret PW]ab…",
+	} {
+		if got := agent.mask(in); got != want {
+			t.Errorf("agent reply: mask(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := full.mask("?q=Zq8-Lm"); got != "?q=[part of secret PW]" {
+		t.Errorf("the full masker let the right guess through: %q", got)
+	}
+	// However much the agent writes, it keeps one piece per character of
+	// each form at most.
+	var b agentTexts
+	r := []rune(value)
+	for i := range len(r) {
+		for j := i + minPiece; j <= len(r); j++ {
+			full.note(&b, []string{string(r[i:j]), strings.ToUpper(string(r[i:j])), url.QueryEscape(string(r[i:j]))})
+		}
+	}
+	if n := len(b.held()); n != 1 {
+		t.Errorf("every piece of the value noted: %d pieces kept, want 1 (the value): %q", n, b.held())
+	}
+}
+
+// TestMaskerForAgentIsNoOracle: whatever the agent writes — pieces of the
+// value and near misses, in random case and spelling — comes back as it
+// wrote it, and as the browser respells it, in later replies of its
+// session: whether it is masked never depends on the secret.
+func TestMaskerForAgentIsNoOracle(t *testing.T) {
+	const value = `Zä8-Lö2_Vü7-Kß4`
+	full := newMasker([]*toolclad.Manifest{secretManifest(t, value)})
+	rng := rand.New(rand.NewPCG(3, 2026))
+	r := []rune(value)
+	alphabet := []rune("Zä8-Lö2_Vü7-Kß4zÄLÖvÜkSsx9 ")
+	masked := 0
+	for range 3000 {
+		lo := rng.IntN(len(r))
+		g := []rune(string(r[lo : lo+1+rng.IntN(len(r)-lo)]))
+		for i := range g {
+			switch rng.IntN(6) {
+			case 0:
+				g[i] = alphabet[rng.IntN(len(alphabet))]
+			case 1:
+				g[i] = unicode.SimpleFold(g[i])
+			}
+		}
+		guess := string(g)
+		if full.mask(guess) != guess {
+			masked++
+		}
+		var a agentTexts
+		full.note(&a, []string{"http://127.0.0.1/search?q=" + url.QueryEscape(guess)})
+		agent := full.forAgent(&a)
+		for _, shown := range []string{guess, url.QueryEscape(guess), strings.ToUpper(guess), strings.ToLower(guess), html.EscapeString(guess), numericRefs(guess)} {
+			if got := agent.mask(shown); got != shown {
+				t.Fatalf("guess %q: %q came back as %q", guess, shown, got)
+			}
+		}
+	}
+	if masked < 100 {
+		t.Errorf("only %d of the guesses held a piece of the value: the test tests little", masked)
+	}
+}
+
+// TestAgentTextsAreTheMCPSessions: what an agent wrote is its own in every
+// session of its MCP session — on another tool, and after an expiry
+// replaced one — and in no other MCP session's; it is forgotten when its
+// MCP session ends.
+func TestAgentTextsAreTheMCPSessions(t *testing.T) {
+	m1 := secretManifest(t, "Zq8-Lm2_Vx7-Kp4")
+	m2 := secretManifest(t, "Zq8-Lm2_Vx7-Kp4")
+	e, err := New(Config{Manifests: []*toolclad.Manifest{m1, m2}, Policies: testkit.Policies(t), Evidence: testkit.Store(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	shown := func(mcp string, m *toolclad.Manifest) bool {
+		s, err := e.session(mcp, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e.masker.Load().forAgent(s.agent).mask("?q=Zq8-Lm") == "?q=Zq8-Lm"
+	}
+	a1, _ := e.session("a", m1)
+	e.masker.Load().note(a1.agent, argTexts(map[string]any{"url": "http://127.0.0.1/?q=Zq8-Lm"}))
+	if !shown("a", m1) || !shown("a", m2) {
+		t.Error("the agent's text is masked in a session of its own MCP session")
+	}
+	if shown("b", m1) {
+		t.Error("the agent's text is shown to another MCP session")
+	}
+	renewed, err := e.renew(a1, "test")
+	if err != nil || renewed == a1 || !shown("a", m1) {
+		t.Errorf("after a renewal (%v), the agent's text is masked", err)
+	}
+	e.EndSession("a")
+	if shown("a", m1) {
+		t.Error("the agent's text is still its own after its MCP session ended")
+	}
 }

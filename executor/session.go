@@ -28,8 +28,10 @@ type session struct {
 	manifest *toolclad.Manifest
 	backend  *backend
 	secrets  *secretSet // the manifest's secrets, for type_text
-	// maskText masks every manifest's secret values: output is masked
-	// before it is clipped, and again as a whole when the call ends.
+	// maskText masks every manifest's secret values for the agent (its
+	// own texts of the session as it wrote them, forAgent): output is
+	// masked before it is clipped, and again as a whole when the call
+	// ends, in full for the record.
 	maskText func(string) string
 
 	mu     sync.Mutex
@@ -38,6 +40,10 @@ type session struct {
 	limits limits
 	hold   hold
 	typed  typedSecrets
+	// agent is what the agent wrote in the calls of its MCP session, as
+	// the pieces of secrets it holds: the replies show them as written
+	// (forAgent). Shared by the MCP session's sessions.
+	agent  *agentTexts
 	egress sessionEgress
 	// notice is said once, in the reply to the session's next call (a
 	// reload reset the session, an expired session was replaced).

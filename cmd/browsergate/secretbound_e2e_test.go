@@ -5,6 +5,7 @@ import (
 	"html"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -228,19 +229,54 @@ func TestSecretLoginRedirectsToAnotherHost(t *testing.T) {
 
 // TestMaskerIsNoOracle: the agent's own texts come back as it wrote them,
 // whether or not they hold a piece of a secret, so that what the masker
-// hides cannot tell a right guess from a wrong one; the evidence masks the
-// right guess all the same.
+// hides cannot tell a right guess from a wrong one: in the reply of the
+// call that carries them, and in every later reply of the session — the
+// next call's state line shows the URL it navigated to, a search page
+// shows its query in its title and text, in either case. A right and a
+// wrong guess come back alike, call after call; the evidence masks the
+// right guesses all the same.
 func TestMaskerIsNoOracle(t *testing.T) {
 	// Not parallel: t.Setenv.
 	const value = "Zq8-Lm2_Vx7-Kp4"
 	t.Setenv("BROWSERGATE_TEST_BOUND_PW", value)
-	f := startWith(t, secretBoundManifest)
-	site, _ := serveLogged(t, map[string]string{})
+	f := startWith(t, strings.Replace(secretBoundManifest, "[browser.commands.snapshot]\n", "[browser.commands.snapshot]\n[browser.commands.go_back]\n", 1))
+	site, _ := serveLogged(t, map[string]string{
+		"/search": `<title>Search</title><p id=r></p><p id=u style="text-transform: uppercase"></p><script>
+const q = new URLSearchParams(location.search).get('q');
+document.title = 'Results for ' + q;
+document.getElementById('r').textContent = 'You searched for ' + q;
+document.getElementById('u').textContent = q;
+</script>`,
+	})
+	fenceTag := regexp.MustCompile(`PAGE CONTENT [0-9a-f]+`)
+	// seen is what the agent gets back for a guess, the guess itself
+	// written as GUESS.
+	seen := func(guess string) string {
+		var b strings.Builder
+		for _, c := range []struct {
+			tool string
+			args map[string]any
+		}{
+			{"e2e.navigate", map[string]any{"url": site + "/search?q=" + guess}},
+			{"e2e.snapshot", nil},
+			{"e2e.navigate", map[string]any{"url": site + "/other"}},
+			{"e2e.go_back", nil},
+			{"e2e.snapshot", nil},
+		} {
+			b.WriteString(f.mustAllow(t, c.tool, c.args) + "\n")
+		}
+		out := fenceTag.ReplaceAllString(b.String(), "PAGE CONTENT TAG")
+		out = strings.ReplaceAll(out, strings.ToUpper(guess), "UPPER-GUESS")
+		return strings.ReplaceAll(out, guess, "GUESS")
+	}
 	right, wrong := "Zq8-Lm", "Zq8-Lx"
-	for _, guess := range []string{right, wrong} {
-		out := f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/search?q=" + guess})
-		if !strings.Contains(out, "q="+guess) || strings.Contains(out, "part of secret") {
-			t.Errorf("the reply to a navigate with %q does not show the agent's own text as written:\n%s", guess, out)
+	want := seen(wrong)
+	if strings.Contains(want, "secret PW") || !strings.Contains(want, `q=GUESS`) || !strings.Contains(want, "You searched for GUESS") {
+		t.Fatalf("the replies to a wrong guess do not show it:\n%s", want)
+	}
+	for _, guess := range []string{right, "zq8-lm2_v", "Lm2_Vx7-Kp", wrong} {
+		if got := seen(guess); got != want {
+			t.Errorf("the replies to the guess %q differ from a wrong guess's:\n%s\nwant:\n%s", guess, got, want)
 		}
 	}
 	f.cs.Close()
@@ -248,8 +284,8 @@ func TestMaskerIsNoOracle(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("export: exit %d", code)
 	}
-	if strings.Contains(export, right) || !strings.Contains(export, wrong) {
-		t.Errorf("the evidence should mask the right guess and keep the wrong one:\n%s", export)
+	if strings.Contains(export, right) || strings.Contains(export, "Lm2_Vx7-Kp") || !strings.Contains(export, wrong) {
+		t.Errorf("the evidence should mask the right guesses and keep the wrong one:\n%s", export)
 	}
 }
 
