@@ -50,9 +50,11 @@ func (a *scriptedAgent) run(ctx context.Context, siteURL, canaryURL string) erro
 		// Held for a human (policy submit-authenticated-needs-approval),
 		// who approves it out of band.
 		{"demo.submit_form", fixed(map[string]any{"selector": "form"}), true, "approve"},
-		// Held (policies execute-js-needs-approval, critical-needs-approval);
-		// the human refuses.
-		{"demo.execute_js", fixed(map[string]any{"expression": "document.cookie"}), false, "deny"},
+		// Refused before any human is asked: a secret was typed on this
+		// site, so no script of the agent's may run on its pages (it could
+		// read the password and pass it on in a form the masker does not
+		// know). Elsewhere the policies would hold it for a human.
+		{"demo.execute_js", fixed(map[string]any{"expression": "document.cookie"}), false, ""},
 		// An in-scope page that tries to load an image from the canary:
 		// the page is allowed, its request is not.
 		{"demo.navigate", fixed(map[string]any{"url": siteURL + "/attack/img"}), true, ""},
