@@ -123,18 +123,8 @@ func (b *secretBinding) leave(host string) {
 // holdsAgainst reports whether the tab is on a page of a typed secret's
 // domains and host is outside the domains of one of those secrets.
 func (b *secretBinding) holdsAgainst(host string) bool {
-	if b == nil {
-		return false
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	h, err := scope.CanonicalHost(host)
-	for _, sec := range b.on(b.tabHost) {
-		if err != nil || !slices.ContainsFunc(b.domains[sec], func(p *scope.Pattern) bool { return p.Match(h) }) {
-			return true
-		}
-	}
-	return false
+	_, held := b.judge(host, false)
+	return held
 }
 
 // heldHere returns the typed secrets whose domains the tab is on: the

@@ -350,21 +350,7 @@ func TestEgressLive(t *testing.T) {
 func TestEgressWebTransport(t *testing.T) {
 	t.Parallel()
 	inBothModes(t, func(t *testing.T, connect, endpoint string) {
-		udp, err := net.ListenPacket("udp", "127.0.0.2:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer udp.Close()
-		var packets atomic.Int64
-		go func() {
-			buf := make([]byte, 2048)
-			for {
-				if _, _, err := udp.ReadFrom(buf); err != nil {
-					return
-				}
-				packets.Add(1)
-			}
-		}()
+		udp, packets := udpCanary(t)
 		f := startManifest(t, egressManifest, connect, endpoint)
 		for _, query := range []string{"", "&worker=1"} {
 			f.mustAllow(t, "egress.navigate", map[string]any{"url": f.siteURL + "/attack/webtransport?quic=" + udp.LocalAddr().String() + query})
@@ -467,27 +453,35 @@ func inBothModes(t *testing.T, test func(t *testing.T, connect, endpoint string)
 	t.Run("live", func(t *testing.T) { test(t, "live", fmt.Sprintf("http://127.0.0.1:%d", port)) })
 }
 
+// udpCanary listens for UDP on 127.0.0.2 (out of scope) and counts the
+// datagrams it receives until the test ends.
+func udpCanary(t *testing.T) (net.PacketConn, *atomic.Int64) {
+	t.Helper()
+	udp, err := net.ListenPacket("udp", "127.0.0.2:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { udp.Close() })
+	var packets atomic.Int64
+	go func() {
+		buf := make([]byte, 2048)
+		for {
+			if _, _, err := udp.ReadFrom(buf); err != nil {
+				return
+			}
+			packets.Add(1)
+		}
+	}()
+	return udp, &packets
+}
+
 // TestEgressWebRTC: ICE gathering sends STUN over UDP, which no HTTP proxy
 // sees, so the session's pages get no WebRTC at all. A UDP canary on
 // 127.0.0.2 must receive nothing.
 func TestEgressWebRTC(t *testing.T) {
 	t.Parallel()
 	inBothModes(t, func(t *testing.T, connect, endpoint string) {
-		udp, err := net.ListenPacket("udp", "127.0.0.2:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer udp.Close()
-		var packets atomic.Int64
-		go func() {
-			buf := make([]byte, 2048)
-			for {
-				if _, _, err := udp.ReadFrom(buf); err != nil {
-					return
-				}
-				packets.Add(1)
-			}
-		}()
+		udp, packets := udpCanary(t)
 		f := startManifest(t, egressManifest, connect, endpoint)
 		// The tab, a cross-site iframe, and a popup (its first script
 		// tries at once: only a popup held at start is safe).

@@ -45,26 +45,13 @@ history.replaceState(null, '', '?p=' + v)"><p id=e></p><a id=l href=/x>link</a><
 	call("e2e.snapshot", nil)
 	echo := call("e2e.extract_html", map[string]any{"selector": "#e"})
 	call("e2e.extract_html", nil)
-	f.cs.Close()
-	export, code := runBinary(t, "evidence", "export", "--evidence", f.evidence, "--format", "jsonl")
-	if code != 0 {
-		t.Fatalf("export: exit %d", code)
-	}
+	exported := exportTexts(t, f)
 	// The page did show the value: the masker named it (in the state
 	// line the page's URL is inert, brackets escaped).
 	if !strings.Contains(typed, `?p=\x5bsecret PW\x5d`) || !strings.Contains(echo, "[part of secret PW]") {
 		t.Errorf("the page's URL or text did not show the masked value:\n%s\n%s", typed, echo)
 	}
-	texts := append(replies, export)
-	sc := bufio.NewScanner(strings.NewReader(export))
-	sc.Buffer(nil, 64<<20)
-	for sc.Scan() {
-		var rec any
-		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
-			t.Fatalf("export line: %v", err)
-		}
-		texts = append(texts, jsonStrings(rec)...)
-	}
+	texts := append(replies, exported...)
 	for _, text := range texts {
 		for _, form := range []string{text, html.UnescapeString(text), percentDecoded(text, false), percentDecoded(text, true),
 			percentDecoded(html.UnescapeString(text), false), html.UnescapeString(percentDecoded(text, false))} {
