@@ -39,9 +39,14 @@ import (
 // documents, sets the child auto-attachment, and only then lets it run.
 type targetGuard struct {
 	conn    *websocket.Conn
-	context string // browser context id
+	context string // browser context id ("" in the user's context)
 	ic      *interceptor
 	logger  *slog.Logger
+	// user: the session works in the user's own browser context, where no
+	// egress proxy stands: its targets are told from the user's by their
+	// opener, and each gets the WebSocket rules (wsrules.go).
+	user    bool
+	wsRules []wsRule
 
 	writeMu sync.Mutex
 	mu      sync.Mutex
@@ -67,6 +72,10 @@ type targetGuard struct {
 	// until they are closed nothing they (or their frames and workers)
 	// send leaves.
 	doomed map[string]bool
+	// origins are the origins of the documents of the session's pages,
+	// by target id: in the user's context a new service or shared worker
+	// of one of them is the session's.
+	origins map[string]string
 }
 
 type cdpMessage struct {
@@ -97,19 +106,33 @@ type targetInfo struct {
 // the targets a session's pages can create outside their own tree.
 var topLevelTargets = []map[string]any{{"type": "page"}, {"type": "service_worker"}, {"type": "shared_worker"}}
 
-// guardTargets connects to the browser at wsURL and guards the tab and
-// every target that descends from it or opens in browserContext. It
-// returns once the tab is intercepted.
-func guardTargets(ctx context.Context, wsURL, browserContext, tab string, ic *interceptor, logger *slog.Logger) (*targetGuard, error) {
+// guardConfig says what a target guard guards.
+type guardConfig struct {
+	wsURL   string // the browser's DevTools endpoint
+	context string // the session's browser context ("" for the user's)
+	tab     string // the session's tab
+	// user: the session is in the user's browser context; wsRules are
+	// then set on each of its targets.
+	user    bool
+	wsRules []wsRule
+}
+
+// guardTargets connects to the browser and guards the tab and every
+// target that descends from it or opens in its browser context (in the
+// user's context: that one of the session's pages opened). It returns once
+// the tab is intercepted.
+func guardTargets(ctx context.Context, cfg guardConfig, ic *interceptor, logger *slog.Logger) (*targetGuard, error) {
 	dialer := websocket.Dialer{HandshakeTimeout: 10 * time.Second}
-	conn, _, err := dialer.DialContext(ctx, wsURL, nil)
+	conn, _, err := dialer.DialContext(ctx, cfg.wsURL, nil)
 	if err != nil {
-		return nil, fmt.Errorf("connect to %s: %w", wsURL, err)
+		return nil, fmt.Errorf("connect to %s: %w", cfg.wsURL, err)
 	}
 	conn.SetReadLimit(64 << 20)
-	g := &targetGuard{conn: conn, context: browserContext, ic: ic, logger: logger,
+	tab := cfg.tab
+	g := &targetGuard{conn: conn, context: cfg.context, ic: ic, logger: logger, user: cfg.user, wsRules: cfg.wsRules,
 		pending: map[int64]chan cdpReply{}, guarded: map[string]bool{}, pages: map[string]string{}, tab: tab,
-		parent: map[string]string{}, doomed: map[string]bool{}, tabDone: make(chan error, 1), done: make(chan struct{})}
+		parent: map[string]string{}, doomed: map[string]bool{}, origins: map[string]string{},
+		tabDone: make(chan error, 1), done: make(chan struct{})}
 	ic.docGen = g.docGen.Load
 	go g.read()
 	if _, err := g.call(ctx, "", "Target.setAutoAttach", map[string]any{
@@ -200,6 +223,9 @@ func (g *targetGuard) read() {
 				ch <- cdpReply{result: m.Result, err: err}
 			}
 			continue
+		}
+		if strings.HasPrefix(m.Method, "Network.") {
+			continue // on for the WebSocket rules only; its events are not read
 		}
 		if m.Method == "Page.frameNavigated" {
 			g.noteCommit(m) // in order, before any later request is judged
@@ -307,7 +333,15 @@ func (g *targetGuard) noteCommit(m cdpMessage) {
 			URL      string `json:"url"`
 		} `json:"frame"`
 	}
-	if json.Unmarshal(m.Params, &e) == nil && e.Frame.ParentID == "" && e.Frame.ID == g.tab {
+	if json.Unmarshal(m.Params, &e) != nil || e.Frame.ParentID != "" {
+		return
+	}
+	g.mu.Lock()
+	if g.pages[m.SessionID] == e.Frame.ID {
+		g.origins[e.Frame.ID] = originOf(e.Frame.URL)
+	}
+	g.mu.Unlock()
+	if e.Frame.ID == g.tab {
 		g.docGen.Add(1)
 		g.ic.acting.committed(e.Frame.URL)
 		host := ""
@@ -378,10 +412,7 @@ func (g *targetGuard) event(m cdpMessage) {
 			return
 		}
 		t := e.TargetInfo
-		// A child of a prepared page (m.SessionID is its parent's session)
-		// is the session's; a top-level target is the session's only if it
-		// lives in the session's browser context.
-		ours := m.SessionID != "" || t.BrowserContextID == g.context
+		ours := g.isOurs(t, m.SessionID != "", e.WaitingForDebugger)
 		g.mu.Lock()
 		seen := g.guarded[t.TargetID]
 		if ours && !seen {
@@ -439,6 +470,52 @@ func (g *targetGuard) isDoomed(session string) bool {
 	return false
 }
 
+// isOurs decides whether a target the guard attached is the session's. A
+// child of a prepared page (child: it attached on its parent's session) is
+// the session's. A top-level target is, in a browser context of the
+// session's own, if it lives there; in the user's context, if it is the
+// session's tab, a page one of the session's pages opened, or a service or
+// shared worker that started during the session for the origin of one of
+// the session's pages (the user's tabs, and what they start, are the
+// user's).
+func (g *targetGuard) isOurs(t targetInfo, child, waiting bool) bool {
+	if child || t.TargetID == g.tab {
+		return true
+	}
+	if !g.user {
+		return t.BrowserContextID == g.context
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if t.Type == "page" {
+		for _, id := range g.pages {
+			if t.OpenerID == id {
+				return true
+			}
+		}
+		return false
+	}
+	if !waiting {
+		return false // it ran before the session: the user's
+	}
+	o := originOf(t.URL)
+	for _, have := range g.origins {
+		if o != "" && o == have {
+			return true
+		}
+	}
+	return false
+}
+
+// originOf is scheme://host[:port] of an http(s) URL, or "".
+func originOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host
+}
+
 // isPage reports whether frame is the main frame of the page target the
 // guard attached as session.
 func (g *targetGuard) isPage(session, frame string) bool {
@@ -476,12 +553,33 @@ const renderlessWait = 200 * time.Millisecond
 
 func (g *targetGuard) prepare(ctx context.Context, session, kind string) error {
 	if _, err := g.call(ctx, session, "Fetch.enable", map[string]any{"patterns": []map[string]any{{"urlPattern": "*"}}}); err != nil {
-		if !strings.Contains(kind, "worker") {
+		if !strings.Contains(kind, "worker") || g.user {
+			// In the user's context no proxy stands behind interception:
+			// a target it cannot intercept stays paused.
 			return fmt.Errorf("Fetch.enable: %w", err)
 		}
 		// Not every worker kind speaks Fetch; its traffic still goes
 		// through the session's egress proxy.
 		g.logger.Debug("target guard: no Fetch on a worker", "type", kind, "error", err)
+	}
+	if g.user {
+		// WebSockets: no proxy sees them here, so the network service
+		// holds them to the scope (wsrules.go), before the target runs.
+		for _, c := range []struct {
+			method string
+			params map[string]any
+		}{
+			{"Network.enable", map[string]any{"maxTotalBufferSize": 0, "maxResourceBufferSize": 0}},
+			{"Network.emulateNetworkConditionsByRule", map[string]any{"matchedNetworkConditions": g.wsRules}},
+		} {
+			ch, err := g.send(session, c.method, c.params)
+			if err == nil {
+				_, err = g.await(ctx, c.method, ch, renderlessWait)
+			}
+			if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+				return fmt.Errorf("%s: %w", c.method, err)
+			}
+		}
 	}
 	if kind == "page" || kind == "iframe" {
 		// The no-WebRTC script is registered with the Page domain, which

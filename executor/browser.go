@@ -113,26 +113,34 @@ func (b *backend) newSessionContext(s *session, w *pageWatch, opts ...chromedp.C
 			return nil, nil, err
 		}
 	}
-	proxy, proxyAddr, err := b.newProxy(s.egress.blocked, &s.egress)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w: egress proxy: %v", ErrBrowserStart, err)
-	}
 	parent := b.root
 	if b.key.connect == "live" {
 		// Each live session holds its own DevTools connection; closing it
-		// disposes the session's browser context and leaves the user's
-		// browser running.
+		// closes the session's tab (and disposes of its browser context)
+		// and leaves the user's browser running.
 		parent = b.alloc
 	}
-	newContext := chromedp.WithNewBrowserContext(func(p *target.CreateBrowserContextParams) {
-		p.ProxyServer, p.ProxyBypassList = "http://"+proxyAddr, proxyBypass
-	})
-	opts = append([]chromedp.ContextOption{newContext}, opts...)
+	var proxy *egress.Proxy
+	stop := func() {}
+	if !b.userContext() {
+		p, proxyAddr, err := b.newProxy(s.egress.blocked, &s.egress)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: egress proxy: %v", ErrBrowserStart, err)
+		}
+		proxy = p
+		stop = func() {
+			b.forgetProxy(proxyAddr) // before Close: the port may be reused at once
+			p.Close()
+		}
+		newContext := chromedp.WithNewBrowserContext(func(p *target.CreateBrowserContextParams) {
+			p.ProxyServer, p.ProxyBypassList = "http://"+proxyAddr, proxyBypass
+		})
+		opts = append([]chromedp.ContextOption{newContext}, opts...)
+	}
 	ctx, cancel := chromedp.NewContext(parent, opts...)
-	stop := func() {
-		cancel()
-		b.forgetProxy(proxyAddr) // before Close: the port may be reused at once
-		proxy.Close()
+	{
+		closeProxy := stop
+		stop = func() { cancel(); closeProxy() }
 	}
 	if err := runBounded(b.startup, func() error { return chromedp.Do(ctx) }); err != nil {
 		stop()
@@ -148,7 +156,11 @@ func (b *backend) newSessionContext(s *session, w *pageWatch, opts ...chromedp.C
 		// refusal is the session's own to report.
 		c := chromedp.FromContext(ctx)
 		ic := &interceptor{check: b.check, log: s.egress.blocked, acting: s.egress.acting, navs: w.navigationCount, bound: s.egress.bound}
-		guard, err := guardTargets(ctx, b.wsURL, string(c.BrowserContextID), string(c.Target.TargetID), ic, b.logger)
+		cfg := guardConfig{wsURL: b.wsURL, context: string(c.BrowserContextID), tab: string(c.Target.TargetID), user: b.userContext()}
+		if cfg.user {
+			cfg.wsRules = webSocketRules(b.scope.Load(), b.wsAllowed)
+		}
+		guard, err := guardTargets(ctx, cfg, ic, b.logger)
 		if err != nil {
 			stop()
 			return nil, nil, fmt.Errorf("%w: enable request interception: %v", ErrBrowserStart, err)
@@ -170,6 +182,14 @@ func (b *backend) newSessionContext(s *session, w *pageWatch, opts ...chromedp.C
 }
 
 func ptrTrue() *bool { t := true; return &t }
+
+// userContext reports whether the backend's sessions work in the user's
+// own browser context (live, context = "user"): no browser context and no
+// egress proxy of their own; request interception and the WebSocket rules
+// are the egress gate.
+func (b *backend) userContext() bool {
+	return b.key.connect == "live" && b.key.manifest.Browser.Context == toolclad.ContextUser
+}
 
 func (b *backend) start() error {
 	switch b.key.connect {

@@ -43,6 +43,18 @@ func decodeBrowser(t *table, m *Manifest, wantCommands bool) {
 		}
 	}
 	t.oneOf("connect", &b.Connect, "launch", "live")
+	// A live session works in the user's own browser context (their
+	// cookies and signed-in sessions) unless the manifest asks for a
+	// fresh, isolated one; a launched browser has no user to share with.
+	if t.oneOf("context", &b.Context, ContextUser, ContextIsolated) && b.Connect != "live" && b.Context == ContextUser {
+		t.r.errorf(t.at("context"), "%q needs connect = \"live\": a launched browser has no user's context (its sessions are always isolated)", b.Context)
+	}
+	if b.Context == "" {
+		b.Context = ContextIsolated
+		if b.Connect == "live" {
+			b.Context = ContextUser
+		}
+	}
 	t.boolean("headless", &b.Headless)
 	extractModes := []string{"accessibility_tree", "html", "text"}
 	t.oneOf("extract_mode", &b.ExtractMode, extractModes...)

@@ -114,6 +114,11 @@ type Browser struct {
 	Engine string
 	// Connect is "launch" (start a browser) or "live" (attach to a running one).
 	Connect string
+	// Context is where a session's tabs live: ContextUser (the default
+	// for connect = "live") is the user's own browser context, with their
+	// cookies, storage and tabs; ContextIsolated (always, for launch) is a
+	// fresh browser context per session behind an egress proxy of its own.
+	Context string
 	// Headless applies to launched browsers (default true).
 	Headless bool
 	// ExtractMode is the default content form: accessibility_tree, html or text.
@@ -142,6 +147,12 @@ type Browser struct {
 	// StateFields are the page-state fields observed around each call.
 	StateFields []string
 }
+
+// The values of [browser] context.
+const (
+	ContextUser     = "user"
+	ContextIsolated = "isolated"
+)
 
 // The values of [browser] on_expiry.
 const (

@@ -1,0 +1,127 @@
+package executor
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+
+	"github.com/browsergate/browsergate/scope"
+)
+
+// In the user's browser context no egress proxy stands between the pages
+// and the network (a proxy is a property of a browser context, and the
+// user's is not ours to change), and Fetch interception does not see
+// WebSockets. So each target a session guards there gets network-condition
+// rules (Network.emulateNetworkConditionsByRule, enforced by the browser's
+// network service, which the page cannot reach): a WebSocket to a host and
+// port the scope allows is left alone, every other ws: and wss: URL is
+// "offline" — no connection is made. Chromium takes the first rule that
+// matches, so the allowances come first and two catch-alls last.
+//
+// The rules are URLPatterns, which cannot say everything a scope says, so
+// they are built to fail closed: an allowed_domains entry that has no exact
+// URLPattern (a wildcard inside a label, "admin.*", a bare "*",
+// allow_external's "any other host") gets no WebSocket allowance; a
+// blocked_domains entry that has none withdraws every wildcard allowance;
+// the ports of each allowance are the scope's own answer for a host it
+// names, listed port by port, and a host allowed on too many scattered
+// ports to list gets none.
+
+// wsRule is one entry of Network.emulateNetworkConditionsByRule.
+type wsRule struct {
+	URLPattern string `json:"urlPattern"`
+	Offline    bool   `json:"offline"`
+	// No throttling: the rule only decides offline or not.
+	Latency            float64 `json:"latency"`
+	DownloadThroughput float64 `json:"downloadThroughput"`
+	UploadThroughput   float64 `json:"uploadThroughput"`
+}
+
+func newWSRule(pattern string, offline bool) wsRule {
+	return wsRule{URLPattern: pattern, Offline: offline, DownloadThroughput: -1, UploadThroughput: -1}
+}
+
+// maxListedPorts bounds the ports listed one by one for a host: beyond it
+// the host's WebSockets are allowed on every port but the listed refusals,
+// or on none.
+const maxListedPorts = 32
+
+// wsProbeLabel stands for "any subdomain" when the ports of a "*." entry
+// are asked of the scope.
+const wsProbeLabel = "browsergate-ws-probe"
+
+// webSocketRules builds the rules for a scope. allowed answers whether a
+// host (canonical) may be reached on a port: the scope's CheckHost and the
+// daemon's own endpoints.
+func webSocketRules(sc *scope.Scope, allowed func(host string, port uint16) bool) []wsRule {
+	allowedPats, blockedPats, _ := sc.Domains()
+	var rules []wsRule
+	wildcards := true
+	for _, p := range blockedPats {
+		h, ok := p.URLPatternHost()
+		if !ok {
+			wildcards = false // a block we cannot express: no wildcard allowance may cover it
+			continue
+		}
+		rules = append(rules, newWSRule("ws://"+h+":*/*", true), newWSRule("wss://"+h+":*/*", true))
+	}
+	for _, p := range allowedPats {
+		h, ok := p.URLPatternHost()
+		if !ok {
+			continue
+		}
+		probe := h
+		if strings.HasPrefix(h, "*.") {
+			if !wildcards {
+				continue
+			}
+			probe = wsProbeLabel + h[1:]
+		}
+		rules = append(rules, hostRules(h, func(port uint16) bool { return allowed(probe, port) })...)
+	}
+	return append(rules, newWSRule("ws://*:*/*", true), newWSRule("wss://*:*/*", true))
+}
+
+// hostRules allows WebSockets to host (a URLPattern hostname) on the ports
+// ok allows.
+func hostRules(host string, ok func(port uint16) bool) []wsRule {
+	var yes, no []uint16
+	for p := 1; p <= 65535; p++ {
+		if ok(uint16(p)) {
+			yes = append(yes, uint16(p))
+		} else {
+			no = append(no, uint16(p))
+		}
+	}
+	var rules []wsRule
+	both := func(port string, offline bool) {
+		rules = append(rules, newWSRule("ws://"+host+":"+port+"/*", offline), newWSRule("wss://"+host+":"+port+"/*", offline))
+	}
+	switch {
+	case len(yes) == 0:
+	case len(yes) <= maxListedPorts:
+		for _, p := range yes {
+			both(fmt.Sprint(p), false)
+		}
+	case len(no) <= maxListedPorts:
+		for _, p := range no {
+			both(fmt.Sprint(p), true)
+		}
+		both("*", false)
+	}
+	return rules
+}
+
+// wsAllowed is the allowed func of webSocketRules for a backend: the
+// scope's answer, and never one of the daemon's endpoints.
+func (b *backend) wsAllowed(host string, port uint16) bool {
+	if !b.scope.Load().CheckHost(host, port).Allowed {
+		return false
+	}
+	if ip, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
+		if _, deny := b.listeners.verdict(netip.AddrPortFrom(ip, port)); deny {
+			return false
+		}
+	}
+	return true
+}
