@@ -20,7 +20,7 @@ func TestOneBackendCannotReachAnother(t *testing.T) {
 	t.Parallel()
 	body := fmt.Sprintf(egressManifest, "launch", "")
 	other := testkit.WriteFile(t, t.TempDir(), "other.toml", strings.Replace(body, `name = "egress"`, `name = "other"`, 1))
-	f := &egressFixture{startWith(t, body, "--manifest", other)}
+	f := &egressFixture{fixture: startWith(t, body, "--manifest", other)}
 	f.stillWorks(t)                                                              // egress's browser
 	f.mustAllow(t, "other.navigate", map[string]any{"url": f.siteURL + "/docs"}) // other's browser
 
