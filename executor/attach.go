@@ -250,7 +250,7 @@ func (g *targetGuard) notePopup(m cdpMessage) {
 		TargetInfo targetInfo `json:"targetInfo"`
 	}
 	if json.Unmarshal(m.Params, &e) == nil && e.TargetInfo.Type == "page" &&
-		e.TargetInfo.TargetID != g.tab && e.TargetInfo.BrowserContextID == g.context {
+		e.TargetInfo.TargetID != g.tab && g.isOurs(e.TargetInfo, false, true) {
 		g.ic.notePopup(e.SessionID)
 	}
 }

@@ -85,20 +85,45 @@ func (t *tab) reset(ctx context.Context) error {
 	return err
 }
 
-// pages lists the page targets of the session's browser context: its own
-// tab and any popups its pages opened.
+// pages lists the session's page targets: its own tab and any popups its
+// pages opened.
 func (t *tab) pages(ctx context.Context) ([]*target.Info, error) {
 	all, err := chromedp.Targets(ctx)
 	if err != nil {
 		return nil, err
 	}
+	return sessionPages(all, t.browserID, t.targetID()), nil
+}
+
+// sessionPages picks the session's pages out of the browser's targets: in
+// a browser context of the session's own, its pages; in the user's context
+// (browserID ""), the session's tab and the pages opened from it, and from
+// those (by opener), never the user's tabs.
+func sessionPages(all []*target.Info, browserID cdp.BrowserContextID, tab target.ID) []*target.Info {
 	var out []*target.Info
+	if browserID != "" {
+		for _, ti := range all {
+			if ti.Type == "page" && ti.BrowserContextID == browserID {
+				out = append(out, ti)
+			}
+		}
+		return out
+	}
+	ours := map[target.ID]bool{tab: true}
+	for grew := true; grew; {
+		grew = false
+		for _, ti := range all {
+			if ti.Type == "page" && !ours[ti.TargetID] && ti.OpenerID != "" && ours[ti.OpenerID] {
+				ours[ti.TargetID], grew = true, true
+			}
+		}
+	}
 	for _, ti := range all {
-		if ti.Type == "page" && ti.BrowserContextID == t.browserID {
+		if ti.Type == "page" && ours[ti.TargetID] {
 			out = append(out, ti)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // closePages closes the given targets (popups the decision refused) and

@@ -393,21 +393,25 @@ func checkSchema(t *testing.T, tool *mcp.Tool, name, typ string, required bool) 
 // TestLiveAttach starts Chromium with a DevTools port, as a user's own
 // Chrome would run, and lets browsergate attach to it and drive it.
 func TestLiveAttach(t *testing.T) {
-	port, userDir := startChromium(t)
-	portFile, err := os.ReadFile(filepath.Join(userDir, "DevToolsActivePort"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	wsPath := strings.TrimSpace(strings.Split(string(portFile), "\n")[1])
 	for _, tc := range []struct {
-		name, endpoint string
+		name     string
+		endpoint func(port int, userDir string) string
 	}{
-		{"http endpoint", fmt.Sprintf("http://127.0.0.1:%d", port)},
-		{"websocket endpoint", fmt.Sprintf("ws://127.0.0.1:%d%s", port, wsPath)},
-		{"DevToolsActivePort file", filepath.Join(userDir, "DevToolsActivePort")},
+		{"http endpoint", func(port int, _ string) string { return fmt.Sprintf("http://127.0.0.1:%d", port) }},
+		{"websocket endpoint", func(port int, userDir string) string {
+			portFile, err := os.ReadFile(filepath.Join(userDir, "DevToolsActivePort"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return fmt.Sprintf("ws://127.0.0.1:%d%s", port, strings.TrimSpace(strings.Split(string(portFile), "\n")[1]))
+		}},
+		{"DevToolsActivePort file", func(_ int, userDir string) string { return filepath.Join(userDir, "DevToolsActivePort") }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := start(t, "live", tc.endpoint)
+			// A browser of its own: live sessions work in the user's
+			// context, so a sign-in of one case would carry to the next.
+			port, userDir := startChromium(t)
+			f := start(t, "live", tc.endpoint(port, userDir))
 			after := f.login(t)
 			if !strings.Contains(after, `title="Dashboard"`) {
 				t.Fatalf("live session did not reach the dashboard:\n%s", after)

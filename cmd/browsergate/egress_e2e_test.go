@@ -559,7 +559,10 @@ func TestPopupHeldAtStart(t *testing.T) {
 		if strings.Contains(report, "proxy)") {
 			t.Errorf("a request of the popup reached the egress proxy before interception:\n%s", report)
 		}
-		if !f.net.Clean() {
+		// In the user's context (live's default) no proxy stands behind
+		// interception: a speculative TCP connection without a request is
+		// measured by TestEgressLive, not failed here.
+		if len(f.net.Seen()) != 0 || f.net.Upgrades() != 0 || connect == "launch" && !f.net.Clean() {
 			t.Fatalf("LEAK: the canary saw %s", f.net)
 		}
 	})
