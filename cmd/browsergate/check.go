@@ -67,6 +67,14 @@ func check(manifests []string, policies, sep string, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "%s: tool %q, connect=%s, %d command(s), scope allowed=%v blocked=%v allow_external=%v\n",
 			m.Path, m.Tool.Name, m.Browser.Connect, len(m.Commands),
 			m.Browser.Scope.AllowedDomains, m.Browser.Scope.BlockedDomains, m.Browser.Scope.AllowExternal)
+		switch {
+		case m.Browser.Connect == "live" && m.Browser.Context == toolclad.ContextUser:
+			fmt.Fprintf(stdout, "  context=user: sessions work in the user's own browser context (their cookies and sign-ins); no egress proxy there:\n"+
+				"    request interception and WebSocket rules hold the scope; names resolve in the browser (no DNS-rebinding check), and\n"+
+				"    speculative TCP preconnects are not stopped (context = \"isolated\" puts each session behind its own proxy)\n")
+		case m.Browser.Connect == "live":
+			fmt.Fprintf(stdout, "  context=isolated: each session in a fresh browser context behind its own egress proxy (not the user's sign-ins)\n")
+		}
 		if m.ImpliedCommands {
 			fmt.Fprintf(stdout, "  no [browser.commands]: ToolClad's read-only commands at their documented tiers (mutating commands must be declared)\n")
 		}

@@ -42,6 +42,11 @@ func TestCheckAcceptsEveryExample(t *testing.T) {
 	if !strings.Contains(out, "demo.navigate") || !strings.Contains(out, "policies") {
 		t.Errorf("check summary lacks the tools or the policy count:\n%s", out)
 	}
+	// The live examples work in the user's context, and check says what
+	// that guarantees.
+	if !strings.Contains(out, "context=user") || !strings.Contains(out, "no DNS-rebinding check") {
+		t.Errorf("check does not explain the live examples' context:\n%s", out)
+	}
 }
 
 func TestCheckReportsEveryProblemWithItsLine(t *testing.T) {

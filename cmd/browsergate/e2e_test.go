@@ -429,6 +429,46 @@ func TestLiveAttach(t *testing.T) {
 	}
 }
 
+// TestLiveWorksInTheUsersSignIn: with connect = "live" a session works
+// in the user's own browser context. The user signs in to a site in their
+// browser (an HttpOnly session cookie); the agent's session then sees the
+// site signed in, with nothing typed. With context = "isolated" the
+// session's fresh context is signed out.
+func TestLiveWorksInTheUsersSignIn(t *testing.T) {
+	t.Parallel()
+	port, _ := startChromium(t)
+	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
+	f := start(t, "live", endpoint)
+	// The user signs in, in their own browser.
+	alloc, cancelAlloc := remote.NewAllocator(context.Background(), endpoint)
+	defer cancelAlloc()
+	user, cancelUser := chromedp.NewContext(alloc)
+	defer cancelUser()
+	for _, step := range []chromedp.Action[chromedp.Void]{
+		chromedp.Navigate(f.siteURL + "/login"),
+		chromedp.SendKeys(`input[name="username"]`, "alice"),
+		chromedp.SendKeys(`input[name="password"]`, "s3cret"),
+		chromedp.Submit(`input[name="password"]`),
+		chromedp.WaitVisible(`h1`),
+	} {
+		if err := chromedp.Do(user, step); err != nil {
+			t.Fatalf("the user's sign-in: %v", err)
+		}
+	}
+	out := f.mustAllow(t, "e2e.navigate", map[string]any{"url": f.siteURL + "/dashboard"})
+	if !strings.Contains(out, `title="Dashboard"`) {
+		t.Fatalf("the live session does not see the user's sign-in:\n%s", out)
+	}
+	if snap := f.mustAllow(t, "e2e.snapshot", nil); !strings.Contains(snap, "Welcome, alice!") {
+		t.Errorf("the dashboard does not greet the signed-in user:\n%s", snap)
+	}
+	isolated := startWith(t, strings.Replace(fmt.Sprintf(e2eManifest, "live", fmt.Sprintf("live_endpoint = %q", endpoint)),
+		"[browser]\n", "[browser]\ncontext = \"isolated\"\n", 1))
+	if out := isolated.mustAllow(t, "e2e.navigate", map[string]any{"url": f.siteURL + "/dashboard"}); strings.Contains(out, `title="Dashboard"`) {
+		t.Errorf("an isolated live session sees the user's sign-in:\n%s", out)
+	}
+}
+
 // startChromium runs a headless Chromium with --remote-debugging-port on a
 // free loopback port and returns the port and its user data directory.
 func startChromium(t *testing.T) (int, string) {
