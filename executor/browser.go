@@ -167,7 +167,17 @@ func (b *backend) newSessionContext(s *session, w *pageWatch, opts ...chromedp.C
 		}
 		s.egress.ic.Store(ic)
 		inner := stop
-		stop = func() { guard.Close(); inner() }
+		stop = func() {
+			if cfg.user {
+				// In the user's context nothing disposes of the session's
+				// popups with a browser context: they are closed while
+				// still guarded (the session's tab closes with its
+				// chromedp context below).
+				guard.closePopups()
+			}
+			guard.Close()
+			inner()
+		}
 	}
 	// WebRTC sends STUN over UDP, which no HTTP proxy sees, and Chromium
 	// 156 sent it even with --force-webrtc-ip-handling-policy (measured by

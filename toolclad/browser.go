@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strconv"
@@ -138,6 +139,14 @@ func checkEndpoint(s string) string {
 	}
 	if u.Host == "" {
 		return "has no host"
+	}
+	// The session's egress proxies listen on this machine's loopback, and
+	// a DevTools endpoint elsewhere would be driven over the network: a
+	// live browser must run on this machine.
+	if h := u.Hostname(); h != "localhost" {
+		if ip, err := netip.ParseAddr(h); err != nil || !ip.IsLoopback() {
+			return fmt.Sprintf("host %s is not this machine's loopback (127.0.0.1, ::1 or localhost): browsergate attaches only to a browser on this machine, with its DevTools port on loopback", h)
+		}
 	}
 	return ""
 }

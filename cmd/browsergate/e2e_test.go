@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -21,6 +22,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/browsergate/browsergate/examples/demosite"
+	"github.com/browsergate/browsergate/examples/testkit"
 )
 
 // binary is the browsergate binary TestMain builds; every end-to-end test
@@ -461,6 +463,40 @@ func TestLiveWorksInTheUsersSignIn(t *testing.T) {
 	}
 	if snap := f.mustAllow(t, "e2e.snapshot", nil); !strings.Contains(snap, "Welcome, alice!") {
 		t.Errorf("the dashboard does not greet the signed-in user:\n%s", snap)
+	}
+	// The agent opens a popup; when its session ends, its tab and the
+	// popup are closed, and the user's own tab stays.
+	site, _ := serveLogged(t, map[string]string{"/opener": `<a id=l href="/popup-page" target=_blank>Open</a>`})
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/opener"})
+	f.mustAllow(t, "e2e.click", map[string]any{"selector": "#l"})
+	pages := func() []string {
+		infos, err := chromedp.Targets(user)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var urls []string
+		for _, ti := range infos {
+			if ti.Type == "page" {
+				urls = append(urls, ti.URL)
+			}
+		}
+		return urls
+	}
+	testkit.Eventually(t, func() string {
+		if !slices.ContainsFunc(pages(), func(u string) bool { return strings.HasSuffix(u, "/popup-page") }) {
+			return "the popup did not open"
+		}
+		return ""
+	})
+	f.cs.Close()
+	testkit.Eventually(t, func() string {
+		if got := pages(); slices.ContainsFunc(got, func(u string) bool { return strings.HasPrefix(u, site) }) {
+			return fmt.Sprintf("after the session the browser still has its pages: %q", got)
+		}
+		return ""
+	})
+	if got := pages(); !slices.Contains(got, f.siteURL+"/dashboard") {
+		t.Errorf("the user's own tab is gone after the session: %q", got)
 	}
 	isolated := startWith(t, strings.Replace(fmt.Sprintf(e2eManifest, "live", fmt.Sprintf("live_endpoint = %q", endpoint)),
 		"[browser]\n", "[browser]\ncontext = \"isolated\"\n", 1))
