@@ -611,3 +611,43 @@ func TestLiveUserTabsUntouched(t *testing.T) {
 		t.Errorf("the session reported a request of the user's tabs:\n%s", out)
 	}
 }
+
+// TestLiveBrowserSurvivesAKilledDaemon: the user's browser is theirs. A
+// daemon killed with SIGKILL in the middle of a live session (its
+// DevTools connections drop with it, nothing is cleaned up) leaves no tab
+// of the user's paused or intercepted: the tab the user had open loads a
+// page afterwards, and so does a tab the user opens afterwards.
+func TestLiveBrowserSurvivesAKilledDaemon(t *testing.T) {
+	t.Parallel()
+	port, _ := startChromium(t)
+	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
+	site, log := serveLogged(t, map[string]string{"/page": `<title>page</title>`})
+	alloc, cancelAlloc := remote.NewAllocator(context.Background(), endpoint)
+	defer cancelAlloc()
+	userTab, cancelUser := chromedp.NewContext(alloc)
+	defer cancelUser()
+	if err := chromedp.Do(userTab, chromedp.Navigate(site+"/page?before")); err != nil {
+		t.Fatal(err)
+	}
+	f := start(t, "live", endpoint)
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/page?agent"})
+	if err := syscall.Kill(f.pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	before := log.count("/page")
+	load := func(ctx context.Context, what, u string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		defer cancel()
+		if err := chromedp.Do(ctx, chromedp.Navigate(u)); err != nil {
+			t.Fatalf("%s did not load %s after the daemon was killed: %v", what, u, err)
+		}
+	}
+	load(userTab, "the user's tab", site+"/page?after")
+	newTab, cancelNew := chromedp.NewContext(userTab)
+	defer cancelNew()
+	load(newTab, "a tab the user opened afterwards", site+"/page?new")
+	if n := log.count("/page") - before; n != 2 {
+		t.Errorf("the site saw %d of the 2 page loads after the daemon was killed", n)
+	}
+}
