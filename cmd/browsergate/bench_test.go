@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -11,7 +12,23 @@ import (
 // state of the next page. The browser is warm (launched before the timer).
 // The shipped policies allow 5 form submissions per session, so every
 // fourth iteration starts a new server (outside the timer).
+//
+// Sub-benchmarks: launch (interception and the egress proxy), live in the
+// user's context (interception and the WebSocket rules, no proxy) and
+// live with context = "isolated" (as launch, on a running browser).
 func BenchmarkLoginFlow(b *testing.B) {
+	b.Run("launch", func(b *testing.B) { benchLogin(b, func() *fixture { return start(b, "launch", "") }) })
+	for _, context := range []string{"user", "isolated"} {
+		b.Run("live-"+context, func(b *testing.B) {
+			port, _ := startChromium(b)
+			manifest := strings.Replace(fmt.Sprintf(e2eManifest, "live", fmt.Sprintf("live_endpoint = \"http://127.0.0.1:%d\"", port)),
+				"[browser]\n", "[browser]\ncontext = \""+context+"\"\n", 1)
+			benchLogin(b, func() *fixture { return startWith(b, manifest) })
+		})
+	}
+}
+
+func benchLogin(b *testing.B, newFixture func() *fixture) {
 	var f *fixture
 	i := 0
 	for b.Loop() {
@@ -20,7 +37,7 @@ func BenchmarkLoginFlow(b *testing.B) {
 			if f != nil {
 				f.cs.Close()
 			}
-			f = start(b, "launch", "")
+			f = newFixture()
 			f.mustAllow(b, "e2e.navigate", map[string]any{"url": f.siteURL + "/"})
 			b.StartTimer()
 		}

@@ -507,7 +507,7 @@ func TestLiveWorksInTheUsersSignIn(t *testing.T) {
 
 // startChromium runs a headless Chromium with --remote-debugging-port on a
 // free loopback port and returns the port and its user data directory.
-func startChromium(t *testing.T) (int, string) {
+func startChromium(t testing.TB) (int, string) {
 	t.Helper()
 	// Chromium's helper processes may still write to the profile after the
 	// browser is killed, so the directory is removed best-effort, not by
