@@ -33,6 +33,8 @@ var (
 	domQuietJS string
 	//go:embed js/no_webrtc.js
 	noWebRTCJS string
+	//go:embed js/user_context.js
+	userContextJS string
 )
 
 // The scripts that use resolve.js, with it put in place of RESOLVE.
