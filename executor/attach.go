@@ -369,11 +369,20 @@ func (g *targetGuard) event(m cdpMessage) {
 				URLFragment string `json:"urlFragment"`
 				Method      string `json:"method"`
 			} `json:"request"`
+			// Set when the request is paused at its response.
+			ResponseStatus  int          `json:"responseStatusCode"`
+			ResponseText    string       `json:"responseStatusText"`
+			ResponseError   string       `json:"responseErrorReason"`
+			ResponseHeaders []httpHeader `json:"responseHeaders"`
 		}
 		if json.Unmarshal(m.Params, &e) != nil {
 			return
 		}
 		url := e.Request.URL + e.Request.URLFragment
+		if e.ResponseStatus != 0 || e.ResponseError != "" {
+			g.continueResponse(ctx, m.SessionID, e.RequestID, url, e.ResponseStatus, e.ResponseText, e.ResponseHeaders)
+			return
+		}
 		if g.isDoomed(m.SessionID) {
 			g.refuse(ctx, m.SessionID, e.RequestID, url, scope.Verdict{URL: url, Rule: ruleSecretBound,
 				Reason: "a page that was open while the tab was on the site a secret was typed on sends nothing until it is closed"})
@@ -435,6 +444,42 @@ func (g *targetGuard) event(m cdpMessage) {
 		if t.TargetID == g.tab {
 			g.tabDone <- err
 		}
+	}
+}
+
+// guardWorld names the isolated world the guard's own page scripts run in
+// (no_speculation.js), apart from the gate's (worldName).
+const guardWorld = "browsergate-guard"
+
+// httpHeader is one header of a paused response.
+type httpHeader struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// continueResponse lets a document's response (paused at its headers, in
+// the user's context) go on, without a Speculation-Rules header: the rules
+// it names would have the browser process prefetch and prerender where no
+// interception sees it (no_speculation.js takes out the inline ones).
+func (g *targetGuard) continueResponse(ctx context.Context, session, id, url string, status int, text string, headers []httpHeader) {
+	kept := make([]httpHeader, 0, len(headers))
+	for _, h := range headers {
+		if !strings.EqualFold(strings.TrimSpace(h.Name), "Speculation-Rules") {
+			kept = append(kept, h)
+		}
+	}
+	if len(kept) == len(headers) {
+		g.answer(ctx, session, "Fetch.continueResponse", map[string]any{"requestId": id}, url)
+		return
+	}
+	// Changed headers go with the status line (Chromium wants all three).
+	params := map[string]any{"requestId": id, "responseCode": status, "responseHeaders": kept}
+	if text != "" {
+		params["responsePhrase"] = text
+	}
+	if !g.answer(ctx, session, "Fetch.continueResponse", params, url) {
+		g.refuse(ctx, session, id, url, scope.Verdict{URL: url, Rule: "speculation-rules",
+			Reason: "the response's Speculation-Rules header could not be taken out"})
 	}
 }
 
@@ -525,7 +570,13 @@ func (g *targetGuard) answer(ctx context.Context, session, method string, params
 const renderlessWait = 200 * time.Millisecond
 
 func (g *targetGuard) prepare(ctx context.Context, session, kind string) error {
-	if _, err := g.call(ctx, session, "Fetch.enable", map[string]any{"patterns": []map[string]any{{"urlPattern": "*"}}}); err != nil {
+	patterns := []map[string]any{{"urlPattern": "*"}}
+	if g.user {
+		// Documents are also paused at their response headers, for the
+		// Speculation-Rules header (continueResponse).
+		patterns = append(patterns, map[string]any{"urlPattern": "*", "resourceType": "Document", "requestStage": "Response"})
+	}
+	if _, err := g.call(ctx, session, "Fetch.enable", map[string]any{"patterns": patterns}); err != nil {
 		if !strings.Contains(kind, "worker") || g.user {
 			// In the user's context no proxy stands behind interception:
 			// a target it cannot intercept stays paused. That includes a
@@ -576,16 +627,25 @@ func (g *targetGuard) prepare(ctx context.Context, session, kind string) error {
 		if g.user {
 			source += ";\n" + userContextJS
 		}
-		script, err := g.send(session, "Page.addScriptToEvaluateOnNewDocument", map[string]any{"source": source, "runImmediately": true})
-		if err != nil {
-			return fmt.Errorf("Page.addScriptToEvaluateOnNewDocument: %w", err)
+		scripts := []map[string]any{{"source": source, "runImmediately": true}}
+		if g.user {
+			scripts = append(scripts, map[string]any{"source": noSpeculationJS, "runImmediately": true, "worldName": guardWorld})
 		}
-		for _, c := range []struct {
-			method string
-			ch     chan cdpReply
-		}{{"Page.enable", enable}, {"Page.addScriptToEvaluateOnNewDocument", script}} {
-			if _, err := g.await(ctx, c.method, c.ch, renderlessWait); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-				return fmt.Errorf("%s: %w", c.method, err)
+		replies := []chan cdpReply{enable}
+		for _, params := range scripts {
+			ch, err := g.send(session, "Page.addScriptToEvaluateOnNewDocument", params)
+			if err != nil {
+				return fmt.Errorf("Page.addScriptToEvaluateOnNewDocument: %w", err)
+			}
+			replies = append(replies, ch)
+		}
+		for i, ch := range replies {
+			method := "Page.addScriptToEvaluateOnNewDocument"
+			if i == 0 {
+				method = "Page.enable"
+			}
+			if _, err := g.await(ctx, method, ch, renderlessWait); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+				return fmt.Errorf("%s: %w", method, err)
 			}
 		}
 	}

