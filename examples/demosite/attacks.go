@@ -311,7 +311,9 @@ function attempt(quic) {
     return 'tried';
   } catch (e) { return 'error: ' + e; }
 }
-if (q.get('worker')) {
+if (q.get('worker') && typeof Worker !== 'function') {
+  done('no Worker');
+} else if (q.get('worker')) {
   const src = attempt.toString() + '; postMessage(attempt(' + JSON.stringify(q.get('quic')) + '));';
   const w = new Worker(URL.createObjectURL(new Blob([src], {type: 'text/javascript'})));
   w.onmessage = e => setTimeout(() => done('worker: ' + e.data), 700);
