@@ -20,6 +20,9 @@ import (
 type output struct {
 	Text string
 	PNG  []byte
+	// Structured is the command's own structured content, beside the
+	// state (list_tabs: tabs).
+	Structured map[string]any
 }
 
 // maxHTMLLen caps extract_html so one call cannot flood the agent.

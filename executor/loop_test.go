@@ -309,7 +309,7 @@ func TestCommands(t *testing.T) {
 	if out := must("go_back", nil); !strings.Contains(out, "/login") {
 		t.Fatalf("go_back: %s", out)
 	}
-	if out := must("list_tabs", nil); !strings.Contains(out, "1. ") || !strings.Contains(out, "this session's tab") {
+	if out := must("list_tabs", nil); !strings.Contains(out, "t1 [session]") || !strings.Contains(out, "(current)") {
 		t.Fatalf("list_tabs: %s", out)
 	}
 	if out := must("network_timing", nil); !strings.Contains(out, `"navigation"`) {

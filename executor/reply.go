@@ -61,8 +61,17 @@ func (e *Executor) reply(s *session, t *turn) *toolclad.Reply {
 		text = strings.TrimRight(text, "\n") + "\n\n" + stateLine(state, fields)
 	}
 	r := &toolclad.Reply{Text: text + blocked, PNG: t.out.PNG}
+	for k, v := range t.out.Structured {
+		if r.Structured == nil {
+			r.Structured = map[string]any{}
+		}
+		r.Structured[k] = v
+	}
 	if state != nil {
-		r.Structured = map[string]any{"state": state}
+		if r.Structured == nil {
+			r.Structured = map[string]any{}
+		}
+		r.Structured["state"] = state
 	}
 	if len(t.blocked) > 0 {
 		if r.Structured == nil {

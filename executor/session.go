@@ -37,6 +37,7 @@ type session struct {
 	mu     sync.Mutex
 	ended  bool // the MCP session ended or the executor closed
 	tab    tab
+	tabIDs tabIDs // the short ids list_tabs gives the tabs
 	limits limits
 	hold   hold
 	typed  typedSecrets

@@ -3,7 +3,6 @@ package executor
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/chromedp/cdproto/page"
@@ -166,20 +165,15 @@ func actExtractHTML(ctx context.Context, s *session, args map[string]any, f *fac
 }
 
 func actListTabs(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
-	tabs, err := s.tab.pages(ctx)
+	all, err := chromedp.Targets(ctx)
 	if err != nil {
 		return output{}, err
 	}
-	var b strings.Builder
 	own := s.tab.targetID()
-	for i, t := range tabs {
-		mark := ""
-		if t.TargetID == own {
-			mark = " (this session's tab)"
-		}
-		fmt.Fprintf(&b, "%d. %q %s%s\n", i+1, t.Title, t.URL, mark)
-	}
-	return output{Text: b.String()}, nil
+	sc := s.backend.scope.Load()
+	tabs, hidden := tabListing(all, sessionPages(all, s.tab.browserID, own), own, s.backend.userContext(),
+		func(u string) bool { return sc.Check(u).Allowed }, &s.tabIDs)
+	return output{Text: tabsText(tabs, hidden), Structured: tabsStructured(tabs, hidden)}, nil
 }
 
 func actExecuteJS(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {

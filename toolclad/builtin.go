@@ -137,7 +137,7 @@ var builtins = []*builtinCommand{
 	{
 		name:        "list_tabs",
 		impliedTier: "low",
-		description: "List the open browser tabs.",
+		description: "List the session's tabs and, in the user's browser context, the user's tabs whose URL is in scope (each with a short id).",
 		readOnly:    true,
 	},
 	{

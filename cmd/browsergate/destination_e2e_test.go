@@ -31,8 +31,14 @@ func (l *siteLog) count(path string) int {
 // request by path; any other path answers a small page.
 func serveLogged(t *testing.T, pages map[string]string) (string, *siteLog) {
 	t.Helper()
+	return serveLoggedOn(t, "127.0.0.1:0", pages)
+}
+
+// serveLoggedOn is serveLogged on another address.
+func serveLoggedOn(t *testing.T, addr string, pages map[string]string) (string, *siteLog) {
+	t.Helper()
 	log := &siteLog{hits: map[string]int{}}
-	site, stop, err := serveOn("127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	site, stop, err := serveOn(addr, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		log.mu.Lock()
 		log.hits[r.URL.Path]++
 		log.mu.Unlock()

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -79,6 +80,7 @@ args.url = { type = "url", schemes = ["http"], scope_check = true }
 [browser.commands.execute_js]
 risk_tier = "critical"
 [browser.commands.scroll]
+[browser.commands.list_tabs]
 `
 
 type fixture struct {
@@ -464,6 +466,42 @@ func TestLiveWorksInTheUsersSignIn(t *testing.T) {
 	if snap := f.mustAllow(t, "e2e.snapshot", nil); !strings.Contains(snap, "Welcome, alice!") {
 		t.Errorf("the dashboard does not greet the signed-in user:\n%s", snap)
 	}
+	// The user has another tab open, on a site outside the scope: the
+	// listing shows the user's dashboard tab (in scope) and the session's
+	// tab, and only counts the others (this one and the blank tab the
+	// browser started with).
+	elsewhere, _ := serveLoggedOn(t, "127.0.0.4:0", map[string]string{"/private": `<title>Private mail</title>secret`})
+	other, cancelOther := chromedp.NewContext(user)
+	defer cancelOther()
+	if err := chromedp.Do(other, chromedp.Navigate(elsewhere+"/private")); err != nil {
+		t.Fatalf("the user's other tab: %v", err)
+	}
+	res := f.callResult(t, "e2e.list_tabs", nil)
+	listing := resultText(res)
+	if res.IsError || !strings.Contains(listing, "[user]") || !strings.Contains(listing, f.siteURL+"/dashboard") ||
+		!strings.Contains(listing, "[session]") || !strings.Contains(listing, "2 other tab(s)") {
+		t.Errorf("list_tabs does not show the user's in-scope tab and the session's, and count the other:\n%s", listing)
+	}
+	if strings.Contains(listing, "Private") || strings.Contains(listing, "127.0.0.4") {
+		t.Errorf("list_tabs names the user's tab outside the scope:\n%s", listing)
+	}
+	var st struct {
+		Tabs []struct {
+			Tab, URL, Owner string
+			Active          bool
+		} `json:"tabs"`
+		Hidden int `json:"hidden_tabs"`
+	}
+	raw, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(raw, &st); err != nil || len(st.Tabs) != 2 || st.Hidden != 2 {
+		t.Errorf("structured tabs = %s (%v)", raw, err)
+	}
+	for _, tb := range st.Tabs {
+		if (tb.Owner == "session") != tb.Active || !strings.HasPrefix(tb.Tab, "t") {
+			t.Errorf("structured tab %+v: the session's tab is the active one, ids are t<n>", tb)
+		}
+	}
+	cancelOther()
 	// The agent opens a popup; when its session ends, its tab and the
 	// popup are closed, and the user's own tab stays.
 	site, _ := serveLogged(t, map[string]string{"/opener": `<a id=l href="/popup-page" target=_blank>Open</a>`})
