@@ -76,7 +76,8 @@ func loadFiles(t testing.TB, files map[string]string) *cedar.Engine {
 // commands are the built-in commands; the executor sends a
 // session_<command>_count counter for each.
 var commands = []string{"navigate", "snapshot", "click", "type_text", "submit_form", "screenshot",
-	"go_back", "wait_for", "extract_html", "list_tabs", "execute_js", "scroll", "network_timing"}
+	"go_back", "wait_for", "extract_html", "list_tabs", "execute_js", "scroll", "network_timing",
+	"switch_tab", "new_tab", "close_tab"}
 
 // zeroCounters is every counter the schema declares, at 0.
 func zeroCounters() map[string]int {

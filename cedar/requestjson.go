@@ -15,7 +15,8 @@ import (
 // counter session_<command>_count for each, plus session_submit_count; the
 // shipped schema declares them all. Read it; do not modify it.
 var BuiltinCommands = []string{"navigate", "snapshot", "click", "type_text", "submit_form", "screenshot",
-	"go_back", "wait_for", "extract_html", "list_tabs", "execute_js", "scroll", "network_timing"}
+	"go_back", "wait_for", "extract_html", "list_tabs", "execute_js", "scroll", "network_timing",
+	"switch_tab", "new_tab", "close_tab"}
 
 // Defaults of a request read by ParseRequestJSON, for the fields a policy
 // test leaves out.

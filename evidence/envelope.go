@@ -61,8 +61,19 @@ type Envelope struct {
 	// stretch (between two calls, during a call) up to a bound, and counts
 	// the rest.
 	BlockedDropped int    `json:"blocked_dropped,omitempty"`
+	// Tab is the tab the call acted in (spec revision 5); nil before the
+	// session had one.
+	Tab *TabRef `json:"tab,omitempty"`
 	PrevHash       string `json:"prev_hash"` // "" for seq 1
 	Hash           string `json:"hash"`      // lowercase hex SHA-256 of CanonicalJSON
+}
+
+// TabRef names a tab in a record: its list_tabs id, whose it is
+// ("session" or "user"), and its URL when the call began.
+type TabRef struct {
+	ID    string `json:"id"`
+	Owner string `json:"owner"`
+	URL   string `json:"url"`
 }
 
 // KindSessionEnd is the kind of a record that is not a call: the requests

@@ -53,9 +53,19 @@ type targetGuard struct {
 	nextID  int64
 	pending map[int64]chan cdpReply
 	guarded map[string]bool   // targets prepared (or being prepared) by this guard
+	ready   map[string]bool   // targets prepared
 	pages   map[string]string // session id -> target id, for the page targets prepared
-	tab     string            // the session's tab
-	tabDone chan error        // the tab's preparation result, once
+	home    string            // the session's first tab
+	tab     atomic.Value      // string: the session's current tab (curTab)
+	// waiting are the preparation results awaited: the first tab's, a new
+	// tab's, an adopted tab's (adopt).
+	waiting map[string]chan error
+	// extra are top-level pages the session made its own besides its
+	// first tab and what its pages opened: tabs it opened (new_tab) and,
+	// in the user's context, the user's tabs it adopted (switch_tab);
+	// users are the latter.
+	extra map[string]bool
+	users map[string]bool
 	done    chan struct{}
 	// docGen counts the tab's main-frame commits: it tells the tab's
 	// documents apart for the interceptor. It is kept in the read loop, so
@@ -126,9 +136,11 @@ func guardTargets(ctx context.Context, cfg guardConfig, ic *interceptor, logger 
 	conn.SetReadLimit(64 << 20)
 	tab := cfg.tab
 	g := &targetGuard{conn: conn, context: cfg.context, ic: ic, logger: logger, user: cfg.user, wsRules: cfg.wsRules,
-		pending: map[int64]chan cdpReply{}, guarded: map[string]bool{}, pages: map[string]string{}, tab: tab,
-		parent: map[string]string{}, doomed: map[string]bool{},
-		tabDone: make(chan error, 1), done: make(chan struct{})}
+		pending: map[int64]chan cdpReply{}, guarded: map[string]bool{}, ready: map[string]bool{}, pages: map[string]string{}, home: tab,
+		parent: map[string]string{}, doomed: map[string]bool{}, extra: map[string]bool{}, users: map[string]bool{},
+		waiting: map[string]chan error{tab: make(chan error, 1)}, done: make(chan struct{})}
+	g.tab.Store(tab)
+	tabDone := g.waiting[tab]
 	ic.docGen = g.docGen.Load
 	go g.read()
 	if _, err := g.call(ctx, "", "Target.setAutoAttach", map[string]any{
@@ -142,7 +154,7 @@ func guardTargets(ctx context.Context, cfg guardConfig, ic *interceptor, logger 
 	wait, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	select {
-	case err = <-g.tabDone:
+	case err = <-tabDone:
 	case <-wait.Done():
 		err = fmt.Errorf("the session's tab was not attached: %w", wait.Err())
 	case <-g.done:
@@ -153,6 +165,99 @@ func guardTargets(ctx context.Context, cfg guardConfig, ic *interceptor, logger 
 		return nil, fmt.Errorf("guard tab %s: %w", tab, err)
 	}
 	return g, nil
+}
+
+// curTab is the session's current tab.
+func (g *targetGuard) curTab() string { return g.tab.Load().(string) }
+
+// setTab makes another of the session's tabs its current one: the tab
+// whose commits count as the documents the interceptor tells apart.
+func (g *targetGuard) setTab(id string) {
+	g.tab.Store(id)
+	g.docGen.Add(1) // another document than the one judged before
+}
+
+// adopt puts a top-level page under the guard as the session's — a tab
+// the session opened (new_tab) or, in the user's context, the user's own
+// tab (user: switch_tab) — and returns once it is prepared: requests
+// intercepted, WebRTC gone, the WebSocket rules and child auto-attachment
+// set. A page the guard already prepared (in the session's own browser
+// context every page is) needs nothing more.
+func (g *targetGuard) adopt(ctx context.Context, id string, user bool) error {
+	done := make(chan error, 1)
+	g.mu.Lock()
+	if g.ready[id] {
+		g.mu.Unlock()
+		return nil
+	}
+	g.waiting[id] = done
+	preparing := g.guarded[id] // the auto-attachment is preparing it now
+	if !preparing {
+		g.extra[id] = true
+		if user {
+			g.users[id] = true
+		}
+	}
+	g.mu.Unlock()
+	fail := func(err error) error {
+		g.mu.Lock()
+		if !preparing {
+			delete(g.extra, id)
+			delete(g.users, id)
+		}
+		delete(g.waiting, id)
+		g.mu.Unlock()
+		return err
+	}
+	if !preparing {
+		if _, err := g.call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": id, "flatten": true}); err != nil {
+			return fail(fmt.Errorf("attach to tab %s: %w", id, err))
+		}
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("guard tab %s: %w", id, err)
+		}
+		return nil
+	case <-ctx.Done():
+		return fail(fmt.Errorf("guard tab %s: %w", id, ctx.Err()))
+	case <-g.done:
+		return fail(errors.New("devtools connection closed"))
+	}
+}
+
+// letGo ends the guard's hold on a top-level tab of the session's that it
+// lets go (close_tab, or an adopted tab released): its guard session
+// detaches, which ends its interception and removes the guard's scripts
+// for its next documents. Its frames and workers detach with it.
+func (g *targetGuard) letGo(id string) {
+	g.mu.Lock()
+	var sessions []string
+	for session, t := range g.pages {
+		if t == id {
+			sessions = append(sessions, session)
+			delete(g.pages, session)
+		}
+	}
+	delete(g.extra, id)
+	delete(g.users, id)
+	delete(g.guarded, id)
+	delete(g.ready, id)
+	g.mu.Unlock()
+	for _, session := range sessions {
+		if _, err := g.call(context.Background(), "", "Target.detachFromTarget", map[string]any{"sessionId": session}); err != nil {
+			g.logger.Debug("target guard: detach from a tab let go", "target", id, "error", err)
+		}
+	}
+}
+
+// isUserTab reports whether id is a tab of the user's that the session
+// adopted.
+func (g *targetGuard) isUserTab(id string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.users[id]
 }
 
 // Close drops the guard's connection (its sessions detach; nothing stays
@@ -246,7 +351,7 @@ func (g *targetGuard) notePopup(m cdpMessage) {
 		TargetInfo targetInfo `json:"targetInfo"`
 	}
 	if json.Unmarshal(m.Params, &e) == nil && e.TargetInfo.Type == "page" &&
-		e.TargetInfo.TargetID != g.tab && g.isOurs(e.TargetInfo, false) {
+		e.TargetInfo.TargetID != g.curTab() && g.isOurs(e.TargetInfo, false) {
 		g.ic.notePopup(e.SessionID)
 	}
 }
@@ -256,7 +361,7 @@ func (g *targetGuard) notePopup(m cdpMessage) {
 // hold the value and send it once no longer held — its popups and its
 // service workers, which outlive its pages — is closed and unregistered.
 func (g *targetGuard) leftSite(prev string) {
-	g.closePopups()
+	g.closePopups(g.curTab())
 	g.mu.Lock()
 	workers := g.workers
 	g.workers = nil
@@ -271,10 +376,11 @@ func (g *targetGuard) leftSite(prev string) {
 		return
 	}
 	origin := u.Scheme + "://" + u.Host
+	cur := g.curTab()
 	g.mu.Lock()
 	var tabSession string
 	for session, id := range g.pages {
-		if id == g.tab {
+		if id == cur {
 			tabSession = session
 		}
 	}
@@ -288,12 +394,15 @@ func (g *targetGuard) leftSite(prev string) {
 	}
 }
 
-// closePopups closes the session's pages other than its tab.
-func (g *targetGuard) closePopups() {
+// closePopups closes the session's pages other than keep: its current
+// tab while it runs (leftSite), its first tab when it ends (that one
+// closes with its chromedp context). The user's tabs it adopted are never
+// closed: they are the user's.
+func (g *targetGuard) closePopups(keep string) {
 	g.mu.Lock()
 	var ids []string
 	for _, id := range g.pages {
-		if id != g.tab {
+		if id != keep && !g.users[id] {
 			ids = append(ids, id)
 		}
 	}
@@ -332,7 +441,7 @@ func (g *targetGuard) noteCommit(m cdpMessage) {
 	if json.Unmarshal(m.Params, &e) != nil || e.Frame.ParentID != "" {
 		return
 	}
-	if e.Frame.ID == g.tab {
+	if cur := g.curTab(); e.Frame.ID == cur {
 		g.docGen.Add(1)
 		g.ic.acting.committed(e.Frame.URL)
 		host := ""
@@ -344,7 +453,7 @@ func (g *targetGuard) noteCommit(m cdpMessage) {
 		if g.ic.bound.committed(host) {
 			g.mu.Lock()
 			for session, id := range g.pages {
-				if id != g.tab {
+				if id != cur {
 					g.doomed[session] = true
 				}
 			}
@@ -390,7 +499,7 @@ func (g *targetGuard) event(m cdpMessage) {
 		}
 		pageNav := e.ResourceType == "Document" && g.isPage(m.SessionID, e.FrameID)
 		v := g.ic.decideRequest(pausedRequest{session: m.SessionID, id: e.RequestID, url: url, method: e.Request.Method,
-			resourceType: e.ResourceType, redirectedFrom: e.Redirected, pageNav: pageNav, tabNav: pageNav && e.FrameID == g.tab})
+			resourceType: e.ResourceType, redirectedFrom: e.Redirected, pageNav: pageNav, tabNav: pageNav && e.FrameID == g.curTab()})
 		if v.Allowed {
 			g.answer(ctx, m.SessionID, "Fetch.continueRequest", map[string]any{"requestId": e.RequestID}, url)
 			return
@@ -441,8 +550,15 @@ func (g *targetGuard) event(m cdpMessage) {
 			g.logger.Warn("target guard: a target could not be guarded; it stays paused",
 				"target", t.TargetID, "type", t.Type, "error", err)
 		}
-		if t.TargetID == g.tab {
-			g.tabDone <- err
+		g.mu.Lock()
+		if err == nil {
+			g.ready[t.TargetID] = true
+		}
+		done := g.waiting[t.TargetID]
+		delete(g.waiting, t.TargetID)
+		g.mu.Unlock()
+		if done != nil {
+			done <- err
 		}
 	}
 }
@@ -513,14 +629,17 @@ func (g *targetGuard) isDoomed(session string) bool {
 // session's tab or a page one of the session's pages opened (the user's
 // tabs, and the service and shared workers, are the user's).
 func (g *targetGuard) isOurs(t targetInfo, child bool) bool {
-	if child || t.TargetID == g.tab {
+	if child || t.TargetID == g.home || t.TargetID == g.curTab() {
+		return true
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.extra[t.TargetID] {
 		return true
 	}
 	if !g.user {
 		return t.BrowserContextID == g.context
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
 	if t.Type == "page" {
 		for _, id := range g.pages {
 			if t.OpenerID == id {

@@ -166,6 +166,7 @@ func (b *backend) newSessionContext(s *session, w *pageWatch, opts ...chromedp.C
 			return nil, nil, fmt.Errorf("%w: enable request interception: %v", ErrBrowserStart, err)
 		}
 		s.egress.ic.Store(ic)
+		s.egress.guard = guard
 		inner := stop
 		stop = func() {
 			if cfg.user {
@@ -173,7 +174,7 @@ func (b *backend) newSessionContext(s *session, w *pageWatch, opts ...chromedp.C
 				// popups with a browser context: they are closed while
 				// still guarded (the session's tab closes with its
 				// chromedp context below).
-				guard.closePopups()
+				guard.closePopups(cfg.tab)
 			}
 			guard.Close()
 			inner()

@@ -57,6 +57,9 @@ type verdict struct {
 	// Enforce: reset the tab to about:blank; close these popups.
 	Reset bool
 	Close []target.ID
+	// Release: the user's tabs the session adopted that left the scope:
+	// let go (interception off, left open).
+	Release []target.ID
 }
 
 // decide judges one call. It is a pure function of the question: no
@@ -122,6 +125,10 @@ func (v *verdict) judge(q *question) *DenyError {
 		if d := selectorOracle(cmd, call.Args); d != nil {
 			return d
 		}
+		if tabCommands[cmd.Name] {
+			return deny(evidence.StageSecrets, "secret tab",
+				"a secret was typed on this site: %s may not run until the tab has left it (navigate away first), so that the pages that may hold the value stay the ones the gate watches", cmd.Name)
+		}
 	}
 	for _, a := range cmd.Args {
 		if a.Type != toolclad.TypeURL || !a.ScopeCheck {
@@ -158,6 +165,10 @@ func (v *verdict) judge(q *question) *DenyError {
 	return v.cedar(q, submitCmd)
 }
 
+// tabCommands are the commands that change which tab the session acts in,
+// or open or close one.
+var tabCommands = map[string]bool{"switch_tab": true, "new_tab": true, "close_tab": true}
+
 // pagesInScope: the tab must be inside the scope now (a page may have
 // moved it since the last call), and so must every popup. Out-of-scope
 // tabs are reset or closed (enforce) and the call refused.
@@ -175,7 +186,7 @@ func (v *verdict) pagesInScope(q *question) *DenyError {
 	}
 	if closed := v.strayPages(q.check, f.Pages); len(closed) > 0 {
 		return deny(evidence.StageScope, "popup",
-			"tab(s) opened by the page had left the scope and were closed: %s; nothing was done", strings.Join(closed, "; "))
+			"tab(s) of the session had left the scope and were closed (the user's let go): %s; nothing was done", strings.Join(closed, "; "))
 	}
 	return nil
 }
@@ -185,6 +196,14 @@ func (v *verdict) pagesInScope(q *question) *DenyError {
 func (v *verdict) strayPages(check urlCheck, pages []pageFact) []string {
 	var out []string
 	for _, p := range pages {
+		if p.User {
+			// The user's own tab, adopted: it is let go, never closed.
+			if p.RefusedNav != "" || (p.URL != "" && !isBlank(p.URL) && !check(p.URL).Allowed) {
+				v.Release = append(v.Release, p.ID)
+				out = append(out, fmt.Sprintf("%s (the user's tab, let go)", p.URL))
+			}
+			continue
+		}
 		if p.RefusedNav != "" {
 			// Its own navigation was refused: it shows nothing of value
 			// (a blank page or an error page).
@@ -275,6 +294,8 @@ func (v *verdict) leads(q *question) *DenyError {
 		// is in an iframe, say). Placeholders reveal nothing, and keep the
 		// step replayable.
 		v.Masked = (el.FieldErr != nil || el.Field.Password || !el.Field.Field) && !q.Secrets.onlyPlaceholders(text)
+	case observeTab:
+		return v.tab(q)
 	case observeHistory:
 		if f.Back == nil {
 			return deny(evidence.StageObserve, "history", "the tab's history was not observed")
@@ -287,6 +308,40 @@ func (v *verdict) leads(q *question) *DenyError {
 				return dn
 			}
 			v.Target = f.Back.Prev
+		}
+	}
+	return nil
+}
+
+// tab judges switch_tab and close_tab: the tab must be one list_tabs
+// shows now; a tab to act in must be inside the scope; the session's first
+// tab closes only with the session; a user's tab closes only if the
+// manifest allows it.
+func (v *verdict) tab(q *question) *DenyError {
+	cmd, f := q.Call.Command, q.Facts
+	if f.TabErr != nil {
+		return deny(evidence.StageObserve, "tab", "%v", f.TabErr)
+	}
+	id, _ := q.Call.Args["tab"].(string)
+	t := f.Tab
+	if t == nil {
+		return deny(evidence.StageArgs, "tab", "there is no tab %s among the tabs this session may use (list_tabs lists them)", id)
+	}
+	v.Target = t.URL
+	switch cmd.Name {
+	case "switch_tab":
+		if !isBlank(t.URL) {
+			if sv := q.check(t.URL); !sv.Allowed {
+				return deny(evidence.StageScope, sv.Rule, "tab %s is at %s, outside the scope: %s", id, t.URL, sv.Reason)
+			}
+		}
+	case "close_tab":
+		if t.Home {
+			return deny(evidence.StageArgs, "tab", "tab %s is the session's first tab, which closes when the session ends", id)
+		}
+		if t.Owner == ownerUser && !cmd.AllowUserTabs {
+			return deny(evidence.StageManifest, "allow_user_tabs",
+				"tab %s is the user's own tab: close_tab closes it only if the manifest declares allow_user_tabs = true", id)
 		}
 	}
 	return nil

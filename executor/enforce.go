@@ -19,13 +19,29 @@ func (e *Executor) enforce(ctx context.Context, s *session, t *turn, v verdict) 
 			d.Reason += fmt.Sprintf(" (closing them failed: %v)", err)
 		}
 	}
+	for _, id := range v.Release {
+		s.letGo(id)
+	}
+	if v.Reset && s.tab.targetID() != s.tabs.home && s.tabOwner(s.tab.targetID()) == ownerUser {
+		// The user's own tab is not reset: the session lets it go, as it
+		// is, and goes back to its first tab.
+		cur := s.tab.targetID()
+		err := s.switchTo(ctx, s.tabs.home)
+		if err == nil {
+			s.letGo(cur)
+		}
+		v.Reset = err != nil
+		if d != nil && err == nil {
+			d.Reason += "; the user's tab was let go as it is, and the session is back on its first tab"
+		}
+	}
 	if v.Reset {
 		err := s.tab.reset(ctx)
 		if d != nil {
 			d.Reason += "; " + resetNote(err)
 		}
 	}
-	if (v.Reset || len(v.Close) > 0) && s.tab.open() {
+	if (v.Reset || len(v.Close) > 0 || len(v.Release) > 0) && s.tab.open() {
 		st := s.readState(ctx) // the state the agent is told is the one enforce left
 		t.after = &st
 	}

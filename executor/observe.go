@@ -34,6 +34,11 @@ type facts struct {
 	// on: a later page of the site may hold the value too (a server that
 	// echoes a wrong password back, storage).
 	Held []*toolclad.Secret
+	// Tab is the tab a tab command names, as list_tabs would list it now
+	// (nil: no such tab in the listing); TabErr: the tabs could not be
+	// read.
+	Tab    *tabInfo
+	TabErr error
 }
 
 // pageFact is one of the session's other tabs.
@@ -44,6 +49,9 @@ type pageFact struct {
 	// when the egress gate refused it ("" when none was): a popup opened
 	// straight at a forbidden URL may still show about:blank.
 	RefusedNav string
+	// User: a tab of the user's the session adopted; never closed, only
+	// let go.
+	User bool
 }
 
 // elementFact is the element a call names (or the one it falls back to).
@@ -133,8 +141,27 @@ func (s *session) observe(ctx context.Context, cmd *toolclad.Command, args map[s
 		f.Element = s.observeField(ctx, args)
 	case observeHistory:
 		f.Back = s.observeHistory(ctx)
+	case observeTab:
+		f.Tab, f.TabErr = s.observeTab(ctx, args)
 	}
 	return f
+}
+
+// observeTab finds the tab a tab command names in the listing list_tabs
+// would give now: a tab the agent may not see is no tab at all.
+func (s *session) observeTab(ctx context.Context, args map[string]any) (*tabInfo, error) {
+	id, _ := args["tab"].(string)
+	all, err := chromedp.Targets(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("cannot list the tabs: %w", err)
+	}
+	tabs, _ := s.listTabs(all)
+	for _, t := range tabs {
+		if t.ID == id {
+			return &t, nil
+		}
+	}
+	return nil, nil
 }
 
 // observeElement finds the element a click or submit_form names and where
@@ -190,7 +217,8 @@ func (s *session) pageFacts(all []*target.Info) []pageFact {
 	var out []pageFact
 	for _, p := range all {
 		if p.TargetID != own {
-			out = append(out, pageFact{ID: p.TargetID, URL: p.URL, RefusedNav: s.egress.blocked.blockedNav(string(p.TargetID))})
+			out = append(out, pageFact{ID: p.TargetID, URL: p.URL, RefusedNav: s.egress.blocked.blockedNav(string(p.TargetID)),
+				User: s.tabOwner(p.TargetID) == ownerUser})
 		}
 	}
 	return out
@@ -202,7 +230,7 @@ func (s *session) pageFacts(all []*target.Info) []pageFact {
 func (s *session) otherPages(ctx context.Context, settle time.Duration) ([]pageFact, error) {
 	deadline := time.Now().Add(settle)
 	for {
-		all, err := s.tab.pages(ctx)
+		all, err := s.tab.pages(ctx, s.rootIDs())
 		if err != nil {
 			return nil, err
 		}

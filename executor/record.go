@@ -63,6 +63,11 @@ func (e *Executor) record(s *session, t *turn) *toolclad.Reply {
 	if t.facts != nil {
 		env.Before = t.facts.State.Map()
 	}
+	if t.tab != nil {
+		tr := *t.tab
+		tr.URL = full.mask(tr.URL)
+		env.Tab = &tr
+	}
 	if t.after != nil {
 		env.After = t.after.Map()
 	}

@@ -29,6 +29,7 @@ type turn struct {
 	ask       *toolclad.Question // ask the client's user first (multi round-trip)
 	recordErr error              // the evidence append failed
 	approval  *evidence.Approval
+	tab       *evidence.TabRef // the tab the call acted in (as it began)
 }
 
 // Run is the loop for one MCP tool call: observe, decide, enforce, act,
@@ -109,6 +110,8 @@ func (e *Executor) runTurn(ctx context.Context, s *session, t *turn) {
 	// Observe, decide, enforce.
 	cmd := t.call.Command
 	t.facts = s.observe(actx, cmd, t.call.Args)
+	cur := s.tab.targetID()
+	t.tab = &evidence.TabRef{ID: s.tabIDs.id(cur), Owner: s.tabOwner(cur), URL: t.facts.State.URL}
 	t.verdict = decide(e.question(s, t, t.facts, false))
 	if t.deny = e.enforce(actx, s, t, t.verdict); t.deny != nil {
 		return

@@ -231,15 +231,17 @@ func (s *session) emptyBeforeLeaving(ctx context.Context, dest string) error {
 	return s.closePopups(ctx)
 }
 
-// closePopups closes the session's pages other than its tab.
+// closePopups closes the session's pages other than its tab, but for the
+// user's tabs it adopted: those are the user's, and stay (the guard holds
+// everything they send once the tab has left the site: doomed).
 func (s *session) closePopups(ctx context.Context) error {
-	pages, err := s.tab.pages(ctx)
+	pages, err := s.tab.pages(ctx, s.rootIDs())
 	if err != nil {
 		return fmt.Errorf("list the session's pages before leaving the page a secret was typed on: %w", err)
 	}
 	var popups []target.ID
 	for _, p := range pages {
-		if p.TargetID != s.tab.targetID() {
+		if p.TargetID != s.tab.targetID() && s.tabOwner(p.TargetID) != ownerUser {
 			popups = append(popups, p.TargetID)
 		}
 	}

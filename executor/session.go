@@ -37,7 +37,8 @@ type session struct {
 	mu     sync.Mutex
 	ended  bool // the MCP session ended or the executor closed
 	tab    tab
-	tabIDs tabIDs // the short ids list_tabs gives the tabs
+	tabIDs tabIDs      // the short ids list_tabs gives the tabs
+	tabs   sessionTabs // the tabs besides the current one
 	limits limits
 	hold   hold
 	typed  typedSecrets
@@ -57,6 +58,7 @@ type sessionEgress struct {
 	blocked *blockLog      // requests the gate refused for this session
 	acting  *actingGuard   // what the gate judged of the action running now
 	bound   *secretBinding // the document a secret was typed into, held to its domains
+	guard   *targetGuard   // the session's target guard (nil before the first tab)
 	// ic is the current tab's interceptor (nil before the first tab): its
 	// docGen tells the tab's document apart.
 	ic atomic.Pointer[interceptor]
@@ -84,7 +86,7 @@ func newSessionID(tool string) string {
 func (s *session) end() {
 	s.ended = true
 	s.limits.stopTimers()
-	s.tab.close()
+	s.closeTabs()
 }
 
 // endSessions ends each session, after a call in progress on it: a call

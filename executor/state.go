@@ -123,7 +123,7 @@ func (s *session) readPage(ctx context.Context) (PageState, int, []*target.Info,
 	}()
 	go func() {
 		defer wg.Done()
-		pages, pagesErr = s.tab.pages(ctx)
+		pages, pagesErr = s.tab.pages(ctx, s.rootIDs())
 	}()
 	go func() {
 		defer wg.Done()

@@ -34,7 +34,7 @@ func (s *session) ensureTab() error {
 	if s.tab.open() {
 		return nil
 	}
-	s.tab.close()
+	s.closeTabs()
 	w := newPageWatch("")
 	ctx, cancel, err := s.backend.newSessionContext(s, w, chromedp.WithListener(w.listen))
 	if err != nil {
@@ -46,8 +46,34 @@ func (s *session) ensureTab() error {
 		w.mu.Unlock()
 	}
 	s.tab = tab{ctx: ctx, cancel: cancel, watch: w, browserID: chromedp.FromContext(ctx).BrowserContextID}
+	s.tabs = sessionTabs{home: s.tab.targetID(), homeCtx: ctx, parked: map[target.ID]tab{}}
 	go w.dismissDialogs(ctx)
 	return nil
+}
+
+// closeTabs lets go of every tab the session holds: the tabs it opened
+// or adopted first (their chromedp contexts only detach), then its first
+// tab, whose cancellation closes it and ends the session's guard (and,
+// in a browser context of the session's own, the context with every page
+// in it).
+func (s *session) closeTabs() {
+	home := s.tabs.home
+	var first tab
+	for id, t := range s.tabs.parked {
+		if id == home {
+			first = t
+			continue
+		}
+		t.close()
+	}
+	if s.tab.targetID() == home || home == "" {
+		first = s.tab
+	} else {
+		s.tab.close()
+	}
+	first.close()
+	s.tab = tab{}
+	s.tabs = sessionTabs{}
 }
 
 // close releases the browser context (and with it every tab, cookie and
@@ -87,19 +113,20 @@ func (t *tab) reset(ctx context.Context) error {
 
 // pages lists the session's page targets: its own tab and any popups its
 // pages opened.
-func (t *tab) pages(ctx context.Context) ([]*target.Info, error) {
+func (t *tab) pages(ctx context.Context, roots []target.ID) ([]*target.Info, error) {
 	all, err := chromedp.Targets(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return sessionPages(all, t.browserID, t.targetID()), nil
+	return sessionPages(all, t.browserID, roots...), nil
 }
 
 // sessionPages picks the session's pages out of the browser's targets: in
 // a browser context of the session's own, its pages; in the user's context
-// (browserID ""), the session's tab and the pages opened from it, and from
-// those (by opener), never the user's tabs.
-func sessionPages(all []*target.Info, browserID cdp.BrowserContextID, tab target.ID) []*target.Info {
+// (browserID ""), the session's tabs (roots: its first tab, the tabs it
+// opened, the user's tabs it adopted) and the pages opened from them, and
+// from those (by opener), never the user's other tabs.
+func sessionPages(all []*target.Info, browserID cdp.BrowserContextID, roots ...target.ID) []*target.Info {
 	var out []*target.Info
 	if browserID != "" {
 		for _, ti := range all {
@@ -109,7 +136,10 @@ func sessionPages(all []*target.Info, browserID cdp.BrowserContextID, tab target
 		}
 		return out
 	}
-	ours := map[target.ID]bool{tab: true}
+	ours := map[target.ID]bool{}
+	for _, r := range roots {
+		ours[r] = true
+	}
 	for grew := true; grew; {
 		grew = false
 		for _, ti := range all {
@@ -137,7 +167,7 @@ func (t *tab) closePages(ctx context.Context, ids []target.ID) error {
 	}
 	deadline := time.Now().Add(2 * time.Second)
 	for time.Now().Before(deadline) {
-		left, err := t.pages(ctx)
+		left, err := chromedp.Targets(ctx)
 		if err != nil {
 			return nil
 		}

@@ -56,6 +56,7 @@ const (
 	observeSubmit                     // the form submitted, and where it posts
 	observeField                      // the element typed into: its page, its kind
 	observeHistory                    // the history entry go_back returns to
+	observeTab                        // the tab a tab command names (list_tabs' listing)
 )
 
 // noSettle marks a command that does not change the page.
@@ -75,6 +76,9 @@ var commandTable = map[string]commandSpec{
 	"wait_for":       {act: actWaitFor, settle: noSettle},
 	"extract_html":   {act: actExtractHTML, settle: noSettle, pageContent: true},
 	"list_tabs":      {act: actListTabs, settle: noSettle, pageContent: true},
+	"switch_tab":     {observes: observeTab, act: actSwitchTab, settle: 0},
+	"new_tab":        {act: actNewTab, settle: 0},
+	"close_tab":      {observes: observeTab, act: actCloseTab, settle: noSettle},
 	"execute_js":     {act: actExecuteJS, settle: 50 * time.Millisecond, pageContent: true},
 	"scroll":         {act: actScroll, settle: 20 * time.Millisecond, guarded: true},
 	"network_timing": {act: actNetworkTiming, settle: noSettle, pageContent: true},
@@ -169,10 +173,7 @@ func actListTabs(ctx context.Context, s *session, args map[string]any, f *facts)
 	if err != nil {
 		return output{}, err
 	}
-	own := s.tab.targetID()
-	sc := s.backend.scope.Load()
-	tabs, hidden := tabListing(all, sessionPages(all, s.tab.browserID, own), own, s.backend.userContext(),
-		func(u string) bool { return sc.Check(u).Allowed }, &s.tabIDs)
+	tabs, hidden := s.listTabs(all)
 	return output{Text: tabsText(tabs, hidden), Structured: tabsStructured(tabs, hidden)}, nil
 }
 

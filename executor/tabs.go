@@ -1,10 +1,17 @@
 package executor
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
+	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
 )
 
 // Tabs as the agent sees them (list_tabs): the session's own pages, and in
@@ -26,6 +33,7 @@ type tabInfo struct {
 	Title  string
 	Owner  string
 	Active bool // the session's current tab
+	Home   bool // the session's first tab, which closes when the session ends
 }
 
 // tabIDs hands out the short tab ids of a session: a target keeps its id
@@ -128,4 +136,217 @@ func tabsStructured(tabs []tabInfo, hidden int) map[string]any {
 		out["hidden_tabs"] = hidden
 	}
 	return out
+}
+
+// sessionTabs are a session's tabs besides the current one (session.tab).
+type sessionTabs struct {
+	// home is the tab the session opened first; homeCtx its chromedp
+	// context, the parent of the contexts attached to the other tabs
+	// (they share its DevTools connection). Its cancellation ends the
+	// session's guard, so home closes last (closeTabs) and close_tab
+	// leaves it alone.
+	home    target.ID
+	homeCtx context.Context
+	// parked are the tabs the session switched away from, with their
+	// chromedp contexts.
+	parked map[target.ID]tab
+	// roots are the tabs the session made its own besides home: those it
+	// opened (new_tab) and the user's it adopted (switch_tab). With home,
+	// they and what they opened are the session's pages.
+	roots []target.ID
+}
+
+// listTabs is the listing list_tabs gives, from the browser's targets.
+// A user's tab the session adopted is the session's to act in, and still
+// the user's.
+func (s *session) listTabs(all []*target.Info) ([]tabInfo, int) {
+	own := s.tab.targetID()
+	sc := s.backend.scope.Load()
+	tabs, hidden := tabListing(all, sessionPages(all, s.tab.browserID, s.rootIDs()...), own, s.backend.userContext(),
+		func(u string) bool { return sc.Check(u).Allowed }, &s.tabIDs)
+	for i := range tabs {
+		if tabs[i].Owner == ownerSession && s.tabOwner(tabs[i].Target) == ownerUser {
+			tabs[i].Owner = ownerUser
+		}
+		tabs[i].Home = tabs[i].Target == s.tabs.home
+	}
+	return tabs, hidden
+}
+
+// rootIDs are the session's top-level tabs, the current one included.
+func (s *session) rootIDs() []target.ID {
+	ids := []target.ID{s.tab.targetID()}
+	if s.tabs.home != "" && s.tabs.home != ids[0] {
+		ids = append(ids, s.tabs.home)
+	}
+	for _, id := range s.tabs.roots {
+		if !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// switchTo makes the session's tab id its current one: a parked tab's
+// context comes back; another gets a chromedp context attached to it on
+// the home tab's connection, which only detaches when it is let go.
+func (s *session) switchTo(ctx context.Context, id target.ID) error {
+	cur := s.tab.targetID()
+	if id == cur {
+		return nil
+	}
+	t, ok := s.tabs.parked[id]
+	if !ok || !t.open() {
+		w := newPageWatch(cdp.FrameID(id))
+		tctx, cancel := chromedp.NewContext(s.tabs.homeCtx, chromedp.WithTargetID(id), chromedp.WithDetachOnCancel(),
+			chromedp.WithListener(w.listen))
+		if err := runBounded(tabAttachWait, func() error { return chromedp.Do(tctx) }); err != nil {
+			cancel()
+			return fmt.Errorf("attach to the tab: %w", err)
+		}
+		t = tab{ctx: tctx, cancel: cancel, watch: w, browserID: s.tab.browserID}
+		go w.dismissDialogs(tctx)
+	}
+	delete(s.tabs.parked, id)
+	s.tabs.parked[cur] = s.tab
+	s.tab = t
+	s.egress.guard.setTab(string(id))
+	return nil
+}
+
+// onCurrent is a context for the session's current tab (after a switch,
+// no longer the one ctx was made for) with ctx's deadline and
+// cancellation.
+func (s *session) onCurrent(ctx context.Context) (context.Context, context.CancelFunc) {
+	c, cancel := context.WithCancel(s.tab.ctx)
+	if d, ok := ctx.Deadline(); ok {
+		var cancelD context.CancelFunc
+		c, cancelD = context.WithDeadline(c, d)
+		inner := cancel
+		cancel = func() { cancelD(); inner() }
+	}
+	stop := context.AfterFunc(ctx, cancel)
+	return c, func() { stop(); cancel() }
+}
+
+// tabAttachWait bounds attaching a chromedp context to a tab.
+const tabAttachWait = 10 * time.Second
+
+// letGo drops the session's hold on a tab that is not its current one:
+// its chromedp context detaches; if the tab is the user's, the guard's
+// session on it detaches too, so its interception ends and it is left as
+// it is.
+func (s *session) letGo(id target.ID) {
+	if t, ok := s.tabs.parked[id]; ok {
+		t.close()
+		delete(s.tabs.parked, id)
+	}
+	s.tabs.roots = slices.DeleteFunc(s.tabs.roots, func(r target.ID) bool { return r == id })
+	if s.egress.guard != nil {
+		s.egress.guard.letGo(string(id))
+	}
+}
+
+// tabOwner says whose a tab of the session's is.
+func (s *session) tabOwner(id target.ID) string {
+	if s.egress.guard != nil && s.egress.guard.isUserTab(string(id)) {
+		return ownerUser
+	}
+	return ownerSession
+}
+
+func actSwitchTab(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
+	tb := f.Tab
+	if tb.Owner == ownerUser && !s.egress.guard.isUserTab(string(tb.Target)) {
+		// The user's tab comes under the guard, then gets a fresh document
+		// born under it: what the page ran before (a worker, a saved
+		// reference to a constructor the guard removes, a connection) is
+		// gone with the old document.
+		if err := s.egress.guard.adopt(ctx, string(tb.Target), true); err != nil {
+			return output{}, err
+		}
+		s.tabs.roots = append(s.tabs.roots, tb.Target)
+		if err := s.switchTo(ctx, tb.Target); err != nil {
+			return output{}, err
+		}
+		tctx, cancel := s.onCurrent(ctx)
+		defer cancel()
+		if err := reloadFresh(tctx); err != nil {
+			return output{}, fmt.Errorf("reload the adopted tab: %w", err)
+		}
+		return output{Text: fmt.Sprintf("switched to %s, the user's tab at %s (now under the session's guard; reloaded)", tb.ID, tb.URL)}, nil
+	}
+	if err := s.switchTo(ctx, tb.Target); err != nil {
+		return output{}, err
+	}
+	return output{Text: fmt.Sprintf("switched to %s (%s)", tb.ID, tb.URL)}, nil
+}
+
+// reloadFresh loads the tab's current URL again: a reload, or, when the
+// current entry came from a form (a reload would post it again), a plain
+// navigation to its URL.
+func reloadFresh(ctx context.Context) error {
+	hist, err := chromedp.Call(ctx, page.GetNavigationHistory, struct{}{})
+	if err != nil {
+		return err
+	}
+	if i := hist.CurrentIndex; i >= 0 && int(i) < len(hist.Entries) {
+		if e := hist.Entries[i]; e.TransitionType == page.TransitionTypeFormSubmit {
+			return chromedp.Do(ctx, chromedp.Navigate(e.URL))
+		}
+	}
+	return chromedp.Do(ctx, chromedp.Reload())
+}
+
+func actNewTab(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
+	u, _ := args["url"].(string)
+	params := map[string]any{"url": "about:blank"}
+	if s.tab.browserID != "" && !s.backend.userContext() {
+		params["browserContextId"] = s.tab.browserID
+	}
+	raw, err := s.egress.guard.call(ctx, "", "Target.createTarget", params)
+	if err != nil {
+		return output{}, fmt.Errorf("open a tab: %w", err)
+	}
+	var created struct {
+		TargetID target.ID `json:"targetId"`
+	}
+	if err := json.Unmarshal(raw, &created); err != nil || created.TargetID == "" {
+		return output{}, fmt.Errorf("open a tab: no target id in %s", raw)
+	}
+	// Blank, it has sent nothing: it comes under the guard before it
+	// loads the URL.
+	if err := s.egress.guard.adopt(ctx, string(created.TargetID), false); err != nil {
+		s.egress.guard.call(context.Background(), "", "Target.closeTarget", map[string]any{"targetId": created.TargetID})
+		return output{}, err
+	}
+	s.tabs.roots = append(s.tabs.roots, created.TargetID)
+	if err := s.switchTo(ctx, created.TargetID); err != nil {
+		return output{}, err
+	}
+	tctx, cancel := s.onCurrent(ctx)
+	defer cancel()
+	if err := chromedp.Do(tctx, chromedp.Navigate(u)); err != nil {
+		return output{}, fmt.Errorf("navigate the new tab to %s: %w", u, err)
+	}
+	return output{Text: fmt.Sprintf("opened %s at %s", s.tabIDs.id(created.TargetID), u)}, nil
+}
+
+func actCloseTab(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
+	tb := f.Tab
+	if tb.Target == s.tab.targetID() {
+		// The session goes back to its first tab.
+		if err := s.switchTo(ctx, s.tabs.home); err != nil {
+			return output{}, err
+		}
+	}
+	// ctx may be the closed tab's own, which ends as it is let go: what
+	// follows runs on the current tab's.
+	cctx, cancel := context.WithTimeout(s.tab.ctx, tabAttachWait)
+	defer cancel()
+	s.letGo(tb.Target)
+	if _, err := s.egress.guard.call(cctx, "", "Target.closeTarget", map[string]any{"targetId": tb.Target}); err != nil {
+		return output{}, fmt.Errorf("close %s: %w", tb.ID, err)
+	}
+	return output{Text: fmt.Sprintf("closed %s (%s)", tb.ID, tb.URL)}, nil
 }

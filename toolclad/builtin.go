@@ -42,6 +42,13 @@ func refArg(desc string) Arg {
 	return Arg{Name: "ref", Type: TypeRef, Description: desc}
 }
 
+// tabPattern is the shape of the tab ids that list_tabs hands out.
+var tabPattern = regexp.MustCompile(`^t[0-9]{1,6}$`)
+
+func tabArg(desc string) Arg {
+	return Arg{Name: "tab", Type: TypeString, Required: true, MaxLen: 8, Pattern: tabPattern, Description: desc}
+}
+
 func selectorArg(desc string) Arg {
 	return Arg{Name: "selector", Type: TypeSelector, MaxLen: selectorMaxLen, Description: desc}
 }
@@ -141,6 +148,24 @@ var builtins = []*builtinCommand{
 		readOnly:    true,
 	},
 	{
+		name:        "switch_tab",
+		description: "Make a tab from list_tabs the current tab. A user's own tab (live mode, the user's browser context) must be inside the scope; it is put under the session's guard and reloaded first.",
+		args:        []Arg{tabArg("Tab id from list_tabs (t1, t2, ...).")},
+	},
+	{
+		name:        "new_tab",
+		description: "Open a new tab at a URL and make it the current tab. The URL must be inside the manifest's scope.",
+		args: []Arg{{
+			Name: "url", Type: TypeURL, Required: true, ScopeCheck: true, MaxLen: urlMaxLen,
+			Schemes: []string{"http", "https"}, Description: "Absolute URL to open.",
+		}},
+	},
+	{
+		name:        "close_tab",
+		description: "Close a tab from list_tabs that the session opened (or a page opened). A user's own tab only if the manifest allows it.",
+		args:        []Arg{tabArg("Tab id from list_tabs (t1, t2, ...).")},
+	},
+	{
 		name:        "execute_js",
 		description: "Evaluate a JavaScript expression in the page and return its value.",
 		args: []Arg{{
@@ -220,6 +245,10 @@ func (a *Arg) sample() any {
 		return "e1"
 	case TypeSelector:
 		return "main"
+	case TypeString:
+		if a.Pattern == tabPattern {
+			return "t1"
+		}
 	case TypeEnum:
 		return a.Allowed[0]
 	case TypeInteger:

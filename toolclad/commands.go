@@ -64,6 +64,9 @@ func decodeCommand(t *table, b *builtinCommand) *Command {
 	t.str("description", &c.Description)
 	t.oneOf("risk_tier", &c.RiskTier, riskTiers...)
 	t.boolean("human_approval", &c.HumanApproval)
+	if b.name == "close_tab" {
+		t.boolean("allow_user_tabs", &c.AllowUserTabs)
+	}
 
 	args := t.sub("args")
 	if len(args.m) > 0 {

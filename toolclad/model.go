@@ -207,6 +207,10 @@ type Command struct {
 	RiskTier string
 	// HumanApproval requires a human's approval for each call.
 	HumanApproval bool
+	// AllowUserTabs (close_tab only): the command may close the user's
+	// own tabs (live mode, the user's browser context), not only the tabs
+	// the session opened.
+	AllowUserTabs bool
 	// Args is the effective signature in built-in order: the built-in
 	// arguments, narrowed by the declared ones when args are declared.
 	Args []*Arg

@@ -81,6 +81,9 @@ args.url = { type = "url", schemes = ["http"], scope_check = true }
 risk_tier = "critical"
 [browser.commands.scroll]
 [browser.commands.list_tabs]
+[browser.commands.switch_tab]
+[browser.commands.new_tab]
+[browser.commands.close_tab]
 `
 
 type fixture struct {
@@ -669,6 +672,10 @@ func TestLiveBrowserSurvivesAKilledDaemon(t *testing.T) {
 	}
 	f := start(t, "live", endpoint)
 	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/page?agent"})
+	// The session adopts the user's tab, and acts in it.
+	adopted := f.tabID(t, "e2e", "user", "/page?before")
+	f.mustAllow(t, "e2e.switch_tab", map[string]any{"tab": adopted})
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/page?adopted"})
 	if err := syscall.Kill(f.pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -681,11 +688,18 @@ func TestLiveBrowserSurvivesAKilledDaemon(t *testing.T) {
 			t.Fatalf("%s did not load %s after the daemon was killed: %v", what, u, err)
 		}
 	}
-	load(userTab, "the user's tab", site+"/page?after")
+	load(userTab, "the user's tab the session had adopted", site+"/page?after")
 	newTab, cancelNew := chromedp.NewContext(userTab)
 	defer cancelNew()
 	load(newTab, "a tab the user opened afterwards", site+"/page?new")
 	if n := log.count("/page") - before; n != 2 {
 		t.Errorf("the site saw %d of the 2 page loads after the daemon was killed", n)
+	}
+	// Nothing of the session's guard is left on the adopted tab: a site
+	// outside the session's scope loads there too.
+	elsewhere, elog := serveLoggedOn(t, "127.0.0.4:0", map[string]string{"/else": `<title>else</title>`})
+	load(userTab, "the adopted tab, outside the session's scope", elsewhere+"/else")
+	if elog.count("/else") != 1 {
+		t.Errorf("the site outside the scope saw %d loads from the adopted tab, want 1", elog.count("/else"))
 	}
 }

@@ -169,7 +169,7 @@ func (f *egressFixture) checkCanary(t *testing.T, m canaryMark) {
 func (f *egressFixture) settle(t *testing.T, ms int) bool {
 	t.Helper()
 	text, refused := f.call(t, "egress.wait_for", map[string]any{"text": "done", "timeout_ms": ms})
-	if refused && strings.Contains(text, "tab(s) opened by the page had left the scope") {
+	if refused && strings.Contains(text, "had left the scope and were closed") {
 		// The gate closed a popup before this call (a slow machine let the
 		// popup commit its URL after the click's own check): ask again.
 		t.Logf("wait_for done: %s", firstLine(text))

@@ -1,0 +1,202 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/remote"
+
+	"github.com/browsergate/browsergate/examples/testkit"
+)
+
+// listedTab is one tab of list_tabs' structured content.
+type listedTab struct {
+	Tab, URL, Title, Owner string
+	Active                 bool
+}
+
+// tabs calls list_tabs and returns its structured tabs and hidden count.
+func (f *fixture) tabs(t testing.TB, tool string) ([]listedTab, int) {
+	t.Helper()
+	res := f.callResult(t, tool+".list_tabs", nil)
+	if res.IsError {
+		t.Fatalf("list_tabs refused:\n%s", resultText(res))
+	}
+	var st struct {
+		Tabs   []listedTab `json:"tabs"`
+		Hidden int         `json:"hidden_tabs"`
+	}
+	raw, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(raw, &st); err != nil {
+		t.Fatalf("list_tabs structured content %s: %v", raw, err)
+	}
+	return st.Tabs, st.Hidden
+}
+
+// tabID finds the id of the listed tab of owner whose URL contains part.
+func (f *fixture) tabID(t testing.TB, tool, owner, part string) string {
+	t.Helper()
+	tabs, _ := f.tabs(t, tool)
+	for _, tb := range tabs {
+		if tb.Owner == owner && strings.Contains(tb.URL, part) {
+			return tb.Tab
+		}
+	}
+	t.Fatalf("list_tabs shows no %s tab at *%s*: %+v", owner, part, tabs)
+	return ""
+}
+
+// TestLiveTabsInTheUsersBrowser is issue 11's session end to end: a user's
+// Chromium with a DevTools port, signed in to a local app with an
+// HttpOnly cookie, with another site open outside the scope. The agent
+// lists the tabs (in-scope ones only), adopts the user's tab, sees the
+// signed-in page, navigates within the scope with the session kept, opens
+// and closes a tab, is refused the canary by navigate, click and new_tab;
+// a page in the adopted tab attacks the canary, which sees nothing. After
+// the session the user's tabs are still open, load pages, and are no
+// longer held to the session's scope.
+func TestLiveTabsInTheUsersBrowser(t *testing.T) {
+	t.Parallel()
+	port, _ := startChromium(t)
+	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
+	f := start(t, "live", endpoint)
+	alloc, cancelAlloc := remote.NewAllocator(context.Background(), endpoint)
+	defer cancelAlloc()
+	user, cancelUser := chromedp.NewContext(alloc)
+	defer cancelUser()
+	for _, step := range []chromedp.Action[chromedp.Void]{
+		chromedp.Navigate(f.siteURL + "/login"),
+		chromedp.SendKeys(`input[name="username"]`, "alice"),
+		chromedp.SendKeys(`input[name="password"]`, "s3cret"),
+		chromedp.Submit(`input[name="password"]`),
+		chromedp.WaitVisible(`h1`),
+	} {
+		if err := chromedp.Do(user, step); err != nil {
+			t.Fatalf("the user's sign-in: %v", err)
+		}
+	}
+	elsewhere, elog := serveLoggedOn(t, "127.0.0.4:0", map[string]string{"/private": `<title>Private mail</title>secret`})
+	other, cancelOther := chromedp.NewContext(user)
+	defer cancelOther()
+	if err := chromedp.Do(other, chromedp.Navigate(elsewhere+"/private")); err != nil {
+		t.Fatalf("the user's other tab: %v", err)
+	}
+	// In-scope pages of the session's own, on the allowed site.
+	ws := "ws" + strings.TrimPrefix(f.canaryTo, "http")
+	site, _ := serveLogged(t, map[string]string{
+		"/links":  fmt.Sprintf(`<title>links</title><a id=c href="%s/tabs-link">canary</a>`, f.canaryTo),
+		"/attack": fmt.Sprintf(`<title>attack</title><img src="%[1]s/tabs-img"><iframe src="%[1]s/tabs-iframe"></iframe><p id=s>start</p><script>fetch("%[1]s/tabs-fetch",{mode:"no-cors"}).catch(()=>{});try{new WebSocket("%[2]s/ws/tabs-ws")}catch(e){};setTimeout(()=>{document.getElementById("s").textContent="done"},800)</script>`, f.canaryTo, ws),
+	})
+
+	// The listing: the session's tab and the user's in-scope tab, the
+	// other only counted.
+	tabs, hidden := f.tabs(t, "e2e")
+	text, _ := f.call(t, "e2e.list_tabs", nil)
+	if strings.Contains(text, "Private") || strings.Contains(text, "127.0.0.4") || hidden < 1 {
+		t.Errorf("list_tabs names the user's tab outside the scope, or does not count it (hidden %d):\n%s", hidden, text)
+	}
+	dashboard := f.tabID(t, "e2e", "user", "/dashboard")
+	ids := map[string]bool{}
+	for _, tb := range tabs {
+		ids[tb.Tab] = true
+	}
+	if len(ids) != len(tabs) {
+		t.Errorf("tab ids repeat: %+v", tabs)
+	}
+
+	// Adopt the user's signed-in tab.
+	out := f.mustAllow(t, "e2e.switch_tab", map[string]any{"tab": dashboard})
+	if !strings.Contains(out, "the user's tab") {
+		t.Errorf("switch_tab does not say it adopted the user's tab:\n%s", out)
+	}
+	if snap := f.mustAllow(t, "e2e.snapshot", nil); !strings.Contains(snap, "Welcome, alice!") {
+		t.Fatalf("the adopted tab does not show the signed-in page:\n%s", snap)
+	}
+	if again := f.tabID(t, "e2e", "user", "/dashboard"); again != dashboard {
+		t.Errorf("the adopted tab's id changed: %s, then %s", dashboard, again)
+	}
+	// Within the scope, still signed in.
+	if out := f.mustAllow(t, "e2e.navigate", map[string]any{"url": f.siteURL + "/dashboard?again"}); !strings.Contains(out, `title="Dashboard"`) {
+		t.Errorf("navigating the adopted tab lost the sign-in:\n%s", out)
+	}
+	// The canary, by every command.
+	if text, refused := f.call(t, "e2e.navigate", map[string]any{"url": f.canaryTo + "/tabs-navigate"}); !refused {
+		t.Errorf("navigate to the canary was allowed:\n%s", text)
+	}
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/links"})
+	if text, refused := f.call(t, "e2e.click", map[string]any{"selector": "#c"}); !refused {
+		t.Errorf("a click to the canary was allowed:\n%s", text)
+	}
+	if text, refused := f.call(t, "e2e.new_tab", map[string]any{"url": f.canaryTo + "/tabs-new"}); !refused || !strings.Contains(text, "DENIED at scope") {
+		t.Errorf("new_tab at the canary was not refused at scope:\n%s", text)
+	}
+	// A page in the adopted tab attacks the canary.
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/attack"})
+	f.mustAllow(t, "e2e.wait_for", map[string]any{"text": "done", "timeout_ms": 5000})
+	// The user's own tab is not the session's to close.
+	if text, refused := f.call(t, "e2e.close_tab", map[string]any{"tab": dashboard}); !refused || !strings.Contains(text, "allow_user_tabs") {
+		t.Errorf("close_tab on the user's tab was not refused for allow_user_tabs:\n%s", text)
+	}
+	// A tab of the session's own: opened signed in, listed, closed.
+	out = f.mustAllow(t, "e2e.new_tab", map[string]any{"url": f.siteURL + "/dashboard?newtab"})
+	if snap := f.mustAllow(t, "e2e.snapshot", nil); !strings.Contains(snap, "Welcome, alice!") {
+		t.Errorf("the new tab is not signed in:\n%s", snap)
+	}
+	opened := f.tabID(t, "e2e", "session", "/dashboard?newtab")
+	if !strings.Contains(out, opened) {
+		t.Errorf("new_tab's reply does not name the tab %s:\n%s", opened, out)
+	}
+	f.mustAllow(t, "e2e.close_tab", map[string]any{"tab": opened})
+	tabs, _ = f.tabs(t, "e2e")
+	if slices.ContainsFunc(tabs, func(tb listedTab) bool { return tb.Tab == opened }) {
+		t.Errorf("the closed tab is still listed: %+v", tabs)
+	}
+	// Settle, then the canary must have seen nothing at all.
+	time.Sleep(time.Second)
+	if seen := f.net.Seen(); len(seen) != 0 || f.net.Upgrades() != 0 {
+		t.Errorf("the canary saw %s", f.net)
+	}
+
+	// The session ends: the user's tabs stay, load pages, and are free of
+	// the session's scope.
+	f.cs.Close()
+	pages := func() []string {
+		infos, err := chromedp.Targets(user)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var urls []string
+		for _, ti := range infos {
+			if ti.Type == "page" {
+				urls = append(urls, ti.URL)
+			}
+		}
+		return urls
+	}
+	testkit.Eventually(t, func() string {
+		if got := pages(); slices.ContainsFunc(got, func(u string) bool { return strings.Contains(u, "newtab") }) {
+			return fmt.Sprintf("after the session the tab it opened is still there: %q", got)
+		}
+		return ""
+	})
+	got := pages()
+	if !slices.ContainsFunc(got, func(u string) bool { return strings.HasPrefix(u, site+"/attack") }) ||
+		!slices.Contains(got, elsewhere+"/private") {
+		t.Errorf("the user's tabs are not all there after the session: %q", got)
+	}
+	ctx, cancel := context.WithTimeout(user, 20*time.Second)
+	defer cancel()
+	before := elog.count("/private")
+	if err := chromedp.Do(ctx, chromedp.Navigate(elsewhere+"/private?after")); err != nil {
+		t.Fatalf("the adopted tab does not load a page after the session: %v", err)
+	}
+	if elog.count("/private") != before+1 {
+		t.Errorf("the adopted tab is still held to the session's scope after it ended")
+	}
+}
