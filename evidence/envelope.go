@@ -60,12 +60,12 @@ type Envelope struct {
 	// Blocked does not list: the writer keeps the first ones of each
 	// stretch (between two calls, during a call) up to a bound, and counts
 	// the rest.
-	BlockedDropped int    `json:"blocked_dropped,omitempty"`
+	BlockedDropped int `json:"blocked_dropped,omitempty"`
 	// Tab is the tab the call acted in (spec revision 5); nil before the
 	// session had one.
-	Tab *TabRef `json:"tab,omitempty"`
-	PrevHash       string `json:"prev_hash"` // "" for seq 1
-	Hash           string `json:"hash"`      // lowercase hex SHA-256 of CanonicalJSON
+	Tab      *TabRef `json:"tab,omitempty"`
+	PrevHash string  `json:"prev_hash"` // "" for seq 1
+	Hash     string  `json:"hash"`      // lowercase hex SHA-256 of CanonicalJSON
 }
 
 // TabRef names a tab in a record: its list_tabs id, whose it is

@@ -66,7 +66,7 @@ type targetGuard struct {
 	// users are the latter.
 	extra map[string]bool
 	users map[string]bool
-	done    chan struct{}
+	done  chan struct{}
 	// docGen counts the tab's main-frame commits: it tells the tab's
 	// documents apart for the interceptor. It is kept in the read loop, so
 	// a request of a new document is never judged before its commit.
