@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/remote"
 
+	"github.com/browsergate/browsergate/evidence"
 	"github.com/browsergate/browsergate/examples/testkit"
 )
 
@@ -199,4 +200,80 @@ func TestLiveTabsInTheUsersBrowser(t *testing.T) {
 	if elog.count("/private") != before+1 {
 		t.Errorf("the adopted tab is still held to the session's scope after it ended")
 	}
+}
+
+// TestTabsInLaunchMode: the tab commands in a browser browsergate
+// launched (every tab the session's): new_tab opens a guarded, listed tab
+// and refuses one outside the scope; switch_tab goes back; close_tab
+// closes the new tab but not the session's first; the evidence names the
+// tab each call acted in.
+func TestTabsInLaunchMode(t *testing.T) {
+	t.Parallel()
+	f := start(t, "launch", "")
+	site, _ := serveLogged(t, map[string]string{
+		"/a": `<title>A</title>a`,
+		"/b": fmt.Sprintf(`<title>B</title><p id=s>b</p><script>fetch("%s/tabs-launch-fetch",{mode:"no-cors"}).catch(()=>{});setTimeout(()=>{document.getElementById("s").textContent="done"},300)</script>`, f.canaryTo),
+	})
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/a"})
+	if text, refused := f.call(t, "e2e.new_tab", map[string]any{"url": f.canaryTo + "/tabs-launch-new"}); !refused || !strings.Contains(text, "DENIED at scope") {
+		t.Errorf("new_tab at the canary was not refused at scope:\n%s", text)
+	}
+	f.mustAllow(t, "e2e.new_tab", map[string]any{"url": site + "/b"})
+	f.mustAllow(t, "e2e.wait_for", map[string]any{"text": "done", "timeout_ms": 5000})
+	tabs, hidden := f.tabs(t, "e2e")
+	if len(tabs) != 2 || hidden != 0 {
+		t.Fatalf("list_tabs = %+v (hidden %d), want the two tabs of the session", tabs, hidden)
+	}
+	first, second := f.tabID(t, "e2e", "session", "/a"), f.tabID(t, "e2e", "session", "/b")
+	for _, tb := range tabs {
+		if tb.Active != (tb.Tab == second) {
+			t.Errorf("the new tab should be the current one: %+v", tabs)
+		}
+	}
+	if out := f.mustAllow(t, "e2e.switch_tab", map[string]any{"tab": first}); !strings.Contains(out, `title="A"`) {
+		t.Errorf("after switch_tab the state is not tab A's:\n%s", out)
+	}
+	if text, refused := f.call(t, "e2e.close_tab", map[string]any{"tab": first}); !refused || !strings.Contains(text, "first tab") {
+		t.Errorf("close_tab on the session's first tab was not refused:\n%s", text)
+	}
+	f.mustAllow(t, "e2e.switch_tab", map[string]any{"tab": second})
+	if out := f.mustAllow(t, "e2e.close_tab", map[string]any{"tab": second}); !strings.Contains(out, `title="A"`) {
+		t.Errorf("closing the current tab does not go back to the first:\n%s", out)
+	}
+	if tabs, _ := f.tabs(t, "e2e"); len(tabs) != 1 || tabs[0].Tab != first {
+		t.Errorf("after close_tab the tabs are %+v", tabs)
+	}
+	if text, refused := f.call(t, "e2e.switch_tab", map[string]any{"tab": second}); !refused || !strings.Contains(text, "no tab "+second) {
+		t.Errorf("switch_tab to a closed tab was not refused:\n%s", text)
+	}
+	if seen := f.net.Seen(); len(seen) != 0 {
+		t.Errorf("the canary saw %s", f.net)
+	}
+	// The evidence names the tab of each call.
+	f.cs.Close()
+	envs := readEnvelopes(t, f.evidence)
+	byCmd := map[string][]string{}
+	for _, e := range envs {
+		if e.Tab != nil {
+			byCmd[e.Command] = append(byCmd[e.Command], e.Tab.ID+" "+e.Tab.Owner+" "+e.Tab.URL)
+		}
+	}
+	if got := byCmd["close_tab"]; len(got) < 2 || !strings.HasPrefix(got[len(got)-1], second+" session "+site+"/b") {
+		t.Errorf("the evidence of close_tab names the tabs %q, want the last in %s at %s/b", got, second, site)
+	}
+	if got := byCmd["wait_for"]; len(got) != 1 || !strings.HasPrefix(got[0], second+" session ") {
+		t.Errorf("the evidence of wait_for names %q, want the new tab %s", got, second)
+	}
+}
+
+// readEnvelopes is every call record in the evidence log at path, session
+// by session.
+func readEnvelopes(t *testing.T, path string) []*evidence.Envelope {
+	t.Helper()
+	var out []*evidence.Envelope
+	lastRecordWhere(t, path, func(e *evidence.Envelope) bool {
+		out = append(out, e)
+		return false
+	})
+	return out
 }
