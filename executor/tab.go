@@ -47,6 +47,7 @@ func (s *session) ensureTab() error {
 	}
 	s.tab = tab{ctx: ctx, cancel: cancel, watch: w, browserID: chromedp.FromContext(ctx).BrowserContextID}
 	s.tabs = sessionTabs{home: s.tab.targetID(), homeCtx: ctx, parked: map[target.ID]tab{}}
+	claimedTabs.claim(s.tabs.home, s.id)
 	go w.dismissDialogs(ctx)
 	return nil
 }
@@ -72,6 +73,7 @@ func (s *session) closeTabs() {
 		s.tab.close()
 	}
 	first.close()
+	claimedTabs.release(s.id)
 	s.tab = tab{}
 	s.tabs = sessionTabs{}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
@@ -71,10 +72,11 @@ func (b *tabIDs) target(id string) (target.ID, bool) {
 // session's tab. In the user's context (user) a page of the session tab's
 // browser context that is not the session's is the user's, shown when
 // inScope allows its URL (and it is a web page: http or https), else only
-// counted in hidden. Pages of other browser contexts (another session's,
+// counted in hidden, as is a page of another session's (others). Pages of
+// other browser contexts (another session's,
 // another program's) are neither shown nor counted.
 func tabListing(all []*target.Info, ours []*target.Info, current target.ID, user bool,
-	inScope func(url string) bool, ids *tabIDs) (shown []tabInfo, hidden int) {
+	inScope func(url string) bool, ids *tabIDs, others map[target.ID]bool) (shown []tabInfo, hidden int) {
 	own := map[target.ID]bool{}
 	for _, t := range ours {
 		own[t.TargetID] = true
@@ -94,7 +96,8 @@ func tabListing(all []*target.Info, ours []*target.Info, current target.ID, user
 		if t.Type != "page" || own[t.TargetID] || context == "" || string(t.BrowserContextID) != context {
 			continue
 		}
-		if !isWebURL(t.URL) || !inScope(t.URL) {
+		if !isWebURL(t.URL) || !inScope(t.URL) || others[t.TargetID] {
+			// Outside the scope, not a web page, or another session's.
 			hidden++
 			continue
 		}
@@ -162,8 +165,12 @@ type sessionTabs struct {
 func (s *session) listTabs(all []*target.Info) ([]tabInfo, int) {
 	own := s.tab.targetID()
 	sc := s.backend.scope.Load()
+	others := map[target.ID]bool{}
+	for _, p := range sessionPages(all, "", claimedTabs.others(s.id)...) {
+		others[p.TargetID] = true
+	}
 	tabs, hidden := tabListing(all, sessionPages(all, s.tab.browserID, s.rootIDs()...), own, s.backend.userContext(),
-		func(u string) bool { return sc.Check(u).Allowed }, &s.tabIDs)
+		func(u string) bool { return sc.Check(u).Allowed }, &s.tabIDs, others)
 	for i := range tabs {
 		if tabs[i].Owner == ownerSession && s.tabOwner(tabs[i].Target) == ownerUser {
 			tabs[i].Owner = ownerUser
@@ -242,6 +249,7 @@ func (s *session) letGo(id target.ID) {
 		delete(s.tabs.parked, id)
 	}
 	s.tabs.roots = slices.DeleteFunc(s.tabs.roots, func(r target.ID) bool { return r == id })
+	claimedTabs.release(s.id, id)
 	if s.egress.guard != nil {
 		s.egress.guard.letGo(string(id))
 	}
@@ -258,6 +266,9 @@ func (s *session) tabOwner(id target.ID) string {
 func actSwitchTab(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
 	tb := f.Tab
 	if tb.Owner == ownerUser && !s.egress.guard.isUserTab(string(tb.Target)) {
+		if !claimedTabs.claim(tb.Target, s.id) {
+			return output{}, fmt.Errorf("tab %s is held by another session", tb.ID)
+		}
 		// The user's tab comes under the guard, then gets a fresh document
 		// born under it: what the page ran before (a worker, a saved
 		// reference to a constructor the guard removes, a connection) is
@@ -314,6 +325,7 @@ func actNewTab(ctx context.Context, s *session, args map[string]any, f *facts) (
 	if err := json.Unmarshal(raw, &created); err != nil || created.TargetID == "" {
 		return output{}, fmt.Errorf("open a tab: no target id in %s", raw)
 	}
+	claimedTabs.claim(created.TargetID, s.id)
 	// Blank, it has sent nothing: it comes under the guard before it
 	// loads the URL.
 	if err := s.egress.guard.adopt(ctx, string(created.TargetID), false); err != nil {
@@ -349,4 +361,50 @@ func actCloseTab(ctx context.Context, s *session, args map[string]any, f *facts)
 		return output{}, fmt.Errorf("close %s: %w", tb.ID, err)
 	}
 	return output{Text: fmt.Sprintf("closed %s (%s)", tb.ID, tb.URL)}, nil
+}
+
+// claimedTabs are the top-level tabs the daemon's sessions hold — each
+// one's first tab, the tabs it opened, the user's tabs it adopted — so
+// that no session lists, adopts or closes another's (in the user's
+// context they share one browser context). Target ids are unique.
+var claimedTabs = tabClaims{m: map[target.ID]string{}}
+
+type tabClaims struct {
+	mu sync.Mutex
+	m  map[target.ID]string // tab -> session id
+}
+
+// claim gives tab to session; it fails if another session holds it.
+func (c *tabClaims) claim(tab target.ID, session string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if owner, ok := c.m[tab]; ok && owner != session {
+		return false
+	}
+	c.m[tab] = session
+	return true
+}
+
+// release lets go of tabs of session; with none named, of all of them.
+func (c *tabClaims) release(session string, tabs ...target.ID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for tab, owner := range c.m {
+		if owner == session && (len(tabs) == 0 || slices.Contains(tabs, tab)) {
+			delete(c.m, tab)
+		}
+	}
+}
+
+// others are the tabs the other sessions hold.
+func (c *tabClaims) others(session string) []target.ID {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []target.ID
+	for tab, owner := range c.m {
+		if owner != session {
+			out = append(out, tab)
+		}
+	}
+	return out
 }

@@ -28,7 +28,7 @@ func TestTabListingUserContext(t *testing.T) {
 		{TargetID: "W", Type: "service_worker", BrowserContextID: "D", URL: "https://example.com/sw.js"},
 	}
 	var ids tabIDs
-	shown, hidden := tabListing(all, sessionPages(all, "", "S"), "S", true, inExample, &ids)
+	shown, hidden := tabListing(all, sessionPages(all, "", "S"), "S", true, inExample, &ids, nil)
 	got := map[string]tabInfo{}
 	for _, tb := range shown {
 		got[string(tb.Target)] = tb
@@ -66,7 +66,7 @@ func TestTabListingOwnContext(t *testing.T) {
 		pageTarget("U", "D", "https://example.com/user", "User", ""),
 	}
 	var ids tabIDs
-	shown, hidden := tabListing(all, sessionPages(all, "C1", "S"), "S", false, inExample, &ids)
+	shown, hidden := tabListing(all, sessionPages(all, "C1", "S"), "S", false, inExample, &ids, nil)
 	if len(shown) != 2 || hidden != 0 {
 		t.Fatalf("shown %+v hidden %d, want the session's two pages", shown, hidden)
 	}
@@ -96,10 +96,52 @@ func TestTabIDsAreStable(t *testing.T) {
 	// Listing twice gives the same ids.
 	all := []*target.Info{pageTarget("S", "D", "https://example.com/", "", ""), pageTarget("U", "D", "https://example.com/u", "", "")}
 	var ids2 tabIDs
-	first, _ := tabListing(all, sessionPages(all, "", "S"), "S", true, inExample, &ids2)
+	first, _ := tabListing(all, sessionPages(all, "", "S"), "S", true, inExample, &ids2, nil)
 	reversed := []*target.Info{all[1], all[0]}
-	second, _ := tabListing(reversed, sessionPages(reversed, "", "S"), "S", true, inExample, &ids2)
+	second, _ := tabListing(reversed, sessionPages(reversed, "", "S"), "S", true, inExample, &ids2, nil)
 	if len(first) != 2 || len(second) != 2 || first[1].ID != second[1].ID {
 		t.Errorf("the user's tab changed id between listings: %s then %s", first[1].ID, second[0].ID)
+	}
+}
+
+func TestTabListingHidesOtherSessionsTabs(t *testing.T) {
+	// Two sessions in the user's context: B's tab and its popup are
+	// neither listed nor adoptable by A (they are counted).
+	all := []*target.Info{
+		pageTarget("A", "D", "https://example.com/a", "A", ""),
+		pageTarget("B", "D", "https://example.com/b", "B", ""),
+		pageTarget("BP", "D", "https://example.com/bp", "B's popup", "B"),
+		pageTarget("U", "D", "https://example.com/u", "User", ""),
+	}
+	others := map[target.ID]bool{}
+	for _, p := range sessionPages(all, "", "B") {
+		others[p.TargetID] = true
+	}
+	var ids tabIDs
+	shown, hidden := tabListing(all, sessionPages(all, "", "A"), "A", true, inExample, &ids, others)
+	if len(shown) != 2 || shown[1].Target != "U" || hidden != 2 {
+		t.Fatalf("shown %+v hidden %d, want A's tab and the user's, B's two counted", shown, hidden)
+	}
+}
+
+func TestTabClaims(t *testing.T) {
+	c := tabClaims{m: map[target.ID]string{}}
+	if !c.claim("T", "s1") || !c.claim("T", "s1") {
+		t.Fatal("a session cannot claim a free tab, or its own again")
+	}
+	if c.claim("T", "s2") {
+		t.Fatal("a second session claimed a held tab")
+	}
+	c.claim("U", "s1")
+	if got := c.others("s2"); len(got) != 2 {
+		t.Errorf("others(s2) = %v, want s1's two tabs", got)
+	}
+	c.release("s1", "T")
+	if !c.claim("T", "s2") {
+		t.Error("a released tab cannot be claimed")
+	}
+	c.release("s1")
+	if got := c.others("s2"); len(got) != 0 {
+		t.Errorf("after s1 released everything, others(s2) = %v", got)
 	}
 }
