@@ -99,6 +99,7 @@ func TestLiveTabsInTheUsersBrowser(t *testing.T) {
 	// other only counted.
 	tabs, hidden := f.tabs(t, "e2e")
 	text, _ := f.call(t, "e2e.list_tabs", nil)
+	t.Logf("list_tabs:\n%s", text)
 	if strings.Contains(text, "Private") || strings.Contains(text, "127.0.0.4") || hidden < 1 {
 		t.Errorf("list_tabs names the user's tab outside the scope, or does not count it (hidden %d):\n%s", hidden, text)
 	}
@@ -113,10 +114,13 @@ func TestLiveTabsInTheUsersBrowser(t *testing.T) {
 
 	// Adopt the user's signed-in tab.
 	out := f.mustAllow(t, "e2e.switch_tab", map[string]any{"tab": dashboard})
+	t.Logf("switch_tab %s:\n%s", dashboard, out)
 	if !strings.Contains(out, "the user's tab") {
 		t.Errorf("switch_tab does not say it adopted the user's tab:\n%s", out)
 	}
-	if snap := f.mustAllow(t, "e2e.snapshot", nil); !strings.Contains(snap, "Welcome, alice!") {
+	snap := f.mustAllow(t, "e2e.snapshot", nil)
+	t.Logf("snapshot:\n%s", snap)
+	if !strings.Contains(snap, "Welcome, alice!") {
 		t.Fatalf("the adopted tab does not show the signed-in page:\n%s", snap)
 	}
 	if again := f.tabID(t, "e2e", "user", "/dashboard"); again != dashboard {
@@ -134,7 +138,9 @@ func TestLiveTabsInTheUsersBrowser(t *testing.T) {
 	if text, refused := f.call(t, "e2e.click", map[string]any{"selector": "#c"}); !refused {
 		t.Errorf("a click to the canary was allowed:\n%s", text)
 	}
-	if text, refused := f.call(t, "e2e.new_tab", map[string]any{"url": f.canaryTo + "/tabs-new"}); !refused || !strings.Contains(text, "DENIED at scope") {
+	text, refused := f.call(t, "e2e.new_tab", map[string]any{"url": f.canaryTo + "/tabs-new"})
+	t.Logf("new_tab canary:\n%s", text)
+	if !refused || !strings.Contains(text, "DENIED at scope") {
 		t.Errorf("new_tab at the canary was not refused at scope:\n%s", text)
 	}
 	// A page in the adopted tab attacks the canary.
