@@ -1,9 +1,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/remote"
 )
 
 // BenchmarkLoginFlow measures what an agent waits for in a sign-in flow
@@ -62,4 +66,45 @@ func BenchmarkSnapshot(b *testing.B) {
 		size = len(f.mustAllow(b, "e2e.snapshot", nil))
 	}
 	b.ReportMetric(float64(size), "bytes/snapshot")
+}
+
+// BenchmarkAdoptedTab measures the guard on a user's tab in live mode's
+// user context: one op loads the demo documentation page (with its
+// subresources) in the tab. "user-unguarded" is the user loading it
+// themselves over their own DevTools connection, before any session
+// adopts the tab; "adopted" is browsergate's navigate in the same tab
+// after switch_tab (the whole governed call: observe, decide, Cedar,
+// interception of every request, evidence); "session-tab" is the same
+// call in the session's own tab, for comparison.
+func BenchmarkAdoptedTab(b *testing.B) {
+	port, _ := startChromium(b)
+	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
+	f := start(b, "live", endpoint)
+	alloc, cancelAlloc := remote.NewAllocator(context.Background(), endpoint)
+	defer cancelAlloc()
+	user, cancelUser := chromedp.NewContext(alloc)
+	defer cancelUser()
+	page := f.siteURL + "/docs"
+	if err := chromedp.Do(user, chromedp.Navigate(page+"?user")); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("user-unguarded", func(b *testing.B) {
+		for b.Loop() {
+			if err := chromedp.Do(user, chromedp.Navigate(page)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("session-tab", func(b *testing.B) {
+		for b.Loop() {
+			f.mustAllow(b, "e2e.navigate", map[string]any{"url": page})
+		}
+	})
+	tab := f.tabID(b, "e2e", "user", "/docs")
+	f.mustAllow(b, "e2e.switch_tab", map[string]any{"tab": tab})
+	b.Run("adopted", func(b *testing.B) {
+		for b.Loop() {
+			f.mustAllow(b, "e2e.navigate", map[string]any{"url": page})
+		}
+	})
 }
