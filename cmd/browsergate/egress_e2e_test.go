@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"net"
@@ -15,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/remote"
 	"github.com/gorilla/websocket"
 
 	"github.com/browsergate/browsergate/examples/demosite"
@@ -70,6 +73,8 @@ type egressFixture struct {
 	// TestEgressLive); tcpCases names the cases that made one.
 	tcpMeasured bool
 	tcpCases    []string
+	// beforeCase, when set, runs before each case of runEgressSuite.
+	beforeCase func(t *testing.T)
 }
 
 // startManifest is start with the manifest body as a parameter (formatted
@@ -283,6 +288,9 @@ func runEgressSuite(t *testing.T, f *egressFixture) {
 	for _, name := range slices.Sorted(maps.Keys(navs)) {
 		u := navs[name]
 		t.Run("navigate to "+name, func(t *testing.T) {
+			if f.beforeCase != nil {
+				f.beforeCase(t)
+			}
 			m := f.mark()
 			f.mustRefuse(t, "egress.navigate", map[string]any{"url": u})
 			f.stillWorks(t)
@@ -290,7 +298,12 @@ func runEgressSuite(t *testing.T, f *egressFixture) {
 		})
 	}
 	for _, tc := range attackCases() {
-		t.Run(tc.name, func(t *testing.T) { f.runAttack(t, tc) })
+		t.Run(tc.name, func(t *testing.T) {
+			if f.beforeCase != nil {
+				f.beforeCase(t)
+			}
+			f.runAttack(t, tc)
+		})
 	}
 }
 
@@ -361,6 +374,51 @@ func TestEgressLive(t *testing.T) {
 		t.Errorf("over the whole run the canary saw %s", f.net)
 	}
 	t.Logf("TCP level, user's context: %d connection(s) without a request over the run, in %d case(s): %s",
+		len(f.net.Peers()), len(f.tcpCases), strings.Join(f.tcpCases, "; "))
+}
+
+// TestEgressLiveAdopted runs the attacks in a user's tab the session
+// adopted with switch_tab (live, the user's context): the guard must be
+// as complete there as in the session's own tab.
+func TestEgressLiveAdopted(t *testing.T) {
+	t.Parallel()
+	port, _ := startChromium(t)
+	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
+	f := startManifest(t, strings.Replace(egressManifest, "[browser.commands.snapshot]", "[browser.commands.snapshot]\n[browser.commands.list_tabs]\n[browser.commands.switch_tab]", 1),
+		"live", endpoint)
+	f.tcpMeasured = true
+	alloc, cancelAlloc := remote.NewAllocator(context.Background(), endpoint)
+	defer cancelAlloc()
+	user, cancelUser := chromedp.NewContext(alloc)
+	defer cancelUser()
+	if err := chromedp.Do(user, chromedp.Navigate(f.siteURL+"/?users-own-tab")); err != nil {
+		t.Fatalf("the user's tab: %v", err)
+	}
+	// Each case starts in the user's tab, adopted. A case that leaves the
+	// tab outside the scope (an error page) has the session let it go (a
+	// user's tab is never reset): the user then takes it back to the site
+	// and the session adopts it again.
+	readopted := 0
+	f.beforeCase = func(t *testing.T) {
+		tabs, _ := f.tabs(t, "egress")
+		if slices.ContainsFunc(tabs, func(tb listedTab) bool { return tb.Owner == "user" && tb.Active }) {
+			return
+		}
+		readopted++
+		if err := chromedp.Do(user, chromedp.Navigate(f.siteURL+"/?users-own-tab")); err != nil {
+			t.Fatalf("the user's tab: %v", err)
+		}
+		f.mustAllow(t, "egress.switch_tab", map[string]any{"tab": f.tabID(t, "egress", "user", "users-own-tab")})
+	}
+	f.beforeCase(t)
+	readopted = 0
+	runEgressSuite(t, f)
+	f.settle(t, 300)
+	if len(f.net.Seen()) != 0 || f.net.Upgrades() != 0 {
+		t.Errorf("over the whole run the canary saw %s", f.net)
+	}
+	t.Logf("the session let the user's tab go (and adopted it again) %d time(s)", readopted)
+	t.Logf("TCP level, adopted tab: %d connection(s) without a request over the run, in %d case(s): %s",
 		len(f.net.Peers()), len(f.tcpCases), strings.Join(f.tcpCases, "; "))
 }
 
