@@ -12,13 +12,17 @@
 // Speculation-Rules response header are dropped from the response by the
 // guard (attach.go).
 (() => {
+  // A script element of any namespace and prefix (Chromium acts on SVG
+  // ones too), with the type attribute Chromium reads: the one in no
+  // namespace.
   const strip = n => {
-    if (n.nodeName === 'SCRIPT' && (n.getAttribute('type') || '').trim().toLowerCase() === 'speculationrules') n.remove();
+    if (n.nodeType === 1 && n.localName === 'script' &&
+        (n.getAttributeNS(null, 'type') || '').trim().toLowerCase() === 'speculationrules') n.remove();
   };
   const sweep = n => {
     strip(n);
     if (!n.querySelectorAll) return;
-    n.querySelectorAll('script').forEach(strip);
+    n.querySelectorAll('*|script').forEach(strip);
     for (const e of [n, ...n.querySelectorAll('*')]) {
       if (e.shadowRoot) watch(e.shadowRoot);
     }

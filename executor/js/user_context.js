@@ -21,11 +21,12 @@
   const apply = Reflect.apply;
   const getter = (proto, name) => Object.getOwnPropertyDescriptor(proto, name).get;
   const attach = Element.prototype.attachShadow;
-  const getAttribute = Element.prototype.getAttribute;
+  const getAttributeNS = Element.prototype.getAttributeNS;
   const remove = Element.prototype.remove;
   const query = Element.prototype.querySelectorAll;
   const observe = MutationObserver.prototype.observe;
-  const nodeName = getter(Node.prototype, 'nodeName');
+  const nodeType = getter(Node.prototype, 'nodeType');
+  const localName = getter(Element.prototype, 'localName');
   const recordType = getter(MutationRecord.prototype, 'type');
   const recordTarget = getter(MutationRecord.prototype, 'target');
   const recordAdded = getter(MutationRecord.prototype, 'addedNodes');
@@ -37,12 +38,13 @@
   };
   const strip = n => {
     try {
-      if (apply(nodeName, n, []) === 'SCRIPT' && String(apply(getAttribute, n, ['type']) || '').trim().toLowerCase() === 'speculationrules') apply(remove, n, []);
+      if (apply(nodeType, n, []) === 1 && apply(localName, n, []) === 'script' &&
+          String(apply(getAttributeNS, n, [null, 'type']) || '').trim().toLowerCase() === 'speculationrules') apply(remove, n, []);
     } catch (e) {}
   };
   const sweep = n => {
     strip(n);
-    try { each(apply(query, n, ['script']), strip); } catch (e) {}
+    try { each(apply(query, n, ['*|script']), strip); } catch (e) {}
   };
   const observer = new MutationObserver(records => {
     for (let i = 0; i < records.length; i++) {
@@ -51,12 +53,27 @@
       else each(apply(recordAdded, r, []), sweep);
     }
   });
+  const watch = root => apply(observe, observer, [root, {childList: true, subtree: true, attributes: true, attributeFilter: ['type']}]);
   try {
     Object.defineProperty(Element.prototype, 'attachShadow', {
       value: function attachShadow(init) {
         const root = apply(attach, this, [init]);
-        apply(observe, observer, [root, {childList: true, subtree: true, attributes: true, attributeFilter: ['type']}]);
+        watch(root);
         return root;
+      },
+      writable: false, configurable: false,
+    });
+  } catch (e) {}
+  // A popup opened blank is the opener's to write into at once, before
+  // any script of the guard's runs in its document: it is watched from
+  // here, before window.open returns it.
+  const open = window.open;
+  try {
+    Object.defineProperty(window, 'open', {
+      value: function open_(...args) {
+        const w = apply(open, this, args);
+        try { if (w) watch(w.document); } catch (e) {} // another origin's: not writable from here either
+        return w;
       },
       writable: false, configurable: false,
     });
