@@ -148,13 +148,13 @@ func (v *verdict) judge(q *question) *DenyError {
 		return d
 	}
 	var submitCmd *toolclad.Command
-	if v.Submits && cmd.Name == "click" {
-		// A click that submits a form is a form submission: the rules
-		// written for submit_form must not be dodged by clicking the
-		// submit button.
+	if v.Submits {
+		// A click (or a key, or a listbox option) that submits a form is
+		// a form submission: the rules written for submit_form must not
+		// be dodged by clicking the submit button or pressing Enter.
 		if submitCmd = m.Command("submit_form"); submitCmd == nil {
 			return deny(evidence.StageManifest, "submit_form not declared",
-				"this click would submit a form, and the manifest does not declare the submit_form command")
+				"this %s would submit a form, and the manifest does not declare the submit_form command", cmd.Name)
 		}
 	}
 	// Cedar sees the URL the call is about: its url argument or where the
@@ -227,7 +227,14 @@ func (v *verdict) strayPages(check urlCheck, pages []pageFact) []string {
 func (v *verdict) leads(q *question) *DenyError {
 	cmd, f := q.Call.Command, q.Facts
 	switch commandTable[cmd.Name].observes {
-	case observeClick, observeSubmit:
+	case observePoint:
+		if f.Element == nil {
+			return deny(evidence.StageObserve, "element", "the element was not observed")
+		}
+		if f.Element.Err != nil {
+			return deny(evidence.StageArgs, "element", "%v", f.Element.Err)
+		}
+	case observeClick, observeSubmit, observeKey, observeSelect:
 		el := f.Element
 		if el == nil {
 			return deny(evidence.StageObserve, "element", "the element was not observed")
@@ -245,7 +252,7 @@ func (v *verdict) leads(q *question) *DenyError {
 		submit := commandTable[cmd.Name].observes == observeSubmit
 		if d.Embeds && !submit {
 			return deny(evidence.StageArgs, "element",
-				"a click on %s may land inside an embedded document (iframe, object or embed), which the gate cannot see into", el.Label)
+				"the %s on %s may land inside an embedded document (iframe, object or embed), which the gate cannot see into", cmd.Name, el.Label)
 		}
 		if submit && !d.InForm {
 			return deny(evidence.StageArgs, "element", "%s is not in a form", el.Label)
@@ -297,17 +304,17 @@ func (v *verdict) leads(q *question) *DenyError {
 	case observeTab:
 		return v.tab(q)
 	case observeHistory:
-		if f.Back == nil {
+		if f.History == nil {
 			return deny(evidence.StageObserve, "history", "the tab's history was not observed")
 		}
-		if f.Back.Err != nil {
-			return deny(evidence.StageObserve, "history", "%v", f.Back.Err)
+		if f.History.Err != nil {
+			return deny(evidence.StageObserve, "history", "%v", f.History.Err)
 		}
-		if f.Back.Prev != "" {
-			if dn := v.destination(q.check, "go_back", "the tab", f.Back.Prev); dn != nil {
+		if to := f.History.To; to != "" {
+			if dn := v.destination(q.check, cmd.Name, "the tab", to); dn != nil {
 				return dn
 			}
-			v.Target = f.Back.Prev
+			v.Target = to
 		}
 	}
 	return nil
@@ -423,7 +430,7 @@ func (v *verdict) cedar(q *question, submitCmd *toolclad.Command) *DenyError {
 			if q.Approved {
 				dn.Reason = "approved, but Cedar still denies " + r.Command + ": " + dn.Reason
 			} else if i == 1 {
-				dn.Reason = "this click would submit a form, judged as submit_form: " + dn.Reason
+				dn.Reason = "this " + cmd.Name + " would submit a form, judged as submit_form: " + dn.Reason
 			}
 			return dn
 		}

@@ -39,6 +39,11 @@ blocked_domains = ["admin.example.com"]
 risk_tier = "critical"
 [browser.commands.scroll]
 human_approval = true
+[browser.commands.press_key]
+[browser.commands.select_option]
+[browser.commands.hover]
+[browser.commands.go_forward]
+[browser.commands.reload]
 [secrets.PW]
 env = "DECIDE_TEST_PW"
 domains = ["login.example.com"]
@@ -55,6 +60,7 @@ name = "n"
 [browser.scope]
 allowed_domains = ["*.example.com"]
 [browser.commands.click]
+[browser.commands.press_key]
 `
 
 type decideFixture struct {
@@ -203,11 +209,11 @@ func TestDecide(t *testing.T) {
 		{name: "critical tier is held", command: "screenshot", facts: on(home), approval: true},
 		{name: "manifest human_approval is held", command: "scroll", facts: on(home), approval: true},
 		{name: "manifest human_approval, approved", command: "scroll", facts: on(home), approved: true, policies: []string{"permit-non-navigation"}},
-		{name: "go_back in scope", command: "go_back", facts: &facts{State: on(home).State, Back: &historyFact{Prev: "https://docs.example.com/"}},
+		{name: "go_back in scope", command: "go_back", facts: &facts{State: on(home).State, History: &historyFact{To: "https://docs.example.com/"}},
 			policies: []string{"permit-non-navigation"}, target: "https://docs.example.com/"},
-		{name: "go_back out of scope", command: "go_back", facts: &facts{State: on(home).State, Back: &historyFact{Prev: "https://other.test/"}},
+		{name: "go_back out of scope", command: "go_back", facts: &facts{State: on(home).State, History: &historyFact{To: "https://other.test/"}},
 			stage: evidence.StageScope},
-		{name: "go_back history unreadable", command: "go_back", facts: &facts{State: on(home).State, Back: &historyFact{Err: errors.New("closed")}},
+		{name: "go_back history unreadable", command: "go_back", facts: &facts{State: on(home).State, History: &historyFact{Err: errors.New("closed")}},
 			stage: evidence.StageObserve, rule: "history"},
 		{name: "type into a password field is masked", command: "type_text", args: map[string]any{"ref": "e3", "text": "hunter2"},
 			facts: withElement(on(home), textField(home, true)), masked: true, policies: []string{"permit-non-navigation"}},
@@ -246,6 +252,41 @@ func TestDecide(t *testing.T) {
 				fs.Typed = f.m.Secrets
 				return fs
 			}(), stage: evidence.StageSecrets},
+		{name: "Enter that submits is a submit_form", command: "press_key", args: map[string]any{"key": "Enter", "ref": "e2"},
+			facts: withElement(on(home), submitButton("https://www.example.com/search")), submits: true, policies: []string{"permit-non-navigation"}},
+		{name: "Enter that submits needs submit_form declared", m: f.noSubmit, command: "press_key", args: map[string]any{"key": "Enter"},
+			facts: withElement(on(home), submitButton("https://www.example.com/search")), submits: true, stage: evidence.StageManifest, rule: "submit_form"},
+		{name: "Enter that submits out of scope", command: "press_key", args: map[string]any{"key": "Enter"},
+			facts: withElement(on(home), submitButton("https://evil.test/collect")), submits: true, stage: evidence.StageScope},
+		{name: "Enter on a link out of scope", command: "press_key", args: map[string]any{"key": "Enter", "ref": "e1"},
+			facts: withElement(on(home), link("http://169.254.169.254/latest")), stage: evidence.StageScope},
+		{name: "a key into an embedded document", command: "press_key", args: map[string]any{"key": "Enter"},
+			facts: withElement(on(home), &elementFact{Named: true, Label: "the focused element", Dest: destination{Embeds: true}}), stage: evidence.StageArgs, rule: "element"},
+		{name: "an unknown key", command: "press_key", args: map[string]any{"key": "Hyper"},
+			facts: withElement(on(home), &elementFact{Err: errors.New(`key "Hyper": unknown key`)}), stage: evidence.StageArgs, rule: "element"},
+		{name: "Enter that submits a typed secret elsewhere", command: "press_key", args: map[string]any{"key": "Enter"},
+			facts: func() *facts {
+				fs := withElement(on("https://login.example.com/"), submitButton("https://www.example.com/steal"))
+				fs.Typed = f.m.Secrets
+				return fs
+			}(), submits: true, stage: evidence.StageSecrets},
+		{name: "hover over a link out of scope is only a hover", command: "hover", args: map[string]any{"ref": "e1"},
+			facts: withElement(on(home), &elementFact{Named: true, Label: "ref e1"}), policies: []string{"permit-non-navigation"}},
+		{name: "hover over a ref that is gone", command: "hover", args: map[string]any{"ref": "e1"},
+			facts: withElement(on(home), &elementFact{Named: true, Err: ErrNoSuchRef}), stage: evidence.StageArgs, rule: "element"},
+		{name: "select an option", command: "select_option", args: map[string]any{"ref": "e4", "value": "b"},
+			facts: withElement(on(home), &elementFact{Named: true, Label: "ref e4"}), policies: []string{"permit-non-navigation"}},
+		{name: "select an option that does not exist", command: "select_option", args: map[string]any{"ref": "e4", "value": "z"},
+			facts: withElement(on(home), &elementFact{Named: true, Err: errors.New(`no option has the value "z"`)}), stage: evidence.StageArgs, rule: "element"},
+		{name: "a listbox option that is a link out of scope", command: "select_option", args: map[string]any{"ref": "e4", "label": "Evil"},
+			facts: withElement(on(home), link("https://evil.test/")), stage: evidence.StageScope},
+		{name: "go_forward out of scope", command: "go_forward", facts: &facts{State: on(home).State, History: &historyFact{To: "https://other.test/"}},
+			stage: evidence.StageScope},
+		{name: "go_forward in scope", command: "go_forward", facts: &facts{State: on(home).State, History: &historyFact{To: "https://docs.example.com/"}},
+			policies: []string{"permit-non-navigation"}, target: "https://docs.example.com/"},
+		{name: "reload a page that left the scope", command: "reload", facts: on("https://other.test/x"),
+			stage: evidence.StageScope, reset: true},
+		{name: "reload", command: "reload", facts: on(home), policies: []string{"permit-non-navigation"}, target: home},
 		{name: "session lifetime over", command: "snapshot", facts: on(home),
 			limits: &limits{created: decideNow.Add(-601 * time.Second), lastCall: decideNow, counts: map[string]int{}}, stage: evidence.StageLimits, rule: "session_timeout_seconds"},
 		{name: "idle too long", command: "snapshot", facts: on(home),

@@ -123,41 +123,13 @@ func (el element) callOn(ctx context.Context, fn string, out any, args ...*runti
 // release itself (mouseup, click) run after the last check: a form they
 // submit is caught by the acting guard of the interceptor (intercept.go).
 func (s *session) click(ctx context.Context, el element, want destination) error {
-	_, _ = chromedp.Call(ctx, dom.ScrollIntoViewIfNeeded, dom.ScrollIntoViewIfNeededParams{ObjectID: el.object})
-	q, err := chromedp.Call(ctx, dom.GetContentQuads, dom.GetContentQuadsParams{ObjectID: el.object})
-	if err != nil || len(q.Quads) == 0 || len(q.Quads[0]) < 8 {
-		return fmt.Errorf("%s is not visible, so it cannot be clicked", el.label)
-	}
-	quad := q.Quads[0]
-	var x, y float64
-	for i := 0; i < 8; i += 2 {
-		x += quad[i] / 4
-		y += quad[i+1] / 4
+	x, y, err := s.centre(ctx, el, "clicked")
+	if err != nil {
+		return err
 	}
 	judged := map[string]any{"urls": append([]string{want.URL}, want.URLs...), "submits": want.Submits}
-	check := func() error {
-		hit, err := s.nodeAt(ctx, x, y)
-		if err != nil {
-			return fmt.Errorf("%s: %v", el.label, err)
-		}
-		raw, err := json.Marshal(judged)
-		if err != nil {
-			return err
-		}
-		var why string
-		if err := el.callOn(ctx, clickCheckJS, &why, &runtime.CallArgument{ObjectID: hit.object}, &runtime.CallArgument{Value: raw}); err != nil {
-			return err
-		}
-		switch why {
-		case "":
-			return nil
-		case "covered":
-			return fmt.Errorf("%s is covered by another element at its centre, so a click would hit that element instead", el.label)
-		}
-		return fmt.Errorf("%s: %s", el.label, why)
-	}
 	for _, typ := range []input.DispatchMouseEventType{input.DispatchMouseEventTypeMouseMoved, input.DispatchMouseEventTypeMousePressed, input.DispatchMouseEventTypeMouseReleased} {
-		if err := check(); err != nil {
+		if err := s.hitCheck(ctx, el, x, y, judged); err != nil {
 			if typ == input.DispatchMouseEventTypeMouseReleased {
 				// The button is down: move away without letting it go
 				// over the element.
@@ -174,6 +146,64 @@ func (s *session) click(ctx context.Context, el element, want destination) error
 		}
 	}
 	return nil
+}
+
+// hover moves the mouse to the element's centre, once the browser's hit
+// test finds the element there (no overlay takes the pointer). What the
+// page's mouseover handlers do is held by the acting guard.
+func (s *session) hover(ctx context.Context, el element) error {
+	x, y, err := s.centre(ctx, el, "hovered")
+	if err != nil {
+		return err
+	}
+	if err := s.hitCheck(ctx, el, x, y, map[string]any{"pointOnly": true}); err != nil {
+		return err
+	}
+	if _, err := chromedp.Call(ctx, input.DispatchMouseEvent, input.DispatchMouseEventParams{Type: input.DispatchMouseEventTypeMouseMoved, X: x, Y: y}); err != nil {
+		return fmt.Errorf("hover %s: %w", el.label, err)
+	}
+	return nil
+}
+
+// centre scrolls the element into view and returns its centre in the
+// viewport; verb says what could not be done to an invisible element.
+func (s *session) centre(ctx context.Context, el element, verb string) (x, y float64, err error) {
+	_, _ = chromedp.Call(ctx, dom.ScrollIntoViewIfNeeded, dom.ScrollIntoViewIfNeededParams{ObjectID: el.object})
+	q, err := chromedp.Call(ctx, dom.GetContentQuads, dom.GetContentQuadsParams{ObjectID: el.object})
+	if err != nil || len(q.Quads) == 0 || len(q.Quads[0]) < 8 {
+		return 0, 0, fmt.Errorf("%s is not visible, so it cannot be %s", el.label, verb)
+	}
+	quad := q.Quads[0]
+	for i := 0; i < 8; i += 2 {
+		x += quad[i] / 4
+		y += quad[i+1] / 4
+	}
+	return x, y, nil
+}
+
+// hitCheck: the node the browser's hit test finds at (x, y) must be the
+// element or inside it, and (unless judged says pointOnly) what a click
+// there would do must be within judged.
+func (s *session) hitCheck(ctx context.Context, el element, x, y float64, judged map[string]any) error {
+	hit, err := s.nodeAt(ctx, x, y)
+	if err != nil {
+		return fmt.Errorf("%s: %v", el.label, err)
+	}
+	raw, err := json.Marshal(judged)
+	if err != nil {
+		return err
+	}
+	var why string
+	if err := el.callOn(ctx, clickCheckJS, &why, &runtime.CallArgument{ObjectID: hit.object}, &runtime.CallArgument{Value: raw}); err != nil {
+		return err
+	}
+	switch why {
+	case "":
+		return nil
+	case "covered":
+		return fmt.Errorf("%s is covered by another element at its centre, so the pointer would reach that element instead", el.label)
+	}
+	return fmt.Errorf("%s: %s", el.label, why)
 }
 
 // nodeAt is the node the browser's hit test finds at (x, y) in the tab,

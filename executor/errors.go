@@ -21,6 +21,9 @@ var ErrBrowserStart = errors.New("browser unavailable")
 // ErrNoHistory is returned by go_back on a tab with no previous page.
 var ErrNoHistory = errors.New("no previous page in this tab")
 
+// ErrNoForward is returned by go_forward on a tab with no next page.
+var ErrNoForward = errors.New("no next page in this tab: go_forward follows a go_back")
+
 // ErrLiveEndpoint is returned when a live endpoint cannot be resolved to a
 // DevTools WebSocket URL.
 var ErrLiveEndpoint = errors.New("live endpoint")

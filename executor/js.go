@@ -21,6 +21,12 @@ var (
 	clickCheckSrc string
 	//go:embed js/submit_form.js
 	submitFormSrc string
+	//go:embed js/key_destination.js
+	keyDestinationSrc string
+	//go:embed js/option.js
+	optionJS string
+	//go:embed js/choose_option.js
+	chooseOptionJS string
 	//go:embed js/field.js
 	fieldJS string
 	//go:embed js/focused.js
@@ -44,6 +50,7 @@ var (
 	destinationJS = withResolve(destinationSrc)
 	clickCheckJS  = withResolve(clickCheckSrc)
 	submitFormJS  = withResolve(submitFormSrc)
+	keyDestJS     = withResolve(keyDestinationSrc)
 )
 
 func withResolve(src string) string {

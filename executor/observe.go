@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
@@ -26,8 +25,9 @@ type facts struct {
 	// Element is the element the call acts on, for commands whose entry
 	// observes one (nil otherwise).
 	Element *elementFact
-	// Back is the history entry go_back returns to, when observed.
-	Back *historyFact
+	// History is the history entry go_back or go_forward goes to, when
+	// observed.
+	History *historyFact
 	// Typed are the secrets typed on the current page since it loaded.
 	Typed []*toolclad.Secret
 	// Held are the secrets typed in the session whose domains the tab is
@@ -67,10 +67,10 @@ type elementFact struct {
 	FieldErr error
 }
 
-// historyFact is the history entry go_back would return to.
+// historyFact is the history entry go_back or go_forward would go to.
 type historyFact struct {
-	Prev string // "" when there is none
-	Err  error
+	To  string // "" when there is none
+	Err error
 }
 
 // destination is what js/destination.js reports.
@@ -106,15 +106,19 @@ func (f *facts) judged() (posts bool, to, urls []string) {
 }
 
 // navigatesTo is where the agent's own navigation goes: navigate's url,
-// or the history entry go_back returns to.
+// the history entry go_back or go_forward goes to, or (reload) the page
+// itself.
 func (f *facts) navigatesTo(args map[string]any) string {
 	if u, ok := args["url"].(string); ok && u != "" {
 		return u
 	}
-	if f != nil && f.Back != nil {
-		return f.Back.Prev
+	if f == nil {
+		return ""
 	}
-	return ""
+	if f.History != nil {
+		return f.History.To
+	}
+	return f.State.URL
 }
 
 // observe reads the facts for one call of cmd with args. It changes
@@ -140,7 +144,13 @@ func (s *session) observe(ctx context.Context, cmd *toolclad.Command, args map[s
 	case observeField:
 		f.Element = s.observeField(ctx, args)
 	case observeHistory:
-		f.Back = s.observeHistory(ctx)
+		f.History = s.observeHistory(ctx, historyStep(cmd.Name))
+	case observeKey:
+		f.Element = s.observeKey(ctx, args)
+	case observePoint:
+		f.Element = s.observePoint(ctx, args)
+	case observeSelect:
+		f.Element = s.observeSelect(ctx, args)
 	case observeTab:
 		f.Tab, f.TabErr = s.observeTab(ctx, args)
 	}
@@ -198,15 +208,16 @@ func (s *session) observeField(ctx context.Context, args map[string]any) *elemen
 	return ef
 }
 
-// observeHistory reads where go_back would go.
-func (s *session) observeHistory(ctx context.Context) *historyFact {
-	hist, err := chromedp.Call(ctx, page.GetNavigationHistory, struct{}{})
+// observeHistory reads where a step through the tab's history (-1:
+// go_back, +1: go_forward) would go.
+func (s *session) observeHistory(ctx context.Context, step int64) *historyFact {
+	e, err := historyEntry(ctx, step)
 	if err != nil {
-		return &historyFact{Err: fmt.Errorf("cannot read the tab's history: %w", err)}
+		return &historyFact{Err: err}
 	}
 	h := &historyFact{}
-	if hist.CurrentIndex > 0 && int(hist.CurrentIndex) <= len(hist.Entries)-1 {
-		h.Prev = hist.Entries[hist.CurrentIndex-1].URL
+	if e != nil {
+		h.To = e.URL
 	}
 	return h
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
 
@@ -57,6 +56,9 @@ const (
 	observeField                      // the element typed into: its page, its kind
 	observeHistory                    // the history entry go_back returns to
 	observeTab                        // the tab a tab command names (list_tabs' listing)
+	observeKey                        // the element a key goes into, and where the key leads
+	observePoint                      // the element the mouse moves over
+	observeSelect                     // the select or listbox, and where choosing the option leads
 )
 
 // noSettle marks a command that does not change the page.
@@ -82,6 +84,11 @@ var commandTable = map[string]commandSpec{
 	"execute_js":     {act: actExecuteJS, settle: 50 * time.Millisecond, pageContent: true},
 	"scroll":         {act: actScroll, settle: 20 * time.Millisecond, guarded: true},
 	"network_timing": {act: actNetworkTiming, settle: noSettle, pageContent: true},
+	"press_key":      {observes: observeKey, act: actPressKey, settle: 50 * time.Millisecond, guarded: true},
+	"select_option":  {observes: observeSelect, act: actSelectOption, settle: 50 * time.Millisecond, guarded: true},
+	"hover":          {observes: observePoint, act: actHover, settle: 50 * time.Millisecond, guarded: true},
+	"go_forward":     {observes: observeHistory, act: actGoForward, settle: 50 * time.Millisecond, navigates: true},
+	"reload":         {act: actReload, settle: 50 * time.Millisecond, navigates: true},
 }
 
 func actNavigate(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
@@ -133,31 +140,6 @@ func actScreenshot(ctx context.Context, s *session, args map[string]any, f *fact
 		return output{}, err
 	}
 	return output{Text: fmt.Sprintf("screenshot, %d bytes PNG", len(png)), PNG: png}, nil
-}
-
-func actGoBack(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
-	hist, err := chromedp.Call(ctx, page.GetNavigationHistory, struct{}{})
-	if err != nil {
-		return output{}, err
-	}
-	if hist.CurrentIndex <= 0 || int(hist.CurrentIndex) > len(hist.Entries)-1 {
-		return output{}, ErrNoHistory
-	}
-	prev := hist.Entries[hist.CurrentIndex-1]
-	if f != nil && f.Back != nil && prev.URL != f.Back.Prev {
-		return output{}, fmt.Errorf("the tab's history changed after the gate decided: going back now leads to %s, not to %s; nothing was done", prev.URL, f.Back.Prev)
-	}
-	// Leaving a page a secret was typed on empties it first (an entry of
-	// its own, after it); the entry to return to is the one read above.
-	if err := s.emptyBeforeLeaving(ctx, prev.URL); err != nil {
-		return output{}, err
-	}
-	// Not chromedp.NavigateBack: it waits for a load event that a page
-	// restored from cache never fires. The settle wait follows the load.
-	if _, err := chromedp.Call(ctx, page.NavigateToHistoryEntry, page.NavigateToHistoryEntryParams{EntryID: prev.ID}); err != nil {
-		return output{}, fmt.Errorf("go back: %w", err)
-	}
-	return output{Text: "went back to " + inert(prev.URL)}, nil
 }
 
 func actWaitFor(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {

@@ -35,6 +35,14 @@ func TestArgSamples(t *testing.T) {
 			if c.Name == "wait_for" && a.Name == "timeout_ms" {
 				args["text"] = samples["wait_for"]["text"] // wait_for needs one of selector, text
 			}
+			if c.Name == "select_option" { // one of ref, selector and one of value, label
+				if a.Name != "ref" && a.Name != "selector" {
+					args["ref"] = samples[c.Name]["ref"]
+				}
+				if a.Name != "value" && a.Name != "label" {
+					args["value"] = samples[c.Name]["value"]
+				}
+			}
 			if _, err := c.Validate(jsonNumbers(args)); err != nil {
 				t.Errorf("%s.%s sample %#v refused: %v", c.Name, a.Name, v, err)
 			}

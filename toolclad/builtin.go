@@ -1,6 +1,7 @@
 package toolclad
 
 import (
+	"cmp"
 	"regexp"
 	"slices"
 )
@@ -34,6 +35,9 @@ type builtinCommand struct {
 	// commands that are never implied (every one that changes a page's
 	// data: click, type_text, submit_form, execute_js).
 	impliedTier string
+	// tier is the command's risk tier when a manifest declares it without
+	// a risk_tier of its own ("" is "low").
+	tier string
 }
 
 func i64(v int64) *int64 { return &v }
@@ -188,7 +192,49 @@ var builtins = []*builtinCommand{
 		description: "Get resource timing data for the current page.",
 		readOnly:    true,
 	},
+	{
+		name:        "press_key",
+		description: "Press a key or chord (\"Enter\", \"Tab\", \"Escape\", \"ArrowDown\", \"Control+A\") in an element (by ref or selector, focused first) or in the focused element. A key that submits a form is judged as submit_form.",
+		args: []Arg{
+			{Name: "key", Type: TypeString, Required: true, MaxLen: 64, Pattern: keyPattern, Description: "Key name or chord: modifiers (Control, Shift, Alt, Meta) joined by + to a key name or one character."},
+			refArg("Element ref from the latest snapshot (optional; not with selector)."),
+			selectorArg("CSS selector of the element (optional; not with ref)."),
+		},
+		groups: []argGroup{{names: []string{"ref", "selector"}}},
+	},
+	{
+		name:        "select_option",
+		description: "Choose an option of a <select> (or of an ARIA listbox) by its value or its visible label, firing the page's change events.",
+		args: []Arg{
+			refArg("Ref of the select or listbox (give ref or selector, not both)."),
+			selectorArg("CSS selector of the select or listbox (give ref or selector, not both)."),
+			{Name: "value", Type: TypeString, MaxLen: 1024, Description: "The option's value (give value or label, not both)."},
+			{Name: "label", Type: TypeString, MaxLen: 1024, Description: "The option's visible text (give value or label, not both)."},
+		},
+		groups: []argGroup{{names: []string{"ref", "selector"}, exactlyOne: true}, {names: []string{"value", "label"}, exactlyOne: true}},
+	},
+	{
+		name:        "hover",
+		description: "Move the mouse over an element (by ref or selector), as a user opening a hover menu would.",
+		args: []Arg{
+			refArg("Element ref from the latest snapshot (give ref or selector, not both)."),
+			selectorArg("CSS selector of the element (give ref or selector, not both)."),
+		},
+		groups: []argGroup{{names: []string{"ref", "selector"}, exactlyOne: true}},
+	},
+	{
+		name:        "go_forward",
+		description: "Navigate forward in the tab's history.",
+	},
+	{
+		name:        "reload",
+		description: "Load the current page again (a page that came from a form is loaded again by its URL, never posted again).",
+	},
 }
+
+// keyPattern is the shape of press_key's key: modifiers joined by "+" to a
+// key name or one character (which may itself be "+").
+var keyPattern = regexp.MustCompile(`^((Control|Ctrl|Shift|Alt|Option|Meta|Command|Cmd)\+)*([A-Za-z][A-Za-z0-9]{0,19}|[^\x00-\x20\x7f]|Space)$`)
 
 // BuiltinCommands returns the names of the commands a manifest may declare,
 // for documentation and error messages.
@@ -309,7 +355,7 @@ func (a Arg) clone() *Arg {
 
 // fullCommand builds the command with the whole built-in signature.
 func (b *builtinCommand) fullCommand() *Command {
-	c := &Command{Name: b.name, RiskTier: "low", builtin: b, readOnly: b.readOnly}
+	c := &Command{Name: b.name, RiskTier: cmp.Or(b.tier, "low"), builtin: b, readOnly: b.readOnly}
 	for _, a := range b.args {
 		c.Args = append(c.Args, a.clone())
 	}

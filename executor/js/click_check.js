@@ -5,6 +5,7 @@
 // what a click there would do must be within what the gate judged of the
 // element (want: {urls, submits}), so that a page that changes the element,
 // or a click that lands on something the gate did not see, is caught.
+// want.pointOnly (a hover): only the hit test is checked.
 // Returns '' when the click may go ahead, else why not.
 function(hit, want) {
   const getter = (proto, prop) => Object.getOwnPropertyDescriptor(proto, prop).get;
@@ -19,6 +20,7 @@ function(hit, want) {
   let inside = false;
   for (let n = hit; n && !inside; n = up(n)) inside = n === this;
   if (!inside) return 'covered';
+  if (want.pointOnly) return ''; // a hover: only where the pointer lands matters
   const r = RESOLVE(hit, 'click');
   const unjudged = r.urls.filter(u => !want.urls.includes(u));
   if ((r.submits && !want.submits) || unjudged.length || r.embeds) {

@@ -18,6 +18,8 @@
 // mode "submit": the element's form (the element itself, its form owner,
 // or the form around it), submitted with the element as the submitter
 // when it is a submit button.
+// mode "enter": Enter pressed in a text field: its form, submitted by its
+// default button, when implicit submission would submit it.
 //
 // It returns {url, urls, submits, inForm, embeds, form, submitter}: url is
 // where the action leads ('' for nowhere: the form's action when it
@@ -56,10 +58,12 @@
     }
     return getter(tag(n) === 'area' ? HTMLAreaElement.prototype : HTMLAnchorElement.prototype, 'href').call(n);
   };
+  const blocksImplicit = ['text', 'search', 'url', 'tel', 'email', 'password', 'date', 'month', 'week',
+    'time', 'datetime-local', 'number'];
   const embedded = ['iframe', 'frame', 'object', 'embed', 'portal', 'fencedframe'];
   const out = {url: '', urls: [], submits: false, inForm: false, embeds: false, form: null, submitter: null};
 
-  if (mode === 'submit') {
+  if (mode === 'submit' || mode === 'enter') {
     let form = null;
     if (tag(el) === 'form') form = el;
     else if (tag(el) === 'button' || tag(el) === 'input') form = formOf(el);
@@ -67,8 +71,23 @@
     if (!form) form = Element.prototype.closest.call(el, 'form');
     if (!form) return out;
     out.form = form;
-    out.inForm = out.submits = true;
-    out.submitter = isSubmitter(el) ? el : null;
+    out.inForm = true;
+    let submitter = isSubmitter(el) ? el : null;
+    if (mode === 'enter') {
+      // HTML's implicit submission: Enter in a text field submits its form
+      // by the form's default button (its first submit button in tree
+      // order), or, without one, only when a single field of the form
+      // blocks implicit submission.
+      let blocking = 0;
+      submitter = null;
+      for (const c of getter(HTMLFormElement.prototype, 'elements').call(form)) {
+        if (!submitter && (tag(c) === 'button' || tag(c) === 'input') && isSubmitter(c)) submitter = c;
+        if (tag(c) === 'input' && blocksImplicit.includes(typeOf(c))) blocking++;
+      }
+      if (!submitter && blocking > 1) return out;
+    }
+    out.submits = true;
+    out.submitter = submitter;
     out.url = action(form, out.submitter);
     out.urls.push(out.url);
     return out;

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/browsergate/browsergate/evidence"
+)
+
+// inputManifest is the e2e manifest with issue 12's input and history
+// commands declared.
+func inputManifest() string {
+	return fmt.Sprintf(e2eManifest, "launch", "") + `
+[browser.commands.press_key]
+[browser.commands.select_option]
+[browser.commands.hover]
+[browser.commands.go_back]
+[browser.commands.go_forward]
+[browser.commands.reload]
+`
+}
+
+// TestPressKey: Enter in a search box submits its form, judged as
+// submit_form (counted, recorded); Enter in a box whose form posts to the
+// canary is refused before anything is pressed; a key handler that moves
+// the tab elsewhere is stopped by the acting guard; named keys reach the
+// page's handlers, and Control+A selects a field's text so that the next
+// key replaces it. The canary sees nothing.
+func TestPressKey(t *testing.T) {
+	t.Parallel()
+	f := startWith(t, inputManifest())
+	site, log := serveLogged(t, map[string]string{
+		"/search":     `<title>search</title><form action="/results" method=get><input id=q name=q aria-label="Search"></form>`,
+		"/evilsearch": fmt.Sprintf(`<title>evil</title><form action="%s/collect" method=get><input id=q name=q aria-label="Search"></form>`, f.canaryTo),
+		"/handler":    `<title>handler</title><input id=k aria-label=Key onkeydown="location='/elsewhere'">`,
+		"/keys": `<title>keys</title><input id=t aria-label=Text value="hello world">
+<p id=log>keys:</p><script>document.getElementById('t').addEventListener('keydown', e => { document.getElementById('log').textContent += ' ' + e.key })</script>`,
+	})
+
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/search"})
+	f.mustAllow(t, "e2e.type_text", map[string]any{"selector": "#q", "text": "governed browsers"})
+	out := f.mustAllow(t, "e2e.press_key", map[string]any{"key": "Enter"})
+	t.Logf("press_key Enter:\n%s", out)
+	if log.count("/results") != 1 || !strings.Contains(out, "/results?q=governed+browsers") {
+		t.Errorf("Enter in the search box did not submit it (results hit %d times):\n%s", log.count("/results"), out)
+	}
+
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/evilsearch"})
+	f.mustRefuse(t, "e2e.press_key", map[string]any{"key": "Enter", "selector": "#q"}, "the press_key on selector \"#q\" leads to "+f.canaryTo+"/collect")
+
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/handler"})
+	// The key leads nowhere by itself: the handler's navigation is the
+	// page's, stopped by the acting guard before it reaches the site.
+	refused := f.mustRefuse(t, "e2e.press_key", map[string]any{"key": "a", "selector": "#k"}, "elsewhere")
+	t.Logf("key handler that navigates:\n%s", refused)
+	if log.count("/elsewhere") != 0 {
+		t.Errorf("the key handler's navigation reached the site")
+	}
+
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/keys"})
+	for _, k := range []string{"ArrowDown", "Escape", "Shift+Tab"} {
+		f.mustAllow(t, "e2e.press_key", map[string]any{"key": k, "selector": "#t"})
+	}
+	f.mustAllow(t, "e2e.press_key", map[string]any{"key": "Control+A", "selector": "#t"})
+	f.mustAllow(t, "e2e.press_key", map[string]any{"key": "x", "selector": "#t"})
+	snap := f.mustAllow(t, "e2e.snapshot", nil)
+	if !strings.Contains(snap, "keys: ArrowDown Escape Shift Tab Control a x") {
+		t.Errorf("the page's key handler did not see the keys pressed, in order:\n%s", snap)
+	}
+	if !strings.Contains(snap, `value="x"`) {
+		t.Errorf("Control+A then x did not replace the field's text:\n%s", snap)
+	}
+
+	if !f.net.Clean() {
+		t.Errorf("the canary saw requests: %s", f.net)
+	}
+	f.cs.Close()
+	var keys, scopeRefusals int
+	for _, e := range readEnvelopes(t, f.evidence) {
+		if e.Command == "press_key" {
+			keys++
+			if !e.Decision.Allowed && e.Decision.Stage == evidence.StageScope {
+				scopeRefusals++
+			}
+		}
+	}
+	if keys != 8 || scopeRefusals != 1 {
+		t.Errorf("evidence holds %d press_key records (%d refused by the scope), want 8 (1)", keys, scopeRefusals)
+	}
+}
+
+// TestSelectOptionAndHover: select_option picks a <select>'s option by
+// value and by label and fires the page's change handler; a disabled or
+// missing option is refused with the options named; an ARIA listbox's
+// option is clicked; a select whose change handler moves the tab to the
+// canary is stopped. hover is refused on an element an overlay covers.
+func TestSelectOptionAndHover(t *testing.T) {
+	t.Parallel()
+	f := startWith(t, inputManifest())
+	site, _ := serveLogged(t, map[string]string{
+		"/select": `<title>select</title>
+<select id=fruit aria-label=Fruit onchange="document.getElementById('out').textContent='chose '+this.value">
+<option value=a>Apple</option><option value=b>Banana</option><option value=c disabled>Cherry</option></select>
+<p id=out>none</p>
+<ul role=listbox id=lb aria-label=Color><li role=option onclick="document.getElementById('out2').textContent='picked red'">Red</li><li role=option>Green</li></ul>
+<p id=out2>no color</p>`,
+		"/jump": fmt.Sprintf(`<title>jump</title><select id=j aria-label=Jump onchange="location=this.value"><option value="/">Home</option><option value="%s/jumped">Away</option></select>`, f.canaryTo),
+		"/hover": `<title>covered</title><div id=menu style="padding:20px">Products</div>
+<div style="position:absolute;top:0;left:0;width:100%;height:100%;z-index:9"></div>`,
+	})
+
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/select"})
+	out := f.mustAllow(t, "e2e.select_option", map[string]any{"selector": "#fruit", "value": "b"})
+	if !strings.Contains(out, `selected "Banana"`) {
+		t.Errorf("select_option by value:\n%s", out)
+	}
+	if snap := f.mustAllow(t, "e2e.snapshot", nil); !strings.Contains(snap, "chose b") {
+		t.Errorf("the change handler did not run:\n%s", snap)
+	}
+	f.mustAllow(t, "e2e.select_option", map[string]any{"selector": "#fruit", "label": "Apple"})
+	if snap := f.mustAllow(t, "e2e.snapshot", nil); !strings.Contains(snap, "chose a") {
+		t.Errorf("select_option by label did not choose Apple:\n%s", snap)
+	}
+	f.mustRefuse(t, "e2e.select_option", map[string]any{"selector": "#fruit", "label": "Cherry"}, "disabled")
+	f.mustRefuse(t, "e2e.select_option", map[string]any{"selector": "#fruit", "value": "zzz"}, `"a", "b", "c"`)
+	f.mustRefuse(t, "e2e.select_option", map[string]any{"selector": "#out", "value": "a"}, "not a <select>")
+	f.mustAllow(t, "e2e.select_option", map[string]any{"selector": "#lb", "label": "Red"})
+	if snap := f.mustAllow(t, "e2e.snapshot", nil); !strings.Contains(snap, "picked red") {
+		t.Errorf("the listbox option was not clicked:\n%s", snap)
+	}
+
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/jump"})
+	t.Logf("jump menu:\n%s", f.mustRefuse(t, "e2e.select_option", map[string]any{"selector": "#j", "label": "Away"}))
+
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/hover"})
+	f.mustRefuse(t, "e2e.hover", map[string]any{"selector": "#menu"}, "covered")
+	if !f.net.Clean() {
+		t.Errorf("the canary saw requests: %s", f.net)
+	}
+}
+
+// TestHoverOpensAMenu: hover moves the mouse over a menu, whose
+// mouseenter handler shows its items; the snapshot then lists them.
+func TestHoverOpensAMenu(t *testing.T) {
+	t.Parallel()
+	f := startWith(t, inputManifest())
+	site, _ := serveLogged(t, map[string]string{
+		"/hover": `<title>hover</title><nav><div id=menu style="padding:20px" onmouseenter="document.getElementById('sub').style.display='block'">Products
+<div id=sub style="display:none"><a href="/item">Secret item</a></div></div></nav>`,
+	})
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/hover"})
+	if snap := f.mustAllow(t, "e2e.snapshot", nil); strings.Contains(snap, "Secret item") {
+		t.Fatalf("the hover menu shows before the hover:\n%s", snap)
+	}
+	f.mustAllow(t, "e2e.hover", map[string]any{"selector": "#menu"})
+	if snap := f.mustAllow(t, "e2e.snapshot", nil); !strings.Contains(snap, `link "Secret item"`) {
+		t.Errorf("the hover did not open the menu:\n%s", snap)
+	}
+}
+
+// TestHistoryAndReload: go_back and go_forward step through the tab's
+// history; go_forward with nothing ahead is refused; reload loads the page
+// from the server again.
+func TestHistoryAndReload(t *testing.T) {
+	t.Parallel()
+	f := startWith(t, inputManifest())
+	site, log := serveLogged(t, map[string]string{})
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/a"})
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/b"})
+	f.mustRefuse(t, "e2e.go_forward", nil, "no next page")
+	if out := f.mustAllow(t, "e2e.go_back", nil); !strings.Contains(out, "/a") {
+		t.Errorf("go_back:\n%s", out)
+	}
+	if out := f.mustAllow(t, "e2e.go_forward", nil); !strings.Contains(out, "went forward to "+site+"/b") {
+		t.Errorf("go_forward:\n%s", out)
+	}
+	before := log.count("/b")
+	if out := f.mustAllow(t, "e2e.reload", nil); !strings.Contains(out, "reloaded") {
+		t.Errorf("reload:\n%s", out)
+	}
+	if log.count("/b") != before+1 {
+		t.Errorf("reload did not load /b from the server again (%d hits, %d before)", log.count("/b"), before)
+	}
+}

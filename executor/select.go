@@ -1,0 +1,134 @@
+package executor
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/chromedp/cdproto/dom"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// observePoint finds the element hover moves the mouse over.
+func (s *session) observePoint(ctx context.Context, args map[string]any) *elementFact {
+	el, named, err := s.target(ctx, args)
+	return &elementFact{Named: named, Label: el.label, Err: err}
+}
+
+func actHover(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
+	el, _, err := s.target(ctx, args)
+	if err != nil {
+		return output{}, err
+	}
+	if err := s.hover(ctx, el); err != nil {
+		return output{}, err
+	}
+	return output{Text: "hovered over " + el.label}, nil
+}
+
+// option is the option select_option chooses, and what it belongs to.
+type option struct {
+	el     element // the <option>, or the listbox's role=option element
+	native bool    // an <option> of a <select>
+}
+
+// findOption finds the option the call names in the select or listbox it
+// names.
+func (s *session) findOption(ctx context.Context, args map[string]any) (element, option, error) {
+	box, _, err := s.target(ctx, args)
+	if err != nil {
+		return element{}, option{}, err
+	}
+	by, want := "value", ""
+	if v, ok := args["value"].(string); ok {
+		want = v
+	} else {
+		by, want = "label", args["label"].(string)
+	}
+	opt, err := box.callObject(ctx, optionJS, by, want)
+	if err != nil {
+		return element{}, option{}, err
+	}
+	opt.label = "option " + strconv.Quote(clip(want, maxNameLen)) + " of " + box.label
+	var native bool
+	if err := box.call(ctx, "function() { return Object.getOwnPropertyDescriptor(Element.prototype, 'localName').get.call(this) === 'select'; }", &native); err != nil {
+		return element{}, option{}, err
+	}
+	return box, option{el: opt, native: native}, nil
+}
+
+// observeSelect finds the option select_option chooses. Choosing an
+// option of a <select> leads nowhere by itself (what the page's change
+// handlers do is held by the acting guard); an ARIA listbox's option is
+// clicked, so the gate judges where a click on it leads.
+func (s *session) observeSelect(ctx context.Context, args map[string]any) *elementFact {
+	box, opt, err := s.findOption(ctx, args)
+	ef := &elementFact{Named: true, Label: box.label, Err: err}
+	if err == nil && !opt.native {
+		ef.Label = opt.el.label
+		ef.DestErr = opt.el.call(ctx, destinationJS, &ef.Dest, "click")
+	}
+	return ef
+}
+
+func actSelectOption(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
+	box, opt, err := s.findOption(ctx, args)
+	if err != nil {
+		return output{}, err
+	}
+	if !opt.native {
+		var want destination
+		if f != nil && f.Element != nil {
+			want = f.Element.Dest
+		}
+		if err := s.click(ctx, opt.el, want); err != nil {
+			return output{}, err
+		}
+		return output{Text: "clicked " + opt.el.label}, nil
+	}
+	_, _ = chromedp.Call(ctx, dom.Focus, dom.FocusParams{ObjectID: box.object})
+	var chosen struct{ Label, Value string }
+	if err := box.callOn(ctx, chooseOptionJS, &chosen, &runtime.CallArgument{ObjectID: opt.el.object}); err != nil {
+		return output{}, err
+	}
+	return output{Text: fmt.Sprintf("selected %s (value %s) in %s", strconv.Quote(chosen.Label), strconv.Quote(chosen.Value), box.label)}, nil
+}
+
+// callObject runs a JavaScript function with the element as this, like
+// call, and returns the element the function returns. A function that
+// returns a string instead says why there is no element: that is the
+// error.
+func (el element) callObject(ctx context.Context, fn string, args ...any) (element, error) {
+	var cargs []*runtime.CallArgument
+	for _, a := range args {
+		raw, err := json.Marshal(a)
+		if err != nil {
+			return element{}, err
+		}
+		cargs = append(cargs, &runtime.CallArgument{Value: raw})
+	}
+	res, err := chromedp.Call(ctx, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
+		FunctionDeclaration: fn, ObjectID: el.object, Arguments: cargs,
+	})
+	switch {
+	case err != nil:
+		return element{}, fmt.Errorf("%s: %w", el.label, err)
+	case res.ExceptionDetails != nil:
+		return element{}, fmt.Errorf("%s: %s", el.label, res.ExceptionDetails.Text)
+	case res.Result == nil:
+		return element{}, fmt.Errorf("%s: no result", el.label)
+	case res.Result.Type == runtime.RemoteObjectTypeString:
+		var why string
+		_ = json.Unmarshal(res.Result.Value, &why)
+		return element{}, fmt.Errorf("%s: %s", el.label, why)
+	case res.Result.ObjectID == "":
+		return element{}, fmt.Errorf("%s: no element", el.label)
+	}
+	desc, err := chromedp.Call(ctx, dom.DescribeNode, dom.DescribeNodeParams{ObjectID: res.Result.ObjectID})
+	if err != nil || desc.Node == nil {
+		return element{}, fmt.Errorf("%s: describe the element: %v", el.label, err)
+	}
+	return element{object: res.Result.ObjectID, backend: desc.Node.BackendNodeID, label: el.label}, nil
+}
