@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/chromedp/chromedp"
@@ -99,7 +100,19 @@ func actNavigate(ctx context.Context, s *session, args map[string]any, f *facts)
 	if err := chromedp.Do(ctx, chromedp.Navigate(u)); err != nil {
 		return output{}, fmt.Errorf("navigate to %s: %w", u, err)
 	}
-	return output{Text: "navigated to " + u}, nil
+	return output{Text: "navigated to " + u + s.documentStatus(ctx)}, nil
+}
+
+// documentStatus is the HTTP status of the tab's document, as the page's
+// navigation timing entry reports it (read in the gate's world), for the
+// agent: " (HTTP 404)"; "" when the browser does not know it.
+func (s *session) documentStatus(ctx context.Context) string {
+	var status int
+	err := s.evalValueInWorld(ctx, "(performance.getEntriesByType('navigation')[0] || {}).responseStatus || 0", &status)
+	if err != nil || status == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (HTTP %d %s)", status, http.StatusText(status))
 }
 
 func actSnapshot(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {

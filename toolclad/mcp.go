@@ -298,7 +298,7 @@ func (h *handler) current() (*Manifest, *Command) {
 func (h *handler) tool() *mcp.Tool {
 	t := &mcp.Tool{
 		Name:        h.name,
-		Description: h.command.ToolDescription(),
+		Description: h.description(),
 		InputSchema: h.command.InputSchema(),
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: h.command.ReadOnly()},
 	}
@@ -306,6 +306,18 @@ func (h *handler) tool() *mcp.Tool {
 		t.OutputSchema = h.manifest.Output.Schema
 	}
 	return t
+}
+
+// description is the command's tool description; a command that takes a
+// scope-checked URL also says what the scope is.
+func (h *handler) description() string {
+	d := h.command.ToolDescription()
+	for _, a := range h.command.Args {
+		if a.Type == TypeURL && a.ScopeCheck {
+			return d + " " + h.manifest.scopeSummary(a.Schemes)
+		}
+	}
+	return d
 }
 
 func (h *handler) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {

@@ -375,7 +375,9 @@ allowed_domains = ["example.com"]
 	}
 	t.Cleanup(func() { cs.Close() })
 
-	m2 := mustParse(t, "m.toml", strings.Replace(src, `["example.com"]`, `["example.org"]`, 1))
+	// A change the tools do not show (navigate's description names the
+	// scope, so a scope change would show).
+	m2 := mustParse(t, "m.toml", strings.Replace(src, "[browser.scope]", "[browser]\nmax_interactions = 7\n[browser.scope]", 1))
 	if err := ts.Set([]*toolclad.Manifest{m2}); err != nil {
 		t.Fatal(err)
 	}
@@ -389,7 +391,7 @@ allowed_domains = ["example.com"]
 	}
 	mu.Unlock()
 	// The unchanged tool now runs the new manifest's command.
-	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "docs.navigate", Arguments: map[string]any{"url": "https://example.org/"}}); err != nil {
+	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "docs.navigate", Arguments: map[string]any{"url": "https://example.com/"}}); err != nil {
 		t.Fatal(err)
 	}
 	if call := r.last(t); call.Manifest != m2 {
@@ -404,6 +406,16 @@ allowed_domains = ["example.com"]
 	case <-changed:
 	case <-time.After(10 * time.Second):
 		t.Fatal("a new command was never announced with list_changed")
+	}
+	// A new scope changes navigate's description: the agent is told.
+	m4 := mustParse(t, "m.toml", strings.Replace(src, `["example.com"]`, `["example.org"]`, 1)+"[browser.commands.snapshot]\n")
+	if err := ts.Set([]*toolclad.Manifest{m4}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-changed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a new scope was never announced with list_changed")
 	}
 }
 

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/browsergate/browsergate/evidence"
 )
@@ -181,5 +184,47 @@ func TestHistoryAndReload(t *testing.T) {
 	}
 	if log.count("/b") != before+1 {
 		t.Errorf("reload did not load /b from the server again (%d hits, %d before)", log.count("/b"), before)
+	}
+}
+
+// TestAgentIsToldTheScope: the server's MCP instructions and navigate's
+// description name the manifest's scope, and navigate reports the HTTP
+// status of the page it reached.
+func TestAgentIsToldTheScope(t *testing.T) {
+	t.Parallel()
+	f := startWith(t, inputManifest())
+	want := "Scope: sites: 127.0.0.1 (http); on ports 80, 443; private addresses granted: 127.0.0.1/32 (any port)."
+	// The instructions name every scheme a URL argument takes (new_tab's
+	// https too).
+	if ins := f.cs.InitializeResult().Instructions; !strings.Contains(ins, "Tools e2e.*: "+strings.Replace(want, "(http)", "(http, https)", 1)) {
+		t.Errorf("the server's instructions do not name the scope:\n%s", ins)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	tools, err := f.cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range tools.Tools {
+		if tool.Name == "e2e.navigate" && !strings.Contains(tool.Description, want) {
+			t.Errorf("navigate's description does not name the scope:\n%s", tool.Description)
+		}
+	}
+	site, stop, err := serveOn("127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/" {
+			http.NotFound(w, r)
+			return
+		}
+		fmt.Fprint(w, "<title>home</title>home")
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	if out := f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/"}); !strings.Contains(out, "(HTTP 200 OK)") {
+		t.Errorf("navigate does not report the status:\n%s", out)
+	}
+	if out := f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/missing"}); !strings.Contains(out, "(HTTP 404 Not Found)") {
+		t.Errorf("navigate does not report a 404:\n%s", out)
 	}
 }

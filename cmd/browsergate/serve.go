@@ -118,7 +118,10 @@ func (o *serveOptions) run(stderr io.Writer) error {
 	}
 	defer ex.Close()
 
-	server := mcp.NewServer(&mcp.Implementation{Name: "browsergate", Version: version}, nil)
+	// The instructions are the manifests' at start; a reload changes the
+	// tools' descriptions (navigate's names the scope), not these.
+	server := mcp.NewServer(&mcp.Implementation{Name: "browsergate", Version: version},
+		&mcp.ServerOptions{Instructions: toolclad.Instructions(set.Manifests, o.sep)})
 	tools, err := toolclad.NewToolSet(server, ex, toolclad.RegisterOptions{Separator: o.sep})
 	if err != nil {
 		return err
