@@ -118,6 +118,9 @@ func (v *verdict) judge(q *question) *DenyError {
 	if f == nil || f.State.URL == "" {
 		return deny(evidence.StageObserve, "page state", "the page state could not be read, so the call cannot be judged")
 	}
+	if d := dialogWaiting(cmd.Name, call.Args, f.Dialog); d != nil {
+		return d
+	}
 	if d := v.pagesInScope(q); d != nil {
 		return d
 	}
@@ -163,6 +166,23 @@ func (v *verdict) judge(q *question) *DenyError {
 		v.Target = f.State.URL
 	}
 	return v.cedar(q, submitCmd)
+}
+
+// dialogWaiting: while a dialog is held open for the agent, the only call
+// is handle_dialog, and handle_dialog needs one; text answers a prompt.
+// The refusal does not repeat the dialog's message (the reply that opened
+// it had it): it is the page's.
+func dialogWaiting(command string, args map[string]any, d *dialogInfo) *DenyError {
+	switch {
+	case d != nil && command != "handle_dialog":
+		return deny(evidence.StageObserve, "dialog waiting",
+			"a JavaScript %s dialog the page opened is waiting for an answer: answer it with handle_dialog first (its message was in the reply of the call that opened it)", d.Type)
+	case d == nil && command == "handle_dialog":
+		return deny(evidence.StageArgs, "no dialog", "%v", ErrNoDialog)
+	case d != nil && args["text"] != nil && args["text"] != "" && (d.Type != "prompt" || args["accept"] != true):
+		return deny(evidence.StageArgs, "argument text", "text answers only a prompt dialog, with accept: true (the waiting dialog is a %s)", d.Type)
+	}
+	return nil
 }
 
 // tabCommands are the commands that change which tab the session acts in,

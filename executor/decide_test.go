@@ -44,6 +44,7 @@ human_approval = true
 [browser.commands.hover]
 [browser.commands.go_forward]
 [browser.commands.reload]
+[browser.commands.handle_dialog]
 [secrets.PW]
 env = "DECIDE_TEST_PW"
 domains = ["login.example.com"]
@@ -287,6 +288,18 @@ func TestDecide(t *testing.T) {
 		{name: "reload a page that left the scope", command: "reload", facts: on("https://other.test/x"),
 			stage: evidence.StageScope, reset: true},
 		{name: "reload", command: "reload", facts: on(home), policies: []string{"permit-non-navigation"}, target: home},
+		{name: "a dialog is waiting", command: "snapshot", facts: func() *facts { fs := on(home); fs.Dialog = &dialogInfo{Type: "confirm"}; return fs }(),
+			stage: evidence.StageObserve, rule: "dialog waiting"},
+		{name: "handle_dialog answers it", command: "handle_dialog", args: map[string]any{"accept": true},
+			facts: func() *facts { fs := on(home); fs.Dialog = &dialogInfo{Type: "confirm"}; return fs }(), policies: []string{"permit-non-navigation"}},
+		{name: "handle_dialog with no dialog", command: "handle_dialog", args: map[string]any{"accept": true}, facts: on(home),
+			stage: evidence.StageArgs, rule: "no dialog"},
+		{name: "text for a confirm", command: "handle_dialog", args: map[string]any{"accept": true, "text": "yes"},
+			facts: func() *facts { fs := on(home); fs.Dialog = &dialogInfo{Type: "confirm"}; return fs }(), stage: evidence.StageArgs, rule: "argument text"},
+		{name: "text for a prompt dismissed", command: "handle_dialog", args: map[string]any{"accept": false, "text": "yes"},
+			facts: func() *facts { fs := on(home); fs.Dialog = &dialogInfo{Type: "prompt"}; return fs }(), stage: evidence.StageArgs, rule: "argument text"},
+		{name: "text for a prompt", command: "handle_dialog", args: map[string]any{"accept": true, "text": "yes"},
+			facts: func() *facts { fs := on(home); fs.Dialog = &dialogInfo{Type: "prompt"}; return fs }(), policies: []string{"permit-non-navigation"}},
 		{name: "session lifetime over", command: "snapshot", facts: on(home),
 			limits: &limits{created: decideNow.Add(-601 * time.Second), lastCall: decideNow, counts: map[string]int{}}, stage: evidence.StageLimits, rule: "session_timeout_seconds"},
 		{name: "idle too long", command: "snapshot", facts: on(home),

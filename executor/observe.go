@@ -34,6 +34,10 @@ type facts struct {
 	// on: a later page of the site may hold the value too (a server that
 	// echoes a wrong password back, storage).
 	Held []*toolclad.Secret
+	// Dialog is the JavaScript dialog held open for the agent (nil: none);
+	// while one is, the page's scripts are stopped and nothing else of the
+	// page is read.
+	Dialog *dialogInfo
 	// Tab is the tab a tab command names, as list_tabs would list it now
 	// (nil: no such tab in the listing); TabErr: the tabs could not be
 	// read.
@@ -136,6 +140,9 @@ func (s *session) observe(ctx context.Context, cmd *toolclad.Command, args map[s
 	f.Pages = s.pageFacts(all)
 	f.Typed = s.typed.on(s.tab.watch.navigationCount())
 	f.Held = s.egress.bound.heldHere()
+	if f.Dialog = s.tab.watch.pendingDialog(); f.Dialog != nil {
+		return f
+	}
 	switch commandTable[cmd.Name].observes {
 	case observeClick:
 		f.Element = s.observeElement(ctx, args, "click")

@@ -2,9 +2,6 @@ package executor
 
 import (
 	"context"
-	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/browsergate/browsergate/evidence"
@@ -157,8 +154,23 @@ func (e *Executor) act(actx context.Context, s *session, t *turn) *Blocked {
 		s.egress.acting.navigating(t.facts.navigatesTo(t.call.Args))
 		defer s.egress.acting.navigating("")
 	}
+	// A dialog the command opens stops the page, and whatever the command
+	// waits for with it: held for the agent ("ask"), it ends the wait.
+	w := s.tab.watch
+	if cmd.Name != "handle_dialog" {
+		var stop context.CancelFunc
+		actx, stop = context.WithCancel(actx)
+		defer stop()
+		if w.holdDialogs(stop) {
+			defer w.releaseDialogs()
+		}
+	}
 	t.out, t.err = spec.act(actx, s, t.call.Args, t.facts)
-	if spec.settle != noSettle {
+	held := w.pendingDialog()
+	if held != nil {
+		t.out, t.err = output{Text: heldDialogText(held)}, nil
+	}
+	if spec.settle != noSettle && held == nil {
 		// The quiet window starts when the action is done: a navigation
 		// it starts a moment later is still caught.
 		s.tab.watch.waitStable(actx, time.Now(), spec.settle)
@@ -187,16 +199,6 @@ func (e *Executor) checkAfter(s *session, t *turn, unjudged *Blocked) {
 	if ds := s.tab.watch.takeDialogs(); len(ds) > 0 && t.err == nil {
 		t.out.Text += dialogNote(ds)
 	}
-}
-
-// dialogNote tells the agent which JavaScript dialogs were dismissed
-// during the call, each message quoted and inert (the page wrote it).
-func dialogNote(ds []string) string {
-	quoted := make([]string, len(ds))
-	for i, d := range ds {
-		quoted[i] = inert(strconv.Quote(d))
-	}
-	return fmt.Sprintf("\n[dismissed %d JavaScript dialog(s): [%s]]", len(ds), strings.Join(quoted, " "))
 }
 
 // popupSettle bounds the wait for a new popup's first URL after an action.

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"errors"
 	"regexp"
 	"sync"
 	"time"
@@ -135,7 +136,13 @@ func (s *session) readPage(ctx context.Context) (PageState, int, []*target.Info,
 	var st PageState
 	var dom domFacts
 	forms := -1
-	if err := s.evalValueInWorld(ctx, stateJS, &dom); err == nil {
+	// While a dialog is held open the page's scripts are stopped: a read
+	// in the page would wait for the agent's answer.
+	err := errors.New("a JavaScript dialog is open")
+	if s.tab.watch.pendingDialog() == nil {
+		err = s.evalValueInWorld(ctx, stateJS, &dom)
+	}
+	if err == nil {
 		st.HasForms, st.PageLoaded, st.IsAuthenticated = dom.HasForms, dom.Ready, dom.Logout
 		forms = dom.Forms
 	} else {

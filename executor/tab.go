@@ -35,7 +35,7 @@ func (s *session) ensureTab() error {
 		return nil
 	}
 	s.closeTabs()
-	w := newPageWatch("")
+	w := newPageWatch("", s.manifest.Browser.Dialogs)
 	ctx, cancel, err := s.backend.newSessionContext(s, w, chromedp.WithListener(w.listen))
 	if err != nil {
 		return err
@@ -48,7 +48,7 @@ func (s *session) ensureTab() error {
 	s.tab = tab{ctx: ctx, cancel: cancel, watch: w, browserID: chromedp.FromContext(ctx).BrowserContextID}
 	s.tabs = sessionTabs{home: s.tab.targetID(), homeCtx: ctx, parked: map[target.ID]tab{}}
 	claimedTabs.claim(s.tabs.home, s.id)
-	go w.dismissDialogs(ctx)
+	go w.answerDialogs(ctx)
 	return nil
 }
 
@@ -81,6 +81,13 @@ func (s *session) closeTabs() {
 // close releases the browser context (and with it every tab, cookie and
 // storage item of the session).
 func (t *tab) close() {
+	if t.watch != nil && t.ctx != nil {
+		// A tab the session lets go of (a user's) must not stay stopped
+		// by a dialog held for the agent.
+		ctx, cancel := context.WithTimeout(t.ctx, 2*time.Second)
+		t.watch.dismissHeld(ctx)
+		cancel()
+	}
 	if t.cancel != nil {
 		t.cancel()
 	}

@@ -90,6 +90,7 @@ var commandTable = map[string]commandSpec{
 	"hover":          {observes: observePoint, act: actHover, settle: 50 * time.Millisecond, guarded: true},
 	"go_forward":     {observes: observeHistory, act: actGoForward, settle: 50 * time.Millisecond, navigates: true},
 	"reload":         {act: actReload, settle: 50 * time.Millisecond, navigates: true},
+	"handle_dialog":  {act: actHandleDialog, settle: 50 * time.Millisecond},
 }
 
 func actNavigate(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {

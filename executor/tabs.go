@@ -204,7 +204,7 @@ func (s *session) switchTo(ctx context.Context, id target.ID) error {
 	}
 	t, ok := s.tabs.parked[id]
 	if !ok || !t.open() {
-		w := newPageWatch(cdp.FrameID(id))
+		w := newPageWatch(cdp.FrameID(id), s.manifest.Browser.Dialogs)
 		tctx, cancel := chromedp.NewContext(s.tabs.homeCtx, chromedp.WithTargetID(id), chromedp.WithDetachOnCancel(),
 			chromedp.WithListener(w.listen))
 		if err := runBounded(tabAttachWait, func() error { return chromedp.Do(tctx) }); err != nil {
@@ -212,7 +212,7 @@ func (s *session) switchTo(ctx context.Context, id target.ID) error {
 			return fmt.Errorf("attach to the tab: %w", err)
 		}
 		t = tab{ctx: tctx, cancel: cancel, watch: w, browserID: s.tab.browserID}
-		go w.dismissDialogs(tctx)
+		go w.answerDialogs(tctx)
 	}
 	delete(s.tabs.parked, id)
 	s.tabs.parked[cur] = s.tab

@@ -20,8 +20,9 @@ const (
 )
 
 // pageWatch follows the events of one tab: requests in flight, frames
-// loading, and JavaScript dialogs (dismissed so they cannot block the tab).
-// Its listener runs on chromedp's read loop, so it only records and signals.
+// loading, and JavaScript dialogs (dialogs.go: held for the agent, or
+// answered so they cannot block the tab). Its listener runs on chromedp's
+// read loop, so it only records and signals.
 type pageWatch struct {
 	mu           sync.Mutex
 	inflight     map[network.RequestID]bool
@@ -30,19 +31,20 @@ type pageWatch struct {
 	docLoading   bool
 	lastActivity time.Time
 	navigations  int
-	dialogs      []string
+	dialogs      dialogState
 	changed      chan struct{}
-	dialogQueue  chan struct{}
 }
 
-func newPageWatch(mainFrame cdp.FrameID) *pageWatch {
+// newPageWatch watches a tab whose JavaScript dialogs are handled as the
+// manifest's [browser] dialogs says (toolclad.Dialogs*).
+func newPageWatch(mainFrame cdp.FrameID, dialogs string) *pageWatch {
 	return &pageWatch{
 		mainFrame:    mainFrame,
 		inflight:     map[network.RequestID]bool{},
 		loading:      map[cdp.FrameID]bool{},
 		lastActivity: time.Now(),
 		changed:      make(chan struct{}, 1),
-		dialogQueue:  make(chan struct{}, 8),
+		dialogs:      dialogState{mode: dialogs, answers: make(chan dialogAnswer, 8)},
 	}
 }
 
@@ -84,11 +86,9 @@ func (w *pageWatch) listen(ev any) {
 	case *page.EventLoadEventFired:
 		w.docLoading = false
 	case *page.EventJavascriptDialogOpening:
-		w.dialogs = append(w.dialogs, string(e.Type)+": "+e.Message)
-		select {
-		case w.dialogQueue <- struct{}{}:
-		default:
-		}
+		w.dialogs.opened(e)
+	case *page.EventJavascriptDialogClosed:
+		w.dialogs.closed()
 	default:
 		w.mu.Unlock()
 		return
@@ -99,28 +99,6 @@ func (w *pageWatch) listen(ev any) {
 	case w.changed <- struct{}{}:
 	default:
 	}
-}
-
-// dismissDialogs runs for the life of the tab and dismisses every
-// JavaScript dialog, which would otherwise freeze the page.
-func (w *pageWatch) dismissDialogs(tab context.Context) {
-	for {
-		select {
-		case <-tab.Done():
-			return
-		case <-w.dialogQueue:
-			_, _ = chromedp.Call(tab, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: false})
-		}
-	}
-}
-
-// takeDialogs returns and clears the dialogs seen since the last call.
-func (w *pageWatch) takeDialogs() []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	d := w.dialogs
-	w.dialogs = nil
-	return d
 }
 
 func (w *pageWatch) navigationCount() int {

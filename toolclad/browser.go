@@ -57,6 +57,7 @@ func decodeBrowser(t *table, m *Manifest, wantCommands bool) {
 		}
 	}
 	t.boolean("headless", &b.Headless)
+	t.oneOf("dialogs", &b.Dialogs, DialogsAsk, DialogsDismiss, DialogsAccept)
 	extractModes := []string{"accessibility_tree", "html", "text"}
 	t.oneOf("extract_mode", &b.ExtractMode, extractModes...)
 	// ToolClad's manifest-format document spells it [browser.defaults].
@@ -116,6 +117,17 @@ func decodeBrowser(t *table, m *Manifest, wantCommands bool) {
 	st.done()
 
 	decodeCommands(t.sub("commands"), m, wantCommands)
+	// A dialog held for the agent needs handle_dialog to be answered: "ask"
+	// is the default only where the manifest declares it.
+	answers := m.Command("handle_dialog") != nil
+	switch {
+	case b.Dialogs == "" && answers:
+		b.Dialogs = DialogsAsk
+	case b.Dialogs == "":
+		b.Dialogs = DialogsDismiss
+	case b.Dialogs == DialogsAsk && !answers:
+		t.r.errorf(t.at("dialogs"), "\"ask\" holds a dialog until the agent answers it with handle_dialog, which the manifest does not declare: declare [browser.commands.handle_dialog], or choose \"dismiss\" or \"accept\"")
+	}
 	t.done()
 }
 

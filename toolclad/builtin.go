@@ -227,6 +227,14 @@ var builtins = []*builtinCommand{
 		description: "Navigate forward in the tab's history.",
 	},
 	{
+		name:        "handle_dialog",
+		description: "Answer the JavaScript dialog (alert, confirm, prompt, beforeunload) the last call opened: accept or dismiss it, with text for a prompt.",
+		args: []Arg{
+			{Name: "accept", Type: TypeBoolean, Required: true, Description: "true to accept (OK, or leave the page), false to dismiss (Cancel, or stay)."},
+			{Name: "text", Type: TypeString, MaxLen: textMaxLen, Description: "The answer to a prompt dialog (with accept: true)."},
+		},
+	},
+	{
 		name:        "reload",
 		description: "Load the current page again (a page that came from a form is loaded again by its URL, never posted again).",
 	},

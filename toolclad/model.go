@@ -108,6 +108,13 @@ type EvidenceConfig struct {
 	Screenshots bool
 }
 
+// The [browser] dialogs choices.
+const (
+	DialogsAsk     = "ask"
+	DialogsDismiss = "dismiss"
+	DialogsAccept  = "accept"
+)
+
 // Browser is the [browser] table: how the browser is obtained and bounded.
 type Browser struct {
 	// Engine is "cdp-direct" (chromedp); "cdp" is normalised to it.
@@ -121,6 +128,12 @@ type Browser struct {
 	Context string
 	// Headless applies to launched browsers (default true).
 	Headless bool
+	// Dialogs is what happens to a JavaScript dialog (alert, confirm,
+	// prompt, beforeunload) a command opens: DialogsAsk (the default when
+	// the manifest declares handle_dialog) keeps it open and tells the
+	// agent, who answers with handle_dialog; DialogsDismiss (the default
+	// otherwise) and DialogsAccept answer it at once and say so.
+	Dialogs string
 	// ExtractMode is the default content form: accessibility_tree, html or text.
 	ExtractMode string
 	// StartupTimeout bounds browser start or attach (default 60s).

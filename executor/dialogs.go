@@ -1,0 +1,201 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+
+	"github.com/browsergate/browsergate/toolclad"
+)
+
+// A JavaScript dialog (alert, confirm, prompt, beforeunload) stops the
+// page until it is answered. With [browser] dialogs = "ask", a dialog a
+// command opens is held open: the command returns at once and says what
+// the dialog asks, every other call is refused until the agent answers it
+// with handle_dialog, and nothing the gate does meanwhile runs the page's
+// scripts (they are stopped; the page state is read from the browser
+// alone). A dialog that opens at any other time — between calls, or while
+// the gate itself moves the tab — is answered at once, as are all of them
+// with "dismiss" or "accept", and the next reply says so. A beforeunload
+// dialog answered at once is always accepted: a page may not keep the tab
+// (or the gate resetting it) from leaving.
+
+// dialogInfo is a JavaScript dialog the page opened.
+type dialogInfo struct {
+	Type    string // alert, confirm, prompt, beforeunload
+	Message string
+	Default string // a prompt's default answer
+}
+
+// dialogState is a tab's dialogs; pageWatch.mu guards it.
+type dialogState struct {
+	mode string // toolclad.Dialogs*
+	// hold: a command is acting in "ask" mode, and a dialog that opens now
+	// is held for the agent; onHeld is called when one is (it ends the
+	// command's wait for the browser, which the dialog stops).
+	hold    bool
+	onHeld  func()
+	pending *dialogInfo
+	// notes are the dialogs answered at once since the last reply.
+	notes   []string
+	answers chan dialogAnswer
+}
+
+// dialogAnswer is an answer to send to a dialog answered at once.
+type dialogAnswer struct {
+	accept bool
+	text   string
+}
+
+// opened handles Page.javascriptDialogOpening, on the read loop.
+func (d *dialogState) opened(e *page.EventJavascriptDialogOpening) {
+	info := dialogInfo{Type: string(e.Type), Message: e.Message, Default: e.DefaultPrompt}
+	if d.hold && d.pending == nil {
+		d.pending = &info
+		if d.onHeld != nil {
+			d.onHeld()
+			d.onHeld = nil
+		}
+		return
+	}
+	accept := d.mode == toolclad.DialogsAccept || e.Type == page.DialogTypeBeforeunload
+	verb := "dismissed"
+	if accept {
+		verb = "accepted"
+	}
+	d.notes = append(d.notes, verb+" "+info.Type+": "+info.Message)
+	select {
+	case d.answers <- dialogAnswer{accept: accept, text: info.Default}:
+	default: // more dialogs than the page can open while one is up
+	}
+}
+
+// closed handles Page.javascriptDialogClosed: no dialog is open now.
+func (d *dialogState) closed() { d.pending = nil }
+
+// answerDialogs runs for the life of the tab and sends the answers of the
+// dialogs answered at once.
+func (w *pageWatch) answerDialogs(tab context.Context) {
+	for {
+		select {
+		case <-tab.Done():
+			return
+		case a := <-w.dialogs.answers:
+			_, _ = chromedp.Call(tab, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: a.accept, PromptText: a.text})
+		}
+	}
+}
+
+// holdDialogs starts holding, in "ask" mode, the dialogs the acting
+// command opens; onHeld is called when one is. It reports whether it
+// holds.
+func (w *pageWatch) holdDialogs(onHeld func()) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.dialogs.mode != toolclad.DialogsAsk {
+		return false
+	}
+	w.dialogs.hold, w.dialogs.onHeld = true, onHeld
+	return true
+}
+
+// releaseDialogs: the command is over; later dialogs are answered at once.
+func (w *pageWatch) releaseDialogs() {
+	w.mu.Lock()
+	w.dialogs.hold, w.dialogs.onHeld = false, nil
+	w.mu.Unlock()
+}
+
+// pendingDialog is the dialog held open for the agent (nil: none).
+func (w *pageWatch) pendingDialog() *dialogInfo {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.dialogs.pending == nil {
+		return nil
+	}
+	d := *w.dialogs.pending
+	return &d
+}
+
+// takeDialogs returns and clears the notes of the dialogs answered at once
+// since the last call.
+func (w *pageWatch) takeDialogs() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := w.dialogs.notes
+	w.dialogs.notes = nil
+	return n
+}
+
+// answered: the held dialog was answered.
+func (w *pageWatch) answered() {
+	w.mu.Lock()
+	w.dialogs.pending = nil
+	w.mu.Unlock()
+}
+
+// dismissHeld answers a dialog still held when the session lets go of the
+// tab (a user's tab must not be left stopped).
+func (w *pageWatch) dismissHeld(ctx context.Context) {
+	if w.pendingDialog() == nil {
+		return
+	}
+	if _, err := chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: false}); err == nil {
+		w.answered()
+	}
+}
+
+// heldDialogText tells the agent about the dialog its call opened, the
+// page's message quoted and inert.
+func heldDialogText(d *dialogInfo) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "the page opened a JavaScript %s dialog: %s", d.Type, inert(strconv.Quote(d.Message)))
+	if d.Type == string(page.DialogTypePrompt) {
+		fmt.Fprintf(&b, " (default answer %s)", inert(strconv.Quote(d.Default)))
+	}
+	b.WriteString("\nIt is waiting: answer it with handle_dialog {accept: true|false")
+	if d.Type == string(page.DialogTypePrompt) {
+		b.WriteString(", text")
+	}
+	b.WriteString("}. Other commands are refused until then.")
+	return b.String()
+}
+
+// dialogNote tells the agent which JavaScript dialogs were answered at once
+// during the call, each message quoted and inert (the page wrote it).
+func dialogNote(ds []string) string {
+	quoted := make([]string, len(ds))
+	for i, d := range ds {
+		quoted[i] = inert(strconv.Quote(d))
+	}
+	return fmt.Sprintf("\n[answered %d JavaScript dialog(s) at once: [%s]]", len(ds), strings.Join(quoted, " "))
+}
+
+// ErrNoDialog is returned by handle_dialog when no dialog is waiting.
+var ErrNoDialog = errors.New("no JavaScript dialog is waiting for an answer")
+
+func actHandleDialog(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
+	d := s.tab.watch.pendingDialog()
+	if d == nil {
+		return output{}, ErrNoDialog
+	}
+	accept, _ := args["accept"].(bool)
+	text, _ := args["text"].(string)
+	if _, err := chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: accept, PromptText: text}); err != nil {
+		return output{}, fmt.Errorf("answer the %s dialog: %w", d.Type, err)
+	}
+	s.tab.watch.answered()
+	verb := "dismissed"
+	if accept {
+		verb = "accepted"
+	}
+	if text != "" {
+		return output{Text: fmt.Sprintf("%s the %s dialog with an answer of %d characters", verb, d.Type, len([]rune(text)))}, nil
+	}
+	return output{Text: verb + " the " + d.Type + " dialog"}, nil
+}
