@@ -55,8 +55,16 @@ func (s *session) snapshotIn(ctx context.Context, mode string, args map[string]a
 		}
 		return output{Text: clip(s.maskText(text), maxSnapshotLen)}, nil
 	}
+	if n, _ := args["page"].(int64); n > 1 {
+		text, err := s.snapshotPage(int(n))
+		return output{Text: text}, err
+	}
+	budget := defaultSnapshotBudget
+	if n, ok := args["max_chars"].(int64); ok {
+		budget = int(n)
+	}
 	st := s.readState(ctx)
-	text, err := s.snapshot(ctx, sel, origin(st.URL))
+	text, err := s.snapshot(ctx, sel, origin(st.URL), budget)
 	return output{Text: text}, err
 }
 

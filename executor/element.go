@@ -39,6 +39,9 @@ func (s *session) resolveRef(ctx context.Context, ref string) (element, error) {
 	if !ok {
 		return element{}, fmt.Errorf("%w %q: take a snapshot first and use a ref from the latest one", ErrNoSuchRef, ref)
 	}
+	if s.tab.refsNavs != s.tab.watch.navigationCount() {
+		return element{}, fmt.Errorf("%w %q: it is from the document the tab showed before (the page moved since the snapshot): take a new snapshot", ErrNoSuchRef, ref)
+	}
 	world, err := s.world(ctx)
 	if err != nil {
 		return element{}, err

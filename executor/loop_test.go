@@ -258,8 +258,8 @@ func TestFinalURLOutsideScopeIsRefusedAndReset(t *testing.T) {
 func TestSnapshotFollowsExtractMode(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ mode, want, notWant string }{
-		{"accessibility_tree", `heading "Documentation" [level=1]`, "<h1>"},
-		{"html", "<h1>Documentation</h1>", "[level=1]"},
+		{"accessibility_tree", "# Documentation", "<h1>"},
+		{"html", "<h1>Documentation</h1>", "# Documentation"},
 		{"text", "Documentation\n", "<h1>"},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {

@@ -3,56 +3,33 @@ package executor
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"strconv"
 	"strings"
-	"unicode"
+	"sync"
 
 	"github.com/chromedp/cdproto/accessibility"
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/domsnapshot"
 	"github.com/chromedp/chromedp"
 )
 
-// Snapshot limits keep a long page from flooding the agent's context.
+// Snapshot limits. A snapshot is never cut silently: one longer than its
+// budget (the max_chars argument) is split into pages at line ends, and
+// each page but the last ends with the call that gives the next.
 const (
-	maxNameLen     = 120
-	maxTextLen     = 300
-	maxSnapshotLen = 60000
+	maxNameLen = 120
+	maxTextLen = 300
+	// defaultSnapshotBudget holds a 300 KB reference page in one reply.
+	defaultSnapshotBudget = 200000
+	maxSnapshotLen        = 60000 // extract_mode = "text" (a plain innerText dump)
 )
 
-// interactive roles get a ref the other commands accept.
-var interactive = map[string]bool{
-	"link": true, "button": true, "textbox": true, "searchbox": true, "checkbox": true,
-	"radio": true, "combobox": true, "listbox": true, "menuitem": true, "menuitemcheckbox": true,
-	"menuitemradio": true, "tab": true, "switch": true, "slider": true, "spinbutton": true,
-	"treeitem": true, "option": true,
-}
-
-// containers are printed as a line with their children indented below.
-var containers = map[string]bool{
-	"navigation": true, "main": true, "form": true, "list": true, "table": true, "dialog": true,
-	"alertdialog": true, "banner": true, "contentinfo": true, "complementary": true, "region": true,
-	"article": true, "search": true, "row": true, "alert": true,
-}
-
-// skipped roles carry nothing the agent needs.
-var skipped = map[string]bool{"InlineTextBox": true, "ListMarker": true, "LineBreak": true}
-
-// snapshotter renders an accessibility tree as compact indented text and
-// assigns refs e1, e2, ... to interactive elements in document order.
-type snapshotter struct {
-	mask   func(string) string // masks secret values
-	nodes  map[accessibility.NodeID]*accessibility.Node
-	origin string
-	b      strings.Builder
-	refs   map[string]cdp.BackendNodeID
-	next   int
-}
-
-// snapshot reads the accessibility tree in one round trip and renders it,
-// from the element sel matches when sel is set. It replaces the session's
-// refs.
-func (s *session) snapshot(ctx context.Context, sel string, origin string) (string, error) {
+// snapshot reads the page's layout and accessibility tree (one round trip
+// each, in parallel) and renders them (render.go), from the element sel
+// matches when sel is set. It replaces the session's refs, and returns the
+// first page of the text; the others wait for snapshot {page: N}.
+func (s *session) snapshot(ctx context.Context, sel, origin string, budget int) (string, error) {
 	var scopeNode cdp.BackendNodeID
 	if sel != "" {
 		el, err := s.querySelector(ctx, sel)
@@ -61,206 +38,114 @@ func (s *session) snapshot(ctx context.Context, sel string, origin string) (stri
 		}
 		scopeNode = el.backend
 	}
-	res, err := chromedp.Call(ctx, accessibility.GetFullAXTree, accessibility.GetFullAXTreeParams{})
-	if err != nil {
-		return "", fmt.Errorf("read accessibility tree: %w", err)
+	var (
+		wg     sync.WaitGroup
+		axRes  accessibility.GetFullAXTreeResult
+		axErr  error
+		layout domsnapshot.CaptureSnapshotResult
+		lErr   error
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		axRes, axErr = chromedp.Call(ctx, accessibility.GetFullAXTree, accessibility.GetFullAXTreeParams{})
+	}()
+	layout, lErr = chromedp.Call(ctx, domsnapshot.CaptureSnapshot, domsnapshot.CaptureSnapshotParams{ComputedStyles: snapStyles})
+	wg.Wait()
+	if axErr != nil {
+		return "", fmt.Errorf("read the accessibility tree: %w", axErr)
 	}
-	sn := &snapshotter{nodes: make(map[accessibility.NodeID]*accessibility.Node, len(res.Nodes)),
-		origin: origin, refs: map[string]cdp.BackendNodeID{}, mask: s.maskText}
-	var root *accessibility.Node
-	for _, n := range res.Nodes {
-		sn.nodes[n.NodeID] = n
-		if root == nil && n.ParentID == "" {
-			root = n
+	if lErr != nil || len(layout.Documents) == 0 {
+		return "", fmt.Errorf("read the page's layout: %v", lErr)
+	}
+	r := &renderer{snap: &layout, ax: axIndex(axRes.Nodes), origin: origin, refs: map[string]cdp.BackendNodeID{}}
+	v := newDocView(layout.Documents[0])
+	root := -1
+	for i, id := range v.d.Nodes.BackendNodeID {
+		if (scopeNode == 0 && v.d.Nodes.ParentIndex[i] < 0) || (scopeNode != 0 && id == scopeNode) {
+			root = i
+			break
 		}
-		if scopeNode != 0 && n.BackendDOMNodeID == scopeNode {
-			root = n
-		}
 	}
-	if root == nil {
-		return "", fmt.Errorf("the page has no accessibility tree yet")
+	if root < 0 {
+		return "", fmt.Errorf("selector %q matches no element of the tab's own document", sel)
 	}
-	if scopeNode != 0 && root.BackendDOMNodeID != scopeNode {
-		return "", fmt.Errorf("selector %q matches an element with no accessible content", sel)
+	r.render(v, root)
+	text := s.maskText(r.output()) // before it is split: a split secret would show its pieces
+	if text == "" {
+		text = "(the page shows no text)"
 	}
-	sn.walk(root, 0)
-	s.tab.refs = sn.refs
-	out := prune(sn.b.String())
-	if len(out) > maxSnapshotLen {
-		out = out[:maxSnapshotLen] + fmt.Sprintf("\n[snapshot truncated at %d characters: pass a selector to scope it]", maxSnapshotLen)
+	s.tab.refs, s.tab.refsNavs = r.refs, s.tab.watch.navigationCount()
+	s.tab.snapPages = nil
+	if pages := paginate(text, budget); len(pages) > 1 {
+		s.tab.snapPages = pages
+		return pageOf(pages, 1), nil
 	}
-	return out, nil
+	return text, nil
 }
 
-// prune drops lines that cost tokens and carry nothing: text that only
-// repeats the name of the field or control right below it (a label), and
-// text made only of punctuation (separators such as "·" or "|").
-func prune(text string) string {
-	lines := strings.Split(text, "\n")
-	out := lines[:0]
-	for i, line := range lines {
-		t := strings.TrimSpace(line)
-		if q, ok := strings.CutPrefix(t, "text "); ok {
-			if !hasWordChar(q) {
-				continue
-			}
-			if i+1 < len(lines) && strings.Contains(lines[i+1], " "+q+" [ref=") {
-				continue
-			}
-		}
-		out = append(out, line)
-	}
-	return strings.Join(out, "\n")
-}
-
-func hasWordChar(s string) bool {
-	for _, r := range s {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			return true
-		}
-	}
-	return false
-}
-
-func (sn *snapshotter) walk(n *accessibility.Node, depth int) {
-	role := sn.str(n.Role)
-	if n.Ignored || role == "" || role == "none" || role == "generic" || role == "RootWebArea" ||
-		role == "paragraph" || role == "LabelText" || role == "group" || role == "listitem" ||
-		role == "cell" || role == "gridcell" || role == "Section" || role == "document" {
-		sn.children(n, depth)
-		return
-	}
-	if skipped[role] {
-		return
-	}
-	name := clip(sn.str(n.Name), maxNameLen)
+// snapshotPage is page n of the latest snapshot that did not fit one reply.
+func (s *session) snapshotPage(n int) (string, error) {
 	switch {
-	case role == "StaticText":
-		if t := clip(collapse(sn.str(n.Name)), maxTextLen); t != "" {
-			sn.line(depth, "text "+strconv.Quote(t))
-		}
-	case role == "heading":
-		sn.line(depth, fmt.Sprintf("heading %s [level=%s]", strconv.Quote(name), axProp(n, "level")))
-	case role == "image" || role == "img":
-		if name != "" {
-			sn.line(depth, "img "+strconv.Quote(name))
-		}
-	case interactive[role]:
-		sn.interactive(n, role, name, depth)
-	case containers[role]:
-		head := role
-		if name != "" {
-			head += " " + strconv.Quote(name)
-		}
-		sn.line(depth, head+":")
-		sn.children(n, depth+1)
-	default:
-		if name != "" {
-			sn.line(depth, role+" "+strconv.Quote(name))
-		}
-		sn.children(n, depth)
+	case s.tab.snapPages == nil:
+		return "", errors.New("there is no snapshot with more pages: take a snapshot (without page) first")
+	case s.tab.refsNavs != s.tab.watch.navigationCount():
+		return "", errors.New("the tab has moved to another document since that snapshot: take a new snapshot")
+	case n < 1 || n > len(s.tab.snapPages):
+		return "", fmt.Errorf("the latest snapshot has pages 1 to %d, not %d", len(s.tab.snapPages), n)
 	}
+	return pageOf(s.tab.snapPages, n), nil
 }
 
-func (sn *snapshotter) interactive(n *accessibility.Node, role, name string, depth int) {
-	var b strings.Builder
-	b.WriteString(role)
-	if name != "" {
-		b.WriteString(" " + strconv.Quote(name))
+// paginate splits text into pages of at most budget bytes, at line ends
+// (a line longer than the budget is split inside, at a rune boundary), so
+// that the pages, joined, are the text.
+func paginate(text string, budget int) []string {
+	if budget <= 0 || len(text) <= budget {
+		return []string{text}
 	}
-	if n.BackendDOMNodeID != 0 {
-		sn.next++
-		ref := "e" + strconv.Itoa(sn.next)
-		sn.refs[ref] = n.BackendDOMNodeID
-		b.WriteString(" [ref=" + ref + "]")
-	}
-	for _, flag := range []string{"checked", "selected", "disabled", "required", "expanded", "focused"} {
-		if v := axProp(n, flag); v == "true" || v == "mixed" {
-			b.WriteString(" [" + flag + "]")
+	var pages []string
+	for len(text) > budget {
+		cut := strings.LastIndexByte(text[:budget], '\n') + 1
+		if cut <= 0 {
+			for cut = budget; cut > 0 && !isRuneStart(text[cut]); cut-- {
+			}
 		}
+		pages = append(pages, text[:cut])
+		text = text[cut:]
 	}
-	if v := clip(sn.str(n.Value), maxNameLen); v != "" && role != "link" {
-		b.WriteString(" value=" + strconv.Quote(v))
-	}
-	if role == "link" {
-		if u := axProp(n, "url"); u != "" {
-			b.WriteString(" -> " + strings.TrimPrefix(u, sn.origin))
-		}
-	}
-	if role == "combobox" || role == "listbox" {
-		if opts := sn.optionNames(n, 12); opts != "" {
-			b.WriteString(" options: " + opts)
-		}
-	}
-	sn.line(depth, b.String())
-	// The name already carries a link's or button's text; a text field's
-	// children are its own editor internals. Only nested interactive
-	// elements (rare) are worth a line.
-	if role != "combobox" && role != "listbox" {
-		sn.nestedInteractive(n, depth+1)
-	}
+	return append(pages, text)
 }
 
-func (sn *snapshotter) nestedInteractive(n *accessibility.Node, depth int) {
-	for _, id := range n.ChildIDs {
-		c := sn.nodes[id]
-		if c == nil {
+// pageOf is page n of pages with the line that says where it is and how
+// to go on.
+func pageOf(pages []string, n int) string {
+	p := pages[n-1]
+	if n < len(pages) {
+		return p + fmt.Sprintf("\n[page %d of %d of this snapshot; the next: snapshot {page: %d}]", n, len(pages), n+1)
+	}
+	return p + fmt.Sprintf("\n[page %d of %d of this snapshot: the end]", n, len(pages))
+}
+
+// axIndex keys the accessibility tree's nodes by their DOM node: role,
+// name, value and states.
+func axIndex(nodes []*accessibility.Node) map[cdp.BackendNodeID]*axInfo {
+	out := make(map[cdp.BackendNodeID]*axInfo, len(nodes))
+	for _, n := range nodes {
+		if n.BackendDOMNodeID == 0 || n.Ignored {
 			continue
 		}
-		if r := sn.str(c.Role); interactive[r] && !c.Ignored {
-			sn.interactive(c, r, clip(sn.str(c.Name), maxNameLen), depth)
-			continue
+		info := &axInfo{role: axString(n.Role), name: axString(n.Name), value: axString(n.Value), props: map[string]string{}}
+		for _, p := range n.Properties {
+			info.props[string(p.Name)] = axString(p.Value)
 		}
-		sn.nestedInteractive(c, depth)
+		out[n.BackendDOMNodeID] = info
 	}
-}
-
-func (sn *snapshotter) optionNames(n *accessibility.Node, limit int) string {
-	var names []string
-	var visit func(*accessibility.Node)
-	visit = func(x *accessibility.Node) {
-		for _, id := range x.ChildIDs {
-			c := sn.nodes[id]
-			if c == nil || len(names) >= limit {
-				continue
-			}
-			if sn.str(c.Role) == "option" {
-				names = append(names, strconv.Quote(clip(sn.str(c.Name), 40)))
-				continue
-			}
-			visit(c)
-		}
-	}
-	visit(n)
-	return strings.Join(names, ", ")
-}
-
-func (sn *snapshotter) children(n *accessibility.Node, depth int) {
-	for _, id := range n.ChildIDs {
-		if c := sn.nodes[id]; c != nil {
-			sn.walk(c, depth)
-		}
-	}
-}
-
-func (sn *snapshotter) line(depth int, s string) {
-	sn.b.WriteString(strings.Repeat("  ", depth))
-	sn.b.WriteString(s)
-	sn.b.WriteByte('\n')
+	return out
 }
 
 // axString decodes an AX value to a string: strings as they are, other JSON
 // values in their JSON text.
-// str is a node value as text, with secret values masked before anything
-// clips or collapses it (a clipped secret would show its prefix).
-func (sn *snapshotter) str(v *accessibility.Value) string {
-	t := axString(v)
-	if sn.mask != nil {
-		t = sn.mask(t)
-	}
-	return t
-}
-
 func axString(v *accessibility.Value) string {
 	if v == nil || len(v.Value) == 0 {
 		return ""

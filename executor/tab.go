@@ -20,6 +20,10 @@ type tab struct {
 	browserID cdp.BrowserContextID
 	watch     *pageWatch
 	refs      map[string]cdp.BackendNodeID
+	refsNavs  int // navigation count when refs were handed out: the document they belong to
+	// snapPages are the pages of the latest snapshot that did not fit one
+	// reply (nil: it did), for snapshot {page: N}.
+	snapPages []string
 	worldID   runtime.ExecutionContextID // the gate's isolated world (see world.go)
 	worldNavs int                        // navigation count when worldID was made
 }
@@ -113,7 +117,7 @@ func (t *tab) reset(ctx context.Context) error {
 	if err == nil {
 		_, err = chromedp.Call(ctx, page.ResetNavigationHistory, struct{}{})
 	}
-	t.refs = nil
+	t.refs, t.snapPages = nil, nil
 	if err != nil {
 		t.close()
 	}

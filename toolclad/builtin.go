@@ -76,8 +76,12 @@ var builtins = []*builtinCommand{
 	{
 		name:        "snapshot",
 		impliedTier: "low",
-		description: "Get an accessibility-tree snapshot of the current page. Elements carry refs (e1, e2, ...) for click and type_text.",
-		args:        []Arg{selectorArg("Optional CSS selector to scope the snapshot to one element.")},
+		description: "Get the current page as text, one line per block (## headings, - list items, | table rows |, fenced code), with a ref on every element you can act on: [link text](e4 /target), [button \"Save\" e5], [textbox \"Email\" e6 value=\"...\"]. Pass refs to click, type_text and the other commands. A page longer than max_chars comes in pages: the reply ends with the call for the next one.",
+		args: []Arg{
+			selectorArg("Optional CSS selector to scope the snapshot to one element."),
+			{Name: "page", Type: TypeInteger, Min: i64(1), Max: i64(10000), Description: "Page of the latest snapshot to return (its replies say how many there are)."},
+			{Name: "max_chars", Type: TypeInteger, Min: i64(1000), Max: i64(1000000), Default: int64(200000), Description: "Longest reply, in characters; a longer snapshot comes in pages."},
+		},
 		readOnly:    true,
 	},
 	{

@@ -236,7 +236,7 @@ func (f *fixture) login(t testing.TB) string {
 	t.Helper()
 	f.mustAllow(t, "e2e.navigate", map[string]any{"url": f.siteURL + "/login"})
 	snap := f.mustAllow(t, "e2e.snapshot", nil)
-	user, pass, button := findRef(snap, `textbox "Username"`), findRef(snap, `textbox "Password"`), findRef(snap, `button "Sign in"`)
+	user, pass, button := findRef(snap, "Username"), findRef(snap, "Password"), findRef(snap, `button "Sign in"`)
 	if user == "" || pass == "" || button == "" {
 		t.Fatalf("snapshot lacks refs for the login form:\n%s", snap)
 	}
@@ -292,7 +292,7 @@ func TestGovernedSessionEndToEnd(t *testing.T) {
 	// A link to the canary is refused before the click happens.
 	f.mustAllow(t, "e2e.navigate", map[string]any{"url": f.siteURL + "/elsewhere"})
 	snap := f.mustAllow(t, "e2e.snapshot", nil)
-	f.mustRefuse(t, "e2e.click", map[string]any{"ref": findRef(snap, `link "Forbidden site"`)}, "DENIED at scope", "127.0.0.2")
+	f.mustRefuse(t, "e2e.click", map[string]any{"ref": findRef(snap, "Forbidden site")}, "DENIED at scope", "127.0.0.2")
 	f.mustRefuse(t, "e2e.click", map[string]any{"selector": "#forbidden"}, "DENIED at scope")
 
 	if n := f.canary.Hits(); n != 0 {

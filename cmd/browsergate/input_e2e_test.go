@@ -157,7 +157,7 @@ func TestHoverOpensAMenu(t *testing.T) {
 		t.Fatalf("the hover menu shows before the hover:\n%s", snap)
 	}
 	f.mustAllow(t, "e2e.hover", map[string]any{"selector": "#menu"})
-	if snap := f.mustAllow(t, "e2e.snapshot", nil); !strings.Contains(snap, `link "Secret item"`) {
+	if snap := f.mustAllow(t, "e2e.snapshot", nil); !strings.Contains(snap, "[Secret item](") {
 		t.Errorf("the hover did not open the menu:\n%s", snap)
 	}
 }

@@ -36,8 +36,8 @@ func TestEvidenceReplay(t *testing.T) {
 	f.site.Password.Store(secretValue)
 	f.mustAllow(t, "e2e.navigate", map[string]any{"url": f.siteURL + "/login"})
 	snap := f.mustAllow(t, "e2e.snapshot", nil)
-	f.mustAllow(t, "e2e.type_text", map[string]any{"ref": findRef(snap, `textbox "Username"`), "text": "alice"})
-	f.mustAllow(t, "e2e.type_text", map[string]any{"ref": findRef(snap, `textbox "Password"`), "text": "<APP_PASSWORD>"})
+	f.mustAllow(t, "e2e.type_text", map[string]any{"ref": findRef(snap, "Username"), "text": "alice"})
+	f.mustAllow(t, "e2e.type_text", map[string]any{"ref": findRef(snap, "Password"), "text": "<APP_PASSWORD>"})
 	if out := f.mustAllow(t, "e2e.click", map[string]any{"ref": findRef(snap, `button "Sign in"`)}); !strings.Contains(out, `title="Dashboard"`) {
 		t.Fatalf("the recorded login failed:\n%s", out)
 	}

@@ -42,8 +42,8 @@ func (a *scriptedAgent) run(ctx context.Context, siteURL, canaryURL string) erro
 	}{
 		{"demo.navigate", fixed(map[string]any{"url": siteURL + "/login"}), true, ""},
 		{"demo.snapshot", fixed(nil), true, ""},
-		{"demo.type_text", byRef(`textbox "Username"`, map[string]any{"text": "alice"}), true, ""},
-		{"demo.type_text", byRef(`textbox "Password"`, map[string]any{"text": "<DEMO_PASSWORD>"}), true, ""},
+		{"demo.type_text", byRef("Username", map[string]any{"text": "alice"}), true, ""},
+		{"demo.type_text", byRef("Password", map[string]any{"text": "<DEMO_PASSWORD>"}), true, ""},
 		{"demo.click", byRef(`button "Sign in"`, nil), true, ""},
 		{"demo.snapshot", fixed(nil), true, ""},
 		{"demo.navigate", fixed(map[string]any{"url": canaryURL + "/"}), false, ""},
@@ -132,15 +132,17 @@ func byRef(prefix string, args map[string]any) func(string) map[string]any {
 	}
 }
 
-var refRE = regexp.MustCompile(`\[ref=(e\d+)\]`)
+// refRE is a ref in a snapshot: [link text](e4 /target), [button "Save" e5].
+var refRE = regexp.MustCompile(`[ (](e\d+)[ )\]]`)
 
-// FindRef returns the element ref ("e7") on the first line of a snapshot
-// that contains text, or "" when there is none: how an agent picks the
-// element to click or type into.
+// FindRef returns the element ref ("e7") of the first element at or after
+// text on a snapshot line, or "" when there is none: how an agent picks
+// the element to click or type into ("Username" finds the field after
+// its label, "Sign in" the button named so).
 func FindRef(snap, text string) string {
 	for _, line := range strings.Split(snap, "\n") {
-		if strings.Contains(line, text) {
-			if m := refRE.FindStringSubmatch(line); m != nil {
+		if i := strings.Index(line, text); i >= 0 {
+			if m := refRE.FindStringSubmatch(line[i:]); m != nil {
 				return m[1]
 			}
 		}

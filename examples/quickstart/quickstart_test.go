@@ -8,12 +8,14 @@ import (
 
 func TestFindRef(t *testing.T) {
 	t.Parallel()
-	snap := "- heading \"Sign in\" [level=1]\n- textbox \"Username\" [ref=e4]\n- textbox \"Password\" [ref=e5]\n- button \"Sign in\" [ref=e6]"
+	snap := "# Sign in\nUsername [textbox e4] Password [textbox e5]\n[button \"Sign in\" e6]\nSee [the docs](e7 /docs)."
 	for _, tc := range []struct{ text, want string }{
-		{`textbox "Username"`, "e4"},
+		{"Username", "e4"},
+		{"Password", "e5"},
 		{`button "Sign in"`, "e6"},
-		{`heading "Sign in"`, ""}, // no ref on that line
-		{`link "Nowhere"`, ""},
+		{"Sign in", "e6"}, // the heading's line has no ref
+		{"the docs", "e7"},
+		{"Nowhere", ""},
 	} {
 		if got := FindRef(snap, tc.text); got != tc.want {
 			t.Errorf("FindRef(%q) = %q, want %q", tc.text, got, tc.want)
@@ -40,7 +42,7 @@ func TestPrinting(t *testing.T) {
 	if got := compactJSON(map[string]any{"url": "http://x/"}); got != `{url="http://x/"}` {
 		t.Errorf("compactJSON = %q", got)
 	}
-	if got := byRef(`button "Go"`, map[string]any{"text": "hi"})(`- button "Go" [ref=e9]`); got["ref"] != "e9" || got["text"] != "hi" {
+	if got := byRef(`button "Go"`, map[string]any{"text": "hi"})(`[button "Go" e9]`); got["ref"] != "e9" || got["text"] != "hi" {
 		t.Errorf("byRef = %v", got)
 	}
 }

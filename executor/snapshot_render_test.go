@@ -1,0 +1,84 @@
+package executor_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// snapshotPage has each construct the snapshot renders.
+const snapshotPage = `<!doctype html><title>Reference</title>
+<nav aria-label="Sidebar"><ul><li><a href="/intro">Intro</a></li><li><a href="/ref">Reference</a></li></ul></nav>
+<main>
+<h1>The <code>Client</code> type</h1>
+<p>A <code>Client</code> sends <em>requests</em> to a <a href="/server">server</a>,
+   and waits.</p>
+<ul><li>one<ul><li>one.a</li></ul></li><li>two</li></ul>
+<ol><li>first</li><li>second</li></ol>
+<table><tr><th>Order</th><th>Total</th></tr><tr><td>A-1</td><td>12 <b>EUR</b></td></tr></table>
+<pre><code>func main() {
+	run()
+}</code></pre>
+<form aria-label="Settings"><label>Email <input name=e value="a@b.c"></label>
+<label><input type=checkbox checked> Remember</label>
+<select aria-label="Size"><option>S</option><option selected>M</option></select>
+<button>Save</button></form>
+<p style="display:none">invisible</p><p style="visibility:hidden">unseen</p>
+<img alt="A diagram"> <img alt="">
+</main>
+<footer>Footer text</footer>`
+
+// TestSnapshotFormat renders a page with every construct through real
+// Chromium: one line per block, inline code kept in place, lists with
+// their nesting and numbers, a table as rows with each cell's text once,
+// a code block with its lines, controls with refs and states (their name
+// left out where their label shows it), links with refs and targets,
+// hidden text left out, the main content first.
+func TestSnapshotFormat(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, 50, false)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/page", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(snapshotPage)) })
+	site := serveMux(t, mux)
+	if r := h.call(t, "s", "navigate", map[string]any{"url": site + "/page"}); r.IsError {
+		t.Fatal(r.Text)
+	}
+	r := h.call(t, "s", "snapshot", nil)
+	if r.IsError {
+		t.Fatal(r.Text)
+	}
+	got := pageContent(r.Text)
+	want := "# The `Client` type\n" +
+		"A `Client` sends requests to a [server](e3 /server), and waits.\n" +
+		"- one\n" +
+		"  - one.a\n" +
+		"- two\n" +
+		"1. first\n" +
+		"2. second\n" +
+		"| Order | Total |\n" +
+		"| A-1 | 12 EUR |\n" +
+		"```\nfunc main() {\n\trun()\n}\n```\n" +
+		"form \"Settings\":\n" +
+		"Email [textbox e4 value=\"a@b.c\"] [checkbox e5 checked] Remember [combobox \"Size\" e6 value=\"M\" options: \"S\", \"M\"] [button \"Save\" e7]\n" +
+		"![A diagram]\n" +
+		"\n(outside the main content:)\n" +
+		"navigation \"Sidebar\":\n" +
+		"- [Intro](e1 /intro)\n" +
+		"- [Reference](e2 /ref)\n" +
+		"contentinfo:\n" +
+		"Footer text"
+	if got != want {
+		t.Errorf("snapshot:\n%s\n\nwant:\n%s", got, want)
+	}
+}
+
+// pageContent is the text between a reply's PAGE CONTENT markers.
+func pageContent(reply string) string {
+	open := strings.Index(reply, "]\n")
+	end := strings.LastIndex(reply, "\n[END PAGE CONTENT")
+	if open < 0 || end < open {
+		return reply
+	}
+	return reply[open+2 : end]
+}
+
