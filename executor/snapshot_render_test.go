@@ -81,4 +81,3 @@ func pageContent(reply string) string {
 	}
 	return reply[open+2 : end]
 }
-

@@ -82,7 +82,7 @@ var builtins = []*builtinCommand{
 			{Name: "page", Type: TypeInteger, Min: i64(1), Max: i64(10000), Description: "Page of the latest snapshot to return (its replies say how many there are)."},
 			{Name: "max_chars", Type: TypeInteger, Min: i64(1000), Max: i64(1000000), Default: int64(200000), Description: "Longest reply, in characters; a longer snapshot comes in pages."},
 		},
-		readOnly:    true,
+		readOnly: true,
 	},
 	{
 		name:        "click",
