@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chromedp/cdproto/accessibility"
 	"github.com/chromedp/cdproto/dom"
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/page"
@@ -189,19 +190,15 @@ func (s *session) screenshot(ctx context.Context, full bool) ([]byte, error) {
 }
 
 func (s *session) waitFor(ctx context.Context, args map[string]any) (output, error) {
+	if role, _ := args["role"].(string); role != "" {
+		return s.waitForRole(ctx, role, args)
+	}
+	if _, ok := args["name"]; ok {
+		return output{}, errors.New("argument name: it goes with role (the element of that role with that accessible name)")
+	}
 	sel, _ := args["selector"].(string)
 	text, _ := args["text"].(string)
-	ms, _ := args["timeout_ms"].(int64)
-	if ms <= 0 {
-		ms = 5000
-	}
-	// Never outlast the command's own deadline: the answer must be "did
-	// not appear", not a timeout of the whole call.
-	if dl, ok := ctx.Deadline(); ok {
-		if left := time.Until(dl) - 2*time.Second; left < time.Duration(ms)*time.Millisecond {
-			ms = max(left.Milliseconds(), 0)
-		}
-	}
+	ms := waitTimeout(ctx, args).Milliseconds()
 	a, _ := json.Marshal(sel)
 	b, _ := json.Marshal(text)
 	wctx, cancel := context.WithTimeout(ctx, time.Duration(ms)*time.Millisecond+2*time.Second)
@@ -233,6 +230,58 @@ func (s *session) waitFor(ctx context.Context, args map[string]any) (output, err
 		return output{}, fmt.Errorf("%s did not appear within %d ms", what, ms)
 	}
 	return output{Text: what + " is present"}, nil
+}
+
+// waitTimeout is wait_for's timeout_ms, within the command's own
+// deadline: the answer must be "did not appear", not a timeout of the
+// whole call.
+func waitTimeout(ctx context.Context, args map[string]any) time.Duration {
+	ms, _ := args["timeout_ms"].(int64)
+	if ms <= 0 {
+		ms = 5000
+	}
+	wait := time.Duration(ms) * time.Millisecond
+	if dl, ok := ctx.Deadline(); ok {
+		if left := time.Until(dl) - 2*time.Second; left < wait {
+			wait = max(left, 0)
+		}
+	}
+	return wait
+}
+
+// waitForRole waits until the accessibility tree holds an element of the
+// role (with the accessible name, when given), asking the browser's own
+// tree every 100 ms: the page cannot answer for it.
+func (s *session) waitForRole(ctx context.Context, role string, args map[string]any) (output, error) {
+	name, _ := args["name"].(string)
+	wait := waitTimeout(ctx, args)
+	what := "an element of role " + role
+	if name != "" {
+		what += " with that name" // the agent's text is not repeated (see waitFor)
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		doc, err := chromedp.Call(ctx, dom.GetDocument, dom.GetDocumentParams{})
+		if err == nil && doc.Root != nil {
+			res, qerr := chromedp.Call(ctx, accessibility.QueryAXTree, accessibility.QueryAXTreeParams{
+				BackendNodeID: doc.Root.BackendNodeID, Role: role, AccessibleName: name})
+			if qerr == nil {
+				for _, n := range res.Nodes {
+					if !n.Ignored {
+						return output{Text: what + " is present"}, nil
+					}
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			return output{}, fmt.Errorf("%s did not appear within %d ms", what, wait.Milliseconds())
+		}
+		select {
+		case <-ctx.Done():
+			return output{}, fmt.Errorf("wait for %s: %w", what, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 func (s *session) extractHTML(ctx context.Context, args map[string]any) (output, error) {

@@ -396,7 +396,7 @@ func selectorOracle(cmd *toolclad.Command, args map[string]any) *DenyError {
 		case a.Type == toolclad.TypeSelector && strings.ContainsAny(s, "=\\") || strings.Contains(s, "/*"):
 			return deny(evidence.StageSecrets, "secret oracle",
 				"a secret was typed on this site: a selector may not test attribute values here, nor hold a CSS escape or comment (argument %q), or it could read the secret a character at a time", a.Name)
-		case cmd.Name == "wait_for" && a.Name == "text" && s != "":
+		case cmd.Name == "wait_for" && (a.Name == "text" || a.Name == "name") && s != "":
 			return deny(evidence.StageSecrets, "secret oracle",
 				"a secret was typed on this site: wait_for may not test the page's text here (argument %q), or it could read the secret a piece at a time; wait for a selector instead", a.Name)
 		}

@@ -136,7 +136,6 @@ func (e *Executor) runTurn(ctx context.Context, s *session, t *turn) {
 func (e *Executor) act(actx context.Context, s *session, t *turn) *Blocked {
 	cmd := t.call.Command
 	spec := commandTable[cmd.Name]
-	navs := s.tab.watch.navigationCount()
 	s.limits.counts[cmd.Name]++
 	if t.verdict.Submits {
 		s.limits.counts["submit_form"]++
@@ -176,9 +175,6 @@ func (e *Executor) act(actx context.Context, s *session, t *turn) *Blocked {
 		s.tab.watch.waitStable(actx, time.Now(), spec.settle)
 	}
 	s.egress.acting.end()
-	if s.tab.watch.navigationCount() != navs {
-		s.tab.refs = nil // refs name elements of a document that is gone
-	}
 	return s.egress.blocked.unjudgedSubmission(mark)
 }
 

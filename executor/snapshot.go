@@ -121,10 +121,13 @@ func paginate(text string, budget int) []string {
 // to go on.
 func pageOf(pages []string, n int) string {
 	p := pages[n-1]
-	if n < len(pages) {
-		return p + fmt.Sprintf("\n[page %d of %d of this snapshot; the next: snapshot {page: %d}]", n, len(pages), n+1)
+	if !strings.HasSuffix(p, "\n") {
+		p += "\n" // a page that ends inside a line: the marker has a line of its own
 	}
-	return p + fmt.Sprintf("\n[page %d of %d of this snapshot: the end]", n, len(pages))
+	if n < len(pages) {
+		return p + fmt.Sprintf("[page %d of %d of this snapshot; the next: snapshot {page: %d}]", n, len(pages), n+1)
+	}
+	return p + fmt.Sprintf("[page %d of %d of this snapshot: the end]", n, len(pages))
 }
 
 // axIndex keys the accessibility tree's nodes by their DOM node: role,

@@ -32,7 +32,7 @@ func TestArgSamples(t *testing.T) {
 					args[r.Name] = samples[c.Name][r.Name]
 				}
 			}
-			if c.Name == "wait_for" && a.Name == "timeout_ms" {
+			if c.Name == "wait_for" && (a.Name == "timeout_ms" || a.Name == "name") {
 				args["text"] = samples["wait_for"]["text"] // wait_for needs one of selector, text
 			}
 			if c.Name == "select_option" { // one of ref, selector and one of value, label

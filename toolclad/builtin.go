@@ -80,7 +80,7 @@ var builtins = []*builtinCommand{
 		args: []Arg{
 			selectorArg("Optional CSS selector to scope the snapshot to one element."),
 			{Name: "page", Type: TypeInteger, Min: i64(1), Max: i64(10000), Description: "Page of the latest snapshot to return (its replies say how many there are)."},
-			{Name: "max_chars", Type: TypeInteger, Min: i64(1000), Max: i64(1000000), Default: int64(200000), Description: "Longest reply, in characters; a longer snapshot comes in pages."},
+			{Name: "max_chars", Type: TypeInteger, Min: i64(1000), Max: i64(1000000), Description: "Longest reply, in characters (default 200000); a longer snapshot comes in pages."},
 		},
 		readOnly: true,
 	},
@@ -130,16 +130,18 @@ var builtins = []*builtinCommand{
 	{
 		name:        "wait_for",
 		impliedTier: "low",
-		description: "Wait until an element matching a selector, or some text, appears on the page.",
+		description: "Wait until an element matching a selector, some text, or an element of a role (with an accessible name) appears on the page.",
 		args: []Arg{
-			selectorArg("CSS selector to wait for (give selector or text, not both)."),
-			{Name: "text", Type: TypeString, MaxLen: textMaxLen, Description: "Text to wait for (give selector or text, not both)."},
+			selectorArg("CSS selector to wait for (give one of selector, text, role)."),
+			{Name: "text", Type: TypeString, MaxLen: textMaxLen, Description: "Text to wait for (give one of selector, text, role)."},
+			{Name: "role", Type: TypeString, MaxLen: 40, Pattern: rolePattern, Description: "ARIA role to wait for, as the snapshot names it: button, link, heading, dialog, ... (give one of selector, text, role)."},
+			{Name: "name", Type: TypeString, MaxLen: 1024, Description: "With role: the element's accessible name, exactly."},
 			{
 				Name: "timeout_ms", Type: TypeInteger, Min: i64(100), Max: i64(30000), Default: int64(5000), Clamp: true,
 				Description: "How long to wait, in milliseconds.",
 			},
 		},
-		groups:   []argGroup{{names: []string{"selector", "text"}, exactlyOne: true}},
+		groups:   []argGroup{{names: []string{"selector", "text", "role"}, exactlyOne: true}},
 		readOnly: true,
 	},
 	{
@@ -243,6 +245,9 @@ var builtins = []*builtinCommand{
 		description: "Load the current page again (a page that came from a form is loaded again by its URL, never posted again).",
 	},
 }
+
+// rolePattern is the shape of an ARIA role name.
+var rolePattern = regexp.MustCompile(`^[a-z]+$`)
 
 // keyPattern is the shape of press_key's key: modifiers joined by "+" to a
 // key name or one character (which may itself be "+").

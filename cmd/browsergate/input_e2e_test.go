@@ -228,3 +228,83 @@ func TestAgentIsToldTheScope(t *testing.T) {
 		t.Errorf("navigate does not report a 404:\n%s", out)
 	}
 }
+
+// TestSnapshotPages: a page longer than max_chars comes in pages that,
+// followed one by one, give every paragraph once, in order; a page number
+// past the end is refused; after the tab moves to another document by
+// itself, a ref of the old one is refused with the reason.
+func TestSnapshotPages(t *testing.T) {
+	t.Parallel()
+	f := startWith(t, inputManifest())
+	var long strings.Builder
+	long.WriteString("<title>long</title><main><h1>Long reference</h1>")
+	for i := range 400 {
+		fmt.Fprintf(&long, "<p>Paragraph %d explains <code>Option%d</code> in <a href=\"/p%d\">detail %d</a>.</p>\n", i, i, i, i)
+	}
+	long.WriteString("</main>")
+	site, _ := serveLogged(t, map[string]string{
+		"/long":  long.String(),
+		"/moves": `<title>moves</title><a href="/x">stay</a><script>setTimeout(() => location = '/other', 1500)</script>`,
+		"/other": `<title>other</title>Other page`,
+	})
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/long"})
+	whole := pageBody(f.mustAllow(t, "e2e.snapshot", nil))
+	if strings.Contains(whole, "[page ") {
+		t.Fatalf("a 400-paragraph page does not fit the default budget")
+	}
+	var joined strings.Builder
+	out := f.mustAllow(t, "e2e.snapshot", map[string]any{"max_chars": 5000})
+	for n := 2; ; n++ {
+		body := pageBody(out)
+		marker := body[strings.LastIndex(body, "\n[page ")+1:]
+		joined.WriteString(strings.TrimSuffix(body, marker))
+		if strings.Contains(marker, "the end") {
+			break
+		}
+		if !strings.Contains(marker, fmt.Sprintf("snapshot {page: %d}", n)) || n > 100 {
+			t.Fatalf("page %d does not say how to go on: %q", n-1, marker)
+		}
+		out = f.mustAllow(t, "e2e.snapshot", map[string]any{"page": n})
+	}
+	if joined.String() != whole+"\n" && joined.String() != whole {
+		t.Errorf("the pages joined differ from the whole snapshot (%d vs %d bytes)", joined.Len(), len(whole))
+	}
+	for _, i := range []int{0, 199, 399} {
+		if c := strings.Count(joined.String(), fmt.Sprintf("Paragraph %d explains", i)); c != 1 {
+			t.Errorf("paragraph %d appears %d times in the pages", i, c)
+		}
+	}
+	f.mustRefuse(t, "e2e.snapshot", map[string]any{"page": 999}, "not 999")
+
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/moves"})
+	ref := findRef(f.mustAllow(t, "e2e.snapshot", nil), "stay")
+	f.mustAllow(t, "e2e.wait_for", map[string]any{"text": "Other page"})
+	f.mustRefuse(t, "e2e.click", map[string]any{"ref": ref}, "from the document the tab showed before")
+}
+
+// pageBody is a snapshot reply's page content, without the fence.
+func pageBody(reply string) string {
+	open := strings.Index(reply, "]\n")
+	end := strings.LastIndex(reply, "\n[END PAGE CONTENT")
+	if open < 0 || end < open {
+		return reply
+	}
+	return reply[open+2 : end]
+}
+
+// TestWaitForRole: wait_for {role, name} waits for the browser's own
+// accessibility tree to hold such an element, and says when it did not.
+func TestWaitForRole(t *testing.T) {
+	t.Parallel()
+	f := startWith(t, inputManifest())
+	site, _ := serveLogged(t, map[string]string{
+		"/later": `<title>later</title><script>setTimeout(() => { const b = document.createElement('button'); b.textContent = 'Continue'; document.body.append(b) }, 400)</script>`,
+	})
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/later"})
+	if out := f.mustAllow(t, "e2e.wait_for", map[string]any{"role": "button", "name": "Continue"}); !strings.Contains(out, "is present") {
+		t.Errorf("wait_for role: %s", out)
+	}
+	f.mustRefuse(t, "e2e.wait_for", map[string]any{"role": "dialog", "timeout_ms": 300}, "did not appear within")
+	f.mustRefuse(t, "e2e.wait_for", map[string]any{"role": "button", "name": "Stop", "timeout_ms": 300}, "did not appear within")
+	f.mustRefuse(t, "e2e.wait_for", map[string]any{"text": "x", "role": "button"}, "exactly one of")
+}
