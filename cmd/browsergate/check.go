@@ -25,6 +25,13 @@ var checkCommand = &command{
 	setup: checkFlags,
 }
 
+// dialogsSay says what each [browser] dialogs choice does.
+var dialogsSay = map[string]string{
+	toolclad.DialogsAsk:     "a dialog a call opens waits for the agent's handle_dialog",
+	toolclad.DialogsDismiss: "dialogs are dismissed at once (beforeunload accepted), and the reply says so",
+	toolclad.DialogsAccept:  "dialogs are accepted at once, and the reply says so",
+}
+
 func checkFlags(fs *flag.FlagSet) action {
 	var manifests multiFlag
 	fs.Var(&manifests, "manifest", "ToolClad manifest `FILE` (repeatable)")
@@ -75,6 +82,8 @@ func check(manifests []string, policies, sep string, stdout io.Writer) error {
 		case m.Browser.Connect == "live":
 			fmt.Fprintf(stdout, "  context=isolated: each session in a fresh browser context behind its own egress proxy (not the user's sign-ins)\n")
 		}
+		fmt.Fprintf(stdout, "  dialogs=%s: %s\n", m.Browser.Dialogs, dialogsSay[m.Browser.Dialogs])
+		fmt.Fprintf(stdout, "  %s\n", m.ScopeSummary())
 		if m.ImpliedCommands {
 			fmt.Fprintf(stdout, "  no [browser.commands]: ToolClad's read-only commands at their documented tiers (mutating commands must be declared)\n")
 		}
