@@ -17,7 +17,8 @@ import (
 type element struct {
 	object  runtime.RemoteObjectID
 	backend cdp.BackendNodeID
-	label   string // how the agent named it, for messages
+	frame   cdp.FrameID // the embedded document it is in ("": the tab's own)
+	label   string      // how the agent named it, for messages
 }
 
 // target resolves the ref or selector argument of a call. With neither, it
@@ -35,22 +36,22 @@ func (s *session) target(ctx context.Context, args map[string]any) (element, boo
 }
 
 func (s *session) resolveRef(ctx context.Context, ref string) (element, error) {
-	id, ok := s.tab.refs[ref]
+	rt, ok := s.tab.refs[ref]
 	if !ok {
 		return element{}, fmt.Errorf("%w %q: take a snapshot first and use a ref from the latest one", ErrNoSuchRef, ref)
 	}
 	if s.tab.refsNavs != s.tab.watch.navigationCount() {
 		return element{}, fmt.Errorf("%w %q: it is from the document the tab showed before (the page moved since the snapshot): take a new snapshot", ErrNoSuchRef, ref)
 	}
-	world, err := s.world(ctx)
+	world, err := s.worldOf(ctx, rt.frame)
 	if err != nil {
-		return element{}, err
+		return element{}, fmt.Errorf("%w %q: its frame is gone (%v): take a new snapshot", ErrNoSuchRef, ref, err)
 	}
-	res, err := chromedp.Call(ctx, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: id, ExecutionContextID: world})
+	res, err := chromedp.Call(ctx, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: rt.node, ExecutionContextID: world})
 	if err != nil || res.Object == nil {
 		return element{}, fmt.Errorf("%w %q: the element is gone (the page changed): take a new snapshot", ErrNoSuchRef, ref)
 	}
-	return element{object: res.Object.ObjectID, backend: id, label: "ref " + ref}, nil
+	return element{object: res.Object.ObjectID, backend: rt.node, frame: rt.frame, label: "ref " + ref}, nil
 }
 
 func (s *session) querySelector(ctx context.Context, sel string) (element, error) {
@@ -188,7 +189,7 @@ func (s *session) centre(ctx context.Context, el element, verb string) (x, y flo
 // element or inside it, and (unless judged says pointOnly) what a click
 // there would do must be within judged.
 func (s *session) hitCheck(ctx context.Context, el element, x, y float64, judged map[string]any) error {
-	hit, err := s.nodeAt(ctx, x, y)
+	hit, err := s.nodeAt(ctx, x, y, el.frame)
 	if err != nil {
 		return fmt.Errorf("%s: %v", el.label, err)
 	}
@@ -210,18 +211,22 @@ func (s *session) hitCheck(ctx context.Context, el element, x, y float64, judged
 }
 
 // nodeAt is the node the browser's hit test finds at (x, y) in the tab,
-// resolved in the gate's isolated world of the main document: a point in
-// another document (an iframe in the same process) cannot be resolved
-// there, and is refused.
-func (s *session) nodeAt(ctx context.Context, x, y float64) (element, error) {
+// resolved in the gate's isolated world of the document frame ("" for the
+// tab's own): a point in another document (an iframe the element is not
+// in) cannot be resolved there, and is refused.
+func (s *session) nodeAt(ctx context.Context, x, y float64, frame cdp.FrameID) (element, error) {
 	res, err := chromedp.Call(ctx, dom.GetNodeForLocation, dom.GetNodeForLocationParams{X: int64(x), Y: int64(y)})
 	if err != nil {
 		return element{}, fmt.Errorf("the browser cannot say what is at the click point: %v", err)
 	}
-	if main := s.tab.targetID(); res.FrameID != "" && string(res.FrameID) != string(main) {
-		return element{}, errors.New("the click point is inside an embedded document, which the gate cannot see into")
+	want := frame
+	if want == "" {
+		want = cdp.FrameID(s.tab.targetID())
 	}
-	world, err := s.world(ctx)
+	if res.FrameID != "" && res.FrameID != want {
+		return element{}, errors.New("the click point is inside another document (an embedded frame) than the element's")
+	}
+	world, err := s.worldOf(ctx, frame)
 	if err != nil {
 		return element{}, err
 	}
@@ -229,7 +234,7 @@ func (s *session) nodeAt(ctx context.Context, x, y float64) (element, error) {
 	if err != nil || obj.Object == nil {
 		return element{}, fmt.Errorf("the node at the click point cannot be read: %v", err)
 	}
-	return element{object: obj.Object.ObjectID, backend: res.BackendNodeID, label: "the element at the click point"}, nil
+	return element{object: obj.Object.ObjectID, backend: res.BackendNodeID, frame: frame, label: "the element at the click point"}, nil
 }
 
 // focused is the page's focused element (the body when none is).

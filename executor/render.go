@@ -36,9 +36,10 @@ type axInfo struct {
 // renderer turns one DOMSnapshot into snapshot text.
 type renderer struct {
 	snap     *domsnapshot.CaptureSnapshotResult
+	top      *docView // the tab's own document
 	ax       map[cdp.BackendNodeID]*axInfo
 	origin   string
-	refs     map[string]cdp.BackendNodeID
+	refs     map[string]refTarget
 	next     int
 	main     []string // lines of the main landmark
 	rest     []string // every other line
@@ -53,9 +54,6 @@ type renderer struct {
 	// bullet (the item's text may come after blocks of its own).
 	prefix string
 	inPre  int // inside a <pre>: code is not marked inline
-	// noRefs: inside an embedded document, whose elements the commands
-	// cannot act on: controls are shown without refs.
-	noRefs bool
 }
 
 // docView is one document of the snapshot, with its tree and layout
@@ -99,12 +97,7 @@ func newDocView(d *domsnapshot.DocumentSnapshot) *docView {
 	return v
 }
 
-func (r *renderer) str(i domsnapshot.StringIndex) string {
-	if i < 0 || int(i) >= len(r.snap.Strings) {
-		return ""
-	}
-	return r.snap.Strings[i]
-}
+func (r *renderer) str(i domsnapshot.StringIndex) string { return strIndex(r.snap.Strings, i) }
 
 // style is computed style k (an index of snapStyles) of the node with
 // layout index li.
@@ -178,8 +171,15 @@ func (r *renderer) render(v *docView, i int) {
 	if ax != nil {
 		role = ax.role
 	}
-	if doc, ok := v.rare.contentDoc[i]; ok && (tag == "iframe" || tag == "frame") {
-		r.frame(v, i, doc)
+	if tag == "iframe" || tag == "frame" {
+		if doc, ok := v.rare.contentDoc[i]; ok {
+			r.frame(v, i, doc)
+		} else if src, _ := r.attr(v, i, "src"); shown && src != "" {
+			// A document in another process (another site) is not in
+			// this tab's layout.
+			r.flush()
+			r.line("[frame " + strconv.Quote(src) + ": another site's document, in its own process; its content is not shown]")
+		}
 		return
 	}
 	if r.control(v, i, tag, role, ax) {
@@ -428,16 +428,27 @@ func (r *renderer) output() string {
 	return strings.Join(r.main, "\n") + "\n\n(outside the main content:)\n" + strings.Join(r.rest, "\n")
 }
 
-// ref gives the element a ref.
-func (r *renderer) ref(id cdp.BackendNodeID) string {
+// refTarget is the element a ref names, and the frame whose document it
+// is in ("" for the tab's own).
+type refTarget struct {
+	node  cdp.BackendNodeID
+	frame cdp.FrameID
+}
+
+// ref gives node i of v a ref.
+func (r *renderer) ref(v *docView, i int) string {
 	r.next++
 	ref := "e" + strconv.Itoa(r.next)
-	r.refs[ref] = id
+	t := refTarget{node: v.d.Nodes.BackendNodeID[i]}
+	if v != r.top {
+		t.frame = cdp.FrameID(r.str(v.d.FrameID))
+	}
+	r.refs[ref] = t
 	return ref
 }
 
-// frame renders an embedded document in place, marked, its controls
-// without refs: the commands act in the tab's own document.
+// frame renders an embedded document in place, marked; its controls get
+// refs like the tab's own (a ref knows its frame).
 func (r *renderer) frame(v *docView, i, doc int) {
 	r.flush()
 	if doc < 0 || doc >= len(r.snap.Documents) {
@@ -445,8 +456,6 @@ func (r *renderer) frame(v *docView, i, doc int) {
 	}
 	d := r.snap.Documents[doc]
 	r.line("[frame " + strconv.Quote(r.str(d.DocumentURL)) + ":]")
-	saved := r.noRefs
-	r.noRefs = true
 	fv := newDocView(d)
 	for n, p := range d.Nodes.ParentIndex {
 		if p < 0 {
@@ -454,7 +463,6 @@ func (r *renderer) frame(v *docView, i, doc int) {
 		}
 	}
 	r.flush()
-	r.noRefs = saved
 	r.line("[end frame]")
 }
 
@@ -491,15 +499,9 @@ func (r *renderer) control(v *docView, i int, tag, role string, ax *axInfo) bool
 		if label == "" {
 			label = ax.name
 		}
-		b.WriteString("[" + label + "](")
-		if !r.noRefs {
-			b.WriteString(r.ref(v.d.Nodes.BackendNodeID[i]))
-		}
+		b.WriteString("[" + label + "](" + r.ref(v, i))
 		if u := ax.props["url"]; u != "" {
-			if !r.noRefs {
-				b.WriteByte(' ')
-			}
-			b.WriteString(shortURL(u, r.origin))
+			b.WriteString(" " + shortURL(u, r.origin))
 		}
 		b.WriteString(")")
 		r.text(b.String(), true) // in the flow of the text around it, as displayed
@@ -509,9 +511,7 @@ func (r *renderer) control(v *docView, i int, tag, role string, ax *axInfo) bool
 	if ax.name != "" && !r.labelled(v, i, ax.name) {
 		b.WriteString(" " + strconv.Quote(clip(ax.name, maxNameLen)))
 	}
-	if !r.noRefs {
-		b.WriteString(" " + r.ref(v.d.Nodes.BackendNodeID[i]))
-	}
+	b.WriteString(" " + r.ref(v, i))
 	for _, flag := range controlFlags {
 		if v := ax.props[flag]; v == "true" || v == "mixed" {
 			b.WriteString(" " + flag)

@@ -130,5 +130,5 @@ func (el element) callObject(ctx context.Context, fn string, args ...any) (eleme
 	if err != nil || desc.Node == nil {
 		return element{}, fmt.Errorf("%s: describe the element: %v", el.label, err)
 	}
-	return element{object: res.Result.ObjectID, backend: desc.Node.BackendNodeID, label: el.label}, nil
+	return element{object: res.Result.ObjectID, backend: desc.Node.BackendNodeID, frame: el.frame, label: el.label}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 
@@ -58,8 +59,11 @@ func (s *session) snapshot(ctx context.Context, sel, origin string, budget int) 
 	if lErr != nil || len(layout.Documents) == 0 {
 		return "", fmt.Errorf("read the page's layout: %v", lErr)
 	}
-	r := &renderer{snap: &layout, ax: axIndex(axRes.Nodes), origin: origin, refs: map[string]cdp.BackendNodeID{}}
+	ax := axIndex(axRes.Nodes)
+	s.frameAX(ctx, &layout, ax)
+	r := &renderer{snap: &layout, ax: ax, origin: origin, refs: map[string]refTarget{}}
 	v := newDocView(layout.Documents[0])
+	r.top = v
 	root := -1
 	for i, id := range v.d.Nodes.BackendNodeID {
 		if (scopeNode == 0 && v.d.Nodes.ParentIndex[i] < 0) || (scopeNode != 0 && id == scopeNode) {
@@ -82,6 +86,41 @@ func (s *session) snapshot(ctx context.Context, sel, origin string, budget int) 
 		return pageOf(pages, 1), nil
 	}
 	return text, nil
+}
+
+// frameAX adds the accessibility trees of the embedded documents the
+// layout holds (same-process frames) to ax, read in parallel; a frame
+// whose tree cannot be read shows its text without controls.
+func (s *session) frameAX(ctx context.Context, layout *domsnapshot.CaptureSnapshotResult, ax map[cdp.BackendNodeID]*axInfo) {
+	var (
+		wg sync.WaitGroup
+		mu sync.Mutex
+	)
+	for _, d := range layout.Documents[1:] {
+		frame := cdp.FrameID(strIndex(layout.Strings, d.FrameID))
+		if frame == "" {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := chromedp.Call(ctx, accessibility.GetFullAXTree, accessibility.GetFullAXTreeParams{FrameID: frame})
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			maps.Copy(ax, axIndex(res.Nodes))
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+}
+
+func strIndex(strs []string, i domsnapshot.StringIndex) string {
+	if i < 0 || int(i) >= len(strs) {
+		return ""
+	}
+	return strs[i]
 }
 
 // snapshotPage is page n of the latest snapshot that did not fit one reply.

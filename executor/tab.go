@@ -19,7 +19,7 @@ type tab struct {
 	cancel    context.CancelFunc
 	browserID cdp.BrowserContextID
 	watch     *pageWatch
-	refs      map[string]cdp.BackendNodeID
+	refs      map[string]refTarget
 	refsNavs  int // navigation count when refs were handed out: the document they belong to
 	// snapPages are the pages of the latest snapshot that did not fit one
 	// reply (nil: it did), for snapshot {page: N}.

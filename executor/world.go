@@ -43,6 +43,20 @@ func (s *session) world(ctx context.Context) (runtime.ExecutionContextID, error)
 	return t.worldID, nil
 }
 
+// worldOf is the gate's isolated world of the document of frame: the
+// tab's own document's ("" ), or a new one in an embedded frame (made for
+// each use: a frame's document may change without the tab's).
+func (s *session) worldOf(ctx context.Context, frame cdp.FrameID) (runtime.ExecutionContextID, error) {
+	if frame == "" {
+		return s.world(ctx)
+	}
+	res, err := chromedp.Call(ctx, page.CreateIsolatedWorld, page.CreateIsolatedWorldParams{FrameID: frame, WorldName: worldName})
+	if err != nil {
+		return 0, fmt.Errorf("create the gate's isolated world in the frame: %w", err)
+	}
+	return res.ExecutionContextID, nil
+}
+
 // evalInWorld evaluates an expression in the isolated world and returns
 // the object it yields (not by value). A world whose document went away
 // under it (a navigation the watch has not seen yet) is made anew once.

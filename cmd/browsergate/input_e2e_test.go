@@ -308,3 +308,40 @@ func TestWaitForRole(t *testing.T) {
 	f.mustRefuse(t, "e2e.wait_for", map[string]any{"role": "button", "name": "Stop", "timeout_ms": 300}, "did not appear within")
 	f.mustRefuse(t, "e2e.wait_for", map[string]any{"text": "x", "role": "button"}, "exactly one of")
 }
+
+// TestFrames: a same-origin iframe's content is in the snapshot under the
+// frame, and its refs work: a click on its button runs the frame's
+// handler, text typed into its field lands there, and a click on its link
+// navigates the frame (judged by the scope like any link). A frame of
+// another site, in its own process, is named and said not to be shown.
+func TestFrames(t *testing.T) {
+	t.Parallel()
+	m := strings.Replace(inputManifest(), `allowed_domains = ["127.0.0.1"]`, `allowed_domains = ["127.0.0.1", "127.0.0.3"]`, 1)
+	f := startWith(t, strings.Replace(m, `allow_private_cidrs = ["127.0.0.1/32"]`, `allow_private_cidrs = ["127.0.0.1/32", "127.0.0.3/32"]`, 1))
+	other, _ := serveLoggedOn(t, "127.0.0.3:0", map[string]string{"/x": "<title>x</title>another site"})
+	site, log := serveLogged(t, map[string]string{
+		"/outer": `<title>outer</title><h1>Outer</h1><iframe src="/inner" width=600 height=300></iframe>`,
+		"/inner": `<title>inner</title><button onclick="document.getElementById('o').textContent='pressed'">Press</button><p id=o>idle</p>
+<input aria-label=Name><a href="/after">After</a>`,
+		"/other-site": `<title>other</title><iframe src="` + other + `/x"></iframe>`,
+	})
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/outer"})
+	snap := f.mustAllow(t, "e2e.snapshot", nil)
+	if !strings.Contains(snap, `[frame "`+site+`/inner":]`) || !strings.Contains(snap, "idle") {
+		t.Fatalf("the frame's content is not in the snapshot:\n%s", snap)
+	}
+	f.mustAllow(t, "e2e.click", map[string]any{"ref": findRef(snap, `button "Press"`)})
+	f.mustAllow(t, "e2e.type_text", map[string]any{"ref": findRef(snap, `textbox "Name"`), "text": "Ada"})
+	snap = f.mustAllow(t, "e2e.snapshot", nil)
+	if !strings.Contains(snap, "pressed") || !strings.Contains(snap, `value="Ada"`) {
+		t.Errorf("the click or the typing did not reach the frame:\n%s", snap)
+	}
+	f.mustAllow(t, "e2e.click", map[string]any{"ref": findRef(snap, "After")})
+	if log.count("/after") != 1 {
+		t.Errorf("the frame's link was not followed (%d hits)", log.count("/after"))
+	}
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/other-site"})
+	if snap := f.mustAllow(t, "e2e.snapshot", nil); !strings.Contains(snap, "another site's document") {
+		t.Errorf("the other site's frame is not named:\n%s", snap)
+	}
+}
