@@ -2,8 +2,9 @@ package executor_test
 
 import (
 	"net/http"
-	"strings"
 	"testing"
+
+	"github.com/browsergate/browsergate/examples/testkit"
 )
 
 // snapshotPage has each construct the snapshot renders.
@@ -47,7 +48,7 @@ func TestSnapshotFormat(t *testing.T) {
 	if r.IsError {
 		t.Fatal(r.Text)
 	}
-	got := pageContent(r.Text)
+	got := testkit.PageContent(r.Text)
 	want := "# The `Client` type\n" +
 		"A `Client` sends requests to a [server](e3 /server), and waits.\n" +
 		"- one\n" +
@@ -70,14 +71,4 @@ func TestSnapshotFormat(t *testing.T) {
 	if got != want {
 		t.Errorf("snapshot:\n%s\n\nwant:\n%s", got, want)
 	}
-}
-
-// pageContent is the text between a reply's PAGE CONTENT markers.
-func pageContent(reply string) string {
-	open := strings.Index(reply, "]\n")
-	end := strings.LastIndex(reply, "\n[END PAGE CONTENT")
-	if open < 0 || end < open {
-		return reply
-	}
-	return reply[open+2 : end]
 }

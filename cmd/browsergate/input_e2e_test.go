@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/browsergate/browsergate/evidence"
+	"github.com/browsergate/browsergate/examples/testkit"
 )
 
 // inputManifest is the e2e manifest with issue 12's input and history
@@ -248,14 +249,14 @@ func TestSnapshotPages(t *testing.T) {
 		"/other": `<title>other</title>Other page`,
 	})
 	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/long"})
-	whole := pageBody(f.mustAllow(t, "e2e.snapshot", nil))
+	whole := testkit.PageContent(f.mustAllow(t, "e2e.snapshot", nil))
 	if strings.Contains(whole, "[page ") {
 		t.Fatalf("a 400-paragraph page does not fit the default budget")
 	}
 	var joined strings.Builder
 	out := f.mustAllow(t, "e2e.snapshot", map[string]any{"max_chars": 5000})
 	for n := 2; ; n++ {
-		body := pageBody(out)
+		body := testkit.PageContent(out)
 		marker := body[strings.LastIndex(body, "\n[page ")+1:]
 		joined.WriteString(strings.TrimSuffix(body, marker))
 		if strings.Contains(marker, "the end") {
@@ -280,16 +281,6 @@ func TestSnapshotPages(t *testing.T) {
 	ref := findRef(f.mustAllow(t, "e2e.snapshot", nil), "stay")
 	f.mustAllow(t, "e2e.wait_for", map[string]any{"text": "Other page"})
 	f.mustRefuse(t, "e2e.click", map[string]any{"ref": ref}, "from the document the tab showed before")
-}
-
-// pageBody is a snapshot reply's page content, without the fence.
-func pageBody(reply string) string {
-	open := strings.Index(reply, "]\n")
-	end := strings.LastIndex(reply, "\n[END PAGE CONTENT")
-	if open < 0 || end < open {
-		return reply
-	}
-	return reply[open+2 : end]
 }
 
 // TestWaitForRole: wait_for {role, name} waits for the browser's own

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -147,4 +148,15 @@ func (s *SyncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// PageContent is the text of a reply between its PAGE CONTENT markers
+// (the whole reply when it has none).
+func PageContent(reply string) string {
+	open := strings.Index(reply, "]\n")
+	end := strings.LastIndex(reply, "\n[END PAGE CONTENT")
+	if open < 0 || end < open {
+		return reply
+	}
+	return reply[open+2 : end]
 }
