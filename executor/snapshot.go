@@ -3,7 +3,6 @@ package executor
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"strings"
@@ -80,12 +79,41 @@ func (s *session) snapshot(ctx context.Context, sel, origin string, budget int) 
 		text = "(the page shows no text)"
 	}
 	s.tab.refs, s.tab.refsNavs = r.refs, s.tab.watch.navigationCount()
-	s.tab.snapPages = nil
-	if pages := paginate(text, budget); len(pages) > 1 {
-		s.tab.snapPages = pages
-		return pageOf(pages, 1), nil
+	return s.firstPage("snapshot", text, budget), nil
+}
+
+// paged is the text of the latest reply of a command that did not fit
+// one reply (snapshot, read), split into pages, and the document it is of.
+type paged struct {
+	command string
+	pages   []string
+	navs    int
+}
+
+// firstPage keeps text's pages for command {page: N} when it does not
+// fit budget, and returns the first (or the whole text).
+func (s *session) firstPage(command, text string, budget int) string {
+	s.tab.paged = paged{}
+	pages := paginate(text, budget)
+	if len(pages) == 1 {
+		return text
 	}
-	return text, nil
+	s.tab.paged = paged{command: command, pages: pages, navs: s.tab.watch.navigationCount()}
+	return pageOf(command, pages, 1)
+}
+
+// nextPage is page n of command's latest reply that did not fit one.
+func (s *session) nextPage(command string, n int) (string, error) {
+	p := s.tab.paged
+	switch {
+	case p.command != command:
+		return "", fmt.Errorf("there is no %s reply with more pages: call %s without page first", command, command)
+	case p.navs != s.tab.watch.navigationCount():
+		return "", fmt.Errorf("the tab has moved to another document since that %s: call it again", command)
+	case n < 1 || n > len(p.pages):
+		return "", fmt.Errorf("the latest %s has pages 1 to %d, not %d", command, len(p.pages), n)
+	}
+	return pageOf(command, p.pages, n), nil
 }
 
 // frameAX adds the accessibility trees of the embedded documents the
@@ -123,19 +151,6 @@ func strIndex(strs []string, i domsnapshot.StringIndex) string {
 	return strs[i]
 }
 
-// snapshotPage is page n of the latest snapshot that did not fit one reply.
-func (s *session) snapshotPage(n int) (string, error) {
-	switch {
-	case s.tab.snapPages == nil:
-		return "", errors.New("there is no snapshot with more pages: take a snapshot (without page) first")
-	case s.tab.refsNavs != s.tab.watch.navigationCount():
-		return "", errors.New("the tab has moved to another document since that snapshot: take a new snapshot")
-	case n < 1 || n > len(s.tab.snapPages):
-		return "", fmt.Errorf("the latest snapshot has pages 1 to %d, not %d", len(s.tab.snapPages), n)
-	}
-	return pageOf(s.tab.snapPages, n), nil
-}
-
 // paginate splits text into pages of at most budget bytes, at line ends
 // (a line longer than the budget is split inside, at a rune boundary), so
 // that the pages, joined, are the text.
@@ -156,17 +171,17 @@ func paginate(text string, budget int) []string {
 	return append(pages, text)
 }
 
-// pageOf is page n of pages with the line that says where it is and how
-// to go on.
-func pageOf(pages []string, n int) string {
+// pageOf is page n of pages of command's reply with the line that says
+// where it is and how to go on.
+func pageOf(command string, pages []string, n int) string {
 	p := pages[n-1]
 	if !strings.HasSuffix(p, "\n") {
 		p += "\n" // a page that ends inside a line: the marker has a line of its own
 	}
 	if n < len(pages) {
-		return p + fmt.Sprintf("[page %d of %d of this snapshot; the next: snapshot {page: %d}]", n, len(pages), n+1)
+		return p + fmt.Sprintf("[page %d of %d of this %s; the next: %s {page: %d}]", n, len(pages), command, command, n+1)
 	}
-	return p + fmt.Sprintf("[page %d of %d of this snapshot: the end]", n, len(pages))
+	return p + fmt.Sprintf("[page %d of %d of this %s: the end]", n, len(pages), command)
 }
 
 // axIndex keys the accessibility tree's nodes by their DOM node: role,

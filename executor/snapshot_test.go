@@ -20,7 +20,7 @@ func TestPaginate(t *testing.T) {
 			}
 		}
 	}
-	if got := pageOf([]string{"a\n", "b"}, 1); !strings.Contains(got, "snapshot {page: 2}") {
+	if got := pageOf("snapshot", []string{"a\n", "b"}, 1); !strings.Contains(got, "snapshot {page: 2}") {
 		t.Errorf("page 1 does not say how to get page 2: %q", got)
 	}
 }

@@ -21,9 +21,8 @@ type tab struct {
 	watch     *pageWatch
 	refs      map[string]refTarget
 	refsNavs  int // navigation count when refs were handed out: the document they belong to
-	// snapPages are the pages of the latest snapshot that did not fit one
-	// reply (nil: it did), for snapshot {page: N}.
-	snapPages []string
+	// paged is the latest snapshot or read that did not fit one reply.
+	paged     paged
 	worldID   runtime.ExecutionContextID // the gate's isolated world (see world.go)
 	worldNavs int                        // navigation count when worldID was made
 }
@@ -117,7 +116,7 @@ func (t *tab) reset(ctx context.Context) error {
 	if err == nil {
 		_, err = chromedp.Call(ctx, page.ResetNavigationHistory, struct{}{})
 	}
-	t.refs, t.snapPages = nil, nil
+	t.refs, t.paged = nil, paged{}
 	if err != nil {
 		t.close()
 	}

@@ -91,6 +91,7 @@ var commandTable = map[string]commandSpec{
 	"go_forward":     {observes: observeHistory, act: actGoForward, settle: 50 * time.Millisecond, navigates: true},
 	"reload":         {act: actReload, settle: 50 * time.Millisecond, navigates: true},
 	"handle_dialog":  {act: actHandleDialog, settle: 50 * time.Millisecond},
+	"read":           {act: actRead, settle: noSettle, pageContent: true},
 }
 
 func actNavigate(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {

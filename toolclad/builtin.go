@@ -241,6 +241,17 @@ var builtins = []*builtinCommand{
 		},
 	},
 	{
+		name: "read",
+		description: "Get the page's content as Markdown (headings, lists, code blocks, tables, links), for reading documentation and articles: " +
+			"its main content (mode main, the default) or the whole page (mode raw). A long page comes in pages: the reply ends with the call for the next one.",
+		args: []Arg{
+			{Name: "mode", Type: TypeEnum, Allowed: []string{"main", "raw"}, Description: "main: the main content, without navigation and sidebars; raw: the whole page."},
+			{Name: "page", Type: TypeInteger, Min: i64(1), Max: i64(10000), Description: "Page of the latest read to return (its replies say how many there are)."},
+			{Name: "max_chars", Type: TypeInteger, Min: i64(1000), Max: i64(1000000), Description: "Longest reply, in characters (default 200000); a longer page comes in pages."},
+		},
+		readOnly: true,
+	},
+	{
 		name:        "reload",
 		description: "Load the current page again (a page that came from a form is loaded again by its URL, never posted again).",
 	},

@@ -336,3 +336,52 @@ func TestFrames(t *testing.T) {
 		t.Errorf("the other site's frame is not named:\n%s", snap)
 	}
 }
+
+// TestRead: read gives the page's main content as Markdown (without the
+// sidebar), raw gives the whole page, a long page comes in pages that join
+// to the whole, and a secret the page echoes is masked.
+func TestRead(t *testing.T) {
+	t.Parallel()
+	f := startWith(t, inputManifest()+`[browser.commands.read]
+[secrets.APP_PASSWORD]
+env = "BROWSERGATE_E2E_SECRET"
+domains = ["127.0.0.1"]
+fields = "text"
+`)
+	var article strings.Builder
+	article.WriteString(`<title>Widgets</title><nav><a href="/a">Sidebar link</a></nav><main><article><h1>Widgets</h1>
+<input aria-label=Echo oninput="document.getElementById('echo').textContent = this.value"><p id=echo></p>`)
+	for i := range 60 {
+		fmt.Fprintf(&article, "<h2>Section %d</h2><p>Section %d explains how widgets combine with <code>gears</code>, at some length, so the page is long. See <a href=\"/s%d\">more</a>.</p>\n", i, i, i)
+	}
+	article.WriteString(`<table><tr><th>Name</th><th>Default</th></tr><tr><td>size</td><td>3</td></tr></table></article></main>`)
+	site, _ := serveLogged(t, map[string]string{"/doc": article.String()})
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/doc"})
+	f.mustAllow(t, "e2e.type_text", map[string]any{"selector": "input", "text": "<APP_PASSWORD>"})
+	whole := testkit.PageContent(f.mustAllow(t, "e2e.read", nil))
+	for _, want := range []string{"## Section 59", "`gears`", "[more](" + site + "/s3)", "| Name | Default |", "[secret APP_PASSWORD]"} {
+		if !strings.Contains(whole, want) {
+			t.Errorf("read lacks %q:\n%s", want, whole)
+		}
+	}
+	if strings.Contains(whole, "Sidebar link") || strings.Contains(whole, secretValue) {
+		t.Errorf("read has the sidebar or the secret:\n%s", whole)
+	}
+	if raw := f.mustAllow(t, "e2e.read", map[string]any{"mode": "raw"}); !strings.Contains(raw, "Sidebar link") {
+		t.Errorf("read raw lacks the sidebar:\n%s", raw)
+	}
+	var joined strings.Builder
+	out := f.mustAllow(t, "e2e.read", map[string]any{"max_chars": 2000})
+	for n := 2; ; n++ {
+		body := testkit.PageContent(out)
+		marker := body[strings.LastIndex(body, "\n[page ")+1:]
+		joined.WriteString(strings.TrimSuffix(body, marker))
+		if strings.Contains(marker, "the end") || n > 50 {
+			break
+		}
+		out = f.mustAllow(t, "e2e.read", map[string]any{"page": n})
+	}
+	if strings.TrimSpace(joined.String()) != strings.TrimSpace(whole) {
+		t.Errorf("the pages of read joined differ from the whole (%d vs %d bytes)", joined.Len(), len(whole))
+	}
+}
