@@ -2,6 +2,7 @@ package executor
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -57,6 +58,9 @@ type blockLog struct {
 	// onAdd, when set, is told of every refusal as it happens (the
 	// decision log line), kept or not.
 	onAdd func(Blocked)
+	// recent are the rules of the latest refusals by URL, for network_log
+	// (cleared when it holds maxBlockLog).
+	recent map[string]string
 	// navs are the tabs (target id) whose own navigation was refused, and
 	// to where: such a tab (a popup opened straight at a forbidden URL)
 	// may still show about:blank, and is closed all the same.
@@ -110,6 +114,10 @@ func (l *blockLog) add(b Blocked) {
 	if l.onAdd != nil {
 		l.onAdd(b)
 	}
+	if len(l.recent) >= maxBlockLog || l.recent == nil {
+		l.recent = map[string]string{}
+	}
+	l.recent[b.URL] = b.Rule
 	pos := l.next
 	l.next++
 	acting := isActingRule(b.Rule) && !l.actingKept
@@ -122,6 +130,13 @@ func (l *blockLog) add(b Blocked) {
 	l.n++
 	l.size += len(b.URL) + len(b.Rule) + len(b.Reason)
 	l.kept = append(l.kept, keptBlock{pos, b})
+}
+
+// refusedRules are the rules of the latest refusals by URL.
+func (l *blockLog) refusedRules() map[string]string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return maps.Clone(l.recent)
 }
 
 // isActingRule reports whether rule is one the acting guard refuses by.

@@ -33,6 +33,7 @@ type pageWatch struct {
 	navigations  int
 	dialogs      dialogState
 	changed      chan struct{}
+	log          *pageLog // console_messages and network_log
 }
 
 // newPageWatch watches a tab whose JavaScript dialogs are handled as the
@@ -45,11 +46,13 @@ func newPageWatch(mainFrame cdp.FrameID, dialogs string) *pageWatch {
 		lastActivity: time.Now(),
 		changed:      make(chan struct{}, 1),
 		dialogs:      dialogState{mode: dialogs, answers: make(chan dialogAnswer, 8)},
+		log:          newPageLog(),
 	}
 }
 
 // listen is given to chromedp.WithListener.
 func (w *pageWatch) listen(ev any) {
+	w.log.record(ev)
 	w.mu.Lock()
 	switch e := ev.(type) {
 	case *network.EventRequestWillBeSent:

@@ -252,6 +252,23 @@ var builtins = []*builtinCommand{
 		readOnly: true,
 	},
 	{
+		name:        "console_messages",
+		description: "Get what the page logged: console calls, uncaught exceptions and the browser's messages, each with a sequence number, oldest first.",
+		args: []Arg{
+			{Name: "level", Type: TypeEnum, Allowed: []string{"debug", "info", "warning", "error"}, Description: "The least level to return (default: all)."},
+			{Name: "since", Type: TypeInteger, Min: i64(0), Max: i64(1 << 40), Description: "Only messages after this sequence number (from an earlier reply)."},
+		},
+		readOnly: true,
+	},
+	{
+		name:        "network_log",
+		description: "Get the requests the page made: method, URL, type, status, size and time, and the rule of each one the gate refused; each with a sequence number, oldest first.",
+		args: []Arg{
+			{Name: "since", Type: TypeInteger, Min: i64(0), Max: i64(1 << 40), Description: "Only requests after this sequence number (from an earlier reply)."},
+		},
+		readOnly: true,
+	},
+	{
 		name:        "reload",
 		description: "Load the current page again (a page that came from a form is loaded again by its URL, never posted again).",
 	},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -383,5 +384,61 @@ fields = "text"
 	}
 	if strings.TrimSpace(joined.String()) != strings.TrimSpace(whole) {
 		t.Errorf("the pages of read joined differ from the whole (%d vs %d bytes)", joined.Len(), len(whole))
+	}
+}
+
+// TestConsoleAndNetworkLog: console_messages gives what the page logged at
+// each level and its uncaught exception, filtered by level and by since;
+// network_log gives its requests with their status, and the request to
+// the canary as refused, with the rule (the canary sees nothing). A secret
+// the page logs or puts in a URL is masked in both.
+func TestConsoleAndNetworkLog(t *testing.T) {
+	t.Parallel()
+	f := startWith(t, inputManifest()+`[browser.commands.console_messages]
+[browser.commands.network_log]
+[secrets.APP_PASSWORD]
+env = "BROWSERGATE_E2E_SECRET"
+domains = ["127.0.0.1"]
+fields = "text"
+`)
+	site, _ := serveLogged(t, map[string]string{
+		"/logs": fmt.Sprintf(`<title>logs</title><input aria-label=Secret id=s>
+<button id=go onclick="const v = document.getElementById('s').value; console.log('typed', v); fetch('/echo?v=' + encodeURIComponent(v))">go</button>
+<script>
+console.debug('debug line'); console.log('info line', 42, {a: 1}); console.warn('careful'); console.error('broken');
+fetch('/data.json'); fetch('/missing-%[2]s'); fetch('%[1]s/exfil').catch(() => {});
+setTimeout(() => { throw new Error('boom') }, 10);
+</script>`, f.canaryTo, "x"),
+	})
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/logs"})
+	f.mustAllow(t, "e2e.wait_for", map[string]any{"selector": "#go", "timeout_ms": 500})
+	out := f.mustAllow(t, "e2e.console_messages", nil)
+	for _, want := range []string{"debug: debug line", "info: info line 42 Object", "warning: careful", "error: broken", "error: Error: boom"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("console_messages lacks %q:\n%s", want, out)
+		}
+	}
+	if errs := f.mustAllow(t, "e2e.console_messages", map[string]any{"level": "error"}); strings.Contains(errs, "careful") || !strings.Contains(errs, "broken") {
+		t.Errorf("level error:\n%s", errs)
+	}
+	if later := f.mustAllow(t, "e2e.console_messages", map[string]any{"since": 3}); strings.Contains(later, "debug line") || !strings.Contains(later, "#4 ") {
+		t.Errorf("since 3:\n%s", later)
+	}
+	net := f.mustAllow(t, "e2e.network_log", nil)
+	for _, want := range []string{"GET " + site + "/logs Document 200", "/data.json Fetch 200", f.canaryTo + "/exfil Fetch REFUSED by the gate"} {
+		if !strings.Contains(net, want) {
+			t.Errorf("network_log lacks %q:\n%s", want, net)
+		}
+	}
+	f.mustAllow(t, "e2e.type_text", map[string]any{"selector": "#s", "text": "<APP_PASSWORD>"})
+	f.mustAllow(t, "e2e.click", map[string]any{"selector": "#go"})
+	for _, tool := range []string{"e2e.console_messages", "e2e.network_log"} {
+		out := f.mustAllow(t, tool, nil)
+		if strings.Contains(out, secretValue) || strings.Contains(out, url.QueryEscape(secretValue)) || !strings.Contains(out, "[secret APP_PASSWORD]") {
+			t.Errorf("%s does not mask the secret:\n%s", tool, out)
+		}
+	}
+	if !f.net.Clean() {
+		t.Errorf("the canary saw requests: %s", f.net)
 	}
 }

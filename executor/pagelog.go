@@ -1,0 +1,303 @@
+package executor
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/chromedp/cdproto/cdp"
+	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
+)
+
+// A tab's console and network log, for console_messages and network_log:
+// what the page logged (console calls, uncaught exceptions, the browser's
+// own log entries) and the requests it made, read from CDP events as they
+// come (never by running the page's code). Each log keeps its last
+// maxLogEntries entries and counts those it dropped; every entry has a
+// sequence number, so an agent can ask for what came since.
+
+const (
+	maxLogEntries = 1000
+	// maxLogReply bounds the entries one reply gives (the first after
+	// since; the reply says how to get the rest).
+	maxLogReply = 200
+	// maxLogText bounds one message's text and one URL.
+	maxLogText = 2000
+)
+
+// consoleEntry is one thing the page logged.
+type consoleEntry struct {
+	Seq    int    `json:"seq"`
+	Level  string `json:"level"` // debug, info, warning, error
+	Text   string `json:"text"`
+	Source string `json:"source,omitempty"` // url:line when known
+}
+
+// requestEntry is one request of the page.
+type requestEntry struct {
+	Seq    int     `json:"seq"`
+	Method string  `json:"method"`
+	URL    string  `json:"url"`
+	Type   string  `json:"type"`
+	Status int64   `json:"status,omitempty"`
+	Size   int64   `json:"size,omitempty"`    // encoded bytes received
+	Millis float64 `json:"time_ms,omitempty"` // from the request to its end
+	Failed string  `json:"failed,omitempty"`  // the browser's error
+	// Refused is the gate's rule that refused it ("" when none did).
+	Refused string `json:"refused,omitempty"`
+
+	id    network.RequestID
+	start cdp.MonotonicTime
+}
+
+// pageLog is one tab's log.
+type pageLog struct {
+	mu              sync.Mutex
+	console         []consoleEntry
+	consoleSeq      int
+	requests        []*requestEntry
+	byID            map[network.RequestID]*requestEntry
+	requestSeq      int
+	consoleDropped  int
+	requestsDropped int
+}
+
+func newPageLog() *pageLog { return &pageLog{byID: map[network.RequestID]*requestEntry{}} }
+
+// consoleLevels maps console API calls to levels.
+var consoleLevels = map[runtime.ConsoleAPICalledType]string{
+	runtime.ConsoleAPICalledTypeDebug: "debug", runtime.ConsoleAPICalledTypeLog: "info", runtime.ConsoleAPICalledTypeInfo: "info",
+	runtime.ConsoleAPICalledTypeWarning: "warning", runtime.ConsoleAPICalledTypeError: "error", runtime.ConsoleAPICalledTypeAssert: "error",
+	runtime.ConsoleAPICalledTypeTrace: "debug",
+}
+
+// record takes one CDP event of the tab (on chromedp's read loop).
+func (l *pageLog) record(ev any) {
+	switch e := ev.(type) {
+	case *runtime.EventConsoleAPICalled:
+		level, ok := consoleLevels[e.Type]
+		if !ok {
+			level = "info"
+		}
+		parts := make([]string, len(e.Args))
+		for i, a := range e.Args {
+			parts[i] = remoteText(a)
+		}
+		src := ""
+		if e.StackTrace != nil && len(e.StackTrace.CallFrames) > 0 {
+			f := e.StackTrace.CallFrames[0]
+			src = f.URL + ":" + strconv.FormatInt(f.LineNumber+1, 10)
+		}
+		l.addConsole(level, strings.Join(parts, " "), src)
+	case *runtime.EventExceptionThrown:
+		d := e.ExceptionDetails
+		text := d.Text
+		if d.Exception != nil && d.Exception.Description != "" {
+			text = d.Exception.Description
+		}
+		src := ""
+		if d.URL != "" {
+			src = d.URL + ":" + strconv.FormatInt(d.LineNumber+1, 10)
+		}
+		l.addConsole("error", text, src)
+	case *cdplog.EventEntryAdded:
+		level := string(e.Entry.Level)
+		if level == "verbose" {
+			level = "debug"
+		}
+		l.addConsole(level, e.Entry.Text, e.Entry.URL)
+	case *network.EventRequestWillBeSent:
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if e.RedirectResponse != nil {
+			if r := l.byID[e.RequestID]; r != nil { // the hop ends; the next is a request of its own
+				r.Status = e.RedirectResponse.Status
+				delete(l.byID, e.RequestID)
+			}
+		}
+		l.requestSeq++
+		r := &requestEntry{Seq: l.requestSeq, Method: e.Request.Method, URL: e.Request.URL, Type: string(e.Type), id: e.RequestID, start: e.Timestamp}
+		l.requests = append(l.requests, r)
+		l.byID[e.RequestID] = r
+		if len(l.requests) > maxLogEntries {
+			delete(l.byID, l.requests[0].id)
+			l.requests = l.requests[1:]
+			l.requestsDropped++
+		}
+	case *network.EventResponseReceived:
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if r := l.byID[e.RequestID]; r != nil && e.Response != nil {
+			r.Status = e.Response.Status
+		}
+	case *network.EventLoadingFinished:
+		l.finish(e.RequestID, e.Timestamp, e.EncodedDataLength, "")
+	case *network.EventLoadingFailed:
+		l.finish(e.RequestID, e.Timestamp, 0, e.ErrorText)
+	}
+}
+
+func (l *pageLog) addConsole(level, text, src string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.consoleSeq++
+	l.console = append(l.console, consoleEntry{Seq: l.consoleSeq, Level: level, Text: text, Source: src})
+	if len(l.console) > maxLogEntries {
+		l.console = l.console[1:]
+		l.consoleDropped++
+	}
+}
+
+func (l *pageLog) finish(id network.RequestID, at cdp.MonotonicTime, size float64, failed string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r := l.byID[id]
+	if r == nil {
+		return
+	}
+	r.Size, r.Failed = int64(size), failed
+	if at > 0 && r.start > 0 {
+		r.Millis = float64(at-r.start) * 1000 // monotonic seconds
+	}
+	delete(l.byID, id)
+}
+
+// remoteText renders a console argument as text from what CDP says of it,
+// never by calling the page's code: a string as it is, other primitives
+// by their value, objects by their description.
+func remoteText(o *runtime.RemoteObject) string {
+	if o == nil {
+		return ""
+	}
+	if o.Type == runtime.RemoteObjectTypeString && len(o.Value) > 0 {
+		var s string
+		if json.Unmarshal(o.Value, &s) == nil {
+			return s
+		}
+	}
+	switch {
+	case len(o.Value) > 0:
+		return string(o.Value)
+	case o.UnserializableValue != "":
+		return string(o.UnserializableValue)
+	case o.Description != "":
+		return o.Description
+	case o.Type == runtime.RemoteObjectTypeUndefined:
+		return "undefined"
+	}
+	return string(o.Type)
+}
+
+// levelRank orders the levels for console_messages' minimum level.
+var levelRank = map[string]int{"debug": 0, "info": 1, "warning": 2, "error": 3}
+
+func actConsoleMessages(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
+	since, _ := args["since"].(int64)
+	least := levelRank[fmt.Sprint(args["level"])]
+	l := s.tab.watch.log
+	l.mu.Lock()
+	var all []consoleEntry
+	for _, e := range l.console {
+		if e.Seq > int(since) && levelRank[e.Level] >= least {
+			all = append(all, e)
+		}
+	}
+	dropped := l.consoleDropped
+	l.mu.Unlock()
+	all, more := first(all)
+	var b strings.Builder
+	items := make([]any, len(all))
+	for i, e := range all {
+		e.Text, e.Source = clip(s.maskText(e.Text), maxLogText), clip(s.maskText(e.Source), maxLogText)
+		fmt.Fprintf(&b, "#%d %s: %s", e.Seq, e.Level, e.Text)
+		if e.Source != "" {
+			b.WriteString("  (" + e.Source + ")")
+		}
+		b.WriteByte('\n')
+		items[i] = e
+	}
+	last := 0
+	if len(all) > 0 {
+		last = all[len(all)-1].Seq
+	}
+	return output{Text: logText(&b, "console message", len(all), more, last, dropped),
+		Structured: map[string]any{"messages": items}}, nil
+}
+
+func actNetworkLog(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
+	since, _ := args["since"].(int64)
+	refused := s.egress.blocked.refusedRules()
+	l := s.tab.watch.log
+	l.mu.Lock()
+	var all []requestEntry
+	for _, r := range l.requests {
+		if r.Seq > int(since) {
+			all = append(all, *r)
+		}
+	}
+	dropped := l.requestsDropped
+	l.mu.Unlock()
+	all, more := first(all)
+	var b strings.Builder
+	items := make([]any, len(all))
+	for i, r := range all {
+		if rule, ok := refused[r.URL]; ok && r.Failed != "" {
+			r.Refused = rule
+		}
+		r.URL = clip(s.maskText(r.URL), maxLogText)
+		fmt.Fprintf(&b, "#%d %s %s %s", r.Seq, r.Method, r.URL, r.Type)
+		switch {
+		case r.Refused != "":
+			fmt.Fprintf(&b, " REFUSED by the gate (%s)", r.Refused)
+		case r.Failed != "":
+			fmt.Fprintf(&b, " failed: %s", r.Failed)
+		case r.Status != 0:
+			fmt.Fprintf(&b, " %d", r.Status)
+		default:
+			b.WriteString(" (pending)")
+		}
+		if r.Size > 0 {
+			fmt.Fprintf(&b, " %d B", r.Size)
+		}
+		if r.Millis > 0 {
+			fmt.Fprintf(&b, " %.0f ms", r.Millis)
+		}
+		b.WriteByte('\n')
+		items[i] = r
+	}
+	last := 0
+	if len(all) > 0 {
+		last = all[len(all)-1].Seq
+	}
+	return output{Text: logText(&b, "request", len(all), more, last, dropped),
+		Structured: map[string]any{"requests": items}}, nil
+}
+
+// first is the first maxLogReply entries, and how many more there are.
+func first[E any](all []E) ([]E, int) {
+	if len(all) > maxLogReply {
+		return all[:maxLogReply], len(all) - maxLogReply
+	}
+	return all, 0
+}
+
+// logText ends a log reply with what it leaves out: the entries after the
+// last shown (and the since that gets them) and those the tab's log no
+// longer holds.
+func logText(b *strings.Builder, what string, n, more, last, dropped int) string {
+	if n == 0 {
+		b.WriteString("no " + what + "s")
+	}
+	if more > 0 {
+		fmt.Fprintf(b, "\n[%d more %s(s): ask again with since: %d]", more, what, last)
+	}
+	if dropped > 0 {
+		fmt.Fprintf(b, "\n[%d older %s(s) are no longer kept]", dropped, what)
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
