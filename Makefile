@@ -1,7 +1,7 @@
 # browsergate: the two quick-start commands are `make demo` and `make test`.
 export PATH := /usr/local/go/bin:$(PATH)
 
-.PHONY: deps demo test bench build
+.PHONY: deps demo test bench build peers
 
 deps:
 	@bash .ci/install-deps
@@ -31,3 +31,15 @@ test: deps
 
 bench: deps
 	go test -run '^$$' -bench . -benchtime 2s ./...
+
+# browsergate against the MCP browser servers an agent would otherwise use
+# (Playwright's and Chrome DevTools'), installed from npm into .peers/, on
+# the same pages in the same run: snapshot tokens, words present, timings.
+# Not part of the test suite (it needs npm); see docs/peers.md.
+peers: deps
+	@test -d .peers/node_modules/@playwright/mcp -a -d .peers/node_modules/chrome-devtools-mcp || \
+		PUPPETEER_SKIP_DOWNLOAD=1 PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm install --no-audit --no-fund --prefix .peers \
+		@playwright/mcp@0.0.83 chrome-devtools-mcp@1.11.0
+	go mod download codeberg.org/readeck/go-readability/v2
+	cd cmd/peerbench && go build -o ../../.peers/peerbench .
+	.peers/peerbench -repo . -peers .peers -runs 5

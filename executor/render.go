@@ -38,7 +38,8 @@ type renderer struct {
 	snap     *domsnapshot.CaptureSnapshotResult
 	top      *docView // the tab's own document
 	ax       map[cdp.BackendNodeID]*axInfo
-	origin   string
+	origin   string // the page's origin, and its URL without a fragment
+	page     string
 	refs     map[string]refTarget
 	next     int
 	main     []string // lines of the main landmark
@@ -455,7 +456,13 @@ func (r *renderer) frame(v *docView, i, doc int) {
 		return
 	}
 	d := r.snap.Documents[doc]
+	if u := r.str(d.DocumentURL); strings.HasPrefix(u, "chrome-error:") {
+		r.line("[frame: not loaded]") // refused, or failed: the browser's error page
+		return
+	}
 	r.line("[frame " + strconv.Quote(r.str(d.DocumentURL)) + ":]")
+	lines := r.lines()
+	n := len(*lines)
 	fv := newDocView(d)
 	for n, p := range d.Nodes.ParentIndex {
 		if p < 0 {
@@ -463,7 +470,19 @@ func (r *renderer) frame(v *docView, i, doc int) {
 		}
 	}
 	r.flush()
+	if len(*lines) == n && r.gather == 0 {
+		*lines = (*lines)[:n-1] // an empty frame (about:blank, an ad slot) says nothing
+		return
+	}
 	r.line("[end frame]")
+}
+
+// lines are the lines being written: the main landmark's or the rest.
+func (r *renderer) lines() *[]string {
+	if r.inMain > 0 {
+		return &r.main
+	}
+	return &r.rest
 }
 
 // leafControls are shown by their name: their own text is the name.
@@ -500,8 +519,8 @@ func (r *renderer) control(v *docView, i int, tag, role string, ax *axInfo) bool
 			label = ax.name
 		}
 		b.WriteString("[" + label + "](" + r.ref(v, i))
-		if u := ax.props["url"]; u != "" {
-			b.WriteString(" " + shortURL(u, r.origin))
+		if u := shortURL(ax.props["url"], r.origin, r.page); u != "" && u != label && strings.TrimPrefix(u, "mailto:") != label {
+			b.WriteString(" " + u) // a link whose text is its target says it once
 		}
 		b.WriteString(")")
 		r.text(b.String(), true) // in the flow of the text around it, as displayed
@@ -542,10 +561,7 @@ func (r *renderer) labelled(v *docView, i int, name string) bool {
 	if strings.HasSuffix(strings.TrimSpace(r.inline.String()), name) {
 		return true
 	}
-	lines := r.rest
-	if r.inMain > 0 {
-		lines = r.main
-	}
+	lines := *r.lines()
 	if r.inline.Len() == 0 && len(lines) > 0 && lines[len(lines)-1] == name {
 		return true
 	}
@@ -587,8 +603,13 @@ func (r *renderer) textOf(v *docView, n int) string {
 	return b.String()
 }
 
-// shortURL is a link's target, without the page's own origin.
-func shortURL(u, origin string) string {
+// shortURL is a link's target as short as it reads unambiguously: a
+// fragment of the page itself as "#x", a URL of the page's own origin as
+// its path.
+func shortURL(u, origin, page string) string {
+	if page != "" && strings.HasPrefix(u, page+"#") {
+		return u[len(page):]
+	}
 	if origin != "" && strings.HasPrefix(u, origin+"/") {
 		return u[len(origin):]
 	}

@@ -60,7 +60,8 @@ func (s *session) snapshot(ctx context.Context, sel, origin string, budget int) 
 	}
 	ax := axIndex(axRes.Nodes)
 	s.frameAX(ctx, &layout, ax)
-	r := &renderer{snap: &layout, ax: ax, origin: origin, refs: map[string]refTarget{}}
+	page, _, _ := strings.Cut(strIndex(layout.Strings, layout.Documents[0].DocumentURL), "#")
+	r := &renderer{snap: &layout, ax: ax, origin: origin, page: page, refs: map[string]refTarget{}}
 	v := newDocView(layout.Documents[0])
 	r.top = v
 	root := -1
