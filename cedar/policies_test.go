@@ -123,6 +123,7 @@ func TestShippedPolicyList(t *testing.T) {
 		"submit-authenticated-needs-approval": "forbid",
 		"execute-js-needs-approval":           "forbid",
 		"submit-rate-limit":                   "forbid",
+		"upload-needs-approval":               "forbid",
 		"permit-non-navigation":               "permit",
 		"critical-needs-approval":             "forbid",
 	}

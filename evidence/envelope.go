@@ -63,9 +63,12 @@ type Envelope struct {
 	BlockedDropped int `json:"blocked_dropped,omitempty"`
 	// Tab is the tab the call acted in (spec revision 5); nil before the
 	// session had one.
-	Tab      *TabRef `json:"tab,omitempty"`
-	PrevHash string  `json:"prev_hash"` // "" for seq 1
-	Hash     string  `json:"hash"`      // lowercase hex SHA-256 of CanonicalJSON
+	Tab *TabRef `json:"tab,omitempty"`
+	// Files are the files the call uploaded or downloaded (spec revision
+	// 6): name, size, SHA-256 and, for a download, the content type.
+	Files    []FileRef `json:"files,omitempty"`
+	PrevHash string    `json:"prev_hash"` // "" for seq 1
+	Hash     string    `json:"hash"`      // lowercase hex SHA-256 of CanonicalJSON
 }
 
 // TabRef names a tab in a record: its list_tabs id, whose it is
@@ -74,6 +77,16 @@ type TabRef struct {
 	ID    string `json:"id"`
 	Owner string `json:"owner"`
 	URL   string `json:"url"`
+}
+
+// FileRef is a file a call moved: "upload" (from the manifest's upload
+// directory to the page) or "download" (saved to its download directory).
+type FileRef struct {
+	Direction   string `json:"direction"`
+	Name        string `json:"name"`
+	Size        int64  `json:"size"`
+	SHA256      string `json:"sha256"`
+	ContentType string `json:"content_type,omitempty"`
 }
 
 // KindSessionEnd is the kind of a record that is not a call: the requests

@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
@@ -178,6 +179,17 @@ func (b *backend) newSessionContext(s *session, w *pageWatch, opts ...chromedp.C
 			}
 			guard.Close()
 			inner()
+		}
+	}
+	// A download is never saved where Chromium would choose: in the
+	// session's own browser context every download is refused (the
+	// user's context keeps the user's own download settings).
+	if !b.userContext() {
+		if _, err := chromedp.CallBrowser(ctx, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
+			Behavior: browser.SetDownloadBehaviorBehaviorDeny, BrowserContextID: chromedp.FromContext(ctx).BrowserContextID,
+		}); err != nil {
+			stop()
+			return nil, nil, fmt.Errorf("%w: refuse downloads: %v", ErrBrowserStart, err)
 		}
 	}
 	// WebRTC sends STUN over UDP, which no HTTP proxy sees, and Chromium

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/browsergate/browsergate/evidence"
 	"github.com/chromedp/cdproto/accessibility"
 	"github.com/chromedp/cdproto/dom"
 	"github.com/chromedp/cdproto/input"
@@ -24,6 +25,9 @@ type output struct {
 	// Structured is the command's own structured content, beside the
 	// state (list_tabs: tabs).
 	Structured map[string]any
+	// Files are the files the call uploaded or downloaded, for the
+	// evidence.
+	Files []evidence.FileRef
 }
 
 // maxHTMLLen caps extract_html so one call cannot flood the agent.

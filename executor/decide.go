@@ -247,7 +247,7 @@ func (v *verdict) strayPages(check urlCheck, pages []pageFact) []string {
 func (v *verdict) leads(q *question) *DenyError {
 	cmd, f := q.Call.Command, q.Facts
 	switch commandTable[cmd.Name].observes {
-	case observePoint:
+	case observePoint, observeUpload:
 		if f.Element == nil {
 			return deny(evidence.StageObserve, "element", "the element was not observed")
 		}

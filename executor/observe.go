@@ -69,6 +69,8 @@ type elementFact struct {
 	// For type_text: the target field.
 	Field    fieldInfo
 	FieldErr error
+	// For upload_file: the file, as read and copied.
+	File *fileFact
 }
 
 // historyFact is the history entry go_back or go_forward would go to.
@@ -158,6 +160,8 @@ func (s *session) observe(ctx context.Context, cmd *toolclad.Command, args map[s
 		f.Element = s.observePoint(ctx, args)
 	case observeSelect:
 		f.Element = s.observeSelect(ctx, args)
+	case observeUpload:
+		f.Element = s.observeUpload(ctx, args)
 	case observeTab:
 		f.Tab, f.TabErr = s.observeTab(ctx, args)
 	}

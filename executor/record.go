@@ -71,6 +71,10 @@ func (e *Executor) record(s *session, t *turn) *toolclad.Reply {
 	if t.after != nil {
 		env.After = t.after.Map()
 	}
+	for _, f := range t.out.Files {
+		f.Name = full.mask(f.Name)
+		env.Files = append(env.Files, f)
+	}
 	var errs []string
 	if t.err != nil {
 		errs = append(errs, t.err.Error())

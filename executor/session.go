@@ -3,6 +3,7 @@ package executor
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -50,6 +51,9 @@ type session struct {
 	// notice is said once, in the reply to the session's next call (a
 	// reload reset the session, an expired session was replaced).
 	notice string
+	// files is the session's own directory of file copies ("" until
+	// one is needed; see files.go), removed when the session ends.
+	files string
 }
 
 // sessionEgress is the session's share of the egress gate.
@@ -87,6 +91,10 @@ func (s *session) end() {
 	s.ended = true
 	s.limits.stopTimers()
 	s.closeTabs()
+	if s.files != "" {
+		_ = os.RemoveAll(s.files)
+		s.files = ""
+	}
 }
 
 // endSessions ends each session, after a call in progress on it: a call

@@ -60,6 +60,7 @@ const (
 	observeKey                        // the element a key goes into, and where the key leads
 	observePoint                      // the element the mouse moves over
 	observeSelect                     // the select or listbox, and where choosing the option leads
+	observeUpload                     // the file input, and the file (read and copied)
 )
 
 // noSettle marks a command that does not change the page.
@@ -94,6 +95,7 @@ var commandTable = map[string]commandSpec{
 	"read":             {act: actRead, settle: noSettle, pageContent: true},
 	"console_messages": {act: actConsoleMessages, settle: noSettle, pageContent: true},
 	"network_log":      {act: actNetworkLog, settle: noSettle, pageContent: true},
+	"upload_file":      {observes: observeUpload, act: actUploadFile, settle: 50 * time.Millisecond, guarded: true},
 }
 
 func actNavigate(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {

@@ -35,6 +35,9 @@ func TestArgSamples(t *testing.T) {
 			if c.Name == "wait_for" && (a.Name == "timeout_ms" || a.Name == "name") {
 				args["text"] = samples["wait_for"]["text"] // wait_for needs one of selector, text
 			}
+			if c.Name == "upload_file" && a.Name == "file" {
+				args["ref"] = samples[c.Name]["ref"] // one of ref, selector
+			}
 			if c.Name == "select_option" { // one of ref, selector and one of value, label
 				if a.Name != "ref" && a.Name != "selector" {
 					args["ref"] = samples[c.Name]["ref"]

@@ -93,6 +93,7 @@ func decodeBrowser(t *table, m *Manifest, wantCommands bool) {
 	}
 
 	decodeScope(t.sub("scope"), m)
+	decodeFiles(t.sub("files"), m)
 
 	st := t.sub("state")
 	var fields []string
@@ -117,6 +118,7 @@ func decodeBrowser(t *table, m *Manifest, wantCommands bool) {
 	st.done()
 
 	decodeCommands(t.sub("commands"), m, wantCommands)
+	checkFiles(t, m)
 	// A dialog held for the agent needs handle_dialog to be answered: "ask"
 	// is the default only where the manifest declares it.
 	answers := m.Command("handle_dialog") != nil

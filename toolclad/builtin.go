@@ -269,10 +269,25 @@ var builtins = []*builtinCommand{
 		readOnly: true,
 	},
 	{
+		name:        "upload_file",
+		tier:        "high",
+		description: "Attach a file from the manifest's upload directory to a file input (by ref or selector). The shipped policies ask a human first.",
+		args: []Arg{
+			refArg("Ref of the file input (give ref or selector, not both)."),
+			selectorArg("CSS selector of the file input (give ref or selector, not both)."),
+			{Name: "file", Type: TypeString, Required: true, MaxLen: 255, Pattern: fileNamePattern, Description: "The file's name inside the upload directory (a path below it, with /)."},
+		},
+		groups: []argGroup{{names: []string{"ref", "selector"}, exactlyOne: true}},
+	},
+	{
 		name:        "reload",
 		description: "Load the current page again (a page that came from a form is loaded again by its URL, never posted again).",
 	},
 }
+
+// fileNamePattern is the shape of upload_file's file: a relative path of
+// plain names (the directory itself is checked when the file is opened).
+var fileNamePattern = regexp.MustCompile(`^[^/\x00][^\x00]*$`)
 
 // rolePattern is the shape of an ARIA role name.
 var rolePattern = regexp.MustCompile(`^[a-z]+$`)

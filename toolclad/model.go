@@ -134,6 +134,8 @@ type Browser struct {
 	// agent, who answers with handle_dialog; DialogsDismiss (the default
 	// otherwise) and DialogsAccept answer it at once and say so.
 	Dialogs string
+	// Files is the [browser.files] table.
+	Files Files
 	// ExtractMode is the default content form: accessibility_tree, html or text.
 	ExtractMode string
 	// StartupTimeout bounds browser start or attach (default 60s).

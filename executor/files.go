@@ -1,0 +1,151 @@
+package executor
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/chromedp/cdproto/dom"
+	"github.com/chromedp/chromedp"
+
+	"github.com/browsergate/browsergate/evidence"
+)
+
+// upload_file attaches a file of the manifest's upload directory to a file
+// input. The file is opened through an os.Root of the directory, which
+// refuses every path that leaves it (absolute paths, "..", symlinks that
+// point out), then copied into a directory of the session's own, and the
+// copy is what is hashed and what the browser gets: a file changed or
+// swapped after the gate decided cannot reach the page.
+
+// maxUploadBytes bounds a file upload_file attaches.
+const maxUploadBytes = 100 << 20
+
+// fileFact is the file an upload_file call names, as the gate read it.
+type fileFact struct {
+	evidence.FileRef
+	copy string // the session's private copy, given to the browser
+}
+
+// observeUpload finds the file input and reads the file the call names.
+func (s *session) observeUpload(ctx context.Context, args map[string]any) *elementFact {
+	el, named, err := s.target(ctx, args)
+	ef := &elementFact{Named: named, Label: el.label, Err: err}
+	if err != nil {
+		return ef
+	}
+	var isFile bool
+	if err := el.call(ctx, fileInputJS, &isFile); err != nil || !isFile {
+		ef.Err = fmt.Errorf("%s is not a file input (<input type=file>)", el.label)
+		return ef
+	}
+	name, _ := args["file"].(string)
+	ef.File, ef.Err = s.copyUpload(name)
+	return ef
+}
+
+// fileInputJS reports whether the element (this) is an <input type=file>.
+const fileInputJS = `function() {
+  const get = (p, k) => Object.getOwnPropertyDescriptor(p, k).get;
+  return get(Element.prototype, 'localName').call(this) === 'input' && get(HTMLInputElement.prototype, 'type').call(this) === 'file';
+}`
+
+// copyUpload copies the named file of the upload directory into the
+// session's file directory and describes the copy.
+func (s *session) copyUpload(name string) (*fileFact, error) {
+	dir := s.manifest.Browser.Files.UploadDir
+	if dir == "" {
+		return nil, errors.New("the manifest has no [browser.files] upload_dir")
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open the upload directory: %w", err)
+	}
+	defer root.Close()
+	src, err := root.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("file %q: not a file inside the upload directory (%v)", name, unwrapPath(err))
+	}
+	defer src.Close()
+	info, err := src.Stat()
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("file %q: %w", name, err)
+	case !info.Mode().IsRegular():
+		return nil, fmt.Errorf("file %q is not a regular file", name)
+	case info.Size() > maxUploadBytes:
+		return nil, fmt.Errorf("file %q is %d bytes, over the %d an upload may have", name, info.Size(), maxUploadBytes)
+	}
+	into, err := s.fileDir()
+	if err != nil {
+		return nil, err
+	}
+	// The copy keeps the file's own name: the page sees it as the
+	// uploaded file's name.
+	sub, err := os.MkdirTemp(into, "up-")
+	if err != nil {
+		return nil, err
+	}
+	dst, err := os.OpenFile(filepath.Join(sub, filepath.Base(name)), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(dst, h), io.LimitReader(src, maxUploadBytes+1))
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && n > maxUploadBytes {
+		err = fmt.Errorf("file %q grew past %d bytes while it was read", name, maxUploadBytes)
+	}
+	if err != nil {
+		os.RemoveAll(sub)
+		return nil, fmt.Errorf("copy file %q: %w", name, err)
+	}
+	return &fileFact{FileRef: evidence.FileRef{Direction: "upload", Name: filepath.ToSlash(name), Size: n, SHA256: hex.EncodeToString(h.Sum(nil))},
+		copy: dst.Name()}, nil
+}
+
+// unwrapPath is a path error's reason, without the path (which repeats
+// the agent's argument).
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// fileDir is the session's own directory for file copies (uploads,
+// downloads in progress), made on first use and removed with the session.
+func (s *session) fileDir() (string, error) {
+	if s.files == "" {
+		d, err := os.MkdirTemp("", "browsergate-files-")
+		if err != nil {
+			return "", fmt.Errorf("make the session's file directory: %w", err)
+		}
+		s.files = d
+	}
+	return s.files, nil
+}
+
+func actUploadFile(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
+	if f == nil || f.Element == nil || f.Element.File == nil {
+		return output{}, errors.New("the file was not read by the gate")
+	}
+	file := f.Element.File
+	el, _, err := s.target(ctx, args)
+	if err != nil {
+		return output{}, err
+	}
+	if _, err := chromedp.Call(ctx, dom.SetFileInputFiles, dom.SetFileInputFilesParams{Files: []string{file.copy}, ObjectID: el.object}); err != nil {
+		return output{}, fmt.Errorf("attach %s to %s: %w", file.Name, el.label, err)
+	}
+	return output{Text: fmt.Sprintf("attached %s (%d bytes, sha256 %s) to %s", file.Name, file.Size, file.SHA256, el.label),
+		Files: []evidence.FileRef{file.FileRef}}, nil
+}
