@@ -113,6 +113,9 @@ func (w *pageWatch) releaseDialogs() {
 
 // pendingDialog is the dialog held open for the agent (nil: none).
 func (w *pageWatch) pendingDialog() *dialogInfo {
+	if w == nil {
+		return nil // the tab is gone (a failed reset closed it)
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.dialogs.pending == nil {
@@ -125,6 +128,9 @@ func (w *pageWatch) pendingDialog() *dialogInfo {
 // takeDialogs returns and clears the notes of the dialogs answered at once
 // since the last call.
 func (w *pageWatch) takeDialogs() []string {
+	if w == nil {
+		return nil
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	n := w.dialogs.notes

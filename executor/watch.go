@@ -105,6 +105,9 @@ func (w *pageWatch) listen(ev any) {
 }
 
 func (w *pageWatch) navigationCount() int {
+	if w == nil {
+		return 0 // the tab is gone
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.navigations

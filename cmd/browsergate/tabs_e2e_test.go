@@ -283,3 +283,31 @@ func readEnvelopes(t *testing.T, path string) []*evidence.Envelope {
 	})
 	return out
 }
+
+// TestTabThatClosesItself: the session's current tab (a popup it switched
+// to) closes itself during a click; the daemon goes on (a review found it
+// crashed), and a later navigate works in a tab the session opens anew.
+func TestTabThatClosesItself(t *testing.T) {
+	t.Parallel()
+	f := start(t, "launch", "")
+	site, _ := serveLogged(t, map[string]string{
+		"/opener": `<title>opener</title><a id=o href="/closer" target=_blank rel=opener>open</a>`,
+		"/closer": `<title>closer</title><button id=c onclick="window.close()">close</button>`})
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/opener"})
+	f.mustAllow(t, "e2e.click", map[string]any{"selector": "#o"})
+	f.mustAllow(t, "e2e.switch_tab", map[string]any{"tab": f.tabID(t, "e2e", "session", "/closer")})
+	out, _ := f.call(t, "e2e.click", map[string]any{"selector": "#c"})
+	t.Logf("the click that closes the tab:\n%s", out)
+	var navigated bool
+	for range 3 {
+		if out, refused := f.call(t, "e2e.navigate", map[string]any{"url": site + "/b"}); !refused {
+			navigated = true
+			break
+		} else {
+			t.Logf("navigate refused:\n%s", out)
+		}
+	}
+	if !navigated {
+		t.Errorf("the session did not recover from its tab closing itself")
+	}
+}
