@@ -217,7 +217,7 @@ func (g *targetGuard) adopt(ctx context.Context, id string, user bool) error {
 	select {
 	case err := <-done:
 		if err != nil {
-			return fmt.Errorf("guard tab %s: %w", id, err)
+			return fail(fmt.Errorf("guard tab %s: %w", id, err))
 		}
 		return nil
 	case <-ctx.Done():

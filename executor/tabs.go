@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -272,18 +273,32 @@ func actSwitchTab(ctx context.Context, s *session, args map[string]any, f *facts
 		// The user's tab comes under the guard, then gets a fresh document
 		// born under it: what the page ran before (a worker, a saved
 		// reference to a constructor the guard removes, a connection) is
-		// gone with the old document.
+		// gone with the old document. An adoption that stops half-way is
+		// undone: the session goes back to its tab and lets the user's go,
+		// so that it never acts in a tab whose old document lives on.
+		prev := s.tab.targetID()
+		undo := func(err error) (output, error) {
+			if s.tab.targetID() == tb.Target {
+				_ = s.switchTo(ctx, prev)
+			}
+			s.letGo(tb.Target)
+			return output{}, fmt.Errorf("%w; the tab was let go and the session stays on its tab", err)
+		}
 		if err := s.egress.guard.adopt(ctx, string(tb.Target), true); err != nil {
-			return output{}, err
+			return undo(err)
 		}
 		s.tabs.roots = append(s.tabs.roots, tb.Target)
 		if err := s.switchTo(ctx, tb.Target); err != nil {
-			return output{}, err
+			return undo(err)
 		}
+		before := s.tab.watch.navigationCount()
 		tctx, cancel := s.onCurrent(ctx)
 		defer cancel()
 		if err := reloadFresh(tctx); err != nil {
-			return output{}, fmt.Errorf("reload the adopted tab: %w", err)
+			return undo(fmt.Errorf("reload the adopted tab: %w", err))
+		}
+		if s.tab.watch.navigationCount() == before {
+			return undo(errors.New("the adopted tab's reload did not give it a new document"))
 		}
 		return output{Text: fmt.Sprintf("switched to %s, the user's tab at %s (now under the session's guard; reloaded)", tb.ID, tb.URL)}, nil
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -309,5 +310,70 @@ func TestTabThatClosesItself(t *testing.T) {
 	}
 	if !navigated {
 		t.Errorf("the session did not recover from its tab closing itself")
+	}
+}
+
+// TestAdoptionThatFailsIsUndone: a user's tab whose adoption reload
+// cannot replace the document (its URL answers 204, so the reload is
+// aborted and the old document lives on, with a worker made before the
+// guard) is let go: switch_tab is refused, the session stays on its own
+// tab, a second switch_tab tries the adoption again rather than going
+// in, and text typed afterwards never reaches the old document's worker
+// (the canary sees nothing). A review found the session left in the old
+// document.
+func TestAdoptionThatFailsIsUndone(t *testing.T) {
+	t.Parallel()
+	port, _ := startChromium(t)
+	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
+	f := start(t, "live", endpoint)
+	page := fmt.Sprintf(`<title>P</title><input id=i>
+<script>
+const w = new Worker(URL.createObjectURL(new Blob(['onmessage=e=>fetch("%s/preguard-worker?"+e.data,{mode:"no-cors"}).catch(()=>{})'])));
+document.getElementById('i').addEventListener('input', e => w.postMessage(e.target.value));
+history.replaceState(null, '', '/nocontent');
+</script>`, f.canaryTo)
+	site, stop, err := serveOn("127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/p":
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprint(w, page)
+		case "/nocontent":
+			w.WriteHeader(http.StatusNoContent)
+		}
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	alloc, cancelAlloc := remote.NewAllocator(context.Background(), endpoint)
+	defer cancelAlloc()
+	user, cancelUser := chromedp.NewContext(alloc)
+	defer cancelUser()
+	if err := chromedp.Do(user, chromedp.Navigate(site+"/p")); err != nil {
+		t.Fatal(err)
+	}
+	var p string
+	testkit.Eventually(t, func() string {
+		tabs, _ := f.tabs(t, "e2e")
+		for _, tb := range tabs {
+			if tb.Owner == "user" && strings.Contains(tb.URL, "/nocontent") {
+				p = tb.Tab
+				return ""
+			}
+		}
+		return fmt.Sprintf("the user's tab is not listed: %+v", tabs)
+	})
+	for range 2 {
+		out := f.mustRefuse(t, "e2e.switch_tab", map[string]any{"tab": p}, "let go")
+		t.Logf("switch_tab:\n%s", out)
+		if strings.Contains(out, `url="`+site) {
+			t.Errorf("the session is in the user's tab after a failed adoption:\n%s", out)
+		}
+	}
+	out, _ := f.call(t, "e2e.type_text", map[string]any{"selector": "#i", "text": "hello-from-agent"})
+	t.Logf("type_text:\n%s", out)
+	time.Sleep(time.Second)
+	if len(f.net.Seen()) != 0 {
+		t.Errorf("the old document's worker reached the canary: %s", f.net)
 	}
 }
