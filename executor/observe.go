@@ -252,7 +252,7 @@ func (s *session) pageFacts(all []*target.Info) []pageFact {
 func (s *session) otherPages(ctx context.Context, settle time.Duration) ([]pageFact, error) {
 	deadline := time.Now().Add(settle)
 	for {
-		all, err := s.tab.pages(ctx, s.rootIDs())
+		all, err := s.pages(ctx)
 		if err != nil {
 			return nil, err
 		}

@@ -235,7 +235,7 @@ func (s *session) emptyBeforeLeaving(ctx context.Context, dest string) error {
 // user's tabs it adopted: those are the user's, and stay (the guard holds
 // everything they send once the tab has left the site: doomed).
 func (s *session) closePopups(ctx context.Context) error {
-	pages, err := s.tab.pages(ctx, s.rootIDs())
+	pages, err := s.pages(ctx)
 	if err != nil {
 		return fmt.Errorf("list the session's pages before leaving the page a secret was typed on: %w", err)
 	}

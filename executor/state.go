@@ -124,7 +124,7 @@ func (s *session) readPage(ctx context.Context) (PageState, int, []*target.Info,
 	}()
 	go func() {
 		defer wg.Done()
-		pages, pagesErr = s.tab.pages(ctx, s.rootIDs())
+		pages, pagesErr = s.pages(ctx)
 	}()
 	go func() {
 		defer wg.Done()

@@ -125,12 +125,12 @@ func (t *tab) reset(ctx context.Context) error {
 
 // pages lists the session's page targets: its own tab and any popups its
 // pages opened.
-func (t *tab) pages(ctx context.Context, roots []target.ID) ([]*target.Info, error) {
+func (s *session) pages(ctx context.Context) ([]*target.Info, error) {
 	all, err := chromedp.Targets(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return sessionPages(all, t.browserID, roots...), nil
+	return sessionPagesExcept(all, s.tab.browserID, s.tabs.foreign, s.rootIDs()...), nil
 }
 
 // sessionPages picks the session's pages out of the browser's targets: in
@@ -139,6 +139,13 @@ func (t *tab) pages(ctx context.Context, roots []target.ID) ([]*target.Info, err
 // opened, the user's tabs it adopted) and the pages opened from them, and
 // from those (by opener), never the user's other tabs.
 func sessionPages(all []*target.Info, browserID cdp.BrowserContextID, roots ...target.ID) []*target.Info {
+	return sessionPagesExcept(all, browserID, nil, roots...)
+}
+
+// sessionPagesExcept is sessionPages, with the pages in foreign (and
+// those they opened) never the session's: the pages a user's tab had
+// opened before the session adopted it are the user's.
+func sessionPagesExcept(all []*target.Info, browserID cdp.BrowserContextID, foreign map[target.ID]bool, roots ...target.ID) []*target.Info {
 	var out []*target.Info
 	if browserID != "" {
 		for _, ti := range all {
@@ -155,7 +162,7 @@ func sessionPages(all []*target.Info, browserID cdp.BrowserContextID, roots ...t
 	for grew := true; grew; {
 		grew = false
 		for _, ti := range all {
-			if ti.Type == "page" && !ours[ti.TargetID] && ti.OpenerID != "" && ours[ti.OpenerID] {
+			if ti.Type == "page" && !ours[ti.TargetID] && !foreign[ti.TargetID] && ti.OpenerID != "" && ours[ti.OpenerID] {
 				ours[ti.TargetID], grew = true, true
 			}
 		}

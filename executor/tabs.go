@@ -154,6 +154,10 @@ type sessionTabs struct {
 	// parked are the tabs the session switched away from, with their
 	// chromedp contexts.
 	parked map[target.ID]tab
+	// foreign are the pages an adopted tab of the user's had opened
+	// before the session adopted it: the user's, never the session's
+	// (the guard did not prepare them).
+	foreign map[target.ID]bool
 	// roots are the tabs the session made its own besides home: those it
 	// opened (new_tab) and the user's it adopted (switch_tab). With home,
 	// they and what they opened are the session's pages.
@@ -170,7 +174,7 @@ func (s *session) listTabs(all []*target.Info) ([]tabInfo, int) {
 	for _, p := range sessionPages(all, "", claimedTabs.others(s.id)...) {
 		others[p.TargetID] = true
 	}
-	tabs, hidden := tabListing(all, sessionPages(all, s.tab.browserID, s.rootIDs()...), own, s.backend.userContext(),
+	tabs, hidden := tabListing(all, sessionPagesExcept(all, s.tab.browserID, s.tabs.foreign, s.rootIDs()...), own, s.backend.userContext(),
 		func(u string) bool { return sc.Check(u).Allowed }, &s.tabIDs, others)
 	for i := range tabs {
 		if tabs[i].Owner == ownerSession && s.tabOwner(tabs[i].Target) == ownerUser {
@@ -284,6 +288,9 @@ func actSwitchTab(ctx context.Context, s *session, args map[string]any, f *facts
 			s.letGo(tb.Target)
 			return output{}, fmt.Errorf("%w; the tab was let go and the session stays on its tab", err)
 		}
+		if err := s.noteForeign(ctx, tb.Target); err != nil {
+			return undo(err)
+		}
 		if err := s.egress.guard.adopt(ctx, string(tb.Target), true); err != nil {
 			return undo(err)
 		}
@@ -306,6 +313,24 @@ func actSwitchTab(ctx context.Context, s *session, args map[string]any, f *facts
 		return output{}, err
 	}
 	return output{Text: fmt.Sprintf("switched to %s (%s)", tb.ID, tb.URL)}, nil
+}
+
+// noteForeign records the pages the user's tab id opened (by opener,
+// transitively) before the session adopts it: they stay the user's.
+func (s *session) noteForeign(ctx context.Context, id target.ID) error {
+	all, err := chromedp.Targets(ctx)
+	if err != nil {
+		return fmt.Errorf("list the tabs the user's tab opened: %w", err)
+	}
+	if s.tabs.foreign == nil {
+		s.tabs.foreign = map[target.ID]bool{}
+	}
+	for _, p := range sessionPages(all, "", id) {
+		if p.TargetID != id {
+			s.tabs.foreign[p.TargetID] = true
+		}
+	}
+	return nil
 }
 
 // reloadFresh loads the tab's current URL again: a reload, or, when the

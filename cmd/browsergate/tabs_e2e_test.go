@@ -377,3 +377,62 @@ history.replaceState(null, '', '/nocontent');
 		t.Errorf("the old document's worker reached the canary: %s", f.net)
 	}
 }
+
+// TestPopupsOfAnAdoptedTabStayTheUsers: pages a user's tab opened before
+// the session adopted it (one in scope, one not) stay the user's: after
+// switch_tab the one out of scope is neither closed nor named, the one in
+// scope is listed as the user's (so going into it adopts and reloads it),
+// and nothing in it reaches the canary. A review found them taken for the
+// session's own, unguarded tabs.
+func TestPopupsOfAnAdoptedTabStayTheUsers(t *testing.T) {
+	t.Parallel()
+	port, _ := startChromium(t)
+	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
+	f := start(t, "live", endpoint)
+	elsewhere, _ := serveLoggedOn(t, "127.0.0.4:0", map[string]string{"/private": `<title>Private mail</title>secret`})
+	site, _ := serveLogged(t, map[string]string{
+		"/b":    `<title>B</title><button id=o1 onclick="window.open('/c1','c1')">o1</button><button id=o2 onclick="window.open('` + elsewhere + `/private','c2')">o2</button>`,
+		"/c1":   `<title>C1</title>c1`,
+		"/leak": fmt.Sprintf(`<title>leak</title><p id=s>start</p><script>fetch("%s/unguarded-popup",{mode:"no-cors"}).catch(()=>{});setTimeout(()=>{document.getElementById("s").textContent="done"},800)</script>`, f.canaryTo),
+	})
+	alloc, cancelAlloc := remote.NewAllocator(context.Background(), endpoint)
+	defer cancelAlloc()
+	user, cancelUser := chromedp.NewContext(alloc)
+	defer cancelUser()
+	for _, a := range []chromedp.Action[chromedp.Void]{chromedp.Navigate(site + "/b"), chromedp.Click("#o1"), chromedp.Click("#o2")} {
+		if err := chromedp.Do(user, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testkit.Eventually(t, func() string {
+		if text, _ := f.call(t, "e2e.list_tabs", nil); !strings.Contains(text, "/c1") {
+			return "the user's popup is not listed yet:\n" + text
+		}
+		return ""
+	})
+	out := f.mustAllow(t, "e2e.switch_tab", map[string]any{"tab": f.tabID(t, "e2e", "user", "/b")})
+	if strings.Contains(out, "127.0.0.4") || strings.Contains(out, "closed") {
+		t.Errorf("switch_tab closed or named the user's other page:\n%s", out)
+	}
+	c1 := f.tabID(t, "e2e", "user", "/c1")
+	if out := f.mustAllow(t, "e2e.switch_tab", map[string]any{"tab": c1}); !strings.Contains(out, "reloaded") {
+		t.Errorf("going into the user's popup did not adopt it:\n%s", out)
+	}
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/leak"})
+	f.call(t, "e2e.wait_for", map[string]any{"text": "done", "timeout_ms": 5000})
+	time.Sleep(time.Second)
+	if len(f.net.Seen()) != 0 {
+		t.Errorf("the canary saw %s", f.net)
+	}
+	infos, err := chromedp.Targets(user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var private bool
+	for _, ti := range infos {
+		private = private || strings.Contains(ti.URL, "/private")
+	}
+	if !private {
+		t.Errorf("the user's out-of-scope page was closed")
+	}
+}
