@@ -396,8 +396,10 @@ func actCloseTab(ctx context.Context, s *session, args map[string]any, f *facts)
 	// follows runs on the current tab's.
 	cctx, cancel := context.WithTimeout(s.tab.ctx, tabAttachWait)
 	defer cancel()
+	// Closed while still guarded, then let go: it never runs unguarded.
+	_, err := s.egress.guard.call(cctx, "", "Target.closeTarget", map[string]any{"targetId": tb.Target})
 	s.letGo(tb.Target)
-	if _, err := s.egress.guard.call(cctx, "", "Target.closeTarget", map[string]any{"targetId": tb.Target}); err != nil {
+	if err != nil {
 		return output{}, fmt.Errorf("close %s: %w", tb.ID, err)
 	}
 	return output{Text: fmt.Sprintf("closed %s (%s)", tb.ID, tb.URL)}, nil
