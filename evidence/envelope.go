@@ -80,13 +80,18 @@ type TabRef struct {
 }
 
 // FileRef is a file a call moved: "upload" (from the manifest's upload
-// directory to the page) or "download" (saved to its download directory).
+// directory to the page) or "download" (saved to its download directory:
+// Name is the name it was saved under, URL where it came from). A download
+// that was not saved has Refused (why) and the name the page suggested,
+// and no size or hash (spec revision 7).
 type FileRef struct {
 	Direction   string `json:"direction"`
 	Name        string `json:"name"`
 	Size        int64  `json:"size"`
 	SHA256      string `json:"sha256"`
 	ContentType string `json:"content_type,omitempty"`
+	URL         string `json:"url,omitempty"`
+	Refused     string `json:"refused,omitempty"`
 }
 
 // KindSessionEnd is the kind of a record that is not a call: the requests

@@ -82,6 +82,14 @@ type targetGuard struct {
 	// until they are closed nothing they (or their frames and workers)
 	// send leaves.
 	doomed map[string]bool
+	// frames are the ids of the frames of the session's targets (each
+	// page's and iframe's own, and every frame their pages attached or
+	// navigated): a download is the session's when its frame is.
+	frames map[string]bool
+	// downloads handles the downloads of the session's frames (nil: the
+	// guard leaves the browser's download behaviour alone).
+	downloads *downloads
+	wsURL     string // the browser's DevTools endpoint
 }
 
 type cdpMessage struct {
@@ -119,8 +127,9 @@ type guardConfig struct {
 	tab     string // the session's tab
 	// user: the session is in the user's browser context; wsRules are
 	// then set on each of its targets.
-	user    bool
-	wsRules []wsRule
+	user      bool
+	wsRules   []wsRule
+	downloads *downloads
 }
 
 // guardTargets connects to the browser and guards the tab and every
@@ -138,11 +147,25 @@ func guardTargets(ctx context.Context, cfg guardConfig, ic *interceptor, logger 
 	g := &targetGuard{conn: conn, context: cfg.context, ic: ic, logger: logger, user: cfg.user, wsRules: cfg.wsRules,
 		pending: map[int64]chan cdpReply{}, guarded: map[string]bool{}, ready: map[string]bool{}, pages: map[string]string{}, home: tab,
 		parent: map[string]string{}, doomed: map[string]bool{}, extra: map[string]bool{}, users: map[string]bool{},
+		frames: map[string]bool{tab: true}, downloads: cfg.downloads, wsURL: cfg.wsURL,
 		waiting: map[string]chan error{tab: make(chan error, 1)}, done: make(chan struct{})}
 	g.tab.Store(tab)
 	tabDone := g.waiting[tab]
 	ic.docGen = g.docGen.Load
 	go g.read()
+	// Downloads first: before the session's pages run, Chromium is told
+	// where each of them goes (never a directory of its own choosing),
+	// and tells this connection of every one.
+	if cfg.user {
+		if err := g.joinLive(); err != nil {
+			g.conn.Close()
+			return nil, err
+		}
+	}
+	if err := g.setDownloadBehavior(ctx); err != nil {
+		g.Close()
+		return nil, fmt.Errorf("set the download behaviour: %w", err)
+	}
 	if _, err := g.call(ctx, "", "Target.setAutoAttach", map[string]any{
 		"autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true, "filter": topLevelTargets,
 	}); err != nil {
@@ -219,6 +242,9 @@ func (g *targetGuard) adopt(ctx context.Context, id string, user bool) error {
 		if err != nil {
 			return fail(fmt.Errorf("guard tab %s: %w", id, err))
 		}
+		if !preparing {
+			g.seedFrames(ctx, id) // its frames from before are the session's now
+		}
 		return nil
 	case <-ctx.Done():
 		return fail(fmt.Errorf("guard tab %s: %w", id, ctx.Err()))
@@ -252,6 +278,18 @@ func (g *targetGuard) letGo(id string) {
 	}
 }
 
+// sessionOf is the guard's session on the page target id ("" when none).
+func (g *targetGuard) sessionOf(id string) string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for session, t := range g.pages {
+		if t == id {
+			return session
+		}
+	}
+	return ""
+}
+
 // isUserTab reports whether id is a tab of the user's that the session
 // adopted.
 func (g *targetGuard) isUserTab(id string) bool {
@@ -262,7 +300,12 @@ func (g *targetGuard) isUserTab(id string) bool {
 
 // Close drops the guard's connection (its sessions detach; nothing stays
 // paused on it).
-func (g *targetGuard) Close() { g.conn.Close() }
+func (g *targetGuard) Close() {
+	g.conn.Close()
+	if g.user {
+		g.leaveLive()
+	}
+}
 
 func (g *targetGuard) call(ctx context.Context, session, method string, params any) (json.RawMessage, error) {
 	ch, err := g.send(session, method, params)
@@ -332,6 +375,14 @@ func (g *targetGuard) read() {
 			g.noteCommit(m) // in order, before any later request is judged
 			continue
 		}
+		if m.Method == "Page.frameAttached" {
+			g.noteFrame(m)
+			continue
+		}
+		if strings.HasPrefix(m.Method, "Browser.download") {
+			g.downloadEvent(m) // in order: a download's progress after its start
+			continue
+		}
 		if m.Method == "Target.attachedToTarget" {
 			g.notePopup(m) // while the action that opened it still runs
 		}
@@ -376,15 +427,7 @@ func (g *targetGuard) leftSite(prev string) {
 		return
 	}
 	origin := u.Scheme + "://" + u.Host
-	cur := g.curTab()
-	g.mu.Lock()
-	var tabSession string
-	for session, id := range g.pages {
-		if id == cur {
-			tabSession = session
-		}
-	}
-	g.mu.Unlock()
+	tabSession := g.sessionOf(g.curTab())
 	if tabSession == "" {
 		return
 	}
@@ -438,7 +481,11 @@ func (g *targetGuard) noteCommit(m cdpMessage) {
 			URL      string `json:"url"`
 		} `json:"frame"`
 	}
-	if json.Unmarshal(m.Params, &e) != nil || e.Frame.ParentID != "" {
+	if json.Unmarshal(m.Params, &e) != nil {
+		return
+	}
+	g.addFrame(e.Frame.ID)
+	if e.Frame.ParentID != "" {
 		return
 	}
 	if cur := g.curTab(); e.Frame.ID == cur {
@@ -536,6 +583,9 @@ func (g *targetGuard) event(m cdpMessage) {
 		if t.Type == "page" {
 			g.pages[e.SessionID] = t.TargetID
 		}
+		if t.Type == "page" || t.Type == "iframe" {
+			g.frames[t.TargetID] = true // its main frame has its id
+		}
 		if m.SessionID != "" {
 			g.parent[e.SessionID] = m.SessionID
 		}
@@ -551,12 +601,18 @@ func (g *targetGuard) event(m cdpMessage) {
 				"target", t.TargetID, "type", t.Type, "error", err)
 		}
 		g.mu.Lock()
-		if err == nil {
+		// A tab let go while it was being prepared (an adoption that
+		// timed out) is not kept: its guard session detaches.
+		wanted := g.guarded[t.TargetID]
+		if err == nil && wanted {
 			g.ready[t.TargetID] = true
 		}
 		done := g.waiting[t.TargetID]
 		delete(g.waiting, t.TargetID)
 		g.mu.Unlock()
+		if !wanted {
+			g.release(ctx, e.SessionID, false)
+		}
 		if done != nil {
 			done <- err
 		}

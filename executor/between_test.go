@@ -34,7 +34,7 @@ func TestRefusalsAfterTheLastCallAreRecordedAtExpiry(t *testing.T) {
 	}
 	t.Cleanup(ex.Close)
 	page := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprint(w, `<title>late</title><script>setTimeout(() => fetch('http://127.0.0.2:9/after-last-call').catch(() => {}), 500)</script>late`)
+		fmt.Fprint(w, `<title>late</title><script>setTimeout(() => fetch('http://127.0.0.2:9/after-last-call').catch(() => {}), 1500)</script>late`)
 	})}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

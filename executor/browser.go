@@ -17,7 +17,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
@@ -161,6 +160,12 @@ func (b *backend) newSessionContext(s *session, w *pageWatch, opts ...chromedp.C
 		if cfg.user {
 			cfg.wsRules = webSocketRules(b.scope.Load(), b.wsAllowed)
 		}
+		dl, err := s.downloadsFor(b)
+		if err != nil {
+			stop()
+			return nil, nil, fmt.Errorf("%w: %v", ErrBrowserStart, err)
+		}
+		cfg.downloads = dl
 		guard, err := guardTargets(ctx, cfg, ic, b.logger)
 		if err != nil {
 			stop()
@@ -179,17 +184,6 @@ func (b *backend) newSessionContext(s *session, w *pageWatch, opts ...chromedp.C
 			}
 			guard.Close()
 			inner()
-		}
-	}
-	// A download is never saved where Chromium would choose: in the
-	// session's own browser context every download is refused (the
-	// user's context keeps the user's own download settings).
-	if !b.userContext() {
-		if _, err := chromedp.CallBrowser(ctx, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
-			Behavior: browser.SetDownloadBehaviorBehaviorDeny, BrowserContextID: chromedp.FromContext(ctx).BrowserContextID,
-		}); err != nil {
-			stop()
-			return nil, nil, fmt.Errorf("%w: refuse downloads: %v", ErrBrowserStart, err)
 		}
 	}
 	// WebRTC sends STUN over UDP, which no HTTP proxy sees, and Chromium
@@ -251,7 +245,7 @@ func (b *backend) start() error {
 		if err != nil {
 			return fmt.Errorf("%w: %v", ErrBrowserStart, err)
 		}
-		b.cancel = append(b.cancel, func() { os.RemoveAll(userDir) })
+		b.cancel = append(b.cancel, func() { removeProfile(userDir) })
 		opts := append(chromedp.DefaultExecAllocatorOptions[:], launchFlags...)
 		opts = append(opts, proxyFlags(addr)...)
 		opts = append(opts, chromedp.ExecPath(b.key.executable), chromedp.UserDataDir(userDir), remote.WebSocket,
@@ -300,6 +294,22 @@ func (b *backend) start() error {
 	}
 	b.started = true
 	return nil
+}
+
+// removeProfile removes a launched browser's profile directory once the
+// browser has stopped, and again a moment later: Chromium's helper
+// processes may still write to it (its Default directory) as they exit.
+func removeProfile(dir string) {
+	_ = os.RemoveAll(dir)
+	go func() {
+		for _, d := range []time.Duration{time.Second, 3 * time.Second} {
+			time.Sleep(d)
+			if _, err := os.Stat(dir); err != nil {
+				return
+			}
+			_ = os.RemoveAll(dir)
+		}
+	}()
 }
 
 // check judges one URL against the backend's current scope, and refuses

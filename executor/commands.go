@@ -95,13 +95,17 @@ func (s *session) typeText(ctx context.Context, args map[string]any) (output, er
 	}
 	label := "the focused element"
 	if named {
-		if _, err := chromedp.Call(ctx, dom.Focus, dom.FocusParams{ObjectID: el.object}); err != nil {
+		if _, err := chromedp.Call(el.in(ctx), dom.Focus, dom.FocusParams{ObjectID: el.object}); err != nil {
 			return output{}, fmt.Errorf("%s cannot take focus: %v", el.label, err)
 		}
 		label = el.label
 	}
 	// Select the current content so the typed text replaces it.
-	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`(() => { const a = document.activeElement; if (a && a.select) a.select(); })()`)); err != nil {
+	if named {
+		if err := el.call(ctx, `function() { if (this.select) this.select(); }`, nil); err != nil {
+			return output{}, err
+		}
+	} else if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`(() => { const a = document.activeElement; if (a && a.select) a.select(); })()`)); err != nil {
 		return output{}, err
 	}
 	if len(secs) > 0 {
@@ -128,7 +132,9 @@ func (s *session) typeText(ctx context.Context, args map[string]any) (output, er
 			})
 		}
 	}
-	if _, err := chromedp.Call(ctx, input.InsertText, input.InsertTextParams{Text: s.secrets.fill(text)}); err != nil {
+	// Into the element's own process (an out-of-process frame's input
+	// goes to its widget).
+	if _, err := chromedp.Call(el.in(ctx), input.InsertText, input.InsertTextParams{Text: s.secrets.fill(text)}); err != nil {
 		return output{}, fmt.Errorf("type into %s: %w", label, err)
 	}
 	if len(secs) > 0 {

@@ -197,6 +197,11 @@ func (v *verdict) pagesInScope(q *question) *DenyError {
 	if u := f.State.URL; !isBlank(u) {
 		if sv := q.check(u); !sv.Allowed {
 			v.Reset = true
+			if f.UserTab {
+				// The user went there by hand: where is theirs to know.
+				return deny(evidence.StageScope, sv.Rule,
+					"the user's tab was on a page outside the scope before this call; nothing was done")
+			}
 			return deny(evidence.StageScope, sv.Rule,
 				"the tab was at %s, outside the scope (%s), before this call; nothing was done", u, sv.Reason)
 		}
@@ -220,7 +225,7 @@ func (v *verdict) strayPages(check urlCheck, pages []pageFact) []string {
 			// The user's own tab, adopted: it is let go, never closed.
 			if p.RefusedNav != "" || (p.URL != "" && !isBlank(p.URL) && !check(p.URL).Allowed) {
 				v.Release = append(v.Release, p.ID)
-				out = append(out, fmt.Sprintf("%s (the user's tab, let go)", p.URL))
+				out = append(out, "a page outside the scope (the user's tab, let go)")
 			}
 			continue
 		}

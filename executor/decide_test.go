@@ -436,3 +436,26 @@ func TestCommandTableMatchesToolclad(t *testing.T) {
 		}
 	}
 }
+
+// TestDecideHidesWhereTheUserWent: where a user's adopted tab went by the
+// user's hand, outside the scope, is not told to the agent (the session's
+// own tab's is); a user's popup tab out of scope is let go unnamed.
+func TestDecideHidesWhereTheUserWent(t *testing.T) {
+	f := newDecideFixture(t)
+	private := "https://mail.other.test/inbox/7f3a"
+	user := on(private)
+	user.UserTab = true
+	v := decide(f.ask(t, f.m, "snapshot", nil, user, nil))
+	if v.Deny == nil || !v.Reset || strings.Contains(v.Deny.Reason, "mail.other.test") || !strings.Contains(v.Deny.Reason, "the user's tab was on a page outside the scope") {
+		t.Errorf("user's tab: %+v", v.Deny)
+	}
+	v = decide(f.ask(t, f.m, "snapshot", nil, on(private), nil))
+	if v.Deny == nil || !strings.Contains(v.Deny.Reason, private) {
+		t.Errorf("the session's own tab: %+v", v.Deny)
+	}
+	pages := &facts{State: on("https://www.example.com/").State, Pages: []pageFact{{ID: "u1", URL: private, User: true}}}
+	v = decide(f.ask(t, f.m, "snapshot", nil, pages, nil))
+	if v.Deny == nil || len(v.Release) != 1 || strings.Contains(v.Deny.Reason, "mail.other.test") {
+		t.Errorf("user's other tab: %+v release %v", v.Deny, v.Release)
+	}
+}

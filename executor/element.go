@@ -9,7 +9,9 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/dom"
 	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 )
 
@@ -19,6 +21,28 @@ type element struct {
 	backend cdp.BackendNodeID
 	frame   cdp.FrameID // the embedded document it is in ("": the tab's own)
 	label   string      // how the agent named it, for messages
+	// An element in an out-of-process frame: exec is the frame's context
+	// (nil: the tab's), hosts the iframe elements that lead to it from the
+	// tab, outermost first.
+	exec  context.Context
+	oopif target.ID
+	hosts []frameHost
+}
+
+// frameHost is an iframe element on the way to an out-of-process frame:
+// its node, in the process of oopif ("" for the tab's).
+type frameHost struct {
+	oopif target.ID
+	node  cdp.BackendNodeID
+}
+
+// in is the context the element's process is driven over: the tab's (ctx)
+// or its out-of-process frame's.
+func (el element) in(ctx context.Context) context.Context {
+	if el.exec != nil {
+		return el.exec
+	}
+	return ctx
 }
 
 // target resolves the ref or selector argument of a call. With neither, it
@@ -43,15 +67,42 @@ func (s *session) resolveRef(ctx context.Context, ref string) (element, error) {
 	if s.tab.refsNavs != s.tab.watch.navigationCount() {
 		return element{}, fmt.Errorf("%w %q: it is from the document the tab showed before (the page moved since the snapshot): take a new snapshot", ErrNoSuchRef, ref)
 	}
-	world, err := s.worldOf(ctx, rt.frame)
+	el := element{backend: rt.node, frame: rt.frame, label: "ref " + ref, hosts: rt.hosts}
+	exec := ctx
+	if rt.oopif != "" {
+		fctx, _, err := s.inFrame(ctx, rt.oopif) // released with ctx
+		if err != nil {
+			return element{}, fmt.Errorf("%w %q: its frame is gone (%v): take a new snapshot", ErrNoSuchRef, ref, err)
+		}
+		exec, el.exec, el.oopif = fctx, fctx, rt.oopif
+	}
+	world, err := s.worldIn(exec, rt.oopif, rt.frame)
 	if err != nil {
 		return element{}, fmt.Errorf("%w %q: its frame is gone (%v): take a new snapshot", ErrNoSuchRef, ref, err)
 	}
-	res, err := chromedp.Call(ctx, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: rt.node, ExecutionContextID: world})
+	res, err := chromedp.Call(exec, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: rt.node, ExecutionContextID: world})
 	if err != nil || res.Object == nil {
 		return element{}, fmt.Errorf("%w %q: the element is gone (the page changed): take a new snapshot", ErrNoSuchRef, ref)
 	}
-	return element{object: res.Object.ObjectID, backend: rt.node, frame: rt.frame, label: "ref " + ref}, nil
+	el.object = res.Object.ObjectID
+	return el, nil
+}
+
+// worldIn is the gate's isolated world of a document: of the tab's
+// (oopif "") or of an out-of-process frame's process (exec), its top
+// document or its same-process frame.
+func (s *session) worldIn(exec context.Context, oopif target.ID, frame cdp.FrameID) (runtime.ExecutionContextID, error) {
+	if oopif == "" {
+		return s.worldOf(exec, frame)
+	}
+	if frame == "" {
+		frame = cdp.FrameID(oopif) // its top document's frame has the target's id
+	}
+	res, err := chromedp.Call(exec, page.CreateIsolatedWorld, page.CreateIsolatedWorldParams{FrameID: frame, WorldName: worldName})
+	if err != nil {
+		return 0, fmt.Errorf("create the gate's isolated world in the frame: %w", err)
+	}
+	return res.ExecutionContextID, nil
 }
 
 func (s *session) querySelector(ctx context.Context, sel string) (element, error) {
@@ -100,7 +151,7 @@ func (el element) callOn(ctx context.Context, fn string, out any, args ...*runti
 		AwaitPromise:        &await,
 		Arguments:           args,
 	}
-	res, err := chromedp.Call(ctx, runtime.CallFunctionOn, params)
+	res, err := chromedp.Call(el.in(ctx), runtime.CallFunctionOn, params)
 	if err != nil {
 		return err
 	}
@@ -172,8 +223,12 @@ func (s *session) hover(ctx context.Context, el element) error {
 // centre scrolls the element into view and returns its centre in the
 // viewport; verb says what could not be done to an invisible element.
 func (s *session) centre(ctx context.Context, el element, verb string) (x, y float64, err error) {
-	_, _ = chromedp.Call(ctx, dom.ScrollIntoViewIfNeeded, dom.ScrollIntoViewIfNeededParams{ObjectID: el.object})
-	q, err := chromedp.Call(ctx, dom.GetContentQuads, dom.GetContentQuadsParams{ObjectID: el.object})
+	ox, oy, err := s.frameOffset(ctx, el)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%s is in a frame that is not visible, so it cannot be %s", el.label, verb)
+	}
+	_, _ = chromedp.Call(el.in(ctx), dom.ScrollIntoViewIfNeeded, dom.ScrollIntoViewIfNeededParams{ObjectID: el.object})
+	q, err := chromedp.Call(el.in(ctx), dom.GetContentQuads, dom.GetContentQuadsParams{ObjectID: el.object})
 	if err != nil || len(q.Quads) == 0 || len(q.Quads[0]) < 8 {
 		return 0, 0, fmt.Errorf("%s is not visible, so it cannot be %s", el.label, verb)
 	}
@@ -182,6 +237,33 @@ func (s *session) centre(ctx context.Context, el element, verb string) (x, y flo
 		x += quad[i] / 4
 		y += quad[i+1] / 4
 	}
+	return x + ox, y + oy, nil
+}
+
+// frameOffset scrolls the iframe elements that lead to an element in an
+// out-of-process frame into view, outermost first, and returns where the
+// frame's viewport starts in the tab's: the sum of their content boxes'
+// corners (each in its own process's coordinates). 0, 0 for an element of
+// the tab's process.
+func (s *session) frameOffset(ctx context.Context, el element) (x, y float64, err error) {
+	for _, h := range el.hosts {
+		hctx := ctx
+		if h.oopif != "" {
+			c, cancel, err := s.inFrame(ctx, h.oopif)
+			if err != nil {
+				return 0, 0, err
+			}
+			defer cancel()
+			hctx = c
+		}
+		_, _ = chromedp.Call(hctx, dom.ScrollIntoViewIfNeeded, dom.ScrollIntoViewIfNeededParams{BackendNodeID: h.node})
+		box, err := chromedp.Call(hctx, dom.GetBoxModel, dom.GetBoxModelParams{BackendNodeID: h.node})
+		if err != nil || box.Model == nil || len(box.Model.Content) < 2 {
+			return 0, 0, fmt.Errorf("the frame's box: %v", err)
+		}
+		x += box.Model.Content[0]
+		y += box.Model.Content[1]
+	}
 	return x, y, nil
 }
 
@@ -189,7 +271,7 @@ func (s *session) centre(ctx context.Context, el element, verb string) (x, y flo
 // element or inside it, and (unless judged says pointOnly) what a click
 // there would do must be within judged.
 func (s *session) hitCheck(ctx context.Context, el element, x, y float64, judged map[string]any) error {
-	hit, err := s.nodeAt(ctx, x, y, el.frame)
+	hit, err := s.nodeAt(ctx, x, y, el)
 	if err != nil {
 		return fmt.Errorf("%s: %v", el.label, err)
 	}
@@ -211,30 +293,73 @@ func (s *session) hitCheck(ctx context.Context, el element, x, y float64, judged
 }
 
 // nodeAt is the node the browser's hit test finds at (x, y) in the tab,
-// resolved in the gate's isolated world of the document frame ("" for the
-// tab's own): a point in another document (an iframe the element is not
-// in) cannot be resolved there, and is refused.
-func (s *session) nodeAt(ctx context.Context, x, y float64, frame cdp.FrameID) (element, error) {
-	res, err := chromedp.Call(ctx, dom.GetNodeForLocation, dom.GetNodeForLocationParams{X: int64(x), Y: int64(y)})
+// resolved in the gate's isolated world of el's document: a point in
+// another document (an iframe the element is not in) cannot be resolved
+// there, and is refused. For an element in an out-of-process frame, the
+// point must be on each iframe element that leads to it, and the node is
+// the frame's hit at the point in its own coordinates.
+func (s *session) nodeAt(ctx context.Context, x, y float64, el element) (element, error) {
+	for _, h := range el.hosts {
+		hctx := ctx
+		if h.oopif != "" {
+			c, cancel, err := s.inFrame(ctx, h.oopif)
+			if err != nil {
+				return element{}, err
+			}
+			defer cancel()
+			hctx = c
+		}
+		// The browser's hit test does not answer for a point in another
+		// process's frame: the host's document says what is on top there.
+		world, err := s.worldIn(hctx, h.oopif, "")
+		if err != nil {
+			return element{}, err
+		}
+		host, err := chromedp.Call(hctx, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: h.node, ExecutionContextID: world})
+		if err != nil || host.Object == nil {
+			return element{}, fmt.Errorf("the frame the element is in is gone: %v", err)
+		}
+		var onTop bool
+		hel := element{object: host.Object.ObjectID, exec: hctx, label: "the frame"}
+		if err := hel.call(ctx, `function(x, y) { return this.ownerDocument.elementFromPoint(x, y) === this; }`, &onTop, x, y); err != nil {
+			return element{}, err
+		}
+		if !onTop {
+			return element{}, errors.New("the click point is not on the frame the element is in: another element covers it")
+		}
+		box, err := chromedp.Call(hctx, dom.GetBoxModel, dom.GetBoxModelParams{BackendNodeID: h.node})
+		if err != nil || box.Model == nil || len(box.Model.Content) < 2 {
+			return element{}, fmt.Errorf("the frame's box: %v", err)
+		}
+		x, y = x-box.Model.Content[0], y-box.Model.Content[1]
+	}
+	exec := el.in(ctx)
+	res, err := chromedp.Call(exec, dom.GetNodeForLocation, dom.GetNodeForLocationParams{X: int64(x), Y: int64(y)})
 	if err != nil {
 		return element{}, fmt.Errorf("the browser cannot say what is at the click point: %v", err)
 	}
-	want := frame
-	if want == "" {
+	want := el.frame
+	switch {
+	case want != "":
+	case el.oopif != "":
+		want = cdp.FrameID(el.oopif)
+	default:
 		want = cdp.FrameID(s.tab.targetID())
 	}
 	if res.FrameID != "" && res.FrameID != want {
 		return element{}, errors.New("the click point is inside another document (an embedded frame) than the element's")
 	}
-	world, err := s.worldOf(ctx, frame)
+	world, err := s.worldIn(exec, el.oopif, el.frame)
 	if err != nil {
 		return element{}, err
 	}
-	obj, err := chromedp.Call(ctx, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: res.BackendNodeID, ExecutionContextID: world})
+	obj, err := chromedp.Call(exec, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: res.BackendNodeID, ExecutionContextID: world})
 	if err != nil || obj.Object == nil {
 		return element{}, fmt.Errorf("the node at the click point cannot be read: %v", err)
 	}
-	return element{object: obj.Object.ObjectID, backend: res.BackendNodeID, frame: frame, label: "the element at the click point"}, nil
+	hit := el
+	hit.object, hit.backend, hit.label = obj.Object.ObjectID, res.BackendNodeID, "the element at the click point"
+	return hit, nil
 }
 
 // focused is the page's focused element (the body when none is).

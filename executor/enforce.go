@@ -26,6 +26,7 @@ func (e *Executor) enforce(ctx context.Context, s *session, t *turn, v verdict) 
 		// The user's own tab is not reset: the session lets it go, as it
 		// is, and goes back to its first tab.
 		cur := s.tab.targetID()
+		s.emptyUserTab(ctx)
 		err := s.switchTo(ctx, s.tabs.home)
 		if err == nil {
 			s.letGo(cur)

@@ -201,7 +201,7 @@ func actPressKey(ctx context.Context, s *session, args map[string]any, f *facts)
 		return output{}, err
 	}
 	if named {
-		if _, err := chromedp.Call(ctx, dom.Focus, dom.FocusParams{ObjectID: el.object}); err != nil {
+		if _, err := chromedp.Call(el.in(ctx), dom.Focus, dom.FocusParams{ObjectID: el.object}); err != nil {
 			return output{}, fmt.Errorf("%s cannot take focus: %v", el.label, err)
 		}
 		var focused bool
@@ -222,7 +222,7 @@ func actPressKey(ctx context.Context, s *session, args map[string]any, f *facts)
 		return output{}, fmt.Errorf("%s changed after the gate decided: the key now %s, which the gate did not judge; nothing was pressed", el.label, why)
 	}
 	for _, ev := range c.events() {
-		if _, err := chromedp.Call(ctx, input.DispatchKeyEvent, *ev); err != nil {
+		if _, err := chromedp.Call(el.in(ctx), input.DispatchKeyEvent, *ev); err != nil {
 			return output{}, fmt.Errorf("press %s: %w", key, err)
 		}
 	}

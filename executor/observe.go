@@ -18,7 +18,10 @@ import (
 // what it cannot judge.
 type facts struct {
 	State PageState // the tab before the call; State.URL == "": unreadable
-	Forms int       // forms in the document (-1: unknown)
+	// UserTab: the tab is a user's the session adopted (where the user
+	// may have gone by hand: an out-of-scope URL there is not shown).
+	UserTab bool
+	Forms   int // forms in the document (-1: unknown)
 	// Pages are the session's other tabs (popups its pages opened).
 	Pages    []pageFact
 	PagesErr error
@@ -133,6 +136,7 @@ func (s *session) observe(ctx context.Context, cmd *toolclad.Command, args map[s
 	f := &facts{}
 	var all []*target.Info
 	f.State, f.Forms, all, f.PagesErr = s.readPage(ctx)
+	f.UserTab = s.tabOwner(s.tab.targetID()) == ownerUser
 	// A tab between two documents (the page is moving itself) may not say
 	// where it is for a moment: ask again, briefly, before giving up.
 	for try := 0; f.State.URL == "" && try < 10 && ctx.Err() == nil; try++ {

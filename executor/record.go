@@ -71,10 +71,7 @@ func (e *Executor) record(s *session, t *turn) *toolclad.Reply {
 	if t.after != nil {
 		env.After = t.after.Map()
 	}
-	for _, f := range t.out.Files {
-		f.Name = full.mask(f.Name)
-		env.Files = append(env.Files, f)
-	}
+	env.Files = maskFiles(t.out.Files, full)
 	var errs []string
 	if t.err != nil {
 		errs = append(errs, t.err.Error())
@@ -107,6 +104,16 @@ func recordedBlocked(blocked []Blocked) []evidence.BlockedRequest {
 	return out
 }
 
+// maskFiles masks what the page chose of the files a record lists.
+func maskFiles(files []evidence.FileRef, m *masker) []evidence.FileRef {
+	var out []evidence.FileRef
+	for _, f := range files {
+		f.Name, f.URL, f.Refused = m.mask(f.Name), m.mask(f.URL), m.mask(f.Refused)
+		out = append(out, f)
+	}
+	return out
+}
+
 // ruleAfterLastCall is the rule of a session_end record.
 const ruleAfterLastCall = "refused after the last call"
 
@@ -119,7 +126,8 @@ const ruleAfterLastCall = "refused after the last call"
 func (e *Executor) recordPending(s *session, ended string, m *masker) {
 	blocked, dropped := s.egress.blocked.takeAll()
 	n := len(blocked) + dropped.total()
-	if n == 0 {
+	files := s.downloads.take()
+	if n == 0 && len(files) == 0 {
 		return
 	}
 	t := &turn{blocked: blocked, dropped: dropped}
@@ -131,9 +139,10 @@ func (e *Executor) recordPending(s *session, ended string, m *masker) {
 		Principal: e.cfg.Principal,
 		Tool:      s.manifest.Tool.Name,
 		Decision: evidence.Decision{Stage: evidence.StageEgress, Rule: ruleAfterLastCall, Reasons: []string{fmt.Sprintf(
-			"%s; the egress gate had refused %d request(s) the session's pages made by themselves after its last call", ended, n)}},
+			"%s; the egress gate had refused %d request(s) the session's pages made by themselves after its last call, and %d download(s) ended after it", ended, n, len(files))}},
 		Blocked:        recordedBlocked(t.blocked),
 		BlockedDropped: dropped.total(),
+		Files:          maskFiles(files, m),
 	}
 	attrs := []any{"session", s.id, "tool", s.manifest.Tool.Name, "ended", ended, "blocked_requests", len(blocked)}
 	if dropped.total() > 0 {

@@ -1,11 +1,13 @@
 package executor
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/domsnapshot"
+	"github.com/chromedp/cdproto/target"
 )
 
 // The snapshot is the page as an agent reads it: its text, one line per
@@ -35,8 +37,13 @@ type axInfo struct {
 
 // renderer turns one DOMSnapshot into snapshot text.
 type renderer struct {
-	snap     *domsnapshot.CaptureSnapshotResult
-	top      *docView // the tab's own document
+	snap *domsnapshot.CaptureSnapshotResult
+	top  *docView // the tab's own document
+	// cur is the capture of the process being rendered: the tab's, or an
+	// out-of-process frame's (oopif), whose top document is curTop.
+	cur      *frameCapture
+	curTop   *docView
+	hosts    []frameHost // the iframe elements that lead to cur
 	ax       map[cdp.BackendNodeID]*axInfo
 	origin   string // the page's origin, and its URL without a fragment
 	page     string
@@ -175,6 +182,8 @@ func (r *renderer) render(v *docView, i int) {
 	if tag == "iframe" || tag == "frame" {
 		if doc, ok := v.rare.contentDoc[i]; ok {
 			r.frame(v, i, doc)
+		} else if fc := r.oopifAt(nodes.BackendNodeID[i]); fc != nil && shown {
+			r.oopif(fc, frameHost{oopif: r.cur.target, node: nodes.BackendNodeID[i]})
 		} else if src, _ := r.attr(v, i, "src"); shown && src != "" {
 			// A document in another process (another site) is not in
 			// this tab's layout.
@@ -429,19 +438,25 @@ func (r *renderer) output() string {
 	return strings.Join(r.main, "\n") + "\n\n(outside the main content:)\n" + strings.Join(r.rest, "\n")
 }
 
-// refTarget is the element a ref names, and the frame whose document it
-// is in ("" for the tab's own).
+// refTarget is the element a ref names: its node, the out-of-process
+// frame whose process it is in ("" for the tab's), and the same-process
+// frame whose document it is in ("" for that process's top document).
 type refTarget struct {
 	node  cdp.BackendNodeID
 	frame cdp.FrameID
+	oopif target.ID
+	hosts []frameHost // the iframe elements that lead to oopif
 }
 
 // ref gives node i of v a ref.
 func (r *renderer) ref(v *docView, i int) string {
 	r.next++
 	ref := "e" + strconv.Itoa(r.next)
-	t := refTarget{node: v.d.Nodes.BackendNodeID[i]}
-	if v != r.top {
+	t := refTarget{node: v.d.Nodes.BackendNodeID[i], hosts: r.hosts}
+	if r.cur != nil {
+		t.oopif = r.cur.target
+	}
+	if v != r.curTop {
 		t.frame = cdp.FrameID(r.str(v.d.FrameID))
 	}
 	r.refs[ref] = t
@@ -455,15 +470,23 @@ func (r *renderer) frame(v *docView, i, doc int) {
 	if doc < 0 || doc >= len(r.snap.Documents) {
 		return
 	}
-	d := r.snap.Documents[doc]
+	r.frameDoc(r.snap.Documents[doc], false)
+}
+
+// frameDoc renders a frame's document between its marks; top: it is the
+// top document of an out-of-process frame's capture.
+func (r *renderer) frameDoc(d *domsnapshot.DocumentSnapshot, top bool) {
 	if u := r.str(d.DocumentURL); strings.HasPrefix(u, "chrome-error:") {
 		r.line("[frame: not loaded]") // refused, or failed: the browser's error page
 		return
 	}
+	fv := newDocView(d)
+	if top {
+		r.curTop = fv
+	}
 	r.line("[frame " + strconv.Quote(r.str(d.DocumentURL)) + ":]")
 	lines := r.lines()
 	n := len(*lines)
-	fv := newDocView(d)
 	for n, p := range d.Nodes.ParentIndex {
 		if p < 0 {
 			r.render(fv, n)
@@ -475,6 +498,31 @@ func (r *renderer) frame(v *docView, i, doc int) {
 		return
 	}
 	r.line("[end frame]")
+}
+
+// oopifAt is the out-of-process frame an iframe element of the current
+// process shows (nil: none read).
+func (r *renderer) oopifAt(node cdp.BackendNodeID) *frameCapture {
+	if r.cur == nil {
+		return nil
+	}
+	return r.cur.oopifs[node]
+}
+
+// oopif renders the document of an out-of-process frame in place, from
+// its own capture (its strings, nodes and accessibility tree are its
+// process's); its controls get refs that name the frame.
+func (r *renderer) oopif(fc *frameCapture, host frameHost) {
+	r.flush()
+	if fc.snap == nil || len(fc.snap.Documents) == 0 {
+		r.line("[frame " + strconv.Quote(fc.url) + ": its content could not be read]")
+		return
+	}
+	snap, ax, cur, curTop, hosts := r.snap, r.ax, r.cur, r.curTop, r.hosts
+	defer func() { r.snap, r.ax, r.cur, r.curTop, r.hosts = snap, ax, cur, curTop, hosts }()
+	r.snap, r.ax, r.cur = fc.snap, fc.ax, fc
+	r.hosts = append(slices.Clip(hosts), host)
+	r.frameDoc(fc.snap.Documents[0], true)
 }
 
 // lines are the lines being written: the main landmark's or the rest.

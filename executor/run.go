@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/browsergate/browsergate/evidence"
@@ -77,6 +78,12 @@ func (e *Executor) Run(ctx context.Context, call *toolclad.Call) *toolclad.Reply
 	// record and this call is recorded with this one, marked so, with
 	// what the call's own refused; and how many of each were not kept.
 	t.blocked, t.dropped = s.egress.blocked.take(mark)
+	// The downloads that ended since the last record, this call's and
+	// any between calls.
+	if files := s.downloads.take(); len(files) > 0 {
+		t.out.Files = append(t.out.Files, files...)
+		t.out.Text += downloadNote(files)
+	}
 	reply := e.record(s, t)
 	if t.ask != nil && t.recordErr == nil {
 		return &toolclad.Reply{Ask: t.ask}
@@ -165,6 +172,12 @@ func (e *Executor) act(actx context.Context, s *session, t *turn) *Blocked {
 		}
 	}
 	t.out, t.err = spec.act(actx, s, t.call.Args, t.facts)
+	if t.err != nil && !s.tab.open() {
+		// The page closed its own tab as the action ran (window.close()
+		// in a click handler): the action reached it; checkAfter goes
+		// back to the first tab and says so.
+		t.out, t.err = output{Text: fmt.Sprintf("the tab closed while the %s ran (%v)", cmd.Name, t.err)}, nil
+	}
 	held := w.pendingDialog()
 	if held != nil {
 		t.out, t.err = output{Text: heldDialogText(held)}, nil
@@ -173,6 +186,13 @@ func (e *Executor) act(actx context.Context, s *session, t *turn) *Blocked {
 		// The quiet window starts when the action is done: a navigation
 		// it starts a moment later is still caught.
 		s.tab.watch.waitStable(actx, time.Now(), spec.settle)
+	}
+	if held == nil {
+		// A download the action started is waited for (within the
+		// command's time): the reply says where it went.
+		if left := s.downloads.wait(actx); len(left) > 0 {
+			t.out.Text += stillDownloading(left)
+		}
 	}
 	s.egress.acting.end()
 	return s.egress.blocked.unjudgedSubmission(mark)
@@ -183,6 +203,9 @@ func (e *Executor) act(actx context.Context, s *session, t *turn) *Blocked {
 // must end inside the scope: this runs on its own context, so that a
 // client that gave up, or an action that used up its time, cannot skip it.
 func (e *Executor) checkAfter(s *session, t *turn, unjudged *Blocked) {
+	if !s.tab.open() {
+		s.backToFirstTab() // the action closed the tab (window.close())
+	}
 	pctx, pcancel := context.WithTimeout(s.tab.ctx, 10*time.Second)
 	defer pcancel()
 	after := s.readState(pctx)

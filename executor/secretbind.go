@@ -250,3 +250,20 @@ func (s *session) closePopups(ctx context.Context) error {
 	}
 	return nil
 }
+
+// emptyUserTab empties the current tab before the session lets it go when
+// it is a user's tab and a secret the agent typed may be in it (the tab is
+// on a page of the secret's domains): once let go, no binding holds what
+// its pages send. The navigation to about:blank runs while the tab is
+// still guarded; the user finds it blank instead of holding the value.
+func (s *session) emptyUserTab(ctx context.Context) {
+	cur := s.tab.targetID()
+	if cur == "" || !s.tab.open() || s.tabOwner(cur) != ownerUser || len(s.egress.bound.heldHere()) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+		s.backend.logger.Warn("a user's tab a secret was typed into could not be emptied before the session let it go", "tab", string(cur), "error", err)
+	}
+}

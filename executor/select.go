@@ -88,7 +88,7 @@ func actSelectOption(ctx context.Context, s *session, args map[string]any, f *fa
 		}
 		return output{Text: "clicked " + opt.el.label}, nil
 	}
-	_, _ = chromedp.Call(ctx, dom.Focus, dom.FocusParams{ObjectID: box.object})
+	_, _ = chromedp.Call(box.in(ctx), dom.Focus, dom.FocusParams{ObjectID: box.object})
 	var chosen struct{ Label, Value string }
 	if err := box.callOn(ctx, chooseOptionJS, &chosen, &runtime.CallArgument{ObjectID: opt.el.object}); err != nil {
 		return output{}, err
@@ -109,7 +109,7 @@ func (el element) callObject(ctx context.Context, fn string, args ...any) (eleme
 		}
 		cargs = append(cargs, &runtime.CallArgument{Value: raw})
 	}
-	res, err := chromedp.Call(ctx, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
+	res, err := chromedp.Call(el.in(ctx), runtime.CallFunctionOn, runtime.CallFunctionOnParams{
 		FunctionDeclaration: fn, ObjectID: el.object, Arguments: cargs,
 	})
 	switch {
@@ -126,9 +126,11 @@ func (el element) callObject(ctx context.Context, fn string, args ...any) (eleme
 	case res.Result.ObjectID == "":
 		return element{}, fmt.Errorf("%s: no element", el.label)
 	}
-	desc, err := chromedp.Call(ctx, dom.DescribeNode, dom.DescribeNodeParams{ObjectID: res.Result.ObjectID})
+	desc, err := chromedp.Call(el.in(ctx), dom.DescribeNode, dom.DescribeNodeParams{ObjectID: res.Result.ObjectID})
 	if err != nil || desc.Node == nil {
 		return element{}, fmt.Errorf("%s: describe the element: %v", el.label, err)
 	}
-	return element{object: res.Result.ObjectID, backend: desc.Node.BackendNodeID, frame: el.frame, label: el.label}, nil
+	out := el // the same document and process
+	out.object, out.backend = res.Result.ObjectID, desc.Node.BackendNodeID
+	return out, nil
 }

@@ -54,6 +54,9 @@ type session struct {
 	// files is the session's own directory of file copies ("" until
 	// one is needed; see files.go), removed when the session ends.
 	files string
+	// downloads are the session's downloads (downloads.go), from its
+	// first tab on.
+	downloads *downloads
 }
 
 // sessionEgress is the session's share of the egress gate.
@@ -91,6 +94,7 @@ func (s *session) end() {
 	s.ended = true
 	s.limits.stopTimers()
 	s.closeTabs()
+	s.downloads.stop()
 	if s.files != "" {
 		_ = os.RemoveAll(s.files)
 		s.files = ""

@@ -10,7 +10,9 @@ import (
 
 	"github.com/chromedp/cdproto/accessibility"
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/dom"
 	"github.com/chromedp/cdproto/domsnapshot"
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 )
 
@@ -38,32 +40,15 @@ func (s *session) snapshot(ctx context.Context, sel, origin string, budget int) 
 		}
 		scopeNode = el.backend
 	}
-	var (
-		wg     sync.WaitGroup
-		axRes  accessibility.GetFullAXTreeResult
-		axErr  error
-		layout domsnapshot.CaptureSnapshotResult
-		lErr   error
-	)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		axRes, axErr = chromedp.Call(ctx, accessibility.GetFullAXTree, accessibility.GetFullAXTreeParams{})
-	}()
-	layout, lErr = chromedp.Call(ctx, domsnapshot.CaptureSnapshot, domsnapshot.CaptureSnapshotParams{ComputedStyles: snapStyles})
-	wg.Wait()
-	if axErr != nil {
-		return "", fmt.Errorf("read the accessibility tree: %w", axErr)
+	top, err := s.capture(ctx, ctx, "", 0)
+	if err != nil {
+		return "", err
 	}
-	if lErr != nil || len(layout.Documents) == 0 {
-		return "", fmt.Errorf("read the page's layout: %v", lErr)
-	}
-	ax := axIndex(axRes.Nodes)
-	s.frameAX(ctx, &layout, ax)
+	layout := top.snap
 	page, _, _ := strings.Cut(strIndex(layout.Strings, layout.Documents[0].DocumentURL), "#")
-	r := &renderer{snap: &layout, ax: ax, origin: origin, page: page, refs: map[string]refTarget{}}
+	r := &renderer{snap: layout, ax: top.ax, cur: top, origin: origin, page: page, refs: map[string]refTarget{}}
 	v := newDocView(layout.Documents[0])
-	r.top = v
+	r.top, r.curTop = v, v
 	root := -1
 	for i, id := range v.d.Nodes.BackendNodeID {
 		if (scopeNode == 0 && v.d.Nodes.ParentIndex[i] < 0) || (scopeNode != 0 && id == scopeNode) {
@@ -115,6 +100,98 @@ func (s *session) nextPage(command string, n int) (string, error) {
 		return "", fmt.Errorf("the latest %s has pages 1 to %d, not %d", command, len(p.pages), n)
 	}
 	return pageOf(command, p.pages, n), nil
+}
+
+// frameCapture is what a snapshot read of one process's documents: the
+// tab's, or an out-of-process frame's (target). Each has its own strings,
+// node ids and accessibility tree.
+type frameCapture struct {
+	target target.ID // "" for the tab
+	url    string
+	snap   *domsnapshot.CaptureSnapshotResult
+	ax     map[cdp.BackendNodeID]*axInfo
+	// oopifs are the out-of-process frames its documents embed, by the
+	// node of their iframe element.
+	oopifs map[cdp.BackendNodeID]*frameCapture
+}
+
+// maxFrameDepth bounds how deep out-of-process frames are read (a frame
+// of a frame of a frame …).
+const maxFrameDepth = 3
+
+// capture reads the layout and accessibility tree of a process's documents
+// (exec is the tab's context, or an out-of-process frame's), one round
+// trip each in parallel, the trees of its same-process frames, and then
+// the out-of-process frames it embeds, the same way.
+func (s *session) capture(ctx, exec context.Context, id target.ID, depth int) (*frameCapture, error) {
+	var (
+		wg    sync.WaitGroup
+		axRes accessibility.GetFullAXTreeResult
+		axErr error
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		axRes, axErr = chromedp.Call(exec, accessibility.GetFullAXTree, accessibility.GetFullAXTreeParams{})
+	}()
+	layout, lErr := chromedp.Call(exec, domsnapshot.CaptureSnapshot, domsnapshot.CaptureSnapshotParams{ComputedStyles: snapStyles})
+	wg.Wait()
+	if axErr != nil {
+		return nil, fmt.Errorf("read the accessibility tree: %w", axErr)
+	}
+	if lErr != nil || len(layout.Documents) == 0 {
+		return nil, fmt.Errorf("read the page's layout: %v", lErr)
+	}
+	fc := &frameCapture{target: id, snap: &layout, ax: axIndex(axRes.Nodes), oopifs: map[cdp.BackendNodeID]*frameCapture{}}
+	s.frameAX(exec, &layout, fc.ax)
+	if depth >= maxFrameDepth {
+		return fc, nil
+	}
+	var mu sync.Mutex
+	for _, owner := range oopifOwners(&layout) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			desc, err := chromedp.Call(exec, dom.DescribeNode, dom.DescribeNodeParams{BackendNodeID: owner})
+			if err != nil || desc.Node == nil || desc.Node.FrameID == "" {
+				return
+			}
+			sub := &frameCapture{target: target.ID(desc.Node.FrameID), url: desc.Node.DocumentURL}
+			fctx, cancel, err := s.inFrame(ctx, sub.target)
+			if err == nil {
+				defer cancel()
+				if c, err := s.capture(ctx, fctx, sub.target, depth+1); err == nil {
+					sub = c
+				}
+			}
+			mu.Lock()
+			fc.oopifs[owner] = sub
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return fc, nil
+}
+
+// oopifOwners are the iframe (and frame) elements of a capture whose
+// document is not in it: it is in another process.
+func oopifOwners(layout *domsnapshot.CaptureSnapshotResult) []cdp.BackendNodeID {
+	var out []cdp.BackendNodeID
+	for _, d := range layout.Documents {
+		has := map[int64]bool{}
+		if c := d.Nodes.ContentDocumentIndex; c != nil {
+			for _, i := range c.Index {
+				has[i] = true
+			}
+		}
+		for i, name := range d.Nodes.NodeName {
+			tag := strings.ToLower(strIndex(layout.Strings, name))
+			if (tag == "iframe" || tag == "frame") && !has[int64(i)] {
+				out = append(out, d.Nodes.BackendNodeID[i])
+			}
+		}
+	}
+	return out
 }
 
 // frameAX adds the accessibility trees of the embedded documents the

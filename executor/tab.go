@@ -25,16 +25,19 @@ type tab struct {
 	paged     paged
 	worldID   runtime.ExecutionContextID // the gate's isolated world (see world.go)
 	worldNavs int                        // navigation count when worldID was made
+	frames    *frameConns                // its out-of-process frames attached (oopif.go)
 }
 
-// open reports whether the tab is usable.
-func (t *tab) open() bool { return t.ctx != nil && t.ctx.Err() == nil }
+// open reports whether the tab is usable: its context alive and its
+// target still attached (a tab that closed, by its page's window.close()
+// or the user's hand, is not).
+func (t *tab) open() bool { return t.ctx != nil && attached(t.ctx) }
 
 // ensureTab opens the session's browser context and tab on first use, and
 // again if the tab died (browser crash, live Chrome restarted, reset
 // failure); a reopened tab starts blank and its old refs are gone.
 func (s *session) ensureTab() error {
-	if s.tab.open() {
+	if s.tab.open() || s.backToFirstTab() {
 		return nil
 	}
 	s.closeTabs()
@@ -48,7 +51,7 @@ func (s *session) ensureTab() error {
 		w.mainFrame = cdp.FrameID(t.TargetID)
 		w.mu.Unlock()
 	}
-	s.tab = tab{ctx: ctx, cancel: cancel, watch: w, browserID: chromedp.FromContext(ctx).BrowserContextID}
+	s.tab = tab{ctx: ctx, cancel: cancel, watch: w, browserID: chromedp.FromContext(ctx).BrowserContextID, frames: newFrameConns()}
 	s.tabs = sessionTabs{home: s.tab.targetID(), homeCtx: ctx, parked: map[target.ID]tab{}}
 	claimedTabs.claim(s.tabs.home, s.id)
 	go w.answerDialogs(ctx)
@@ -61,6 +64,9 @@ func (s *session) ensureTab() error {
 // in a browser context of the session's own, the context with every page
 // in it).
 func (s *session) closeTabs() {
+	if s.tab.open() {
+		s.emptyUserTab(s.tab.ctx)
+	}
 	home := s.tabs.home
 	var first tab
 	for id, t := range s.tabs.parked {
@@ -79,6 +85,24 @@ func (s *session) closeTabs() {
 	claimedTabs.release(s.id)
 	s.tab = tab{}
 	s.tabs = sessionTabs{}
+}
+
+// backToFirstTab: when the tab the session was in has closed (another
+// than its first), the session goes back to its first tab, if that is
+// open, and says so in its next reply.
+func (s *session) backToFirstTab() bool {
+	gone := s.tab.targetID()
+	home, ok := s.tabs.parked[s.tabs.home]
+	if s.tab.ctx == nil || gone == s.tabs.home || !ok || !home.open() {
+		return false
+	}
+	s.tab.close()
+	delete(s.tabs.parked, s.tabs.home)
+	s.tab = home
+	s.egress.guard.setTab(string(s.tabs.home))
+	s.letGo(gone)
+	s.notice = "the tab the session was in has closed; the session is back on its first tab"
+	return true
 }
 
 // close releases the browser context (and with it every tab, cookie and

@@ -96,6 +96,7 @@ var commandTable = map[string]commandSpec{
 	"console_messages": {act: actConsoleMessages, settle: noSettle, pageContent: true},
 	"network_log":      {act: actNetworkLog, settle: noSettle, pageContent: true},
 	"upload_file":      {observes: observeUpload, act: actUploadFile, settle: 50 * time.Millisecond, guarded: true},
+	"download":         {act: actDownload, settle: noSettle},
 }
 
 func actNavigate(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {

@@ -216,7 +216,7 @@ func (s *session) switchTo(ctx context.Context, id target.ID) error {
 			cancel()
 			return fmt.Errorf("attach to the tab: %w", err)
 		}
-		t = tab{ctx: tctx, cancel: cancel, watch: w, browserID: s.tab.browserID}
+		t = tab{ctx: tctx, cancel: cancel, watch: w, browserID: s.tab.browserID, frames: newFrameConns()}
 		go w.answerDialogs(tctx)
 	}
 	delete(s.tabs.parked, id)
@@ -230,7 +230,13 @@ func (s *session) switchTo(ctx context.Context, id target.ID) error {
 // no longer the one ctx was made for) with ctx's deadline and
 // cancellation.
 func (s *session) onCurrent(ctx context.Context) (context.Context, context.CancelFunc) {
-	c, cancel := context.WithCancel(s.tab.ctx)
+	return boundBy(s.tab.ctx, ctx)
+}
+
+// boundBy is a context of base (a chromedp context: a tab's, a frame's)
+// that ends with ctx too, by its deadline or its cancellation.
+func boundBy(base, ctx context.Context) (context.Context, context.CancelFunc) {
+	c, cancel := context.WithCancel(base)
 	if d, ok := ctx.Deadline(); ok {
 		var cancelD context.CancelFunc
 		c, cancelD = context.WithDeadline(c, d)

@@ -280,6 +280,16 @@ var builtins = []*builtinCommand{
 		groups: []argGroup{{names: []string{"ref", "selector"}, exactlyOne: true}},
 	},
 	{
+		name: "download",
+		tier: "medium",
+		description: "Download a URL inside the scope, with the session's cookies, into the manifest's download directory (under a safe name, never overwriting). " +
+			"Declaring download also lets the pages' own downloads (a download link, a navigation to a file) be saved; without it they are refused.",
+		args: []Arg{{
+			Name: "url", Type: TypeURL, Required: true, ScopeCheck: true, MaxLen: urlMaxLen,
+			Schemes: []string{"http", "https"}, Description: "Absolute URL of the file.",
+		}},
+	},
+	{
 		name:        "reload",
 		description: "Load the current page again (a page that came from a form is loaded again by its URL, never posted again).",
 	},

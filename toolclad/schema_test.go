@@ -116,7 +116,7 @@ func TestInputSchema(t *testing.T) {
 
 func allBuiltins(t *testing.T) *toolclad.Manifest {
 	t.Helper()
-	doc := "[tool]\nname = \"all\"\nmode = \"browser\"\n[browser.files]\nupload_dir = \".\"\n"
+	doc := "[tool]\nname = \"all\"\nmode = \"browser\"\n[browser.files]\nupload_dir = \".\"\ndownload_dir = \".\"\n"
 	for _, name := range toolclad.BuiltinCommands() {
 		doc += "[browser.commands." + name + "]\n"
 	}

@@ -83,6 +83,11 @@ func check(manifests []string, policies, sep string, stdout io.Writer) error {
 			fmt.Fprintf(stdout, "  context=isolated: each session in a fresh browser context behind its own egress proxy (not the user's sign-ins)\n")
 		}
 		fmt.Fprintf(stdout, "  dialogs=%s: %s\n", m.Browser.Dialogs, dialogsSay[m.Browser.Dialogs])
+		if m.Command("download") != nil {
+			fmt.Fprintf(stdout, "  downloads: saved in %s, at most %d bytes each\n", m.Browser.Files.DownloadDir, m.Browser.Files.MaxDownloadBytes)
+		} else {
+			fmt.Fprintln(stdout, "  downloads: refused (download is not declared)")
+		}
 		fmt.Fprintf(stdout, "  %s\n", m.ScopeSummary())
 		if m.ImpliedCommands {
 			fmt.Fprintf(stdout, "  no [browser.commands]: ToolClad's read-only commands at their documented tiers (mutating commands must be declared)\n")

@@ -305,17 +305,24 @@ func TestWaitForRole(t *testing.T) {
 // frame, and its refs work: a click on its button runs the frame's
 // handler, text typed into its field lands there, and a click on its link
 // navigates the frame (judged by the scope like any link). A frame of
-// another site, in its own process, is named and said not to be shown.
+// another site, in its own process and below the fold, is shown the same
+// way and its refs work too (the click lands on the button inside it);
+// its link to the canary is refused with the canary at zero, and a ref
+// from its document before it navigated is refused.
 func TestFrames(t *testing.T) {
 	t.Parallel()
 	m := strings.Replace(inputManifest(), `allowed_domains = ["127.0.0.1"]`, `allowed_domains = ["127.0.0.1", "127.0.0.3"]`, 1)
 	f := startWith(t, strings.Replace(m, `allow_private_cidrs = ["127.0.0.1/32"]`, `allow_private_cidrs = ["127.0.0.1/32", "127.0.0.3/32"]`, 1))
-	other, _ := serveLoggedOn(t, "127.0.0.3:0", map[string]string{"/x": "<title>x</title>another site"})
+	other, otherLog := serveLoggedOn(t, "127.0.0.3:0", map[string]string{
+		"/x": `<title>x</title><p>another site</p><button onclick="document.getElementById('o').textContent='pressed there'">Press there</button><p id=o>idle there</p>
+<input aria-label="There"> <a href="/y">Onward</a> <a href="` + f.canaryTo + `/oopif-link">Away</a>`,
+		"/y": `<title>y</title>arrived`,
+	})
 	site, log := serveLogged(t, map[string]string{
 		"/outer": `<title>outer</title><h1>Outer</h1><iframe src="/inner" width=600 height=300></iframe>`,
 		"/inner": `<title>inner</title><button onclick="document.getElementById('o').textContent='pressed'">Press</button><p id=o>idle</p>
 <input aria-label=Name><a href="/after">After</a>`,
-		"/other-site": `<title>other</title><iframe src="` + other + `/x"></iframe>`,
+		"/other-site": `<title>other</title><div style="height:1500px">tall</div><iframe src="` + other + `/x" width=600 height=300></iframe>`,
 	})
 	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/outer"})
 	snap := f.mustAllow(t, "e2e.snapshot", nil)
@@ -332,9 +339,28 @@ func TestFrames(t *testing.T) {
 	if log.count("/after") != 1 {
 		t.Errorf("the frame's link was not followed (%d hits)", log.count("/after"))
 	}
+
+	// Another site's frame: its own process.
 	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/other-site"})
-	if snap := f.mustAllow(t, "e2e.snapshot", nil); !strings.Contains(snap, "another site's document") {
-		t.Errorf("the other site's frame is not named:\n%s", snap)
+	snap = f.mustAllow(t, "e2e.snapshot", nil)
+	if !strings.Contains(snap, `[frame "`+other+`/x":]`) || !strings.Contains(snap, "another site") || !strings.Contains(snap, "idle there") {
+		t.Fatalf("the other site's frame is not shown:\n%s", snap)
+	}
+	press := findRef(snap, `button "Press there"`)
+	f.mustAllow(t, "e2e.click", map[string]any{"ref": press})
+	f.mustAllow(t, "e2e.type_text", map[string]any{"ref": findRef(snap, `textbox "There"`), "text": "Ada there"})
+	f.mustRefuse(t, "e2e.click", map[string]any{"ref": findRef(snap, "Away")}, "leads to "+f.canaryTo+"/oopif-link")
+	after := f.mustAllow(t, "e2e.snapshot", nil)
+	if !strings.Contains(after, "pressed there") || !strings.Contains(after, `value="Ada there"`) {
+		t.Errorf("the click or the typing did not reach the other site's frame:\n%s", after)
+	}
+	f.mustAllow(t, "e2e.click", map[string]any{"ref": findRef(after, "Onward")})
+	if otherLog.count("/y") != 1 {
+		t.Errorf("the other site's frame's link was not followed (%d hits)", otherLog.count("/y"))
+	}
+	f.mustRefuse(t, "e2e.click", map[string]any{"ref": findRef(after, `button "Press there"`)}, "take a new snapshot")
+	if !f.net.Clean() {
+		t.Errorf("the canary saw requests: %s", f.net)
 	}
 }
 

@@ -1,0 +1,105 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	neturl "net/url"
+	"path"
+	"strings"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+
+	"github.com/browsergate/browsergate/evidence"
+)
+
+// actDownload fetches a URL inside the scope into the download directory:
+// with the browser's cookies for each URL on the way, and through an
+// egress proxy of the session's, which judges the URL and every redirect
+// like any request of the session's pages (refusals are the call's).
+func actDownload(ctx context.Context, s *session, args map[string]any, _ *facts) (output, error) {
+	u, _ := args["url"].(string)
+	d := s.downloads
+	if d == nil || !d.declared {
+		return output{}, errors.New("the manifest does not declare download")
+	}
+	proxy, addr, err := s.backend.newProxy(s.egress.blocked, &s.egress)
+	if err != nil {
+		return output{}, fmt.Errorf("egress proxy: %w", err)
+	}
+	defer func() {
+		s.backend.forgetProxy(addr)
+		proxy.Close()
+	}()
+	var ua string
+	_ = s.evalValueInWorld(ctx, "navigator.userAgent", &ua)
+	client := &http.Client{
+		Transport: &http.Transport{Proxy: http.ProxyURL(&neturl.URL{Scheme: "http", Host: addr}), DisableCompression: true},
+		Jar:       browserJar{ctx: ctx},
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return output{}, err
+	}
+	if ua != "" {
+		req.Header.Set("User-Agent", ua)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return output{}, fmt.Errorf("download %s: %w", u, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return output{}, fmt.Errorf("download %s: HTTP %s; nothing was saved", u, resp.Status)
+	}
+	ref := evidence.FileRef{Direction: "download", URL: u}
+	name := responseFileName(resp)
+	if resp.ContentLength > d.max {
+		ref.Name, ref.Refused = sanitizeFileName(name), fmt.Sprintf("larger than max_download_bytes (%d bytes): %d", d.max, resp.ContentLength)
+		return output{Files: []evidence.FileRef{ref}}, fmt.Errorf("download %s refused: %s; nothing was saved", u, ref.Refused)
+	}
+	saved, err := saveFile(d.dir, name, resp.Body, d.max)
+	saved.URL = u
+	if err != nil {
+		saved.Refused = err.Error()
+		return output{Files: []evidence.FileRef{saved}}, fmt.Errorf("download %s: %w; nothing was saved", u, err)
+	}
+	if mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type")); err == nil {
+		saved.ContentType = mt
+	}
+	return output{Files: []evidence.FileRef{saved}, Text: strings.TrimPrefix(downloadNote([]evidence.FileRef{saved}), "\n")}, nil
+}
+
+// responseFileName is the name a response suggests: its Content-Disposition
+// filename, else the last element of its URL's path (sanitised later).
+func responseFileName(resp *http.Response) string {
+	if _, params, err := mime.ParseMediaType(resp.Header.Get("Content-Disposition")); err == nil && params["filename"] != "" {
+		return params["filename"]
+	}
+	if resp.Request != nil && resp.Request.URL != nil {
+		return path.Base(resp.Request.URL.Path)
+	}
+	return ""
+}
+
+// browserJar gives a download the browser's cookies for each URL (the
+// user's session where the session works in the user's browser). What the
+// response sets is not kept.
+type browserJar struct{ ctx context.Context }
+
+func (j browserJar) SetCookies(*neturl.URL, []*http.Cookie) {}
+
+func (j browserJar) Cookies(u *neturl.URL) []*http.Cookie {
+	res, err := chromedp.Call(j.ctx, network.GetCookies, network.GetCookiesParams{URLs: []string{u.String()}})
+	if err != nil {
+		return nil
+	}
+	var out []*http.Cookie
+	for _, c := range res.Cookies {
+		out = append(out, &http.Cookie{Name: c.Name, Value: c.Value})
+	}
+	return out
+}

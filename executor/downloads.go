@@ -1,0 +1,435 @@
+package executor
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/browsergate/browsergate/evidence"
+)
+
+// Downloads. Chromium is never left to choose where a download goes: each
+// session's target guard sets the download behaviour of the session's
+// browser context (in the user's context, of the user's) to "allowAndName"
+// into a staging directory of browsergate's, with events on its own
+// DevTools connection. Every download of the browser is then reported
+// there (Browser.downloadWillBegin, Browser.downloadProgress), and the
+// guard takes those whose frame is one of the session's.
+//
+// A download of the session's is saved only when the manifest declares
+// download, its URL is inside the scope (blob: and data: URLs are the
+// page's own bytes) and it is no larger than max_download_bytes; otherwise
+// Chromium is told to cancel it and its staged bytes are removed. A saved
+// download is hashed and copied into the download directory under a
+// sanitised name (sanitizeFileName) that never replaces a file already
+// there (saveFile); the call it happened in reports it, and its evidence
+// record carries it — a download that ends between calls, in the next
+// call's record or in the session's end record.
+
+// downloads is one session's share of the browser's downloads.
+type downloads struct {
+	declared bool   // the manifest declares download
+	dir      string // the download directory ("" when not declared)
+	max      int64  // max_download_bytes
+	staging  string // where Chromium writes, under names of its own (GUIDs); set before any download
+	check    urlCheck
+	logger   *slog.Logger
+	// cancel asks the browser to cancel a download (set by the guard).
+	cancel func(guid string)
+
+	mu     sync.Mutex
+	active map[string]*download
+	done   []evidence.FileRef // ended (saved or refused), not yet recorded
+	change chan struct{}      // closed when a download ends
+}
+
+// download is one download of the session's, from its start to its end.
+type download struct {
+	guid, url, name string
+	refused         string // why it was cancelled ("" while it may be saved)
+	saving          bool
+}
+
+func newDownloads(declared bool, dir string, max int64, staging string, check urlCheck, logger *slog.Logger) *downloads {
+	return &downloads{declared: declared, dir: dir, max: max, staging: staging, check: check, logger: logger,
+		active: map[string]*download{}, change: make(chan struct{})}
+}
+
+// behavior is the download behaviour the guard sets for the session.
+func (d *downloads) behavior() map[string]any {
+	return map[string]any{"behavior": "allowAndName", "downloadPath": d.staging, "eventsEnabled": true}
+}
+
+// begin takes a download of one of the session's frames as it starts,
+// and refuses it at once when it may not be saved.
+func (d *downloads) begin(guid, url, suggested string) {
+	dl := &download{guid: guid, url: url, name: suggested}
+	switch {
+	case !d.declared:
+		dl.refused = "the manifest does not declare download"
+	case strings.HasPrefix(url, "blob:") || strings.HasPrefix(url, "data:"):
+		// The page's own bytes: no request leaves for them.
+	default:
+		if v := d.check(url); !v.Allowed {
+			dl.refused = "outside the scope: " + v.Reason
+		}
+	}
+	d.mu.Lock()
+	d.active[guid] = dl
+	d.mu.Unlock()
+	if dl.refused != "" {
+		go d.cancel(guid)
+	}
+}
+
+// progress takes a download's progress; it reports whether the download
+// is the session's.
+func (d *downloads) progress(guid, state string, total, received int64) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	dl := d.active[guid]
+	if dl == nil {
+		return false
+	}
+	switch state {
+	case "inProgress":
+		if dl.refused == "" && (total > d.max || received > d.max) {
+			dl.refused = fmt.Sprintf("larger than max_download_bytes (%d bytes)", d.max)
+			go d.cancel(guid)
+		}
+	case "completed":
+		if dl.refused == "" && !dl.saving {
+			dl.saving = true
+			go d.save(dl)
+			return true
+		}
+		d.endLocked(dl, dl.refused)
+	case "canceled":
+		why := dl.refused
+		if why == "" {
+			why = "cancelled by the page or the browser before it ended"
+		}
+		d.endLocked(dl, why)
+	}
+	return true
+}
+
+// endLocked records a download that was not saved and removes whatever
+// of it was staged. d.mu is held.
+func (d *downloads) endLocked(dl *download, why string) {
+	if _, ok := d.active[dl.guid]; !ok {
+		return
+	}
+	delete(d.active, dl.guid)
+	d.removeStaged(dl.guid)
+	d.done = append(d.done, evidence.FileRef{Direction: "download", Name: dl.name, URL: dl.url, Refused: why})
+	d.notify()
+}
+
+func (d *downloads) notify() {
+	close(d.change)
+	d.change = make(chan struct{})
+}
+
+// removeStaged removes a download's staged bytes (Chromium's file and its
+// in-progress one).
+func (d *downloads) removeStaged(guid string) {
+	if !validGUID(guid) {
+		return
+	}
+	for _, name := range []string{guid, guid + ".crdownload"} {
+		_ = os.Remove(filepath.Join(d.staging, name))
+	}
+}
+
+// validGUID: a GUID Chromium names a staged file by (never a path).
+func validGUID(guid string) bool {
+	if guid == "" || len(guid) > 64 {
+		return false
+	}
+	for _, r := range guid {
+		if !(r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'f' || r >= 'A' && r <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// save moves a completed download from the staging directory into the
+// download directory.
+func (d *downloads) save(dl *download) {
+	ref, err := d.saveStaged(dl)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err != nil {
+		d.endLocked(dl, err.Error())
+		return
+	}
+	delete(d.active, dl.guid)
+	d.removeStaged(dl.guid)
+	d.done = append(d.done, ref)
+	d.notify()
+}
+
+func (d *downloads) saveStaged(dl *download) (evidence.FileRef, error) {
+	if !validGUID(dl.guid) {
+		return evidence.FileRef{}, fmt.Errorf("the browser named the download %q", dl.guid)
+	}
+	f, err := os.Open(filepath.Join(d.staging, dl.guid))
+	if err != nil {
+		return evidence.FileRef{}, fmt.Errorf("read the downloaded bytes: %w", err)
+	}
+	defer f.Close()
+	ref, err := saveFile(d.dir, dl.name, f, d.max)
+	ref.URL = dl.url
+	return ref, err
+}
+
+// take returns the downloads that ended since the last take.
+func (d *downloads) take() []evidence.FileRef {
+	if d == nil {
+		return nil
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := d.done
+	d.done = nil
+	return out
+}
+
+// wait waits until no download of the session's is under way, or ctx
+// ends; it returns the ones still under way then.
+func (d *downloads) wait(ctx context.Context) []*download {
+	if d == nil {
+		return nil
+	}
+	for {
+		d.mu.Lock()
+		if len(d.active) == 0 {
+			d.mu.Unlock()
+			return nil
+		}
+		ch := d.change
+		d.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			d.mu.Lock()
+			defer d.mu.Unlock()
+			var left []*download
+			for _, dl := range d.active {
+				left = append(left, dl)
+			}
+			return left
+		}
+	}
+}
+
+// stop cancels the downloads still under way when the session ends: they
+// are recorded as refused, and nothing of them is kept.
+func (d *downloads) stop() {
+	if d == nil {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, dl := range d.active {
+		if !dl.saving {
+			go d.cancel(dl.guid)
+			d.endLocked(dl, "the session ended before it did")
+		}
+	}
+}
+
+// downloadNote tells the agent of the downloads that ended.
+func downloadNote(files []evidence.FileRef) string {
+	var b strings.Builder
+	for _, f := range files {
+		if f.Direction != "download" {
+			continue
+		}
+		if f.Refused != "" {
+			fmt.Fprintf(&b, "\ndownload of %s (%q) refused: %s; nothing was saved", f.URL, f.Name, f.Refused)
+			continue
+		}
+		fmt.Fprintf(&b, "\ndownloaded %s: saved as %s in the download directory (%d bytes, %s, sha256 %s)", f.URL, f.Name, f.Size, f.ContentType, f.SHA256)
+	}
+	return b.String()
+}
+
+// maxFileNameBytes bounds a saved file's name.
+const maxFileNameBytes = 120
+
+// sanitizeFileName makes a name a page suggested safe to save under: its
+// last path element only (either slash), no leading dots, letters, digits
+// and " .-_()+,=@" only (others become "_"), at most maxFileNameBytes
+// bytes with its extension kept, and "download" when nothing is left.
+func sanitizeFileName(name string) string {
+	name = strings.ReplaceAll(name, "\\", "/")
+	if i := strings.LastIndex(name, "/"); i >= 0 {
+		name = name[i+1:]
+	}
+	var b strings.Builder
+	for _, r := range name {
+		switch {
+		case r == utf8.RuneError:
+			b.WriteByte('_')
+		case unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune(" .-_()+,=@", r):
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	name = strings.TrimSpace(strings.TrimLeft(b.String(), ". "))
+	name = strings.TrimRight(name, ". ")
+	if len(name) > maxFileNameBytes {
+		ext := filepath.Ext(name)
+		if len(ext) > 16 {
+			ext = ""
+		}
+		stem := name[:len(name)-len(ext)]
+		stem = truncateUTF8(stem, maxFileNameBytes-len(ext))
+		name = stem + ext
+	}
+	if name == "" {
+		name = "download"
+	}
+	return name
+}
+
+// truncateUTF8 cuts s to at most n bytes, at a character boundary.
+func truncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// saveFile copies src (at most max bytes) into dir under the sanitised
+// name, or "name (2).ext" … when that is taken: never over a file that is
+// there. The bytes go to a hidden temporary file first, which becomes the
+// name by a hard link (refused when the name exists) and is then removed:
+// the name shows only whole files, and a failure leaves nothing behind.
+// The content type is sniffed from the bytes.
+func saveFile(dir, suggested string, src io.Reader, max int64) (evidence.FileRef, error) {
+	ref := evidence.FileRef{Direction: "download", Name: sanitizeFileName(suggested)}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return ref, fmt.Errorf("open the download directory: %w", err)
+	}
+	defer root.Close()
+	var rnd [8]byte
+	_, _ = rand.Read(rnd[:])
+	tmp := ".browsergate-" + hex.EncodeToString(rnd[:]) + ".part"
+	out, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return ref, fmt.Errorf("write into the download directory: %w", unwrapPath(err))
+	}
+	defer root.Remove(tmp)
+	h := sha256.New()
+	sniff := &headBuffer{max: 512}
+	n, err := io.Copy(io.MultiWriter(out, h, sniff), io.LimitReader(src, max+1))
+	if err == nil && n > max {
+		err = fmt.Errorf("larger than max_download_bytes (%d bytes)", max)
+	}
+	if err == nil {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return ref, err
+	}
+	ref.Size, ref.SHA256 = n, hex.EncodeToString(h.Sum(nil))
+	ref.ContentType = http.DetectContentType(sniff.b)
+	stem, ext := splitExt(ref.Name)
+	for i := 1; i <= 1000; i++ {
+		name := ref.Name
+		if i > 1 {
+			name = fmt.Sprintf("%s (%d)%s", stem, i, ext)
+		}
+		err := root.Link(tmp, name)
+		if err == nil {
+			ref.Name = name
+			return ref, nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return ref, fmt.Errorf("save %s: %w", name, unwrapPath(err))
+		}
+	}
+	return ref, fmt.Errorf("save %s: the download directory has 1000 files of that name", ref.Name)
+}
+
+// splitExt splits a file name at its extension (".tar.gz" counts as ".gz").
+func splitExt(name string) (string, string) {
+	ext := filepath.Ext(name)
+	if ext == name {
+		ext = ""
+	}
+	return name[:len(name)-len(ext)], ext
+}
+
+// headBuffer keeps the first max bytes written to it.
+type headBuffer struct {
+	b   []byte
+	max int
+}
+
+func (h *headBuffer) Write(p []byte) (int, error) {
+	if room := h.max - len(h.b); room > 0 {
+		h.b = append(h.b, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
+}
+
+// downloadsFor returns the session's downloads handler, made with its
+// staging directory on first use: a directory of the session's own in a
+// browser context of its own; in the user's context one shared by every
+// session of this process (the setting is the profile's, and the last
+// session to set it names the directory).
+func (s *session) downloadsFor(b *backend) (*downloads, error) {
+	if s.downloads != nil {
+		return s.downloads, nil
+	}
+	var staging string
+	if !b.userContext() {
+		// (In the user's context the guard names the shared directory as
+		// it joins: joinLive.)
+		dir, err := s.fileDir()
+		if err == nil {
+			staging, err = os.MkdirTemp(dir, "downloads-")
+		}
+		if err != nil {
+			return nil, fmt.Errorf("make the downloads' staging directory: %w", err)
+		}
+	}
+	f := s.manifest.Browser.Files
+	s.downloads = newDownloads(s.manifest.Command("download") != nil, f.DownloadDir, f.MaxDownloadBytes, staging, b.check, b.logger)
+	return s.downloads, nil
+}
+
+// stillDownloading tells the agent of downloads the call's time ran out on:
+// the reply of a later call says how they ended.
+func stillDownloading(left []*download) string {
+	var b strings.Builder
+	for _, dl := range left {
+		fmt.Fprintf(&b, "\ndownload of %s (%q) still under way: a later reply says how it ended", dl.url, dl.name)
+	}
+	return b.String()
+}

@@ -1,0 +1,286 @@
+package executor
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/browsergate/browsergate/evidence"
+)
+
+// The target guard's side of downloads (downloads.go): it sets the
+// download behaviour, hears every download of the browser on its
+// connection, and hands the session those of its frames; in a user's
+// profile it also looks after the user's own downloads while sessions
+// hold the setting.
+
+// downloadEvent routes a Browser.download* event the guard's connection
+// got: the session's downloads take those of its frames.
+func (g *targetGuard) downloadEvent(m cdpMessage) {
+	if g.downloads == nil {
+		return
+	}
+	switch m.Method {
+	case "Browser.downloadWillBegin":
+		var e struct {
+			FrameID           string `json:"frameId"`
+			GUID              string `json:"guid"`
+			URL               string `json:"url"`
+			SuggestedFilename string `json:"suggestedFilename"`
+		}
+		if json.Unmarshal(m.Params, &e) != nil {
+			return
+		}
+		if g.ownsFrame(e.FrameID) {
+			g.downloads.begin(e.GUID, e.URL, e.SuggestedFilename)
+		} else if g.user && g.looksAfterUser() {
+			g.userDownload(m)
+		}
+	case "Browser.downloadProgress":
+		var e struct {
+			GUID          string  `json:"guid"`
+			TotalBytes    float64 `json:"totalBytes"`
+			ReceivedBytes float64 `json:"receivedBytes"`
+			State         string  `json:"state"`
+		}
+		if json.Unmarshal(m.Params, &e) == nil && !g.downloads.progress(e.GUID, e.State, int64(e.TotalBytes), int64(e.ReceivedBytes)) && g.user {
+			g.userDownload(m)
+		}
+	}
+}
+
+// ownsFrame reports whether a frame is one of the session's.
+func (g *targetGuard) ownsFrame(id string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return id != "" && g.frames[id]
+}
+
+func (g *targetGuard) addFrame(id string) {
+	if id == "" {
+		return
+	}
+	g.mu.Lock()
+	g.frames[id] = true
+	g.mu.Unlock()
+}
+
+// noteFrame takes a frame a page of the session's attached.
+func (g *targetGuard) noteFrame(m cdpMessage) {
+	var e struct {
+		FrameID string `json:"frameId"`
+	}
+	if json.Unmarshal(m.Params, &e) == nil {
+		g.addFrame(e.FrameID)
+	}
+}
+
+// seedFrames takes the frames a page already had when the guard took it
+// (a user's tab adopted): later ones it hears of as they attach.
+func (g *targetGuard) seedFrames(ctx context.Context, targetID string) {
+	session := g.sessionOf(targetID)
+	if session == "" {
+		return
+	}
+	raw, err := g.call(ctx, session, "Page.getFrameTree", map[string]any{})
+	if err != nil {
+		g.logger.Debug("target guard: the frames of an adopted tab", "target", targetID, "error", err)
+		return
+	}
+	type frameTree struct {
+		Frame struct {
+			ID string `json:"id"`
+		} `json:"frame"`
+		ChildFrames []json.RawMessage `json:"childFrames"`
+	}
+	var walk func(raw json.RawMessage)
+	walk = func(raw json.RawMessage) {
+		var t frameTree
+		if json.Unmarshal(raw, &t) != nil {
+			return
+		}
+		g.addFrame(t.Frame.ID)
+		for _, c := range t.ChildFrames {
+			walk(c)
+		}
+	}
+	var res struct {
+		FrameTree json.RawMessage `json:"frameTree"`
+	}
+	if json.Unmarshal(raw, &res) == nil {
+		walk(res.FrameTree)
+	}
+}
+
+// setDownloadBehavior tells the browser where the session's downloads go
+// (the staging directory) and to report each one on the guard's
+// connection. In a browser context of the session's own the setting is
+// that context's; in the user's context it is the user's profile's while
+// the session lasts (Chromium sets it back to the default when the
+// connection closes). Without a downloads handler it changes nothing.
+func (g *targetGuard) setDownloadBehavior(ctx context.Context) error {
+	if g.downloads == nil {
+		return nil
+	}
+	params := g.downloads.behavior()
+	if !g.user {
+		params["browserContextId"] = g.context
+	}
+	g.downloads.cancel = func(guid string) {
+		p := map[string]any{"guid": guid}
+		if !g.user {
+			p["browserContextId"] = g.context
+		}
+		if _, err := g.call(context.Background(), "", "Browser.cancelDownload", p); err != nil {
+			g.logger.Debug("target guard: cancel a download", "guid", guid, "error", err)
+		}
+	}
+	_, err := g.call(ctx, "", "Browser.setDownloadBehavior", params)
+	return err
+}
+
+// liveGuards are the target guards of sessions in users' own browser
+// contexts, by browser endpoint. The download behaviour they set is the
+// user's profile's, and Chromium puts it back to the default when any
+// connection that set it closes: the others set it again (close). The
+// first guard of an endpoint also looks after the user's own downloads
+// while sessions are attached (userDownload).
+var liveGuards = struct {
+	mu sync.Mutex
+	by map[string][]*targetGuard
+	// user are the user's own downloads under way, by GUID; moving counts
+	// those being moved out of the staging directory.
+	user    map[string]*download
+	moving  int
+	staging string // the shared staging directory (joinLive)
+}{by: map[string][]*targetGuard{}, user: map[string]*download{}}
+
+// joinLive registers a guard of the user's context, and gives its
+// downloads the staging directory the process's sessions in users'
+// profiles share (made by the first to join, removed after the last has
+// left: removeStagingLocked).
+func (g *targetGuard) joinLive() error {
+	liveGuards.mu.Lock()
+	defer liveGuards.mu.Unlock()
+	if liveGuards.staging == "" {
+		d, err := os.MkdirTemp("", "browsergate-user-downloads-")
+		if err != nil {
+			return fmt.Errorf("make the downloads' staging directory: %w", err)
+		}
+		liveGuards.staging = d
+	}
+	if g.downloads != nil {
+		g.downloads.staging = liveGuards.staging
+	}
+	liveGuards.by[g.wsURL] = append(liveGuards.by[g.wsURL], g)
+	return nil
+}
+
+// leaveLive unregisters a guard of the user's context whose connection
+// closed, and has the others set the download behaviour again.
+func (g *targetGuard) leaveLive() {
+	liveGuards.mu.Lock()
+	rest := slices.DeleteFunc(liveGuards.by[g.wsURL], func(o *targetGuard) bool { return o == g })
+	liveGuards.by[g.wsURL] = rest
+	if len(rest) == 0 {
+		delete(liveGuards.by, g.wsURL)
+	}
+	others := slices.Clone(rest)
+	removeStagingLocked()
+	liveGuards.mu.Unlock()
+	for _, o := range others {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := o.setDownloadBehavior(ctx); err != nil {
+				o.logger.Warn("target guard: could not set the download behaviour again after another session ended", "error", err)
+			}
+		}()
+	}
+}
+
+// removeStagingLocked removes the user-profile staging directory when no
+// session of this process is attached to a user's profile and nothing is
+// being moved out of it. liveGuards.mu is held.
+func removeStagingLocked() {
+	if len(liveGuards.by) == 0 && liveGuards.moving == 0 && liveGuards.staging != "" {
+		_ = os.RemoveAll(liveGuards.staging)
+		liveGuards.staging = ""
+		clear(liveGuards.user)
+	}
+}
+
+// looksAfterUser reports whether the guard is the one that looks after
+// the user's own downloads of its browser.
+func (g *targetGuard) looksAfterUser() bool {
+	liveGuards.mu.Lock()
+	defer liveGuards.mu.Unlock()
+	gs := liveGuards.by[g.wsURL]
+	return len(gs) > 0 && gs[0] == g
+}
+
+// userDownload follows a download of the user's own (a frame of no
+// session's) while sessions hold the profile's download behaviour: it is
+// completed in the staging directory and then moved to the user's download
+// directory ($XDG_DOWNLOAD_DIR, else ~/Downloads), under its name, never
+// over a file; where there is none, it stays staged and the log says where.
+func (g *targetGuard) userDownload(m cdpMessage) {
+	var e struct {
+		GUID              string `json:"guid"`
+		URL               string `json:"url"`
+		SuggestedFilename string `json:"suggestedFilename"`
+		State             string `json:"state"`
+	}
+	if json.Unmarshal(m.Params, &e) != nil || !validGUID(e.GUID) {
+		return
+	}
+	liveGuards.mu.Lock()
+	defer liveGuards.mu.Unlock()
+	if m.Method == "Browser.downloadWillBegin" {
+		liveGuards.user[e.GUID] = &download{guid: e.GUID, url: e.URL, name: e.SuggestedFilename}
+		return
+	}
+	dl := liveGuards.user[e.GUID]
+	if dl == nil || e.State == "inProgress" {
+		return
+	}
+	delete(liveGuards.user, e.GUID)
+	if e.State != "completed" {
+		return
+	}
+	staged := filepath.Join(liveGuards.staging, e.GUID)
+	liveGuards.moving++
+	go func() {
+		defer func() {
+			liveGuards.mu.Lock()
+			liveGuards.moving--
+			removeStagingLocked()
+			liveGuards.mu.Unlock()
+		}()
+		dir := os.Getenv("XDG_DOWNLOAD_DIR")
+		if dir == "" {
+			if home, err := os.UserHomeDir(); err == nil {
+				dir = filepath.Join(home, "Downloads")
+			}
+		}
+		f, err := os.Open(staged)
+		if err == nil {
+			var ref evidence.FileRef
+			ref, err = saveFile(dir, dl.name, f, 1<<62)
+			f.Close()
+			if err == nil {
+				_ = os.Remove(staged)
+				g.logger.Info("a download of the user's own, made while a session held the browser's download setting, was moved to the user's download directory",
+					"url", dl.url, "file", filepath.Join(dir, ref.Name))
+				return
+			}
+		}
+		g.logger.Warn("a download of the user's own, made while a session held the browser's download setting, is in browsergate's staging directory",
+			"url", dl.url, "file", staged, "error", err)
+	}()
+}

@@ -1,0 +1,75 @@
+package executor
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+func TestSanitizeFileName(t *testing.T) {
+	for in, want := range map[string]string{
+		"report.pdf":                         "report.pdf",
+		"../../etc/passwd":                   "passwd",
+		`..\..\windows\evil.exe`:             "evil.exe",
+		".bashrc":                            "bashrc",
+		"...":                                "download",
+		"":                                   "download",
+		"a/b/":                               "download",
+		"semi;colon|pipe$.sh":                "semi_colon_pipe_.sh",
+		"trailing dots. . .":                 "trailing dots",
+		"résumé 2026 (final).docx":           "résumé 2026 (final).docx",
+		"nul\x00byte.txt":                    "nul_byte.txt",
+		"new\nline.txt":                      "new_line.txt",
+		strings.Repeat("a", 300) + ".tar.gz": strings.Repeat("a", maxFileNameBytes-3) + ".gz",
+		strings.Repeat("é", 100):             strings.Repeat("é", maxFileNameBytes/2),
+	} {
+		if got := sanitizeFileName(in); got != want {
+			t.Errorf("sanitizeFileName(%q) = %q, want %q", in, got, want)
+		}
+		if got := sanitizeFileName(in); len(got) > maxFileNameBytes || strings.HasPrefix(got, ".") || strings.ContainsAny(got, "/\\\x00") {
+			t.Errorf("sanitizeFileName(%q) = %q is not a safe name", in, got)
+		}
+	}
+}
+
+// saveFile never replaces a file, leaves nothing behind when the bytes are
+// too many or the source fails, and names the copies "name (n).ext".
+func TestSaveFile(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A symlink planted under the next name is not followed or replaced.
+	outside := filepath.Join(t.TempDir(), "target")
+	if err := os.Symlink(outside, filepath.Join(dir, "a (2).txt")); err != nil {
+		t.Fatal(err)
+	}
+	ref, err := saveFile(dir, "../a.txt", strings.NewReader("new bytes"), 100)
+	if err != nil || ref.Name != "a (3).txt" || ref.Size != 9 || ref.ContentType != "text/plain; charset=utf-8" || len(ref.SHA256) != 64 {
+		t.Fatalf("saveFile = %+v, %v", ref, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != "mine" {
+		t.Errorf("a.txt was replaced: %q", b)
+	}
+	if _, err := os.Stat(outside); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the symlink was followed: %v", err)
+	}
+	if _, err := saveFile(dir, "big.bin", strings.NewReader(strings.Repeat("x", 101)), 100); err == nil || !strings.Contains(err.Error(), "larger than max_download_bytes") {
+		t.Errorf("an oversized file: %v", err)
+	}
+	if _, err := saveFile(dir, "broken.bin", io.MultiReader(strings.NewReader("part"), iotest.ErrReader(errors.New("connection reset"))), 100); err == nil {
+		t.Error("a failing source was saved")
+	}
+	entries, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if strings.Join(names, ",") != "a (2).txt,a (3).txt,a.txt" {
+		t.Errorf("the directory holds %q: something partial was left, or a name replaced", names)
+	}
+}
