@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -50,9 +51,10 @@ type downloads struct {
 	cancel func(guid string)
 
 	mu     sync.Mutex
+	began  int // downloads begun, ever
 	active map[string]*download
 	done   []evidence.FileRef // ended (saved or refused), not yet recorded
-	change chan struct{}      // closed when a download ends
+	change chan struct{}      // closed when a download begins or ends
 }
 
 // download is one download of the session's, from its start to its end.
@@ -88,6 +90,8 @@ func (d *downloads) begin(guid, url, suggested string) {
 	}
 	d.mu.Lock()
 	d.active[guid] = dl
+	d.began++
+	d.notify()
 	d.mu.Unlock()
 	if dl.refused != "" {
 		go d.cancel(guid)
@@ -195,6 +199,45 @@ func (d *downloads) saveStaged(dl *download) (evidence.FileRef, error) {
 	ref, err := saveFile(d.dir, dl.name, f, d.max)
 	ref.URL = dl.url
 	return ref, err
+}
+
+// downloadStartWait bounds the wait for the browser to report a download
+// after an action whose document request committed nothing.
+const downloadStartWait = time.Second
+
+// begun is how many downloads of the session's have begun.
+func (d *downloads) begun() int {
+	if d == nil {
+		return 0
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.began
+}
+
+// waitBegun waits up to max (or until ctx ends) for a download to begin
+// after since were.
+func (d *downloads) waitBegun(ctx context.Context, since int, max time.Duration) {
+	if d == nil {
+		return
+	}
+	timer := time.NewTimer(max)
+	defer timer.Stop()
+	for {
+		d.mu.Lock()
+		n, ch := d.began, d.change
+		d.mu.Unlock()
+		if n > since {
+			return
+		}
+		select {
+		case <-ch:
+		case <-timer.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // take returns the downloads that ended since the last take.

@@ -89,6 +89,10 @@ type destination struct {
 	Submits bool     `json:"submits"` // it submits a form
 	InForm  bool     `json:"inForm"`
 	Embeds  bool     `json:"embeds"` // a click may land in an embedded document (iframe, object, embed)
+	// Downloads: a link on the way has the download attribute (the
+	// browser downloads it rather than navigating, with no document
+	// request the tab reports).
+	Downloads bool `json:"downloads"`
 }
 
 // fieldInfo is what js/field.js reports.

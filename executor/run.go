@@ -171,6 +171,7 @@ func (e *Executor) act(actx context.Context, s *session, t *turn) *Blocked {
 			defer w.releaseDialogs()
 		}
 	}
+	docs, navs, began := w.documentRequests(), w.navigationCount(), s.downloads.begun()
 	t.out, t.err = spec.act(actx, s, t.call.Args, t.facts)
 	if t.err != nil && !s.tab.open() {
 		// The page closed its own tab as the action ran (window.close()
@@ -189,7 +190,13 @@ func (e *Executor) act(actx context.Context, s *session, t *turn) *Blocked {
 	}
 	if held == nil {
 		// A download the action started is waited for (within the
-		// command's time): the reply says where it went.
+		// command's time): the reply says where it went. A document
+		// request that committed nothing, or a click on a download link,
+		// may be a download whose start the browser has yet to report.
+		linkDownload := t.facts != nil && t.facts.Element != nil && t.facts.Element.Dest.Downloads
+		if linkDownload || (w.documentRequests() > docs && w.navigationCount() == navs) {
+			s.downloads.waitBegun(actx, began, downloadStartWait)
+		}
 		if left := s.downloads.wait(actx); len(left) > 0 {
 			t.out.Text += stillDownloading(left)
 		}

@@ -372,15 +372,23 @@ func actNewTab(ctx context.Context, s *session, args map[string]any, f *facts) (
 		return output{}, fmt.Errorf("open a tab: no target id in %s", raw)
 	}
 	claimedTabs.claim(created.TargetID, s.id)
+	// A tab that could not be made the session's is closed (still
+	// guarded, if it came under the guard) and leaves no claim behind.
+	undo := func(err error) (output, error) {
+		cctx, cancel := context.WithTimeout(context.Background(), tabAttachWait)
+		defer cancel()
+		_, _ = s.egress.guard.call(cctx, "", "Target.closeTarget", map[string]any{"targetId": created.TargetID})
+		s.letGo(created.TargetID)
+		return output{}, fmt.Errorf("%w; the new tab was closed", err)
+	}
 	// Blank, it has sent nothing: it comes under the guard before it
 	// loads the URL.
 	if err := s.egress.guard.adopt(ctx, string(created.TargetID), false); err != nil {
-		s.egress.guard.call(context.Background(), "", "Target.closeTarget", map[string]any{"targetId": created.TargetID})
-		return output{}, err
+		return undo(err)
 	}
 	s.tabs.roots = append(s.tabs.roots, created.TargetID)
 	if err := s.switchTo(ctx, created.TargetID); err != nil {
-		return output{}, err
+		return undo(err)
 	}
 	tctx, cancel := s.onCurrent(ctx)
 	defer cancel()

@@ -31,6 +31,10 @@ type pageWatch struct {
 	docLoading   bool
 	lastActivity time.Time
 	navigations  int
+	// docRequests counts the document requests of the tab's frames (one
+	// that commits no document may have become a download) and the
+	// navigations the page asked for as downloads (a download link).
+	docRequests int
 	dialogs      dialogState
 	changed      chan struct{}
 	log          *pageLog // console_messages and network_log
@@ -56,6 +60,9 @@ func (w *pageWatch) listen(ev any) {
 	w.mu.Lock()
 	switch e := ev.(type) {
 	case *network.EventRequestWillBeSent:
+		if e.Type == network.ResourceTypeDocument {
+			w.docRequests++
+		}
 		// Requests of the main frame only: an iframe's request may finish
 		// (or fail) in another process and never be reported here.
 		if e.FrameID == w.mainFrame || e.FrameID == "" {
@@ -65,6 +72,10 @@ func (w *pageWatch) listen(ev any) {
 		delete(w.inflight, e.RequestID)
 	case *network.EventLoadingFailed:
 		delete(w.inflight, e.RequestID)
+	case *page.EventFrameRequestedNavigation:
+		if e.Disposition == page.ClientNavigationDispositionDownload {
+			w.docRequests++
+		}
 	case *page.EventFrameStartedLoading:
 		// Only the main frame: an iframe in another process reports that
 		// it stopped to its own target, never here, and the main
@@ -102,6 +113,16 @@ func (w *pageWatch) listen(ev any) {
 	case w.changed <- struct{}{}:
 	default:
 	}
+}
+
+// documentRequests is how many document requests the tab's frames made.
+func (w *pageWatch) documentRequests() int {
+	if w == nil {
+		return 0
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.docRequests
 }
 
 func (w *pageWatch) navigationCount() int {

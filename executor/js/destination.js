@@ -2,5 +2,5 @@
 // works it out (mode "click" or "submit"), for the gate to judge.
 function(mode) {
   const r = RESOLVE(this, mode);
-  return {url: r.url, urls: r.urls, submits: r.submits, inForm: r.inForm, embeds: r.embeds};
+  return {url: r.url, urls: r.urls, submits: r.submits, inForm: r.inForm, embeds: r.embeds, downloads: r.downloads};
 }

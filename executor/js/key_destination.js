@@ -19,5 +19,5 @@ function(key) {
   else if (key === ' ') mode = textual ? '' : 'click';
   if (!mode) return {url: '', urls: [], submits: false, inForm: false, embeds: embedded};
   const r = RESOLVE(this, mode);
-  return {url: r.url, urls: r.urls, submits: r.submits, inForm: r.inForm, embeds: r.embeds || embedded};
+  return {url: r.url, urls: r.urls, submits: r.submits, inForm: r.inForm, embeds: r.embeds || embedded, downloads: r.downloads};
 }

@@ -21,9 +21,10 @@
 // mode "enter": Enter pressed in a text field: its form, submitted by its
 // default button, when implicit submission would submit it.
 //
-// It returns {url, urls, submits, inForm, embeds, form, submitter}: url is
-// where the action leads ('' for nowhere: the form's action when it
-// submits, else the first link), urls every destination it may lead to.
+// It returns {url, urls, submits, inForm, embeds, downloads, form,
+// submitter}: url is where the action leads ('' for nowhere: the form's
+// action when it submits, else the first link), urls every destination it
+// may lead to; downloads: a link on the way has the download attribute.
 (el, mode) => {
   const getter = (proto, prop) => Object.getOwnPropertyDescriptor(proto, prop).get;
   const SVG = 'http://www.w3.org/2000/svg', XLINK = 'http://www.w3.org/1999/xlink';
@@ -61,7 +62,7 @@
   const blocksImplicit = ['text', 'search', 'url', 'tel', 'email', 'password', 'date', 'month', 'week',
     'time', 'datetime-local', 'number'];
   const embedded = ['iframe', 'frame', 'object', 'embed', 'portal', 'fencedframe'];
-  const out = {url: '', urls: [], submits: false, inForm: false, embeds: false, form: null, submitter: null};
+  const out = {url: '', urls: [], submits: false, inForm: false, embeds: false, downloads: false, form: null, submitter: null};
 
   if (mode === 'submit' || mode === 'enter') {
     let form = null;
@@ -97,7 +98,10 @@
   const note = n => {
     if (seen.has(n)) return;
     seen.add(n);
-    if (isLink(n)) links.push(linkURL(n));
+    if (isLink(n)) {
+      links.push(linkURL(n));
+      if (hasAttr(n, 'download')) out.downloads = true;
+    }
     if ((tag(n) === 'button' || tag(n) === 'input') && isSubmitter(n)) {
       const form = formOf(n);
       if (form) posts.push({form: form, submitter: n, url: action(form, n)});
