@@ -35,9 +35,9 @@ type pageWatch struct {
 	// that commits no document may have become a download) and the
 	// navigations the page asked for as downloads (a download link).
 	docRequests int
-	dialogs      dialogState
-	changed      chan struct{}
-	log          *pageLog // console_messages and network_log
+	dialogs     dialogState
+	changed     chan struct{}
+	log         *pageLog // console_messages and network_log
 }
 
 // newPageWatch watches a tab whose JavaScript dialogs are handled as the
