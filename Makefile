@@ -17,8 +17,7 @@ demo: deps
 	go run -tags demo ./cmd/browsergate demo
 
 # The packages whose tests drive a real Chromium; every other package's
-# tests run under the race detector. Four of their tests at a time: many
-# wait on a browser or a grace period rather than the CPU.
+# tests run under the race detector.
 BROWSER_PKGS := ./executor ./cmd/browsergate
 
 # Unit, fuzz-seed and end-to-end tests (real Chromium, real bbolt, the real
@@ -28,7 +27,7 @@ test: deps
 	go vet ./...
 	go vet -tags demo ./cmd/browsergate
 	go test -count=1 -race -timeout 10m $$(go list ./... | grep -v -x -e '.*/executor' -e '.*/cmd/browsergate')
-	go test -count=1 -timeout 20m -parallel 4 $(BROWSER_PKGS)
+	go test -count=1 -timeout 20m $(BROWSER_PKGS)
 
 bench: deps
 	go test -run '^$$' -bench . -benchtime 2s ./...

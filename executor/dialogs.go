@@ -46,6 +46,13 @@ type dialogState struct {
 	answers chan dialogAnswer
 }
 
+// maxDialogNotes and maxDialogNote bound the notes of dialogs answered at
+// once between two replies.
+const (
+	maxDialogNotes = 20
+	maxDialogNote  = 2000
+)
+
 // dialogAnswer is an answer to send to a dialog answered at once.
 type dialogAnswer struct {
 	accept bool
@@ -68,7 +75,14 @@ func (d *dialogState) opened(e *page.EventJavascriptDialogOpening) {
 	if accept {
 		verb = "accepted"
 	}
-	d.notes = append(d.notes, verb+" "+info.Type+": "+info.Message)
+	// A page that opens dialogs in a loop gets its first few noted, and
+	// a count of the rest.
+	switch n := len(d.notes); {
+	case n < maxDialogNotes:
+		d.notes = append(d.notes, verb+" "+info.Type+": "+clip(info.Message, maxDialogNote))
+	case n == maxDialogNotes:
+		d.notes = append(d.notes, "more dialogs, answered the same way (not listed)")
+	}
 	select {
 	case d.answers <- dialogAnswer{accept: accept, text: info.Default}:
 	default: // more dialogs than the page can open while one is up

@@ -67,6 +67,10 @@ func (s *session) copyUpload(name string) (*fileFact, error) {
 		return nil, fmt.Errorf("open the upload directory: %w", err)
 	}
 	defer root.Close()
+	// The kind of file first: opening a FIFO (or a device) would block.
+	if info, err := root.Stat(name); err == nil && !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("file %q is not a regular file", name)
+	}
 	src, err := root.Open(name)
 	if err != nil {
 		return nil, fmt.Errorf("file %q: not a file inside the upload directory (%v)", name, unwrapPath(err))

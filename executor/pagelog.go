@@ -26,8 +26,13 @@ const (
 	// maxLogReply bounds the entries one reply gives (the first after
 	// since; the reply says how to get the rest).
 	maxLogReply = 200
-	// maxLogText bounds one message's text and one URL.
+	// maxLogText bounds one message's text and one URL in a reply.
 	maxLogText = 2000
+	// maxLogKept bounds what the log keeps of each (more than a reply
+	// shows, so that masking sees a secret whole before the reply clips).
+	maxLogKept = 4 * maxLogText
+	// maxLogMethod bounds a request's method in a reply.
+	maxLogMethod = 32
 )
 
 // consoleEntry is one thing the page logged.
@@ -121,7 +126,7 @@ func (l *pageLog) record(ev any) {
 			}
 		}
 		l.requestSeq++
-		r := &requestEntry{Seq: l.requestSeq, Method: e.Request.Method, URL: e.Request.URL, Type: string(e.Type), id: e.RequestID, start: e.Timestamp}
+		r := &requestEntry{Seq: l.requestSeq, Method: clip(e.Request.Method, maxLogKept), URL: clip(e.Request.URL, maxLogKept), Type: string(e.Type), id: e.RequestID, start: e.Timestamp}
 		l.requests = append(l.requests, r)
 		l.byID[e.RequestID] = r
 		if len(l.requests) > maxLogEntries {
@@ -146,7 +151,9 @@ func (l *pageLog) addConsole(level, text, src string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.consoleSeq++
-	l.console = append(l.console, consoleEntry{Seq: l.consoleSeq, Level: level, Text: text, Source: src})
+	// Bounded as recorded (the reply clips again, after masking): a page
+	// logging megabytes must not grow the daemon.
+	l.console = append(l.console, consoleEntry{Seq: l.consoleSeq, Level: level, Text: clip(text, maxLogKept), Source: clip(src, maxLogKept)})
 	if len(l.console) > maxLogEntries {
 		l.console = l.console[1:]
 		l.consoleDropped++
@@ -250,6 +257,8 @@ func actNetworkLog(ctx context.Context, s *session, args map[string]any, f *fact
 			r.Refused = rule
 		}
 		r.URL = clip(s.maskText(r.URL), maxLogText)
+		r.Method = clip(s.maskText(r.Method), maxLogMethod) // the page chooses it, and the structured reply has it too
+		r.Failed = clip(s.maskText(r.Failed), maxLogText)
 		fmt.Fprintf(&b, "#%d %s %s %s", r.Seq, r.Method, r.URL, r.Type)
 		switch {
 		case r.Refused != "":
