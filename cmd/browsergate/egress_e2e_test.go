@@ -214,7 +214,7 @@ func (f *egressFixture) runAttack(t *testing.T, tc attackCase) {
 	start = time.Now()
 	// wait_for answers as soon as "done" appears; the bound only matters
 	// on a slow, loaded machine.
-	done := f.settle(t, 3000)
+	done := f.settle(t, 8000)
 	t.Logf("settled in %v", time.Since(start).Round(time.Millisecond))
 	switch {
 	case done:
