@@ -142,6 +142,16 @@ func (e *Executor) recheck(ctx context.Context, s *session, t *turn, p *approval
 	}
 	t.facts = f
 	t.verdict = decide(e.question(s, t, f, true))
+	if was, ok := p.Request.Args["file_sha256"].(string); ok {
+		now := "(unreadable)"
+		if up := uploadOf(f); up != nil {
+			now = up.SHA256
+		}
+		if now != was {
+			return deny(evidence.StageApproval, "file changed",
+				"approval %s was given for the file as it was read (sha256 %s), but it has changed since (now %s); nothing was done", p.ID, was, now)
+		}
+	}
 	// The approval was for one action: the same destination and
 	// arguments, whatever else the verdict says.
 	if len(t.verdict.Requests) > 0 {
@@ -166,6 +176,16 @@ func (e *Executor) recheck(ctx context.Context, s *session, t *turn, p *approval
 // arguments.
 func (e *Executor) approvalRequest(s *session, t *turn) approval.Request {
 	r := approval.Request{Session: s.id, Tool: t.call.Tool, Args: e.shownArgs(t), Why: t.verdict.Approval, Fingerprint: e.fingerprint(t.call.Args)}
+	if f := uploadOf(t.facts); f != nil {
+		// An upload is approved for the file as it was read: the human
+		// sees its size and digest, and a file changed before the
+		// approval is acted on is another call.
+		if r.Args == nil {
+			r.Args = map[string]any{}
+		}
+		r.Args["file_bytes"], r.Args["file_sha256"] = f.Size, f.SHA256
+		r.Fingerprint = e.fingerprint(map[string]any{"args": t.call.Args, "file_sha256": f.SHA256})
+	}
 	if t.facts != nil {
 		r.Page = e.masker.Load().mask(t.facts.State.URL)
 	}
@@ -186,11 +206,19 @@ func (e *Executor) approvalRequest(s *session, t *turn) approval.Request {
 	return r
 }
 
+// uploadOf is the file an upload_file call read (nil: none).
+func uploadOf(f *facts) *fileFact {
+	if f == nil || f.Element == nil {
+		return nil
+	}
+	return f.Element.File
+}
+
 // fingerprint is an HMAC over the canonical JSON of the arguments, so that
 // two calls with the same masked text are still told apart, and so that
 // the fingerprint (shown on the operator socket) does not let anyone test
 // guesses of a masked password.
-func (e *Executor) fingerprint(args map[string]any) string {
+func (e *Executor) fingerprint(args any) string {
 	b, _ := json.Marshal(args) // map keys are sorted
 	m := hmac.New(sha256.New, e.stateKey[:])
 	m.Write([]byte("args\x00"))

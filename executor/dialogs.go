@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
@@ -24,6 +25,14 @@ import (
 // with "dismiss" or "accept", and the next reply says so. A beforeunload
 // dialog answered at once is always accepted: a page may not keep the tab
 // (or the gate resetting it) from leaving.
+//
+// Only the dialogs of the tab's main document are held. One a frame
+// opens is answered at once in every mode (dismissed under "ask"): while
+// a frame's dialog waits, the page may remove the frame, and Chromium 156
+// then crashes at the tab's next navigation, or when told to answer it.
+// A held dialog can still end without the agent's answer: the browser
+// closes it when a frame in another process opens a dialog of its own;
+// the next reply says so.
 
 // dialogInfo is a JavaScript dialog the page opened.
 type dialogInfo struct {
@@ -41,8 +50,13 @@ type dialogState struct {
 	hold    bool
 	onHeld  func()
 	pending *dialogInfo
-	// notes are the dialogs answered at once since the last reply.
+	// answering: handle_dialog is answering the held dialog (its close is
+	// the answer's).
+	answering bool
+	// notes are the dialogs answered at once since the last reply; lost
+	// says what became of a held dialog that ended without an answer.
 	notes   []string
+	lost    string
 	answers chan dialogAnswer
 }
 
@@ -59,10 +73,12 @@ type dialogAnswer struct {
 	text   string
 }
 
-// opened handles Page.javascriptDialogOpening, on the read loop.
-func (d *dialogState) opened(e *page.EventJavascriptDialogOpening) {
+// opened handles Page.javascriptDialogOpening, on the read loop; main is
+// the tab's main frame.
+func (d *dialogState) opened(e *page.EventJavascriptDialogOpening, main cdp.FrameID) {
 	info := dialogInfo{Type: string(e.Type), Message: e.Message, Default: e.DefaultPrompt}
-	if d.hold && d.pending == nil {
+	ofFrame := e.FrameID != "" && main != "" && e.FrameID != main
+	if d.hold && d.pending == nil && !ofFrame {
 		d.pending = &info
 		if d.onHeld != nil {
 			d.onHeld()
@@ -74,6 +90,9 @@ func (d *dialogState) opened(e *page.EventJavascriptDialogOpening) {
 	verb := "dismissed"
 	if accept {
 		verb = "accepted"
+	}
+	if ofFrame {
+		info.Type += " of a frame"
 	}
 	// A page that opens dialogs in a loop gets its first few noted, and
 	// a count of the rest.
@@ -89,8 +108,30 @@ func (d *dialogState) opened(e *page.EventJavascriptDialogOpening) {
 	}
 }
 
-// closed handles Page.javascriptDialogClosed: no dialog is open now.
-func (d *dialogState) closed() { d.pending = nil }
+// closed handles Page.javascriptDialogClosed: no dialog is open now. A
+// held dialog the agent did not answer was closed by the browser (another
+// dialog opened).
+func (d *dialogState) closed(e *page.EventJavascriptDialogClosed) {
+	if d.pending != nil && !d.answering {
+		verb := "dismissed"
+		if e.Result {
+			verb = "accepted"
+		}
+		d.drop(fmt.Sprintf("the browser %s it before it was answered (another dialog opened)", verb))
+	}
+	d.pending, d.answering = nil, false
+}
+
+// drop forgets the held dialog, which ended without an answer; why says
+// how, for the next reply.
+func (d *dialogState) drop(why string) {
+	if d.pending == nil {
+		return
+	}
+	d.lost = fmt.Sprintf("the %s dialog that was waiting for an answer (%s) is gone: %s",
+		d.pending.Type, inert(strconv.Quote(clip(d.pending.Message, 200))), why)
+	d.pending, d.answering = nil, false
+}
 
 // answerDialogs runs for the life of the tab and sends the answers of the
 // dialogs answered at once.
@@ -100,7 +141,15 @@ func (w *pageWatch) answerDialogs(tab context.Context) {
 		case <-tab.Done():
 			return
 		case a := <-w.dialogs.answers:
-			_, _ = chromedp.Call(tab, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: a.accept, PromptText: a.text})
+			if _, err := chromedp.Call(tab, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: a.accept, PromptText: a.text}); err != nil && tab.Err() == nil {
+				// The browser lost the dialog (one opened while another
+				// was up): say so rather than claim it was answered.
+				w.mu.Lock()
+				if len(w.dialogs.notes) < maxDialogNotes {
+					w.dialogs.notes = append(w.dialogs.notes, "(the browser refused that answer: "+clip(err.Error(), 200)+")")
+				}
+				w.mu.Unlock()
+			}
 		}
 	}
 }
@@ -139,6 +188,19 @@ func (w *pageWatch) pendingDialog() *dialogInfo {
 	return &d
 }
 
+// takeLostDialog returns and clears what became of a held dialog that
+// ended without an answer ("": none did).
+func (w *pageWatch) takeLostDialog() string {
+	if w == nil {
+		return ""
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	l := w.dialogs.lost
+	w.dialogs.lost = ""
+	return l
+}
+
 // takeDialogs returns and clears the notes of the dialogs answered at once
 // since the last call.
 func (w *pageWatch) takeDialogs() []string {
@@ -152,10 +214,18 @@ func (w *pageWatch) takeDialogs() []string {
 	return n
 }
 
+// answering: handle_dialog answers the held dialog now (on is false if
+// the answer failed).
+func (w *pageWatch) answering(on bool) {
+	w.mu.Lock()
+	w.dialogs.answering = on
+	w.mu.Unlock()
+}
+
 // answered: the held dialog was answered.
 func (w *pageWatch) answered() {
 	w.mu.Lock()
-	w.dialogs.pending = nil
+	w.dialogs.pending, w.dialogs.answering = nil, false
 	w.mu.Unlock()
 }
 
@@ -165,8 +235,11 @@ func (w *pageWatch) dismissHeld(ctx context.Context) {
 	if w.pendingDialog() == nil {
 		return
 	}
+	w.answering(true)
 	if _, err := chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: false}); err == nil {
 		w.answered()
+	} else {
+		w.answering(false)
 	}
 }
 
@@ -202,11 +275,16 @@ var ErrNoDialog = errors.New("no JavaScript dialog is waiting for an answer")
 func actHandleDialog(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
 	d := s.tab.watch.pendingDialog()
 	if d == nil {
+		if lost := s.tab.watch.takeLostDialog(); lost != "" {
+			return output{}, fmt.Errorf("%w: %s", ErrNoDialog, lost)
+		}
 		return output{}, ErrNoDialog
 	}
 	accept, _ := args["accept"].(bool)
 	text, _ := args["text"].(string)
+	s.tab.watch.answering(true)
 	if _, err := chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: accept, PromptText: text}); err != nil {
+		s.tab.watch.answering(false)
 		return output{}, fmt.Errorf("answer the %s dialog: %w", d.Type, err)
 	}
 	s.tab.watch.answered()

@@ -323,6 +323,7 @@ func (e *Executor) newSessionLocked(k sessionKey, notice string) *session {
 	}
 	s.agent = e.agents[k.mcp]
 	s.maskText = func(v string) string { return e.masker.Load().forAgent(s.agent).mask(v) }
+	s.secretSpans = func(v string) [][2]int { return e.masker.Load().spans(v) }
 	if n, ok := e.notices[noticeKey{k.mcp, m.Tool.Name}]; ok {
 		delete(e.notices, noticeKey{k.mcp, m.Tool.Name})
 		notice = n

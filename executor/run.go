@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/browsergate/browsergate/evidence"
@@ -187,6 +188,14 @@ func (e *Executor) act(actx context.Context, s *session, t *turn) *Blocked {
 		// The quiet window starts when the action is done: a navigation
 		// it starts a moment later is still caught.
 		s.tab.watch.waitStable(actx, time.Now(), spec.settle)
+		// A dialog the action's effects open a moment later (a message
+		// to another frame, a timer) is held for the agent too.
+		if held = w.pendingDialog(); held != nil {
+			if t.err != nil {
+				t.out, t.err = output{}, nil
+			}
+			t.out.Text = strings.TrimRight(t.out.Text, "\n") + "\n" + heldDialogText(held)
+		}
 	}
 	if held == nil {
 		// A download the action started is waited for (within the
@@ -224,6 +233,9 @@ func (e *Executor) checkAfter(s *session, t *turn, unjudged *Blocked) {
 	}
 	if ds := s.tab.watch.takeDialogs(); len(ds) > 0 && t.err == nil {
 		t.out.Text += dialogNote(ds)
+	}
+	if lost := s.tab.watch.takeLostDialog(); lost != "" && t.err == nil {
+		t.out.Text += "\n[" + lost + "]"
 	}
 }
 

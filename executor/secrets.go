@@ -451,6 +451,18 @@ const minPiece = 6
 // masks every run from start.)
 type run struct{ form, k, n, start, end int }
 
+// spans are where in s the runs are, as [start, end) byte offsets.
+func (m *masker) spans(s string) [][2]int {
+	if m == nil || s == "" {
+		return nil
+	}
+	var out [][2]int
+	for _, r := range m.runs(s) {
+		out = append(out, [2]int{r.start, r.end})
+	}
+	return out
+}
+
 // runs are the runs of minPiece or more characters in s, leftmost-longest
 // and apart, as a regular expression would find them (regexp.Longest).
 func (m *masker) runs(s string) []run { return m.scan(s, false) }

@@ -34,6 +34,11 @@ type session struct {
 	// masked before it is clipped, and again as a whole when the call
 	// ends, in full for the record.
 	maskText func(string) string
+	// secretSpans are where the record's masking (every secret, the
+	// agent's own texts too) finds secret material in a text: a reply
+	// split into pages is never cut inside one, so each page's record
+	// masks it whole.
+	secretSpans func(string) [][2]int
 
 	mu     sync.Mutex
 	ended  bool // the MCP session ended or the executor closed

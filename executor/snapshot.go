@@ -80,7 +80,11 @@ type paged struct {
 // fit budget, and returns the first (or the whole text).
 func (s *session) firstPage(command, text string, budget int) string {
 	s.tab.paged = paged{}
-	pages := paginate(text, budget)
+	var keep [][2]int
+	if s.secretSpans != nil && len(text) > budget {
+		keep = s.secretSpans(text)
+	}
+	pages := paginate(text, budget, keep)
 	if len(pages) == 1 {
 		return text
 	}
@@ -231,20 +235,32 @@ func strIndex(strs []string, i domsnapshot.StringIndex) string {
 
 // paginate splits text into pages of at most budget bytes, at line ends
 // (a line longer than the budget is split inside, at a rune boundary), so
-// that the pages, joined, are the text.
-func paginate(text string, budget int) []string {
+// that the pages, joined, are the text. No page ends inside one of the
+// spans keep (sorted [start, end) byte offsets of text): it ends before
+// the span, or after it when the span starts the page.
+func paginate(text string, budget int, keep [][2]int) []string {
 	if budget <= 0 || len(text) <= budget {
 		return []string{text}
 	}
 	var pages []string
+	off := 0 // where text starts in the whole
 	for len(text) > budget {
 		cut := strings.LastIndexByte(text[:budget], '\n') + 1
 		if cut <= 0 {
 			for cut = budget; cut > 0 && !isRuneStart(text[cut]); cut-- {
 			}
 		}
+		for _, k := range keep {
+			start, end := k[0]-off, k[1]-off
+			if start < cut && cut < end {
+				if cut = start; cut <= 0 {
+					cut = min(end, len(text))
+				}
+				break
+			}
+		}
 		pages = append(pages, text[:cut])
-		text = text[cut:]
+		text, off = text[cut:], off+cut
 	}
 	return append(pages, text)
 }

@@ -10,7 +10,7 @@ import (
 func TestPaginate(t *testing.T) {
 	text := strings.Repeat("line of text\n", 50) + strings.Repeat("é", 40) + "\nend"
 	for _, budget := range []int{20, 33, 100, 1000} {
-		pages := paginate(text, budget)
+		pages := paginate(text, budget, nil)
 		if strings.Join(pages, "") != text {
 			t.Fatalf("budget %d: pages do not join to the text", budget)
 		}
@@ -22,5 +22,30 @@ func TestPaginate(t *testing.T) {
 	}
 	if got := pageOf("snapshot", []string{"a\n", "b"}, 1); !strings.Contains(got, "snapshot {page: 2}") {
 		t.Errorf("page 1 does not say how to get page 2: %q", got)
+	}
+}
+
+// TestPaginateKeepsSpansWhole: a page never ends inside a span to keep (a
+// secret the record masks): it ends before it, or after it when the span
+// starts the page.
+func TestPaginateKeepsSpansWhole(t *testing.T) {
+	text := strings.Repeat("x", 15) + "SECRETVALUE" + strings.Repeat("y", 30)
+	keep := [][2]int{{15, 26}}
+	for _, budget := range []int{10, 20, 24, 30} {
+		pages := paginate(text, budget, keep)
+		if strings.Join(pages, "") != text {
+			t.Fatalf("budget %d: pages do not join to the text", budget)
+		}
+		whole := false
+		for _, p := range pages {
+			if strings.Contains(p, "SECRETVALUE") {
+				whole = true
+			} else if strings.Contains(p, "SECRET") || strings.Contains(p, "VALUE") {
+				t.Errorf("budget %d: a page holds a piece of the span: %q", budget, p)
+			}
+		}
+		if !whole {
+			t.Errorf("budget %d: no page holds the span whole: %q", budget, pages)
+		}
 	}
 }

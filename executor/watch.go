@@ -100,9 +100,9 @@ func (w *pageWatch) listen(ev any) {
 	case *page.EventLoadEventFired:
 		w.docLoading = false
 	case *page.EventJavascriptDialogOpening:
-		w.dialogs.opened(e)
+		w.dialogs.opened(e, w.mainFrame)
 	case *page.EventJavascriptDialogClosed:
-		w.dialogs.closed()
+		w.dialogs.closed(e)
 	default:
 		w.mu.Unlock()
 		return

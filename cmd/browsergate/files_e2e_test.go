@@ -75,12 +75,28 @@ upload_dir = %q
 	}
 	f.mustRefuse(t, "e2e.upload_file", map[string]any{"selector": "#t", "file": "report.txt"}, "is not a file input")
 
+	// The human is asked about the file as it was read, by its digest;
+	// a file changed while the call waits is another call.
+	sum := sha256.Sum256([]byte(content))
 	h := f.callAsync(t, "e2e.upload_file", map[string]any{"selector": "#f", "file": "report.txt"})
 	id := f.pendingID(t, h)
+	if out, _ := f.approvals(t, "list"); !strings.Contains(out, hex.EncodeToString(sum[:])) {
+		t.Errorf("approvals list does not show the file's digest:\n%s", out)
+	}
+	testkit.WriteFile(t, up, "report.txt", "swapped after the question was asked\n")
 	if out, err := f.approvals(t, "approve", id, "--by", "alice"); err != nil {
 		t.Fatalf("approve: %v\n%s", err, out)
 	}
-	sum := sha256.Sum256([]byte(content))
+	if out, refused := h.wait(t); !refused || !strings.Contains(out, "file changed") || !strings.Contains(out, hex.EncodeToString(sum[:])) {
+		t.Fatalf("an upload whose file changed after the question was asked:\n%s", out)
+	}
+	testkit.WriteFile(t, up, "report.txt", content)
+
+	h = f.callAsync(t, "e2e.upload_file", map[string]any{"selector": "#f", "file": "report.txt"})
+	id = f.pendingID(t, h)
+	if out, err := f.approvals(t, "approve", id, "--by", "alice"); err != nil {
+		t.Fatalf("approve: %v\n%s", err, out)
+	}
 	out, refused := h.wait(t)
 	if refused || !strings.Contains(out, fmt.Sprintf("attached report.txt (%d bytes, sha256 %s)", len(content), hex.EncodeToString(sum[:]))) {
 		t.Fatalf("upload_file:\n%s", out)

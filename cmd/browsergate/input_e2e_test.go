@@ -39,6 +39,9 @@ func TestPressKey(t *testing.T) {
 		"/search":     `<title>search</title><form action="/results" method=get><input id=q name=q aria-label="Search"></form>`,
 		"/evilsearch": fmt.Sprintf(`<title>evil</title><form action="%s/collect" method=get><input id=q name=q aria-label="Search"></form>`, f.canaryTo),
 		"/handler":    `<title>handler</title><input id=k aria-label=Key onkeydown="location='/elsewhere'">`,
+		"/evilbox":    fmt.Sprintf(`<title>evilbox</title><form action="%s/collect" method=get><input id=c type=checkbox name=c aria-label="Agree"><button>send</button></form>`, f.canaryTo),
+		"/offbutton": fmt.Sprintf(`<title>offbutton</title><form action="%s/collect" method=get><input id=q name=q aria-label="Search"><button disabled>send</button></form>
+<p id=log>keys:</p><script>document.getElementById('q').addEventListener('keydown', e => { document.getElementById('log').textContent += ' ' + e.key })</script>`, f.canaryTo),
 		"/keys": `<title>keys</title><input id=t aria-label=Text value="hello world">
 <p id=log>keys:</p><script>document.getElementById('t').addEventListener('keydown', e => { document.getElementById('log').textContent += ' ' + e.key })</script>`,
 	})
@@ -53,6 +56,18 @@ func TestPressKey(t *testing.T) {
 
 	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/evilsearch"})
 	f.mustRefuse(t, "e2e.press_key", map[string]any{"key": "Enter", "selector": "#q"}, "the press_key on selector \"#q\" leads to "+f.canaryTo+"/collect")
+
+	// Enter in a checkbox submits its form by the default button (in
+	// Chromium): judged so, and refused. Enter in a field whose default
+	// button is disabled submits nothing: allowed, and the canary sees
+	// nothing.
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/evilbox"})
+	f.mustRefuse(t, "e2e.press_key", map[string]any{"key": "Enter", "selector": "#c"}, "leads to "+f.canaryTo+"/collect")
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/offbutton"})
+	f.mustAllow(t, "e2e.press_key", map[string]any{"key": "Enter", "selector": "#q"})
+	if snap := f.mustAllow(t, "e2e.snapshot", nil); !strings.Contains(snap, "keys: Enter") || !strings.Contains(snap, `title="offbutton"`) {
+		t.Errorf("Enter in a field whose form's button is disabled:\n%s", snap)
+	}
 
 	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/handler"})
 	// The key leads nowhere by itself: the handler's navigation is the
@@ -90,8 +105,8 @@ func TestPressKey(t *testing.T) {
 			}
 		}
 	}
-	if keys != 8 || scopeRefusals != 1 {
-		t.Errorf("evidence holds %d press_key records (%d refused by the scope), want 8 (1)", keys, scopeRefusals)
+	if keys != 10 || scopeRefusals != 2 {
+		t.Errorf("evidence holds %d press_key records (%d refused by the scope), want 10 (2)", keys, scopeRefusals)
 	}
 }
 

@@ -18,8 +18,9 @@
 // mode "submit": the element's form (the element itself, its form owner,
 // or the form around it), submitted with the element as the submitter
 // when it is a submit button.
-// mode "enter": Enter pressed in a text field: its form, submitted by its
-// default button, when implicit submission would submit it.
+// mode "enter": Enter pressed in a text field (or a checkbox, radio
+// button or range): its form, submitted by its default button, when
+// implicit submission would submit it.
 //
 // It returns {url, urls, submits, inForm, embeds, downloads, form,
 // submitter}: url is where the action leads ('' for nowhere: the form's
@@ -77,15 +78,19 @@
     if (mode === 'enter') {
       // HTML's implicit submission: Enter in a text field submits its form
       // by the form's default button (its first submit button in tree
-      // order), or, without one, only when a single field of the form
-      // blocks implicit submission.
+      // order; nothing when that one is disabled), or, without one, only
+      // when a single field of the form blocks implicit submission. In a
+      // checkbox, a radio button or a range (Chromium submits from those
+      // too) only the default button submits.
       let blocking = 0;
       submitter = null;
       for (const c of getter(HTMLFormElement.prototype, 'elements').call(form)) {
         if (!submitter && (tag(c) === 'button' || tag(c) === 'input') && isSubmitter(c)) submitter = c;
         if (tag(c) === 'input' && blocksImplicit.includes(typeOf(c))) blocking++;
       }
-      if (!submitter && blocking > 1) return out;
+      const buttonOnly = tag(el) === 'input' && ['checkbox', 'radio', 'range'].includes(typeOf(el));
+      if (!submitter && (buttonOnly || blocking > 1)) return out;
+      if (submitter && Element.prototype.matches.call(submitter, ':disabled')) return out;
     }
     out.submits = true;
     out.submitter = submitter;
