@@ -140,6 +140,7 @@ func (e *Executor) recheck(ctx context.Context, s *session, t *turn, p *approval
 		return deny(evidence.StageApproval, "page changed",
 			"approval %s was given for a call on %s, but the tab is now at %s; nothing was done", p.ID, p.Page, f.State.URL)
 	}
+	dropUpload(t.facts) // the file as first read; f has it as read now
 	t.facts = f
 	t.verdict = decide(e.question(s, t, f, true))
 	if was, ok := p.Request.Args["file_sha256"].(string); ok {

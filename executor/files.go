@@ -115,6 +115,16 @@ func (s *session) copyUpload(name string) (*fileFact, error) {
 		copy: dst.Name()}, nil
 }
 
+// dropUpload removes the private copy of the file an upload_file call
+// read when the browser was not given it (the call was refused, or read
+// the file again after an approval): only a copy attached to an input
+// stays, until the session ends, for the page to send.
+func dropUpload(f *facts) {
+	if up := uploadOf(f); up != nil && up.copy != "" {
+		_ = os.RemoveAll(filepath.Dir(up.copy))
+	}
+}
+
 // unwrapPath is a path error's reason, without the path (which repeats
 // the agent's argument).
 func unwrapPath(err error) error {

@@ -114,6 +114,12 @@ func (e *Executor) runTurn(ctx context.Context, s *session, t *turn) {
 
 	// Observe, decide, enforce.
 	cmd := t.call.Command
+	acted := false
+	defer func() {
+		if !acted {
+			dropUpload(t.facts)
+		}
+	}()
 	t.facts = s.observe(actx, cmd, t.call.Args)
 	cur := s.tab.targetID()
 	t.tab = &evidence.TabRef{ID: s.tabIDs.id(cur), Owner: s.tabOwner(cur), URL: t.facts.State.URL}
@@ -131,6 +137,7 @@ func (e *Executor) runTurn(ctx context.Context, s *session, t *turn) {
 		defer cancel()
 	}
 
+	acted = true
 	unjudged := e.act(actx, s, t)
 	e.checkAfter(s, t, unjudged)
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/browsergate/browsergate/examples/testkit"
 )
@@ -83,12 +84,20 @@ upload_dir = %q
 	if out, _ := f.approvals(t, "list"); !strings.Contains(out, hex.EncodeToString(sum[:])) {
 		t.Errorf("approvals list does not show the file's digest:\n%s", out)
 	}
-	testkit.WriteFile(t, up, "report.txt", "swapped after the question was asked\n")
+	swapped := fmt.Sprintf("swapped after the question was asked (%d)\n", time.Now().UnixNano())
+	testkit.WriteFile(t, up, "report.txt", swapped)
 	if out, err := f.approvals(t, "approve", id, "--by", "alice"); err != nil {
 		t.Fatalf("approve: %v\n%s", err, out)
 	}
 	if out, refused := h.wait(t); !refused || !strings.Contains(out, "file changed") || !strings.Contains(out, hex.EncodeToString(sum[:])) {
 		t.Fatalf("an upload whose file changed after the question was asked:\n%s", out)
+	}
+	// The refused call's private copy of the file is gone with it.
+	copies, _ := filepath.Glob(filepath.Join(os.TempDir(), "browsergate-files-*", "up-*", "report.txt"))
+	for _, c := range copies {
+		if b, _ := os.ReadFile(c); string(b) == swapped {
+			t.Errorf("the refused upload's copy of the file was left behind: %s", c)
+		}
 	}
 	testkit.WriteFile(t, up, "report.txt", content)
 
