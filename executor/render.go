@@ -219,11 +219,13 @@ func (r *renderer) render(v *docView, i int) {
 	case tag == "li" || role == "listitem":
 		r.flush()
 		r.prefixed(r.bullet(), v, i)
-	case tag == "table" || role == "table" || role == "grid":
+	case tag == "table" && role != "LayoutTable" || role == "table" || role == "grid":
+		// A table Chromium takes for layout (LayoutTable: no headers,
+		// blocks in its cells) is rendered as the blocks it lays out.
 		r.flush()
 		r.children(v, i)
 		r.flush()
-	case tag == "tr" || role == "row":
+	case tag == "tr" && role != "LayoutTableRow" || role == "row":
 		r.flush()
 		outer := r.tableRow
 		r.tableRow = []string{}
@@ -236,7 +238,7 @@ func (r *renderer) render(v *docView, i int) {
 		if len(row) > 0 {
 			r.line("| " + strings.Join(row, " | ") + " |")
 		}
-	case tag == "td" || tag == "th" || role == "cell" || role == "columnheader" || role == "rowheader" || role == "gridcell":
+	case (tag == "td" || tag == "th") && role != "LayoutTableCell" || role == "cell" || role == "columnheader" || role == "rowheader" || role == "gridcell":
 		r.flush()
 		r.gather++
 		r.children(v, i)

@@ -17,6 +17,7 @@ const snapshotPage = `<!doctype html><title>Reference</title>
 <ul><li>one<ul><li>one.a</li></ul></li><li>two</li></ul>
 <ol><li>first</li><li>second</li></ol>
 <table><tr><th>Order</th><th>Total</th></tr><tr><td>A-1</td><td>12 <b>EUR</b></td></tr></table>
+<table><tr><td><p>Left column</p><p>its second block</p></td><td></td><td>Right column</td></tr></table>
 <pre><code>func main() {
 	run()
 }</code></pre>
@@ -31,7 +32,8 @@ const snapshotPage = `<!doctype html><title>Reference</title>
 
 // TestSnapshotFormat renders a page with every construct through real
 // Chromium: one line per block, inline code kept in place, lists with
-// their nesting and numbers, a table as rows with each cell's text once,
+// their nesting and numbers, a table as rows with each cell's text once
+// (one Chromium takes for layout as the blocks it lays out),
 // a code block with its lines, controls with refs and states (their name
 // left out where their label shows it), links with refs and targets,
 // hidden text left out, the main content first.
@@ -58,6 +60,9 @@ func TestSnapshotFormat(t *testing.T) {
 		"2. second\n" +
 		"| Order | Total |\n" +
 		"| A-1 | 12 EUR |\n" +
+		"Left column\n" +
+		"its second block\n" +
+		"Right column\n" +
 		"```\nfunc main() {\n\trun()\n}\n```\n" +
 		"form \"Settings\":\n" +
 		"Email [textbox e4 value=\"a@b.c\"] [checkbox e5 checked] Remember [combobox \"Size\" e6 value=\"M\" options: \"S\", \"M\"] [button \"Save\" e7]\n" +
