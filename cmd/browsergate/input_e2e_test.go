@@ -40,6 +40,7 @@ func TestPressKey(t *testing.T) {
 		"/evilsearch": fmt.Sprintf(`<title>evil</title><form action="%s/collect" method=get><input id=q name=q aria-label="Search"></form>`, f.canaryTo),
 		"/handler":    `<title>handler</title><input id=k aria-label=Key onkeydown="location='/elsewhere'">`,
 		"/evilbox":    fmt.Sprintf(`<title>evilbox</title><form action="%s/collect" method=get><input id=c type=checkbox name=c aria-label="Agree"><button>send</button></form>`, f.canaryTo),
+		"/withdate": fmt.Sprintf(`<title>withdate</title><form action="%s/collect" method=get><input id=q name=q aria-label="Search"><input type=date name=d aria-label="Day"></form>`, f.canaryTo),
 		"/offbutton": fmt.Sprintf(`<title>offbutton</title><form action="%s/collect" method=get><input id=q name=q aria-label="Search"><button disabled>send</button></form>
 <p id=log>keys:</p><script>document.getElementById('q').addEventListener('keydown', e => { document.getElementById('log').textContent += ' ' + e.key })</script>`, f.canaryTo),
 		"/keys": `<title>keys</title><input id=t aria-label=Text value="hello world">
@@ -63,6 +64,10 @@ func TestPressKey(t *testing.T) {
 	// nothing.
 	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/evilbox"})
 	f.mustRefuse(t, "e2e.press_key", map[string]any{"key": "Enter", "selector": "#c"}, "leads to "+f.canaryTo+"/collect")
+	// A date field does not block implicit submission in Chromium: Enter
+	// in the search box beside it submits, judged so.
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/withdate"})
+	f.mustRefuse(t, "e2e.press_key", map[string]any{"key": "Enter", "selector": "#q"}, "leads to "+f.canaryTo+"/collect")
 	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/offbutton"})
 	f.mustAllow(t, "e2e.press_key", map[string]any{"key": "Enter", "selector": "#q"})
 	if snap := f.mustAllow(t, "e2e.snapshot", nil); !strings.Contains(snap, "keys: Enter") || !strings.Contains(snap, `title="offbutton"`) {
@@ -105,8 +110,8 @@ func TestPressKey(t *testing.T) {
 			}
 		}
 	}
-	if keys != 10 || scopeRefusals != 2 {
-		t.Errorf("evidence holds %d press_key records (%d refused by the scope), want 10 (2)", keys, scopeRefusals)
+	if keys != 11 || scopeRefusals != 3 {
+		t.Errorf("evidence holds %d press_key records (%d refused by the scope), want 11 (3)", keys, scopeRefusals)
 	}
 }
 

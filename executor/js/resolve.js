@@ -60,8 +60,11 @@
     }
     return getter(tag(n) === 'area' ? HTMLAreaElement.prototype : HTMLAnchorElement.prototype, 'href').call(n);
   };
-  const blocksImplicit = ['text', 'search', 'url', 'tel', 'email', 'password', 'date', 'month', 'week',
-    'time', 'datetime-local', 'number'];
+  // The fields that block implicit submission, as Chromium counts them
+  // (its text fields: a date or time field does not), and those in which
+  // Enter submits only by the form's default button.
+  const blocksImplicit = ['text', 'search', 'url', 'tel', 'email', 'password', 'number'];
+  const buttonOnlyTypes = ['checkbox', 'radio', 'range', 'date', 'month', 'week', 'time', 'datetime-local'];
   const embedded = ['iframe', 'frame', 'object', 'embed', 'portal', 'fencedframe'];
   const out = {url: '', urls: [], submits: false, inForm: false, embeds: false, downloads: false, form: null, submitter: null};
 
@@ -80,15 +83,15 @@
       // by the form's default button (its first submit button in tree
       // order; nothing when that one is disabled), or, without one, only
       // when a single field of the form blocks implicit submission. In a
-      // checkbox, a radio button or a range (Chromium submits from those
-      // too) only the default button submits.
+      // checkbox, a radio button, a range or a date or time field
+      // (Chromium submits from those too) only the default button submits.
       let blocking = 0;
       submitter = null;
       for (const c of getter(HTMLFormElement.prototype, 'elements').call(form)) {
         if (!submitter && (tag(c) === 'button' || tag(c) === 'input') && isSubmitter(c)) submitter = c;
         if (tag(c) === 'input' && blocksImplicit.includes(typeOf(c))) blocking++;
       }
-      const buttonOnly = tag(el) === 'input' && ['checkbox', 'radio', 'range'].includes(typeOf(el));
+      const buttonOnly = tag(el) === 'input' && buttonOnlyTypes.includes(typeOf(el));
       if (!submitter && (buttonOnly || blocking > 1)) return out;
       if (submitter && Element.prototype.matches.call(submitter, ':disabled')) return out;
     }
