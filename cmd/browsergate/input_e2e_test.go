@@ -40,7 +40,7 @@ func TestPressKey(t *testing.T) {
 		"/evilsearch": fmt.Sprintf(`<title>evil</title><form action="%s/collect" method=get><input id=q name=q aria-label="Search"></form>`, f.canaryTo),
 		"/handler":    `<title>handler</title><input id=k aria-label=Key onkeydown="location='/elsewhere'">`,
 		"/evilbox":    fmt.Sprintf(`<title>evilbox</title><form action="%s/collect" method=get><input id=c type=checkbox name=c aria-label="Agree"><button>send</button></form>`, f.canaryTo),
-		"/withdate": fmt.Sprintf(`<title>withdate</title><form action="%s/collect" method=get><input id=q name=q aria-label="Search"><input type=date name=d aria-label="Day"></form>`, f.canaryTo),
+		"/withdate":   fmt.Sprintf(`<title>withdate</title><form action="%s/collect" method=get><input id=q name=q aria-label="Search"><input type=date name=d aria-label="Day"></form>`, f.canaryTo),
 		"/offbutton": fmt.Sprintf(`<title>offbutton</title><form action="%s/collect" method=get><input id=q name=q aria-label="Search"><button disabled>send</button></form>
 <p id=log>keys:</p><script>document.getElementById('q').addEventListener('keydown', e => { document.getElementById('log').textContent += ' ' + e.key })</script>`, f.canaryTo),
 		"/keys": `<title>keys</title><input id=t aria-label=Text value="hello world">
