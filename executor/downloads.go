@@ -62,6 +62,7 @@ type download struct {
 	guid, url, name string
 	refused         string // why it was cancelled ("" while it may be saved)
 	saving          bool
+	seq             int // its place among the session's downloads (begun counts them)
 }
 
 func newDownloads(declared bool, dir string, max int64, staging string, check urlCheck, logger *slog.Logger) *downloads {
@@ -91,6 +92,7 @@ func (d *downloads) begin(guid, url, suggested string) {
 	d.mu.Lock()
 	d.active[guid] = dl
 	d.began++
+	dl.seq = d.began
 	d.notify()
 	d.mu.Unlock()
 	if dl.refused != "" {
@@ -107,6 +109,9 @@ func (d *downloads) progress(guid, state string, total, received int64) bool {
 	if dl == nil {
 		return false
 	}
+	if dl.saving {
+		return true // being saved: its end is the save's
+	}
 	switch state {
 	case "inProgress":
 		if dl.refused == "" && (total > d.max || received > d.max) {
@@ -114,7 +119,7 @@ func (d *downloads) progress(guid, state string, total, received int64) bool {
 			go d.cancel(guid)
 		}
 	case "completed":
-		if dl.refused == "" && !dl.saving {
+		if dl.refused == "" {
 			dl.saving = true
 			go d.save(dl)
 			return true
@@ -252,15 +257,26 @@ func (d *downloads) take() []evidence.FileRef {
 	return out
 }
 
-// wait waits until no download of the session's is under way, or ctx
-// ends; it returns the ones still under way then.
-func (d *downloads) wait(ctx context.Context) []*download {
+// wait waits until no download of the session's that began after the
+// since-th (those the acting call started) is under way, or ctx ends; it
+// returns the ones still under way then. One the page started before
+// does not hold the call up.
+func (d *downloads) wait(ctx context.Context, since int) []*download {
 	if d == nil {
 		return nil
 	}
+	mine := func() []*download {
+		var out []*download
+		for _, dl := range d.active {
+			if dl.seq > since {
+				out = append(out, dl)
+			}
+		}
+		return out
+	}
 	for {
 		d.mu.Lock()
-		if len(d.active) == 0 {
+		if len(mine()) == 0 {
 			d.mu.Unlock()
 			return nil
 		}
@@ -271,11 +287,7 @@ func (d *downloads) wait(ctx context.Context) []*download {
 		case <-ctx.Done():
 			d.mu.Lock()
 			defer d.mu.Unlock()
-			var left []*download
-			for _, dl := range d.active {
-				left = append(left, dl)
-			}
-			return left
+			return mine()
 		}
 	}
 }

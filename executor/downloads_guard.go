@@ -38,7 +38,7 @@ func (g *targetGuard) downloadEvent(m cdpMessage) {
 		}
 		if g.ownsFrame(e.FrameID) {
 			g.downloads.begin(e.GUID, e.URL, e.SuggestedFilename)
-		} else if g.user && g.looksAfterUser() {
+		} else if g.user && g.looksAfterUser() && !g.ownedByAnother(e.FrameID) {
 			g.userDownload(m)
 		}
 	case "Browser.downloadProgress":
@@ -52,6 +52,21 @@ func (g *targetGuard) downloadEvent(m cdpMessage) {
 			g.userDownload(m)
 		}
 	}
+}
+
+// ownedByAnother reports whether the guard of another session on the
+// same browser knows the frame: its download is that session's, not the
+// user's.
+func (g *targetGuard) ownedByAnother(frame string) bool {
+	liveGuards.mu.Lock()
+	others := slices.Clone(liveGuards.by[g.wsURL])
+	liveGuards.mu.Unlock()
+	for _, o := range others {
+		if o != g && o.ownsFrame(frame) {
+			return true
+		}
+	}
+	return false
 }
 
 // ownsFrame reports whether a frame is one of the session's.

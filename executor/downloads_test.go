@@ -73,3 +73,38 @@ func TestSaveFile(t *testing.T) {
 		t.Errorf("the directory holds %q: something partial was left, or a name replaced", names)
 	}
 }
+
+// TestOwnedByAnother: in a user's browser, a download of a frame another
+// session's guard knows is that session's, never taken for the user's own
+// (which would be copied into the user's Downloads).
+func TestOwnedByAnother(t *testing.T) {
+	const endpoint = "ws://127.0.0.1:1/test-owned-by-another"
+	a := &targetGuard{wsURL: endpoint, frames: map[string]bool{"A1": true}}
+	b := &targetGuard{wsURL: endpoint, frames: map[string]bool{"B1": true}}
+	elsewhere := &targetGuard{wsURL: endpoint + "/other", frames: map[string]bool{"C1": true}}
+	liveGuards.mu.Lock()
+	liveGuards.by[endpoint] = []*targetGuard{a, b}
+	liveGuards.by[endpoint+"/other"] = []*targetGuard{elsewhere}
+	liveGuards.mu.Unlock()
+	t.Cleanup(func() {
+		liveGuards.mu.Lock()
+		delete(liveGuards.by, endpoint)
+		delete(liveGuards.by, endpoint+"/other")
+		liveGuards.mu.Unlock()
+	})
+	for _, c := range []struct {
+		g     *targetGuard
+		frame string
+		want  bool
+	}{
+		{a, "B1", true},  // b's frame
+		{a, "A1", false}, // a's own: not another's
+		{a, "U1", false}, // nobody's: the user's
+		{a, "C1", false}, // a guard of another browser
+		{b, "A1", true},
+	} {
+		if got := c.g.ownedByAnother(c.frame); got != c.want {
+			t.Errorf("ownedByAnother(%s) = %v, want %v", c.frame, got, c.want)
+		}
+	}
+}

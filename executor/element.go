@@ -75,6 +75,9 @@ func (s *session) resolveRef(ctx context.Context, ref string) (element, error) {
 			return element{}, fmt.Errorf("%w %q: its frame is gone (%v): take a new snapshot", ErrNoSuchRef, ref, err)
 		}
 		exec, el.exec, el.oopif = fctx, fctx, rt.oopif
+		if now := frameLoader(fctx); now == "" || now != rt.loader {
+			return element{}, fmt.Errorf("%w %q: its frame has loaded another document since the snapshot: take a new snapshot", ErrNoSuchRef, ref)
+		}
 	}
 	world, err := s.worldIn(exec, rt.oopif, rt.frame)
 	if err != nil {
@@ -225,7 +228,7 @@ func (s *session) hover(ctx context.Context, el element) error {
 func (s *session) centre(ctx context.Context, el element, verb string) (x, y float64, err error) {
 	ox, oy, err := s.frameOffset(ctx, el)
 	if err != nil {
-		return 0, 0, fmt.Errorf("%s is in a frame that is not visible, so it cannot be %s", el.label, verb)
+		return 0, 0, fmt.Errorf("%s cannot be %s: %w", el.label, verb, err)
 	}
 	_, _ = chromedp.Call(el.in(ctx), dom.ScrollIntoViewIfNeeded, dom.ScrollIntoViewIfNeededParams{ObjectID: el.object})
 	q, err := chromedp.Call(el.in(ctx), dom.GetContentQuads, dom.GetContentQuadsParams{ObjectID: el.object})
@@ -257,15 +260,65 @@ func (s *session) frameOffset(ctx context.Context, el element) (x, y float64, er
 			hctx = c
 		}
 		_, _ = chromedp.Call(hctx, dom.ScrollIntoViewIfNeeded, dom.ScrollIntoViewIfNeededParams{BackendNodeID: h.node})
-		box, err := chromedp.Call(hctx, dom.GetBoxModel, dom.GetBoxModelParams{BackendNodeID: h.node})
-		if err != nil || box.Model == nil || len(box.Model.Content) < 2 {
-			return 0, 0, fmt.Errorf("the frame's box: %v", err)
+		bx, by, err := s.frameBox(ctx, hctx, h)
+		if err != nil {
+			return 0, 0, err
 		}
-		x += box.Model.Content[0]
-		y += box.Model.Content[1]
+		x, y = x+bx, y+by
 	}
 	return x, y, nil
 }
+
+// frameBox is the corner of the content box of an iframe element that
+// leads to an out-of-process frame, in its process's coordinates. It is
+// refused unless the box is the iframe's own size, upright: a transform
+// or a zoom on the iframe or around it maps the pointer's point into the
+// frame in a way the gate does not follow, so the element the pointer
+// reached would not be the one the gate checked.
+func (s *session) frameBox(ctx, hctx context.Context, h frameHost) (x, y float64, err error) {
+	box, err := chromedp.Call(hctx, dom.GetBoxModel, dom.GetBoxModelParams{BackendNodeID: h.node})
+	if err != nil || box.Model == nil || len(box.Model.Content) < 8 {
+		return 0, 0, fmt.Errorf("the frame it is in is not visible (%v)", err)
+	}
+	q := box.Model.Content
+	world, err := s.worldIn(hctx, h.oopif, "")
+	if err != nil {
+		return 0, 0, err
+	}
+	host, err := chromedp.Call(hctx, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: h.node, ExecutionContextID: world})
+	if err != nil || host.Object == nil {
+		return 0, 0, fmt.Errorf("the frame the element is in is gone: %v", err)
+	}
+	var size [2]float64 // the content box as laid out, before any transform
+	hel := element{object: host.Object.ObjectID, exec: hctx, label: "the frame"}
+	if err := hel.call(ctx, frameSizeJS, &size); err != nil {
+		return 0, 0, err
+	}
+	near := func(a, b, tol float64) bool { return a-b <= tol && b-a <= tol }
+	upright := near(q[1], q[3], 0.5) && near(q[2], q[4], 0.5) && near(q[5], q[7], 0.5) && near(q[6], q[0], 0.5)
+	if !upright || !near(q[2]-q[0], size[0], 1.5) || !near(q[5]-q[3], size[1], 1.5) {
+		return 0, 0, errors.New("the frame the element is in is transformed or zoomed (its box on the page is not its own size, upright), so where the pointer lands in it cannot be told: use a command that needs no pointer, or a page that shows the frame as it is")
+	}
+	return q[0], q[1], nil
+}
+
+// frameOnTopJS says whether the iframe element (this) is what its
+// document shows at (x, y): "" if so, "covered" if another element is on
+// top there, "nested" if its document is not its process's top one (the
+// tab's top document when tabTop, else an out-of-process frame's root,
+// whose parent is not reachable from it).
+const frameOnTopJS = `function(x, y, tabTop) {
+  const w = this.ownerDocument.defaultView;
+  if (tabTop ? w.parent !== w : w.frameElement !== null) return 'nested';
+  return this.ownerDocument.elementFromPoint(x, y) === this ? '' : 'covered';
+}`
+
+// frameSizeJS is an iframe element's (this) content box as laid out:
+// width and height, before transforms.
+const frameSizeJS = `function() {
+  const cs = getComputedStyle(this), px = v => parseFloat(v) || 0;
+  return [this.clientWidth - px(cs.paddingLeft) - px(cs.paddingRight), this.clientHeight - px(cs.paddingTop) - px(cs.paddingBottom)];
+}`
 
 // hitCheck: the node the browser's hit test finds at (x, y) must be the
 // element or inside it, and (unless judged says pointOnly) what a click
@@ -311,6 +364,8 @@ func (s *session) nodeAt(ctx context.Context, x, y float64, el element) (element
 		}
 		// The browser's hit test does not answer for a point in another
 		// process's frame: the host's document says what is on top there.
+		// That document must be its process's top one, whose viewport the
+		// point is in (an iframe inside a same-process frame is refused).
 		world, err := s.worldIn(hctx, h.oopif, "")
 		if err != nil {
 			return element{}, err
@@ -319,19 +374,22 @@ func (s *session) nodeAt(ctx context.Context, x, y float64, el element) (element
 		if err != nil || host.Object == nil {
 			return element{}, fmt.Errorf("the frame the element is in is gone: %v", err)
 		}
-		var onTop bool
+		var why string
 		hel := element{object: host.Object.ObjectID, exec: hctx, label: "the frame"}
-		if err := hel.call(ctx, `function(x, y) { return this.ownerDocument.elementFromPoint(x, y) === this; }`, &onTop, x, y); err != nil {
+		if err := hel.call(ctx, frameOnTopJS, &why, x, y, h.oopif == ""); err != nil {
 			return element{}, err
 		}
-		if !onTop {
+		switch why {
+		case "nested":
+			return element{}, errors.New("the frame the element is in is inside another frame of its page, where the pointer's point cannot be checked: use a command that needs no pointer")
+		case "covered":
 			return element{}, errors.New("the click point is not on the frame the element is in: another element covers it")
 		}
-		box, err := chromedp.Call(hctx, dom.GetBoxModel, dom.GetBoxModelParams{BackendNodeID: h.node})
-		if err != nil || box.Model == nil || len(box.Model.Content) < 2 {
-			return element{}, fmt.Errorf("the frame's box: %v", err)
+		bx, by, err := s.frameBox(ctx, hctx, h)
+		if err != nil {
+			return element{}, err
 		}
-		x, y = x-box.Model.Content[0], y-box.Model.Content[1]
+		x, y = x-bx, y-by
 	}
 	exec := el.in(ctx)
 	res, err := chromedp.Call(exec, dom.GetNodeForLocation, dom.GetNodeForLocationParams{X: int64(x), Y: int64(y)})

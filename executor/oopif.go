@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 )
@@ -62,6 +64,16 @@ func (s *session) inFrame(ctx context.Context, id target.ID) (context.Context, c
 	}
 	out, cancel := boundBy(c.ctx, ctx)
 	return out, cancel, nil
+}
+
+// frameLoader is the loader of the document an out-of-process frame
+// (exec) shows now ("" if it cannot be read).
+func frameLoader(exec context.Context) cdp.LoaderID {
+	tree, err := chromedp.Call(exec, page.GetFrameTree, cdp.Empty{})
+	if err != nil || tree.FrameTree == nil || tree.FrameTree.Frame == nil {
+		return ""
+	}
+	return tree.FrameTree.Frame.LoaderID
 }
 
 // attached reports whether a chromedp context's target is still attached.

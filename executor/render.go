@@ -447,7 +447,11 @@ type refTarget struct {
 	node  cdp.BackendNodeID
 	frame cdp.FrameID
 	oopif target.ID
-	hosts []frameHost // the iframe elements that lead to oopif
+	// loader is the out-of-process frame's document as the snapshot read
+	// it: a frame that has loaded another since (perhaps in another
+	// process, whose node ids start again) makes the ref stale.
+	loader cdp.LoaderID
+	hosts  []frameHost // the iframe elements that lead to oopif
 }
 
 // ref gives node i of v a ref.
@@ -456,7 +460,7 @@ func (r *renderer) ref(v *docView, i int) string {
 	ref := "e" + strconv.Itoa(r.next)
 	t := refTarget{node: v.d.Nodes.BackendNodeID[i], hosts: r.hosts}
 	if r.cur != nil {
-		t.oopif = r.cur.target
+		t.oopif, t.loader = r.cur.target, r.cur.loader
 	}
 	if v != r.curTop {
 		t.frame = cdp.FrameID(r.str(v.d.FrameID))

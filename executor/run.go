@@ -213,7 +213,7 @@ func (e *Executor) act(actx context.Context, s *session, t *turn) *Blocked {
 		if linkDownload || (w.documentRequests() > docs && w.navigationCount() == navs) {
 			s.downloads.waitBegun(actx, began, downloadStartWait)
 		}
-		if left := s.downloads.wait(actx); len(left) > 0 {
+		if left := s.downloads.wait(actx, began); len(left) > 0 {
 			t.out.Text += stillDownloading(left)
 		}
 	}

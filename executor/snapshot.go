@@ -112,6 +112,7 @@ func (s *session) nextPage(command string, n int) (string, error) {
 type frameCapture struct {
 	target target.ID // "" for the tab
 	url    string
+	loader cdp.LoaderID // an out-of-process frame's document, as read
 	snap   *domsnapshot.CaptureSnapshotResult
 	ax     map[cdp.BackendNodeID]*axInfo
 	// oopifs are the out-of-process frames its documents embed, by the
@@ -133,11 +134,19 @@ func (s *session) capture(ctx, exec context.Context, id target.ID, depth int) (*
 		axRes accessibility.GetFullAXTreeResult
 		axErr error
 	)
+	var loader cdp.LoaderID
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		axRes, axErr = chromedp.Call(exec, accessibility.GetFullAXTree, accessibility.GetFullAXTreeParams{})
 	}()
+	if id != "" {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			loader = frameLoader(exec)
+		}()
+	}
 	layout, lErr := chromedp.Call(exec, domsnapshot.CaptureSnapshot, domsnapshot.CaptureSnapshotParams{ComputedStyles: snapStyles})
 	wg.Wait()
 	if axErr != nil {
@@ -146,7 +155,7 @@ func (s *session) capture(ctx, exec context.Context, id target.ID, depth int) (*
 	if lErr != nil || len(layout.Documents) == 0 {
 		return nil, fmt.Errorf("read the page's layout: %v", lErr)
 	}
-	fc := &frameCapture{target: id, snap: &layout, ax: axIndex(axRes.Nodes), oopifs: map[cdp.BackendNodeID]*frameCapture{}}
+	fc := &frameCapture{target: id, loader: loader, snap: &layout, ax: axIndex(axRes.Nodes), oopifs: map[cdp.BackendNodeID]*frameCapture{}}
 	s.frameAX(exec, &layout, fc.ax)
 	if depth >= maxFrameDepth {
 		return fc, nil

@@ -328,7 +328,8 @@ func TestWaitForRole(t *testing.T) {
 // another site, in its own process and below the fold, is shown the same
 // way and its refs work too (the click lands on the button inside it);
 // its link to the canary is refused with the canary at zero, and a ref
-// from its document before it navigated is refused.
+// from its document before it navigated is refused. A click into a frame
+// the page scales is refused (the pointer would land elsewhere).
 func TestFrames(t *testing.T) {
 	t.Parallel()
 	m := strings.Replace(inputManifest(), `allowed_domains = ["127.0.0.1"]`, `allowed_domains = ["127.0.0.1", "127.0.0.3"]`, 1)
@@ -343,6 +344,7 @@ func TestFrames(t *testing.T) {
 		"/inner": `<title>inner</title><button onclick="document.getElementById('o').textContent='pressed'">Press</button><p id=o>idle</p>
 <input aria-label=Name><a href="/after">After</a>`,
 		"/other-site": `<title>other</title><div style="height:1500px">tall</div><iframe src="` + other + `/x" width=600 height=300></iframe>`,
+		"/scaled":     `<title>scaled</title><iframe style="transform: scale(1.1); transform-origin: 0 0" src="` + other + `/x" width=600 height=300></iframe>`,
 	})
 	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/outer"})
 	snap := f.mustAllow(t, "e2e.snapshot", nil)
@@ -378,7 +380,13 @@ func TestFrames(t *testing.T) {
 	if otherLog.count("/y") != 1 {
 		t.Errorf("the other site's frame's link was not followed (%d hits)", otherLog.count("/y"))
 	}
-	f.mustRefuse(t, "e2e.click", map[string]any{"ref": findRef(after, `button "Press there"`)}, "take a new snapshot")
+	f.mustRefuse(t, "e2e.click", map[string]any{"ref": findRef(after, `button "Press there"`)}, "its frame has loaded another document since the snapshot")
+
+	// A frame the page scales: where the pointer lands in it is not where
+	// the gate would check, so the click is refused.
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/scaled"})
+	snap = f.mustAllow(t, "e2e.snapshot", nil)
+	f.mustRefuse(t, "e2e.click", map[string]any{"ref": findRef(snap, `button "Press there"`)}, "transformed or zoomed")
 	if !f.net.Clean() {
 		t.Errorf("the canary saw requests: %s", f.net)
 	}
