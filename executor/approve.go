@@ -137,6 +137,7 @@ func (e *Executor) recheck(ctx context.Context, s *session, t *turn, p *approval
 	defer cancel()
 	f := s.observe(actx, t.call.Command, t.call.Args)
 	if f.State.URL != p.Page {
+		dropUpload(f) // read again, never attached
 		return deny(evidence.StageApproval, "page changed",
 			"approval %s was given for a call on %s, but the tab is now at %s; nothing was done", p.ID, p.Page, f.State.URL)
 	}

@@ -40,6 +40,7 @@ func TestPressKey(t *testing.T) {
 		"/evilsearch": fmt.Sprintf(`<title>evil</title><form action="%s/collect" method=get><input id=q name=q aria-label="Search"></form>`, f.canaryTo),
 		"/handler":    `<title>handler</title><input id=k aria-label=Key onkeydown="location='/elsewhere'">`,
 		"/evilbox":    fmt.Sprintf(`<title>evilbox</title><form action="%s/collect" method=get><input id=c type=checkbox name=c aria-label="Agree"><button>send</button></form>`, f.canaryTo),
+		"/evilselect": fmt.Sprintf(`<title>evilselect</title><form action="%s/collect" method=get><select id=s name=s aria-label="Size"><option>S</option></select><button disabled>off</button><button>send</button></form>`, f.canaryTo),
 		"/withdate":   fmt.Sprintf(`<title>withdate</title><form action="%s/collect" method=get><input id=q name=q aria-label="Search"><input type=date name=d aria-label="Day"></form>`, f.canaryTo),
 		"/offbutton": fmt.Sprintf(`<title>offbutton</title><form action="%s/collect" method=get><input id=q name=q aria-label="Search"><button disabled>send</button></form>
 <p id=log>keys:</p><script>document.getElementById('q').addEventListener('keydown', e => { document.getElementById('log').textContent += ' ' + e.key })</script>`, f.canaryTo),
@@ -64,6 +65,9 @@ func TestPressKey(t *testing.T) {
 	// nothing.
 	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/evilbox"})
 	f.mustRefuse(t, "e2e.press_key", map[string]any{"key": "Enter", "selector": "#c"}, "leads to "+f.canaryTo+"/collect")
+	// Enter on a select submits by the first enabled submit button.
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/evilselect"})
+	f.mustRefuse(t, "e2e.press_key", map[string]any{"key": "Enter", "selector": "#s"}, "leads to "+f.canaryTo+"/collect")
 	// A date field does not block implicit submission in Chromium: Enter
 	// in the search box beside it submits, judged so.
 	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/withdate"})
@@ -110,8 +114,8 @@ func TestPressKey(t *testing.T) {
 			}
 		}
 	}
-	if keys != 11 || scopeRefusals != 3 {
-		t.Errorf("evidence holds %d press_key records (%d refused by the scope), want 11 (3)", keys, scopeRefusals)
+	if keys != 12 || scopeRefusals != 4 {
+		t.Errorf("evidence holds %d press_key records (%d refused by the scope), want 12 (4)", keys, scopeRefusals)
 	}
 }
 

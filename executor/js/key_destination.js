@@ -18,7 +18,7 @@ function(key) {
   // range too, but only by the form's default button (resolve.js).
   const submitsOnEnter = textual || ['checkbox', 'radio', 'range'].includes(type);
   let mode = '';
-  if (key === 'Enter') mode = tag === 'input' && submitsOnEnter ? 'enter' : textual ? '' : 'click';
+  if (key === 'Enter') mode = (tag === 'input' && submitsOnEnter) || tag === 'select' ? 'enter' : textual ? '' : 'click';
   else if (key === ' ') mode = textual ? '' : 'click';
   if (!mode) return {url: '', urls: [], submits: false, inForm: false, embeds: embedded};
   const r = RESOLVE(this, mode);

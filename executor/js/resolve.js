@@ -85,15 +85,21 @@
       // when a single field of the form blocks implicit submission. In a
       // checkbox, a radio button, a range or a date or time field
       // (Chromium submits from those too) only the default button submits.
+      // From those (and a select) Chromium clicks the first submit button
+      // that is not disabled. The form's controls in tree order, image
+      // buttons too (form.elements leaves them out).
+      const buttonOnly = tag(el) === 'select' || (tag(el) === 'input' && buttonOnlyTypes.includes(typeOf(el)));
+      const disabled = n => Element.prototype.matches.call(n, ':disabled');
       let blocking = 0;
       submitter = null;
-      for (const c of getter(HTMLFormElement.prototype, 'elements').call(form)) {
-        if (!submitter && (tag(c) === 'button' || tag(c) === 'input') && isSubmitter(c)) submitter = c;
+      const doc = getter(Node.prototype, 'ownerDocument').call(form);
+      for (const c of Document.prototype.querySelectorAll.call(doc, 'input, button')) {
+        if (formOf(c) !== form) continue;
+        if (!submitter && isSubmitter(c) && !(buttonOnly && disabled(c))) submitter = c;
         if (tag(c) === 'input' && blocksImplicit.includes(typeOf(c))) blocking++;
       }
-      const buttonOnly = tag(el) === 'input' && buttonOnlyTypes.includes(typeOf(el));
       if (!submitter && (buttonOnly || blocking > 1)) return out;
-      if (submitter && Element.prototype.matches.call(submitter, ':disabled')) return out;
+      if (submitter && disabled(submitter)) return out;
     }
     out.submits = true;
     out.submitter = submitter;
