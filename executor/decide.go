@@ -118,7 +118,7 @@ func (v *verdict) judge(q *question) *DenyError {
 	if f == nil || f.State.URL == "" {
 		return deny(evidence.StageObserve, "page state", "the page state could not be read, so the call cannot be judged")
 	}
-	if d := dialogWaiting(cmd.Name, call.Args, f.Dialog); d != nil {
+	if d := dialogWaiting(cmd.Name, call.Args, f.Dialog, f.LostDialog); d != nil {
 		return d
 	}
 	if d := v.pagesInScope(q); d != nil {
@@ -171,12 +171,15 @@ func (v *verdict) judge(q *question) *DenyError {
 // dialogWaiting: while a dialog is held open for the agent, the only call
 // is handle_dialog, and handle_dialog needs one; text answers a prompt.
 // The refusal does not repeat the dialog's message (the reply that opened
-// it had it): it is the page's.
-func dialogWaiting(command string, args map[string]any, d *dialogInfo) *DenyError {
+// it had it): it is the page's. lost says what became of a held dialog
+// that ended without an answer, if one did.
+func dialogWaiting(command string, args map[string]any, d *dialogInfo, lost string) *DenyError {
 	switch {
 	case d != nil && command != "handle_dialog":
 		return deny(evidence.StageObserve, "dialog waiting",
 			"a JavaScript %s dialog the page opened is waiting for an answer: answer it with handle_dialog first (its message was in the reply of the call that opened it)", d.Type)
+	case d == nil && command == "handle_dialog" && lost != "":
+		return deny(evidence.StageArgs, "no dialog", "%v: %s", ErrNoDialog, lost)
 	case d == nil && command == "handle_dialog":
 		return deny(evidence.StageArgs, "no dialog", "%v", ErrNoDialog)
 	case d != nil && args["text"] != nil && args["text"] != "" && (d.Type != "prompt" || args["accept"] != true):

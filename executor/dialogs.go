@@ -44,12 +44,18 @@ type dialogInfo struct {
 // dialogState is a tab's dialogs; pageWatch.mu guards it.
 type dialogState struct {
 	mode string // toolclad.Dialogs*
+	// mask masks the session's secrets in the page's messages, before
+	// they are cut to a note's length.
+	mask func(string) string
 	// hold: a command is acting in "ask" mode, and a dialog that opens now
 	// is held for the agent; onHeld is called when one is (it ends the
 	// command's wait for the browser, which the dialog stops).
 	hold    bool
 	onHeld  func()
 	pending *dialogInfo
+	// pendingFrame is the frame of the held dialog: a dialog of another
+	// frame closing is not the held one's.
+	pendingFrame cdp.FrameID
 	// answering: handle_dialog is answering the held dialog (its close is
 	// the answer's).
 	answering bool
@@ -79,12 +85,18 @@ func (d *dialogState) opened(e *page.EventJavascriptDialogOpening, main cdp.Fram
 	info := dialogInfo{Type: string(e.Type), Message: e.Message, Default: e.DefaultPrompt}
 	ofFrame := e.FrameID != "" && main != "" && e.FrameID != main
 	if d.hold && d.pending == nil && !ofFrame {
-		d.pending = &info
+		d.pending, d.pendingFrame = &info, e.FrameID
 		if d.onHeld != nil {
 			d.onHeld()
 			d.onHeld = nil
 		}
 		return
+	}
+	// Only one dialog of a tab is up at a time: one that opens while a
+	// dialog is held (a frame in another process, whose scripts the held
+	// dialog does not stop) makes the browser close the held one.
+	if !d.answering {
+		d.drop("the browser dismissed it when a frame of the page opened a dialog of its own")
 	}
 	accept := d.mode == toolclad.DialogsAccept || e.Type == page.DialogTypeBeforeunload
 	verb := "dismissed"
@@ -98,7 +110,7 @@ func (d *dialogState) opened(e *page.EventJavascriptDialogOpening, main cdp.Fram
 	// a count of the rest.
 	switch n := len(d.notes); {
 	case n < maxDialogNotes:
-		d.notes = append(d.notes, verb+" "+info.Type+": "+clip(info.Message, maxDialogNote))
+		d.notes = append(d.notes, verb+" "+info.Type+": "+d.masked(info.Message, maxDialogNote))
 	case n == maxDialogNotes:
 		d.notes = append(d.notes, "more dialogs, answered the same way (not listed)")
 	}
@@ -108,29 +120,45 @@ func (d *dialogState) opened(e *page.EventJavascriptDialogOpening, main cdp.Fram
 	}
 }
 
-// closed handles Page.javascriptDialogClosed: no dialog is open now. A
-// held dialog the agent did not answer was closed by the browser (another
-// dialog opened).
-func (d *dialogState) closed(e *page.EventJavascriptDialogClosed) {
-	if d.pending != nil && !d.answering {
-		verb := "dismissed"
-		if e.Result {
-			verb = "accepted"
-		}
-		d.drop(fmt.Sprintf("the browser %s it before it was answered (another dialog opened)", verb))
+// masked is the page's text with the session's secrets masked, then cut
+// to n bytes (masked first: a secret cut in two would show a piece). A
+// longer text is cut to a few times n before it is masked; a piece of a
+// secret at that cut is far past n.
+func (d *dialogState) masked(text string, n int) string {
+	text = clip(text, 8*n)
+	if d.mask != nil {
+		text = d.mask(text)
 	}
-	d.pending, d.answering = nil, false
+	return clip(text, n)
 }
 
-// drop forgets the held dialog, which ended without an answer; why says
-// how, for the next reply.
+// closed handles Page.javascriptDialogClosed: no dialog of its frame is
+// open now. A held dialog the agent did not answer was closed by the
+// browser (another dialog opened).
+func (d *dialogState) closed(e *page.EventJavascriptDialogClosed) {
+	if d.pending == nil || (e.FrameID != "" && d.pendingFrame != "" && e.FrameID != d.pendingFrame) {
+		return // a dialog answered at once
+	}
+	if d.answering {
+		d.pending, d.answering = nil, false
+		return
+	}
+	verb := "dismissed"
+	if e.Result {
+		verb = "accepted"
+	}
+	d.drop(fmt.Sprintf("the browser %s it before it was answered (another dialog opened)", verb))
+}
+
+// drop forgets the held dialog, which ended without an answer (unless it
+// is being answered); why says how, for the next reply.
 func (d *dialogState) drop(why string) {
-	if d.pending == nil {
+	if d.pending == nil || d.answering {
 		return
 	}
 	d.lost = fmt.Sprintf("the %s dialog that was waiting for an answer (%s) is gone: %s",
-		d.pending.Type, inert(strconv.Quote(clip(d.pending.Message, 200))), why)
-	d.pending, d.answering = nil, false
+		d.pending.Type, inert(strconv.Quote(d.masked(d.pending.Message, 200))), why)
+	d.pending = nil
 }
 
 // answerDialogs runs for the life of the tab and sends the answers of the
@@ -222,6 +250,14 @@ func (w *pageWatch) answering(on bool) {
 	w.mu.Unlock()
 }
 
+// dropDialog forgets the held dialog, which ended without an answer; why
+// says how.
+func (w *pageWatch) dropDialog(why string) {
+	w.mu.Lock()
+	w.dialogs.drop(why)
+	w.mu.Unlock()
+}
+
 // answered: the held dialog was answered.
 func (w *pageWatch) answered() {
 	w.mu.Lock()
@@ -285,6 +321,11 @@ func actHandleDialog(ctx context.Context, s *session, args map[string]any, f *fa
 	s.tab.watch.answering(true)
 	if _, err := chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: accept, PromptText: text}); err != nil {
 		s.tab.watch.answering(false)
+		if strings.Contains(err.Error(), "No dialog is showing") {
+			// The browser closed it and the event saying so is not in yet.
+			s.tab.watch.dropDialog("the browser no longer shows it")
+			return output{}, fmt.Errorf("%w: %s", ErrNoDialog, s.tab.watch.takeLostDialog())
+		}
 		return output{}, fmt.Errorf("answer the %s dialog: %w", d.Type, err)
 	}
 	s.tab.watch.answered()

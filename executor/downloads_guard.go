@@ -170,10 +170,14 @@ var liveGuards = struct {
 	by map[string][]*targetGuard
 	// user are the user's own downloads under way, by GUID; moving counts
 	// those being moved out of the staging directory.
-	user    map[string]*download
+	user    map[string]*userDownloadInfo
 	moving  int
 	staging string // the shared staging directory (joinLive)
-}{by: map[string][]*targetGuard{}, user: map[string]*download{}}
+}{by: map[string][]*targetGuard{}, user: map[string]*userDownloadInfo{}}
+
+// userDownloadInfo is a download of the user's own under way: the frame
+// that began it, its URL and the name the browser suggested.
+type userDownloadInfo struct{ frame, url, name string }
 
 // joinLive registers a guard of the user's context, and gives its
 // downloads the staging directory the process's sessions in users'
@@ -246,6 +250,7 @@ func (g *targetGuard) looksAfterUser() bool {
 // over a file; where there is none, it stays staged and the log says where.
 func (g *targetGuard) userDownload(m cdpMessage) {
 	var e struct {
+		FrameID           string `json:"frameId"`
 		GUID              string `json:"guid"`
 		URL               string `json:"url"`
 		SuggestedFilename string `json:"suggestedFilename"`
@@ -254,19 +259,30 @@ func (g *targetGuard) userDownload(m cdpMessage) {
 	if json.Unmarshal(m.Params, &e) != nil || !validGUID(e.GUID) {
 		return
 	}
-	liveGuards.mu.Lock()
-	defer liveGuards.mu.Unlock()
 	if m.Method == "Browser.downloadWillBegin" {
-		liveGuards.user[e.GUID] = &download{guid: e.GUID, url: e.URL, name: e.SuggestedFilename}
+		liveGuards.mu.Lock()
+		liveGuards.user[e.GUID] = &userDownloadInfo{frame: e.FrameID, url: e.URL, name: e.SuggestedFilename}
+		liveGuards.mu.Unlock()
 		return
 	}
+	liveGuards.mu.Lock()
 	dl := liveGuards.user[e.GUID]
 	if dl == nil || e.State == "inProgress" {
+		liveGuards.mu.Unlock()
 		return
 	}
 	delete(liveGuards.user, e.GUID)
-	if e.State != "completed" {
+	liveGuards.mu.Unlock()
+	// Another session's guard may have heard of the frame after the
+	// download began (each guard hears its frames on its own
+	// connection): then the download is that session's to keep.
+	if e.State != "completed" || g.ownedByAnother(dl.frame) {
 		return
+	}
+	liveGuards.mu.Lock()
+	defer liveGuards.mu.Unlock()
+	if liveGuards.staging == "" {
+		return // the last session left, and its staging directory with it
 	}
 	staged := filepath.Join(liveGuards.staging, e.GUID)
 	liveGuards.moving++

@@ -30,10 +30,13 @@ type element struct {
 }
 
 // frameHost is an iframe element on the way to an out-of-process frame:
-// its node, in the process of oopif ("" for the tab's).
+// its node, in the process of oopif ("" for the tab's). nested: the
+// snapshot found it in a document of a frame inside that process, not in
+// the process's top document.
 type frameHost struct {
-	oopif target.ID
-	node  cdp.BackendNodeID
+	oopif  target.ID
+	node   cdp.BackendNodeID
+	nested bool
 }
 
 // in is the context the element's process is driven over: the tab's (ctx)
@@ -76,7 +79,7 @@ func (s *session) resolveRef(ctx context.Context, ref string) (element, error) {
 		}
 		exec, el.exec, el.oopif = fctx, fctx, rt.oopif
 		if now := frameLoader(fctx); now == "" || now != rt.loader {
-			return element{}, fmt.Errorf("%w %q: its frame has loaded another document since the snapshot: take a new snapshot", ErrNoSuchRef, ref)
+			return element{}, errFrameMoved(ref)
 		}
 	}
 	world, err := s.worldIn(exec, rt.oopif, rt.frame)
@@ -87,8 +90,19 @@ func (s *session) resolveRef(ctx context.Context, ref string) (element, error) {
 	if err != nil || res.Object == nil {
 		return element{}, fmt.Errorf("%w %q: the element is gone (the page changed): take a new snapshot", ErrNoSuchRef, ref)
 	}
+	if rt.oopif != "" && frameLoader(exec) != rt.loader {
+		// It loaded another document as the node was resolved: the node
+		// id may be the new document's.
+		return element{}, errFrameMoved(ref)
+	}
 	el.object = res.Object.ObjectID
 	return el, nil
+}
+
+// errFrameMoved refuses a ref into an out-of-process frame that has
+// loaded another document since the snapshot.
+func errFrameMoved(ref string) error {
+	return fmt.Errorf("%w %q: its frame has loaded another document since the snapshot: take a new snapshot", ErrNoSuchRef, ref)
 }
 
 // worldIn is the gate's isolated world of a document: of the tab's
@@ -250,6 +264,9 @@ func (s *session) centre(ctx context.Context, el element, verb string) (x, y flo
 // the tab's process.
 func (s *session) frameOffset(ctx context.Context, el element) (x, y float64, err error) {
 	for _, h := range el.hosts {
+		if h.nested {
+			return 0, 0, errNestedFrame
+		}
 		hctx := ctx
 		if h.oopif != "" {
 			c, cancel, err := s.inFrame(ctx, h.oopif)
@@ -302,11 +319,17 @@ func (s *session) frameBox(ctx, hctx context.Context, h frameHost) (x, y float64
 	return q[0], q[1], nil
 }
 
+// errNestedFrame refuses a pointer command into an out-of-process frame
+// whose iframe element is inside a frame of its own process.
+var errNestedFrame = errors.New("the frame the element is in is inside another frame of its page, where the pointer's point cannot be checked: use a command that needs no pointer")
+
 // frameOnTopJS says whether the iframe element (this) is what its
 // document shows at (x, y): "" if so, "covered" if another element is on
 // top there, "nested" if its document is not its process's top one (the
 // tab's top document when tabTop, else an out-of-process frame's root,
-// whose parent is not reachable from it).
+// whose parent is not reachable from it; frameElement is null there, but
+// also in a frame of another origin inside that process: frameHost.nested
+// says that one).
 const frameOnTopJS = `function(x, y, tabTop) {
   const w = this.ownerDocument.defaultView;
   if (tabTop ? w.parent !== w : w.frameElement !== null) return 'nested';
@@ -365,7 +388,11 @@ func (s *session) nodeAt(ctx context.Context, x, y float64, el element) (element
 		// The browser's hit test does not answer for a point in another
 		// process's frame: the host's document says what is on top there.
 		// That document must be its process's top one, whose viewport the
-		// point is in (an iframe inside a same-process frame is refused).
+		// point is in (an iframe inside a same-process frame is refused:
+		// as the snapshot found it, and as the document says now).
+		if h.nested {
+			return element{}, errNestedFrame
+		}
 		world, err := s.worldIn(hctx, h.oopif, "")
 		if err != nil {
 			return element{}, err
@@ -381,7 +408,7 @@ func (s *session) nodeAt(ctx context.Context, x, y float64, el element) (element
 		}
 		switch why {
 		case "nested":
-			return element{}, errors.New("the frame the element is in is inside another frame of its page, where the pointer's point cannot be checked: use a command that needs no pointer")
+			return element{}, errNestedFrame
 		case "covered":
 			return element{}, errors.New("the click point is not on the frame the element is in: another element covers it")
 		}

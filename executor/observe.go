@@ -41,6 +41,10 @@ type facts struct {
 	// while one is, the page's scripts are stopped and nothing else of the
 	// page is read.
 	Dialog *dialogInfo
+	// LostDialog, for handle_dialog with no dialog held, says what became
+	// of the one that was held and ended without the agent's answer ("":
+	// none did).
+	LostDialog string
 	// Tab is the tab a tab command names, as list_tabs would list it now
 	// (nil: no such tab in the listing); TabErr: the tabs could not be
 	// read.
@@ -152,6 +156,9 @@ func (s *session) observe(ctx context.Context, cmd *toolclad.Command, args map[s
 	f.Held = s.egress.bound.heldHere()
 	if f.Dialog = s.tab.watch.pendingDialog(); f.Dialog != nil {
 		return f
+	}
+	if cmd.Name == "handle_dialog" {
+		f.LostDialog = s.tab.watch.takeLostDialog()
 	}
 	switch commandTable[cmd.Name].observes {
 	case observeClick:

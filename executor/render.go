@@ -183,7 +183,7 @@ func (r *renderer) render(v *docView, i int) {
 		if doc, ok := v.rare.contentDoc[i]; ok {
 			r.frame(v, i, doc)
 		} else if fc := r.oopifAt(nodes.BackendNodeID[i]); fc != nil && shown {
-			r.oopif(fc, frameHost{oopif: r.cur.target, node: nodes.BackendNodeID[i]})
+			r.oopif(fc, frameHost{oopif: r.cur.target, node: nodes.BackendNodeID[i], nested: v != r.curTop})
 		} else if src, _ := r.attr(v, i, "src"); shown && src != "" {
 			// A document in another process (another site) is not in
 			// this tab's layout.

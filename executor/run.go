@@ -198,10 +198,7 @@ func (e *Executor) act(actx context.Context, s *session, t *turn) *Blocked {
 		// A dialog the action's effects open a moment later (a message
 		// to another frame, a timer) is held for the agent too.
 		if held = w.pendingDialog(); held != nil {
-			if t.err != nil {
-				t.out, t.err = output{}, nil
-			}
-			t.out.Text = strings.TrimRight(t.out.Text, "\n") + "\n" + heldDialogText(held)
+			t.out, t.err = withDialog(t.out, t.err, held)
 		}
 	}
 	if held == nil {
@@ -216,9 +213,23 @@ func (e *Executor) act(actx context.Context, s *session, t *turn) *Blocked {
 		if left := s.downloads.wait(actx, began); len(left) > 0 {
 			t.out.Text += stillDownloading(left)
 		}
+		if held = w.pendingDialog(); held != nil {
+			t.out, t.err = withDialog(t.out, t.err, held)
+		}
 	}
 	s.egress.acting.end()
 	return s.egress.blocked.unjudgedSubmission(mark)
+}
+
+// withDialog adds the dialog held for the agent to what the action
+// returned: a dialog its effects opened a moment after it ended, which did
+// not stop it (an error of its own stays one, and says so too).
+func withDialog(out output, err error, held *dialogInfo) (output, error) {
+	if err != nil {
+		return output{}, fmt.Errorf("%w\n%s", err, heldDialogText(held))
+	}
+	out.Text = strings.TrimRight(out.Text, "\n") + "\n" + heldDialogText(held)
+	return out, nil
 }
 
 // checkAfter observes where the action left the tab and its popups,

@@ -134,21 +134,23 @@ func (s *session) capture(ctx, exec context.Context, id target.ID, depth int) (*
 		axRes accessibility.GetFullAXTreeResult
 		axErr error
 	)
+	// An out-of-process frame's document is read before and after: one
+	// that loaded another document meanwhile gives refs that are stale
+	// at once (no loader).
 	var loader cdp.LoaderID
+	if id != "" {
+		loader = frameLoader(exec)
+	}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		axRes, axErr = chromedp.Call(exec, accessibility.GetFullAXTree, accessibility.GetFullAXTreeParams{})
 	}()
-	if id != "" {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			loader = frameLoader(exec)
-		}()
-	}
 	layout, lErr := chromedp.Call(exec, domsnapshot.CaptureSnapshot, domsnapshot.CaptureSnapshotParams{ComputedStyles: snapStyles})
 	wg.Wait()
+	if id != "" && frameLoader(exec) != loader {
+		loader = ""
+	}
 	if axErr != nil {
 		return nil, fmt.Errorf("read the accessibility tree: %w", axErr)
 	}

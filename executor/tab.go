@@ -41,7 +41,7 @@ func (s *session) ensureTab() error {
 		return nil
 	}
 	s.closeTabs()
-	w := newPageWatch("", s.manifest.Browser.Dialogs)
+	w := newPageWatch("", s.manifest.Browser.Dialogs, s.maskText)
 	ctx, cancel, err := s.backend.newSessionContext(s, w, chromedp.WithListener(w.listen))
 	if err != nil {
 		return err

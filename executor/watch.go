@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/inspector"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
@@ -42,14 +43,15 @@ type pageWatch struct {
 
 // newPageWatch watches a tab whose JavaScript dialogs are handled as the
 // manifest's [browser] dialogs says (toolclad.Dialogs*).
-func newPageWatch(mainFrame cdp.FrameID, dialogs string) *pageWatch {
+// mask masks the session's secrets in what the page says in them.
+func newPageWatch(mainFrame cdp.FrameID, dialogs string, mask func(string) string) *pageWatch {
 	return &pageWatch{
 		mainFrame:    mainFrame,
 		inflight:     map[network.RequestID]bool{},
 		loading:      map[cdp.FrameID]bool{},
 		lastActivity: time.Now(),
 		changed:      make(chan struct{}, 1),
-		dialogs:      dialogState{mode: dialogs, answers: make(chan dialogAnswer, 8)},
+		dialogs:      dialogState{mode: dialogs, mask: mask, answers: make(chan dialogAnswer, 8)},
 		log:          newPageLog(),
 	}
 }
@@ -96,6 +98,7 @@ func (w *pageWatch) listen(ev any) {
 			w.docLoading = true
 			w.mainFrame = e.Frame.ID
 			clear(w.inflight)
+			w.dialogs.drop("the tab showed another document")
 		}
 	case *page.EventLoadEventFired:
 		w.docLoading = false
@@ -103,6 +106,8 @@ func (w *pageWatch) listen(ev any) {
 		w.dialogs.opened(e, w.mainFrame)
 	case *page.EventJavascriptDialogClosed:
 		w.dialogs.closed(e)
+	case *inspector.EventTargetCrashed:
+		w.dialogs.drop("the page crashed")
 	default:
 		w.mu.Unlock()
 		return

@@ -93,10 +93,14 @@ domains = ["127.0.0.1"]
 }
 
 // TestDialogsAnsweredAtOnce: with dialogs = "accept" a confirm is
-// accepted at once and the reply says so; the page goes on.
+// accepted at once and the reply says so; the page goes on. A secret in
+// such a dialog's message is masked in the reply.
 func TestDialogsAnsweredAtOnce(t *testing.T) {
 	t.Parallel()
-	f := startWith(t, strings.Replace(inputManifest(), "[browser]\n", "[browser]\ndialogs = \"accept\"\n", 1))
+	f := startWith(t, strings.Replace(inputManifest(), "[browser]\n", "[browser]\ndialogs = \"accept\"\n", 1)+`[secrets.APP_PASSWORD]
+env = "BROWSERGATE_E2E_SECRET"
+domains = ["127.0.0.1"]
+`)
 	site, _ := serveLogged(t, dialogPages)
 	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/confirm"})
 	out := f.mustAllow(t, "e2e.click", map[string]any{"selector": "#b"})
@@ -105,6 +109,12 @@ func TestDialogsAnsweredAtOnce(t *testing.T) {
 	}
 	if snap := f.mustAllow(t, "e2e.snapshot", nil); !strings.Contains(snap, "deleted") {
 		t.Errorf("the page did not get the acceptance:\n%s", snap)
+	}
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/leave"})
+	f.mustAllow(t, "e2e.type_text", map[string]any{"selector": "#p", "text": "<APP_PASSWORD>"})
+	out = f.mustAllow(t, "e2e.click", map[string]any{"selector": "#show"})
+	if strings.Contains(out, secretValue) || !strings.Contains(out, `accepted alert: the password is \x5bsecret APP_PASSWORD\x5d`) {
+		t.Errorf("the dialog answered at once is not reported masked:\n%s", out)
 	}
 }
 
@@ -186,7 +196,7 @@ func TestDialogsOfFrames(t *testing.T) {
 	case !refused && strings.Contains(out, "accepted the confirm dialog"):
 		t.Log("Chromium kept the frame's alert until the confirm was answered")
 		until("answer=true")
-	case refused && strings.Contains(out, `no JavaScript dialog is waiting for an answer: the confirm dialog that was waiting for an answer ("Delete everything?") is gone: the browser dismissed it before it was answered (another dialog opened)`):
+	case refused && strings.Contains(out, `no JavaScript dialog is waiting for an answer: the confirm dialog that was waiting for an answer ("Delete everything?") is gone: the browser dismissed it`):
 		t.Log("Chromium closed the confirm when the frame's alert opened")
 		until("answer=false")
 	default:

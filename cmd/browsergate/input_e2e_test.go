@@ -343,8 +343,21 @@ func TestFrames(t *testing.T) {
 <input aria-label="There"> <a href="/y">Onward</a> <a href="` + f.canaryTo + `/oopif-link">Away</a>`,
 		"/y": `<title>y</title>arrived`,
 	})
+	// mid is the other site again on another port: same site, so in the
+	// process of other's frame, but another origin (its frameElement is
+	// null, as an out-of-process frame's top document's is).
+	deepest, _ := serveLoggedOn(t, "127.0.0.1:0", map[string]string{
+		"/inner": `<title>inner</title><button>Press deep</button>`,
+	})
+	mid, _ := serveLoggedOn(t, "127.0.0.3:0", map[string]string{
+		"/mid": `<title>mid</title><p>in the middle</p><iframe src="` + deepest + `/inner" width=500 height=200></iframe>`,
+	})
+	other2, _ := serveLoggedOn(t, "127.0.0.3:0", map[string]string{
+		"/holder": `<title>holder</title><iframe style="margin: 40px" src="` + mid + `/mid" width=550 height=250></iframe>`,
+	})
 	site, log := serveLogged(t, map[string]string{
 		"/outer": `<title>outer</title><h1>Outer</h1><iframe src="/inner" width=600 height=300></iframe>`,
+		"/deep":  `<title>deep</title><iframe src="` + other2 + `/holder" width=650 height=350></iframe>`,
 		"/inner": `<title>inner</title><button onclick="document.getElementById('o').textContent='pressed'">Press</button><p id=o>idle</p>
 <input aria-label=Name><a href="/after">After</a>`,
 		"/other-site": `<title>other</title><div style="height:1500px">tall</div><iframe src="` + other + `/x" width=600 height=300></iframe>`,
@@ -391,6 +404,16 @@ func TestFrames(t *testing.T) {
 	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/scaled"})
 	snap = f.mustAllow(t, "e2e.snapshot", nil)
 	f.mustRefuse(t, "e2e.click", map[string]any{"ref": findRef(snap, `button "Press there"`)}, "transformed or zoomed")
+
+	// A frame of this site inside a frame of another origin inside the
+	// other site's frame: its iframe element is not in the top document
+	// of its process, so where the pointer lands cannot be checked.
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/deep"})
+	snap = f.mustAllow(t, "e2e.snapshot", nil)
+	if !strings.Contains(snap, "in the middle") || !strings.Contains(snap, `button "Press deep"`) {
+		t.Fatalf("the frames inside frames are not shown:\n%s", snap)
+	}
+	f.mustRefuse(t, "e2e.click", map[string]any{"ref": findRef(snap, `button "Press deep"`)}, "inside another frame of its page")
 	if !f.net.Clean() {
 		t.Errorf("the canary saw requests: %s", f.net)
 	}
