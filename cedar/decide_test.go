@@ -234,3 +234,35 @@ func TestDecideAttributes(t *testing.T) {
 		})
 	}
 }
+
+// TestDecideAgentGroups: the agent's groups are its principal's parents,
+// so a policy can permit or forbid a group of agents; an agent in no
+// group, or in another, is not in it.
+func TestDecideAgentGroups(t *testing.T) {
+	t.Parallel()
+	e := loadFiles(t, map[string]string{"groups.cedar": `
+permit (principal in Web::AgentGroup::"research", action, resource)
+when { resource.command == "navigate" };
+forbid (principal == Web::Agent::"mallory", action, resource);
+`})
+	cases := []struct {
+		agent  string
+		groups []string
+		want   bool
+	}{
+		{"alice", []string{"ops", "research"}, true},
+		{"bob", nil, false},
+		{"carol", []string{"ops"}, false},
+		{"mallory", []string{"research"}, false},
+	}
+	for _, c := range cases {
+		r := baseRequest("navigate")
+		r.Principal, r.Groups = c.agent, c.groups
+		if d := e.Decide(r); d.Allowed != c.want {
+			t.Errorf("%s in %v: allowed = %v, want %v (%v)", c.agent, c.groups, d.Allowed, c.want, d.Reasons)
+		}
+		if err := e.ValidateRequest(r); err != nil {
+			t.Errorf("%s: the request does not fit the schema: %v", c.agent, err)
+		}
+	}
+}

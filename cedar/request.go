@@ -13,6 +13,7 @@ import (
 // and the manifest's [tool.cedar] table refer to.
 const (
 	AgentType           = "Web::Agent"
+	AgentGroupType      = "Web::AgentGroup"
 	ActionType          = "Web::Action"
 	DomainType          = "Web::Domain"
 	DomainSetType       = "Web::DomainSet"
@@ -29,6 +30,7 @@ const maxDepth = 16
 // maps it onto Cedar entities (see the package documentation).
 type Request struct {
 	Principal        string         // agent id -> Web::Agent::"<id>"
+	Groups           []string       // the agent's groups: parents Web::AgentGroup::"<group>"
 	Action           string         // "browse" -> Web::Action::"browse" ("" means DefaultAction)
 	ResourceType     string         // from the manifest; "" means DefaultResourceType
 	Session          string         // resource id
@@ -107,12 +109,18 @@ func (r *Request) toCedar(ts time.Time) (cedargo.Request, cedargo.EntityMap, err
 	for i, s := range r.DomainSets {
 		parents[i] = cedargo.NewEntityUID(DomainSetType, cedargo.String(s))
 	}
+	groups := make([]cedargo.EntityUID, len(r.Groups))
+	for i, g := range r.Groups {
+		groups[i] = cedargo.NewEntityUID(AgentGroupType, cedargo.String(g))
+	}
+	principal := cedargo.NewEntityUID(AgentType, cedargo.String(r.Principal))
 	entities := cedargo.EntityMap{
-		resource: {UID: resource, Attributes: cedargo.NewRecord(attrs)},
-		domain:   {UID: domain, Parents: cedargo.NewEntityUIDSet(parents...)},
+		resource:  {UID: resource, Attributes: cedargo.NewRecord(attrs)},
+		domain:    {UID: domain, Parents: cedargo.NewEntityUIDSet(parents...)},
+		principal: {UID: principal, Parents: cedargo.NewEntityUIDSet(groups...)},
 	}
 	req := cedargo.Request{
-		Principal: cedargo.NewEntityUID(AgentType, cedargo.String(r.Principal)),
+		Principal: principal,
 		Action:    cedargo.NewEntityUID(ActionType, cedargo.String(action)),
 		Resource:  resource,
 		Context:   cedargo.NewRecord(cedargo.RecordMap{"time": ms}),

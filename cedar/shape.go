@@ -84,6 +84,7 @@ func (sh *RequestShape) requests() []*Request {
 	for _, c := range sh.Commands {
 		out = append(out, &Request{
 			Principal:    "schema-check",
+			Groups:       []string{"schema-check"},
 			Action:       sh.Action,
 			ResourceType: sh.ResourceType,
 			Session:      "schema-check",

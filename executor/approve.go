@@ -14,6 +14,7 @@ import (
 
 	"github.com/browsergate/browsergate/evidence"
 	"github.com/browsergate/browsergate/executor/approval"
+	"github.com/browsergate/browsergate/executor/events"
 	"github.com/browsergate/browsergate/toolclad"
 )
 
@@ -86,6 +87,8 @@ func (e *Executor) approve(ctx context.Context, s *session, t *turn) *DenyError 
 		p = e.cfg.Approvals.Open(want, e.cfg.ApprovalTimeout)
 		s.hold.id = p.ID
 		e.cfg.Logger.Warn("call held for human approval", "id", p.ID, "session", s.id, "call", p.Summary(), "deadline", p.Deadline)
+		e.cfg.Events.Publish(events.Event{Type: events.ApprovalAsked, Session: s.id, Agent: s.principal, Tool: p.Tool, Command: p.Command,
+			Args: p.Args, URL: p.URL, Approval: p.ID, Reason: strings.Join(p.Why, "; "), Detail: p.Request})
 		if e.cfg.Elicitation && t.call.CanElicit && want.Tier != "critical" {
 			t.ask = &toolclad.Question{Key: approvalKey, Message: elicitMessage(p), State: e.seal(p.ID, s.id)}
 			return nil
@@ -105,6 +108,8 @@ func (e *Executor) approve(ctx context.Context, s *session, t *turn) *DenyError 
 	s.hold.id = ""
 	t.approval = &evidence.Approval{ID: p.ID, Approved: o.Approved, Channel: o.Channel, By: o.By, At: o.At.UTC(), Note: o.Note}
 	e.cfg.Logger.Warn("approval answered", "id", p.ID, "approved", o.Approved, "channel", o.Channel, "by", o.By)
+	e.cfg.Events.Publish(events.Event{Type: events.ApprovalAnswered, Session: s.id, Agent: s.principal, Tool: p.Tool, Command: p.Command,
+		Approval: p.ID, Allowed: events.Bool(o.Approved), Channel: o.Channel, By: o.By, Reason: o.Note})
 	if !o.Approved {
 		reason := fmt.Sprintf("approval %s was denied via %s", p.ID, o.Channel)
 		switch o.Channel {

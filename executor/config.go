@@ -25,8 +25,9 @@ type RecordedConfig struct {
 }
 
 type configKey struct {
-	m *toolclad.Manifest
-	p *cedar.Engine
+	m         *toolclad.Manifest
+	p         *cedar.Engine
+	principal string
 }
 
 // configCache remembers the blob of each (manifest, policies) pair already
@@ -38,15 +39,15 @@ type configCache struct {
 
 // configFor stores the configuration of a call (once per manifest and
 // policy set) and returns its SHA-256 for the envelope.
-func (e *Executor) configFor(m *toolclad.Manifest, p *cedar.Engine) (string, error) {
-	k := configKey{m, p}
+func (e *Executor) configFor(m *toolclad.Manifest, p *cedar.Engine, principal string) (string, error) {
+	k := configKey{m, p, principal}
 	e.configs.mu.Lock()
 	defer e.configs.mu.Unlock()
 	if sum, ok := e.configs.sums[k]; ok {
 		return sum, nil
 	}
 	var rc RecordedConfig
-	rc.Principal = e.cfg.Principal
+	rc.Principal = principal
 	rc.Manifest.Path, rc.Manifest.Source = m.Path, string(m.Source)
 	rc.Policies = map[string]string{}
 	for name, src := range p.Sources() {

@@ -28,6 +28,7 @@ type question struct {
 	Policies  *cedar.Engine
 	Secrets   *secretSet
 	Principal string
+	Groups    []string // the principal's groups
 	Session   string
 	Limits    *limits
 	Now       time.Time
@@ -483,6 +484,7 @@ func cedarRequest(q *question, cmd *toolclad.Command, target string) *cedar.Requ
 	host := q.check(target).Host
 	return &cedar.Request{
 		Principal:        q.Principal,
+		Groups:           q.Groups,
 		Action:           m.Tool.Cedar.Action,
 		ResourceType:     m.Tool.Cedar.Resource,
 		Session:          q.Session,

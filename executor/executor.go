@@ -17,6 +17,7 @@ import (
 	"github.com/browsergate/browsergate/cedar"
 	"github.com/browsergate/browsergate/evidence"
 	"github.com/browsergate/browsergate/executor/approval"
+	"github.com/browsergate/browsergate/executor/events"
 	"github.com/browsergate/browsergate/scope"
 	"github.com/browsergate/browsergate/scope/egress"
 	"github.com/browsergate/browsergate/toolclad"
@@ -51,6 +52,9 @@ type Config struct {
 	// when the client supports it. The client must show the form to a
 	// human: turn it off for clients that could answer by themselves.
 	Elicitation bool
+	// Events receives what operators watch: decisions, refused requests,
+	// sessions opened and ended (nil: nobody watches).
+	Events *events.Hub
 }
 
 // Executor implements toolclad.Runner: it gates, acts and records every
@@ -81,8 +85,12 @@ type Executor struct {
 	ending sync.WaitGroup
 }
 
+// sessionKey names a session: an MCP session's calls, by one agent, to
+// one manifest's tools. An agent never reaches another's session, even
+// with its MCP session id.
 type sessionKey struct {
 	mcp      string
+	agent    string
 	manifest *toolclad.Manifest
 }
 
@@ -243,7 +251,8 @@ func (e *Executor) EndSession(mcpID string) {
 
 // session returns the session of an MCP session on a manifest, creating it
 // on first use.
-func (e *Executor) session(mcpID string, m *toolclad.Manifest) (*session, error) {
+func (e *Executor) session(call *toolclad.Call) (*session, error) {
+	m := call.Manifest
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
@@ -255,7 +264,7 @@ func (e *Executor) session(mcpID string, m *toolclad.Manifest) (*session, error)
 	if _, current := e.scopes[m]; !current {
 		return nil, errors.New("the manifest of this tool was reloaded; list the tools again and call the new one")
 	}
-	k := sessionKey{mcpID, m}
+	k := sessionKey{call.SessionID, call.Agent, m}
 	if s, ok := e.sessions[k]; ok {
 		return s, nil
 	}
@@ -271,7 +280,7 @@ func (e *Executor) renew(old *session, why string) (*session, error) {
 	if e.closed {
 		return nil, errors.New("executor is shutting down")
 	}
-	k := sessionKey{old.mcpID, old.manifest}
+	k := sessionKey{old.mcpID, old.agentID, old.manifest}
 	cur, ok := e.sessions[k]
 	switch {
 	case !ok:
@@ -308,11 +317,20 @@ func (e *Executor) newSessionLocked(k sessionKey, notice string) *session {
 		e.backends[bk] = b
 	}
 	s := newSession(m, k.mcp, b, now)
+	s.agentID, s.principal = k.agent, k.agent
+	if s.principal == "" {
+		s.principal = e.cfg.Principal
+	}
 	s.egress.blocked.onAdd = func(b Blocked) {
 		// The proxy logs its own decisions; interception's are logged
 		// here, as they happen, whether or not a call is running.
 		if b.Layer == "interception" {
 			e.cfg.Logger.Warn("request refused", "session", s.id, "url", b.URL, "rule", b.Rule, "reason", b.Reason, "layer", b.Layer)
+		}
+		if e.cfg.Events != nil {
+			m := e.masker.Load()
+			e.cfg.Events.Publish(events.Event{Type: events.Blocked, Session: s.id, Agent: s.principal, Tool: s.manifest.Tool.Name,
+				URL: m.mask(b.URL), Rule: b.Rule, Reason: m.mask(b.Reason), Layer: b.Layer})
 		}
 	}
 	s.secrets = e.secrets[m]
@@ -330,6 +348,7 @@ func (e *Executor) newSessionLocked(k sessionKey, notice string) *session {
 	}
 	s.notice = notice
 	e.sessions[k] = s
+	e.cfg.Events.Publish(events.Event{Type: events.SessionOpened, Session: s.id, Agent: s.principal, Tool: m.Tool.Name})
 	return s
 }
 

@@ -29,7 +29,7 @@ func BenchmarkGateDecision(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer e.Close()
-	s, _ := e.session("bench", m)
+	s, _ := e.session(&toolclad.Call{SessionID: "bench", Manifest: m})
 	if err := s.ensureTab(); err != nil {
 		b.Fatal(err)
 	}

@@ -49,7 +49,7 @@ func TestProxyDownMeansNothingGoesOut(t *testing.T) {
 		t.Fatalf("navigate with the proxy up: %+v", r)
 	}
 	before := hits.Load()
-	s, _ := e.session("s", m)
+	s, _ := e.session(&toolclad.Call{SessionID: "s", Manifest: m})
 	s.egress.proxy.Close()
 	r := navigate()
 	if !r.IsError {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/browsergate/browsergate/evidence"
+	"github.com/browsergate/browsergate/executor/events"
 	"github.com/browsergate/browsergate/toolclad"
 )
 
@@ -48,7 +49,7 @@ func (e *Executor) record(s *session, t *turn) *toolclad.Reply {
 	env := &evidence.Envelope{
 		Session:        s.id,
 		Time:           t.start.UTC(),
-		Principal:      e.cfg.Principal,
+		Principal:      s.principal,
 		Tool:           s.manifest.Tool.Name,
 		Command:        e.masker.Load().mask(t.commandName()),
 		Args:           e.shownArgs(t),
@@ -76,7 +77,7 @@ func (e *Executor) record(s *session, t *turn) *toolclad.Reply {
 	if t.err != nil {
 		errs = append(errs, t.err.Error())
 	}
-	if sum, err := e.configFor(s.manifest, e.policies.Load()); err != nil {
+	if sum, err := e.configFor(s.manifest, e.policies.Load(), s.principal); err != nil {
 		errs = append(errs, err.Error())
 	} else {
 		env.ConfigSHA256 = sum
@@ -88,6 +89,7 @@ func (e *Executor) record(s *session, t *turn) *toolclad.Reply {
 	appendErr := e.cfg.Evidence.Append(env, shot)
 	t.recordErr = appendErr
 	e.logDecision(s, t, env.Decision, appendErr)
+	e.publishDecision(s, env)
 	if appendErr != nil {
 		return &toolclad.Reply{IsError: true,
 			Text: "error: the call could not be recorded in the evidence log, so its result is withheld: " + appendErr.Error()}
@@ -136,7 +138,7 @@ func (e *Executor) recordPending(s *session, ended string, m *masker) {
 		Kind:      evidence.KindSessionEnd,
 		Session:   s.id,
 		Time:      e.cfg.Now().UTC(),
-		Principal: e.cfg.Principal,
+		Principal: s.principal,
 		Tool:      s.manifest.Tool.Name,
 		Decision: evidence.Decision{Stage: evidence.StageEgress, Rule: ruleAfterLastCall, Reasons: []string{fmt.Sprintf(
 			"%s; the egress gate had refused %d request(s) the session's pages made by themselves after its last call, and %d download(s) ended after it", ended, n, len(files))}},
@@ -236,4 +238,27 @@ func (t *turn) recordedArgs() map[string]any {
 func (e *Executor) shownArgs(t *turn) map[string]any {
 	args, _ := e.masker.Load().maskValue(t.recordedArgs()).(map[string]any)
 	return args
+}
+
+// publishDecision sends a recorded call's decision to the operators'
+// event stream, as the evidence holds it.
+func (e *Executor) publishDecision(s *session, env *evidence.Envelope) {
+	if e.cfg.Events == nil {
+		return
+	}
+	d := env.Decision
+	ev := events.Event{Type: events.Decision, Session: s.id, Agent: s.principal, Tool: env.Tool, Command: env.Command,
+		Args: env.Args, Allowed: events.Bool(d.Allowed), Stage: string(d.Stage), Rule: d.Rule}
+	if len(d.Reasons) > 0 {
+		ev.Reason = strings.Join(d.Reasons, "; ")
+	}
+	for _, st := range []map[string]any{env.After, env.Before} {
+		if u, _ := st["url"].(string); u != "" && ev.URL == "" {
+			ev.URL = u
+		}
+	}
+	if d.Approval != nil {
+		ev.By, ev.Channel = d.Approval.By, d.Approval.Channel
+	}
+	e.cfg.Events.Publish(ev)
 }

@@ -71,7 +71,7 @@ when { resource.url_domain in Web::DomainSet::"payments" } unless { resource.hum
 		t.Fatal(err)
 	}
 	defer e.Close()
-	s, err := e.session("t", m)
+	s, err := e.session(&toolclad.Call{SessionID: "t", Manifest: m})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ type turn struct {
 // in the evidence log when it returns (or says that it could not).
 func (e *Executor) Run(ctx context.Context, call *toolclad.Call) *toolclad.Reply {
 	t := &turn{call: call, start: e.cfg.Now()}
-	s, err := e.session(call.SessionID, call.Manifest)
+	s, err := e.session(call)
 	if err != nil {
 		return &toolclad.Reply{Text: "error: " + err.Error(), IsError: true}
 	}
@@ -283,7 +283,8 @@ func (e *Executor) question(s *session, t *turn, f *facts, approved bool) *quest
 		Check:     s.backend.check,
 		Policies:  e.policies.Load(),
 		Secrets:   s.secrets,
-		Principal: e.cfg.Principal,
+		Principal: s.principal,
+		Groups:    t.call.Groups, // as the agents file says now (it is reloaded with the policies)
 		Session:   s.id,
 		Limits:    &s.limits,
 		Now:       t.start,

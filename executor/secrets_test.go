@@ -563,13 +563,13 @@ func TestAgentTextsAreTheMCPSessions(t *testing.T) {
 	}
 	defer e.Close()
 	shown := func(mcp string, m *toolclad.Manifest) bool {
-		s, err := e.session(mcp, m)
+		s, err := e.session(&toolclad.Call{SessionID: mcp, Manifest: m})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return e.masker.Load().forAgent(s.agent).mask("?q=Zq8-Lm") == "?q=Zq8-Lm"
 	}
-	a1, _ := e.session("a", m1)
+	a1, _ := e.session(&toolclad.Call{SessionID: "a", Manifest: m1})
 	e.masker.Load().note(a1.agent, argTexts(map[string]any{"url": "http://127.0.0.1/?q=Zq8-Lm"}))
 	if !shown("a", m1) || !shown("a", m2) {
 		t.Error("the agent's text is masked in a session of its own MCP session")

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/browsergate/browsergate/executor/events"
 	"github.com/browsergate/browsergate/scope/egress"
 	"github.com/browsergate/browsergate/toolclad"
 )
@@ -24,11 +25,15 @@ import (
 //   - egress: the session's proxy and what the egress gate refused
 //     (intercept.go).
 type session struct {
-	id       string // evidence session id
-	mcpID    string
-	manifest *toolclad.Manifest
-	backend  *backend
-	secrets  *secretSet // the manifest's secrets, for type_text
+	id    string // evidence session id
+	mcpID string
+	// agentID is the agent of an HTTP call ("" on stdio); principal is its
+	// Cedar principal (the daemon's --principal on stdio).
+	agentID   string
+	principal string
+	manifest  *toolclad.Manifest
+	backend   *backend
+	secrets   *secretSet // the manifest's secrets, for type_text
 	// maskText masks every manifest's secret values for the agent (its
 	// own texts of the session as it wrote them, forAgent): output is
 	// masked before it is clipped, and again as a whole when the call
@@ -122,5 +127,6 @@ func (e *Executor) endSessions(ss []*session, why string, m *masker) {
 		s.end()
 		e.recordPending(s, "the session ended: "+why, m)
 		s.mu.Unlock()
+		e.cfg.Events.Publish(events.Event{Type: events.SessionEnded, Session: s.id, Agent: s.principal, Tool: s.manifest.Tool.Name, Reason: why})
 	}
 }

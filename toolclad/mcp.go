@@ -33,6 +33,11 @@ type Call struct {
 	// SessionID is the MCP session id, or a random id assigned to the
 	// session when the transport has none (stdio, in-memory).
 	SessionID string
+	// Agent is the calling agent over HTTP (serve --agents): its id, the
+	// Cedar principal, and its groups, the principal's parents. "" on
+	// stdio, where the daemon's --principal is the agent.
+	Agent  string
+	Groups []string
 	// RawArgs are the arguments as received (nil if not a JSON object).
 	RawArgs map[string]any
 	// Args are the validated arguments (nil when ArgErr is set).
@@ -236,6 +241,7 @@ func (ts *ToolSet) undeclared(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		call := &Call{Manifest: m, Tool: r.Params.Name, SessionID: ts.sessions.id(r.Session), Progress: func(string) {}}
+		call.Agent, call.Groups = caller(r.Extra)
 		if raw, err := decodeArgs(r.Params.Arguments); err == nil {
 			call.RawArgs = raw
 		}
@@ -329,6 +335,7 @@ func (h *handler) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		SessionID: h.sessions.id(req.Session),
 		Progress:  func(string) {},
 	}
+	call.Agent, call.Groups = caller(req.Extra)
 	raw, err := decodeArgs(req.Params.Arguments)
 	if err != nil {
 		call.ArgErr = &ArgError{Command: c.Name, Rule: "type", Message: err.Error()}
@@ -481,4 +488,17 @@ func randomID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
 	return hex.EncodeToString(b[:])
+}
+
+// AgentGroupsKey is the key of the agent's groups ([]string) in the
+// bearer token's auth.TokenInfo.Extra; its UserID is the agent's id.
+const AgentGroupsKey = "browsergate.groups"
+
+// caller is the agent an HTTP request authenticated as (none on stdio).
+func caller(extra *mcp.RequestExtra) (agent string, groups []string) {
+	if extra == nil || extra.TokenInfo == nil {
+		return "", nil
+	}
+	groups, _ = extra.TokenInfo.Extra[AgentGroupsKey].([]string)
+	return extra.TokenInfo.UserID, groups
 }

@@ -36,6 +36,7 @@ var commands = []*command{
 	evidenceKeygenCommand,
 	evidencePruneCommand,
 	evidenceReplayCommand,
+	eventsCommand,
 	demoCommand,
 	versionCommand,
 }

@@ -19,6 +19,8 @@ import (
 	"github.com/browsergate/browsergate/executor"
 	"github.com/browsergate/browsergate/executor/approval"
 	"github.com/browsergate/browsergate/executor/approval/operator"
+	"github.com/browsergate/browsergate/executor/daemon"
+	"github.com/browsergate/browsergate/executor/events"
 	"github.com/browsergate/browsergate/executor/reload"
 	"github.com/browsergate/browsergate/scope/egress"
 	"github.com/browsergate/browsergate/toolclad"
@@ -28,9 +30,12 @@ var serveCommand = &command{
 	name: "serve",
 	synopsis: `--manifest FILE [--manifest FILE...] --policies DIR --evidence FILE [--signing-key FILE]
 		[--tool-separator .|_] [--principal ID] [--log-level debug|info|warn|error] [--resolve NAME=IP[,IP...]...]
-		[--approvals-socket PATH] [--approval-timeout 2m] [--elicitation] [--watch]`,
-	summary: "Serve the governed browser over MCP on stdio: every call is checked against the manifests' scope and\n" +
-		"the Cedar policies, and recorded in the evidence file. SIGHUP reloads manifests and policies.",
+		[--approvals-socket PATH] [--approval-timeout 2m] [--elicitation] [--watch]
+		[--http ADDR --agents FILE [--tls-cert FILE --tls-key FILE] [--allowed-origin ORIGIN...] [--http-host NAME...]
+		 [--max-sessions N] [--max-sessions-per-agent N] [--session-idle 30m] [--operator-token-file FILE] [--stdio]]`,
+	summary: "Serve the governed browser over MCP on stdio, or over streamable HTTP at /mcp (--http) for the agents of\n" +
+		"an agents file: every call is checked against the manifests' scope and the Cedar policies, and recorded in\n" +
+		"the evidence file. SIGHUP reloads manifests, policies and the agents file.",
 	setup: serveFlags,
 }
 
@@ -48,6 +53,16 @@ type serveOptions struct {
 	elicitation     bool
 	watch           bool
 	resolve         multiFlag
+
+	http                  string
+	agents                string
+	tlsCert, tlsKey       string
+	allowedOrigins        multiFlag
+	httpHosts             multiFlag
+	maxSessions, perAgent int
+	sessionIdle           time.Duration
+	operatorTokens        string
+	stdio                 bool
 }
 
 func serveFlags(fs *flag.FlagSet) action {
@@ -63,6 +78,17 @@ func serveFlags(fs *flag.FlagSet) action {
 	fs.DurationVar(&o.approvalTimeout, "approval-timeout", executor.DefaultApprovalTimeout, "how long a call waits for a human's approval before it is denied")
 	fs.BoolVar(&o.elicitation, "elicitation", false, "also ask for approvals through MCP elicitation when the client supports it: only for a client that puts the question to a human, never one that could answer by itself (critical-tier commands always need the operator)")
 	fs.BoolVar(&o.watch, "watch", false, "reload manifests and policies when their files change (SIGHUP always reloads)")
+	fs.StringVar(&o.http, "http", "", "serve MCP over streamable HTTP at `ADDR` (host:port; /mcp, and /healthz): loopback unless TLS is given")
+	fs.StringVar(&o.agents, "agents", "", "agents `FILE` (TOML: [agents.<id>] token_sha256, groups): who may call over HTTP, as which Cedar principal")
+	fs.StringVar(&o.tlsCert, "tls-cert", "", "TLS certificate `FILE` (PEM) for --http")
+	fs.StringVar(&o.tlsKey, "tls-key", "", "TLS private key `FILE` (PEM) for --http")
+	fs.Var(&o.allowedOrigins, "allowed-origin", "an `ORIGIN` (scheme://host[:port]) whose web pages may call over HTTP (repeatable; by default none but the daemon's own)")
+	fs.Var(&o.httpHosts, "http-host", "another `NAME` (host or host:port) HTTP requests may be addressed to, besides the listening address (repeatable)")
+	fs.IntVar(&o.maxSessions, "max-sessions", daemon.DefaultMaxSessions, "most MCP sessions open over HTTP at once, in all")
+	fs.IntVar(&o.perAgent, "max-sessions-per-agent", daemon.DefaultMaxSessionsPerAgent, "most MCP sessions one agent may have open over HTTP at once")
+	fs.DurationVar(&o.sessionIdle, "session-idle", daemon.DefaultSessionIdle, "end an MCP session over HTTP after this long without a request")
+	fs.StringVar(&o.operatorTokens, "operator-token-file", "", "operators' token `FILE` (NAME:TOKEN a line, mode 600): who may watch /events over HTTP")
+	fs.BoolVar(&o.stdio, "stdio", false, "with --http, also serve MCP on stdio (as --principal)")
 	fs.Var(&o.resolve, "resolve", "answer `NAME=IP[,IP...]` in the egress proxy instead of asking DNS for NAME (repeatable; tests, air-gapped setups)")
 	return func(_ []string, _, stderr io.Writer) error { return o.run(stderr) }
 }
@@ -70,6 +96,15 @@ func serveFlags(fs *flag.FlagSet) action {
 func (o *serveOptions) run(stderr io.Writer) error {
 	if len(o.manifests) == 0 || o.policies == "" || o.evidence == "" {
 		return fmt.Errorf("%w: serve needs --manifest, --policies and --evidence", errUsage)
+	}
+	if o.http == "" && (o.agents != "" || o.tlsCert != "" || o.tlsKey != "" || len(o.allowedOrigins) > 0 || len(o.httpHosts) > 0 || o.stdio || o.operatorTokens != "") {
+		return fmt.Errorf("%w: --agents, --tls-cert, --tls-key, --allowed-origin, --http-host, --operator-token-file and --stdio go with --http", errUsage)
+	}
+	if o.http != "" && o.agents == "" {
+		return fmt.Errorf("%w: --http needs --agents: every HTTP call is made by an agent the agents file names", errUsage)
+	}
+	if o.maxSessions <= 0 || o.perAgent <= 0 || o.sessionIdle <= 0 {
+		return fmt.Errorf("%w: --max-sessions, --max-sessions-per-agent and --session-idle must be positive", errUsage)
 	}
 	if o.sep != "." && o.sep != "_" {
 		return fmt.Errorf("%w: --tool-separator must be \".\" or \"_\"", errUsage)
@@ -84,6 +119,18 @@ func (o *serveOptions) run(stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if o.agents != "" {
+		if set.Agents, err = toolclad.LoadAgents(o.agents); err != nil {
+			return err
+		}
+	}
+	var operators *daemon.Operators
+	if o.operatorTokens != "" {
+		if operators, err = daemon.LoadOperators(o.operatorTokens); err != nil {
+			return err
+		}
+	}
+	hub := events.NewHub(0)
 	evidenceOpts, err := evidenceOptions(o.signingKey)
 	if err != nil {
 		return err
@@ -111,7 +158,7 @@ func (o *serveOptions) run(stderr io.Writer) error {
 	defer ops.Close()
 	ex, err := executor.New(executor.Config{
 		Manifests: set.Manifests, Policies: set.Policies, Evidence: store, Principal: o.principal, Logger: logger,
-		Resolver: resolver, Approvals: broker, ApprovalTimeout: o.approvalTimeout, Elicitation: o.elicitation,
+		Resolver: resolver, Approvals: broker, ApprovalTimeout: o.approvalTimeout, Elicitation: o.elicitation, Events: hub,
 	})
 	if err != nil {
 		return err
@@ -131,7 +178,7 @@ func (o *serveOptions) run(stderr io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	rl, err := reload.New(reload.Config{Manifests: o.manifests, Policies: o.policies, Executor: ex, Tools: tools, Current: set, Logger: logger})
+	rl, err := reload.New(reload.Config{Manifests: o.manifests, Policies: o.policies, Agents: o.agents, Executor: ex, Tools: tools, Current: set, Logger: logger})
 	if err != nil {
 		return err
 	}
@@ -151,11 +198,36 @@ func (o *serveOptions) run(stderr io.Writer) error {
 	if o.watch {
 		go rl.Watch(ctx, time.Second)
 	}
-	logger.Info("serving MCP on stdio", "manifests", len(set.Manifests), "policies", len(set.Policies.Policies()), "evidence", o.evidence, "approvals", o.approvalsSocket)
-	if err := server.Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil {
-		return fmt.Errorf("mcp: %w", err)
+	if o.http == "" {
+		logger.Info("serving MCP on stdio", "manifests", len(set.Manifests), "policies", len(set.Policies.Policies()), "evidence", o.evidence, "approvals", o.approvalsSocket)
+		if err := server.Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil {
+			return fmt.Errorf("mcp: %w", err)
+		}
+		return nil
 	}
-	return nil
+	front, err := daemon.Listen(daemon.Config{
+		Addr: o.http, TLSCert: o.tlsCert, TLSKey: o.tlsKey, Server: server,
+		Agents:         func() *toolclad.Agents { return rl.Current().Agents },
+		AllowedOrigins: o.allowedOrigins, AllowedHosts: o.httpHosts,
+		MaxSessions: o.maxSessions, MaxSessionsPerAgent: o.perAgent, SessionIdle: o.sessionIdle, Logger: logger,
+		Operators: operators, Events: hub,
+	})
+	if err != nil {
+		return err
+	}
+	logger.Info("serving MCP over HTTP", "url", front.URL()+"/mcp", "agents", len(set.Agents.IDs()), "manifests", len(set.Manifests),
+		"policies", len(set.Policies.Policies()), "evidence", o.evidence, "approvals", o.approvalsSocket)
+	// The address is also printed alone, for scripts and tests that let
+	// the system choose the port (--http 127.0.0.1:0).
+	fmt.Fprintf(stderr, "browsergate: listening on %s\n", front.URL())
+	if o.stdio {
+		go func() {
+			if err := server.Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil {
+				logger.Error("mcp on stdio ended", "error", err.Error())
+			}
+		}()
+	}
+	return front.Serve(ctx)
 }
 
 // staticResolver answers the --resolve names and asks DNS for the rest;

@@ -34,6 +34,7 @@ type Tools interface {
 type Config struct {
 	Manifests []string // manifest paths, as given to serve (required)
 	Policies  string   // the policy directory (required)
+	Agents    string   // the agents file (serve --agents), "" without one
 	Executor  Executor // required
 	Tools     Tools    // required
 	Current   *Set     // the set the daemon started with (required)
@@ -79,6 +80,9 @@ func (r *Reloader) Reload(why string) error {
 	defer r.mu.Unlock()
 	fp, _ := r.fingerprint()
 	next, err := Load(r.cfg.Manifests, r.cfg.Policies, r.current)
+	if err == nil && r.cfg.Agents != "" {
+		next.Agents, err = toolclad.LoadAgents(r.cfg.Agents)
+	}
 	if err == nil {
 		err = r.cfg.Tools.Check(next.Manifests)
 	}
@@ -132,6 +136,9 @@ func (r *Reloader) Watch(ctx context.Context, interval time.Duration) {
 func (r *Reloader) fingerprint() ([sha256.Size]byte, error) {
 	h := sha256.New()
 	files := slices.Clone(r.cfg.Manifests)
+	if r.cfg.Agents != "" {
+		files = append(files, r.cfg.Agents)
+	}
 	entries, err := os.ReadDir(r.cfg.Policies)
 	if err != nil {
 		return [sha256.Size]byte{}, err

@@ -20,6 +20,9 @@ type Set struct {
 	// PolicyTests is how many cases the directory's policy-tests.json
 	// holds (all passed), 0 when it has none.
 	PolicyTests int
+	// Agents is the agents file (serve --agents), nil without one; the
+	// Reloader reloads it with the rest.
+	Agents *toolclad.Agents
 
 	files map[string]loadedManifest // by path
 }

@@ -1,0 +1,430 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/browsergate/browsergate/evidence"
+	"github.com/browsergate/browsergate/toolclad"
+)
+
+// httpDaemon is `browsergate serve --http` running, with the URL it
+// listens on.
+type httpDaemon struct {
+	url      string
+	evidence string
+	cmd      *exec.Cmd
+	stderr   *syncBuffer
+}
+
+// testAgents is the agents file of the HTTP tests: alice in research,
+// bob in readers; their tokens are the agents' names with "-token".
+var testAgents = `
+[agents.alice]
+token_sha256 = "` + toolclad.TokenHash("alice-token") + `"
+groups = ["research"]
+
+[agents.bob]
+token_sha256 = "` + toolclad.TokenHash("bob-token") + `"
+groups = ["readers"]
+`
+
+// startHTTP writes the manifest, the agents file and a policy directory
+// (the shipped one plus extra, a policy file's text) and starts serve over
+// HTTP on a port of 127.0.0.1 the system chooses.
+func startHTTP(t *testing.T, manifest, extra string, args ...string) *httpDaemon {
+	t.Helper()
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	policies := filepath.Join(dir, "policies")
+	if err := os.Mkdir(policies, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	shipped, _ := filepath.Glob(repoPath("policies/*"))
+	for _, p := range shipped {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(filepath.Join("policies", filepath.Base(p)), string(b))
+	}
+	if extra != "" {
+		write("policies/extra.cedar", extra)
+	}
+	d := &httpDaemon{evidence: filepath.Join(dir, "evidence.db"), stderr: &syncBuffer{}}
+	d.cmd = exec.Command(binary, append([]string{"serve", "--manifest", write("m.toml", manifest), "--policies", policies,
+		"--evidence", d.evidence, "--log-level", "warn", "--http", "127.0.0.1:0", "--agents", write("agents.toml", testAgents)}, args...)...)
+	pr, pw := io.Pipe()
+	d.cmd.Stderr = io.MultiWriter(d.stderr, pw)
+	if err := d.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = d.cmd.Process.Kill()
+		_ = d.cmd.Wait()
+		if t.Failed() {
+			t.Logf("browsergate stderr:\n%s", d.stderr.String())
+		}
+	})
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			if u, ok := strings.CutPrefix(sc.Text(), "browsergate: listening on "); ok {
+				found <- u
+				break
+			}
+		}
+		_, _ = io.Copy(io.Discard, pr)
+	}()
+	select {
+	case d.url = <-found:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("serve --http did not say where it listens:\n%s", d.stderr.String())
+	}
+	return d
+}
+
+// stop ends the daemon as an operator would (SIGTERM) and waits for it.
+func (d *httpDaemon) stop(t *testing.T) {
+	t.Helper()
+	_ = d.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- d.cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not end after SIGTERM")
+	}
+}
+
+// bearerTransport adds an agent's token to every request.
+type bearerTransport struct{ token string }
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// connect opens an MCP session over HTTP with the official client, as the
+// agent whose token this is.
+func (d *httpDaemon) connect(t *testing.T, token string) *mcp.ClientSession {
+	t.Helper()
+	cs, err := d.dial(token)
+	if err != nil {
+		t.Fatalf("connect with token %q: %v", token, err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func (d *httpDaemon) dial(token string) (*mcp.ClientSession, error) {
+	client := mcp.NewClient(&mcp.Implementation{Name: "e2e-http", Version: "test"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return client.Connect(ctx, &mcp.StreamableClientTransport{
+		Endpoint: d.url + "/mcp", HTTPClient: &http.Client{Transport: bearerTransport{token}}, MaxRetries: -1,
+	}, nil)
+}
+
+// raw sends one request to the daemon as a client of its own making
+// would, and returns the status, a header and the body.
+func (d *httpDaemon) raw(t *testing.T, method, path string, header map[string]string, body string) (int, http.Header, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, d.url+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range header {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, string(b)
+}
+
+func callText(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any) (string, bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", tool, err)
+	}
+	return resultText(res), res.IsError
+}
+
+const initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`
+
+// TestHTTPFront: over HTTP, /healthz answers anyone and says nothing; /mcp
+// refuses a request without a token or with a wrong one (401, with
+// WWW-Authenticate: Bearer), one a web page of another origin sends (403)
+// and one addressed to another name (DNS rebinding; 421), and admits the
+// agents of the agents file. No session is made for a refused request.
+func TestHTTPFront(t *testing.T) {
+	t.Parallel()
+	d := startHTTP(t, inputManifest(), "")
+	json := map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+	with := func(extra map[string]string) map[string]string {
+		h := map[string]string{}
+		for k, v := range json {
+			h[k] = v
+		}
+		for k, v := range extra {
+			h[k] = v
+		}
+		return h
+	}
+	if code, _, body := d.raw(t, "GET", "/healthz", nil, ""); code != 200 || strings.TrimSpace(body) != "ok" {
+		t.Errorf("/healthz: %d %q", code, body)
+	}
+	for _, c := range []struct {
+		name   string
+		header map[string]string
+		want   int
+	}{
+		{"no token", with(nil), http.StatusUnauthorized},
+		{"wrong token", with(map[string]string{"Authorization": "Bearer carol-token"}), http.StatusUnauthorized},
+		{"the hash as token", with(map[string]string{"Authorization": "Bearer " + toolclad.TokenHash("alice-token")}), http.StatusUnauthorized},
+		{"not bearer", with(map[string]string{"Authorization": "Basic YWxpY2U6YWxpY2UtdG9rZW4="}), http.StatusUnauthorized},
+		{"foreign origin", with(map[string]string{"Authorization": "Bearer alice-token", "Origin": "http://evil.example"}), http.StatusForbidden},
+		{"foreign host", with(map[string]string{"Authorization": "Bearer alice-token", "Host": "evil.example:80"}), http.StatusMisdirectedRequest},
+	} {
+		code, h, body := d.raw(t, "POST", "/mcp", c.header, initializeBody)
+		if code != c.want {
+			t.Errorf("%s: status %d, want %d (%s)", c.name, code, c.want, body)
+		}
+		if c.want == http.StatusUnauthorized && !strings.HasPrefix(h.Get("WWW-Authenticate"), "Bearer") {
+			t.Errorf("%s: WWW-Authenticate = %q", c.name, h.Get("WWW-Authenticate"))
+		}
+		if h.Get("Mcp-Session-Id") != "" {
+			t.Errorf("%s: a session was opened", c.name)
+		}
+	}
+	// The daemon's own origin, and a request without one, are admitted.
+	code, h, body := d.raw(t, "POST", "/mcp", with(map[string]string{"Authorization": "Bearer alice-token", "Origin": d.url}), initializeBody)
+	if code != 200 || h.Get("Mcp-Session-Id") == "" {
+		t.Errorf("alice from the daemon's own origin: %d %s", code, body)
+	}
+	cs := d.connect(t, "bob-token")
+	tools, err := cs.ListTools(context.Background(), nil)
+	if err != nil || len(tools.Tools) == 0 {
+		t.Fatalf("list tools over HTTP: %v", err)
+	}
+}
+
+// TestHTTPAgentsArePrincipals: each agent is its own Cedar principal, in
+// its groups: a policy that forbids the readers group to type refuses
+// bob and not alice; the evidence names each call's agent. One agent
+// cannot use another's MCP session, and past its session limit an agent
+// gets a clear refusal and no session.
+func TestHTTPAgentsArePrincipals(t *testing.T) {
+	t.Parallel()
+	d := startHTTP(t, inputManifest(), `
+@id("readers-do-not-type")
+forbid (principal in Web::AgentGroup::"readers", action, resource)
+when { resource.command == "type_text" };
+`, "--max-sessions-per-agent", "2")
+	site, _ := serveLogged(t, map[string]string{"/form": `<title>form</title><input id=q aria-label=Query>`})
+	alice, bob := d.connect(t, "alice-token"), d.connect(t, "bob-token")
+	for _, cs := range []*mcp.ClientSession{alice, bob} {
+		if out, refused := callText(t, cs, "e2e.navigate", map[string]any{"url": site + "/form"}); refused {
+			t.Fatalf("navigate: %s", out)
+		}
+	}
+	if out, refused := callText(t, alice, "e2e.type_text", map[string]any{"selector": "#q", "text": "hello"}); refused {
+		t.Errorf("alice may type: %s", out)
+	}
+	if out, refused := callText(t, bob, "e2e.type_text", map[string]any{"selector": "#q", "text": "hello"}); !refused || !strings.Contains(out, "readers-do-not-type") {
+		t.Errorf("bob, a reader, typed: %v %s", refused, out)
+	}
+
+	// bob with alice's session id: the SDK keeps the session to alice.
+	code, _, body := d.raw(t, "POST", "/mcp", map[string]string{
+		"Authorization": "Bearer bob-token", "Mcp-Session-Id": alice.ID(),
+		"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+	}, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"e2e.snapshot","arguments":{}}}`)
+	if code == 200 {
+		t.Errorf("bob used alice's session: %d %s", code, body)
+	}
+
+	// alice has two sessions open: a third is refused, nothing opened.
+	d.connect(t, "alice-token")
+	if cs, err := d.dial("alice-token"); err == nil {
+		cs.Close()
+		t.Error("alice opened a third session past --max-sessions-per-agent 2")
+	} else if !strings.Contains(err.Error(), "429") && !strings.Contains(err.Error(), "Too Many Requests") {
+		t.Errorf("the third session's refusal: %v", err)
+	}
+
+	alice.Close()
+	bob.Close()
+	d.stop(t)
+	store, err := evidence.Open(d.evidence, &evidence.Options{ReadOnly: true, Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	sessions, err := store.Sessions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	by := map[string][]string{}
+	for _, s := range sessions {
+		recs, err := store.Records(s.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			if r.Kind != "" {
+				continue // the session's end
+			}
+			by[r.Principal] = append(by[r.Principal], r.Command+":"+map[bool]string{true: "allowed", false: "refused"}[r.Decision.Allowed])
+		}
+	}
+	if got := strings.Join(by["alice"], " "); got != "navigate:allowed type_text:allowed" {
+		t.Errorf("alice's evidence: %s", got)
+	}
+	if got := strings.Join(by["bob"], " "); got != "navigate:allowed type_text:refused" {
+		t.Errorf("bob's evidence: %s", got)
+	}
+}
+
+// TestHTTPEventStream: an operator following the event stream with
+// `browsergate events --follow` sees the sessions open, every decision of
+// a burst of calls by two agents at once (allowed and refused, each with
+// its agent and command), in order; a refused request of the egress gate;
+// the stream refuses anyone without an operator's token.
+func TestHTTPEventStream(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	tokens := filepath.Join(dir, "operators")
+	if err := os.WriteFile(tokens, []byte("# operators\nolga:olga-operator-token-1234\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := startHTTP(t, inputManifest(), "", "--operator-token-file", tokens)
+	if code, _, _ := d.raw(t, "GET", "/events", map[string]string{"Authorization": "Bearer alice-token"}, ""); code != http.StatusUnauthorized {
+		t.Errorf("/events with an agent's token: %d, want 401", code)
+	}
+
+	follow := exec.Command(binary, "events", "--follow", "--url", d.url, "--operator-token-file", tokens)
+	out, err := follow.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	follow.Stderr = os.Stderr
+	if err := follow.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = follow.Process.Kill(); _ = follow.Wait() })
+	lines := make(chan map[string]any, 1000)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			var e map[string]any
+			if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+				t.Errorf("not a JSON event: %q", sc.Text())
+				continue
+			}
+			lines <- e
+		}
+		close(lines)
+	}()
+	// The stream has no history: wait until the follower is connected.
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(d.stderr.String(), "event stream opened") && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	site, _ := serveLogged(t, map[string]string{"/p": `<title>p</title><p>hello</p>`})
+	const perAgent = 12
+	var wg sync.WaitGroup
+	for _, token := range []string{"alice-token", "bob-token"} {
+		cs := d.connect(t, token)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			callText(t, cs, "e2e.navigate", map[string]any{"url": site + "/p"})
+			for i := range perAgent - 1 {
+				if i%3 == 0 {
+					callText(t, cs, "e2e.navigate", map[string]any{"url": "http://127.0.0.9/elsewhere"}) // out of scope
+				} else {
+					callText(t, cs, "e2e.snapshot", nil)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+
+	decisions := map[string][]string{}
+	opened := map[string]bool{}
+	var last float64
+	timeout := time.After(30 * time.Second)
+	for len(decisions["alice"])+len(decisions["bob"]) < 2*perAgent {
+		select {
+		case e, ok := <-lines:
+			if !ok {
+				t.Fatalf("the stream ended early; decisions so far: %v", decisions)
+			}
+			seq, _ := e["seq"].(float64)
+			if seq <= last {
+				t.Errorf("event %v after %v: out of order", seq, last)
+			}
+			last = seq
+			agent, _ := e["agent"].(string)
+			switch e["type"] {
+			case "session_opened":
+				opened[agent] = true
+			case "decision":
+				if !opened[agent] {
+					t.Errorf("a decision of %s before its session_opened", agent)
+				}
+				cmd, _ := e["command"].(string)
+				decisions[agent] = append(decisions[agent], fmt.Sprintf("%s:%v", cmd, e["allowed"]))
+			}
+		case <-timeout:
+			t.Fatalf("not every decision reached the stream: %v", decisions)
+		}
+	}
+	for _, agent := range []string{"alice", "bob"} {
+		got := decisions[agent]
+		refused := 0
+		for _, d := range got {
+			if d == "navigate:false" {
+				refused++
+			}
+		}
+		if len(got) != perAgent || got[0] != "navigate:true" || refused != 4 {
+			t.Errorf("%s's decisions on the stream: %v", agent, got)
+		}
+	}
+}

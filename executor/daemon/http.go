@@ -1,0 +1,405 @@
+// Package daemon is browsergate's HTTP front: MCP over streamable HTTP at
+// /mcp for the agents of an agents file, each known by its bearer token,
+// and a health check at /healthz.
+//
+// Every request but the health check must come to one of the daemon's own
+// names (Host: DNS rebinding), and a request from a web page must come
+// from an allowed origin (Origin). /mcp needs an agent's bearer token; the
+// agent's id and groups reach the tools as the caller of each call
+// (toolclad.Call.Agent), and the SDK keeps each MCP session to the agent
+// that opened it. Sessions are limited per agent and in total.
+package daemon
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/browsergate/browsergate/executor/events"
+	"github.com/browsergate/browsergate/toolclad"
+)
+
+// Config is the HTTP front's configuration.
+type Config struct {
+	// Addr is the address to listen on (host:port). A host that is not a
+	// loopback address needs TLSCert and TLSKey.
+	Addr            string
+	TLSCert, TLSKey string
+	// Server is the MCP server /mcp serves.
+	Server *mcp.Server
+	// Agents returns the agents file in force (it is reloaded with the
+	// policies).
+	Agents func() *toolclad.Agents
+	// AllowedOrigins are the origins (scheme://host[:port]) whose web
+	// pages may call; a request without an Origin header is not a web
+	// page's. The daemon's own origin is always allowed.
+	AllowedOrigins []string
+	// AllowedHosts are more names (host or host:port) requests may be
+	// addressed to, besides the address it listens on (and, on loopback,
+	// localhost).
+	AllowedHosts []string
+	// MaxSessions and MaxSessionsPerAgent bound the MCP sessions open at
+	// once (0: DefaultMaxSessions, DefaultMaxSessionsPerAgent).
+	MaxSessions, MaxSessionsPerAgent int
+	// MaxRequestBytes bounds a request's body (0: DefaultMaxRequestBytes).
+	MaxRequestBytes int64
+	// SessionIdle ends an MCP session without requests for this long (0:
+	// DefaultSessionIdle).
+	SessionIdle time.Duration
+	// Operators may watch the event stream (/events); nil: nobody may.
+	Operators *Operators
+	// Events is what /events streams.
+	Events *events.Hub
+	Logger *slog.Logger
+}
+
+// Defaults of the limits.
+const (
+	DefaultMaxSessions         = 64
+	DefaultMaxSessionsPerAgent = 8
+	DefaultMaxRequestBytes     = 4 << 20
+	DefaultSessionIdle         = 30 * time.Minute
+)
+
+// ErrNeedsTLS refuses a listener beyond loopback without TLS: bearer
+// tokens would cross the network in the clear.
+var ErrNeedsTLS = errors.New("an address that is not loopback needs TLS (--tls-cert and --tls-key): agents' bearer tokens would cross the network in the clear")
+
+// Front is the daemon's HTTP front, listening.
+type Front struct {
+	cfg      Config
+	ln       net.Listener
+	srv      *http.Server
+	hosts    map[string]bool // allowed Host values, lower case
+	origins  map[string]bool // allowed Origin values, lower case
+	sessions *sessionCount
+}
+
+// Listen checks the configuration and opens the listener; Serve serves it.
+func Listen(cfg Config) (*Front, error) {
+	if cfg.Server == nil || cfg.Agents == nil {
+		return nil, errors.New("daemon: no MCP server or no agents")
+	}
+	if (cfg.TLSCert == "") != (cfg.TLSKey == "") {
+		return nil, errors.New("--tls-cert and --tls-key go together")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	cfg.MaxSessions = orDefault(cfg.MaxSessions, DefaultMaxSessions)
+	cfg.MaxSessionsPerAgent = orDefault(cfg.MaxSessionsPerAgent, DefaultMaxSessionsPerAgent)
+	if cfg.MaxRequestBytes <= 0 {
+		cfg.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	if cfg.SessionIdle <= 0 {
+		cfg.SessionIdle = DefaultSessionIdle
+	}
+	host, _, err := net.SplitHostPort(cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("--http %q: want host:port (%v)", cfg.Addr, err)
+	}
+	loopback := isLoopback(host)
+	if !loopback && cfg.TLSCert == "" {
+		return nil, fmt.Errorf("--http %s: %w", cfg.Addr, ErrNeedsTLS)
+	}
+	var tlsConfig *tls.Config
+	if cfg.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
+		if err != nil {
+			return nil, fmt.Errorf("--tls-cert/--tls-key: %w", err)
+		}
+		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return nil, err
+	}
+	if tlsConfig != nil {
+		ln = tls.NewListener(ln, tlsConfig)
+	}
+	f := &Front{cfg: cfg, ln: ln, sessions: &sessionCount{agent: map[string]string{}}}
+	f.hosts, f.origins = f.names(loopback, tlsConfig != nil)
+	f.srv = &http.Server{
+		Handler:           f.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelDebug),
+	}
+	return f, nil
+}
+
+// Addr is the address the front listens on.
+func (f *Front) Addr() net.Addr { return f.ln.Addr() }
+
+// URL is the front's base URL (no trailing slash).
+func (f *Front) URL() string {
+	scheme := "http"
+	if f.cfg.TLSCert != "" {
+		scheme = "https"
+	}
+	return scheme + "://" + f.ln.Addr().String()
+}
+
+// Serve serves until ctx ends, then shuts down (waiting a little for the
+// requests under way).
+func (f *Front) Serve(ctx context.Context) error {
+	done := make(chan error, 1)
+	go func() { done <- f.srv.Serve(f.ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = f.srv.Shutdown(sctx)
+		<-done
+		return nil
+	}
+}
+
+// names are the Host and Origin values requests may carry: the listening
+// address, localhost on loopback, and the configured ones.
+func (f *Front) names(loopback, tls bool) (hosts, origins map[string]bool) {
+	hosts, origins = map[string]bool{}, map[string]bool{}
+	_, port, _ := net.SplitHostPort(f.ln.Addr().String())
+	own := []string{f.ln.Addr().String()}
+	if loopback {
+		own = append(own, net.JoinHostPort("localhost", port), net.JoinHostPort("127.0.0.1", port), net.JoinHostPort("::1", port))
+	}
+	for _, h := range f.cfg.AllowedHosts {
+		if _, _, err := net.SplitHostPort(h); err != nil {
+			h = net.JoinHostPort(h, port)
+		}
+		own = append(own, h)
+	}
+	scheme := "http://"
+	if tls {
+		scheme = "https://"
+	}
+	for _, h := range own {
+		h = strings.ToLower(h)
+		hosts[h] = true
+		origins[scheme+h] = true
+	}
+	for _, o := range f.cfg.AllowedOrigins {
+		origins[strings.ToLower(strings.TrimRight(o, "/"))] = true
+	}
+	return hosts, origins
+}
+
+// Handler is the front's routes: /healthz open, the rest behind the Host
+// and Origin checks, and /mcp behind an agent's token and the session
+// limits.
+func (f *Front) Handler() http.Handler {
+	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return f.cfg.Server },
+		&mcp.StreamableHTTPOptions{SessionTimeout: f.cfg.SessionIdle, MaxRequestBodyBytes: f.cfg.MaxRequestBytes, Logger: f.cfg.Logger})
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintln(w, "ok")
+	})
+	mux.Handle("/mcp", f.guard(f.agent(f.limitSessions(mcpHandler))))
+	if f.cfg.Operators != nil && f.cfg.Events != nil {
+		mux.Handle("GET /events", f.guard(http.HandlerFunc(f.serveEvents)))
+	}
+	mux.Handle("/", f.guard(http.NotFoundHandler()))
+	return mux
+}
+
+// guard refuses a request addressed to another name than the daemon's
+// (a DNS rebinding page reaches it under its own), and one a web page of
+// another origin sends.
+func (f *Front) guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !f.hosts[strings.ToLower(r.Host)] {
+			f.cfg.Logger.Warn("http: request refused: not addressed to this daemon", "host", r.Host, "remote", r.RemoteAddr, "path", r.URL.Path)
+			http.Error(w, fmt.Sprintf("Host %q is not this daemon's name: requests must be addressed to it (--http-host adds names)", r.Host), http.StatusMisdirectedRequest)
+			return
+		}
+		if o := r.Header.Get("Origin"); o != "" && !f.origins[strings.ToLower(o)] {
+			f.cfg.Logger.Warn("http: request refused: foreign origin", "origin", o, "remote", r.RemoteAddr, "path", r.URL.Path)
+			http.Error(w, fmt.Sprintf("Origin %q may not call this daemon (--allowed-origin adds origins)", o), http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// agent admits a request that carries an agent's bearer token, and hands
+// the agent to the MCP handler (its id and groups, as the SDK's token
+// info: the SDK then keeps each session to the agent that opened it).
+func (f *Front) agent(next http.Handler) http.Handler {
+	verify := func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+		a := f.cfg.Agents().Lookup(token)
+		if a == nil {
+			return nil, auth.ErrInvalidToken
+		}
+		return &auth.TokenInfo{UserID: a.ID, Extra: map[string]any{toolclad.AgentGroupsKey: slices.Clone(a.Groups)}}, nil
+	}
+	withInfo := auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(next)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token, ok := bearer(r.Header.Get("Authorization"))
+		if !ok || f.cfg.Agents().Lookup(token) == nil {
+			f.cfg.Logger.Warn("http: request refused: no valid agent token", "remote", r.RemoteAddr, "token_given", ok)
+			w.Header().Set("WWW-Authenticate", `Bearer realm="browsergate"`)
+			http.Error(w, "an agent's bearer token is required (Authorization: Bearer <token>; the agents file holds its SHA-256)", http.StatusUnauthorized)
+			return
+		}
+		withInfo.ServeHTTP(w, r)
+	})
+}
+
+// bearer is the token of an Authorization: Bearer header.
+func bearer(h string) (string, bool) {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(h), " ")
+	token = strings.TrimSpace(token)
+	if !ok || !strings.EqualFold(scheme, "bearer") || token == "" || strings.ContainsAny(token, " \t") {
+		return "", false
+	}
+	return token, true
+}
+
+// sessionCount is the MCP sessions' agents, by session id, as the front
+// saw them opened; the server's live sessions say which are still open.
+type sessionCount struct {
+	mu       sync.Mutex
+	agent    map[string]string // session id -> agent
+	reserved map[string]int    // agent -> sessions being opened
+	pending  int
+}
+
+// limitSessions refuses a request that opens an MCP session (one without
+// an Mcp-Session-Id) when its agent, or the daemon, has as many open as
+// allowed; nothing of the session is made.
+func (f *Front) limitSessions(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		agent := auth.TokenInfoFromContext(r.Context()).UserID
+		if msg := f.reserve(agent); msg != "" {
+			f.cfg.Logger.Warn("http: session refused", "agent", agent, "reason", msg)
+			w.Header().Set("Retry-After", "30")
+			http.Error(w, msg, http.StatusTooManyRequests)
+			return
+		}
+		// The reservation ends as the response starts: with the session
+		// it opened, or none (the handler may stream for a while after).
+		rec := &headerWatch{ResponseWriter: w, started: func(id string) { f.release(agent, id) }}
+		defer rec.start()
+		next.ServeHTTP(rec, r)
+	})
+}
+
+// reserve counts a session being opened by agent, or says why it may not
+// be.
+func (f *Front) reserve(agent string) string {
+	c := f.sessions
+	live := map[string]bool{}
+	for ss := range f.cfg.Server.Sessions() {
+		live[ss.ID()] = true
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.reserved == nil {
+		c.reserved = map[string]int{}
+	}
+	total, mine := c.pending, c.reserved[agent]
+	for id, a := range c.agent {
+		if !live[id] {
+			delete(c.agent, id) // ended (closed by the client, or idle)
+			continue
+		}
+		total++
+		if a == agent {
+			mine++
+		}
+	}
+	switch {
+	case mine >= f.cfg.MaxSessionsPerAgent:
+		return fmt.Sprintf("agent %q has %d MCP sessions open, its limit (--max-sessions-per-agent): end one (DELETE /mcp with its Mcp-Session-Id) or let one go idle for %s", agent, mine, f.cfg.SessionIdle)
+	case total >= f.cfg.MaxSessions:
+		return fmt.Sprintf("the daemon has %d MCP sessions open, its limit (--max-sessions): try again later", total)
+	}
+	c.pending++
+	c.reserved[agent]++
+	return ""
+}
+
+// release ends a reservation; id is the session it opened ("": none).
+func (f *Front) release(agent, id string) {
+	c := f.sessions
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.pending--
+	if c.reserved[agent]--; c.reserved[agent] <= 0 {
+		delete(c.reserved, agent)
+	}
+	if id != "" {
+		c.agent[id] = agent
+	}
+}
+
+// headerWatch tells started, once, the Mcp-Session-Id a response gives
+// ("": none) when the response starts (or the handler ends without one).
+type headerWatch struct {
+	http.ResponseWriter
+	started func(sessionID string)
+	done    bool
+}
+
+func (h *headerWatch) start() {
+	if !h.done {
+		h.done = true
+		h.started(h.Header().Get("Mcp-Session-Id"))
+	}
+}
+
+func (h *headerWatch) WriteHeader(code int) {
+	h.start()
+	h.ResponseWriter.WriteHeader(code)
+}
+
+func (h *headerWatch) Write(b []byte) (int, error) {
+	h.start()
+	return h.ResponseWriter.Write(b)
+}
+
+// Flush lets the SDK stream its events through.
+func (h *headerWatch) Flush() {
+	h.start()
+	if fl, ok := h.ResponseWriter.(http.Flusher); ok {
+		fl.Flush()
+	}
+}
+
+// Unwrap gives http.ResponseController the writer beneath.
+func (h *headerWatch) Unwrap() http.ResponseWriter { return h.ResponseWriter }
+
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.IsLoopback()
+}
+
+func orDefault(n, d int) int {
+	if n <= 0 {
+		return d
+	}
+	return n
+}

@@ -1,0 +1,142 @@
+package daemon
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+)
+
+// Operators are the people who watch the daemon and answer its held calls
+// (the event stream, the console), each known by a token. The operator
+// token file (serve --operator-token-file) holds one per line, as
+// NAME:TOKEN, or a bare TOKEN for an operator named "operator"; blank
+// lines and lines starting with # are skipped. The file must be readable
+// by its owner alone.
+type Operators struct {
+	list []operator
+}
+
+type operator struct {
+	name string
+	hash [sha256.Size]byte
+}
+
+// minOperatorToken is the shortest operator token taken: an operator can
+// approve what agents may not do alone, so the token must not be
+// guessable.
+const minOperatorToken = 16
+
+// LoadOperators reads an operator token file.
+func LoadOperators(path string) (*Operators, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("operator token file: %w", err)
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("operator token file %s: readable by others (mode %04o): chmod 600 it", path, fi.Mode().Perm())
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("operator token file: %w", err)
+	}
+	return ParseOperators(path, data)
+}
+
+// ParseOperators reads an operator token file's contents; name is the
+// file's name in its errors.
+func ParseOperators(name string, data []byte) (*Operators, error) {
+	ops := &Operators{}
+	var errs []error
+	seen := map[[sha256.Size]byte]int{}
+	lines, err := OperatorLines(data)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("%s: %w", name, err))
+	}
+	for _, l := range lines {
+		n, who, token := l.Line, l.Name, l.Token
+		switch {
+		case !agentName(who):
+			errs = append(errs, fmt.Errorf("%s:%d: operator name %q: want 1 to 64 letters, digits, '_', '.' or '-'", name, n, who))
+			continue
+		case len(token) < minOperatorToken || strings.ContainsAny(token, " \t"):
+			errs = append(errs, fmt.Errorf("%s:%d: %s's token: want %d or more characters without spaces", name, n, who, minOperatorToken))
+			continue
+		}
+		h := sha256.Sum256([]byte(token))
+		if first, dup := seen[h]; dup {
+			errs = append(errs, fmt.Errorf("%s:%d: the same token as line %d: each operator needs a token of their own", name, n, first))
+			continue
+		}
+		seen[h] = n
+		ops.list = append(ops.list, operator{name: who, hash: h})
+	}
+	if len(ops.list) == 0 && len(errs) == 0 {
+		errs = append(errs, fmt.Errorf("%s: no operator token in it", name))
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return ops, nil
+}
+
+// OperatorLine is one operator of an operator token file, as written.
+type OperatorLine struct {
+	Line        int
+	Name, Token string
+}
+
+// OperatorLines are the operators an operator token file names, unchecked.
+func OperatorLines(data []byte) ([]OperatorLine, error) {
+	var out []OperatorLine
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		who, token, ok := strings.Cut(line, ":")
+		if !ok {
+			who, token = "operator", line
+		}
+		out = append(out, OperatorLine{Line: n, Name: strings.TrimSpace(who), Token: strings.TrimSpace(token)})
+	}
+	return out, sc.Err()
+}
+
+// Lookup returns the name of the operator whose token this is ("": none),
+// comparing every operator's hash in constant time.
+func (o *Operators) Lookup(token string) string {
+	if o == nil || token == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(token))
+	found := ""
+	for _, op := range o.list {
+		if subtle.ConstantTimeCompare(sum[:], op.hash[:]) == 1 {
+			found = op.name
+		}
+	}
+	return found
+}
+
+// agentName reports whether s is a plain name: 1 to 64 letters, digits,
+// '_', '.' or '-', starting with a letter or digit.
+func agentName(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i, c := range s {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case i > 0 && (c == '_' || c == '.' || c == '-'):
+		default:
+			return false
+		}
+	}
+	return true
+}
