@@ -182,7 +182,7 @@ func (e *Executor) recheck(ctx context.Context, s *session, t *turn, p *approval
 // as recorded, the page, where it leads, and a fingerprint of the real
 // arguments.
 func (e *Executor) approvalRequest(s *session, t *turn) approval.Request {
-	r := approval.Request{Session: s.id, Tool: t.call.Tool, Args: e.shownArgs(t), Why: t.verdict.Approval, Fingerprint: e.fingerprint(t.call.Args)}
+	r := approval.Request{Session: s.id, Agent: s.agentID, Tool: t.call.Tool, Args: e.shownArgs(t), Why: t.verdict.Approval, Fingerprint: e.fingerprint(t.call.Args)}
 	if f := uploadOf(t.facts); f != nil {
 		// An upload is approved for the file as it was read: the human
 		// sees its size and digest, and a file changed before the

@@ -116,6 +116,13 @@ func preflight(q *question) verdict {
 func (v *verdict) judge(q *question) *DenyError {
 	call, m, f := q.Call, q.Call.Manifest, q.Facts
 	cmd := call.Command
+	if f != nil && f.Dialog == nil && cmd.Name == "handle_dialog" {
+		// No dialog to answer: say what became of the one held, even when
+		// the page (crashed, gone) cannot be read.
+		if d := dialogWaiting(cmd.Name, call.Args, nil, f.LostDialog); d != nil {
+			return d
+		}
+	}
 	if f == nil || f.State.URL == "" {
 		return deny(evidence.StageObserve, "page state", "the page state could not be read, so the call cannot be judged")
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
@@ -59,6 +60,14 @@ type dialogState struct {
 	// answering: handle_dialog is answering the held dialog (its close is
 	// the answer's).
 	answering bool
+	// others counts the dialogs that opened while one was held (a frame's
+	// in another process, whose scripts the held dialog does not stop):
+	// the browser may have closed the held one for it, or kept it and
+	// queued the new one. Their answers wait in deferred until the held
+	// dialog is gone: Page.handleJavaScriptDialog answers whichever
+	// dialog is showing, which may still be the held one.
+	others   int
+	deferred []dialogAnswer
 	// notes are the dialogs answered at once since the last reply; lost
 	// says what became of a held dialog that ended without an answer.
 	notes   []string
@@ -85,18 +94,12 @@ func (d *dialogState) opened(e *page.EventJavascriptDialogOpening, main cdp.Fram
 	info := dialogInfo{Type: string(e.Type), Message: e.Message, Default: e.DefaultPrompt}
 	ofFrame := e.FrameID != "" && main != "" && e.FrameID != main
 	if d.hold && d.pending == nil && !ofFrame {
-		d.pending, d.pendingFrame = &info, e.FrameID
+		d.pending, d.pendingFrame, d.others = &info, e.FrameID, 0
 		if d.onHeld != nil {
 			d.onHeld()
 			d.onHeld = nil
 		}
 		return
-	}
-	// Only one dialog of a tab is up at a time: one that opens while a
-	// dialog is held (a frame in another process, whose scripts the held
-	// dialog does not stop) makes the browser close the held one.
-	if !d.answering {
-		d.drop("the browser dismissed it when a frame of the page opened a dialog of its own")
 	}
 	accept := d.mode == toolclad.DialogsAccept || e.Type == page.DialogTypeBeforeunload
 	verb := "dismissed"
@@ -114,10 +117,33 @@ func (d *dialogState) opened(e *page.EventJavascriptDialogOpening, main cdp.Fram
 	case n == maxDialogNotes:
 		d.notes = append(d.notes, "more dialogs, answered the same way (not listed)")
 	}
+	a := dialogAnswer{accept: accept, text: info.Default}
+	if d.pending != nil {
+		d.others++
+		if len(d.deferred) < cap(d.answers) {
+			d.deferred = append(d.deferred, a)
+		}
+		return
+	}
+	d.send(a)
+}
+
+// send queues an answer for answerDialogs.
+func (d *dialogState) send(a dialogAnswer) {
 	select {
-	case d.answers <- dialogAnswer{accept: accept, text: info.Default}:
+	case d.answers <- a:
 	default: // more dialogs than the page can open while one is up
 	}
+}
+
+// gone: the held dialog is no longer up; the answers that waited for it
+// go out.
+func (d *dialogState) gone() {
+	d.pending, d.answering = nil, false
+	for _, a := range d.deferred {
+		d.send(a)
+	}
+	d.deferred = nil
 }
 
 // masked is the page's text with the session's secrets masked, then cut
@@ -140,7 +166,7 @@ func (d *dialogState) closed(e *page.EventJavascriptDialogClosed) {
 		return // a dialog answered at once
 	}
 	if d.answering {
-		d.pending, d.answering = nil, false
+		d.gone()
 		return
 	}
 	verb := "dismissed"
@@ -158,7 +184,7 @@ func (d *dialogState) drop(why string) {
 	}
 	d.lost = fmt.Sprintf("the %s dialog that was waiting for an answer (%s) is gone: %s",
 		d.pending.Type, inert(strconv.Quote(d.masked(d.pending.Message, 200))), why)
-	d.pending = nil
+	d.gone()
 }
 
 // answerDialogs runs for the life of the tab and sends the answers of the
@@ -202,6 +228,19 @@ func (w *pageWatch) releaseDialogs() {
 	w.mu.Unlock()
 }
 
+// endHold ends holding (releaseDialogs) and returns the dialog held for
+// the agent (nil: none), in one step.
+func (w *pageWatch) endHold() *dialogInfo {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.dialogs.hold, w.dialogs.onHeld = false, nil
+	if w.dialogs.pending == nil {
+		return nil
+	}
+	d := *w.dialogs.pending
+	return &d
+}
+
 // pendingDialog is the dialog held open for the agent (nil: none).
 func (w *pageWatch) pendingDialog() *dialogInfo {
 	if w == nil {
@@ -242,14 +281,6 @@ func (w *pageWatch) takeDialogs() []string {
 	return n
 }
 
-// answering: handle_dialog answers the held dialog now (on is false if
-// the answer failed).
-func (w *pageWatch) answering(on bool) {
-	w.mu.Lock()
-	w.dialogs.answering = on
-	w.mu.Unlock()
-}
-
 // dropDialog forgets the held dialog, which ended without an answer; why
 // says how.
 func (w *pageWatch) dropDialog(why string) {
@@ -258,24 +289,65 @@ func (w *pageWatch) dropDialog(why string) {
 	w.mu.Unlock()
 }
 
-// answered: the held dialog was answered.
-func (w *pageWatch) answered() {
+// beginAnswer starts handle_dialog's answer to the held dialog: it
+// returns the dialog (nil: none is held) and how many other dialogs have
+// opened since it was held, and marks it as being answered, in one step.
+func (w *pageWatch) beginAnswer() (*dialogInfo, int) {
 	w.mu.Lock()
-	w.dialogs.pending, w.dialogs.answering = nil, false
+	defer w.mu.Unlock()
+	if w.dialogs.pending == nil {
+		return nil, 0
+	}
+	w.dialogs.answering = true
+	d := *w.dialogs.pending
+	return &d, w.dialogs.others
+}
+
+// answerFailed: the answer did not reach the browser; the dialog is held
+// still.
+func (w *pageWatch) answerFailed() {
+	w.mu.Lock()
+	w.dialogs.answering = false
 	w.mu.Unlock()
+}
+
+// answered: the held dialog was answered. It returns how many other
+// dialogs had opened by then (see beginAnswer).
+func (w *pageWatch) answered() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := w.dialogs.others
+	if w.dialogs.pending != nil {
+		w.dialogs.gone()
+	}
+	return n
+}
+
+// settleOthers waits, briefly, for the browser to say what became of the
+// held dialog when another dialog opened after it: Chromium closes it for
+// the new one, or keeps it; its close event comes a moment later.
+func (w *pageWatch) settleOthers(ctx context.Context) {
+	for range 20 {
+		w.mu.Lock()
+		unsure := w.dialogs.pending != nil && w.dialogs.others > 0
+		w.mu.Unlock()
+		if !unsure || ctx.Err() != nil {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // dismissHeld answers a dialog still held when the session lets go of the
 // tab (a user's tab must not be left stopped).
 func (w *pageWatch) dismissHeld(ctx context.Context) {
-	if w.pendingDialog() == nil {
+	if d, _ := w.beginAnswer(); d == nil {
 		return
 	}
-	w.answering(true)
 	if _, err := chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: false}); err == nil {
 		w.answered()
 	} else {
-		w.answering(false)
+		w.answerFailed()
 	}
 }
 
@@ -309,32 +381,43 @@ func dialogNote(ds []string) string {
 var ErrNoDialog = errors.New("no JavaScript dialog is waiting for an answer")
 
 func actHandleDialog(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
-	d := s.tab.watch.pendingDialog()
+	w := s.tab.watch
+	w.settleOthers(ctx)
+	d, before := w.beginAnswer()
 	if d == nil {
-		if lost := s.tab.watch.takeLostDialog(); lost != "" {
+		if lost := w.takeLostDialog(); lost != "" {
 			return output{}, fmt.Errorf("%w: %s", ErrNoDialog, lost)
 		}
 		return output{}, ErrNoDialog
 	}
 	accept, _ := args["accept"].(bool)
 	text, _ := args["text"].(string)
-	s.tab.watch.answering(true)
 	if _, err := chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: accept, PromptText: text}); err != nil {
-		s.tab.watch.answering(false)
+		w.answerFailed()
 		if strings.Contains(err.Error(), "No dialog is showing") {
 			// The browser closed it and the event saying so is not in yet.
-			s.tab.watch.dropDialog("the browser no longer shows it")
-			return output{}, fmt.Errorf("%w: %s", ErrNoDialog, s.tab.watch.takeLostDialog())
+			w.dropDialog("the browser no longer shows it")
+			return output{}, fmt.Errorf("%w: %s", ErrNoDialog, w.takeLostDialog())
 		}
 		return output{}, fmt.Errorf("answer the %s dialog: %w", d.Type, err)
 	}
-	s.tab.watch.answered()
+	after := w.answered()
 	verb := "dismissed"
 	if accept {
 		verb = "accepted"
 	}
+	out := verb + " the " + d.Type + " dialog"
 	if text != "" {
-		return output{Text: fmt.Sprintf("%s the %s dialog with an answer of %d characters", verb, d.Type, len([]rune(text)))}, nil
+		out = fmt.Sprintf("%s the %s dialog with an answer of %d characters", verb, d.Type, len([]rune(text)))
 	}
-	return output{Text: verb + " the " + d.Type + " dialog"}, nil
+	if after > 0 {
+		// Page.handleJavaScriptDialog answers whichever dialog shows: with
+		// another one up too, which got the answer cannot be told.
+		when := ""
+		if after > before {
+			when = ", one as the answer was sent"
+		}
+		out += fmt.Sprintf("\n[%d other dialog(s) a frame of the page opened while this one was waiting%s: the browser may have shown one of them in its place, so the answer may have reached that one instead]", after, when)
+	}
+	return output{Text: out}, nil
 }

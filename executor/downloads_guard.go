@@ -272,27 +272,34 @@ func (g *targetGuard) userDownload(m cdpMessage) {
 		return
 	}
 	delete(liveGuards.user, e.GUID)
-	liveGuards.mu.Unlock()
-	// Another session's guard may have heard of the frame after the
-	// download began (each guard hears its frames on its own
-	// connection): then the download is that session's to keep.
-	if e.State != "completed" || g.ownedByAnother(dl.frame) {
+	if e.State != "completed" || liveGuards.staging == "" {
+		liveGuards.mu.Unlock()
 		return
 	}
-	liveGuards.mu.Lock()
-	defer liveGuards.mu.Unlock()
-	if liveGuards.staging == "" {
-		return // the last session left, and its staging directory with it
-	}
+	// Counted as being moved before the lock is let go, so that the
+	// staging directory outlives the check below.
 	staged := filepath.Join(liveGuards.staging, e.GUID)
 	liveGuards.moving++
+	liveGuards.mu.Unlock()
+	done := func() {
+		liveGuards.mu.Lock()
+		liveGuards.moving--
+		removeStagingLocked()
+		liveGuards.mu.Unlock()
+	}
+	// A session's guard may have heard of the frame only after the
+	// download began (each guard hears its frames on its own connection):
+	// then it is that session's download, not the user's. A session
+	// that did not hear it begin cannot report it either: it is left in
+	// the staging directory, which goes when the sessions do.
+	if g.ownsFrame(dl.frame) || g.ownedByAnother(dl.frame) {
+		g.logger.Warn("a download the user's download handling took up was a session's, whose guard heard of its frame late: it is not moved to the user's download directory",
+			"url", dl.url, "file", staged)
+		done()
+		return
+	}
 	go func() {
-		defer func() {
-			liveGuards.mu.Lock()
-			liveGuards.moving--
-			removeStagingLocked()
-			liveGuards.mu.Unlock()
-		}()
+		defer done()
 		dir := os.Getenv("XDG_DOWNLOAD_DIR")
 		if dir == "" {
 			if home, err := os.UserHomeDir(); err == nil {

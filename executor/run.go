@@ -171,11 +171,12 @@ func (e *Executor) act(actx context.Context, s *session, t *turn) *Blocked {
 	// A dialog the command opens stops the page, and whatever the command
 	// waits for with it: held for the agent ("ask"), it ends the wait.
 	w := s.tab.watch
+	holding := false
 	if cmd.Name != "handle_dialog" {
 		var stop context.CancelFunc
 		actx, stop = context.WithCancel(actx)
 		defer stop()
-		if w.holdDialogs(stop) {
+		if holding = w.holdDialogs(stop); holding {
 			defer w.releaseDialogs()
 		}
 	}
@@ -213,8 +214,13 @@ func (e *Executor) act(actx context.Context, s *session, t *turn) *Blocked {
 		if left := s.downloads.wait(actx, began); len(left) > 0 {
 			t.out.Text += stillDownloading(left)
 		}
-		if held = w.pendingDialog(); held != nil {
-			t.out, t.err = withDialog(t.out, t.err, held)
+	}
+	// Holding ends here, in the same step as the last look: a dialog that
+	// opens after it is answered at once and the reply notes it, so none
+	// is held that the reply does not show.
+	if holding {
+		if late := w.endHold(); late != nil && held == nil {
+			t.out, t.err = withDialog(t.out, t.err, late)
 		}
 	}
 	s.egress.acting.end()

@@ -114,6 +114,9 @@ func printPending(w io.Writer, pending []approval.Request, now time.Time) {
 		args, _ := json.Marshal(p.Args)
 		fmt.Fprintf(w, "%s  (%s left, until %s)  session %s\n", p.ID, p.Deadline.Sub(now).Round(time.Second),
 			p.Deadline.UTC().Format(time.RFC3339), p.Session)
+		if p.Agent != "" {
+			fmt.Fprintf(w, "  agent:  %s\n", p.Agent)
+		}
 		fmt.Fprintf(w, "  call:   %s %s\n", p.Tool, args)
 		fmt.Fprintf(w, "  page:   %s\n", p.Page)
 		if p.URL != "" && p.URL != p.Page {

@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
+	neturl "net/url"
 	"os"
 	"os/signal"
 	"strings"
@@ -19,25 +21,28 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/browsergate/browsergate/executor/daemon"
+	"github.com/browsergate/browsergate/toolclad"
 )
 
 var eventsCommand = &command{
 	name:     "events",
-	synopsis: "--follow --url URL --operator-token-file FILE [--operator NAME] [--ca-cert FILE]",
+	synopsis: "--follow --url URL [--token-file FILE] [--ca-cert FILE]",
 	summary: "Print the event stream of a browsergate serve --http, one JSON object a line, as it happens:\n" +
 		"decisions, requests the egress gate refused, approvals asked and answered, sessions opened and ended.",
 	setup: func(fs *flag.FlagSet) action {
 		follow := fs.Bool("follow", false, "keep printing events as they happen (required: the stream has no history)")
 		url := fs.String("url", "", "the daemon's base `URL` (http://127.0.0.1:8080, as serve --http printed it)")
-		tokens := fs.String("operator-token-file", "", "the operators' token `FILE` (NAME:TOKEN a line), as given to serve")
-		name := fs.String("operator", "", "which operator's token of the file to use, by `NAME` (default: the first)")
+		tokenFile := fs.String("token-file", "", "a `FILE` holding your operator token (default: $BROWSERGATE_OPERATOR_TOKEN)")
 		ca := fs.String("ca-cert", "", "a CA certificate `FILE` (PEM) to trust for an https URL")
 		return func(_ []string, stdout, _ io.Writer) error {
-			if !*follow || *url == "" || *tokens == "" {
-				return fmt.Errorf("%w: events needs --follow, --url and --operator-token-file", errUsage)
+			if !*follow || *url == "" {
+				return fmt.Errorf("%w: events needs --follow and --url", errUsage)
 			}
-			token, err := operatorToken(*tokens, *name)
+			token, err := operatorToken(*tokenFile)
 			if err != nil {
+				return err
+			}
+			if err := clearTextAllowed(*url); err != nil {
 				return err
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -47,23 +52,41 @@ var eventsCommand = &command{
 	},
 }
 
-// operatorToken is the token of the named operator ("": the first) in an
-// operator token file.
-func operatorToken(path, name string) (string, error) {
-	if _, err := daemon.LoadOperators(path); err != nil {
-		return "", err
+// operatorToken is the operator's own token: the file's first line that
+// is not blank or a comment (a NAME:TOKEN line gives its TOKEN), else
+// $BROWSERGATE_OPERATOR_TOKEN.
+func operatorToken(path string) (string, error) {
+	if path == "" {
+		if t := strings.TrimSpace(os.Getenv("BROWSERGATE_OPERATOR_TOKEN")); t != "" {
+			return t, nil
+		}
+		return "", fmt.Errorf("%w: events needs your operator token: --token-file FILE or $BROWSERGATE_OPERATOR_TOKEN", errUsage)
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return "", err
 	}
-	lines, _ := daemon.OperatorLines(data) // as LoadOperators read them
-	for _, l := range lines {
-		if name == "" || l.Name == name {
-			return l.Token, nil
+	lines, err := toolclad.OperatorLines(data)
+	if err != nil || len(lines) == 0 {
+		return "", fmt.Errorf("--token-file %s: no token in it (%v)", path, err)
+	}
+	return lines[0].Token, nil
+}
+
+// clearTextAllowed refuses to send a token over plain HTTP beyond
+// loopback.
+func clearTextAllowed(raw string) error {
+	u, err := neturl.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%w: --url %q: want http(s)://host:port", errUsage, raw)
+	}
+	if u.Scheme == "http" {
+		h := u.Hostname()
+		if a, err := netip.ParseAddr(h); !(strings.EqualFold(h, "localhost") || err == nil && a.IsLoopback()) {
+			return fmt.Errorf("--url %s: the token would cross the network in the clear: use https", raw)
 		}
 	}
-	return "", fmt.Errorf("%w: no operator %q in %s", errUsage, name, path)
+	return nil
 }
 
 // followEvents prints the daemon's events until ctx ends or the daemon

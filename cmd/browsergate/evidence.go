@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/ed25519"
 	"errors"
 	"flag"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/browsergate/browsergate/evidence"
+	"github.com/browsergate/browsergate/executor/approval/operator"
 )
 
 // errTampered marks an evidence log that failed verification.
@@ -85,8 +87,54 @@ func needEvidence(sub, path string) error {
 	return nil
 }
 
-func openReadOnly(path string) (*evidence.Store, error) {
-	return evidence.Open(path, &evidence.Options{ReadOnly: true, Timeout: 5 * time.Second})
+// liveStore is an evidence file opened for reading: the file itself, or,
+// while a running serve holds it, a consistent copy the daemon made
+// (copy: its path, removed on Close).
+type liveStore struct {
+	*evidence.Store
+	copy string
+}
+
+func (l *liveStore) Close() error {
+	err := l.Store.Close()
+	if l.copy != "" {
+		os.Remove(l.copy)
+	}
+	return err
+}
+
+// openReadOnly opens an evidence file to read. bbolt lets one process at a
+// time open a file, so the file of a running serve is read from a copy
+// the daemon writes from one read transaction (its operator socket beside
+// the file), while its appends go on.
+func openReadOnly(path string) (*liveStore, error) {
+	store, err := evidence.Open(path, &evidence.Options{ReadOnly: true, Timeout: time.Second})
+	if err == nil || !errors.Is(err, evidence.ErrLocked) {
+		return &liveStore{Store: store}, err
+	}
+	client, cerr := operator.NewClient(operator.DefaultSocket(path))
+	if cerr != nil {
+		return nil, fmt.Errorf("%w; and its daemon's copy cannot be asked for: %v", err, cerr)
+	}
+	tmp, cerr := os.CreateTemp("", "browsergate-evidence-copy-*.db")
+	if cerr != nil {
+		return nil, cerr
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	_, cerr = client.Evidence(ctx, tmp)
+	if err := tmp.Close(); cerr == nil {
+		cerr = err
+	}
+	if cerr == nil {
+		store, cerr = evidence.Open(tmp.Name(), &evidence.Options{ReadOnly: true, Timeout: time.Second})
+	}
+	if cerr != nil {
+		os.Remove(tmp.Name())
+		return nil, fmt.Errorf("%w; its daemon's copy: %v", err, cerr)
+	}
+	fmt.Fprintf(os.Stderr, "browsergate: %s is held by a running serve: reading the consistent copy it made just now\n", path)
+	return &liveStore{Store: store, copy: tmp.Name()}, nil
 }
 
 func evidenceShow(path, only string, stdout io.Writer) error {

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/remote"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/browsergate/browsergate/evidence"
@@ -192,7 +194,7 @@ const initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{
 // agents of the agents file. No session is made for a refused request.
 func TestHTTPFront(t *testing.T) {
 	t.Parallel()
-	d := startHTTP(t, inputManifest(), "")
+	d := startHTTP(t, inputManifest(), "", "--allowed-origin", "http://app.example:8443")
 	json := map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 	with := func(extra map[string]string) map[string]string {
 		h := map[string]string{}
@@ -229,6 +231,13 @@ func TestHTTPFront(t *testing.T) {
 		if h.Get("Mcp-Session-Id") != "" {
 			t.Errorf("%s: a session was opened", c.name)
 		}
+	}
+	// An allowed origin's page may call: its preflight is answered
+	// without a token, and the answer names it.
+	code, h, _ := d.raw(t, "OPTIONS", "/mcp", map[string]string{"Origin": "http://app.example:8443",
+		"Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "authorization, content-type"}, "")
+	if code != http.StatusNoContent || h.Get("Access-Control-Allow-Origin") != "http://app.example:8443" || !strings.Contains(h.Get("Access-Control-Allow-Headers"), "Authorization") {
+		t.Errorf("the allowed origin's preflight: %d %v", code, h)
 	}
 	// The daemon's own origin, and a request without one, are admitted.
 	code, h, body := d.raw(t, "POST", "/mcp", with(map[string]string{"Authorization": "Bearer alice-token", "Origin": d.url}), initializeBody)
@@ -286,6 +295,14 @@ when { resource.command == "type_text" };
 		t.Errorf("the third session's refusal: %v", err)
 	}
 
+	// The evidence commands read the running daemon's file (from a copy
+	// it makes while its appends go on).
+	if out, err := exec.Command(binary, "evidence", "verify", "--evidence", d.evidence).CombinedOutput(); err != nil || !strings.Contains(string(out), "consistent copy") {
+		t.Errorf("evidence verify on the live file: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(binary, "evidence", "show", "--evidence", d.evidence).CombinedOutput(); err != nil || !strings.Contains(string(out), "agent alice") || !strings.Contains(string(out), "agent bob") {
+		t.Errorf("evidence show on the live file: %v\n%s", err, out)
+	}
 	alice.Close()
 	bob.Close()
 	d.stop(t)
@@ -336,7 +353,12 @@ func TestHTTPEventStream(t *testing.T) {
 		t.Errorf("/events with an agent's token: %d, want 401", code)
 	}
 
-	follow := exec.Command(binary, "events", "--follow", "--url", d.url, "--operator-token-file", tokens)
+	// An operator's token is not an agent's.
+	if code, _, _ := d.raw(t, "POST", "/mcp", map[string]string{"Authorization": "Bearer olga-operator-token-1234",
+		"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}, initializeBody); code != http.StatusUnauthorized {
+		t.Errorf("/mcp with an operator's token: %d, want 401", code)
+	}
+	follow := exec.Command(binary, "events", "--follow", "--url", d.url, "--token-file", tokens)
 	out, err := follow.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -426,5 +448,122 @@ func TestHTTPEventStream(t *testing.T) {
 		if len(got) != perAgent || got[0] != "navigate:true" || refused != 4 {
 			t.Errorf("%s's decisions on the stream: %v", agent, got)
 		}
+	}
+}
+
+// TestConsole: in real Chromium, the operator console sends a browser
+// without the sign-in to the sign-in form and shows it nothing; signed in
+// with the operator token, it lists the call an agent made that waits for
+// a human (execute_js, critical), with its arguments; Approve lets the
+// agent's call complete, and the session's evidence timeline in the
+// console shows the approval as the console's, by the operator, with the
+// chain verified.
+func TestConsole(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	tokens := filepath.Join(dir, "operators")
+	const olga = "olga-operator-token-1234"
+	if err := os.WriteFile(tokens, []byte("olga:"+olga+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := startHTTP(t, inputManifest(), "", "--operator-token-file", tokens)
+	site, _ := serveLogged(t, map[string]string{"/p": `<title>console test</title><p>hello</p>`})
+	agent := d.connect(t, "alice-token")
+	if out, refused := callText(t, agent, "e2e.navigate", map[string]any{"url": site + "/p"}); refused {
+		t.Fatal(out)
+	}
+	type result struct {
+		out     string
+		refused bool
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, refused := callText(t, agent, "e2e.execute_js", map[string]any{"expression": "document.title + ' seen'"})
+		done <- result{out, refused}
+	}()
+
+	port, _ := startChromium(t)
+	actx, cancel := remote.NewAllocator(context.Background(), fmt.Sprintf("http://127.0.0.1:%d", port))
+	defer cancel()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	ctx, cancel = context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.Navigate(d.url+"/console/")); err != nil {
+		t.Fatal(err)
+	}
+	loc, _ := chromedp.Run(ctx, chromedp.Location())
+	body, err := chromedp.Run(ctx, chromedp.OuterHTML("html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(loc, "/console/login") || strings.Contains(body, "execute_js") || strings.Contains(body, "alice") {
+		t.Fatalf("without signing in the console showed %s:\n%s", loc, body)
+	}
+	if err := chromedp.Do(ctx,
+		chromedp.SendKeys(`input[name=token]`, olga),
+		chromedp.Submit(`input[name=token]`),
+		chromedp.WaitVisible(`header .who`),
+	); err != nil {
+		t.Fatal(err)
+	}
+	// The held call shows once the agent's call reached the approval.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if body, err = chromedp.Run(ctx, chromedp.OuterHTML("main")); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(body, "execute_js") || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(300 * time.Millisecond)
+		_ = chromedp.Do(ctx, chromedp.Reload())
+	}
+	for _, want := range []string{"execute_js", "document.title + ' seen'", "agent <b>alice</b>", site + "/p", "Approve"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the held call in the console lacks %q:\n%s", want, body)
+		}
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(`section.held button.approve`)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-done:
+		if r.refused || !strings.Contains(r.out, "console test seen") {
+			t.Errorf("the agent's call after the console's approval (refused %v):\n%s", r.refused, r.out)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the agent's call did not complete after the approval")
+	}
+	// The session's timeline: the approval, the console's, by olga.
+	if err := chromedp.Do(ctx, chromedp.Navigate(d.url+"/console/")); err != nil {
+		t.Fatal(err)
+	}
+	href, err := chromedp.Run(ctx, chromedp.AttributeValue(`table a[href^="/console/sessions/"]`, "href"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(d.url+href.Value)); err != nil {
+		t.Fatal(err)
+	}
+	if body, err = chromedp.Run(ctx, chromedp.OuterHTML("main")); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"approved via console by olga", "evidence chain verifies", "agent alice"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the session's timeline lacks %q:\n%s", want, body)
+		}
+	}
+	// The console's pages forbid what they do not need.
+	code, h, _ := d.raw(t, "GET", "/console/login", nil, "")
+	if code != 200 || !strings.Contains(h.Get("Content-Security-Policy"), "script-src 'self'") {
+		t.Errorf("/console/login: %d, CSP %q", code, h.Get("Content-Security-Policy"))
+	}
+	// A change from another origin is refused, even with the sign-in's
+	// cookie (a cross-site form would carry it only SameSite=None).
+	code, _, _ = d.raw(t, "POST", "/console/login", map[string]string{"Content-Type": "application/x-www-form-urlencoded",
+		"Origin": d.url, "Sec-Fetch-Site": "cross-site"}, "token="+olga)
+	if code != http.StatusForbidden {
+		t.Errorf("a cross-site sign-in post: %d, want 403", code)
 	}
 }

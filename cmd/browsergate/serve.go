@@ -124,11 +124,16 @@ func (o *serveOptions) run(stderr io.Writer) error {
 			return err
 		}
 	}
-	var operators *daemon.Operators
 	if o.operatorTokens != "" {
-		if operators, err = daemon.LoadOperators(o.operatorTokens); err != nil {
+		if set.Operators, err = toolclad.LoadOperators(o.operatorTokens); err != nil {
 			return err
 		}
+		if err := toolclad.CheckApart(set.Operators, set.Agents); err != nil {
+			return err
+		}
+	}
+	if o.stdio && set.Agents.Has(o.principal) {
+		return fmt.Errorf("%w: the agents file names an agent %q, the principal of the stdio agent (--principal): give one of them another name, or policies for the one would hold for the other", errUsage, o.principal)
 	}
 	hub := events.NewHub(0)
 	evidenceOpts, err := evidenceOptions(o.signingKey)
@@ -151,7 +156,7 @@ func (o *serveOptions) run(stderr io.Writer) error {
 		o.approvalsSocket = operator.DefaultSocket(o.evidence)
 	}
 	broker := approval.NewBroker(nil)
-	ops, err := operator.Listen(operator.Config{Socket: o.approvalsSocket, Broker: broker, Logger: logger})
+	ops, err := operator.Listen(operator.Config{Socket: o.approvalsSocket, Broker: broker, Logger: logger, Evidence: store.Backup})
 	if err != nil {
 		return err
 	}
@@ -178,7 +183,8 @@ func (o *serveOptions) run(stderr io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	rl, err := reload.New(reload.Config{Manifests: o.manifests, Policies: o.policies, Agents: o.agents, Executor: ex, Tools: tools, Current: set, Logger: logger})
+	rl, err := reload.New(reload.Config{Manifests: o.manifests, Policies: o.policies, Agents: o.agents, Operators: o.operatorTokens,
+		Executor: ex, Tools: tools, Current: set, Logger: logger})
 	if err != nil {
 		return err
 	}
@@ -210,7 +216,7 @@ func (o *serveOptions) run(stderr io.Writer) error {
 		Agents:         func() *toolclad.Agents { return rl.Current().Agents },
 		AllowedOrigins: o.allowedOrigins, AllowedHosts: o.httpHosts,
 		MaxSessions: o.maxSessions, MaxSessionsPerAgent: o.perAgent, SessionIdle: o.sessionIdle, Logger: logger,
-		Operators: operators, Events: hub,
+		Operators: operatorsOf(rl, o.operatorTokens), Events: hub, Broker: broker, Evidence: store,
 	})
 	if err != nil {
 		return err
@@ -245,4 +251,14 @@ func staticResolver(mappings []string) (egress.Resolver, error) {
 		static.Hosts[name] = addrs
 	}
 	return static, nil
+}
+
+// operatorsOf gives the HTTP front the operators in force (reloaded with
+// the rest), or nil without an operator token file: no event stream and
+// no console then.
+func operatorsOf(rl *reload.Reloader, file string) func() *toolclad.Operators {
+	if file == "" {
+		return nil
+	}
+	return func() *toolclad.Operators { return rl.Current().Operators }
 }

@@ -26,6 +26,7 @@ const (
 	ChannelElicitation = "elicitation" // MCP elicitation answered in the client
 	ChannelTimeout     = "timeout"     // nobody answered before the deadline
 	ChannelCancelled   = "cancelled"   // the call or the session ended first
+	ChannelConsole     = "console"     // the operator console served by serve --http
 )
 
 // ErrUnknown means Decide was given an id that is not pending: never held,
@@ -37,7 +38,8 @@ var ErrUnknown = errors.New("no pending approval with that id")
 type Request struct {
 	ID      string         `json:"id"`
 	Session string         `json:"session"`
-	Tool    string         `json:"tool"` // MCP tool name
+	Agent   string         `json:"agent,omitempty"` // the agent that made the call over HTTP ("" on stdio)
+	Tool    string         `json:"tool"`            // MCP tool name
 	Command string         `json:"command"`
 	Args    map[string]any `json:"args,omitempty"` // as recorded: what is typed into a password field is masked
 	Page    string         `json:"page,omitempty"` // the page the call acts on
@@ -55,6 +57,9 @@ type Request struct {
 // acts and leads, and why it needs approval.
 func (r Request) Summary() string {
 	var b strings.Builder
+	if r.Agent != "" {
+		b.WriteString(r.Agent + ": ")
+	}
 	b.WriteString(r.Tool)
 	if len(r.Args) > 0 {
 		args, _ := json.Marshal(r.Args)

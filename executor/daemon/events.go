@@ -82,11 +82,17 @@ func (f *Front) serveEvents(w http.ResponseWriter, r *http.Request) {
 
 // operator is the operator a request is from ("": none).
 func (f *Front) operator(r *http.Request) string {
-	if f.cfg.Operators == nil {
+	ops := f.operators()
+	if ops == nil {
 		return ""
 	}
 	if token, ok := bearer(r.Header.Get("Authorization")); ok {
-		return f.cfg.Operators.Lookup(token)
+		return ops.Lookup(token)
+	}
+	if f.console != nil {
+		if s := f.console.signInOf(r); s != nil {
+			return s.operator
+		}
 	}
 	return ""
 }

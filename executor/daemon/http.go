@@ -27,6 +27,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/browsergate/browsergate/evidence"
+	"github.com/browsergate/browsergate/executor/approval"
 	"github.com/browsergate/browsergate/executor/events"
 	"github.com/browsergate/browsergate/toolclad"
 )
@@ -58,11 +60,18 @@ type Config struct {
 	// SessionIdle ends an MCP session without requests for this long (0:
 	// DefaultSessionIdle).
 	SessionIdle time.Duration
-	// Operators may watch the event stream (/events); nil: nobody may.
-	Operators *Operators
-	// Events is what /events streams.
+	// Operators returns the operators in force, who may watch the event
+	// stream (/events) and use the console (/console/); nil (the func, or
+	// what it returns): nobody may. Their file is reloaded with the
+	// agents file.
+	Operators func() *toolclad.Operators
+	// Events is what /events streams and the console follows.
 	Events *events.Hub
-	Logger *slog.Logger
+	// Broker holds the calls waiting for a human, which the console lists
+	// and answers; Evidence is the log the console reads.
+	Broker   *approval.Broker
+	Evidence *evidence.Store
+	Logger   *slog.Logger
 }
 
 // Defaults of the limits.
@@ -73,6 +82,9 @@ const (
 	DefaultSessionIdle         = 30 * time.Minute
 )
 
+// bodyWait bounds the reading of a request's body.
+const bodyWait = 30 * time.Second
+
 // ErrNeedsTLS refuses a listener beyond loopback without TLS: bearer
 // tokens would cross the network in the clear.
 var ErrNeedsTLS = errors.New("an address that is not loopback needs TLS (--tls-cert and --tls-key): agents' bearer tokens would cross the network in the clear")
@@ -80,6 +92,7 @@ var ErrNeedsTLS = errors.New("an address that is not loopback needs TLS (--tls-c
 // Front is the daemon's HTTP front, listening.
 type Front struct {
 	cfg      Config
+	console  *console
 	ln       net.Listener
 	srv      *http.Server
 	hosts    map[string]bool // allowed Host values, lower case
@@ -134,6 +147,7 @@ func Listen(cfg Config) (*Front, error) {
 	f.srv = &http.Server{
 		Handler:           f.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelDebug),
 	}
@@ -204,7 +218,10 @@ func (f *Front) names(loopback, tls bool) (hosts, origins map[string]bool) {
 // limits.
 func (f *Front) Handler() http.Handler {
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return f.cfg.Server },
-		&mcp.StreamableHTTPOptions{SessionTimeout: f.cfg.SessionIdle, MaxRequestBodyBytes: f.cfg.MaxRequestBytes, Logger: f.cfg.Logger})
+		&mcp.StreamableHTTPOptions{SessionTimeout: f.cfg.SessionIdle, MaxRequestBodyBytes: f.cfg.MaxRequestBytes, Logger: f.cfg.Logger,
+			// The guard checks Host against the daemon's names (with
+			// --http-host ones); the SDK's check would refuse those.
+			DisableLocalhostProtection: true})
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -213,6 +230,8 @@ func (f *Front) Handler() http.Handler {
 	mux.Handle("/mcp", f.guard(f.agent(f.limitSessions(mcpHandler))))
 	if f.cfg.Operators != nil && f.cfg.Events != nil {
 		mux.Handle("GET /events", f.guard(http.HandlerFunc(f.serveEvents)))
+		f.console = newConsole(f)
+		f.console.routes(mux)
 	}
 	mux.Handle("/", f.guard(http.NotFoundHandler()))
 	return mux
@@ -228,10 +247,31 @@ func (f *Front) guard(next http.Handler) http.Handler {
 			http.Error(w, fmt.Sprintf("Host %q is not this daemon's name: requests must be addressed to it (--http-host adds names)", r.Host), http.StatusMisdirectedRequest)
 			return
 		}
-		if o := r.Header.Get("Origin"); o != "" && !f.origins[strings.ToLower(o)] {
+		o := r.Header.Get("Origin")
+		if o != "" && !f.origins[strings.ToLower(o)] {
 			f.cfg.Logger.Warn("http: request refused: foreign origin", "origin", o, "remote", r.RemoteAddr, "path", r.URL.Path)
 			http.Error(w, fmt.Sprintf("Origin %q may not call this daemon (--allowed-origin adds origins)", o), http.StatusForbidden)
 			return
+		}
+		if o != "" {
+			// An allowed origin's page may call (CORS): its preflight is
+			// answered here, before any token is asked for.
+			h := w.Header()
+			h.Set("Access-Control-Allow-Origin", o)
+			h.Set("Access-Control-Expose-Headers", "Mcp-Session-Id, WWW-Authenticate")
+			h.Add("Vary", "Origin")
+			if r.Method == http.MethodOptions {
+				h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE")
+				h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID")
+				h.Set("Access-Control-Max-Age", "600")
+				w.WriteHeader(http.StatusNoContent)
+				return
+			}
+		}
+		// A request body must arrive in time: a client that trickles one
+		// cannot hold a connection (the response may stream for long).
+		if r.ContentLength != 0 {
+			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(bodyWait))
 		}
 		next.ServeHTTP(w, r)
 	})
@@ -251,6 +291,12 @@ func (f *Front) agent(next http.Handler) http.Handler {
 	withInfo := auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(next)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		token, ok := bearer(r.Header.Get("Authorization"))
+		if ok && f.operators().Lookup(token) != "" {
+			// An operator's token is not an agent's: an agent holding it
+			// could answer its own held calls.
+			f.cfg.Logger.Error("http: an operator's token was used as an agent's: refused", "remote", r.RemoteAddr)
+			ok = false
+		}
 		if !ok || f.cfg.Agents().Lookup(token) == nil {
 			f.cfg.Logger.Warn("http: request refused: no valid agent token", "remote", r.RemoteAddr, "token_given", ok)
 			w.Header().Set("WWW-Authenticate", `Bearer realm="browsergate"`)
@@ -259,6 +305,14 @@ func (f *Front) agent(next http.Handler) http.Handler {
 		}
 		withInfo.ServeHTTP(w, r)
 	})
+}
+
+// operators are the operators in force (nil: none).
+func (f *Front) operators() *toolclad.Operators {
+	if f.cfg.Operators == nil {
+		return nil
+	}
+	return f.cfg.Operators()
 }
 
 // bearer is the token of an Authorization: Bearer header.
@@ -308,12 +362,14 @@ func (f *Front) limitSessions(next http.Handler) http.Handler {
 // be.
 func (f *Front) reserve(agent string) string {
 	c := f.sessions
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	// The live sessions are read under the lock: read before it, a session
+	// registered meanwhile would look ended and be forgotten.
 	live := map[string]bool{}
 	for ss := range f.cfg.Server.Sessions() {
 		live[ss.ID()] = true
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.reserved == nil {
 		c.reserved = map[string]int{}
 	}

@@ -35,6 +35,7 @@ type Config struct {
 	Manifests []string // manifest paths, as given to serve (required)
 	Policies  string   // the policy directory (required)
 	Agents    string   // the agents file (serve --agents), "" without one
+	Operators string   // the operator token file (serve --operator-token-file), "" without one
 	Executor  Executor // required
 	Tools     Tools    // required
 	Current   *Set     // the set the daemon started with (required)
@@ -82,6 +83,11 @@ func (r *Reloader) Reload(why string) error {
 	next, err := Load(r.cfg.Manifests, r.cfg.Policies, r.current)
 	if err == nil && r.cfg.Agents != "" {
 		next.Agents, err = toolclad.LoadAgents(r.cfg.Agents)
+	}
+	if err == nil && r.cfg.Operators != "" {
+		if next.Operators, err = toolclad.LoadOperators(r.cfg.Operators); err == nil {
+			err = toolclad.CheckApart(next.Operators, next.Agents)
+		}
 	}
 	if err == nil {
 		err = r.cfg.Tools.Check(next.Manifests)
@@ -136,8 +142,10 @@ func (r *Reloader) Watch(ctx context.Context, interval time.Duration) {
 func (r *Reloader) fingerprint() ([sha256.Size]byte, error) {
 	h := sha256.New()
 	files := slices.Clone(r.cfg.Manifests)
-	if r.cfg.Agents != "" {
-		files = append(files, r.cfg.Agents)
+	for _, f := range []string{r.cfg.Agents, r.cfg.Operators} {
+		if f != "" {
+			files = append(files, f)
+		}
 	}
 	entries, err := os.ReadDir(r.cfg.Policies)
 	if err != nil {

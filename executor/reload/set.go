@@ -23,6 +23,9 @@ type Set struct {
 	// Agents is the agents file (serve --agents), nil without one; the
 	// Reloader reloads it with the rest.
 	Agents *toolclad.Agents
+	// Operators is the operator token file (serve --operator-token-file),
+	// nil without one; reloaded with the rest too.
+	Operators *toolclad.Operators
 
 	files map[string]loadedManifest // by path
 }

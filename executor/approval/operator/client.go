@@ -73,6 +73,32 @@ func (c *Client) Decide(ctx context.Context, id string, d Decision) (Answer, err
 	return a, err
 }
 
+// Evidence writes the daemon's consistent copy of its evidence file to w.
+// It may take longer than the other calls (a large file): ctx bounds it.
+func (c *Client) Evidence(ctx context.Context, w io.Writer) (int64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://browsergate/v1/evidence", nil)
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	hc := *c.http
+	hc.Timeout = 0
+	res, err := hc.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("approvals socket %s: %w", c.socket, err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		data, _ := io.ReadAll(io.LimitReader(res.Body, 64<<10))
+		var e errorBody
+		if json.Unmarshal(data, &e) == nil && e.Error != "" {
+			return 0, &statusError{kind: statusKind(res.StatusCode), msg: e.Error}
+		}
+		return 0, &statusError{kind: statusKind(res.StatusCode), msg: "approvals socket: " + res.Status + " (a daemon that does not serve its evidence file)"}
+	}
+	return io.Copy(w, res.Body)
+}
+
 func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
 	var rd io.Reader
 	if body != nil {

@@ -13,4 +13,5 @@
 //
 //	GET  /v1/approvals        the pending calls, oldest first
 //	POST /v1/approvals/{id}   {"approve": bool, "by": "...", "note": "..."}
+//	GET  /v1/evidence         a consistent copy of the evidence file (bbolt)
 package operator

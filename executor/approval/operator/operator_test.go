@@ -3,6 +3,7 @@ package operator_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -24,11 +25,15 @@ type channel struct {
 	socket string
 }
 
-func newChannel(t *testing.T) *channel {
+func newChannel(t *testing.T) *channel { return newChannelWith(t, nil) }
+
+// newChannelWith is newChannel for a daemon that serves its evidence file
+// with backup (nil: it does not).
+func newChannelWith(t *testing.T, backup func(io.Writer) (int64, error)) *channel {
 	t.Helper()
 	socket := filepath.Join(t.TempDir(), "a.sock")
 	broker := approval.NewBroker(nil)
-	srv, err := operator.Listen(operator.Config{Socket: socket, Broker: broker})
+	srv, err := operator.Listen(operator.Config{Socket: socket, Broker: broker, Evidence: backup})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,4 +243,27 @@ func rawRequest(t *testing.T, socket, token, method, path, body string) (*http.R
 	}
 	res.Body.Close()
 	return res, nil
+}
+
+// TestEvidenceCopy: a daemon that serves its evidence file hands the
+// client what its backup writes, to the token's holder only; one that
+// does not says so.
+func TestEvidenceCopy(t *testing.T) {
+	t.Parallel()
+	live := newChannelWith(t, func(w io.Writer) (int64, error) {
+		n, err := io.WriteString(w, "a consistent copy")
+		return int64(n), err
+	})
+	c, socket := live.client, live.socket
+	var b strings.Builder
+	if n, err := c.Evidence(context.Background(), &b); err != nil || n != 17 || b.String() != "a consistent copy" {
+		t.Errorf("Evidence = %d %q %v", n, b.String(), err)
+	}
+	if res, err := rawRequest(t, socket, "", http.MethodGet, "/v1/evidence", ""); err != nil || res.StatusCode != http.StatusUnauthorized {
+		t.Errorf("the copy without a token: %v %v", res.Status, err)
+	}
+	ch := newChannel(t)
+	if _, err := ch.client.Evidence(context.Background(), io.Discard); err == nil || !strings.Contains(err.Error(), "does not serve its evidence") {
+		t.Errorf("a daemon without evidence: %v", err)
+	}
 }

@@ -36,15 +36,21 @@ type Config struct {
 	Broker *approval.Broker
 	// Logger receives one warning per answer; nil discards.
 	Logger *slog.Logger
+	// Evidence writes a consistent copy of the evidence file
+	// (evidence.Store.Backup): GET /v1/evidence serves it, so that the
+	// evidence commands can read the file of a running daemon. Nil: not
+	// served.
+	Evidence func(w io.Writer) (int64, error)
 }
 
 // Server serves the operator channel on a Unix socket.
 type Server struct {
-	broker *approval.Broker
-	token  string
-	logger *slog.Logger
-	srv    *http.Server
-	socket string
+	broker   *approval.Broker
+	evidence func(w io.Writer) (int64, error)
+	token    string
+	logger   *slog.Logger
+	srv      *http.Server
+	socket   string
 }
 
 type peerKey struct{}
@@ -83,10 +89,13 @@ func Listen(cfg Config) (*Server, error) {
 		ln.Close()
 		return nil, fmt.Errorf("approvals token: %w", err)
 	}
-	s := &Server{broker: cfg.Broker, token: token, logger: logger, socket: socket}
+	s := &Server{broker: cfg.Broker, evidence: cfg.Evidence, token: token, logger: logger, socket: socket}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/approvals", s.list)
 	mux.HandleFunc("POST /v1/approvals/{id}", s.decide)
+	if s.evidence != nil {
+		mux.HandleFunc("GET /v1/evidence", s.backup)
+	}
 	s.srv = &http.Server{
 		Handler:           s.auth(mux),
 		ReadHeaderTimeout: 5 * time.Second,
@@ -146,6 +155,17 @@ func (s *Server) auth(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// backup streams a consistent copy of the evidence file, written from one
+// read transaction while appends go on.
+func (s *Server) backup(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/octet-stream")
+	if _, err := s.evidence(w); err != nil {
+		// Past the first byte the status is sent: the client sees a short
+		// body, which is not a valid bbolt file, and says so.
+		s.logger.Warn("evidence copy for the operator socket failed", "error", err.Error())
+	}
 }
 
 func (s *Server) list(w http.ResponseWriter, r *http.Request) {

@@ -1,4 +1,4 @@
-package daemon
+package toolclad
 
 import (
 	"bufio"
@@ -60,7 +60,7 @@ func ParseOperators(name string, data []byte) (*Operators, error) {
 	for _, l := range lines {
 		n, who, token := l.Line, l.Name, l.Token
 		switch {
-		case !agentName(who):
+		case !agentIDPattern.MatchString(who):
 			errs = append(errs, fmt.Errorf("%s:%d: operator name %q: want 1 to 64 letters, digits, '_', '.' or '-'", name, n, who))
 			continue
 		case len(token) < minOperatorToken || strings.ContainsAny(token, " \t"):
@@ -124,19 +124,42 @@ func (o *Operators) Lookup(token string) string {
 	return found
 }
 
-// agentName reports whether s is a plain name: 1 to 64 letters, digits,
-// '_', '.' or '-', starting with a letter or digit.
-func agentName(s string) bool {
-	if s == "" || len(s) > 64 {
-		return false
+// SharedWith names the operators whose token is also an agent's token: an
+// agent holding it could answer its own held calls, so such a pair of
+// files is refused.
+func (o *Operators) SharedWith(as *Agents) []string {
+	if o == nil || as == nil {
+		return nil
 	}
-	for i, c := range s {
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		case i > 0 && (c == '_' || c == '.' || c == '-'):
-		default:
-			return false
+	var out []string
+	for _, op := range o.list {
+		for _, a := range as.list {
+			if subtle.ConstantTimeCompare(op.hash[:], a.hash[:]) == 1 {
+				out = append(out, fmt.Sprintf("operator %s and agent %s", op.name, a.ID))
+			}
 		}
 	}
-	return true
+	return out
+}
+
+// CheckApart refuses an operator token file and an agents file that share
+// a token.
+func CheckApart(o *Operators, as *Agents) error {
+	if shared := o.SharedWith(as); len(shared) > 0 {
+		return fmt.Errorf("the same token for %s: an operator's token must not be an agent's (an agent could answer its own held calls)", strings.Join(shared, ", "))
+	}
+	return nil
+}
+
+// Has reports whether an agent of the file has this id.
+func (as *Agents) Has(id string) bool {
+	if as == nil {
+		return false
+	}
+	for _, a := range as.list {
+		if a.ID == id {
+			return true
+		}
+	}
+	return false
 }

@@ -1,0 +1,386 @@
+package daemon
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/browsergate/browsergate/executor/approval"
+	"github.com/browsergate/browsergate/executor/events"
+)
+
+// The operator console: /console/ is a small web application the daemon
+// serves for its operators. It shows the live sessions and their last
+// calls, the calls held for a human with their question and Approve and
+// Deny buttons, and the evidence timeline of a session with its
+// verification. Operators sign in with their operator token; the console
+// then knows them by an HttpOnly, SameSite=Strict cookie. Every change is
+// a POST that must come from the console's own origin (net/http's
+// CrossOriginProtection, on the browser's Sec-Fetch-Site and Origin) and
+// carry the sign-in's CSRF token. The pages load nothing from elsewhere
+// and say so in a strict Content-Security-Policy.
+
+//go:embed console
+var consoleFiles embed.FS
+
+var consolePages = template.Must(template.New("").Funcs(template.FuncMap{
+	"json": func(v any) string {
+		b, err := json.MarshalIndent(v, "", "  ")
+		if err != nil {
+			return "?"
+		}
+		return string(b)
+	},
+	"when": func(t time.Time) string {
+		if t.IsZero() {
+			return ""
+		}
+		return t.UTC().Format("2006-01-02 15:04:05Z")
+	},
+	"clip": func(s string, n int) string {
+		if len(s) <= n {
+			return s
+		}
+		return s[:n] + "…"
+	},
+	"allowed": func(b *bool) string {
+		switch {
+		case b == nil:
+			return ""
+		case *b:
+			return "allowed"
+		}
+		return "refused"
+	},
+}).ParseFS(consoleFiles, "console/*.html"))
+
+// consoleCookie is the console sign-in's cookie.
+const consoleCookie = "browsergate_console"
+
+// signInFor is how long a console sign-in lasts.
+const signInFor = 12 * time.Hour
+
+// consoleCSP is the console's Content-Security-Policy: its own scripts,
+// styles and images only, its own WebSocket, no frames, forms to itself.
+const consoleCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; " +
+	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+// console is the console's state: its sign-ins, and the live view of the
+// sessions the event stream gives.
+type console struct {
+	f       *Front
+	mu      sync.Mutex
+	signIns map[string]*signIn // by cookie value
+	live    *liveView
+	xorigin *http.CrossOriginProtection
+}
+
+// signIn is an operator signed in to the console.
+type signIn struct {
+	operator string
+	csrf     string
+	expires  time.Time
+}
+
+func newConsole(f *Front) *console {
+	c := &console{f: f, signIns: map[string]*signIn{}, live: newLiveView(), xorigin: http.NewCrossOriginProtection()}
+	go c.live.follow(f.cfg.Events)
+	return c
+}
+
+// routes adds the console's routes to mux.
+func (c *console) routes(mux *http.ServeMux) {
+	static, _ := fs.Sub(consoleFiles, "console/static")
+	page := func(h http.HandlerFunc) http.Handler { return c.f.guard(c.headers(h)) }
+	change := func(h http.HandlerFunc) http.Handler { return c.f.guard(c.headers(c.xorigin.Handler(h).ServeHTTP)) }
+	mux.Handle("GET /console/static/", c.f.guard(c.headers(http.StripPrefix("/console/static/", http.FileServerFS(static)).ServeHTTP)))
+	mux.Handle("GET /console/login", page(c.loginPage))
+	mux.Handle("POST /console/login", change(c.login))
+	mux.Handle("POST /console/logout", change(c.signedIn(c.logout)))
+	mux.Handle("GET /console/{$}", page(c.signedIn(c.index)))
+	mux.Handle("GET /console/sessions/{id}", page(c.signedIn(c.session)))
+	mux.Handle("GET /console/screenshots/{sha}", page(c.signedIn(c.screenshot)))
+	mux.Handle("POST /console/approvals/{id}", change(c.signedIn(c.decide)))
+	mux.Handle("GET /console", http.RedirectHandler("/console/", http.StatusSeeOther))
+}
+
+// headers are every console response's: the CSP, no sniffing, no
+// referrer, no caching (the pages show arguments of agents' calls).
+func (c *console) headers(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", consoleCSP)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "same-origin") // no-referrer would make the browser send Origin: null with the console's own forms
+		h.Set("Cache-Control", "no-store")
+		h.Set("X-Frame-Options", "DENY")
+		next(w, r)
+	}
+}
+
+type signedInHandler func(w http.ResponseWriter, r *http.Request, who *signIn)
+
+// signedIn admits a request of a signed-in operator; a page without the
+// credential is sent to the sign-in form, a change refused.
+func (c *console) signedIn(next signedInHandler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		who := c.signInOf(r)
+		if who == nil {
+			if r.Method == http.MethodGet {
+				http.Redirect(w, r, "/console/login", http.StatusSeeOther)
+				return
+			}
+			http.Error(w, "sign in to the console first", http.StatusUnauthorized)
+			return
+		}
+		next(w, r, who)
+	}
+}
+
+// signInOf is the request's sign-in (nil: none, or expired).
+func (c *console) signInOf(r *http.Request) *signIn {
+	ck, err := r.Cookie(consoleCookie)
+	if err != nil || ck.Value == "" {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.signIns[ck.Value]
+	if s == nil {
+		return nil
+	}
+	if time.Now().After(s.expires) {
+		delete(c.signIns, ck.Value)
+		return nil
+	}
+	return s
+}
+
+func (c *console) render(w http.ResponseWriter, name string, status int, data any) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	if err := consolePages.ExecuteTemplate(w, name, data); err != nil {
+		c.f.cfg.Logger.Warn("console: page failed", "page", name, "error", err.Error())
+	}
+}
+
+func (c *console) loginPage(w http.ResponseWriter, r *http.Request) {
+	c.render(w, "login.html", http.StatusOK, map[string]any{})
+}
+
+// login signs an operator in with their token.
+func (c *console) login(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
+	name := c.f.operators().Lookup(strings.TrimSpace(r.PostFormValue("token")))
+	if name == "" {
+		c.f.cfg.Logger.Warn("console: sign-in refused", "remote", r.RemoteAddr)
+		c.render(w, "login.html", http.StatusUnauthorized, map[string]any{"Error": "That is not an operator token."})
+		return
+	}
+	id, csrf := randomHex(), randomHex()
+	c.mu.Lock()
+	for k, s := range c.signIns {
+		if time.Now().After(s.expires) {
+			delete(c.signIns, k)
+		}
+	}
+	c.signIns[id] = &signIn{operator: name, csrf: csrf, expires: time.Now().Add(signInFor)}
+	c.mu.Unlock()
+	http.SetCookie(w, &http.Cookie{Name: consoleCookie, Value: id, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode,
+		Secure: c.f.cfg.TLSCert != "", MaxAge: int(signInFor / time.Second)})
+	c.f.cfg.Logger.Info("console: operator signed in", "operator", name, "remote", r.RemoteAddr)
+	http.Redirect(w, r, "/console/", http.StatusSeeOther)
+}
+
+func (c *console) logout(w http.ResponseWriter, r *http.Request, who *signIn) {
+	if !c.csrfOK(r, who) {
+		http.Error(w, "the form's CSRF token is missing or wrong: reload the console", http.StatusForbidden)
+		return
+	}
+	if ck, err := r.Cookie(consoleCookie); err == nil {
+		c.mu.Lock()
+		delete(c.signIns, ck.Value)
+		c.mu.Unlock()
+	}
+	http.SetCookie(w, &http.Cookie{Name: consoleCookie, Value: "", Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: -1})
+	http.Redirect(w, r, "/console/login", http.StatusSeeOther)
+}
+
+// csrfOK checks the form's CSRF token against the sign-in's.
+func (c *console) csrfOK(r *http.Request, who *signIn) bool {
+	got := r.PostFormValue("csrf")
+	return got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(who.csrf)) == 1
+}
+
+func (c *console) index(w http.ResponseWriter, r *http.Request, who *signIn) {
+	var held []approval.Request
+	if c.f.cfg.Broker != nil {
+		held = c.f.cfg.Broker.List()
+	}
+	c.render(w, "index.html", http.StatusOK, map[string]any{
+		"Operator": who.operator, "CSRF": who.csrf, "Held": held, "Sessions": c.live.sessions(), "Now": time.Now(),
+	})
+}
+
+// decide answers a held call from the console, recorded as the console's
+// answer with the operator's name.
+func (c *console) decide(w http.ResponseWriter, r *http.Request, who *signIn) {
+	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+	if !c.csrfOK(r, who) {
+		http.Error(w, "the form's CSRF token is missing or wrong: reload the console", http.StatusForbidden)
+		return
+	}
+	verdict := r.PostFormValue("decision")
+	if verdict != "approve" && verdict != "deny" {
+		http.Error(w, `decision must be "approve" or "deny"`, http.StatusBadRequest)
+		return
+	}
+	if c.f.cfg.Broker == nil {
+		http.Error(w, "this daemon holds no calls for approval", http.StatusNotFound)
+		return
+	}
+	id := r.PathValue("id")
+	err := c.f.cfg.Broker.Decide(id, approval.Outcome{Approved: verdict == "approve", Channel: approval.ChannelConsole,
+		By: who.operator, Note: strings.TrimSpace(r.PostFormValue("note"))})
+	if errors.Is(err, approval.ErrUnknown) {
+		http.Error(w, "no pending approval "+id+" (already answered, expired, or never held)", http.StatusNotFound)
+		return
+	}
+	c.f.cfg.Logger.Warn("approval answered in the console", "id", id, "approved", verdict == "approve", "operator", who.operator)
+	http.Redirect(w, r, "/console/", http.StatusSeeOther)
+}
+
+// session shows a session's evidence timeline and whether its chain
+// verifies.
+func (c *console) session(w http.ResponseWriter, r *http.Request, who *signIn) {
+	id := r.PathValue("id")
+	store := c.f.cfg.Evidence
+	if store == nil {
+		http.Error(w, "this daemon has no evidence store", http.StatusNotFound)
+		return
+	}
+	recs, err := store.Records(id)
+	if err != nil || len(recs) == 0 {
+		http.Error(w, "no such session in the evidence log", http.StatusNotFound)
+		return
+	}
+	var problems []string
+	verified := false
+	if rep, err := store.Verify(); err != nil {
+		problems = append(problems, "the log could not be verified: "+err.Error())
+	} else {
+		for _, p := range rep.Problems {
+			if p.Session == id || p.Session == "" {
+				problems = append(problems, p.String())
+			}
+		}
+		verified = len(problems) == 0
+	}
+	c.render(w, "session.html", http.StatusOK, map[string]any{
+		"Operator": who.operator, "CSRF": who.csrf, "ID": id, "Records": recs, "Verified": verified, "Problems": problems,
+	})
+}
+
+// screenshot serves a screenshot the evidence holds, by its hash.
+func (c *console) screenshot(w http.ResponseWriter, r *http.Request, _ *signIn) {
+	sha := r.PathValue("sha")
+	if _, err := hex.DecodeString(sha); err != nil || len(sha) != 64 || c.f.cfg.Evidence == nil {
+		http.NotFound(w, r)
+		return
+	}
+	png, err := c.f.cfg.Evidence.Screenshot(sha)
+	if err != nil {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "image/png")
+	w.Write(png)
+}
+
+func randomHex() string {
+	var b [32]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// liveView is the sessions open now and their last calls, as the event
+// stream tells them.
+type liveView struct {
+	mu   sync.Mutex
+	open map[string]*liveSession
+}
+
+// liveSession is an open session and its last calls, newest first.
+type liveSession struct {
+	ID, Agent, Tool string
+	Opened          time.Time
+	Last            []events.Event
+}
+
+// liveCalls is how many of a session's last calls the console keeps.
+const liveCalls = 10
+
+func newLiveView() *liveView { return &liveView{open: map[string]*liveSession{}} }
+
+// follow keeps the view up to date until the hub stops sending; a watch
+// dropped for falling behind is taken up again.
+func (v *liveView) follow(h *events.Hub) {
+	if h == nil {
+		return
+	}
+	for {
+		w := h.Watch()
+		for e := range w.C {
+			v.take(e)
+		}
+		if !w.Dropped() {
+			return
+		}
+	}
+}
+
+func (v *liveView) take(e events.Event) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	switch e.Type {
+	case events.SessionOpened:
+		v.open[e.Session] = &liveSession{ID: e.Session, Agent: e.Agent, Tool: e.Tool, Opened: e.Time}
+	case events.SessionEnded:
+		delete(v.open, e.Session)
+	case events.Decision, events.ApprovalAsked, events.ApprovalAnswered:
+		s := v.open[e.Session]
+		if s == nil {
+			s = &liveSession{ID: e.Session, Agent: e.Agent, Tool: e.Tool, Opened: e.Time}
+			v.open[e.Session] = s
+		}
+		s.Last = slices.Insert(s.Last, 0, e)
+		if len(s.Last) > liveCalls {
+			s.Last = s.Last[:liveCalls]
+		}
+	}
+}
+
+// sessions are the open sessions, newest first, copied.
+func (v *liveView) sessions() []liveSession {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	out := make([]liveSession, 0, len(v.open))
+	for _, s := range v.open {
+		c := *s
+		c.Last = slices.Clone(s.Last)
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Opened.After(out[j].Opened) })
+	return out
+}
