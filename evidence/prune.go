@@ -34,8 +34,9 @@ type PruneReport struct {
 // (ErrNotIntact) if there is any problem: removing sessions from a damaged
 // log could remove the records that show the damage. What it leaves
 // verifies, with the signing key too when the heads were signed, because
-// the heads of the remaining sessions are not touched. bbolt reuses the
-// freed pages; the file does not shrink.
+// the heads of the remaining sessions are not touched. bbolt keeps the
+// freed pages, with their old bytes, for reuse: Compact the file afterwards
+// to leave nothing of the removed sessions in it (evidence prune does).
 func (s *Store) Prune(before time.Time) (PruneReport, error) {
 	return s.prune(before, nil)
 }

@@ -30,6 +30,25 @@ const maxArgLen = 60
 // quoted when it holds control characters, so it cannot rewrite the
 // terminal. Sessions without an entry in records print their header only.
 func WriteTimeline(w io.Writer, sessions []SessionSummary, records map[string][]*Envelope) error {
+	return WriteTimelineWith(w, sessions, records, TimelineOptions{})
+}
+
+// TimelineOptions choose what a timeline shows besides the records.
+type TimelineOptions struct {
+	// Summary adds a line per session: its calls allowed, refused (by
+	// stage) and decided by a human.
+	Summary bool
+	// RefusalsOnly shows only the calls refused, without hashes (head,
+	// screenshots): the view an auditor reads first.
+	RefusalsOnly bool
+	// Config describes a configuration blob in one line ("" when
+	// unknown); each distinct one a session's records name is listed
+	// under its header. Nil lists none.
+	Config func(sha256hex string) string
+}
+
+// WriteTimelineWith is WriteTimeline with options.
+func WriteTimelineWith(w io.Writer, sessions []SessionSummary, records map[string][]*Envelope, opts TimelineOptions) error {
 	bw := bufio.NewWriter(w)
 	for _, s := range sessions {
 		recs := records[s.ID]
@@ -43,15 +62,76 @@ func WriteTimeline(w io.Writer, sessions []SessionSummary, records map[string][]
 		}
 		fmt.Fprintf(bw, "  %d %s  %s .. %s", s.Records, noun,
 			s.First.UTC().Format(timelineTime), s.Last.UTC().Format(timelineTime))
-		if s.Head != "" {
+		if s.Head != "" && !opts.RefusalsOnly {
 			fmt.Fprintf(bw, "  head %s", s.Head[:min(12, len(s.Head))])
 		}
 		bw.WriteByte('\n')
+		if opts.Config != nil {
+			var seen []string
+			for _, e := range recs {
+				if e.ConfigSHA256 != "" && !slices.Contains(seen, e.ConfigSHA256) {
+					seen = append(seen, e.ConfigSHA256)
+					fmt.Fprintf(bw, "  config %s: %s\n", e.ConfigSHA256[:min(12, len(e.ConfigSHA256))], clean(opts.Config(e.ConfigSHA256)))
+				}
+			}
+		}
+		if opts.Summary {
+			writeSummary(bw, recs)
+		}
 		for _, e := range recs {
+			if opts.RefusalsOnly {
+				if e.Kind != "" || e.Decision.Allowed {
+					continue
+				}
+				c := *e
+				c.ScreenshotSHA256 = ""
+				e = &c
+			}
 			writeRecordLine(bw, e)
 		}
 	}
 	return bw.Flush()
+}
+
+// writeSummary writes a session's counts: calls allowed, refused by stage
+// (in the order the stages come), and decided by a human.
+func writeSummary(w *bufio.Writer, recs []*Envelope) {
+	calls, allowed, approved, denied := 0, 0, 0, 0
+	var stages []string
+	refused := map[string]int{}
+	for _, e := range recs {
+		if e.Kind != "" {
+			continue
+		}
+		calls++
+		if a := e.Decision.Approval; a != nil && a.Channel != "timeout" && a.Channel != "cancelled" {
+			if a.Approved {
+				approved++
+			} else {
+				denied++
+			}
+		}
+		if e.Decision.Allowed {
+			allowed++
+			continue
+		}
+		st := string(e.Decision.Stage)
+		if refused[st] == 0 {
+			stages = append(stages, st)
+		}
+		refused[st]++
+	}
+	parts := make([]string, 0, len(stages))
+	total := 0
+	for _, st := range stages {
+		parts = append(parts, fmt.Sprintf("%s %d", clean(st), refused[st]))
+		total += refused[st]
+	}
+	fmt.Fprintf(w, "  summary: %d call(s): %d allowed, %d refused", calls, allowed, total)
+	if len(parts) > 0 {
+		fmt.Fprintf(w, " (%s)", strings.Join(parts, ", "))
+	}
+	fmt.Fprintf(w, "; a human approved %d and denied %d\n", approved, denied)
 }
 
 func writeRecordLine(w *bufio.Writer, e *Envelope) {

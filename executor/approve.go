@@ -19,8 +19,13 @@ import (
 )
 
 // DefaultApprovalTimeout is how long a call waits for a human's answer
-// before it is denied.
-const DefaultApprovalTimeout = 2 * time.Minute
+// before it is denied. It is under the 60 s request timeout of the MCP
+// SDKs' clients (TypeScript's DEFAULT_REQUEST_TIMEOUT_MSEC, which the
+// progress sent every progressEvery resets only with
+// resetTimeoutOnProgress): an agent whose approval does not come gets the
+// recorded denial, not a transport error that cancels the call. serve
+// --approval-timeout sets more for clients that wait longer.
+const DefaultApprovalTimeout = 55 * time.Second
 
 // progressEvery is how often a held call tells the client it is still
 // waiting.

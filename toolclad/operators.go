@@ -29,7 +29,7 @@ type operator struct {
 // minOperatorToken is the shortest operator token taken: an operator can
 // approve what agents may not do alone, so the token must not be
 // guessable.
-const minOperatorToken = 16
+const minOperatorToken = 24
 
 // LoadOperators reads an operator token file.
 func LoadOperators(path string) (*Operators, error) {
@@ -162,4 +162,19 @@ func (as *Agents) Has(id string) bool {
 		}
 	}
 	return false
+}
+
+// Holds reports whether the operator named name still has the token whose
+// SHA-256 is sum (a console sign-in ends when its token leaves the file).
+func (o *Operators) Holds(name string, sum [sha256.Size]byte) bool {
+	if o == nil {
+		return false
+	}
+	held := false
+	for _, op := range o.list {
+		if op.name == name && subtle.ConstantTimeCompare(op.hash[:], sum[:]) == 1 {
+			held = true
+		}
+	}
+	return held
 }

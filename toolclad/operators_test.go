@@ -8,29 +8,29 @@ import (
 )
 
 func TestOperators(t *testing.T) {
-	ops, err := ParseOperators("ops", []byte("# who may watch\nolga:olga-token-0123456789\n\n  a-bare-token-0123456789  \n"))
+	ops, err := ParseOperators("ops", []byte("# who may watch\nolga:olga-token-0123456789abc\n\n  a-bare-token-0123456789abc  \n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for token, want := range map[string]string{
-		"olga-token-0123456789": "olga", "a-bare-token-0123456789": "operator", "olga": "", "": "", "olga:olga-token-0123456789": "",
+		"olga-token-0123456789abc": "olga", "a-bare-token-0123456789abc": "operator", "olga": "", "": "", "olga:olga-token-0123456789abc": "",
 	} {
 		if got := ops.Lookup(token); got != want {
 			t.Errorf("Lookup(%q) = %q, want %q", token, got, want)
 		}
 	}
 	for doc, want := range map[string]string{
-		"":                                       "no operator token",
-		"olga:short":                             "ops:1: olga's token: want 16 or more",
-		"bad name:0123456789abcdef":              `ops:1: operator name "bad name"`,
-		"a:0123456789abcdef\nb:0123456789abcdef": "ops:2: the same token as line 1",
+		"":                                  "no operator token",
+		"olga:short":                        "ops:1: olga's token: want 24 or more",
+		"bad name:0123456789abcdef01234567": `ops:1: operator name "bad name"`,
+		"a:0123456789abcdef01234567\nb:0123456789abcdef01234567": "ops:2: the same token as line 1",
 	} {
 		if _, err := ParseOperators("ops", []byte(doc)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", doc, err, want)
 		}
 	}
 	p := filepath.Join(t.TempDir(), "ops")
-	if err := os.WriteFile(p, []byte("olga:olga-token-0123456789\n"), 0o644); err != nil {
+	if err := os.WriteFile(p, []byte("olga:olga-token-0123456789abc\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := LoadOperators(p); err == nil || !strings.Contains(err.Error(), "chmod 600") {

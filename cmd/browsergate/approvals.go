@@ -6,8 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"os/user"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/browsergate/browsergate/executor/approval"
@@ -34,6 +37,57 @@ var approvalsListCommand = &command{
 			return nil
 		}
 	},
+}
+
+var approvalsWatchCommand = &command{
+	name:     "approvals watch",
+	synopsis: "--evidence FILE | --socket PATH",
+	summary: "Wait for calls held for a human's approval and print each as it arrives (as approvals list does),\n" +
+		"until interrupted: the operator's terminal, or a pipe to a notifier.",
+	setup: func(fs *flag.FlagSet) action {
+		socket := socketFlags(fs)
+		return func(_ []string, stdout, _ io.Writer) error {
+			c, err := approvalsClient(socket)
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return watchApprovals(ctx, c, stdout, watchEvery)
+		}
+	},
+}
+
+// watchEvery is how often approvals watch asks the daemon.
+const watchEvery = 500 * time.Millisecond
+
+// watchApprovals prints each held call once, as it is first seen, until
+// ctx ends or the daemon goes away.
+func watchApprovals(ctx context.Context, c *operator.Client, w io.Writer, every time.Duration) error {
+	seen := map[string]bool{}
+	fmt.Fprintln(w, "waiting for calls held for approval (interrupt to stop)")
+	for {
+		pending, err := c.List(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		live := map[string]bool{}
+		for _, p := range pending {
+			live[p.ID] = true
+			if !seen[p.ID] {
+				printPending(w, []approval.Request{p}, time.Now())
+			}
+		}
+		seen = live
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(every):
+		}
+	}
 }
 
 // approvalsDecideCommand is `approvals approve ID` or `approvals deny ID`.

@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -504,5 +506,55 @@ func TestPageChangedWhileHeld(t *testing.T) {
 	}
 	if n := f.site.Submissions.Load(); n != 0 {
 		t.Errorf("the site saw %d submissions", n)
+	}
+}
+
+// TestApprovalReachesTheOperator: a held call is announced to the
+// operator as it arrives: `approvals watch` prints it, and the approval
+// hook gets the question as JSON (with a bare environment: no secret of
+// the daemon's). Approving it then releases the call.
+func TestApprovalReachesTheOperator(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	got := filepath.Join(dir, "hook.json")
+	f := startWith(t, launchManifest(), "--approval-hook", "cat > "+got+"; env >> "+got+".env")
+	f.login(t)
+	watch := exec.Command(binary, "approvals", "watch", "--evidence", f.evidence)
+	var out syncBuffer
+	watch.Stdout, watch.Stderr = &out, &out
+	if err := watch.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = watch.Process.Kill(); _ = watch.Wait() })
+
+	h := f.callAsync(t, "e2e.submit_form", map[string]any{})
+	id := f.pendingID(t, h)
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(out.String(), id) && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !strings.Contains(out.String(), id) || !strings.Contains(out.String(), "call:   e2e.submit_form") {
+		t.Errorf("approvals watch did not print the held call:\n%s", out.String())
+	}
+	var question map[string]any
+	for time.Now().Before(deadline) {
+		data, err := os.ReadFile(got)
+		if err == nil && json.Unmarshal(data, &question) == nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if question["id"] != id || question["command"] != "submit_form" || question["page"] != f.siteURL+"/dashboard" {
+		t.Errorf("the hook's question: %v", question)
+	}
+	env, _ := os.ReadFile(got + ".env")
+	if !strings.Contains(string(env), "BROWSERGATE_APPROVAL_ID="+id) || strings.Contains(string(env), "BROWSERGATE_E2E_SECRET") {
+		t.Errorf("the hook's environment:\n%s", env)
+	}
+	if out, err := f.approvals(t, "approve", id, "--by", "olga"); err != nil {
+		t.Fatalf("approvals approve: %v\n%s", err, out)
+	}
+	if text, refused := h.wait(t); refused {
+		t.Errorf("the approved call: %s", text)
 	}
 }

@@ -19,9 +19,10 @@ var errInvalid = errors.New("invalid configuration")
 
 var checkCommand = &command{
 	name:     "check",
-	synopsis: "--manifest FILE [--manifest FILE...] --policies DIR [--tool-separator .|_]",
+	synopsis: "--manifest FILE [--manifest FILE...] --policies DIR [--tool-separator .|_] [--matrix]",
 	summary: "Validate manifests and policies as serve would load them: print every problem (file:line: key: message)\n" +
-		"and exit 1, or list the tools of a valid set and exit 0. The policy directory's policy-tests.json is run.",
+		"and exit 1, or list the tools of a valid set, warn of its risky choices and exit 0. The policy directory's\n" +
+		"policy-tests.json is run. --matrix prints each command's decision with and without a human's approval.",
 	setup: checkFlags,
 }
 
@@ -37,17 +38,18 @@ func checkFlags(fs *flag.FlagSet) action {
 	fs.Var(&manifests, "manifest", "ToolClad manifest `FILE` (repeatable)")
 	policies := fs.String("policies", "", "Cedar policy `DIR` (with its schema)")
 	sep := fs.String("tool-separator", ".", "tool name separator `SEP` used in the summary: \".\" or \"_\", as serve's")
+	matrix := fs.Bool("matrix", false, "print, for each declared command, Cedar's decision on a page in the scope without and with a human's approval")
 	return func(_ []string, stdout, _ io.Writer) error {
 		if len(manifests) == 0 || *policies == "" {
 			return fmt.Errorf("%w: check needs --manifest and --policies", errUsage)
 		}
-		return check(manifests, *policies, *sep, stdout)
+		return check(manifests, *policies, *sep, *matrix, serveChoices{}, stdout)
 	}
 }
 
 // check validates manifests and policies, printing every problem, and
 // summarises the tools of a valid set.
-func check(manifests []string, policies, sep string, stdout io.Writer) error {
+func check(manifests []string, policies, sep string, matrix bool, sc serveChoices, stdout io.Writer) error {
 	ms, merr := toolclad.LoadFiles(manifests)
 	engine, perr := executor.LoadPolicies(policies, ms)
 	var terr error
@@ -104,6 +106,42 @@ func check(manifests []string, policies, sep string, stdout io.Writer) error {
 	if tests > 0 {
 		fmt.Fprintf(stdout, "%s: %d policy test(s) passed\n", filepath.Join(policies, cedar.PolicyTestsFile), tests)
 	}
-	fmt.Fprintln(stdout, "ok")
+	if matrix {
+		printMatrix(stdout, ms, engine, sep)
+	}
+	warnings := postureWarnings(ms, engine, sc)
+	for _, w := range warnings {
+		fmt.Fprintln(stdout, "warning: "+w)
+	}
+	fmt.Fprintf(stdout, "ok (%d warning(s))\n", len(warnings))
 	return nil
+}
+
+// printMatrix prints each declared command's decision on a page in its
+// manifest's scope, without and with a human's approval (Cedar's, and
+// the manifest's human_approval).
+func printMatrix(w io.Writer, ms []*toolclad.Manifest, engine *cedar.Engine, sep string) {
+	fmt.Fprintln(w, "decision matrix (a page in the scope, not signed in; Cedar's decision, then what the call gets):")
+	fmt.Fprintf(w, "  %-34s %-9s %-9s %s\n", "command", "alone", "approved", "so")
+	for _, m := range ms {
+		for _, c := range m.Commands {
+			why, alone := matrixDecision(m, c, engine, false)
+			_, approved := matrixDecision(m, c, engine, true)
+			so := "runs"
+			switch {
+			case !approved:
+				so = "refused: " + why
+			case !alone || c.HumanApproval:
+				so = "waits for a human's approval"
+			}
+			fmt.Fprintf(w, "  %-34s %-9s %-9s %s\n", toolclad.ToolName(m, c, sep), allowWord(alone), allowWord(approved), so)
+		}
+	}
+}
+
+func allowWord(b bool) string {
+	if b {
+		return "allow"
+	}
+	return "deny"
 }

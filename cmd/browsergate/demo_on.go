@@ -10,6 +10,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/browsergate/browsergate/evidence"
 	"github.com/browsergate/browsergate/examples/quickstart"
 	"github.com/browsergate/browsergate/executor/replay"
 )
@@ -40,7 +41,7 @@ func runDemo(o *demoOptions, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "\n$ browsergate evidence show --evidence %s --session %s\n", o.evidence, sid)
-	if err := evidenceShow(o.evidence, sid, stdout); err != nil {
+	if err := evidenceShow(o.evidence, sid, evidence.TimelineOptions{Summary: true}, stdout); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "\n$ browsergate evidence verify --evidence %s\n", o.evidence)

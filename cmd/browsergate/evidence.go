@@ -3,16 +3,20 @@ package main
 import (
 	"context"
 	"crypto/ed25519"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 	"time"
 
 	"github.com/browsergate/browsergate/evidence"
+	"github.com/browsergate/browsergate/executor"
 	"github.com/browsergate/browsergate/executor/approval/operator"
 )
 
@@ -21,18 +25,91 @@ var errTampered = errors.New("evidence verification failed")
 
 var evidenceShowCommand = &command{
 	name:     "evidence show",
-	synopsis: "--evidence FILE [--session ID]",
-	summary:  "Print the evidence timeline: every session, and every call in it with its decision, reasons and pages.",
+	synopsis: "--evidence FILE [--session ID] [--summary] [--refusals]",
+	summary: "Print the evidence timeline: every session with the manifest and policies it ran under, and every call in\n" +
+		"it with its decision, reasons and pages. --summary counts each session's calls; --refusals shows only the refused ones.",
 	setup: func(fs *flag.FlagSet) action {
 		path := evidenceFlag(fs)
 		session := fs.String("session", "", "only this session `ID`")
+		summary := fs.Bool("summary", false, "a line per session: calls allowed, refused by stage, and decided by a human")
+		refusals := fs.Bool("refusals", false, "only the calls refused, without hashes")
 		return func(_ []string, stdout, _ io.Writer) error {
 			if err := needEvidence("show", *path); err != nil {
 				return err
 			}
-			return evidenceShow(*path, *session, stdout)
+			return evidenceShow(*path, *session, evidence.TimelineOptions{Summary: *summary, RefusalsOnly: *refusals}, stdout)
 		}
 	},
+}
+
+var evidenceConfigCommand = &command{
+	name:     "evidence config",
+	synopsis: "--evidence FILE --session ID",
+	summary:  "Print the manifest and the policy files a session ran under, as the evidence stored them.",
+	setup: func(fs *flag.FlagSet) action {
+		path := evidenceFlag(fs)
+		session := fs.String("session", "", "the session `ID`")
+		return func(_ []string, stdout, _ io.Writer) error {
+			if err := needEvidence("config", *path); err != nil {
+				return err
+			}
+			if *session == "" {
+				return fmt.Errorf("%w: evidence config needs --session ID", errUsage)
+			}
+			return evidenceConfig(*path, *session, stdout)
+		}
+	},
+}
+
+// evidenceConfig prints each configuration the session's records name.
+func evidenceConfig(path, session string, stdout io.Writer) error {
+	store, err := openReadOnly(path)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	recs, err := store.Records(session)
+	if err != nil {
+		return err
+	}
+	var seen []string
+	for _, e := range recs {
+		if e.ConfigSHA256 == "" || slices.Contains(seen, e.ConfigSHA256) {
+			continue
+		}
+		seen = append(seen, e.ConfigSHA256)
+		rc, err := recordedConfig(store.Store, e.ConfigSHA256)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "# config %s (from record #%d on), principal %s\n", e.ConfigSHA256, e.Seq, rc.Principal)
+		fmt.Fprintf(stdout, "# manifest %s\n%s\n", rc.Manifest.Path, strings.TrimRight(rc.Manifest.Source, "\n"))
+		names := make([]string, 0, len(rc.Policies))
+		for n := range rc.Policies {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			fmt.Fprintf(stdout, "# policy file %s\n%s\n", n, strings.TrimRight(rc.Policies[n], "\n"))
+		}
+	}
+	if len(seen) == 0 {
+		return fmt.Errorf("session %s names no configuration (its records predate them)", session)
+	}
+	return nil
+}
+
+// recordedConfig reads a stored configuration blob.
+func recordedConfig(store *evidence.Store, sha string) (*executor.RecordedConfig, error) {
+	data, err := store.Config(sha)
+	if err != nil {
+		return nil, err
+	}
+	var rc executor.RecordedConfig
+	if err := json.Unmarshal(data, &rc); err != nil {
+		return nil, fmt.Errorf("config %s: %w", sha, err)
+	}
+	return &rc, nil
 }
 
 var evidenceVerifyCommand = &command{
@@ -137,7 +214,7 @@ func openReadOnly(path string) (*liveStore, error) {
 	return &liveStore{Store: store, copy: tmp.Name()}, nil
 }
 
-func evidenceShow(path, only string, stdout io.Writer) error {
+func evidenceShow(path, only string, opts evidence.TimelineOptions, stdout io.Writer) error {
 	store, err := openReadOnly(path)
 	if err != nil {
 		return err
@@ -163,7 +240,14 @@ func evidenceShow(path, only string, stdout io.Writer) error {
 	if only != "" && len(sessions) == 0 {
 		return fmt.Errorf("no session %q in %s", only, path)
 	}
-	return evidence.WriteTimeline(stdout, sessions, records)
+	opts.Config = func(sha string) string {
+		rc, err := recordedConfig(store.Store, sha)
+		if err != nil {
+			return "unreadable: " + err.Error()
+		}
+		return fmt.Sprintf("manifest %s, %d policy file(s), principal %s (evidence config --session prints them)", rc.Manifest.Path, len(rc.Policies), rc.Principal)
+	}
+	return evidence.WriteTimelineWith(stdout, sessions, records, opts)
 }
 
 // evidenceVerifyWith verifies the log and, when pubPath is set, every
@@ -398,13 +482,13 @@ func evidencePrune(path, beforeText, pubPath string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer store.Close()
 	var rep evidence.PruneReport
 	if pub != nil {
 		rep, err = store.PruneWithKey(before, pub)
 	} else {
 		rep, err = store.Prune(before)
 	}
+	store.Close()
 	if err != nil {
 		return err
 	}
@@ -424,6 +508,13 @@ func evidencePrune(path, beforeText, pubPath string, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "pruned %d session(s), %d record(s), %d screenshot(s), %d config blob(s) ending before %s; kept %d session(s)\n",
 		len(rep.Sessions), rep.Records, len(rep.Screenshots), len(rep.Configs), before.Format(time.RFC3339), rep.Kept)
+	// The removed records' bytes are still in the file's freed pages:
+	// the file is rewritten without them.
+	was, now, err := evidence.Compact(path, 5*time.Second)
+	if err != nil {
+		return fmt.Errorf("the sessions were removed from the log, but their bytes may still be in the file's free pages: %w", err)
+	}
+	fmt.Fprintf(stdout, "compacted %s: %d -> %d bytes; nothing of the removed sessions is left in it\n", path, was, now)
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -82,6 +83,19 @@ func TestPruneCLI(t *testing.T) {
 			}
 			if strings.Contains(out, "session new") {
 				t.Errorf("prune removed the new session:\n%s", out)
+			}
+			// Nothing of the removed sessions is left in the file's bytes.
+			raw, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, gone := range []string{`"old-1"`, `"old-2"`} {
+				if bytes.Contains(raw, []byte(gone)) {
+					t.Errorf("after prune the file still holds %s", gone)
+				}
+			}
+			if !strings.Contains(out, "compacted "+path) || !bytes.Contains(raw, []byte(`"new"`)) {
+				t.Errorf("prune did not compact the file, or lost the kept session:\n%s", out)
 			}
 			out, code = runBinary(t, append([]string{"evidence", "verify", "--evidence", path}, verifyArgs...)...)
 			if code != 0 || !strings.Contains(out, "ok: 1 session(s), 1 record(s)") {

@@ -58,21 +58,7 @@ func startHTTP(t *testing.T, manifest, extra string, args ...string) *httpDaemon
 		}
 		return p
 	}
-	policies := filepath.Join(dir, "policies")
-	if err := os.Mkdir(policies, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	shipped, _ := filepath.Glob(repoPath("policies/*"))
-	for _, p := range shipped {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		write(filepath.Join("policies", filepath.Base(p)), string(b))
-	}
-	if extra != "" {
-		write("policies/extra.cedar", extra)
-	}
+	policies := shippedPoliciesWith(t, dir, extra)
 	d := &httpDaemon{evidence: filepath.Join(dir, "evidence.db"), stderr: &syncBuffer{}}
 	d.cmd = exec.Command(binary, append([]string{"serve", "--manifest", write("m.toml", manifest), "--policies", policies,
 		"--evidence", d.evidence, "--log-level", "warn", "--http", "127.0.0.1:0", "--agents", write("agents.toml", testAgents)}, args...)...)
@@ -316,6 +302,7 @@ when { resource.command == "type_text" };
 		t.Fatal(err)
 	}
 	by := map[string][]string{}
+	bobSession := ""
 	for _, s := range sessions {
 		recs, err := store.Records(s.ID)
 		if err != nil {
@@ -325,6 +312,9 @@ when { resource.command == "type_text" };
 			if r.Kind != "" {
 				continue // the session's end
 			}
+			if r.Principal == "bob" {
+				bobSession = r.Session
+			}
 			by[r.Principal] = append(by[r.Principal], r.Command+":"+map[bool]string{true: "allowed", false: "refused"}[r.Decision.Allowed])
 		}
 	}
@@ -333,6 +323,19 @@ when { resource.command == "type_text" };
 	}
 	if got := strings.Join(by["bob"], " "); got != "navigate:allowed type_text:refused" {
 		t.Errorf("bob's evidence: %s", got)
+	}
+	// The auditor's views: refusals only (no hashes), a summary per
+	// session, and the configuration each session ran under.
+	out, err := exec.Command(binary, "evidence", "show", "--evidence", d.evidence, "--summary", "--refusals").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "summary: 2 call(s): 1 allowed, 1 refused (cedar 1)") ||
+		!strings.Contains(string(out), "type_text  DENY") || strings.Contains(string(out), "navigate  ALLOW") ||
+		strings.Contains(string(out), " head ") || !strings.Contains(string(out), "policy file(s), principal bob") {
+		t.Errorf("evidence show --summary --refusals: %v\n%s", err, out)
+	}
+	out, err = exec.Command(binary, "evidence", "config", "--evidence", d.evidence, "--session", bobSession).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "principal bob") || !strings.Contains(string(out), "# policy file extra.cedar") ||
+		!strings.Contains(string(out), "readers-do-not-type") || !strings.Contains(string(out), "[browser.commands.type_text]") {
+		t.Errorf("evidence config --session: %v\n%s", err, out)
 	}
 }
 
@@ -536,10 +539,8 @@ func TestConsole(t *testing.T) {
 		t.Fatal("the agent's call did not complete after the approval")
 	}
 	// The session's timeline: the approval, the console's, by olga.
-	if err := chromedp.Do(ctx, chromedp.Navigate(d.url+"/console/")); err != nil {
-		t.Fatal(err)
-	}
-	href, err := chromedp.Run(ctx, chromedp.AttributeValue(`table a[href^="/console/sessions/"]`, "href"))
+	home, _ := chromedp.Run(ctx, chromedp.Location())
+	href, err := chromedp.Run(ctx, chromedp.AttributeValue(`table a[href*="/sessions/"]`, "href"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -554,6 +555,15 @@ func TestConsole(t *testing.T) {
 			t.Errorf("the session's timeline lacks %q:\n%s", want, body)
 		}
 	}
+	// The sign-in's cookie without its path key gets nothing: the sign-in
+	// form again (a web app on another port of this host gets the cookie,
+	// never the key).
+	if err := chromedp.Do(ctx, chromedp.Navigate(d.url+"/console/s/"+strings.Repeat("0", 64)+"/")); err != nil {
+		t.Fatal(err)
+	}
+	if loc, _ := chromedp.Run(ctx, chromedp.Location()); !strings.HasSuffix(loc, "/console/login") || !strings.Contains(home, "/console/s/") {
+		t.Errorf("the cookie with another path key reached %s (the console's own: %s)", loc, home)
+	}
 	// The console's pages forbid what they do not need.
 	code, h, _ := d.raw(t, "GET", "/console/login", nil, "")
 	if code != 200 || !strings.Contains(h.Get("Content-Security-Policy"), "script-src 'self'") {
@@ -566,4 +576,32 @@ func TestConsole(t *testing.T) {
 	if code != http.StatusForbidden {
 		t.Errorf("a cross-site sign-in post: %d, want 403", code)
 	}
+}
+
+// shippedPoliciesWith copies the shipped policy directory into dir/policies
+// with extra (a policy file's text, "" for none) as extra.cedar, and
+// returns its path.
+func shippedPoliciesWith(t *testing.T, dir, extra string) string {
+	t.Helper()
+	policies := filepath.Join(dir, "policies")
+	if err := os.MkdirAll(policies, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	shipped, _ := filepath.Glob(repoPath("policies/*"))
+	if extra != "" {
+		shipped = append(shipped, "extra.cedar")
+	}
+	for _, p := range shipped {
+		b, err := os.ReadFile(p)
+		if filepath.Base(p) == "extra.cedar" {
+			b, err = []byte(extra), nil
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(policies, filepath.Base(p)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return policies
 }

@@ -30,7 +30,7 @@ var serveCommand = &command{
 	name: "serve",
 	synopsis: `--manifest FILE [--manifest FILE...] --policies DIR --evidence FILE [--signing-key FILE]
 		[--tool-separator .|_] [--principal ID] [--log-level debug|info|warn|error] [--resolve NAME=IP[,IP...]...]
-		[--approvals-socket PATH] [--approval-timeout 2m] [--elicitation] [--watch]
+		[--approvals-socket PATH] [--approval-timeout 55s] [--approval-hook CMD] [--elicitation] [--watch]
 		[--http ADDR --agents FILE [--tls-cert FILE --tls-key FILE] [--allowed-origin ORIGIN...] [--http-host NAME...]
 		 [--max-sessions N] [--max-sessions-per-agent N] [--session-idle 30m] [--operator-token-file FILE] [--stdio]]`,
 	summary: "Serve the governed browser over MCP on stdio, or over streamable HTTP at /mcp (--http) for the agents of\n" +
@@ -50,6 +50,7 @@ type serveOptions struct {
 	logLevel        string
 	approvalsSocket string
 	approvalTimeout time.Duration
+	approvalHook    string
 	elicitation     bool
 	watch           bool
 	resolve         multiFlag
@@ -76,6 +77,7 @@ func serveFlags(fs *flag.FlagSet) action {
 	fs.StringVar(&o.logLevel, "log-level", "info", "the least `LEVEL` logged: debug, info, warn or error (logs go to stderr)")
 	fs.StringVar(&o.approvalsSocket, "approvals-socket", "", "Unix socket `PATH` of the operator approval channel (default: FILE.approvals.sock beside --evidence)")
 	fs.DurationVar(&o.approvalTimeout, "approval-timeout", executor.DefaultApprovalTimeout, "how long a call waits for a human's approval before it is denied")
+	fs.StringVar(&o.approvalHook, "approval-hook", "", "run `CMD` (with /bin/sh -c) for each call held for a human, with the question as JSON on stdin")
 	fs.BoolVar(&o.elicitation, "elicitation", false, "also ask for approvals through MCP elicitation when the client supports it: only for a client that puts the question to a human, never one that could answer by itself (critical-tier commands always need the operator)")
 	fs.BoolVar(&o.watch, "watch", false, "reload manifests and policies when their files change (SIGHUP always reloads)")
 	fs.StringVar(&o.http, "http", "", "serve MCP over streamable HTTP at `ADDR` (host:port; /mcp, and /healthz): loopback unless TLS is given")
@@ -203,6 +205,9 @@ func (o *serveOptions) run(stderr io.Writer) error {
 	}()
 	if o.watch {
 		go rl.Watch(ctx, time.Second)
+	}
+	if o.approvalHook != "" {
+		go runApprovalHook(ctx, hub, o.approvalHook, logger)
 	}
 	if o.http == "" {
 		logger.Info("serving MCP on stdio", "manifests", len(set.Manifests), "policies", len(set.Policies.Policies()), "evidence", o.evidence, "approvals", o.approvalsSocket)

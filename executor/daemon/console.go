@@ -2,16 +2,20 @@ package daemon
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
 	"embed"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"html/template"
 	"io/fs"
+	"net"
 	"net/http"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -25,11 +29,17 @@ import (
 // calls, the calls held for a human with their question and Approve and
 // Deny buttons, and the evidence timeline of a session with its
 // verification. Operators sign in with their operator token; the console
-// then knows them by an HttpOnly, SameSite=Strict cookie. Every change is
-// a POST that must come from the console's own origin (net/http's
-// CrossOriginProtection, on the browser's Sec-Fetch-Site and Origin) and
-// carry the sign-in's CSRF token. The pages load nothing from elsewhere
-// and say so in a strict Content-Security-Policy.
+// then knows them by two things together: an HttpOnly, SameSite=Strict
+// cookie, and a secret in the path of every console URL (/console/s/KEY/).
+// A cookie alone is not enough because browsers send a host's cookies to
+// all of its ports: a web app the agent runs on another port of the same
+// host would receive it. The path is not sent anywhere but to the console
+// (Referrer-Policy: same-origin). Every change is a POST that must come
+// from the console's own origin (net/http's CrossOriginProtection, on the
+// browser's Sec-Fetch-Site and Origin) and carry the sign-in's CSRF token.
+// A sign-in ends after 12 hours, after an hour unused, and as soon as its
+// operator's token leaves the operator file. The pages load nothing from
+// elsewhere and say so in a strict Content-Security-Policy.
 
 //go:embed console
 var consoleFiles embed.FS
@@ -40,7 +50,7 @@ var consolePages = template.Must(template.New("").Funcs(template.FuncMap{
 		if err != nil {
 			return "?"
 		}
-		return string(b)
+		return visible(string(b))
 	},
 	"when": func(t time.Time) string {
 		if t.IsZero() {
@@ -48,6 +58,7 @@ var consolePages = template.Must(template.New("").Funcs(template.FuncMap{
 		}
 		return t.UTC().Format("2006-01-02 15:04:05Z")
 	},
+	"visible": visible,
 	"clip": func(s string, n int) string {
 		if len(s) <= n {
 			return s
@@ -68,8 +79,12 @@ var consolePages = template.Must(template.New("").Funcs(template.FuncMap{
 // consoleCookie is the console sign-in's cookie.
 const consoleCookie = "browsergate_console"
 
-// signInFor is how long a console sign-in lasts.
-const signInFor = 12 * time.Hour
+// signInFor is how long a console sign-in lasts; signInIdle ends one
+// unused that long.
+const (
+	signInFor  = 12 * time.Hour
+	signInIdle = time.Hour
+)
 
 // consoleCSP is the console's Content-Security-Policy: its own scripts,
 // styles and images only, its own WebSocket, no frames, forms to itself.
@@ -82,19 +97,31 @@ type console struct {
 	f       *Front
 	mu      sync.Mutex
 	signIns map[string]*signIn // by cookie value
+	failed  map[string]*failures
 	live    *liveView
 	xorigin *http.CrossOriginProtection
 }
 
-// signIn is an operator signed in to the console.
+// signIn is an operator signed in to the console: the path key and CSRF
+// token its pages carry, and the token it signed in with (its SHA-256), so
+// that it ends when the token leaves the operator file.
 type signIn struct {
-	operator string
-	csrf     string
-	expires  time.Time
+	operator  string
+	key, csrf string
+	token     [sha256.Size]byte
+	expires   time.Time
+	lastSeen  time.Time
+}
+
+// failures are an address's failed sign-ins in a row, and when it may try
+// again: each failure doubles the wait, up to a minute.
+type failures struct {
+	n    int
+	next time.Time
 }
 
 func newConsole(f *Front) *console {
-	c := &console{f: f, signIns: map[string]*signIn{}, live: newLiveView(), xorigin: http.NewCrossOriginProtection()}
+	c := &console{f: f, signIns: map[string]*signIn{}, failed: map[string]*failures{}, live: newLiveView(), xorigin: http.NewCrossOriginProtection()}
 	go c.live.follow(f.cfg.Events)
 	return c
 }
@@ -107,12 +134,16 @@ func (c *console) routes(mux *http.ServeMux) {
 	mux.Handle("GET /console/static/", c.f.guard(c.headers(http.StripPrefix("/console/static/", http.FileServerFS(static)).ServeHTTP)))
 	mux.Handle("GET /console/login", page(c.loginPage))
 	mux.Handle("POST /console/login", change(c.login))
-	mux.Handle("POST /console/logout", change(c.signedIn(c.logout)))
-	mux.Handle("GET /console/{$}", page(c.signedIn(c.index)))
-	mux.Handle("GET /console/sessions/{id}", page(c.signedIn(c.session)))
-	mux.Handle("GET /console/screenshots/{sha}", page(c.signedIn(c.screenshot)))
-	mux.Handle("POST /console/approvals/{id}", change(c.signedIn(c.decide)))
-	mux.Handle("GET /console", http.RedirectHandler("/console/", http.StatusSeeOther))
+	mux.Handle("POST /console/s/{key}/logout", change(c.signedIn(c.logout)))
+	mux.Handle("GET /console/s/{key}/{$}", page(c.signedIn(c.index)))
+	mux.Handle("GET /console/s/{key}/sessions/{id}", page(c.signedIn(c.session)))
+	mux.Handle("GET /console/s/{key}/screenshots/{sha}", page(c.signedIn(c.screenshot)))
+	mux.Handle("POST /console/s/{key}/approvals/{id}", change(c.signedIn(c.decide)))
+	mux.Handle("GET /console/s/{key}/events", c.f.guard(c.signedIn(c.events)))
+	// The console's front door is the sign-in form: nothing under
+	// /console/ tells a cookie's holder the path key.
+	mux.Handle("GET /console/{$}", http.RedirectHandler("/console/login", http.StatusSeeOther))
+	mux.Handle("GET /console", http.RedirectHandler("/console/login", http.StatusSeeOther))
 }
 
 // headers are every console response's: the CSP, no sniffing, no
@@ -131,11 +162,12 @@ func (c *console) headers(next http.HandlerFunc) http.HandlerFunc {
 
 type signedInHandler func(w http.ResponseWriter, r *http.Request, who *signIn)
 
-// signedIn admits a request of a signed-in operator; a page without the
-// credential is sent to the sign-in form, a change refused.
+// signedIn admits a request of a signed-in operator: the cookie and the
+// path key of one sign-in. A page without them is sent to the sign-in
+// form, a change refused.
 func (c *console) signedIn(next signedInHandler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		who := c.signInOf(r)
+		who := c.signInOf(r, r.PathValue("key"))
 		if who == nil {
 			if r.Method == http.MethodGet {
 				http.Redirect(w, r, "/console/login", http.StatusSeeOther)
@@ -148,22 +180,26 @@ func (c *console) signedIn(next signedInHandler) http.HandlerFunc {
 	}
 }
 
-// signInOf is the request's sign-in (nil: none, or expired).
-func (c *console) signInOf(r *http.Request) *signIn {
+// signInOf is the sign-in of the request's cookie whose path key is key
+// (nil: none, ended, or another key). A sign-in whose operator token left
+// the operator file ends here.
+func (c *console) signInOf(r *http.Request, key string) *signIn {
 	ck, err := r.Cookie(consoleCookie)
-	if err != nil || ck.Value == "" {
+	if err != nil || ck.Value == "" || key == "" {
 		return nil
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.signIns[ck.Value]
-	if s == nil {
+	if s == nil || subtle.ConstantTimeCompare([]byte(key), []byte(s.key)) != 1 {
 		return nil
 	}
-	if time.Now().After(s.expires) {
+	now := time.Now()
+	if now.After(s.expires) || now.Sub(s.lastSeen) > signInIdle || !c.f.operators().Holds(s.operator, s.token) {
 		delete(c.signIns, ck.Value)
 		return nil
 	}
+	s.lastSeen = now
 	return s
 }
 
@@ -182,25 +218,64 @@ func (c *console) loginPage(w http.ResponseWriter, r *http.Request) {
 // login signs an operator in with their token.
 func (c *console) login(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
-	name := c.f.operators().Lookup(strings.TrimSpace(r.PostFormValue("token")))
+	addr, _, _ := net.SplitHostPort(r.RemoteAddr)
+	if wait := c.mayTry(addr); wait > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
+		c.render(w, "login.html", http.StatusTooManyRequests, map[string]any{"Error": fmt.Sprintf("Too many failed sign-ins from here: try again in %s.", wait.Round(time.Second))})
+		return
+	}
+	token := strings.TrimSpace(r.PostFormValue("token"))
+	name := c.f.operators().Lookup(token)
 	if name == "" {
-		c.f.cfg.Logger.Warn("console: sign-in refused", "remote", r.RemoteAddr)
+		c.failedFrom(addr, r.RemoteAddr)
 		c.render(w, "login.html", http.StatusUnauthorized, map[string]any{"Error": "That is not an operator token."})
 		return
 	}
-	id, csrf := randomHex(), randomHex()
+	id := randomHex()
+	now := time.Now()
+	s := &signIn{operator: name, key: randomHex(), csrf: randomHex(), token: sha256.Sum256([]byte(token)), expires: now.Add(signInFor), lastSeen: now}
 	c.mu.Lock()
-	for k, s := range c.signIns {
-		if time.Now().After(s.expires) {
+	delete(c.failed, addr)
+	for k, old := range c.signIns {
+		if now.After(old.expires) || now.Sub(old.lastSeen) > signInIdle {
 			delete(c.signIns, k)
 		}
 	}
-	c.signIns[id] = &signIn{operator: name, csrf: csrf, expires: time.Now().Add(signInFor)}
+	c.signIns[id] = s
 	c.mu.Unlock()
-	http.SetCookie(w, &http.Cookie{Name: consoleCookie, Value: id, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode,
+	http.SetCookie(w, &http.Cookie{Name: consoleCookie, Value: id, Path: "/console/", HttpOnly: true, SameSite: http.SameSiteStrictMode,
 		Secure: c.f.cfg.TLSCert != "", MaxAge: int(signInFor / time.Second)})
 	c.f.cfg.Logger.Info("console: operator signed in", "operator", name, "remote", r.RemoteAddr)
-	http.Redirect(w, r, "/console/", http.StatusSeeOther)
+	http.Redirect(w, r, "/console/s/"+s.key+"/", http.StatusSeeOther)
+}
+
+// mayTry is how long an address must wait before its next sign-in.
+func (c *console) mayTry(addr string) time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if f := c.failed[addr]; f != nil {
+		return time.Until(f.next)
+	}
+	return 0
+}
+
+// failedFrom counts a failed sign-in from addr.
+func (c *console) failedFrom(addr, remote string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f := c.failed[addr]
+	if f == nil {
+		if len(c.failed) > 10000 {
+			clear(c.failed) // bounded: a flood of addresses forgets the old ones
+		}
+		f = &failures{}
+		c.failed[addr] = f
+	}
+	f.n++
+	f.next = time.Now().Add(min(time.Second<<min(f.n-1, 6), time.Minute))
+	if f.n <= 3 || f.n%100 == 0 {
+		c.f.cfg.Logger.Warn("console: sign-in refused", "remote", remote, "failures_in_a_row", f.n)
+	}
 }
 
 func (c *console) logout(w http.ResponseWriter, r *http.Request, who *signIn) {
@@ -213,7 +288,7 @@ func (c *console) logout(w http.ResponseWriter, r *http.Request, who *signIn) {
 		delete(c.signIns, ck.Value)
 		c.mu.Unlock()
 	}
-	http.SetCookie(w, &http.Cookie{Name: consoleCookie, Value: "", Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: -1})
+	http.SetCookie(w, &http.Cookie{Name: consoleCookie, Value: "", Path: "/console/", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: -1})
 	http.Redirect(w, r, "/console/login", http.StatusSeeOther)
 }
 
@@ -229,8 +304,20 @@ func (c *console) index(w http.ResponseWriter, r *http.Request, who *signIn) {
 		held = c.f.cfg.Broker.List()
 	}
 	c.render(w, "index.html", http.StatusOK, map[string]any{
-		"Operator": who.operator, "CSRF": who.csrf, "Held": held, "Sessions": c.live.sessions(), "Now": time.Now(),
+		"Operator": who.operator, "CSRF": who.csrf, "Base": who.base(), "Held": held, "Sessions": c.live.sessions(), "Now": time.Now(),
 	})
+}
+
+// events streams the events to the console page, which says when its
+// list changed. Only the console's own pages may open it (not those of an
+// --allowed-origin, which may call /mcp with an agent's token).
+func (c *console) events(w http.ResponseWriter, r *http.Request, who *signIn) {
+	if o := r.Header.Get("Origin"); o == "" || !c.f.ownOrigin(o) {
+		http.Error(w, "only the console's own pages may follow its events", http.StatusForbidden)
+		return
+	}
+	key := r.PathValue("key")
+	c.f.streamEvents(w, r, who.operator, func() bool { return c.signInOf(r, key) != nil })
 }
 
 // decide answers a held call from the console, recorded as the console's
@@ -258,7 +345,7 @@ func (c *console) decide(w http.ResponseWriter, r *http.Request, who *signIn) {
 		return
 	}
 	c.f.cfg.Logger.Warn("approval answered in the console", "id", id, "approved", verdict == "approve", "operator", who.operator)
-	http.Redirect(w, r, "/console/", http.StatusSeeOther)
+	http.Redirect(w, r, who.base()+"/", http.StatusSeeOther)
 }
 
 // session shows a session's evidence timeline and whether its chain
@@ -288,7 +375,7 @@ func (c *console) session(w http.ResponseWriter, r *http.Request, who *signIn) {
 		verified = len(problems) == 0
 	}
 	c.render(w, "session.html", http.StatusOK, map[string]any{
-		"Operator": who.operator, "CSRF": who.csrf, "ID": id, "Records": recs, "Verified": verified, "Problems": problems,
+		"Operator": who.operator, "CSRF": who.csrf, "Base": who.base(), "ID": id, "Records": recs, "Verified": verified, "Problems": problems,
 	})
 }
 
@@ -306,6 +393,26 @@ func (c *console) screenshot(w http.ResponseWriter, r *http.Request, _ *signIn) 
 	}
 	w.Header().Set("Content-Type", "image/png")
 	w.Write(png)
+}
+
+// base is the path prefix of the sign-in's console pages.
+func (s *signIn) base() string { return "/console/s/" + s.key }
+
+// visible shows the characters that change how text reads without being
+// seen — bidirectional overrides and isolates, zero-width characters — as
+// escapes, so that a page cannot make an argument or a URL read as
+// something else.
+func visible(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069, r >= 0x200B && r <= 0x200F, r == 0xFEFF, r == 0x061C:
+			fmt.Fprintf(&b, "\\u%04X", r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 func randomHex() string {

@@ -25,13 +25,22 @@ const eventPing = 30 * time.Second
 // falling behind (a private-use code, RFC 6455 §7.4.2).
 const CloseFellBehind = 4000
 
+// serveEvents is /events, for an operator's bearer token; the stream ends
+// when the token leaves the operator file.
 func (f *Front) serveEvents(w http.ResponseWriter, r *http.Request) {
-	who := f.operator(r)
+	token, _ := bearer(r.Header.Get("Authorization"))
+	who := f.operators().Lookup(token)
 	if who == "" {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="browsergate operators"`)
-		http.Error(w, "an operator's token is required (Authorization: Bearer <token>, or the console's sign-in)", http.StatusUnauthorized)
+		http.Error(w, "an operator's token is required (Authorization: Bearer <token>)", http.StatusUnauthorized)
 		return
 	}
+	f.streamEvents(w, r, who, func() bool { return f.operators().Lookup(token) == who })
+}
+
+// streamEvents upgrades the request and streams the events to operator
+// who while still() holds (checked at each event and ping).
+func (f *Front) streamEvents(w http.ResponseWriter, r *http.Request, who string, still func() bool) {
 	// The guard has checked the Origin against the allowed ones.
 	up := websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
 	conn, err := up.Upgrade(w, r, nil)
@@ -62,6 +71,10 @@ func (f *Front) serveEvents(w http.ResponseWriter, r *http.Request) {
 		case <-ctx.Done():
 			return
 		case <-ping.C:
+			if !still() {
+				f.closeRevoked(conn, who)
+				return
+			}
 			if conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(eventWriteWait)) != nil {
 				return
 			}
@@ -72,6 +85,10 @@ func (f *Front) serveEvents(w http.ResponseWriter, r *http.Request) {
 				f.cfg.Logger.Warn("event stream dropped: the operator fell behind", "operator", who, "remote", r.RemoteAddr)
 				return
 			}
+			if !still() {
+				f.closeRevoked(conn, who)
+				return
+			}
 			_ = conn.SetWriteDeadline(time.Now().Add(eventWriteWait))
 			if err := conn.WriteJSON(e); err != nil {
 				return
@@ -80,19 +97,9 @@ func (f *Front) serveEvents(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// operator is the operator a request is from ("": none).
-func (f *Front) operator(r *http.Request) string {
-	ops := f.operators()
-	if ops == nil {
-		return ""
-	}
-	if token, ok := bearer(r.Header.Get("Authorization")); ok {
-		return ops.Lookup(token)
-	}
-	if f.console != nil {
-		if s := f.console.signInOf(r); s != nil {
-			return s.operator
-		}
-	}
-	return ""
+// closeRevoked ends a stream whose operator may no longer watch.
+func (f *Front) closeRevoked(conn *websocket.Conn, who string) {
+	msg := websocket.FormatCloseMessage(websocket.ClosePolicyViolation, "the operator's token or sign-in is no longer valid")
+	_ = conn.WriteControl(websocket.CloseMessage, msg, time.Now().Add(time.Second))
+	f.cfg.Logger.Warn("event stream closed: the operator's token or sign-in ended", "operator", who)
 }

@@ -96,7 +96,8 @@ type Front struct {
 	ln       net.Listener
 	srv      *http.Server
 	hosts    map[string]bool // allowed Host values, lower case
-	origins  map[string]bool // allowed Origin values, lower case
+	own      map[string]bool // the daemon's own origins, lower case
+	allowed  map[string]bool // the --allowed-origin ones (for /mcp only)
 	sessions *sessionCount
 }
 
@@ -143,7 +144,7 @@ func Listen(cfg Config) (*Front, error) {
 		ln = tls.NewListener(ln, tlsConfig)
 	}
 	f := &Front{cfg: cfg, ln: ln, sessions: &sessionCount{agent: map[string]string{}}}
-	f.hosts, f.origins = f.names(loopback, tlsConfig != nil)
+	f.hosts, f.own, f.allowed = f.names(loopback, tlsConfig != nil)
 	f.srv = &http.Server{
 		Handler:           f.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -184,34 +185,38 @@ func (f *Front) Serve(ctx context.Context) error {
 }
 
 // names are the Host and Origin values requests may carry: the listening
-// address, localhost on loopback, and the configured ones.
-func (f *Front) names(loopback, tls bool) (hosts, origins map[string]bool) {
-	hosts, origins = map[string]bool{}, map[string]bool{}
+// address, localhost on loopback, and the configured ones; the daemon's
+// own origins, and the other origins allowed to call /mcp.
+func (f *Front) names(loopback, tls bool) (hosts, own, allowed map[string]bool) {
+	hosts, own, allowed = map[string]bool{}, map[string]bool{}, map[string]bool{}
 	_, port, _ := net.SplitHostPort(f.ln.Addr().String())
-	own := []string{f.ln.Addr().String()}
+	names := []string{f.ln.Addr().String()}
 	if loopback {
-		own = append(own, net.JoinHostPort("localhost", port), net.JoinHostPort("127.0.0.1", port), net.JoinHostPort("::1", port))
+		names = append(names, net.JoinHostPort("localhost", port), net.JoinHostPort("127.0.0.1", port), net.JoinHostPort("::1", port))
 	}
 	for _, h := range f.cfg.AllowedHosts {
 		if _, _, err := net.SplitHostPort(h); err != nil {
 			h = net.JoinHostPort(h, port)
 		}
-		own = append(own, h)
+		names = append(names, h)
 	}
 	scheme := "http://"
 	if tls {
 		scheme = "https://"
 	}
-	for _, h := range own {
+	for _, h := range names {
 		h = strings.ToLower(h)
 		hosts[h] = true
-		origins[scheme+h] = true
+		own[scheme+h] = true
 	}
 	for _, o := range f.cfg.AllowedOrigins {
-		origins[strings.ToLower(strings.TrimRight(o, "/"))] = true
+		allowed[strings.ToLower(strings.TrimRight(o, "/"))] = true
 	}
-	return hosts, origins
+	return hosts, own, allowed
 }
+
+// ownOrigin reports whether o is one of the daemon's own origins.
+func (f *Front) ownOrigin(o string) bool { return f.own[strings.ToLower(o)] }
 
 // Handler is the front's routes: /healthz open, the rest behind the Host
 // and Origin checks, and /mcp behind an agent's token and the session
@@ -227,7 +232,7 @@ func (f *Front) Handler() http.Handler {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprintln(w, "ok")
 	})
-	mux.Handle("/mcp", f.guard(f.agent(f.limitSessions(mcpHandler))))
+	mux.Handle("/mcp", f.guardFor(f.agent(f.limitSessions(mcpHandler)), true))
 	if f.cfg.Operators != nil && f.cfg.Events != nil {
 		mux.Handle("GET /events", f.guard(http.HandlerFunc(f.serveEvents)))
 		f.console = newConsole(f)
@@ -240,7 +245,12 @@ func (f *Front) Handler() http.Handler {
 // guard refuses a request addressed to another name than the daemon's
 // (a DNS rebinding page reaches it under its own), and one a web page of
 // another origin sends.
-func (f *Front) guard(next http.Handler) http.Handler {
+func (f *Front) guard(next http.Handler) http.Handler { return f.guardFor(next, false) }
+
+// guardFor is guard; with mcp, the --allowed-origin pages may call too
+// (CORS, for /mcp alone: the console and the event stream are the daemon's
+// own pages').
+func (f *Front) guardFor(next http.Handler, mcp bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !f.hosts[strings.ToLower(r.Host)] {
 			f.cfg.Logger.Warn("http: request refused: not addressed to this daemon", "host", r.Host, "remote", r.RemoteAddr, "path", r.URL.Path)
@@ -248,12 +258,13 @@ func (f *Front) guard(next http.Handler) http.Handler {
 			return
 		}
 		o := r.Header.Get("Origin")
-		if o != "" && !f.origins[strings.ToLower(o)] {
+		lo := strings.ToLower(o)
+		if o != "" && !f.own[lo] && !(mcp && f.allowed[lo]) {
 			f.cfg.Logger.Warn("http: request refused: foreign origin", "origin", o, "remote", r.RemoteAddr, "path", r.URL.Path)
 			http.Error(w, fmt.Sprintf("Origin %q may not call this daemon (--allowed-origin adds origins)", o), http.StatusForbidden)
 			return
 		}
-		if o != "" {
+		if mcp && f.allowed[lo] {
 			// An allowed origin's page may call (CORS): its preflight is
 			// answered here, before any token is asked for.
 			h := w.Header()

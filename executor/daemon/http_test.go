@@ -25,9 +25,16 @@ func front(t *testing.T, perAgent, total int) *Front {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "0"}, nil)
-	f, err := Listen(Config{Addr: "127.0.0.1:0", Server: srv, Agents: func() *toolclad.Agents { return as },
-		MaxSessionsPerAgent: perAgent, MaxSessions: total})
+	return serve(t, Config{Agents: func() *toolclad.Agents { return as }, MaxSessionsPerAgent: perAgent, MaxSessions: total})
+}
+
+// serve listens on a port of 127.0.0.1 the system chooses with cfg and an
+// MCP server with no tools, and serves until the test ends.
+func serve(t *testing.T, cfg Config) *Front {
+	t.Helper()
+	cfg.Addr = "127.0.0.1:0"
+	cfg.Server = mcp.NewServer(&mcp.Implementation{Name: "test", Version: "0"}, nil)
+	f, err := Listen(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

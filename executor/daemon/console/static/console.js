@@ -1,22 +1,20 @@
-// The console's list of held calls and live sessions reloads when the
-// daemon's event stream says something changed, unless the operator is
-// typing a note. Nothing else runs here.
+// The console's list of held calls and live sessions says when the
+// daemon's event stream reports a change: a banner asks the operator to
+// reload. The page never reloads by itself (buttons must not move under a
+// pointer). Nothing else runs here.
 (() => {
-  const url = (location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/events';
-  let timer = null;
-  const reload = () => {
-    if (timer) return;
-    timer = setTimeout(() => {
-      timer = null;
-      const el = document.activeElement;
-      if (el && el.tagName === 'INPUT' && el.value !== '') return;
-      location.reload();
-    }, 400);
-  };
+  const base = location.pathname.replace(/\/+$/, '');
+  const url = (location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + base + '/events';
+  const banner = document.getElementById('changed');
+  const watched = new Set(['approval_asked', 'approval_answered', 'session_opened', 'session_ended', 'decision']);
   const connect = () => {
     const ws = new WebSocket(url);
-    ws.onmessage = reload;
-    ws.onclose = () => setTimeout(connect, 5000);
+    ws.onmessage = m => {
+      try {
+        if (watched.has(JSON.parse(m.data).type)) banner.hidden = false;
+      } catch (e) { /* not an event */ }
+    };
+    ws.onclose = e => { if (e.code !== 1008) setTimeout(connect, 5000); };
   };
-  connect();
+  if (banner) connect();
 })();
