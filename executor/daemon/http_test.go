@@ -30,7 +30,7 @@ func front(t *testing.T, perAgent, total int) *Front {
 
 // serve listens on a port of 127.0.0.1 the system chooses with cfg and an
 // MCP server with no tools, and serves until the test ends.
-func serve(t *testing.T, cfg Config) *Front {
+func serve(t testing.TB, cfg Config) *Front {
 	t.Helper()
 	cfg.Addr = "127.0.0.1:0"
 	cfg.Server = mcp.NewServer(&mcp.Implementation{Name: "test", Version: "0"}, nil)
