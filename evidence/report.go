@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -107,6 +108,23 @@ type reportHeader struct {
 	Problems []reportProblem
 	Only     string
 	Sessions []*reportSession
+	// Refusals are the refused calls of the sessions shown, linked.
+	Refusals []reportRefusal
+}
+
+// reportRefusal is a refused call in the report's list of refusals.
+type reportRefusal struct {
+	Anchor, Session, Command, Stage, Reason string
+	Seq                                     uint64
+}
+
+// reportConfig is a configuration a session's records name: the manifest
+// and the policy files, as the daemon stored them (JSON with manifest
+// {path, source} and policies {name: text}).
+type reportConfig struct {
+	SHA256, Manifest, Source string
+	Policies                 []string
+	Unreadable               string
 }
 
 type reportSession struct {
@@ -121,6 +139,9 @@ type reportSession struct {
 	Signature string
 	Problems  []string // about the session as a whole
 	problems  bool     // any problem in the session
+	Summary   string
+	Configs   []reportConfig
+	refusals  []reportRefusal
 }
 
 type reportRecord struct {
@@ -194,9 +215,13 @@ func (r *reportWriter) write(opts HTMLOptions, exported time.Time) error {
 		}
 		problems = append(problems, rp)
 	}
+	var refusals []reportRefusal
+	for _, s := range sessions {
+		refusals = append(refusals, s.refusals...)
+	}
 	err := reportTmpl.ExecuteTemplate(r.w, "header", reportHeader{
 		Source: opts.Source, Exported: exported.Format(reportTime), Version: FormatVersion,
-		Report: &r.v.report, Problems: problems, Only: opts.Session, Sessions: sessions,
+		Report: &r.v.report, Problems: problems, Only: opts.Session, Sessions: sessions, Refusals: refusals,
 	})
 	if err != nil {
 		return err
@@ -233,12 +258,60 @@ func (r *reportWriter) session(n int, sum SessionSummary) *reportSession {
 	if s.Signature == "" {
 		s.Signature = "no head"
 	}
-	if _, v := r.tx.Bucket(bucketSessions).Bucket([]byte(sum.ID)).Cursor().First(); v != nil {
-		if e, err := decodeEnvelope(v); err == nil {
-			s.Principal = e.Principal
+	var recs []*Envelope
+	seen := map[string]bool{}
+	_ = r.tx.Bucket(bucketSessions).Bucket([]byte(sum.ID)).ForEach(func(k, v []byte) error {
+		if v == nil {
+			return nil
 		}
+		e, err := decodeEnvelope(v)
+		if err != nil {
+			return nil // shown as unreadable in its row
+		}
+		recs = append(recs, e)
+		if e.Kind == "" && !e.Decision.Allowed {
+			reason := strings.Join(e.Decision.Reasons, "; ")
+			if reason == "" {
+				reason = e.Decision.Scope
+			}
+			s.refusals = append(s.refusals, reportRefusal{Anchor: s.Anchor + "-r" + strconv.FormatUint(e.Seq, 10), Session: sum.ID,
+				Seq: e.Seq, Command: e.Command, Stage: string(e.Decision.Stage), Reason: reason})
+		}
+		if c := e.ConfigSHA256; c != "" && !seen[c] {
+			seen[c] = true
+			s.Configs = append(s.Configs, r.config(c))
+		}
+		return nil
+	})
+	if len(recs) > 0 {
+		s.Principal = recs[0].Principal
 	}
+	s.Summary = summaryOf(recs)
 	return s
+}
+
+// config reads a stored configuration for the report.
+func (r *reportWriter) config(sha string) reportConfig {
+	c := reportConfig{SHA256: sha}
+	raw := r.tx.Bucket(bucketConfigs).Get([]byte(sha))
+	var stored struct {
+		Manifest struct{ Path, Source string } `json:"manifest"`
+		Policies map[string]string             `json:"policies"`
+	}
+	if raw == nil {
+		c.Unreadable = "not in the file"
+		return c
+	}
+	if err := json.Unmarshal(raw, &stored); err != nil {
+		c.Unreadable = "not a configuration this report reads: " + err.Error()
+		return c
+	}
+	c.Manifest, c.Source = stored.Manifest.Path, stored.Manifest.Source
+	for name := range stored.Policies {
+		c.Policies = append(c.Policies, name)
+	}
+	slices.Sort(c.Policies)
+	return c
 }
 
 func (r *reportWriter) record(sess *reportSession, k, raw []byte) reportRecord {

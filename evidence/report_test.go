@@ -235,6 +235,19 @@ func TestExportHTMLShowsEveryInteraction(t *testing.T) {
 	if text(find(sessions[0], func(n *html.Node) bool { return hasClass(n, "principal") })[0]) != "alice" {
 		t.Error("principal not shown")
 	}
+	// The auditor's views: each session's summary, and the refused calls
+	// listed first, each linked to its row.
+	if got := text(find(sessions[0], func(n *html.Node) bool { return hasClass(n, "summary") })[0]); !strings.Contains(got, "4 call(s): 3 allowed, 1 refused (scope 1); a human approved 1") {
+		t.Errorf("summary of s1: %q", got)
+	}
+	refusals := find(doc, func(n *html.Node) bool { return n.Data == "section" && attr(n, "id") == "refusals" })
+	if len(refusals) != 1 {
+		t.Fatal("no list of refused calls")
+	}
+	links := find(refusals[0], func(n *html.Node) bool { return n.Data == "a" })
+	if len(links) == 0 || attr(links[0], "href") != "#"+attr(rows[1], "id") || !strings.Contains(text(refusals[0]), "host 127.0.0.2 not in allowed_domains") {
+		t.Errorf("the refused calls: %q", text(refusals[0]))
+	}
 }
 
 func TestExportHTMLVerificationStatus(t *testing.T) {

@@ -93,9 +93,14 @@ func WriteTimelineWith(w io.Writer, sessions []SessionSummary, records map[strin
 	return bw.Flush()
 }
 
-// writeSummary writes a session's counts: calls allowed, refused by stage
-// (in the order the stages come), and decided by a human.
+// writeSummary writes a session's summary line.
 func writeSummary(w *bufio.Writer, recs []*Envelope) {
+	fmt.Fprintf(w, "  summary: %s\n", summaryOf(recs))
+}
+
+// summaryOf counts a session's calls: allowed, refused by stage (in the
+// order the stages come), and decided by a human.
+func summaryOf(recs []*Envelope) string {
 	calls, allowed, approved, denied := 0, 0, 0, 0
 	var stages []string
 	refused := map[string]int{}
@@ -127,11 +132,11 @@ func writeSummary(w *bufio.Writer, recs []*Envelope) {
 		parts = append(parts, fmt.Sprintf("%s %d", clean(st), refused[st]))
 		total += refused[st]
 	}
-	fmt.Fprintf(w, "  summary: %d call(s): %d allowed, %d refused", calls, allowed, total)
+	s := fmt.Sprintf("%d call(s): %d allowed, %d refused", calls, allowed, total)
 	if len(parts) > 0 {
-		fmt.Fprintf(w, " (%s)", strings.Join(parts, ", "))
+		s += " (" + strings.Join(parts, ", ") + ")"
 	}
-	fmt.Fprintf(w, "; a human approved %d and denied %d\n", approved, denied)
+	return s + fmt.Sprintf("; a human approved %d and denied %d", approved, denied)
 }
 
 func writeRecordLine(w *bufio.Writer, e *Envelope) {

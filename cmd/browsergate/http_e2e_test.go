@@ -337,6 +337,11 @@ when { resource.command == "type_text" };
 		!strings.Contains(string(out), "readers-do-not-type") || !strings.Contains(string(out), "[browser.commands.type_text]") {
 		t.Errorf("evidence config --session: %v\n%s", err, out)
 	}
+	out, err = exec.Command(binary, "evidence", "export", "--format", "html", "--evidence", d.evidence).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "<code>extra.cedar</code>") || !strings.Contains(string(out), `id="refusals"`) ||
+		!strings.Contains(string(out), "readers-do-not-type") {
+		t.Errorf("evidence export --format html lacks the configuration or the refusals: %v", err)
+	}
 }
 
 // TestHTTPEventStream: an operator following the event stream with
