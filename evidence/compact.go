@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -22,6 +23,11 @@ import (
 // replaces the old one, and a failure leaves the old file as it was. It
 // returns both files' sizes.
 func Compact(path string, timeout time.Duration) (before, after int64, err error) {
+	// A symlink is followed: the file it names is the log (renaming over
+	// the link would leave that file, free pages and all, in place).
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
 	src, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: max(timeout, 0)})
 	if err != nil {
 		return 0, 0, fmt.Errorf("compact evidence %s: %w", path, err)
@@ -30,12 +36,32 @@ func Compact(path string, timeout time.Duration) (before, after int64, err error
 	if err := src.View(checkFormat); err != nil {
 		return 0, 0, fmt.Errorf("compact evidence %s: %w", path, err)
 	}
+	orig, err := os.Stat(path)
+	if err != nil {
+		return 0, 0, fmt.Errorf("compact evidence %s: %w", path, err)
+	}
+	// A copy an earlier compaction left (it was killed) holds the log too.
+	stale, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".compact-*"))
+	for _, f := range stale {
+		os.Remove(f)
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".compact-*")
 	if err != nil {
 		return 0, 0, fmt.Errorf("compact evidence %s: %w", path, err)
 	}
 	tmpPath := tmp.Name()
+	// The new file is the old one's: its mode, and its owner when this
+	// runs as root (prune by an administrator must not leave the daemon's
+	// user a file it cannot open).
+	err = tmp.Chmod(orig.Mode().Perm())
+	if st, ok := orig.Sys().(*syscall.Stat_t); ok && err == nil && os.Geteuid() == 0 {
+		err = tmp.Chown(int(st.Uid), int(st.Gid))
+	}
 	tmp.Close()
+	if err != nil {
+		os.Remove(tmpPath)
+		return 0, 0, fmt.Errorf("compact evidence %s: %w", path, err)
+	}
 	done := false
 	defer func() {
 		if !done {
@@ -66,9 +92,7 @@ func Compact(path string, timeout time.Duration) (before, after int64, err error
 	if first, bad := rep.FirstBad(); bad {
 		return 0, 0, fmt.Errorf("compact evidence %s: %w in the copy: %s (the file was left as it was)", path, ErrNotIntact, first)
 	}
-	if fi, err := os.Stat(path); err == nil {
-		before = fi.Size()
-	}
+	before = orig.Size()
 	if fi, err := os.Stat(tmpPath); err == nil {
 		after = fi.Size()
 	}

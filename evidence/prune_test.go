@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -285,5 +286,39 @@ func TestCompactLeavesNoTraceOfPrunedSessions(t *testing.T) {
 	defer s2.Close()
 	if v, err := s2.Verify(); err != nil || !v.OK() || v.Sessions != 3 {
 		t.Errorf("Verify after Compact: %+v, %v", v, err)
+	}
+}
+
+// TestCompactKeepsTheFile: the compacted file keeps the old one's mode,
+// and a path that is a symlink has the file it names compacted (the link
+// stays a link); no copy is left beside it.
+func TestCompactKeepsTheFile(t *testing.T) {
+	t.Parallel()
+	s, path, _ := pruneFixture(t, nil)
+	if _, err := s.Prune(pruneCutoff); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if err := os.Chmod(path, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "link.db")
+	if err := os.Symlink(path, link); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := evidence.Compact(link, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link is no longer a link: %v %v", fi.Mode(), err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o640 {
+		t.Errorf("the compacted file's mode: %v %v, want 0640", fi.Mode(), err)
+	}
+	if raw, _ := os.ReadFile(path); bytes.Contains(raw, []byte(`"old-1"`)) {
+		t.Error("the file the link names still holds the pruned session")
+	}
+	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(path), ".*compact-*")); len(left) > 0 {
+		t.Errorf("copies left beside the file: %v", left)
 	}
 }

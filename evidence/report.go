@@ -31,7 +31,7 @@ const reportTime = "2006-01-02 15:04:05.000 UTC"
 //go:embed report.html
 var reportTemplate string
 
-var reportTmpl = template.Must(template.New("report").Parse(reportTemplate))
+var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{"visible": Visible}).Parse(reportTemplate))
 
 // HTMLOptions configures Store.ExportHTML. The zero value reports every
 // session, leaves signatures unchecked and stamps the export with

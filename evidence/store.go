@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -92,7 +93,7 @@ func Open(path string, opts *Options) (*Store, error) {
 		o.OutputLimit = DefaultOutputLimit
 	}
 	bo := &bolt.Options{Timeout: max(o.Timeout, 0), ReadOnly: o.ReadOnly}
-	db, err := bolt.Open(path, 0o600, bo)
+	db, err := openCurrent(path, bo)
 	if errors.Is(err, berrors.ErrTimeout) {
 		return nil, fmt.Errorf("open evidence %s: %w after %s", path, ErrLocked, o.Timeout)
 	}
@@ -483,4 +484,31 @@ func (s *Store) Screenshot(sha256hex string) ([]byte, error) {
 		return nil, fmt.Errorf("read screenshot: %w", err)
 	}
 	return out, nil
+}
+
+// openCurrent opens the bbolt file at path and, once it holds the lock,
+// checks that the file it opened is still the one at path: Compact puts a
+// new file in the old one's place while holding the old one's lock, and a
+// process that opened the old file meanwhile would otherwise write to a
+// file nobody will read again.
+func openCurrent(path string, bo *bolt.Options) (*bolt.DB, error) {
+	for try := 0; ; try++ {
+		var f *os.File
+		o := *bo
+		o.OpenFile = func(name string, flag int, perm os.FileMode) (*os.File, error) {
+			var err error
+			f, err = os.OpenFile(name, flag, perm)
+			return f, err
+		}
+		db, err := bolt.Open(path, 0o600, &o)
+		if err != nil {
+			return nil, err
+		}
+		held, herr := f.Stat()
+		now, nerr := os.Stat(path)
+		if herr == nil && nerr == nil && os.SameFile(held, now) || try == 5 {
+			return db, nil
+		}
+		db.Close()
+	}
 }

@@ -261,3 +261,21 @@ func clean(s string) string {
 	}
 	return q
 }
+
+// Visible shows the characters that change how text reads without being
+// seen — bidirectional overrides and isolates, zero-width characters — as
+// \uXXXX escapes, so that what a page or an agent wrote cannot read as
+// something else to the person looking at it (the HTML report, the
+// operator console).
+func Visible(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069, r >= 0x200B && r <= 0x200F, r == 0xFEFF, r == 0x061C:
+			fmt.Fprintf(&b, "\\u%04X", r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}

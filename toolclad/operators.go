@@ -178,3 +178,17 @@ func (o *Operators) Holds(name string, sum [sha256.Size]byte) bool {
 	}
 	return held
 }
+
+// GroupsOf are the groups of the agent with this id (nil: none, or no such
+// agent).
+func (as *Agents) GroupsOf(id string) []string {
+	if as == nil {
+		return nil
+	}
+	for _, a := range as.list {
+		if a.ID == id {
+			return a.Groups
+		}
+	}
+	return nil
+}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"syscall"
 	"time"
 
 	"github.com/browsergate/browsergate/executor/events"
@@ -39,6 +40,7 @@ func runApprovalHook(ctx context.Context, hub *events.Hub, cmd string, logger *s
 		if !w.Dropped() {
 			return
 		}
+		logger.Error("the approval hook fell behind the event stream: held calls may have gone without it", "hook", cmd)
 	}
 }
 
@@ -46,6 +48,11 @@ func hookOnce(ctx context.Context, cmd, id string, question []byte, logger *slog
 	ctx, cancel := context.WithTimeout(ctx, hookWait)
 	defer cancel()
 	c := exec.CommandContext(ctx, "/bin/sh", "-c", cmd)
+	// The hook's whole process group goes at the time limit (a child
+	// that kept its output open would keep Run waiting otherwise).
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	c.Cancel = func() error { return syscall.Kill(-c.Process.Pid, syscall.SIGKILL) }
+	c.WaitDelay = 2 * time.Second
 	c.Stdin = bytes.NewReader(append(question, '\n'))
 	c.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "LANG=" + os.Getenv("LANG"), "BROWSERGATE_APPROVAL_ID=" + id}
 	var out bytes.Buffer

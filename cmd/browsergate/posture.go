@@ -54,19 +54,20 @@ func postureWarnings(ms []*toolclad.Manifest, engine *cedar.Engine, sc serveChoi
 				warn("%s: allowed_domains %q takes in every site%s", m.Path, d, map[bool]string{true: "", false: " under a top-level domain"}[d == "*"])
 			}
 		}
+		who := principals(sc.agents)
 		for _, name := range []string{"execute_js", "submit_form"} {
 			c := m.Command(name)
 			if c == nil || c.HumanApproval {
 				continue
 			}
-			if _, allowed := matrixDecision(m, c, engine, false); allowed {
-				warn("%s: %s runs without a human's approval (neither the manifest nor a policy asks for one)", m.Path, toolclad.ToolName(m, c, "."))
+			if where := unapproved(m, c, engine, who); where != "" {
+				warn("%s: %s can run without a human's approval (%s): the manifest does not ask for one, and the policies do not there", m.Path, toolclad.ToolName(m, c, "."), where)
 			}
 		}
 		for _, c := range m.Commands {
-			if !everPermitted(m, c, engine) {
-				warn("%s: no policy permits %s on a page in the scope, even with a human's approval: the command can never run",
-					m.Path, toolclad.ToolName(m, c, "."))
+			if !everPermitted(m, c, engine, who) {
+				warn("%s: no policy permits %s on a page in the scope for %s, even with a human's approval (signed in or not, sample arguments): the command can never run",
+					m.Path, toolclad.ToolName(m, c, "."), whoText(who))
 			}
 		}
 	}
@@ -103,13 +104,65 @@ func span(p netip.Prefix) string {
 	return fmt.Sprintf("a /%d (%s)", p.Bits(), p.Masked())
 }
 
+// principal is a Cedar principal the checks decide for: an agent of the
+// agents file with its groups, or the stdio principal.
+type principal struct {
+	id     string
+	groups []string
+}
+
+// principals are the agents of the file (doctor with --agents), else the
+// stdio agent.
+func principals(as *toolclad.Agents) []principal {
+	if as == nil {
+		return []principal{{id: "local"}}
+	}
+	var out []principal
+	for _, id := range as.IDs() {
+		out = append(out, principal{id: id, groups: as.GroupsOf(id)})
+	}
+	return out
+}
+
+func whoText(who []principal) string {
+	if len(who) == 1 && who[0].id == "local" {
+		return "the stdio agent"
+	}
+	return "any agent of the agents file"
+}
+
+// variants are the pages the checks try: signed in or not, with forms or
+// not.
+var variants = []struct {
+	auth, forms bool
+	text        string
+}{{false, false, "not signed in"}, {false, true, "not signed in, with a form"}, {true, false, "signed in"}, {true, true, "signed in, with a form"}}
+
+// unapproved says where (which agent, which page) Cedar permits the
+// command without a human's approval ("": nowhere).
+func unapproved(m *toolclad.Manifest, c *toolclad.Command, engine *cedar.Engine, who []principal) string {
+	for _, p := range who {
+		for _, v := range variants {
+			r := matrixRequest(m, c, false)
+			r.Principal, r.Groups = p.id, p.groups
+			r.PageState["is_authenticated"], r.PageState["has_forms"] = v.auth, v.forms
+			if engine.Decide(r).Allowed {
+				return fmt.Sprintf("for %s, on a page in the scope %s", p.id, v.text)
+			}
+		}
+	}
+	return ""
+}
+
 // everPermitted reports whether any policy permits the command, approved,
-// on a page in the scope, signed in or not, with forms or not.
-func everPermitted(m *toolclad.Manifest, c *toolclad.Command, engine *cedar.Engine) bool {
-	for _, auth := range []bool{false, true} {
-		for _, forms := range []bool{false, true} {
+// for one of who, on a page in the scope, signed in or not, with forms or
+// not.
+func everPermitted(m *toolclad.Manifest, c *toolclad.Command, engine *cedar.Engine, who []principal) bool {
+	for _, p := range who {
+		for _, v := range variants {
 			r := matrixRequest(m, c, true)
-			r.PageState["is_authenticated"], r.PageState["has_forms"] = auth, forms
+			r.Principal, r.Groups = p.id, p.groups
+			r.PageState["is_authenticated"], r.PageState["has_forms"] = v.auth, v.forms
 			if engine.Decide(r).Allowed {
 				return true
 			}
@@ -119,14 +172,15 @@ func everPermitted(m *toolclad.Manifest, c *toolclad.Command, engine *cedar.Engi
 }
 
 // matrixDecision is Cedar's decision on the command on a page in the
-// scope, approved by a human or not, with its reasons.
+// scope, not signed in, approved by a human or not, with its reasons.
 func matrixDecision(m *toolclad.Manifest, c *toolclad.Command, engine *cedar.Engine, approved bool) (string, bool) {
 	d := engine.Decide(matrixRequest(m, c, approved))
 	return strings.Join(d.Reasons, "; "), d.Allowed
 }
 
-// matrixRequest is the Cedar request of a call of c on a page in m's
-// scope (its first allowed domain), as the executor sends it.
+// matrixRequest is the Cedar request of a call of c with sample arguments
+// on a page in m's scope (its first allowed domain), as the executor
+// sends it, for the stdio agent.
 func matrixRequest(m *toolclad.Manifest, c *toolclad.Command, approved bool) *cedar.Request {
 	url := "https://" + scopeSample(m) + "/"
 	sc := m.Scope()
@@ -136,8 +190,8 @@ func matrixRequest(m *toolclad.Manifest, c *toolclad.Command, approved bool) *ce
 		counters["session_"+name+"_count"] = 0
 	}
 	return &cedar.Request{
-		Principal: "check", Action: m.Tool.Cedar.Action, ResourceType: m.Tool.Cedar.Resource, Session: "check",
-		Tool: m.Tool.Name, Command: c.Name, Args: map[string]any{}, URL: url, URLDomain: host,
+		Principal: "local", Action: m.Tool.Cedar.Action, ResourceType: m.Tool.Cedar.Resource, Session: "check",
+		Tool: m.Tool.Name, Command: c.Name, Args: sampleArgs(c.Name), URL: url, URLDomain: host,
 		DomainSets: sc.DomainSets(host),
 		PageState: map[string]any{"url": url, "title": "", "domain": host, "has_forms": false,
 			"is_authenticated": false, "page_loaded": true, "tab_count": 1},
@@ -253,4 +307,13 @@ func loopbackHost(host string) bool {
 	}
 	a, err := netip.ParseAddr(host)
 	return err == nil && a.IsLoopback()
+}
+
+// sampleArgs are typed sample values of the command's arguments (policies
+// that read resource.args see one), or none.
+func sampleArgs(command string) map[string]any {
+	if a := toolclad.ArgSamples()[command]; a != nil {
+		return a
+	}
+	return map[string]any{}
 }

@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/browsergate/browsergate/evidence"
 	"github.com/browsergate/browsergate/executor/approval"
 	"github.com/browsergate/browsergate/executor/events"
 )
@@ -50,7 +51,7 @@ var consolePages = template.Must(template.New("").Funcs(template.FuncMap{
 		if err != nil {
 			return "?"
 		}
-		return visible(string(b))
+		return evidence.Visible(string(b))
 	},
 	"when": func(t time.Time) string {
 		if t.IsZero() {
@@ -58,7 +59,7 @@ var consolePages = template.Must(template.New("").Funcs(template.FuncMap{
 		}
 		return t.UTC().Format("2006-01-02 15:04:05Z")
 	},
-	"visible": visible,
+	"visible": evidence.Visible,
 	"clip": func(s string, n int) string {
 		if len(s) <= n {
 			return s
@@ -397,23 +398,6 @@ func (c *console) screenshot(w http.ResponseWriter, r *http.Request, _ *signIn) 
 
 // base is the path prefix of the sign-in's console pages.
 func (s *signIn) base() string { return "/console/s/" + s.key }
-
-// visible shows the characters that change how text reads without being
-// seen — bidirectional overrides and isolates, zero-width characters — as
-// escapes, so that a page cannot make an argument or a URL read as
-// something else.
-func visible(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069, r >= 0x200B && r <= 0x200F, r == 0xFEFF, r == 0x061C:
-			fmt.Fprintf(&b, "\\u%04X", r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
 
 func randomHex() string {
 	var b [32]byte
