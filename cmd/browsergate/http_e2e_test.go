@@ -271,6 +271,13 @@ when { resource.command == "type_text" };
 	if code == 200 {
 		t.Errorf("bob used alice's session: %d %s", code, body)
 	}
+	// Nor can bob end it: alice's session goes on.
+	if code, _, body := d.raw(t, "DELETE", "/mcp", map[string]string{"Authorization": "Bearer bob-token", "Mcp-Session-Id": alice.ID()}, ""); code < 400 {
+		t.Errorf("bob ended alice's session: %d %s", code, body)
+	}
+	if out, refused := callText(t, alice, "e2e.snapshot", nil); refused {
+		t.Errorf("alice's session after bob's DELETE: %s", out)
+	}
 
 	// alice has two sessions open: a third is refused, nothing opened.
 	d.connect(t, "alice-token")
@@ -318,7 +325,7 @@ when { resource.command == "type_text" };
 			by[r.Principal] = append(by[r.Principal], r.Command+":"+map[bool]string{true: "allowed", false: "refused"}[r.Decision.Allowed])
 		}
 	}
-	if got := strings.Join(by["alice"], " "); got != "navigate:allowed type_text:allowed" {
+	if got := strings.Join(by["alice"], " "); got != "navigate:allowed type_text:allowed snapshot:allowed" {
 		t.Errorf("alice's evidence: %s", got)
 	}
 	if got := strings.Join(by["bob"], " "); got != "navigate:allowed type_text:refused" {
