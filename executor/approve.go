@@ -100,7 +100,7 @@ func (e *Executor) approve(ctx context.Context, s *session, t *turn) *DenyError 
 		}
 	}
 
-	waitCtx, stopWaiting := context.WithCancel(s.tab.ctx)
+	waitCtx, stopWaiting := context.WithCancel(s.lifetime())
 	stopOnClient := context.AfterFunc(ctx, stopWaiting)
 	s.hold.setAbort(stopWaiting)
 	if !p.Answered() {
@@ -143,9 +143,17 @@ func (e *Executor) recheck(ctx context.Context, s *session, t *turn, p *approval
 		return deny(evidence.StageLimits, "session_timeout_seconds",
 			"approval %s came after the session's lifetime (%s) ran out; nothing was done", p.ID, m.Browser.SessionTimeout)
 	}
-	actx, cancel := e.actContext(ctx, s)
+	var actx context.Context
+	var cancel context.CancelFunc
+	var f *facts
+	if s.isWeb() {
+		actx, cancel = e.webContext(ctx, s)
+		f = s.web.factsFor(t.call.Args, s.manifest)
+	} else {
+		actx, cancel = e.actContext(ctx, s)
+		f = s.observe(actx, t.call.Command, t.call.Args)
+	}
 	defer cancel()
-	f := s.observe(actx, t.call.Command, t.call.Args)
 	if f.State.URL != p.Page {
 		dropUpload(f) // read again, never attached
 		return deny(evidence.StageApproval, "page changed",
@@ -172,7 +180,7 @@ func (e *Executor) recheck(ctx context.Context, s *session, t *turn, p *approval
 				"approval %s was given for %s, but the call now leads to %s; nothing was done", p.ID, p.Summary(), got.URL)
 		}
 	}
-	if d := e.enforce(actx, s, t, t.verdict); d != nil {
+	if d := e.enforceOn(actx, s, t, t.verdict); d != nil {
 		if d.Stage != evidence.StageCedar {
 			d.Reason = fmt.Sprintf("after approval %s the gate was asked again and refused: %s", p.ID, d.Reason)
 		} else {

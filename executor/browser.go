@@ -22,6 +22,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/remote"
 
+	"github.com/browsergate/browsergate/executor/web"
 	"github.com/browsergate/browsergate/scope"
 	"github.com/browsergate/browsergate/scope/egress"
 	"github.com/browsergate/browsergate/toolclad"
@@ -80,6 +81,11 @@ type backend struct {
 
 	listeners *listeners // the daemon's own endpoints, refused to every page
 	devtools  netip.AddrPort
+
+	// limiter spaces the browserless engine's requests to each host, for
+	// every session of the manifest (hostLimiter).
+	limiter     *web.HostLimiter
+	limiterOnce sync.Once
 
 	mu      sync.Mutex
 	started bool

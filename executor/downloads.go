@@ -332,31 +332,35 @@ const maxFileNameBytes = 120
 // and " .-_()+,=@" only (others become "_"), at most maxFileNameBytes
 // bytes with its extension kept, and "download" when nothing is left.
 func sanitizeFileName(name string) string {
+	return cleanFileName(name, func(r rune) bool {
+		return r != utf8.RuneError && (unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune(" .-_()+,=@", r))
+	}, maxFileNameBytes)
+}
+
+// cleanFileName is name's last path element (either slash), every
+// character keep refuses replaced by "_", without leading dots or spaces
+// and trailing ones, at most max bytes with its extension kept (an
+// extension of up to 16 bytes), and "download" when nothing is left.
+func cleanFileName(name string, keep func(rune) bool, max int) string {
 	name = strings.ReplaceAll(name, "\\", "/")
 	if i := strings.LastIndex(name, "/"); i >= 0 {
 		name = name[i+1:]
 	}
 	var b strings.Builder
 	for _, r := range name {
-		switch {
-		case r == utf8.RuneError:
-			b.WriteByte('_')
-		case unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune(" .-_()+,=@", r):
+		if keep(r) {
 			b.WriteRune(r)
-		default:
+		} else {
 			b.WriteByte('_')
 		}
 	}
-	name = strings.TrimSpace(strings.TrimLeft(b.String(), ". "))
-	name = strings.TrimRight(name, ". ")
-	if len(name) > maxFileNameBytes {
+	name = strings.TrimRight(strings.TrimLeft(b.String(), ". "), ". ")
+	if len(name) > max {
 		ext := filepath.Ext(name)
 		if len(ext) > 16 {
 			ext = ""
 		}
-		stem := name[:len(name)-len(ext)]
-		stem = truncateUTF8(stem, maxFileNameBytes-len(ext))
-		name = stem + ext
+		name = truncateUTF8(name[:len(name)-len(ext)], max-len(ext)) + ext
 	}
 	if name == "" {
 		name = "download"
@@ -382,7 +386,47 @@ func truncateUTF8(s string, n int) string {
 // the name shows only whole files, and a failure leaves nothing behind.
 // The content type is sniffed from the bytes.
 func saveFile(dir, suggested string, src io.Reader, max int64) (evidence.FileRef, error) {
-	ref := evidence.FileRef{Direction: "download", Name: sanitizeFileName(suggested)}
+	return saveFileAs(dir, suggested, src, max, browserNaming)
+}
+
+// fileNaming is how a saved file is named: the suggested name made safe,
+// and the name of the i-th file of that name (i >= 2).
+type fileNaming struct {
+	sanitize func(string) string
+	numbered func(stem, ext string, i int) string
+}
+
+// browserNaming names the browser's downloads: sanitizeFileName, and
+// "name (2).ext" as browsers do.
+var browserNaming = fileNaming{
+	sanitize: sanitizeFileName,
+	numbered: func(stem, ext string, i int) string { return fmt.Sprintf("%s (%d)%s", stem, i, ext) },
+}
+
+// strictNaming names download_file's files as GAIA's design does: only
+// [A-Za-z0-9._-], at most 200 characters, and "name_2.ext".
+var strictNaming = fileNaming{
+	sanitize: strictFileName,
+	numbered: func(stem, ext string, i int) string { return fmt.Sprintf("%s_%d%s", stem, i, ext) },
+}
+
+// maxStrictName bounds a strictFileName.
+const maxStrictName = 200
+
+// strictFileName is GAIA's rule for a downloaded file's name: the last
+// path element (either slash), every character outside [A-Za-z0-9._-]
+// (control characters, spaces, any non-ASCII) replaced by "_", no leading
+// dot, at most 200 characters with the extension kept, "download" when
+// nothing is left.
+func strictFileName(name string) string {
+	return cleanFileName(name, func(r rune) bool {
+		return r < 0x80 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-')
+	}, maxStrictName)
+}
+
+// saveFileAs is saveFile with the naming of the caller's kind.
+func saveFileAs(dir, suggested string, src io.Reader, max int64, naming fileNaming) (evidence.FileRef, error) {
+	ref := evidence.FileRef{Direction: "download", Name: naming.sanitize(suggested)}
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return ref, fmt.Errorf("open the download directory: %w", err)
@@ -417,7 +461,7 @@ func saveFile(dir, suggested string, src io.Reader, max int64) (evidence.FileRef
 	for i := 1; i <= 1000; i++ {
 		name := ref.Name
 		if i > 1 {
-			name = fmt.Sprintf("%s (%d)%s", stem, i, ext)
+			name = naming.numbered(stem, ext, i)
 		}
 		err := root.Link(tmp, name)
 		if err == nil {

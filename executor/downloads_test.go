@@ -108,3 +108,26 @@ func TestOwnedByAnother(t *testing.T) {
 		}
 	}
 }
+
+// TestStrictFileName: download_file's names are GAIA's: the last path
+// element, only [A-Za-z0-9._-], no leading dot, at most 200 characters
+// with the extension kept.
+func TestStrictFileName(t *testing.T) {
+	for in, want := range map[string]string{
+		"report.pdf":                      "report.pdf",
+		"../../.bashrc\a evil name;rm.sh": "bashrc__evil_name_rm.sh",
+		`..\..\windows\system32.dll`:      "system32.dll",
+		"résumé (final).docx":             "r_sum___final_.docx",
+		"...":                             "download",
+		"":                                "download",
+		strings.Repeat("a", 300) + ".tar": strings.Repeat("a", 196) + ".tar",
+	} {
+		got := strictFileName(in)
+		if got != want {
+			t.Errorf("strictFileName(%q) = %q, want %q", in, got, want)
+		}
+		if len(got) > maxStrictName || strings.HasPrefix(got, ".") || strings.Trim(got, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") != "" {
+			t.Errorf("strictFileName(%q) = %q is not a strict name", in, got)
+		}
+	}
+}

@@ -63,16 +63,7 @@ func (b *backend) setScope(devtools string) error {
 // browser-wide proxy); otherwise its session closes it.
 func (b *backend) newProxy(log *blockLog, sess *sessionEgress) (*egress.Proxy, string, error) {
 	withBackend := sess == nil
-	p, err := egress.New(egress.Config{
-		Policy:   policyRef{b: b, s: sess},
-		Resolver: b.resolver,
-		OnDecision: func(d egress.Decision) {
-			if !d.Allowed && log != nil {
-				log.add(Blocked{Time: d.Time, URL: d.Target, Rule: d.Rule, Reason: d.Reason, Layer: "proxy"})
-			}
-		},
-		Logger: b.logger,
-	})
+	p, err := b.newGate(log, sess)
 	if err != nil {
 		return nil, "", err
 	}
@@ -87,6 +78,21 @@ func (b *backend) newProxy(log *blockLog, sess *sessionEgress) (*egress.Proxy, s
 		b.cancel = append(b.cancel, func() { p.Close() })
 	}
 	return p, addr, nil
+}
+
+// newGate is the egress gate of newProxy, not listening: the browserless
+// engine dials through it (Proxy.DialContext). Its refusals go to log.
+func (b *backend) newGate(log *blockLog, sess *sessionEgress) (*egress.Proxy, error) {
+	return egress.New(egress.Config{
+		Policy:   policyRef{b: b, s: sess},
+		Resolver: b.resolver,
+		OnDecision: func(d egress.Decision) {
+			if !d.Allowed && log != nil {
+				log.add(Blocked{Time: d.Time, URL: d.Target, Rule: d.Rule, Reason: d.Reason, Layer: "proxy"})
+			}
+		},
+		Logger: b.logger,
+	})
 }
 
 func (b *backend) forgetProxy(addr string) {

@@ -55,6 +55,9 @@ type Config struct {
 	// Events receives what operators watch: decisions, refused requests,
 	// sessions opened and ended (nil: nobody watches).
 	Events *events.Hub
+	// UserAgent names browsergate in the browserless engine's requests.
+	// Default DefaultUserAgent.
+	UserAgent string
 }
 
 // Executor implements toolclad.Runner: it gates, acts and records every
@@ -111,6 +114,9 @@ func New(cfg Config) (*Executor, error) {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.UserAgent == "" {
+		cfg.UserAgent = DefaultUserAgent
 	}
 	e := &Executor{
 		cfg:      cfg,
@@ -380,6 +386,13 @@ func (e *Executor) secretVars() []string {
 		}
 	}
 	return out
+}
+
+// GuardEndpoint makes an endpoint of the daemon's own (its HTTP front)
+// unreachable from every page and every fetch, whatever the scopes grant,
+// like the DevTools endpoints and egress proxies.
+func (e *Executor) GuardEndpoint(ap netip.AddrPort, what string) {
+	e.listeners.add(netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()), what)
 }
 
 // addLiveEndpoints registers the DevTools endpoint each live manifest

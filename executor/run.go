@@ -103,6 +103,10 @@ func (e *Executor) runTurn(ctx context.Context, s *session, t *turn) {
 	}
 	s.limits.lastCall = t.start
 	t.counted = true
+	if s.isWeb() {
+		e.runWebTurn(ctx, s, t)
+		return
+	}
 
 	if err := s.ensureTab(); err != nil {
 		t.err = err
@@ -271,11 +275,18 @@ const popupSettle = 500 * time.Millisecond
 // actContext bounds one command by the manifest's [tool] timeout_seconds,
 // and stops it when the client gives up.
 func (e *Executor) actContext(ctx context.Context, s *session) (context.Context, context.CancelFunc) {
+	return commandContext(ctx, s.tab.ctx, s)
+}
+
+// commandContext is a command's context on the session's engine (parent:
+// its tab, or its browserless engine): bounded by [tool] timeout_seconds,
+// and ended when the client gives up (ctx).
+func commandContext(ctx, parent context.Context, s *session) (context.Context, context.CancelFunc) {
 	timeout := defaultActTimeout
 	if n := s.manifest.Tool.TimeoutSeconds; n > 0 {
 		timeout = time.Duration(n) * time.Second
 	}
-	actx, cancel := context.WithTimeout(s.tab.ctx, timeout)
+	actx, cancel := context.WithTimeout(parent, timeout)
 	stop := context.AfterFunc(ctx, cancel)
 	return actx, func() { stop(); cancel() }
 }

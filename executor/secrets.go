@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -947,6 +948,23 @@ type maskedError struct {
 func (e *maskedError) Error() string { return e.msg }
 func (e *maskedError) Unwrap() error { return e.err }
 
+// maskStructured masks a command's structured content, whatever Go types
+// it holds (links, tables, search results): it is read as the JSON the
+// agent gets, and every string in it masked. Content that does not encode
+// is dropped rather than passed unmasked.
+func (m *masker) maskStructured(s map[string]any) map[string]any {
+	data, err := json.Marshal(s)
+	if err != nil {
+		return map[string]any{"error": "structured content could not be masked, so it is left out"}
+	}
+	var plain map[string]any
+	if err := json.Unmarshal(data, &plain); err != nil {
+		return map[string]any{"error": "structured content could not be masked, so it is left out"}
+	}
+	out, _ := m.maskValue(plain).(map[string]any)
+	return out
+}
+
 // maskTurn masks everything of a finished call that is returned, recorded
 // or logged.
 func (m *masker) maskTurn(t *turn) {
@@ -954,6 +972,9 @@ func (m *masker) maskTurn(t *turn) {
 		return
 	}
 	t.out.Text = m.mask(t.out.Text)
+	if t.out.Structured != nil {
+		t.out.Structured = m.maskStructured(t.out.Structured)
+	}
 	if t.err != nil {
 		t.err = &maskedError{msg: m.mask(t.err.Error()), err: t.err}
 	}

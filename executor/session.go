@@ -67,6 +67,9 @@ type session struct {
 	// downloads are the session's downloads (downloads.go), from its
 	// first tab on.
 	downloads *downloads
+	// web is the session's browserless engine (webengine.go; nil on the
+	// browser's engine, and until its first call).
+	web *webSession
 }
 
 // sessionEgress is the session's share of the egress gate.
@@ -104,6 +107,7 @@ func (s *session) end() {
 	s.ended = true
 	s.limits.stopTimers()
 	s.closeTabs()
+	s.web.close()
 	s.downloads.stop()
 	if s.files != "" {
 		_ = os.RemoveAll(s.files)

@@ -97,6 +97,11 @@ var commandTable = map[string]commandSpec{
 	"network_log":      {act: actNetworkLog, settle: noSettle, pageContent: true},
 	"upload_file":      {observes: observeUpload, act: actUploadFile, settle: 50 * time.Millisecond, guarded: true},
 	"download":         {act: actDownload, settle: noSettle},
+	// The browserless engine's (engine = "http"; webengine.go): they run
+	// in runWebTurn, with no tab, so only act and pageContent apply.
+	"fetch_page":    {act: actFetchPage, settle: noSettle, pageContent: true},
+	"search_web":    {act: actSearchWeb, settle: noSettle, pageContent: true},
+	"download_file": {act: actDownloadFile, settle: noSettle},
 }
 
 func actNavigate(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {

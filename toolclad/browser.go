@@ -37,13 +37,18 @@ func decodeBrowser(t *table, m *Manifest, wantCommands bool) {
 		switch engine {
 		case "cdp", "cdp-direct":
 			b.Engine = "cdp-direct"
+		case EngineHTTP:
+			b.Engine = EngineHTTP
 		case "playwright":
 			t.r.errorf(t.at("engine"), "engine \"playwright\" is not supported: use \"cdp-direct\" (chromedp)")
 		default:
-			t.r.errorf(t.at("engine"), "unknown engine %q: use \"cdp-direct\" (or its alias \"cdp\")", engine)
+			t.r.errorf(t.at("engine"), "unknown engine %q: use \"cdp-direct\" (or its alias \"cdp\"), or \"http\" for the browserless engine", engine)
 		}
 	}
 	t.oneOf("connect", &b.Connect, "launch", "live")
+	if b.Engine == EngineHTTP && b.Connect == "live" {
+		t.r.errorf(t.at("connect"), "engine = \"http\" runs no browser, so there is none to attach to: remove connect = \"live\"")
+	}
 	// A live session works in the user's own browser context (their
 	// cookies and signed-in sessions) unless the manifest asks for a
 	// fresh, isolated one; a launched browser has no user to share with.
@@ -92,7 +97,7 @@ func decodeBrowser(t *table, m *Manifest, wantCommands bool) {
 		}
 	}
 
-	decodeScope(t.sub("scope"), m)
+	rate, rateSet := decodeScope(t.sub("scope"), m)
 	decodeFiles(t.sub("files"), m)
 
 	st := t.sub("state")
@@ -119,6 +124,7 @@ func decodeBrowser(t *table, m *Manifest, wantCommands bool) {
 
 	decodeCommands(t.sub("commands"), m, wantCommands)
 	checkFiles(t, m)
+	decodeHTTPEngine(t, m, &rate, t.at("scope").child("requests_per_second_per_host"), rateSet)
 	// A dialog held for the agent needs handle_dialog to be answered: "ask"
 	// is the default only where the manifest declares it.
 	answers := m.Command("handle_dialog") != nil
@@ -170,8 +176,20 @@ func checkEndpoint(s string) string {
 // at the entry it names, so the loader and the daemon never disagree about
 // what an entry means (a port-limited grant such as "10.0.0.0/8 ports
 // 80,443" included).
-func decodeScope(t *table, m *Manifest) {
+func decodeScope(t *table, m *Manifest) (rate float64, rateSet bool) {
 	s := &m.Browser.Scope
+	// requests_per_second_per_host is the browserless engine's
+	// (decodeHTTPEngine judges it): a number, integer or not.
+	if v, ok := t.get("requests_per_second_per_host"); ok {
+		switch n := v.(type) {
+		case int64:
+			rate, rateSet = float64(n), true
+		case float64:
+			rate, rateSet = n, true
+		default:
+			t.wrongType("requests_per_second_per_host", "a number", v)
+		}
+	}
 	t.strings("allowed_domains", &s.AllowedDomains)
 	t.strings("blocked_domains", &s.BlockedDomains)
 	t.boolean("allow_external", &s.AllowExternal)
@@ -198,9 +216,10 @@ func decodeScope(t *table, m *Manifest) {
 	sc, err := scope.New(s.config())
 	if err != nil {
 		reportScopeErrors(t, err)
-		return
+		return rate, rateSet
 	}
 	m.scope = sc
+	return rate, rateSet
 }
 
 // config is the scope package's view of the table.

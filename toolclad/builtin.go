@@ -2,6 +2,7 @@ package toolclad
 
 import (
 	"cmp"
+	"fmt"
 	"regexp"
 	"slices"
 )
@@ -38,6 +39,9 @@ type builtinCommand struct {
 	// tier is the command's risk tier when a manifest declares it without
 	// a risk_tier of its own ("" is "low").
 	tier string
+	// engine is the engine that runs the command: "" for the browser's
+	// (cdp-direct), EngineHTTP for the browserless engine's.
+	engine string
 }
 
 func i64(v int64) *int64 { return &v }
@@ -293,7 +297,55 @@ var builtins = []*builtinCommand{
 		name:        "reload",
 		description: "Load the current page again (a page that came from a form is loaded again by its URL, never posted again).",
 	},
+	{
+		name:        "fetch_page",
+		engine:      EngineHTTP,
+		impliedTier: "low",
+		description: "Fetch a web page without a browser (no JavaScript runs) and return it as text: " +
+			"text (readable text, headings kept; the default), html (the raw HTML), links (every link, resolved, with its text) or tables (every table as rows of header: cell). " +
+			"The URL must be inside the manifest's scope, and so must every redirect.",
+		args: []Arg{
+			{Name: "url", Type: TypeURL, Required: true, ScopeCheck: true, MaxLen: urlMaxLen,
+				Schemes: []string{"http", "https"}, Description: "Absolute URL of the page."},
+			{Name: "extract", Type: TypeEnum, Allowed: []string{"text", "html", "links", "tables"}, Default: "text",
+				Description: "What to return: text, html, links or tables."},
+			{Name: "max_length", Type: TypeInteger, Min: i64(100), Max: i64(fetchMaxLength), Default: int64(5000),
+				Description: fmt.Sprintf("Longest reply, in characters (default 5000, at most %d).", fetchMaxLength)},
+		},
+		readOnly: true,
+	},
+	{
+		name:        "search_web",
+		engine:      EngineHTTP,
+		impliedTier: "low",
+		description: "Search the web through the manifest's search backend; returns titles, URLs and snippets. The URLs are not fetched: fetch_page checks each against the scope.",
+		args: []Arg{
+			{Name: "query", Type: TypeString, Required: true, MaxLen: 500, Description: "What to search for."},
+			{Name: "num_results", Type: TypeInteger, Min: i64(1), Max: i64(10), Default: int64(5), Clamp: true,
+				Description: "How many results (default 5, at most 10)."},
+		},
+		readOnly: true,
+	},
+	{
+		name:        "download_file",
+		engine:      EngineHTTP,
+		tier:        "medium",
+		description: "Download a URL inside the scope into the manifest's download directory, streamed to disk, under a safe name (never overwriting); returns the name, size, content type and SHA-256.",
+		args: []Arg{
+			{Name: "url", Type: TypeURL, Required: true, ScopeCheck: true, MaxLen: urlMaxLen,
+				Schemes: []string{"http", "https"}, Description: "Absolute URL of the file."},
+			{Name: "filename", Type: TypeString, MaxLen: 255, Description: "Name to save the file under (made safe: letters, digits, '.', '_', '-'); default: the server's name for it."},
+		},
+	},
 }
+
+// EngineHTTP is [browser] engine = "http": the browserless engine, which
+// fetches pages over plain HTTP and runs fetch_page, search_web and
+// download_file only.
+const EngineHTTP = "http"
+
+// fetchMaxLength is the longest reply fetch_page's max_length may ask for.
+const fetchMaxLength = 20000
 
 // fileNamePattern is the shape of upload_file's file: a relative path of
 // plain names (the directory itself is checked when the file is opened).
@@ -324,7 +376,7 @@ func BuiltinCommands() []string {
 func ImpliedCommands() []string {
 	var names []string
 	for _, b := range builtins {
-		if b.impliedTier != "" {
+		if b.impliedTier != "" && b.engine == "" {
 			names = append(names, b.name)
 		}
 	}

@@ -14,7 +14,7 @@ import (
 func decodeCommands(t *table, m *Manifest, wantCommands bool) {
 	if len(t.m) == 0 {
 		if wantCommands && !t.r.hasProblemAt(t.path) {
-			m.Commands, m.ImpliedCommands = impliedCommands(), true
+			m.Commands, m.ImpliedCommands = impliedCommands(m.Browser.Engine), true
 		}
 		return
 	}
@@ -37,7 +37,16 @@ func decodeCommands(t *table, m *Manifest, wantCommands bool) {
 		b := lookupBuiltin(name)
 		if b == nil {
 			t.get(name)
-			t.r.errorf(t.at(name), "unknown command (known: %s)", strings.Join(BuiltinCommands(), ", "))
+			t.r.errorf(t.at(name), "unknown command (known: %s)", strings.Join(engineCommands(m.Browser.Engine), ", "))
+			continue
+		}
+		if b.engine != engineOf(m.Browser.Engine) {
+			t.get(name)
+			if b.engine == EngineHTTP {
+				t.r.errorf(t.at(name), "%s is a command of the browserless engine: it needs [browser] engine = \"http\"", name)
+			} else {
+				t.r.errorf(t.at(name), "%s needs a browser, and engine = \"http\" has none (its commands: %s)", name, strings.Join(engineCommands(EngineHTTP), ", "))
+			}
 			continue
 		}
 		m.Commands = append(m.Commands, decodeCommand(t.sub(name), b))
@@ -47,16 +56,42 @@ func decodeCommands(t *table, m *Manifest, wantCommands bool) {
 
 // impliedCommands builds the commands of ImpliedCommands, each with its
 // whole built-in signature at ToolClad's tier.
-func impliedCommands() []*Command {
+func impliedCommands(engine string) []*Command {
 	var out []*Command
 	for _, b := range builtins {
-		if b.impliedTier != "" {
+		if b.impliedTier != "" && b.engine == engineOf(engine) {
 			c := b.fullCommand()
 			c.RiskTier = b.impliedTier
 			out = append(out, c)
 		}
 	}
 	return out
+}
+
+// engineOf is the engine field of the built-ins a manifest's engine runs.
+func engineOf(engine string) string {
+	if engine == EngineHTTP {
+		return EngineHTTP
+	}
+	return ""
+}
+
+// IsHTTPCommand reports whether a built-in command is the browserless
+// engine's (engine = "http").
+func IsHTTPCommand(name string) bool {
+	b := lookupBuiltin(name)
+	return b != nil && b.engine == EngineHTTP
+}
+
+// engineCommands are the built-in commands of an engine, in built-in order.
+func engineCommands(engine string) []string {
+	var names []string
+	for _, b := range builtins {
+		if b.engine == engineOf(engine) {
+			names = append(names, b.name)
+		}
+	}
+	return names
 }
 
 func decodeCommand(t *table, b *builtinCommand) *Command {

@@ -117,7 +117,8 @@ const (
 
 // Browser is the [browser] table: how the browser is obtained and bounded.
 type Browser struct {
-	// Engine is "cdp-direct" (chromedp); "cdp" is normalised to it.
+	// Engine is "cdp-direct" (chromedp; "cdp" is normalised to it) or
+	// EngineHTTP (no browser: fetch_page, search_web, download_file).
 	Engine string
 	// Connect is "launch" (start a browser) or "live" (attach to a running one).
 	Connect string
@@ -136,6 +137,11 @@ type Browser struct {
 	Dialogs string
 	// Files is the [browser.files] table.
 	Files Files
+	// Search is the [browser.search] table (engine = "http").
+	Search Search
+	// HTTP holds the browserless engine's limits ([browser.http], and
+	// [browser.scope] requests_per_second_per_host).
+	HTTP HTTPEngine
 	// ExtractMode is the default content form: accessibility_tree, html or text.
 	ExtractMode string
 	// StartupTimeout bounds browser start or attach (default 60s).

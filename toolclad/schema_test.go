@@ -114,17 +114,34 @@ func TestInputSchema(t *testing.T) {
 	}
 }
 
+// allBuiltins is a manifest holding every built-in command: the
+// browser's, and (from a second manifest with engine = "http") the
+// browserless engine's, in built-in order.
 func allBuiltins(t *testing.T) *toolclad.Manifest {
 	t.Helper()
-	doc := "[tool]\nname = \"all\"\nmode = \"browser\"\n[browser.files]\nupload_dir = \".\"\ndownload_dir = \".\"\n"
-	for _, name := range toolclad.BuiltinCommands() {
-		doc += "[browser.commands." + name + "]\n"
+	var all *toolclad.Manifest
+	for _, engine := range []string{"cdp-direct", "http"} {
+		doc := "[tool]\nname = \"all\"\nmode = \"browser\"\n[browser]\nengine = \"" + engine + "\"\n" +
+			"[browser.files]\nupload_dir = \".\"\ndownload_dir = \".\"\n"
+		if engine == "http" {
+			doc += "[browser.search]\nbackend = \"duckduckgo\"\n"
+		}
+		for _, name := range toolclad.BuiltinCommands() {
+			if toolclad.IsHTTPCommand(name) == (engine == "http") {
+				doc += "[browser.commands." + name + "]\n"
+			}
+		}
+		m, err := toolclad.Parse("all.toml", []byte(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if all == nil {
+			all = m
+		} else {
+			all.Commands = append(all.Commands, m.Commands...)
+		}
 	}
-	m, err := toolclad.Parse("all.toml", []byte(doc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return all
 }
 
 func roundTrip(t *testing.T, v any) map[string]any {

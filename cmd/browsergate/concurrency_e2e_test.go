@@ -143,18 +143,32 @@ func TestConcurrencyFigures(t *testing.T) {
 
 // processFigures are the resident memory of pid and how many processes
 // descend from it (the browser's).
-func processFigures(t *testing.T, pid int) (rss int64, descendants int) {
+func processFigures(t testing.TB, pid int) (rss int64, descendants int) {
 	t.Helper()
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	rss, err := vmRSS(pid)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return rss, len(descendantsOf(pid))
+}
+
+// vmRSS is the resident memory of a process, in bytes.
+func vmRSS(pid int) (int64, error) {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
 	}
 	for _, line := range strings.Split(string(status), "\n") {
 		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
 			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			rss = kb << 10
+			return kb << 10, nil
 		}
 	}
+	return 0, nil
+}
+
+// descendantsOf are the processes that descend from pid.
+func descendantsOf(pid int) []int {
 	parents := map[int]int{}
 	entries, _ := filepath.Glob("/proc/[0-9]*/stat")
 	for _, e := range entries {
@@ -172,15 +186,16 @@ func processFigures(t *testing.T, pid int) (rss int64, descendants int) {
 		pp, _ := strconv.Atoi(fields[1])
 		parents[p] = pp
 	}
+	var out []int
 	for p := range parents {
 		for q := parents[p]; q > 1; q = parents[q] {
 			if q == pid {
-				descendants++
+				out = append(out, p)
 				break
 			}
 		}
 	}
-	return rss, descendants
+	return out
 }
 
 // TestHTTPSIGKILLLosesAtMostTheCallsInFlight: two agents make calls at

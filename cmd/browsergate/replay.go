@@ -12,8 +12,9 @@ import (
 
 var evidenceReplayCommand = &command{
 	name:     "evidence replay",
-	synopsis: "--evidence FILE --session ID [--pubkey FILE] [--secret NAME=env:VAR|file:PATH...]",
-	summary: "Run a recorded session again in a fresh launched headless browser, under the manifest and policies it\n" +
+	synopsis: "--evidence FILE --session ID [--pubkey FILE] [--secret NAME=env:VAR|file:PATH...] [--resolve NAME=IP[,IP...]...]",
+	summary: "Run a recorded session again in a fresh launched headless browser (or the browserless engine, for a session of\n" +
+		"engine = \"http\"), under the manifest and policies it\n" +
 		"recorded, and list the steps whose decision, URL, title, error or output differ (exit 1 when any does).\n" +
 		"Only a log that verifies is replayed.",
 	setup: func(fs *flag.FlagSet) action {
@@ -22,11 +23,17 @@ var evidenceReplayCommand = &command{
 		pubkey := fs.String("pubkey", "", "verify the log's signed heads with this public key `FILE` before trusting it")
 		var secrets multiFlag
 		fs.Var(&secrets, "secret", "where this machine has the value of a recorded secret, as `NAME=env:VAR|file:PATH` (repeatable); a secret not given is not filled in")
+		var resolve multiFlag
+		fs.Var(&resolve, "resolve", "answer `NAME=IP[,IP...]` instead of asking DNS for NAME, as serve --resolve does (repeatable)")
 		return func(_ []string, stdout, _ io.Writer) error {
 			if *path == "" || *session == "" {
 				return fmt.Errorf("%w: evidence replay needs --evidence and --session", errUsage)
 			}
-			opts := replay.Options{Secrets: map[string]string{}}
+			resolver, err := staticResolver(resolve)
+			if err != nil {
+				return err
+			}
+			opts := replay.Options{Secrets: map[string]string{}, Resolver: resolver}
 			for _, sv := range secrets {
 				name, src, err := replay.ParseSecret(sv)
 				if err != nil {

@@ -166,6 +166,7 @@ func (o *serveOptions) run(stderr io.Writer) error {
 	ex, err := executor.New(executor.Config{
 		Manifests: set.Manifests, Policies: set.Policies, Evidence: store, Principal: o.principal, Logger: logger,
 		Resolver: resolver, Approvals: broker, ApprovalTimeout: o.approvalTimeout, Elicitation: o.elicitation, Events: hub,
+		UserAgent: "browsergate/" + version + " (governed AI agent; +https://github.com/browsergate/browsergate)",
 	})
 	if err != nil {
 		return err
@@ -225,6 +226,11 @@ func (o *serveOptions) run(stderr io.Writer) error {
 	})
 	if err != nil {
 		return err
+	}
+	// No page, and no fetch of the browserless engine, may reach the
+	// daemon's own front, whatever the scope grants.
+	if tcp, ok := front.Addr().(*net.TCPAddr); ok {
+		ex.GuardEndpoint(tcp.AddrPort(), "browsergate's own HTTP front")
 	}
 	logger.Info("serving MCP over HTTP", "url", front.URL()+"/mcp", "agents", len(set.Agents.IDs()), "manifests", len(set.Manifests),
 		"policies", len(set.Policies.Policies()), "evidence", o.evidence, "approvals", o.approvalsSocket)

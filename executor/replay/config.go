@@ -29,7 +29,15 @@ func restoreConfig(dir string, cfg *executor.RecordedConfig, secrets map[string]
 			return nil, nil, err
 		}
 	}
-	source, err := safeManifest(cfg.Manifest.Source, secrets)
+	// The replay's files are directories of its own, dropped with it: a
+	// replay never writes where the session wrote, and never sends a file
+	// of the auditor's machine (a log names its upload directory; a
+	// foreign log could name ~/.ssh). Its uploads find nothing.
+	scratch := filepath.Join(dir, "files")
+	if err := os.Mkdir(scratch, 0o700); err != nil {
+		return nil, nil, err
+	}
+	source, err := safeManifest(cfg.Manifest.Source, secrets, scratch)
 	if err != nil {
 		return nil, nil, fmt.Errorf("the recorded manifest: %w", err)
 	}
@@ -46,8 +54,9 @@ func restoreConfig(dir string, cfg *executor.RecordedConfig, secrets map[string]
 
 // safeManifest rewrites a recorded manifest for replay: connect = launch,
 // headless, the default executable; each secret read from the auditor's
-// mapping, and dropped when there is none.
-func safeManifest(src string, secrets map[string]string) ([]byte, error) {
+// mapping, and dropped when there is none; the upload and download
+// directories both the empty directory scratch.
+func safeManifest(src string, secrets map[string]string, scratch string) ([]byte, error) {
 	var doc map[string]any
 	if err := toml.Unmarshal([]byte(src), &doc); err != nil {
 		return nil, err
@@ -57,9 +66,18 @@ func safeManifest(src string, secrets map[string]string) ([]byte, error) {
 		browser = map[string]any{}
 		doc["browser"] = browser
 	}
-	browser["connect"], browser["headless"] = "launch", true
+	if browser["engine"] != toolclad.EngineHTTP {
+		browser["connect"], browser["headless"] = "launch", true
+	}
 	delete(browser, "executable_path")
 	delete(browser, "live_endpoint")
+	if files, ok := browser["files"].(map[string]any); ok {
+		for _, key := range []string{"download_dir", "upload_dir"} {
+			if _, ok := files[key]; ok {
+				files[key] = scratch
+			}
+		}
+	}
 	if recorded, ok := doc["secrets"].(map[string]any); ok {
 		for name, v := range recorded {
 			t, _ := v.(map[string]any)

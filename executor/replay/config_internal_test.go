@@ -9,7 +9,9 @@ import (
 
 // TestSafeManifest: a recorded manifest cannot make a replay start a
 // program of its choosing, attach to a live browser, or read a secret
-// from where it says: only the auditor's mappings (Options.Secrets) count.
+// from where it says: only the auditor's mappings (Options.Secrets) count;
+// nor upload a file of the auditor's machine or write where the session
+// wrote: both file directories are the replay's scratch directory.
 func TestSafeManifest(t *testing.T) {
 	recorded := `
 [tool]
@@ -19,6 +21,9 @@ connect = "live"
 live_endpoint = "http://127.0.0.1:9222"
 executable_path = "/bin/sh"
 headless = false
+[browser.files]
+upload_dir = "/home/auditor/.ssh"
+download_dir = "/srv/reports"
 [secrets.GIVEN]
 env = "AUDITORS_GITHUB_TOKEN"
 domains = ["a.example"]
@@ -26,7 +31,7 @@ domains = ["a.example"]
 file = "/home/auditor/.aws/credentials"
 domains = ["evil.example"]
 `
-	out, err := safeManifest(recorded, map[string]string{"GIVEN": "file:/tmp/given.txt"})
+	out, err := safeManifest(recorded, map[string]string{"GIVEN": "file:/tmp/given.txt"}, "/tmp/replay/files")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,6 +42,9 @@ domains = ["evil.example"]
 	b := doc["browser"].(map[string]any)
 	if b["connect"] != "launch" || b["headless"] != true || b["executable_path"] != nil || b["live_endpoint"] != nil {
 		t.Errorf("browser table after rewriting: %v", b)
+	}
+	if files := b["files"].(map[string]any); files["upload_dir"] != "/tmp/replay/files" || files["download_dir"] != "/tmp/replay/files" {
+		t.Errorf("file directories after rewriting: %v", files)
 	}
 	secrets := doc["secrets"].(map[string]any)
 	given := secrets["GIVEN"].(map[string]any)

@@ -15,6 +15,7 @@ import (
 	"github.com/browsergate/browsergate/evidence"
 	"github.com/browsergate/browsergate/executor"
 	"github.com/browsergate/browsergate/executor/approval"
+	"github.com/browsergate/browsergate/scope/egress"
 	"github.com/browsergate/browsergate/toolclad"
 )
 
@@ -23,6 +24,9 @@ type Options struct {
 	// PublicKey, when set, is the key the log's signed heads must verify
 	// with before the log is trusted.
 	PublicKey ed25519.PublicKey
+	// Resolver resolves names for the replay's egress gate (nil: the
+	// system's).
+	Resolver egress.Resolver
 	// Secrets says where this machine has the value of each recorded
 	// secret: name -> "env:VAR" or "file:/abs/path" (see ParseSecret). A
 	// secret not named here is not filled in, and a step that types it
@@ -78,7 +82,8 @@ func Run(path, session string, opts Options, out io.Writer) error {
 	defer log.Close()
 	broker := approval.NewBroker(nil)
 	ex, err := executor.New(executor.Config{Manifests: []*toolclad.Manifest{m}, Policies: engine, Evidence: log,
-		Principal: cfg.Principal, Approvals: broker, ApprovalTimeout: 30 * time.Second, Logger: slog.New(slog.DiscardHandler)})
+		Principal: cfg.Principal, Approvals: broker, ApprovalTimeout: 30 * time.Second, Logger: slog.New(slog.DiscardHandler),
+		Resolver: opts.Resolver})
 	if err != nil {
 		return err
 	}
@@ -93,8 +98,12 @@ func Run(path, session string, opts Options, out io.Writer) error {
 	fmt.Fprintf(out, "replaying session %s: %d record(s), %d that ran, under its recorded manifest %s and %d polic(ies)\n",
 		session, len(recs), allowed, filepath.Base(cfg.Manifest.Path), len(engine.Policies()))
 	sc := m.Browser.Scope
-	fmt.Fprintf(out, "in a launched headless browser, scope: allowed_domains %v, allow_external %v, allow_private_cidrs %v\n",
-		sc.AllowedDomains, sc.AllowExternal, sc.AllowPrivateCIDRs)
+	where := "in a launched headless browser"
+	if m.Browser.Engine == toolclad.EngineHTTP {
+		where = "with the browserless engine"
+	}
+	fmt.Fprintf(out, "%s, scope: allowed_domains %v, allow_external %v, allow_private_cidrs %v\n",
+		where, sc.AllowedDomains, sc.AllowExternal, sc.AllowPrivateCIDRs)
 	differ, skipped, replayed := 0, 0, 0
 	for _, r := range recs {
 		if r.Kind != "" {
