@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -15,9 +17,11 @@ import (
 //   - browser: navigate + snapshot on a Chromium the daemon launched (warm:
 //     started before the timer).
 //
-// MiB-rss is the resident memory of serve and every process it started
-// (the browser's), read after the last op; procs is how many processes
-// that is.
+// MiB-pss is the memory of serve and every process it started (the
+// browser's), read after the last op: the sum of their proportional set
+// sizes (shared pages split between the processes that share them, so
+// Chromium's processes are not counted many times over); procs is how many
+// processes that is.
 func BenchmarkEngines(b *testing.B) {
 	site := serveWebSite(b)
 	web := startWith(b, fmt.Sprintf(webManifest, 0, b.TempDir(), site.URL))
@@ -44,15 +48,32 @@ func BenchmarkEngines(b *testing.B) {
 	}
 }
 
-// reportTree reports the resident memory of pid and its descendants.
+// reportTree reports the memory of pid and its descendants.
 func reportTree(b *testing.B, pid int) {
 	procs := append(descendantsOf(pid), pid)
 	var total int64
 	for _, p := range procs {
-		if rss, err := vmRSS(p); err == nil {
-			total += rss
+		total += pss(b, p)
+	}
+	b.ReportMetric(float64(total)/(1<<20), "MiB-pss")
+	b.ReportMetric(float64(len(procs)), "procs")
+}
+
+// pss is a process's proportional set size, in bytes (0 when it has
+// ended).
+func pss(b *testing.B, pid int) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "Pss:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			if err != nil {
+				b.Fatalf("smaps_rollup of %d: %q", pid, line)
+			}
+			return kb << 10
 		}
 	}
-	b.ReportMetric(float64(total)/(1<<20), "MiB-rss")
-	b.ReportMetric(float64(len(procs)), "procs")
+	return 0
 }
