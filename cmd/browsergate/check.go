@@ -73,22 +73,10 @@ func check(manifests []string, policies, sep string, matrix bool, sc serveChoice
 		return fmt.Errorf("%w: %d problem(s)", errInvalid, problems)
 	}
 	for _, m := range ms {
-		fmt.Fprintf(stdout, "%s: tool %q, connect=%s, %d command(s), scope allowed=%v blocked=%v allow_external=%v\n",
-			m.Path, m.Tool.Name, m.Browser.Connect, len(m.Commands),
-			m.Browser.Scope.AllowedDomains, m.Browser.Scope.BlockedDomains, m.Browser.Scope.AllowExternal)
-		switch {
-		case m.Browser.Connect == "live" && m.Browser.Context == toolclad.ContextUser:
-			fmt.Fprintf(stdout, "  context=user: sessions work in the user's own browser context (their cookies and sign-ins); no egress proxy there:\n"+
-				"    request interception and WebSocket rules hold the scope; names resolve in the browser (no DNS-rebinding check), and\n"+
-				"    speculative TCP preconnects are not stopped (context = \"isolated\" puts each session behind its own proxy)\n")
-		case m.Browser.Connect == "live":
-			fmt.Fprintf(stdout, "  context=isolated: each session in a fresh browser context behind its own egress proxy (not the user's sign-ins)\n")
-		}
-		fmt.Fprintf(stdout, "  dialogs=%s: %s\n", m.Browser.Dialogs, dialogsSay[m.Browser.Dialogs])
-		if m.Command("download") != nil {
-			fmt.Fprintf(stdout, "  downloads: saved in %s, at most %d bytes each\n", m.Browser.Files.DownloadDir, m.Browser.Files.MaxDownloadBytes)
+		if m.Browser.Engine == toolclad.EngineHTTP {
+			describeHTTPEngine(stdout, m)
 		} else {
-			fmt.Fprintln(stdout, "  downloads: refused (download is not declared)")
+			describeBrowser(stdout, m)
 		}
 		fmt.Fprintf(stdout, "  %s\n", m.ScopeSummary())
 		if m.ImpliedCommands {
@@ -144,4 +132,45 @@ func allowWord(b bool) string {
 		return "allow"
 	}
 	return "deny"
+}
+
+// describeBrowser is check's account of a browser manifest: how it
+// reaches its browser, dialogs and downloads.
+func describeBrowser(stdout io.Writer, m *toolclad.Manifest) {
+	fmt.Fprintf(stdout, "%s: tool %q, connect=%s, %d command(s), scope allowed=%v blocked=%v allow_external=%v\n",
+		m.Path, m.Tool.Name, m.Browser.Connect, len(m.Commands),
+		m.Browser.Scope.AllowedDomains, m.Browser.Scope.BlockedDomains, m.Browser.Scope.AllowExternal)
+	switch {
+	case m.Browser.Connect == "live" && m.Browser.Context == toolclad.ContextUser:
+		fmt.Fprintf(stdout, "  context=user: sessions work in the user's own browser context (their cookies and sign-ins); no egress proxy there:\n"+
+			"    request interception and WebSocket rules hold the scope; names resolve in the browser (no DNS-rebinding check), and\n"+
+			"    speculative TCP preconnects are not stopped (context = \"isolated\" puts each session behind its own proxy)\n")
+	case m.Browser.Connect == "live":
+		fmt.Fprintf(stdout, "  context=isolated: each session in a fresh browser context behind its own egress proxy (not the user's sign-ins)\n")
+	}
+	fmt.Fprintf(stdout, "  dialogs=%s: %s\n", m.Browser.Dialogs, dialogsSay[m.Browser.Dialogs])
+	if m.Command("download") != nil {
+		fmt.Fprintf(stdout, "  downloads: saved in %s, at most %d bytes each\n", m.Browser.Files.DownloadDir, m.Browser.Files.MaxDownloadBytes)
+	} else {
+		fmt.Fprintln(stdout, "  downloads: refused (download is not declared)")
+	}
+}
+
+// describeHTTPEngine is check's account of a browserless manifest: its
+// limits, its search backend and its downloads.
+func describeHTTPEngine(stdout io.Writer, m *toolclad.Manifest) {
+	b := &m.Browser
+	fmt.Fprintf(stdout, "%s: tool %q, engine=http (no browser), %d command(s), scope allowed=%v blocked=%v allow_external=%v\n",
+		m.Path, m.Tool.Name, len(m.Commands), b.Scope.AllowedDomains, b.Scope.BlockedDomains, b.Scope.AllowExternal)
+	rate := "no limit"
+	if r := b.HTTP.RequestsPerSecondPerHost; r > 0 {
+		rate = fmt.Sprintf("%g request(s) per second per host", r)
+	}
+	fmt.Fprintf(stdout, "  requests: %s; pages up to %d bytes\n", rate, b.HTTP.MaxResponseBytes)
+	if b.Search.Backend != "" {
+		fmt.Fprintf(stdout, "  search: %s at %s\n", b.Search.Backend, b.Search.URL)
+	}
+	if m.Command("download_file") != nil {
+		fmt.Fprintf(stdout, "  downloads: saved in %s, at most %d bytes each\n", b.Files.DownloadDir, b.Files.MaxDownloadBytes)
+	}
 }

@@ -381,6 +381,11 @@ func TestWebEngineDownloads(t *testing.T) {
 		t.Error("a file was written outside the download directory")
 	}
 
+	out, code := runBinary(t, "check", "--manifest", repoPath("examples/research-http.toml"), "--policies", repoPath("policies"))
+	if code != 0 || !strings.Contains(out, "engine=http (no browser)") || !strings.Contains(out, "search: duckduckgo at https://html.duckduckgo.com/html/") ||
+		strings.Contains(out, "dialogs=") {
+		t.Errorf("check of the example: exit %d\n%s", code, out)
+	}
 	dir := t.TempDir()
 	m := filepath.Join(dir, "nodir.toml")
 	os.WriteFile(m, []byte("[tool]\nname = \"w\"\n[browser]\nengine = \"http\"\n[browser.commands.download_file]\n"), 0o644)
