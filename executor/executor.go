@@ -391,8 +391,20 @@ func (e *Executor) secretVars() []string {
 // GuardEndpoint makes an endpoint of the daemon's own (its HTTP front)
 // unreachable from every page and every fetch, whatever the scopes grant,
 // like the DevTools endpoints and egress proxies.
+// An endpoint on every address (0.0.0.0, ::) is refused on loopback and
+// on each of the machine's interface addresses as they are now.
 func (e *Executor) GuardEndpoint(ap netip.AddrPort, what string) {
-	e.listeners.add(netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()), what)
+	a := ap.Addr().Unmap()
+	e.listeners.add(netip.AddrPortFrom(a, ap.Port()), what)
+	if !a.IsUnspecified() {
+		return
+	}
+	addrs, _ := net.InterfaceAddrs()
+	for _, ia := range addrs {
+		if p, err := netip.ParsePrefix(ia.String()); err == nil {
+			e.listeners.add(netip.AddrPortFrom(p.Addr().Unmap().WithZone(""), ap.Port()), what)
+		}
+	}
 }
 
 // addLiveEndpoints registers the DevTools endpoint each live manifest

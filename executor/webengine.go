@@ -151,10 +151,12 @@ func (e *Executor) runWebTurn(ctx context.Context, s *session, t *turn) {
 		defer cancel()
 	}
 	cmd := t.call.Command
-	s.limits.counts[cmd.Name]++
 	s.web.hop = e.hopJudge(s, t)
-	defer func() { s.web.hop = nil }()
 	t.out, t.err = commandTable[cmd.Name].act(actx, s, t.call.Args, t.facts)
+	s.web.hop = nil
+	// Counted after: the redirects were judged on the counters the call
+	// itself was decided on.
+	s.limits.counts[cmd.Name]++
 	// What the gate refused while the call ran is the call's: a refused
 	// redirect or address is said in the reply, as the browser's are.
 	after := s.web.page
@@ -192,25 +194,41 @@ func (w *webSession) sessionCookie(u *url.URL) bool {
 // hopJudge judges a redirect of the call as the call itself was judged:
 // decide again, with the redirect's URL in place of the url argument, so
 // that a policy on URLs (a forbid on "*/private/*") cannot be stepped
-// around by a redirect, and a redirect to where a human would have to
-// approve is refused unless this very call was approved. search_web has
-// no url argument: its redirects are held to the scope alone.
+// around by a redirect. An approval covers the URL the human saw, not
+// where it redirects: a redirect is judged as not approved, and one to
+// where a human would have to approve is refused (the agent asks for that
+// URL itself, and the human sees it). search_web's requests go to the
+// search backend, whose redirects may not leave its origin (a "bang"
+// query answers with a redirect the agent shapes). A refused redirect is
+// in the call's record, with the rule.
 func (e *Executor) hopJudge(s *session, t *turn) func(int, string) error {
-	if _, ok := t.call.Args["url"]; !ok {
-		return nil
+	refuse := func(u, rule, reason string) error {
+		s.egress.blocked.add(Blocked{Time: e.cfg.Now(), URL: u, Rule: rule, Reason: reason, Layer: "engine"})
+		return errors.New(reason)
 	}
-	approved := t.approval != nil && t.approval.Approved
+	if _, ok := t.call.Args["url"]; !ok {
+		backend := ""
+		if su, err := scope.ParseURL(s.manifest.Browser.Search.URL); err == nil {
+			backend = origin(su.String()) // canonical, as the hops are
+		}
+		return func(hop int, u string) error {
+			if origin(u) != backend {
+				return refuse(u, "search redirect", fmt.Sprintf("refused: the search backend redirected (redirect %d) to %s, outside its own origin %s; it was not followed", hop, inert(u), backend))
+			}
+			return nil
+		}
+	}
 	return func(hop int, u string) error {
 		call := *t.call
 		call.Args = maps.Clone(t.call.Args)
 		call.Args["url"] = u
 		ht := &turn{call: &call, start: t.start}
-		v := decide(e.question(s, ht, s.web.factsFor(call.Args, s.manifest), approved))
+		v := decide(e.question(s, ht, s.web.factsFor(call.Args, s.manifest), false))
 		switch {
 		case v.Deny != nil:
-			return fmt.Errorf("refused: redirect %d goes to %s, and the gate refuses it there (%s: %s); it was not followed", hop, inert(u), v.Deny.Rule, v.Deny.Reason)
-		case len(v.Approval) > 0 && !approved:
-			return fmt.Errorf("refused: redirect %d goes to %s, which needs a human's approval (%s); it was not followed: ask for it directly", hop, inert(u), strings.Join(v.Approval, "; "))
+			return refuse(u, v.Deny.Rule, fmt.Sprintf("refused: redirect %d goes to %s, and the gate refuses it there (%s: %s); it was not followed", hop, inert(u), v.Deny.Rule, v.Deny.Reason))
+		case len(v.Approval) > 0:
+			return refuse(u, "approval", fmt.Sprintf("refused: redirect %d goes to %s, which needs a human's approval (%s) that the redirect does not have; it was not followed: ask for that URL directly", hop, inert(u), strings.Join(v.Approval, "; ")))
 		}
 		return nil
 	}

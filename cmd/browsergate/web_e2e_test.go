@@ -94,6 +94,11 @@ func serveWebSite(t testing.TB) *webSite {
 	})
 	mux.HandleFunc("/ddg/html/", func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query().Get("q")
+		if to, ok := strings.CutPrefix(q, "!go "); ok {
+			// A "bang": the backend redirects where the query says.
+			http.Redirect(w, r, to, http.StatusFound)
+			return
+		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		fmt.Fprintf(w, `<html><body><form action="/ddg/html/"><input name="q" value="%s"></form>`, q)
 		for i, p := range []string{"go-memory-model.html", "wikipedia-time-loops.html", "nope.html"} {
@@ -147,7 +152,7 @@ func serveWebSite(t testing.TB) *webSite {
 		fmt.Fprint(w, `<title>Counted</title><p>ok</p>`)
 	})
 	mux.HandleFunc("/huge", func(w http.ResponseWriter, r *http.Request) {
-		// 150,000 paragraphs, about 600 KB: over web.MaxNodes, gzipped
+		// 150,000 paragraphs, about 600 KB: over web.MaxNodes (about 600,000 nodes estimated), gzipped
 		// to a few KB on the wire.
 		w.Header().Set("Content-Encoding", "gzip")
 		gz := gzip.NewWriter(w)
@@ -308,6 +313,9 @@ func TestWebEngine(t *testing.T) {
 		if len(results) != 2 {
 			t.Errorf("structured results: %v", results)
 		}
+		// A query that makes the backend redirect elsewhere (another
+		// origin, in scope) is not followed.
+		f.mustRefuse(t, "web.search_web", map[string]any{"query": "!go " + f.siteURL + "/docs"}, "outside its own origin")
 		// The results are fetched only when asked, and judged then.
 		if out := f.mustAllow(t, "web.fetch_page", map[string]any{"url": mem}); !strings.Contains(out, "data race") {
 			t.Error("a result's page did not fetch")
@@ -332,7 +340,7 @@ func TestWebEngine(t *testing.T) {
 		}
 	})
 	t.Run("limits", func(t *testing.T) {
-		f.mustRefuse(t, "web.fetch_page", map[string]any{"url": site.URL + "/huge"}, "more than 100000 elements", "download_file")
+		f.mustRefuse(t, "web.fetch_page", map[string]any{"url": site.URL + "/huge"}, "more than 150000 nodes", "download_file")
 		f.mustRefuse(t, "web.fetch_page", map[string]any{"url": site.URL + "/bomb"}, "larger than max_response_bytes (10485760 bytes)", "nothing was read")
 		f.mustAllow(t, "web.fetch_page", map[string]any{"url": site.URL + "/cookies"})
 		if out := f.mustAllow(t, "web.fetch_page", map[string]any{"url": site.URL + "/echo-cookies"}); !strings.Contains(out, "180 cookies; big: false") {
@@ -509,6 +517,16 @@ when { resource.command == "download_file" && resource.page_state.is_authenticat
 	}
 	if text, refused := h.wait(t); refused || !strings.Contains(text, "saved as") {
 		t.Errorf("approved download: %v\n%s", refused, text)
+	}
+	// An approval is for the URL the human saw: where it redirects to is
+	// judged as not approved, and here needs an approval of its own.
+	h = f.callAsync(t, "web.download_file", map[string]any{"url": site.URL + "/redirect?to=%2Ffiles%2Fhostile"})
+	id = f.pendingID(t, h)
+	if out, err := f.approvals(t, "approve", id); err != nil {
+		t.Fatalf("approvals approve: %v\n%s", err, out)
+	}
+	if text, refused := h.wait(t); !refused || !strings.Contains(text, "needs a human's approval") || !strings.Contains(text, "ask for that URL directly") {
+		t.Errorf("an approved download that redirects: %v\n%s", refused, text)
 	}
 	if entries, _ := os.ReadDir(downloads); len(entries) != 1 {
 		t.Errorf("%d files downloaded, want the approved one", len(entries))

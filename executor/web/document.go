@@ -21,21 +21,21 @@ type Document struct {
 	URL, Base *url.URL
 }
 
-// MaxNodes bounds the elements and runs of text of a page Parse reads. A
+// MaxNodes bounds the nodes a page Parse reads may make (estimateNodes). A
 // parsed page costs a few hundred bytes a node, and its conversion to text
 // several times that, all before max_length cuts the reply: the bound keeps
 // one page to tens of MB. Long reference pages are well inside it (the Go
-// specification has about 11,000; a long Wikipedia article 5,000 to
-// 30,000).
-const MaxNodes = 100000
+// specification is estimated at about 23,000; a long Wikipedia article at
+// 10,000 to 60,000).
+const MaxNodes = 150000
 
 // ErrTooLarge is Parse's refusal of a page over MaxNodes.
-var ErrTooLarge = fmt.Errorf("the page has more than %d elements and runs of text: too large to read without a browser (download_file saves it whole)", MaxNodes)
+var ErrTooLarge = fmt.Errorf("the page would make more than %d nodes: too large to read without a browser (download_file saves it whole)", MaxNodes)
 
 // Parse reads body as HTML in the encoding its Content-Type (or its own
-// <meta charset>, or a sniff) names, converted to UTF-8. A page of more
-// than MaxNodes elements and runs of text is refused (ErrTooLarge) after a
-// cheap count, before it is parsed.
+// <meta charset>, or a sniff) names, converted to UTF-8. A page estimated
+// at more than MaxNodes nodes is refused (ErrTooLarge) before it is
+// parsed.
 func Parse(body []byte, contentType, pageURL string) (*Document, error) {
 	r, err := charset.NewReader(bytes.NewReader(body), contentType)
 	if err != nil {
@@ -45,7 +45,7 @@ func Parse(body []byte, contentType, pageURL string) (*Document, error) {
 	if err != nil {
 		return nil, fmt.Errorf("decode the page: %w", err)
 	}
-	if countNodes(text) > MaxNodes {
+	if estimateNodes(text) > MaxNodes {
 		return nil, ErrTooLarge
 	}
 	root, err := html.Parse(bytes.NewReader(text))
@@ -67,28 +67,114 @@ func Parse(body []byte, contentType, pageURL string) (*Document, error) {
 	return d, nil
 }
 
-// countNodes counts the start tags and text runs of an HTML document (in
-// UTF-8) with the tokenizer (no tree, no copies), stopping past MaxNodes.
-func countNodes(body []byte) int {
+// estimateNodes bounds from above the nodes html.Parse makes of an HTML
+// document (in UTF-8), with the tokenizer alone (no tree, no copies),
+// stopping past MaxNodes. What the parser makes beyond one node a token is
+// counted too:
+//
+//   - up to 2 implied elements a token (html, head, body, tbody, tr,
+//     colgroup, an implied p, …);
+//   - the active formatting elements (b, i, font, a, … not yet closed),
+//     which the parser clones again before every text or element after a
+//     block closes them ("reconstruct the active formatting elements"):
+//     each token counts them all;
+//   - the adoption agency algorithm's clones for a misnested formatting
+//     end tag (at most 8 rounds of a few clones): 32 for each such end tag
+//     that does not close the element opened last (a rough stack of open
+//     elements tells);
+//   - inside svg and math, style, title, script and the like are not raw
+//     text to the parser, so the tokenizer is told so and counts what is
+//     inside them as markup (counting more, never less).
+func estimateNodes(body []byte) int {
 	z := html.NewTokenizer(bytes.NewReader(body))
-	n := 0
+	n, foreign := 0, 0
+	formatting := map[atom.Atom]int{}
+	active := 0
+	var open []atom.Atom // a rough stack of open elements
 	for n <= MaxNodes {
-		switch z.Next() {
+		tt := z.Next()
+		switch tt {
 		case html.ErrorToken:
 			return n
-		case html.StartTagToken, html.SelfClosingTagToken, html.TextToken:
-			n++
+		case html.StartTagToken, html.SelfClosingTagToken:
+			name, _ := z.TagName()
+			a := atom.Lookup(name)
+			n += 3 + active
+			switch {
+			case a == atom.Svg || a == atom.Math:
+				if tt == html.StartTagToken {
+					foreign++
+				}
+			case formattingElements[a] && tt == html.StartTagToken:
+				formatting[a]++
+				active++
+			}
+			if tt == html.StartTagToken && !voidElements[a] {
+				open = append(open, a)
+			}
+			if foreign > 0 {
+				z.NextIsNotRawText()
+			}
+		case html.EndTagToken:
+			name, _ := z.TagName()
+			a := atom.Lookup(name)
+			nested := len(open) > 0 && open[len(open)-1] == a
+			for i := len(open) - 1; i >= 0; i-- {
+				if open[i] == a {
+					open = open[:i]
+					break
+				}
+			}
+			switch {
+			case (a == atom.Svg || a == atom.Math) && foreign > 0:
+				foreign--
+			case formattingElements[a]:
+				if !nested {
+					n += 32
+				}
+				if formatting[a] > 0 {
+					formatting[a]--
+					active--
+				}
+			}
+		case html.TextToken:
+			n += 1 + active
 		}
 	}
 	return n
 }
 
+// voidElements are HTML's elements without content (no end tag).
+var voidElements = map[atom.Atom]bool{
+	atom.Area: true, atom.Base: true, atom.Br: true, atom.Col: true, atom.Embed: true, atom.Hr: true, atom.Img: true,
+	atom.Input: true, atom.Link: true, atom.Meta: true, atom.Source: true, atom.Track: true, atom.Wbr: true,
+}
+
+// formattingElements are HTML's formatting elements, which the parser
+// keeps in its list of active formatting elements.
+var formattingElements = map[atom.Atom]bool{
+	atom.A: true, atom.B: true, atom.Big: true, atom.Code: true, atom.Em: true, atom.Font: true, atom.I: true,
+	atom.Nobr: true, atom.S: true, atom.Small: true, atom.Strike: true, atom.Strong: true, atom.Tt: true, atom.U: true,
+}
+
 // Title is the text of the document's <title>, spaces collapsed.
-func (d *Document) Title() string {
-	if t := find(d.Root, atom.Title); t != nil {
-		return collapse(textContent(t))
-	}
-	return ""
+func (d *Document) Title() string { return documentTitle(d.Root) }
+
+// documentTitle is the text of the first <title> under n that has any,
+// spaces collapsed.
+func documentTitle(n *html.Node) string {
+	title := ""
+	walk(n, func(x *html.Node) bool {
+		if title != "" {
+			return false
+		}
+		if x.Type == html.ElementNode && x.DataAtom == atom.Title {
+			title = collapse(textContent(x))
+			return false
+		}
+		return true
+	})
+	return title
 }
 
 // Forms is how many <form> elements the document has.

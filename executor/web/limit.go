@@ -2,8 +2,10 @@ package web
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/time/rate"
 )
@@ -24,23 +26,42 @@ func NewHostLimiter(perSecond float64) *HostLimiter {
 }
 
 // Wait blocks until a request to host may go, or fails at once when it
-// could not go before ctx's deadline.
+// could not go before ctx's deadline. The turn is taken under the lock,
+// so that a limiter is never forgotten while a request holds a turn of it.
 func (l *HostLimiter) Wait(ctx context.Context, host string) error {
 	if l == nil || l.perSecond <= 0 {
 		return nil
 	}
 	host = strings.ToLower(host)
+	now := time.Now()
 	l.mu.Lock()
 	lim, ok := l.hosts[host]
 	if !ok {
 		if len(l.hosts) >= maxLimitedHosts {
-			l.pruneLocked()
+			l.pruneLocked(now)
 		}
 		lim = rate.NewLimiter(rate.Limit(l.perSecond), 1)
 		l.hosts[host] = lim
 	}
+	r := lim.ReserveN(now, 1)
 	l.mu.Unlock()
-	return lim.Wait(ctx)
+	delay := r.DelayFrom(now)
+	if delay == 0 {
+		return nil
+	}
+	if dl, ok := ctx.Deadline(); ok && now.Add(delay).After(dl) {
+		r.CancelAt(now)
+		return fmt.Errorf("its turn comes in %s, after the call's deadline", delay.Round(time.Millisecond))
+	}
+	t := time.NewTimer(delay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		r.Cancel()
+		return ctx.Err()
+	}
 }
 
 // maxLimitedHosts is how many hosts the limiter remembers before it
@@ -49,9 +70,9 @@ const maxLimitedHosts = 1024
 
 // pruneLocked forgets the hosts whose next request could go at once: a
 // limiter with its whole burst back is the same as a new one.
-func (l *HostLimiter) pruneLocked() {
+func (l *HostLimiter) pruneLocked(now time.Time) {
 	for h, lim := range l.hosts {
-		if lim.Tokens() >= 1 {
+		if lim.TokensAt(now) >= 1 {
 			delete(l.hosts, h)
 		}
 	}

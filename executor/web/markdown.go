@@ -26,10 +26,7 @@ const minReadable = 200
 // pageURL. The conversion is html-to-markdown's (CommonMark, with its
 // table plugin). The read command of the browser engine uses it.
 func Markdown(root *html.Node, pageURL, mode string) (string, error) {
-	title := ""
-	if t := find(root, atom.Title); t != nil {
-		title = collapse(textContent(t))
-	}
+	title := documentTitle(root)
 	var content *html.Node
 	note := ""
 	if mode != "raw" {
