@@ -1,7 +1,7 @@
 # browsergate: the two quick-start commands are `make demo` and `make test`.
 export PATH := /usr/local/go/bin:$(PATH)
 
-.PHONY: deps demo test bench build peers
+.PHONY: deps demo test bench build peers bench-peers peerbench
 
 deps:
 	@bash .ci/install-deps
@@ -34,12 +34,20 @@ bench: deps
 
 # browsergate against the MCP browser servers an agent would otherwise use
 # (Playwright's and Chrome DevTools'), installed from npm into .peers/, on
-# the same pages in the same run: snapshot tokens, words present, timings.
-# Not part of the test suite (it needs npm); see docs/peers.md.
-peers: deps
+# the same pages in the same run. Not part of the test suite (it needs
+# npm); see docs/peers.md.
+peerbench: deps
 	@test -d .peers/node_modules/@playwright/mcp -a -d .peers/node_modules/chrome-devtools-mcp || \
 		PUPPETEER_SKIP_DOWNLOAD=1 PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm install --no-audit --no-fund --prefix .peers \
 		@playwright/mcp@0.0.83 chrome-devtools-mcp@1.11.0
 	go mod download codeberg.org/readeck/go-readability/v2
 	cd cmd/peerbench && go build -o ../../.peers/peerbench .
+
+# Snapshot tokens, words present, navigate and snapshot timings.
+peers: peerbench
 	.peers/peerbench -repo . -peers .peers -runs 5
+
+# Speed side by side, each server with its own Chromium: cold starts, app
+# flows, long documentation pages, peak memory (a Markdown table).
+bench-peers: peerbench
+	.peers/peerbench -repo . -peers .peers -runs 5 -scenario speed -pages go-spec,wikipedia,mozilla-1,ietf-1

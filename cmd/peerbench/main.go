@@ -54,6 +54,7 @@ func main() {
 	runs := flag.Int("runs", 5, "timed runs per page and server (after one warm-up)")
 	only := flag.String("pages", "", "comma-separated page names to measure (default: all)")
 	dump := flag.String("dump", "", "write each snapshot to DIR/<server>-<page>.txt")
+	scenario := flag.String("scenario", "snapshots", "snapshots: tokens and words of each snapshot; speed: cold starts, app flows, documentation pages and memory, each server with its own Chromium")
 	flag.Parse()
 	log.SetFlags(0)
 	for _, dir := range []*string{peers, repo} {
@@ -62,11 +63,15 @@ func main() {
 		}
 	}
 
-	o200k, cl100k := encoding("o200k_base"), encoding("cl100k_base")
 	pages := findPages(*repo)
 	if *only != "" {
 		pages = slices.DeleteFunc(pages, func(p page) bool { return !slices.Contains(strings.Split(*only, ","), p.name) })
 	}
+	if *scenario == "speed" {
+		runSpeed(*repo, *peers, *runs, pages)
+		return
+	}
+	o200k, cl100k := encoding("o200k_base"), encoding("cl100k_base")
 	site := serve(pages)
 	chrome, port := launchChromium()
 	defer chrome.Process.Kill()

@@ -1,0 +1,624 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The speed scenario (-scenario speed, `make bench-peers`): each server
+// launches its own Chromium (the same binary and flags), and is measured on
+//
+//   - cold start: spawn the server, initialise MCP, and navigate to a
+//     page, until the navigate returns (fresh processes, each run);
+//   - app flows on a small site of ours: sign in (navigate, snapshot, fill
+//     two fields, click, see the next page); filter (select an option,
+//     tick a checkbox, apply, see the results); a link to a page that
+//     redirects by script a moment later (click, then snapshots until the
+//     destination shows);
+//   - navigate + snapshot of long documentation pages;
+//   - the peak memory of the server and every process it started (the sum
+//     of their proportional set sizes, sampled every 100 ms).
+//
+// Every server is driven the same way, through the official MCP client
+// over stdio, each with its own tools: refs come from its own snapshots.
+
+// chromiumFlags are the flags every server's Chromium gets (those this
+// machine needs; browsergate adds its egress proxy's).
+var chromiumFlags = []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+	"--disable-background-networking", "--disable-component-update", "--disable-sync"}
+
+// driver is how one server is driven: its command line, and its tools for
+// each step of a flow.
+type driver struct {
+	name string
+	cmd  func() *exec.Cmd
+	// Tool calls.
+	navigate func(u string) (string, map[string]any)
+	snapshot func() (string, map[string]any)
+	fill     func(ref, text string) (string, map[string]any)
+	click    func(ref string) (string, map[string]any)
+	choose   func(ref, value, label string) (string, map[string]any)
+	// ref finds the ref of the element of role and accessible name in a
+	// snapshot of this server's.
+	ref func(snapshot, role, name string) string
+	// submits: clicks that submit a form count against browsergate's
+	// shipped submit-rate-limit policy (5 a session): the harness starts a
+	// new session (outside the timing) before it would be reached.
+	submitsPerSession int
+}
+
+func drivers(bin, manifest, policies, peers, evidenceDir string) []driver {
+	pwConfig := filepath.Join(evidenceDir, "playwright-mcp.json")
+	args := `"` + strings.Join(chromiumFlags[1:], `","`) + `"`
+	_ = os.WriteFile(pwConfig, []byte(`{"browser":{"browserName":"chromium","launchOptions":{"executablePath":"/usr/bin/chromium","headless":true,"args":[`+args+`]},"isolated":true}}`), 0o644)
+	n := 0
+	return []driver{
+		{
+			name: "browsergate",
+			cmd: func() *exec.Cmd {
+				n++
+				return exec.Command(bin, "serve", "--manifest", manifest, "--policies", policies,
+					"--evidence", filepath.Join(evidenceDir, fmt.Sprintf("speed-%d.db", n)), "--log-level", "error")
+			},
+			navigate: func(u string) (string, map[string]any) { return "bench.navigate", map[string]any{"url": u} },
+			snapshot: func() (string, map[string]any) { return "bench.snapshot", map[string]any{"max_chars": 1000000} },
+			fill: func(ref, text string) (string, map[string]any) {
+				return "bench.type_text", map[string]any{"ref": ref, "text": text}
+			},
+			click: func(ref string) (string, map[string]any) { return "bench.click", map[string]any{"ref": ref} },
+			choose: func(ref, value, _ string) (string, map[string]any) {
+				return "bench.select_option", map[string]any{"ref": ref, "value": value}
+			},
+			ref: func(snap, role, name string) string {
+				// [textbox "Username" e6 …], [button "Sign in" e5], [Continue](e4 /hop)
+				// A control whose label is the text beside it leaves the
+				// name out: Username [textbox e1], [checkbox e2] Only late.
+				q := regexp.QuoteMeta(name)
+				if role == "link" {
+					return find(snap, `\[`+q+`\]\((e\d+)`)
+				}
+				for _, p := range []string{`\[` + role + ` "` + q + `" (e\d+)`, q + ` \[` + role + ` (e\d+)`, `\[` + role + ` (e\d+)[^\]]*\] ` + q} {
+					if ref := find(snap, p); ref != "" {
+						return ref
+					}
+				}
+				return ""
+			},
+			submitsPerSession: 4,
+		},
+		{
+			name: "playwright-mcp",
+			cmd: func() *exec.Cmd {
+				return exec.Command("node", filepath.Join(peers, "node_modules/@playwright/mcp/cli.js"), "--config", pwConfig)
+			},
+			navigate: func(u string) (string, map[string]any) { return "browser_navigate", map[string]any{"url": u} },
+			snapshot: func() (string, map[string]any) { return "browser_snapshot", map[string]any{} },
+			fill: func(ref, text string) (string, map[string]any) {
+				return "browser_type", map[string]any{"target": ref, "text": text}
+			},
+			click: func(ref string) (string, map[string]any) { return "browser_click", map[string]any{"target": ref} },
+			choose: func(ref, _, label string) (string, map[string]any) {
+				return "browser_select_option", map[string]any{"target": ref, "values": []string{label}}
+			},
+			ref: func(snap, role, name string) string {
+				// - textbox "Username" [ref=e12]
+				return find(snap, role+` "`+regexp.QuoteMeta(name)+`"[^\n]*\[ref=([a-z0-9]+)\]`)
+			},
+		},
+		{
+			name: "chrome-devtools-mcp",
+			cmd: func() *exec.Cmd {
+				a := []string{filepath.Join(peers, "node_modules/chrome-devtools-mcp/build/src/bin/chrome-devtools-mcp.js"),
+					"--executablePath", "/usr/bin/chromium", "--headless", "--isolated",
+					"--no-page-id-routing", "--no-usage-statistics", "--no-performance-crux"}
+				for _, f := range chromiumFlags[1:] {
+					a = append(a, "--chromeArg="+f)
+				}
+				return exec.Command("node", a...)
+			},
+			navigate: func(u string) (string, map[string]any) { return "navigate_page", map[string]any{"url": u} },
+			snapshot: func() (string, map[string]any) { return "take_snapshot", map[string]any{} },
+			fill: func(ref, text string) (string, map[string]any) {
+				return "fill", map[string]any{"uid": ref, "value": text}
+			},
+			click: func(ref string) (string, map[string]any) { return "click", map[string]any{"uid": ref} },
+			choose: func(ref, _, label string) (string, map[string]any) {
+				return "fill", map[string]any{"uid": ref, "value": label}
+			},
+			ref: func(snap, role, name string) string {
+				// uid=1_3 textbox "Username"
+				return find(snap, `uid=(\S+) `+role+` "`+regexp.QuoteMeta(name)+`"`)
+			},
+		},
+	}
+}
+
+func find(text, pattern string) string {
+	m := regexp.MustCompile(pattern).FindStringSubmatch(text)
+	if m == nil {
+		return ""
+	}
+	return m[1]
+}
+
+// appSite serves the flows' pages: a sign-in form, a filter form, and a
+// link to a page that redirects by script 300 ms after it loads.
+func appSite() string {
+	mux := http.NewServeMux()
+	page := func(w http.ResponseWriter, title, body string) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, "<!doctype html><html><head><title>%s</title></head><body><main><h1>%s</h1>%s</main></body></html>", title, title, body)
+	}
+	mux.HandleFunc("/login", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			r.ParseForm()
+			if r.Form.Get("username") == "ada" && r.Form.Get("password") == "correct horse" {
+				http.SetCookie(w, &http.Cookie{Name: "session", Value: "1", Path: "/"})
+				http.Redirect(w, r, "/dashboard", http.StatusSeeOther)
+				return
+			}
+			page(w, "Sign in", "<p>Wrong password.</p>")
+			return
+		}
+		// Each run starts signed out.
+		http.SetCookie(w, &http.Cookie{Name: "session", Value: "", Path: "/", MaxAge: -1})
+		page(w, "Sign in", `<form method="post" action="/login">
+<label>Username <input name="username" autocomplete="username"></label>
+<label>Password <input name="password" type="password" autocomplete="current-password"></label>
+<button type="submit">Sign in</button></form>`)
+	})
+	mux.HandleFunc("/dashboard", func(w http.ResponseWriter, r *http.Request) {
+		page(w, "Dashboard", "<p>Welcome back, Ada. You have 3 open orders.</p>")
+	})
+	mux.HandleFunc("/orders", func(w http.ResponseWriter, r *http.Request) {
+		// Signed out (the shipped policies hold a submission on a signed-in
+		// page for a human's approval).
+		http.SetCookie(w, &http.Cookie{Name: "session", Value: "", Path: "/", MaxAge: -1})
+		page(w, "Orders", `<form action="/orders/results" method="get">
+<label>Status <select name="status"><option value="">Any</option><option value="open">Open</option><option value="shipped">Shipped</option></select></label>
+<label><input type="checkbox" name="late"> Only late orders</label>
+<button type="submit">Apply</button></form>`)
+	})
+	mux.HandleFunc("/orders/results", func(w http.ResponseWriter, r *http.Request) {
+		page(w, "Results", fmt.Sprintf("<p>Showing status %s, late %s: order A-1001.</p>", r.URL.Query().Get("status"), r.URL.Query().Get("late")))
+	})
+	mux.HandleFunc("/start", func(w http.ResponseWriter, r *http.Request) {
+		page(w, "Start", `<p><a href="/hop">Continue</a></p>`)
+	})
+	mux.HandleFunc("/hop", func(w http.ResponseWriter, r *http.Request) {
+		page(w, "Please wait", `<p>Taking you there…</p><script>setTimeout(() => { location.href = "/final"; }, 300);</script>`)
+	})
+	mux.HandleFunc("/final", func(w http.ResponseWriter, r *http.Request) {
+		page(w, "Destination", "<p>You have arrived.</p>")
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	go http.Serve(ln, mux)
+	return "http://" + ln.Addr().String()
+}
+
+// session is one server process with its MCP session.
+type session struct {
+	cs      *mcp.ClientSession
+	cmd     *exec.Cmd
+	submits int
+}
+
+func (d driver) start(dir string) (*session, error) {
+	cmd := d.cmd()
+	cmd.Dir = dir
+	var stderr strings.Builder
+	cmd.Stderr = &lockedWriter{w: &stderr}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "peerbench", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s", err, stderr.String())
+	}
+	return &session{cs: cs, cmd: cmd}, nil
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  *strings.Builder
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func (s *session) do(tool string, args map[string]any) (string, error) { return call(s.cs, tool, args) }
+
+// flow is one app flow: it runs on a warm session and returns how many
+// calls it made.
+type flow struct {
+	name    string
+	submits int // form submissions it makes
+	run     func(d driver, s *session, site string) (int, error)
+}
+
+var flows = []flow{
+	{name: "sign in", submits: 1, run: func(d driver, s *session, site string) (int, error) {
+		if _, err := s.do(d.navigate(site + "/login")); err != nil {
+			return 0, err
+		}
+		snap, err := s.do(d.snapshot())
+		if err != nil {
+			return 1, err
+		}
+		user, pass, button := d.ref(snap, "textbox", "Username"), d.ref(snap, "textbox", "Password"), d.ref(snap, "button", "Sign in")
+		if user == "" || pass == "" || button == "" {
+			return 2, fmt.Errorf("refs not found in the snapshot:\n%.2000s", snap)
+		}
+		for _, f := range [][2]string{{user, "ada"}, {pass, "correct horse"}} {
+			if _, err := s.do(d.fill(f[0], f[1])); err != nil {
+				return 3, err
+			}
+		}
+		if _, err := s.do(d.click(button)); err != nil {
+			return 5, err
+		}
+		return untilShown(d, s, "Welcome back", 6)
+	}},
+	{name: "filter", submits: 1, run: func(d driver, s *session, site string) (int, error) {
+		if _, err := s.do(d.navigate(site + "/orders")); err != nil {
+			return 0, err
+		}
+		snap, err := s.do(d.snapshot())
+		if err != nil {
+			return 1, err
+		}
+		status, late, apply := d.ref(snap, "combobox", "Status"), d.ref(snap, "checkbox", "Only late orders"), d.ref(snap, "button", "Apply")
+		if status == "" || late == "" || apply == "" {
+			return 2, fmt.Errorf("refs not found in the snapshot:\n%.2000s", snap)
+		}
+		if _, err := s.do(d.choose(status, "open", "Open")); err != nil {
+			return 2, err
+		}
+		if _, err := s.do(d.click(late)); err != nil {
+			return 3, err
+		}
+		if _, err := s.do(d.click(apply)); err != nil {
+			return 4, err
+		}
+		return untilShown(d, s, "late on", 5)
+	}},
+	{name: "script redirect", run: func(d driver, s *session, site string) (int, error) {
+		if _, err := s.do(d.navigate(site + "/start")); err != nil {
+			return 0, err
+		}
+		snap, err := s.do(d.snapshot())
+		if err != nil {
+			return 1, err
+		}
+		link := d.ref(snap, "link", "Continue")
+		if link == "" {
+			return 2, fmt.Errorf("the link's ref is not in the snapshot:\n%.2000s", snap)
+		}
+		if _, err := s.do(d.click(link)); err != nil {
+			return 2, err
+		}
+		return untilShown(d, s, "You have arrived", 3)
+	}},
+}
+
+// untilShown takes snapshots until text shows (for at most 10 s), as an
+// agent would to see where it is; calls counts the calls made so far.
+func untilShown(d driver, s *session, text string, calls int) (int, error) {
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		snap, err := s.do(d.snapshot())
+		calls++
+		if err != nil {
+			return calls, err
+		}
+		if strings.Contains(snap, text) {
+			return calls, nil
+		}
+	}
+	return calls, fmt.Errorf("%q did not show within 10 s (%d calls)", text, calls)
+}
+
+// stat is the median and p95 of a set of durations.
+type stat struct{ median, p95 time.Duration }
+
+func stats(ds []time.Duration) stat {
+	if len(ds) == 0 {
+		return stat{}
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return stat{median: s[len(s)/2], p95: s[min(len(s)-1, (len(s)*95+99)/100-1)]}
+}
+
+// peakPSS samples the proportional set size of pid and its descendants
+// every 100 ms until stop is closed, and returns the peak.
+func peakPSS(pid int, stop <-chan struct{}) <-chan int64 {
+	out := make(chan int64, 1)
+	go func() {
+		var peak int64
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if v := treePSS(pid); v > peak {
+				peak = v
+			}
+			select {
+			case <-stop:
+				out <- peak
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return out
+}
+
+func treePSS(pid int) int64 {
+	parents := map[int]int{}
+	entries, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, e := range entries {
+		data, err := os.ReadFile(e)
+		if err != nil {
+			continue
+		}
+		s := string(data)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+		if len(fields) < 2 {
+			continue
+		}
+		p, _ := strconv.Atoi(strings.Fields(s)[0])
+		parents[p], _ = strconv.Atoi(fields[1])
+	}
+	var total int64
+	for p := range parents {
+		for q := p; q > 1; q = parents[q] {
+			if q == pid {
+				total += pss(p)
+				break
+			}
+		}
+	}
+	return total
+}
+
+func pss(pid int) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "Pss:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// speedResult is what one server measured.
+type speedResult struct {
+	cold  stat
+	flows map[string]stat
+	calls map[string]int
+	docs  map[string]stat
+	peak  int64
+	errs  []string
+}
+
+// runSpeed runs the speed scenario and prints its table.
+func runSpeed(repo, peers string, runs int, pages []page) {
+	dir, err := os.MkdirTemp("", "peerbench-speed-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	bin := buildBrowsergate(repo)
+	manifest := filepath.Join(dir, "bench.toml")
+	os.WriteFile(manifest, []byte(`[tool]
+name = "bench"
+[browser]
+max_interactions = 100000
+[browser.scope]
+allowed_domains = ["127.0.0.1"]
+allow_private_cidrs = ["127.0.0.1/32"]
+[browser.commands.navigate]
+args.url = { type = "url", schemes = ["http"], scope_check = true }
+[browser.commands.snapshot]
+[browser.commands.click]
+[browser.commands.type_text]
+[browser.commands.select_option]
+[browser.commands.submit_form]
+`), 0o644)
+	site, docs := appSite(), serve(pages)
+	results := map[string]*speedResult{}
+	ds := drivers(bin, manifest, filepath.Join(repo, "policies"), peers, dir)
+	for _, d := range ds {
+		r := &speedResult{flows: map[string]stat{}, calls: map[string]int{}, docs: map[string]stat{}}
+		results[d.name] = r
+		log.Printf("%s: cold starts", d.name)
+		var colds []time.Duration
+		for range runs {
+			t0 := time.Now()
+			s, err := d.start(peers)
+			if err == nil {
+				_, err = s.do(d.navigate(site + "/start"))
+			}
+			if err != nil {
+				r.errs = append(r.errs, "cold start: "+err.Error())
+				if s != nil {
+					s.cs.Close()
+				}
+				break
+			}
+			colds = append(colds, time.Since(t0))
+			s.cs.Close()
+		}
+		r.cold = stats(colds)
+
+		log.Printf("%s: flows and documentation pages", d.name)
+		s, err := d.start(peers)
+		if err != nil {
+			r.errs = append(r.errs, "start: "+err.Error())
+			continue
+		}
+		stop := make(chan struct{})
+		peak := peakPSS(s.cmd.Process.Pid, stop)
+		for _, f := range flows {
+			var ts []time.Duration
+			for i := 0; i <= runs; i++ {
+				if d.submitsPerSession > 0 && s.submits+f.submits > d.submitsPerSession {
+					// A new session for the shipped submit-rate-limit policy,
+					// outside the timing; the memory sampling follows it.
+					close(stop)
+					if p := <-peak; p > r.peak {
+						r.peak = p
+					}
+					s.cs.Close()
+					if s, err = d.start(peers); err != nil {
+						log.Fatalf("%s: restart: %v", d.name, err)
+					}
+					// Warm, as the peers' sessions are: the cold start is
+					// measured on its own.
+					if _, err := s.do(d.navigate(site + "/start")); err != nil {
+						log.Fatalf("%s: warm-up: %v", d.name, err)
+					}
+					stop = make(chan struct{})
+					peak = peakPSS(s.cmd.Process.Pid, stop)
+				}
+				t0 := time.Now()
+				calls, err := f.run(d, s, site)
+				el := time.Since(t0)
+				s.submits += f.submits
+				if err != nil {
+					r.errs = append(r.errs, f.name+": "+err.Error())
+					break
+				}
+				if i > 0 { // the first run warms up
+					ts = append(ts, el)
+					r.calls[f.name] = calls
+				}
+			}
+			r.flows[f.name] = stats(ts)
+		}
+		for _, p := range pages {
+			var ts []time.Duration
+			for i := 0; i <= runs; i++ {
+				t0 := time.Now()
+				_, err := s.do(d.navigate(docs + "/" + p.name))
+				if err == nil {
+					_, err = s.do(d.snapshot())
+				}
+				if err != nil {
+					r.errs = append(r.errs, p.name+": "+err.Error())
+					break
+				}
+				if i > 0 {
+					ts = append(ts, time.Since(t0))
+				}
+			}
+			r.docs[p.name] = stats(ts)
+		}
+		close(stop)
+		if p := <-peak; p > r.peak {
+			r.peak = p
+		}
+		s.cs.Close()
+	}
+	printSpeed(ds, results, runs, pages)
+}
+
+func printSpeed(ds []driver, results map[string]*speedResult, runs int, pages []page) {
+	ms := func(d time.Duration) string { return strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 0, 64) }
+	cell := func(s stat) string {
+		if s.median == 0 {
+			return "—"
+		}
+		return ms(s.median) + " (p95 " + ms(s.p95) + ")"
+	}
+	ratio := func(get func(*speedResult) time.Duration) string {
+		bg := get(results["browsergate"])
+		best := time.Duration(0)
+		for _, d := range ds[1:] {
+			if v := get(results[d.name]); v > 0 && (best == 0 || v < best) {
+				best = v
+			}
+		}
+		if bg == 0 || best == 0 {
+			return "—"
+		}
+		return strconv.FormatFloat(float64(bg)/float64(best), 'f', 2, 64)
+	}
+	fmt.Printf("\nmedian (p95) in ms of %d runs after a warm-up; cold starts: %d fresh processes\n\n", runs, runs)
+	fmt.Printf("| measure |")
+	for _, d := range ds {
+		fmt.Printf(" %s |", d.name)
+	}
+	fmt.Printf(" browsergate / better peer |\n| --- |%s --- |\n", strings.Repeat(" --- |", len(ds)))
+	row := func(name string, get func(*speedResult) stat) {
+		fmt.Printf("| %s |", name)
+		for _, d := range ds {
+			fmt.Printf(" %s |", cell(get(results[d.name])))
+		}
+		fmt.Printf(" %s |\n", ratio(func(r *speedResult) time.Duration { return get(r).median }))
+	}
+	row("cold start: spawn to first navigate done", func(r *speedResult) stat { return r.cold })
+	for _, f := range flows {
+		row(fmt.Sprintf("flow: %s", f.name), func(r *speedResult) stat { return r.flows[f.name] })
+	}
+	for _, p := range pages {
+		row("navigate + snapshot: "+p.name, func(r *speedResult) stat { return r.docs[p.name] })
+	}
+	fmt.Printf("| peak memory (PSS of the server and its processes, MiB) |")
+	for _, d := range ds {
+		fmt.Printf(" %.0f |", float64(results[d.name].peak)/(1<<20))
+	}
+	bg, best := results["browsergate"].peak, int64(0)
+	for _, d := range ds[1:] {
+		if v := results[d.name].peak; v > 0 && (best == 0 || v < best) {
+			best = v
+		}
+	}
+	if bg > 0 && best > 0 {
+		fmt.Printf(" %.2f |\n", float64(bg)/float64(best))
+	} else {
+		fmt.Printf(" — |\n")
+	}
+	fmt.Printf("\ncalls each flow took (the last run):\n")
+	for _, f := range flows {
+		fmt.Printf("  %-16s", f.name)
+		for _, d := range ds {
+			fmt.Printf("  %s %d", d.name, results[d.name].calls[f.name])
+		}
+		fmt.Println()
+	}
+	for _, d := range ds {
+		for _, e := range results[d.name].errs {
+			fmt.Printf("\n%s: error: %.500s", d.name, e)
+		}
+	}
+	fmt.Println()
+	fmt.Printf("\ncommand lines:\n")
+	for _, d := range ds {
+		c := d.cmd()
+		fmt.Printf("  %s: %s\n", d.name, strings.Join(c.Args, " "))
+	}
+}
