@@ -114,10 +114,13 @@ func (b *backend) newSessionContext(s *session, w *pageWatch, opts ...chromedp.C
 	if b.started && b.alloc != nil && b.alloc.Err() != nil {
 		b.release()
 	}
+	t0 := time.Now()
 	if !b.started {
 		if err := b.start(); err != nil {
 			return nil, nil, err
 		}
+		b.logger.Debug("browser started", "connect", b.key.connect, "ms", msSince(t0))
+		t0 = time.Now()
 	}
 	parent := b.root
 	if b.key.connect == "live" {
@@ -148,10 +151,12 @@ func (b *backend) newSessionContext(s *session, w *pageWatch, opts ...chromedp.C
 		closeProxy := stop
 		stop = func() { cancel(); closeProxy() }
 	}
+	t1 := time.Now()
 	if err := runBounded(b.startup, func() error { return chromedp.Do(ctx) }); err != nil {
 		stop()
 		return nil, nil, fmt.Errorf("%w: open a browser context: %v", ErrBrowserStart, err)
 	}
+	t2 := time.Now()
 	s.egress.proxy = proxy
 	{
 		// A guard on a connection of the session's own intercepts the
@@ -201,8 +206,15 @@ func (b *backend) newSessionContext(s *session, w *pageWatch, opts ...chromedp.C
 		stop()
 		return nil, nil, fmt.Errorf("%w: disable WebRTC: %v", ErrBrowserStart, err)
 	}
+	b.logger.Debug("session context ready", "session", s.id, "proxy_ms", msBetween(t0, t1), "context_and_tab_ms", msBetween(t1, t2),
+		"guard_ms", msSince(t2))
 	return ctx, stop, nil
 }
+
+// msSince and msBetween are durations in milliseconds, for debug logs.
+func msSince(t time.Time) float64 { return msBetween(t, time.Now()) }
+
+func msBetween(a, b time.Time) float64 { return float64(b.Sub(a).Microseconds()) / 1000 }
 
 func ptrTrue() *bool { t := true; return &t }
 

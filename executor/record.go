@@ -211,6 +211,8 @@ func (e *Executor) logDecision(s *session, t *turn, d evidence.Decision, appendE
 	if appendErr != nil {
 		attrs = append(attrs, "evidence_error", appendErr.Error())
 	}
+	t.mark("record")
+	attrs = append(attrs, "ms", t.timing())
 	e.cfg.Logger.Info("gate decision", attrs...)
 }
 

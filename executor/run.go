@@ -16,6 +16,7 @@ import (
 type turn struct {
 	call      *toolclad.Call
 	start     time.Time
+	begun     time.Time          // start, on the monotonic clock, for timing
 	facts     *facts             // what observe saw before acting (nil: refused before)
 	verdict   verdict            // decide's answer on those facts
 	deny      *DenyError         // the refusal, from whichever stage refused
@@ -29,13 +30,36 @@ type turn struct {
 	recordErr error              // the evidence append failed
 	approval  *evidence.Approval
 	tab       *evidence.TabRef // the tab the call acted in (as it began)
+	// stages are how long each stage took, for the decision's log line.
+	stages []stageTime
+}
+
+// stageTime is how long one stage of a call took.
+type stageTime struct {
+	name string
+	at   time.Time
+}
+
+// mark notes that a stage ended now.
+func (t *turn) mark(stage string) { t.stages = append(t.stages, stageTime{stage, time.Now()}) }
+
+// timing says how long each stage took, in milliseconds: "observe=1.2
+// decide=0.1 …", from the call's start.
+func (t *turn) timing() string {
+	var b strings.Builder
+	prev := t.begun
+	for _, s := range t.stages {
+		fmt.Fprintf(&b, "%s=%.1f ", s.name, float64(s.at.Sub(prev).Microseconds())/1000)
+		prev = s.at
+	}
+	return strings.TrimSpace(b.String())
 }
 
 // Run is the loop for one MCP tool call: observe, decide, enforce, act,
 // record. It always returns a reply, and it has always recorded the call
 // in the evidence log when it returns (or says that it could not).
 func (e *Executor) Run(ctx context.Context, call *toolclad.Call) *toolclad.Reply {
-	t := &turn{call: call, start: e.cfg.Now()}
+	t := &turn{call: call, start: e.cfg.Now(), begun: time.Now()}
 	s, err := e.session(call)
 	if err != nil {
 		return &toolclad.Reply{Text: "error: " + err.Error(), IsError: true}
@@ -113,6 +137,7 @@ func (e *Executor) runTurn(ctx context.Context, s *session, t *turn) {
 		t.deny = deny(evidence.StageAct, "browser", "%v", err)
 		return
 	}
+	t.mark("tab")
 	actx, cancel := e.actContext(ctx, s)
 	defer cancel()
 
@@ -125,9 +150,11 @@ func (e *Executor) runTurn(ctx context.Context, s *session, t *turn) {
 		}
 	}()
 	t.facts = s.observe(actx, cmd, t.call.Args)
+	t.mark("observe")
 	cur := s.tab.targetID()
 	t.tab = &evidence.TabRef{ID: s.tabIDs.id(cur), Owner: s.tabOwner(cur), URL: t.facts.State.URL}
 	t.verdict = decide(e.question(s, t, t.facts, false))
+	t.mark("decide")
 	if t.deny = e.enforce(actx, s, t, t.verdict); t.deny != nil {
 		return
 	}
@@ -139,11 +166,14 @@ func (e *Executor) runTurn(ctx context.Context, s *session, t *turn) {
 		cancel()
 		actx, cancel = e.actContext(ctx, s)
 		defer cancel()
+		t.mark("approval")
 	}
 
 	acted = true
 	unjudged := e.act(actx, s, t)
+	t.mark("act")
 	e.checkAfter(s, t, unjudged)
+	t.mark("after")
 }
 
 // act runs the command, with the acting guard holding the page to what

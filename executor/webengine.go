@@ -139,6 +139,7 @@ func (e *Executor) runWebTurn(ctx context.Context, s *session, t *turn) {
 	defer cancel()
 	t.facts = s.web.factsFor(t.call.Args, s.manifest)
 	t.verdict = decide(e.question(s, t, t.facts, false))
+	t.mark("decide")
 	if t.deny = e.enforceOn(actx, s, t, t.verdict); t.deny != nil {
 		return
 	}
@@ -149,11 +150,13 @@ func (e *Executor) runWebTurn(ctx context.Context, s *session, t *turn) {
 		cancel()
 		actx, cancel = e.webContext(ctx, s)
 		defer cancel()
+		t.mark("approval")
 	}
 	cmd := t.call.Command
 	s.web.hop = e.hopJudge(s, t)
 	t.out, t.err = commandTable[cmd.Name].act(actx, s, t.call.Args, t.facts)
 	s.web.hop = nil
+	t.mark("act")
 	// Counted after: the redirects were judged on the counters the call
 	// itself was decided on.
 	s.limits.counts[cmd.Name]++
