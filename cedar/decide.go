@@ -3,7 +3,6 @@ package cedar
 import (
 	"fmt"
 	"sort"
-	"time"
 
 	cedargo "github.com/cedar-policy/cedar-go"
 )
@@ -56,25 +55,36 @@ func (e *Engine) Decide(r *Request) (d Decision) {
 	if err != nil {
 		return failClosed(err.Error())
 	}
-	dec, diag := cedargo.Authorize(e.set, entities, req)
+	set := e.setFor(r.Command)
+	dec, diag := cedargo.Authorize(set, entities, req)
 	d = e.explain(r.Command, dec, diag)
-	if !d.Allowed && len(d.Errors) == 0 && !r.HumanApproved {
-		d.NeedsApproval = e.allowedIfApproved(r, ts)
+	if !d.Allowed && len(d.Errors) == 0 && !r.HumanApproved && e.approvalCouldLift(set, diag) {
+		d.NeedsApproval = allowedIfApproved(set, req, entities)
 	}
 	return d
 }
 
-// allowedIfApproved decides r again as if a human had approved it, at the
-// same time ts, and reports whether that would be allowed (a permit
-// matched, no forbid matched, no policy failed).
-func (e *Engine) allowedIfApproved(r *Request, ts time.Time) bool {
-	approved := *r
-	approved.HumanApproved = true
-	req, entities, err := approved.toCedar(ts)
-	if err != nil {
+// allowedIfApproved decides r again on set as if a human had approved it,
+// at the same time, and reports whether that would be allowed (a permit
+// matched, no forbid matched, no policy failed). Only the resource's
+// human_approved differs from the request as decided (req, entities).
+func allowedIfApproved(set *cedargo.PolicySet, req cedargo.Request, entities cedargo.EntityMap) bool {
+	res, ok := entities[req.Resource]
+	if !ok {
 		return false
 	}
-	dec, diag := cedargo.Authorize(e.set, entities, req)
+	attrs := make(cedargo.RecordMap, res.Attributes.Len())
+	for k, v := range res.Attributes.All() {
+		attrs[k] = v
+	}
+	attrs["human_approved"] = cedargo.True
+	approved := make(cedargo.EntityMap, len(entities))
+	for uid, ent := range entities {
+		approved[uid] = ent
+	}
+	res.Attributes = cedargo.NewRecord(attrs)
+	approved[req.Resource] = res
+	dec, diag := cedargo.Authorize(set, approved, req)
 	return dec == cedargo.Allow && len(diag.Errors) == 0
 }
 

@@ -43,6 +43,9 @@ type Engine struct {
 	// LoadOptions.DefaultSchema was used.
 	builtinSchema bool
 	sources       map[string][]byte // file name -> bytes of the schema and every policy file
+	// cmdIndex leaves out the policies a request's command cannot match
+	// (index.go).
+	cmdIndex commandIndex
 }
 
 // LoadDir loads a policy directory: exactly one schema file (*.cedarschema,

@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -95,7 +96,16 @@ func serveFlags(fs *flag.FlagSet) action {
 	return func(_ []string, _, stderr io.Writer) error { return o.run(stderr) }
 }
 
+// serveGCPercent is serve's GOGC when the environment sets none.
+const serveGCPercent = 400
+
 func (o *serveOptions) run(stderr io.Writer) error {
+	// The daemon's live heap is a few tens of MB: a larger GC target
+	// (unless the operator sets GOGC) trades a little memory for fewer
+	// collections in the gate's path (BenchmarkDecideLatency's p99).
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(serveGCPercent)
+	}
 	if len(o.manifests) == 0 || o.policies == "" || o.evidence == "" {
 		return fmt.Errorf("%w: serve needs --manifest, --policies and --evidence", errUsage)
 	}

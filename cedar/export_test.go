@@ -1,0 +1,18 @@
+package cedar
+
+import cedargo "github.com/cedar-policy/cedar-go"
+
+// DecideUnindexed is Decide on the whole policy set, with the approval
+// question always asked: what Decide must agree with.
+func (e *Engine) DecideUnindexed(r *Request) Decision {
+	req, entities, err := r.toCedar(r.when())
+	if err != nil {
+		return failClosed(err.Error())
+	}
+	dec, diag := cedargo.Authorize(e.set, entities, req)
+	d := e.explain(r.Command, dec, diag)
+	if !d.Allowed && len(d.Errors) == 0 && !r.HumanApproved {
+		d.NeedsApproval = allowedIfApproved(e.set, req, entities)
+	}
+	return d
+}
