@@ -226,6 +226,21 @@ func (b *backend) userContext() bool {
 	return b.key.connect == "live" && b.key.manifest.Browser.Context == toolclad.ContextUser
 }
 
+// warm starts the browser if it is not running yet (Executor.Prelaunch).
+func (b *backend) warm() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.started || b.stopped {
+		return nil
+	}
+	t0 := time.Now()
+	if err := b.start(); err != nil {
+		return err
+	}
+	b.logger.Debug("browser started ahead of the first call", "connect", b.key.connect, "ms", msSince(t0))
+	return nil
+}
+
 func (b *backend) start() error {
 	switch b.key.connect {
 	case "live":

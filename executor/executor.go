@@ -308,21 +308,7 @@ func (e *Executor) renew(old *session, why string) (*session, error) {
 // newSessionLocked creates the session k; e.mu must be held.
 func (e *Executor) newSessionLocked(k sessionKey, notice string) *session {
 	m, now := k.manifest, e.cfg.Now()
-	bk := backendKey{
-		connect:    m.Browser.Connect,
-		executable: m.Browser.ExecutablePath,
-		endpoint:   m.Browser.LiveEndpoint,
-		headless:   m.Browser.Headless,
-		manifest:   m,
-	}
-	b, ok := e.backends[bk]
-	if !ok {
-		b = &backend{key: bk, startup: m.Browser.StartupTimeout, resolver: e.cfg.Resolver, logger: e.cfg.Logger,
-			secretVars: e.secretVars(), listeners: &e.listeners}
-		b.scope.Store(e.scopes[m])
-		e.backends[bk] = b
-	}
-	s := newSession(m, k.mcp, b, now)
+	s := newSession(m, k.mcp, e.backendLocked(m), now)
 	s.agentID, s.principal = k.agent, k.agent
 	if s.principal == "" {
 		s.principal = e.cfg.Principal
@@ -358,6 +344,26 @@ func (e *Executor) newSessionLocked(k sessionKey, notice string) *session {
 	return s
 }
 
+// backendLocked is the backend of a manifest, made on first use; e.mu
+// must be held.
+func (e *Executor) backendLocked(m *toolclad.Manifest) *backend {
+	bk := backendKey{
+		connect:    m.Browser.Connect,
+		executable: m.Browser.ExecutablePath,
+		endpoint:   m.Browser.LiveEndpoint,
+		headless:   m.Browser.Headless,
+		manifest:   m,
+	}
+	b, ok := e.backends[bk]
+	if !ok {
+		b = &backend{key: bk, startup: m.Browser.StartupTimeout, resolver: e.cfg.Resolver, logger: e.cfg.Logger,
+			secretVars: e.secretVars(), listeners: &e.listeners}
+		b.scope.Store(e.scopes[m])
+		e.backends[bk] = b
+	}
+	return b
+}
+
 // noticeKey names the session a notice is for: an MCP session's calls to
 // the tools of one tool name (which survives a reload of its manifest).
 type noticeKey struct{ mcp, tool string }
@@ -386,6 +392,28 @@ func (e *Executor) secretVars() []string {
 		}
 	}
 	return out
+}
+
+// Prelaunch starts, in the background, the browser of every manifest that
+// launches one (connect = "launch"), so that a session's first call does
+// not wait for it: serve calls it at start, while the MCP client
+// initialises and the agent decides what to do. A launch that fails is
+// logged, and tried again (and reported) at the first call that needs the
+// browser. A live browser is attached to only when a call needs it.
+func (e *Executor) Prelaunch() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, m := range e.cfg.Manifests {
+		if m.Browser.Connect != "launch" || m.Browser.Engine == toolclad.EngineHTTP {
+			continue
+		}
+		b := e.backendLocked(m)
+		go func() {
+			if err := b.warm(); err != nil {
+				e.cfg.Logger.Warn("the browser could not be started ahead of the first call; the first call tries again", "tool", m.Tool.Name, "error", err.Error())
+			}
+		}()
+	}
 }
 
 // GuardEndpoint makes an endpoint of the daemon's own (its HTTP front)

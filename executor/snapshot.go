@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/chromedp/cdproto/cdp/jsonv2"
+
 	"github.com/chromedp/cdproto/accessibility"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/dom"
@@ -131,7 +133,7 @@ const maxFrameDepth = 3
 func (s *session) capture(ctx, exec context.Context, id target.ID, depth int) (*frameCapture, error) {
 	var (
 		wg    sync.WaitGroup
-		axRes accessibility.GetFullAXTreeResult
+		axRes axTree
 		axErr error
 	)
 	// An out-of-process frame's document is read before and after: one
@@ -144,7 +146,7 @@ func (s *session) capture(ctx, exec context.Context, id target.ID, depth int) (*
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		axRes, axErr = chromedp.Call(exec, accessibility.GetFullAXTree, accessibility.GetFullAXTreeParams{})
+		axRes, axErr = chromedp.Call(exec, fullAXTree, accessibility.GetFullAXTreeParams{})
 	}()
 	layout, lErr := chromedp.Call(exec, domsnapshot.CaptureSnapshot, domsnapshot.CaptureSnapshotParams{ComputedStyles: snapStyles})
 	wg.Wait()
@@ -225,7 +227,7 @@ func (s *session) frameAX(ctx context.Context, layout *domsnapshot.CaptureSnapsh
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, err := chromedp.Call(ctx, accessibility.GetFullAXTree, accessibility.GetFullAXTreeParams{FrameID: frame})
+			res, err := chromedp.Call(ctx, fullAXTree, accessibility.GetFullAXTreeParams{FrameID: frame})
 			if err != nil {
 				return
 			}
@@ -289,9 +291,38 @@ func pageOf(command string, pages []string, n int) string {
 	return p + fmt.Sprintf("[page %d of %d of this %s: the end]", n, len(pages), command)
 }
 
+// fullAXTree is Accessibility.getFullAXTree read into axNode: the fields
+// a snapshot uses, and nothing of the rest (each name's sources, the
+// ignored reasons, the tree's links), which Go would otherwise decode
+// for nothing: on a long page the answer is several MB.
+var fullAXTree = cdp.Command[accessibility.GetFullAXTreeParams, axTree]{Method: accessibility.CommandGetFullAXTree}
+
+type axTree struct {
+	Nodes []*axNode `json:"nodes"`
+}
+
+// axNode is the part of an accessibility.Node a snapshot reads.
+type axNode struct {
+	Ignored          bool              `json:"ignored"`
+	Role             *axValue          `json:"role"`
+	Name             *axValue          `json:"name"`
+	Value            *axValue          `json:"value"`
+	Properties       []axProperty      `json:"properties"`
+	BackendDOMNodeID cdp.BackendNodeID `json:"backendDOMNodeId"`
+}
+
+type axValue struct {
+	Value jsonv2.Value `json:"value"`
+}
+
+type axProperty struct {
+	Name  string   `json:"name"`
+	Value *axValue `json:"value"`
+}
+
 // axIndex keys the accessibility tree's nodes by their DOM node: role,
 // name, value and states.
-func axIndex(nodes []*accessibility.Node) map[cdp.BackendNodeID]*axInfo {
+func axIndex(nodes []*axNode) map[cdp.BackendNodeID]*axInfo {
 	out := make(map[cdp.BackendNodeID]*axInfo, len(nodes))
 	for _, n := range nodes {
 		if n.BackendDOMNodeID == 0 || n.Ignored {
@@ -299,7 +330,7 @@ func axIndex(nodes []*accessibility.Node) map[cdp.BackendNodeID]*axInfo {
 		}
 		info := &axInfo{role: axString(n.Role), name: axString(n.Name), value: axString(n.Value), props: map[string]string{}}
 		for _, p := range n.Properties {
-			info.props[string(p.Name)] = axString(p.Value)
+			info.props[p.Name] = axString(p.Value)
 		}
 		out[n.BackendDOMNodeID] = info
 	}
@@ -308,7 +339,7 @@ func axIndex(nodes []*accessibility.Node) map[cdp.BackendNodeID]*axInfo {
 
 // axString decodes an AX value to a string: strings as they are, other JSON
 // values in their JSON text.
-func axString(v *accessibility.Value) string {
+func axString(v *axValue) string {
 	if v == nil || len(v.Value) == 0 {
 		return ""
 	}
@@ -317,15 +348,6 @@ func axString(v *accessibility.Value) string {
 		return s
 	}
 	return string(v.Value)
-}
-
-func axProp(n *accessibility.Node, name string) string {
-	for _, p := range n.Properties {
-		if string(p.Name) == name {
-			return axString(p.Value)
-		}
-	}
-	return ""
 }
 
 func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -31,7 +31,7 @@ var serveCommand = &command{
 	name: "serve",
 	synopsis: `--manifest FILE [--manifest FILE...] --policies DIR --evidence FILE [--signing-key FILE]
 		[--tool-separator .|_] [--principal ID] [--log-level debug|info|warn|error] [--resolve NAME=IP[,IP...]...]
-		[--approvals-socket PATH] [--approval-timeout 55s] [--approval-hook CMD] [--elicitation] [--watch]
+		[--approvals-socket PATH] [--approval-timeout 55s] [--approval-hook CMD] [--elicitation] [--watch] [--prelaunch=false]
 		[--http ADDR --agents FILE [--tls-cert FILE --tls-key FILE] [--allowed-origin ORIGIN...] [--http-host NAME...]
 		 [--max-sessions N] [--max-sessions-per-agent N] [--session-idle 30m] [--operator-token-file FILE] [--stdio]]`,
 	summary: "Serve the governed browser over MCP on stdio, or over streamable HTTP at /mcp (--http) for the agents of\n" +
@@ -53,6 +53,7 @@ type serveOptions struct {
 	approvalTimeout time.Duration
 	approvalHook    string
 	elicitation     bool
+	prelaunch       bool
 	watch           bool
 	resolve         multiFlag
 
@@ -80,6 +81,7 @@ func serveFlags(fs *flag.FlagSet) action {
 	fs.DurationVar(&o.approvalTimeout, "approval-timeout", executor.DefaultApprovalTimeout, "how long a call waits for a human's approval before it is denied")
 	fs.StringVar(&o.approvalHook, "approval-hook", "", "run `CMD` (with /bin/sh -c) for each call held for a human, with the question as JSON on stdin")
 	fs.BoolVar(&o.elicitation, "elicitation", false, "also ask for approvals through MCP elicitation when the client supports it: only for a client that puts the question to a human, never one that could answer by itself (critical-tier commands always need the operator)")
+	fs.BoolVar(&o.prelaunch, "prelaunch", true, "start each launched browser with the daemon, so that a session's first call does not wait for it (false: at the first call that needs it)")
 	fs.BoolVar(&o.watch, "watch", false, "reload manifests and policies when their files change (SIGHUP always reloads)")
 	fs.StringVar(&o.http, "http", "", "serve MCP over streamable HTTP at `ADDR` (host:port; /mcp, and /healthz): loopback unless TLS is given")
 	fs.StringVar(&o.agents, "agents", "", "agents `FILE` (TOML: [agents.<id>] token_sha256, groups): who may call over HTTP, as which Cedar principal")
@@ -182,6 +184,9 @@ func (o *serveOptions) run(stderr io.Writer) error {
 		return err
 	}
 	defer ex.Close()
+	if o.prelaunch {
+		ex.Prelaunch()
+	}
 
 	// The instructions are the manifests' at start; a reload changes the
 	// tools' descriptions (navigate's names the scope), not these.
