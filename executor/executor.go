@@ -416,6 +416,41 @@ func (e *Executor) Prelaunch() {
 	}
 }
 
+// Warm gets a new MCP session's browser context and tab ready before its
+// first call, in the background, when the daemon serves exactly one
+// browser that it launches (with several, which the agent will use is not
+// known yet; a live browser is attached to only when a call needs it).
+// The session is the one the first call would make (the same MCP session,
+// agent and manifest); if getting it ready fails, the first call tries
+// again and reports why.
+func (e *Executor) Warm(mcpID, agent string, _ []string) {
+	e.mu.Lock()
+	var launch []*toolclad.Manifest
+	for _, m := range e.cfg.Manifests {
+		if m.Browser.Engine != toolclad.EngineHTTP {
+			launch = append(launch, m)
+		}
+	}
+	if len(launch) != 1 || launch[0].Browser.Connect != "launch" || e.closed {
+		e.mu.Unlock()
+		return
+	}
+	m := launch[0]
+	k := sessionKey{mcpID, agent, m}
+	s, ok := e.sessions[k]
+	if !ok {
+		s = e.newSessionLocked(k, "")
+	}
+	e.mu.Unlock()
+	go func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if !s.ended {
+			_ = s.ensureTab()
+		}
+	}()
+}
+
 // GuardEndpoint makes an endpoint of the daemon's own (its HTTP front)
 // unreachable from every page and every fetch, whatever the scopes grant,
 // like the DevTools endpoints and egress proxies.

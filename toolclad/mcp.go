@@ -24,6 +24,17 @@ type Runner interface {
 	EndSession(sessionID string)
 }
 
+// warmsUp are the requests a client makes before its first call (the
+// handshake of either protocol generation, and the tool list).
+var warmsUp = map[string]bool{"initialize": true, "notifications/initialized": true, "server/discover": true, "tools/list": true}
+
+// Warmer is a Runner that can prepare an MCP session's first call when the
+// client has initialised (its browser context and tab), in the
+// background: Warm must return at once.
+type Warmer interface {
+	Warm(sessionID, agent string, groups []string)
+}
+
 // Call is one tool call as the runner sees it.
 type Call struct {
 	Manifest *Manifest
@@ -224,6 +235,19 @@ func sameTool(a, b *mcp.Tool) bool {
 // see.
 func (ts *ToolSet) undeclared(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if warmsUp[method] {
+			// The client is getting ready (the handshake, or listing the
+			// tools): a runner that can get a session's browser ready
+			// before its first call starts now, while the agent decides
+			// what to do.
+			if w, ok := ts.runner.(Warmer); ok {
+				if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
+					agent, groups := caller(req.GetExtra())
+					w.Warm(ts.sessions.id(ss), agent, groups)
+				}
+			}
+			return next(ctx, method, req)
+		}
 		r, ok := req.(*mcp.CallToolRequest)
 		if method != "tools/call" || !ok || r.Params == nil {
 			return next(ctx, method, req)
