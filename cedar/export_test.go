@@ -12,7 +12,14 @@ func (e *Engine) DecideUnindexed(r *Request) Decision {
 	dec, diag := cedargo.Authorize(e.set, entities, req)
 	d := e.explain(r.Command, dec, diag)
 	if !d.Allowed && len(d.Errors) == 0 && !r.HumanApproved {
-		d.NeedsApproval = allowedIfApproved(e.set, req, entities)
+		// The request built again, approved, as Decide did before it
+		// reused the entities.
+		approved := *r
+		approved.HumanApproved = true
+		if areq, aent, err := approved.toCedar(r.when()); err == nil {
+			adec, adiag := cedargo.Authorize(e.set, aent, areq)
+			d.NeedsApproval = adec == cedargo.Allow && len(adiag.Errors) == 0
+		}
 	}
 	return d
 }

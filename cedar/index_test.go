@@ -26,6 +26,15 @@ when { "snapshot" == resource.command };
 @id("not-navigate-approved")
 permit (principal, action == Web::Action::"browse", resource)
 when { resource.command != "navigate" && resource.human_approved };
+@id("or-and-parens")
+forbid (principal, action == Web::Action::"browse", resource)
+when { (resource.command == "hover" || resource.command == "scroll") && resource.page_state.tab_count > 2 };
+@id("like-command")
+forbid (principal, action == Web::Action::"browse", resource)
+when { resource.command like "go_*" && resource.page_state.has_forms };
+@id("has-approval")
+permit (principal, action == Web::Action::"browse", resource)
+when { resource.command == "download" && resource has human_approved && resource["human_approved"] };
 @id("unless-first")
 forbid (principal, action == Web::Action::"browse", resource)
 unless { resource.command == "click" } when { resource.page_state.tab_count > 3 };
@@ -56,5 +65,19 @@ unless { resource.command == "click" } when { resource.page_state.tab_count > 3 
 				t.Errorf("shipped policies, %s: %s", cmd, fmt.Sprintf("indexed %+v, unindexed %+v", got, want))
 			}
 		}
+	}
+}
+
+// TestResourceCannotBeThePrincipal: a request whose resource names the
+// same entity as its principal (a manifest's [tool.cedar] resource type
+// set to Web::Agent, a session id equal to the agent's) is refused with
+// an error rather than decided on an entity without the call's attributes.
+func TestResourceCannotBeThePrincipal(t *testing.T) {
+	t.Parallel()
+	e := loadShipped(t)
+	r := baseRequest("click")
+	r.ResourceType, r.Session = "Web::Agent", r.Principal
+	if d := e.Decide(r); d.Allowed || len(d.Errors) == 0 {
+		t.Errorf("decision %+v: want a denial with an error", d)
 	}
 }

@@ -114,6 +114,11 @@ func (r *Request) toCedar(ts time.Time) (cedargo.Request, cedargo.EntityMap, err
 		groups[i] = cedargo.NewEntityUID(AgentGroupType, cedargo.String(g))
 	}
 	principal := cedargo.NewEntityUID(AgentType, cedargo.String(r.Principal))
+	if resource == principal || resource == domain {
+		// One entity cannot be both: the resource's attributes (its
+		// command among them) would be lost.
+		return cedargo.Request{}, nil, fmt.Errorf("%w: the resource %s names the same entity as the request's principal or domain", ErrInvalidRequest, resource)
+	}
 	entities := cedargo.EntityMap{
 		resource:  {UID: resource, Attributes: cedargo.NewRecord(attrs)},
 		domain:    {UID: domain, Parents: cedargo.NewEntityUIDSet(parents...)},

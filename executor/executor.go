@@ -58,6 +58,9 @@ type Config struct {
 	// UserAgent names browsergate in the browserless engine's requests.
 	// Default DefaultUserAgent.
 	UserAgent string
+	// Warm gets a new MCP session's browser context and tab ready before
+	// its first call (see Executor.Warm).
+	Warm bool
 }
 
 // Executor implements toolclad.Runner: it gates, acts and records every
@@ -424,6 +427,9 @@ func (e *Executor) Prelaunch() {
 // agent and manifest); if getting it ready fails, the first call tries
 // again and reports why.
 func (e *Executor) Warm(mcpID, agent string, _ []string) {
+	if !e.cfg.Warm {
+		return
+	}
 	e.mu.Lock()
 	var launch []*toolclad.Manifest
 	for _, m := range e.cfg.Manifests {
@@ -440,14 +446,30 @@ func (e *Executor) Warm(mcpID, agent string, _ []string) {
 	s, ok := e.sessions[k]
 	if !ok {
 		s = e.newSessionLocked(k, "")
+		s.limits.unused = true
 	}
 	e.mu.Unlock()
 	go func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		if !s.ended {
-			_ = s.ensureTab()
+		// Only a session that has not begun: one that has calls has its
+		// tab, or closed it when it expired.
+		if s.ended || !s.limits.unused {
+			return
 		}
+		if err := s.ensureTab(); err != nil {
+			return // the first call tries again, and says why
+		}
+		// A tab nobody uses is closed after idle_timeout_seconds (the
+		// session stays new: its first call opens another).
+		idle := m.Browser.IdleTimeout
+		s.limits.unusedTimer = time.AfterFunc(idle, func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if !s.ended && s.limits.unused {
+				s.closeTabs()
+			}
+		})
 	}()
 }
 

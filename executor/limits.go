@@ -20,6 +20,11 @@ type limits struct {
 	expired   string
 	idleTimer *time.Timer
 	lifeTimer *time.Timer
+	// unused: the session was made ready before its first call
+	// (Executor.Warm) and has had none yet; its lifetime and idleness
+	// count from that call. unusedTimer closes its tab if none comes.
+	unused      bool
+	unusedTimer *time.Timer
 }
 
 func newLimits(now time.Time) limits {
@@ -68,7 +73,7 @@ func (l *limits) counters() map[string]int {
 var builtinCommands = toolclad.BuiltinCommands()
 
 func (l *limits) stopTimers() {
-	for _, t := range []*time.Timer{l.idleTimer, l.lifeTimer} {
+	for _, t := range []*time.Timer{l.idleTimer, l.lifeTimer, l.unusedTimer} {
 		if t != nil {
 			t.Stop()
 		}

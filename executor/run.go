@@ -65,6 +65,14 @@ func (e *Executor) Run(ctx context.Context, call *toolclad.Call) *toolclad.Reply
 		return &toolclad.Reply{Text: "error: " + err.Error(), IsError: true}
 	}
 	s.mu.Lock()
+	if s.limits.unused {
+		// Made ready before its first call: its life begins now.
+		s.limits.unused = false
+		s.limits.created, s.limits.lastCall = t.start, t.start
+		if s.limits.unusedTimer != nil {
+			s.limits.unusedTimer.Stop()
+		}
+	}
 	// An expired session is replaced by a new one, unless the manifest
 	// asks for expired sessions to refuse every call (on_expiry).
 	if why := s.limits.expiry(&s.manifest.Browser, t.start); why != "" && !s.ended &&

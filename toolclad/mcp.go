@@ -26,7 +26,9 @@ type Runner interface {
 
 // warmsUp are the requests a client makes before its first call (the
 // handshake of either protocol generation, and the tool list).
-var warmsUp = map[string]bool{"initialize": true, "notifications/initialized": true, "server/discover": true, "tools/list": true}
+// server/discover is left out: on a stateful HTTP server the SDK makes a
+// session for that one request and ends it at once.
+var warmsUp = map[string]bool{"initialize": true, "notifications/initialized": true, "tools/list": true}
 
 // Warmer is a Runner that can prepare an MCP session's first call when the
 // client has initialised (its browser context and tab), in the
@@ -243,7 +245,7 @@ func (ts *ToolSet) undeclared(next mcp.MethodHandler) mcp.MethodHandler {
 			if w, ok := ts.runner.(Warmer); ok {
 				if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
 					agent, groups := caller(req.GetExtra())
-					w.Warm(ts.sessions.id(ss), agent, groups)
+					ts.sessions.warm(ss, func(id string) { w.Warm(id, agent, groups) })
 				}
 			}
 			return next(ctx, method, req)
@@ -506,6 +508,19 @@ func (s *sessionIDs) id(ss *mcp.ServerSession) string {
 		s.runner.EndSession(id)
 	}()
 	return id
+}
+
+// warm runs fn with the session's id while the session is still
+// registered (under the lock its end takes to unregister it), so that
+// what fn makes for it is ended with it: a session that has already
+// ended is not warmed.
+func (s *sessionIDs) warm(ss *mcp.ServerSession, fn func(id string)) {
+	id := s.id(ss)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, live := s.ids[ss]; live {
+		fn(id)
+	}
 }
 
 func randomID() string {

@@ -81,7 +81,7 @@ func serveFlags(fs *flag.FlagSet) action {
 	fs.DurationVar(&o.approvalTimeout, "approval-timeout", executor.DefaultApprovalTimeout, "how long a call waits for a human's approval before it is denied")
 	fs.StringVar(&o.approvalHook, "approval-hook", "", "run `CMD` (with /bin/sh -c) for each call held for a human, with the question as JSON on stdin")
 	fs.BoolVar(&o.elicitation, "elicitation", false, "also ask for approvals through MCP elicitation when the client supports it: only for a client that puts the question to a human, never one that could answer by itself (critical-tier commands always need the operator)")
-	fs.BoolVar(&o.prelaunch, "prelaunch", true, "start each launched browser with the daemon, so that a session's first call does not wait for it (false: at the first call that needs it)")
+	fs.BoolVar(&o.prelaunch, "prelaunch", true, "start each launched browser with the daemon, and (with one launched browser) each MCP session's browser context as its client lists the tools, so that a first call does not wait for them (false: at the first call that needs them)")
 	fs.BoolVar(&o.watch, "watch", false, "reload manifests and policies when their files change (SIGHUP always reloads)")
 	fs.StringVar(&o.http, "http", "", "serve MCP over streamable HTTP at `ADDR` (host:port; /mcp, and /healthz): loopback unless TLS is given")
 	fs.StringVar(&o.agents, "agents", "", "agents `FILE` (TOML: [agents.<id>] token_sha256, groups): who may call over HTTP, as which Cedar principal")
@@ -179,6 +179,7 @@ func (o *serveOptions) run(stderr io.Writer) error {
 		Manifests: set.Manifests, Policies: set.Policies, Evidence: store, Principal: o.principal, Logger: logger,
 		Resolver: resolver, Approvals: broker, ApprovalTimeout: o.approvalTimeout, Elicitation: o.elicitation, Events: hub,
 		UserAgent: "browsergate/" + version + " (governed AI agent; +https://github.com/browsergate/browsergate)",
+		Warm:      o.prelaunch,
 	})
 	if err != nil {
 		return err
