@@ -99,12 +99,13 @@ func serveFlags(fs *flag.FlagSet) action {
 }
 
 // serveGCPercent is serve's GOGC when the environment sets none.
-const serveGCPercent = 400
+const serveGCPercent = 200
 
 func (o *serveOptions) run(stderr io.Writer) error {
 	// The daemon's live heap is a few tens of MB: a larger GC target
 	// (unless the operator sets GOGC) trades a little memory for fewer
-	// collections in the gate's path (BenchmarkDecideLatency's p99).
+	// collections in the gate's path (BenchmarkDecideLatency's p99; 200
+	// measured as the middle ground: README, Performance).
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(serveGCPercent)
 	}
