@@ -72,11 +72,16 @@ func (e *Engine) indexPolicies() {
 		e.cmdIndex.guards = map[cedargo.PolicyID]commandGuard{}
 		e.cmdIndex.approval = map[cedargo.PolicyID]bool{}
 		for id, p := range e.set.All() {
-			if g, ok := guardOf(p); ok {
+			data, err := p.MarshalJSON()
+			if err != nil {
+				e.cmdIndex.approval[id] = true // unreadable: no guard, and assume it reads human_approved
+				continue
+			}
+			if g, ok := guardOf(data); ok {
 				e.cmdIndex.guards[id] = g
 			}
-			if data, err := p.MarshalJSON(); err != nil || bytes.Contains(data, []byte(`"attr":"human_approved"`)) {
-				e.cmdIndex.approval[id] = true // (unreadable: assume it does)
+			if bytes.Contains(data, []byte(`"attr":"human_approved"`)) {
+				e.cmdIndex.approval[id] = true
 			}
 		}
 	})
@@ -105,12 +110,8 @@ func (e *Engine) approvalCouldLift(set *cedargo.PolicySet, diag cedargo.Diagnost
 }
 
 // guardOf reads a policy's leading comparison of resource.command from its
-// JSON form (Cedar's policy format).
-func guardOf(p *cedargo.Policy) (commandGuard, bool) {
-	data, err := p.MarshalJSON()
-	if err != nil {
-		return commandGuard{}, false
-	}
+// JSON form (data: Cedar's policy format).
+func guardOf(data []byte) (commandGuard, bool) {
 	var doc struct {
 		Conditions []struct {
 			Kind string          `json:"kind"`

@@ -114,14 +114,10 @@ func (b *backend) newSessionContext(s *session, w *pageWatch, opts ...chromedp.C
 	if b.started && b.alloc != nil && b.alloc.Err() != nil {
 		b.release()
 	}
-	t0 := time.Now()
-	if !b.started {
-		if err := b.start(); err != nil {
-			return nil, nil, err
-		}
-		b.logger.Debug("browser started", "connect", b.key.connect, "ms", msSince(t0))
-		t0 = time.Now()
+	if err := b.startLocked("browser started"); err != nil {
+		return nil, nil, err
 	}
+	t0 := time.Now()
 	parent := b.root
 	if b.key.connect == "live" {
 		// Each live session holds its own DevTools connection; closing it
@@ -230,14 +226,23 @@ func (b *backend) userContext() bool {
 func (b *backend) warm() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.started || b.stopped {
+	if b.stopped {
+		return nil
+	}
+	return b.startLocked("browser started ahead of the first call")
+}
+
+// startLocked starts the browser unless it runs, and logs how long it
+// took (at debug level, with msg); b.mu must be held.
+func (b *backend) startLocked(msg string) error {
+	if b.started {
 		return nil
 	}
 	t0 := time.Now()
 	if err := b.start(); err != nil {
 		return err
 	}
-	b.logger.Debug("browser started ahead of the first call", "connect", b.key.connect, "ms", msSince(t0))
+	b.logger.Debug(msg, "connect", b.key.connect, "ms", msSince(t0))
 	return nil
 }
 

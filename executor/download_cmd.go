@@ -52,20 +52,32 @@ func actDownload(ctx context.Context, s *session, args map[string]any, _ *facts)
 		return output{}, fmt.Errorf("download %s: %w", u, err)
 	}
 	defer resp.Body.Close()
+	return saveResponse(resp, u, u, "", d.dir, d.max, browserNaming)
+}
+
+// saveResponse saves a response's body into dir (download and
+// download_file): under asked, else the name the response suggests, made
+// safe by naming; within max bytes, an announced larger file refused
+// before a byte is read; nothing kept of a failure. The file is recorded
+// with url; shown is the URL as the reply names it.
+func saveResponse(resp *http.Response, url, shown, asked, dir string, max int64, naming fileNaming) (output, error) {
 	if resp.StatusCode/100 != 2 {
-		return output{}, fmt.Errorf("download %s: HTTP %s; nothing was saved", u, resp.Status)
+		return output{}, fmt.Errorf("download %s: HTTP %s; nothing was saved", shown, resp.Status)
 	}
-	ref := evidence.FileRef{Direction: "download", URL: u}
-	name := responseFileName(resp)
-	if resp.ContentLength > d.max {
-		ref.Name, ref.Refused = sanitizeFileName(name), fmt.Sprintf("larger than max_download_bytes (%d bytes): %d", d.max, resp.ContentLength)
-		return output{Files: []evidence.FileRef{ref}}, fmt.Errorf("download %s refused: %s; nothing was saved", u, ref.Refused)
+	name := asked
+	if name == "" {
+		name = responseFileName(resp)
 	}
-	saved, err := saveFile(d.dir, name, resp.Body, d.max)
-	saved.URL = u
+	ref := evidence.FileRef{Direction: "download", URL: url}
+	if resp.ContentLength > max {
+		ref.Name, ref.Refused = naming.sanitize(name), fmt.Sprintf("larger than max_download_bytes (%d bytes): %d", max, resp.ContentLength)
+		return output{Files: []evidence.FileRef{ref}}, fmt.Errorf("download %s refused: %s; nothing was saved", shown, ref.Refused)
+	}
+	saved, err := saveFileAs(dir, name, resp.Body, max, naming)
+	saved.URL = url
 	if err != nil {
 		saved.Refused = err.Error()
-		return output{Files: []evidence.FileRef{saved}}, fmt.Errorf("download %s: %w; nothing was saved", u, err)
+		return output{Files: []evidence.FileRef{saved}}, fmt.Errorf("download %s: %w; nothing was saved", shown, err)
 	}
 	if mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type")); err == nil {
 		saved.ContentType = mt

@@ -555,27 +555,5 @@ func actDownloadFile(ctx context.Context, s *session, args map[string]any, _ *fa
 		return output{}, err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		return output{}, fmt.Errorf("download %s: HTTP %s; nothing was saved", inert(resp.URL), resp.Status)
-	}
-	name := asked
-	if name == "" {
-		name = responseFileName(resp.Response)
-	}
-	ref := evidence.FileRef{Direction: "download", URL: resp.URL}
-	max := files.MaxDownloadBytes
-	if resp.ContentLength > max {
-		ref.Name, ref.Refused = strictNaming.sanitize(name), fmt.Sprintf("larger than max_download_bytes (%d bytes): %d", max, resp.ContentLength)
-		return output{Files: []evidence.FileRef{ref}}, fmt.Errorf("download %s refused: %s; nothing was saved", inert(resp.URL), ref.Refused)
-	}
-	saved, err := saveFileAs(files.DownloadDir, name, resp.Body, max, strictNaming)
-	saved.URL = resp.URL
-	if err != nil {
-		saved.Refused = err.Error()
-		return output{Files: []evidence.FileRef{saved}}, fmt.Errorf("download %s: %w; nothing was saved", inert(resp.URL), err)
-	}
-	if mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type")); err == nil {
-		saved.ContentType = mt
-	}
-	return output{Files: []evidence.FileRef{saved}, Text: strings.TrimPrefix(downloadNote([]evidence.FileRef{saved}), "\n")}, nil
+	return saveResponse(resp.Response, resp.URL, inert(resp.URL), asked, files.DownloadDir, files.MaxDownloadBytes, strictNaming)
 }

@@ -124,7 +124,7 @@ func decodeBrowser(t *table, m *Manifest, wantCommands bool) {
 
 	decodeCommands(t.sub("commands"), m, wantCommands)
 	checkFiles(t, m)
-	decodeHTTPEngine(t, m, &rate, t.at("scope").child("requests_per_second_per_host"), rateSet)
+	decodeHTTPEngine(t, m, rate, t.at("scope").child("requests_per_second_per_host"), rateSet)
 	// A dialog held for the agent needs handle_dialog to be answered: "ask"
 	// is the default only where the manifest declares it.
 	answers := m.Command("handle_dialog") != nil

@@ -45,7 +45,7 @@ const DefaultMaxResponseBytes = 10 << 20
 // decodeHTTPEngine reads what only engine = "http" uses: [browser.search],
 // [browser.http] and [browser.scope] requests_per_second_per_host (read
 // by decodeScope into rate). In a browser manifest these keys are errors.
-func decodeHTTPEngine(t *table, m *Manifest, rate *float64, rateAt keyPath, rateSet bool) {
+func decodeHTTPEngine(t *table, m *Manifest, rate float64, rateAt keyPath, rateSet bool) {
 	b := &m.Browser
 	b.HTTP = HTTPEngine{MaxResponseBytes: DefaultMaxResponseBytes, RequestsPerSecondPerHost: 1}
 	isHTTP := b.Engine == EngineHTTP
@@ -62,10 +62,10 @@ func decodeHTTPEngine(t *table, m *Manifest, rate *float64, rateAt keyPath, rate
 		return
 	}
 	if rateSet {
-		if *rate < 0 || *rate > 1000 || math.IsNaN(*rate) {
-			t.r.errorf(rateAt, "must be between 0 (no limit) and 1000 requests per second, got %v", *rate)
+		if rate < 0 || rate > 1000 || math.IsNaN(rate) {
+			t.r.errorf(rateAt, "must be between 0 (no limit) and 1000 requests per second, got %v", rate)
 		} else {
-			b.HTTP.RequestsPerSecondPerHost = *rate
+			b.HTTP.RequestsPerSecondPerHost = rate
 		}
 	}
 	h := t.sub("http")

@@ -153,14 +153,21 @@ func processFigures(t testing.TB, pid int) (rss int64, descendants int) {
 }
 
 // vmRSS is the resident memory of a process, in bytes.
-func vmRSS(pid int) (int64, error) {
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+func vmRSS(pid int) (int64, error) { return procBytes(pid, "status", "VmRSS") }
+
+// procBytes reads the "field:   N kB" line of /proc/<pid>/<file>, in
+// bytes (0 when the file has no such line).
+func procBytes(pid int, file, field string) (int64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/%s", pid, file))
 	if err != nil {
 		return 0, err
 	}
-	for _, line := range strings.Split(string(status), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("/proc/%d/%s: %q", pid, file, line)
+			}
 			return kb << 10, nil
 		}
 	}

@@ -1,9 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
-	"os"
-	"strconv"
+	"io/fs"
 	"strings"
 	"testing"
 )
@@ -62,18 +62,10 @@ func reportTree(b *testing.B, pid int) {
 // pss is a process's proportional set size, in bytes (0 when it has
 // ended).
 func pss(b *testing.B, pid int) int64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
-	if err != nil {
-		return 0
+	n, err := procBytes(pid, "smaps_rollup", "Pss")
+	var gone *fs.PathError // the file cannot be read: the process has ended
+	if err != nil && !errors.As(err, &gone) {
+		b.Fatal(err)
 	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "Pss:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			if err != nil {
-				b.Fatalf("smaps_rollup of %d: %q", pid, line)
-			}
-			return kb << 10
-		}
-	}
-	return 0
+	return n
 }
