@@ -55,6 +55,7 @@ func main() {
 	only := flag.String("pages", "", "comma-separated page names to measure (default: all)")
 	dump := flag.String("dump", "", "write each snapshot to DIR/<server>-<page>.txt")
 	scenario := flag.String("scenario", "snapshots", "snapshots: tokens and words of each snapshot; speed: cold starts, app flows, documentation pages and memory, each server with its own Chromium")
+	onlyServers := flag.String("servers", "", "-scenario speed: comma-separated servers to measure (default: browsergate, playwright-mcp, chrome-devtools-mcp and "+floorName+")")
 	flag.Parse()
 	log.SetFlags(0)
 	for _, dir := range []*string{peers, repo} {
@@ -68,7 +69,11 @@ func main() {
 		pages = slices.DeleteFunc(pages, func(p page) bool { return !slices.Contains(strings.Split(*only, ","), p.name) })
 	}
 	if *scenario == "speed" {
-		runSpeed(*repo, *peers, *runs, pages)
+		var only []string
+		if *onlyServers != "" {
+			only = strings.Split(*onlyServers, ",")
+		}
+		runSpeed(*repo, *peers, *runs, pages, only)
 		return
 	}
 	o200k, cl100k := encoding("o200k_base"), encoding("cl100k_base")

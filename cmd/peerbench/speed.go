@@ -247,85 +247,117 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 
 func (s *session) do(tool string, args map[string]any) (string, error) { return call(s.cs, tool, args) }
 
+// agent is what a flow does, step by step: through an MCP server's tools
+// (mcpAgent), or through Chromium alone (floorTab, floor.go).
+type agent interface {
+	navigate(u string) error
+	snapshot() (string, error)
+	fill(ref, text string) error
+	click(ref string) error
+	choose(ref, value, label string) error
+	// ref finds the ref of the element of role and accessible name in a
+	// snapshot of this agent's ("": none).
+	ref(snapshot, role, name string) string
+}
+
+// mcpAgent drives a server through its own tools.
+type mcpAgent struct {
+	d driver
+	s *session
+}
+
+func (a mcpAgent) navigate(u string) error   { _, err := a.s.do(a.d.navigate(u)); return err }
+func (a mcpAgent) snapshot() (string, error) { return a.s.do(a.d.snapshot()) }
+func (a mcpAgent) fill(ref, text string) error {
+	_, err := a.s.do(a.d.fill(ref, text))
+	return err
+}
+func (a mcpAgent) click(ref string) error { _, err := a.s.do(a.d.click(ref)); return err }
+func (a mcpAgent) choose(ref, value, label string) error {
+	_, err := a.s.do(a.d.choose(ref, value, label))
+	return err
+}
+func (a mcpAgent) ref(snap, role, name string) string { return a.d.ref(snap, role, name) }
+
 // flow is one app flow: it runs on a warm session and returns how many
 // calls it made.
 type flow struct {
 	name    string
 	submits int // form submissions it makes
-	run     func(d driver, s *session, site string) (int, error)
+	run     func(a agent, site string) (int, error)
 }
 
 var flows = []flow{
-	{name: "sign in", submits: 1, run: func(d driver, s *session, site string) (int, error) {
-		if _, err := s.do(d.navigate(site + "/login")); err != nil {
+	{name: "sign in", submits: 1, run: func(a agent, site string) (int, error) {
+		if err := a.navigate(site + "/login"); err != nil {
 			return 0, err
 		}
-		snap, err := s.do(d.snapshot())
+		snap, err := a.snapshot()
 		if err != nil {
 			return 1, err
 		}
-		user, pass, button := d.ref(snap, "textbox", "Username"), d.ref(snap, "textbox", "Password"), d.ref(snap, "button", "Sign in")
+		user, pass, button := a.ref(snap, "textbox", "Username"), a.ref(snap, "textbox", "Password"), a.ref(snap, "button", "Sign in")
 		if user == "" || pass == "" || button == "" {
 			return 2, fmt.Errorf("refs not found in the snapshot:\n%.2000s", snap)
 		}
 		for _, f := range [][2]string{{user, "ada"}, {pass, "correct horse"}} {
-			if _, err := s.do(d.fill(f[0], f[1])); err != nil {
+			if err := a.fill(f[0], f[1]); err != nil {
 				return 3, err
 			}
 		}
-		if _, err := s.do(d.click(button)); err != nil {
+		if err := a.click(button); err != nil {
 			return 5, err
 		}
-		return untilShown(d, s, "Welcome back", 6)
+		return untilShown(a, "Welcome back", 6)
 	}},
-	{name: "filter", submits: 1, run: func(d driver, s *session, site string) (int, error) {
-		if _, err := s.do(d.navigate(site + "/orders")); err != nil {
+	{name: "filter", submits: 1, run: func(a agent, site string) (int, error) {
+		if err := a.navigate(site + "/orders"); err != nil {
 			return 0, err
 		}
-		snap, err := s.do(d.snapshot())
+		snap, err := a.snapshot()
 		if err != nil {
 			return 1, err
 		}
-		status, late, apply := d.ref(snap, "combobox", "Status"), d.ref(snap, "checkbox", "Only late orders"), d.ref(snap, "button", "Apply")
+		status, late, apply := a.ref(snap, "combobox", "Status"), a.ref(snap, "checkbox", "Only late orders"), a.ref(snap, "button", "Apply")
 		if status == "" || late == "" || apply == "" {
 			return 2, fmt.Errorf("refs not found in the snapshot:\n%.2000s", snap)
 		}
-		if _, err := s.do(d.choose(status, "open", "Open")); err != nil {
+		if err := a.choose(status, "open", "Open"); err != nil {
 			return 2, err
 		}
-		if _, err := s.do(d.click(late)); err != nil {
+		if err := a.click(late); err != nil {
 			return 3, err
 		}
-		if _, err := s.do(d.click(apply)); err != nil {
+		if err := a.click(apply); err != nil {
 			return 4, err
 		}
-		return untilShown(d, s, "late on", 5)
+		return untilShown(a, "late on", 5)
 	}},
-	{name: "script redirect", run: func(d driver, s *session, site string) (int, error) {
-		if _, err := s.do(d.navigate(site + "/start")); err != nil {
+	{name: "script redirect", run: func(a agent, site string) (int, error) {
+		if err := a.navigate(site + "/start"); err != nil {
 			return 0, err
 		}
-		snap, err := s.do(d.snapshot())
+		snap, err := a.snapshot()
 		if err != nil {
 			return 1, err
 		}
-		link := d.ref(snap, "link", "Continue")
+		link := a.ref(snap, "link", "Continue")
 		if link == "" {
 			return 2, fmt.Errorf("the link's ref is not in the snapshot:\n%.2000s", snap)
 		}
-		if _, err := s.do(d.click(link)); err != nil {
+		if err := a.click(link); err != nil {
 			return 2, err
 		}
-		return untilShown(d, s, "You have arrived", 3)
+		return untilShown(a, "You have arrived", 3)
 	}},
 }
 
 // untilShown takes snapshots until text shows (for at most 10 s), as an
 // agent would to see where it is; calls counts the calls made so far.
-func untilShown(d driver, s *session, text string, calls int) (int, error) {
+func untilShown(a agent, text string, calls int) (int, error) {
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		snap, err := s.do(d.snapshot())
+		snap, err := a.snapshot()
 		calls++
 		if err != nil {
 			return calls, err
@@ -424,8 +456,25 @@ type speedResult struct {
 	errs  []string
 }
 
+// timed runs once runs+1 times and returns the statistics of all but the
+// first (a warm-up); an error ends the runs and is recorded under name.
+func (r *speedResult) timed(name string, runs int, once func() error) stat {
+	var ts []time.Duration
+	for i := 0; i <= runs; i++ {
+		t0 := time.Now()
+		if err := once(); err != nil {
+			r.errs = append(r.errs, name+": "+err.Error())
+			break
+		}
+		if i > 0 {
+			ts = append(ts, time.Since(t0))
+		}
+	}
+	return stats(ts)
+}
+
 // runSpeed runs the speed scenario and prints its table.
-func runSpeed(repo, peers string, runs int, pages []page) {
+func runSpeed(repo, peers string, runs int, pages []page, only []string) {
 	dir, err := os.MkdirTemp("", "peerbench-speed-")
 	if err != nil {
 		log.Fatal(err)
@@ -454,6 +503,9 @@ args.url = { type = "url", schemes = ["http"], scope_check = true }
 	for _, d := range ds {
 		r := &speedResult{flows: map[string]stat{}, calls: map[string]int{}, docs: map[string]stat{}}
 		results[d.name] = r
+		if only != nil && !slices.Contains(only, d.name) {
+			continue
+		}
 		log.Printf("%s: cold starts", d.name)
 		var colds []time.Duration
 		for range runs {
@@ -505,7 +557,7 @@ args.url = { type = "url", schemes = ["http"], scope_check = true }
 					peak = peakPSS(s.cmd.Process.Pid, stop)
 				}
 				t0 := time.Now()
-				calls, err := f.run(d, s, site)
+				calls, err := f.run(mcpAgent{d, s}, site)
 				el := time.Since(t0)
 				s.submits += f.submits
 				if err != nil {
@@ -520,28 +572,23 @@ args.url = { type = "url", schemes = ["http"], scope_check = true }
 			r.flows[f.name] = stats(ts)
 		}
 		for _, p := range pages {
-			var ts []time.Duration
-			for i := 0; i <= runs; i++ {
-				t0 := time.Now()
+			r.docs[p.name] = r.timed(p.name, runs, func() error {
 				_, err := s.do(d.navigate(docs + "/" + p.name))
 				if err == nil {
 					_, err = s.do(d.snapshot())
 				}
-				if err != nil {
-					r.errs = append(r.errs, p.name+": "+err.Error())
-					break
-				}
-				if i > 0 {
-					ts = append(ts, time.Since(t0))
-				}
-			}
-			r.docs[p.name] = stats(ts)
+				return err
+			})
 		}
 		close(stop)
 		if p := <-peak; p > r.peak {
 			r.peak = p
 		}
 		s.cs.Close()
+	}
+	if only == nil || slices.Contains(only, floorName) {
+		log.Printf("%s: the same scenario, Chromium alone", floorName)
+		results[floorName] = runFloor(runs, site, docs, pages)
 	}
 	printSpeed(ds, results, runs, pages)
 }
@@ -554,31 +601,37 @@ func printSpeed(ds []driver, results map[string]*speedResult, runs int, pages []
 		}
 		return ms(s.median) + " (p95 " + ms(s.p95) + ")"
 	}
-	ratio := func(get func(*speedResult) time.Duration) string {
-		bg := get(results["browsergate"])
-		best := time.Duration(0)
+	// toBest is what of names, divided by the better peer's.
+	toBest := func(name string, get func(*speedResult) float64) string {
+		best := 0.0
 		for _, d := range ds[1:] {
 			if v := get(results[d.name]); v > 0 && (best == 0 || v < best) {
 				best = v
 			}
 		}
-		if bg == 0 || best == 0 {
+		r := results[name]
+		if r == nil || get(r) == 0 || best == 0 {
 			return "—"
 		}
-		return strconv.FormatFloat(float64(bg)/float64(best), 'f', 2, 64)
+		return strconv.FormatFloat(get(r)/best, 'f', 2, 64)
 	}
 	fmt.Printf("\nmedian (p95) in ms of %d runs after a warm-up; cold starts: %d fresh processes\n\n", runs, runs)
 	fmt.Printf("| measure |")
 	for _, d := range ds {
 		fmt.Printf(" %s |", d.name)
 	}
-	fmt.Printf(" browsergate / better peer |\n| --- |%s --- |\n", strings.Repeat(" --- |", len(ds)))
+	fmt.Printf(" browsergate / better peer | %s (the floor) | the floor / better peer |\n| --- |%s --- | --- | --- |\n", floorName, strings.Repeat(" --- |", len(ds)))
 	row := func(name string, get func(*speedResult) stat) {
 		fmt.Printf("| %s |", name)
 		for _, d := range ds {
 			fmt.Printf(" %s |", cell(get(results[d.name])))
 		}
-		fmt.Printf(" %s |\n", ratio(func(r *speedResult) time.Duration { return get(r).median }))
+		median := func(r *speedResult) float64 { return float64(get(r).median) }
+		floor := "—"
+		if f := results[floorName]; f != nil {
+			floor = cell(get(f))
+		}
+		fmt.Printf(" %s | %s | %s |\n", toBest("browsergate", median), floor, toBest(floorName, median))
 	}
 	row("cold start: spawn to first navigate done", func(r *speedResult) stat { return r.cold })
 	for _, f := range flows {
@@ -587,32 +640,36 @@ func printSpeed(ds []driver, results map[string]*speedResult, runs int, pages []
 	for _, p := range pages {
 		row("navigate + snapshot: "+p.name, func(r *speedResult) stat { return r.docs[p.name] })
 	}
+	mib := func(r *speedResult) string {
+		if r == nil || r.peak == 0 {
+			return "—"
+		}
+		return strconv.FormatFloat(float64(r.peak)/(1<<20), 'f', 0, 64)
+	}
+	peak := func(r *speedResult) float64 { return float64(r.peak) }
 	fmt.Printf("| peak memory (PSS of the server and its processes, MiB) |")
 	for _, d := range ds {
-		fmt.Printf(" %.0f |", float64(results[d.name].peak)/(1<<20))
+		fmt.Printf(" %s |", mib(results[d.name]))
 	}
-	bg, best := results["browsergate"].peak, int64(0)
-	for _, d := range ds[1:] {
-		if v := results[d.name].peak; v > 0 && (best == 0 || v < best) {
-			best = v
-		}
-	}
-	if bg > 0 && best > 0 {
-		fmt.Printf(" %.2f |\n", float64(bg)/float64(best))
-	} else {
-		fmt.Printf(" — |\n")
-	}
+	fmt.Printf(" %s | %s | %s |\n", toBest("browsergate", peak), mib(results[floorName]), toBest(floorName, peak))
 	fmt.Printf("\ncalls each flow took (the last run):\n")
+	names := []string{}
+	for _, d := range ds {
+		names = append(names, d.name)
+	}
+	if results[floorName] != nil {
+		names = append(names, floorName)
+	}
 	for _, f := range flows {
 		fmt.Printf("  %-16s", f.name)
-		for _, d := range ds {
-			fmt.Printf("  %s %d", d.name, results[d.name].calls[f.name])
+		for _, n := range names {
+			fmt.Printf("  %s %d", n, results[n].calls[f.name])
 		}
 		fmt.Println()
 	}
-	for _, d := range ds {
-		for _, e := range results[d.name].errs {
-			fmt.Printf("\n%s: error: %.500s", d.name, e)
+	for _, n := range names {
+		for _, e := range results[n].errs {
+			fmt.Printf("\n%s: error: %.500s", n, e)
 		}
 	}
 	fmt.Println()
@@ -621,4 +678,5 @@ func printSpeed(ds []driver, results map[string]*speedResult, runs int, pages []
 		c := d.cmd()
 		fmt.Printf("  %s: %s\n", d.name, strings.Join(c.Args, " "))
 	}
+	fmt.Printf("  %s: chromedp's exec allocator in this process: /usr/bin/chromium %s --user-data-dir=<fresh> (and chromedp's --remote-debugging-pipe)\n", floorName, strings.Join(chromiumFlags, " "))
 }
