@@ -46,10 +46,14 @@ var launchFlags = []chromedp.ExecAllocatorOption{
 	// scripts alive, through go_back. The others are browser services that
 	// phone home on their own (seen at the egress proxy on Chromium 156):
 	// a governed browser makes only the requests its pages make.
+	// Chromium 156 also keeps its omnibox popups (WebUI pages, about 60 MB
+	// a renderer) ready in every browser context, headless too, where no
+	// omnibox is ever shown: two features turned off save that memory.
 	chromedp.Flag("disable-features", "Translate,BlinkGenPropertyTrees,BackForwardCache,"+
 		"OptimizationHints,OptimizationGuideModelDownloading,OptimizationHintsFetching,OptimizationTargetPrediction,"+
 		"MediaRouter,DialMediaRouteProvider,NetworkTimeServiceQuerying,AutofillServerCommunication,"+
-		"CertificateTransparencyComponentUpdater,InterestFeedContentSuggestions"),
+		"CertificateTransparencyComponentUpdater,InterestFeedContentSuggestions,"+
+		"WebUIOmniboxPopup,WebUIOmniboxAimPopup"),
 	chromedp.Flag("no-pings", true),
 	chromedp.Flag("disable-domain-reliability", true),
 }

@@ -165,21 +165,35 @@ func (w *pageWatch) isLoading() bool {
 	return w.docLoading || len(w.loading) > 0
 }
 
+// afterLoadWindow is the quiet window once the action has taken the tab
+// to a new document and that document has loaded: the action's "moment
+// later" is past (it navigated), and a script of the new page that
+// navigates again as it loads is still caught.
+const afterLoadWindow = 20 * time.Millisecond
+
 // waitStable waits, event by event, until the tab is stable after an
 // action that began at start: frames done loading (up to maxLoad), no
 // request in flight and no event for window (so a navigation the action
 // triggers a moment later is still caught; up to maxSettle past the load),
 // and a short mutation-free window of the DOM. The DOM wait runs alongside
-// the network wait, and again on the new document if the tab navigated.
+// the network wait; if the tab navigated, it runs again on the new
+// document, begun as soon as that document has loaded, alongside the
+// rest of the wait (afterLoadWindow).
 func (w *pageWatch) waitStable(tab context.Context, start time.Time, window time.Duration) {
 	navs := w.navigationCount()
-	domDone := make(chan struct{})
-	go func() {
-		waitDOMQuiet(tab)
-		close(domDone)
-	}()
+	dom := startDOMWait(tab)
+	// newDOM is the DOM wait on the document of navigation newDOMNav.
+	var newDOM *domWait
+	newDOMNav := navs
 	for {
-		quiet, wait := w.quietFor(window, start)
+		win := window
+		if n := w.navigationCount(); n != navs && !w.isLoading() {
+			win = min(window, afterLoadWindow)
+			if n != newDOMNav {
+				newDOM, newDOMNav = startDOMWait(tab), n
+			}
+		}
+		quiet, wait := w.quietFor(win, start)
 		if quiet {
 			// Events reach the listener on chromedp's read loop, which can
 			// lag behind the browser on a busy machine. A round trip on the
@@ -190,7 +204,7 @@ func (w *pageWatch) waitStable(tab context.Context, start time.Time, window time
 			// the events said: wait for it (bounded by maxLoad), so the
 			// state read next is the new page's.
 			ready := readyState(tab)
-			if again, _ := w.quietFor(window, start); again && (ready == "complete" || time.Since(start) > maxLoad) {
+			if again, _ := w.quietFor(win, start); again && (ready == "complete" || time.Since(start) > maxLoad) {
 				break
 			}
 			wait = 20 * time.Millisecond
@@ -209,14 +223,48 @@ func (w *pageWatch) waitStable(tab context.Context, start time.Time, window time
 		}
 		timer.Stop()
 	}
-	select {
-	case <-domDone:
-	case <-tab.Done():
-		return
+	for _, d := range []*domWait{dom, newDOM} {
+		if d == nil {
+			continue
+		}
+		select {
+		case <-d.done:
+		case <-tab.Done():
+			return
+		}
 	}
-	if w.navigationCount() != navs {
-		waitDOMQuiet(tab) // the first wait watched the document that is gone
+	switch n := w.navigationCount(); {
+	case n != navs && n != newDOMNav:
+		waitDOMQuiet(tab) // the waits so far watched documents that are gone
+	case newDOM != nil && w.lastEvent().After(newDOM.end):
+		// The new document's DOM went quiet before its requests did (a
+		// fetch after load, then a render): its DOM is waited for again.
+		waitDOMQuiet(tab)
 	}
+}
+
+// domWait is a waitDOMQuiet running on its own: done is closed when it
+// has ended, at end.
+type domWait struct {
+	done chan struct{}
+	end  time.Time
+}
+
+func startDOMWait(tab context.Context) *domWait {
+	d := &domWait{done: make(chan struct{})}
+	go func() {
+		waitDOMQuiet(tab)
+		d.end = time.Now()
+		close(d.done)
+	}()
+	return d
+}
+
+// lastEvent is when the watch last saw the tab load, request or navigate.
+func (w *pageWatch) lastEvent() time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.lastActivity
 }
 
 // readyState is document.readyState of the tab, or "" when the page cannot
