@@ -37,6 +37,16 @@ import (
 // better peer that the floor itself does not reach cannot be reached by
 // any server built on Chromium's accessibility tree.
 
+// floorFlags are the floor's Chromium flags beyond every server's, so that
+// it is the least this Chromium needs: no omnibox popups kept ready (as
+// browsergate launches it), and other hosts than loopback failing at once
+// (this machine has no internet; a page's requests to them would
+// otherwise hold its load event for seconds).
+var floorFlags = map[string]string{
+	"disable-features":    "WebUIOmniboxPopup,WebUIOmniboxAimPopup",
+	"host-resolver-rules": "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+}
+
 // floorName is the floor's column in the table.
 const floorName = "chromium-alone"
 
@@ -55,6 +65,9 @@ func startFloor() (*floorTab, error) {
 	opts := []chromedp.ExecAllocatorOption{chromedp.ExecPath("/usr/bin/chromium"), chromedp.UserDataDir(dir)}
 	for _, f := range chromiumFlags {
 		opts = append(opts, chromedp.Flag(strings.TrimPrefix(f, "--"), true))
+	}
+	for name, value := range floorFlags {
+		opts = append(opts, chromedp.Flag(name, value))
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelTab := chromedp.NewContext(actx)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -678,5 +679,9 @@ func printSpeed(ds []driver, results map[string]*speedResult, runs int, pages []
 		c := d.cmd()
 		fmt.Printf("  %s: %s\n", d.name, strings.Join(c.Args, " "))
 	}
-	fmt.Printf("  %s: chromedp's exec allocator in this process: /usr/bin/chromium %s --user-data-dir=<fresh> (and chromedp's --remote-debugging-pipe)\n", floorName, strings.Join(chromiumFlags, " "))
+	fmt.Printf("  %s: chromedp's exec allocator in this process: /usr/bin/chromium %s", floorName, strings.Join(chromiumFlags, " "))
+	for _, name := range slices.Sorted(maps.Keys(floorFlags)) {
+		fmt.Printf(" --%s=%q", name, floorFlags[name])
+	}
+	fmt.Printf(" --user-data-dir=<fresh> (and chromedp's --remote-debugging-pipe)\n")
 }
