@@ -50,4 +50,4 @@ peers: peerbench
 # Speed side by side, each server with its own Chromium: cold starts, app
 # flows, long documentation pages, peak memory (a Markdown table).
 bench-peers: peerbench
-	.peers/peerbench -repo . -peers .peers -runs 5 -scenario speed -pages go-spec,wikipedia,mozilla-1,ietf-1
+	.peers/peerbench -repo . -peers .peers -runs 5 -scenario speed -pages go-spec,wikipedia,wikipedia-time-loops,mozilla-1,ietf-1

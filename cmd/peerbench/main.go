@@ -231,8 +231,9 @@ func findPages(repo string) []page {
 		}
 		out = append(out, page{name: name, path: path, wrap: wrap})
 	}
-	add("go-spec", filepath.Join(goroot, "doc/go_spec.html"), "The Go Programming Language Specification")
+	add("go-spec", filepath.Join(repo, "cmd/peerbench/testdata/docs/go-spec.html"), "The Go Programming Language Specification")
 	add("go-memory-model", filepath.Join(goroot, "doc/go_mem.html"), "The Go Memory Model")
+	add("wikipedia-time-loops", filepath.Join(repo, "cmd/browsergate/testdata/docs/wikipedia-time-loops.html"), "")
 	for _, name := range []string{"wikipedia", "mozilla-1", "lwn-1", "bbc-1", "ietf-1", "google-sre-book-1"} {
 		add(name, filepath.Join(corpus, "test-pages", name, "source.html"), "")
 	}
