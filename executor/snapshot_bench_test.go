@@ -2,7 +2,6 @@ package executor
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -25,56 +24,12 @@ func BenchmarkSnapshotLongPage(b *testing.B) {
 	if err != nil {
 		b.Skip("no Go specification in GOROOT:", err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		fmt.Fprint(w, "<!doctype html><title>The Go Programming Language Specification</title>")
-		w.Write(spec)
-	})}
-	go srv.Serve(ln)
-	defer srv.Close()
-	dir := b.TempDir()
-	m, err := toolclad.Load(testkit.WriteFile(b, dir, "m.toml", `[tool]
-name = "bench"
-[browser]
-max_interactions = 100000
-[browser.scope]
-allowed_domains = ["127.0.0.1"]
-allow_private_cidrs = ["127.0.0.1/32"]
-[browser.commands.navigate]
-args.url = { type = "url", schemes = ["http"], scope_check = true }
-[browser.commands.snapshot]
-`))
-	if err != nil {
-		b.Fatal(err)
-	}
-	store, err := evidence.Open(filepath.Join(dir, "e.db"), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer store.Close()
-	e, err := New(Config{Manifests: []*toolclad.Manifest{m}, Policies: testkit.Policies(b), Evidence: store})
-	if err != nil {
-		b.Fatal(err)
-	}
+	rig := newBenchRig(b, append([]byte("<!doctype html><title>The Go Programming Language Specification</title>"), spec...))
+	e := rig.newExecutor()
 	defer e.Close()
-	call := func(command string, raw map[string]any) *toolclad.Reply {
-		cmd := m.Command(command)
-		args, err := cmd.Validate(raw)
-		if err != nil {
-			b.Fatal(err)
-		}
-		r := e.Run(context.Background(), &toolclad.Call{SessionID: "bench", Manifest: m, Command: cmd, Tool: "bench." + command, Args: args, RawArgs: raw})
-		if r.IsError {
-			b.Fatalf("%s: %s", command, r.Text)
-		}
-		return r
-	}
-	call("navigate", map[string]any{"url": "http://" + ln.Addr().String() + "/"})
-	s, _ := e.session(&toolclad.Call{SessionID: "bench", Manifest: m})
+	call := func(command string, raw map[string]any) { rig.call(b, e, "bench", command, raw) }
+	call("navigate", map[string]any{"url": rig.url})
+	s, _ := e.session(&toolclad.Call{SessionID: "bench", Manifest: rig.m})
 	b.Run("call", func(b *testing.B) {
 		for b.Loop() {
 			call("snapshot", map[string]any{"max_chars": int64(1000000)})
@@ -100,4 +55,69 @@ args.url = { type = "url", schemes = ["http"], scope_check = true }
 			_ = r.output()
 		}
 	})
+}
+
+// benchRig is what the executor's browser benchmarks share: a page served
+// on loopback, a manifest that allows it (navigate and snapshot), and
+// executors with the shipped policies and durable evidence.
+type benchRig struct {
+	url   string
+	m     *toolclad.Manifest
+	store *evidence.Store
+	b     *testing.B
+}
+
+func newBenchRig(b *testing.B, page []byte) *benchRig {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Write(page)
+	})}
+	go srv.Serve(ln)
+	b.Cleanup(func() { srv.Close() })
+	dir := b.TempDir()
+	m, err := toolclad.Load(testkit.WriteFile(b, dir, "m.toml", `[tool]
+name = "bench"
+[browser]
+max_interactions = 100000
+[browser.scope]
+allowed_domains = ["127.0.0.1"]
+allow_private_cidrs = ["127.0.0.1/32"]
+[browser.commands.navigate]
+args.url = { type = "url", schemes = ["http"], scope_check = true }
+[browser.commands.snapshot]
+`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	store, err := evidence.Open(filepath.Join(dir, "e.db"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { store.Close() })
+	return &benchRig{url: "http://" + ln.Addr().String() + "/", m: m, store: store, b: b}
+}
+
+// newExecutor is an executor of the rig's manifest; the caller closes it.
+func (r *benchRig) newExecutor() *Executor {
+	e, err := New(Config{Manifests: []*toolclad.Manifest{r.m}, Policies: testkit.Policies(r.b), Evidence: r.store})
+	if err != nil {
+		r.b.Fatal(err)
+	}
+	return e
+}
+
+// call runs command in session through e's whole loop; a refusal fails b.
+func (r *benchRig) call(b *testing.B, e *Executor, session, command string, raw map[string]any) {
+	cmd := r.m.Command(command)
+	args, err := cmd.Validate(raw)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if reply := e.Run(context.Background(), &toolclad.Call{SessionID: session, Manifest: r.m, Command: cmd, Tool: "bench." + command, Args: args, RawArgs: raw}); reply.IsError {
+		b.Fatalf("%s: %s", command, reply.Text)
+	}
 }

@@ -1,16 +1,8 @@
 package executor
 
 import (
-	"context"
 	"fmt"
-	"net"
-	"net/http"
-	"path/filepath"
 	"testing"
-
-	"github.com/browsergate/browsergate/evidence"
-	"github.com/browsergate/browsergate/examples/testkit"
-	"github.com/browsergate/browsergate/toolclad"
 )
 
 // BenchmarkStart measures a governed session's start on Debian's Chromium,
@@ -26,73 +18,29 @@ import (
 //
 // first-navigate less navigate is what a session's context and tab cost.
 func BenchmarkStart(b *testing.B) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		fmt.Fprint(w, "<!doctype html><title>Start</title><p><a href=/next>Continue</a></p>")
-	})}
-	go srv.Serve(ln)
-	defer srv.Close()
-	page := "http://" + ln.Addr().String() + "/"
-	dir := b.TempDir()
-	m, err := toolclad.Load(testkit.WriteFile(b, dir, "m.toml", `[tool]
-name = "bench"
-[browser]
-max_interactions = 100000
-[browser.scope]
-allowed_domains = ["127.0.0.1"]
-allow_private_cidrs = ["127.0.0.1/32"]
-[browser.commands.navigate]
-args.url = { type = "url", schemes = ["http"], scope_check = true }
-`))
-	if err != nil {
-		b.Fatal(err)
-	}
-	store, err := evidence.Open(filepath.Join(dir, "e.db"), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer store.Close()
-	newExecutor := func() *Executor {
-		e, err := New(Config{Manifests: []*toolclad.Manifest{m}, Policies: testkit.Policies(b), Evidence: store})
-		if err != nil {
-			b.Fatal(err)
-		}
-		return e
-	}
+	rig := newBenchRig(b, []byte("<!doctype html><title>Start</title><p><a href=/next>Continue</a></p>"))
 	start := func(e *Executor) {
 		e.mu.Lock()
-		bk := e.backendLocked(m)
+		bk := e.backendLocked(rig.m)
 		e.mu.Unlock()
 		if err := bk.warm(); err != nil {
 			b.Fatal(err)
 		}
 	}
 	navigate := func(e *Executor, session string) {
-		args, err := m.Command("navigate").Validate(map[string]any{"url": page})
-		if err != nil {
-			b.Fatal(err)
-		}
-		r := e.Run(context.Background(), &toolclad.Call{SessionID: session, Manifest: m, Command: m.Command("navigate"),
-			Tool: "bench.navigate", Args: args, RawArgs: map[string]any{"url": page}})
-		if r.IsError {
-			b.Fatalf("navigate: %s", r.Text)
-		}
+		rig.call(b, e, session, "navigate", map[string]any{"url": rig.url})
 	}
 
 	b.Run("launch", func(b *testing.B) {
 		for b.Loop() {
-			e := newExecutor()
+			e := rig.newExecutor()
 			start(e)
 			b.StopTimer()
 			e.Close()
 			b.StartTimer()
 		}
 	})
-	e := newExecutor()
+	e := rig.newExecutor()
 	defer e.Close()
 	start(e)
 	b.Run("first-navigate", func(b *testing.B) {
