@@ -426,7 +426,7 @@ func (e *Executor) Prelaunch() {
 // The session is the one the first call would make (the same MCP session,
 // agent and manifest); if getting it ready fails, the first call tries
 // again and reports why.
-func (e *Executor) Warm(mcpID, agent string, _ []string) {
+func (e *Executor) Warm(mcpID, agent string) {
 	if !e.cfg.Warm {
 		return
 	}

@@ -8,10 +8,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/chromedp/cdproto/cdp/jsonv2"
-
 	"github.com/chromedp/cdproto/accessibility"
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/chromedp/cdproto/dom"
 	"github.com/chromedp/cdproto/domsnapshot"
 	"github.com/chromedp/cdproto/target"

@@ -34,7 +34,7 @@ var warmsUp = map[string]bool{"initialize": true, "notifications/initialized": t
 // client has initialised (its browser context and tab), in the
 // background: Warm must return at once.
 type Warmer interface {
-	Warm(sessionID, agent string, groups []string)
+	Warm(sessionID, agent string)
 }
 
 // Call is one tool call as the runner sees it.
@@ -244,8 +244,8 @@ func (ts *ToolSet) undeclared(next mcp.MethodHandler) mcp.MethodHandler {
 			// what to do.
 			if w, ok := ts.runner.(Warmer); ok {
 				if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
-					agent, groups := caller(req.GetExtra())
-					ts.sessions.warm(ss, func(id string) { w.Warm(id, agent, groups) })
+					agent, _ := caller(req.GetExtra())
+					ts.sessions.warm(ss, func(id string) { w.Warm(id, agent) })
 				}
 			}
 			return next(ctx, method, req)

@@ -82,7 +82,7 @@ func main() {
 	defer chrome.Process.Kill()
 	cdp := fmt.Sprintf("http://127.0.0.1:%d", port)
 	bin := buildBrowsergate(*repo)
-	manifest := writeManifest()
+	manifest := writeManifest(os.TempDir())
 	servers := []server{
 		{
 			name: "browsergate",
@@ -303,9 +303,12 @@ func buildBrowsergate(repo string) string {
 	return bin
 }
 
-func writeManifest() string {
-	path := filepath.Join(os.TempDir(), "peerbench.toml")
-	err := os.WriteFile(path, []byte(`[tool]
+// writeManifest writes browsergate's manifest for the harness into dir:
+// 127.0.0.1 allowed, navigate and snapshot declared, and the commands
+// named in more.
+func writeManifest(dir string, more ...string) string {
+	path := filepath.Join(dir, "bench.toml")
+	body := `[tool]
 name = "bench"
 [browser]
 max_interactions = 100000
@@ -315,8 +318,11 @@ allow_private_cidrs = ["127.0.0.1/32"]
 [browser.commands.navigate]
 args.url = { type = "url", schemes = ["http"], scope_check = true }
 [browser.commands.snapshot]
-`), 0o644)
-	if err != nil {
+`
+	for _, c := range more {
+		body += "[browser.commands." + c + "]\n"
+	}
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
 		log.Fatal(err)
 	}
 	return path

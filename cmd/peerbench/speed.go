@@ -482,22 +482,7 @@ func runSpeed(repo, peers string, runs int, pages []page, only []string) {
 	}
 	defer os.RemoveAll(dir)
 	bin := buildBrowsergate(repo)
-	manifest := filepath.Join(dir, "bench.toml")
-	os.WriteFile(manifest, []byte(`[tool]
-name = "bench"
-[browser]
-max_interactions = 100000
-[browser.scope]
-allowed_domains = ["127.0.0.1"]
-allow_private_cidrs = ["127.0.0.1/32"]
-[browser.commands.navigate]
-args.url = { type = "url", schemes = ["http"], scope_check = true }
-[browser.commands.snapshot]
-[browser.commands.click]
-[browser.commands.type_text]
-[browser.commands.select_option]
-[browser.commands.submit_form]
-`), 0o644)
+	manifest := writeManifest(dir, "click", "type_text", "select_option", "submit_form")
 	site, docs := appSite(), serve(pages)
 	results := map[string]*speedResult{}
 	ds := drivers(bin, manifest, filepath.Join(repo, "policies"), peers, dir)
