@@ -517,7 +517,11 @@ func TestApprovalReachesTheOperator(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	got := filepath.Join(dir, "hook.json")
-	f := startWith(t, launchManifest(), "--approval-hook", "cat > "+got+"; env >> "+got+".env")
+	// The hook writes its environment first and each file under its final
+	// name only once complete, so the question's file being there means
+	// both are whole.
+	hook := fmt.Sprintf("env > %[1]s.env.part && mv %[1]s.env.part %[1]s.env && cat > %[1]s.part && mv %[1]s.part %[1]s", got)
+	f := startWith(t, launchManifest(), "--approval-hook", hook)
 	f.login(t)
 	watch := exec.Command(binary, "approvals", "watch", "--evidence", f.evidence)
 	var out syncBuffer
