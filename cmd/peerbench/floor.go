@@ -8,12 +8,15 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/chromedp/cdproto/accessibility"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/dom"
 	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/cdproto/network"
+	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
@@ -36,6 +39,11 @@ import (
 // it shows how close a goal can come on this machine: a ratio to the
 // better peer that the floor itself does not reach cannot be reached by
 // any server built on Chromium's accessibility tree.
+//
+// The second floor (floorWaitsName) is the same Chromium with
+// browsergate's waits after each action and nothing else of browsergate
+// (settle): what a server that waits as browsergate does, so that its
+// reply says what the action did, needs at the least.
 
 // floorFlags are the floor's Chromium flags beyond every server's, so that
 // it is the least this Chromium needs: no omnibox popups kept ready (as
@@ -47,17 +55,24 @@ var floorFlags = map[string]string{
 	"host-resolver-rules": "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
 }
 
-// floorName is the floor's column in the table.
-const floorName = "chromium-alone"
+// floorName and floorWaitsName are the floors' columns in the table.
+const (
+	floorName      = "chromium-alone"
+	floorWaitsName = "chromium-alone+waits"
+)
+
+var floors = []string{floorName, floorWaitsName}
 
 // floorTab is a Chromium with one tab, driven directly.
 type floorTab struct {
 	ctx    context.Context
 	cancel func()
 	dir    string
+	// watch is nil for the floor without waits.
+	watch *floorWatch
 }
 
-func startFloor() (*floorTab, error) {
+func startFloor(waits bool) (*floorTab, error) {
 	dir, err := os.MkdirTemp("", "peerbench-floor-")
 	if err != nil {
 		return nil, err
@@ -80,7 +95,132 @@ func startFloor() (*floorTab, error) {
 		t.cancel()
 		return nil, fmt.Errorf("start Chromium: %w", err)
 	}
+	if waits {
+		t.watch = &floorWatch{inflight: map[network.RequestID]bool{}, frame: cdp.FrameID(chromedp.FromContext(ctx).Target.TargetID), last: time.Now()}
+		if err := chromedp.Listen(ctx, t.watch.listen); err != nil {
+			t.cancel()
+			return nil, fmt.Errorf("listen to the tab: %w", err)
+		}
+		if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); err != nil {
+			t.cancel()
+			return nil, fmt.Errorf("enable the network domain: %w", err)
+		}
+	}
 	return t, nil
+}
+
+// browsergate's quiet windows (executor/table.go's settle and watch.go's
+// afterLoadWindow), which settle waits out.
+const (
+	navigateWindow  = 0
+	typeWindow      = 20 * time.Millisecond
+	clickWindow     = 50 * time.Millisecond
+	afterLoadWindow = 20 * time.Millisecond
+)
+
+// domQuietJS is browsergate's own executor/js/dom_quiet.js, read from
+// the repository by runSpeed: it resolves once the document has seen no
+// mutation for 20 ms.
+var domQuietJS string
+
+// floorWatch follows the tab's requests, loads and navigations.
+type floorWatch struct {
+	mu       sync.Mutex
+	frame    cdp.FrameID // the main frame
+	inflight map[network.RequestID]bool
+	loading  bool
+	navs     int
+	last     time.Time // the last event
+}
+
+func (w *floorWatch) listen(ev any) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch e := ev.(type) {
+	case *network.EventRequestWillBeSent:
+		if e.FrameID == w.frame {
+			w.inflight[e.RequestID] = true
+		}
+	case *network.EventLoadingFinished:
+		delete(w.inflight, e.RequestID)
+	case *network.EventLoadingFailed:
+		delete(w.inflight, e.RequestID)
+	case *cdppage.EventFrameStartedLoading:
+		if e.FrameID == w.frame {
+			w.loading = true
+		}
+	case *cdppage.EventFrameNavigated:
+		if e.Frame != nil && e.Frame.ParentID == "" {
+			w.navs++
+			w.loading = true
+			clear(w.inflight)
+		}
+	case *cdppage.EventLoadEventFired:
+		w.loading = false
+	default:
+		return
+	}
+	w.last = time.Now()
+}
+
+// state is whether the tab is quiet for window since start (no request
+// in flight, not loading, no event), whether it is loading, and how many
+// navigations it has made.
+func (w *floorWatch) state(window time.Duration, start time.Time) (quiet, loading bool, navs int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	last := w.last
+	if start.After(last) {
+		last = start
+	}
+	return !w.loading && len(w.inflight) == 0 && time.Since(last) >= window, w.loading, w.navs
+}
+
+// settle waits as browsergate waits after an action: no request, load or
+// navigation for window after the action (once a navigation the action
+// started has loaded: afterLoadWindow), and the document without DOM
+// mutations for 20 ms, the new document's too (from its load on).
+// Nothing else of browsergate runs.
+func (t *floorTab) settle(window time.Duration) {
+	if t.watch == nil {
+		return
+	}
+	start := time.Now()
+	_, _, navs := t.watch.state(0, start)
+	var wg sync.WaitGroup
+	domQuiet := func() {
+		defer wg.Done()
+		ctx, cancel := context.WithTimeout(t.ctx, time.Second)
+		defer cancel()
+		_, _ = chromedp.Run(ctx, chromedp.Evaluate[bool](domQuietJS, chromedp.EvalAwaitPromise))
+	}
+	wg.Add(1)
+	go domQuiet()
+	newDoc := false
+	for time.Since(start) < 5*time.Second {
+		win := window
+		if _, loading, n := t.watch.state(0, start); n != navs && !loading {
+			win = min(window, afterLoadWindow)
+			if !newDoc {
+				newDoc = true
+				wg.Add(1)
+				go domQuiet()
+			}
+		}
+		if quiet, _, _ := t.watch.state(win, start); quiet {
+			break
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	wg.Wait()
+}
+
+func (t *floorTab) navigate(u string) error {
+	if err := chromedp.Do(t.ctx, chromedp.Navigate(u)); err != nil {
+		return err
+	}
+	t.settle(navigateWindow)
+	return nil
 }
 
 func (t *floorTab) pid() int {
@@ -89,8 +229,6 @@ func (t *floorTab) pid() int {
 	}
 	return 0
 }
-
-func (t *floorTab) navigate(u string) error { return chromedp.Do(t.ctx, chromedp.Navigate(u)) }
 
 // snapshot reads the accessibility tree once, as lines of role, name and
 // DOM node: button "Sign in" #12.
@@ -130,8 +268,11 @@ func (t *floorTab) fill(ref, text string) error {
 	if _, err := chromedp.Call(t.ctx, dom.Focus, dom.FocusParams{BackendNodeID: node(ref)}); err != nil {
 		return err
 	}
-	_, err := chromedp.Call(t.ctx, input.InsertText, input.InsertTextParams{Text: text})
-	return err
+	if _, err := chromedp.Call(t.ctx, input.InsertText, input.InsertTextParams{Text: text}); err != nil {
+		return err
+	}
+	t.settle(typeWindow)
+	return nil
 }
 
 func (t *floorTab) click(ref string) error {
@@ -151,6 +292,7 @@ func (t *floorTab) click(ref string) error {
 			return err
 		}
 	}
+	t.settle(clickWindow)
 	return nil
 }
 
@@ -165,17 +307,21 @@ func (t *floorTab) choose(ref, value, _ string) error {
 		ObjectID:            obj.Object.ObjectID,
 		Arguments:           []*runtime.CallArgument{{Value: arg}},
 	})
-	return err
+	if err != nil {
+		return err
+	}
+	t.settle(clickWindow)
+	return nil
 }
 
 // runFloor measures the floor on the scenario runSpeed measures the
 // servers on.
-func runFloor(runs int, site, docs string, pages []page) *speedResult {
+func runFloor(runs int, site, docs string, pages []page, waits bool) *speedResult {
 	r := &speedResult{flows: map[string]stat{}, calls: map[string]int{}, docs: map[string]stat{}}
 	var colds []time.Duration
 	for range runs {
 		t0 := time.Now()
-		t, err := startFloor()
+		t, err := startFloor(waits)
 		if err == nil {
 			err = t.navigate(site + "/start")
 		}
@@ -191,7 +337,7 @@ func runFloor(runs int, site, docs string, pages []page) *speedResult {
 	}
 	r.cold = stats(colds)
 
-	t, err := startFloor()
+	t, err := startFloor(waits)
 	if err != nil {
 		r.errs = append(r.errs, "start: "+err.Error())
 		return r

@@ -55,7 +55,7 @@ func main() {
 	only := flag.String("pages", "", "comma-separated page names to measure (default: all)")
 	dump := flag.String("dump", "", "write each snapshot to DIR/<server>-<page>.txt")
 	scenario := flag.String("scenario", "snapshots", "snapshots: tokens and words of each snapshot; speed: cold starts, app flows, documentation pages and memory, each server with its own Chromium")
-	onlyServers := flag.String("servers", "", "-scenario speed: comma-separated servers to measure (default: browsergate, playwright-mcp, chrome-devtools-mcp and "+floorName+")")
+	onlyServers := flag.String("servers", "", "-scenario speed: comma-separated servers to measure (default: browsergate, playwright-mcp, chrome-devtools-mcp, "+floorName+" and "+floorWaitsName+")")
 	flag.Parse()
 	log.SetFlags(0)
 	for _, dir := range []*string{peers, repo} {

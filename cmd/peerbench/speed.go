@@ -572,9 +572,16 @@ func runSpeed(repo, peers string, runs int, pages []page, only []string) {
 		}
 		s.cs.Close()
 	}
-	if only == nil || slices.Contains(only, floorName) {
-		log.Printf("%s: the same scenario, Chromium alone", floorName)
-		results[floorName] = runFloor(runs, site, docs, pages)
+	js, err := os.ReadFile(filepath.Join(repo, "executor/js/dom_quiet.js"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	domQuietJS = string(js)
+	for _, name := range floors {
+		if only == nil || slices.Contains(only, name) {
+			log.Printf("%s: the same scenario, Chromium alone", name)
+			results[name] = runFloor(runs, site, docs, pages, name == floorWaitsName)
+		}
 	}
 	printSpeed(ds, results, runs, pages)
 }
@@ -606,18 +613,26 @@ func printSpeed(ds []driver, results map[string]*speedResult, runs int, pages []
 	for _, d := range ds {
 		fmt.Printf(" %s |", d.name)
 	}
-	fmt.Printf(" browsergate / better peer | %s (the floor) | the floor / better peer |\n| --- |%s --- | --- | --- |\n", floorName, strings.Repeat(" --- |", len(ds)))
+	fmt.Printf(" browsergate / better peer |")
+	for _, f := range floors {
+		fmt.Printf(" %s (a floor) | %s / better peer |", f, f)
+	}
+	fmt.Printf("\n| --- |%s --- |%s\n", strings.Repeat(" --- |", len(ds)), strings.Repeat(" --- | --- |", len(floors)))
 	row := func(name string, get func(*speedResult) stat) {
 		fmt.Printf("| %s |", name)
 		for _, d := range ds {
 			fmt.Printf(" %s |", cell(get(results[d.name])))
 		}
 		median := func(r *speedResult) float64 { return float64(get(r).median) }
-		floor := "—"
-		if f := results[floorName]; f != nil {
-			floor = cell(get(f))
+		fmt.Printf(" %s |", toBest("browsergate", median))
+		for _, name := range floors {
+			floor := "—"
+			if f := results[name]; f != nil {
+				floor = cell(get(f))
+			}
+			fmt.Printf(" %s | %s |", floor, toBest(name, median))
 		}
-		fmt.Printf(" %s | %s | %s |\n", toBest("browsergate", median), floor, toBest(floorName, median))
+		fmt.Println()
 	}
 	row("cold start: spawn to first navigate done", func(r *speedResult) stat { return r.cold })
 	for _, f := range flows {
@@ -637,14 +652,20 @@ func printSpeed(ds []driver, results map[string]*speedResult, runs int, pages []
 	for _, d := range ds {
 		fmt.Printf(" %s |", mib(results[d.name]))
 	}
-	fmt.Printf(" %s | %s | %s |\n", toBest("browsergate", peak), mib(results[floorName]), toBest(floorName, peak))
+	fmt.Printf(" %s |", toBest("browsergate", peak))
+	for _, name := range floors {
+		fmt.Printf(" %s | %s |", mib(results[name]), toBest(name, peak))
+	}
+	fmt.Println()
 	fmt.Printf("\ncalls each flow took (the last run):\n")
 	names := []string{}
 	for _, d := range ds {
 		names = append(names, d.name)
 	}
-	if results[floorName] != nil {
-		names = append(names, floorName)
+	for _, name := range floors {
+		if results[name] != nil {
+			names = append(names, name)
+		}
 	}
 	for _, f := range flows {
 		fmt.Printf("  %-16s", f.name)
@@ -669,4 +690,5 @@ func printSpeed(ds []driver, results map[string]*speedResult, runs int, pages []
 		fmt.Printf(" --%s=%q", name, floorFlags[name])
 	}
 	fmt.Printf(" --user-data-dir=<fresh> (and chromedp's --remote-debugging-pipe)\n")
+	fmt.Printf("  %s: the same, waiting after each action as browsergate does (floor.go's settle)\n", floorWaitsName)
 }
