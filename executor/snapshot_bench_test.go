@@ -9,6 +9,10 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/chromedp/cdproto/accessibility"
+	"github.com/chromedp/cdproto/domsnapshot"
+	"github.com/chromedp/chromedp"
+
 	"github.com/browsergate/browsergate/evidence"
 	"github.com/browsergate/browsergate/examples/testkit"
 	"github.com/browsergate/browsergate/toolclad"
@@ -17,8 +21,9 @@ import (
 // BenchmarkSnapshotLongPage measures snapshot calls through the whole loop
 // (observe, decide, act, record with durable evidence) on the Go
 // specification (a 293 KB reference page, from GOROOT), and, as
-// sub-benchmarks, the two reads it makes of the browser and the rendering
-// alone, to show where a long page's snapshot spends its time.
+// sub-benchmarks, each of the two reads it makes of the browser, both
+// together as a snapshot sends them (capture), and the rendering alone, to
+// show where a long page's snapshot spends its time.
 func BenchmarkSnapshotLongPage(b *testing.B) {
 	spec, err := os.ReadFile(filepath.Join(runtime.GOROOT(), "doc", "go_spec.html"))
 	if err != nil {
@@ -33,6 +38,22 @@ func BenchmarkSnapshotLongPage(b *testing.B) {
 	b.Run("call", func(b *testing.B) {
 		for b.Loop() {
 			call("snapshot", map[string]any{"max_chars": int64(1000000)})
+		}
+	})
+	// The two reads alone, one after the other: capture sends them
+	// together, and both run on the page's renderer thread.
+	b.Run("accessibility-tree", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := chromedp.Call(s.tab.ctx, fullAXTree, accessibility.GetFullAXTreeParams{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("layout", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := chromedp.Call(s.tab.ctx, domsnapshot.CaptureSnapshot, domsnapshot.CaptureSnapshotParams{ComputedStyles: snapStyles}); err != nil {
+				b.Fatal(err)
+			}
 		}
 	})
 	b.Run("capture", func(b *testing.B) {
