@@ -1,0 +1,123 @@
+package executor
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
+
+	"github.com/browsergate/browsergate/examples/testkit"
+	"github.com/browsergate/browsergate/toolclad"
+)
+
+// TestLaunchedBrowserOutlivesItsSessions: a launched browser opens no
+// window of its own (--no-startup-window: the sessions' tabs are its only
+// ones), so once the last session has ended it has no tab at all. It must
+// keep running, with nothing open, and the next session must get its tab
+// on that same browser, not on a new one; and a browser that dies must
+// still be noticed, with no tab of its own to lose.
+func TestLaunchedBrowserOutlivesItsSessions(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("<title>here</title>"))
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	site := "http://" + ln.Addr().String() + "/"
+
+	m := testkit.Manifest(t, "[tool]\nname = \"alone\"\n[browser]\n[browser.scope]\nallowed_domains = [\"127.0.0.1\"]\nallow_private_cidrs = [\"127.0.0.1/32\"]\n[browser.commands.navigate]\n")
+	e, err := New(Config{Manifests: []*toolclad.Manifest{m}, Policies: testkit.Policies(t), Evidence: testkit.Store(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	cmd := m.Command("navigate")
+	navigate := func(session string) {
+		t.Helper()
+		args, err := cmd.Validate(map[string]any{"url": site})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := e.Run(context.Background(), &toolclad.Call{Manifest: m, Command: cmd, SessionID: session, Args: args, Progress: func(string) {}}); r.IsError || !strings.Contains(r.Text, `title="here"`) {
+			t.Fatalf("navigate in session %s: %+v", session, r)
+		}
+	}
+	e.mu.Lock()
+	b := e.backendLocked(m)
+	e.mu.Unlock()
+	pages := func() int {
+		b.mu.Lock()
+		root := b.root
+		b.mu.Unlock()
+		infos, err := chromedp.CallBrowser(root, target.GetTargets, target.GetTargetsParams{})
+		if err != nil {
+			t.Fatalf("list the browser's targets: %v", err)
+		}
+		n := 0
+		for _, i := range infos.TargetInfos {
+			if i.Type == "page" {
+				n++
+			}
+		}
+		return n
+	}
+	browserPID := func() int {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		c := chromedp.FromContext(b.root)
+		if c == nil || c.Browser == nil || c.Browser.Process() == nil {
+			t.Fatal("no launched browser process")
+		}
+		return c.Browser.Process().Pid
+	}
+
+	navigate("first")
+	if n := pages(); n != 1 {
+		t.Fatalf("the browser has %d tabs with one session, want 1 (no window of its own)", n)
+	}
+	pid := browserPID()
+	e.EndSession("first")
+	testkit.Eventually(t, func() string {
+		if n := pages(); n != 0 {
+			return "the ended session's tab is still open"
+		}
+		return ""
+	})
+	// Give a browser that would quit with its last window the time to.
+	time.Sleep(time.Second)
+	if err := syscall.Kill(pid, 0); err != nil {
+		t.Fatalf("the browser stopped once its last session ended: %v", err)
+	}
+	navigate("second")
+	if got := browserPID(); got != pid {
+		t.Fatalf("the next session's tab is on a new browser (pid %d, was %d)", got, pid)
+	}
+	// A browser that dies is still noticed (its DevTools connection is
+	// lost with no tab attached), and the next new session launches
+	// another.
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, func() string {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if b.root.Err() == nil {
+			return "the killed browser's context is still live"
+		}
+		return ""
+	})
+	navigate("third")
+	if got := browserPID(); got == pid {
+		t.Fatal("the session after the browser died reports the dead browser")
+	}
+}
