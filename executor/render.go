@@ -219,12 +219,39 @@ func (r *renderer) render(v *docView, i int) {
 	case tag == "li" || role == "listitem":
 		r.flush()
 		r.prefixed(r.bullet(), v, i)
-	case tag == "table" && role != "LayoutTable" || role == "table" || role == "grid":
+	case dataTable(tag, role):
 		// A table Chromium takes for layout (LayoutTable: no headers,
 		// blocks in its cells) is rendered as the blocks it lays out.
 		r.flush()
 		r.children(v, i)
 		r.flush()
+	case (tag == "tr" && role != "LayoutTableRow" || role == "row") && r.holdsTable(v, i):
+		// A row with a table in a cell (tables side by side) cannot be
+		// one line: its cells are rendered as blocks, each inner table
+		// as a table of its own.
+		r.flush()
+		outer := r.tableRow
+		r.tableRow = nil
+		r.children(v, i)
+		r.flush()
+		r.tableRow = outer
+	case (tag == "td" || tag == "th") && role != "LayoutTableCell" || role == "cell" || role == "columnheader" || role == "rowheader" || role == "gridcell":
+		if r.tableRow == nil && r.gather == 0 && r.holdsTable(v, i) {
+			r.flush()
+			r.children(v, i)
+			r.flush()
+			return
+		}
+		r.flush()
+		r.gather++
+		r.children(v, i)
+		r.gather--
+		cell := r.take()
+		if r.tableRow != nil {
+			r.tableRow = append(r.tableRow, cell)
+		} else if cell != "" {
+			r.line(cell)
+		}
 	case tag == "tr" && role != "LayoutTableRow" || role == "row":
 		r.flush()
 		outer := r.tableRow
@@ -237,17 +264,6 @@ func (r *renderer) render(v *docView, i int) {
 		r.tableRow = outer
 		if len(row) > 0 {
 			r.line("| " + strings.Join(row, " | ") + " |")
-		}
-	case (tag == "td" || tag == "th") && role != "LayoutTableCell" || role == "cell" || role == "columnheader" || role == "rowheader" || role == "gridcell":
-		r.flush()
-		r.gather++
-		r.children(v, i)
-		r.gather--
-		cell := r.take()
-		if r.tableRow != nil {
-			r.tableRow = append(r.tableRow, cell)
-		} else if cell != "" {
-			r.line(cell)
 		}
 	case tag == "pre":
 		r.flush()
@@ -287,6 +303,31 @@ func (r *renderer) render(v *docView, i int) {
 			r.flush()
 		}
 	}
+}
+
+// dataTable: an element of tag and accessibility role is a table of
+// data, rendered as rows (not one Chromium takes for layout).
+func dataTable(tag, role string) bool {
+	return tag == "table" && role != "LayoutTable" || role == "table" || role == "grid"
+}
+
+// holdsTable reports whether a table of data that is laid out is inside
+// node i of v.
+func (r *renderer) holdsTable(v *docView, i int) bool {
+	for _, c := range v.children[i] {
+		if v.d.Nodes.NodeType[c] != 1 {
+			continue
+		}
+		tag := strings.ToLower(r.str(v.d.Nodes.NodeName[c]))
+		role := ""
+		if ax := r.ax[v.d.Nodes.BackendNodeID[c]]; ax != nil {
+			role = ax.role
+		}
+		if _, shown := v.layout[c]; shown && dataTable(tag, role) || r.holdsTable(v, c) {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *renderer) children(v *docView, i int) {

@@ -77,3 +77,45 @@ func TestSnapshotFormat(t *testing.T) {
 		t.Errorf("snapshot:\n%s\n\nwant:\n%s", got, want)
 	}
 }
+
+// TestSnapshotNestedTables: a table inside a cell of another (two tables
+// side by side in one row, as LWN lays out its statistics) keeps its
+// rows: each inner table is rendered as a table of its own, where it
+// stands, rather than its rows run together into the outer cell.
+func TestSnapshotNestedTables(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, 50, false)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/page", func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`<!doctype html><title>Stats</title><main>
+<table>
+<tr><th colspan=2>Most active developers</th></tr>
+<tr><td><table><tr><th colspan=3>By changesets</th></tr><tr><td>Ada</td><td>63</td><td>16.6%</td></tr><tr><td>Bob</td><td>56</td><td>14.7%</td></tr></table></td>
+<td><table><tr><th colspan=3>By changed lines</th></tr><tr><td>Bob</td><td>4554</td><td>88.1%</td></tr></table></td></tr>
+<tr><td>Total</td><td>119 changesets</td></tr>
+</table>
+<table><tr><th>Plain</th><th>Row</th></tr><tr><td>x</td><td>y</td></tr></table>
+</main>`))
+	})
+	site := serveMux(t, mux)
+	if r := h.call(t, "s", "navigate", map[string]any{"url": site + "/page"}); r.IsError {
+		t.Fatal(r.Text)
+	}
+	r := h.call(t, "s", "snapshot", nil)
+	if r.IsError {
+		t.Fatal(r.Text)
+	}
+	got := testkit.PageContent(r.Text)
+	want := "| Most active developers |\n" +
+		"| By changesets |\n" +
+		"| Ada | 63 | 16.6% |\n" +
+		"| Bob | 56 | 14.7% |\n" +
+		"| By changed lines |\n" +
+		"| Bob | 4554 | 88.1% |\n" +
+		"| Total | 119 changesets |\n" +
+		"| Plain | Row |\n" +
+		"| x | y |"
+	if got != want {
+		t.Errorf("snapshot:\n%s\n\nwant:\n%s", got, want)
+	}
+}
