@@ -39,18 +39,7 @@ const snapshotPage = `<!doctype html><title>Reference</title>
 // hidden text left out, the main content first.
 func TestSnapshotFormat(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, 50, false)
-	mux := http.NewServeMux()
-	mux.HandleFunc("/page", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(snapshotPage)) })
-	site := serveMux(t, mux)
-	if r := h.call(t, "s", "navigate", map[string]any{"url": site + "/page"}); r.IsError {
-		t.Fatal(r.Text)
-	}
-	r := h.call(t, "s", "snapshot", nil)
-	if r.IsError {
-		t.Fatal(r.Text)
-	}
-	got := testkit.PageContent(r.Text)
+	got := snapshotOf(t, snapshotPage)
 	want := "# The `Client` type\n" +
 		"A `Client` sends requests to a [server](e3 /server), and waits.\n" +
 		"- one\n" +
@@ -84,10 +73,7 @@ func TestSnapshotFormat(t *testing.T) {
 // stands, rather than its rows run together into the outer cell.
 func TestSnapshotNestedTables(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, 50, false)
-	mux := http.NewServeMux()
-	mux.HandleFunc("/page", func(w http.ResponseWriter, r *http.Request) {
-		w.Write([]byte(`<!doctype html><title>Stats</title><main>
+	got := snapshotOf(t, `<!doctype html><title>Stats</title><main>
 <table>
 <tr><th colspan=2>Most active developers</th></tr>
 <tr><td><table><tr><th colspan=3>By changesets</th></tr><tr><td>Ada</td><td>63</td><td>16.6%</td></tr><tr><td>Bob</td><td>56</td><td>14.7%</td></tr></table></td>
@@ -95,17 +81,7 @@ func TestSnapshotNestedTables(t *testing.T) {
 <tr><td>Total</td><td>119 changesets</td></tr>
 </table>
 <table><tr><th>Plain</th><th>Row</th></tr><tr><td>x</td><td>y</td></tr></table>
-</main>`))
-	})
-	site := serveMux(t, mux)
-	if r := h.call(t, "s", "navigate", map[string]any{"url": site + "/page"}); r.IsError {
-		t.Fatal(r.Text)
-	}
-	r := h.call(t, "s", "snapshot", nil)
-	if r.IsError {
-		t.Fatal(r.Text)
-	}
-	got := testkit.PageContent(r.Text)
+</main>`)
 	want := "| Most active developers |\n" +
 		"| By changesets |\n" +
 		"| Ada | 63 | 16.6% |\n" +
@@ -118,4 +94,22 @@ func TestSnapshotNestedTables(t *testing.T) {
 	if got != want {
 		t.Errorf("snapshot:\n%s\n\nwant:\n%s", got, want)
 	}
+}
+
+// snapshotOf is the page content of a snapshot of page, served on
+// loopback and navigated to in a session of its own.
+func snapshotOf(t *testing.T, page string) string {
+	t.Helper()
+	h := newHarness(t, 50, false)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/page", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(page)) })
+	site := serveMux(t, mux)
+	if r := h.call(t, "s", "navigate", map[string]any{"url": site + "/page"}); r.IsError {
+		t.Fatal(r.Text)
+	}
+	r := h.call(t, "s", "snapshot", nil)
+	if r.IsError {
+		t.Fatal(r.Text)
+	}
+	return testkit.PageContent(r.Text)
 }
