@@ -59,7 +59,11 @@ func TestLaunchedBrowserOutlivesItsSessions(t *testing.T) {
 		b.mu.Lock()
 		root := b.root
 		b.mu.Unlock()
-		infos, err := chromedp.CallBrowser(root, target.GetTargets, target.GetTargetsParams{})
+		// root's first call, which binds the browser to it, is long made:
+		// this one may carry a deadline.
+		ctx, cancel := context.WithTimeout(root, 10*time.Second)
+		defer cancel()
+		infos, err := chromedp.CallBrowser(ctx, target.GetTargets, target.GetTargetsParams{})
 		if err != nil {
 			t.Fatalf("list the browser's targets: %v", err)
 		}
@@ -82,6 +86,12 @@ func TestLaunchedBrowserOutlivesItsSessions(t *testing.T) {
 	}
 
 	navigate("first")
+	b.mu.Lock()
+	rootTab := chromedp.FromContext(b.root).Target
+	b.mu.Unlock()
+	if rootTab != nil {
+		t.Fatalf("the browser's own context is attached to a tab (%s)", rootTab.TargetID)
+	}
 	if n := pages(); n != 1 {
 		t.Fatalf("the browser has %d tabs with one session, want 1 (no window of its own)", n)
 	}

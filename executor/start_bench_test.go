@@ -9,7 +9,8 @@ import (
 // stage by stage:
 //
 //   - launch: the browser started (its browser-wide egress proxy, the
-//     process, its DevTools port, the first tab), as serve does at start;
+//     process and its DevTools port, answering; no tab of its own), as
+//     serve does at start;
 //   - first-navigate: a new MCP session's first call, navigate, on a
 //     running browser (the session, its browser context with its own
 //     egress proxy, its tab, the guard attached, then observe, decide,
