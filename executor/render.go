@@ -235,6 +235,19 @@ func (r *renderer) render(v *docView, i int) {
 		r.children(v, i)
 		r.flush()
 		r.tableRow = outer
+	case tag == "tr" && role != "LayoutTableRow" || role == "row":
+		r.flush()
+		outer := r.tableRow
+		r.tableRow = []string{}
+		r.children(v, i)
+		if r.inline.Len() > 0 { // text of the row outside its cells
+			r.tableRow = append(r.tableRow, r.take())
+		}
+		row := r.tableRow
+		r.tableRow = outer
+		if len(row) > 0 {
+			r.line("| " + strings.Join(row, " | ") + " |")
+		}
 	case (tag == "td" || tag == "th") && role != "LayoutTableCell" || role == "cell" || role == "columnheader" || role == "rowheader" || role == "gridcell":
 		if r.tableRow == nil && r.gather == 0 && r.holdsTable(v, i) {
 			r.flush()
@@ -251,19 +264,6 @@ func (r *renderer) render(v *docView, i int) {
 			r.tableRow = append(r.tableRow, cell)
 		} else if cell != "" {
 			r.line(cell)
-		}
-	case tag == "tr" && role != "LayoutTableRow" || role == "row":
-		r.flush()
-		outer := r.tableRow
-		r.tableRow = []string{}
-		r.children(v, i)
-		if r.inline.Len() > 0 { // text of the row outside its cells
-			r.tableRow = append(r.tableRow, r.take())
-		}
-		row := r.tableRow
-		r.tableRow = outer
-		if len(row) > 0 {
-			r.line("| " + strings.Join(row, " | ") + " |")
 		}
 	case tag == "pre":
 		r.flush()
