@@ -2,7 +2,6 @@ package executor
 
 import (
 	"context"
-	"net"
 	"net/http"
 	"strings"
 	"syscall"
@@ -24,16 +23,9 @@ import (
 // still be noticed, with no tab of its own to lose.
 func TestLaunchedBrowserOutlivesItsSessions(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	site := serveLoopback(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte("<title>here</title>"))
-	})}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	site := "http://" + ln.Addr().String() + "/"
+	}) + "/"
 
 	m := testkit.Manifest(t, "[tool]\nname = \"alone\"\n[browser]\n[browser.scope]\nallowed_domains = [\"127.0.0.1\"]\nallow_private_cidrs = [\"127.0.0.1/32\"]\n[browser.commands.navigate]\n")
 	e, err := New(Config{Manifests: []*toolclad.Manifest{m}, Policies: testkit.Policies(t), Evidence: testkit.Store(t)})

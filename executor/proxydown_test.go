@@ -2,7 +2,6 @@ package executor
 
 import (
 	"context"
-	"net"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -18,17 +17,10 @@ import (
 func TestProxyDownMeansNothingGoesOut(t *testing.T) {
 	t.Parallel()
 	var hits atomic.Int64
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	site := serveLoopback(t, func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)
 		w.Write([]byte("<title>up</title>"))
-	})}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	site := "http://" + ln.Addr().String() + "/"
+	}) + "/"
 
 	m := testkit.Manifest(t, "[tool]\nname = \"down\"\n[browser]\nstartup_timeout_seconds = 30\n[browser.scope]\nallowed_domains = [\"127.0.0.1\"]\nallow_private_cidrs = [\"127.0.0.1/32\"]\n[browser.commands.navigate]\n")
 	engine, store := testkit.Policies(t), testkit.Store(t)

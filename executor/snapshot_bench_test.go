@@ -2,7 +2,6 @@ package executor
 
 import (
 	"context"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -89,16 +88,10 @@ type benchRig struct {
 }
 
 func newBenchRig(b *testing.B, page []byte) *benchRig {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	site := serveLoopback(b, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Write(page)
-	})}
-	go srv.Serve(ln)
-	b.Cleanup(func() { srv.Close() })
+	})
 	dir := b.TempDir()
 	m, err := toolclad.Load(testkit.WriteFile(b, dir, "m.toml", `[tool]
 name = "bench"
@@ -119,7 +112,7 @@ args.url = { type = "url", schemes = ["http"], scope_check = true }
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { store.Close() })
-	return &benchRig{url: "http://" + ln.Addr().String() + "/", m: m, store: store, b: b}
+	return &benchRig{url: site + "/", m: m, store: store, b: b}
 }
 
 // newExecutor is an executor of the rig's manifest; the caller closes it.
