@@ -68,8 +68,7 @@ func (s *session) snapshotIn(ctx context.Context, mode string, args map[string]a
 	if n, ok := args["max_chars"].(int64); ok {
 		budget = int(n)
 	}
-	st := s.readState(ctx)
-	text, err := s.snapshot(ctx, sel, origin(st.URL), budget)
+	text, err := s.snapshot(ctx, sel, budget)
 	return output{Text: text}, err
 }
 

@@ -32,7 +32,7 @@ const (
 // each, in parallel) and renders them (render.go), from the element sel
 // matches when sel is set. It replaces the session's refs, and returns the
 // first page of the text; the others wait for snapshot {page: N}.
-func (s *session) snapshot(ctx context.Context, sel, origin string, budget int) (string, error) {
+func (s *session) snapshot(ctx context.Context, sel string, budget int) (string, error) {
 	var scopeNode cdp.BackendNodeID
 	if sel != "" {
 		el, err := s.querySelector(ctx, sel)
@@ -46,8 +46,10 @@ func (s *session) snapshot(ctx context.Context, sel, origin string, budget int) 
 		return "", err
 	}
 	layout := top.snap
+	// Links are shortened against the document the capture read, not a
+	// URL read before it: the page may have moved in between.
 	page, _, _ := strings.Cut(strIndex(layout.Strings, layout.Documents[0].DocumentURL), "#")
-	r := &renderer{snap: layout, ax: top.ax, cur: top, origin: origin, page: page, refs: map[string]refTarget{}}
+	r := &renderer{snap: layout, ax: top.ax, cur: top, origin: origin(page), page: page, refs: map[string]refTarget{}}
 	v := newDocView(layout.Documents[0])
 	r.top, r.curTop = v, v
 	root := -1
