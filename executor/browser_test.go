@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/overlay"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
@@ -122,4 +124,62 @@ func TestLaunchedBrowserOutlivesItsSessions(t *testing.T) {
 	if got := browserPID(); got == pid {
 		t.Fatal("the session after the browser died reports the dead browser")
 	}
+}
+
+// TestTabsTakeMouseMovesUnbuffered: every tab a session acts in, its
+// first and one it opens, has DevTools' overlay enabled on the session's
+// own connection to it, which makes its renderer hand mouse moves to the
+// page at once instead of with its next frame (unbufferInput). The
+// overlay refuses to draw on a connection that has not enabled it: a
+// highlight drawn and hidden again on the tab's connection shows that it
+// is. What it is for, a click that no longer waits for a frame, is a
+// matter of speed, measured in the README, not asserted here.
+func TestTabsTakeMouseMovesUnbuffered(t *testing.T) {
+	t.Parallel()
+	site := serveLoopback(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("<title>here</title><button>Go</button>"))
+	}) + "/"
+	m := testkit.Manifest(t, "[tool]\nname = \"tabs\"\n[browser]\n[browser.scope]\nallowed_domains = [\"127.0.0.1\"]\nallow_private_cidrs = [\"127.0.0.1/32\"]\n[browser.commands.navigate]\n[browser.commands.new_tab]\n")
+	e, err := New(Config{Manifests: []*toolclad.Manifest{m}, Policies: testkit.Policies(t), Evidence: testkit.Store(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	call := func(command string, args map[string]any) {
+		t.Helper()
+		cmd := m.Command(command)
+		valid, err := cmd.Validate(args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := e.Run(context.Background(), &toolclad.Call{Manifest: m, Command: cmd, SessionID: "s", Args: valid, Progress: func(string) {}}); r.IsError {
+			t.Fatalf("%s: %s", command, r.Text)
+		}
+	}
+	overlayOn := func(what string) {
+		t.Helper()
+		e.mu.Lock()
+		var s *session
+		for _, v := range e.sessions {
+			s = v
+		}
+		e.mu.Unlock()
+		if s == nil {
+			t.Fatal("no session")
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		ctx, cancel := context.WithTimeout(s.tab.ctx, 10*time.Second)
+		defer cancel()
+		if _, err := chromedp.Call(ctx, overlay.HighlightRect, overlay.HighlightRectParams{X: 0, Y: 0, Width: 1, Height: 1}); err != nil {
+			t.Fatalf("%s: the overlay is not enabled on the session's connection: %v", what, err)
+		}
+		if _, err := chromedp.Call(ctx, overlay.HideHighlight, cdp.Empty{}); err != nil {
+			t.Fatalf("%s: hide the highlight: %v", what, err)
+		}
+	}
+	call("navigate", map[string]any{"url": site})
+	overlayOn("the session's first tab")
+	call("new_tab", map[string]any{"url": site})
+	overlayOn("a tab the session opened")
 }

@@ -1,0 +1,49 @@
+package executor
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/browsergate/browsergate/toolclad"
+)
+
+// BenchmarkClickPointer measures a click's pointer sequence alone (the
+// element's centre, then a check of the page and a mouse event for each
+// of move, press and release) on a button that does nothing, without the
+// call's quiet window: on a still page, and on one that draws a frame
+// whenever it can (a requestAnimationFrame loop, as a spinner or a
+// carousel does). It reports the median and the 95th percentile of the
+// clicks as well as the mean.
+func BenchmarkClickPointer(b *testing.B) {
+	for _, page := range []struct{ name, script string }{
+		{"still", ""},
+		{"animating", "<script>(function f(){document.title=performance.now();requestAnimationFrame(f)})()</script>"},
+	} {
+		b.Run(page.name, func(b *testing.B) {
+			rig := newBenchRig(b, []byte("<!doctype html><button id=b style='width:200px;height:60px'>Press</button>"+page.script))
+			e := rig.newExecutor()
+			defer e.Close()
+			rig.call(b, e, "bench", "navigate", map[string]any{"url": rig.url})
+			s, _ := e.session(&toolclad.Call{SessionID: "bench", Manifest: rig.m})
+			ctx, cancel := context.WithTimeout(s.tab.ctx, time.Minute)
+			defer cancel()
+			var took []time.Duration
+			for b.Loop() {
+				t0 := time.Now()
+				el, err := s.querySelector(ctx, "#b")
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := s.click(ctx, el, destination{}); err != nil {
+					b.Fatal(err)
+				}
+				took = append(took, time.Since(t0))
+			}
+			slices.Sort(took)
+			b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(took[len(took)*95/100].Microseconds())/1000, "p95-ms")
+		})
+	}
+}
