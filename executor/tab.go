@@ -234,15 +234,19 @@ func (t *tab) closePages(ctx context.Context, ids []target.ID) error {
 	return nil
 }
 
-// unbufferInput asks the tab's renderer to hand each mouse move to the
-// page as it comes, not with its next animation frame. A renderer holds
-// moves back for the frame (up to 16.7 ms at 60 Hz) unless a debugger
-// needs them at once, which enabling DevTools' overlay on the tab says
-// (the DevTools front end does the same). A click begins with a move
-// and the gate checks the page before the button goes down, so a held
-// move made one click in three or four wait most of a frame (measured
-// in the note of #15). The overlay shows nothing until asked, and only
-// speed depends on this: a tab where it fails works as before.
+// unbufferInput asks the renderer of a tab (or of an out-of-process
+// frame) to hand each mouse move to the page as it comes, not with its
+// next animation frame. A renderer holds moves back for the frame (up to
+// 16.7 ms at 60 Hz) unless a debugger needs them at once, which enabling
+// DevTools' overlay on the connection says (the DevTools front end does
+// the same). A click begins with a move and waits for the page to take
+// it before the next check, so a held move cost most of a frame
+// (BenchmarkClickPointer: 16.7 ms a click before, 7-10 ms after). The
+// page's move handlers still run before the press's check; what they
+// put off to an animation frame now runs after it, as what they put off
+// to a timer always did (the release's check and the acting guard are
+// there for both). The overlay shows nothing until asked, and only speed
+// depends on this: a connection where it fails works as before.
 func unbufferInput(ctx context.Context) {
 	c, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
