@@ -261,13 +261,19 @@ func (s *session) pageFacts(all []*target.Info) []pageFact {
 	return out
 }
 
-// otherPages lists the session's tabs other than its own. A popup that has
-// not committed its first URL yet is given up to settle to do so, so that
-// where it goes can be judged.
-func (s *session) otherPages(ctx context.Context, settle time.Duration) ([]pageFact, error) {
+// otherPages lists the session's tabs other than its own, from all (the
+// session's pages as listed beside a state read, with the error of that
+// listing). A popup that has not committed its first URL yet is given up
+// to settle to do so, so that where it goes can be judged: the pages are
+// listed again until it has.
+func (s *session) otherPages(ctx context.Context, settle time.Duration, all []*target.Info, err error) ([]pageFact, error) {
 	deadline := time.Now().Add(settle)
+	if err != nil {
+		// That listing had the state read's shorter bound: once more on
+		// ctx's.
+		all, err = s.pages(ctx)
+	}
 	for {
-		all, err := s.pages(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -286,5 +292,6 @@ func (s *session) otherPages(ctx context.Context, settle time.Duration) ([]pageF
 			return nil, ctx.Err()
 		case <-time.After(20 * time.Millisecond):
 		}
+		all, err = s.pages(ctx)
 	}
 }

@@ -290,9 +290,9 @@ func (e *Executor) checkAfter(s *session, t *turn, unjudged *Blocked) {
 	}
 	pctx, pcancel := context.WithTimeout(s.tab.ctx, 10*time.Second)
 	defer pcancel()
-	after := s.readState(pctx)
+	after, _, all, allErr := s.readPage(pctx)
 	t.after = &after
-	pages, pagesErr := s.otherPages(pctx, popupSettle)
+	pages, pagesErr := s.otherPages(pctx, popupSettle, all, allErr)
 	av := decideAfter(s.backend.check, t.call.Command.Name, after, pages, pagesErr, unjudged)
 	if d := e.enforce(pctx, s, t, av); d != nil {
 		t.deny = d
