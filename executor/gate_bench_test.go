@@ -48,6 +48,23 @@ func BenchmarkGateDecision(b *testing.B) {
 	}
 }
 
+// BenchmarkGovernedCall is what governance costs one call on a real tab,
+// through the whole loop (Executor.Run) for a command whose action is
+// next to nothing (console_messages reads the session's own log): observe
+// (the page's state, cookies, history and tabs), decide (scope and the
+// shipped Cedar policies), the read after the action (the state again and
+// the session's other tabs), the evidence appended and fsynced to a bbolt
+// file, and the reply. An MCP client's call adds its stdio round trip.
+func BenchmarkGovernedCall(b *testing.B) {
+	rig := newBenchRig(b, []byte("<!doctype html><title>Orders</title><form><select><option>Open</option></select><button>Apply</button></form>"))
+	e := rig.newExecutor()
+	defer e.Close()
+	rig.call(b, e, "bench", "navigate", map[string]any{"url": rig.url})
+	for b.Loop() {
+		rig.call(b, e, "bench", "console_messages", map[string]any{})
+	}
+}
+
 // BenchmarkPolicyDecision is the gate's decision without the browser:
 // argument validation and decide (limits, the URL scope, Cedar) on given
 // facts, as for a navigate call.

@@ -103,6 +103,7 @@ allow_private_cidrs = ["127.0.0.1/32"]
 [browser.commands.navigate]
 args.url = { type = "url", schemes = ["http"], scope_check = true }
 [browser.commands.snapshot]
+[browser.commands.console_messages]
 `))
 	if err != nil {
 		b.Fatal(err)
