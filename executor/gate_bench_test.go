@@ -65,6 +65,37 @@ func BenchmarkGovernedCall(b *testing.B) {
 	}
 }
 
+// BenchmarkObserveClick measures observe for a click by ref on a real tab:
+// the page's state and the element (found by its ref, and where clicking
+// it leads, read in the gate's world), which observe reads side by side.
+func BenchmarkObserveClick(b *testing.B) {
+	rig := newBenchRig(b, []byte("<!doctype html><title>Orders</title><form action=/results><label><input type=checkbox name=late> Only late orders</label><button>Apply</button></form>"))
+	e := rig.newExecutor()
+	defer e.Close()
+	rig.call(b, e, "bench", "navigate", map[string]any{"url": rig.url})
+	rig.call(b, e, "bench", "snapshot", map[string]any{})
+	s, _ := e.session(&toolclad.Call{SessionID: "bench", Manifest: rig.m})
+	ref := ""
+	for r := range s.tab.refs { // any of the page's controls will do
+		if ref == "" || r < ref {
+			ref = r
+		}
+	}
+	if ref == "" {
+		b.Fatal("the snapshot gave no ref")
+	}
+	cmd := rig.m.Command("click")
+	args, err := cmd.Validate(map[string]any{"ref": ref})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if f := s.observe(s.tab.ctx, cmd, args); f.Element == nil || f.Element.Err != nil {
+			b.Fatalf("observe: %+v", f.Element)
+		}
+	}
+}
+
 // BenchmarkPolicyDecision is the gate's decision without the browser:
 // argument validation and decide (limits, the URL scope, Cedar) on given
 // facts, as for a navigate call.

@@ -142,6 +142,17 @@ func (f *facts) navigatesTo(args map[string]any) string {
 // nothing in the browser.
 func (s *session) observe(ctx context.Context, cmd *toolclad.Command, args map[string]any) *facts {
 	f := &facts{}
+	kind := commandTable[cmd.Name].observes
+	// The element a command acts on is read beside the page's state: both
+	// only read, and neither needs the other. Not while a dialog is held
+	// open (the page's scripts are stopped; the element is not read then).
+	var element <-chan *elementFact
+	if readsElement(kind) && s.tab.watch.pendingDialog() == nil {
+		_, _ = s.world(ctx) // made once, for both reads
+		ch := make(chan *elementFact, 1)
+		go func() { ch <- s.observeElementOf(ctx, kind, args) }()
+		element = ch
+	}
 	var all []*target.Info
 	f.State, f.Forms, all, f.PagesErr = s.readPage(ctx)
 	f.UserTab = s.tabOwner(s.tab.targetID()) == ownerUser
@@ -154,33 +165,57 @@ func (s *session) observe(ctx context.Context, cmd *toolclad.Command, args map[s
 	f.Pages = s.pageFacts(all)
 	f.Typed = s.typed.on(s.tab.watch.navigationCount())
 	f.Held = s.egress.bound.heldHere()
+	if element != nil {
+		f.Element = <-element
+	}
 	if f.Dialog = s.tab.watch.pendingDialog(); f.Dialog != nil {
+		// The gate refuses on the dialog; an element read meanwhile
+		// is not judged.
+		f.Element = nil
 		return f
 	}
 	if cmd.Name == "handle_dialog" {
 		f.LostDialog = s.tab.watch.takeLostDialog()
 	}
-	switch commandTable[cmd.Name].observes {
-	case observeClick:
-		f.Element = s.observeElement(ctx, args, "click")
-	case observeSubmit:
-		f.Element = s.observeElement(ctx, args, "submit")
-	case observeField:
-		f.Element = s.observeField(ctx, args)
+	switch kind {
 	case observeHistory:
 		f.History = s.observeHistory(ctx, historyStep(cmd.Name))
-	case observeKey:
-		f.Element = s.observeKey(ctx, args)
-	case observePoint:
-		f.Element = s.observePoint(ctx, args)
-	case observeSelect:
-		f.Element = s.observeSelect(ctx, args)
 	case observeUpload:
 		f.Element = s.observeUpload(ctx, args)
 	case observeTab:
 		f.Tab, f.TabErr = s.observeTab(ctx, args)
 	}
 	return f
+}
+
+// readsElement says whether an observation only reads the element a
+// command acts on, and where acting on it leads (observeElementOf).
+func readsElement(kind observation) bool {
+	switch kind {
+	case observeClick, observeSubmit, observeField, observeKey, observePoint, observeSelect:
+		return true
+	}
+	return false
+}
+
+// observeElementOf reads the element of an observation readsElement
+// accepts.
+func (s *session) observeElementOf(ctx context.Context, kind observation, args map[string]any) *elementFact {
+	switch kind {
+	case observeClick:
+		return s.observeElement(ctx, args, "click")
+	case observeSubmit:
+		return s.observeElement(ctx, args, "submit")
+	case observeField:
+		return s.observeField(ctx, args)
+	case observeKey:
+		return s.observeKey(ctx, args)
+	case observePoint:
+		return s.observePoint(ctx, args)
+	case observeSelect:
+		return s.observeSelect(ctx, args)
+	}
+	return nil
 }
 
 // observeTab finds the tab a tab command names in the listing list_tabs

@@ -48,6 +48,10 @@ type session struct {
 	mu     sync.Mutex
 	ended  bool // the MCP session ended or the executor closed
 	tab    tab
+	// worldMu guards tab.worldID and tab.worldNavs: observe reads the
+	// page and the element a command acts on side by side, and both may
+	// make the gate's world (world.go).
+	worldMu sync.Mutex
 	tabIDs tabIDs      // the short ids list_tabs gives the tabs
 	tabs   sessionTabs // the tabs besides the current one
 	limits limits

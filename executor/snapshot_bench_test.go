@@ -104,6 +104,7 @@ allow_private_cidrs = ["127.0.0.1/32"]
 args.url = { type = "url", schemes = ["http"], scope_check = true }
 [browser.commands.snapshot]
 [browser.commands.console_messages]
+[browser.commands.click]
 `))
 	if err != nil {
 		b.Fatal(err)

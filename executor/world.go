@@ -27,6 +27,8 @@ const worldName = "browsergate-gate"
 // world returns the id of the isolated world for the tab's current
 // document, creating it after each navigation.
 func (s *session) world(ctx context.Context) (runtime.ExecutionContextID, error) {
+	s.worldMu.Lock()
+	defer s.worldMu.Unlock()
 	t := &s.tab
 	navs := t.watch.navigationCount()
 	if t.worldID != 0 && t.worldNavs == navs {
@@ -100,7 +102,17 @@ func (s *session) inWorld(ctx context.Context, fn func(runtime.ExecutionContextI
 		if errors.As(err, &ex) {
 			return err // the script itself failed: a new world would not help
 		}
-		s.tab.worldID = 0 // the document may have changed under us
+		s.forgetWorld(id) // the document may have changed under us
 	}
 	return err
+}
+
+// forgetWorld drops the cached world id if it is still id: the next use
+// makes a new one (another reader may have made it already).
+func (s *session) forgetWorld(id runtime.ExecutionContextID) {
+	s.worldMu.Lock()
+	defer s.worldMu.Unlock()
+	if s.tab.worldID == id {
+		s.tab.worldID = 0
+	}
 }
