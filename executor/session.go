@@ -45,18 +45,18 @@ type session struct {
 	// masks it whole.
 	secretSpans func(string) [][2]int
 
-	mu     sync.Mutex
-	ended  bool // the MCP session ended or the executor closed
-	tab    tab
+	mu    sync.Mutex
+	ended bool // the MCP session ended or the executor closed
+	tab   tab
 	// worldMu guards tab.worldID and tab.worldNavs: observe reads the
 	// page and the element a command acts on side by side, and both may
 	// make the gate's world (world.go).
 	worldMu sync.Mutex
-	tabIDs tabIDs      // the short ids list_tabs gives the tabs
-	tabs   sessionTabs // the tabs besides the current one
-	limits limits
-	hold   hold
-	typed  typedSecrets
+	tabIDs  tabIDs      // the short ids list_tabs gives the tabs
+	tabs    sessionTabs // the tabs besides the current one
+	limits  limits
+	hold    hold
+	typed   typedSecrets
 	// agent is what the agent wrote in the calls of its MCP session, as
 	// the pieces of secrets it holds: the replies show them as written
 	// (forAgent). Shared by the MCP session's sessions.
