@@ -165,17 +165,23 @@ func (s *session) observe(ctx context.Context, cmd *toolclad.Command, args map[s
 	f.Pages = s.pageFacts(all)
 	f.Typed = s.typed.on(s.tab.watch.navigationCount())
 	f.Held = s.egress.bound.heldHere()
+	var read *elementFact
 	if element != nil {
-		f.Element = <-element
+		read = <-element // the read has ended before observe does
 	}
 	if f.Dialog = s.tab.watch.pendingDialog(); f.Dialog != nil {
-		// The gate refuses on the dialog; an element read meanwhile
-		// is not judged.
-		f.Element = nil
-		return f
+		return f // the gate refuses on the dialog
 	}
 	if cmd.Name == "handle_dialog" {
 		f.LostDialog = s.tab.watch.takeLostDialog()
+	}
+	if readsElement(kind) {
+		if element == nil {
+			// A dialog held at the start has gone since (the browser
+			// closed it): the element is read now.
+			read = s.observeElementOf(ctx, kind, args)
+		}
+		f.Element = read
 	}
 	switch kind {
 	case observeHistory:
