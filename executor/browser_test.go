@@ -2,16 +2,12 @@ package executor
 
 import (
 	"context"
-	"maps"
-	"net"
 	"net/http"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/overlay"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
@@ -126,96 +122,4 @@ func TestLaunchedBrowserOutlivesItsSessions(t *testing.T) {
 	if got := browserPID(); got == pid {
 		t.Fatal("the session after the browser died reports the dead browser")
 	}
-}
-
-// TestTabsTakeMouseMovesUnbuffered: every tab a session acts in (its
-// first, one it opens) and every out-of-process frame it reaches into
-// has DevTools' overlay enabled on the session's own connection to it,
-// which makes the renderer hand mouse moves to the page at once instead
-// of with its next frame (unbufferInput). The overlay refuses to draw on
-// a connection that has not enabled it: a highlight drawn and hidden
-// again on each connection shows that it is. What it is for, a click
-// that no longer waits for a frame, is a matter of speed, measured by
-// BenchmarkClickPointer, not asserted here.
-func TestTabsTakeMouseMovesUnbuffered(t *testing.T) {
-	t.Parallel()
-	// 127.0.0.3 is another site than 127.0.0.1: its frame gets a process
-	// of its own.
-	ln, err := net.Listen("tcp", "127.0.0.3:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	other := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Write([]byte("<title>there</title><button>Press there</button>"))
-	})}
-	go other.Serve(ln)
-	t.Cleanup(func() { other.Close() })
-	site := serveLoopback(t, func(w http.ResponseWriter, r *http.Request) {
-		w.Write([]byte(`<title>here</title><button>Go</button><iframe src="http://` + ln.Addr().String() + `/"></iframe>`))
-	}) + "/"
-	m := testkit.Manifest(t, "[tool]\nname = \"tabs\"\n[browser]\n[browser.scope]\nallowed_domains = [\"127.0.0.1\", \"127.0.0.3\"]\nallow_private_cidrs = [\"127.0.0.1/32\", \"127.0.0.3/32\"]\n[browser.commands.navigate]\n[browser.commands.snapshot]\n[browser.commands.new_tab]\n")
-	e, err := New(Config{Manifests: []*toolclad.Manifest{m}, Policies: testkit.Policies(t), Evidence: testkit.Store(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Close)
-	call := func(command string, args map[string]any) string {
-		t.Helper()
-		cmd := m.Command(command)
-		valid, err := cmd.Validate(args)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := e.Run(context.Background(), &toolclad.Call{Manifest: m, Command: cmd, SessionID: "s", Args: valid, Progress: func(string) {}})
-		if r.IsError {
-			t.Fatalf("%s: %s", command, r.Text)
-		}
-		return r.Text
-	}
-	session := func() *session {
-		t.Helper()
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		for _, s := range e.sessions {
-			return s
-		}
-		t.Fatal("no session")
-		return nil
-	}
-	overlayOn := func(what string, conn context.Context) {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(conn, 10*time.Second)
-		defer cancel()
-		if _, err := chromedp.Call(ctx, overlay.HighlightRect, overlay.HighlightRectParams{X: 0, Y: 0, Width: 1, Height: 1}); err != nil {
-			t.Fatalf("%s: the overlay is not enabled on the session's connection: %v", what, err)
-		}
-		if _, err := chromedp.Call(ctx, overlay.HideHighlight, cdp.Empty{}); err != nil {
-			t.Fatalf("%s: hide the highlight: %v", what, err)
-		}
-	}
-	call("navigate", map[string]any{"url": site})
-	if snap := call("snapshot", nil); !strings.Contains(snap, "Press there") {
-		t.Fatalf("the other site's frame is not in the snapshot:\n%s", snap)
-	}
-	// The connections, taken while the session is idle; the checks run
-	// without its lock, so that a failed one cannot leave it held.
-	conns := func() (context.Context, map[target.ID]frameConn) {
-		s := session()
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		s.tab.frames.mu.Lock()
-		defer s.tab.frames.mu.Unlock()
-		return s.tab.ctx, maps.Clone(s.tab.frames.conns)
-	}
-	tab, frames := conns()
-	overlayOn("the session's first tab", tab)
-	if len(frames) != 1 {
-		t.Fatalf("the snapshot reached %d out-of-process frames, want 1", len(frames))
-	}
-	for id, c := range frames {
-		overlayOn("the out-of-process frame "+string(id), c.ctx)
-	}
-	call("new_tab", map[string]any{"url": site})
-	tab, _ = conns()
-	overlayOn("a tab the session opened", tab)
 }

@@ -54,9 +54,6 @@ func (s *session) inFrame(ctx context.Context, id target.ID) (context.Context, c
 			cancel()
 			return nil, nil, fmt.Errorf("attach to the frame: %w", err)
 		}
-		// Pointer events inside the frame are its own renderer's to
-		// dispatch: it takes mouse moves unbuffered too.
-		unbufferInput(fctx)
 		c = frameConn{ctx: fctx, cancel: cancel}
 		fcs.mu.Lock()
 		if old, ok := fcs.conns[id]; ok {

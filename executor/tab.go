@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/overlay"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/target"
@@ -52,7 +51,6 @@ func (s *session) ensureTab() error {
 		w.mainFrame = cdp.FrameID(t.TargetID)
 		w.mu.Unlock()
 	}
-	unbufferInput(ctx)
 	s.tab = tab{ctx: ctx, cancel: cancel, watch: w, browserID: chromedp.FromContext(ctx).BrowserContextID, frames: newFrameConns()}
 	s.tabs = sessionTabs{home: s.tab.targetID(), homeCtx: ctx, parked: map[target.ID]tab{}}
 	claimedTabs.claim(s.tabs.home, s.id)
@@ -232,23 +230,4 @@ func (t *tab) closePages(ctx context.Context, ids []target.ID) error {
 		}
 	}
 	return nil
-}
-
-// unbufferInput asks the renderer of a tab (or of an out-of-process
-// frame) to hand each mouse move to the page as it comes, not with its
-// next animation frame. A renderer holds moves back for the frame (up to
-// 16.7 ms at 60 Hz) unless a debugger needs them at once, which enabling
-// DevTools' overlay on the connection says (the DevTools front end does
-// the same). A click begins with a move and waits for the page to take
-// it before the next check, so a held move cost most of a frame
-// (BenchmarkClickPointer: 16.7 ms a click before, 7-10 ms after). The
-// page's move handlers still run before the press's check; what they
-// put off to an animation frame now runs after it, as what they put off
-// to a timer always did (the release's check and the acting guard are
-// there for both). The overlay shows nothing until asked, and only speed
-// depends on this: a connection where it fails works as before.
-func unbufferInput(ctx context.Context) {
-	c, cancel := context.WithTimeout(ctx, time.Second)
-	defer cancel()
-	_, _ = chromedp.Call(c, overlay.Enable, cdp.Empty{})
 }

@@ -216,7 +216,6 @@ func (s *session) switchTo(ctx context.Context, id target.ID) error {
 			cancel()
 			return fmt.Errorf("attach to the tab: %w", err)
 		}
-		unbufferInput(tctx)
 		t = tab{ctx: tctx, cancel: cancel, watch: w, browserID: s.tab.browserID, frames: newFrameConns()}
 		go w.answerDialogs(tctx)
 	}
