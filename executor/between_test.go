@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -33,18 +32,12 @@ func TestRefusalsAfterTheLastCallAreRecordedAtExpiry(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(ex.Close)
-	page := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	page := executor.ServeOn(t, "127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `<title>late</title><script>setTimeout(() => fetch('http://127.0.0.2:9/after-last-call').catch(() => {}), 1500)</script>late`)
-	})}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go page.Serve(ln)
-	t.Cleanup(func() { page.Close() })
+	}))
 
 	cmd := m.Command("navigate")
-	raw := map[string]any{"url": "http://" + ln.Addr().String() + "/"}
+	raw := map[string]any{"url": page + "/"}
 	args, argErr := cmd.Validate(raw)
 	r := ex.Run(context.Background(), &toolclad.Call{Manifest: m, Command: cmd, Tool: "loop.navigate", SessionID: "s",
 		RawArgs: raw, Args: args, ArgErr: argErr, Progress: func(string) {}})

@@ -3,7 +3,6 @@ package executor_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -72,15 +71,8 @@ func newHarnessFrom(t *testing.T, manifest string) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(ex.Close)
-	site := demosite.New(demosite.Options{})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: site}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	return &harness{ex: ex, m: m, store: store, clock: c, site: "http://" + ln.Addr().String()}
+	site := executor.ServeOn(t, "127.0.0.1:0", demosite.New(demosite.Options{}))
+	return &harness{ex: ex, m: m, store: store, clock: c, site: site}
 }
 
 func (h *harness) call(t *testing.T, session, command string, raw map[string]any) *toolclad.Reply {
@@ -222,14 +214,7 @@ func TestFinalURLOutsideScopeIsRefusedAndReset(t *testing.T) {
 	// A page on 127.0.0.3 stands in for a forbidden site. (Request
 	// interception, which stops the request itself, is a later layer; this
 	// test is about the check on the final URL.)
-	ln, err := net.Listen("tcp", "127.0.0.3:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("<title>out</title>")) })}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	out := "http://" + ln.Addr().String() + "/"
+	out := executor.ServeOn(t, "127.0.0.3:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("<title>out</title>")) })) + "/"
 
 	if r := h.call(t, "s", "navigate", map[string]any{"url": h.site + "/jump?to=" + out}); r.IsError {
 		t.Fatal(r.Text)
@@ -355,23 +340,8 @@ func newHarnessWithCanary(t *testing.T) (*harness, *demosite.Canary) {
 	t.Helper()
 	h := newHarness(t, 100, false)
 	canary := &demosite.Canary{}
-	ln, err := net.Listen("tcp", "127.0.0.2:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	csrv := &http.Server{Handler: canary}
-	go csrv.Serve(ln)
-	t.Cleanup(func() { csrv.Close() })
-	site := demosite.New(demosite.Options{ForbiddenURL: "http://" + ln.Addr().String() + "/steal"})
-	sl, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ssrv := &http.Server{Handler: site}
-	go ssrv.Serve(sl)
-	t.Cleanup(func() { ssrv.Close() })
-	h.site = "http://" + sl.Addr().String()
-	h.canary = "http://" + ln.Addr().String()
+	h.canary = executor.ServeOn(t, "127.0.0.2:0", canary)
+	h.site = executor.ServeOn(t, "127.0.0.1:0", demosite.New(demosite.Options{ForbiddenURL: h.canary + "/steal"}))
 	return h, canary
 }
 
@@ -439,14 +409,7 @@ func TestPasswordIsMaskedInEvidence(t *testing.T) {
 func TestPagesThatLeaveTheScopeByThemselves(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, 100, false)
-	ln, err := net.Listen("tcp", "127.0.0.3:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("<title>out</title>out")) })}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	out := "http://" + ln.Addr().String() + "/"
+	out := executor.ServeOn(t, "127.0.0.3:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("<title>out</title>out")) })) + "/"
 
 	h.call(t, "s", "navigate", map[string]any{"url": h.site + "/trap/popup?to=" + out})
 	if r := h.call(t, "s", "click", map[string]any{"selector": "#open"}); !r.IsError || !strings.Contains(r.Text, "closed") || !strings.Contains(r.Text, "tab_count=1") {
@@ -486,16 +449,10 @@ func TestPageRequestsAreInterceptedAndReported(t *testing.T) {
 	t.Parallel()
 	h, canary := newHarnessWithCanary(t)
 	canaryURL := h.canary
-	page := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	page := executor.ServeOn(t, "127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `<title>p</title><img src="%s/img.png"><script>fetch("%s/api").catch(() => {})</script>`, canaryURL, canaryURL)
-	})}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go page.Serve(ln)
-	t.Cleanup(func() { page.Close() })
-	r := h.call(t, "s", "navigate", map[string]any{"url": "http://" + ln.Addr().String() + "/"})
+	}))
+	r := h.call(t, "s", "navigate", map[string]any{"url": page + "/"})
 	if r.IsError || !strings.Contains(r.Text, "egress gate blocked 2 request(s)") || !strings.Contains(r.Text, "/img.png") {
 		t.Fatalf("navigate to a page that loads from the canary: %+v", r)
 	}

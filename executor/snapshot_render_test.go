@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/browsergate/browsergate/examples/testkit"
+	"github.com/browsergate/browsergate/executor"
 )
 
 // snapshotPage has each construct the snapshot renders.
@@ -103,7 +104,7 @@ func snapshotOf(t *testing.T, page string) string {
 	h := newHarness(t, 50, false)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/page", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(page)) })
-	site := serveMux(t, mux)
+	site := executor.ServeOn(t, "127.0.0.1:0", mux)
 	if r := h.call(t, "s", "navigate", map[string]any{"url": site + "/page"}); r.IsError {
 		t.Fatal(r.Text)
 	}

@@ -2,7 +2,6 @@ package executor_test
 
 import (
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -18,19 +17,6 @@ import (
 // These pages try to make the gate judge one action while the browser
 // does another: where a click or a submit leads is worked out as the
 // browser works it out, and checked again right before acting.
-
-// serveMux serves mux on a loopback port for the test.
-func serveMux(t *testing.T, mux *http.ServeMux) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: mux}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	return "http://" + ln.Addr().String()
-}
 
 // postCounter serves page at /page and counts POSTs to /posted.
 func postCounter(t *testing.T, page string) (string, *atomic.Int64) {
@@ -50,7 +36,7 @@ func postCounter(t *testing.T, page string) (string, *atomic.Int64) {
 		}
 		fmt.Fprint(w, "<title>posted</title>posted")
 	})
-	return serveMux(t, mux), &posts
+	return executor.ServeOn(t, "127.0.0.1:0", mux), &posts
 }
 
 // TestClicksThatSubmitAreSeen: a label for a submit button, and a submit
@@ -159,7 +145,7 @@ func TestApprovalForAClickDoesNotCoverASubmit(t *testing.T) {
 }, 50);</script>`)
 	})
 	mux.HandleFunc("/flip", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, flip.Load()) })
-	site := serveMux(t, mux)
+	site := executor.ServeOn(t, "127.0.0.1:0", mux)
 	h.call(t, "s", "navigate", map[string]any{"url": site + "/page"})
 	go func() {
 		for range 1000 {
@@ -251,7 +237,7 @@ func TestSubmitRetargetedBySubmitHandler(t *testing.T) {
 		fmt.Fprint(w, `<form id=f method=post action="/posted" onsubmit="this.action='/elsewhere'"><button>Go</button></form>`)
 	})
 	mux.HandleFunc("/elsewhere", func(w http.ResponseWriter, r *http.Request) { elsewhere.Add(1) })
-	site := serveMux(t, mux)
+	site := executor.ServeOn(t, "127.0.0.1:0", mux)
 	h.call(t, "s", "navigate", map[string]any{"url": site + "/page"})
 	r := h.call(t, "s", "submit_form", map[string]any{"selector": "#f"})
 	if !r.IsError || !strings.Contains(r.Text, "form posted elsewhere") {
