@@ -146,11 +146,12 @@ func (s *session) observe(ctx context.Context, cmd *toolclad.Command, args map[s
 	// The element a command acts on is read beside the page's state: both
 	// only read, and neither needs the other. Not while a dialog is held
 	// open (the page's scripts are stopped; the element is not read then).
+	readElement := elementReader(kind)
 	var element <-chan *elementFact
-	if readsElement(kind) && s.tab.watch.pendingDialog() == nil {
+	if readElement != nil && s.tab.watch.pendingDialog() == nil {
 		_, _ = s.world(ctx) // made once, for both reads
 		ch := make(chan *elementFact, 1)
-		go func() { ch <- s.observeElementOf(ctx, kind, args) }()
+		go func() { ch <- readElement(s, ctx, args) }()
 		element = ch
 	}
 	var all []*target.Info
@@ -175,11 +176,11 @@ func (s *session) observe(ctx context.Context, cmd *toolclad.Command, args map[s
 	if cmd.Name == "handle_dialog" {
 		f.LostDialog = s.tab.watch.takeLostDialog()
 	}
-	if readsElement(kind) {
+	if readElement != nil {
 		if element == nil {
 			// A dialog held at the start has gone since (the browser
 			// closed it): the element is read now.
-			read = s.observeElementOf(ctx, kind, args)
+			read = readElement(s, ctx, args)
 		}
 		f.Element = read
 	}
@@ -194,32 +195,27 @@ func (s *session) observe(ctx context.Context, cmd *toolclad.Command, args map[s
 	return f
 }
 
-// readsElement says whether an observation only reads the element a
-// command acts on, and where acting on it leads (observeElementOf).
-func readsElement(kind observation) bool {
-	switch kind {
-	case observeClick, observeSubmit, observeField, observeKey, observePoint, observeSelect:
-		return true
-	}
-	return false
-}
-
-// observeElementOf reads the element of an observation readsElement
-// accepts.
-func (s *session) observeElementOf(ctx context.Context, kind observation, args map[string]any) *elementFact {
+// elementReader is how an observation that only reads the element a
+// command acts on (and where acting on it leads) reads it; nil for the
+// others.
+func elementReader(kind observation) func(*session, context.Context, map[string]any) *elementFact {
 	switch kind {
 	case observeClick:
-		return s.observeElement(ctx, args, "click")
+		return func(s *session, ctx context.Context, args map[string]any) *elementFact {
+			return s.observeElement(ctx, args, "click")
+		}
 	case observeSubmit:
-		return s.observeElement(ctx, args, "submit")
+		return func(s *session, ctx context.Context, args map[string]any) *elementFact {
+			return s.observeElement(ctx, args, "submit")
+		}
 	case observeField:
-		return s.observeField(ctx, args)
+		return (*session).observeField
 	case observeKey:
-		return s.observeKey(ctx, args)
+		return (*session).observeKey
 	case observePoint:
-		return s.observePoint(ctx, args)
+		return (*session).observePoint
 	case observeSelect:
-		return s.observeSelect(ctx, args)
+		return (*session).observeSelect
 	}
 	return nil
 }
