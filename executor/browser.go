@@ -357,7 +357,16 @@ func (b *backend) start() error {
 // removeProfile removes a launched browser's profile directory once the
 // browser has stopped, and again a moment later: Chromium's helper
 // processes may still write to it (its Default directory) as they exit.
+// The directory of Chromium's singleton socket goes with it: Chromium
+// makes it in the temporary directory (org.chromium.Chromium.*, named by
+// the profile's SingletonSocket link) and removes it only when it quits
+// by itself, so each browser stopped otherwise would leave one behind.
 func removeProfile(dir string) {
+	if sock, err := os.Readlink(filepath.Join(dir, "SingletonSocket")); err == nil {
+		if d := filepath.Dir(sock); strings.HasPrefix(filepath.Base(d), "org.chromium.Chromium.") {
+			_ = os.RemoveAll(d)
+		}
+	}
 	_ = os.RemoveAll(dir)
 	go func() {
 		for _, d := range []time.Duration{time.Second, 3 * time.Second} {

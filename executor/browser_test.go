@@ -2,7 +2,9 @@ package executor
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -122,4 +124,49 @@ func TestLaunchedBrowserOutlivesItsSessions(t *testing.T) {
 	if got := browserPID(); got == pid {
 		t.Fatal("the session after the browser died reports the dead browser")
 	}
+}
+
+// TestLaunchedBrowserLeavesNothingInTmp: once a launched browser is
+// stopped, nothing of it is left in the daemon's temporary directory: not
+// its profile, and not the directory of Chromium's singleton socket
+// (org.chromium.Chromium.*), which Chromium removes only when it quits by
+// itself. A daemon that launches and stops browsers all day does not fill
+// its temporary directory.
+func TestLaunchedBrowserLeavesNothingInTmp(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	site := serveLoopback(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("<title>here</title>"))
+	}) + "/"
+	m := testkit.Manifest(t, "[tool]\nname = \"tmp\"\n[browser]\n[browser.scope]\nallowed_domains = [\"127.0.0.1\"]\nallow_private_cidrs = [\"127.0.0.1/32\"]\n[browser.commands.navigate]\n")
+	e, err := New(Config{Manifests: []*toolclad.Manifest{m}, Policies: testkit.Policies(t), Evidence: testkit.Store(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := m.Command("navigate")
+	args, err := cmd.Validate(map[string]any{"url": site})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := e.Run(context.Background(), &toolclad.Call{Manifest: m, Command: cmd, SessionID: "s", Args: args, Progress: func(string) {}}); r.IsError {
+		t.Fatalf("navigate: %+v", r)
+	}
+	entries := func() []string {
+		des, err := os.ReadDir(tmp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, d := range des {
+			names = append(names, d.Name())
+		}
+		return names
+	}
+	e.Close()
+	testkit.Eventually(t, func() string {
+		if left := entries(); len(left) > 0 {
+			return fmt.Sprintf("left in the temporary directory after the browser stopped: %v", left)
+		}
+		return ""
+	})
 }
