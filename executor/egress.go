@@ -2,6 +2,7 @@ package executor
 
 import (
 	"fmt"
+	"log/slog"
 	"net"
 	"net/netip"
 	"net/url"
@@ -83,6 +84,16 @@ func (b *backend) newProxy(log *blockLog, sess *sessionEgress) (*egress.Proxy, s
 // newGate is the egress gate of newProxy, not listening: the browserless
 // engine dials through it (Proxy.DialContext). Its refusals go to log.
 func (b *backend) newGate(log *blockLog, sess *sessionEgress) (*egress.Proxy, error) {
+	logger, denied := b.logger, slog.Leveler(slog.LevelWarn)
+	if sess == nil {
+		// The browser-wide proxy carries the launched browser's own
+		// requests, never a session's page: its background services ask
+		// for Google's hosts in every run (the accounts list of its
+		// profile, the component updater), and no switch stops all of
+		// them. Refused as any request is, they are logged as the
+		// browser's, at info: a warning is kept for what pages do.
+		logger, denied = b.logger.With("source", "browser"), slog.LevelInfo
+	}
 	return egress.New(egress.Config{
 		Policy:   policyRef{b: b, s: sess},
 		Resolver: b.resolver,
@@ -91,7 +102,8 @@ func (b *backend) newGate(log *blockLog, sess *sessionEgress) (*egress.Proxy, er
 				log.add(Blocked{Time: d.Time, URL: d.Target, Rule: d.Rule, Reason: d.Reason, Layer: "proxy"})
 			}
 		},
-		Logger: b.logger,
+		Logger:      logger,
+		DeniedLevel: denied,
 	})
 }
 

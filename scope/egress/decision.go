@@ -108,7 +108,7 @@ func (p *Proxy) emit(d *Decision) {
 	}
 	level := slog.LevelInfo
 	if !d.Allowed {
-		level = slog.LevelWarn
+		level = p.cfg.DeniedLevel.Level()
 	}
 	p.cfg.Logger.LogAttrs(context.Background(), level, "egress decision", d.attrs()...)
 }

@@ -80,3 +80,46 @@ func TestDecisionLog(t *testing.T) {
 		t.Errorf("denied status %d", ds[1].Status)
 	}
 }
+
+// TestDecisionLogLevels: a refusal is a warning and an allowed request
+// info, unless the proxy is told to log its refusals at another level
+// (the launched browser's own traffic, refused as routine).
+func TestDecisionLogLevels(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		denied slog.Leveler
+		want   []string // levels of the allowed and the refused request
+	}{
+		{"default", nil, []string{"INFO", "WARN"}},
+		{"refusals at info", slog.LevelInfo, []string{"INFO", "INFO"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var buf syncBuffer
+			r := newRig(t, rigOptions{config: func(c *egress.Config) {
+				c.Logger = slog.New(slog.NewJSONHandler(&buf, nil))
+				c.DeniedLevel = tc.denied
+			}})
+			client := r.client()
+			for _, host := range []string{"app.test", "canary.test"} {
+				res, err := client.Get(r.url("http", host, "/"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				res.Body.Close()
+			}
+			var got []string
+			for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+				var rec struct{ Level string }
+				if err := json.Unmarshal([]byte(line), &rec); err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, rec.Level)
+			}
+			if strings.Join(got, ",") != strings.Join(tc.want, ",") {
+				t.Errorf("levels of the allowed and the refused request: %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

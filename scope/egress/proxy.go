@@ -53,6 +53,9 @@ type Config struct {
 	// Logger receives one structured record per decision. Default
 	// slog.Default().
 	Logger *slog.Logger
+	// DeniedLevel is the level of a refusal's record (an allowed request's
+	// is Info). Default slog.LevelWarn.
+	DeniedLevel slog.Leveler
 	// DialTimeout bounds one upstream dial. Default 10s.
 	DialTimeout time.Duration
 	// ResolveTimeout bounds one lookup. Default 5s.
@@ -131,6 +134,9 @@ func New(cfg Config) (*Proxy, error) {
 	}
 	if cfg.Dial == nil {
 		cfg.Dial = (&net.Dialer{}).DialContext
+	}
+	if cfg.DeniedLevel == nil {
+		cfg.DeniedLevel = slog.LevelWarn
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
