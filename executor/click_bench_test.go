@@ -47,3 +47,33 @@ func BenchmarkClickPointer(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkHitCheck measures one of a click's checks of the page (the
+// browser's hit test at the element's centre, and what a click there
+// would do), which a click makes before each of its move, press and
+// release; two of them come after the move's frame, where each saving
+// shortens the click. The point is on the button's text, so the hit is
+// the button itself.
+func BenchmarkHitCheck(b *testing.B) {
+	rig := newBenchRig(b, []byte("<!doctype html><form action=/next><button id=b style='width:200px;height:60px'>Press</button></form>"))
+	e := rig.newExecutor()
+	defer e.Close()
+	rig.call(b, e, "bench", "navigate", map[string]any{"url": rig.url})
+	s, _ := e.session(&toolclad.Call{SessionID: "bench", Manifest: rig.m})
+	ctx, cancel := context.WithTimeout(s.tab.ctx, time.Minute)
+	defer cancel()
+	el, err := s.querySelector(ctx, "#b")
+	if err != nil {
+		b.Fatal(err)
+	}
+	x, y, err := s.centre(ctx, el, "clicked")
+	if err != nil {
+		b.Fatal(err)
+	}
+	judged := map[string]any{"urls": []string{rig.url + "next"}, "submits": true}
+	for b.Loop() {
+		if err := s.hitCheck(ctx, el, x, y, judged); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

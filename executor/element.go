@@ -434,6 +434,13 @@ func (s *session) nodeAt(ctx context.Context, x, y float64, el element) (element
 	if res.FrameID != "" && res.FrameID != want {
 		return element{}, errors.New("the click point is inside another document (an embedded frame) than the element's")
 	}
+	hit := el
+	hit.label = "the element at the click point"
+	if res.BackendNodeID != 0 && res.BackendNodeID == el.backend {
+		// The hit is the element itself (a node's backend id is its own
+		// for its life), already resolved in the gate's world.
+		return hit, nil
+	}
 	world, err := s.worldIn(exec, el.oopif, el.frame)
 	if err != nil {
 		return element{}, err
@@ -442,8 +449,7 @@ func (s *session) nodeAt(ctx context.Context, x, y float64, el element) (element
 	if err != nil || obj.Object == nil {
 		return element{}, fmt.Errorf("the node at the click point cannot be read: %v", err)
 	}
-	hit := el
-	hit.object, hit.backend, hit.label = obj.Object.ObjectID, res.BackendNodeID, "the element at the click point"
+	hit.object, hit.backend = obj.Object.ObjectID, res.BackendNodeID
 	return hit, nil
 }
 
