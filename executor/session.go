@@ -48,15 +48,15 @@ type session struct {
 	mu    sync.Mutex
 	ended bool // the MCP session ended or the executor closed
 	tab   tab
-	// worldMu guards tab.worldID and tab.worldNavs: observe reads the
+	// worldLock guards tab.worldID and tab.worldNavs: observe reads the
 	// page and the element a command acts on side by side, and both may
 	// make the gate's world (world.go).
-	worldMu sync.Mutex
-	tabIDs  tabIDs      // the short ids list_tabs gives the tabs
-	tabs    sessionTabs // the tabs besides the current one
-	limits  limits
-	hold    hold
-	typed   typedSecrets
+	worldLock ctxLock
+	tabIDs    tabIDs      // the short ids list_tabs gives the tabs
+	tabs      sessionTabs // the tabs besides the current one
+	limits    limits
+	hold      hold
+	typed     typedSecrets
 	// agent is what the agent wrote in the calls of its MCP session, as
 	// the pieces of secrets it holds: the replies show them as written
 	// (forAgent). Shared by the MCP session's sessions.
@@ -90,12 +90,13 @@ type sessionEgress struct {
 
 func newSession(m *toolclad.Manifest, mcpID string, b *backend, now time.Time) *session {
 	s := &session{
-		id:       newSessionID(m.Tool.Name),
-		mcpID:    mcpID,
-		manifest: m,
-		backend:  b,
-		limits:   newLimits(now),
-		egress:   sessionEgress{blocked: &blockLog{}, acting: &actingGuard{}, bound: &secretBinding{}},
+		id:        newSessionID(m.Tool.Name),
+		mcpID:     mcpID,
+		manifest:  m,
+		backend:   b,
+		limits:    newLimits(now),
+		egress:    sessionEgress{blocked: &blockLog{}, acting: &actingGuard{}, bound: &secretBinding{}},
+		worldLock: newCtxLock(),
 	}
 	return s
 }

@@ -27,8 +27,13 @@ const worldName = "browsergate-gate"
 // world returns the id of the isolated world for the tab's current
 // document, creating it after each navigation.
 func (s *session) world(ctx context.Context) (runtime.ExecutionContextID, error) {
-	s.worldMu.Lock()
-	defer s.worldMu.Unlock()
+	// The wait for the other reader, which may be making the world, is
+	// bounded by this reader's own context (readPage's 3 s, say), not by
+	// the other's.
+	if err := s.worldLock.lock(ctx); err != nil {
+		return 0, fmt.Errorf("create the gate's isolated world: %w", err)
+	}
+	defer s.worldLock.unlock()
 	t := &s.tab
 	navs := t.watch.navigationCount()
 	if t.worldID != 0 && t.worldNavs == navs {
@@ -110,9 +115,26 @@ func (s *session) inWorld(ctx context.Context, fn func(runtime.ExecutionContextI
 // forgetWorld drops the cached world id if it is still id: the next use
 // makes a new one (another reader may have made it already).
 func (s *session) forgetWorld(id runtime.ExecutionContextID) {
-	s.worldMu.Lock()
-	defer s.worldMu.Unlock()
+	_ = s.worldLock.lock(context.Background())
+	defer s.worldLock.unlock()
 	if s.tab.worldID == id {
 		s.tab.worldID = 0
 	}
 }
+
+// ctxLock is a mutex whose lock gives up when the caller's context ends.
+// Make it with newCtxLock.
+type ctxLock chan struct{}
+
+func newCtxLock() ctxLock { return make(ctxLock, 1) }
+
+func (l ctxLock) lock(ctx context.Context) error {
+	select {
+	case l <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (l ctxLock) unlock() { <-l }
