@@ -357,15 +357,11 @@ func (b *backend) start() error {
 // removeProfile removes a launched browser's profile directory once the
 // browser has stopped, and again a moment later: Chromium's helper
 // processes may still write to it (its Default directory) as they exit.
-// The directory of Chromium's singleton socket goes with it: Chromium
-// makes it in the temporary directory (org.chromium.Chromium.*, named by
-// the profile's SingletonSocket link) and removes it only when it quits
-// by itself, so each browser stopped otherwise would leave one behind.
+// The directory of the browser's singleton socket goes with it (see
+// singletonDir).
 func removeProfile(dir string) {
-	if sock, err := os.Readlink(filepath.Join(dir, "SingletonSocket")); err == nil {
-		if d := filepath.Dir(sock); strings.HasPrefix(filepath.Base(d), "org.chromium.Chromium.") {
-			_ = os.RemoveAll(d)
-		}
+	if d := singletonDir(dir); d != "" {
+		_ = os.RemoveAll(d)
 	}
 	_ = os.RemoveAll(dir)
 	go func() {
@@ -377,6 +373,30 @@ func removeProfile(dir string) {
 			_ = os.RemoveAll(dir)
 		}
 	}()
+}
+
+// singletonDir is the directory of a launched browser's singleton socket,
+// or "": Chromium makes it in the temporary directory it was given (the
+// daemon's: org.chromium.Chromium.*, com.google.Chrome.* for Chrome),
+// links to the socket from the profile (SingletonSocket), and removes it
+// only when it quits by itself, so each browser stopped otherwise would
+// leave one behind. Only a directory of that name right in the
+// temporary directory is taken, whatever the link says.
+func singletonDir(profile string) string {
+	sock, err := os.Readlink(filepath.Join(profile, "SingletonSocket"))
+	if err != nil || !filepath.IsAbs(sock) {
+		return ""
+	}
+	d := filepath.Dir(filepath.Clean(sock))
+	name := filepath.Base(d)
+	if filepath.Dir(d) != filepath.Clean(os.TempDir()) ||
+		!strings.HasPrefix(name, "org.chromium.Chromium.") && !strings.HasPrefix(name, "com.google.Chrome.") {
+		return ""
+	}
+	if fi, err := os.Lstat(d); err != nil || !fi.IsDir() {
+		return ""
+	}
+	return d
 }
 
 // check judges one URL against the backend's current scope, and refuses

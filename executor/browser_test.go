@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -169,4 +170,43 @@ func TestLaunchedBrowserLeavesNothingInTmp(t *testing.T) {
 		}
 		return ""
 	})
+}
+
+// TestSingletonDirTakesOnlyItsOwn: the directory removed with a profile
+// is only ever one of Chromium's singleton directories right in the
+// temporary directory, whatever the profile's SingletonSocket link says.
+func TestSingletonDirTakesOnlyItsOwn(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	profile := filepath.Join(tmp, "profile")
+	mk := func(p string) string {
+		if err := os.MkdirAll(p, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	mk(profile)
+	own := mk(filepath.Join(tmp, "org.chromium.Chromium.abc123"))
+	elsewhere := mk(filepath.Join(tmp, "deeper", "org.chromium.Chromium.abc123"))
+	other := mk(filepath.Join(tmp, "important"))
+	if err := os.WriteFile(filepath.Join(tmp, "com.google.Chrome.file"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ link, want string }{
+		{filepath.Join(own, "SingletonSocket"), own},
+		{filepath.Join(elsewhere, "SingletonSocket"), ""},
+		{filepath.Join(other, "SingletonSocket"), ""},
+		{filepath.Join(tmp, "com.google.Chrome.file", "SingletonSocket"), ""},
+		{"org.chromium.Chromium.abc123/SingletonSocket", ""}, // relative
+		{filepath.Join(own, "..", "important", "SingletonSocket"), ""},
+	} {
+		link := filepath.Join(profile, "SingletonSocket")
+		_ = os.Remove(link)
+		if err := os.Symlink(tc.link, link); err != nil {
+			t.Fatal(err)
+		}
+		if got := singletonDir(profile); got != tc.want {
+			t.Errorf("SingletonSocket -> %s: singletonDir %q, want %q", tc.link, got, tc.want)
+		}
+	}
 }

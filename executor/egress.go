@@ -87,11 +87,12 @@ func (b *backend) newGate(log *blockLog, sess *sessionEgress) (*egress.Proxy, er
 	logger, denied := b.logger, slog.Leveler(slog.LevelWarn)
 	if sess == nil {
 		// The browser-wide proxy carries the launched browser's own
-		// requests, never a session's page: its background services ask
-		// for Google's hosts in every run (the accounts list of its
+		// requests (and those of a person browsing in the first window
+		// of a visible one), never a session's: its background services
+		// ask for Google's hosts in every run (the accounts list of its
 		// profile, the component updater), and no switch stops all of
 		// them. Refused as any request is, they are logged as the
-		// browser's, at info: a warning is kept for what pages do.
+		// browser's, at info: a warning is kept for what sessions do.
 		logger, denied = b.logger.With("source", "browser"), slog.LevelInfo
 	}
 	return egress.New(egress.Config{

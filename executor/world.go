@@ -104,18 +104,24 @@ func (s *session) inWorld(ctx context.Context, fn func(runtime.ExecutionContextI
 			return nil
 		}
 		var ex *chromedp.ExceptionError
-		if errors.As(err, &ex) {
-			return err // the script itself failed: a new world would not help
+		if errors.As(err, &ex) || ctx.Err() != nil {
+			// The script itself failed, or the reader's time is up: a new
+			// world would not help.
+			return err
 		}
-		s.forgetWorld(id) // the document may have changed under us
+		s.forgetWorld(ctx, id) // the document may have changed under us
 	}
 	return err
 }
 
 // forgetWorld drops the cached world id if it is still id: the next use
-// makes a new one (another reader may have made it already).
-func (s *session) forgetWorld(id runtime.ExecutionContextID) {
-	_ = s.worldLock.lock(context.Background())
+// makes a new one (another reader may have made it already). A reader
+// whose time runs out first leaves it: a stale id only makes the next
+// evaluation fail, and that one forgets it.
+func (s *session) forgetWorld(ctx context.Context, id runtime.ExecutionContextID) {
+	if s.worldLock.lock(ctx) != nil {
+		return
+	}
 	defer s.worldLock.unlock()
 	if s.tab.worldID == id {
 		s.tab.worldID = 0
