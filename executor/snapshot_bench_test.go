@@ -19,8 +19,10 @@ import (
 
 // BenchmarkSnapshotLongPage measures snapshot calls through the whole loop
 // (observe, decide, act, record with durable evidence) on the Go
-// specification (a 293 KB reference page, from GOROOT), and, as
-// sub-benchmarks, each of the two reads it makes of the browser, both
+// specification (a 293 KB reference page, from GOROOT): a navigate and
+// the snapshot of the new document, snapshots of the same document again,
+// and, as sub-benchmarks, each of the two reads a snapshot makes of the
+// browser, both
 // together as a snapshot sends them (capture), and the rendering alone, to
 // show where a long page's snapshot spends its time.
 func BenchmarkSnapshotLongPage(b *testing.B) {
@@ -34,6 +36,12 @@ func BenchmarkSnapshotLongPage(b *testing.B) {
 	call := func(command string, raw map[string]any) { rig.call(b, e, "bench", command, raw) }
 	call("navigate", map[string]any{"url": rig.url})
 	s, _ := e.session(&toolclad.Call{SessionID: "bench", Manifest: rig.m})
+	b.Run("navigate-and-snapshot", func(b *testing.B) {
+		for b.Loop() {
+			call("navigate", map[string]any{"url": rig.url})
+			call("snapshot", map[string]any{"max_chars": int64(1000000)})
+		}
+	})
 	b.Run("call", func(b *testing.B) {
 		for b.Loop() {
 			call("snapshot", map[string]any{"max_chars": int64(1000000)})
