@@ -18,6 +18,22 @@ import (
 	"github.com/browsergate/browsergate/toolclad"
 )
 
+// newNavigator is an executor of a manifest (tool name) that may navigate
+// on 127.0.0.1 only, and the URL of a page there titled "here". The caller
+// closes the executor.
+func newNavigator(t *testing.T, name string) (*Executor, *toolclad.Manifest, string) {
+	t.Helper()
+	site := serveLoopback(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("<title>here</title>"))
+	}) + "/"
+	m := testkit.Manifest(t, "[tool]\nname = \""+name+"\"\n[browser]\n[browser.scope]\nallowed_domains = [\"127.0.0.1\"]\nallow_private_cidrs = [\"127.0.0.1/32\"]\n[browser.commands.navigate]\n")
+	e, err := New(Config{Manifests: []*toolclad.Manifest{m}, Policies: testkit.Policies(t), Evidence: testkit.Store(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, m, site
+}
+
 // TestLaunchedBrowserOutlivesItsSessions: a launched browser opens no
 // window of its own (--no-startup-window: the sessions' tabs are its only
 // ones), so once the last session has ended it has no tab at all. It must
@@ -26,15 +42,7 @@ import (
 // still be noticed, with no tab of its own to lose.
 func TestLaunchedBrowserOutlivesItsSessions(t *testing.T) {
 	t.Parallel()
-	site := serveLoopback(t, func(w http.ResponseWriter, r *http.Request) {
-		w.Write([]byte("<title>here</title>"))
-	}) + "/"
-
-	m := testkit.Manifest(t, "[tool]\nname = \"alone\"\n[browser]\n[browser.scope]\nallowed_domains = [\"127.0.0.1\"]\nallow_private_cidrs = [\"127.0.0.1/32\"]\n[browser.commands.navigate]\n")
-	e, err := New(Config{Manifests: []*toolclad.Manifest{m}, Policies: testkit.Policies(t), Evidence: testkit.Store(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, m, site := newNavigator(t, "alone")
 	t.Cleanup(e.Close)
 	cmd := m.Command("navigate")
 	navigate := func(session string) {
@@ -136,14 +144,7 @@ func TestLaunchedBrowserOutlivesItsSessions(t *testing.T) {
 func TestLaunchedBrowserLeavesNothingInTmp(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
-	site := serveLoopback(t, func(w http.ResponseWriter, r *http.Request) {
-		w.Write([]byte("<title>here</title>"))
-	}) + "/"
-	m := testkit.Manifest(t, "[tool]\nname = \"tmp\"\n[browser]\n[browser.scope]\nallowed_domains = [\"127.0.0.1\"]\nallow_private_cidrs = [\"127.0.0.1/32\"]\n[browser.commands.navigate]\n")
-	e, err := New(Config{Manifests: []*toolclad.Manifest{m}, Policies: testkit.Policies(t), Evidence: testkit.Store(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, m, site := newNavigator(t, "tmp")
 	cmd := m.Command("navigate")
 	args, err := cmd.Validate(map[string]any{"url": site})
 	if err != nil {

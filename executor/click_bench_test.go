@@ -22,13 +22,7 @@ func BenchmarkClickPointer(b *testing.B) {
 		{"animating", "<script>(function f(){document.title=performance.now();requestAnimationFrame(f)})()</script>"},
 	} {
 		b.Run(page.name, func(b *testing.B) {
-			rig := newBenchRig(b, []byte("<!doctype html><button id=b style='width:200px;height:60px'>Press</button>"+page.script))
-			e := rig.newExecutor()
-			defer e.Close()
-			rig.call(b, e, "bench", "navigate", map[string]any{"url": rig.url})
-			s, _ := e.session(&toolclad.Call{SessionID: "bench", Manifest: rig.m})
-			ctx, cancel := context.WithTimeout(s.tab.ctx, time.Minute)
-			defer cancel()
+			s, ctx := newBenchRig(b, []byte("<!doctype html><button id=b style='width:200px;height:60px'>Press</button>"+page.script)).openPage(b)
 			var took []time.Duration
 			for b.Loop() {
 				t0 := time.Now()
@@ -56,12 +50,7 @@ func BenchmarkClickPointer(b *testing.B) {
 // the button itself.
 func BenchmarkHitCheck(b *testing.B) {
 	rig := newBenchRig(b, []byte("<!doctype html><form action=/next><button id=b style='width:200px;height:60px'>Press</button></form>"))
-	e := rig.newExecutor()
-	defer e.Close()
-	rig.call(b, e, "bench", "navigate", map[string]any{"url": rig.url})
-	s, _ := e.session(&toolclad.Call{SessionID: "bench", Manifest: rig.m})
-	ctx, cancel := context.WithTimeout(s.tab.ctx, time.Minute)
-	defer cancel()
+	s, ctx := rig.openPage(b)
 	el, err := s.querySelector(ctx, "#b")
 	if err != nil {
 		b.Fatal(err)
@@ -76,4 +65,17 @@ func BenchmarkHitCheck(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// openPage opens the rig's page in a session of a new executor, and
+// returns the session and a context on its tab for a minute; both end
+// with b.
+func (r *benchRig) openPage(b *testing.B) (*session, context.Context) {
+	e := r.newExecutor()
+	b.Cleanup(e.Close)
+	r.call(b, e, "bench", "navigate", map[string]any{"url": r.url})
+	s, _ := e.session(&toolclad.Call{SessionID: "bench", Manifest: r.m})
+	ctx, cancel := context.WithTimeout(s.tab.ctx, time.Minute)
+	b.Cleanup(cancel)
+	return s, ctx
 }

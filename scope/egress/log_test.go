@@ -39,14 +39,7 @@ func TestDecisionLog(t *testing.T) {
 	r := newRig(t, rigOptions{config: func(c *egress.Config) {
 		c.Logger = slog.New(slog.NewJSONHandler(&buf, nil))
 	}})
-	client := r.client()
-	for _, host := range []string{"app.test", "canary.test"} {
-		res, err := client.Get(r.url("http", host, "/"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		res.Body.Close()
-	}
+	getAllowedThenRefused(t, r)
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 	ds := r.decisions.all()
 	if len(lines) != 2 || len(ds) != 2 {
@@ -81,6 +74,20 @@ func TestDecisionLog(t *testing.T) {
 	}
 }
 
+// getAllowedThenRefused sends the rig's proxy two requests: one to a host
+// its policy allows, then one to a host it refuses.
+func getAllowedThenRefused(t *testing.T, r *rig) {
+	t.Helper()
+	client := r.client()
+	for _, host := range []string{"app.test", "canary.test"} {
+		res, err := client.Get(r.url("http", host, "/"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+	}
+}
+
 // TestDecisionLogLevels: a refusal is a warning and an allowed request
 // info, unless the proxy is told to log its refusals at another level
 // (the launched browser's own traffic, refused as routine).
@@ -101,14 +108,7 @@ func TestDecisionLogLevels(t *testing.T) {
 				c.Logger = slog.New(slog.NewJSONHandler(&buf, nil))
 				c.DeniedLevel = tc.denied
 			}})
-			client := r.client()
-			for _, host := range []string{"app.test", "canary.test"} {
-				res, err := client.Get(r.url("http", host, "/"))
-				if err != nil {
-					t.Fatal(err)
-				}
-				res.Body.Close()
-			}
+			getAllowedThenRefused(t, r)
 			var got []string
 			for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
 				var rec struct{ Level string }
