@@ -131,3 +131,37 @@ func TestStrictFileName(t *testing.T) {
 		}
 	}
 }
+
+// TestOnlyActionsAwaitADownload: after an action, a document request that
+// committed no document, or a click on a download link, may be a download
+// the browser has yet to report, and the reply waits for it to begin. A
+// command that reads the page started none: a redirect of the page's own
+// still in flight when a snapshot ends held that snapshot back a second
+// (downloadStartWait) before, in a measured flow. The commands that read
+// are the ones act treats as not changing the page.
+func TestOnlyActionsAwaitADownload(t *testing.T) {
+	for _, c := range []struct {
+		link            bool
+		newDocs, newNav int
+		want            bool
+	}{
+		{false, 1, 0, true},  // a request that committed nothing
+		{false, 1, 1, false}, // it committed a document
+		{false, 0, 0, false}, // no request
+		{true, 0, 0, true},   // a download link
+	} {
+		if got := mayBeginDownload(c.link, c.newDocs, c.newNav); got != c.want {
+			t.Errorf("mayBeginDownload(link %v, %d new document requests, %d new documents) = %v, want %v", c.link, c.newDocs, c.newNav, got, c.want)
+		}
+	}
+	for _, name := range []string{"snapshot", "read", "extract_html", "screenshot", "wait_for", "list_tabs", "console_messages", "network_log", "network_timing"} {
+		if commandTable[name].changesPage() {
+			t.Errorf("%s counts as changing the page: act would wait after it for downloads the page starts on its own", name)
+		}
+	}
+	for _, name := range []string{"click", "submit_form", "press_key", "navigate", "select_option"} {
+		if !commandTable[name].changesPage() {
+			t.Errorf("%s counts as not changing the page: a download it starts would not be waited for", name)
+		}
+	}
+}

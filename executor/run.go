@@ -234,7 +234,7 @@ func (e *Executor) act(actx context.Context, s *session, t *turn) *Blocked {
 	if held != nil {
 		t.out, t.err = output{Text: heldDialogText(held)}, nil
 	}
-	if spec.settle != noSettle && held == nil {
+	if spec.changesPage() && held == nil {
 		// The quiet window starts when the action is done: a navigation
 		// it starts a moment later is still caught.
 		s.tab.watch.waitStable(actx, time.Now(), spec.settle)
@@ -244,13 +244,11 @@ func (e *Executor) act(actx context.Context, s *session, t *turn) *Blocked {
 			t.out, t.err = withDialog(t.out, t.err, held)
 		}
 	}
-	if held == nil {
+	if held == nil && spec.changesPage() {
 		// A download the action started is waited for (within the
-		// command's time): the reply says where it went. A document
-		// request that committed nothing, or a click on a download link,
-		// may be a download whose start the browser has yet to report.
+		// command's time): the reply says where it went.
 		linkDownload := t.facts != nil && t.facts.Element != nil && t.facts.Element.Dest.Downloads
-		if linkDownload || (w.documentRequests() > docs && w.navigationCount() == navs) {
+		if mayBeginDownload(linkDownload, w.documentRequests()-docs, w.navigationCount()-navs) {
 			s.downloads.waitBegun(actx, began, downloadStartWait)
 		}
 		if left := s.downloads.wait(actx, began); len(left) > 0 {
@@ -267,6 +265,17 @@ func (e *Executor) act(actx context.Context, s *session, t *turn) *Blocked {
 	}
 	s.egress.acting.end()
 	return s.egress.blocked.unjudgedSubmission(mark)
+}
+
+// mayBeginDownload reports whether an action that changed the page may
+// have started a download the browser has yet to report: a click on a
+// download link, or document requests (newDocs) that committed no new
+// document (newNavs). Only actions are asked: a command that does not
+// change the page started none, and a navigation of the page's own still
+// in flight as it ends (a redirect by a timer during a snapshot) once
+// held such a snapshot back for downloadStartWait.
+func mayBeginDownload(linkDownload bool, newDocs, newNavs int) bool {
+	return linkDownload || (newDocs > 0 && newNavs == 0)
 }
 
 // withDialog adds the dialog held for the agent to what the action

@@ -66,6 +66,10 @@ const (
 // noSettle marks a command that does not change the page.
 const noSettle time.Duration = -1
 
+// changesPage reports whether the command acts on the page (and is then
+// waited for until the page is quiet, with the downloads it started).
+func (c commandSpec) changesPage() bool { return c.settle != noSettle }
+
 // commandTable holds every command the executor runs. Adding a command is
 // one entry here, its signature in toolclad's built-in table, and its
 // tests.
