@@ -134,33 +134,48 @@ func TestStrictFileName(t *testing.T) {
 
 // TestOnlyActionsAwaitADownload: after an action, a document request that
 // committed no document, or a click on a download link, may be a download
-// the browser has yet to report, and the reply waits for it to begin. A
-// command that reads the page started none: a redirect of the page's own
-// still in flight when a snapshot ends held that snapshot back a second
-// (downloadStartWait) before, in a measured flow. The commands that read
-// are the ones act treats as not changing the page.
+// the browser has yet to report, and the reply waits for it to begin and
+// for the downloads begun meanwhile to end. A command that does not
+// change the page started none and waits for neither: a redirect of the
+// page's own still in flight when a snapshot ended held that snapshot
+// back a second (downloadStartWait) before, in a measured flow.
 func TestOnlyActionsAwaitADownload(t *testing.T) {
+	spec := func(name string) commandSpec {
+		t.Helper()
+		s, ok := commandTable[name]
+		if !ok {
+			t.Fatalf("no command %s", name)
+		}
+		return s
+	}
 	for _, c := range []struct {
-		link            bool
+		command         string
+		held, link      bool
 		newDocs, newNav int
-		want            bool
+		begin, end      bool
 	}{
-		{false, 1, 0, true},  // a request that committed nothing
-		{false, 1, 1, false}, // it committed a document
-		{false, 0, 0, false}, // no request
-		{true, 0, 0, true},   // a download link
+		{"click", false, false, 1, 0, true, true},    // a request that committed nothing
+		{"click", false, false, 1, 1, false, true},   // it committed a document
+		{"click", false, false, 0, 0, false, true},   // no request
+		{"click", false, true, 0, 0, true, true},     // a download link
+		{"click", true, true, 1, 0, false, false},    // a dialog holds the page
+		{"navigate", false, false, 1, 0, true, true}, // a URL that downloads
+		{"snapshot", false, false, 1, 0, false, false},
+		{"snapshot", false, true, 1, 0, false, false},
 	} {
-		if got := mayBeginDownload(c.link, c.newDocs, c.newNav); got != c.want {
-			t.Errorf("mayBeginDownload(link %v, %d new document requests, %d new documents) = %v, want %v", c.link, c.newDocs, c.newNav, got, c.want)
+		begin, end := downloadWaits(spec(c.command), c.held, c.link, c.newDocs, c.newNav)
+		if begin != c.begin || end != c.end {
+			t.Errorf("%s (held %v, download link %v, %d new document requests, %d new documents): waits for a download to begin %v and to end %v, want %v and %v",
+				c.command, c.held, c.link, c.newDocs, c.newNav, begin, end, c.begin, c.end)
 		}
 	}
-	for _, name := range []string{"snapshot", "read", "extract_html", "screenshot", "wait_for", "list_tabs", "console_messages", "network_log", "network_timing"} {
-		if commandTable[name].changesPage() {
+	for _, name := range []string{"snapshot", "read", "extract_html", "screenshot", "wait_for", "list_tabs", "close_tab", "console_messages", "network_log", "network_timing", "download"} {
+		if spec(name).changesPage() {
 			t.Errorf("%s counts as changing the page: act would wait after it for downloads the page starts on its own", name)
 		}
 	}
-	for _, name := range []string{"click", "submit_form", "press_key", "navigate", "select_option"} {
-		if !commandTable[name].changesPage() {
+	for _, name := range []string{"click", "submit_form", "press_key", "navigate", "select_option", "go_back", "reload"} {
+		if !spec(name).changesPage() {
 			t.Errorf("%s counts as not changing the page: a download it starts would not be waited for", name)
 		}
 	}

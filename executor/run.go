@@ -244,13 +244,14 @@ func (e *Executor) act(actx context.Context, s *session, t *turn) *Blocked {
 			t.out, t.err = withDialog(t.out, t.err, held)
 		}
 	}
-	if held == nil && spec.changesPage() {
-		// A download the action started is waited for (within the
-		// command's time): the reply says where it went.
-		linkDownload := t.facts != nil && t.facts.Element != nil && t.facts.Element.Dest.Downloads
-		if mayBeginDownload(linkDownload, w.documentRequests()-docs, w.navigationCount()-navs) {
-			s.downloads.waitBegun(actx, began, downloadStartWait)
-		}
+	// A download the action started is waited for (within the command's
+	// time): the reply says where it went.
+	linkDownload := t.facts != nil && t.facts.Element != nil && t.facts.Element.Dest.Downloads
+	awaitBegin, awaitEnd := downloadWaits(spec, held != nil, linkDownload, w.documentRequests()-docs, w.navigationCount()-navs)
+	if awaitBegin {
+		s.downloads.waitBegun(actx, began, downloadStartWait)
+	}
+	if awaitEnd {
 		if left := s.downloads.wait(actx, began); len(left) > 0 {
 			t.out.Text += stillDownloading(left)
 		}
@@ -267,15 +268,22 @@ func (e *Executor) act(actx context.Context, s *session, t *turn) *Blocked {
 	return s.egress.blocked.unjudgedSubmission(mark)
 }
 
-// mayBeginDownload reports whether an action that changed the page may
-// have started a download the browser has yet to report: a click on a
-// download link, or document requests (newDocs) that committed no new
-// document (newNavs). Only actions are asked: a command that does not
-// change the page started none, and a navigation of the page's own still
-// in flight as it ends (a redirect by a timer during a snapshot) once
-// held such a snapshot back for downloadStartWait.
-func mayBeginDownload(linkDownload bool, newDocs, newNavs int) bool {
-	return linkDownload || (newDocs > 0 && newNavs == 0)
+// downloadWaits says what act waits for after a command's action, given
+// whether a dialog holds the page, whether the action clicked a download
+// link, and how many document requests (newDocs) and new documents
+// (newNavs) the tab saw meanwhile: a download that may have begun and
+// that the browser has yet to report (begin: a download link, or a
+// document request that committed no document), and the downloads begun
+// meanwhile to end (end). A command that does not change the page
+// started none, and waits for neither: a navigation of the page's own
+// still in flight as it ends (a redirect by a timer during a snapshot)
+// once held such a snapshot back for downloadStartWait. Downloads the
+// page starts on its own are reported when they end, with the next reply.
+func downloadWaits(spec commandSpec, held, linkDownload bool, newDocs, newNavs int) (begin, end bool) {
+	if held || !spec.changesPage() {
+		return false, false
+	}
+	return linkDownload || (newDocs > 0 && newNavs == 0), true
 }
 
 // withDialog adds the dialog held for the agent to what the action
