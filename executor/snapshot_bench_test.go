@@ -24,7 +24,8 @@ import (
 // and, as sub-benchmarks, each of the two reads a snapshot makes of the
 // browser, both
 // together as a snapshot sends them (capture), and the rendering alone, to
-// show where a long page's snapshot spends its time.
+// show where a long page's snapshot spends its time; and the read of the
+// page's state that every call makes twice (read-page).
 func BenchmarkSnapshotLongPage(b *testing.B) {
 	spec, err := os.ReadFile(filepath.Join(runtime.GOROOT(), "doc", "go_spec.html"))
 	if err != nil {
@@ -45,6 +46,15 @@ func BenchmarkSnapshotLongPage(b *testing.B) {
 	b.Run("call", func(b *testing.B) {
 		for b.Loop() {
 			call("snapshot", map[string]any{"max_chars": int64(1000000)})
+		}
+	})
+	// The page's state, as observe reads it before each call and the
+	// check after it reads it again.
+	b.Run("read-page", func(b *testing.B) {
+		for b.Loop() {
+			if _, _, _, err := s.readPage(s.tab.ctx); err != nil {
+				b.Fatal(err)
+			}
 		}
 	})
 	// The two reads alone, one after the other: capture sends them
