@@ -47,17 +47,24 @@ func (s *session) findOption(ctx context.Context, args map[string]any) (element,
 	} else {
 		by, want = "label", args["label"].(string)
 	}
+	// Whether the box is a <select> is asked beside the option: both only
+	// read the box.
+	var native bool
+	nativeErr := make(chan error, 1)
+	go func() { nativeErr <- box.call(ctx, isSelectJS, &native) }()
 	opt, err := box.callObject(ctx, optionJS, by, want)
+	if nerr := <-nativeErr; err == nil {
+		err = nerr
+	}
 	if err != nil {
 		return element{}, option{}, err
 	}
 	opt.label = "option " + strconv.Quote(clip(want, maxNameLen)) + " of " + box.label
-	var native bool
-	if err := box.call(ctx, "function() { return Object.getOwnPropertyDescriptor(Element.prototype, 'localName').get.call(this) === 'select'; }", &native); err != nil {
-		return element{}, option{}, err
-	}
 	return box, option{el: opt, native: native}, nil
 }
+
+// isSelectJS says whether the element is a <select>.
+const isSelectJS = "function() { return Object.getOwnPropertyDescriptor(Element.prototype, 'localName').get.call(this) === 'select'; }"
 
 // observeSelect finds the option select_option chooses. Choosing an
 // option of a <select> leads nowhere by itself (what the page's change
@@ -83,12 +90,15 @@ func actSelectOption(ctx context.Context, s *session, args map[string]any, f *fa
 		if f != nil && f.Element != nil {
 			want = f.Element.Dest
 		}
+		// The click's hit test names the node it finds by its backend id.
+		if opt.el, err = opt.el.described(ctx); err != nil {
+			return output{}, err
+		}
 		if err := s.click(ctx, opt.el, want); err != nil {
 			return output{}, err
 		}
 		return output{Text: "clicked " + opt.el.label}, nil
 	}
-	_, _ = chromedp.Call(box.in(ctx), dom.Focus, dom.FocusParams{ObjectID: box.object})
 	var chosen struct{ Label, Value string }
 	if err := box.callOn(ctx, chooseOptionJS, &chosen, &runtime.CallArgument{ObjectID: opt.el.object}); err != nil {
 		return output{}, err
@@ -97,9 +107,9 @@ func actSelectOption(ctx context.Context, s *session, args map[string]any, f *fa
 }
 
 // callObject runs a JavaScript function with the element as this, like
-// call, and returns the element the function returns. A function that
-// returns a string instead says why there is no element: that is the
-// error.
+// call, and returns the element the function returns, without its backend
+// id (see described). A function that returns a string instead says why
+// there is no element: that is the error.
 func (el element) callObject(ctx context.Context, fn string, args ...any) (element, error) {
 	var cargs []*runtime.CallArgument
 	for _, a := range args {
@@ -126,11 +136,18 @@ func (el element) callObject(ctx context.Context, fn string, args ...any) (eleme
 	case res.Result.ObjectID == "":
 		return element{}, fmt.Errorf("%s: no element", el.label)
 	}
-	desc, err := chromedp.Call(el.in(ctx), dom.DescribeNode, dom.DescribeNodeParams{ObjectID: res.Result.ObjectID})
+	out := el // the same document and process
+	out.object, out.backend = res.Result.ObjectID, 0
+	return out, nil
+}
+
+// described is the element with its DOM node's backend id, which the
+// browser's hit test names (callObject's elements have none).
+func (el element) described(ctx context.Context) (element, error) {
+	desc, err := chromedp.Call(el.in(ctx), dom.DescribeNode, dom.DescribeNodeParams{ObjectID: el.object})
 	if err != nil || desc.Node == nil {
 		return element{}, fmt.Errorf("%s: describe the element: %v", el.label, err)
 	}
-	out := el // the same document and process
-	out.object, out.backend = res.Result.ObjectID, desc.Node.BackendNodeID
-	return out, nil
+	el.backend = desc.Node.BackendNodeID
+	return el, nil
 }

@@ -120,7 +120,8 @@ func TestPressKey(t *testing.T) {
 }
 
 // TestSelectOptionAndHover: select_option picks a <select>'s option by
-// value and by label and fires the page's change handler; a disabled or
+// value and by label, focusing the select, and fires the page's change
+// handler; a disabled or
 // missing option is refused with the options named; an ARIA listbox's
 // option is clicked; a select whose change handler moves the tab to the
 // canary is stopped. hover is refused on an element an overlay covers.
@@ -129,9 +130,9 @@ func TestSelectOptionAndHover(t *testing.T) {
 	f := startWith(t, inputManifest())
 	site, _ := serveLogged(t, map[string]string{
 		"/select": `<title>select</title>
-<select id=fruit aria-label=Fruit onchange="document.getElementById('out').textContent='chose '+this.value">
+<select id=fruit aria-label=Fruit onfocus="document.getElementById('focus').textContent='fruit focused'" onchange="document.getElementById('out').textContent='chose '+this.value">
 <option value=a>Apple</option><option value=b>Banana</option><option value=c disabled>Cherry</option></select>
-<p id=out>none</p>
+<p id=out>none</p><p id=focus>nothing focused</p>
 <ul role=listbox id=lb aria-label=Color><li role=option onclick="document.getElementById('out2').textContent='picked red'">Red</li><li role=option>Green</li></ul>
 <p id=out2>no color</p>`,
 		"/jump": fmt.Sprintf(`<title>jump</title><select id=j aria-label=Jump onchange="location=this.value"><option value="/">Home</option><option value="%s/jumped">Away</option></select>`, f.canaryTo),
@@ -144,8 +145,8 @@ func TestSelectOptionAndHover(t *testing.T) {
 	if !strings.Contains(out, `selected "Banana"`) {
 		t.Errorf("select_option by value:\n%s", out)
 	}
-	if snap := f.mustAllow(t, "e2e.snapshot", nil); !strings.Contains(snap, "chose b") {
-		t.Errorf("the change handler did not run:\n%s", snap)
+	if snap := f.mustAllow(t, "e2e.snapshot", nil); !strings.Contains(snap, "chose b") || !strings.Contains(snap, "fruit focused") {
+		t.Errorf("the select was not focused or its change handler did not run:\n%s", snap)
 	}
 	f.mustAllow(t, "e2e.select_option", map[string]any{"selector": "#fruit", "label": "Apple"})
 	if snap := f.mustAllow(t, "e2e.snapshot", nil); !strings.Contains(snap, "chose a") {
