@@ -62,6 +62,9 @@ type download struct {
 	guid, url, name string
 	refused         string // why it was cancelled ("" while it may be saved)
 	saving          bool
+	// abandoned: the session ended before its save did, and it is
+	// recorded as refused; the save removes what it wrote.
+	abandoned bool
 	seq             int // its place among the session's downloads (begun counts them)
 }
 
@@ -182,6 +185,14 @@ func (d *downloads) save(dl *download) {
 	ref, err := d.saveStaged(dl)
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if dl.abandoned {
+		// Recorded as refused when the session ended: nothing is kept.
+		if err == nil {
+			d.removeSaved(ref.Name)
+		}
+		d.notify()
+		return
+	}
 	if err != nil {
 		d.endLocked(dl, err.Error())
 		return
@@ -293,18 +304,61 @@ func (d *downloads) wait(ctx context.Context, since int) []*download {
 }
 
 // stop cancels the downloads still under way when the session ends: they
-// are recorded as refused, and nothing of them is kept.
+// are recorded as refused, and nothing of them is kept. A download the
+// browser has completed and that is being saved is waited for (up to
+// saveEndWait), so that the session's end record names it: saved, or
+// refused and removed when its save takes longer.
 func (d *downloads) stop() {
 	if d == nil {
 		return
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	for _, dl := range d.active {
-		if !dl.saving {
-			go d.cancel(dl.guid)
-			d.endLocked(dl, "the session ended before it did")
+	timer := time.NewTimer(saveEndWait)
+	defer timer.Stop()
+	for {
+		for _, dl := range d.active {
+			if !dl.saving {
+				go d.cancel(dl.guid)
+				d.endLocked(dl, "the session ended before it did")
+			}
 		}
+		if len(d.active) == 0 {
+			return
+		}
+		ch := d.change
+		d.mu.Unlock()
+		select {
+		case <-ch:
+			d.mu.Lock()
+		case <-timer.C:
+			d.mu.Lock()
+			for _, dl := range d.active {
+				if !dl.saving { // begun during the wait
+					go d.cancel(dl.guid)
+					d.endLocked(dl, "the session ended before it did")
+					continue
+				}
+				dl.abandoned = true
+				delete(d.active, dl.guid)
+				d.done = append(d.done, evidence.FileRef{Direction: "download", Name: dl.name, URL: dl.url,
+					Refused: "the session ended while it was being saved; nothing was kept"})
+			}
+			d.notify()
+			return
+		}
+	}
+}
+
+// saveEndWait bounds stop's wait for the saves under way (a copy of at most
+// max_download_bytes on a local disk).
+var saveEndWait = 30 * time.Second
+
+// removeSaved removes a file save wrote into the download directory.
+func (d *downloads) removeSaved(name string) {
+	if root, err := os.OpenRoot(d.dir); err == nil {
+		_ = root.Remove(name)
+		root.Close()
 	}
 }
 

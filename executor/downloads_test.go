@@ -3,11 +3,16 @@ package executor
 import (
 	"errors"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"testing/iotest"
+	"time"
+
+	"github.com/browsergate/browsergate/scope"
 )
 
 func TestSanitizeFileName(t *testing.T) {
@@ -179,4 +184,80 @@ func TestOnlyActionsAwaitADownload(t *testing.T) {
 			t.Errorf("%s counts as not changing the page: a download it starts would not be waited for", name)
 		}
 	}
+}
+
+// TestSessionEndWaitsForASaveUnderWay: a download the browser completed
+// is being saved as the session ends. stop waits for the save, so that
+// the end record (what take returns then) names the saved file; a save
+// that takes longer than saveEndWait is recorded as refused, and what it
+// writes later is removed. The staged file is a FIFO: its save blocks
+// until the test writes the bytes.
+func TestSessionEndWaitsForASaveUnderWay(t *testing.T) {
+	staged := func(t *testing.T) (*downloads, string, func(string)) {
+		staging, dir := t.TempDir(), t.TempDir()
+		const guid = "0a1b2c3d-0000-4000-8000-00000000beef"
+		if err := syscall.Mkfifo(filepath.Join(staging, guid), 0o600); err != nil {
+			t.Skip("no FIFO here:", err)
+		}
+		d := newDownloads(true, dir, 1<<20, staging, func(string) scope.Verdict { return scope.Verdict{Allowed: true} }, slog.New(slog.DiscardHandler))
+		d.cancel = func(string) {}
+		d.begin(guid, "http://127.0.0.1/report.txt", "report.txt")
+		d.progress(guid, "completed", 5, 5) // the save starts, and blocks on the FIFO
+		write := func(text string) {
+			f, err := os.OpenFile(filepath.Join(staging, guid), os.O_WRONLY, 0)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			f.WriteString(text)
+			f.Close()
+		}
+		return d, dir, write
+	}
+
+	t.Run("saved before the end record", func(t *testing.T) {
+		d, dir, write := staged(t)
+		stopped := make(chan struct{})
+		go func() { d.stop(); close(stopped) }()
+		select {
+		case <-stopped:
+			t.Fatal("stop returned while the download was being saved")
+		case <-time.After(200 * time.Millisecond):
+		}
+		write("hello")
+		<-stopped
+		files := d.take()
+		if len(files) != 1 || files[0].Refused != "" || files[0].Name != "report.txt" || files[0].Size != 5 {
+			t.Fatalf("the end record's downloads: %+v, want report.txt saved", files)
+		}
+		if b, err := os.ReadFile(filepath.Join(dir, "report.txt")); err != nil || string(b) != "hello" {
+			t.Fatalf("the saved file: %q, %v", b, err)
+		}
+	})
+
+	t.Run("refused when the save outlasts the wait", func(t *testing.T) {
+		defer func(w time.Duration) { saveEndWait = w }(saveEndWait)
+		saveEndWait = 100 * time.Millisecond
+		d, dir, write := staged(t)
+		d.stop()
+		files := d.take()
+		if len(files) != 1 || !strings.Contains(files[0].Refused, "while it was being saved") {
+			t.Fatalf("the end record's downloads: %+v, want the download refused", files)
+		}
+		d.mu.Lock()
+		ended := d.change
+		d.mu.Unlock()
+		write("hello") // the save ends now, after the end record
+		select {
+		case <-ended:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the late save did not end")
+		}
+		if late := d.take(); len(late) != 0 {
+			t.Errorf("the late save was added to the downloads to record: %+v", late)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+			t.Errorf("the late save left %v in the download directory", entries)
+		}
+	})
 }
