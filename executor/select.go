@@ -99,9 +99,16 @@ func actSelectOption(ctx context.Context, s *session, args map[string]any, f *fa
 		}
 		return output{Text: "clicked " + opt.el.label}, nil
 	}
-	var chosen struct{ Label, Value string }
+	// Focused first, in a call of its own: what the page's focus handlers
+	// start (their promises' callbacks included) runs before the choice,
+	// as it does for a user.
+	_, _ = chromedp.Call(box.in(ctx), dom.Focus, dom.FocusParams{ObjectID: box.object})
+	var chosen struct{ Label, Value, Refused string }
 	if err := box.callOn(ctx, chooseOptionJS, &chosen, &runtime.CallArgument{ObjectID: opt.el.object}); err != nil {
 		return output{}, err
+	}
+	if chosen.Refused != "" {
+		return output{}, fmt.Errorf("%s: %s", opt.el.label, chosen.Refused)
 	}
 	return output{Text: fmt.Sprintf("selected %s (value %s) in %s", strconv.Quote(chosen.Label), strconv.Quote(chosen.Value), box.label)}, nil
 }

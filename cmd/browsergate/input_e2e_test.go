@@ -121,7 +121,7 @@ func TestPressKey(t *testing.T) {
 
 // TestSelectOptionAndHover: select_option picks a <select>'s option by
 // value and by label, focusing the select, and fires the page's change
-// handler; a disabled or
+// handler; an option the select's focus handler disables is not chosen; a disabled or
 // missing option is refused with the options named; an ARIA listbox's
 // option is clicked; a select whose change handler moves the tab to the
 // canary is stopped. hover is refused on an element an overlay covers.
@@ -132,6 +132,7 @@ func TestSelectOptionAndHover(t *testing.T) {
 		"/select": `<title>select</title>
 <select id=fruit aria-label=Fruit onfocus="document.getElementById('focus').textContent='fruit focused'" onchange="document.getElementById('out').textContent='chose '+this.value">
 <option value=a>Apple</option><option value=b>Banana</option><option value=c disabled>Cherry</option></select>
+<select id=fickle aria-label=Fickle onfocus="this.options[1].disabled = true"><option value=a>Apple</option><option value=b>Banana</option></select>
 <p id=out>none</p><p id=focus>nothing focused</p>
 <ul role=listbox id=lb aria-label=Color><li role=option onclick="document.getElementById('out2').textContent='picked red'">Red</li><li role=option>Green</li></ul>
 <p id=out2>no color</p>`,
@@ -155,6 +156,8 @@ func TestSelectOptionAndHover(t *testing.T) {
 	f.mustRefuse(t, "e2e.select_option", map[string]any{"selector": "#fruit", "label": "Cherry"}, "disabled")
 	f.mustRefuse(t, "e2e.select_option", map[string]any{"selector": "#fruit", "value": "zzz"}, `"a", "b", "c"`)
 	f.mustRefuse(t, "e2e.select_option", map[string]any{"selector": "#out", "value": "a"}, "not a <select>")
+	// Its focus handler disables the option the call names: not chosen.
+	f.mustRefuse(t, "e2e.select_option", map[string]any{"selector": "#fickle", "value": "b"}, "the option is disabled")
 	f.mustAllow(t, "e2e.select_option", map[string]any{"selector": "#lb", "label": "Red"})
 	if snap := f.mustAllow(t, "e2e.snapshot", nil); !strings.Contains(snap, "picked red") {
 		t.Errorf("the listbox option was not clicked:\n%s", snap)
