@@ -180,41 +180,48 @@ func validGUID(guid string) bool {
 }
 
 // save moves a completed download from the staging directory into the
-// download directory.
+// download directory. The bytes are copied outside d.mu; the file gets
+// its name and its record under it, so a session's end (stop) sees the
+// download either saved and recorded, or not saved at all.
 func (d *downloads) save(dl *download) {
-	ref, err := d.saveStaged(dl)
+	st, err := d.stageSaved(dl)
+	if st != nil {
+		defer st.discard()
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if dl.abandoned {
 		// Recorded as refused when the session ended: nothing is kept.
-		if err == nil {
-			d.removeSaved(ref.Name)
-		}
 		d.notify()
 		return
+	}
+	var ref evidence.FileRef
+	if err == nil {
+		ref, err = st.link()
 	}
 	if err != nil {
 		d.endLocked(dl, err.Error())
 		return
 	}
+	ref.URL = dl.url
 	delete(d.active, dl.guid)
 	d.removeStaged(dl.guid)
 	d.done = append(d.done, ref)
 	d.notify()
 }
 
-func (d *downloads) saveStaged(dl *download) (evidence.FileRef, error) {
+// stageSaved copies a completed download's bytes from Chromium's staging
+// directory into the download directory, under a hidden name.
+func (d *downloads) stageSaved(dl *download) (*stagedFile, error) {
 	if !validGUID(dl.guid) {
-		return evidence.FileRef{}, fmt.Errorf("the browser named the download %q", dl.guid)
+		return nil, fmt.Errorf("the browser named the download %q", dl.guid)
 	}
 	f, err := os.Open(filepath.Join(d.staging, dl.guid))
 	if err != nil {
-		return evidence.FileRef{}, fmt.Errorf("read the downloaded bytes: %w", err)
+		return nil, fmt.Errorf("read the downloaded bytes: %w", err)
 	}
 	defer f.Close()
-	ref, err := saveFile(d.dir, dl.name, f, d.max)
-	ref.URL = dl.url
-	return ref, err
+	return stageFile(d.dir, dl.name, f, d.max, browserNaming)
 }
 
 // downloadStartWait bounds the wait for the browser to report a download
@@ -305,16 +312,17 @@ func (d *downloads) wait(ctx context.Context, since int) []*download {
 
 // stop cancels the downloads still under way when the session ends: they
 // are recorded as refused, and nothing of them is kept. A download the
-// browser has completed and that is being saved is waited for (up to
-// saveEndWait), so that the session's end record names it: saved, or
-// refused and removed when its save takes longer.
-func (d *downloads) stop() {
+// browser has completed and that is being saved is waited for, until
+// deadline, so that the record of the session's end names it: saved, or,
+// when its save has not ended by then, refused with nothing kept (its
+// save never gives it a name).
+func (d *downloads) stop(deadline time.Time) {
 	if d == nil {
 		return
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	timer := time.NewTimer(saveEndWait)
+	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
 	for {
 		for _, dl := range d.active {
@@ -333,14 +341,10 @@ func (d *downloads) stop() {
 			d.mu.Lock()
 		case <-timer.C:
 			d.mu.Lock()
-			for _, dl := range d.active {
-				if !dl.saving { // begun during the wait
-					go d.cancel(dl.guid)
-					d.endLocked(dl, "the session ended before it did")
-					continue
-				}
+			for _, dl := range d.active { // only saves under way are left
 				dl.abandoned = true
 				delete(d.active, dl.guid)
+				d.removeStaged(dl.guid)
 				d.done = append(d.done, evidence.FileRef{Direction: "download", Name: dl.name, URL: dl.url,
 					Refused: "the session ended while it was being saved; nothing was kept"})
 			}
@@ -350,17 +354,10 @@ func (d *downloads) stop() {
 	}
 }
 
-// saveEndWait bounds stop's wait for the saves under way (a copy of at most
-// max_download_bytes on a local disk).
-var saveEndWait = 30 * time.Second
-
-// removeSaved removes a file save wrote into the download directory.
-func (d *downloads) removeSaved(name string) {
-	if root, err := os.OpenRoot(d.dir); err == nil {
-		_ = root.Remove(name)
-		root.Close()
-	}
-}
+// saveEndWait bounds the wait for the saves under way when sessions end
+// (each a copy of at most max_download_bytes on a local disk): one
+// deadline for all the sessions that end together.
+const saveEndWait = 30 * time.Second
 
 // downloadNote tells the agent of the downloads that ended.
 func downloadNote(files []evidence.FileRef) string {
@@ -480,20 +477,42 @@ func strictFileName(name string) string {
 
 // saveFileAs is saveFile with the naming of the caller's kind.
 func saveFileAs(dir, suggested string, src io.Reader, max int64, naming fileNaming) (evidence.FileRef, error) {
-	ref := evidence.FileRef{Direction: "download", Name: naming.sanitize(suggested)}
+	st, err := stageFile(dir, suggested, src, max, naming)
+	if err != nil {
+		return st.ref, err
+	}
+	defer st.discard()
+	return st.link()
+}
+
+// stagedFile is a file's bytes written, synced and hashed into a hidden
+// .part file of the download directory: link gives it its name, and
+// discard removes the .part (after link, only the name is left).
+type stagedFile struct {
+	ref    evidence.FileRef
+	root   *os.Root
+	tmp    string
+	naming fileNaming
+}
+
+// stageFile writes src into the download directory under a hidden name.
+// On an error nothing is left, and the returned file's ref has the
+// sanitised name.
+func stageFile(dir, suggested string, src io.Reader, max int64, naming fileNaming) (*stagedFile, error) {
+	st := &stagedFile{ref: evidence.FileRef{Direction: "download", Name: naming.sanitize(suggested)}, naming: naming}
 	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return ref, fmt.Errorf("open the download directory: %w", err)
+		return st, fmt.Errorf("open the download directory: %w", err)
 	}
-	defer root.Close()
 	var rnd [8]byte
 	_, _ = rand.Read(rnd[:])
 	tmp := ".browsergate-" + hex.EncodeToString(rnd[:]) + ".part"
 	out, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
-		return ref, fmt.Errorf("write into the download directory: %w", unwrapPath(err))
+		root.Close()
+		return st, fmt.Errorf("write into the download directory: %w", unwrapPath(err))
 	}
-	defer root.Remove(tmp)
+	st.root, st.tmp = root, tmp
 	h := sha256.New()
 	sniff := &headBuffer{max: 512}
 	n, err := io.Copy(io.MultiWriter(out, h, sniff), io.LimitReader(src, max+1))
@@ -507,17 +526,25 @@ func saveFileAs(dir, suggested string, src io.Reader, max int64, naming fileNami
 		err = cerr
 	}
 	if err != nil {
-		return ref, err
+		st.discard()
+		return st, err
 	}
-	ref.Size, ref.SHA256 = n, hex.EncodeToString(h.Sum(nil))
-	ref.ContentType = http.DetectContentType(sniff.b)
+	st.ref.Size, st.ref.SHA256 = n, hex.EncodeToString(h.Sum(nil))
+	st.ref.ContentType = http.DetectContentType(sniff.b)
+	return st, nil
+}
+
+// link gives the staged bytes their name: the sanitised one, or the first
+// free numbered one. A file already there is never replaced.
+func (st *stagedFile) link() (evidence.FileRef, error) {
+	ref := st.ref
 	stem, ext := splitExt(ref.Name)
 	for i := 1; i <= 1000; i++ {
 		name := ref.Name
 		if i > 1 {
-			name = naming.numbered(stem, ext, i)
+			name = st.naming.numbered(stem, ext, i)
 		}
-		err := root.Link(tmp, name)
+		err := st.root.Link(st.tmp, name)
 		if err == nil {
 			ref.Name = name
 			return ref, nil
@@ -527,6 +554,16 @@ func saveFileAs(dir, suggested string, src io.Reader, max int64, naming fileNami
 		}
 	}
 	return ref, fmt.Errorf("save %s: the download directory has 1000 files of that name", ref.Name)
+}
+
+// discard removes the .part file and closes the directory.
+func (st *stagedFile) discard() {
+	if st.root == nil {
+		return
+	}
+	_ = st.root.Remove(st.tmp)
+	st.root.Close()
+	st.root = nil
 }
 
 // splitExt splits a file name at its extension (".tar.gz" counts as ".gz").

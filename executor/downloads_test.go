@@ -189,8 +189,8 @@ func TestOnlyActionsAwaitADownload(t *testing.T) {
 // TestSessionEndWaitsForASaveUnderWay: a download the browser completed
 // is being saved as the session ends. stop waits for the save, so that
 // the end record (what take returns then) names the saved file; a save
-// that takes longer than saveEndWait is recorded as refused, and what it
-// writes later is removed. The staged file is a FIFO: its save blocks
+// that has not ended by stop's deadline is recorded as refused, and it
+// leaves nothing in the download directory when it ends later. The staged file is a FIFO: its save blocks
 // until the test writes the bytes.
 func TestSessionEndWaitsForASaveUnderWay(t *testing.T) {
 	staged := func(t *testing.T) (*downloads, string, func(string)) {
@@ -202,15 +202,16 @@ func TestSessionEndWaitsForASaveUnderWay(t *testing.T) {
 		d := newDownloads(true, dir, 1<<20, staging, func(string) scope.Verdict { return scope.Verdict{Allowed: true} }, slog.New(slog.DiscardHandler))
 		d.cancel = func(string) {}
 		d.begin(guid, "http://127.0.0.1/report.txt", "report.txt")
-		d.progress(guid, "completed", 5, 5) // the save starts, and blocks on the FIFO
+		d.progress(guid, "completed", 5, 5) // the save starts
+		// Opening the FIFO waits for the save to open it; the save then
+		// waits for the bytes.
+		w, err := os.OpenFile(filepath.Join(staging, guid), os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
 		write := func(text string) {
-			f, err := os.OpenFile(filepath.Join(staging, guid), os.O_WRONLY, 0)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			f.WriteString(text)
-			f.Close()
+			w.WriteString(text)
+			w.Close()
 		}
 		return d, dir, write
 	}
@@ -218,7 +219,7 @@ func TestSessionEndWaitsForASaveUnderWay(t *testing.T) {
 	t.Run("saved before the end record", func(t *testing.T) {
 		d, dir, write := staged(t)
 		stopped := make(chan struct{})
-		go func() { d.stop(); close(stopped) }()
+		go func() { d.stop(time.Now().Add(time.Minute)); close(stopped) }()
 		select {
 		case <-stopped:
 			t.Fatal("stop returned while the download was being saved")
@@ -236,10 +237,8 @@ func TestSessionEndWaitsForASaveUnderWay(t *testing.T) {
 	})
 
 	t.Run("refused when the save outlasts the wait", func(t *testing.T) {
-		defer func(w time.Duration) { saveEndWait = w }(saveEndWait)
-		saveEndWait = 100 * time.Millisecond
 		d, dir, write := staged(t)
-		d.stop()
+		d.stop(time.Now().Add(100 * time.Millisecond))
 		files := d.take()
 		if len(files) != 1 || !strings.Contains(files[0].Refused, "while it was being saved") {
 			t.Fatalf("the end record's downloads: %+v, want the download refused", files)
@@ -257,7 +256,15 @@ func TestSessionEndWaitsForASaveUnderWay(t *testing.T) {
 			t.Errorf("the late save was added to the downloads to record: %+v", late)
 		}
 		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
-			t.Errorf("the late save left %v in the download directory", entries)
+			t.Errorf("the late save left %v in the download directory", names(entries))
 		}
 	})
+}
+
+func names(entries []os.DirEntry) []string {
+	var out []string
+	for _, e := range entries {
+		out = append(out, e.Name())
+	}
+	return out
 }

@@ -95,6 +95,7 @@ func (e *Executor) armTimers(s *session) {
 		if why := s.limits.expiry(b, e.cfg.Now()); why != "" {
 			s.limits.expired = why
 			s.closeTabs()
+			s.downloads.stop(time.Now().Add(saveEndWait))
 			e.recordPending(s, "the session expired ("+why+") and its browser context closed", e.masker.Load())
 		}
 	}

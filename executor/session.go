@@ -107,13 +107,14 @@ func newSessionID(tool string) string {
 	return tool + "-" + time.Now().UTC().Format("20060102T150405") + "-" + hex.EncodeToString(b[:])
 }
 
-// end closes the session for good: no further call runs on it.
-func (s *session) end() {
+// end closes the session for good: no further call runs on it. Saves of
+// downloads under way are waited for until deadline (downloads.stop).
+func (s *session) end(deadline time.Time) {
 	s.ended = true
 	s.limits.stopTimers()
 	s.closeTabs()
 	s.web.close()
-	s.downloads.stop()
+	s.downloads.stop(deadline)
 	if s.files != "" {
 		_ = os.RemoveAll(s.files)
 		s.files = ""
@@ -127,13 +128,14 @@ func (s *session) end() {
 // after its last call that the egress gate refused are recorded, in a
 // record of their own, masked by m; why says why the sessions end.
 func (e *Executor) endSessions(ss []*session, why string, m *masker) {
+	deadline := time.Now().Add(saveEndWait) // for all of them together
 	for _, s := range ss {
 		s.hold.abortWait()
 		s.mu.Lock()
 		if s.hold.id != "" && e.cfg.Approvals != nil {
 			e.withdraw(s)
 		}
-		s.end()
+		s.end(deadline)
 		e.recordPending(s, "the session ended: "+why, m)
 		s.mu.Unlock()
 		e.cfg.Events.Publish(events.Event{Type: events.SessionEnded, Session: s.id, Agent: s.principal, Tool: s.manifest.Tool.Name, Reason: why})
