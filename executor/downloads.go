@@ -185,13 +185,11 @@ func validGUID(guid string) bool {
 // download either saved and recorded, or not saved at all.
 func (d *downloads) save(dl *download) {
 	st, err := d.stageSaved(dl)
-	if st != nil {
-		defer st.discard()
-	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if dl.abandoned {
 		// Recorded as refused when the session ended: nothing is kept.
+		st.discard()
 		d.notify()
 		return
 	}
@@ -199,6 +197,7 @@ func (d *downloads) save(dl *download) {
 	if err == nil {
 		ref, err = st.link()
 	}
+	st.discard() // after the link, only the name is left
 	if err != nil {
 		d.endLocked(dl, err.Error())
 		return
@@ -341,7 +340,12 @@ func (d *downloads) stop(deadline time.Time) {
 			d.mu.Lock()
 		case <-timer.C:
 			d.mu.Lock()
-			for _, dl := range d.active { // only saves under way are left
+			for _, dl := range d.active {
+				if !dl.saving { // begun while stop waited
+					go d.cancel(dl.guid)
+					d.endLocked(dl, "the session ended before it did")
+					continue
+				}
 				dl.abandoned = true
 				delete(d.active, dl.guid)
 				d.removeStaged(dl.guid)
@@ -556,9 +560,10 @@ func (st *stagedFile) link() (evidence.FileRef, error) {
 	return ref, fmt.Errorf("save %s: the download directory has 1000 files of that name", ref.Name)
 }
 
-// discard removes the .part file and closes the directory.
+// discard removes the .part file and closes the directory (a nil or
+// discarded file: nothing to do).
 func (st *stagedFile) discard() {
-	if st.root == nil {
+	if st == nil || st.root == nil {
 		return
 	}
 	_ = st.root.Remove(st.tmp)

@@ -236,6 +236,34 @@ func TestSessionEndWaitsForASaveUnderWay(t *testing.T) {
 		}
 	})
 
+	t.Run("one that begins during the wait is cancelled", func(t *testing.T) {
+		d, _, write := staged(t)
+		defer write("hello")
+		cancelled := make(chan string, 4)
+		d.cancel = func(guid string) { cancelled <- guid }
+		const late = "0a1b2c3d-0000-4000-8000-0000000000ff"
+		go func() {
+			time.Sleep(50 * time.Millisecond)
+			d.begin(late, "http://127.0.0.1/late.bin", "late.bin")
+		}()
+		d.stop(time.Now().Add(300 * time.Millisecond))
+		select {
+		case guid := <-cancelled:
+			if guid != late {
+				t.Errorf("cancelled %s, want %s", guid, late)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("the download begun during the wait was not cancelled")
+		}
+		why := map[string]string{}
+		for _, f := range d.take() {
+			why[f.Name] = f.Refused
+		}
+		if !strings.Contains(why["late.bin"], "ended before it did") || !strings.Contains(why["report.txt"], "while it was being saved") {
+			t.Errorf("the end record's downloads: %v", why)
+		}
+	})
+
 	t.Run("refused when the save outlasts the wait", func(t *testing.T) {
 		d, dir, write := staged(t)
 		d.stop(time.Now().Add(100 * time.Millisecond))
