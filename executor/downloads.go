@@ -63,9 +63,9 @@ type download struct {
 	refused         string // why it was cancelled ("" while it may be saved)
 	saving          bool
 	// abandoned: the session ended before its save did, and it is
-	// recorded as refused; the save removes what it wrote.
+	// recorded as refused; the save never names its file.
 	abandoned bool
-	seq             int // its place among the session's downloads (begun counts them)
+	seq       int // its place among the session's downloads (begun counts them)
 }
 
 func newDownloads(declared bool, dir string, max int64, staging string, check urlCheck, logger *slog.Logger) *downloads {
