@@ -58,6 +58,17 @@ func main() {
 	onlyServers := flag.String("servers", "", "-scenario speed: comma-separated servers to measure (default: browsergate, playwright-mcp, chrome-devtools-mcp, "+floorName+" and "+floorWaitsName+")")
 	flag.Parse()
 	log.SetFlags(0)
+	// Every Chromium a run starts (the peers', the floors') makes its
+	// singleton socket's directory in the temporary directory and leaves
+	// it when it is stopped: a directory of the run's own, removed at its
+	// end, takes them all. (Its path is short: a socket's path is at most
+	// 107 bytes.)
+	tmp, err := os.MkdirTemp("", "pb-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	os.Setenv("TMPDIR", tmp)
 	for _, dir := range []*string{peers, repo} {
 		if abs, err := filepath.Abs(*dir); err == nil {
 			*dir = abs // the servers run in .peers (Playwright MCP writes its logs to its working directory)
