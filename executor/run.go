@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/browsergate/browsergate/evidence"
@@ -235,9 +236,26 @@ func (e *Executor) act(actx context.Context, s *session, t *turn) *Blocked {
 		t.out, t.err = output{Text: heldDialogText(held)}, nil
 	}
 	if spec.changesPage() && held == nil {
+		// The gate's world of a document the action led to is made while
+		// the page settles, off the reply's path: the read after the
+		// action (checkAfter) finds it made. It is done before act is.
+		var made sync.WaitGroup
+		makeWorld := func() {
+			made.Add(1)
+			go func() {
+				defer made.Done()
+				ctx, cancel := context.WithTimeout(actx, worldPrepareWait)
+				defer cancel()
+				_, _ = s.world(ctx)
+			}()
+		}
+		if w.navigationCount() != navs {
+			makeWorld()
+		}
 		// The quiet window starts when the action is done: a navigation
 		// it starts a moment later is still caught.
-		s.tab.watch.waitStable(actx, time.Now(), spec.settle)
+		s.tab.watch.waitStable(actx, time.Now(), spec.settle, makeWorld)
+		made.Wait()
 		// A dialog the action's effects open a moment later (a message
 		// to another frame, a timer) is held for the agent too.
 		if held = w.pendingDialog(); held != nil {
@@ -309,6 +327,9 @@ func (e *Executor) checkAfter(s *session, t *turn, unjudged *Blocked) {
 	defer pcancel()
 	after, _, all, allErr := s.readPage(pctx)
 	t.after = &after
+	if commandTable[t.call.Command.Name].reportsStatus && t.err == nil {
+		t.out.Text = withStatus(t.out.Text, after.HTTPStatus)
+	}
 	pages, pagesErr := s.otherPages(pctx, popupSettle, all, allErr)
 	av := decideAfter(s.backend.check, t.call.Command.Name, after, pages, pagesErr, unjudged)
 	if d := e.enforce(pctx, s, t, av); d != nil {

@@ -42,6 +42,11 @@ type PageState struct {
 	IsAuthenticated bool   `json:"is_authenticated"`
 	PageLoaded      bool   `json:"page_loaded"`
 	TabCount        int    `json:"tab_count"`
+	// HTTPStatus is the document's HTTP status as its navigation timing
+	// entry reports it (isolated world; 0: unknown). Not a state field:
+	// neither Cedar nor the evidence's states have it (Map), only a
+	// navigate's reply text.
+	HTTPStatus int `json:"-"`
 }
 
 // Map returns the state as a record keyed by the [browser.state] field
@@ -85,6 +90,7 @@ type domFacts struct {
 	Logout   bool   `json:"logout"`
 	Ready    bool   `json:"ready"`
 	Forms    int    `json:"forms"`
+	Status   int    `json:"status"`
 }
 
 // readState observes the tab. It never fails the call: a page that cannot
@@ -144,6 +150,7 @@ func (s *session) readPage(ctx context.Context) (PageState, int, []*target.Info,
 	}
 	if err == nil {
 		st.HasForms, st.PageLoaded, st.IsAuthenticated = dom.HasForms, dom.Ready, dom.Logout
+		st.HTTPStatus = dom.Status
 		forms = dom.Forms
 	} else {
 		// A page that cannot be read counts as authenticated and as

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/chromedp/chromedp"
@@ -45,6 +46,9 @@ type commandSpec struct {
 	// a script's value, titles, URLs), fenced in the reply as untrusted
 	// data so that it cannot pass for browsergate's own lines.
 	pageContent bool
+	// reportsStatus: the reply names the HTTP status of the document the
+	// command left the tab on (withStatus).
+	reportsStatus bool
 }
 
 // observation is what a command's decision needs to observe.
@@ -74,7 +78,7 @@ func (c commandSpec) changesPage() bool { return c.settle != noSettle }
 // one entry here, its signature in toolclad's built-in table, and its
 // tests.
 var commandTable = map[string]commandSpec{
-	"navigate":         {act: actNavigate, settle: 0, navigates: true}, // the navigation waited for the load event
+	"navigate":         {act: actNavigate, settle: 0, navigates: true, reportsStatus: true}, // the navigation waited for the load event
 	"snapshot":         {act: actSnapshot, settle: noSettle, pageContent: true},
 	"click":            {observes: observeClick, act: actClick, settle: 50 * time.Millisecond, guarded: true},
 	"type_text":        {observes: observeField, act: actTypeText, settle: 20 * time.Millisecond, guarded: true},
@@ -116,19 +120,25 @@ func actNavigate(ctx context.Context, s *session, args map[string]any, f *facts)
 	if err := chromedp.Do(ctx, chromedp.Navigate(u)); err != nil {
 		return output{}, fmt.Errorf("navigate to %s: %w", u, err)
 	}
-	return output{Text: "navigated to " + u + s.documentStatus(ctx)}, nil
+	// The document's HTTP status is added from the read after the action
+	// (checkAfter), once the page has settled.
+	return output{Text: "navigated to " + u}, nil
 }
 
-// documentStatus is the HTTP status of the tab's document, as the page's
-// navigation timing entry reports it (read in the gate's world), for the
-// agent: " (HTTP 404)"; "" when the browser does not know it.
-func (s *session) documentStatus(ctx context.Context) string {
-	var status int
-	err := s.evalValueInWorld(ctx, "(performance.getEntriesByType('navigation')[0] || {}).responseStatus || 0", &status)
-	if err != nil || status == 0 {
-		return ""
+// withStatus adds the document's HTTP status, as the read after the
+// action found it, to the first line of a navigate's output, for the
+// agent: "navigated to … (HTTP 404 Not Found)". An unknown status (0)
+// adds nothing.
+func withStatus(text string, status int) string {
+	if status == 0 {
+		return text
 	}
-	return fmt.Sprintf(" (HTTP %d %s)", status, http.StatusText(status))
+	first, rest, more := strings.Cut(text, "\n")
+	first += fmt.Sprintf(" (HTTP %d %s)", status, http.StatusText(status))
+	if more {
+		return first + "\n" + rest
+	}
+	return first
 }
 
 func actSnapshot(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {

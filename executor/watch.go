@@ -178,8 +178,9 @@ const afterLoadWindow = 20 * time.Millisecond
 // and a short mutation-free window of the DOM. The DOM wait runs alongside
 // the network wait; if the tab navigated, it runs again on the new
 // document, begun as soon as that document has loaded, alongside the
-// rest of the wait (afterLoadWindow).
-func (w *pageWatch) waitStable(tab context.Context, start time.Time, window time.Duration) {
+// rest of the wait (afterLoadWindow); newDocument is called as that
+// document's DOM wait begins.
+func (w *pageWatch) waitStable(tab context.Context, start time.Time, window time.Duration, newDocument func()) {
 	navs := w.navigationCount()
 	dom := startDOMWait(tab)
 	// newDOM is the DOM wait on the document of navigation newDOMNav.
@@ -191,6 +192,7 @@ func (w *pageWatch) waitStable(tab context.Context, start time.Time, window time
 			win = min(window, afterLoadWindow)
 			if n != newDOMNav {
 				newDOM, newDOMNav = startDOMWait(tab), n
+				newDocument()
 			}
 		}
 		quiet, wait := w.quietFor(win, start)

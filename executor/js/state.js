@@ -24,6 +24,10 @@
     const t = (e.innerText || e.value || label || '').trim();
     if (re.test(t)) { logout = true; break; }
   }
+  // The document's HTTP status, as its navigation timing entry reports it
+  // (0: unknown), for a navigate's reply.
+  const nav = performance.getEntriesByType('navigation')[0];
   return {url: d.location.href, title: d.title, has_forms: d.forms.length > 0,
-          logout: logout, ready: d.readyState === 'complete', forms: d.forms.length};
+          logout: logout, ready: d.readyState === 'complete', forms: d.forms.length,
+          status: (nav && nav.responseStatus) || 0};
 })()
