@@ -28,6 +28,10 @@ type output struct {
 	// Files are the files the call uploaded or downloaded, for the
 	// evidence.
 	Files []evidence.FileRef
+	// reportStatus: the reply adds, to Text's first line, the HTTP status
+	// of the document the command committed, from the read after the
+	// action (navigate; withStatus).
+	reportStatus bool
 }
 
 // maxHTMLLen caps extract_html so one call cannot flood the agent.

@@ -239,14 +239,15 @@ func (e *Executor) act(actx context.Context, s *session, t *turn) *Blocked {
 		// The gate's world of a document the action led to is made while
 		// the page settles, off the reply's path: the read after the
 		// action (checkAfter) finds it made. It is done before act is.
+		// What is not done when the page has settled is given up (the read
+		// after makes the world itself): act takes no longer for it.
 		var made sync.WaitGroup
+		wctx, giveUp := context.WithCancel(actx)
 		makeWorld := func() {
 			made.Add(1)
 			go func() {
 				defer made.Done()
-				ctx, cancel := context.WithTimeout(actx, worldPrepareWait)
-				defer cancel()
-				_, _ = s.world(ctx)
+				_, _ = s.world(wctx)
 			}()
 		}
 		if w.navigationCount() != navs {
@@ -255,12 +256,18 @@ func (e *Executor) act(actx context.Context, s *session, t *turn) *Blocked {
 		// The quiet window starts when the action is done: a navigation
 		// it starts a moment later is still caught.
 		s.tab.watch.waitStable(actx, time.Now(), spec.settle, makeWorld)
+		giveUp()
 		made.Wait()
 		// A dialog the action's effects open a moment later (a message
 		// to another frame, a timer) is held for the agent too.
 		if held = w.pendingDialog(); held != nil {
 			t.out, t.err = withDialog(t.out, t.err, held)
 		}
+	}
+	if w.navigationCount() == navs {
+		// No document committed (a dialog held the load, say): there is no
+		// new document's status to give.
+		t.out.reportStatus = false
 	}
 	// A download the action started is waited for (within the command's
 	// time): the reply says where it went.
@@ -327,7 +334,7 @@ func (e *Executor) checkAfter(s *session, t *turn, unjudged *Blocked) {
 	defer pcancel()
 	after, _, all, allErr := s.readPage(pctx)
 	t.after = &after
-	if commandTable[t.call.Command.Name].reportsStatus && t.err == nil {
+	if t.out.reportStatus && t.err == nil {
 		t.out.Text = withStatus(t.out.Text, after.HTTPStatus)
 	}
 	pages, pagesErr := s.otherPages(pctx, popupSettle, all, allErr)

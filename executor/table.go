@@ -46,9 +46,6 @@ type commandSpec struct {
 	// a script's value, titles, URLs), fenced in the reply as untrusted
 	// data so that it cannot pass for browsergate's own lines.
 	pageContent bool
-	// reportsStatus: the reply names the HTTP status of the document the
-	// command left the tab on (withStatus).
-	reportsStatus bool
 }
 
 // observation is what a command's decision needs to observe.
@@ -78,7 +75,7 @@ func (c commandSpec) changesPage() bool { return c.settle != noSettle }
 // one entry here, its signature in toolclad's built-in table, and its
 // tests.
 var commandTable = map[string]commandSpec{
-	"navigate":         {act: actNavigate, settle: 0, navigates: true, reportsStatus: true}, // the navigation waited for the load event
+	"navigate":         {act: actNavigate, settle: 0, navigates: true}, // the navigation waited for the load event
 	"snapshot":         {act: actSnapshot, settle: noSettle, pageContent: true},
 	"click":            {observes: observeClick, act: actClick, settle: 50 * time.Millisecond, guarded: true},
 	"type_text":        {observes: observeField, act: actTypeText, settle: 20 * time.Millisecond, guarded: true},
@@ -122,7 +119,7 @@ func actNavigate(ctx context.Context, s *session, args map[string]any, f *facts)
 	}
 	// The document's HTTP status is added from the read after the action
 	// (checkAfter), once the page has settled.
-	return output{Text: "navigated to " + u}, nil
+	return output{Text: "navigated to " + u, reportStatus: true}, nil
 }
 
 // withStatus adds the document's HTTP status, as the read after the

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
@@ -50,11 +49,6 @@ func (s *session) world(ctx context.Context) (runtime.ExecutionContextID, error)
 	t.worldID, t.worldNavs = res.ExecutionContextID, navs
 	return t.worldID, nil
 }
-
-// worldPrepareWait bounds the making of a new document's world while the
-// page settles after an action (act): the read after the action makes it
-// itself if this did not.
-const worldPrepareWait = 3 * time.Second
 
 // worldOf is the gate's isolated world of the document of frame: the
 // tab's own document's ("" ), or a new one in an embedded frame (made for
