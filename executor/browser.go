@@ -12,9 +12,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/chromedp/cdproto/browser"
@@ -355,11 +357,12 @@ func (b *backend) start() error {
 }
 
 // removeProfile removes a launched browser's profile directory once the
-// browser has stopped, and again a moment later: Chromium's helper
-// processes may still write to it (its Default directory) as they exit.
-// The directory of the browser's singleton socket goes with it (see
-// singletonDir).
+// browser has stopped and what was left of its processes too
+// (stopLeftovers), and, should anything have written to it all the same,
+// again a moment later while the daemon runs. The directory of the
+// browser's singleton socket goes with it (see singletonDir).
 func removeProfile(dir string) {
+	stopLeftovers(dir)
 	if d := singletonDir(dir); d != "" {
 		_ = os.RemoveAll(d)
 	}
@@ -373,6 +376,60 @@ func removeProfile(dir string) {
 			_ = os.RemoveAll(dir)
 		}
 	}()
+}
+
+// stopLeftovers kills what is left of a stopped browser: the processes
+// whose command line names its profile (--user-data-dir=dir), which
+// Chromium passes to every process it starts. The network service, the
+// zygote and its renderers can outlive the browser process when it is
+// killed, and the network service writes its state (Default/Network
+// Persistent State: the hosts it talked to) into the profile as it goes,
+// after the profile was removed: one stop in six left such a directory.
+// A process forked as its parent died shows up a moment later, so they are
+// looked for until three looks in a row find none (for at most
+// leftoverWait). Nothing happens where there is no /proc.
+func stopLeftovers(dir string) {
+	arg := "--user-data-dir=" + dir
+	deadline := time.Now().Add(leftoverWait)
+	for quiet := 0; quiet < 3 && time.Now().Before(deadline); {
+		pids := processesWithArg(arg)
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		if len(pids) == 0 {
+			quiet++
+		} else {
+			quiet = 0
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// leftoverWait bounds stopLeftovers.
+const leftoverWait = 2 * time.Second
+
+// processesWithArg lists the processes (but this one) that have arg, whole,
+// among their command line's arguments.
+func processesWithArg(arg string) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		if slices.Contains(strings.Split(string(cmdline), "\x00"), arg) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 // singletonDir is the directory of a launched browser's singleton socket,
