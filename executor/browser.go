@@ -379,20 +379,19 @@ func removeProfile(dir string) {
 }
 
 // stopLeftovers kills what is left of a stopped browser: the processes
-// whose command line names its profile (--user-data-dir=dir), which
-// Chromium passes to every process it starts. The network service, the
-// zygote and its renderers can outlive the browser process when it is
-// killed, and the network service writes its state (Default/Network
-// Persistent State: the hosts it talked to) into the profile as it goes,
-// after the profile was removed: one stop in six left such a directory.
-// A process forked as its parent died shows up a moment later, so they are
+// whose command line names its profile directory dir (Chromium passes
+// --user-data-dir=dir to every process it starts; its crash handler has
+// --database=dir/…). The network service, the zygote and its renderers can
+// outlive the browser process when it is killed, and the network service
+// writes its state (Default/Network Persistent State: the hosts it talked
+// to) into the profile as it goes, after the profile was removed. A
+// process forked as its parent died shows up a moment later, so they are
 // looked for until three looks in a row find none (for at most
 // leftoverWait). Nothing happens where there is no /proc.
 func stopLeftovers(dir string) {
-	arg := "--user-data-dir=" + dir
 	deadline := time.Now().Add(leftoverWait)
 	for quiet := 0; quiet < 3 && time.Now().Before(deadline); {
-		pids := processesWithArg(arg)
+		pids := processesNaming(dir)
 		for _, pid := range pids {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
@@ -408,9 +407,9 @@ func stopLeftovers(dir string) {
 // leftoverWait bounds stopLeftovers.
 const leftoverWait = 2 * time.Second
 
-// processesWithArg lists the processes (but this one) that have arg, whole,
-// among their command line's arguments.
-func processesWithArg(arg string) []int {
+// processesNaming lists the processes (but this one) whose command line
+// names dir (namesDir).
+func processesNaming(dir string) []int {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
@@ -422,14 +421,34 @@ func processesWithArg(arg string) []int {
 			continue
 		}
 		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil {
-			continue
-		}
-		if slices.Contains(strings.Split(string(cmdline), "\x00"), arg) {
+		if err == nil && namesDir(string(cmdline), dir) {
 			pids = append(pids, pid)
 		}
 	}
 	return pids
+}
+
+// namesDir says whether a command line, as /proc/<pid>/cmdline has it,
+// names dir as a switch's value or the start of one (--user-data-dir=dir,
+// --database=dir/Crash Reports). The arguments are separated by NULs as
+// the kernel keeps them, or by spaces: Chromium rewrites its helper
+// processes' command lines into one string. A longer name that begins
+// with dir (dir-2) is another directory.
+func namesDir(cmdline, dir string) bool {
+	for from := 0; from < len(cmdline); {
+		i := strings.Index(cmdline[from:], dir)
+		if i < 0 {
+			return false
+		}
+		start, end := from+i, from+i+len(dir)
+		before := start > 0 && cmdline[start-1] == '='
+		after := end == len(cmdline) || strings.IndexByte(" \x00/", cmdline[end]) >= 0
+		if before && after {
+			return true
+		}
+		from = start + 1
+	}
+	return false
 }
 
 // singletonDir is the directory of a launched browser's singleton socket,

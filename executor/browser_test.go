@@ -164,13 +164,47 @@ func TestLaunchedBrowserLeavesNothingInTmp(t *testing.T) {
 		}
 		return names
 	}
+	profiles, _ := filepath.Glob(filepath.Join(tmp, "browsergate-chromium-*"))
+	if len(profiles) != 1 {
+		t.Fatalf("the browser's profiles in the temporary directory: %v, want one", profiles)
+	}
 	e.Close()
-	// Once Close has returned: every process of the browser was stopped
-	// before its profile was removed (stopLeftovers), so none writes into
-	// it again (without that, one stop in six left the network service's
-	// state behind).
+	// Once Close has returned, no process of the browser is left (Chromium
+	// rewrites its helpers' command lines: stopLeftovers must know them
+	// still), and nothing is left in the temporary directory: a helper
+	// left running (the network service) wrote its state into the removed
+	// profile as it went, once in six stops.
+	if pids := processesNaming(profiles[0]); len(pids) > 0 {
+		t.Errorf("processes of the stopped browser still run: %v", pids)
+	}
 	if left := entries(); len(left) > 0 {
 		t.Fatalf("left in the temporary directory after the browser stopped: %v", left)
+	}
+}
+
+// TestNamesDir: a command line names a profile directory as a switch's
+// value or its start, with NULs between the arguments or spaces (as
+// Chromium rewrites its helpers' command lines); a longer name that starts
+// the same is another directory, and a mention that is no switch's value is
+// none.
+func TestNamesDir(t *testing.T) {
+	const dir = "/tmp/my dir/browsergate-chromium-42"
+	for _, tc := range []struct {
+		cmdline string
+		want    bool
+	}{
+		{"/usr/lib/chromium/chromium\x00--headless\x00--user-data-dir=" + dir + "\x00about:blank\x00", true},
+		{"/usr/lib/chromium/chromium --type=utility --user-data-dir=" + dir + " --lang=en-US", true},
+		{"/usr/lib/chromium/chromium --type=renderer --user-data-dir=" + dir, true},
+		{"chrome_crashpad_handler --database=" + dir + "/Crash Reports --url=", true},
+		{"/usr/lib/chromium/chromium --user-data-dir=" + dir + "-2 --type=zygote", false},
+		{"/usr/lib/chromium/chromium\x00--user-data-dir=" + dir + "0\x00", false},
+		{"ls\x00" + dir + "\x00", false},
+		{"", false},
+	} {
+		if got := namesDir(tc.cmdline, dir); got != tc.want {
+			t.Errorf("namesDir(%q) = %v, want %v", tc.cmdline, got, tc.want)
+		}
 	}
 }
 
@@ -180,29 +214,53 @@ func TestLaunchedBrowserLeavesNothingInTmp(t *testing.T) {
 func TestStopLeftoversKillsOnlyItsBrowsersProcesses(t *testing.T) {
 	dir := t.TempDir()
 	mine, other := filepath.Join(dir, "profile"), filepath.Join(dir, "profile-2")
-	run := func(profile string) *exec.Cmd {
-		cmd := exec.Command("sh", "-c", "while :; do sleep 0.05; done", "sh", "--user-data-dir="+profile)
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh here:", err)
+	}
+	loop := []string{"-c", "while :; do sleep 0.05; done"}
+	// As the kernel keeps a command line (NULs between the arguments),
+	// and as Chromium rewrites its helpers' (one string, spaces between).
+	asGiven := func(profile string) []string {
+		return append([]string{"sh"}, append(loop, "sh", "--user-data-dir="+profile)...)
+	}
+	rewritten := func(profile string) []string {
+		return append([]string{"/usr/lib/chromium/chromium --type=utility --user-data-dir=" + profile + " --lang=en-US"}, loop...)
+	}
+	run := func(args []string) *exec.Cmd {
+		cmd := &exec.Cmd{Path: sh, Args: args}
 		if err := cmd.Start(); err != nil {
-			t.Skip("no sh here:", err)
+			t.Fatal(err)
 		}
 		return cmd
 	}
-	a, b := run(mine), run(other)
-	defer b.Process.Kill()
-	exited := make(chan error, 1)
-	go func() { exited <- a.Wait() }()
-	stopLeftovers(mine)
-	select {
-	case err := <-exited:
-		if ee, ok := err.(*exec.ExitError); !ok || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
-			t.Errorf("the profile's process ended with %v, want killed", err)
-		}
-	case <-time.After(10 * time.Second):
-		a.Process.Kill()
-		t.Fatal("the profile's process is still running")
+	targets := []*exec.Cmd{run(asGiven(mine)), run(rewritten(mine))}
+	others := []*exec.Cmd{run(asGiven(other)), run(rewritten(other))}
+	for _, o := range others {
+		defer o.Process.Kill()
 	}
-	if err := b.Process.Signal(syscall.Signal(0)); err != nil {
-		t.Errorf("the other profile's process was stopped too: %v", err)
+	exited := make(chan error, len(targets))
+	for _, c := range targets {
+		go func() { exited <- c.Wait() }()
+	}
+	stopLeftovers(mine)
+	for range targets {
+		select {
+		case err := <-exited:
+			if ee, ok := err.(*exec.ExitError); !ok || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+				t.Errorf("a process of the profile ended with %v, want killed", err)
+			}
+		case <-time.After(10 * time.Second):
+			for _, c := range targets {
+				c.Process.Kill()
+			}
+			t.Fatal("a process of the profile is still running")
+		}
+	}
+	for _, o := range others {
+		if err := o.Process.Signal(syscall.Signal(0)); err != nil {
+			t.Errorf("a process of the other profile was stopped too: %v", err)
+		}
 	}
 }
 
