@@ -407,8 +407,9 @@ func stopLeftovers(dir string) {
 // leftoverWait bounds stopLeftovers.
 const leftoverWait = 2 * time.Second
 
-// processesNaming lists the processes (but this one) whose command line
-// names dir (namesDir).
+// processesNaming lists the processes of this user (but this one) whose
+// command line names dir (namesDir): the browser runs as the daemon's user,
+// and another user's process could not be stopped anyway.
 func processesNaming(dir string) []int {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
@@ -418,6 +419,11 @@ func processesNaming(dir string) []int {
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		if info, err := e.Info(); err != nil {
+			continue
+		} else if st, ok := info.Sys().(*syscall.Stat_t); !ok || int(st.Uid) != os.Getuid() {
 			continue
 		}
 		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
