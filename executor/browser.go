@@ -395,10 +395,10 @@ func stopLeftovers(dir string) {
 		for _, pid := range pids {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
-		if len(pids) == 0 {
-			quiet++
-		} else {
+		if len(pids) > 0 {
 			quiet = 0
+		} else if quiet++; quiet == 3 {
+			return
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -158,11 +158,7 @@ func TestLaunchedBrowserLeavesNothingInTmp(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var names []string
-		for _, d := range des {
-			names = append(names, d.Name())
-		}
-		return names
+		return names(des)
 	}
 	profiles, _ := filepath.Glob(filepath.Join(tmp, "browsergate-chromium-*"))
 	if len(profiles) != 1 {

@@ -321,15 +321,20 @@ func (d *downloads) stop(deadline time.Time) {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	timer := time.NewTimer(time.Until(deadline))
-	defer timer.Stop()
-	for {
+	// Those not being saved (some may begin while stop waits) are
+	// cancelled and recorded as refused.
+	cancelUnsaved := func() {
 		for _, dl := range d.active {
 			if !dl.saving {
 				go d.cancel(dl.guid)
 				d.endLocked(dl, "the session ended before it did")
 			}
 		}
+	}
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	for {
+		cancelUnsaved()
 		if len(d.active) == 0 {
 			return
 		}
@@ -340,12 +345,8 @@ func (d *downloads) stop(deadline time.Time) {
 			d.mu.Lock()
 		case <-timer.C:
 			d.mu.Lock()
-			for _, dl := range d.active {
-				if !dl.saving { // begun while stop waited
-					go d.cancel(dl.guid)
-					d.endLocked(dl, "the session ended before it did")
-					continue
-				}
+			cancelUnsaved()
+			for _, dl := range d.active { // saves under way
 				dl.abandoned = true
 				delete(d.active, dl.guid)
 				d.removeStaged(dl.guid)
