@@ -266,7 +266,8 @@ func (b *backend) start() error {
 		if ap, ok := devtoolsAddr(ws); !ok || !ap.Addr().IsLoopback() {
 			return fmt.Errorf("%w: live endpoint %s is not on this machine's loopback: the egress proxy could not stand between it and the network", ErrBrowserStart, ws)
 		}
-		if err := b.setScope(ws); err != nil {
+		devtools, _ := b.devtoolsEndpoint(ws)
+		if err := b.setScope(devtools); err != nil {
 			return fmt.Errorf("%w: %v", ErrBrowserStart, err)
 		}
 		b.wsURL = ws
@@ -274,7 +275,7 @@ func (b *backend) start() error {
 		b.alloc = alloc
 		b.cancel = append(b.cancel, cancel)
 	default:
-		if err := b.setScope(""); err != nil {
+		if err := b.setScope(netip.AddrPort{}); err != nil {
 			return fmt.Errorf("%w: %v", ErrBrowserStart, err)
 		}
 		// The browser-wide proxy carries what no session's context does:
@@ -340,7 +341,12 @@ func (b *backend) start() error {
 		}
 		ws, err := resolveLiveEndpoint(filepath.Join(userDir, "DevToolsActivePort"), b.startup)
 		if err == nil {
-			err = b.setScope(ws)
+			devtools, ok := b.devtoolsEndpoint(ws)
+			if !ok {
+				err = fmt.Errorf("%s is not an address and port", ws)
+			} else {
+				err = b.setScope(devtools)
+			}
 		}
 		if err != nil {
 			b.release()
@@ -348,7 +354,7 @@ func (b *backend) start() error {
 		}
 		b.wsURL = ws
 	}
-	if ap, ok := devtoolsAddr(b.wsURL); ok {
+	if ap, ok := b.devtoolsEndpoint(b.wsURL); ok {
 		b.devtools = ap
 		b.listeners.add(ap, "the DevTools endpoint of the browser of "+b.key.manifest.Tool.Name)
 	}

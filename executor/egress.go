@@ -41,15 +41,13 @@ func proxyFlags(proxyAddr string) []chromedp.ExecAllocatorOption {
 	}
 }
 
-// setScope rebuilds the backend's scope so that the DevTools endpoint
-// (live mode) can never be reached from a page.
-func (b *backend) setScope(devtools string) error {
+// setScope rebuilds the backend's scope so that its DevTools endpoint
+// (devtoolsEndpoint; none before a launched browser runs) can never be
+// reached from a page.
+func (b *backend) setScope(devtools netip.AddrPort) error {
 	var deny []netip.AddrPort
-	if ap, ok := devtoolsAddr(devtools); ok {
-		// The DevTools port on any address (0.0.0.0 and [::] entries
-		// deny the port everywhere): loopback has many spellings.
-		deny = append(deny, netip.AddrPortFrom(netip.IPv4Unspecified(), ap.Port()),
-			netip.AddrPortFrom(netip.IPv6Unspecified(), ap.Port()))
+	if devtools.IsValid() {
+		deny = append(deny, devtools)
 	}
 	sc, err := manifestScope(b.key.manifest, deny)
 	if err != nil {
@@ -57,6 +55,24 @@ func (b *backend) setScope(devtools string) error {
 	}
 	b.scope.Store(sc)
 	return nil
+}
+
+// devtoolsEndpoint is the endpoint the DevTools URL ws names, as refused
+// to pages. A browser browsergate launches listens on 127.0.0.1 (its
+// --remote-debugging-address), so only that address (and the unspecified
+// ones, which reach it) is refused: a site on 127.0.0.3 at the same port
+// is not the browser. Where a live browser listens is not known (Chrome
+// started with --remote-debugging-address=0.0.0.0 is reached at every
+// address), so its port is refused on every address.
+func (b *backend) devtoolsEndpoint(ws string) (netip.AddrPort, bool) {
+	ap, ok := devtoolsAddr(ws)
+	if !ok {
+		return netip.AddrPort{}, false
+	}
+	if b.key.connect == "live" {
+		return netip.AddrPortFrom(netip.IPv4Unspecified(), ap.Port()), true
+	}
+	return ap, true
 }
 
 // newProxy starts an egress proxy on a random loopback port. Its refusals

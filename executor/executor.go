@@ -510,8 +510,13 @@ func (e *Executor) addLiveEndpoints(ms []*toolclad.Manifest) {
 		if host == "localhost" {
 			host = "127.0.0.1"
 		}
+		what := "the DevTools endpoint of the browser of " + m.Tool.Name
 		if ap, err := netip.ParseAddrPort(net.JoinHostPort(host, u.Port())); err == nil {
-			e.listeners.add(ap, "the DevTools endpoint of the browser of "+m.Tool.Name)
+			e.listeners.add(ap, what)
+			// Where the browser listens is not known: its port is refused
+			// on every address too (as its backend refuses it,
+			// devtoolsEndpoint).
+			e.listeners.add(netip.AddrPortFrom(netip.IPv4Unspecified(), ap.Port()), what)
 		}
 	}
 }

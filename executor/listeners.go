@@ -14,54 +14,106 @@ import (
 // Every backend refuses all of them, not only its own, so that an agent
 // of one manifest cannot read another backend's DevTools (/json/list
 // hands out session URLs), close its tabs, or use its proxy.
+//
+// An endpoint is registered as what it listens on. One on an address
+// (the proxies and a launched browser's DevTools port, on 127.0.0.1) is
+// reached at that address and at the unspecified addresses, which a
+// connection takes to this machine's loopback; the same port on another
+// address (127.0.0.3, where a site may listen) is someone else's. One on
+// every address (0.0.0.0, ::), or whose address is not known (a live
+// browser's DevTools port), is reached at every loopback address as well.
+// Each registration is counted: an endpoint registered twice (a live
+// endpoint named by its manifest, and again as its backend attaches)
+// stays refused until both are removed.
 type listeners struct {
 	mu sync.RWMutex
-	// byPort are endpoints on loopback or on every address: reachable on
-	// any loopback address (127.0.0.0/8, ::1) and on the unspecified
-	// addresses of the port.
-	byPort map[uint16]string
-	// exact are endpoints on another address.
-	exact map[netip.AddrPort]string
+	// everywhere are endpoints on every address, by port.
+	everywhere map[uint16]*listener
+	// exact are endpoints on one address, IPv4 addresses unmapped.
+	exact map[netip.AddrPort]*listener
+}
+
+type listener struct {
+	what string // names it in refusals
+	n    int    // registrations not yet removed
+}
+
+// key is ap's address unmapped, without a zone; every says ap is on every
+// address.
+func key(ap netip.AddrPort) (k netip.AddrPort, every bool) {
+	a := ap.Addr().Unmap().WithZone("")
+	return netip.AddrPortFrom(a, ap.Port()), a.IsUnspecified()
 }
 
 // add registers an endpoint; what names it in refusals.
 func (l *listeners) add(ap netip.AddrPort, what string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.byPort == nil {
-		l.byPort, l.exact = map[uint16]string{}, map[netip.AddrPort]string{}
+	if l.exact == nil {
+		l.everywhere, l.exact = map[uint16]*listener{}, map[netip.AddrPort]*listener{}
 	}
-	if a := ap.Addr().Unmap(); a.IsLoopback() || a.IsUnspecified() {
-		l.byPort[ap.Port()] = what
-		return
+	k, every := key(ap)
+	e := l.exact[k]
+	if every {
+		e = l.everywhere[k.Port()]
 	}
-	l.exact[ap] = what
+	if e == nil {
+		e = &listener{}
+		if every {
+			l.everywhere[k.Port()] = e
+		} else {
+			l.exact[k] = e
+		}
+	}
+	e.what = what
+	e.n++
 }
 
-// remove forgets an endpoint (its port may be reused at once).
+// remove takes back one registration of an endpoint; once none is left,
+// the endpoint is forgotten (its port may be reused at once).
 func (l *listeners) remove(ap netip.AddrPort) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if a := ap.Addr().Unmap(); a.IsLoopback() || a.IsUnspecified() {
-		delete(l.byPort, ap.Port())
+	k, every := key(ap)
+	if every {
+		if e := l.everywhere[k.Port()]; e != nil {
+			if e.n--; e.n <= 0 {
+				delete(l.everywhere, k.Port())
+			}
+		}
 		return
 	}
-	delete(l.exact, ap)
+	if e := l.exact[k]; e != nil {
+		if e.n--; e.n <= 0 {
+			delete(l.exact, k)
+		}
+	}
 }
 
 // verdict refuses ap when it reaches one of the daemon's endpoints.
 func (l *listeners) verdict(ap netip.AddrPort) (scope.Verdict, bool) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
-	what, ok := l.exact[ap]
-	if a := ap.Addr().Unmap(); !ok && (a.IsLoopback() || a.IsUnspecified()) {
-		what, ok = l.byPort[ap.Port()]
+	k, unspecified := key(ap)
+	e := l.exact[k]
+	if a := k.Addr(); e == nil && (a.IsLoopback() || unspecified) {
+		e = l.everywhere[k.Port()]
 	}
-	if !ok {
+	if e == nil && unspecified {
+		// 0.0.0.0 and :: reach this machine's loopback: every endpoint
+		// on the port, on whatever address.
+		for at, x := range l.exact {
+			if at.Port() == k.Port() {
+				e = x
+				break
+			}
+		}
+	}
+	if e == nil {
 		return scope.Verdict{}, false
 	}
 	return scope.Verdict{Allowed: false, Host: ap.Addr().String(), Rule: "browsergate endpoint",
-		Reason: fmt.Sprintf("%s is %s", ap, what)}, true
+		Reason: fmt.Sprintf("%s is %s", ap, e.what)}, true
 }
 
 // urlVerdict is verdict for an IP-literal URL's address and port (the

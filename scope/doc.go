@@ -97,8 +97,11 @@
 // page cannot drive the browser or loop through the proxy even when a grant
 // covers all of loopback. An entry with an unspecified address
 // ("0.0.0.0:9222", "[::]:9222") stands for a server listening on every
-// address and denies that port on every address; IPv4-mapped IPv6 spellings
-// match their IPv4 address. Scope.WithDenied derives, from a compiled
+// address and denies that port on every address. An entry on one address
+// denies that address and the unspecified addresses, which a connection
+// takes to this machine's loopback, and leaves the port open on every
+// other address (a server on 127.0.0.1:9222 is not reached at
+// 127.0.0.3:9222). IPv4-mapped IPv6 spellings match their IPv4 address. Scope.WithDenied derives, from a compiled
 // scope, a copy that also refuses endpoints learnt later (a browser's
 // DevTools port is known only once the browser runs), without compiling
 // the configuration again.

@@ -95,11 +95,15 @@ func (s *Scope) grantFor(a netip.Addr, port uint16) (g, partial *grant) {
 // deniedEndpoint returns the DenyAddrPorts entry that a:port hits, if any.
 // An entry with an unspecified address (0.0.0.0 or ::) stands for a server
 // listening on every address, so it denies that port on every address of
-// either family; IPv4-mapped and plain IPv4 spellings compare equal.
+// either family. An entry on one address denies that address, and the
+// unspecified addresses: a connection to 0.0.0.0 or :: goes to this
+// machine's loopback. It does not deny another loopback address (a server
+// on 127.0.0.1 is not reached at 127.0.0.3). IPv4-mapped and plain IPv4
+// spellings compare equal.
 func (s *Scope) deniedEndpoint(a netip.Addr, port uint16) (netip.AddrPort, bool) {
 	a = a.WithZone("").Unmap()
 	for _, d := range s.deny {
-		if d.Port() == port && (d.Addr().IsUnspecified() || d.Addr() == a) {
+		if d.Port() == port && (d.Addr().IsUnspecified() || a.IsUnspecified() || d.Addr() == a) {
 			return d, true
 		}
 	}

@@ -38,7 +38,10 @@ type Config struct {
 	// even when a broad grant covers loopback. An entry with an unspecified
 	// address ("0.0.0.0:9222", "[::]:9222") denies that port on every
 	// address, as a server listening there is reachable on every address.
-	// It is not a manifest key: the daemon fills it.
+	// An entry on one address ("127.0.0.1:9222") denies that address and
+	// the unspecified ones (a connection to 0.0.0.0 reaches loopback), not
+	// the port on other addresses. It is not a manifest key: the daemon
+	// fills it.
 	DenyAddrPorts []netip.AddrPort
 	// AllowedPorts are the ports (entries "443" or ranges "8000-8999") that
 	// hosts may be reached on unless a private grant covers them; empty

@@ -105,8 +105,10 @@ func (p *Proxy) resolve(ctx context.Context, host string) ([]netip.Addr, *refusa
 }
 
 // isSelf reports whether dialling ap could reach the proxy's own listener:
-// its port on any loopback address, on an unspecified address (which
-// connects locally), or on the listening address itself.
+// its port on the listening address itself, or on an unspecified address
+// (which connects locally); and, when the proxy listens on every address,
+// on any loopback address. The same port on another address (a site on
+// 127.0.0.3 while the proxy listens on 127.0.0.1) is not the proxy.
 func (p *Proxy) isSelf(ap netip.AddrPort) bool {
 	p.mu.Lock()
 	self := p.addr
@@ -114,8 +116,8 @@ func (p *Proxy) isSelf(ap netip.AddrPort) bool {
 	if !self.IsValid() || ap.Port() != self.Port() {
 		return false
 	}
-	a := ap.Addr().Unmap()
-	return a.IsLoopback() || a.IsUnspecified() || a == self.Addr().Unmap()
+	a, at := ap.Addr().Unmap().WithZone(""), self.Addr().Unmap().WithZone("")
+	return a == at || a.IsUnspecified() || at.IsUnspecified() && a.IsLoopback()
 }
 
 // dial connects to the checked address ap, within DialTimeout, and never

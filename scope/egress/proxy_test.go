@@ -382,6 +382,24 @@ func TestOwnAddressRefused(t *testing.T) {
 	}
 }
 
+// TestOwnPortElsewhereIsNotSelf: the proxy listens on 127.0.0.1; a site
+// on another loopback address at the same port is someone else's, and a
+// request to it goes through like any other.
+func TestOwnPortElsewhereIsNotSelf(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, rigOptions{})
+	port := netip.MustParseAddrPort(r.proxy.Addr()).Port()
+	site := newBackendOn(t, fmt.Sprintf("127.0.0.3:%d", port), false)
+	r.policy.addrs[netip.MustParseAddr("127.0.0.3")] = true
+	res, _, _ := rawRequest(t, r, fmt.Sprintf("GET http://127.0.0.3:%d/ HTTP/1.1\r\nHost: x\r\n\r\n", port))
+	if res.StatusCode != 200 {
+		t.Fatalf("status %d (rule %q), want 200 from the site on 127.0.0.3", res.StatusCode, res.Header.Get("X-Browsergate-Denied"))
+	}
+	if site.hits.Load() == 0 {
+		t.Error("the site on 127.0.0.3 saw no request")
+	}
+}
+
 func TestListen(t *testing.T) {
 	t.Parallel()
 	if _, err := egress.New(egress.Config{}); !errors.Is(err, egress.ErrNoPolicy) {

@@ -1,0 +1,152 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/netip"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/browsergate/browsergate/examples/testkit"
+	"github.com/browsergate/browsergate/toolclad"
+)
+
+// TestListenersRefuseWhereTheyListen: an endpoint on one address is
+// refused at that address (in every spelling) and at the unspecified
+// addresses, which reach this machine's loopback, and not on another
+// address; one on every address is refused on every loopback address.
+// A registration made twice holds until both are taken back.
+func TestListenersRefuseWhereTheyListen(t *testing.T) {
+	t.Parallel()
+	var l listeners
+	l.add(netip.MustParseAddrPort("127.0.0.1:40001"), "a proxy")
+	l.add(netip.MustParseAddrPort("0.0.0.0:9222"), "a live DevTools endpoint")
+	l.add(netip.MustParseAddrPort("[::1]:40002"), "an IPv6 front")
+	l.add(netip.MustParseAddrPort("10.1.2.3:40003"), "a front on an interface")
+	for _, tc := range []struct {
+		ap      string
+		refused bool
+	}{
+		{"127.0.0.1:40001", true},
+		{"[::ffff:127.0.0.1]:40001", true},
+		{"0.0.0.0:40001", true},
+		{"[::]:40001", true},
+		{"[::ffff:0.0.0.0]:40001", true},
+		{"127.0.0.3:40001", false},
+		{"[::1]:40001", false},
+		{"127.0.0.1:40004", false},
+		{"127.0.0.1:9222", true},
+		{"127.0.0.3:9222", true},
+		{"[::1]:9222", true},
+		{"0.0.0.0:9222", true},
+		{"10.9.9.9:9222", false},
+		{"[::1]:40002", true},
+		{"[::]:40002", true},
+		{"127.0.0.1:40002", false},
+		{"10.1.2.3:40003", true},
+		{"0.0.0.0:40003", true},
+		{"10.1.2.4:40003", false},
+	} {
+		_, refused := l.verdict(netip.MustParseAddrPort(tc.ap))
+		if refused != tc.refused {
+			t.Errorf("verdict(%s): refused=%v, want %v", tc.ap, refused, tc.refused)
+		}
+	}
+
+	twice := netip.MustParseAddrPort("0.0.0.0:9333")
+	l.add(twice, "named by its manifest")
+	l.add(twice, "attached")
+	l.remove(twice)
+	if _, refused := l.verdict(netip.MustParseAddrPort("127.0.0.1:9333")); !refused {
+		t.Error("an endpoint registered twice is no longer refused after one removal")
+	}
+	l.remove(twice)
+	if _, refused := l.verdict(netip.MustParseAddrPort("127.0.0.1:9333")); refused {
+		t.Error("an endpoint is still refused after every registration was removed")
+	}
+}
+
+// TestOwnPortsOnAnotherLoopbackAddressAreSites: the launched browser's
+// DevTools port and the egress proxies' ports are on 127.0.0.1. Even with
+// a grant of all of loopback and of 0.0.0.0, a page can reach none of them
+// there, at 0.0.0.0 or as a mapped IPv6 address; but a site that happens
+// to listen on the same port of another loopback address (127.0.0.3) is
+// not browsergate's, and navigating to it works.
+func TestOwnPortsOnAnotherLoopbackAddressAreSites(t *testing.T) {
+	t.Parallel()
+	home := serveLoopback(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("<title>home</title>"))
+	}) + "/"
+	m := testkit.Manifest(t, `[tool]
+name = "ports"
+[browser]
+[browser.scope]
+allowed_domains = ["127.0.0.1", "127.0.0.3", "0.0.0.0"]
+allow_private_cidrs = ["127.0.0.0/8", "0.0.0.0/32"]
+[browser.commands.navigate]
+`)
+	e, err := New(Config{Manifests: []*toolclad.Manifest{m}, Policies: testkit.Policies(t), Evidence: testkit.Store(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	cmd := m.Command("navigate")
+	navigate := func(u string) *toolclad.Reply {
+		t.Helper()
+		args, err := cmd.Validate(map[string]any{"url": u})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e.Run(context.Background(), &toolclad.Call{Manifest: m, Command: cmd, SessionID: "s", Args: args, Progress: func(string) {}})
+	}
+	if r := navigate(home); r.IsError {
+		t.Fatalf("navigate home: %s", r.Text)
+	}
+	// The daemon's own endpoints, now that the browser and the session
+	// run: the DevTools port and every proxy.
+	e.listeners.mu.RLock()
+	var own []netip.AddrPort
+	for ap := range e.listeners.exact {
+		own = append(own, ap)
+	}
+	everywhere := len(e.listeners.everywhere)
+	e.listeners.mu.RUnlock()
+	if everywhere != 0 {
+		t.Errorf("%d endpoint(s) of a launched browser are registered as on every address", everywhere)
+	}
+	e.mu.Lock()
+	devtools := e.backendLocked(m).devtools
+	e.mu.Unlock()
+	if !devtools.IsValid() || !strings.Contains(fmt.Sprint(own), devtools.String()) {
+		t.Fatalf("the DevTools endpoint %v is not among the registered endpoints %v", devtools, own)
+	}
+	if len(own) < 2 {
+		t.Fatalf("registered endpoints %v: want the DevTools endpoint and at least one proxy", own)
+	}
+	for _, ap := range own {
+		if ap.Addr() != netip.MustParseAddr("127.0.0.1") {
+			t.Fatalf("endpoint %v is not on 127.0.0.1", ap)
+		}
+		port := ap.Port()
+		var hits atomic.Int64
+		site := serveOn(t, fmt.Sprintf("127.0.0.3:%d", port), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			hits.Add(1)
+			w.Write([]byte("<title>elsewhere</title>"))
+		}))
+		if r := navigate(site + "/"); r.IsError || !strings.Contains(r.Text, `title="elsewhere"`) || hits.Load() == 0 {
+			t.Errorf("a site on 127.0.0.3 at port %d (browsergate's %v) was not reached: %s", port, ap, r.Text)
+		}
+		for _, u := range []string{
+			fmt.Sprintf("http://127.0.0.1:%d/json/version", port),
+			fmt.Sprintf("http://0.0.0.0:%d/json/version", port),
+			fmt.Sprintf("http://[::ffff:127.0.0.1]:%d/json/version", port),
+			fmt.Sprintf("http://[::ffff:0.0.0.0]:%d/json/version", port),
+		} {
+			if r := navigate(u); !r.IsError || !strings.Contains(r.Text, "DENIED") {
+				t.Errorf("navigate %s (browsergate's %v) was not refused: %s", u, ap, r.Text)
+			}
+		}
+	}
+}
