@@ -87,8 +87,11 @@ type backend struct {
 	secretVars []string
 	logger     *slog.Logger
 
-	listeners *listeners // the daemon's own endpoints, refused to every page
-	devtools  netip.AddrPort
+	listeners *listeners     // the daemon's own endpoints, refused to every page
+	devtools  netip.AddrPort // a launched browser's, as registered in listeners
+	// liveGuards are the live DevTools endpoints this backend has
+	// attached to, registered in listeners for good.
+	liveGuards map[netip.AddrPort]bool
 
 	// limiter spaces the browserless engine's requests to each host, for
 	// every session of the manifest (hostLimiter).
@@ -142,8 +145,8 @@ func (b *backend) newSessionContext(s *session, w *pageWatch, opts ...chromedp.C
 		}
 		proxy = p
 		stop = func() {
-			b.forgetProxy(proxyAddr) // before Close: the port may be reused at once
 			p.Close()
+			b.forgetProxy(proxyAddr) // once closed: until then the port is its
 		}
 		newContext := chromedp.WithNewBrowserContext(func(p *target.CreateBrowserContextParams) {
 			p.ProxyServer, p.ProxyBypassList = "http://"+proxyAddr, proxyBypass
@@ -355,8 +358,21 @@ func (b *backend) start() error {
 		b.wsURL = ws
 	}
 	if ap, ok := b.devtoolsEndpoint(b.wsURL); ok {
-		b.devtools = ap
-		b.listeners.add(ap, "the DevTools endpoint of the browser of "+b.key.manifest.Tool.Name)
+		what := "the DevTools endpoint of the browser of " + b.key.manifest.Tool.Name
+		switch {
+		case b.key.connect != "live":
+			b.devtools = ap // forgotten once the browser has stopped
+			b.listeners.add(ap, what)
+		case !b.liveGuards[ap]:
+			// The user's browser outlives every connection to it (a
+			// reload, a lost connection): its endpoint stays refused for
+			// the daemon's life.
+			if b.liveGuards == nil {
+				b.liveGuards = map[netip.AddrPort]bool{}
+			}
+			b.liveGuards[ap] = true
+			b.listeners.add(ap, what)
+		}
 	}
 	b.started = true
 	return nil
@@ -491,11 +507,9 @@ func singletonDir(profile string) string {
 // the daemon's own endpoints.
 func (b *backend) check(url string) scope.Verdict {
 	v := b.scope.Load().Check(url)
-	if v.Allowed {
-		if u, err := scope.ParseURL(url); err == nil && u.IP.IsValid() {
-			if deny, ok := b.listeners.urlVerdict(u.IP, u.Port, u.Scheme); ok {
-				return deny
-			}
+	if v.Allowed && v.Port != 0 {
+		if deny, ok := b.listeners.hostVerdict(v.Host, v.Port); ok {
+			return deny
 		}
 	}
 	return v
@@ -529,14 +543,15 @@ func (b *backend) shutdown() {
 
 // release cancels the backend's contexts; b.mu must be held.
 func (b *backend) release() {
-	if b.devtools.IsValid() {
-		b.listeners.remove(b.devtools)
-		b.devtools = netip.AddrPort{}
-	}
 	for i := len(b.cancel) - 1; i >= 0; i-- {
 		b.cancel[i]()
 	}
 	b.cancel = nil
+	// Only once the browser has stopped: until then its port is its.
+	if b.devtools.IsValid() {
+		b.listeners.remove(b.devtools)
+		b.devtools = netip.AddrPort{}
+	}
 	b.started = false
 	b.root, b.alloc = nil, nil
 }

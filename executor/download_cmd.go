@@ -31,8 +31,8 @@ func actDownload(ctx context.Context, s *session, args map[string]any, _ *facts)
 		return output{}, fmt.Errorf("egress proxy: %w", err)
 	}
 	defer func() {
-		s.backend.forgetProxy(addr)
 		proxy.Close()
+		s.backend.forgetProxy(addr) // once closed: until then the port is its
 	}()
 	var ua string
 	_ = s.evalValueInWorld(ctx, "navigator.userAgent", &ua)

@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
-	"strings"
 
 	"github.com/chromedp/chromedp"
 
@@ -92,7 +91,10 @@ func (b *backend) newProxy(log *blockLog, sess *sessionEgress) (*egress.Proxy, s
 		b.listeners.add(ap, "an egress proxy of browsergate's")
 	}
 	if withBackend {
-		b.cancel = append(b.cancel, func() { p.Close() })
+		b.cancel = append(b.cancel, func() {
+			p.Close()
+			b.forgetProxy(addr)
+		})
 	}
 	return p, addr, nil
 }
@@ -139,8 +141,8 @@ type policyRef struct {
 
 func (r policyRef) CheckHost(host string, port uint16) scope.Verdict {
 	v := r.b.scope.Load().CheckHost(host, port)
-	if a, err := netip.ParseAddr(strings.Trim(host, "[]")); v.Allowed && err == nil {
-		if deny, ok := r.b.listeners.verdict(netip.AddrPortFrom(a, port)); ok {
+	if v.Allowed {
+		if deny, ok := r.b.listeners.hostVerdict(v.Host, port); ok {
 			return deny
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"net/url"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -477,19 +478,10 @@ func (e *Executor) Warm(mcpID, agent string) {
 // unreachable from every page and every fetch, whatever the scopes grant,
 // like the DevTools endpoints and egress proxies.
 // An endpoint on every address (0.0.0.0, ::) is refused on loopback and
-// on each of the machine's interface addresses as they are now.
+// on each of the machine's interface addresses as they are now
+// (listeners).
 func (e *Executor) GuardEndpoint(ap netip.AddrPort, what string) {
-	a := ap.Addr().Unmap()
-	e.listeners.add(netip.AddrPortFrom(a, ap.Port()), what)
-	if !a.IsUnspecified() {
-		return
-	}
-	addrs, _ := net.InterfaceAddrs()
-	for _, ia := range addrs {
-		if p, err := netip.ParsePrefix(ia.String()); err == nil {
-			e.listeners.add(netip.AddrPortFrom(p.Addr().Unmap().WithZone(""), ap.Port()), what)
-		}
-	}
+	e.listeners.add(ap, what)
 }
 
 // addLiveEndpoints registers the DevTools endpoint each live manifest
@@ -506,17 +498,14 @@ func (e *Executor) addLiveEndpoints(ms []*toolclad.Manifest) {
 		if err != nil || u.Port() == "" {
 			continue
 		}
-		host := u.Hostname()
-		if host == "localhost" {
-			host = "127.0.0.1"
-		}
 		what := "the DevTools endpoint of the browser of " + m.Tool.Name
-		if ap, err := netip.ParseAddrPort(net.JoinHostPort(host, u.Port())); err == nil {
+		if ap, err := netip.ParseAddrPort(net.JoinHostPort(u.Hostname(), u.Port())); err == nil {
 			e.listeners.add(ap, what)
-			// Where the browser listens is not known: its port is refused
-			// on every address too (as its backend refuses it,
-			// devtoolsEndpoint).
-			e.listeners.add(netip.AddrPortFrom(netip.IPv4Unspecified(), ap.Port()), what)
+		}
+		// Where the browser listens is not known: its port is refused on
+		// every address too (as its backend refuses it, devtoolsEndpoint).
+		if port, err := strconv.ParseUint(u.Port(), 10, 16); err == nil && port != 0 {
+			e.listeners.add(netip.AddrPortFrom(netip.IPv4Unspecified(), uint16(port)), what)
 		}
 	}
 }

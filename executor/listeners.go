@@ -2,8 +2,9 @@ package executor
 
 import (
 	"fmt"
+	"net"
 	"net/netip"
-	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/browsergate/browsergate/scope"
@@ -21,16 +22,19 @@ import (
 // connection takes to this machine's loopback; the same port on another
 // address (127.0.0.3, where a site may listen) is someone else's. One on
 // every address (0.0.0.0, ::), or whose address is not known (a live
-// browser's DevTools port), is reached at every loopback address as well.
-// Each registration is counted: an endpoint registered twice (a live
-// endpoint named by its manifest, and again as its backend attaches)
-// stays refused until both are removed.
+// browser's DevTools port), is reached at every loopback address and at
+// each of this machine's interface addresses (as they were when it was
+// registered) as well. Each registration is counted: an endpoint
+// registered twice stays refused until both are removed.
 type listeners struct {
 	mu sync.RWMutex
 	// everywhere are endpoints on every address, by port.
 	everywhere map[uint16]*listener
 	// exact are endpoints on one address, IPv4 addresses unmapped.
 	exact map[netip.AddrPort]*listener
+	// local are this machine's interface addresses, read as an endpoint
+	// on every address was last registered.
+	local map[netip.Addr]bool
 }
 
 type listener struct {
@@ -47,26 +51,41 @@ func key(ap netip.AddrPort) (k netip.AddrPort, every bool) {
 
 // add registers an endpoint; what names it in refusals.
 func (l *listeners) add(ap netip.AddrPort, what string) {
+	k, every := key(ap)
+	var local map[netip.Addr]bool
+	if every {
+		local = interfaceAddrs()
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.exact == nil {
 		l.everywhere, l.exact = map[uint16]*listener{}, map[netip.AddrPort]*listener{}
 	}
-	k, every := key(ap)
 	e := l.exact[k]
 	if every {
-		e = l.everywhere[k.Port()]
+		e, l.local = l.everywhere[k.Port()], local
 	}
 	if e == nil {
-		e = &listener{}
+		e = &listener{what: what}
 		if every {
 			l.everywhere[k.Port()] = e
 		} else {
 			l.exact[k] = e
 		}
 	}
-	e.what = what
 	e.n++
+}
+
+// interfaceAddrs are this machine's interface addresses, unmapped.
+func interfaceAddrs() map[netip.Addr]bool {
+	out := map[netip.Addr]bool{}
+	addrs, _ := net.InterfaceAddrs()
+	for _, ia := range addrs {
+		if p, err := netip.ParsePrefix(ia.String()); err == nil {
+			out[p.Addr().Unmap().WithZone("")] = true
+		}
+	}
+	return out
 }
 
 // remove takes back one registration of an endpoint; once none is left,
@@ -96,7 +115,7 @@ func (l *listeners) verdict(ap netip.AddrPort) (scope.Verdict, bool) {
 	defer l.mu.RUnlock()
 	k, unspecified := key(ap)
 	e := l.exact[k]
-	if a := k.Addr(); e == nil && (a.IsLoopback() || unspecified) {
+	if a := k.Addr(); e == nil && (a.IsLoopback() || unspecified || l.local[a]) {
 		e = l.everywhere[k.Port()]
 	}
 	if e == nil && unspecified {
@@ -116,16 +135,23 @@ func (l *listeners) verdict(ap netip.AddrPort) (scope.Verdict, bool) {
 		Reason: fmt.Sprintf("%s is %s", ap, e.what)}, true
 }
 
-// urlVerdict is verdict for an IP-literal URL's address and port (the
-// scheme's default port when it names none).
-func (l *listeners) urlVerdict(ip netip.Addr, port, scheme string) (scope.Verdict, bool) {
-	p := port
-	if p == "" {
-		p = map[string]string{"http": "80", "ws": "80", "https": "443", "wss": "443"}[scheme]
+// hostVerdict is verdict for a host the scope has judged (Verdict.Host,
+// canonical: an IP literal, bracketed if IPv6, or a name) at port. A
+// localhost name is judged at 127.0.0.1 and ::1, where Chromium connects
+// it without asking DNS; another name is judged where it is resolved
+// (policyRef.CheckAddrPort).
+func (l *listeners) hostVerdict(host string, port uint16) (scope.Verdict, bool) {
+	if a, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
+		return l.verdict(netip.AddrPortFrom(a, port))
 	}
-	n, err := strconv.ParseUint(p, 10, 16)
-	if err != nil {
+	if !scope.IsLocalhost(host) {
 		return scope.Verdict{}, false
 	}
-	return l.verdict(netip.AddrPortFrom(ip, uint16(n)))
+	for _, a := range []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.IPv6Loopback()} {
+		if v, deny := l.verdict(netip.AddrPortFrom(a, port)); deny {
+			v.Host = host
+			return v, true
+		}
+	}
+	return scope.Verdict{}, false
 }

@@ -55,6 +55,33 @@ func TestListenersRefuseWhereTheyListen(t *testing.T) {
 		}
 	}
 
+	// An endpoint on every address is reached at this machine's interface
+	// addresses too.
+	for a := range interfaceAddrs() {
+		if _, refused := l.verdict(netip.AddrPortFrom(a, 9222)); !refused {
+			t.Errorf("verdict(%s:9222): not refused, though the endpoint is on every address and %s is this machine's", a, a)
+		}
+	}
+	// Hosts as the scope names them: a localhost name is judged at
+	// 127.0.0.1 and ::1, another name only where it is resolved.
+	for _, tc := range []struct {
+		host    string
+		port    uint16
+		refused bool
+	}{
+		{"localhost", 40001, true},
+		{"app.localhost", 40002, true},
+		{"localhost", 40004, false},
+		{"[::ffff:7f00:1]", 40001, true},
+		{"[::]", 40003, true},
+		{"127.0.0.3", 40001, false},
+		{"example.com", 40001, false},
+	} {
+		if _, refused := l.hostVerdict(tc.host, tc.port); refused != tc.refused {
+			t.Errorf("hostVerdict(%s, %d): refused=%v, want %v", tc.host, tc.port, refused, tc.refused)
+		}
+	}
+
 	twice := netip.MustParseAddrPort("0.0.0.0:9333")
 	l.add(twice, "named by its manifest")
 	l.add(twice, "attached")
@@ -70,10 +97,12 @@ func TestListenersRefuseWhereTheyListen(t *testing.T) {
 
 // TestOwnPortsOnAnotherLoopbackAddressAreSites: the launched browser's
 // DevTools port and the egress proxies' ports are on 127.0.0.1. Even with
-// a grant of all of loopback and of 0.0.0.0, a page can reach none of them
-// there, at 0.0.0.0 or as a mapped IPv6 address; but a site that happens
-// to listen on the same port of another loopback address (127.0.0.3) is
-// not browsergate's, and navigating to it works.
+// a grant of all of loopback, of 0.0.0.0 and of ::, navigating to none of
+// them is allowed there, at 0.0.0.0 or ::, as a mapped IPv6 address or as
+// localhost; but a site that happens to listen on the same port of
+// another loopback address (127.0.0.3) is not browsergate's, and
+// navigating to it works. Once the executor is closed, none of them is
+// registered any more.
 func TestOwnPortsOnAnotherLoopbackAddressAreSites(t *testing.T) {
 	t.Parallel()
 	home := serveLoopback(t, func(w http.ResponseWriter, r *http.Request) {
@@ -83,8 +112,8 @@ func TestOwnPortsOnAnotherLoopbackAddressAreSites(t *testing.T) {
 name = "ports"
 [browser]
 [browser.scope]
-allowed_domains = ["127.0.0.1", "127.0.0.3", "0.0.0.0"]
-allow_private_cidrs = ["127.0.0.0/8", "0.0.0.0/32"]
+allowed_domains = ["127.0.0.1", "127.0.0.3", "0.0.0.0", "localhost", "[::]", "[::ffff:7f00:1]", "[::ffff:0:0]"]
+allow_private_cidrs = ["127.0.0.0/8", "0.0.0.0/32", "::/128", "::1/128"]
 [browser.commands.navigate]
 `)
 	e, err := New(Config{Manifests: []*toolclad.Manifest{m}, Policies: testkit.Policies(t), Evidence: testkit.Store(t)})
@@ -138,15 +167,19 @@ allow_private_cidrs = ["127.0.0.0/8", "0.0.0.0/32"]
 		if r := navigate(site + "/"); r.IsError || !strings.Contains(r.Text, `title="elsewhere"`) || hits.Load() == 0 {
 			t.Errorf("a site on 127.0.0.3 at port %d (browsergate's %v) was not reached: %s", port, ap, r.Text)
 		}
-		for _, u := range []string{
-			fmt.Sprintf("http://127.0.0.1:%d/json/version", port),
-			fmt.Sprintf("http://0.0.0.0:%d/json/version", port),
-			fmt.Sprintf("http://[::ffff:127.0.0.1]:%d/json/version", port),
-			fmt.Sprintf("http://[::ffff:0.0.0.0]:%d/json/version", port),
-		} {
-			if r := navigate(u); !r.IsError || !strings.Contains(r.Text, "DENIED") {
-				t.Errorf("navigate %s (browsergate's %v) was not refused: %s", u, ap, r.Text)
+		for _, host := range []string{"127.0.0.1", "0.0.0.0", "[::]", "[::ffff:127.0.0.1]", "[::ffff:0.0.0.0]", "localhost"} {
+			u := fmt.Sprintf("http://%s:%d/json/version", host, port)
+			// The DevTools port is in the scope's own deny list; every
+			// endpoint is in the daemon's.
+			if r := navigate(u); !r.IsError || !strings.Contains(r.Text, "rule: browsergate endpoint") && !strings.Contains(r.Text, "rule: deny_addr_ports") {
+				t.Errorf("navigate %s (browsergate's %v) was not refused as browsergate's endpoint: %s", u, ap, r.Text)
 			}
 		}
+	}
+	e.Close()
+	e.listeners.mu.RLock()
+	defer e.listeners.mu.RUnlock()
+	if len(e.listeners.exact)+len(e.listeners.everywhere) != 0 {
+		t.Errorf("endpoints still registered after the executor closed: %v %v", e.listeners.exact, e.listeners.everywhere)
 	}
 }

@@ -2,7 +2,6 @@ package executor
 
 import (
 	"fmt"
-	"net/netip"
 	"strings"
 
 	"github.com/browsergate/browsergate/scope"
@@ -115,13 +114,10 @@ func hostRules(host string, ok func(port uint16) bool) []wsRule {
 // wsAllowed is the allowed func of webSocketRules for a backend: the
 // scope's answer, and never one of the daemon's endpoints.
 func (b *backend) wsAllowed(host string, port uint16) bool {
-	if !b.scope.Load().CheckHost(host, port).Allowed {
+	v := b.scope.Load().CheckHost(host, port)
+	if !v.Allowed {
 		return false
 	}
-	if ip, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
-		if _, deny := b.listeners.verdict(netip.AddrPortFrom(ip, port)); deny {
-			return false
-		}
-	}
-	return true
+	_, deny := b.listeners.hostVerdict(v.Host, port)
+	return !deny
 }

@@ -169,3 +169,8 @@ func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 func isLocalhost(host string) bool {
 	return host == "localhost" || strings.HasSuffix(host, ".localhost")
 }
+
+// IsLocalhost reports whether a canonical host (Verdict.Host,
+// CanonicalHost) is a localhost name, which Chromium connects to 127.0.0.1
+// and ::1 without asking DNS.
+func IsLocalhost(host string) bool { return isLocalhost(host) }

@@ -229,10 +229,8 @@ func (f *egressFixture) runAttack(t *testing.T, tc attackCase) {
 	f.checkCanary(t, m)
 }
 
-// probePort opens a page that fetches port on 127.0.0.1 from script, in
-// every spelling that reaches it (localhost, 0.0.0.0, mapped IPv6,
-// decimal), and fails if the page says the port answered, or the canary
-// saw anything.
+// probePort opens a page that fetches http://127.0.0.1:port from script
+// and fails if the page says the port answered, or the canary saw anything.
 func (f *egressFixture) probePort(t *testing.T, path string, port int) {
 	t.Helper()
 	m := f.mark()
