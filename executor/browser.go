@@ -89,9 +89,9 @@ type backend struct {
 
 	listeners *listeners     // the daemon's own endpoints, refused to every page
 	devtools  netip.AddrPort // a launched browser's, as registered in listeners
-	// liveGuards are the live DevTools endpoints this backend has
+	// liveEndpoints are the live DevTools endpoints this backend has
 	// attached to, registered in listeners for good.
-	liveGuards map[netip.AddrPort]bool
+	liveEndpoints map[netip.AddrPort]bool
 
 	// limiter spaces the browserless engine's requests to each host, for
 	// every session of the manifest (hostLimiter).
@@ -363,14 +363,14 @@ func (b *backend) start() error {
 		case b.key.connect != "live":
 			b.devtools = ap // forgotten once the browser has stopped
 			b.listeners.add(ap, what)
-		case !b.liveGuards[ap]:
+		case !b.liveEndpoints[ap]:
 			// The user's browser outlives every connection to it (a
 			// reload, a lost connection): its endpoint stays refused for
 			// the daemon's life.
-			if b.liveGuards == nil {
-				b.liveGuards = map[netip.AddrPort]bool{}
+			if b.liveEndpoints == nil {
+				b.liveEndpoints = map[netip.AddrPort]bool{}
 			}
-			b.liveGuards[ap] = true
+			b.liveEndpoints[ap] = true
 			b.listeners.add(ap, what)
 		}
 	}

@@ -23,8 +23,9 @@ import (
 // address (127.0.0.3, where a site may listen) is someone else's. One on
 // every address (0.0.0.0, ::), or whose address is not known (a live
 // browser's DevTools port), is reached at every loopback address and at
-// each of this machine's interface addresses (as they were when it was
-// registered) as well. Each registration is counted: an endpoint
+// each of this machine's interface addresses as well (every address an
+// interface had as an endpoint on every address was registered, then or
+// earlier). Each registration is counted: an endpoint
 // registered twice stays refused until both are removed.
 type listeners struct {
 	mu sync.RWMutex
@@ -32,8 +33,8 @@ type listeners struct {
 	everywhere map[uint16]*listener
 	// exact are endpoints on one address, IPv4 addresses unmapped.
 	exact map[netip.AddrPort]*listener
-	// local are this machine's interface addresses, read as an endpoint
-	// on every address was last registered.
+	// local are this machine's interface addresses, as read at each
+	// registration of an endpoint on every address, all kept.
 	local map[netip.Addr]bool
 }
 
@@ -52,37 +53,42 @@ func key(ap netip.AddrPort) (k netip.AddrPort, every bool) {
 // add registers an endpoint; what names it in refusals.
 func (l *listeners) add(ap netip.AddrPort, what string) {
 	k, every := key(ap)
-	var local map[netip.Addr]bool
+	var local []netip.Addr
 	if every {
 		local = interfaceAddrs()
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.exact == nil {
-		l.everywhere, l.exact = map[uint16]*listener{}, map[netip.AddrPort]*listener{}
+		l.everywhere, l.exact, l.local = map[uint16]*listener{}, map[netip.AddrPort]*listener{}, map[netip.Addr]bool{}
+	}
+	for _, a := range local {
+		l.local[a] = true // added to, never taken from: an interface down now may be up again
 	}
 	e := l.exact[k]
 	if every {
-		e, l.local = l.everywhere[k.Port()], local
+		e = l.everywhere[k.Port()]
 	}
 	if e == nil {
-		e = &listener{what: what}
+		e = &listener{}
 		if every {
 			l.everywhere[k.Port()] = e
 		} else {
 			l.exact[k] = e
 		}
 	}
+	e.what = what // the latest: a port's earlier holder may be closing
 	e.n++
 }
 
-// interfaceAddrs are this machine's interface addresses, unmapped.
-func interfaceAddrs() map[netip.Addr]bool {
-	out := map[netip.Addr]bool{}
+// interfaceAddrs are this machine's interface addresses, unmapped (none
+// when they cannot be read).
+func interfaceAddrs() []netip.Addr {
+	var out []netip.Addr
 	addrs, _ := net.InterfaceAddrs()
 	for _, ia := range addrs {
 		if p, err := netip.ParsePrefix(ia.String()); err == nil {
-			out[p.Addr().Unmap().WithZone("")] = true
+			out = append(out, p.Addr().Unmap().WithZone(""))
 		}
 	}
 	return out

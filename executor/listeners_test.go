@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/browsergate/browsergate/examples/testkit"
+	"github.com/browsergate/browsergate/scope"
 	"github.com/browsergate/browsergate/toolclad"
 )
 
@@ -56,11 +57,27 @@ func TestListenersRefuseWhereTheyListen(t *testing.T) {
 	}
 
 	// An endpoint on every address is reached at this machine's interface
-	// addresses too.
-	for a := range interfaceAddrs() {
+	// addresses too; one on an address only there. (192.0.2.9 stands for
+	// an interface address that is not loopback: this machine may have
+	// none.)
+	for _, a := range interfaceAddrs() {
 		if _, refused := l.verdict(netip.AddrPortFrom(a, 9222)); !refused {
 			t.Errorf("verdict(%s:9222): not refused, though the endpoint is on every address and %s is this machine's", a, a)
 		}
+	}
+	l.mu.Lock()
+	l.local[netip.MustParseAddr("192.0.2.9")] = true
+	l.mu.Unlock()
+	if _, refused := l.verdict(netip.MustParseAddrPort("192.0.2.9:9222")); !refused {
+		t.Error("verdict(192.0.2.9:9222): not refused at an interface address, though the endpoint is on every address")
+	}
+	if _, refused := l.verdict(netip.MustParseAddrPort("192.0.2.9:40001")); refused {
+		t.Error("verdict(192.0.2.9:40001): refused at an interface address, though the endpoint is on 127.0.0.1 only")
+	}
+	// A later registration keeps the addresses read before.
+	l.add(netip.MustParseAddrPort("[::]:9444"), "another endpoint on every address")
+	if _, refused := l.verdict(netip.MustParseAddrPort("192.0.2.9:9222")); !refused {
+		t.Error("a later registration on every address dropped an interface address read before")
 	}
 	// Hosts as the scope names them: a localhost name is judged at
 	// 127.0.0.1 and ::1, another name only where it is resolved.
@@ -181,5 +198,89 @@ allow_private_cidrs = ["127.0.0.0/8", "0.0.0.0/32", "::/128", "::1/128"]
 	defer e.listeners.mu.RUnlock()
 	if len(e.listeners.exact)+len(e.listeners.everywhere) != 0 {
 		t.Errorf("endpoints still registered after the executor closed: %v %v", e.listeners.exact, e.listeners.everywhere)
+	}
+}
+
+// TestEveryCheckRefusesOwnEndpointsByLocalhost: the navigation and
+// interception check, the egress proxy's host check and the WebSocket
+// rules all judge a localhost name at 127.0.0.1 and ::1 against the
+// daemon's endpoints (a live session in the user's own context has no
+// proxy behind it to resolve the name and refuse the address).
+func TestEveryCheckRefusesOwnEndpointsByLocalhost(t *testing.T) {
+	t.Parallel()
+	b := &backend{listeners: &listeners{}}
+	b.scope.Store(mustScope(t, scope.Config{AllowedDomains: []string{"localhost", "*.localhost"}, AllowPrivateCIDRs: []string{"127.0.0.1/32", "::1/128"}}))
+	b.listeners.add(netip.MustParseAddrPort("127.0.0.1:40001"), "a proxy")
+	b.listeners.add(netip.MustParseAddrPort("[::1]:40002"), "a front on ::1")
+	for _, tc := range []struct {
+		host    string
+		port    uint16
+		refused bool
+	}{
+		{"localhost", 40001, true},
+		{"LOCALHOST.", 40001, true},
+		{"app.localhost", 40002, true},
+		{"localhost", 40005, false},
+	} {
+		u := fmt.Sprintf("http://%s:%d/", tc.host, tc.port)
+		if v := b.check(u); v.Allowed == tc.refused || tc.refused && v.Rule != "browsergate endpoint" {
+			t.Errorf("check(%s) = %+v, want refused=%v as browsergate's endpoint", u, v, tc.refused)
+		}
+		if v := (policyRef{b: b}).CheckHost(tc.host, tc.port); v.Allowed == tc.refused {
+			t.Errorf("proxy CheckHost(%s, %d) = %+v, want refused=%v", tc.host, tc.port, v, tc.refused)
+		}
+		if allowed := b.wsAllowed(tc.host, tc.port); allowed == tc.refused {
+			t.Errorf("wsAllowed(%s, %d) = %v, want refused=%v", tc.host, tc.port, allowed, tc.refused)
+		}
+	}
+}
+
+// TestLiveEndpointStaysGuardedAfterRelease: a live browser outlives every
+// connection to it, so its DevTools port (here named only by a
+// DevToolsActivePort file, which the manifest cannot register ahead of
+// time) stays refused, on every address, after its backend lets go of it,
+// and attaching again does not register it twice.
+func TestLiveEndpointStaysGuardedAfterRelease(t *testing.T) {
+	t.Parallel()
+	portFile := testkit.WriteFile(t, t.TempDir(), "DevToolsActivePort", "9339\n/devtools/browser/x\n")
+	m := testkit.Manifest(t, fmt.Sprintf(`[tool]
+name = "live"
+[browser]
+connect = "live"
+live_endpoint = %q
+[browser.scope]
+allowed_domains = ["127.0.0.3"]
+allow_private_cidrs = ["127.0.0.3/32"]
+[browser.commands.navigate]
+`, portFile))
+	e, err := New(Config{Manifests: []*toolclad.Manifest{m}, Policies: testkit.Policies(t), Evidence: testkit.Store(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	elsewhere := netip.MustParseAddrPort("127.0.0.3:9339")
+	if _, refused := e.listeners.verdict(elsewhere); refused {
+		t.Fatal("the port is refused before any backend read the file: the test proves nothing")
+	}
+	e.mu.Lock()
+	b := e.backendLocked(m)
+	e.mu.Unlock()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for i := range 2 {
+		// No connection is made until a session asks for one.
+		if err := b.startLocked("attach"); err != nil {
+			t.Fatalf("attach %d: %v", i, err)
+		}
+		b.release()
+		if _, refused := e.listeners.verdict(elsewhere); !refused {
+			t.Fatalf("after attach %d and release, the live DevTools port is no longer refused at %v", i, elsewhere)
+		}
+	}
+	e.listeners.mu.RLock()
+	n := e.listeners.everywhere[9339].n
+	e.listeners.mu.RUnlock()
+	if n != 1 {
+		t.Errorf("the live endpoint is registered %d times after two attaches, want once", n)
 	}
 }
