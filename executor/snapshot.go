@@ -3,8 +3,8 @@ package executor
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"maps"
 	"strings"
 	"sync"
 
@@ -128,15 +128,11 @@ type frameCapture struct {
 const maxFrameDepth = 3
 
 // capture reads the layout and accessibility tree of a process's documents
-// (exec is the tab's context, or an out-of-process frame's), one round
-// trip each in parallel, the trees of its same-process frames, and then
+// (exec is the tab's context, or an out-of-process frame's): the whole
+// tree, or, in the tab's own document when it has few controls, the
+// tree's nodes of the elements a snapshot asks about (axread.go); and then
 // the out-of-process frames it embeds, the same way.
 func (s *session) capture(ctx, exec context.Context, id target.ID, depth int) (*frameCapture, error) {
-	var (
-		wg    sync.WaitGroup
-		axRes axTree
-		axErr error
-	)
 	// An out-of-process frame's document is read before and after: one
 	// that loaded another document meanwhile gives refs that are stale
 	// at once (no loader).
@@ -144,39 +140,33 @@ func (s *session) capture(ctx, exec context.Context, id target.ID, depth int) (*
 	if id != "" {
 		loader = frameLoader(exec)
 	}
-	// The tree is asked for first: the renderer builds one, then the
-	// other, and while the tree's long reply is sent and decoded here it
-	// is free to build the layout. Asked for the other way round, the
-	// layout's time comes on top (the Go specification: 562–567 ms for
-	// both, 509–512 in this order, the tree alone 503–505; Wikipedia:
-	// 230, 192–221 and 197). The layout is asked for once the goroutine
-	// asking for the tree runs; should it still overtake the tree, the
-	// snapshot is only slower.
-	wg.Add(1)
-	asked := make(chan struct{})
-	go func() {
-		defer wg.Done()
-		close(asked)
-		axRes, axErr = chromedp.Call(exec, fullAXTree, accessibility.GetFullAXTreeParams{})
-	}()
-	<-asked
-	layout, lErr := chromedp.Call(exec, domsnapshot.CaptureSnapshot, domsnapshot.CaptureSnapshotParams{ComputedStyles: snapStyles})
-	wg.Wait()
+	var (
+		layout domsnapshot.CaptureSnapshotResult
+		ax     map[cdp.BackendNodeID]*axInfo
+		err    error
+	)
+	if id == "" && s.fewControls(exec) {
+		layout, ax, err = readByElements(exec)
+	} else {
+		layout, ax, err = s.readWholeTree(exec)
+	}
 	if id != "" && frameLoader(exec) != loader {
 		loader = ""
 	}
-	if axErr != nil {
-		return nil, fmt.Errorf("read the accessibility tree: %w", axErr)
+	if err != nil {
+		return nil, err
 	}
-	if lErr != nil || len(layout.Documents) == 0 {
-		return nil, fmt.Errorf("read the page's layout: %v", lErr)
+	if len(layout.Documents) == 0 {
+		return nil, errors.New("read the page's layout: no document")
 	}
-	fc := &frameCapture{target: id, loader: loader, snap: &layout, ax: axIndex(axRes.Nodes), oopifs: map[cdp.BackendNodeID]*frameCapture{}}
-	s.frameAX(exec, &layout, fc.ax)
+	fc := &frameCapture{target: id, loader: loader, snap: &layout, ax: ax, oopifs: map[cdp.BackendNodeID]*frameCapture{}}
 	if depth >= maxFrameDepth {
 		return fc, nil
 	}
-	var mu sync.Mutex
+	var (
+		wg sync.WaitGroup
+		mu sync.Mutex
+	)
 	for _, owner := range oopifOwners(&layout) {
 		wg.Add(1)
 		go func() {
@@ -221,34 +211,6 @@ func oopifOwners(layout *domsnapshot.CaptureSnapshotResult) []cdp.BackendNodeID 
 		}
 	}
 	return out
-}
-
-// frameAX adds the accessibility trees of the embedded documents the
-// layout holds (same-process frames) to ax, read in parallel; a frame
-// whose tree cannot be read shows its text without controls.
-func (s *session) frameAX(ctx context.Context, layout *domsnapshot.CaptureSnapshotResult, ax map[cdp.BackendNodeID]*axInfo) {
-	var (
-		wg sync.WaitGroup
-		mu sync.Mutex
-	)
-	for _, d := range layout.Documents[1:] {
-		frame := cdp.FrameID(strIndex(layout.Strings, d.FrameID))
-		if frame == "" {
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			res, err := chromedp.Call(ctx, fullAXTree, accessibility.GetFullAXTreeParams{FrameID: frame})
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			maps.Copy(ax, axIndex(res.Nodes))
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
 }
 
 func strIndex(strs []string, i domsnapshot.StringIndex) string {

@@ -95,17 +95,18 @@ func BenchmarkSnapshotLongPage(b *testing.B) {
 	})
 }
 
-// benchRig is what the executor's browser benchmarks share: a page served
+// benchRig is what the executor's browser benchmarks (and a few tests)
+// share: a page served
 // on loopback, a manifest that allows it (navigate and snapshot), and
 // executors with the shipped policies and durable evidence.
 type benchRig struct {
 	url   string
 	m     *toolclad.Manifest
 	store *evidence.Store
-	b     *testing.B
+	b     testing.TB
 }
 
-func newBenchRig(b *testing.B, page []byte) *benchRig {
+func newBenchRig(b testing.TB, page []byte) *benchRig {
 	site := serveLoopback(b, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Write(page)
@@ -145,7 +146,7 @@ func (r *benchRig) newExecutor() *Executor {
 }
 
 // call runs command in session through e's whole loop; a refusal fails b.
-func (r *benchRig) call(b *testing.B, e *Executor, session, command string, raw map[string]any) {
+func (r *benchRig) call(b testing.TB, e *Executor, session, command string, raw map[string]any) {
 	cmd := r.m.Command(command)
 	args, err := cmd.Validate(raw)
 	if err != nil {

@@ -1,0 +1,205 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"strings"
+	"sync"
+
+	"github.com/chromedp/cdproto/accessibility"
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/domsnapshot"
+	"github.com/chromedp/chromedp"
+)
+
+// A snapshot needs the accessibility tree only for the elements whose
+// role, name, value or state the renderer reads: those whose tag gives
+// them a role it tells apart (axTags), and those with a role, tabindex,
+// contenteditable or aria-* attribute. Reading the whole tree costs
+// Chromium about 60–85 µs a node of the tree; asking for one element costs
+// about 0.2 ms, and the layout must be read first to name them. On a long
+// text with few controls (the Go specification: 1,178 such elements of
+// 3,781, 9,757 nodes in the tree) asking for them alone took 365–400 ms
+// instead of 594–655 ms; on a page of links (a Wikipedia article: 1,631
+// of 2,773) it took half as long again as the whole tree. So the tab's
+// document is read element by element only where such elements are
+// fewer than a third of its elements (countCandidatesJS, read first).
+// Both reads render the same snapshot (TestCandidateReadRendersAsWholeTree);
+// what either says is Chromium's, so the page, which sets the counts,
+// chooses only how long the read takes. The one thing the element read
+// cannot see is a role a custom element gives itself through
+// ElementInternals with no attribute: such an element shows as text, with
+// no ref.
+
+// axTags are the tags whose implicit roles the renderer tells apart.
+var axTags = []string{"a", "area", "button", "input", "select", "textarea", "option", "optgroup",
+	"summary", "details", "img", "svg", "table", "thead", "tbody", "tfoot", "tr", "td", "th",
+	"main", "nav", "header", "footer", "aside", "section", "article", "form", "search",
+	"h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "li", "menu", "dialog",
+	"label", "fieldset", "progress", "meter", "output", "iframe", "frame", "canvas", "video", "audio"}
+
+// countCandidatesJS counts the document's elements and those a snapshot
+// would ask the tree about (aria-* attributes, which no selector can
+// name by prefix, left out: only a choice of read rests on it).
+var countCandidatesJS = `(() => [document.getElementsByTagName('*').length, document.querySelectorAll(` +
+	"'" + strings.Join(axTags, ",") + ",[role],[tabindex],[contenteditable]'" + `).length])()`
+
+// fewControls reports whether the tab's document has few enough elements
+// the tree is asked about that asking for them alone is the quicker read.
+// Any error answers no: the whole tree is always right.
+func (s *session) fewControls(ctx context.Context) bool {
+	var n [2]int
+	if err := s.evalValueInWorld(ctx, countCandidatesJS, &n); err != nil {
+		return false
+	}
+	return n[0] >= minElementsForCandidates && n[1]*3 < n[0]
+}
+
+// minElementsForCandidates: below it the whole tree takes a few ms, and
+// is read as before.
+const minElementsForCandidates = 300
+
+// isAXTag is axTags as a set.
+var isAXTag = func() map[string]bool {
+	m := map[string]bool{}
+	for _, t := range axTags {
+		m[t] = true
+	}
+	return m
+}()
+
+// axCandidates are the elements of every document of layout that a
+// snapshot asks the tree about.
+func axCandidates(layout *domsnapshot.CaptureSnapshotResult) []cdp.BackendNodeID {
+	var out []cdp.BackendNodeID
+	for _, d := range layout.Documents {
+		for i, name := range d.Nodes.NodeName {
+			if d.Nodes.NodeType[i] != 1 {
+				continue
+			}
+			want := isAXTag[strings.ToLower(strIndex(layout.Strings, name))]
+			if !want && i < len(d.Nodes.Attributes) {
+				a := d.Nodes.Attributes[i]
+				for k := 0; k+1 < len(a); k += 2 {
+					n := strIndex(layout.Strings, domsnapshot.StringIndex(a[k]))
+					if n == "role" || n == "tabindex" || n == "contenteditable" || strings.HasPrefix(n, "aria-") {
+						want = true
+						break
+					}
+				}
+			}
+			if want {
+				out = append(out, d.Nodes.BackendNodeID[i])
+			}
+		}
+	}
+	return out
+}
+
+// partialAXTree is Accessibility.getPartialAXTree read into axNode, as
+// fullAXTree.
+var partialAXTree = cdp.Command[accessibility.GetPartialAXTreeParams, axTree]{Method: accessibility.CommandGetPartialAXTree}
+
+// axInFlight bounds the element reads sent at once.
+const axInFlight = 64
+
+// readByElements reads the layout of a process's documents, then the
+// tree's node of each element a snapshot asks about. An element whose
+// node cannot be read (gone meanwhile) shows as text.
+func readByElements(exec context.Context) (domsnapshot.CaptureSnapshotResult, map[cdp.BackendNodeID]*axInfo, error) {
+	layout, err := chromedp.Call(exec, domsnapshot.CaptureSnapshot, domsnapshot.CaptureSnapshotParams{ComputedStyles: snapStyles})
+	if err != nil {
+		return layout, nil, fmt.Errorf("read the page's layout: %w", err)
+	}
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		nodes []*axNode
+	)
+	sem := make(chan struct{}, axInFlight)
+	relatives := false
+	for _, id := range axCandidates(&layout) {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			res, err := chromedp.Call(exec, partialAXTree, accessibility.GetPartialAXTreeParams{BackendNodeID: id, FetchRelatives: &relatives})
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			nodes = append(nodes, res.Nodes...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return layout, axIndex(nodes), nil
+}
+
+// readWholeTree reads the layout and the whole accessibility tree of a
+// process's documents, one round trip each in parallel, and the trees of
+// its same-process frames.
+func (s *session) readWholeTree(exec context.Context) (domsnapshot.CaptureSnapshotResult, map[cdp.BackendNodeID]*axInfo, error) {
+	var (
+		wg    sync.WaitGroup
+		axRes axTree
+		axErr error
+	)
+	// The tree is asked for first: the renderer builds one, then the
+	// other, and while the tree's long reply is sent and decoded here it
+	// is free to build the layout. Asked for the other way round, the
+	// layout's time comes on top (the Go specification: 562–567 ms for
+	// both, 509–512 in this order, the tree alone 503–505; Wikipedia:
+	// 230, 192–221 and 197). The layout is asked for once the goroutine
+	// asking for the tree runs; should it still overtake the tree, the
+	// snapshot is only slower.
+	wg.Add(1)
+	asked := make(chan struct{})
+	go func() {
+		defer wg.Done()
+		close(asked)
+		axRes, axErr = chromedp.Call(exec, fullAXTree, accessibility.GetFullAXTreeParams{})
+	}()
+	<-asked
+	layout, lErr := chromedp.Call(exec, domsnapshot.CaptureSnapshot, domsnapshot.CaptureSnapshotParams{ComputedStyles: snapStyles})
+	wg.Wait()
+	if axErr != nil {
+		return layout, nil, fmt.Errorf("read the accessibility tree: %w", axErr)
+	}
+	if lErr != nil {
+		return layout, nil, fmt.Errorf("read the page's layout: %w", lErr)
+	}
+	ax := axIndex(axRes.Nodes)
+	s.frameAX(exec, &layout, ax)
+	return layout, ax, nil
+}
+
+// frameAX adds the accessibility trees of the embedded documents the
+// layout holds (same-process frames) to ax, read in parallel; a frame
+// whose tree cannot be read shows its text without controls.
+func (s *session) frameAX(ctx context.Context, layout *domsnapshot.CaptureSnapshotResult, ax map[cdp.BackendNodeID]*axInfo) {
+	var (
+		wg sync.WaitGroup
+		mu sync.Mutex
+	)
+	for _, d := range layout.Documents[min(1, len(layout.Documents)):] {
+		frame := cdp.FrameID(strIndex(layout.Strings, d.FrameID))
+		if frame == "" {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := chromedp.Call(ctx, fullAXTree, accessibility.GetFullAXTreeParams{FrameID: frame})
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			maps.Copy(ax, axIndex(res.Nodes))
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+}

@@ -1,0 +1,117 @@
+package executor
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/browsergate/browsergate/toolclad"
+)
+
+// axReadPages are pages both reads are compared on: two long texts with
+// few controls (the Go specification and memory model, which the element
+// read is chosen for), a page of links and tables (a Wikipedia list),
+// and a page of controls of every kind, with a same-process frame, a
+// shadow root, labels, ARIA roles and states, and a layout table.
+func axReadPages(t *testing.T) map[string][]byte {
+	t.Helper()
+	pages := map[string][]byte{
+		"controls": []byte(`<!doctype html><title>controls</title>
+<header><nav aria-label="Site"><a href="/a">A</a> <a href="/b" aria-current="page">B</a></nav></header>
+<main><h1>Form</h1>
+<form aria-label="Order"><label for=n>Name</label> <input id=n required value="Ada">
+<label><input type=checkbox checked> Gift</label>
+<select aria-label="Size"><option>S<option selected>M</select>
+<textarea placeholder="Notes"></textarea>
+<div role=button tabindex=0 aria-expanded=false>More</div>
+<span contenteditable>edit me</span>
+<button disabled>Send</button></form>
+<table><tr><td>layout</td><td>table</td></tr></table>
+<table><caption>Data</caption><tr><th>k<th>v<tr><td>a<td>1</table>
+<ul><li>one<li role=none>two</ul>
+<div id=host></div><script>document.getElementById('host').attachShadow({mode:'open'}).innerHTML='<button>In shadow</button><p>shadow text</p>'</script>
+<iframe srcdoc="<p>framed</p><a href='/c'>C</a><input aria-label=Inside>"></iframe>
+<img src="data:," alt="a picture"><p hidden>hidden</p></main>
+<footer>foot</footer>`),
+	}
+	for name, path := range map[string]string{
+		"go-spec":   filepath.Join(runtime.GOROOT(), "doc", "go_spec.html"),
+		"go-memory": filepath.Join(runtime.GOROOT(), "doc", "go_mem.html"),
+		"films":     filepath.Join("..", "cmd", "browsergate", "testdata", "docs", "wikipedia-time-loops.html"),
+	} {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Logf("%s left out: %v", name, err)
+			continue
+		}
+		pages[name] = b
+	}
+	return pages
+}
+
+// TestElementReadRendersAsWholeTree: reading the tree's nodes of the
+// elements a snapshot asks about renders every page exactly as reading
+// the whole tree does; and the choice between them goes to the element
+// read on a long text with few controls, to the whole tree on a page of
+// links and on a short page.
+func TestElementReadRendersAsWholeTree(t *testing.T) {
+	t.Parallel()
+	chosen := map[string]bool{"go-spec": true, "go-memory": true, "films": false, "controls": false}
+	for name, page := range axReadPages(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			rig := newBenchRig(t, page)
+			e := rig.newExecutor()
+			defer e.Close()
+			rig.call(t, e, "s", "navigate", map[string]any{"url": rig.url})
+			s, err := e.session(&toolclad.Call{SessionID: "s", Manifest: rig.m})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := s.tab.ctx
+			if got := s.fewControls(ctx); got != chosen[name] {
+				t.Errorf("the element read is chosen: %v, want %v", got, chosen[name])
+			}
+			render := func(read func() (*frameCapture, error)) (string, int) {
+				fc, err := read()
+				if err != nil {
+					t.Fatal(err)
+				}
+				r := &renderer{snap: fc.snap, ax: fc.ax, cur: fc, refs: map[string]refTarget{}}
+				v := newDocView(fc.snap.Documents[0])
+				r.top, r.curTop = v, v
+				r.render(v, 0)
+				return r.output(), len(fc.ax)
+			}
+			whole, nWhole := render(func() (*frameCapture, error) {
+				layout, ax, err := s.readWholeTree(ctx)
+				return &frameCapture{snap: &layout, ax: ax}, err
+			})
+			byElement, nElem := render(func() (*frameCapture, error) {
+				layout, ax, err := readByElements(ctx)
+				return &frameCapture{snap: &layout, ax: ax}, err
+			})
+			if nElem == 0 || nElem >= nWhole {
+				t.Errorf("the element read has %d nodes of the tree, the whole tree %d: it read nothing, or everything", nElem, nWhole)
+			}
+			if whole != byElement {
+				wl, el := strings.Split(whole, "\n"), strings.Split(byElement, "\n")
+				for i := range min(len(wl), len(el)) {
+					if wl[i] != el[i] {
+						t.Fatalf("the reads render differently, first at line %d:\nwhole tree: %s\nelements:   %s", i+1, wl[i], el[i])
+					}
+				}
+				t.Fatalf("the reads render differently: %d lines from the whole tree, %d from the elements", len(wl), len(el))
+			}
+			if name == "controls" {
+				for _, want := range []string{`[checkbox e4 checked] Gift`, `[button "More"`, "In shadow", "framed", `[textbox "Inside"`, `[combobox "Size"`} {
+					if !strings.Contains(whole, want) {
+						t.Errorf("the snapshot lacks %q:\n%s", want, whole)
+					}
+				}
+			}
+		})
+	}
+}
