@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"strings"
@@ -25,18 +26,22 @@ import (
 // of 2,773) it took half as long again as the whole tree. So the tab's
 // document is read element by element only where such elements are
 // fewer than a third of its elements (countCandidatesJS, read first).
-// Both reads render the same snapshot (TestCandidateReadRendersAsWholeTree);
+// Both reads render the same snapshot (TestElementReadRendersAsWholeTree);
 // what either says is Chromium's, so the page, which sets the counts,
-// chooses only how long the read takes. The one thing the element read
-// cannot see is a role a custom element gives itself through
-// ElementInternals with no attribute: such an element shows as text, with
-// no ref.
+// chooses only how long the read takes. Custom elements (a tag with a
+// hyphen: a role given through ElementInternals has no attribute) and
+// elements displayed as list items are asked about too. What the element
+// read still cannot see is a role only CSS gives (an element whose content
+// is an image, with alternative text): it shows as the whole tree would
+// show its text. A read of an element that fails (the page changed
+// meanwhile) gives the whole tree instead; a read cut short by the call's
+// deadline fails the snapshot, as the whole tree's would.
 
 // axTags are the tags whose implicit roles the renderer tells apart.
 var axTags = []string{"a", "area", "button", "input", "select", "textarea", "option", "optgroup",
-	"summary", "details", "img", "svg", "table", "thead", "tbody", "tfoot", "tr", "td", "th",
+	"summary", "details", "img", "image", "svg", "table", "thead", "tbody", "tfoot", "tr", "td", "th",
 	"main", "nav", "header", "footer", "aside", "section", "article", "form", "search",
-	"h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "li", "menu", "dialog",
+	"h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "li", "menu", "dir", "dialog",
 	"label", "fieldset", "progress", "meter", "output", "iframe", "frame", "canvas", "video", "audio"}
 
 // countCandidatesJS counts the document's elements and those a snapshot
@@ -74,11 +79,18 @@ var isAXTag = func() map[string]bool {
 func axCandidates(layout *domsnapshot.CaptureSnapshotResult) []cdp.BackendNodeID {
 	var out []cdp.BackendNodeID
 	for _, d := range layout.Documents {
+		listItems := map[int64]bool{} // node index -> displayed as a list item
+		for li, ni := range d.Layout.NodeIndex {
+			if li < len(d.Layout.Styles) && len(d.Layout.Styles[li]) > 0 && strIndex(layout.Strings, domsnapshot.StringIndex(d.Layout.Styles[li][0])) == "list-item" {
+				listItems[ni] = true
+			}
+		}
 		for i, name := range d.Nodes.NodeName {
 			if d.Nodes.NodeType[i] != 1 {
 				continue
 			}
-			want := isAXTag[strings.ToLower(strIndex(layout.Strings, name))]
+			tag := strings.ToLower(strIndex(layout.Strings, name))
+			want := isAXTag[tag] || strings.Contains(tag, "-") || listItems[int64(i)]
 			if !want && i < len(d.Nodes.Attributes) {
 				a := d.Nodes.Attributes[i]
 				for k := 0; k+1 < len(a); k += 2 {
@@ -119,24 +131,41 @@ func readByElements(exec context.Context) (domsnapshot.CaptureSnapshotResult, ma
 	)
 	sem := make(chan struct{}, axInFlight)
 	relatives := false
+	failed := false
+ask:
 	for _, id := range axCandidates(&layout) {
+		select {
+		case sem <- struct{}{}:
+		case <-exec.Done():
+			break ask
+		}
 		wg.Add(1)
-		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
 			res, err := chromedp.Call(exec, partialAXTree, accessibility.GetPartialAXTreeParams{BackendNodeID: id, FetchRelatives: &relatives})
+			mu.Lock()
+			defer mu.Unlock()
 			if err != nil {
+				failed = true
 				return
 			}
-			mu.Lock()
 			nodes = append(nodes, res.Nodes...)
-			mu.Unlock()
 		}()
 	}
 	wg.Wait()
+	if err := exec.Err(); err != nil {
+		return layout, nil, fmt.Errorf("read the accessibility tree: %w", err)
+	}
+	if failed {
+		return domsnapshot.CaptureSnapshotResult{}, nil, errElementRead
+	}
 	return layout, axIndex(nodes), nil
 }
+
+// errElementRead: an element's node of the tree could not be read; the
+// whole tree is read instead.
+var errElementRead = errors.New("an element's node of the accessibility tree could not be read")
 
 // readWholeTree reads the layout and the whole accessibility tree of a
 // process's documents, one round trip each in parallel, and the trees of

@@ -3,9 +3,10 @@ package executor
 import (
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/chromedp/cdproto/cdp"
 
 	"github.com/browsergate/browsergate/toolclad"
 )
@@ -33,18 +34,26 @@ func axReadPages(t *testing.T) map[string][]byte {
 <ul><li>one<li role=none>two</ul>
 <div id=host></div><script>document.getElementById('host').attachShadow({mode:'open'}).innerHTML='<button>In shadow</button><p>shadow text</p>'</script>
 <iframe srcdoc="<p>framed</p><a href='/c'>C</a><input aria-label=Inside>"></iframe>
-<img src="data:," alt="a picture"><p hidden>hidden</p></main>
+<img src="data:," alt="a picture"><p hidden>hidden</p>
+<x-btn>Custom</x-btn><x-list><x-li>ci1</x-li><x-li>ci2</x-li></x-list>
+<script>
+customElements.define('x-btn', class extends HTMLElement { constructor() { super(); this.attachInternals().role = 'button'; } });
+customElements.define('x-list', class extends HTMLElement { constructor() { super(); this.attachInternals().role = 'list'; } });
+customElements.define('x-li', class extends HTMLElement { constructor() { super(); this.attachInternals().role = 'listitem'; } });
+</script>
+<div style="display:list-item">css item</div>
+<svg width=20 height=20><image href="data:," width=5 height=5><title>svg pic</title></image></svg>
+<dir><li>old list</li></dir></main>
 <footer>foot</footer>`),
 	}
 	for name, path := range map[string]string{
-		"go-spec":   filepath.Join(runtime.GOROOT(), "doc", "go_spec.html"),
-		"go-memory": filepath.Join(runtime.GOROOT(), "doc", "go_mem.html"),
+		"go-spec":   filepath.Join("..", "cmd", "peerbench", "testdata", "docs", "go-spec.html"),
+		"go-memory": filepath.Join("..", "cmd", "browsergate", "testdata", "docs", "go-memory-model.html"),
 		"films":     filepath.Join("..", "cmd", "browsergate", "testdata", "docs", "wikipedia-time-loops.html"),
 	} {
 		b, err := os.ReadFile(path)
 		if err != nil {
-			t.Logf("%s left out: %v", name, err)
-			continue
+			t.Fatal(err)
 		}
 		pages[name] = b
 	}
@@ -93,6 +102,23 @@ func TestElementReadRendersAsWholeTree(t *testing.T) {
 				layout, ax, err := readByElements(ctx)
 				return &frameCapture{snap: &layout, ax: ax}, err
 			})
+			// Every element the whole tree gives a role the renderer tells
+			// apart is one the element read asks about.
+			{
+				layout, ax, err := s.readWholeTree(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				asked := map[cdp.BackendNodeID]bool{}
+				for _, id := range axCandidates(&layout) {
+					asked[id] = true
+				}
+				for id, info := range ax {
+					if rendererRoles[info.role] && !asked[id] {
+						t.Errorf("node %d has the role %q in the whole tree, but the element read does not ask about it", id, info.role)
+					}
+				}
+			}
 			if nElem == 0 || nElem >= nWhole {
 				t.Errorf("the element read has %d nodes of the tree, the whole tree %d: it read nothing, or everything", nElem, nWhole)
 			}
@@ -105,8 +131,11 @@ func TestElementReadRendersAsWholeTree(t *testing.T) {
 				}
 				t.Fatalf("the reads render differently: %d lines from the whole tree, %d from the elements", len(wl), len(el))
 			}
+			// And through the whole call, which makes the choice.
+			rig.call(t, e, "s", "snapshot", map[string]any{"max_chars": int64(1000000)})
 			if name == "controls" {
-				for _, want := range []string{`[checkbox e4 checked] Gift`, `[button "More"`, "In shadow", "framed", `[textbox "Inside"`, `[combobox "Size"`} {
+				for _, want := range []string{`[checkbox e4 checked] Gift`, `[button "More"`, "In shadow", "framed", `[textbox "Inside"`, `[combobox "Size"`,
+					`[button "Custom"`, "- ci1", "- css item", "svg pic", "- old list"} {
 					if !strings.Contains(whole, want) {
 						t.Errorf("the snapshot lacks %q:\n%s", want, whole)
 					}
@@ -115,3 +144,16 @@ func TestElementReadRendersAsWholeTree(t *testing.T) {
 		})
 	}
 }
+
+// rendererRoles are the roles render.go tells apart.
+var rendererRoles = func() map[string]bool {
+	m := map[string]bool{"main": true, "heading": true, "list": true, "listitem": true, "table": true, "grid": true,
+		"row": true, "cell": true, "columnheader": true, "rowheader": true, "gridcell": true, "img": true, "image": true,
+		"LayoutTable": true, "LayoutTableRow": true, "LayoutTableCell": true}
+	for _, set := range []map[string]bool{landmarkRoles, leafControls, containerControls} {
+		for r := range set {
+			m[r] = true
+		}
+	}
+	return m
+}()

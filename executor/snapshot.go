@@ -145,9 +145,11 @@ func (s *session) capture(ctx, exec context.Context, id target.ID, depth int) (*
 		ax     map[cdp.BackendNodeID]*axInfo
 		err    error
 	)
-	if id == "" && s.fewControls(exec) {
+	byElement := id == "" && s.fewControls(exec)
+	if byElement {
 		layout, ax, err = readByElements(exec)
-	} else {
+	}
+	if !byElement || errors.Is(err, errElementRead) {
 		layout, ax, err = s.readWholeTree(exec)
 	}
 	if id != "" && frameLoader(exec) != loader {
