@@ -118,7 +118,8 @@ const axInFlight = 64
 
 // readByElements reads the layout of a process's documents, then the
 // tree's node of each element a snapshot asks about. An element whose
-// node cannot be read (gone meanwhile) shows as text.
+// node cannot be read (gone meanwhile) fails it with errElementRead, and
+// the caller reads the whole tree instead.
 func readByElements(exec context.Context) (domsnapshot.CaptureSnapshotResult, map[cdp.BackendNodeID]*axInfo, error) {
 	layout, err := chromedp.Call(exec, domsnapshot.CaptureSnapshot, domsnapshot.CaptureSnapshotParams{ComputedStyles: snapStyles})
 	if err != nil {

@@ -258,6 +258,7 @@ func (b *backend) startLocked(msg string) error {
 }
 
 func (b *backend) start() error {
+	var devtools netip.AddrPort // devtoolsEndpoint of the browser's DevTools URL
 	switch b.key.connect {
 	case "live":
 		ws, err := resolveLiveEndpoint(b.key.endpoint, b.startup)
@@ -269,7 +270,7 @@ func (b *backend) start() error {
 		if ap, ok := devtoolsAddr(ws); !ok || !ap.Addr().IsLoopback() {
 			return fmt.Errorf("%w: live endpoint %s is not on this machine's loopback: the egress proxy could not stand between it and the network", ErrBrowserStart, ws)
 		}
-		devtools, _ := b.devtoolsEndpoint(ws)
+		devtools, _ = b.devtoolsEndpoint(ws)
 		if err := b.setScope(devtools); err != nil {
 			return fmt.Errorf("%w: %v", ErrBrowserStart, err)
 		}
@@ -344,8 +345,8 @@ func (b *backend) start() error {
 		}
 		ws, err := resolveLiveEndpoint(filepath.Join(userDir, "DevToolsActivePort"), b.startup)
 		if err == nil {
-			devtools, ok := b.devtoolsEndpoint(ws)
-			if !ok {
+			var ok bool
+			if devtools, ok = b.devtoolsEndpoint(ws); !ok {
 				err = fmt.Errorf("%s is not an address and port", ws)
 			} else {
 				err = b.setScope(devtools)
@@ -357,7 +358,7 @@ func (b *backend) start() error {
 		}
 		b.wsURL = ws
 	}
-	if ap, ok := b.devtoolsEndpoint(b.wsURL); ok {
+	if ap := devtools; ap.IsValid() {
 		what := "the DevTools endpoint of the browser of " + b.key.manifest.Tool.Name
 		switch {
 		case b.key.connect != "live":

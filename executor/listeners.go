@@ -29,10 +29,9 @@ import (
 // registered twice stays refused until both are removed.
 type listeners struct {
 	mu sync.RWMutex
-	// everywhere are endpoints on every address, by port.
-	everywhere map[uint16]*listener
-	// exact are endpoints on one address, IPv4 addresses unmapped.
-	exact map[netip.AddrPort]*listener
+	// at are the endpoints by key: on one address, its IPv4 address
+	// unmapped; on every address, 0.0.0.0 (everywhere).
+	at map[netip.AddrPort]*listener
 	// local are this machine's interface addresses, as read at each
 	// registration of an endpoint on every address, all kept.
 	local map[netip.Addr]bool
@@ -43,11 +42,19 @@ type listener struct {
 	n    int    // registrations not yet removed
 }
 
-// key is ap's address unmapped, without a zone; every says ap is on every
-// address.
+// key is ap's address unmapped, without a zone, and 0.0.0.0 for both
+// unspecified addresses; every says ap is on every address.
 func key(ap netip.AddrPort) (k netip.AddrPort, every bool) {
 	a := ap.Addr().Unmap().WithZone("")
-	return netip.AddrPortFrom(a, ap.Port()), a.IsUnspecified()
+	if a.IsUnspecified() {
+		return everywhere(ap.Port()), true
+	}
+	return netip.AddrPortFrom(a, ap.Port()), false
+}
+
+// everywhere is the key of an endpoint on every address at port.
+func everywhere(port uint16) netip.AddrPort {
+	return netip.AddrPortFrom(netip.IPv4Unspecified(), port)
 }
 
 // add registers an endpoint; what names it in refusals.
@@ -59,23 +66,16 @@ func (l *listeners) add(ap netip.AddrPort, what string) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.exact == nil {
-		l.everywhere, l.exact, l.local = map[uint16]*listener{}, map[netip.AddrPort]*listener{}, map[netip.Addr]bool{}
+	if l.at == nil {
+		l.at, l.local = map[netip.AddrPort]*listener{}, map[netip.Addr]bool{}
 	}
 	for _, a := range local {
 		l.local[a] = true // added to, never taken from: an interface down now may be up again
 	}
-	e := l.exact[k]
-	if every {
-		e = l.everywhere[k.Port()]
-	}
+	e := l.at[k]
 	if e == nil {
 		e = &listener{}
-		if every {
-			l.everywhere[k.Port()] = e
-		} else {
-			l.exact[k] = e
-		}
+		l.at[k] = e
 	}
 	e.what = what // the latest: a port's earlier holder may be closing
 	e.n++
@@ -99,18 +99,10 @@ func interfaceAddrs() []netip.Addr {
 func (l *listeners) remove(ap netip.AddrPort) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	k, every := key(ap)
-	if every {
-		if e := l.everywhere[k.Port()]; e != nil {
-			if e.n--; e.n <= 0 {
-				delete(l.everywhere, k.Port())
-			}
-		}
-		return
-	}
-	if e := l.exact[k]; e != nil {
+	k, _ := key(ap)
+	if e := l.at[k]; e != nil {
 		if e.n--; e.n <= 0 {
-			delete(l.exact, k)
+			delete(l.at, k)
 		}
 	}
 }
@@ -120,14 +112,14 @@ func (l *listeners) verdict(ap netip.AddrPort) (scope.Verdict, bool) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	k, unspecified := key(ap)
-	e := l.exact[k]
-	if a := k.Addr(); e == nil && (a.IsLoopback() || unspecified || l.local[a]) {
-		e = l.everywhere[k.Port()]
+	e := l.at[k]
+	if a := k.Addr(); e == nil && (a.IsLoopback() || l.local[a]) {
+		e = l.at[everywhere(k.Port())]
 	}
 	if e == nil && unspecified {
 		// 0.0.0.0 and :: reach this machine's loopback: every endpoint
 		// on the port, on whatever address.
-		for at, x := range l.exact {
+		for at, x := range l.at {
 			if at.Port() == k.Port() {
 				e = x
 				break
@@ -153,7 +145,7 @@ func (l *listeners) hostVerdict(host string, port uint16) (scope.Verdict, bool) 
 	if !scope.IsLocalhost(host) {
 		return scope.Verdict{}, false
 	}
-	for _, a := range []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.IPv6Loopback()} {
+	for _, a := range localhostAddrs {
 		if v, deny := l.verdict(netip.AddrPortFrom(a, port)); deny {
 			v.Host = host
 			return v, true
@@ -161,3 +153,6 @@ func (l *listeners) hostVerdict(host string, port uint16) (scope.Verdict, bool) 
 	}
 	return scope.Verdict{}, false
 }
+
+// localhostAddrs are where Chromium connects a localhost name.
+var localhostAddrs = []netip.Addr{netip.AddrFrom4([4]byte{127, 0, 0, 1}), netip.IPv6Loopback()}

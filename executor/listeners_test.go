@@ -154,10 +154,14 @@ allow_private_cidrs = ["127.0.0.0/8", "0.0.0.0/32", "::/128", "::1/128"]
 	// run: the DevTools port and every proxy.
 	e.listeners.mu.RLock()
 	var own []netip.AddrPort
-	for ap := range e.listeners.exact {
-		own = append(own, ap)
+	everywhere := 0
+	for ap := range e.listeners.at {
+		if ap.Addr().IsUnspecified() {
+			everywhere++
+		} else {
+			own = append(own, ap)
+		}
 	}
-	everywhere := len(e.listeners.everywhere)
 	e.listeners.mu.RUnlock()
 	if everywhere != 0 {
 		t.Errorf("%d endpoint(s) of a launched browser are registered as on every address", everywhere)
@@ -196,8 +200,8 @@ allow_private_cidrs = ["127.0.0.0/8", "0.0.0.0/32", "::/128", "::1/128"]
 	e.Close()
 	e.listeners.mu.RLock()
 	defer e.listeners.mu.RUnlock()
-	if len(e.listeners.exact)+len(e.listeners.everywhere) != 0 {
-		t.Errorf("endpoints still registered after the executor closed: %v %v", e.listeners.exact, e.listeners.everywhere)
+	if len(e.listeners.at) != 0 {
+		t.Errorf("endpoints still registered after the executor closed: %v", e.listeners.at)
 	}
 }
 
@@ -278,7 +282,7 @@ allow_private_cidrs = ["127.0.0.3/32"]
 		}
 	}
 	e.listeners.mu.RLock()
-	n := e.listeners.everywhere[9339].n
+	n := e.listeners.at[everywhere(9339)].n
 	e.listeners.mu.RUnlock()
 	if n != 1 {
 		t.Errorf("the live endpoint is registered %d times after two attaches, want once", n)
