@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 
@@ -19,13 +20,23 @@ import (
 // them a role it tells apart (axTags), and those with a role, tabindex,
 // contenteditable or aria-* attribute. Reading the whole tree costs
 // Chromium about 60–85 µs a node of the tree; asking for one element costs
-// about 0.2 ms, and the layout must be read first to name them. On a long
-// text with few controls (the Go specification: 1,178 such elements of
-// 3,781, 9,757 nodes in the tree) asking for them alone took 365–400 ms
-// instead of 594–655 ms; on a page of links (a Wikipedia article: 1,631
-// of 2,773) it took half as long again as the whole tree. So the tab's
-// document is read element by element only where such elements are
-// fewer than a third of its elements (countCandidatesJS, read first).
+// about 0.15–0.2 ms, and the layout must be read first to name them.
+//
+// Some elements the renderer needs no node of the tree for, unless an
+// attribute can change their role (tagDecided): headings, lists and list
+// items, whose tag alone decides how they are rendered (no such role is a
+// control, a landmark or an image); and a table's rows and cells, whose
+// role follows their table's: Chromium takes a whole table for layout
+// (LayoutTable) or for data, and its rows and cells with it
+// (tableParts). On a long text with few controls (the Go specification:
+// 715 such elements of 3,781, 9,757 nodes in the tree) asking for them
+// alone took 275–300 ms with the layout, instead of 599–619 ms for the
+// whole tree; on a page of links (a Wikipedia article: 917 of 2,773) it
+// takes as long as the whole tree, and on a page of controls (MDN: 493 of
+// 975) longer. So the tab's document is read element by element only
+// where such elements are fewer than a quarter of its elements
+// (countCandidatesJS, read first).
+//
 // Both reads render the same snapshot (TestElementReadRendersAsWholeTree);
 // what either says is Chromium's, so the page, which sets the counts,
 // chooses only how long the read takes. Custom elements (a tag with a
@@ -37,18 +48,35 @@ import (
 // meanwhile) gives the whole tree instead; a read cut short by the call's
 // deadline fails the snapshot, as the whole tree's would.
 
-// axTags are the tags whose implicit roles the renderer tells apart.
+// axTags are the tags whose implicit roles the renderer tells apart and
+// reads from the tree.
 var axTags = []string{"a", "area", "button", "input", "select", "textarea", "option", "optgroup",
-	"summary", "details", "img", "image", "svg", "table", "thead", "tbody", "tfoot", "tr", "td", "th",
+	"summary", "details", "img", "image", "svg", "table",
 	"main", "nav", "header", "footer", "aside", "section", "article", "form", "search",
-	"h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "li", "menu", "dir", "dialog",
-	"label", "fieldset", "progress", "meter", "output", "iframe", "frame", "canvas", "video", "audio"}
+	"dir", "dialog", "label", "fieldset", "progress", "meter", "output", "iframe", "frame", "canvas", "video", "audio"}
+
+// tagDecided are the tags the renderer renders by the tag itself, or (a
+// table's rows and cells) by their table's node: asked about only with
+// an attribute that can give them another role.
+var tagDecided = map[string]bool{"h1": true, "h2": true, "h3": true, "h4": true, "h5": true, "h6": true,
+	"ul": true, "ol": true, "menu": true, "li": true, "tr": true, "td": true, "th": true, "thead": true, "tbody": true, "tfoot": true}
 
 // countCandidatesJS counts the document's elements and those a snapshot
-// would ask the tree about (aria-* attributes, which no selector can
-// name by prefix, left out: only a choice of read rests on it).
-var countCandidatesJS = `(() => [document.getElementsByTagName('*').length, document.querySelectorAll(` +
-	"'" + strings.Join(axTags, ",") + ",[role],[tabindex],[contenteditable]'" + `).length])()`
+// would ask the tree about (all but those displayed as list items, which
+// only the layout tells: only a choice of read rests on it).
+var countCandidatesJS = `(() => {
+  const tags = new Set(` + "['" + strings.Join(axTags, "','") + "']" + `);
+  let all = 0, asked = 0;
+  for (const e of document.getElementsByTagName('*')) {
+    all++;
+    if (tags.has(e.localName) || e.localName.includes('-')) { asked++; continue; }
+    if (!e.hasAttributes()) continue;
+    for (const n of e.getAttributeNames()) {
+      if (n === 'role' || n === 'tabindex' || n === 'contenteditable' || n.startsWith('aria-')) { asked++; break; }
+    }
+  }
+  return [all, asked];
+})()`
 
 // fewControls reports whether the tab's document has few enough elements
 // the tree is asked about that asking for them alone is the quicker read.
@@ -58,7 +86,7 @@ func (s *session) fewControls(ctx context.Context) bool {
 	if err := s.evalValueInWorld(ctx, countCandidatesJS, &n); err != nil {
 		return false
 	}
-	return n[0] >= minElementsForCandidates && n[1]*3 < n[0]
+	return n[0] >= minElementsForCandidates && n[1]*4 < n[0]
 }
 
 // minElementsForCandidates: below it the whole tree takes a few ms, and
@@ -90,16 +118,9 @@ func axCandidates(layout *domsnapshot.CaptureSnapshotResult) []cdp.BackendNodeID
 				continue
 			}
 			tag := strings.ToLower(strIndex(layout.Strings, name))
-			want := isAXTag[tag] || strings.Contains(tag, "-") || listItems[int64(i)]
+			want := isAXTag[tag] || strings.Contains(tag, "-") || listItems[int64(i)] && !tagDecided[tag]
 			if !want && i < len(d.Nodes.Attributes) {
-				a := d.Nodes.Attributes[i]
-				for k := 0; k+1 < len(a); k += 2 {
-					n := strIndex(layout.Strings, domsnapshot.StringIndex(a[k]))
-					if n == "role" || n == "tabindex" || n == "contenteditable" || strings.HasPrefix(n, "aria-") {
-						want = true
-						break
-					}
-				}
+				want = mayHaveRole(layout, d.Nodes.Attributes[i])
 			}
 			if want {
 				out = append(out, d.Nodes.BackendNodeID[i])
@@ -107,6 +128,72 @@ func axCandidates(layout *domsnapshot.CaptureSnapshotResult) []cdp.BackendNodeID
 		}
 	}
 	return out
+}
+
+// mayHaveRole: an element with these attributes (a role, tabindex,
+// contenteditable or aria-*) can have a role its tag does not give it.
+func mayHaveRole(layout *domsnapshot.CaptureSnapshotResult, attrs domsnapshot.ArrayOfStrings) bool {
+	for k := 0; k+1 < len(attrs); k += 2 {
+		n := strIndex(layout.Strings, domsnapshot.StringIndex(attrs[k]))
+		if n == "role" || n == "tabindex" || n == "contenteditable" || strings.HasPrefix(n, "aria-") {
+			return true
+		}
+	}
+	return false
+}
+
+// tableParts gives the rows and cells of the tables Chromium lays out
+// (role LayoutTable) the roles it gives them, LayoutTableRow and
+// LayoutTableCell, where the element read did not ask about them (asked):
+// a row whose parent is its table, or a section of it (with no role but a
+// row group's); a cell whose parent is its row. Rows and cells that are
+// not displayed, or not visible, have no node, as in the whole tree; nor
+// have those of a table of data, which are rendered as such by their tag.
+func tableParts(layout *domsnapshot.CaptureSnapshotResult, asked map[cdp.BackendNodeID]bool, ax map[cdp.BackendNodeID]*axInfo) {
+	for _, d := range layout.Documents {
+		nodes := d.Nodes
+		tag := func(i int64) string {
+			if i < 0 || nodes.NodeType[i] != 1 {
+				return ""
+			}
+			return strings.ToLower(strIndex(layout.Strings, nodes.NodeName[i]))
+		}
+		roleOf := func(i int64) string {
+			if a := ax[nodes.BackendNodeID[i]]; a != nil {
+				return a.role
+			}
+			return ""
+		}
+		visible := map[int64]bool{}
+		for li, ni := range d.Layout.NodeIndex {
+			if st := d.Layout.Styles[li]; len(st) > 1 {
+				v := strIndex(layout.Strings, domsnapshot.StringIndex(st[1]))
+				visible[ni] = v != "hidden" && v != "collapse"
+			}
+		}
+		// Rows first: a cell's role follows its row's, derived or read.
+		for _, part := range []struct{ tags, parent, parentRole, role string }{
+			{"tr", "table", "LayoutTable", "LayoutTableRow"},
+			{"td th", "tr", "LayoutTableRow", "LayoutTableCell"},
+		} {
+			for i := range nodes.NodeName {
+				id := nodes.BackendNodeID[i]
+				if asked[id] || !visible[int64(i)] || !slices.Contains(strings.Fields(part.tags), tag(int64(i))) {
+					continue
+				}
+				p := nodes.ParentIndex[i]
+				if t := tag(p); part.parent == "table" && (t == "thead" || t == "tbody" || t == "tfoot") {
+					if r := roleOf(p); r != "" && r != "rowgroup" {
+						continue
+					}
+					p = nodes.ParentIndex[p]
+				}
+				if tag(p) == part.parent && roleOf(p) == part.parentRole {
+					ax[id] = &axInfo{role: part.role, props: map[string]string{}}
+				}
+			}
+		}
+	}
 }
 
 // partialAXTree is Accessibility.getPartialAXTree read into axNode, as
@@ -133,8 +220,9 @@ func readByElements(exec context.Context) (domsnapshot.CaptureSnapshotResult, ma
 	sem := make(chan struct{}, axInFlight)
 	relatives := false
 	failed := false
+	candidates := axCandidates(&layout)
 ask:
-	for _, id := range axCandidates(&layout) {
+	for _, id := range candidates {
 		select {
 		case sem <- struct{}{}:
 		case <-exec.Done():
@@ -161,7 +249,13 @@ ask:
 	if failed {
 		return domsnapshot.CaptureSnapshotResult{}, nil, errElementRead
 	}
-	return layout, axIndex(nodes), nil
+	ax := axIndex(nodes)
+	asked := make(map[cdp.BackendNodeID]bool, len(candidates))
+	for _, id := range candidates {
+		asked[id] = true
+	}
+	tableParts(&layout, asked, ax)
+	return layout, ax, nil
 }
 
 // errElementRead: an element's node of the tree could not be read; the
