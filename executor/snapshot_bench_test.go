@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/chromedp/cdproto/accessibility"
-	"github.com/chromedp/cdproto/domsnapshot"
 	"github.com/chromedp/chromedp"
 
 	"github.com/browsergate/browsergate/evidence"
@@ -68,7 +67,7 @@ func BenchmarkSnapshotLongPage(b *testing.B) {
 	})
 	b.Run("layout", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := chromedp.Call(s.tab.ctx, domsnapshot.CaptureSnapshot, domsnapshot.CaptureSnapshotParams{ComputedStyles: snapStyles}); err != nil {
+			if _, err := readLayout(s.tab.ctx); err != nil {
 				b.Fatal(err)
 			}
 		}
