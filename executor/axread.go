@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
 	"strings"
 	"sync"
 
@@ -24,18 +23,18 @@ import (
 //
 // Some elements the renderer needs no node of the tree for, unless an
 // attribute can change their role (tagDecided): headings, lists and list
-// items, whose tag alone decides how they are rendered (no such role is a
-// control, a landmark or an image); and a table's rows and cells, whose
-// role follows their table's: Chromium takes a whole table for layout
-// (LayoutTable) or for data, and its rows and cells with it
-// (tableParts). On a long text with few controls (the Go specification:
-// 715 such elements of 3,781, 9,757 nodes in the tree) asking for them
-// alone took 275–300 ms with the layout, instead of 599–619 ms for the
-// whole tree; on a page of links (a Wikipedia article: 917 of 2,773) it
-// takes as long as the whole tree, and on a page of controls (MDN: 493 of
-// 975) longer. So the tab's document is read element by element only
-// where such elements are fewer than a quarter of its elements
-// (countCandidatesJS, read first).
+// items, whose tag alone decides how they are rendered (no role Chromium
+// gives them without such an attribute is a control, a landmark or an
+// image). A table's rows and cells are asked about: Chromium gives them
+// their layout roles (LayoutTableRow, LayoutTableCell) from the layout
+// tree, even where it ignores them, which no rule on the DOM follows
+// exactly. On a long text with few controls (the Go specification: 715
+// such elements of 3,781, 9,757 nodes in the tree) asking for them alone
+// took 275–300 ms with the layout, instead of 599–619 ms for the whole
+// tree; on a page of links (a Wikipedia article) it takes as long as the
+// whole tree, and on a page of controls (MDN) longer. So the tab's
+// document is read element by element only where such elements are fewer
+// than a quarter of its elements (countCandidatesJS, read first).
 //
 // Both reads render the same snapshot (TestElementReadRendersAsWholeTree);
 // what either says is Chromium's, so the page, which sets the counts,
@@ -51,19 +50,20 @@ import (
 // axTags are the tags whose implicit roles the renderer tells apart and
 // reads from the tree.
 var axTags = []string{"a", "area", "button", "input", "select", "textarea", "option", "optgroup",
-	"summary", "details", "img", "image", "svg", "table",
+	"summary", "details", "img", "image", "svg", "table", "thead", "tbody", "tfoot", "tr", "td", "th",
 	"main", "nav", "header", "footer", "aside", "section", "article", "form", "search",
 	"dir", "dialog", "label", "fieldset", "progress", "meter", "output", "iframe", "frame", "canvas", "video", "audio"}
 
-// tagDecided are the tags the renderer renders by the tag itself, or (a
-// table's rows and cells) by their table's node: asked about only with
-// an attribute that can give them another role.
+// tagDecided are the tags the renderer renders by the tag itself: asked
+// about only with an attribute that can give them another role.
 var tagDecided = map[string]bool{"h1": true, "h2": true, "h3": true, "h4": true, "h5": true, "h6": true,
-	"ul": true, "ol": true, "menu": true, "li": true, "tr": true, "td": true, "th": true, "thead": true, "tbody": true, "tfoot": true}
+	"ul": true, "ol": true, "menu": true, "li": true}
 
-// countCandidatesJS counts the document's elements and those a snapshot
-// would ask the tree about (all but those displayed as list items, which
-// only the layout tells: only a choice of read rests on it).
+// countCandidatesJS counts the elements of the tab's own document and
+// those of them a snapshot would ask the tree about, but for those
+// displayed as list items, which only the layout tells (elements in
+// shadow roots and frames are not counted): only the choice of read rests
+// on it.
 var countCandidatesJS = `(() => {
   const tags = new Set(` + "['" + strings.Join(axTags, "','") + "']" + `);
   let all = 0, asked = 0;
@@ -142,60 +142,6 @@ func mayHaveRole(layout *domsnapshot.CaptureSnapshotResult, attrs domsnapshot.Ar
 	return false
 }
 
-// tableParts gives the rows and cells of the tables Chromium lays out
-// (role LayoutTable) the roles it gives them, LayoutTableRow and
-// LayoutTableCell, where the element read did not ask about them (asked):
-// a row whose parent is its table, or a section of it (with no role but a
-// row group's); a cell whose parent is its row. Rows and cells that are
-// not displayed, or not visible, have no node, as in the whole tree; nor
-// have those of a table of data, which are rendered as such by their tag.
-func tableParts(layout *domsnapshot.CaptureSnapshotResult, asked map[cdp.BackendNodeID]bool, ax map[cdp.BackendNodeID]*axInfo) {
-	for _, d := range layout.Documents {
-		nodes := d.Nodes
-		tag := func(i int64) string {
-			if i < 0 || nodes.NodeType[i] != 1 {
-				return ""
-			}
-			return strings.ToLower(strIndex(layout.Strings, nodes.NodeName[i]))
-		}
-		roleOf := func(i int64) string {
-			if a := ax[nodes.BackendNodeID[i]]; a != nil {
-				return a.role
-			}
-			return ""
-		}
-		visible := map[int64]bool{}
-		for li, ni := range d.Layout.NodeIndex {
-			if st := d.Layout.Styles[li]; len(st) > 1 {
-				v := strIndex(layout.Strings, domsnapshot.StringIndex(st[1]))
-				visible[ni] = v != "hidden" && v != "collapse"
-			}
-		}
-		// Rows first: a cell's role follows its row's, derived or read.
-		for _, part := range []struct{ tags, parent, parentRole, role string }{
-			{"tr", "table", "LayoutTable", "LayoutTableRow"},
-			{"td th", "tr", "LayoutTableRow", "LayoutTableCell"},
-		} {
-			for i := range nodes.NodeName {
-				id := nodes.BackendNodeID[i]
-				if asked[id] || !visible[int64(i)] || !slices.Contains(strings.Fields(part.tags), tag(int64(i))) {
-					continue
-				}
-				p := nodes.ParentIndex[i]
-				if t := tag(p); part.parent == "table" && (t == "thead" || t == "tbody" || t == "tfoot") {
-					if r := roleOf(p); r != "" && r != "rowgroup" {
-						continue
-					}
-					p = nodes.ParentIndex[p]
-				}
-				if tag(p) == part.parent && roleOf(p) == part.parentRole {
-					ax[id] = &axInfo{role: part.role, props: map[string]string{}}
-				}
-			}
-		}
-	}
-}
-
 // partialAXTree is Accessibility.getPartialAXTree read into axNode, as
 // fullAXTree.
 var partialAXTree = cdp.Command[accessibility.GetPartialAXTreeParams, axTree]{Method: accessibility.CommandGetPartialAXTree}
@@ -249,13 +195,7 @@ ask:
 	if failed {
 		return domsnapshot.CaptureSnapshotResult{}, nil, errElementRead
 	}
-	ax := axIndex(nodes)
-	asked := make(map[cdp.BackendNodeID]bool, len(candidates))
-	for _, id := range candidates {
-		asked[id] = true
-	}
-	tableParts(&layout, asked, ax)
-	return layout, ax, nil
+	return layout, axIndex(nodes), nil
 }
 
 // errElementRead: an element's node of the tree could not be read; the
