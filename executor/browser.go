@@ -292,7 +292,8 @@ func (b *backend) start() error {
 		// A DevTools WebSocket (not chromedp's default pipe), so that each
 		// session's target guard can hold a connection of its own; the
 		// port is on loopback and denied to pages like the live one.
-		userDir, err := os.MkdirTemp("", "browsergate-chromium-")
+		sweepAbandonedProfiles(b.logger)
+		userDir, err := os.MkdirTemp("", profilePrefix)
 		if err != nil {
 			return fmt.Errorf("%w: %v", ErrBrowserStart, err)
 		}
