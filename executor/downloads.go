@@ -505,6 +505,7 @@ type stagedFile struct {
 // sanitised name.
 func stageFile(dir, suggested string, src io.Reader, max int64, naming fileNaming) (*stagedFile, error) {
 	st := &stagedFile{ref: evidence.FileRef{Direction: "download", Name: naming.sanitize(suggested)}, naming: naming}
+	sweepStaleStaging(dir)
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return st, fmt.Errorf("open the download directory: %w", err)

@@ -150,6 +150,12 @@ func TestDownloads(t *testing.T) {
 		t.Fatal(err)
 	}
 	testkit.WriteFile(t, down, "report.csv", "already here\n")
+	// Part of a file a daemon stopped in the middle of its copy left: the
+	// first download into the directory has it removed.
+	stale := testkit.WriteFile(t, down, ".browsergate-00112233445566ff.part", "half a fi")
+	if err := os.Chtimes(stale, time.Now().Add(-2*time.Hour), time.Now().Add(-2*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
 	f := startWith(t, inputManifest()+fmt.Sprintf(`[browser.commands.download]
 [browser.files]
 download_dir = %q
@@ -229,6 +235,14 @@ max_download_bytes = 1000
 		t.Errorf("the canary saw requests: %s", f.net)
 	}
 
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Lstat(stale); os.IsNotExist(err) {
+			break
+		} else if time.Now().After(deadline) {
+			t.Errorf("the stale staging file is still in the download directory: %v", err)
+			break
+		}
+	}
 	want := map[string]string{
 		"report.csv":               "already here\n",
 		"_.._.bashrc_ rm -rf _.sh": "#!/bin/sh\necho pwned\n",

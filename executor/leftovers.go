@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -87,4 +88,56 @@ func abandoned(dir string, now time.Time) bool {
 		return errors.Is(err, fs.ErrNotExist) // gone; unreadable is not known to be gone
 	}
 	return !namesDir(string(cmdline), dir)
+}
+
+// A download is written into its directory under a hidden staging name
+// (stageFile) and linked to its own name once whole: a daemon stopped in
+// the middle of a copy leaves the staging file, part of a file the page
+// sent. stagingName matches those names, and a staging file not written
+// for staleStagingAge is taken for no copy's any more: a copy writes as
+// its source sends, and one whose source stalls that long then fails to
+// link its file (reported as not saved), leaving nothing.
+var stagingName = regexp.MustCompile(`^\.browsergate-[0-9a-f]{16}\.part$`)
+
+const staleStagingAge = time.Hour
+
+// sweptDirs are the download directories this daemon has swept.
+var sweptDirs sync.Map
+
+// sweepStaleStaging removes, once per directory and daemon and off the
+// copy's path, the staging files of copies that no daemon finishes any
+// more from the download directory dir.
+func sweepStaleStaging(dir string) {
+	if _, done := sweptDirs.LoadOrStore(filepath.Clean(dir), true); done {
+		return
+	}
+	go sweepStaging(dir, time.Now())
+}
+
+// sweepStaging removes the stale staging files of dir (regular files of a
+// staging name not changed for staleStagingAge) and returns their names.
+func sweepStaging(dir string, now time.Time) []string {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil
+	}
+	defer root.Close()
+	entries, err := fs.ReadDir(root.FS(), ".")
+	if err != nil {
+		return nil
+	}
+	var removed []string
+	for _, e := range entries {
+		if !stagingName.MatchString(e.Name()) {
+			continue
+		}
+		fi, err := root.Lstat(e.Name())
+		if err != nil || !fi.Mode().IsRegular() || now.Sub(fi.ModTime()) <= staleStagingAge {
+			continue
+		}
+		if root.Remove(e.Name()) == nil {
+			removed = append(removed, e.Name())
+		}
+	}
+	return removed
 }

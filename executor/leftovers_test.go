@@ -112,3 +112,55 @@ func TestSweepRemovesOnlyAbandonedProfiles(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepRemovesOnlyStaleStaging: in a download directory, a staging
+// file not written for staleStagingAge is removed; a fresh one (a copy
+// under way), a file the user named like one, a link of a staging name
+// and a directory of one are left, as is everything else.
+func TestSweepRemovesOnlyStaleStaging(t *testing.T) {
+	dir := t.TempDir()
+	old := time.Now().Add(-2 * staleStagingAge)
+	file := func(name string, changed time.Time) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte("part of a file"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(path, changed, changed); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	stale := file(".browsergate-0123456789abcdef.part", old)
+	kept := []string{
+		file(".browsergate-fedcba9876543210.part", time.Now()), // a copy under way
+		file(".browsergate-mine.part", old),
+		file("browsergate-0123456789abcdef.part", old),
+		file(".browsergate-0123456789ABCDEF.part", old),
+		file("report.csv", old),
+	}
+	target := file("keep.txt", old)
+	link := filepath.Join(dir, ".browsergate-00000000000000aa.part")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	sub := filepath.Join(dir, ".browsergate-00000000000000bb.part")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(sub, old, old); err != nil {
+		t.Fatal(err)
+	}
+	kept = append(kept, target, link, sub)
+
+	if got := sweepStaging(dir, time.Now()); !slices.Equal(got, []string{filepath.Base(stale)}) {
+		t.Errorf("removed %q, want only %s", got, filepath.Base(stale))
+	}
+	if _, err := os.Lstat(stale); !os.IsNotExist(err) {
+		t.Errorf("the stale staging file is still there (%v)", err)
+	}
+	for _, p := range kept {
+		if _, err := os.Lstat(p); err != nil {
+			t.Errorf("%s was removed: %v", filepath.Base(p), err)
+		}
+	}
+}
