@@ -297,7 +297,20 @@ func (b *backend) start() error {
 		if err != nil {
 			return fmt.Errorf("%w: %v", ErrBrowserStart, err)
 		}
-		b.cancel = append(b.cancel, func() { removeProfile(userDir) })
+		// Held for the profile's life: a sweep by another daemon takes a
+		// profile whose lock is free for one a killed daemon left.
+		lock, err := lockProfile(userDir)
+		if err != nil {
+			// The profile is then never taken for abandoned: it stays
+			// only should the daemon be killed.
+			b.logger.Warn("could not lock the browser's profile; should the daemon be killed, it stays", "dir", userDir, "error", err)
+		}
+		b.cancel = append(b.cancel, func() {
+			removeProfile(userDir)
+			if lock != nil {
+				lock.Close()
+			}
+		})
 		opts := append(chromedp.DefaultExecAllocatorOptions[:], launchFlags...)
 		opts = append(opts, proxyFlags(addr)...)
 		opts = append(opts, chromedp.ExecPath(b.key.executable), chromedp.UserDataDir(userDir), remote.WebSocket,

@@ -7,8 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -18,76 +16,101 @@ import (
 // launches, in the temporary directory.
 const profilePrefix = "browsergate-chromium-"
 
-// staleProfileAge: a profile with no browser's lock in it that was changed
-// more recently than this may be one a daemon has just made for a browser
-// it is starting, and is left alone.
-const staleProfileAge = 10 * time.Minute
+// profileLockName is the file in each launched browser's profile that its
+// daemon holds locked (flock) for as long as the profile is its.
+const profileLockName = "browsergate.lock"
+
+// lockProfile makes the lock file of a new profile dir and locks it, under
+// another name first, so that no sweep ever finds it there unlocked while
+// its daemon runs. The kernel lets go of the lock when the daemon's
+// process ends, however it ends, in whatever PID namespace the sweep runs
+// and by whatever path it reaches the directory. The caller closes the
+// file once the profile is removed; Go opens files close-on-exec, so the
+// browser does not hold it.
+func lockProfile(dir string) (*os.File, error) {
+	f, err := os.CreateTemp(dir, ".lock-")
+	if err != nil {
+		return nil, err
+	}
+	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	if err == nil {
+		err = os.Rename(f.Name(), filepath.Join(dir, profileLockName))
+	}
+	if err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, err
+	}
+	return f, nil
+}
 
 var sweepOnce sync.Once
 
 // sweepAbandonedProfiles removes, once per daemon and off the launch's
-// path, the profiles that browsers launched by browsergate left behind: a
-// daemon stopped by SIGKILL (or the kernel's OOM killer, or a crash) cannot
-// remove its own browser's profile, which holds what its sessions' pages
-// stored (cookies, local storage, the hosts the network service talked
-// to). What is left of such a browser's processes is stopped with it.
+// path, the profiles in the temporary directory that browsers launched by
+// browsergate left behind: a daemon stopped by SIGKILL (or the kernel's
+// OOM killer, or a crash) cannot remove its own browser's profile, which
+// holds what its sessions' pages stored (cookies, local storage, the hosts
+// the network service talked to). What is left of such a browser's
+// processes is stopped with it.
 func sweepAbandonedProfiles(logger *slog.Logger) {
 	sweepOnce.Do(func() {
 		go func() {
-			for _, dir := range sweepProfiles(os.TempDir(), time.Now()) {
+			removed, failed := sweepProfiles(os.TempDir())
+			for _, dir := range removed {
 				logger.Info("removed the profile of a browser a stopped daemon left behind", "dir", dir)
+			}
+			for _, dir := range failed {
+				logger.Warn("could not remove the profile of a browser a stopped daemon left behind", "dir", dir)
 			}
 		}()
 	})
 }
 
-// sweepProfiles removes the abandoned profiles in tmp and returns them.
-// Nothing is removed where there is no /proc to tell which processes run.
-func sweepProfiles(tmp string, now time.Time) []string {
-	if _, err := os.Stat("/proc/self/cmdline"); err != nil {
-		return nil
-	}
+// sweepProfiles removes the abandoned profiles in tmp: those it removed,
+// and those it could not.
+func sweepProfiles(tmp string) (removed, failed []string) {
 	dirs, _ := filepath.Glob(filepath.Join(tmp, profilePrefix+"*"))
-	var removed []string
 	for _, dir := range dirs {
-		if abandoned(dir, now) {
-			removeProfile(dir)
+		release, ok := abandoned(dir)
+		if !ok {
+			continue
+		}
+		removeProfile(dir)
+		release()
+		if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
 			removed = append(removed, dir)
+		} else {
+			failed = append(failed, dir)
 		}
 	}
-	return removed
+	return removed, failed
 }
 
-// abandoned reports whether the browser that used profile dir is gone.
-// Chromium makes a lock in the profile as it starts (SingletonLock, a
-// link to "host-pid" of its browser process): the profile is abandoned
-// when that process, on this host, no longer runs with dir. A profile with
-// no lock (its browser never got that far) is abandoned when no process
-// names it and it has not changed for staleProfileAge. A directory of
-// another user, or anything but a directory, is left alone.
-func abandoned(dir string, now time.Time) bool {
+// abandoned reports whether profile dir is one no daemon holds any more: a
+// directory of this user whose lock file (a regular file, not a link) it
+// could lock, its daemon having ended; the lock is then held until release
+// is called. A profile without a lock file (one made by an older
+// browsergate, or by a daemon stopped before it locked it), another
+// user's, or anything but a directory is left alone.
+func abandoned(dir string) (release func(), ok bool) {
 	fi, err := os.Lstat(dir)
 	if err != nil || !fi.IsDir() {
-		return false
+		return nil, false
 	}
 	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || int(st.Uid) != os.Getuid() {
-		return false
+		return nil, false
 	}
-	lock, err := os.Readlink(filepath.Join(dir, "SingletonLock"))
+	f, err := os.OpenFile(filepath.Join(dir, profileLockName), os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
-		return now.Sub(fi.ModTime()) > staleProfileAge && len(processesNaming(dir)) == 0
+		return nil, false
 	}
-	i := strings.LastIndexByte(lock, '-')
-	host, _ := os.Hostname()
-	pid, err := strconv.Atoi(lock[i+1:])
-	if i < 0 || err != nil || pid <= 0 || lock[:i] != host {
-		return false // not a lock this daemon can judge
+	if lfi, err := f.Stat(); err != nil || !lfi.Mode().IsRegular() ||
+		syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+		f.Close()
+		return nil, false
 	}
-	cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
-	if err != nil {
-		return errors.Is(err, fs.ErrNotExist) // gone; unreadable is not known to be gone
-	}
-	return !namesDir(string(cmdline), dir)
+	return func() { f.Close() }, true
 }
 
 // A download is written into its directory under a hidden staging name

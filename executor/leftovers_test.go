@@ -5,112 +5,156 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"testing"
 	"time"
 )
 
-// TestSweepRemovesOnlyAbandonedProfiles: a profile whose browser's lock
-// names a process that is gone, or one with no lock, no process and no
-// change for staleProfileAge, is removed with its singleton socket's
-// directory; a profile whose browser runs, one of another host, one just
-// made, one a process still names, and anything but a directory of that
-// name are left.
+// TestSweepRemovesOnlyAbandonedProfiles: a profile whose lock file no
+// process holds is removed, with its singleton socket's directory, by
+// whatever path the sweep reaches it; one whose lock is held (here, in
+// this process; in a process of another PID namespace) is left, by any
+// path, as is a profile with no lock file, one whose lock file is a link
+// or a directory, and anything but a directory of that name.
 func TestSweepRemovesOnlyAbandonedProfiles(t *testing.T) {
-	tmp := t.TempDir()
-	t.Setenv("TMPDIR", tmp) // singletonDir takes socket directories right in it
-	host, err := os.Hostname()
-	if err != nil {
+	real := t.TempDir()
+	t.Setenv("TMPDIR", real) // singletonDir takes socket directories right in it
+	// The sweep reaches the directory by another path than the daemons
+	// that made the profiles (a link to it, a bind mount, "//").
+	alias := filepath.Join(t.TempDir(), "tmp")
+	if err := os.Symlink(real, alias); err != nil {
 		t.Fatal(err)
 	}
-	old := time.Now().Add(-2 * staleProfileAge)
-	profile := func(name, lock string, changed time.Time) string {
-		dir := filepath.Join(tmp, profilePrefix+name)
+	profile := func(name string) string {
+		dir := filepath.Join(real, profilePrefix+name)
 		if err := os.MkdirAll(filepath.Join(dir, "Default"), 0o700); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(filepath.Join(dir, "Default", "Cookies"), []byte("session=1"), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if lock != "" {
-			if err := os.Symlink(lock, filepath.Join(dir, "SingletonLock")); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := os.Chtimes(dir, changed, changed); err != nil {
-			t.Fatal(err)
-		}
 		return dir
 	}
-	// A process that ran and is gone, and ones that run with a profile.
-	gone := exec.Command("true")
-	if err := gone.Run(); err != nil {
-		t.Fatal(err)
-	}
-	running := func(dir string) int {
-		cmd := exec.Command("sh", "-c", "sleep 60; :", "browser", "--user-data-dir="+dir)
-		if err := cmd.Start(); err != nil {
+	locked := func(dir string) *os.File {
+		f, err := lockProfile(dir)
+		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-		return cmd.Process.Pid
+		return f
 	}
-	deadLock := host + "-" + strconv.Itoa(gone.ProcessState.Pid())
 
-	crashed := profile("crashed", deadLock, time.Now())
-	socketDir := filepath.Join(tmp, "org.chromium.Chromium.abc")
+	// A killed daemon's: its lock file is there, and free.
+	crashed := profile("crashed")
+	locked(crashed).Close()
+	socketDir := filepath.Join(real, "org.chromium.Chromium.abc")
 	if err := os.Mkdir(socketDir, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Symlink(filepath.Join(socketDir, "SingletonSocket"), filepath.Join(crashed, "SingletonSocket")); err != nil {
 		t.Fatal(err)
 	}
-	neverStarted := profile("never-started", "", old)
-
-	live := filepath.Join(tmp, profilePrefix+"live")
-	liveLock := host + "-" + strconv.Itoa(running(live))
-	profile("live", liveLock, old)
-	otherHost := profile("other-host", "not-"+host+"-"+strconv.Itoa(gone.ProcessState.Pid()), old)
-	justMade := profile("just-made", "", time.Now())
-	named := filepath.Join(tmp, profilePrefix+"named")
-	running(named)
-	profile("named", "", old)
-	garbled := profile("garbled-lock", "no pid here", old)
-	notADir := filepath.Join(tmp, profilePrefix+"file")
+	// A running daemon's, here.
+	live := profile("live")
+	defer locked(live).Close()
+	// A running daemon's in another PID namespace, where no pid of this
+	// one means anything.
+	elsewhere := profile("other-pid-namespace")
+	locked(elsewhere).Close()
+	holder := exec.Command("unshare", "--pid", "--fork", "--mount-proc", "flock", "--exclusive",
+		filepath.Join(elsewhere, profileLockName), "sleep", "60")
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { holder.Process.Kill(); holder.Wait() })
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if release, ok := abandoned(elsewhere); !ok {
+			break
+		} else if release(); time.Now().After(deadline) {
+			t.Fatal("the process in another PID namespace did not lock the profile")
+		}
+	}
+	// No lock file: an older browsergate's, or one whose daemon stopped
+	// before it locked it.
+	noLock := profile("no-lock")
+	linkLock := profile("link-lock")
+	free := filepath.Join(t.TempDir(), "free")
+	if err := os.WriteFile(free, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(free, filepath.Join(linkLock, profileLockName)); err != nil {
+		t.Fatal(err)
+	}
+	dirLock := profile("dir-lock")
+	if err := os.Mkdir(filepath.Join(dirLock, profileLockName), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	notADir := filepath.Join(real, profilePrefix+"file")
 	if err := os.WriteFile(notADir, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Chtimes(notADir, old, old); err != nil {
+	target := filepath.Join(t.TempDir(), "target")
+	if err := os.Mkdir(target, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	// A link of that name to a directory elsewhere, abandoned as it looks.
-	elsewhere := filepath.Join(tmp, "elsewhere")
-	if err := os.Mkdir(elsewhere, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chtimes(elsewhere, old, old); err != nil {
-		t.Fatal(err)
-	}
-	link := filepath.Join(tmp, profilePrefix+"link")
-	if err := os.Symlink(elsewhere, link); err != nil {
+	locked(target).Close()
+	linkDir := filepath.Join(real, profilePrefix+"link")
+	if err := os.Symlink(target, linkDir); err != nil {
 		t.Fatal(err)
 	}
 
-	removed := sweepProfiles(tmp, time.Now())
-	slices.Sort(removed)
-	if want := []string{crashed, neverStarted}; !slices.Equal(removed, want) {
-		t.Errorf("removed %v, want %v", removed, want)
+	// Another user's (where this test may give one away: as root).
+	var otherUser string
+	if os.Getuid() == 0 {
+		otherUser = profile("other-user")
+		locked(otherUser).Close()
+		if err := os.Chown(otherUser, 4242, 4242); err != nil {
+			t.Fatal(err)
+		}
 	}
-	for _, gone := range []string{crashed, neverStarted, socketDir} {
+
+	removed, failed := sweepProfiles(alias)
+	if want := []string{filepath.Join(alias, filepath.Base(crashed))}; !slices.Equal(removed, want) || len(failed) > 0 {
+		t.Errorf("removed %v (failed %v), want %v", removed, failed, want)
+	}
+	for _, gone := range []string{crashed, socketDir} {
 		if _, err := os.Lstat(gone); !os.IsNotExist(err) {
 			t.Errorf("%s is still there (%v)", gone, err)
 		}
 	}
-	for _, kept := range []string{live, otherHost, justMade, named, garbled, notADir, link, elsewhere} {
-		if _, err := os.Lstat(kept); err != nil {
+	for _, kept := range []string{live, elsewhere, noLock, linkLock, dirLock, notADir, linkDir, target, free, otherUser} {
+		if _, err := os.Lstat(kept); kept != "" && err != nil {
 			t.Errorf("%s was removed: %v", kept, err)
 		}
 	}
+	for _, dir := range []string{live, elsewhere} {
+		if _, err := os.Stat(filepath.Join(dir, "Default", "Cookies")); err != nil {
+			t.Errorf("a running daemon's profile lost its contents: %v", err)
+		}
+	}
+}
+
+// TestLockProfileHoldsItsLock: the lock file has its name only once it is
+// locked, and stays locked while the daemon holds it.
+func TestLockProfileHoldsItsLock(t *testing.T) {
+	dir := t.TempDir()
+	f, err := lockProfile(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) != 1 || entries[0].Name() != profileLockName {
+		t.Fatalf("the profile holds %v (%v), want only %s", entries, err, profileLockName)
+	}
+	// The sweep's own open of the file finds it locked.
+	if release, ok := abandoned(dir); ok {
+		release()
+		t.Fatal("a held profile was taken for abandoned")
+	}
+	f.Close()
+	release, ok := abandoned(dir)
+	if !ok {
+		t.Fatal("a profile whose lock was let go was not taken for abandoned")
+	}
+	release()
 }
 
 // TestSweepRemovesOnlyStaleStaging: in a download directory, a staging

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -13,7 +14,9 @@ import (
 // TestAbandonedProfileIsRemovedByTheNextDaemon: a daemon stopped with
 // SIGKILL cannot remove its browser's profile, which holds what the
 // session's pages stored; the next daemon that launches a browser removes
-// it, and what is left of that browser's processes, and keeps its own.
+// it, and what is left of that browser's processes, and keeps its own and
+// that of a daemon still running, which named the same directory another
+// way.
 func TestAbandonedProfileIsRemovedByTheNextDaemon(t *testing.T) {
 	// A short name: Chromium's singleton socket goes in it, and a socket's
 	// path has at most 107 bytes.
@@ -35,6 +38,22 @@ func TestAbandonedProfileIsRemovedByTheNextDaemon(t *testing.T) {
 		t.Fatalf("profiles while the first daemon runs: %v, want one", left)
 	}
 	old := left[0]
+	// A daemon that goes on running, its temporary directory spelled
+	// another way.
+	t.Setenv("TMPDIR", tmp+"//")
+	running := startWith(t, launchManifest())
+	running.mustAllow(t, "e2e.navigate", map[string]any{"url": running.siteURL + "/docs"})
+	t.Setenv("TMPDIR", tmp)
+	var kept string
+	for _, p := range profiles() {
+		if p != old {
+			kept = p
+		}
+	}
+	keptBefore, err := os.Stat(filepath.Join(kept, "Default"))
+	if err != nil {
+		t.Fatalf("the running daemon's profile: %v", err)
+	}
 	lock, err := os.Readlink(filepath.Join(old, "SingletonLock"))
 	if err != nil {
 		t.Fatalf("the browser's lock: %v", err)
@@ -71,13 +90,14 @@ func TestAbandonedProfileIsRemovedByTheNextDaemon(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	now := profiles()
-	if len(now) != 1 || now[0] == old {
-		t.Fatalf("profiles with the second daemon running: %v, want its own only", now)
+	if len(now) != 2 || !slices.Contains(now, kept) || slices.Contains(now, old) {
+		t.Fatalf("profiles with the second daemon running: %v, want its own and %s", now, kept)
 	}
-	if _, err := os.Stat(filepath.Join(now[0], "Default")); err != nil {
-		t.Fatalf("the running daemon's profile: %v", err)
+	if after, err := os.Stat(filepath.Join(kept, "Default")); err != nil || !os.SameFile(keptBefore, after) {
+		t.Fatalf("the running daemon's profile was touched: %v", err)
 	}
 	second.mustAllow(t, "e2e.snapshot", nil)
+	running.mustAllow(t, "e2e.snapshot", nil)
 	// Nothing of the first browser runs any more (helpers outlive a killed
 	// browser process, and keep writing into its profile).
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
