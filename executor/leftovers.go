@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -52,7 +53,8 @@ var sweepOnce sync.Once
 // OOM killer, or a crash) cannot remove its own browser's profile, which
 // holds what its sessions' pages stored (cookies, local storage, the hosts
 // the network service talked to). What is left of such a browser's
-// processes is stopped with it.
+// processes that this daemon can see, named by the same path, is stopped
+// with it (removeProfile).
 func sweepAbandonedProfiles(logger *slog.Logger) {
 	sweepOnce.Do(func() {
 		go func() {
@@ -70,8 +72,12 @@ func sweepAbandonedProfiles(logger *slog.Logger) {
 // sweepProfiles removes the abandoned profiles in tmp: those it removed,
 // and those it could not.
 func sweepProfiles(tmp string) (removed, failed []string) {
-	dirs, _ := filepath.Glob(filepath.Join(tmp, profilePrefix+"*"))
-	for _, dir := range dirs {
+	entries, _ := os.ReadDir(tmp) // not a pattern: tmp's name may hold * or [
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), profilePrefix) {
+			continue
+		}
+		dir := filepath.Join(tmp, e.Name())
 		release, ok := abandoned(dir)
 		if !ok {
 			continue
@@ -101,7 +107,8 @@ func abandoned(dir string) (release func(), ok bool) {
 	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || int(st.Uid) != os.Getuid() {
 		return nil, false
 	}
-	f, err := os.OpenFile(filepath.Join(dir, profileLockName), os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	// Not a link, and never waiting for a writer (a FIFO of that name).
+	f, err := os.OpenFile(filepath.Join(dir, profileLockName), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, false
 	}
