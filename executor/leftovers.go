@@ -125,8 +125,9 @@ func abandoned(dir string) (release func(), ok bool) {
 // the middle of a copy leaves the staging file, part of a file the page
 // sent. stagingName matches those names, and a staging file not written
 // for staleStagingAge is taken for no copy's any more: a copy writes as
-// its source sends, and one whose source stalls that long then fails to
-// link its file (reported as not saved), leaving nothing.
+// its source sends, and one whose source stalls that long just as another
+// daemon sweeps the directory then fails to link its file (reported as
+// not saved), leaving nothing.
 var stagingName = regexp.MustCompile(`^\.browsergate-[0-9a-f]{16}\.part$`)
 
 const staleStagingAge = time.Hour
