@@ -2,7 +2,6 @@ package executor
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -510,9 +509,7 @@ func stageFile(dir, suggested string, src io.Reader, max int64, naming fileNamin
 	if err != nil {
 		return st, fmt.Errorf("open the download directory: %w", err)
 	}
-	var rnd [8]byte
-	_, _ = rand.Read(rnd[:])
-	tmp := ".browsergate-" + hex.EncodeToString(rnd[:]) + ".part"
+	tmp := newStagingName()
 	out, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		root.Close()

@@ -1,6 +1,8 @@
 package executor
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"io/fs"
 	"log/slog"
@@ -129,6 +131,13 @@ func abandoned(dir string) (release func(), ok bool) {
 // daemon sweeps the directory then fails to link its file (reported as
 // not saved), leaving nothing.
 var stagingName = regexp.MustCompile(`^\.browsergate-[0-9a-f]{16}\.part$`)
+
+// newStagingName is a new staging file's name, one stagingName matches.
+func newStagingName() string {
+	var rnd [8]byte
+	_, _ = rand.Read(rnd[:])
+	return ".browsergate-" + hex.EncodeToString(rnd[:]) + ".part"
+}
 
 const staleStagingAge = time.Hour
 
