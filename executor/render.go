@@ -109,25 +109,10 @@ func (r *renderer) str(i domsnapshot.StringIndex) string { return strIndex(r.sna
 
 // style is computed style k (an index of snapStyles) of the node with
 // layout index li.
-func (r *renderer) style(v *docView, li, k int) string {
-	st := v.d.Layout.Styles[li]
-	if k >= len(st) {
-		return ""
-	}
-	return r.str(domsnapshot.StringIndex(st[k]))
-}
+func (r *renderer) style(v *docView, li, k int) string { return docNodes{r.snap, v.d}.style(li, k) }
 
 func (r *renderer) attr(v *docView, i int, name string) (string, bool) {
-	if i >= len(v.d.Nodes.Attributes) {
-		return "", false
-	}
-	a := v.d.Nodes.Attributes[i]
-	for k := 0; k+1 < len(a); k += 2 {
-		if strings.EqualFold(r.str(domsnapshot.StringIndex(a[k])), name) {
-			return r.str(domsnapshot.StringIndex(a[k+1])), true
-		}
-	}
-	return "", false
+	return docNodes{r.snap, v.d}.attr(i, name)
 }
 
 // skippedTags never show text of their own.
