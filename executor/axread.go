@@ -40,9 +40,9 @@ import (
 // first).
 //
 // Both reads render the same snapshot (TestElementReadRendersAsWholeTree);
-// what either says is Chromium's, or for a plain link what it would say,
-// so the page, which sets the counts, chooses only how long the read
-// takes. Custom elements (a tag with a
+// what either says is Chromium's, or for a plain link what it would say
+// (but for what links.go says the layout cannot show), so the page, which
+// sets the counts, chooses only how long the read takes. Custom elements (a tag with a
 // hyphen: a role given through ElementInternals has no attribute) and
 // elements displayed as list items are asked about too. What the element
 // read still cannot see is a role only CSS gives (an element whose content
@@ -67,32 +67,39 @@ var tagDecided = map[string]bool{"h1": true, "h2": true, "h3": true, "h4": true,
 // those of them a snapshot would ask the tree about, but for those
 // displayed as list items, which only the layout tells, and taking every
 // <a> with an href and no attribute that can change its role for a plain
-// link (elements in shadow roots and frames are not counted): only the
-// choice of read rests on it.
+// link (elements in shadow roots and frames are not counted); and it says
+// whether the document may have no plain links at all (links.go): a modal
+// dialog or a fullscreen element (:modal), aria-owns or aria-modal. Only
+// the choice of read rests on it, and whether plain links are looked for.
 var countCandidatesJS = `(() => {
   const tags = new Set(` + "['" + strings.Join(axTags, "','") + "']" + `);
-  let all = 0, asked = 0;
+  let all = 0, asked = 0, links = 0, rearranged = document.querySelector(':modal') !== null;
   for (const e of document.getElementsByTagName('*')) {
     all++;
     const link = e.localName === 'a' && e.hasAttribute('href');
     if (!link && (tags.has(e.localName) || e.localName.includes('-'))) { asked++; continue; }
     if (!e.hasAttributes()) continue;
+    let role = false;
     for (const n of e.getAttributeNames()) {
-      if (n === 'role' || n === 'tabindex' || n === 'contenteditable' || n.startsWith('aria-')) { asked++; break; }
+      if (n === 'aria-owns' || n === 'aria-modal') rearranged = true;
+      if (n === 'role' || n === 'tabindex' || n === 'contenteditable' || n.startsWith('aria-')) role = true;
     }
+    if (role) asked++;
+    else if (link) links++;
   }
-  return [all, asked];
+  return [all, rearranged ? asked + links : asked, rearranged ? 1 : 0];
 })()`
 
-// fewControls reports whether the tab's document has few enough elements
-// the tree is asked about that asking for them alone is the quicker read.
-// Any error answers no: the whole tree is always right.
-func (s *session) fewControls(ctx context.Context) bool {
-	var n [2]int
+// chooseRead reports whether the tab's document has few enough elements
+// the tree is asked about that asking for them alone is the quicker read,
+// and whether plain links are looked for in it. Any error answers no:
+// the whole tree is always right.
+func (s *session) chooseRead(ctx context.Context) (byElement, plainLinks bool) {
+	var n [3]int
 	if err := s.evalValueInWorld(ctx, countCandidatesJS, &n); err != nil {
-		return false
+		return false, false
 	}
-	return n[0] >= minElementsForCandidates && n[1]*4 < n[0]
+	return n[0] >= minElementsForCandidates && n[1]*4 < n[0], n[2] == 0
 }
 
 // minElementsForCandidates: below it the whole tree takes a few ms, and
@@ -156,10 +163,11 @@ var partialAXTree = cdp.Command[accessibility.GetPartialAXTreeParams, axTree]{Me
 const axInFlight = 64
 
 // readByElements reads the layout of a process's documents, then the
-// tree's node of each element a snapshot asks about. An element whose
+// tree's node of each element a snapshot asks about, but for the plain
+// links of its top document when derive is true. An element whose
 // node cannot be read (gone meanwhile) fails it with errElementRead, and
 // the caller reads the whole tree instead.
-func readByElements(exec context.Context) (domsnapshot.CaptureSnapshotResult, map[cdp.BackendNodeID]*axInfo, error) {
+func readByElements(exec context.Context, derive bool) (domsnapshot.CaptureSnapshotResult, map[cdp.BackendNodeID]*axInfo, error) {
 	layout, err := readLayout(exec)
 	if err != nil {
 		return layout, nil, fmt.Errorf("read the page's layout: %w", err)
@@ -172,7 +180,10 @@ func readByElements(exec context.Context) (domsnapshot.CaptureSnapshotResult, ma
 	sem := make(chan struct{}, axInFlight)
 	relatives := false
 	failed := false
-	plain := plainLinks(&layout)
+	var plain map[cdp.BackendNodeID]*axInfo
+	if derive {
+		plain = plainLinks(&layout)
+	}
 	candidates := axCandidates(&layout, plain)
 ask:
 	for _, id := range candidates {

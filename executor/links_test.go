@@ -2,6 +2,7 @@ package executor
 
 import (
 	"net/url"
+	"strings"
 	"testing"
 )
 
@@ -13,6 +14,17 @@ func TestLinkURL(t *testing.T) {
 	base, err := url.Parse("http://127.0.0.1:8080/dir/page?x=1#top")
 	if err != nil {
 		t.Fatal(err)
+	}
+	// A base on a domain too: an href that names no host must not keep
+	// the base's.
+	domain, err := url.Parse("https://www.example.com/dir/page.html?q=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, href := range []string{"///x", "//", "//?q", "//#f", "////x"} {
+		if got, ok := linkURL(domain, href); ok {
+			t.Errorf("linkURL(%q) on a domain = %q, want it refused", href, got)
+		}
 	}
 	for _, c := range []struct{ href, want string }{
 		{"/plain", "http://127.0.0.1:8080/plain"},
@@ -29,7 +41,6 @@ func TestLinkURL(t *testing.T) {
 		{"https://example.com:443", "https://example.com/"},
 		{"http://example.com:8080/p", "http://example.com:8080/p"},
 		{"http://example.com./", "http://example.com./"},
-		{"http://user:pw@example.com/", "http://user:pw@example.com/"},
 		{"ftp://example.com", "ftp://example.com/"},
 		{"mailto:ada@example.com", "mailto:ada@example.com"},
 		{"MAILTO:ada@example.com", "mailto:ada@example.com"},
@@ -44,6 +55,11 @@ func TestLinkURL(t *testing.T) {
 		{"http://127.1/", ""}, {"http://0x7f.1/", ""}, {"http://10.0.0.1/", ""}, {"http://[::1]/", ""},
 		{"http://xn--caf-dma.com/", ""}, {"http://exa_mple.com/", ""}, {"http://a..b/", ""},
 		{"http://example.com:080/p", ""}, {"http://example.com:99999/", ""},
+		{"#", ""}, {"/self#", ""}, {"?#", ""}, {"http://example.com/#", ""},
+		{"..//x", ""}, {"/a/..//x", ""}, {"/.//x", ""}, {"///x", ""}, {"//", ""}, {"//?q", ""}, {"//#f", ""},
+		{"http://user:pw@example.com/", ""}, {"http://@example.com/", ""}, {"http://a!b@example.com/", ""},
+		{"file:foo", ""}, {"file:///etc/passwd", ""}, {"blob:http://example.com/x", ""},
+		{"/" + strings.Repeat("x", maxLinkURL), ""},
 	} {
 		got, ok := linkURL(base, c.href)
 		if c.want == "" {

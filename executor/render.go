@@ -26,8 +26,9 @@ import (
 // state). Text that is not displayed is left out; nothing displayed is.
 // The page's main landmark comes first, then the rest in document order.
 
-// snapStyles are the computed styles the renderer reads, in this order.
-var snapStyles = []string{"display", "visibility", "white-space"}
+// snapStyles are the computed styles the renderer reads, in this order,
+// and those plainLinks reads (links.go: styleInteractivity, styleOverlay).
+var snapStyles = []string{"display", "visibility", "white-space", "interactivity", "overlay"}
 
 // axInfo is what the accessibility tree says of one element.
 type axInfo struct {

@@ -145,9 +145,12 @@ func (s *session) capture(ctx, exec context.Context, id target.ID, depth int) (*
 		ax     map[cdp.BackendNodeID]*axInfo
 		err    error
 	)
-	byElement := id == "" && s.fewControls(exec)
+	byElement, derive := false, false
+	if id == "" {
+		byElement, derive = s.chooseRead(exec)
+	}
 	if byElement {
-		layout, ax, err = readByElements(exec)
+		layout, ax, err = readByElements(exec, derive)
 	}
 	if !byElement || errors.Is(err, errElementRead) {
 		layout, ax, err = s.readWholeTree(exec)
