@@ -38,12 +38,12 @@ import (
 //     dialog that has lost its open attribute.
 //
 // On the pages of TestElementReadRendersAsWholeTree (among them the
-// shapes a review found where an earlier version of these rules went
-// wrong) and the seven pages of the speed benchmark, both reads render the
-// same snapshot, and every plain link's role and target are those the
-// whole tree gives: Chromium 156 gives the link role even under a button,
-// a role=img or a custom element's role, which are therefore no bar. What
-// the layout cannot show: an href set in another namespace
+// shapes two reviews found where earlier versions of these rules went
+// wrong) and on the ten pages of the peers' token comparison (a probe),
+// both reads render the same snapshot, and every plain link's role and
+// target are those the whole tree gives. Chromium 156 gives a link its
+// role even under a button or a role=img, which are therefore no bar.
+// What the layout cannot show: an href set in another namespace
 // (setAttributeNS), which Chromium does not take for a link's; such a
 // link shows as a link to that target.
 
