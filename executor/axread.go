@@ -10,6 +10,7 @@ import (
 
 	"github.com/chromedp/cdproto/accessibility"
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/dom"
 	"github.com/chromedp/cdproto/domsnapshot"
 	"github.com/chromedp/chromedp"
 )
@@ -68,9 +69,10 @@ var tagDecided = map[string]bool{"h1": true, "h2": true, "h3": true, "h4": true,
 // displayed as list items, which only the layout tells, and taking every
 // <a> with an href and no attribute that can change its role for a plain
 // link (elements in shadow roots and frames are not counted); and it says
-// whether the document may have no plain links at all (links.go): a modal
-// dialog or a fullscreen element (:modal), aria-owns or aria-modal. Only
-// the choice of read rests on it, and whether plain links are looked for.
+// whether the document has, outside shadow roots, what keeps it from
+// having plain links (links.go): a modal dialog or a fullscreen element
+// (:modal), aria-owns or aria-modal. Only the choice of read rests on it:
+// the element read checks for these itself (plainLinks, topLayer).
 var countCandidatesJS = `(() => {
   const tags = new Set(` + "['" + strings.Join(axTags, "','") + "']" + `);
   let all = 0, asked = 0, links = 0, rearranged = document.querySelector(':modal') !== null;
@@ -181,7 +183,7 @@ func readByElements(exec context.Context, derive bool) (domsnapshot.CaptureSnaps
 	relatives := false
 	failed := false
 	var plain map[cdp.BackendNodeID]*axInfo
-	if derive {
+	if derive && !topLayer(exec) {
 		plain = plainLinks(&layout)
 	}
 	candidates := axCandidates(&layout, plain)
@@ -218,6 +220,17 @@ ask:
 		ax[id] = info
 	}
 	return layout, ax, nil
+}
+
+// topLayer reports whether the tab's document has an element in the top
+// layer (a modal dialog, a fullscreen element, a popover), which can make
+// the rest of the page inert to the tree, wherever it is (in a shadow
+// tree, undisplayed, or without its open attribute): plain links are then
+// not looked for (links.go). It is asked after the layout is read, so
+// that one shown before the read is seen. An error answers yes.
+func topLayer(exec context.Context) bool {
+	res, err := chromedp.Call(exec, dom.GetTopLayerElements, cdp.Empty{})
+	return err != nil || len(res.NodeIDs) > 0
 }
 
 // errElementRead: an element's node of the tree could not be read; the

@@ -14,8 +14,8 @@ import (
 // 849 of 1,092 on a Wikipedia article. Of a link the renderer reads only
 // its role, its target, and its name where its own text renders empty.
 // So a plain link is not asked about: its role (link) and its target are
-// derived from the layout read (plainLinks). A plain link is an <a> of
-// the tab's own document (not of a frame in it) with an href, and:
+// derived from the layout read (plainLinks). A plain link is an HTML <a>
+// of the tab's own document (not of a frame in it) with an href, and:
 //   - no role, tabindex, contenteditable or aria-* attribute;
 //   - a layout object that is neither inert (the inert attribute or the
 //     interactivity style, on it or around it) nor hidden by visibility;
@@ -23,19 +23,20 @@ import (
 //     render as text (plainInline) with none of those attributes, and no
 //     other element in it: its label is then not empty, and the tree's
 //     name is not needed;
-//   - no ancestor with aria-hidden, and no custom element around it (one
-//     can hide it through ElementInternals, with no attribute); the layout
+//   - no ancestor with aria-hidden, no custom element around it (one can
+//     hide it through ElementInternals, with no attribute), and no option
+//     or select (an option's content is presentational); the layout
 //     read's tree is the flat tree, so content slotted into a shadow tree
 //     has that tree's elements as its ancestors;
 //   - an href the browser resolves as linkURL does, against an http or
-//     https base, to fewer than 10,000 characters;
-//   - and no element in the document with aria-owns (which can move the
-//     link under one that hides it) or aria-modal, nor a modal dialog or
-//     a fullscreen element (an element in the top layer that is not a
-//     popover), any of which can make the rest of the page inert. The
-//     count the read is chosen by (countCandidatesJS) also asks whether
-//     the document has such an element (:modal), which sees a modal
-//     dialog that has lost its open attribute.
+//     https base that Go writes back as the browser wrote it, to fewer
+//     than 10,000 characters;
+//   - no element in the document with aria-owns (which can move the link
+//     under one that hides it) or aria-modal;
+//   - and nothing in the document's top layer (topLayer, asked of the
+//     browser after the layout is read): a modal dialog or a fullscreen
+//     element makes the rest of the page inert, wherever it is, and a
+//     popover is treated alike.
 //
 // On the pages of TestElementReadRendersAsWholeTree (among them the
 // shapes two reviews found where earlier versions of these rules went
@@ -63,21 +64,21 @@ func plainLinks(layout *domsnapshot.CaptureSnapshotResult) map[cdp.BackendNodeID
 	}
 	d := layout.Documents[0]
 	doc := docNodes{layout, d}
-	layoutOf := make(map[int64]int, len(d.Layout.NodeIndex))
-	for li, ni := range d.Layout.NodeIndex {
-		layoutOf[ni] = li
-		if i := int(ni); doc.style(li, styleOverlay) == "auto" && !doc.has(i, "popover") {
-			return nil // a modal dialog or a fullscreen element: the rest is inert
-		}
-	}
 	for i := range d.Nodes.NodeType {
 		if d.Nodes.NodeType[i] == 1 && doc.rearranges(i) {
 			return nil
 		}
 	}
-	base, err := url.Parse(doc.str(d.BaseURL))
-	if err != nil || (base.Scheme != "http" && base.Scheme != "https") {
+	// The base as the browser wrote it, which Go must write back alike
+	// (it would escape a user's name again, say).
+	baseText := doc.str(d.BaseURL)
+	base, err := url.Parse(baseText)
+	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.String() != baseText {
 		return nil
+	}
+	layoutOf := make(map[int64]int, len(d.Layout.NodeIndex))
+	for li, ni := range d.Layout.NodeIndex {
+		layoutOf[ni] = li
 	}
 	out := map[cdp.BackendNodeID]*axInfo{}
 	n := len(d.Nodes.NodeType)
@@ -111,7 +112,7 @@ func plainLinks(layout *domsnapshot.CaptureSnapshotResult) map[cdp.BackendNodeID
 			continue
 		}
 		barred[i] = barred[p] || doc.barsLinks(p)
-		if d.Nodes.NodeType[p] == 1 && !pseudo[int64(p)] {
+		if d.Nodes.NodeType[p] == 1 {
 			if _, ok := state[p]; ok {
 				anchor[i] = p
 			} else if anchor[p] >= 0 && plainInline[doc.tag(p)] {
@@ -123,7 +124,9 @@ func plainLinks(layout *domsnapshot.CaptureSnapshotResult) map[cdp.BackendNodeID
 			if a := anchor[i]; a >= 0 && !pseudo[int64(i)] && (!plainInline[doc.tag(i)] || doc.mayHaveRole(i)) {
 				state[a] = notPlain
 			}
-			if doc.tag(i) == "a" && !barred[i] && doc.maybePlainAnchor(i, layoutOf) {
+			// An HTML element's name is upper case (another namespace's
+			// <a>, an SVG one included, is asked about).
+			if doc.str(d.Nodes.NodeName[i]) == "A" && !barred[i] && doc.maybePlainAnchor(i, layoutOf) {
 				state[i] = maybe
 			}
 		case 3:
@@ -139,7 +142,7 @@ func plainLinks(layout *domsnapshot.CaptureSnapshotResult) map[cdp.BackendNodeID
 			continue
 		}
 		href, _ := doc.attr(a, "href")
-		if u, ok := linkURL(base, href); ok {
+		if u, ok := linkURL(baseText, base, href); ok {
 			out[d.Nodes.BackendNodeID[a]] = &axInfo{role: "link", props: map[string]string{"url": u}}
 		}
 	}
@@ -184,15 +187,10 @@ func (doc docNodes) style(li, k int) string {
 	return doc.str(domsnapshot.StringIndex(st[li][k]))
 }
 
-// The computed styles plainLinks reads, as indices of snapStyles.
-const (
-	// styleInteractivity is inert in an inert element and all it holds
-	// (the inert attribute, or the style itself).
-	styleInteractivity = 3
-	// styleOverlay is auto for an element in the top layer: a modal
-	// dialog, a fullscreen element or a popover.
-	styleOverlay = 4
-)
+// styleInteractivity is the index in snapStyles of the computed style
+// interactivity: inert in an inert element and all it holds (the inert
+// attribute, or the style itself).
+const styleInteractivity = 3
 
 // rearranges: element i has aria-modal, which can make the rest of the
 // page hidden from the tree, or aria-owns, which can move a link under an
@@ -201,13 +199,15 @@ func (doc docNodes) rearranges(i int) bool {
 	return doc.has(i, "aria-modal") || doc.has(i, "aria-owns")
 }
 
-// barsLinks: node p hides the links under it from the tree (aria-hidden,
-// or a custom element, which can hide them through ElementInternals with
-// no attribute), or is not an element or a document.
+// barsLinks: node p hides the links under it from the tree (aria-hidden;
+// a custom element, which can hide them through ElementInternals with no
+// attribute; an option, whose content is presentational, or its select),
+// or is not an element or a document.
 func (doc docNodes) barsLinks(p int) bool {
 	switch doc.d.Nodes.NodeType[p] {
 	case 1:
-		return doc.has(p, "aria-hidden") || strings.Contains(doc.tag(p), "-")
+		tag := doc.tag(p)
+		return doc.has(p, "aria-hidden") || strings.Contains(tag, "-") || tag == "option" || tag == "select"
 	case 9:
 		return false
 	}
@@ -254,7 +254,7 @@ func (doc docNodes) shownText(i, li int) bool {
 // user, and a port without a leading zero; the file scheme is not taken.
 // The browser writes the scheme and host in lower case, a port that is
 // the scheme's default not at all, and an empty path as /.
-func linkURL(base *url.URL, href string) (string, bool) {
+func linkURL(baseText string, base *url.URL, href string) (string, bool) {
 	for i := 0; i < len(href); i++ {
 		c := href[i]
 		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-._~/?#=&%+:,;@!$*()", c) >= 0 {
@@ -269,10 +269,11 @@ func linkURL(base *url.URL, href string) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	if href == "" {
-		u := *base
-		u.Fragment, u.RawFragment = "", ""
-		return shortEnough(u.String())
+	if href == "" || href[0] == '#' {
+		// The base without its fragment, as the browser wrote it (Go
+		// would lose an empty query, a ? alone), and href's fragment.
+		page, _, _ := strings.Cut(baseText, "#")
+		return shortEnough(page + href)
 	}
 	// Past the scheme and the start of an authority, a // is a path's
 	// empty segment, which Go's resolution drops.
@@ -285,7 +286,7 @@ func linkURL(base *url.URL, href string) (string, bool) {
 	}
 	if ref.Scheme != "" {
 		if _, special := defaultPorts[ref.Scheme]; !special {
-			if ref.Opaque == "" || strings.HasPrefix(ref.Opaque, "/") {
+			if !opaqueSchemes[ref.Scheme] || ref.Opaque == "" || strings.HasPrefix(ref.Opaque, "/") {
 				return "", false
 			}
 			return shortEnough(ref.Scheme + href[len(ref.Scheme):]) // the scheme in lower case
@@ -330,13 +331,20 @@ func shortEnough(u string) (string, bool) {
 	return u, len(u) < maxLinkURL
 }
 
+// opaqueSchemes are the schemes other than defaultPorts' a link's target
+// may have: the browser writes them as they are (but for the scheme's
+// case), where it writes its own (chrome:, devtools:, filesystem: …) as
+// it would a host.
+var opaqueSchemes = map[string]bool{"mailto": true, "tel": true, "javascript": true, "data": true}
+
 // defaultPorts are the special schemes a link may resolve to here, with
 // their default ports.
 var defaultPorts = map[string]int{"http": 80, "https": 443, "ws": 80, "wss": 443, "ftp": 21}
 
 // plainHost: host is a domain of lower-case letters, digits, hyphens and
-// dots whose last label is not a number (the browser reads such a host as
-// an IPv4 address) and no label of which is punycode.
+// dots whose last label is not a number (such a host is an IPv4 address,
+// which the browser writes in its own form) and no label of which is
+// punycode.
 func plainHost(host string) bool {
 	labels := strings.Split(strings.TrimSuffix(host, "."), ".")
 	for _, l := range labels {
@@ -349,9 +357,5 @@ func plainHost(host string) bool {
 			}
 		}
 	}
-	last := labels[len(labels)-1]
-	if strings.Trim(last, "0123456789") == "" || strings.HasPrefix(last, "0x") {
-		return false
-	}
-	return true
+	return strings.Trim(labels[len(labels)-1], "0123456789") != ""
 }

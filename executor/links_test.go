@@ -11,19 +11,32 @@ import (
 // where Chromium's own resolution is compared), and refuses the rest.
 func TestLinkURL(t *testing.T) {
 	t.Parallel()
-	base, err := url.Parse("http://127.0.0.1:8080/dir/page?x=1#top")
+	const baseText = "http://127.0.0.1:8080/dir/page?x=1#top"
+	base, err := url.Parse(baseText)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A base on a domain too: an href that names no host must not keep
 	// the base's.
-	domain, err := url.Parse("https://www.example.com/dir/page.html?q=1")
+	const domainText = "https://www.example.com/dir/page.html?q=1"
+	domain, err := url.Parse(domainText)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, href := range []string{"///x", "//", "//?q", "//#f", "////x"} {
-		if got, ok := linkURL(domain, href); ok {
+		if got, ok := linkURL(domainText, domain, href); ok {
 			t.Errorf("linkURL(%q) on a domain = %q, want it refused", href, got)
+		}
+	}
+	// A page whose URL has an empty query keeps it under a fragment.
+	const emptyText = "http://example.com/article?"
+	empty, err := url.Parse(emptyText)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for href, want := range map[string]string{"#intro": "http://example.com/article?#intro", "": "http://example.com/article?", "next": "http://example.com/next"} {
+		if got, ok := linkURL(emptyText, empty, href); !ok || got != want {
+			t.Errorf("linkURL(%q) on %s = %q, %v; want %q", href, emptyText, got, ok, want)
 		}
 	}
 	for _, c := range []struct{ href, want string }{
@@ -46,7 +59,6 @@ func TestLinkURL(t *testing.T) {
 		{"MAILTO:ada@example.com", "mailto:ada@example.com"},
 		{"javascript:void(0)", "javascript:void(0)"},
 		{"tel:+1-555-0100", "tel:+1-555-0100"},
-		{"foo:bar", "foo:bar"},
 		// Refused: the browser would write them otherwise, or Go and it
 		// may disagree.
 		{" /spaced ", ""}, {"/a b", ""}, {"/café", ""}, {"/back\\slash", ""}, {"/tab\tbed", ""}, {"/q?a='b'", ""},
@@ -60,8 +72,9 @@ func TestLinkURL(t *testing.T) {
 		{"http://user:pw@example.com/", ""}, {"http://@example.com/", ""}, {"http://a!b@example.com/", ""},
 		{"file:foo", ""}, {"file:///etc/passwd", ""}, {"blob:http://example.com/x", ""},
 		{"/" + strings.Repeat("x", maxLinkURL), ""},
+		{"foo:bar", ""}, {"chrome:settings", ""}, {"devtools:x", ""}, {"filesystem:x", ""}, {"sms:+1555", ""},
 	} {
-		got, ok := linkURL(base, c.href)
+		got, ok := linkURL(baseText, base, c.href)
 		if c.want == "" {
 			if ok {
 				t.Errorf("linkURL(%q) = %q, want it refused", c.href, got)

@@ -27,8 +27,8 @@ import (
 // The page's main landmark comes first, then the rest in document order.
 
 // snapStyles are the computed styles the renderer reads, in this order,
-// and those plainLinks reads (links.go: styleInteractivity, styleOverlay).
-var snapStyles = []string{"display", "visibility", "white-space", "interactivity", "overlay"}
+// and the one plainLinks reads (links.go: styleInteractivity).
+var snapStyles = []string{"display", "visibility", "white-space", "interactivity"}
 
 // axInfo is what the accessibility tree says of one element.
 type axInfo struct {
