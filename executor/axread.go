@@ -78,15 +78,13 @@ var countCandidatesJS = `(() => {
   let all = 0, asked = 0, links = 0, rearranged = document.querySelector(':modal') !== null;
   for (const e of document.getElementsByTagName('*')) {
     all++;
-    const link = e.localName === 'a' && e.hasAttribute('href');
-    if (!link && (tags.has(e.localName) || e.localName.includes('-'))) { asked++; continue; }
-    if (!e.hasAttributes()) continue;
     let role = false;
     for (const n of e.getAttributeNames()) {
       if (n === 'aria-owns' || n === 'aria-modal') rearranged = true;
       if (n === 'role' || n === 'tabindex' || n === 'contenteditable' || n.startsWith('aria-')) role = true;
     }
-    if (role) asked++;
+    const link = e.localName === 'a' && e.namespaceURI === 'http://www.w3.org/1999/xhtml' && e.hasAttribute('href');
+    if (role || !link && (tags.has(e.localName) || e.localName.includes('-'))) asked++;
     else if (link) links++;
   }
   return [all, rearranged ? asked + links : asked, rearranged ? 1 : 0];
@@ -212,7 +210,7 @@ ask:
 	if err := exec.Err(); err != nil {
 		return layout, nil, fmt.Errorf("read the accessibility tree: %w", err)
 	}
-	if failed {
+	if failed || len(plain) > 0 && topLayer(exec) {
 		return domsnapshot.CaptureSnapshotResult{}, nil, errElementRead
 	}
 	ax := axIndex(nodes)
@@ -223,17 +221,20 @@ ask:
 }
 
 // topLayer reports whether the tab's document has an element in the top
-// layer (a modal dialog, a fullscreen element, a popover), which can make
-// the rest of the page inert to the tree, wherever it is (in a shadow
-// tree, undisplayed, or without its open attribute): plain links are then
-// not looked for (links.go). It is asked after the layout is read, so
-// that one shown before the read is seen. An error answers yes.
+// layer, wherever it is (in a shadow tree, undisplayed, or without its
+// open attribute): a modal dialog or a fullscreen element makes the rest
+// of the page inert to the tree, and a popover is treated alike. Plain
+// links are then not derived (links.go). It is asked after the layout is
+// read, so that one shown before the read is seen, and again after the
+// element reads: one shown meanwhile sends the snapshot to the whole
+// tree. An error answers yes.
 func topLayer(exec context.Context) bool {
 	res, err := chromedp.Call(exec, dom.GetTopLayerElements, cdp.Empty{})
 	return err != nil || len(res.NodeIDs) > 0
 }
 
-// errElementRead: an element's node of the tree could not be read; the
+// errElementRead: an element's node of the tree could not be read, or
+// the page may have turned inert while plain links were derived; the
 // whole tree is read instead.
 var errElementRead = errors.New("an element's node of the accessibility tree could not be read")
 

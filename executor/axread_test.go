@@ -109,6 +109,7 @@ customElements.define('x-li', class extends HTMLElement { constructor() { super(
 <select multiple style="appearance:base-select"><option><a href="/opt">in an option</a></option></select>
 <a href="chrome:settings">chrome</a> <a href="devtools:x">devtools</a> <a href="filesystem:x">filesystem</a> <a href="sms:+1555">sms</a>
 <p id=ns></p><script>const nsA = document.createElementNS('urn:x', 'a'); nsA.setAttribute('href', '/ns'); nsA.textContent = 'another namespace'; document.getElementById('ns').appendChild(nsA)</script>
+<a href="http://0x7f/">hex host</a> <a href="http://127.0.0.0x1/admin">hex last label</a> <a href="/r?u=https://example.com/x">redirect link</a>
 <a id=long>long target</a><script>document.getElementById('long').href = '/' + 'x'.repeat(12000)</script>
 <iframe src="data:text/html,<a href='/from-data'>from data</a> <a href='rel-data'>relative in data</a>"></iframe>
 <script>const inner = document.createElement('a'); inner.href = '/inner'; inner.textContent = 'inner'; document.getElementById('outer').appendChild(inner)</script>
@@ -147,6 +148,12 @@ root.innerHTML = '<dialog style="display:none"><a href="/inside">inside</a></dia
 <p><a href="/a">absolute path</a> <a href="rel">relative</a> <a href="#f">fragment</a></p>`),
 		"user-base": []byte(`<!doctype html><title>user base</title><base href="http://a!b@example.com/dir/">
 <p><a href="/a">absolute path</a> <a href="rel">relative</a> <a href="#f">fragment</a></p>`),
+		// A base Go cannot parse (the browser keeps %zz as it is), and one
+		// with a fragment, which resolution leaves out.
+		"escape-base": []byte(`<!doctype html><title>escape base</title><base href="/a%zz/">
+<p><a href="/a">absolute path</a> <a href="rel">relative</a> <a href="#f">fragment</a></p>`),
+		"fragment-base": []byte(`<!doctype html><title>fragment base</title><base href="/dir/page?q#top">
+<p><a href="/a">absolute path</a> <a href="rel">relative</a> <a href="#f">fragment</a> <a href="">this page</a> <a href="?r">query</a></p>`),
 		// Served at a URL with an empty query: fragments keep the ?.
 		"empty-query": []byte(`<!doctype html><title>empty query</title>
 <p><a href="#intro">Intro</a> <a href="">this page</a> <a href="?q=1">a query</a> <a href="next">next</a></p><h2 id=intro>Intro</h2>`),
@@ -179,10 +186,11 @@ func TestElementReadRendersAsWholeTree(t *testing.T) {
 	t.Parallel()
 	chosen := map[string]bool{"go-spec": true, "go-memory": true, "films": true, "controls": false, "modal": false, "aria-modal": false, "aria-owns": false,
 		"modal-no-open": false, "fullscreen": false,
-		"shadow-modal": false, "popover": false, "bad-base": false, "user-base": false, "empty-query": false}
+		"shadow-modal": false, "popover": false, "bad-base": false, "user-base": false, "empty-query": false,
+		"escape-base": false, "fragment-base": false}
 	// The plain links each page has at the least: the element read asks
 	// about none of them, and still renders as the whole tree.
-	plainAtLeast := map[string]int{"go-spec": 700, "go-memory": 10, "films": 300, "controls": 15, "empty-query": 2}
+	plainAtLeast := map[string]int{"go-spec": 700, "go-memory": 10, "films": 300, "controls": 15, "empty-query": 2, "fragment-base": 5}
 	// The pages whose count already says there can be no plain links (the
 	// element read still checks: topLayer, plainLinks).
 	countSees := map[string]bool{"modal": true, "aria-modal": true, "aria-owns": true, "modal-no-open": true, "fullscreen": true}

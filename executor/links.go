@@ -45,8 +45,9 @@ import (
 // target are those the whole tree gives. Chromium 156 gives a link its
 // role even under a button or a role=img, which are therefore no bar.
 // What the layout cannot show: an href set in another namespace
-// (setAttributeNS), which Chromium does not take for a link's; such a
-// link shows as a link to that target.
+// (setAttributeNS, which a later setAttribute('href') only updates),
+// which Chromium does not take for a link's; such a link shows as a link
+// to that target.
 
 // plainInline are the elements a plain link's content may hold: inline
 // text elements whose implicit role the renderer does not read.
@@ -70,10 +71,12 @@ func plainLinks(layout *domsnapshot.CaptureSnapshotResult) map[cdp.BackendNodeID
 		}
 	}
 	// The base as the browser wrote it, which Go must write back alike
-	// (it would escape a user's name again, say).
+	// (it would escape a user's name again, say); but for its fragment,
+	// which no resolution by Go keeps.
 	baseText := doc.str(d.BaseURL)
-	base, err := url.Parse(baseText)
-	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.String() != baseText {
+	basePage, _, _ := strings.Cut(baseText, "#")
+	base, err := url.Parse(basePage)
+	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.String() != basePage {
 		return nil
 	}
 	layoutOf := make(map[int64]int, len(d.Layout.NodeIndex))
@@ -142,7 +145,7 @@ func plainLinks(layout *domsnapshot.CaptureSnapshotResult) map[cdp.BackendNodeID
 			continue
 		}
 		href, _ := doc.attr(a, "href")
-		if u, ok := linkURL(baseText, base, href); ok {
+		if u, ok := linkURL(basePage, base, href); ok {
 			out[d.Nodes.BackendNodeID[a]] = &axInfo{role: "link", props: map[string]string{"url": u}}
 		}
 	}
@@ -193,21 +196,23 @@ func (doc docNodes) style(li, k int) string {
 const styleInteractivity = 3
 
 // rearranges: element i has aria-modal, which can make the rest of the
-// page hidden from the tree, or aria-owns, which can move a link under an
-// element that hides it.
+// page hidden from the tree, or aria-owns, which moves elements in the
+// tree (no case was found where Chromium 156 then hides a link or takes
+// its role; it is a precaution).
 func (doc docNodes) rearranges(i int) bool {
 	return doc.has(i, "aria-modal") || doc.has(i, "aria-owns")
 }
 
 // barsLinks: node p hides the links under it from the tree (aria-hidden;
 // a custom element, which can hide them through ElementInternals with no
-// attribute; an option, whose content is presentational, or its select),
-// or is not an element or a document.
+// attribute; an option, whose content is presentational). A node that is
+// not an element or a document bars them too, though the layout read has
+// none (it is the flat tree: no shadow root nodes).
 func (doc docNodes) barsLinks(p int) bool {
 	switch doc.d.Nodes.NodeType[p] {
 	case 1:
 		tag := doc.tag(p)
-		return doc.has(p, "aria-hidden") || strings.Contains(tag, "-") || tag == "option" || tag == "select"
+		return doc.has(p, "aria-hidden") || strings.Contains(tag, "-") || tag == "option"
 	case 9:
 		return false
 	}
@@ -243,18 +248,19 @@ func (doc docNodes) shownText(i, li int) bool {
 	return strings.TrimSpace(text) != ""
 }
 
-// linkURL resolves href against base as the browser's URL parser does,
-// for the hrefs where Go's parser and it agree (TestLinkURL, and the
-// controls page of TestElementReadRendersAsWholeTree, which compares with
-// Chromium); ok is false for any other (the link is then asked about).
-// Such an href holds only letters, digits and -._~/?#=&%+:,;@!$*(), at
-// most one #, not at its end (Go leaves an empty fragment out), no
-// encoded dot, and no // past its start (Go drops a path's empty
-// segment); one that names a host names a domain (plainHost), with no
-// user, and a port without a leading zero; the file scheme is not taken.
-// The browser writes the scheme and host in lower case, a port that is
-// the scheme's default not at all, and an empty path as /.
-func linkURL(baseText string, base *url.URL, href string) (string, bool) {
+// linkURL resolves href against base (basePage as the browser wrote it,
+// without its fragment) as the browser's URL parser does, for the hrefs
+// where Go's parser and it agree (TestLinkURL, and the controls page of
+// TestElementReadRendersAsWholeTree, which compares with Chromium); ok is
+// false for any other (the link is then asked about). Such an href holds
+// only letters, digits and -._~/?#=&%+:,;@!$*(), at most one #, not at
+// its end (Go leaves an empty fragment out), no encoded dot anywhere, and
+// no // in its path; one that names a host names a domain (plainHost),
+// with no user, and a port without a leading zero; a scheme other than
+// defaultPorts' is one of opaqueSchemes, and file is not taken. The
+// browser writes the scheme and host in lower case, a port that is the
+// scheme's default not at all, and an empty path as /.
+func linkURL(basePage string, base *url.URL, href string) (string, bool) {
 	for i := 0; i < len(href); i++ {
 		c := href[i]
 		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-._~/?#=&%+:,;@!$*()", c) >= 0 {
@@ -272,21 +278,22 @@ func linkURL(baseText string, base *url.URL, href string) (string, bool) {
 	if href == "" || href[0] == '#' {
 		// The base without its fragment, as the browser wrote it (Go
 		// would lose an empty query, a ? alone), and href's fragment.
-		page, _, _ := strings.Cut(baseText, "#")
-		return shortEnough(page + href)
+		return shortEnough(basePage + href)
 	}
-	// Past the scheme and the start of an authority, a // is a path's
-	// empty segment, which Go's resolution drops.
+	// Past the scheme and the start of an authority, a // in the path is
+	// an empty segment, which Go's resolution drops next to a dot segment.
 	rest := href[len(ref.Scheme):]
 	if ref.Scheme != "" {
 		rest = rest[1:]
 	}
-	if strings.Contains(strings.TrimPrefix(rest, "//"), "//") || ref.Scheme == "file" {
+	path, _, _ := strings.Cut(strings.TrimPrefix(rest, "//"), "?")
+	path, _, _ = strings.Cut(path, "#")
+	if strings.Contains(path, "//") || ref.Scheme == "file" {
 		return "", false
 	}
 	if ref.Scheme != "" {
 		if _, special := defaultPorts[ref.Scheme]; !special {
-			if !opaqueSchemes[ref.Scheme] || ref.Opaque == "" || strings.HasPrefix(ref.Opaque, "/") {
+			if !opaqueSchemes[ref.Scheme] || ref.Opaque == "" {
 				return "", false
 			}
 			return shortEnough(ref.Scheme + href[len(ref.Scheme):]) // the scheme in lower case
@@ -342,9 +349,9 @@ var opaqueSchemes = map[string]bool{"mailto": true, "tel": true, "javascript": t
 var defaultPorts = map[string]int{"http": 80, "https": 443, "ws": 80, "wss": 443, "ftp": 21}
 
 // plainHost: host is a domain of lower-case letters, digits, hyphens and
-// dots whose last label is not a number (such a host is an IPv4 address,
-// which the browser writes in its own form) and no label of which is
-// punycode.
+// dots whose last label is not a number, decimal or 0x (such a host is an
+// IPv4 address, which the browser writes in its own form: http://0x7f/
+// is http://0.0.0.127/), and no label of which is punycode.
 func plainHost(host string) bool {
 	labels := strings.Split(strings.TrimSuffix(host, "."), ".")
 	for _, l := range labels {
@@ -357,5 +364,6 @@ func plainHost(host string) bool {
 			}
 		}
 	}
-	return strings.Trim(labels[len(labels)-1], "0123456789") != ""
+	last := labels[len(labels)-1]
+	return strings.Trim(last, "0123456789") != "" && !strings.HasPrefix(last, "0x")
 }

@@ -11,7 +11,7 @@ import (
 // where Chromium's own resolution is compared), and refuses the rest.
 func TestLinkURL(t *testing.T) {
 	t.Parallel()
-	const baseText = "http://127.0.0.1:8080/dir/page?x=1#top"
+	const baseText = "http://127.0.0.1:8080/dir/page?x=1" // a page's base, without its fragment
 	base, err := url.Parse(baseText)
 	if err != nil {
 		t.Fatal(err)
@@ -41,6 +41,8 @@ func TestLinkURL(t *testing.T) {
 	}
 	for _, c := range []struct{ href, want string }{
 		{"/plain", "http://127.0.0.1:8080/plain"},
+		{"/r?u=https://example.com/x", "http://127.0.0.1:8080/r?u=https://example.com/x"},
+		{"#f//g", "http://127.0.0.1:8080/dir/page?x=1#f//g"},
 		{"rel/path?q=1#frag", "http://127.0.0.1:8080/dir/rel/path?q=1#frag"},
 		{"../up", "http://127.0.0.1:8080/up"},
 		{"?only=query", "http://127.0.0.1:8080/dir/page?only=query"},
@@ -73,6 +75,8 @@ func TestLinkURL(t *testing.T) {
 		{"file:foo", ""}, {"file:///etc/passwd", ""}, {"blob:http://example.com/x", ""},
 		{"/" + strings.Repeat("x", maxLinkURL), ""},
 		{"foo:bar", ""}, {"chrome:settings", ""}, {"devtools:x", ""}, {"filesystem:x", ""}, {"sms:+1555", ""},
+		{"mailto://x", ""}, {"http://0x7f/", ""}, {"http://127.0.0.0x1/", ""}, {"http://1.0x1/", ""},
+		{"/a//b", ""}, {"//example.com//b", ""},
 	} {
 		got, ok := linkURL(baseText, base, c.href)
 		if c.want == "" {
