@@ -107,6 +107,9 @@ customElements.define('x-li', class extends HTMLElement { constructor() { super(
 <script>customElements.define('x-hid', class extends HTMLElement { constructor() { super(); this.attachInternals().ariaHidden = 'true'; } })</script>
 <iframe inert srcdoc="<a href='/fx'>in an inert frame</a>"></iframe>
 <select multiple style="appearance:base-select"><option><a href="/opt">in an option</a></option></select>
+<select multiple aria-label="Sizes"><optgroup label="Small"><option selected>XS<option>S</optgroup><option disabled>M</select>
+<select size=3><option>one<option selected>two</select> <input list=dl><datalist id=dl><option value="listed"></datalist>
+<option>stray option</option>
 <a href="chrome:settings">chrome</a> <a href="devtools:x">devtools</a> <a href="filesystem:x">filesystem</a> <a href="sms:+1555">sms</a>
 <p id=ns></p><script>const nsA = document.createElementNS('urn:x', 'a'); nsA.setAttribute('href', '/ns'); nsA.textContent = 'another namespace'; document.getElementById('ns').appendChild(nsA)</script>
 <a href="http://0x7f/">hex host</a> <a href="http://127.0.0.0x1/admin">hex last label</a> <a href="/r?u=https://example.com/x">redirect link</a>
@@ -336,6 +339,8 @@ func rendersByTag(tag, role string) bool {
 		return role == "list"
 	case "li":
 		return role == "listitem"
+	case "option":
+		return role == "option"
 	}
 	return false
 }
