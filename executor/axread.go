@@ -27,32 +27,33 @@ import (
 // items, whose tag alone decides how they are rendered (no role Chromium
 // gives them without such an attribute is a control, a landmark or an
 // image), and options and their groups, which a select's line lists by
-// their text (MDN: 337 of its 404 such elements; read element by element
-// since, 41–47 ms against 62–70 for the whole tree). A table's rows and cells are asked about: Chromium gives them
-// their layout roles (LayoutTableRow, LayoutTableCell) from the layout
-// tree, even where it ignores them, which no rule on the DOM follows
-// exactly. Plain links, most of such elements on a long text, are not
-// asked about either: their role and target are derived from the layout
-// (links.go). The Go specification then asks about 1 element of its
-// 4,013, and the read takes 155–165 ms instead of 580–630 for the whole
-// tree (of 9,757 nodes); a Wikipedia article asks about 269 of 3,209,
-// 130–150 ms instead of 250–285. A page of tables (LWN: 455 such elements
-// of 708) is read faster whole. So
-// the tab's document is read element by element only where such elements
-// are fewer than a quarter of its elements (countCandidatesJS, read
-// first).
+// their text (337 of MDN's 404 such elements: it is read element by
+// element since, 41–47 ms against 62–70 for the whole tree). A table's
+// rows and cells are asked about: Chromium gives them their layout roles
+// (LayoutTableRow, LayoutTableCell) from the layout tree, even where it
+// ignores them, which no rule on the DOM follows exactly. Plain links,
+// most of such elements on a long text, are not asked about either: their
+// role and target are derived from the layout (links.go). The Go
+// specification then asks about 1 element of its 4,013, and the read
+// takes 155–165 ms instead of 580–630 for the whole tree (of 9,757
+// nodes); a Wikipedia article asks about 269 of 3,209, 130–150 ms instead
+// of 250–285. A page of tables (LWN: 455 such elements of 708) is read
+// faster whole. So the tab's document is read element by element only
+// where such elements are fewer than a quarter of its elements
+// (countCandidatesJS, read first).
 //
 // Both reads render the same snapshot (TestElementReadRendersAsWholeTree);
 // what either says is Chromium's, or for a plain link what it would say
 // (but for what links.go says the layout cannot show), so the page, which
-// sets the counts, chooses only how long the read takes. Custom elements (a tag with a
-// hyphen: a role given through ElementInternals has no attribute) and
-// elements displayed as list items are asked about too. What the element
-// read still cannot see is a role only CSS gives (an element whose content
-// is an image, with alternative text): it shows as the whole tree would
-// show its text. A read of an element that fails (the page changed
-// meanwhile) gives the whole tree instead; a read cut short by the call's
-// deadline fails the snapshot, as the whole tree's would.
+// sets the counts, chooses only how long the read takes. Custom elements
+// (a tag with a hyphen: a role given through ElementInternals has no
+// attribute) and elements displayed as list items are asked about too.
+// What the element read still cannot see is a role only CSS gives (an
+// element whose content is an image, with alternative text): it shows as
+// the whole tree would show its text. A read of an element that fails
+// (the page changed meanwhile) gives the whole tree instead; a read cut
+// short by the call's deadline fails the snapshot, as the whole tree's
+// would.
 
 // axTags are the tags whose implicit roles the renderer tells apart and
 // reads from the tree.
