@@ -28,19 +28,21 @@ import (
 // gives them without such an attribute is a control, a landmark or an
 // image), and options and their groups, which a select's line lists by
 // their text (337 of MDN's 404 such elements: it is read element by
-// element since, 41–47 ms against 62–70 for the whole tree). A table's
-// rows and cells are asked about: Chromium gives them their layout roles
-// (LayoutTableRow, LayoutTableCell) from the layout tree, even where it
-// ignores them, which no rule on the DOM follows exactly. Plain links,
+// element since, 41–47 ms against 62–70 for the whole tree). Plain links,
 // most of such elements on a long text, are not asked about either: their
-// role and target are derived from the layout (links.go). The Go
-// specification then asks about 1 element of its 4,013, and the read
-// takes 155–165 ms instead of 580–630 for the whole tree (of 9,757
-// nodes); a Wikipedia article asks about 269 of 3,209, 130–150 ms instead
-// of 250–285. A page of tables (LWN: 455 such elements of 708) is read
-// faster whole. So the tab's document is read element by element only
-// where such elements are fewer than a quarter of its elements
-// (countCandidatesJS, read first).
+// role and target are derived from the layout (links.go). Nor are the
+// rows and cells that sit plainly in a table whose own node says it is a
+// table of data (tableparts.go): those of a table for layout are asked
+// about once the tables' nodes are read. The Go specification then asks
+// about 1 element of its 4,013, and the read takes 155–165 ms instead of
+// 580–630 for the whole tree (of 9,757 nodes); a Wikipedia article 108–121
+// ms instead of 234–256; the Wikipedia list of films (137 of its 2,171
+// elements) 97–108 ms instead of 177–201; and LWN, whose 398 rows and
+// cells of data were most of the 450 elements it asked about, asks about
+// 57 of 703 and takes 37–43 ms instead of 69–85. A short page of tables is
+// read faster whole. So the tab's
+// document is read element by element only where such elements are fewer
+// than a quarter of its elements (countCandidatesJS, read first).
 //
 // Both reads render the same snapshot (TestElementReadRendersAsWholeTree);
 // what either says is Chromium's, or for a plain link what it would say
@@ -69,16 +71,26 @@ var tagDecided = map[string]bool{"h1": true, "h2": true, "h3": true, "h4": true,
 
 // countCandidatesJS counts the elements of the tab's own document and
 // those of them a snapshot would ask the tree about, but for those
-// displayed as list items, which only the layout tells, and taking every
-// <a> with an href and no attribute that can change its role for a plain
-// link (elements in shadow roots and frames are not counted); and it says
-// whether the document has, outside shadow roots, what keeps it from
-// having plain links (links.go): a modal dialog or a fullscreen element
-// (:modal), aria-owns or aria-modal. Only the choice of read rests on it:
-// the element read checks for these itself (plainLinks, topLayer).
+// displayed as list items, which only the layout tells, taking every <a>
+// with an href and no attribute that can change its role for a plain
+// link, and every row and cell that sits plainly in a table (tableparts.go)
+// for one of a table of data, which only the table's node tells (elements
+// in shadow roots and frames are not counted); and it says whether the
+// document has, outside shadow roots, what keeps it from having plain
+// links and rows and cells derived (links.go): a modal dialog or a
+// fullscreen element (:modal), aria-owns or aria-modal. Only the choice
+// of read rests on it: the element read checks for these itself
+// (plainLinks, tableParts, topLayer).
 var countCandidatesJS = `(() => {
   const tags = new Set(` + "['" + strings.Join(axTags, "','") + "']" + `);
-  let all = 0, asked = 0, links = 0, rearranged = document.querySelector(':modal') !== null;
+  const html = 'http://www.w3.org/1999/xhtml';
+  const is = (e, ...names) => e !== null && e.namespaceURI === html && names.includes(e.localName);
+  const plain = e => !e.getAttributeNames().some(n => n === 'role' || n === 'tabindex' || n === 'contenteditable' || n.startsWith('aria-'));
+  const inTable = row => {
+    const p = row.parentElement;
+    return is(p, 'table') || is(p, 'thead', 'tbody', 'tfoot') && is(p.parentElement, 'table');
+  };
+  let all = 0, asked = 0, links = 0, parts = 0, rearranged = document.querySelector(':modal') !== null;
   for (const e of document.getElementsByTagName('*')) {
     all++;
     let role = false;
@@ -86,11 +98,13 @@ var countCandidatesJS = `(() => {
       if (n === 'aria-owns' || n === 'aria-modal') rearranged = true;
       if (n === 'role' || n === 'tabindex' || n === 'contenteditable' || n.startsWith('aria-')) role = true;
     }
-    const link = e.localName === 'a' && e.namespaceURI === 'http://www.w3.org/1999/xhtml' && e.hasAttribute('href');
-    if (role || !link && (tags.has(e.localName) || e.localName.includes('-'))) asked++;
+    const link = is(e, 'a') && e.hasAttribute('href');
+    const part = is(e, 'tr') && inTable(e) || is(e, 'td', 'th') && is(e.parentElement, 'tr') && plain(e.parentElement) && inTable(e.parentElement);
+    if (role || !link && !part && (tags.has(e.localName) || e.localName.includes('-'))) asked++;
     else if (link) links++;
+    else if (part) parts++;
   }
-  return [all, rearranged ? asked + links : asked, rearranged ? 1 : 0];
+  return [all, rearranged ? asked + links + parts : asked, rearranged ? 1 : 0];
 })()`
 
 // chooseRead reports whether the tab's document has few enough elements
@@ -119,8 +133,9 @@ var isAXTag = func() map[string]bool {
 }()
 
 // axCandidates are the elements of every document of layout that a
-// snapshot asks the tree about, but for the plain links.
-func axCandidates(layout *domsnapshot.CaptureSnapshotResult, plain map[cdp.BackendNodeID]*axInfo) []cdp.BackendNodeID {
+// snapshot asks the tree about, but for the plain links and the rows and
+// cells that sit plainly in a table (parts).
+func axCandidates(layout *domsnapshot.CaptureSnapshotResult, plain map[cdp.BackendNodeID]*axInfo, parts map[cdp.BackendNodeID]cdp.BackendNodeID) []cdp.BackendNodeID {
 	var out []cdp.BackendNodeID
 	for _, d := range layout.Documents {
 		listItems := map[int64]bool{} // node index -> displayed as a list item
@@ -138,8 +153,9 @@ func axCandidates(layout *domsnapshot.CaptureSnapshotResult, plain map[cdp.Backe
 			if !want && i < len(d.Nodes.Attributes) {
 				want = mayHaveRole(layout, d.Nodes.Attributes[i])
 			}
-			if want && plain[d.Nodes.BackendNodeID[i]] == nil {
-				out = append(out, d.Nodes.BackendNodeID[i])
+			id := d.Nodes.BackendNodeID[i]
+			if _, part := parts[id]; want && plain[id] == nil && !part {
+				out = append(out, id)
 			}
 		}
 	}
@@ -167,29 +183,59 @@ const axInFlight = 64
 
 // readByElements reads the layout of a process's documents, then the
 // tree's node of each element a snapshot asks about, but for the plain
-// links of its top document when derive is true. An element whose
-// node cannot be read (gone meanwhile) fails it with errElementRead, and
-// the caller reads the whole tree instead.
+// links of its top document when derive is true, and the rows and cells
+// that sit plainly in a table whose node says it is a table of data
+// (tableparts.go): those of any other table are asked about once the
+// tables' nodes are read. An element whose node cannot be read (gone
+// meanwhile) fails it with errElementRead, and the caller reads the whole
+// tree instead.
 func readByElements(exec context.Context, derive bool) (domsnapshot.CaptureSnapshotResult, map[cdp.BackendNodeID]*axInfo, error) {
 	layout, err := readLayout(exec)
 	if err != nil {
 		return layout, nil, fmt.Errorf("read the page's layout: %w", err)
 	}
 	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		nodes []*axNode
+		plain map[cdp.BackendNodeID]*axInfo
+		parts map[cdp.BackendNodeID]cdp.BackendNodeID
+	)
+	if derive && !topLayer(exec) {
+		plain, parts = plainLinks(&layout), tableParts(&layout)
+	}
+	nodes, failed := askTree(exec, axCandidates(&layout, plain, parts))
+	ax := axIndex(nodes)
+	var again []cdp.BackendNodeID
+	for part, table := range parts {
+		if t := ax[table]; t == nil || !dataTableRoles[t.role] {
+			again = append(again, part)
+		}
+	}
+	if len(again) > 0 && !failed {
+		more, f := askTree(exec, again)
+		failed = f
+		maps.Copy(ax, axIndex(more))
+	}
+	if err := exec.Err(); err != nil {
+		return layout, nil, fmt.Errorf("read the accessibility tree: %w", err)
+	}
+	if failed || len(plain)+len(parts) > 0 && topLayer(exec) {
+		return domsnapshot.CaptureSnapshotResult{}, nil, errElementRead
+	}
+	maps.Copy(ax, plain)
+	return layout, ax, nil
+}
+
+// askTree reads the tree's node of each element of ids, axInFlight at a
+// time; failed says one could not be read. It stops asking once exec
+// ends (the caller checks it).
+func askTree(exec context.Context, ids []cdp.BackendNodeID) (nodes []*axNode, failed bool) {
+	var (
+		wg sync.WaitGroup
+		mu sync.Mutex
 	)
 	sem := make(chan struct{}, axInFlight)
 	relatives := false
-	failed := false
-	var plain map[cdp.BackendNodeID]*axInfo
-	if derive && !topLayer(exec) {
-		plain = plainLinks(&layout)
-	}
-	candidates := axCandidates(&layout, plain)
 ask:
-	for _, id := range candidates {
+	for _, id := range ids {
 		select {
 		case sem <- struct{}{}:
 		case <-exec.Done():
@@ -210,17 +256,7 @@ ask:
 		}()
 	}
 	wg.Wait()
-	if err := exec.Err(); err != nil {
-		return layout, nil, fmt.Errorf("read the accessibility tree: %w", err)
-	}
-	if failed || len(plain) > 0 && topLayer(exec) {
-		return domsnapshot.CaptureSnapshotResult{}, nil, errElementRead
-	}
-	ax := axIndex(nodes)
-	for id, info := range plain {
-		ax[id] = info
-	}
-	return layout, ax, nil
+	return nodes, failed
 }
 
 // topLayer reports whether the tab's document has an element in the top

@@ -118,16 +118,37 @@ customElements.define('x-li', class extends HTMLElement { constructor() { super(
 <script>const inner = document.createElement('a'); inner.href = '/inner'; inner.textContent = 'inner'; document.getElementById('outer').appendChild(inner)</script>
 <div role=tab><a href="/tb">in a tab</a></div> <div role=checkbox><a href="/cb">in a checkbox</a></div>
 <a href="/hid" hidden>hidden link</a> <a href="/sty" style="display:none">undisplayed</a>
-<div role=none><a href="/rn">under role none</a></div></main>
+<div role=none><a href="/rn">under role none</a></div>
+<table><caption>data, inert section</caption><tbody inert><tr><td>di a</td><td>di b</td></tr></tbody></table>
+<table><caption>data, hidden section</caption><tbody aria-hidden=true><tr><td>dh a</td></tr></tbody></table>
+<table><caption>data, contents row</caption><tr style="display:contents"><td>dc a</td><td>dc b</td></tr></table>
+<table><caption>data, hidden row</caption><tr style="visibility:hidden"><td style="visibility:visible">dr a</td></tr><tr style="visibility:collapse"><td>collapsed</td></tr></table>
+<table style="visibility:hidden"><caption>hidden data</caption><tr><td style="visibility:visible">hd a</td></tr></table>
+<table><caption>data, blocks</caption><tr style="display:block"><td>block row</td></tr><tr><td style="display:block">block cell</td><td>plain cell</td></tr></table>
+<table style="display:block"><caption>block table</caption><tr><th>bt h</th><td>bt d</td></tr></table>
+<table style="display:inline-table"><caption>inline table</caption><tr><td>it d</td></tr></table>
+<table><caption>sections</caption><thead><tr><th>th a</th></tr></thead><tbody role=presentation><tr><td>presented body</td></tr></tbody><tfoot><tr><td>foot cell</td></tr></tfoot></table>
+<table><caption>attributes</caption><tr aria-hidden=true><td>hidden row cell</td></tr><tr inert><td>inert row cell</td></tr><tr><td aria-hidden=true>hidden cell</td><td inert>inert cell</td><td style="interactivity:inert">css inert cell</td></tr></table>
+<div aria-hidden=true><table><caption>under aria-hidden</caption><tr><td>uh</td></tr></table></div>
+<x-tbl><table><caption>in a custom element</caption><tr><td>ic</td></tr></table></x-tbl>
+<table id=built><caption>built</caption></table>
+<script>{const t = document.getElementById('built'), r = document.createElement('tr'); r.innerHTML = '<td>built cell</td>'; t.appendChild(r);
+const loose = document.createElement('tr'); loose.innerHTML = '<td>loose cell</td>'; t.after(loose); const lc = document.createElement('td'); lc.textContent = 'loose td'; t.after(lc)}</script>
+<table role=grid><tr><td>grid cell</td></tr></table> <table role=presentation><caption>presentational data</caption><tr><th>ph</th><td>pd</td></tr></table>
+<table><caption>nested</caption><tr><td><table><tr><td>inner layout</td></tr></table></td><td>beside</td></tr></table>
+<table><caption>headers</caption><tr><th>col a</th><th>col b</th></tr><tr><th scope=row>row h</th><td>v</td></tr></table>
+<div style="content-visibility:hidden"><table><caption>content hidden</caption><tr><td>ch</td></tr></table></div></main>
 <footer>foot</footer>`),
 		// A modal dialog makes the rest of the page inert.
 		"modal": []byte(`<!doctype html><title>modal</title><base href="/base/">
 <p><a href="/outside">outside the dialog</a> <a href="rel">relative</a></p>
+<table><caption>outside</caption><tr><td>inert cell</td></tr></table>
 <dialog id=d><a href="/inside">inside the dialog</a> <a href="rel2">relative inside</a></dialog>
 <script>document.getElementById('d').showModal()</script>`),
 		// aria-owns can move a link under an element that hides it.
 		"aria-owns": []byte(`<!doctype html><title>aria owns</title>
-<p><a href="/free">not owned</a></p><div aria-hidden=true aria-owns=owned></div><a id=owned href="/owned">owned by a hidden element</a>`),
+<p><a href="/free">not owned</a></p><div aria-hidden=true aria-owns=owned></div><a id=owned href="/owned">owned by a hidden element</a>
+<table><caption>owned</caption><tr id=or><td>owned row</td></tr><tr><td>kept row</td></tr></table><div aria-owns=or></div>`),
 		// So does a modal dialog whose open attribute is taken away.
 		"modal-no-open": []byte(`<!doctype html><title>modal without open</title>
 <p><a href="/outside">outside the dialog</a></p><dialog id=d><a href="/inside">inside the dialog</a></dialog>
@@ -163,6 +184,7 @@ root.innerHTML = '<dialog style="display:none"><a href="/inside">inside</a></dia
 		// An element the page marks aria-modal does too.
 		"aria-modal": []byte(`<!doctype html><title>aria modal</title>
 <p><a href="/outside">outside the dialog</a></p>
+<table><caption>outside</caption><tr><td>a cell</td></tr></table>
 <div role=dialog aria-modal=true><a href="/inside">inside the dialog</a></div>`),
 	}
 	for name, path := range map[string]string{
@@ -194,6 +216,9 @@ func TestElementReadRendersAsWholeTree(t *testing.T) {
 	// The plain links each page has at the least: the element read asks
 	// about none of them, and still renders as the whole tree.
 	plainAtLeast := map[string]int{"go-spec": 700, "go-memory": 10, "films": 300, "controls": 15, "empty-query": 2, "fragment-base": 5}
+	// The rows and cells of tables of data each page has at the least:
+	// the element read asks about none of them (tableparts.go).
+	partsAtLeast := map[string]int{"films": 300, "controls": 35}
 	// The pages whose count already says there can be no plain links (the
 	// element read still checks: topLayer, plainLinks).
 	countSees := map[string]bool{"modal": true, "aria-modal": true, "aria-owns": true, "modal-no-open": true, "fullscreen": true}
@@ -278,8 +303,12 @@ func TestElementReadRendersAsWholeTree(t *testing.T) {
 				for id := range elems {
 					ids[id] = true
 				}
+				parts := 0 // rows and cells the element read gives no node
 				for id := range ids {
 					w, e := role(whole, id), role(elems, id)
+					if t := tags[id]; (t == "tr" || t == "td" || t == "th") && w != "" && e == "" {
+						parts++
+					}
 					switch {
 					case w == e, !rendererRoles[w] && !rendererRoles[e]:
 					case e == "" && rendersByTag(tags[id], w):
@@ -287,20 +316,27 @@ func TestElementReadRendersAsWholeTree(t *testing.T) {
 						t.Errorf("<%s> node %d has the role %q in the whole tree, %q in the element read", tags[id], id, w, e)
 					}
 				}
+				if parts < partsAtLeast[name] {
+					t.Errorf("the element read gives %d rows and cells of tables of data no node, want at least %d", parts, partsAtLeast[name])
+				}
 			}
 			{
-				// The element read alone finds no plain link where the page
-				// may be inert or rearranged, whatever the count said.
+				// The element read alone finds no plain link, and no row or
+				// cell sitting plainly in a table, where the page may be
+				// inert or rearranged, whatever the count said.
 				layout, err := readLayout(ctx)
 				if err != nil {
 					t.Fatal(err)
 				}
-				n := 0
+				n, parts := 0, 0
 				if !topLayer(ctx) {
-					n = len(plainLinks(&layout))
+					n, parts = len(plainLinks(&layout)), len(tableParts(&layout))
 				}
 				if n < plainAtLeast[name] || plainAtLeast[name] == 0 && n > 0 {
 					t.Errorf("%d plain links, want at least %d", n, plainAtLeast[name])
+				}
+				if countSees[name] && parts > 0 {
+					t.Errorf("%d rows and cells sit plainly in a table on a page that may be inert or rearranged", parts)
 				}
 			}
 			if plainAtLeast[name] > 0 && (nElem == 0 || nElem >= nWhole) {
@@ -341,6 +377,10 @@ func rendersByTag(tag, role string) bool {
 		return role == "listitem"
 	case "option":
 		return role == "option"
+	case "tr":
+		return role == "row"
+	case "td", "th":
+		return role == "cell" || role == "columnheader" || role == "rowheader" || role == "gridcell"
 	}
 	return false
 }

@@ -79,10 +79,7 @@ func plainLinks(layout *domsnapshot.CaptureSnapshotResult) map[cdp.BackendNodeID
 	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.String() != basePage {
 		return nil
 	}
-	layoutOf := make(map[int64]int, len(d.Layout.NodeIndex))
-	for li, ni := range d.Layout.NodeIndex {
-		layoutOf[ni] = li
-	}
+	layoutOf := doc.layoutIndex()
 	out := map[cdp.BackendNodeID]*axInfo{}
 	n := len(d.Nodes.NodeType)
 	pseudo := map[int64]bool{}
@@ -101,20 +98,15 @@ func plainLinks(layout *domsnapshot.CaptureSnapshotResult) map[cdp.BackendNodeID
 		shows
 		notPlain
 	)
-	barred := make([]bool, n)
+	barred := doc.barred()
 	anchor := make([]int, n)
 	state := map[int]int{}
 	for i := range n {
 		anchor[i] = -1
 		p := int(d.Nodes.ParentIndex[i])
-		if p < 0 {
+		if p < 0 || p >= i {
 			continue
 		}
-		if p >= i {
-			barred[i] = true // not in document order: not judged
-			continue
-		}
-		barred[i] = barred[p] || doc.barsLinks(p)
 		if d.Nodes.NodeType[p] == 1 {
 			if _, ok := state[p]; ok {
 				anchor[i] = p
@@ -217,6 +209,33 @@ func (doc docNodes) barsLinks(p int) bool {
 		return false
 	}
 	return true
+}
+
+// layoutIndex maps the document's nodes to where they are laid out (a
+// node with no layout object is not in it).
+func (doc docNodes) layoutIndex() map[int64]int {
+	out := make(map[int64]int, len(doc.d.Layout.NodeIndex))
+	for li, ni := range doc.d.Layout.NodeIndex {
+		out[ni] = li
+	}
+	return out
+}
+
+// barred is, of each node, whether an ancestor of it bars the links under
+// it (barsLinks), or it is out of document order (its parent after it:
+// not judged).
+func (doc docNodes) barred() []bool {
+	out := make([]bool, len(doc.d.Nodes.NodeType))
+	for i := range out {
+		switch p := int(doc.d.Nodes.ParentIndex[i]); {
+		case p < 0:
+		case p >= i:
+			out[i] = true
+		default:
+			out[i] = out[p] || doc.barsLinks(p)
+		}
+	}
+	return out
 }
 
 // mayHaveRole: element i has an attribute that can give it a role its tag
