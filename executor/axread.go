@@ -340,6 +340,7 @@ type layoutDoc struct {
 		Attributes           []domsnapshot.ArrayOfStrings `json:"attributes"`
 		ContentDocumentIndex *domsnapshot.RareIntegerData `json:"contentDocumentIndex"`
 		PseudoType           *domsnapshot.RareStringData  `json:"pseudoType"`
+		OptionSelected       *domsnapshot.RareBooleanData `json:"optionSelected"`
 	} `json:"nodes"`
 	Layout struct {
 		NodeIndex []int64                      `json:"nodeIndex"`
@@ -364,7 +365,7 @@ func readLayout(exec context.Context) (domsnapshot.CaptureSnapshotResult, error)
 			FrameID:     d.FrameID,
 			Nodes: &domsnapshot.NodeTreeSnapshot{ParentIndex: n.ParentIndex, NodeType: n.NodeType, NodeName: n.NodeName,
 				NodeValue: n.NodeValue, BackendNodeID: n.BackendNodeID, Attributes: n.Attributes,
-				ContentDocumentIndex: n.ContentDocumentIndex, PseudoType: n.PseudoType},
+				ContentDocumentIndex: n.ContentDocumentIndex, PseudoType: n.PseudoType, OptionSelected: n.OptionSelected},
 			Layout:    &domsnapshot.LayoutTreeSnapshot{NodeIndex: l.NodeIndex, Styles: l.Styles, Text: l.Text},
 			TextBoxes: &domsnapshot.TextBoxSnapshot{},
 		})

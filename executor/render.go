@@ -78,6 +78,7 @@ type docView struct {
 type rareIndex struct {
 	contentDoc map[int]int
 	pseudo     map[int]bool
+	selected   map[int]bool // options selected
 }
 
 func newDocView(d *domsnapshot.DocumentSnapshot) *docView {
@@ -101,6 +102,12 @@ func newDocView(d *domsnapshot.DocumentSnapshot) *docView {
 	if p := d.Nodes.PseudoType; p != nil {
 		for _, idx := range p.Index {
 			v.rare.pseudo[int(idx)] = true
+		}
+	}
+	v.rare.selected = map[int]bool{}
+	if o := d.Nodes.OptionSelected; o != nil {
+		for _, idx := range o.Index {
+			v.rare.selected[int(idx)] = true
 		}
 	}
 	return v
@@ -621,7 +628,7 @@ func (r *renderer) control(v *docView, i int, tag, role string, ax *axInfo) bool
 		b.WriteString(" value=" + strconv.Quote(clip(ax.value, maxTextLen)))
 	}
 	if tag == "select" {
-		if opts := r.options(v, i); opts != "" {
+		if opts := r.options(v, i, role != "combobox"); opts != "" {
 			b.WriteString(" options: " + opts)
 		}
 	}
@@ -654,15 +661,29 @@ func (r *renderer) labelled(v *docView, i int, name string) bool {
 	return false
 }
 
-// options lists a <select>'s options by their text.
-func (r *renderer) options(v *docView, i int) string {
+// options lists a <select>'s options by their labels (the label
+// attribute, or else the text), but for those hidden by their hidden
+// attribute; marked says which are selected (a list box, whose line has
+// no value).
+func (r *renderer) options(v *docView, i int, marked bool) string {
 	var names []string
 	var visit func(int)
 	visit = func(n int) {
 		for _, c := range v.children[n] {
 			switch strings.ToLower(r.str(v.d.Nodes.NodeName[c])) {
 			case "option":
-				names = append(names, strconv.Quote(collapse(r.textOf(v, c))))
+				if _, hidden := r.attr(v, c, "hidden"); hidden {
+					continue
+				}
+				label, _ := r.attr(v, c, "label")
+				if label == "" {
+					label = r.textOf(v, c)
+				}
+				name := strconv.Quote(collapse(label))
+				if marked && v.rare.selected[c] {
+					name += " (selected)"
+				}
+				names = append(names, name)
 			case "optgroup":
 				visit(c)
 			}

@@ -25,6 +25,7 @@ const snapshotPage = `<!doctype html><title>Reference</title>
 <form aria-label="Settings"><label>Email <input name=e value="a@b.c"></label>
 <label><input type=checkbox checked> Remember</label>
 <select aria-label="Size"><option>S</option><option selected>M</option></select>
+<select aria-label="Sizes" multiple><option label="Small">S</option><option selected>M</option><option hidden>Secret</option><optgroup label="Big"><option selected>L</option></optgroup></select>
 <button>Save</button></form>
 <p style="display:none">invisible</p><p style="visibility:hidden">unseen</p>
 <img alt="A diagram"> <img alt="">
@@ -36,7 +37,9 @@ const snapshotPage = `<!doctype html><title>Reference</title>
 // their nesting and numbers, a table as rows with each cell's text once
 // (one Chromium takes for layout as the blocks it lays out),
 // a code block with its lines, controls with refs and states (their name
-// left out where their label shows it), links with refs and targets,
+// left out where their label shows it; a select's options by their labels,
+// hidden ones left out, and which are selected in a list box), links with
+// refs and targets,
 // hidden text left out, the main content first.
 func TestSnapshotFormat(t *testing.T) {
 	t.Parallel()
@@ -55,7 +58,8 @@ func TestSnapshotFormat(t *testing.T) {
 		"Right column\n" +
 		"```\nfunc main() {\n\trun()\n}\n```\n" +
 		"form \"Settings\":\n" +
-		"Email [textbox e4 value=\"a@b.c\"] [checkbox e5 checked] Remember [combobox \"Size\" e6 value=\"M\" options: \"S\", \"M\"] [button \"Save\" e7]\n" +
+		"Email [textbox e4 value=\"a@b.c\"] [checkbox e5 checked] Remember [combobox \"Size\" e6 value=\"M\" options: \"S\", \"M\"] [listbox \"Sizes\" e7 options: \"Small\", \"M\" (selected), \"L\" (selected)]\n" +
+		"[button \"Save\" e8]\n" +
 		"![A diagram]\n" +
 		"\n(outside the main content:)\n" +
 		"navigation \"Sidebar\":\n" +
