@@ -74,8 +74,10 @@ var tagDecided = map[string]bool{"h1": true, "h2": true, "h3": true, "h4": true,
 // displayed as list items, which only the layout tells, taking every <a>
 // with an href and no attribute that can change its role for a plain
 // link, and every row and cell that sits plainly in a table (tableparts.go)
-// for one of a table of data, which only the table's node tells (elements
-// in shadow roots and frames are not counted); and it says whether the
+// that looks like one of data for one of such a table, which only the
+// table's node tells (elements in shadow roots and frames are not
+// counted: a page of tables for layout, whose rows and cells the element
+// read asks about too, is read whole); and it says whether the
 // document has, outside shadow roots, what keeps it from having plain
 // links and rows and cells derived (links.go): a modal dialog or a
 // fullscreen element (:modal), aria-owns or aria-modal. Only the choice
@@ -86,9 +88,20 @@ var countCandidatesJS = `(() => {
   const html = 'http://www.w3.org/1999/xhtml';
   const is = (e, ...names) => e !== null && e.namespaceURI === html && names.includes(e.localName);
   const plain = e => !e.getAttributeNames().some(n => n === 'role' || n === 'tabindex' || n === 'contenteditable' || n.startsWith('aria-'));
+  // The table a row sits plainly in, if it looks like one of data (the
+  // node says, which the count cannot read): a role of one, a caption,
+  // a head or foot, columns, or a header cell.
+  const data = new Map();
   const inTable = row => {
-    const p = row.parentElement;
-    return is(p, 'table') || is(p, 'thead', 'tbody', 'tfoot') && is(p.parentElement, 'table');
+    let t = row.parentElement;
+    if (is(t, 'thead', 'tbody', 'tfoot')) t = t.parentElement;
+    if (!is(t, 'table')) return false;
+    if (!data.has(t)) {
+      const role = t.getAttribute('role');
+      data.set(t, role === 'table' || role === 'grid' || role === 'treegrid' || t.caption !== null || t.tHead !== null || t.tFoot !== null ||
+        t.querySelector(':scope > colgroup, :scope > col, th') !== null);
+    }
+    return data.get(t);
   };
   let all = 0, asked = 0, links = 0, parts = 0, rearranged = document.querySelector(':modal') !== null;
   for (const e of document.getElementsByTagName('*')) {

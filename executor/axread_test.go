@@ -139,6 +139,40 @@ const loose = document.createElement('tr'); loose.innerHTML = '<td>loose cell</t
 <table><caption>headers</caption><tr><th>col a</th><th>col b</th></tr><tr><th scope=row>row h</th><td>v</td></tr></table>
 <div style="content-visibility:hidden"><table><caption>content hidden</caption><tr><td>ch</td></tr></table></div></main>
 <footer>foot</footer>`),
+		// More tables (helper-62's review): nested, displayed otherwise,
+		// presentational, with ARIA on the table, in foreign content,
+		// deferred, in controls and links, slotted, moved by script.
+		"tables-more": []byte(`<!doctype html><title>tables more</title>
+<table><tr><td><table><caption>d</caption><tr><th>h</th><td>x</td></tr></table></td><td>side</td></tr></table>
+<table><caption>d</caption><tr><th>h</th><td><table><tr><td>inner</td><td>i2</td></tr></table></td></tr></table>
+<table><caption>d</caption><tbody style="display:table"><tr><td>a</td><td>b</td></tr></tbody></table>
+<table><caption>d</caption><tbody style="display:contents"><tr><td>a</td><td>b</td></tr></tbody></table>
+<table><caption>d</caption><tr style="display:table"><td>a</td><td>b</td></tr></table>
+<table style="display:grid"><caption>c</caption><tr><th>h</th><td>d</td></tr><tr><td>a</td><td>b</td></tr></table><table style="display:grid"><tr><td>l1</td><td>l2</td></tr></table>
+<table style="display:contents"><caption>c</caption><tr><th>h</th><td>d</td></tr><tr><td>a</td><td>b</td></tr></table><table style="display:contents"><tr><td>l1</td><td>l2</td></tr></table>
+<table style="display:flex"><caption>c</caption><tr><th>h</th><td>d</td></tr><tr><td>a</td><td>b</td></tr></table><table style="display:flex"><tr><td>l1</td><td>l2</td></tr></table>
+<table role=presentation><tr><th>h</th><td>d</td></tr></table><table role=none><caption>c</caption><tr><td>x</td></tr></table><table role=presentation tabindex=0><tr><th>h</th><td>d</td></tr></table><table role=none aria-label=x><tr><td>x</td></tr></table>
+<table aria-label=x><tr><td>a</td><td>b</td></tr></table><table aria-rowcount=5><tr><td>a</td></tr></table><table aria-hidden=true><caption>c</caption><tr><td>a</td></tr></table><table aria-describedby=z><tr><td>a</td></tr></table><p id=z>z</p><table role=table><tr><td>a</td></tr></table><table role=treegrid><tr><td>a</td></tr></table><table role=grid aria-readonly=true><tr><td>a</td></tr></table>
+<svg width=300 height=100><foreignObject width=300 height=100><table><caption>c</caption><tr><th>h</th><td>x</td></tr></table><table><tr><td>l</td></tr></table></foreignObject></svg>
+<div hidden=until-found><table><caption>c</caption><tr><th>h</th><td>x</td></tr></table></div><table hidden=until-found><caption>c</caption><tr><td>x</td></tr></table>
+<div style="content-visibility:auto"><table><caption>c</caption><tr><th>h</th><td>x</td></tr></table></div><div style="height:5000px"></div><div style="content-visibility:auto"><table><caption>far</caption><tr><th>h</th><td>x</td></tr></table></div><table style="content-visibility:hidden"><caption>c</caption><tr><td>x</td></tr></table><table><caption>c</caption><tr style="content-visibility:hidden"><td>x</td></tr></table>
+<details><summary>s</summary><table><caption>c</caption><tr><th>h</th><td>x</td></tr></table></details><details open><summary>s</summary><table><caption>c</caption><tr><th>h</th><td>x</td></tr></table></details>
+<table><caption>c</caption><colgroup><col span=2></colgroup><col><tr><th colspan=2>h</th><td rowspan=2>x</td></tr><tr><td>a</td><td>b</td></tr></table><table><colgroup><col></colgroup><tr><td colspan=2>l</td></tr></table>
+<select style="appearance:base-select"><option><table><caption>c</caption><tr><td>x</td></tr></table></option></select><script>{const o=document.createElement("option");o.innerHTML="<table><caption>c</caption><tr><th>h</th><td>x</td></tr></table>";document.querySelector("select").append(o)}</script><select multiple><option>a</option></select><script>{const t=document.createElement("table");t.innerHTML="<caption>c</caption><tr><th>h</th><td>x</td></tr>";document.querySelectorAll("select")[1].append(t)}</script>
+<button><table><caption>c</caption><tr><th>h</th><td>x</td></tr></table></button><label><table><caption>c</caption><tr><td>x</td></tr></table><input></label><a href="/t"><table><caption>c</caption><tr><th>h</th><td>x</td></tr></table></a><a href="/t2"><table><tr><td>lay</td></tr></table></a>
+<table><tr><th scope=col id=h1>a</th><th scope=colgroup>b</th></tr><tr><td headers=h1>1</td><th scope=rowgroup>r</th></tr></table><table><tr><td>only</td><th>late</th></tr></table>
+<x-t><table><caption>c</caption><tr><td>x</td></tr></table></x-t><x-g><table><tr><td>y</td></tr></table></x-g><script>{customElements.define("x-t",class extends HTMLElement{constructor(){super();this.attachInternals().ariaHidden="true"}});customElements.define("x-g",class extends HTMLElement{constructor(){super();this.attachInternals().role="table"}})}</script>
+<iframe srcdoc="<table><caption>c</caption><tr><th>h</th><td>x</td></tr></table><table><tr><td>l</td></tr></table>"></iframe><table><caption>top</caption><tr><td>y</td></tr></table>
+<div id=h></div><div id=h2><tr id=slotrow><td>slotted cell</td></tr></div><script>{
+const r=document.getElementById("h").attachShadow({mode:"open"});r.innerHTML="<table><caption>c</caption><tr><th>h</th><td>x</td></tr></table><table><tr><td>l</td></tr></table>";
+const r2=document.getElementById("h2").attachShadow({mode:"closed"});const t=document.createElement("table");const tb=document.createElement("tbody");const s=document.createElement("slot");tb.append(s);t.append(tb);r2.append(t);
+const h2=document.getElementById("h2");const tr=document.createElement("tr");tr.innerHTML="<td>slotted tr</td><td>b</td>";h2.append(tr);}</script>
+<div id=h2></div><script>{
+const h2=document.getElementById("h2");const r2=h2.attachShadow({mode:"open"});const t=document.createElement("table");t.createCaption().textContent="cap";const tb=document.createElement("tbody");const tr0=document.createElement("tr");const s=document.createElement("slot");tr0.append(s);tb.append(tr0);t.append(tb);r2.append(t);
+const td=document.createElement("td");td.textContent="slotted td";h2.append(td);
+const tbl=document.createElement("table");tbl.innerHTML="<tr><td>light layout</td></tr>";h2.append(tbl);}</script>
+<table id=a><tr><td>l1</td><td>l2</td></tr></table><table id=b><caption>c</caption><tr><th>h</th></tr></table><script>{document.getElementById("b").tBodies[0].append(document.getElementById("a").rows[0])}</script>
+`),
 		// A modal dialog makes the rest of the page inert.
 		"modal": []byte(`<!doctype html><title>modal</title><base href="/base/">
 <p><a href="/outside">outside the dialog</a> <a href="rel">relative</a></p>
@@ -210,7 +244,7 @@ root.innerHTML = '<dialog style="display:none"><a href="/inside">inside</a></dia
 func TestElementReadRendersAsWholeTree(t *testing.T) {
 	t.Parallel()
 	chosen := map[string]bool{"go-spec": true, "go-memory": true, "films": true, "controls": false, "modal": false, "aria-modal": false, "aria-owns": false,
-		"modal-no-open": false, "fullscreen": false,
+		"modal-no-open": false, "fullscreen": false, "tables-more": false,
 		"shadow-modal": false, "popover": false, "bad-base": false, "user-base": false, "empty-query": false,
 		"escape-base": false, "fragment-base": false}
 	// The plain links each page has at the least: the element read asks
