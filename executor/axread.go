@@ -272,24 +272,6 @@ ask:
 	return nodes, failed
 }
 
-// warmTree has Chromium build the accessibility tree of the tab's
-// document, as its first read of a node of the tree does, by reading the
-// document's node. An action that led to a new document calls it while
-// the page settles (run.go): the renderer, idle in the quiet window,
-// builds the tree then, and the snapshot that follows does not wait for
-// it (Chromium keeps the tree of a document once built: 20 ms of the films
-// list's first element read, 40 ms of the Go specification's). Where the
-// tree takes longer to build than the window, the rest is paid by the
-// call's read after the action, not saved.
-func (s *session) warmTree(ctx context.Context) {
-	doc, err := s.evalInWorld(ctx, "document")
-	if err != nil || doc == nil || doc.ObjectID == "" {
-		return
-	}
-	relatives := false
-	_, _ = chromedp.Call(ctx, partialAXTree, accessibility.GetPartialAXTreeParams{ObjectID: doc.ObjectID, FetchRelatives: &relatives})
-}
-
 // topLayer reports whether the tab's document has an element in the top
 // layer, wherever it is (in a shadow tree, undisplayed, or without its
 // open attribute): a modal dialog or a fullscreen element makes the rest

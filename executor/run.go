@@ -240,18 +240,14 @@ func (e *Executor) act(actx context.Context, s *session, t *turn) *Blocked {
 		// the page settles, off the reply's path: the read after the
 		// action (checkAfter) finds it made. It is done before act is.
 		// What is not done when the page has settled is given up (the read
-		// after makes the world itself): act takes no longer for it. Then
-		// the document's accessibility tree is built (warmTree), while
-		// the page's renderer waits out the quiet DOM.
+		// after makes the world itself): act takes no longer for it.
 		var made sync.WaitGroup
 		wctx, giveUp := context.WithCancel(actx)
 		makeWorld := func() {
 			made.Add(1)
 			go func() {
 				defer made.Done()
-				if _, err := s.world(wctx); err == nil {
-					s.warmTree(wctx)
-				}
+				_, _ = s.world(wctx)
 			}()
 		}
 		if w.navigationCount() != navs {
