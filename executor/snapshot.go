@@ -150,7 +150,9 @@ func (s *session) capture(ctx, exec context.Context, id target.ID, depth int) (*
 		byElement, derive = s.chooseRead(exec)
 	}
 	if byElement {
+		built := s.buildTree(exec)
 		layout, ax, err = readByElements(exec, derive)
+		built()
 	}
 	if !byElement || errors.Is(err, errElementRead) {
 		layout, ax, err = s.readWholeTree(exec)
