@@ -190,6 +190,13 @@ func (r *renderer) render(v *docView, i int) {
 	}
 	block := shown && isBlock(display)
 	switch {
+	case tag == "option" && shown && !r.inList(v, i):
+		// An option outside a select or a datalist shows its label, which
+		// Chromium paints itself: its text has no layout of its own.
+		if _, hidden := r.attr(v, i, "hidden"); !hidden {
+			r.flush()
+			r.line(collapse(r.optionLabel(v, i)))
+		}
 	case tag == "main" || role == "main":
 		r.flush()
 		r.inMain++
@@ -661,36 +668,54 @@ func (r *renderer) labelled(v *docView, i int, name string) bool {
 	return false
 }
 
-// options lists a <select>'s options by their labels (the label
-// attribute, or else the text), but for those hidden by their hidden
-// attribute; marked says which are selected (a list box, whose line has
-// no value).
+// options lists a <select>'s options by their labels (optionLabel),
+// wherever they are in it (a customizable select may hold them in other
+// elements), but for those hidden by their hidden attribute; marked says
+// which are selected (a list box, whose line has no value).
 func (r *renderer) options(v *docView, i int, marked bool) string {
 	var names []string
 	var visit func(int)
 	visit = func(n int) {
 		for _, c := range v.children[n] {
+			if v.d.Nodes.NodeType[c] != 1 {
+				continue
+			}
 			switch strings.ToLower(r.str(v.d.Nodes.NodeName[c])) {
 			case "option":
 				if _, hidden := r.attr(v, c, "hidden"); hidden {
 					continue
 				}
-				label, _ := r.attr(v, c, "label")
-				if label == "" {
-					label = r.textOf(v, c)
-				}
-				name := strconv.Quote(collapse(label))
+				name := strconv.Quote(collapse(r.optionLabel(v, c)))
 				if marked && v.rare.selected[c] {
 					name += " (selected)"
 				}
 				names = append(names, name)
-			case "optgroup":
+			default:
 				visit(c)
 			}
 		}
 	}
 	visit(i)
 	return strings.Join(names, ", ")
+}
+
+// optionLabel is an option's label: its label attribute, or else its
+// text.
+func (r *renderer) optionLabel(v *docView, i int) string {
+	if label, _ := r.attr(v, i, "label"); label != "" {
+		return label
+	}
+	return r.textOf(v, i)
+}
+
+// inList reports whether node i is inside a select or a datalist.
+func (r *renderer) inList(v *docView, i int) bool {
+	for p := int(v.d.Nodes.ParentIndex[i]); p >= 0; p = int(v.d.Nodes.ParentIndex[p]) {
+		if t := strings.ToLower(r.str(v.d.Nodes.NodeName[p])); t == "select" || t == "datalist" {
+			return true
+		}
+	}
+	return false
 }
 
 // textOf is the text of the DOM nodes under node n.

@@ -26,7 +26,9 @@ const snapshotPage = `<!doctype html><title>Reference</title>
 <label><input type=checkbox checked> Remember</label>
 <select aria-label="Size"><option>S</option><option selected>M</option></select>
 <select aria-label="Sizes" multiple><option label="Small">S</option><option selected>M</option><option hidden>Secret</option><optgroup label="Big"><option selected>L</option></optgroup></select>
+<select aria-label="Colour" style="appearance:base-select"><div><option>Red</option></div><option selected>Blue</option></select>
 <button>Save</button></form>
+<option>A stray option</option>
 <p style="display:none">invisible</p><p style="visibility:hidden">unseen</p>
 <img alt="A diagram"> <img alt="">
 </main>
@@ -38,7 +40,8 @@ const snapshotPage = `<!doctype html><title>Reference</title>
 // (one Chromium takes for layout as the blocks it lays out),
 // a code block with its lines, controls with refs and states (their name
 // left out where their label shows it; a select's options by their labels,
-// hidden ones left out, and which are selected in a list box), links with
+// wherever they are in it, hidden ones left out, and which are selected
+// in a list box; an option outside a select by its label), links with
 // refs and targets,
 // hidden text left out, the main content first.
 func TestSnapshotFormat(t *testing.T) {
@@ -59,7 +62,8 @@ func TestSnapshotFormat(t *testing.T) {
 		"```\nfunc main() {\n\trun()\n}\n```\n" +
 		"form \"Settings\":\n" +
 		"Email [textbox e4 value=\"a@b.c\"] [checkbox e5 checked] Remember [combobox \"Size\" e6 value=\"M\" options: \"S\", \"M\"] [listbox \"Sizes\" e7 options: \"Small\", \"M\" (selected), \"L\" (selected)]\n" +
-		"[button \"Save\" e8]\n" +
+		"[combobox \"Colour\" e8 value=\"Blue\" options: \"Red\", \"Blue\"] [button \"Save\" e9]\n" +
+		"A stray option\n" +
 		"![A diagram]\n" +
 		"\n(outside the main content:)\n" +
 		"navigation \"Sidebar\":\n" +
