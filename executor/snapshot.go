@@ -150,7 +150,12 @@ func (s *session) capture(ctx, exec context.Context, id target.ID, depth int) (*
 		byElement, derive = s.chooseRead(exec)
 	}
 	if byElement {
-		built := s.buildTree(exec)
+		// The tree is built once per document: Chromium keeps it.
+		built, navs := func() {}, s.tab.watch.navigationCount()
+		if !s.tab.treeBuilt || s.tab.treeNavs != navs {
+			built = s.buildTree(exec)
+			s.tab.treeBuilt, s.tab.treeNavs = true, navs
+		}
 		layout, ax, err = readByElements(exec, derive)
 		built()
 	}

@@ -25,6 +25,10 @@ type tab struct {
 	paged     paged
 	worldID   runtime.ExecutionContextID // the gate's isolated world (see world.go)
 	worldNavs int                        // navigation count when worldID was made
+	// treeBuilt says a snapshot has had Chromium build the accessibility
+	// tree of the document of navigation treeNavs (buildTree).
+	treeBuilt bool
+	treeNavs  int
 	frames    *frameConns                // its out-of-process frames attached (oopif.go)
 }
 
