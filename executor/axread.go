@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/dom"
 	"github.com/chromedp/cdproto/domsnapshot"
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
 
@@ -27,7 +28,7 @@ import (
 // items, whose tag alone decides how they are rendered (no role Chromium
 // gives them without such an attribute is a control, a landmark or an
 // image), and options and their groups, which a select's line lists by
-// their text (337 of MDN's 404 such elements: it is read element by
+// their labels (337 of MDN's 404 such elements: it is read element by
 // element since, 41–47 ms against 62–70 for the whole tree). Plain links,
 // most of such elements on a long text, are not asked about either: their
 // role and target are derived from the layout (links.go). Nor are the
@@ -73,11 +74,12 @@ var tagDecided = map[string]bool{"h1": true, "h2": true, "h3": true, "h4": true,
 // those of them a snapshot would ask the tree about, but for those
 // displayed as list items, which only the layout tells, taking every <a>
 // with an href and no attribute that can change its role for a plain
-// link, and every row and cell that sits plainly in a table (tableparts.go)
-// that looks like one of data for one of such a table, which only the
-// table's node tells (elements in shadow roots and frames are not
-// counted: a page of tables for layout, whose rows and cells the element
-// read asks about too, is read whole); and it says whether the
+// link, and every row and cell that sits plainly in a table
+// (tableparts.go) as one not asked about when the table looks like one of
+// data (only the table's node tells: the element read asks about the
+// rows and cells of a table for layout, so a page of those is read
+// whole); elements in shadow roots and frames are not counted; and it
+// says whether the
 // document has, outside shadow roots, what keeps it from having plain
 // links and rows and cells derived (links.go): a modal dialog or a
 // fullscreen element (:modal), aria-owns or aria-modal. Only the choice
@@ -276,8 +278,11 @@ ask:
 // document (which its first read of a node of the tree does: 20 ms of the
 // films list's element read, 40 ms of the Go specification's) while the
 // layout is read: it reads the document's node, from the gate's world,
-// once a first round trip has put it behind the layout read, so that the
-// renderer builds the tree while the layout is sent and decoded. The
+// once a first round trip (the document's object) has put it behind the
+// layout read the caller sends meanwhile, so that the renderer builds the
+// tree while the layout is sent and decoded. Were the two to arrive the
+// other way round, the tree would be built first, which costs time only.
+// It fails silently: the element read builds the tree anyway. The
 // returned func waits for it.
 func (s *session) buildTree(exec context.Context) (wait func()) {
 	done := make(chan struct{})
@@ -289,6 +294,8 @@ func (s *session) buildTree(exec context.Context) (wait func()) {
 		}
 		relatives := false
 		_, _ = chromedp.Call(exec, partialAXTree, accessibility.GetPartialAXTreeParams{ObjectID: doc.ObjectID, FetchRelatives: &relatives})
+		// The world would hold the object until the next document.
+		_, _ = chromedp.Call(exec, runtime.ReleaseObject, runtime.ReleaseObjectParams{ObjectID: doc.ObjectID})
 	}()
 	return func() { <-done }
 }

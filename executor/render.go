@@ -193,7 +193,7 @@ func (r *renderer) render(v *docView, i int) {
 	case tag == "option" && shown && !r.inList(v, i):
 		// An option outside a select or a datalist shows its label, which
 		// Chromium paints itself: its text has no layout of its own.
-		if _, hidden := r.attr(v, i, "hidden"); !hidden {
+		if !r.hidden(v, li) {
 			r.flush()
 			r.line(collapse(r.optionLabel(v, i)))
 		}
@@ -641,7 +641,9 @@ func (r *renderer) control(v *docView, i int, tag, role string, ax *axInfo) bool
 	}
 	b.WriteString("]")
 	r.text(" "+b.String()+" ", false)
-	if containerControls[role] {
+	if containerControls[role] && tag != "select" {
+		// A select's options are on its line (a customizable one lays
+		// them out, and they would show twice).
 		r.children(v, i)
 	}
 	return true
@@ -670,8 +672,11 @@ func (r *renderer) labelled(v *docView, i int, name string) bool {
 
 // options lists a <select>'s options by their labels (optionLabel),
 // wherever they are in it (a customizable select may hold them in other
-// elements), but for those hidden by their hidden attribute; marked says
-// which are selected (a list box, whose line has no value).
+// elements) but for a select or datalist a script put in it, whose
+// options are not the select's, and but for those hidden by a hidden
+// attribute, theirs or an element's around them (an option hidden by
+// its style cannot be told: a select's options have no layout); marked
+// says which are selected (a list box, whose line has no value).
 func (r *renderer) options(v *docView, i int, marked bool) string {
 	var names []string
 	var visit func(int)
@@ -680,16 +685,17 @@ func (r *renderer) options(v *docView, i int, marked bool) string {
 			if v.d.Nodes.NodeType[c] != 1 {
 				continue
 			}
+			if _, hidden := r.attr(v, c, "hidden"); hidden {
+				continue
+			}
 			switch strings.ToLower(r.str(v.d.Nodes.NodeName[c])) {
 			case "option":
-				if _, hidden := r.attr(v, c, "hidden"); hidden {
-					continue
-				}
 				name := strconv.Quote(collapse(r.optionLabel(v, c)))
 				if marked && v.rare.selected[c] {
 					name += " (selected)"
 				}
 				names = append(names, name)
+			case "select", "datalist":
 			default:
 				visit(c)
 			}

@@ -26,9 +26,12 @@ const snapshotPage = `<!doctype html><title>Reference</title>
 <label><input type=checkbox checked> Remember</label>
 <select aria-label="Size"><option>S</option><option selected>M</option></select>
 <select aria-label="Sizes" multiple><option label="Small">S</option><option selected>M</option><option hidden>Secret</option><optgroup label="Big"><option selected>L</option></optgroup></select>
-<select aria-label="Colour" style="appearance:base-select"><div><option>Red</option></div><option selected>Blue</option></select>
+<select aria-label="Colour" style="appearance:base-select"><div><option>Red</option></div><option selected>Blue</option><div hidden><option>Grey</option></div><optgroup label="Dark" hidden><option>Black</option></optgroup></select>
+<select aria-label="Tags" multiple size=3 style="appearance:base-select"><option selected>new</option><option>old</option></select>
 <button>Save</button></form>
-<option>A stray option</option>
+<option>A stray option</option><option style="visibility:hidden">An unseen option</option>
+<script>{const c = document.querySelector('[aria-label=Colour]'); const inner = document.createElement('select'); inner.innerHTML = '<option>Nested</option>';
+const dl = document.createElement('datalist'); dl.innerHTML = '<option>Listed</option>'; c.append(inner, dl)}</script>
 <p style="display:none">invisible</p><p style="visibility:hidden">unseen</p>
 <img alt="A diagram"> <img alt="">
 </main>
@@ -40,8 +43,9 @@ const snapshotPage = `<!doctype html><title>Reference</title>
 // (one Chromium takes for layout as the blocks it lays out),
 // a code block with its lines, controls with refs and states (their name
 // left out where their label shows it; a select's options by their labels,
-// wherever they are in it, hidden ones left out, and which are selected
-// in a list box; an option outside a select by its label), links with
+// wherever they are in it but for those of a select or datalist put in it,
+// hidden ones left out, and which are selected in a list box, each once;
+// an option outside a select by its label, unless hidden), links with
 // refs and targets,
 // hidden text left out, the main content first.
 func TestSnapshotFormat(t *testing.T) {
@@ -61,8 +65,8 @@ func TestSnapshotFormat(t *testing.T) {
 		"Right column\n" +
 		"```\nfunc main() {\n\trun()\n}\n```\n" +
 		"form \"Settings\":\n" +
-		"Email [textbox e4 value=\"a@b.c\"] [checkbox e5 checked] Remember [combobox \"Size\" e6 value=\"M\" options: \"S\", \"M\"] [listbox \"Sizes\" e7 options: \"Small\", \"M\" (selected), \"L\" (selected)]\n" +
-		"[combobox \"Colour\" e8 value=\"Blue\" options: \"Red\", \"Blue\"] [button \"Save\" e9]\n" +
+		"Email [textbox e4 value=\"a@b.c\"] [checkbox e5 checked] Remember [combobox \"Size\" e6 value=\"M\" options: \"S\", \"M\"] [listbox \"Sizes\" e7 options: \"Small\", \"M\" (selected), \"L\" (selected)] " +
+		"[combobox \"Colour\" e8 value=\"Blue\" options: \"Red\", \"Blue\"] [listbox \"Tags\" e9 options: \"new\" (selected), \"old\"] [button \"Save\" e10]\n" +
 		"A stray option\n" +
 		"![A diagram]\n" +
 		"\n(outside the main content:)\n" +

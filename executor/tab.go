@@ -29,7 +29,7 @@ type tab struct {
 	// tree of the document of navigation treeNavs (buildTree).
 	treeBuilt bool
 	treeNavs  int
-	frames    *frameConns                // its out-of-process frames attached (oopif.go)
+	frames    *frameConns // its out-of-process frames attached (oopif.go)
 }
 
 // open reports whether the tab is usable: its context alive and its

@@ -18,9 +18,11 @@ import (
 // table is) does not say it is a table of data:
 //   - a row (tr) whose parent is the table, or a thead, tbody or tfoot
 //     whose parent is the table, and a cell (td, th) whose parent is such
-//     a row: HTML elements of the tab's own document (not of a frame in
-//     it), neither with a role, tabindex, contenteditable or aria-*
-//     attribute. The structure only names the table whose node decides:
+//     a row: elements of the tab's own document (not of a frame in it)
+//     named in upper case, as HTML's are (one of another namespace
+//     created with such a name is no table's part to Chromium, which
+//     gives it no layout role), neither with a role, tabindex,
+//     contenteditable or aria-* attribute. The structure only names the table whose node decides:
 //     a row or a cell anywhere else, or in a table whose node is not
 //     read (one the tree ignores), is asked about;
 //   - and, as for plain links (links.go), no aria-owns or aria-modal in
