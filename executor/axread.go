@@ -41,9 +41,9 @@ import (
 // elements) 97–108 ms instead of 177–201; and LWN, whose 398 rows and
 // cells of data were most of the 450 elements it asked about, asks about
 // 57 of 703 and takes 37–43 ms instead of 69–85. A short page of tables is
-// read faster whole. So the tab's
-// document is read element by element only where such elements are fewer
-// than a quarter of its elements (countCandidatesJS, read first).
+// read faster whole. So the tab's document is read element by element only
+// where such elements are fewer than a quarter of its elements
+// (countCandidatesJS, read first).
 //
 // Both reads render the same snapshot (TestElementReadRendersAsWholeTree);
 // what either says is Chromium's, or for a plain link what it would say
@@ -79,17 +79,15 @@ var tagDecided = map[string]bool{"h1": true, "h2": true, "h3": true, "h4": true,
 // data (only the table's node tells: the element read asks about the
 // rows and cells of a table for layout, so a page of those is read
 // whole); elements in shadow roots and frames are not counted; and it
-// says whether the
-// document has, outside shadow roots, what keeps it from having plain
-// links and rows and cells derived (links.go): a modal dialog or a
-// fullscreen element (:modal), aria-owns or aria-modal. Only the choice
-// of read rests on it: the element read checks for these itself
-// (plainLinks, tableParts, topLayer).
+// says whether the document has, outside shadow roots, what keeps it from
+// having plain links and rows and cells derived (links.go): a modal
+// dialog or a fullscreen element (:modal), aria-owns or aria-modal. Only
+// the choice of read rests on it: the element read checks for these
+// itself (plainLinks, tableParts, topLayer).
 var countCandidatesJS = `(() => {
   const tags = new Set(` + "['" + strings.Join(axTags, "','") + "']" + `);
   const html = 'http://www.w3.org/1999/xhtml';
   const is = (e, ...names) => e !== null && e.namespaceURI === html && names.includes(e.localName);
-  const plain = e => !e.getAttributeNames().some(n => n === 'role' || n === 'tabindex' || n === 'contenteditable' || n.startsWith('aria-'));
   // The table a row sits plainly in, if it looks like one of data (the
   // node says, which the count cannot read): a role of one, a caption,
   // a head or foot, columns, or a header cell.
@@ -105,6 +103,8 @@ var countCandidatesJS = `(() => {
     }
     return data.get(t);
   };
+  // The rows that sit plainly in a table of data, met before their cells.
+  const rows = new Set();
   let all = 0, asked = 0, links = 0, parts = 0, rearranged = document.querySelector(':modal') !== null;
   for (const e of document.getElementsByTagName('*')) {
     all++;
@@ -114,7 +114,8 @@ var countCandidatesJS = `(() => {
       if (n === 'role' || n === 'tabindex' || n === 'contenteditable' || n.startsWith('aria-')) role = true;
     }
     const link = is(e, 'a') && e.hasAttribute('href');
-    const part = is(e, 'tr') && inTable(e) || is(e, 'td', 'th') && is(e.parentElement, 'tr') && plain(e.parentElement) && inTable(e.parentElement);
+    const part = is(e, 'tr') ? inTable(e) : is(e, 'td', 'th') && rows.has(e.parentElement);
+    if (part && !role && e.localName === 'tr') rows.add(e);
     if (role || !link && !part && (tags.has(e.localName) || e.localName.includes('-'))) asked++;
     else if (link) links++;
     else if (part) parts++;

@@ -65,10 +65,8 @@ func plainLinks(layout *domsnapshot.CaptureSnapshotResult) map[cdp.BackendNodeID
 	}
 	d := layout.Documents[0]
 	doc := docNodes{layout, d}
-	for i := range d.Nodes.NodeType {
-		if d.Nodes.NodeType[i] == 1 && doc.rearranges(i) {
-			return nil
-		}
+	if doc.rearranged() {
+		return nil
 	}
 	// The base as the browser wrote it, which Go must write back alike
 	// (it would escape a user's name again, say); but for its fragment,
@@ -187,12 +185,17 @@ func (doc docNodes) style(li, k int) string {
 // attribute, or the style itself).
 const styleInteractivity = 3
 
-// rearranges: element i has aria-modal, which can make the rest of the
-// page hidden from the tree, or aria-owns, which moves elements in the
-// tree (no case was found where Chromium 156 then hides a link or takes
-// its role; it is a precaution).
-func (doc docNodes) rearranges(i int) bool {
-	return doc.has(i, "aria-modal") || doc.has(i, "aria-owns")
+// rearranged: an element of the document has aria-modal, which can make
+// the rest of the page hidden from the tree, or aria-owns, which moves
+// elements in the tree (no case was found where Chromium 156 then hides a
+// link or takes its role; it is a precaution).
+func (doc docNodes) rearranged() bool {
+	for i, t := range doc.d.Nodes.NodeType {
+		if t == 1 && (doc.has(i, "aria-modal") || doc.has(i, "aria-owns")) {
+			return true
+		}
+	}
+	return false
 }
 
 // barsLinks: node p hides the links under it from the tree (aria-hidden;

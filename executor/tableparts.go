@@ -52,12 +52,10 @@ func tableParts(layout *domsnapshot.CaptureSnapshotResult) map[cdp.BackendNodeID
 	}
 	d := layout.Documents[0]
 	doc := docNodes{layout, d}
-	n := len(d.Nodes.NodeType)
-	for i := range n {
-		if d.Nodes.NodeType[i] == 1 && doc.rearranges(i) {
-			return nil
-		}
+	if doc.rearranged() {
+		return nil
 	}
+	n := len(d.Nodes.NodeType)
 	// An HTML element's name is upper case.
 	name := func(i int) string {
 		if i < 0 || i >= n || d.Nodes.NodeType[i] != 1 {
