@@ -45,8 +45,14 @@ type targetGuard struct {
 	// user: the session works in the user's own browser context, where no
 	// egress proxy stands: its targets are told from the user's by their
 	// opener, and each gets the WebSocket rules (wsrules.go).
-	user    bool
-	wsRules []wsRule
+	user bool
+	// wsMu orders the WebSocket rules sent: those a target is prepared
+	// with and each refresh (refreshWebSocketRules) are sent under it,
+	// so the last a target gets is the newest. wsRules are the current
+	// rules, wsSessions the guard sessions of the targets given them.
+	wsMu       sync.Mutex
+	wsRules    []wsRule
+	wsSessions map[string]bool
 
 	writeMu sync.Mutex
 	mu      sync.Mutex
@@ -144,7 +150,7 @@ func guardTargets(ctx context.Context, cfg guardConfig, ic *interceptor, logger 
 	}
 	conn.SetReadLimit(64 << 20)
 	tab := cfg.tab
-	g := &targetGuard{conn: conn, context: cfg.context, ic: ic, logger: logger, user: cfg.user, wsRules: cfg.wsRules,
+	g := &targetGuard{conn: conn, context: cfg.context, ic: ic, logger: logger, user: cfg.user, wsRules: cfg.wsRules, wsSessions: map[string]bool{},
 		pending: map[int64]chan cdpReply{}, guarded: map[string]bool{}, ready: map[string]bool{}, pages: map[string]string{}, home: tab,
 		parent: map[string]string{}, doomed: map[string]bool{}, extra: map[string]bool{}, users: map[string]bool{},
 		frames: map[string]bool{tab: true}, downloads: cfg.downloads, wsURL: cfg.wsURL,
@@ -738,6 +744,48 @@ func (g *targetGuard) answer(ctx context.Context, session, method string, params
 	return true
 }
 
+// wsRulesMethod sets a target's WebSocket rules (wsrules.go).
+const wsRulesMethod = "Network.emulateNetworkConditionsByRule"
+
+// refreshWebSocketRules sets the rules build returns on every target the
+// guard gave rules to, and on those it prepares from now on. build runs
+// under wsMu, so refreshes that race each other send in the order they
+// read the daemon's endpoints. A target whose session is gone is
+// forgotten; one that answers with another error is logged (it keeps its
+// rules, and no prepared target has refused them).
+func (g *targetGuard) refreshWebSocketRules(ctx context.Context, build func() []wsRule) {
+	type sent struct {
+		session string
+		ch      chan cdpReply
+	}
+	var out []sent
+	g.wsMu.Lock()
+	g.wsRules = build()
+	for session := range g.wsSessions {
+		ch, err := g.send(session, wsRulesMethod, map[string]any{"matchedNetworkConditions": g.wsRules})
+		if err != nil {
+			g.wsMu.Unlock()
+			return // the connection is gone, and every session on it
+		}
+		out = append(out, sent{session, ch})
+	}
+	g.wsMu.Unlock()
+	for _, s := range out {
+		_, err := g.await(ctx, wsRulesMethod, s.ch, renderlessWait)
+		switch {
+		case err == nil || errors.Is(err, context.DeadlineExceeded):
+			// A target that has no renderer yet answers once it runs,
+			// its commands in order.
+		case strings.Contains(err.Error(), "No session"):
+			g.wsMu.Lock()
+			delete(g.wsSessions, s.session)
+			g.wsMu.Unlock()
+		default:
+			g.logger.Warn("target guard: a target refused new WebSocket rules", "session", s.session, "error", err)
+		}
+	}
+}
+
 // prepare enables interception on one target session, removes WebRTC from
 // its documents, makes its own children pause at start, and lets it run.
 // renderlessWait bounds the wait for an answer that a target without a
@@ -773,12 +821,21 @@ func (g *targetGuard) prepare(ctx context.Context, session, kind string) error {
 			params map[string]any
 		}{
 			{"Network.enable", map[string]any{"maxTotalBufferSize": 0, "maxResourceBufferSize": 0}},
-			{"Network.emulateNetworkConditionsByRule", map[string]any{"matchedNetworkConditions": g.wsRules}},
+			{wsRulesMethod, nil}, // the current rules, as they are sent
 			// The user's own service workers do not answer for the
 			// session's pages (they would fetch unguarded).
 			{"Network.setBypassServiceWorker", map[string]any{"bypass": true}},
 		} {
-			ch, err := g.send(session, c.method, c.params)
+			var ch chan cdpReply
+			var err error
+			if c.method == wsRulesMethod {
+				g.wsMu.Lock()
+				g.wsSessions[session] = true
+				ch, err = g.send(session, c.method, map[string]any{"matchedNetworkConditions": g.wsRules})
+				g.wsMu.Unlock()
+			} else {
+				ch, err = g.send(session, c.method, c.params)
+			}
 			if err == nil {
 				_, err = g.await(ctx, c.method, ch, renderlessWait)
 			}

@@ -92,6 +92,10 @@ type backend struct {
 	// liveEndpoints are the live DevTools endpoints this backend has
 	// attached to, registered in listeners for good.
 	liveEndpoints map[netip.AddrPort]bool
+	// wsPortsCache keeps the scope's answers that WebSocket rules are
+	// built from (wsScopePorts).
+	wsPortsMu    sync.Mutex
+	wsPortsCache map[wsScopeKey]*wsPorts
 
 	// limiter spaces the browserless engine's requests to each host, for
 	// every session of the manifest (hostLimiter).
@@ -175,8 +179,10 @@ func (b *backend) newSessionContext(s *session, w *pageWatch, opts ...chromedp.C
 		c := chromedp.FromContext(ctx)
 		ic := &interceptor{check: b.check, log: s.egress.blocked, acting: s.egress.acting, navs: w.navigationCount, bound: s.egress.bound}
 		cfg := guardConfig{wsURL: b.wsURL, context: string(c.BrowserContextID), tab: string(c.Target.TargetID), user: b.userContext()}
+		var rulesGen uint64
 		if cfg.user {
-			cfg.wsRules = webSocketRules(b.scope.Load(), b.wsAllowed)
+			rulesGen = b.listeners.generation()
+			cfg.wsRules = webSocketRules(b.scope.Load(), b.wsAllowed())
 		}
 		dl, err := s.downloadsFor(b)
 		if err != nil {
@@ -192,7 +198,24 @@ func (b *backend) newSessionContext(s *session, w *pageWatch, opts ...chromedp.C
 		s.egress.ic.Store(ic)
 		s.egress.guard = guard
 		inner := stop
+		unwatch := func() {}
+		if cfg.user {
+			// The rules allow what the scope allows but the daemon's own
+			// endpoints, and those come and go (another session's egress
+			// proxy, another manifest's browser): each change is sent to
+			// every target of the session before the change returns. One
+			// made since the rules were built is sent at once.
+			refresh := func() {
+				guard.refreshWebSocketRules(ctx, func() []wsRule { return webSocketRules(b.scope.Load(), b.wsAllowed()) })
+			}
+			var gen uint64
+			gen, unwatch = b.listeners.watch(refresh)
+			if gen != rulesGen {
+				refresh()
+			}
+		}
 		stop = func() {
+			unwatch()
 			if cfg.user {
 				// In the user's context nothing disposes of the session's
 				// popups with a browser context: they are closed while

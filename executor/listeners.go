@@ -35,6 +35,11 @@ type listeners struct {
 	// local are this machine's interface addresses, as read at each
 	// registration of an endpoint on every address, all kept.
 	local map[netip.Addr]bool
+	// gen counts the changes to what is refused; watchers are called
+	// after each (watch).
+	gen      uint64
+	watchers map[int]func()
+	nextW    int
 }
 
 type listener struct {
@@ -65,20 +70,68 @@ func (l *listeners) add(ap netip.AddrPort, what string) {
 		local = interfaceAddrs()
 	}
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if l.at == nil {
 		l.at, l.local = map[netip.AddrPort]*listener{}, map[netip.Addr]bool{}
 	}
+	changed := false
 	for _, a := range local {
-		l.local[a] = true // added to, never taken from: an interface down now may be up again
+		if !l.local[a] {
+			l.local[a] = true // added to, never taken from: an interface down now may be up again
+			changed = true
+		}
 	}
 	e := l.at[k]
 	if e == nil {
 		e = &listener{}
 		l.at[k] = e
+		changed = true
 	}
 	e.what = what // the latest: a port's earlier holder may be closing
 	e.n++
+	l.changedLocked(changed)
+}
+
+// changedLocked ends a change made under l.mu: when it changed what is
+// refused, it counts it and calls the watchers, outside the lock.
+func (l *listeners) changedLocked(changed bool) {
+	var fns []func()
+	if changed {
+		l.gen++
+		for _, fn := range l.watchers {
+			fns = append(fns, fn)
+		}
+	}
+	l.mu.Unlock()
+	for _, fn := range fns {
+		fn()
+	}
+}
+
+// watch has fn called after each change to what is refused (an endpoint
+// registered where none was, or forgotten), once the change is made, on
+// the goroutine that made it. It returns the generation fn is called from
+// on and a func that stops the calls.
+func (l *listeners) watch(fn func()) (gen uint64, stop func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.watchers == nil {
+		l.watchers = map[int]func(){}
+	}
+	l.nextW++
+	id := l.nextW
+	l.watchers[id] = fn
+	return l.gen, func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		delete(l.watchers, id)
+	}
+}
+
+// generation counts the changes to what is refused so far.
+func (l *listeners) generation() uint64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.gen
 }
 
 // interfaceAddrs are this machine's interface addresses, unmapped (none
@@ -98,13 +151,15 @@ func interfaceAddrs() []netip.Addr {
 // the endpoint is forgotten (its port may be reused at once).
 func (l *listeners) remove(ap netip.AddrPort) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	k, _ := key(ap)
+	changed := false
 	if e := l.at[k]; e != nil {
 		if e.n--; e.n <= 0 {
 			delete(l.at, k)
+			changed = true
 		}
 	}
+	l.changedLocked(changed)
 }
 
 // verdict refuses ap when it reaches one of the daemon's endpoints.
@@ -152,6 +207,24 @@ func (l *listeners) hostVerdict(host string, port uint16) (scope.Verdict, bool) 
 		}
 	}
 	return scope.Verdict{}, false
+}
+
+// refusedPorts are the ports at which hostVerdict refuses host. Only an
+// endpoint's own port can be refused, so only those are asked.
+func (l *listeners) refusedPorts(host string) map[uint16]bool {
+	l.mu.RLock()
+	ports := map[uint16]bool{}
+	for k := range l.at {
+		ports[k.Port()] = true
+	}
+	l.mu.RUnlock()
+	out := map[uint16]bool{}
+	for p := range ports {
+		if _, deny := l.hostVerdict(host, p); deny {
+			out[p] = true
+		}
+	}
+	return out
 }
 
 // localhostAddrs are where Chromium connects a localhost name.

@@ -233,7 +233,7 @@ func TestEveryCheckRefusesOwnEndpointsByLocalhost(t *testing.T) {
 		if v := (policyRef{b: b}).CheckHost(tc.host, tc.port); v.Allowed == tc.refused {
 			t.Errorf("proxy CheckHost(%s, %d) = %+v, want refused=%v", tc.host, tc.port, v, tc.refused)
 		}
-		if allowed := b.wsAllowed(tc.host, tc.port); allowed == tc.refused {
+		if allowed := b.wsAllowed()(tc.host, tc.port); allowed == tc.refused {
 			t.Errorf("wsAllowed(%s, %d) = %v, want refused=%v", tc.host, tc.port, allowed, tc.refused)
 		}
 	}

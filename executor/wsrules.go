@@ -111,13 +111,61 @@ func hostRules(host string, ok func(port uint16) bool) []wsRule {
 	return rules
 }
 
-// wsAllowed is the allowed func of webSocketRules for a backend: the
-// scope's answer, and never one of the daemon's endpoints.
-func (b *backend) wsAllowed(host string, port uint16) bool {
-	v := b.scope.Load().CheckHost(host, port)
-	if !v.Allowed {
-		return false
+// wsAllowed returns the allowed func of webSocketRules for a backend,
+// with the daemon's endpoints as they are now: the scope's answer, and
+// never one of those endpoints. The scope's answers are kept per host
+// (wsScopePorts), so that rules built again as endpoints come and go
+// (refreshWebSocketRules) ask the scope nothing more.
+func (b *backend) wsAllowed() func(host string, port uint16) bool {
+	sc := b.scope.Load()
+	refused := map[string]map[uint16]bool{}
+	return func(host string, port uint16) bool {
+		ports := b.wsScopePorts(sc, host)
+		if !ports.allowed(port) {
+			return false
+		}
+		r, ok := refused[ports.host]
+		if !ok {
+			r = b.listeners.refusedPorts(ports.host)
+			refused[ports.host] = r
+		}
+		return !r[port]
 	}
-	_, deny := b.listeners.hostVerdict(v.Host, port)
-	return !deny
+}
+
+// wsPorts is the scope's answer for one host on every port: host is the
+// host as the scope judged it (Verdict.Host), bits the ports it allows.
+type wsPorts struct {
+	host string
+	bits [65536 / 64]uint64
+}
+
+func (p *wsPorts) allowed(port uint16) bool { return p.bits[port/64]&(1<<(port%64)) != 0 }
+
+// wsScopeKey names the answers of one scope for one host.
+type wsScopeKey struct {
+	scope *scope.Scope
+	host  string
+}
+
+// wsScopePorts asks sc about host on every port, once per scope and host.
+func (b *backend) wsScopePorts(sc *scope.Scope, host string) *wsPorts {
+	k := wsScopeKey{sc, host}
+	b.wsPortsMu.Lock()
+	defer b.wsPortsMu.Unlock()
+	if p := b.wsPortsCache[k]; p != nil {
+		return p
+	}
+	p := &wsPorts{host: host}
+	for port := 1; port <= 65535; port++ {
+		if v := sc.CheckHost(host, uint16(port)); v.Allowed {
+			p.host = v.Host
+			p.bits[port/64] |= 1 << (port % 64)
+		}
+	}
+	if b.wsPortsCache == nil {
+		b.wsPortsCache = map[wsScopeKey]*wsPorts{}
+	}
+	b.wsPortsCache[k] = p
+	return p
 }

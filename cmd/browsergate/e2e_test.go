@@ -550,43 +550,7 @@ func TestLiveWorksInTheUsersSignIn(t *testing.T) {
 // free loopback port and returns the port and its user data directory.
 func startChromium(t testing.TB) (int, string) {
 	t.Helper()
-	// Chromium's helper processes may still write to the profile after the
-	// browser is killed, so the directory is removed best-effort, not by
-	// t.TempDir (whose cleanup fails on a non-empty directory).
-	userDir, err := os.MkdirTemp("", "browsergate-live-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("/usr/bin/chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0", "--user-data-dir="+userDir, "about:blank")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // so the cleanup kills every helper too
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
-	t.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		cmd.Wait()
-		os.RemoveAll(userDir)
-	})
-	portFile := filepath.Join(userDir, "DevToolsActivePort")
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		data, err := os.ReadFile(portFile)
-		if err == nil {
-			var port int
-			if _, err := fmt.Sscanf(string(data), "%d", &port); err == nil && port > 0 {
-				resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/json/version", port))
-				if err == nil {
-					resp.Body.Close()
-					return port, userDir
-				}
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatal("chromium did not open its DevTools port within 30s")
-	return 0, ""
+	return testkit.StartChromium(t, testkit.ChromiumFlags...)
 }
 
 // TestLiveUserTabsUntouched: in live mode the session's guard sees every

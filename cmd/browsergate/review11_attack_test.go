@@ -10,14 +10,10 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -26,6 +22,7 @@ import (
 	"github.com/chromedp/chromedp/remote"
 
 	"github.com/browsergate/browsergate/examples/demosite"
+	"github.com/browsergate/browsergate/examples/testkit"
 )
 
 // r11Site serves the review's attack pages on an allowed site (127.0.0.1)
@@ -305,41 +302,13 @@ func startR11(t *testing.T, manifest string, chromiumFlags ...string) *r11Env {
 	return &r11Env{f: f, site: s, port: port, udp: &n}
 }
 
+// startChromiumFlags starts a user's Chromium with extra flags, QUIC left
+// on as in a user's own browser (the review's attacks try WebTransport).
 func startChromiumFlags(t testing.TB, extra ...string) int {
 	t.Helper()
-	userDir, err := os.MkdirTemp("", "browsergate-r11-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	args := append([]string{"--headless", "--no-sandbox", "--disable-gpu",
-		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0", "--user-data-dir=" + userDir}, extra...)
-	args = append(args, "about:blank")
-	cmd := exec.Command("/usr/bin/chromium", args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
-	t.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		cmd.Wait()
-		os.RemoveAll(userDir)
-	})
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if data, err := os.ReadFile(filepath.Join(userDir, "DevToolsActivePort")); err == nil {
-			var port int
-			if _, err := fmt.Sscanf(string(data), "%d", &port); err == nil && port > 0 {
-				if resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/json/version", port)); err == nil {
-					resp.Body.Close()
-					return port
-				}
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatal("chromium did not start")
-	return 0
+	flags := slices.DeleteFunc(slices.Clone(testkit.ChromiumFlags), func(f string) bool { return f == "--disable-quic" })
+	port, _ := testkit.StartChromium(t, append(flags, extra...)...)
+	return port
 }
 
 // canaryFor lists what the canary saw for one tag.

@@ -1,7 +1,8 @@
 // Package testkit holds the helpers browsergate's tests share: writing a
 // manifest and loading it, the shipped policies, an evidence store in a
-// temporary directory, a fake clock, a log sink, and Eventually for
-// conditions a test waits on. Every helper fails the test on a setup error, so no test
+// temporary directory, a Chromium to attach to as a user's own (live
+// mode), a fake clock, a log sink, and Eventually for conditions a test
+// waits on. Every helper fails the test on a setup error, so no test
 // carries on with half a fixture. It is imported only by _test.go files.
 package testkit
 
