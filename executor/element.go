@@ -86,7 +86,7 @@ func (s *session) resolveRef(ctx context.Context, ref string) (element, error) {
 	if err != nil {
 		return element{}, fmt.Errorf("%w %q: its frame is gone (%v): take a new snapshot", ErrNoSuchRef, ref, err)
 	}
-	res, err := chromedp.Call(exec, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: rt.node, ExecutionContextID: world})
+	res, err := chromedp.Call(exec, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: rt.node, ExecutionContextID: world, ObjectGroup: s.objectGroup(rt.oopif)})
 	if err != nil || res.Object == nil {
 		return element{}, fmt.Errorf("%w %q: the element is gone (the page changed): take a new snapshot", ErrNoSuchRef, ref)
 	}
@@ -323,7 +323,7 @@ func (s *session) frameBox(ctx, hctx context.Context, h frameHost) (x, y float64
 	if err != nil {
 		return 0, 0, err
 	}
-	host, err := chromedp.Call(hctx, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: h.node, ExecutionContextID: world})
+	host, err := chromedp.Call(hctx, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: h.node, ExecutionContextID: world, ObjectGroup: s.objectGroup(h.oopif)})
 	if err != nil || host.Object == nil {
 		return 0, 0, fmt.Errorf("the frame the element is in is gone: %v", err)
 	}
@@ -418,7 +418,7 @@ func (s *session) nodeAt(ctx context.Context, x, y float64, el element) (element
 		if err != nil {
 			return element{}, err
 		}
-		host, err := chromedp.Call(hctx, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: h.node, ExecutionContextID: world})
+		host, err := chromedp.Call(hctx, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: h.node, ExecutionContextID: world, ObjectGroup: s.objectGroup(h.oopif)})
 		if err != nil || host.Object == nil {
 			return element{}, fmt.Errorf("the frame the element is in is gone: %v", err)
 		}
@@ -466,7 +466,7 @@ func (s *session) nodeAt(ctx context.Context, x, y float64, el element) (element
 	if err != nil {
 		return element{}, err
 	}
-	obj, err := chromedp.Call(exec, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: res.BackendNodeID, ExecutionContextID: world})
+	obj, err := chromedp.Call(exec, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: res.BackendNodeID, ExecutionContextID: world, ObjectGroup: s.objectGroup(el.oopif)})
 	if err != nil || obj.Object == nil {
 		return element{}, fmt.Errorf("the node at the click point cannot be read: %v", err)
 	}

@@ -147,6 +147,8 @@ func (e *Executor) runTurn(ctx context.Context, s *session, t *turn) {
 		return
 	}
 	t.mark("tab")
+	s.beginObjects()
+	defer s.releaseObjects() // after checkAfter: nothing of the call uses them then
 	actx, cancel := e.actContext(ctx, s)
 	defer cancel()
 

@@ -52,7 +52,7 @@ func (s *session) findOption(ctx context.Context, args map[string]any) (element,
 	var native bool
 	nativeErr := make(chan error, 1)
 	go func() { nativeErr <- box.call(ctx, isSelectJS, &native) }()
-	opt, err := box.callObject(ctx, optionJS, by, want)
+	opt, err := box.callObject(ctx, s.objectGroup(box.oopif), optionJS, by, want)
 	if nerr := <-nativeErr; err == nil {
 		err = nerr
 	}
@@ -114,10 +114,10 @@ func actSelectOption(ctx context.Context, s *session, args map[string]any, f *fa
 }
 
 // callObject runs a JavaScript function with the element as this, like
-// call, and returns the element the function returns, without its backend
-// id (see described). A function that returns a string instead says why
-// there is no element: that is the error.
-func (el element) callObject(ctx context.Context, fn string, args ...any) (element, error) {
+// call, and returns the element the function returns (in object group
+// group), without its backend id (see described). A function that returns
+// a string instead says why there is no element: that is the error.
+func (el element) callObject(ctx context.Context, group, fn string, args ...any) (element, error) {
 	var cargs []*runtime.CallArgument
 	for _, a := range args {
 		raw, err := json.Marshal(a)
@@ -127,7 +127,7 @@ func (el element) callObject(ctx context.Context, fn string, args ...any) (eleme
 		cargs = append(cargs, &runtime.CallArgument{Value: raw})
 	}
 	res, err := chromedp.Call(el.in(ctx), runtime.CallFunctionOn, runtime.CallFunctionOnParams{
-		FunctionDeclaration: fn, ObjectID: el.object, Arguments: cargs,
+		FunctionDeclaration: fn, ObjectID: el.object, Arguments: cargs, ObjectGroup: group,
 	})
 	switch {
 	case err != nil:

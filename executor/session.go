@@ -25,6 +25,8 @@ import (
 //   - egress: the session's proxy and what the egress gate refused
 //     (intercept.go).
 type session struct {
+	// objs is the object group of the call that runs (objects.go).
+	objs  *callObjects
 	id    string // evidence session id
 	mcpID string
 	// agentID is the agent of an HTTP call ("" on stdio); principal is its

@@ -72,7 +72,7 @@ func (s *session) evalInWorld(ctx context.Context, expr string) (*runtime.Remote
 	err := s.inWorld(ctx, func(id runtime.ExecutionContextID) error {
 		var err error
 		obj, err = chromedp.Run(ctx, chromedp.Evaluate[*runtime.RemoteObject](expr, func(p *runtime.EvaluateParams) {
-			p.ContextID = id
+			p.ContextID, p.ObjectGroup = id, s.objectGroup("")
 		}))
 		return err
 	})
