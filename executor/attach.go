@@ -392,6 +392,10 @@ func (g *targetGuard) read() {
 		if m.Method == "Target.attachedToTarget" {
 			g.notePopup(m) // while the action that opened it still runs
 		}
+		if m.Method == "Target.detachedFromTarget" {
+			go g.forgetRules(m) // not in the read loop: a refresh may hold wsMu
+			continue
+		}
 		if m.Method == "Page.frameRequestedNavigation" {
 			g.noteFrameNav(m) // the renderer says so before the request leaves
 			continue
@@ -751,8 +755,8 @@ const wsRulesMethod = "Network.emulateNetworkConditionsByRule"
 // guard gave rules to, and on those it prepares from now on. build runs
 // under wsMu, so refreshes that race each other send in the order they
 // read the daemon's endpoints. A target whose session is gone is
-// forgotten; one that answers with another error is logged (it keeps its
-// rules, and no prepared target has refused them).
+// forgotten; one that answers with another error has its page closed
+// (failedRules), though no prepared target has been seen to refuse them.
 func (g *targetGuard) refreshWebSocketRules(ctx context.Context, build func() []wsRule) {
 	type sent struct {
 		session string
@@ -776,13 +780,57 @@ func (g *targetGuard) refreshWebSocketRules(ctx context.Context, build func() []
 		case err == nil || errors.Is(err, context.DeadlineExceeded):
 			// A target that has no renderer yet answers once it runs,
 			// its commands in order.
-		case strings.Contains(err.Error(), "No session"):
+		case ctx.Err() != nil:
+			return // the session is ending
+		case strings.Contains(err.Error(), "Session with given id not found"):
+			// Closed, or let go (a user's tab): nothing to hold to rules.
 			g.wsMu.Lock()
 			delete(g.wsSessions, s.session)
 			g.wsMu.Unlock()
 		default:
-			g.logger.Warn("target guard: a target refused new WebSocket rules", "session", s.session, "error", err)
+			select {
+			case <-g.done:
+				return // the guard's connection closed
+			default:
+			}
+			g.failedRules(s.session, err)
 		}
+	}
+}
+
+// forgetRules forgets a target that detached (it closed, or the guard
+// let it go): no rules are sent to it again.
+func (g *targetGuard) forgetRules(m cdpMessage) {
+	var e struct {
+		SessionID string `json:"sessionId"`
+	}
+	if json.Unmarshal(m.Params, &e) == nil && e.SessionID != "" {
+		g.wsMu.Lock()
+		delete(g.wsSessions, e.SessionID)
+		g.wsMu.Unlock()
+	}
+}
+
+// failedRules closes the page of a target that did not take new
+// WebSocket rules (the target itself, or the page its frame is in): the
+// rules it keeps may allow one of the daemon's endpoints. A user's tab is
+// the user's, not closed: the failure is logged as an error.
+func (g *targetGuard) failedRules(session string, err error) {
+	g.mu.Lock()
+	top := session
+	for i := 0; i < 32 && g.parent[top] != ""; i++ {
+		top = g.parent[top]
+	}
+	id, isPage := g.pages[top]
+	user := g.users[id]
+	g.mu.Unlock()
+	if !isPage || user {
+		g.logger.Error("target guard: a target did not take new WebSocket rules; it keeps its rules", "session", session, "error", err)
+		return
+	}
+	g.logger.Warn("target guard: a target did not take new WebSocket rules; its page is closed", "session", session, "page", id, "error", err)
+	if _, cerr := g.call(context.Background(), "", "Target.closeTarget", map[string]any{"targetId": id}); cerr != nil {
+		g.logger.Error("target guard: the page of a target that did not take new WebSocket rules could not be closed", "page", id, "error", cerr)
 	}
 }
 

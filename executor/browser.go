@@ -202,9 +202,11 @@ func (b *backend) newSessionContext(s *session, w *pageWatch, opts ...chromedp.C
 		if cfg.user {
 			// The rules allow what the scope allows but the daemon's own
 			// endpoints, and those come and go (another session's egress
-			// proxy, another manifest's browser): each change is sent to
-			// every target of the session before the change returns. One
-			// made since the rules were built is sent at once.
+			// proxy, another manifest's browser): the rules after each
+			// change are sent to every target of the session before the
+			// change returns, and their answers awaited (200 ms at most
+			// for a target that has not run yet). A change made since the
+			// rules were built is sent at once.
 			refresh := func() {
 				guard.refreshWebSocketRules(ctx, func() []wsRule { return webSocketRules(b.scope.Load(), b.wsAllowed()) })
 			}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/browsergate/browsergate/examples/testkit"
+	"github.com/browsergate/browsergate/scope"
 	"github.com/browsergate/browsergate/toolclad"
 )
 
@@ -55,32 +56,42 @@ func TestListenersWatch(t *testing.T) {
 // daemon opens after the session began (another session's egress proxy,
 // another manifest's browser) must be refused too: a canary registered as
 // one once the session runs, on a port the scope allows, must see no
-// connection from the session's page. A control canary, not registered,
-// shows that the page's WebSocket does reach such a port.
+// connection from the session's page, nor from a frame of another site
+// (a target of its own, prepared after the endpoint came). Control
+// canaries, not registered, show that both reach such a port. Targets
+// that are gone (the frames of the pages left) are forgotten at the next
+// change, and the tab is not taken for one that refused the rules.
 func TestLiveWebSocketRulesFollowNewEndpoints(t *testing.T) {
 	t.Parallel()
 	port, _ := testkit.StartChromium(t, testkit.ChromiumFlags...)
-	site := serveLoopback(t, func(w http.ResponseWriter, r *http.Request) {
+	// ?port= opens WebSockets to that port of 127.0.0.1; &frame= adds a
+	// frame of the other site that opens them to the port it names.
+	var frameSite string
+	page := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		p := r.URL.Query().Get("port")
-		if p == "" {
-			fmt.Fprint(w, `<!doctype html><title>start</title><p>start</p>`)
-			return
-		}
-		fmt.Fprintf(w, `<!doctype html><title>ws</title><script>
+		q := r.URL.Query()
+		fmt.Fprint(w, `<!doctype html><title>ws</title><p>ws</p>`)
+		if p := q.Get("port"); p != "" {
+			fmt.Fprintf(w, `<script>
 for (const u of ["ws://127.0.0.1:%[1]s/", "ws://localhost:%[1]s/", "wss://127.0.0.1:%[1]s/"]) {
   try { new WebSocket(u); } catch (e) {}
 }
-</script><p>ws</p>`, p)
+</script>`, p)
+		}
+		if f := q.Get("frame"); f != "" {
+			fmt.Fprintf(w, `<iframe src="%s/?port=%s"></iframe>`, frameSite, f)
+		}
 	})
+	frameSite = serveOn(t, "127.0.0.2:0", page)
+	site := serveOn(t, "127.0.0.1:0", page)
 	m := testkit.Manifest(t, fmt.Sprintf(`[tool]
 name = "live"
 [browser]
 connect = "live"
 live_endpoint = "http://127.0.0.1:%d"
 [browser.scope]
-allowed_domains = ["127.0.0.1", "localhost"]
-allow_private_cidrs = ["127.0.0.1/32"]
+allowed_domains = ["127.0.0.1", "127.0.0.2", "localhost"]
+allow_private_cidrs = ["127.0.0.1/32", "127.0.0.2/32"]
 [browser.commands.navigate]
 args.url = { type = "url", schemes = ["http"], scope_check = true }
 `, port))
@@ -101,27 +112,48 @@ args.url = { type = "url", schemes = ["http"], scope_check = true }
 			t.Fatalf("navigate %s: %s", u, reply.Text)
 		}
 	}
+	register := func(c *canary, what string) {
+		e.GuardEndpoint(netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(c.port)), what)
+	}
 	navigate(site + "/") // the session, its guard and its rules exist
 
-	control := startCanary(t)
-	navigate(fmt.Sprintf("%s/?port=%d", site, control.port))
+	tabControl, frameControl := startCanary(t), startCanary(t)
+	navigate(fmt.Sprintf("%s/?port=%d&frame=%d", site, tabControl.port, frameControl.port))
 	deadline := time.Now().Add(5 * time.Second)
-	for control.seen.Load() == 0 && time.Now().Before(deadline) {
+	for (tabControl.seen.Load() == 0 || frameControl.seen.Load() == 0) && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if control.seen.Load() == 0 {
-		t.Fatal("the page's WebSocket never reached a port the scope allows: the test proves nothing")
+	if tabControl.seen.Load() == 0 || frameControl.seen.Load() == 0 {
+		t.Fatalf("the WebSockets of the page (%d connections) and of its frame (%d) did not both reach a port the scope allows: the test proves nothing",
+			tabControl.seen.Load(), frameControl.seen.Load())
 	}
 
 	guarded := startCanary(t)
-	e.GuardEndpoint(netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(guarded.port)), "an endpoint the daemon opened after the session began")
+	register(guarded, "an endpoint the daemon opened after the session began")
 	for range 2 {
-		navigate(fmt.Sprintf("%s/?port=%d", site, guarded.port))
+		navigate(fmt.Sprintf("%s/?port=%d&frame=%d", site, guarded.port, guarded.port))
 		time.Sleep(500 * time.Millisecond)
 	}
 	if n := guarded.seen.Load(); n != 0 {
-		t.Errorf("the daemon's endpoint registered after the session began saw %d connection(s) from the session's page", n)
+		t.Errorf("the daemon's endpoint registered after the session began saw %d connection(s) from the session's page and its frame", n)
 	}
+
+	// The frames are gone with their pages: the next change forgets them
+	// and keeps the tab.
+	navigate(site + "/")
+	register(startCanary(t), "another endpoint")
+	s, err := e.session(&toolclad.Call{SessionID: "s", Manifest: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := s.egress.guard
+	g.wsMu.Lock()
+	n := len(g.wsSessions)
+	g.wsMu.Unlock()
+	if n != 1 {
+		t.Errorf("the guard holds %d targets to WebSocket rules after the frames were gone, want 1 (the tab)", n)
+	}
+	navigate(site + "/?again") // the tab is still the session's
 }
 
 // canary counts the TCP connections made to a port of 127.0.0.1.
@@ -149,4 +181,36 @@ func startCanary(t *testing.T) *canary {
 		}
 	}()
 	return c
+}
+
+// TestWSAllowedAsTheChecks: the allowed func WebSocket rules are built
+// from, which keeps the scope's answers and asks the daemon's endpoints
+// only at their own ports, answers as the scope and the endpoints do on
+// every port, before and after the endpoints change (one on every address
+// among them, as a live DevTools port is registered).
+func TestWSAllowedAsTheChecks(t *testing.T) {
+	t.Parallel()
+	b := &backend{listeners: &listeners{}}
+	b.scope.Store(mustScope(t, scope.Config{AllowedDomains: []string{"127.0.0.1", "localhost", "::1", "127.0.0.5", "*.localhost"},
+		AllowPrivateCIDRs: []string{"127.0.0.0/8", "::1/128"}}))
+	b.listeners.add(netip.MustParseAddrPort("127.0.0.1:40001"), "a proxy")
+	b.listeners.add(netip.MustParseAddrPort("0.0.0.0:9222"), "a DevTools endpoint on every address")
+	b.listeners.add(netip.MustParseAddrPort("[::1]:40002"), "a front on ::1")
+	hosts := []string{"127.0.0.1", "localhost", "[::1]", "127.0.0.5", "app.localhost", "127.0.0.9"}
+	compare := func(when string) {
+		allowed := b.wsAllowed()
+		for _, h := range hosts {
+			for p := 1; p <= 65535; p++ {
+				v := b.scope.Load().CheckHost(h, uint16(p))
+				_, deny := b.listeners.hostVerdict(v.Host, uint16(p))
+				if want := v.Allowed && !deny; allowed(h, uint16(p)) != want {
+					t.Errorf("%s: wsAllowed(%s, %d) = %v, want %v", when, h, p, !want, want)
+				}
+			}
+		}
+	}
+	compare("at first")
+	b.listeners.add(netip.MustParseAddrPort("[::]:40003"), "an endpoint on every address")
+	b.listeners.remove(netip.MustParseAddrPort("127.0.0.1:40001"))
+	compare("after the endpoints changed")
 }

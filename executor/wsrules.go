@@ -156,6 +156,11 @@ func (b *backend) wsScopePorts(sc *scope.Scope, host string) *wsPorts {
 	if p := b.wsPortsCache[k]; p != nil {
 		return p
 	}
+	for old := range b.wsPortsCache {
+		if old.scope != sc {
+			delete(b.wsPortsCache, old) // a scope the backend no longer has (setScope)
+		}
+	}
 	p := &wsPorts{host: host}
 	for port := 1; port <= 65535; port++ {
 		if v := sc.CheckHost(host, uint16(port)); v.Allowed {
