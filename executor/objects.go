@@ -62,23 +62,38 @@ func (s *session) objectGroup(oopif target.ID) string {
 }
 
 // objectReleaseWait bounds each release: a target that does not answer
-// is gone or hung, and its objects with it.
-const objectReleaseWait = 2 * time.Second
+// is gone or hung, and its objects with it. heldReleaseWait bounds one
+// made while a JavaScript dialog holds the page, which answers it only
+// once the dialog is answered.
+const (
+	objectReleaseWait = 2 * time.Second
+	heldReleaseWait   = 10 * time.Minute
+)
 
 // releaseObjects releases the call's object group wherever the call made
-// objects, and ends it.
+// objects, and ends it. While a dialog the agent is to answer holds the
+// tab, the release is not waited for: it is sent, and runs in the page
+// when the dialog is answered.
 func (s *session) releaseObjects() {
 	o := s.objs
 	s.objs = nil
 	if o == nil {
 		return
 	}
-	for _, ctx := range o.targets {
-		if ctx.Err() != nil {
-			continue // the tab or frame is gone, its objects with it
-		}
-		rctx, cancel := context.WithTimeout(ctx, objectReleaseWait)
+	release := func(ctx context.Context, wait time.Duration) {
+		rctx, cancel := context.WithTimeout(ctx, wait)
+		defer cancel()
 		_, _ = chromedp.Call(rctx, runtime.ReleaseObjectGroup, runtime.ReleaseObjectGroupParams{ObjectGroup: o.group})
-		cancel()
+	}
+	held := s.tab.watch != nil && s.tab.watch.pendingDialog() != nil
+	for _, ctx := range o.targets {
+		switch {
+		case ctx.Err() != nil:
+			// The tab or frame is gone, its objects with it.
+		case held:
+			go release(ctx, heldReleaseWait)
+		default:
+			release(ctx, objectReleaseWait)
+		}
 	}
 }

@@ -16,16 +16,21 @@ import (
 	"github.com/browsergate/browsergate/toolclad"
 )
 
-// rebuildingPage is a page that, at each press of its button, replaces
-// the part of the document the button is in: a wrapper of 1,000 spans
-// (2,000 nodes with their text) and a new button, as a single-page app
-// renders again.
+// rebuildingPage is a page that, at each press of its button (whose label
+// is an element of its own, so the node at the click point is not the
+// button) and at each choice in its select, replaces the part of the
+// document they are in: a wrapper of 1,000 spans (2,000 nodes with their
+// text), a new button and a new select, as a single-page app renders
+// again.
 func rebuildingPage(label, extra string) string {
 	return fmt.Sprintf(`<!doctype html><div id=c></div>%s<script>
 function build() {
   const w = document.createElement('div');
   for (let i = 0; i < 1000; i++) { const d = document.createElement('span'); d.textContent = i %% 10; w.appendChild(d); }
-  const b = document.createElement('button'); b.textContent = %q; b.onclick = build; w.appendChild(b);
+  const b = document.createElement('button'); b.style.padding = '10px';
+  const l = document.createElement('b'); l.textContent = %q; b.appendChild(l); b.onclick = build; w.appendChild(b);
+  const s = document.createElement('select'); s.setAttribute('aria-label', 'Pick');
+  s.innerHTML = '<option value=a>A</option><option value=b>B</option>'; s.onchange = build; w.appendChild(s);
   const c = document.getElementById('c'); c.textContent = ''; c.appendChild(w);
 }
 build();
@@ -34,11 +39,13 @@ build();
 
 // TestCallsReleaseTheirObjects: the elements a call resolves (in the tab
 // and in a frame of another site, which runs in a process of its own) are
-// released when it ends. A page that replaces the clicked element's part
-// of the document at each click keeps, after the garbage is collected,
-// about one copy of that part in each process, where an element held by
-// each click kept every copy ever clicked (26,048 nodes in the tab and
-// 26,047 in the frame after 12 clicks each, with the release taken out).
+// released when it ends: by ref and by selector, the node at a click
+// point, and the option a select_option chooses. A page that replaces the
+// part of the document that was clicked or chosen in keeps, after the
+// garbage is collected, about one copy of that part in each process,
+// where an element held by each call kept every copy (26,048 nodes in the
+// tab and 26,047 in the frame after 12 rounds, with the release taken
+// out).
 func TestCallsReleaseTheirObjects(t *testing.T) {
 	t.Parallel()
 	frameSite := serveOn(t, "127.0.0.2:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -60,6 +67,7 @@ allow_private_cidrs = ["127.0.0.1/32", "127.0.0.2/32"]
 args.url = { type = "url", schemes = ["http"], scope_check = true }
 [browser.commands.snapshot]
 [browser.commands.click]
+[browser.commands.select_option]
 `)
 	e, err := New(Config{Manifests: []*toolclad.Manifest{m}, Policies: testkit.Policies(t), Evidence: testkit.Store(t)})
 	if err != nil {
@@ -80,20 +88,29 @@ args.url = { type = "url", schemes = ["http"], scope_check = true }
 		return r.Text
 	}
 	run("navigate", map[string]any{"url": site + "/"})
-	const clicks = 12
+	const rounds = 12
 	var frameRef string
-	for range clicks {
+	find := func(pattern string) string {
+		t.Helper()
 		snap := run("snapshot", map[string]any{})
-		refs := map[string]string{}
-		for _, m := range regexp.MustCompile(`\[button "(Press|Inner)" (e\d+)`).FindAllStringSubmatch(snap, -1) {
-			refs[m[1]] = m[2]
+		m := regexp.MustCompile(pattern).FindStringSubmatch(snap)
+		if m == nil {
+			t.Fatalf("%s is not in the snapshot:\n%s", pattern, snap)
 		}
-		if refs["Press"] == "" || refs["Inner"] == "" {
-			t.Fatalf("the buttons are not both in the snapshot:\n%s", snap)
+		return m[1]
+	}
+	for i := range rounds {
+		// Each kind of call in turn, in the tab; a click in the frame.
+		switch i % 3 {
+		case 0:
+			run("click", map[string]any{"ref": find(`\[button "Press" (e\d+)`)})
+		case 1:
+			run("click", map[string]any{"selector": "#c button"})
+		case 2:
+			run("select_option", map[string]any{"ref": find(`\[combobox "Pick" (e\d+)`), "value": "b"})
 		}
-		frameRef = refs["Inner"]
-		run("click", map[string]any{"ref": refs["Press"]})
-		run("click", map[string]any{"ref": refs["Inner"]})
+		frameRef = find(`\[button "Inner" (e\d+)`)
+		run("click", map[string]any{"ref": frameRef})
 	}
 	s, err := e.session(&toolclad.Call{SessionID: "s", Manifest: m})
 	if err != nil {
@@ -123,7 +140,7 @@ args.url = { type = "url", schemes = ["http"], scope_check = true }
 		}
 		// One copy is about 2,000 nodes; every copy clicked, 26,000.
 		if c.Nodes > 6000 {
-			t.Errorf("%s holds %d DOM nodes after %d clicks that each replaced 2,000: the clicked elements were kept", where.name, c.Nodes, clicks)
+			t.Errorf("%s holds %d DOM nodes after %d calls that each replaced 2,000: the elements they resolved were kept", where.name, c.Nodes, rounds)
 		}
 		t.Logf("%s: %d nodes", where.name, c.Nodes)
 	}
