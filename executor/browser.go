@@ -96,6 +96,9 @@ type backend struct {
 	// built from (wsScopePorts).
 	wsPortsMu    sync.Mutex
 	wsPortsCache map[wsScopeKey]*wsPorts
+	// rulesBuilt, set by tests only, runs once a user-context session's
+	// first WebSocket rules are built.
+	rulesBuilt func()
 
 	// limiter spaces the browserless engine's requests to each host, for
 	// every session of the manifest (hostLimiter).
@@ -183,6 +186,9 @@ func (b *backend) newSessionContext(s *session, w *pageWatch, opts ...chromedp.C
 		if cfg.user {
 			rulesGen = b.listeners.generation()
 			cfg.wsRules = webSocketRules(b.scope.Load(), b.wsAllowed())
+			if b.rulesBuilt != nil {
+				b.rulesBuilt() // a test's endpoint, registered before the session watches
+			}
 		}
 		dl, err := s.downloadsFor(b)
 		if err != nil {

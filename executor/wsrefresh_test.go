@@ -63,9 +63,63 @@ func TestListenersWatch(t *testing.T) {
 // change, and the tab is not taken for one that refused the rules.
 func TestLiveWebSocketRulesFollowNewEndpoints(t *testing.T) {
 	t.Parallel()
+	r := newLiveWSRig(t)
+	e, site, navigate, register := r.e, r.site, r.navigate, r.register
+	navigate(site + "/") // the session, its guard and its rules exist
+
+	tabControl, frameControl := startCanary(t), startCanary(t)
+	navigate(fmt.Sprintf("%s/?port=%d&frame=%d", site, tabControl.port, frameControl.port))
+	deadline := time.Now().Add(5 * time.Second)
+	for (tabControl.seen.Load() == 0 || frameControl.seen.Load() == 0) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if tabControl.seen.Load() == 0 || frameControl.seen.Load() == 0 {
+		t.Fatalf("the WebSockets of the page (%d connections) and of its frame (%d) did not both reach a port the scope allows: the test proves nothing",
+			tabControl.seen.Load(), frameControl.seen.Load())
+	}
+
+	guarded := startCanary(t)
+	register(guarded, "an endpoint the daemon opened after the session began")
+	for range 2 {
+		navigate(fmt.Sprintf("%s/?port=%d&frame=%d", site, guarded.port, guarded.port))
+		time.Sleep(500 * time.Millisecond)
+	}
+	if n := guarded.seen.Load(); n != 0 {
+		t.Errorf("the daemon's endpoint registered after the session began saw %d connection(s) from the session's page and its frame", n)
+	}
+
+	// The frames are gone with their pages: the next change forgets them
+	// and keeps the tab.
+	navigate(site + "/")
+	register(startCanary(t), "another endpoint")
+	s, err := e.session(&toolclad.Call{SessionID: "s", Manifest: r.m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := s.egress.guard
+	g.wsMu.Lock()
+	n := len(g.wsSessions)
+	g.wsMu.Unlock()
+	if n != 1 {
+		t.Errorf("the guard holds %d targets to WebSocket rules after the frames were gone, want 1 (the tab)", n)
+	}
+	navigate(site + "/?again") // the tab is still the session's
+}
+
+// liveWSRig is a live session in a user's Chromium (context "user"), on a
+// site of 127.0.0.1 whose page at ?port= opens WebSockets to that port of
+// 127.0.0.1, and at &frame= adds a frame of another site (127.0.0.2) that
+// opens them to the port it names.
+type liveWSRig struct {
+	e    *Executor
+	m    *toolclad.Manifest
+	site string
+	t    *testing.T
+}
+
+func newLiveWSRig(t *testing.T) *liveWSRig {
+	t.Helper()
 	port, _ := testkit.StartChromium(t, testkit.ChromiumFlags...)
-	// ?port= opens WebSockets to that port of 127.0.0.1; &frame= adds a
-	// frame of the other site that opens them to the port it names.
 	var frameSite string
 	page := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -100,60 +154,57 @@ args.url = { type = "url", schemes = ["http"], scope_check = true }
 		t.Fatal(err)
 	}
 	t.Cleanup(e.Close)
-	navigate := func(u string) {
-		t.Helper()
-		raw := map[string]any{"url": u}
-		args, err := m.Command("navigate").Validate(raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if reply := e.Run(context.Background(), &toolclad.Call{SessionID: "s", Manifest: m, Command: m.Command("navigate"),
-			Tool: "live.navigate", Args: args, RawArgs: raw}); reply.IsError {
-			t.Fatalf("navigate %s: %s", u, reply.Text)
-		}
-	}
-	register := func(c *canary, what string) {
-		e.GuardEndpoint(netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(c.port)), what)
-	}
-	navigate(site + "/") // the session, its guard and its rules exist
+	return &liveWSRig{e: e, m: m, site: site, t: t}
+}
 
-	tabControl, frameControl := startCanary(t), startCanary(t)
-	navigate(fmt.Sprintf("%s/?port=%d&frame=%d", site, tabControl.port, frameControl.port))
+// navigate runs a navigate of the rig's session through the whole loop.
+func (r *liveWSRig) navigate(u string) {
+	r.t.Helper()
+	raw := map[string]any{"url": u}
+	args, err := r.m.Command("navigate").Validate(raw)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	if reply := r.e.Run(context.Background(), &toolclad.Call{SessionID: "s", Manifest: r.m, Command: r.m.Command("navigate"),
+		Tool: "live.navigate", Args: args, RawArgs: raw}); reply.IsError {
+		r.t.Fatalf("navigate %s: %s", u, reply.Text)
+	}
+}
+
+// register makes the canary's port one of the daemon's endpoints.
+func (r *liveWSRig) register(c *canary, what string) {
+	r.e.GuardEndpoint(netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(c.port)), what)
+}
+
+// TestLiveWebSocketRulesSeeAnEndpointOfTheirStart: an endpoint registered
+// after a session's first rules were built and before the session watched
+// the endpoints is refused all the same: the session sends new rules as
+// it begins to watch.
+func TestLiveWebSocketRulesSeeAnEndpointOfTheirStart(t *testing.T) {
+	t.Parallel()
+	r := newLiveWSRig(t)
+	guarded := startCanary(t)
+	r.e.mu.Lock()
+	b := r.e.backendLocked(r.m)
+	r.e.mu.Unlock()
+	b.rulesBuilt = func() { r.register(guarded, "an endpoint registered as the session began") }
+	r.navigate(r.site + "/") // the session: its rules are built, then the endpoint comes
+	control := startCanary(t)
+	r.navigate(fmt.Sprintf("%s/?port=%d", r.site, control.port))
 	deadline := time.Now().Add(5 * time.Second)
-	for (tabControl.seen.Load() == 0 || frameControl.seen.Load() == 0) && time.Now().Before(deadline) {
+	for control.seen.Load() == 0 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if tabControl.seen.Load() == 0 || frameControl.seen.Load() == 0 {
-		t.Fatalf("the WebSockets of the page (%d connections) and of its frame (%d) did not both reach a port the scope allows: the test proves nothing",
-			tabControl.seen.Load(), frameControl.seen.Load())
+	if control.seen.Load() == 0 {
+		t.Fatal("the page's WebSocket never reached a port the scope allows: the test proves nothing")
 	}
-
-	guarded := startCanary(t)
-	register(guarded, "an endpoint the daemon opened after the session began")
 	for range 2 {
-		navigate(fmt.Sprintf("%s/?port=%d&frame=%d", site, guarded.port, guarded.port))
+		r.navigate(fmt.Sprintf("%s/?port=%d", r.site, guarded.port))
 		time.Sleep(500 * time.Millisecond)
 	}
 	if n := guarded.seen.Load(); n != 0 {
-		t.Errorf("the daemon's endpoint registered after the session began saw %d connection(s) from the session's page and its frame", n)
+		t.Errorf("an endpoint registered between the session's first rules and its watch saw %d connection(s) from the session's page", n)
 	}
-
-	// The frames are gone with their pages: the next change forgets them
-	// and keeps the tab.
-	navigate(site + "/")
-	register(startCanary(t), "another endpoint")
-	s, err := e.session(&toolclad.Call{SessionID: "s", Manifest: m})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := s.egress.guard
-	g.wsMu.Lock()
-	n := len(g.wsSessions)
-	g.wsMu.Unlock()
-	if n != 1 {
-		t.Errorf("the guard holds %d targets to WebSocket rules after the frames were gone, want 1 (the tab)", n)
-	}
-	navigate(site + "/?again") // the tab is still the session's
 }
 
 // canary counts the TCP connections made to a port of 127.0.0.1.
