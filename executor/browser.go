@@ -210,9 +210,10 @@ func (b *backend) newSessionContext(s *session, w *pageWatch, opts ...chromedp.C
 			// endpoints, and those come and go (another session's egress
 			// proxy, another manifest's browser): the rules after each
 			// change are sent to every target of the session before the
-			// change returns, and their answers awaited (200 ms at most
-			// for a target that has not run yet). A change made since the
-			// rules were built is sent at once.
+			// change returns, and their answers awaited one after another
+			// (up to 200 ms each: a target that has not run yet answers
+			// once it runs). A change made since the rules were built is
+			// sent at once.
 			refresh := func() {
 				guard.refreshWebSocketRules(ctx, func() []wsRule { return webSocketRules(b.scope.Load(), b.wsAllowed()) })
 			}

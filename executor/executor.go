@@ -223,13 +223,17 @@ func (e *Executor) Reload(ms []*toolclad.Manifest, policies *cedar.Engine) error
 		}
 	}
 	e.cfg.Manifests, e.scopes, e.secrets = ms, scopes, secrets
-	e.addLiveEndpoints(ms)
 	e.policies.Store(policies)
 	// The ended sessions' last record is masked with the secrets of their
 	// manifests, which the new masker may no longer hold.
 	oldMasker := e.masker.Swap(newMasker(ms))
 	e.ending.Add(1)
 	e.mu.Unlock()
+	// Registered once e.mu is let go: each new registration sends the
+	// live sessions' WebSocket rules to their targets
+	// (refreshWebSocketRules), which the executor's lock need not wait
+	// for. A backend registers the endpoint it attaches to itself too.
+	e.addLiveEndpoints(ms)
 	defer e.ending.Done()
 	e.endSessions(ended, "the daemon reloaded its manifest", oldMasker)
 	for _, b := range stopped {

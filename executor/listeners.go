@@ -109,8 +109,8 @@ func (l *listeners) changedLocked(changed bool) {
 
 // watch has fn called after each change to what is refused (an endpoint
 // registered where none was, or forgotten), once the change is made, on
-// the goroutine that made it. It returns the generation fn is called from
-// on and a func that stops the calls.
+// the goroutine that made it. It returns the generation at the call (fn
+// is called for every change after it) and a func that stops the calls.
 func (l *listeners) watch(fn func()) (gen uint64, stop func()) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -119,7 +119,7 @@ type liveWSRig struct {
 
 func newLiveWSRig(t *testing.T) *liveWSRig {
 	t.Helper()
-	port, _ := testkit.StartChromium(t, testkit.ChromiumFlags...)
+	port, _ := testkit.StartChromium(t, testkit.ChromiumFlags()...)
 	var frameSite string
 	page := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")

@@ -550,7 +550,7 @@ func TestLiveWorksInTheUsersSignIn(t *testing.T) {
 // free loopback port and returns the port and its user data directory.
 func startChromium(t testing.TB) (int, string) {
 	t.Helper()
-	return testkit.StartChromium(t, testkit.ChromiumFlags...)
+	return testkit.StartChromium(t, testkit.ChromiumFlags()...)
 }
 
 // TestLiveUserTabsUntouched: in live mode the session's guard sees every

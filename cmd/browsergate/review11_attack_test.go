@@ -306,7 +306,7 @@ func startR11(t *testing.T, manifest string, chromiumFlags ...string) *r11Env {
 // on as in a user's own browser (the review's attacks try WebTransport).
 func startChromiumFlags(t testing.TB, extra ...string) int {
 	t.Helper()
-	flags := slices.DeleteFunc(slices.Clone(testkit.ChromiumFlags), func(f string) bool { return f == "--disable-quic" })
+	flags := slices.DeleteFunc(testkit.ChromiumFlags(), func(f string) bool { return f == "--disable-quic" })
 	port, _ := testkit.StartChromium(t, append(flags, extra...)...)
 	return port
 }

@@ -11,11 +11,13 @@ import (
 	"time"
 )
 
-// ChromiumFlags are the switches Chromium needs on this machine kind
+// ChromiumFlags returns the switches Chromium needs on this machine kind
 // (headless, no sandbox as root, no GPU) and those that keep it quiet on a
-// closed network.
-var ChromiumFlags = []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-	"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"}
+// closed network: a new slice at each call, the caller's to change.
+func ChromiumFlags() []string {
+	return []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"}
+}
 
 // StartChromium runs /usr/bin/chromium with args, its DevTools port on a
 // free port of 127.0.0.1 and a fresh profile, as a user's own browser runs
