@@ -12,7 +12,6 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/dom"
 	"github.com/chromedp/cdproto/domsnapshot"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
 
@@ -284,7 +283,8 @@ ask:
 // tree while the layout is sent and decoded. Were the two to arrive the
 // other way round, the tree would be built first, which costs time only.
 // It fails silently: the element read builds the tree anyway. The
-// returned func waits for it.
+// returned func waits for it. The document's object is the call's, and
+// released with its others (objects.go).
 func (s *session) buildTree(exec context.Context) (wait func()) {
 	done := make(chan struct{})
 	go func() {
@@ -295,8 +295,6 @@ func (s *session) buildTree(exec context.Context) (wait func()) {
 		}
 		relatives := false
 		_, _ = chromedp.Call(exec, partialAXTree, accessibility.GetPartialAXTreeParams{ObjectID: doc.ObjectID, FetchRelatives: &relatives})
-		// The world would hold the object until the next document.
-		_, _ = chromedp.Call(exec, runtime.ReleaseObject, runtime.ReleaseObjectParams{ObjectID: doc.ObjectID})
 	}()
 	return func() { <-done }
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -24,6 +25,7 @@ import (
 // frame's attachment), to release them there.
 type callObjects struct {
 	group   string
+	mu      sync.Mutex // a call's reads may run side by side (buildTree)
 	targets []context.Context
 }
 
@@ -55,8 +57,12 @@ func (s *session) objectGroup(oopif target.ID) string {
 			fcs.mu.Unlock()
 		}
 	}
-	if where != nil && !slices.Contains(o.targets, where) {
-		o.targets = append(o.targets, where)
+	if where != nil {
+		o.mu.Lock()
+		if !slices.Contains(o.targets, where) {
+			o.targets = append(o.targets, where)
+		}
+		o.mu.Unlock()
 	}
 	return o.group
 }

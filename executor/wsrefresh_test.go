@@ -3,13 +3,15 @@ package executor
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/browsergate/browsergate/examples/demosite"
 	"github.com/browsergate/browsergate/examples/testkit"
 	"github.com/browsergate/browsergate/scope"
 	"github.com/browsergate/browsergate/toolclad"
@@ -70,12 +72,12 @@ func TestLiveWebSocketRulesFollowNewEndpoints(t *testing.T) {
 	tabControl, frameControl := startCanary(t), startCanary(t)
 	navigate(fmt.Sprintf("%s/?port=%d&frame=%d", site, tabControl.port, frameControl.port))
 	deadline := time.Now().Add(5 * time.Second)
-	for (tabControl.seen.Load() == 0 || frameControl.seen.Load() == 0) && time.Now().Before(deadline) {
+	for (tabControl.Conns() == 0 || frameControl.Conns() == 0) && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if tabControl.seen.Load() == 0 || frameControl.seen.Load() == 0 {
+	if tabControl.Conns() == 0 || frameControl.Conns() == 0 {
 		t.Fatalf("the WebSockets of the page (%d connections) and of its frame (%d) did not both reach a port the scope allows: the test proves nothing",
-			tabControl.seen.Load(), frameControl.seen.Load())
+			tabControl.Conns(), frameControl.Conns())
 	}
 
 	guarded := startCanary(t)
@@ -84,7 +86,7 @@ func TestLiveWebSocketRulesFollowNewEndpoints(t *testing.T) {
 		navigate(fmt.Sprintf("%s/?port=%d&frame=%d", site, guarded.port, guarded.port))
 		time.Sleep(500 * time.Millisecond)
 	}
-	if n := guarded.seen.Load(); n != 0 {
+	if n := guarded.Conns(); n != 0 {
 		t.Errorf("the daemon's endpoint registered after the session began saw %d connection(s) from the session's page and its frame", n)
 	}
 
@@ -192,46 +194,44 @@ func TestLiveWebSocketRulesSeeAnEndpointOfTheirStart(t *testing.T) {
 	control := startCanary(t)
 	r.navigate(fmt.Sprintf("%s/?port=%d", r.site, control.port))
 	deadline := time.Now().Add(5 * time.Second)
-	for control.seen.Load() == 0 && time.Now().Before(deadline) {
+	for control.Conns() == 0 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if control.seen.Load() == 0 {
+	if control.Conns() == 0 {
 		t.Fatal("the page's WebSocket never reached a port the scope allows: the test proves nothing")
 	}
 	for range 2 {
 		r.navigate(fmt.Sprintf("%s/?port=%d", r.site, guarded.port))
 		time.Sleep(500 * time.Millisecond)
 	}
-	if n := guarded.seen.Load(); n != 0 {
+	if n := guarded.Conns(); n != 0 {
 		t.Errorf("an endpoint registered between the session's first rules and its watch saw %d connection(s) from the session's page", n)
 	}
 }
 
-// canary counts the TCP connections made to a port of 127.0.0.1.
+// canary is a canary of demosite's (every TCP connection counted) on a
+// port of 127.0.0.1.
 type canary struct {
+	*demosite.NetCanary
 	port int
-	seen atomic.Int32
 }
 
 func startCanary(t *testing.T) *canary {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	c, base, stop, err := demosite.ListenCanary("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { ln.Close() })
-	c := &canary{port: ln.Addr().(*net.TCPAddr).Port}
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.seen.Add(1)
-			conn.Close()
-		}
-	}()
-	return c
+	t.Cleanup(stop)
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port, err := strconv.Atoi(u.Port())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &canary{NetCanary: c, port: port}
 }
 
 // TestWSAllowedAsTheChecks: the allowed func WebSocket rules are built
