@@ -125,6 +125,15 @@ func (s *session) typeText(ctx context.Context, args map[string]any) (output, er
 		if field.FieldErr != nil {
 			return output{}, fmt.Errorf("the field's page cannot be read, so secret %s is not typed: %v", secs[0].Name, field.FieldErr)
 		}
+		if s.backend.userContext() {
+			all, err := chromedp.Targets(ctx)
+			if err != nil {
+				return output{}, fmt.Errorf("cannot list the tabs, so secret %s is not typed: %w", secs[0].Name, err)
+			}
+			if beside := s.unguardedBeside(all, field.Field.URL); len(beside) > 0 {
+				return output{}, besideError(secs[0].Name, beside)
+			}
+		}
 		s.egress.bound.bind(hostOf(field.Field.URL), secs, s.secrets.domains)
 		// A connection the page opened before (a WebSocket) was judged
 		// before the rule: those to hosts outside the domains are closed.

@@ -196,6 +196,10 @@ func dialogWaiting(command string, args map[string]any, d *dialogInfo, lost stri
 	return nil
 }
 
+// ruleBrowsingGroup is the rule a tab is refused by when its
+// browsing-context group holds a page the session cannot guard (groups.go).
+const ruleBrowsingGroup = "browsing context group"
+
 // tabCommands are the commands that change which tab the session acts in,
 // or open or close one.
 var tabCommands = map[string]bool{"switch_tab": true, "new_tab": true, "close_tab": true}
@@ -232,11 +236,15 @@ func (v *verdict) pagesInScope(q *question) *DenyError {
 func (v *verdict) strayPages(check urlCheck, pages []pageFact) []string {
 	var out []string
 	for _, p := range pages {
+		if p.User && p.Held {
+			continue // it left the scope once, and stays guarded (enforce)
+		}
 		if p.User {
-			// The user's own tab, adopted: it is let go, never closed.
+			// The user's own tab, adopted: it is let go (or kept under
+			// the guard, enforce), never closed.
 			if p.RefusedNav != "" || (p.URL != "" && !isBlank(p.URL) && !check(p.URL).Allowed) {
 				v.Release = append(v.Release, p.ID)
-				out = append(out, "a page outside the scope (the user's tab, let go)")
+				out = append(out, "a page outside the scope (the user's tab: let go, unless pages of the session's can reach it)")
 			}
 			continue
 		}
@@ -332,6 +340,14 @@ func (v *verdict) leads(q *question) *DenyError {
 		if err := q.Secrets.mayType(text, el); err != nil {
 			return deny(evidence.StageSecrets, "secret domains", "%v", err)
 		}
+		if secs := q.Secrets.placeholders(text); len(secs) > 0 {
+			if f.BesideErr != nil {
+				return deny(evidence.StageObserve, "tabs", "cannot list the tabs, so secret %s is not typed: %v", secs[0].Name, f.BesideErr)
+			}
+			if len(f.Beside) > 0 {
+				return deny(evidence.StageSecrets, ruleBrowsingGroup, "%v", besideError(secs[0].Name, f.Beside))
+			}
+		}
 		// Text typed into a password field is kept out of the evidence;
 		// so is text typed where the field could not be told (the focus
 		// is in an iframe, say). Placeholders reveal nothing, and keep the
@@ -377,6 +393,14 @@ func (v *verdict) tab(q *question) *DenyError {
 			if sv := q.check(t.URL); !sv.Allowed {
 				return deny(evidence.StageScope, sv.Rule, "tab %s is at %s, outside the scope: %s", id, t.URL, sv.Reason)
 			}
+		}
+		if out := groupOutsiders(f.TabGroup); len(out) > 0 {
+			// A page the session cannot guard could script or navigate
+			// the tab, or be navigated by it: a way out of the scope, and
+			// of a secret's domains, that no guard of the session's sees.
+			return deny(evidence.StageScope, ruleBrowsingGroup,
+				"tab %s shares a browsing-context group with %s: one opened the other and can still script or navigate it, so the session cannot govern tab %s alone; close that tab first, or open the page in a tab of the session's own (new_tab)",
+				id, strings.Join(out, " and "), id)
 		}
 	case "close_tab":
 		if t.Home {

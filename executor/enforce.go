@@ -20,19 +20,36 @@ func (e *Executor) enforce(ctx context.Context, s *session, t *turn, v verdict) 
 		}
 	}
 	for _, id := range v.Release {
+		// A user's tab in one browsing-context group with pages of the
+		// session's stays under the guard (groups.go): let go, it could
+		// be scripted or navigated by them, unguarded.
+		if s.holdsGroup(ctx, id) {
+			s.holdUserTab(id)
+			if d != nil {
+				d.Reason += "; the user's tab stays under the session's guard until the session ends, as pages of the session's share its browsing-context group"
+			}
+			continue
+		}
 		s.letGo(id)
 	}
 	if v.Reset && s.tab.targetID() != s.tabs.home && s.tabOwner(s.tab.targetID()) == ownerUser {
 		// The user's own tab is not reset: the session lets it go, as it
-		// is, and goes back to its first tab.
+		// is (or keeps it under the guard when pages of the session's
+		// share its group), and goes back to its first tab.
 		cur := s.tab.targetID()
 		s.emptyUserTab(ctx)
 		err := s.switchTo(ctx, s.tabs.home)
-		if err == nil {
+		held := err == nil && s.holdsGroup(ctx, cur)
+		if held {
+			s.holdUserTab(cur)
+		} else if err == nil {
 			s.letGo(cur)
 		}
 		v.Reset = err != nil
-		if d != nil && err == nil {
+		switch {
+		case d != nil && held:
+			d.Reason += "; the user's tab stays under the session's guard until the session ends, as pages of the session's share its browsing-context group, and the session is back on its first tab"
+		case d != nil && err == nil:
 			d.Reason += "; the user's tab was let go as it is, and the session is back on its first tab"
 		}
 	}

@@ -99,6 +99,13 @@ func (l *blockLog) blockedNav(target string) string {
 	return l.navs[target]
 }
 
+// forgetNav forgets the refused navigation of a tab the session keeps.
+func (l *blockLog) forgetNav(target string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.navs, target)
+}
+
 // maxBlockLog and maxBlockLogBytes bound what the log keeps of one
 // stretch: its first maxBlockLog refusals, fewer when their URLs, rules and
 // reasons reach maxBlockLogBytes first (a page chooses its URLs' length).

@@ -50,6 +50,15 @@ type facts struct {
 	// read.
 	Tab    *tabInfo
 	TabErr error
+	// TabGroup, for a user's tab the session has not adopted, are the
+	// pages of its browsing-context group that are not the session's
+	// (groups.go): switch_tab takes them with it, or is refused.
+	TabGroup []groupMember
+	// Beside, for type_text with a secret in the user's browser context,
+	// names the unguarded pages that could reach the field's page
+	// (unguardedBeside); BesideErr: the tabs could not be read.
+	Beside    []string
+	BesideErr error
 }
 
 // pageFact is one of the session's other tabs.
@@ -63,6 +72,9 @@ type pageFact struct {
 	// User: a tab of the user's the session adopted; never closed, only
 	// let go.
 	User bool
+	// Held: a user's tab kept under the guard after it left the scope
+	// (sessionTabs.held).
+	Held bool
 }
 
 // elementFact is the element a call names (or the one it falls back to).
@@ -190,7 +202,15 @@ func (s *session) observe(ctx context.Context, cmd *toolclad.Command, args map[s
 	case observeUpload:
 		f.Element = s.observeUpload(ctx, args)
 	case observeTab:
-		f.Tab, f.TabErr = s.observeTab(ctx, args)
+		f.Tab, f.TabGroup, f.TabErr = s.observeTab(ctx, args)
+	case observeField:
+		if text, _ := args["text"].(string); len(s.secrets.placeholders(text)) > 0 && f.Element != nil {
+			if everyTarget, err := chromedp.Targets(ctx); err != nil {
+				f.BesideErr = err
+			} else {
+				f.Beside = s.unguardedBeside(everyTarget, f.Element.Field.URL)
+			}
+		}
 	}
 	return f
 }
@@ -221,20 +241,42 @@ func elementReader(kind observation) func(*session, context.Context, map[string]
 }
 
 // observeTab finds the tab a tab command names in the listing list_tabs
-// would give now: a tab the agent may not see is no tab at all.
-func (s *session) observeTab(ctx context.Context, args map[string]any) (*tabInfo, error) {
+// would give now: a tab the agent may not see is no tab at all. For a
+// user's tab the session has not adopted, it also returns the pages of
+// the tab's browsing-context group that are not the session's.
+func (s *session) observeTab(ctx context.Context, args map[string]any) (*tabInfo, []groupMember, error) {
 	id, _ := args["tab"].(string)
 	all, err := chromedp.Targets(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("cannot list the tabs: %w", err)
+		return nil, nil, fmt.Errorf("cannot list the tabs: %w", err)
 	}
 	tabs, _ := s.listTabs(all)
 	for _, t := range tabs {
-		if t.ID == id {
-			return &t, nil
+		if t.ID != id {
+			continue
 		}
+		if t.Owner != ownerUser || s.egress.guard == nil || s.egress.guard.isUserTab(string(t.Target)) {
+			return &t, nil, nil
+		}
+		ours := map[target.ID]bool{}
+		for _, p := range sessionPagesExcept(all, s.tab.browserID, s.tabs.foreign, s.rootIDs()...) {
+			ours[p.TargetID] = true
+		}
+		listed := map[target.ID]string{}
+		for _, l := range tabs {
+			if l.Owner == ownerUser {
+				listed[l.Target] = l.ID
+			}
+		}
+		var group []groupMember
+		for _, p := range groupPeers(all, t.Target) {
+			if !ours[p.TargetID] {
+				group = append(group, groupMember{Target: p.TargetID, URL: p.URL, Listed: listed[p.TargetID]})
+			}
+		}
+		return &t, group, nil
 	}
-	return nil, nil
+	return nil, nil, nil
 }
 
 // observeElement finds the element a click or submit_form names and where
@@ -292,7 +334,7 @@ func (s *session) pageFacts(all []*target.Info) []pageFact {
 	for _, p := range all {
 		if p.TargetID != own {
 			out = append(out, pageFact{ID: p.TargetID, URL: p.URL, RefusedNav: s.egress.blocked.blockedNav(string(p.TargetID)),
-				User: s.tabOwner(p.TargetID) == ownerUser})
+				User: s.tabOwner(p.TargetID) == ownerUser, Held: s.tabs.held[p.TargetID]})
 		}
 	}
 	return out

@@ -3,7 +3,6 @@ package executor
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -162,6 +161,11 @@ type sessionTabs struct {
 	// opened (new_tab) and the user's it adopted (switch_tab). With home,
 	// they and what they opened are the session's pages.
 	roots []target.ID
+	// held are the user's tabs that left the scope but stay under the
+	// guard, because pages of the session's share their browsing-context
+	// group (enforce): not let go until the session ends, and not judged
+	// again as pages outside the scope (the guard holds what they send).
+	held map[target.ID]bool
 }
 
 // listTabs is the listing list_tabs gives, from the browser's targets.
@@ -277,43 +281,64 @@ func (s *session) tabOwner(id target.ID) string {
 func actSwitchTab(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
 	tb := f.Tab
 	if tb.Owner == ownerUser && !s.egress.guard.isUserTab(string(tb.Target)) {
-		if !claimedTabs.claim(tb.Target, s.id) {
-			return output{}, fmt.Errorf("tab %s is held by another session", tb.ID)
-		}
-		// The user's tab comes under the guard, then gets a fresh document
-		// born under it: what the page ran before (a worker, a saved
-		// reference to a constructor the guard removes, a connection) is
-		// gone with the old document. An adoption that stops half-way is
-		// undone: the session goes back to its tab and lets the user's go,
-		// so that it never acts in a tab whose old document lives on.
+		// The user's tab comes under the guard with every page of its
+		// browsing-context group (groups.go; the decision refused a group
+		// with a page the session cannot take), then each gets a fresh
+		// document born under it: what the page ran before (a worker, a
+		// saved reference to a constructor the guard removes, a
+		// connection) is gone with the old document. All are guarded
+		// before any is reloaded, so no new document can reach one still
+		// unguarded. An adoption that stops half-way is undone: the
+		// session goes back to its tab and lets the user's go, so that it
+		// never acts in a tab whose old document lives on.
 		prev := s.tab.targetID()
+		var taken []target.ID
 		undo := func(err error) (output, error) {
-			if s.tab.targetID() == tb.Target {
+			if s.tab.targetID() != prev {
 				_ = s.switchTo(ctx, prev)
 			}
-			s.letGo(tb.Target)
+			for _, id := range taken {
+				s.letGo(id)
+			}
 			return output{}, fmt.Errorf("%w; the tab was let go and the session stays on its tab", err)
 		}
-		if err := s.noteForeign(ctx, tb.Target); err != nil {
-			return undo(err)
+		var ids []target.ID
+		for _, m := range f.TabGroup {
+			ids = append(ids, m.Target)
 		}
-		if err := s.egress.guard.adopt(ctx, string(tb.Target), true); err != nil {
-			return undo(err)
+		ids = append(ids, tb.Target) // last: the current tab after
+		for _, id := range ids {
+			if !claimedTabs.claim(id, s.id) {
+				return undo(fmt.Errorf("tab %s is held by another session", s.tabIDs.id(id)))
+			}
+			taken = append(taken, id)
+			if err := s.noteForeign(ctx, id); err != nil {
+				return undo(err)
+			}
+			if err := s.egress.guard.adopt(ctx, string(id), true); err != nil {
+				return undo(err)
+			}
+			s.tabs.roots = append(s.tabs.roots, id)
 		}
-		s.tabs.roots = append(s.tabs.roots, tb.Target)
-		if err := s.switchTo(ctx, tb.Target); err != nil {
-			return undo(err)
+		for _, id := range ids {
+			delete(s.tabs.foreign, id) // the group's pages are the session's now
 		}
-		before := s.tab.watch.navigationCount()
-		tctx, cancel := s.onCurrent(ctx)
-		defer cancel()
-		if err := reloadFresh(tctx); err != nil {
-			return undo(fmt.Errorf("reload the adopted tab: %w", err))
+		for _, id := range ids {
+			if err := s.switchTo(ctx, id); err != nil {
+				return undo(err)
+			}
+			before := s.tab.watch.navigationCount()
+			tctx, cancel := s.onCurrent(ctx)
+			err := reloadFresh(tctx)
+			cancel()
+			if err != nil {
+				return undo(fmt.Errorf("reload the adopted tab %s: %w", s.tabIDs.id(id), err))
+			}
+			if s.tab.watch.navigationCount() == before {
+				return undo(fmt.Errorf("the adopted tab %s's reload did not give it a new document", s.tabIDs.id(id)))
+			}
 		}
-		if s.tab.watch.navigationCount() == before {
-			return undo(errors.New("the adopted tab's reload did not give it a new document"))
-		}
-		return output{Text: fmt.Sprintf("switched to %s, the user's tab at %s (now under the session's guard; reloaded)", tb.ID, tb.URL)}, nil
+		return output{Text: fmt.Sprintf("switched to %s, the user's tab at %s (now under the session's guard; reloaded%s)", tb.ID, tb.URL, describeGroup(f.TabGroup))}, nil
 	}
 	if err := s.switchTo(ctx, tb.Target); err != nil {
 		return output{}, err

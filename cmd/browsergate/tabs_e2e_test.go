@@ -367,12 +367,13 @@ history.replaceState(null, '', '/nocontent');
 	}
 }
 
-// TestPopupsOfAnAdoptedTabStayTheUsers: pages a user's tab opened before
-// the session adopted it (one in scope, one not) stay the user's: after
-// switch_tab the one out of scope is neither closed nor named, the one in
-// scope is listed as the user's (so going into it adopts and reloads it),
-// and nothing in it reaches the canary. A review found them taken for the
-// session's own, unguarded tabs.
+// TestPopupsOfAnAdoptedTabStayTheUsers: of the pages a user's tab opened
+// before the session adopted it, the one outside the scope (opened with
+// noopener: a browsing-context group of its own) stays the user's: after
+// switch_tab it is neither closed nor named. The one in scope, which can
+// still script its opener, is of the tab's group and is taken with it
+// (groups.go); nothing in it reaches the canary. A review found such
+// pages taken for the session's own, unguarded tabs.
 func TestPopupsOfAnAdoptedTabStayTheUsers(t *testing.T) {
 	t.Parallel()
 	port, _ := startChromium(t)
@@ -380,7 +381,7 @@ func TestPopupsOfAnAdoptedTabStayTheUsers(t *testing.T) {
 	f := start(t, "live", endpoint)
 	elsewhere, _ := serveLoggedOn(t, "127.0.0.4:0", map[string]string{"/private": `<title>Private mail</title>secret`})
 	site, _ := serveLogged(t, map[string]string{
-		"/b":    `<title>B</title><button id=o1 onclick="window.open('/c1','c1')">o1</button><button id=o2 onclick="window.open('` + elsewhere + `/private','c2')">o2</button>`,
+		"/b":    `<title>B</title><button id=o1 onclick="window.open('/c1','c1')">o1</button><button id=o2 onclick="window.open('` + elsewhere + `/private','c2','noopener')">o2</button>`,
 		"/c1":   `<title>C1</title>c1`,
 		"/leak": fmt.Sprintf(`<title>leak</title><p id=s>start</p><script>fetch("%s/unguarded-popup",{mode:"no-cors"}).catch(()=>{});setTimeout(()=>{document.getElementById("s").textContent="done"},800)</script>`, f.canaryTo),
 	})
@@ -399,14 +400,15 @@ func TestPopupsOfAnAdoptedTabStayTheUsers(t *testing.T) {
 		}
 		return ""
 	})
+	c1 := f.tabID(t, "e2e", "user", "/c1")
 	out := f.mustAllow(t, "e2e.switch_tab", map[string]any{"tab": f.tabID(t, "e2e", "user", "/b")})
 	if strings.Contains(out, "127.0.0.4") || strings.Contains(out, "closed") {
 		t.Errorf("switch_tab closed or named the user's other page:\n%s", out)
 	}
-	c1 := f.tabID(t, "e2e", "user", "/c1")
-	if out := f.mustAllow(t, "e2e.switch_tab", map[string]any{"tab": c1}); !strings.Contains(out, "reloaded") {
-		t.Errorf("going into the user's popup did not adopt it:\n%s", out)
+	if !strings.Contains(out, c1+", of its browsing-context group") {
+		t.Errorf("switch_tab did not take the popup of the tab's group (%s) with it:\n%s", c1, out)
 	}
+	f.mustAllow(t, "e2e.switch_tab", map[string]any{"tab": c1})
 	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/leak"})
 	f.call(t, "e2e.wait_for", map[string]any{"text": "done", "timeout_ms": 5000})
 	time.Sleep(time.Second)

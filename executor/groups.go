@@ -1,0 +1,252 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
+
+	"github.com/browsergate/browsergate/scope"
+)
+
+// Browsing-context groups. A page can script or navigate more than its own
+// tab: its opener (window.opener), the popups it opened (the handles
+// window.open returned), and any window of its browsing-context group that
+// it may navigate by name (window.open(url, name)). In the user's browser
+// context those may be the user's own, unguarded tabs, so a session never
+// takes one tab of a group alone: adopting a user's tab (switch_tab) takes
+// every page of its group that the scope allows with it, and is refused
+// when the group holds a page the session cannot guard. A secret is typed
+// only into a page whose group is wholly the session's, with no unguarded
+// page of its origin beside it (those share its storage).
+//
+// Chromium does not name a page's group over DevTools; its target list
+// names each page's opener (openerId, even for a noopener popup or an
+// opener since disowned) and whether the page can still reach it
+// (canAccessOpener). Two pages are taken to be in one group when
+//
+//   - one opened the other and the opened one can still reach its opener,
+//   - one opened the other and they are of one origin: a noopener popup
+//     is a group of its own (HTML, "rel=noopener"), but a popup that
+//     disowned its opener (window.opener = null) is not, and Chromium
+//     reports both alike; pages of one origin in one group can find and
+//     script each other by name, so the doubt counts against them,
+//   - they share an opener (open, closed or disowned) and are of one
+//     origin, for the same reason.
+//
+// Pages of different origins in one group whose opener link is cut
+// cannot navigate each other (HTML's "allowed to navigate": neither is
+// the other's opener nor of its origin), so those are not joined.
+
+// groupPeers returns the pages of all, in id's browser context, that share
+// a browsing-context group with page id (id itself left out).
+func groupPeers(all []*target.Info, id target.ID) []*target.Info {
+	var self *target.Info
+	for _, t := range all {
+		if t.TargetID == id {
+			self = t
+		}
+	}
+	if self == nil {
+		return nil
+	}
+	var pages []*target.Info
+	for _, t := range all {
+		if t.Type == "page" && t.BrowserContextID == self.BrowserContextID {
+			pages = append(pages, t)
+		}
+	}
+	in := map[target.ID]bool{id: true}
+	for grew := true; grew; {
+		grew = false
+		for _, a := range pages {
+			if in[a.TargetID] {
+				continue
+			}
+			for _, b := range pages {
+				if in[b.TargetID] && joined(a, b) {
+					in[a.TargetID], grew = true, true
+					break
+				}
+			}
+		}
+	}
+	var out []*target.Info
+	for _, t := range pages {
+		if in[t.TargetID] && t.TargetID != id {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// joined reports whether pages a and b are taken to be of one group
+// (groupPeers says when).
+func joined(a, b *target.Info) bool {
+	switch {
+	case a.OpenerID == b.TargetID:
+		return a.CanAccessOpener || sameOrigin(a.URL, b.URL)
+	case b.OpenerID == a.TargetID:
+		return b.CanAccessOpener || sameOrigin(a.URL, b.URL)
+	case a.OpenerID != "" && a.OpenerID == b.OpenerID:
+		return sameOrigin(a.URL, b.URL)
+	}
+	return false
+}
+
+// originOf is a URL's origin as scheme://host:port, canonical as
+// scope reads it ("" for a URL without a host: about:blank, data:).
+func originOf(raw string) string {
+	u, err := scope.ParseURL(raw)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host + ":" + u.Port
+}
+
+// sameOrigin reports whether two URLs are of one origin. A page on
+// about:blank (or any URL without a host) inherits its creator's origin,
+// which the target list does not say: it counts as of every origin.
+func sameOrigin(a, b string) bool {
+	oa, ob := originOf(a), originOf(b)
+	return oa == "" || ob == "" || oa == ob
+}
+
+// groupMember is a page of an adopted tab's group that is not yet the
+// session's.
+type groupMember struct {
+	Target target.ID
+	URL    string
+	// Listed is the page's tab id when list_tabs shows it (a user's tab
+	// the scope allows, not another session's): it can be taken with the
+	// tab. "" when it cannot be: outside the scope, not a web page, or
+	// another session's.
+	Listed string
+}
+
+// name is how a refusal names the member: its tab id, or what it is
+// when the agent may not see it.
+func (g groupMember) name() string {
+	if g.Listed != "" {
+		return "tab " + g.Listed
+	}
+	return "a tab of the user's that this session may not use (outside the scope, not a web page, or another session's)"
+}
+
+// groupOutsiders are the members of a group that the session cannot take
+// with the tab, as a refusal names them.
+func groupOutsiders(members []groupMember) []string {
+	var out []string
+	for _, m := range members {
+		if m.Listed == "" {
+			out = append(out, m.name())
+		}
+	}
+	return out
+}
+
+// describeGroup is the sentence a reply gives of the pages taken with a
+// tab.
+func describeGroup(members []groupMember) string {
+	if len(members) == 0 {
+		return ""
+	}
+	ids := make([]string, len(members))
+	for i, m := range members {
+		ids[i] = m.Listed
+	}
+	return fmt.Sprintf("; %s, of its browsing-context group (they can script or navigate each other), taken with it", strings.Join(ids, ", "))
+}
+
+// unguardedBeside names the pages a secret typed into the field at
+// fieldURL, in the session's current tab, could reach without the guard:
+// the pages of the tab's browsing-context group that are not the
+// session's, and the user's pages of the field's origin, which share its
+// storage (localStorage, BroadcastChannel, IndexedDB) and so could be
+// handed the value and send it anywhere. Empty in a browser context of
+// the session's own, where every page is guarded.
+func (s *session) unguardedBeside(all []*target.Info, fieldURL string) []string {
+	if !s.backend.userContext() {
+		return nil
+	}
+	cur := s.tab.targetID()
+	ours := map[target.ID]bool{}
+	for _, p := range sessionPagesExcept(all, s.tab.browserID, s.tabs.foreign, s.rootIDs()...) {
+		ours[p.TargetID] = true
+	}
+	tabs, _ := s.listTabs(all)
+	listed := map[target.ID]string{}
+	for _, l := range tabs {
+		listed[l.Target] = l.ID
+	}
+	var context cdp.BrowserContextID
+	for _, t := range all {
+		if t.TargetID == cur {
+			context = t.BrowserContextID
+		}
+	}
+	origin := originOf(fieldURL)
+	seen := map[target.ID]bool{}
+	var out []string
+	add := func(t *target.Info, why string) {
+		if ours[t.TargetID] || seen[t.TargetID] {
+			return
+		}
+		seen[t.TargetID] = true
+		m := groupMember{Target: t.TargetID, URL: t.URL, Listed: listed[t.TargetID]}
+		out = append(out, m.name()+" ("+why+")")
+	}
+	for _, p := range groupPeers(all, cur) {
+		add(p, "of the tab's browsing-context group")
+	}
+	for _, t := range all {
+		if t.Type == "page" && t.BrowserContextID == context && origin != "" && originOf(t.URL) == origin {
+			add(t, "of the field's origin, sharing its storage")
+		}
+	}
+	return out
+}
+
+// besideError is the refusal of a secret typed where unguarded pages
+// (unguardedBeside) could reach it.
+func besideError(secret string, beside []string) error {
+	return fmt.Errorf("secret %s is typed only into a page whose browsing-context group and origin are wholly the session's, and %s could reach this one unguarded; close it, or use a manifest with context = \"isolated\"",
+		secret, strings.Join(beside, " and "))
+}
+
+// holdsGroup reports whether a user's tab the session adopted must stay
+// under the guard rather than be let go: another page of the session's
+// shares its browsing-context group, and could script or navigate it once
+// unguarded. When the tabs cannot be listed it says yes (fail closed: a
+// tab kept under the guard only loses the user its use until the session
+// ends).
+func (s *session) holdsGroup(ctx context.Context, id target.ID) bool {
+	all, err := chromedp.Targets(ctx)
+	if err != nil {
+		return true
+	}
+	ours := map[target.ID]bool{}
+	for _, p := range sessionPagesExcept(all, s.tab.browserID, s.tabs.foreign, s.rootIDs()...) {
+		ours[p.TargetID] = p.TargetID != id
+	}
+	for _, p := range groupPeers(all, id) {
+		if ours[p.TargetID] {
+			return true
+		}
+	}
+	return false
+}
+
+// holdUserTab keeps a user's tab that left the scope under the guard
+// (holdsGroup): its refused navigation is reported once, not again by
+// every later call.
+func (s *session) holdUserTab(id target.ID) {
+	if s.tabs.held == nil {
+		s.tabs.held = map[target.ID]bool{}
+	}
+	s.tabs.held[id] = true
+	s.egress.blocked.forgetNav(string(id))
+}
