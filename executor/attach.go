@@ -318,8 +318,11 @@ func (g *targetGuard) call(ctx context.Context, session, method string, params a
 	if err != nil {
 		return nil, err
 	}
-	return g.await(ctx, method, ch, 10*time.Second)
+	return g.await(ctx, method, ch, guardCallWait)
 }
+
+// guardCallWait bounds the answer to one of the guard's commands.
+const guardCallWait = 10 * time.Second
 
 // send writes a command and returns where its answer will come.
 func (g *targetGuard) send(session, method string, params any) (chan cdpReply, error) {
@@ -605,7 +608,7 @@ func (g *targetGuard) event(m cdpMessage) {
 			g.workers = append(g.workers, t.TargetID)
 			g.mu.Unlock()
 		}
-		err := g.prepare(ctx, e.SessionID, t.Type)
+		err := g.prepare(ctx, e.SessionID, t.Type, !e.WaitingForDebugger)
 		if err != nil {
 			g.logger.Warn("target guard: a target could not be guarded; it stays paused",
 				"target", t.TargetID, "type", t.Type, "error", err)
@@ -840,7 +843,15 @@ func (g *targetGuard) failedRules(session string, err error) {
 // renderer yet gives only once it runs.
 const renderlessWait = 200 * time.Millisecond
 
-func (g *targetGuard) prepare(ctx context.Context, session, kind string) error {
+func (g *targetGuard) prepare(ctx context.Context, session, kind string, running bool) error {
+	// A target that is already running (a user's tab adopted) answers at
+	// once: each answer is awaited in full, so that nothing it loads next
+	// (the adoption's reload) can overtake its interception or its
+	// service-worker bypass. A paused one may answer only once it runs.
+	wait, tolerate := renderlessWait, func(err error) bool { return errors.Is(err, context.DeadlineExceeded) }
+	if running {
+		wait, tolerate = guardCallWait, func(error) bool { return false }
+	}
 	patterns := []map[string]any{{"urlPattern": "*"}}
 	if g.user {
 		// Documents are also paused at their response headers, for the
@@ -885,9 +896,9 @@ func (g *targetGuard) prepare(ctx context.Context, session, kind string) error {
 				ch, err = g.send(session, c.method, c.params)
 			}
 			if err == nil {
-				_, err = g.await(ctx, c.method, ch, renderlessWait)
+				_, err = g.await(ctx, c.method, ch, wait)
 			}
-			if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			if err != nil && !tolerate(err) {
 				return fmt.Errorf("%s: %w", c.method, err)
 			}
 		}
@@ -898,7 +909,7 @@ func (g *targetGuard) prepare(ctx context.Context, session, kind string) error {
 		// agent handles them in order, ahead of the runIfWaitingForDebugger
 		// that lets it run. A page that has no renderer yet (a popup
 		// opened with noopener) answers them only once it runs, so the
-		// answers are awaited briefly (renderlessWait), for their errors.
+		// answers are awaited briefly (wait), for their errors.
 		enable, err := g.send(session, "Page.enable", map[string]any{})
 		if err != nil {
 			return fmt.Errorf("Page.enable: %w", err)
@@ -924,7 +935,7 @@ func (g *targetGuard) prepare(ctx context.Context, session, kind string) error {
 			if i == 0 {
 				method = "Page.enable"
 			}
-			if _, err := g.await(ctx, method, ch, renderlessWait); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			if _, err := g.await(ctx, method, ch, wait); err != nil && !tolerate(err) {
 				return fmt.Errorf("%s: %w", method, err)
 			}
 		}
@@ -939,9 +950,9 @@ func (g *targetGuard) prepare(ctx context.Context, session, kind string) error {
 		}
 		ch, err := g.send(session, "Target.setAutoAttach", params)
 		if err == nil {
-			_, err = g.await(ctx, "Target.setAutoAttach", ch, renderlessWait)
+			_, err = g.await(ctx, "Target.setAutoAttach", ch, wait)
 		}
-		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		if err != nil && !tolerate(err) {
 			return fmt.Errorf("Target.setAutoAttach: %w", err)
 		}
 	}
