@@ -107,20 +107,24 @@ if (performance.getEntriesByType('navigation')[0].type === 'reload' && window.op
 // popup (with an opener) and a page outside the scope (noopener: a group
 // of its own). Adopting the popup takes the opener with it; the popup's
 // handlers then move the opener to the canary, by its handle and by its
-// window name, and nothing reaches the canary. The noopener page stays
-// the user's, unnamed.
+// window name, and nothing reaches the canary; moving it within the scope
+// during a click judged to lead nowhere is refused by the acting guard
+// (stage destination), and the site never sees the request. The noopener
+// page stays the user's, unnamed.
 func TestAdoptionTakesTheWholeGroup(t *testing.T) {
 	t.Parallel()
 	port, _ := startChromium(t)
 	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
 	f := start(t, "live", endpoint)
 	elsewhere, _ := serveLoggedOn(t, "127.0.0.4:0", map[string]string{"/x": `<title>elsewhere</title>x`})
-	site, _ := serveLogged(t, map[string]string{
+	site, log := serveLogged(t, map[string]string{
 		"/opener": fmt.Sprintf(`<title>opener</title><script>window.name = 'op'</script>
 <button id=o1 onclick="window.open('/member', 'm')">o1</button><button id=o2 onclick="window.open('%s/x', 'x', 'noopener')">o2</button>`, elsewhere),
 		"/member": fmt.Sprintf(`<title>member</title>
 <button id=byhandle onclick="opener.location = '%[1]s/by-handle'">by handle</button>
-<button id=byname onclick="window.open('%[1]s/by-name', 'op')">by name</button>`, f.canaryTo),
+<button id=byname onclick="window.open('%[1]s/by-name', 'op')">by name</button>
+<button id=inscope onclick="opener.location = '/unjudged-by-handle'">in scope</button>
+<button id=inscopename onclick="window.open('/unjudged-by-name', 'op')">in scope by name</button>`, f.canaryTo),
 	})
 	user := usersBrowser(t, endpoint)
 	if err := chromedp.Do(user, chromedp.Navigate(site+"/opener"), chromedp.Click("#o1"), chromedp.Click("#o2")); err != nil {
@@ -140,6 +144,17 @@ func TestAdoptionTakesTheWholeGroup(t *testing.T) {
 	f.call(t, "e2e.click", map[string]any{"selector": "#byhandle"})
 	f.call(t, "e2e.click", map[string]any{"selector": "#byname"})
 	f.settleAndCheckCanary(t, "the popup moving its opener")
+	// By name first (a refused navigation may clear the opener's name).
+	// The refusal resets the popup, which may cut its opener: the second
+	// click is held to the site's log only.
+	f.mustRefuse(t, "e2e.click", map[string]any{"selector": "#inscopename"}, "DENIED at destination")
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/member"})
+	f.call(t, "e2e.click", map[string]any{"selector": "#inscope"})
+	for _, path := range []string{"/unjudged-by-handle", "/unjudged-by-name"} {
+		if n := log.count(path); n != 0 {
+			t.Errorf("the site saw %s %d time(s): the acting guard let the popup move its opener", path, n)
+		}
+	}
 	infos, err := chromedp.Targets(user)
 	if err != nil {
 		t.Fatal(err)
