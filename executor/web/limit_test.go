@@ -111,7 +111,7 @@ func TestClientCountsRequestsByAddressDialled(t *testing.T) {
 		}
 	}
 	if got := seen.seen(); !slices.Equal(got, []string{"/first"}) {
-		t.Errorf("127.0.0.1 saw %v, want only /first: another spelling of it got a budget of its own", got)
+		t.Errorf("127.0.0.1 saw %v, want only /first: a request reached it without its turn", got)
 	}
 	if got := redirects.seen(); !slices.Equal(got, []string{"/redirect"}) {
 		t.Errorf("127.0.0.3 saw %v, want its one /redirect (an address of its own, not held)", got)
