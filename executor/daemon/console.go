@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -51,7 +52,7 @@ var consolePages = template.Must(template.New("").Funcs(template.FuncMap{
 		if err != nil {
 			return "?"
 		}
-		return evidence.Visible(string(b))
+		return string(b)
 	},
 	"when": func(t time.Time) string {
 		if t.IsZero() {
@@ -59,7 +60,6 @@ var consolePages = template.Must(template.New("").Funcs(template.FuncMap{
 		}
 		return t.UTC().Format("2006-01-02 15:04:05Z")
 	},
-	"visible": evidence.Visible,
 	"clip": func(s string, n int) string {
 		if len(s) <= n {
 			return s
@@ -209,12 +209,21 @@ func (c *console) signInOf(r *http.Request, key string) *signIn {
 	return s
 }
 
+// render writes a console page through evidence.Visible, as the HTML
+// evidence report is written: whatever field an agent's or a page's text
+// lands in (arguments, titles, URLs, outputs, reasons, errors, notes), its
+// bidirectional, zero-width and control characters show as \uXXXX
+// escapes. The templates' own text holds none of them.
 func (c *console) render(w http.ResponseWriter, name string, status int, data any) {
+	var page bytes.Buffer
+	if err := consolePages.ExecuteTemplate(&page, name, data); err != nil {
+		c.f.cfg.Logger.Warn("console: page failed", "page", name, "error", err.Error())
+		http.Error(w, "the console could not render this page", http.StatusInternalServerError)
+		return
+	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
-	if err := consolePages.ExecuteTemplate(w, name, data); err != nil {
-		c.f.cfg.Logger.Warn("console: page failed", "page", name, "error", err.Error())
-	}
+	w.Write([]byte(evidence.Visible(page.String())))
 }
 
 func (c *console) loginPage(w http.ResponseWriter, r *http.Request) {

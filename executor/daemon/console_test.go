@@ -113,11 +113,13 @@ func TestConsoleSignIn(t *testing.T) {
 	}
 
 	p := broker.Open(approval.Request{Session: "s1", Agent: "alice", Tool: "t.execute_js", Command: "execute_js",
-		Args: map[string]any{"expression": "1+1\u202e"}, Why: []string{"policy p"}}, time.Minute)
+		Args: map[string]any{"expression": "1+1\u202e"}, Why: []string{"policy p"},
+		Page: "https://a.example/\x1b[2J\u009b31m", URL: "https://a.example/\u200bpay"}, time.Minute)
 	_, _, page = b.do("GET", home, nil, nil)
 	csrf := between(page, `name="csrf" value="`, `"`)
-	if !strings.Contains(page, p.ID) || !strings.Contains(page, `\u202E`) || strings.Contains(page, "\u202e") {
-		t.Errorf("the held call is not shown as it is:\n%s", page)
+	if !strings.Contains(page, p.ID) || !strings.Contains(page, `\u202E`) || !strings.Contains(page, `https://a.example/\u001B[2J\u009B31m`) ||
+		!strings.Contains(page, `https://a.example/\u200Bpay`) || strings.ContainsAny(page, "\u202e\x1b\u009b\u200b") {
+		t.Errorf("the held call is not shown as it is, hidden characters escaped:\n%s", page)
 	}
 	approve := url.Values{"decision": {"approve"}}
 	if code, _, _ := b.do("POST", home+"approvals/"+p.ID, approve, nil); code != http.StatusForbidden {
