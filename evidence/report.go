@@ -31,7 +31,7 @@ const reportTime = "2006-01-02 15:04:05.000 UTC"
 //go:embed report.html
 var reportTemplate string
 
-var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{"visible": Visible}).Parse(reportTemplate))
+var reportTmpl = template.Must(template.New("report").Parse(reportTemplate))
 
 // HTMLOptions configures Store.ExportHTML. The zero value reports every
 // session, leaves signatures unchecked and stamps the export with
@@ -61,7 +61,8 @@ type HTMLOptions struct {
 // The file loads nothing (no script, no external resource; its
 // Content-Security-Policy forbids both) and every value is escaped by
 // html/template, since titles, outputs and arguments come from web pages
-// and agents. Verification and rendering read one consistent snapshot.
+// and agents; bidirectional, zero-width and control characters in them are
+// shown as \uXXXX escapes (Visible). Verification and rendering read one consistent snapshot.
 // It returns the verification report, so that a caller can fail on it; a
 // log that does not verify is still rendered, problems marked.
 func (s *Store) ExportHTML(w io.Writer, opts HTMLOptions) (*Report, error) {
@@ -93,9 +94,10 @@ func (s *Store) ExportHTML(w io.Writer, opts HTMLOptions) (*Report, error) {
 
 // reportWriter renders the report inside one read transaction.
 type reportWriter struct {
-	tx *bolt.Tx
-	v  *verifier
-	w  *bufio.Writer
+	tx  *bolt.Tx
+	v   *verifier
+	w   *bufio.Writer
+	buf bytes.Buffer // one piece of the report, before Visible
 	// problems by session and seq (0: the session as a whole).
 	problems map[string]map[uint64][]string
 }
@@ -219,7 +221,7 @@ func (r *reportWriter) write(opts HTMLOptions, exported time.Time) error {
 	for _, s := range sessions {
 		refusals = append(refusals, s.refusals...)
 	}
-	err := reportTmpl.ExecuteTemplate(r.w, "header", reportHeader{
+	err := r.execute("header", reportHeader{
 		Source: opts.Source, Exported: exported.Format(reportTime), Version: FormatVersion,
 		Report: &r.v.report, Problems: problems, Only: opts.Session, Sessions: sessions, Refusals: refusals,
 	})
@@ -227,7 +229,7 @@ func (r *reportWriter) write(opts HTMLOptions, exported time.Time) error {
 		return err
 	}
 	for _, sess := range sessions {
-		if err := reportTmpl.ExecuteTemplate(r.w, "session", sess); err != nil {
+		if err := r.execute("session", sess); err != nil {
 			return err
 		}
 		b := r.tx.Bucket(bucketSessions).Bucket([]byte(sess.ID))
@@ -235,16 +237,31 @@ func (r *reportWriter) write(opts HTMLOptions, exported time.Time) error {
 			if v == nil {
 				return nil
 			}
-			return reportTmpl.ExecuteTemplate(r.w, "record", r.record(sess, k, v))
+			return r.execute("record", r.record(sess, k, v))
 		})
 		if err != nil {
 			return err
 		}
-		if err := reportTmpl.ExecuteTemplate(r.w, "session-end", nil); err != nil {
+		if err := r.execute("session-end", nil); err != nil {
 			return err
 		}
 	}
-	return reportTmpl.ExecuteTemplate(r.w, "footer", nil)
+	return r.execute("footer", nil)
+}
+
+// execute renders one piece of the report and writes it through Visible:
+// every value in it, whichever field it came from (titles, URLs, outputs,
+// arguments, reasons, errors, blocked requests, file names), shows its
+// bidirectional, zero-width and control characters as \uXXXX escapes, as
+// the console and `evidence show` do. The template's own text holds none
+// of them, and an escape is plain text in any HTML context.
+func (r *reportWriter) execute(name string, data any) error {
+	r.buf.Reset()
+	if err := reportTmpl.ExecuteTemplate(&r.buf, name, data); err != nil {
+		return err
+	}
+	_, err := r.w.WriteString(Visible(r.buf.String()))
+	return err
 }
 
 func (r *reportWriter) session(n int, sum SessionSummary) *reportSession {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -27,8 +26,9 @@ const maxArgLen = 60
 //	  #2 2026-11-22T10:00:01.123Z  navigate  DENY scope: allowed_domains — host 127.0.0.2 not in allowed_domains  url=http://127.0.0.2/
 //
 // Text that came from pages or agents (titles, arguments, reasons) is
-// quoted when it holds control characters, so it cannot rewrite the
-// terminal. Sessions without an entry in records print their header only.
+// quoted when it holds control, bidirectional or zero-width characters,
+// which are escaped as the HTML report and the console escape them
+// (VisibleLine), so it cannot rewrite the terminal or read as other text. Sessions without an entry in records print their header only.
 func WriteTimeline(w io.Writer, sessions []SessionSummary, records map[string][]*Envelope) error {
 	return WriteTimelineWith(w, sessions, records, TimelineOptions{})
 }
@@ -52,9 +52,9 @@ func WriteTimelineWith(w io.Writer, sessions []SessionSummary, records map[strin
 	bw := bufio.NewWriter(w)
 	for _, s := range sessions {
 		recs := records[s.ID]
-		fmt.Fprintf(bw, "session %s", clean(s.ID))
+		fmt.Fprintf(bw, "session %s", VisibleLine(s.ID))
 		if len(recs) > 0 && recs[0].Principal != "" {
-			fmt.Fprintf(bw, "  agent %s", clean(recs[0].Principal))
+			fmt.Fprintf(bw, "  agent %s", VisibleLine(recs[0].Principal))
 		}
 		noun := "records"
 		if s.Records == 1 {
@@ -71,7 +71,7 @@ func WriteTimelineWith(w io.Writer, sessions []SessionSummary, records map[strin
 			for _, e := range recs {
 				if e.ConfigSHA256 != "" && !slices.Contains(seen, e.ConfigSHA256) {
 					seen = append(seen, e.ConfigSHA256)
-					fmt.Fprintf(bw, "  config %s: %s\n", e.ConfigSHA256[:min(12, len(e.ConfigSHA256))], clean(opts.Config(e.ConfigSHA256)))
+					fmt.Fprintf(bw, "  config %s: %s\n", e.ConfigSHA256[:min(12, len(e.ConfigSHA256))], VisibleLine(opts.Config(e.ConfigSHA256)))
 				}
 			}
 		}
@@ -129,7 +129,7 @@ func summaryOf(recs []*Envelope) string {
 	parts := make([]string, 0, len(stages))
 	total := 0
 	for _, st := range stages {
-		parts = append(parts, fmt.Sprintf("%s %d", clean(st), refused[st]))
+		parts = append(parts, fmt.Sprintf("%s %d", VisibleLine(st), refused[st]))
 		total += refused[st]
 	}
 	s := fmt.Sprintf("%d call(s): %d allowed, %d refused", calls, allowed, total)
@@ -140,9 +140,9 @@ func summaryOf(recs []*Envelope) string {
 }
 
 func writeRecordLine(w *bufio.Writer, e *Envelope) {
-	what := clean(e.Command)
+	what := VisibleLine(e.Command)
 	if e.Kind != "" { // not a call
-		what = "[" + clean(e.Kind) + "]"
+		what = "[" + VisibleLine(e.Kind) + "]"
 	}
 	fmt.Fprintf(w, "  #%d %s  %s  %s", e.Seq, e.Time.UTC().Format(timelineTime), what, verdict(e.Decision))
 	if args := compactArgs(e.Args); args != "" {
@@ -153,16 +153,16 @@ func writeRecordLine(w *bufio.Writer, e *Envelope) {
 		state = e.Before
 	}
 	if url, ok := state["url"].(string); ok && url != "" {
-		fmt.Fprintf(w, "  -> %s", clean(url))
+		fmt.Fprintf(w, "  -> %s", VisibleLine(url))
 		if title, ok := state["title"].(string); ok && title != "" {
-			fmt.Fprintf(w, " %s", strconv.Quote(shorten(title)))
+			fmt.Fprintf(w, " %s", quote(shorten(title)))
 		}
 	}
 	if e.ScreenshotSHA256 != "" {
 		fmt.Fprintf(w, "  [screenshot %s]", e.ScreenshotSHA256[:min(12, len(e.ScreenshotSHA256))])
 	}
 	if e.Error != "" {
-		fmt.Fprintf(w, "  error: %s", clean(e.Error))
+		fmt.Fprintf(w, "  error: %s", VisibleLine(e.Error))
 	}
 	w.WriteByte('\n')
 }
@@ -177,23 +177,23 @@ func verdict(d Decision) string {
 		b.WriteString("DENY")
 	}
 	if d.Stage != "" {
-		b.WriteString(" " + clean(string(d.Stage)) + ":")
+		b.WriteString(" " + VisibleLine(string(d.Stage)) + ":")
 	}
 	switch {
 	case d.Rule != "":
-		b.WriteString(" " + clean(d.Rule))
+		b.WriteString(" " + VisibleLine(d.Rule))
 	case d.Cedar != "":
-		b.WriteString(" " + clean(d.Cedar))
+		b.WriteString(" " + VisibleLine(d.Cedar))
 	}
 	if len(d.PolicyIDs) > 0 {
-		b.WriteString(" [" + clean(strings.Join(d.PolicyIDs, ",")) + "]")
+		b.WriteString(" [" + VisibleLine(strings.Join(d.PolicyIDs, ",")) + "]")
 	}
 	reasons := d.Reasons
 	if len(reasons) == 0 && d.Scope != "" && !d.Allowed {
 		reasons = []string{d.Scope}
 	}
 	if len(reasons) > 0 {
-		b.WriteString(" — " + clean(strings.Join(reasons, "; ")))
+		b.WriteString(" — " + VisibleLine(strings.Join(reasons, "; ")))
 	}
 	if a := d.Approval; a != nil {
 		verdict := "denied"
@@ -204,7 +204,7 @@ func verdict(d Decision) string {
 		if a.By != "" {
 			by = " by " + a.By
 		}
-		b.WriteString(" (approval " + clean(a.ID) + ": " + verdict + clean(by) + " via " + clean(a.Channel) + ")")
+		b.WriteString(" (approval " + VisibleLine(a.ID) + ": " + verdict + VisibleLine(by) + " via " + VisibleLine(a.Channel) + ")")
 	}
 	return b.String()
 }
@@ -222,17 +222,17 @@ func compactArgs(args map[string]any) string {
 		var val string
 		if s, ok := args[k].(string); ok {
 			val = shorten(s)
-			if val == "" || strings.ContainsAny(val, " \"=") || clean(val) != val {
-				val = strconv.Quote(val)
+			if val == "" || strings.ContainsAny(val, " \"=") || VisibleLine(val) != val {
+				val = quote(val)
 			}
 		} else {
 			raw, err := json.Marshal(args[k])
 			if err != nil {
 				raw = []byte("?")
 			}
-			val = clean(shorten(string(raw)))
+			val = VisibleLine(shorten(string(raw)))
 		}
-		parts = append(parts, clean(k)+"="+val)
+		parts = append(parts, VisibleLine(k)+"="+val)
 	}
 	return strings.Join(parts, " ")
 }
@@ -250,32 +250,4 @@ func shorten(s string) string {
 		n++
 	}
 	return s[:i] + "…"
-}
-
-// clean returns s unchanged when every rune is printable, and quoted
-// otherwise.
-func clean(s string) string {
-	q := strconv.Quote(s)
-	if q[1:len(q)-1] == strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), `"`, `\"`) {
-		return s
-	}
-	return q
-}
-
-// Visible shows the characters that change how text reads without being
-// seen — bidirectional overrides and isolates, zero-width characters — as
-// \uXXXX escapes, so that what a page or an agent wrote cannot read as
-// something else to the person looking at it (the HTML report, the
-// operator console).
-func Visible(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069, r >= 0x200B && r <= 0x200F, r == 0xFEFF, r == 0x061C:
-			fmt.Fprintf(&b, "\\u%04X", r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
 }

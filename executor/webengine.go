@@ -26,7 +26,7 @@ import (
 // Cedar, approvals), the same evidence. Its requests go through the egress
 // gate's own decision and pinned dial (egress.Proxy.DialContext), each
 // redirect judged before it is followed (web.Client), spaced per host
-// (requests_per_second_per_host).
+// (requests_per_second_per_host), a host being the address dialled.
 //
 // Its page state is the page fetch_page last read: url (after redirects),
 // title, domain, has_forms, is_authenticated (a log out control on the

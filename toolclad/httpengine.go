@@ -32,9 +32,10 @@ type HTTPEngine struct {
 	// DefaultMaxResponseBytes.
 	MaxResponseBytes int64
 	// RequestsPerSecondPerHost is [browser.scope]
-	// requests_per_second_per_host: the engine's requests to one host are
-	// spaced to this rate (a call waits for its turn, within its timeout);
-	// 0 turns the limit off. Default 1.
+	// requests_per_second_per_host: the engine's requests to one host (the
+	// IP address dialled, whatever name a URL gives it) are spaced to this
+	// rate (a call waits for its turn, within its timeout); 0 turns the
+	// limit off. Default 1.
 	RequestsPerSecondPerHost float64
 }
 

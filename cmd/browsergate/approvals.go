@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/browsergate/browsergate/evidence"
 	"github.com/browsergate/browsergate/executor/approval"
 	"github.com/browsergate/browsergate/executor/approval/operator"
 )
@@ -164,21 +165,25 @@ func printPending(w io.Writer, pending []approval.Request, now time.Time) {
 		fmt.Fprintln(w, "no calls are waiting for approval")
 		return
 	}
+	// The page and where the call leads are the page's words, the
+	// arguments the agent's: shown as `evidence show` shows them, hidden
+	// and control characters escaped (evidence.VisibleLine).
+	line := evidence.VisibleLine
 	for _, p := range pending {
 		args, _ := json.Marshal(p.Args)
-		fmt.Fprintf(w, "%s  (%s left, until %s)  session %s\n", p.ID, p.Deadline.Sub(now).Round(time.Second),
-			p.Deadline.UTC().Format(time.RFC3339), p.Session)
+		fmt.Fprintf(w, "%s  (%s left, until %s)  session %s\n", line(p.ID), p.Deadline.Sub(now).Round(time.Second),
+			p.Deadline.UTC().Format(time.RFC3339), line(p.Session))
 		if p.Agent != "" {
-			fmt.Fprintf(w, "  agent:  %s\n", p.Agent)
+			fmt.Fprintf(w, "  agent:  %s\n", line(p.Agent))
 		}
-		fmt.Fprintf(w, "  call:   %s %s\n", p.Tool, args)
-		fmt.Fprintf(w, "  page:   %s\n", p.Page)
+		fmt.Fprintf(w, "  call:   %s %s\n", line(p.Tool), evidence.Visible(string(args)))
+		fmt.Fprintf(w, "  page:   %s\n", line(p.Page))
 		if p.URL != "" && p.URL != p.Page {
-			fmt.Fprintf(w, "  leads:  %s\n", p.URL)
+			fmt.Fprintf(w, "  leads:  %s\n", line(p.URL))
 		}
 		if p.Tier != "" {
-			fmt.Fprintf(w, "  tier:   %s\n", p.Tier)
+			fmt.Fprintf(w, "  tier:   %s\n", line(p.Tier))
 		}
-		fmt.Fprintf(w, "  why:    %s\n\n", strings.Join(p.Why, "; "))
+		fmt.Fprintf(w, "  why:    %s\n\n", line(strings.Join(p.Why, "; ")))
 	}
 }

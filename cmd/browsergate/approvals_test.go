@@ -71,3 +71,23 @@ func TestPendingShowsTheDeadlineInFull(t *testing.T) {
 		t.Errorf("printPending:\n%s\nwant it to start with\n%s", b.String(), want)
 	}
 }
+
+// TestPendingShowsHiddenCharactersEscaped: approvals list shows the page,
+// where the call leads and its arguments as `evidence show` does: a bidi
+// override, ESC and a C1 CSI are escapes, never raw on the terminal.
+func TestPendingShowsHiddenCharactersEscaped(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 23, 18, 2, 5, 0, time.UTC)
+	var b bytes.Buffer
+	printPending(&b, []approval.Request{{ID: "apr-1", Session: "s", Tool: "t.x", Deadline: now.Add(time.Minute),
+		Page: "https://a.example/\x1b[2J", URL: "https://a.example/\u202Eexe.txt", Args: map[string]any{"text": "\u009b31m"}, Why: []string{"w"}}}, now)
+	out := b.String()
+	for _, want := range []string{`page:   "https://a.example/\u001B[2J"`, `leads:  "https://a.example/\u202Eexe.txt"`, `{"text":"\u009B31m"}`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("approvals list lacks %s:\n%s", want, out)
+		}
+	}
+	if strings.ContainsAny(out, "\x1b\u202e\u009b") {
+		t.Errorf("approvals list shows hidden characters raw: %q", out)
+	}
+}

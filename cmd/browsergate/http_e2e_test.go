@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -587,6 +589,62 @@ func TestConsole(t *testing.T) {
 		"Origin": d.url, "Sec-Fetch-Site": "cross-site"}, "token="+olga)
 	if code != http.StatusForbidden {
 		t.Errorf("a cross-site sign-in post: %d, want 403", code)
+	}
+}
+
+// TestHTTPConsoleRightTokenAfterWrongOnes: the real serve --http, where
+// agents and the operator all come from 127.0.0.1: after wrong tokens
+// from that address (the first refused 401, the next ones 429 with
+// Retry-After), the operator's right token signs in at once, with the
+// console's cookie, and its console page opens.
+func TestHTTPConsoleRightTokenAfterWrongOnes(t *testing.T) {
+	t.Parallel()
+	tokens := filepath.Join(t.TempDir(), "operators")
+	const olga = "olga-operator-token-1234"
+	if err := os.WriteFile(tokens, []byte("olga:"+olga+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := startHTTP(t, inputManifest(), "", "--operator-token-file", tokens)
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	login := func(token string) *http.Response {
+		t.Helper()
+		resp, err := client.PostForm(d.url+"/console/login", url.Values{"token": {token}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	var codes []int
+	for range 4 {
+		codes = append(codes, login("wrong-operator-token-0000").StatusCode)
+	}
+	if codes[0] != http.StatusUnauthorized || !slices.Contains(codes[1:], http.StatusTooManyRequests) {
+		t.Errorf("wrong tokens from 127.0.0.1: %v, want 401 then 429s", codes)
+	}
+	resp := login(olga)
+	home := resp.Header.Get("Location")
+	var cookie *http.Cookie
+	for _, c := range resp.Cookies() {
+		if c.Name == "browsergate_console" {
+			cookie = c
+		}
+	}
+	if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(home, "/console/s/") || cookie == nil {
+		t.Fatalf("the operator's right token after %d wrong ones from the same address: %d %q (Retry-After %q), want a sign-in",
+			len(codes), resp.StatusCode, home, resp.Header.Get("Retry-After"))
+	}
+	req, _ := http.NewRequest("GET", d.url+home, nil)
+	req.AddCookie(cookie)
+	page, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(page.Body)
+	page.Body.Close()
+	if page.StatusCode != 200 || !strings.Contains(string(body), "signed in as <b>olga</b>") {
+		t.Errorf("the console after the sign-in: %d\n%s", page.StatusCode, body)
 	}
 }
 

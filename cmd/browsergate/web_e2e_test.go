@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -461,6 +462,57 @@ func TestWebEngineRateLimit(t *testing.T) {
 	slow.mustRefuse(t, "web.fetch_page", map[string]any{"url": slowSite.URL + "/counted"}, "waiting for its turn", "requests_per_second_per_host")
 	if n := len(slowSite.times("/counted")); n != 1 {
 		t.Errorf("%d requests reached the site, want 1", n)
+	}
+}
+
+// TestWebEngineRateLimitCountsTheAddressDialled: the real binary's
+// browserless engine spaces requests by the address it dials, not by the
+// name in the URL. At one request per 1000 s, fetch_page of the site as
+// 127.0.0.1 goes; the same site as localhost (--resolve'd to 127.0.0.1)
+// and as [::ffff:127.0.0.1], and a redirect hop to it from a redirector on
+// 127.0.0.3 (an address with a budget of its own), are each refused at
+// once, waiting for their turn at 127.0.0.1. What the site recorded is
+// the first request and nothing more.
+func TestWebEngineRateLimitCountsTheAddressDialled(t *testing.T) {
+	t.Parallel()
+	site := serveWebSite(t)
+	port := site.URL[strings.LastIndex(site.URL, ":")+1:]
+	var redirects atomic.Int64
+	redirector, stop, err := serveOn("127.0.0.3:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		redirects.Add(1)
+		http.Redirect(w, r, "http://localhost:"+port+"/counted?via=redirect", http.StatusFound)
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	// A turn 1000 s away comes after the call's timeout (30 s): refused at once.
+	f := startWith(t, `
+[tool]
+name = "rate"
+[browser]
+engine = "http"
+[browser.scope]
+allowed_domains = ["127.0.0.1", "127.0.0.3", "localhost", "[::ffff:7f00:1]"]
+# localhost is both 127.0.0.1 and ::1 to Chromium's rules, which the scope keeps.
+allow_private_cidrs = ["127.0.0.1/32", "127.0.0.3/32", "::1/128"]
+allowed_ports = ["1024-65535"]
+requests_per_second_per_host = 0.001
+[browser.commands.fetch_page]
+`, "--resolve", "localhost=127.0.0.1")
+	f.mustAllow(t, "rate.fetch_page", map[string]any{"url": "http://127.0.0.1:" + port + "/counted"})
+	for _, u := range []string{
+		"http://localhost:" + port + "/counted",
+		"http://[::ffff:127.0.0.1]:" + port + "/counted",
+		redirector + "/to-localhost",
+	} {
+		f.mustRefuse(t, "rate.fetch_page", map[string]any{"url": u}, "waiting for its turn at 127.0.0.1", "requests_per_second_per_host")
+	}
+	if n := len(site.times("/counted")); n != 1 {
+		t.Errorf("the site recorded %d requests for /counted, want 1: another spelling of 127.0.0.1 had a budget of its own", n)
+	}
+	if n := redirects.Load(); n != 1 {
+		t.Errorf("the redirector on 127.0.0.3 got %d requests, want 1 (its own budget)", n)
 	}
 }
 

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -51,7 +52,7 @@ var consolePages = template.Must(template.New("").Funcs(template.FuncMap{
 		if err != nil {
 			return "?"
 		}
-		return evidence.Visible(string(b))
+		return string(b)
 	},
 	"when": func(t time.Time) string {
 		if t.IsZero() {
@@ -59,7 +60,6 @@ var consolePages = template.Must(template.New("").Funcs(template.FuncMap{
 		}
 		return t.UTC().Format("2006-01-02 15:04:05Z")
 	},
-	"visible": evidence.Visible,
 	"clip": func(s string, n int) string {
 		if len(s) <= n {
 			return s
@@ -114,12 +114,17 @@ type signIn struct {
 	lastSeen  time.Time
 }
 
-// failures are an address's failed sign-ins in a row, and when it may try
-// again: each failure doubles the wait, up to a minute.
+// failures are an address's wrong tokens in a row, and when its next
+// wrong one is answered 401 rather than 429: each failure doubles the
+// wait, up to a minute. A right token is never held by them (login).
 type failures struct {
 	n    int
 	next time.Time
 }
+
+// failuresForgotten is how long after its last wait an address's wrong
+// tokens are forgotten: the next one starts the back-off at 1 s again.
+const failuresForgotten = 15 * time.Minute
 
 func newConsole(f *Front) *console {
 	c := &console{f: f, signIns: map[string]*signIn{}, failed: map[string]*failures{}, live: newLiveView(), xorigin: http.NewCrossOriginProtection()}
@@ -195,7 +200,7 @@ func (c *console) signInOf(r *http.Request, key string) *signIn {
 	if s == nil || subtle.ConstantTimeCompare([]byte(key), []byte(s.key)) != 1 {
 		return nil
 	}
-	now := time.Now()
+	now := c.f.cfg.Now()
 	if now.After(s.expires) || now.Sub(s.lastSeen) > signInIdle || !c.f.operators().Holds(s.operator, s.token) {
 		delete(c.signIns, ck.Value)
 		return nil
@@ -204,12 +209,21 @@ func (c *console) signInOf(r *http.Request, key string) *signIn {
 	return s
 }
 
+// render writes a console page through evidence.Visible, as the HTML
+// evidence report is written: whatever field an agent's or a page's text
+// lands in (arguments, titles, URLs, outputs, reasons, errors, notes), its
+// bidirectional, zero-width and control characters show as \uXXXX
+// escapes. The templates' own text holds none of them.
 func (c *console) render(w http.ResponseWriter, name string, status int, data any) {
+	var page bytes.Buffer
+	if err := consolePages.ExecuteTemplate(&page, name, data); err != nil {
+		c.f.cfg.Logger.Warn("console: page failed", "page", name, "error", err.Error())
+		http.Error(w, "the console could not render this page", http.StatusInternalServerError)
+		return
+	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
-	if err := consolePages.ExecuteTemplate(w, name, data); err != nil {
-		c.f.cfg.Logger.Warn("console: page failed", "page", name, "error", err.Error())
-	}
+	w.Write([]byte(evidence.Visible(page.String())))
 }
 
 func (c *console) loginPage(w http.ResponseWriter, r *http.Request) {
@@ -217,26 +231,44 @@ func (c *console) loginPage(w http.ResponseWriter, r *http.Request) {
 }
 
 // login signs an operator in with their token.
+//
+// The token is checked first (Operators.Lookup: its SHA-256 against every
+// operator's, in constant time), and a right one always signs in, however
+// many wrong ones came before from the same address. The back-off is by
+// source address, and every agent of the daemon connects from loopback as
+// the operator's browser often does: a back-off that applied before the
+// check would let any agent lock the operators out of the console, and so
+// out of answering its held calls, with one wrong token a minute. Keying
+// the back-off by something else would not help: an address is all that
+// tells an agent from the operator before the token is read.
+//
+// Wrong tokens meet the back-off: from an address that failed before,
+// each waits 1, 2, 4 … up to 60 s after the last (429 with Retry-After),
+// and a wrong token sent while it must wait counts as a failure too. What
+// the back-off cannot do is stop a client that ignores Retry-After from
+// having each guess checked, since a right token must be admitted at
+// once: what makes guessing hopeless is the token itself (24 or more
+// characters, toolclad.minOperatorToken). A right token does not clear
+// the address's failures either: it does not show that the wrong ones
+// were its holder's.
 func (c *console) login(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
 	addr, _, _ := net.SplitHostPort(r.RemoteAddr)
-	if wait := c.mayTry(addr); wait > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
-		c.render(w, "login.html", http.StatusTooManyRequests, map[string]any{"Error": fmt.Sprintf("Too many failed sign-ins from here: try again in %s.", wait.Round(time.Second))})
-		return
-	}
 	token := strings.TrimSpace(r.PostFormValue("token"))
 	name := c.f.operators().Lookup(token)
 	if name == "" {
-		c.failedFrom(addr, r.RemoteAddr)
+		if wait := c.failedFrom(addr, r.RemoteAddr); wait > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
+			c.render(w, "login.html", http.StatusTooManyRequests, map[string]any{"Error": fmt.Sprintf("Too many failed sign-ins from here: try again in %s.", wait.Round(time.Second))})
+			return
+		}
 		c.render(w, "login.html", http.StatusUnauthorized, map[string]any{"Error": "That is not an operator token."})
 		return
 	}
 	id := randomHex()
-	now := time.Now()
+	now := c.f.cfg.Now()
 	s := &signIn{operator: name, key: randomHex(), csrf: randomHex(), token: sha256.Sum256([]byte(token)), expires: now.Add(signInFor), lastSeen: now}
 	c.mu.Lock()
-	delete(c.failed, addr)
 	for k, old := range c.signIns {
 		if now.After(old.expires) || now.Sub(old.lastSeen) > signInIdle {
 			delete(c.signIns, k)
@@ -250,18 +282,11 @@ func (c *console) login(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/console/s/"+s.key+"/", http.StatusSeeOther)
 }
 
-// mayTry is how long an address must wait before its next sign-in.
-func (c *console) mayTry(addr string) time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if f := c.failed[addr]; f != nil {
-		return time.Until(f.next)
-	}
-	return 0
-}
-
-// failedFrom counts a failed sign-in from addr.
-func (c *console) failedFrom(addr, remote string) {
+// failedFrom counts a wrong token from addr and returns how long the
+// address had still to wait when it came (0: it was its turn). Each
+// failure sets the next turn 1, 2, 4 … up to 60 s after it.
+func (c *console) failedFrom(addr, remote string) time.Duration {
+	now := c.f.cfg.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	f := c.failed[addr]
@@ -272,11 +297,16 @@ func (c *console) failedFrom(addr, remote string) {
 		f = &failures{}
 		c.failed[addr] = f
 	}
+	wait := max(f.next.Sub(now), 0)
+	if now.Sub(f.next) > failuresForgotten {
+		f.n = 0
+	}
 	f.n++
-	f.next = time.Now().Add(min(time.Second<<min(f.n-1, 6), time.Minute))
+	f.next = now.Add(min(time.Second<<min(f.n-1, 6), time.Minute))
 	if f.n <= 3 || f.n%100 == 0 {
 		c.f.cfg.Logger.Warn("console: sign-in refused", "remote", remote, "failures_in_a_row", f.n)
 	}
+	return wait
 }
 
 func (c *console) logout(w http.ResponseWriter, r *http.Request, who *signIn) {
@@ -305,7 +335,7 @@ func (c *console) index(w http.ResponseWriter, r *http.Request, who *signIn) {
 		held = c.f.cfg.Broker.List()
 	}
 	c.render(w, "index.html", http.StatusOK, map[string]any{
-		"Operator": who.operator, "CSRF": who.csrf, "Base": who.base(), "Held": held, "Sessions": c.live.sessions(), "Now": time.Now(),
+		"Operator": who.operator, "CSRF": who.csrf, "Base": who.base(), "Held": held, "Sessions": c.live.sessions(), "Now": c.f.cfg.Now(),
 	})
 }
 

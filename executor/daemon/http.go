@@ -72,6 +72,9 @@ type Config struct {
 	Broker   *approval.Broker
 	Evidence *evidence.Store
 	Logger   *slog.Logger
+	// Now is the clock of the console's sign-ins and of its back-off
+	// after wrong tokens (nil: time.Now).
+	Now func() time.Time
 }
 
 // Defaults of the limits.
@@ -111,6 +114,9 @@ func Listen(cfg Config) (*Front, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
 	}
 	cfg.MaxSessions = orDefault(cfg.MaxSessions, DefaultMaxSessions)
 	cfg.MaxSessionsPerAgent = orDefault(cfg.MaxSessionsPerAgent, DefaultMaxSessionsPerAgent)

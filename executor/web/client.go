@@ -6,6 +6,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
+	"net/netip"
 	"net/url"
 	"time"
 
@@ -26,7 +28,8 @@ type Client struct {
 	Check func(rawURL string) scope.Verdict
 	// Dial makes every connection. Required.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
-	// Limiter spaces the requests to each host (nil: no limit).
+	// Limiter spaces the requests to each host, counted by the address
+	// each request's connection was dialled to (nil: no limit).
 	Limiter *HostLimiter
 	// Jar keeps the session's cookies (nil: none are sent or kept).
 	Jar http.CookieJar
@@ -99,10 +102,8 @@ func (c *Client) Get(ctx context.Context, rawURL string, header http.Header) (*R
 			}
 		}
 		out.Hops = append(out.Hops, v.URL)
-		if err := c.Limiter.Wait(ctx, u.Hostname()); err != nil {
-			return nil, fmt.Errorf("waiting for its turn at %s (requests_per_second_per_host): %w", u.Hostname(), err)
-		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, v.URL, nil)
+		turn := c.turn(ctx)
+		req, err := http.NewRequestWithContext(turn.ctx, http.MethodGet, v.URL, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -116,6 +117,12 @@ func (c *Client) Get(ctx context.Context, rawURL string, header http.Header) (*R
 			}
 		}
 		resp, err := c.transport.RoundTrip(req)
+		if turn.err != nil {
+			if err == nil {
+				resp.Body.Close()
+			}
+			return nil, fmt.Errorf("waiting for its turn at %s (%s; requests_per_second_per_host counts by the address dialled): %w", turn.dest, u.Host, turn.err)
+		}
 		if err != nil {
 			return nil, err // a refused dial is an *egress.RefusedError in the chain
 		}
@@ -142,6 +149,49 @@ func (c *Client) Get(ctx context.Context, rawURL string, header http.Header) (*R
 		}
 		next = to.String()
 	}
+}
+
+// turn is one request's wait for its turn at its destination: the address
+// of the connection the transport gives the request, new or kept alive.
+type turn struct {
+	ctx  context.Context // the request's, with the trace that waits
+	dest netip.Addr      // the address the wait was for
+	err  error           // the wait failed: the connection was closed unused
+}
+
+// turn spaces the request made with the returned turn's ctx to
+// c.Limiter, counted by the address its connection was dialled to (the
+// IP literal the egress gate's pinned dial connected to, after
+// resolution), so that every spelling of one destination, and every
+// redirect hop to it, shares one budget. The wait is in GotConn, which
+// net/http calls on the request's own goroutine once it has a connection
+// and before it writes the request, for HTTP/1 and HTTP/2 alike; a wait
+// that fails (the turn would come after the deadline) closes the
+// connection there, so that the request is never written.
+func (c *Client) turn(ctx context.Context) *turn {
+	t := &turn{ctx: ctx}
+	if c.Limiter == nil {
+		return t
+	}
+	t.ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
+		t.dest, t.err = destination(info.Conn)
+		if t.err == nil {
+			t.err = c.Limiter.Wait(ctx, t.dest)
+		}
+		if t.err != nil {
+			info.Conn.Close()
+		}
+	}})
+	return t
+}
+
+// destination is the IP address conn was dialled to.
+func destination(conn net.Conn) (netip.Addr, error) {
+	ap, err := netip.ParseAddrPort(conn.RemoteAddr().String())
+	if err != nil {
+		return netip.Addr{}, ErrNoDestination
+	}
+	return ap.Addr(), nil
 }
 
 // CloseIdle closes the client's idle connections (at the session's end).

@@ -3,7 +3,7 @@ package web
 import (
 	"context"
 	"fmt"
-	"strings"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -11,28 +11,37 @@ import (
 )
 
 // HostLimiter spaces requests to each host to a rate: a request waits for
-// its turn (within its context's deadline) rather than fail. A nil
-// HostLimiter, or one of rate 0, lets every request through at once.
+// its turn (within its context's deadline) rather than fail. A host is a
+// destination address, the IP the egress gate's pinned dial connected to,
+// never a name: "localhost", "127.0.0.1", "[::ffff:127.0.0.1]" and a name
+// resolving to 127.0.0.1 are one host with one budget, and a new spelling
+// cannot buy a request more (issue 31). A nil HostLimiter, or one of rate
+// 0, lets every request through at once.
 type HostLimiter struct {
 	perSecond float64
 	mu        sync.Mutex
-	hosts     map[string]*rate.Limiter
+	hosts     map[netip.Addr]*rate.Limiter
 }
 
 // NewHostLimiter spaces requests to each host to perSecond (0: no limit).
 // The first request to a host goes at once.
 func NewHostLimiter(perSecond float64) *HostLimiter {
-	return &HostLimiter{perSecond: perSecond, hosts: map[string]*rate.Limiter{}}
+	return &HostLimiter{perSecond: perSecond, hosts: map[netip.Addr]*rate.Limiter{}}
 }
 
-// Wait blocks until a request to host may go, or fails at once when it
-// could not go before ctx's deadline. The turn is taken under the lock,
-// so that a limiter is never forgotten while a request holds a turn of it.
-func (l *HostLimiter) Wait(ctx context.Context, host string) error {
+// Wait blocks until a request to the address dest may go, or fails at
+// once when it could not go before ctx's deadline. An IPv4-mapped IPv6
+// address is its IPv4 address, and a zone is dropped. The turn is taken
+// under the lock, so that a limiter is never forgotten while a request
+// holds a turn of it.
+func (l *HostLimiter) Wait(ctx context.Context, dest netip.Addr) error {
 	if l == nil || l.perSecond <= 0 {
 		return nil
 	}
-	host = strings.ToLower(host)
+	if !dest.IsValid() {
+		return ErrNoDestination
+	}
+	host := dest.Unmap().WithZone("")
 	now := time.Now()
 	l.mu.Lock()
 	lim, ok := l.hosts[host]

@@ -116,26 +116,35 @@ func TestReadCapped(t *testing.T) {
 	}
 }
 
-// TestHostLimiter: a host's second request within the rate's interval
-// waits for its turn, and fails at once when the turn would come after
-// the caller's deadline; other hosts are not held; rate 0 holds nothing.
+// TestHostLimiter: an address's second request within the rate's
+// interval waits for its turn, and fails at once when the turn would come
+// after the caller's deadline; an IPv4-mapped IPv6 address is its IPv4
+// address (one budget); other addresses are not held; rate 0 holds
+// nothing; an invalid address is refused.
 func TestHostLimiter(t *testing.T) {
 	t.Parallel()
+	a, mapped, b := netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("::ffff:127.0.0.1"), netip.MustParseAddr("127.0.0.3")
 	l := web.NewHostLimiter(0.5) // one request every 2 s
-	if err := l.Wait(context.Background(), "a.test"); err != nil {
+	if err := l.Wait(context.Background(), a); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
-	if err := l.Wait(ctx, "A.test"); err == nil {
-		t.Error("a second request to the host within 2 s did not wait past a 500 ms deadline")
+	if err := l.Wait(ctx, a); err == nil {
+		t.Error("a second request to the address within 2 s did not wait past a 500 ms deadline")
 	}
-	if err := l.Wait(ctx, "b.test"); err != nil {
-		t.Errorf("another host was held: %v", err)
+	if err := l.Wait(ctx, mapped); err == nil {
+		t.Error("the address spelled IPv4-mapped had a budget of its own")
+	}
+	if err := l.Wait(ctx, b); err != nil {
+		t.Errorf("another address was held: %v", err)
+	}
+	if err := l.Wait(ctx, netip.Addr{}); !errors.Is(err, web.ErrNoDestination) {
+		t.Errorf("no address: %v, want ErrNoDestination", err)
 	}
 	off := web.NewHostLimiter(0)
 	for range 3 {
-		if err := off.Wait(ctx, "a.test"); err != nil {
+		if err := off.Wait(ctx, a); err != nil {
 			t.Errorf("rate 0 held a request: %v", err)
 		}
 	}
