@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"context"
 	"errors"
 	"io"
 	"log/slog"
@@ -84,9 +85,9 @@ func TestSaveFile(t *testing.T) {
 // (which would be copied into the user's Downloads).
 func TestOwnedByAnother(t *testing.T) {
 	const endpoint = "ws://127.0.0.1:1/test-owned-by-another"
-	a := &targetGuard{wsURL: endpoint, frames: map[string]bool{"A1": true}}
-	b := &targetGuard{wsURL: endpoint, frames: map[string]bool{"B1": true}}
-	elsewhere := &targetGuard{wsURL: endpoint + "/other", frames: map[string]bool{"C1": true}}
+	a := &targetGuard{wsURL: endpoint, frames: map[string]string{"A1": ""}}
+	b := &targetGuard{wsURL: endpoint, frames: map[string]string{"B1": ""}}
+	elsewhere := &targetGuard{wsURL: endpoint + "/other", frames: map[string]string{"C1": ""}}
 	liveGuards.mu.Lock()
 	liveGuards.by[endpoint] = []*targetGuard{a, b}
 	liveGuards.by[endpoint+"/other"] = []*targetGuard{elsewhere}
@@ -201,7 +202,8 @@ func TestSessionEndWaitsForASaveUnderWay(t *testing.T) {
 		}
 		d := newDownloads(true, dir, 1<<20, staging, func(string) scope.Verdict { return scope.Verdict{Allowed: true} }, slog.New(slog.DiscardHandler))
 		d.cancel = func(string) {}
-		d.begin(guid, "http://127.0.0.1/report.txt", "report.txt")
+		d.gate = func(context.Context, *download, func(string)) *turn { return &turn{} } // allowed
+		d.begin(guid, "http://127.0.0.1/report.txt", "report.txt", "http://127.0.0.1/")
 		d.progress(guid, "completed", 5, 5) // the save starts
 		// Opening the FIFO waits for the save to open it; the save then
 		// waits for the bytes.
@@ -228,7 +230,7 @@ func TestSessionEndWaitsForASaveUnderWay(t *testing.T) {
 		write("hello")
 		<-stopped
 		files := d.take()
-		if len(files) != 1 || files[0].Refused != "" || files[0].Name != "report.txt" || files[0].Size != 5 {
+		if len(files) != 1 || files[0].file.Refused != "" || files[0].file.Name != "report.txt" || files[0].file.Size != 5 {
 			t.Fatalf("the end record's downloads: %+v, want report.txt saved", files)
 		}
 		if b, err := os.ReadFile(filepath.Join(dir, "report.txt")); err != nil || string(b) != "hello" {
@@ -244,7 +246,7 @@ func TestSessionEndWaitsForASaveUnderWay(t *testing.T) {
 		const late = "0a1b2c3d-0000-4000-8000-0000000000ff"
 		go func() {
 			time.Sleep(50 * time.Millisecond)
-			d.begin(late, "http://127.0.0.1/late.bin", "late.bin")
+			d.begin(late, "http://127.0.0.1/late.bin", "late.bin", "http://127.0.0.1/")
 		}()
 		d.stop(time.Now().Add(300 * time.Millisecond))
 		select {
@@ -257,7 +259,7 @@ func TestSessionEndWaitsForASaveUnderWay(t *testing.T) {
 		}
 		why := map[string]string{}
 		for _, f := range d.take() {
-			why[f.Name] = f.Refused
+			why[f.file.Name] = f.file.Refused
 		}
 		if !strings.Contains(why["late.bin"], "ended before it did") || !strings.Contains(why["report.txt"], "while it was being saved") {
 			t.Errorf("the end record's downloads: %v", why)
@@ -268,7 +270,7 @@ func TestSessionEndWaitsForASaveUnderWay(t *testing.T) {
 		d, dir, write := staged(t)
 		d.stop(time.Now().Add(100 * time.Millisecond))
 		files := d.take()
-		if len(files) != 1 || !strings.Contains(files[0].Refused, "while it was being saved") {
+		if len(files) != 1 || !strings.Contains(files[0].file.Refused, "while it was being saved") {
 			t.Fatalf("the end record's downloads: %+v, want the download refused", files)
 		}
 		d.mu.Lock()
