@@ -6,8 +6,10 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/browsergate/browsergate/evidence"
 	"github.com/browsergate/browsergate/examples/testkit"
@@ -115,7 +117,9 @@ func dirNames(t *testing.T, dir string) []string {
 func (f *fixture) untilReplied(t *testing.T, first string, wants ...string) string {
 	t.Helper()
 	all := first
-	testkit.Eventually(t, func() string {
+	// Long enough for an approval's timeout (pageDownloadApprovalTimeout).
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
 		missing := []string{}
 		for _, w := range wants {
 			if !strings.Contains(all, w) {
@@ -123,12 +127,14 @@ func (f *fixture) untilReplied(t *testing.T, first string, wants ...string) stri
 			}
 		}
 		if len(missing) == 0 {
-			return ""
+			return all
 		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the replies do not say %q:\n%s", missing, all)
+		}
+		time.Sleep(200 * time.Millisecond)
 		all += "\n" + f.mustAllow(t, "e2e.snapshot", nil)
-		return fmt.Sprintf("the replies do not say %q:\n%s", missing, all)
-	})
-	return all
+	}
 }
 
 // pageDownloadRecords are the session's page_download records, and the
@@ -237,6 +243,11 @@ when { resource.command == "download" && resource.page_state.url like "*/auto" }
 	}
 }
 
+// pageDownloadApprovalTimeout is serve's --approval-timeout in
+// TestPageDownloadsHeldForApproval: long enough for `approvals approve`
+// on a loaded machine (it took 16 s on one), short enough to wait for.
+const pageDownloadApprovalTimeout = "45s"
+
 // TestPageDownloadsHeldForApproval: with human_approval on download, a
 // download a page starts waits for a human: the navigate's reply says
 // so, and nothing reaches the download directory. Approved with
@@ -246,7 +257,7 @@ when { resource.command == "download" && resource.page_state.url like "*/auto" }
 // record says it was refused at approval.
 func TestPageDownloadsHeldForApproval(t *testing.T) {
 	t.Parallel()
-	f, down, tmp := pageDownloadFixture(t, "human_approval = true", "", "--approval-timeout", "20s")
+	f, down, tmp := pageDownloadFixture(t, "human_approval = true", "", "--approval-timeout", pageDownloadApprovalTimeout)
 	site := pageDownloadSite(t)
 	held := func(name string) string {
 		t.Helper()
@@ -265,7 +276,7 @@ func TestPageDownloadsHeldForApproval(t *testing.T) {
 			}
 			return ""
 		})
-		if names := dirNames(t, down); len(names) > 0 {
+		if names := dirNames(t, down); slices.Contains(names, name) {
 			t.Errorf("a download waiting for approval reached the download directory: %q", names)
 		}
 		return id
