@@ -175,8 +175,11 @@ when { resource.command == "download" && resource.page_state.url like "*/auto" }
 	out := f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/auto"})
 	const refused = "refused at cedar (policy no-downloads-from-auto)"
 	all := f.untilReplied(t, out, `("auto-link.txt") `+refused, `("auto-data.txt") `+refused, `("auto-blob.txt") `+refused)
-	if strings.Contains(all, "made by a data URL") || strings.Contains(all, "made%20by") {
-		t.Errorf("a reply holds the data: URL's bytes:\n%s", all)
+	for _, line := range strings.Split(all, "\n") {
+		// (A snapshot shows the page's own link, bytes and all.)
+		if strings.HasPrefix(line, "download") && strings.Contains(line, "made%20by") {
+			t.Errorf("a reply's word on a download holds the data: URL's bytes:\n%s", line)
+		}
 	}
 	testkit.Eventually(t, func() string {
 		if left := staged(t, tmp); len(left) > 0 {
