@@ -13,6 +13,7 @@ import (
 	"testing/iotest"
 	"time"
 
+	"github.com/browsergate/browsergate/evidence"
 	"github.com/browsergate/browsergate/scope"
 )
 
@@ -297,4 +298,77 @@ func names(entries []os.DirEntry) []string {
 		out = append(out, e.Name())
 	}
 	return out
+}
+
+// TestPageDownloadsLinkedAndFailClosed: a download that begins during a
+// call is recorded after that call's record and names it; one that
+// begins between calls names the last call and says so. A session
+// without a gate, or a gate that fails, refuses the download, and nothing
+// of it is kept.
+func TestPageDownloadsLinkedAndFailClosed(t *testing.T) {
+	const during, between, nogate, panics = "0a1b2c3d-0000-4000-8000-000000000001", "0a1b2c3d-0000-4000-8000-000000000002",
+		"0a1b2c3d-0000-4000-8000-000000000003", "0a1b2c3d-0000-4000-8000-000000000004"
+	staging := t.TempDir()
+	for _, g := range []string{during, between, nogate, panics} {
+		if err := os.WriteFile(filepath.Join(staging, g), []byte("bytes"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := newDownloads(true, t.TempDir(), 1<<20, staging, func(string) scope.Verdict { return scope.Verdict{Allowed: true} }, slog.New(slog.DiscardHandler))
+	d.cancel = func(string) {}
+	recorded := make(chan *download, 4)
+	d.record = func(dl *download) { recorded <- dl }
+	d.gate = func(context.Context, *download, func(string)) *turn {
+		return &turn{deny: deny(evidence.StageCedar, "policy p", "forbidden")}
+	}
+	next := func() *download {
+		t.Helper()
+		select {
+		case dl := <-recorded:
+			return dl
+		case <-time.After(10 * time.Second):
+			t.Fatal("no record written")
+			return nil
+		}
+	}
+
+	// During the first call (the downloads are made during one).
+	d.begin(during, "http://127.0.0.1/a", "a", "http://127.0.0.1/")
+	d.progress(during, "completed", 5, 5)
+	select {
+	case dl := <-recorded:
+		t.Fatalf("recorded before its call was: %+v", dl)
+	case <-time.After(200 * time.Millisecond):
+	}
+	d.endCall(7, sessionView{})
+	if dl := next(); dl.callSeq != 7 || dl.between || dl.refused == nil || dl.refused.Stage != evidence.StageCedar {
+		t.Errorf("the download of call 7: seq %d, between %v, refused %+v", dl.callSeq, dl.between, dl.refused)
+	}
+
+	// Between calls: linked to the last, written when it ends.
+	d.begin(between, "http://127.0.0.1/b", "b", "http://127.0.0.1/")
+	d.progress(between, "completed", 5, 5)
+	if dl := next(); dl.callSeq != 7 || !dl.between || dl.refused == nil {
+		t.Errorf("the download between calls: seq %d, between %v, refused %+v", dl.callSeq, dl.between, dl.refused)
+	}
+
+	// No gate, and a gate that panics: refused.
+	d.gate = nil
+	d.begin(nogate, "http://127.0.0.1/c", "c", "http://127.0.0.1/")
+	d.progress(nogate, "completed", 5, 5)
+	if dl := next(); dl.refused == nil || dl.file.Refused == "" {
+		t.Errorf("the download without a gate: refused %+v, file %+v", dl.refused, dl.file)
+	}
+	d.gate = func(context.Context, *download, func(string)) *turn { panic("the policies are gone") }
+	d.begin(panics, "http://127.0.0.1/d", "d", "http://127.0.0.1/")
+	d.progress(panics, "completed", 5, 5)
+	if dl := next(); dl.refused == nil || !strings.Contains(dl.refused.Reason, "the policies are gone") {
+		t.Errorf("the download whose gate failed: refused %+v", dl.refused)
+	}
+	if entries, _ := os.ReadDir(staging); len(entries) != 0 {
+		t.Errorf("refused downloads left %v in the staging directory", names(entries))
+	}
+	if entries, _ := os.ReadDir(d.dir); len(entries) != 0 {
+		t.Errorf("refused downloads were saved: %v", names(entries))
+	}
 }
