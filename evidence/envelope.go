@@ -50,8 +50,15 @@ type Envelope struct {
 	InteractionCount int    `json:"interaction_count"`
 	DurationMicros   int64  `json:"duration_us"`
 	Error            string `json:"error,omitempty"`
-	// Kind is "" for the record of a call, or KindSessionEnd.
+	// Kind is "" for the record of a call, KindSessionEnd or
+	// KindPageDownload.
 	Kind string `json:"kind,omitempty"`
+	// CallSeq links a KindPageDownload record to the record of the call
+	// during which the download began (spec revision 8), or, with
+	// BetweenCalls, to the session's last call before it began; 0 when
+	// there is none.
+	CallSeq      uint64 `json:"call_seq,omitempty"`
+	BetweenCalls bool   `json:"between_calls,omitempty"`
 	// Blocked lists the requests the egress gate refused while the call
 	// ran (request interception and the egress proxy), and (Between) those
 	// the session's pages made since the previous record.
@@ -100,6 +107,13 @@ type FileRef struct {
 // (or its browser context closed on a timeout). Its Blocked entries are
 // all between_calls; its decision is refused at StageEgress.
 const KindSessionEnd = "session_end"
+
+// KindPageDownload is the kind of a record that is not a call: a download
+// a page of the session's started by itself (a link, a script, a blob or
+// data: URL), decided by the gate as a call of the download command
+// would be and recorded on its own, with CallSeq naming the call it
+// began in (spec revision 8).
+const KindPageDownload = "page_download"
 
 // Decision is the gate's verdict as recorded: where it was reached and why,
 // so an auditor can tell which rule refused (or let through) a call.

@@ -286,7 +286,7 @@ func (r *reportWriter) session(n int, sum SessionSummary) *reportSession {
 			return nil // shown as unreadable in its row
 		}
 		recs = append(recs, e)
-		if e.Kind == "" && !e.Decision.Allowed {
+		if e.Kind != KindSessionEnd && !e.Decision.Allowed {
 			reason := strings.Join(e.Decision.Reasons, "; ")
 			if reason == "" {
 				reason = e.Decision.Scope

@@ -18,7 +18,9 @@ const (
 	// needs (not in a form, say).
 	StageArgs Stage = "args"
 	// StageLimits: the session has expired (session_timeout_seconds,
-	// idle_timeout_seconds) or used up max_interactions.
+	// idle_timeout_seconds) or used up max_interactions; for a page's
+	// download (kind page_download), also: larger than max_download_bytes,
+	// or the session ended before it did.
 	StageLimits Stage = "limits"
 	// StageObserve: what the decision needs could not be read from the
 	// browser (the page state, the tab's history), so the call cannot be
@@ -37,7 +39,9 @@ const (
 	// (denied, no answer in time, no channel, or the call or page changed
 	// while it was held).
 	StageApproval Stage = "approval"
-	// StageAct: the browser could not be reached to carry out the call.
+	// StageAct: the browser could not be reached to carry out the call;
+	// for a page's download, also: cancelled by the page or the browser,
+	// or its file could not be saved.
 	StageAct Stage = "act"
 	// StageDestination: while the action ran, the page sent a navigation
 	// or a form submission the gate had not judged (another URL than the

@@ -80,7 +80,7 @@ func WriteTimelineWith(w io.Writer, sessions []SessionSummary, records map[strin
 		}
 		for _, e := range recs {
 			if opts.RefusalsOnly {
-				if e.Kind != "" || e.Decision.Allowed {
+				if e.Kind == KindSessionEnd || e.Decision.Allowed {
 					continue
 				}
 				c := *e
@@ -143,6 +143,13 @@ func writeRecordLine(w *bufio.Writer, e *Envelope) {
 	what := VisibleLine(e.Command)
 	if e.Kind != "" { // not a call
 		what = "[" + VisibleLine(e.Kind) + "]"
+	}
+	if e.Kind == KindPageDownload {
+		when := "during"
+		if e.BetweenCalls {
+			when = "after"
+		}
+		what += fmt.Sprintf(" (%s #%d)", when, e.CallSeq)
 	}
 	fmt.Fprintf(w, "  #%d %s  %s  %s", e.Seq, e.Time.UTC().Format(timelineTime), what, verdict(e.Decision))
 	if args := compactArgs(e.Args); args != "" {

@@ -89,11 +89,8 @@ func (e *Executor) approve(ctx context.Context, s *session, t *turn) *DenyError 
 			return d
 		}
 	} else {
-		p = e.cfg.Approvals.Open(want, e.cfg.ApprovalTimeout)
+		p = e.openApproval(s, want, "call held for human approval")
 		s.hold.id = p.ID
-		e.cfg.Logger.Warn("call held for human approval", "id", p.ID, "session", s.id, "call", p.Summary(), "deadline", p.Deadline)
-		e.cfg.Events.Publish(events.Event{Type: events.ApprovalAsked, Session: s.id, Agent: s.principal, Tool: p.Tool, Command: p.Command,
-			Args: p.Args, URL: p.URL, Approval: p.ID, Reason: strings.Join(p.Why, "; "), Detail: p.Request})
 		if e.cfg.Elicitation && t.call.CanElicit && want.Tier != "critical" {
 			t.ask = &toolclad.Question{Key: approvalKey, Message: elicitMessage(p), State: e.seal(p.ID, s.id)}
 			return nil
@@ -111,27 +108,50 @@ func (e *Executor) approve(ctx context.Context, s *session, t *turn) *DenyError 
 	stopOnClient()
 	stopWaiting()
 	s.hold.id = ""
-	t.approval = &evidence.Approval{ID: p.ID, Approved: o.Approved, Channel: o.Channel, By: o.By, At: o.At.UTC(), Note: o.Note}
+	t.approval = e.answered(s, p, o)
+	if !o.Approved {
+		return e.notApproved(p, o, why)
+	}
+	return e.recheck(ctx, s, t, p)
+}
+
+// openApproval holds want for a human (the operator's list, the event
+// stream and the approval hook hear of it) until e.cfg.ApprovalTimeout;
+// what says what is held, for the log.
+func (e *Executor) openApproval(s *session, want approval.Request, what string) *approval.Pending {
+	p := e.cfg.Approvals.Open(want, e.cfg.ApprovalTimeout)
+	e.cfg.Logger.Warn(what, "id", p.ID, "session", s.id, "call", p.Summary(), "deadline", p.Deadline)
+	e.cfg.Events.Publish(events.Event{Type: events.ApprovalAsked, Session: s.id, Agent: s.principal, Tool: p.Tool, Command: p.Command,
+		Args: p.Args, URL: p.URL, Approval: p.ID, Reason: strings.Join(p.Why, "; "), Detail: p.Request})
+	return p
+}
+
+// answered logs and publishes a human's answer (or its lack), and returns
+// it as the evidence records it.
+func (e *Executor) answered(s *session, p *approval.Pending, o approval.Outcome) *evidence.Approval {
 	e.cfg.Logger.Warn("approval answered", "id", p.ID, "approved", o.Approved, "channel", o.Channel, "by", o.By)
 	e.cfg.Events.Publish(events.Event{Type: events.ApprovalAnswered, Session: s.id, Agent: s.principal, Tool: p.Tool, Command: p.Command,
 		Approval: p.ID, Allowed: events.Bool(o.Approved), Channel: o.Channel, By: o.By, Reason: o.Note})
-	if !o.Approved {
-		reason := fmt.Sprintf("approval %s was denied via %s", p.ID, o.Channel)
-		switch o.Channel {
-		case approval.ChannelTimeout:
-			reason = fmt.Sprintf("nobody approved %s within %s", p.ID, e.cfg.ApprovalTimeout)
-		case approval.ChannelCancelled:
-			reason = fmt.Sprintf("the call or its session ended while approval %s was pending", p.ID)
-		}
-		if o.By != "" {
-			reason += " by " + o.By
-		}
-		if o.Note != "" {
-			reason += ": " + o.Note
-		}
-		return &DenyError{Stage: evidence.StageApproval, Rule: "approval " + o.Channel, Reason: reason + " (" + strings.Join(why, "; ") + ")"}
+	return &evidence.Approval{ID: p.ID, Approved: o.Approved, Channel: o.Channel, By: o.By, At: o.At.UTC(), Note: o.Note}
+}
+
+// notApproved is the refusal of a held call that was denied, or that
+// nobody answered (why: what required the approval).
+func (e *Executor) notApproved(p *approval.Pending, o approval.Outcome, why []string) *DenyError {
+	reason := fmt.Sprintf("approval %s was denied via %s", p.ID, o.Channel)
+	switch o.Channel {
+	case approval.ChannelTimeout:
+		reason = fmt.Sprintf("nobody approved %s within %s", p.ID, e.cfg.ApprovalTimeout)
+	case approval.ChannelCancelled:
+		reason = fmt.Sprintf("the call or its session ended while approval %s was pending", p.ID)
 	}
-	return e.recheck(ctx, s, t, p)
+	if o.By != "" {
+		reason += " by " + o.By
+	}
+	if o.Note != "" {
+		reason += ": " + o.Note
+	}
+	return &DenyError{Stage: evidence.StageApproval, Rule: "approval " + o.Channel, Reason: reason + " (" + strings.Join(why, "; ") + ")"}
 }
 
 // recheck observes and decides the call again after an approval: minutes

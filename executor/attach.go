@@ -90,8 +90,11 @@ type targetGuard struct {
 	doomed map[string]bool
 	// frames are the ids of the frames of the session's targets (each
 	// page's and iframe's own, and every frame their pages attached or
-	// navigated): a download is the session's when its frame is.
-	frames map[string]bool
+	// navigated): a download is the session's when its frame is. Each
+	// maps to the URL of the frame's document as the browser last
+	// reported it committed ("" before it did): the page a download
+	// began in, as the gate judges it.
+	frames map[string]string
 	// downloads handles the downloads of the session's frames (nil: the
 	// guard leaves the browser's download behaviour alone).
 	downloads *downloads
@@ -153,7 +156,7 @@ func guardTargets(ctx context.Context, cfg guardConfig, ic *interceptor, logger 
 	g := &targetGuard{conn: conn, context: cfg.context, ic: ic, logger: logger, user: cfg.user, wsRules: cfg.wsRules, wsSessions: map[string]bool{},
 		pending: map[int64]chan cdpReply{}, guarded: map[string]bool{}, ready: map[string]bool{}, pages: map[string]string{}, home: tab,
 		parent: map[string]string{}, doomed: map[string]bool{}, extra: map[string]bool{}, users: map[string]bool{},
-		frames: map[string]bool{tab: true}, downloads: cfg.downloads, wsURL: cfg.wsURL,
+		frames: map[string]string{tab: ""}, downloads: cfg.downloads, wsURL: cfg.wsURL,
 		waiting: map[string]chan error{tab: make(chan error, 1)}, done: make(chan struct{})}
 	g.tab.Store(tab)
 	tabDone := g.waiting[tab]
@@ -497,7 +500,7 @@ func (g *targetGuard) noteCommit(m cdpMessage) {
 	if json.Unmarshal(m.Params, &e) != nil {
 		return
 	}
-	g.addFrame(e.Frame.ID)
+	g.frameCommitted(e.Frame.ID, e.Frame.URL)
 	if e.Frame.ParentID != "" {
 		return
 	}
@@ -597,7 +600,9 @@ func (g *targetGuard) event(m cdpMessage) {
 			g.pages[e.SessionID] = t.TargetID
 		}
 		if t.Type == "page" || t.Type == "iframe" {
-			g.frames[t.TargetID] = true // its main frame has its id
+			if _, ok := g.frames[t.TargetID]; !ok {
+				g.frames[t.TargetID] = "" // its main frame has its id
+			}
 		}
 		if m.SessionID != "" {
 			g.parent[e.SessionID] = m.SessionID

@@ -28,15 +28,18 @@ import (
 // there (Browser.downloadWillBegin, Browser.downloadProgress), and the
 // guard takes those whose frame is one of the session's.
 //
-// A download of the session's is saved only when the manifest declares
-// download, its URL is inside the scope (blob: and data: URLs are the
-// page's own bytes) and it is no larger than max_download_bytes; otherwise
-// Chromium is told to cancel it and its staged bytes are removed. A saved
-// download is hashed and copied into the download directory under a
-// sanitised name (sanitizeFileName) that never replaces a file already
-// there (saveFile); the call it happened in reports it, and its evidence
-// record carries it — a download that ends between calls, in the next
-// call's record or in the session's end record.
+// Each download a page of the session's starts is decided by the gate as
+// a call of the download command about its URL would be (pageDownloadGate:
+// the manifest, the arguments, the scope, Cedar, a human's approval),
+// while Chromium writes it into the staging directory; nothing of it
+// reaches the download directory before the gate has allowed it. A
+// refused one is cancelled and its staged bytes are removed; so is one
+// larger than max_download_bytes. An allowed one is hashed and copied into
+// the download directory under a sanitised name (sanitizeFileName) that
+// never replaces a file already there (saveFile). Each download has an
+// evidence record of its own (kind page_download), written when it has
+// ended, naming the call it began in; the reply of that call (or, for one
+// that ends later, of the next call) says what became of it.
 
 // downloads is one session's share of the browser's downloads.
 type downloads struct {
@@ -48,27 +51,90 @@ type downloads struct {
 	logger   *slog.Logger
 	// cancel asks the browser to cancel a download (set by the guard).
 	cancel func(guid string)
+	// gate decides a download (nil: every download is refused); asking
+	// is called when it waits for a human. record writes an ended
+	// download's evidence record (nil: none is written).
+	gate   func(ctx context.Context, dl *download, asking func(id string)) *turn
+	record func(dl *download)
+	// ctx ends with the session (stop): the waits for a human end with it.
+	ctx    context.Context
+	endCtx context.CancelFunc
 
 	mu     sync.Mutex
 	began  int // downloads begun, ever
 	active map[string]*download
-	done   []evidence.FileRef // ended (saved or refused), not yet recorded
-	change chan struct{}      // closed when a download begins or ends
+	// news are what the agent has not been told yet: downloads that
+	// ended, and those that began to wait for a human.
+	news []downloadNews
+	// unrecorded are the downloads that ended and whose record is not
+	// written yet: those of the call under way wait for its record.
+	unrecorded []*download
+	// calls counts the session's calls; inCall: one is under way (from
+	// its start to its record), lastSeq: the record of the last one.
+	calls   int
+	inCall  bool
+	lastSeq uint64
+	stopped bool
+	// view is what the gate reads of the session, as of the last call's
+	// start or record (the session's own fields are the call's).
+	view   sessionView
+	change chan struct{} // closed when a download begins or ends
+}
+
+// sessionView is what the gate reads of a session for a download: its
+// limits (the counters Cedar reads) and its principal's groups.
+type sessionView struct {
+	limits limits
+	groups []string
 }
 
 // download is one download of the session's, from its start to its end.
 type download struct {
 	guid, url, name string
-	refused         string // why it was cancelled ("" while it may be saved)
-	saving          bool
+	// shown is the URL as the gate judges and the evidence records it
+	// (downloadURL: a data: URL by its digest).
+	shown string
+	// page is the URL of the document of the frame that started it, as
+	// the browser reported it committed ("" unknown).
+	page string
+	seq  int // its place among the session's downloads (begun counts them)
+	// The call it began in (calls when it began), or, between calls,
+	// the last one; linked: callSeq names that call's record.
+	call    int
+	between bool
+	linked  bool
+	callSeq uint64
+	// t is the gate's decision (nil until it has answered); asking is
+	// the approval it waits for ("" none).
+	t      *turn
+	asking string
+	// refused is why it is not saved (nil while it may be).
+	refused   *DenyError
+	completed bool // the browser has written all of it into the staging directory
+	saving    bool
 	// abandoned: the session ended before its save did, and it is
 	// recorded as refused; the save never names its file.
 	abandoned bool
-	seq       int // its place among the session's downloads (begun counts them)
+	ended     bool
+	file      evidence.FileRef // what became of it, once ended
+	stopWait  context.CancelFunc
+}
+
+// downloadNews is one thing to tell the agent about a download: it ended
+// (file; refused says at which stage, when it was not saved), or it waits
+// for a human (asking).
+type downloadNews struct {
+	file    evidence.FileRef
+	refused *DenyError
+	asking  string
 }
 
 func newDownloads(declared bool, dir string, max int64, staging string, check urlCheck, logger *slog.Logger) *downloads {
+	ctx, end := context.WithCancel(context.Background())
+	// Made during a call (the session's first tab), or before the first
+	// (a warmed session): its downloads are that call's.
 	return &downloads{declared: declared, dir: dir, max: max, staging: staging, check: check, logger: logger,
+		ctx: ctx, endCtx: end, calls: 1, inCall: true,
 		active: map[string]*download{}, change: make(chan struct{})}
 }
 
@@ -77,28 +143,144 @@ func (d *downloads) behavior() map[string]any {
 	return map[string]any{"behavior": "allowAndName", "downloadPath": d.staging, "eventsEnabled": true}
 }
 
-// begin takes a download of one of the session's frames as it starts,
-// and refuses it at once when it may not be saved.
-func (d *downloads) begin(guid, url, suggested string) {
-	dl := &download{guid: guid, url: url, name: suggested}
-	switch {
-	case !d.declared:
-		dl.refused = "the manifest does not declare download"
-	case strings.HasPrefix(url, "blob:") || strings.HasPrefix(url, "data:"):
-		// The page's own bytes: no request leaves for them.
-	default:
-		if v := d.check(url); !v.Allowed {
-			dl.refused = "outside the scope: " + v.Reason
+// beginCall notes that a call of the session starts, and what the gate
+// reads of the session meanwhile.
+func (d *downloads) beginCall(v sessionView) {
+	if d == nil {
+		return
+	}
+	d.mu.Lock()
+	if !d.inCall {
+		d.calls++
+		d.inCall = true
+	}
+	d.view = v
+	d.mu.Unlock()
+}
+
+// endCall notes that the call under way was recorded as seq (0: its
+// record could not be written): the downloads that began in it are linked
+// to it, and the records of those that ended are written.
+func (d *downloads) endCall(seq uint64, v sessionView) {
+	if d == nil {
+		return
+	}
+	d.mu.Lock()
+	link := func(dl *download) {
+		if !dl.between && dl.call == d.calls {
+			dl.linked, dl.callSeq = true, seq
 		}
 	}
+	for _, dl := range d.active {
+		link(dl)
+	}
+	for _, dl := range d.unrecorded {
+		link(dl)
+	}
+	d.inCall, d.lastSeq, d.view = false, seq, v
+	d.mu.Unlock()
+	d.flush()
+}
+
+// currentView is what the gate reads of the session now.
+func (d *downloads) currentView() sessionView {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.view
+}
+
+// begin takes a download of one of the session's frames as it starts
+// and has the gate decide it, on a goroutine of its own (the guard's read
+// loop must not wait for a human); page is the URL of the document that
+// started it.
+func (d *downloads) begin(guid, url, suggested, page string) {
+	ctx, stop := context.WithCancel(d.ctx)
+	dl := &download{guid: guid, url: url, name: suggested, shown: downloadURL(url), page: page, stopWait: stop}
 	d.mu.Lock()
 	d.active[guid] = dl
 	d.began++
 	dl.seq = d.began
+	dl.call, dl.between = d.calls, !d.inCall
+	if dl.between {
+		dl.linked, dl.callSeq = true, d.lastSeq
+	}
+	if d.stopped {
+		// After the session's end: nothing is decided, nothing kept.
+		d.refuseLocked(dl, deny(evidence.StageLimits, "session ended", "the session ended before it did"))
+		d.endLocked(dl)
+		d.mu.Unlock()
+		d.flush()
+		return
+	}
 	d.notify()
 	d.mu.Unlock()
-	if dl.refused != "" {
-		go d.cancel(guid)
+	go d.judge(ctx, dl)
+}
+
+// judge has the gate decide a download and acts on the answer: a refused
+// download is cancelled, an allowed one that the browser has completed is
+// saved. Any failure to decide refuses it.
+func (d *downloads) judge(ctx context.Context, dl *download) {
+	t := d.decide(ctx, dl)
+	d.mu.Lock()
+	switch {
+	case dl.ended:
+		// Ended meanwhile (cancelled, or the session ended): its record
+		// is written, or being written, without this answer.
+	case t.deny != nil:
+		dl.t, dl.asking = t, ""
+		d.refuseLocked(dl, t.deny)
+	default:
+		dl.t, dl.asking = t, ""
+		if dl.completed && !dl.saving && dl.refused == nil {
+			d.startSaveLocked(dl)
+		}
+	}
+	d.notify()
+	d.mu.Unlock()
+	d.flush()
+}
+
+// decide is the gate's answer about dl, failing closed: no gate, or a
+// gate that panics, refuses it.
+func (d *downloads) decide(ctx context.Context, dl *download) (t *turn) {
+	defer func() {
+		if r := recover(); r != nil {
+			d.logger.Error("deciding a page's download failed", "url", dl.shown, "panic", r)
+			t = &turn{deny: deny(evidence.StageObserve, "gate error", "the download could not be decided: %v", r)}
+		}
+	}()
+	if d.gate == nil {
+		return &turn{deny: deny(evidence.StageObserve, "gate error", "no gate decides this session's downloads")}
+	}
+	t = d.gate(ctx, dl, func(id string) { d.asking(dl, id) })
+	if t == nil {
+		t = &turn{deny: deny(evidence.StageObserve, "gate error", "the gate gave no answer")}
+	}
+	return t
+}
+
+// asking notes that dl waits for a human's answer to approval id: the
+// call it began in does not wait for it, and the agent is told.
+func (d *downloads) asking(dl *download, id string) {
+	d.mu.Lock()
+	if !dl.ended {
+		dl.asking = id
+		d.news = append(d.news, downloadNews{file: evidence.FileRef{Direction: "download", Name: dl.name, URL: dl.shown}, asking: id})
+		d.notify()
+	}
+	d.mu.Unlock()
+}
+
+// refuseLocked refuses a download: the browser is told to cancel it, and
+// one it had completed ends now (its staged bytes removed). d.mu is held.
+func (d *downloads) refuseLocked(dl *download, why *DenyError) {
+	if dl.refused == nil {
+		dl.refused = why
+		go d.cancel(dl.guid)
+	}
+	if dl.completed && !dl.saving {
+		d.endLocked(dl)
 	}
 }
 
@@ -106,47 +288,94 @@ func (d *downloads) begin(guid, url, suggested string) {
 // is the session's.
 func (d *downloads) progress(guid, state string, total, received int64) bool {
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	dl := d.active[guid]
 	if dl == nil {
+		d.mu.Unlock()
 		return false
 	}
-	if dl.saving {
-		return true // being saved: its end is the save's
+	if !dl.saving { // being saved: its end is the save's
+		if dl.refused == nil && (total > d.max || received > d.max) {
+			d.refuseLocked(dl, deny(evidence.StageLimits, "max_download_bytes", "larger than max_download_bytes (%d bytes)", d.max))
+		}
+		switch state {
+		case "completed":
+			dl.completed = true
+			switch {
+			case dl.refused != nil:
+				d.endLocked(dl)
+			case dl.t != nil:
+				d.startSaveLocked(dl)
+			}
+			// Otherwise it stays in the staging directory until the gate
+			// (or the human) has answered.
+		case "canceled":
+			if dl.refused == nil {
+				dl.refused = deny(evidence.StageAct, "cancelled", "cancelled by the page or the browser before it ended")
+			}
+			d.endLocked(dl)
+		}
 	}
-	switch state {
-	case "inProgress":
-		if dl.refused == "" && (total > d.max || received > d.max) {
-			dl.refused = fmt.Sprintf("larger than max_download_bytes (%d bytes)", d.max)
-			go d.cancel(guid)
-		}
-	case "completed":
-		if dl.refused == "" {
-			dl.saving = true
-			go d.save(dl)
-			return true
-		}
-		d.endLocked(dl, dl.refused)
-	case "canceled":
-		why := dl.refused
-		if why == "" {
-			why = "cancelled by the page or the browser before it ended"
-		}
-		d.endLocked(dl, why)
-	}
+	d.mu.Unlock()
+	d.flush()
 	return true
 }
 
-// endLocked records a download that was not saved and removes whatever
-// of it was staged. d.mu is held.
-func (d *downloads) endLocked(dl *download, why string) {
-	if _, ok := d.active[dl.guid]; !ok {
+// startSaveLocked starts saving an allowed, completed download. d.mu is
+// held.
+func (d *downloads) startSaveLocked(dl *download) {
+	dl.saving = true
+	go d.save(dl)
+}
+
+// endLocked ends a download that was not saved: its staged bytes are
+// removed, its wait for a human (if any) ends, and it is told and
+// recorded as refused. d.mu is held.
+func (d *downloads) endLocked(dl *download) {
+	if dl.ended {
 		return
 	}
 	delete(d.active, dl.guid)
 	d.removeStaged(dl.guid)
-	d.done = append(d.done, evidence.FileRef{Direction: "download", Name: dl.name, URL: dl.url, Refused: why})
+	why := dl.refused
+	if why == nil {
+		why = deny(evidence.StageAct, "cancelled", "it ended without being saved")
+		dl.refused = why
+	}
+	d.finishLocked(dl, evidence.FileRef{Direction: "download", Name: dl.name, URL: dl.shown, Refused: why.Reason})
+}
+
+// finishLocked concludes a download: file says what became of it.
+// d.mu is held.
+func (d *downloads) finishLocked(dl *download, file evidence.FileRef) {
+	dl.ended, dl.file = true, file
+	dl.stopWait()
+	d.news = append(d.news, downloadNews{file: file, refused: dl.refused})
+	d.unrecorded = append(d.unrecorded, dl)
 	d.notify()
+}
+
+// flush writes the records of the ended downloads whose call is known:
+// those of the call under way wait for its record (endCall), unless the
+// session has ended.
+func (d *downloads) flush() {
+	d.mu.Lock()
+	var ready []*download
+	rest := d.unrecorded[:0]
+	for _, dl := range d.unrecorded {
+		if dl.linked || d.stopped {
+			ready = append(ready, dl)
+		} else {
+			rest = append(rest, dl)
+		}
+	}
+	d.unrecorded = rest
+	d.mu.Unlock()
+	if d.record == nil {
+		return
+	}
+	for _, dl := range ready {
+		d.record(dl)
+	}
 }
 
 func (d *downloads) notify() {
@@ -185,6 +414,7 @@ func validGUID(guid string) bool {
 func (d *downloads) save(dl *download) {
 	st, err := d.stageSaved(dl)
 	d.mu.Lock()
+	defer d.flush()
 	defer d.mu.Unlock()
 	if dl.abandoned {
 		// Recorded as refused when the session ended: nothing is kept.
@@ -198,14 +428,15 @@ func (d *downloads) save(dl *download) {
 	}
 	st.discard() // after the link, only the name is left
 	if err != nil {
-		d.endLocked(dl, err.Error())
+		dl.saving = false
+		dl.refused = deny(evidence.StageAct, "save", "%v", err)
+		d.endLocked(dl)
 		return
 	}
-	ref.URL = dl.url
+	ref.URL = dl.shown
 	delete(d.active, dl.guid)
 	d.removeStaged(dl.guid)
-	d.done = append(d.done, ref)
-	d.notify()
+	d.finishLocked(dl, ref)
 }
 
 // stageSaved copies a completed download's bytes from Chromium's staging
@@ -261,22 +492,22 @@ func (d *downloads) waitBegun(ctx context.Context, since int, max time.Duration)
 	}
 }
 
-// take returns the downloads that ended since the last take.
-func (d *downloads) take() []evidence.FileRef {
+// take returns what the agent has not been told yet about the downloads.
+func (d *downloads) take() []downloadNews {
 	if d == nil {
 		return nil
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	out := d.done
-	d.done = nil
+	out := d.news
+	d.news = nil
 	return out
 }
 
 // wait waits until no download of the session's that began after the
 // since-th (those the acting call started) is under way, or ctx ends; it
-// returns the ones still under way then. One the page started before
-// does not hold the call up.
+// returns the ones still under way then. One that waits for a human, and
+// one the page started before, do not hold the call up.
 func (d *downloads) wait(ctx context.Context, since int) []*download {
 	if d == nil {
 		return nil
@@ -284,7 +515,7 @@ func (d *downloads) wait(ctx context.Context, since int) []*download {
 	mine := func() []*download {
 		var out []*download
 		for _, dl := range d.active {
-			if dl.seq > since {
+			if dl.seq > since && dl.asking == "" {
 				out = append(out, dl)
 			}
 		}
@@ -308,25 +539,36 @@ func (d *downloads) wait(ctx context.Context, since int) []*download {
 	}
 }
 
-// stop cancels the downloads still under way when the session ends: they
-// are recorded as refused, and nothing of them is kept. A download the
-// browser has completed and that is being saved is waited for, until
-// deadline, so that the record of the session's end names it: saved, or,
-// when its save has not ended by then, refused with nothing kept (its
-// save never gives it a name).
+// stop cancels the downloads still under way when the session ends
+// (those waiting for a human too): they are recorded as refused, and
+// nothing of them is kept. A download the browser has completed and that
+// is being saved is waited for, until deadline, so that its record names
+// it: saved, or, when its save has not ended by then, refused with
+// nothing kept (its save never gives it a name). The records of every
+// download that ended are written before stop returns.
 func (d *downloads) stop(deadline time.Time) {
 	if d == nil {
 		return
 	}
+	d.endCtx()
+	d.stopLocked(deadline)
+	d.flush()
+}
+
+func (d *downloads) stopLocked(deadline time.Time) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.stopped = true
 	// Those not being saved (some may begin while stop waits) are
 	// cancelled and recorded as refused.
 	cancelUnsaved := func() {
 		for _, dl := range d.active {
 			if !dl.saving {
+				if dl.refused == nil {
+					dl.refused = deny(evidence.StageLimits, "session ended", "the session ended before it did")
+				}
 				go d.cancel(dl.guid)
-				d.endLocked(dl, "the session ended before it did")
+				d.endLocked(dl)
 			}
 		}
 	}
@@ -349,10 +591,9 @@ func (d *downloads) stop(deadline time.Time) {
 				dl.abandoned = true
 				delete(d.active, dl.guid)
 				d.removeStaged(dl.guid)
-				d.done = append(d.done, evidence.FileRef{Direction: "download", Name: dl.name, URL: dl.url,
-					Refused: "the session ended while it was being saved; nothing was kept"})
+				dl.refused = deny(evidence.StageLimits, "session ended", "the session ended while it was being saved; nothing was kept")
+				d.finishLocked(dl, evidence.FileRef{Direction: "download", Name: dl.name, URL: dl.shown, Refused: dl.refused.Reason})
 			}
-			d.notify()
 			return
 		}
 	}
@@ -363,18 +604,22 @@ func (d *downloads) stop(deadline time.Time) {
 // deadline for all the sessions that end together.
 const saveEndWait = 30 * time.Second
 
-// downloadNote tells the agent of the downloads that ended.
-func downloadNote(files []evidence.FileRef) string {
+// downloadNote tells the agent what became of downloads: saved, refused
+// (at which stage, by which rule), or waiting for a human.
+func downloadNote(news []downloadNews) string {
 	var b strings.Builder
-	for _, f := range files {
-		if f.Direction != "download" {
-			continue
-		}
-		if f.Refused != "" {
+	for _, n := range news {
+		f := n.file
+		switch {
+		case n.asking != "":
+			fmt.Fprintf(&b, "\ndownload of %s (%q) is waiting for a human's approval (%s): nothing of it reaches the download directory unless it is approved; a later reply says how it ended", f.URL, f.Name, n.asking)
+		case f.Refused != "" && n.refused != nil:
+			fmt.Fprintf(&b, "\ndownload of %s (%q) refused at %s (%s): %s; nothing was saved", f.URL, f.Name, n.refused.Stage, n.refused.Rule, f.Refused)
+		case f.Refused != "":
 			fmt.Fprintf(&b, "\ndownload of %s (%q) refused: %s; nothing was saved", f.URL, f.Name, f.Refused)
-			continue
+		default:
+			fmt.Fprintf(&b, "\ndownloaded %s: saved as %s in the download directory (%d bytes, %s, sha256 %s)", f.URL, f.Name, f.Size, f.ContentType, f.SHA256)
 		}
-		fmt.Fprintf(&b, "\ndownloaded %s: saved as %s in the download directory (%d bytes, %s, sha256 %s)", f.URL, f.Name, f.Size, f.ContentType, f.SHA256)
 	}
 	return b.String()
 }
@@ -614,8 +859,10 @@ func (s *session) downloadsFor(b *backend) (*downloads, error) {
 		}
 	}
 	f := s.manifest.Browser.Files
-	s.downloads = newDownloads(s.manifest.Command("download") != nil, f.DownloadDir, f.MaxDownloadBytes, staging, b.check, b.logger)
-	return s.downloads, nil
+	d := newDownloads(s.manifest.Command("download") != nil, f.DownloadDir, f.MaxDownloadBytes, staging, b.check, b.logger)
+	d.gate, d.record, d.view = s.downloadGate, s.downloadRecord, s.view()
+	s.downloads = d
+	return d, nil
 }
 
 // stillDownloading tells the agent of downloads the call's time ran out on:
@@ -623,7 +870,7 @@ func (s *session) downloadsFor(b *backend) (*downloads, error) {
 func stillDownloading(left []*download) string {
 	var b strings.Builder
 	for _, dl := range left {
-		fmt.Fprintf(&b, "\ndownload of %s (%q) still under way: a later reply says how it ended", dl.url, dl.name)
+		fmt.Fprintf(&b, "\ndownload of %s (%q) still under way: a later reply says how it ended", dl.shown, dl.name)
 	}
 	return b.String()
 }

@@ -36,8 +36,8 @@ func (g *targetGuard) downloadEvent(m cdpMessage) {
 		if json.Unmarshal(m.Params, &e) != nil {
 			return
 		}
-		if g.ownsFrame(e.FrameID) {
-			g.downloads.begin(e.GUID, e.URL, e.SuggestedFilename)
+		if page, ok := g.frameURL(e.FrameID); ok {
+			g.downloads.begin(e.GUID, e.URL, e.SuggestedFilename, page)
 		} else if g.user && g.looksAfterUser() && !g.ownedByAnother(e.FrameID) {
 			g.userDownload(m)
 		}
@@ -71,9 +71,17 @@ func (g *targetGuard) ownedByAnother(frame string) bool {
 
 // ownsFrame reports whether a frame is one of the session's.
 func (g *targetGuard) ownsFrame(id string) bool {
+	_, ok := g.frameURL(id)
+	return ok
+}
+
+// frameURL is the URL of a frame's document as the browser reported it
+// committed ("" before it did), and whether the frame is the session's.
+func (g *targetGuard) frameURL(id string) (string, bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return id != "" && g.frames[id]
+	u, ok := g.frames[id]
+	return u, ok && id != ""
 }
 
 func (g *targetGuard) addFrame(id string) {
@@ -81,7 +89,20 @@ func (g *targetGuard) addFrame(id string) {
 		return
 	}
 	g.mu.Lock()
-	g.frames[id] = true
+	if _, ok := g.frames[id]; !ok {
+		g.frames[id] = ""
+	}
+	g.mu.Unlock()
+}
+
+// frameCommitted takes a frame of the session's and the URL of the
+// document it committed (Page.frameNavigated, Page.getFrameTree).
+func (g *targetGuard) frameCommitted(id, url string) {
+	if id == "" {
+		return
+	}
+	g.mu.Lock()
+	g.frames[id] = url
 	g.mu.Unlock()
 }
 
@@ -109,7 +130,8 @@ func (g *targetGuard) seedFrames(ctx context.Context, targetID string) {
 	}
 	type frameTree struct {
 		Frame struct {
-			ID string `json:"id"`
+			ID  string `json:"id"`
+			URL string `json:"url"`
 		} `json:"frame"`
 		ChildFrames []json.RawMessage `json:"childFrames"`
 	}
@@ -119,7 +141,7 @@ func (g *targetGuard) seedFrames(ctx context.Context, targetID string) {
 		if json.Unmarshal(raw, &t) != nil {
 			return
 		}
-		g.addFrame(t.Frame.ID)
+		g.frameCommitted(t.Frame.ID, t.Frame.URL)
 		for _, c := range t.ChildFrames {
 			walk(c)
 		}

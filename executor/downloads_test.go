@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"context"
 	"errors"
 	"io"
 	"log/slog"
@@ -12,6 +13,7 @@ import (
 	"testing/iotest"
 	"time"
 
+	"github.com/browsergate/browsergate/evidence"
 	"github.com/browsergate/browsergate/scope"
 )
 
@@ -84,9 +86,9 @@ func TestSaveFile(t *testing.T) {
 // (which would be copied into the user's Downloads).
 func TestOwnedByAnother(t *testing.T) {
 	const endpoint = "ws://127.0.0.1:1/test-owned-by-another"
-	a := &targetGuard{wsURL: endpoint, frames: map[string]bool{"A1": true}}
-	b := &targetGuard{wsURL: endpoint, frames: map[string]bool{"B1": true}}
-	elsewhere := &targetGuard{wsURL: endpoint + "/other", frames: map[string]bool{"C1": true}}
+	a := &targetGuard{wsURL: endpoint, frames: map[string]string{"A1": ""}}
+	b := &targetGuard{wsURL: endpoint, frames: map[string]string{"B1": ""}}
+	elsewhere := &targetGuard{wsURL: endpoint + "/other", frames: map[string]string{"C1": ""}}
 	liveGuards.mu.Lock()
 	liveGuards.by[endpoint] = []*targetGuard{a, b}
 	liveGuards.by[endpoint+"/other"] = []*targetGuard{elsewhere}
@@ -201,7 +203,8 @@ func TestSessionEndWaitsForASaveUnderWay(t *testing.T) {
 		}
 		d := newDownloads(true, dir, 1<<20, staging, func(string) scope.Verdict { return scope.Verdict{Allowed: true} }, slog.New(slog.DiscardHandler))
 		d.cancel = func(string) {}
-		d.begin(guid, "http://127.0.0.1/report.txt", "report.txt")
+		d.gate = func(context.Context, *download, func(string)) *turn { return &turn{} } // allowed
+		d.begin(guid, "http://127.0.0.1/report.txt", "report.txt", "http://127.0.0.1/")
 		d.progress(guid, "completed", 5, 5) // the save starts
 		// Opening the FIFO waits for the save to open it; the save then
 		// waits for the bytes.
@@ -228,7 +231,7 @@ func TestSessionEndWaitsForASaveUnderWay(t *testing.T) {
 		write("hello")
 		<-stopped
 		files := d.take()
-		if len(files) != 1 || files[0].Refused != "" || files[0].Name != "report.txt" || files[0].Size != 5 {
+		if len(files) != 1 || files[0].file.Refused != "" || files[0].file.Name != "report.txt" || files[0].file.Size != 5 {
 			t.Fatalf("the end record's downloads: %+v, want report.txt saved", files)
 		}
 		if b, err := os.ReadFile(filepath.Join(dir, "report.txt")); err != nil || string(b) != "hello" {
@@ -244,7 +247,7 @@ func TestSessionEndWaitsForASaveUnderWay(t *testing.T) {
 		const late = "0a1b2c3d-0000-4000-8000-0000000000ff"
 		go func() {
 			time.Sleep(50 * time.Millisecond)
-			d.begin(late, "http://127.0.0.1/late.bin", "late.bin")
+			d.begin(late, "http://127.0.0.1/late.bin", "late.bin", "http://127.0.0.1/")
 		}()
 		d.stop(time.Now().Add(300 * time.Millisecond))
 		select {
@@ -257,7 +260,7 @@ func TestSessionEndWaitsForASaveUnderWay(t *testing.T) {
 		}
 		why := map[string]string{}
 		for _, f := range d.take() {
-			why[f.Name] = f.Refused
+			why[f.file.Name] = f.file.Refused
 		}
 		if !strings.Contains(why["late.bin"], "ended before it did") || !strings.Contains(why["report.txt"], "while it was being saved") {
 			t.Errorf("the end record's downloads: %v", why)
@@ -268,7 +271,7 @@ func TestSessionEndWaitsForASaveUnderWay(t *testing.T) {
 		d, dir, write := staged(t)
 		d.stop(time.Now().Add(100 * time.Millisecond))
 		files := d.take()
-		if len(files) != 1 || !strings.Contains(files[0].Refused, "while it was being saved") {
+		if len(files) != 1 || !strings.Contains(files[0].file.Refused, "while it was being saved") {
 			t.Fatalf("the end record's downloads: %+v, want the download refused", files)
 		}
 		d.mu.Lock()
@@ -295,4 +298,77 @@ func names(entries []os.DirEntry) []string {
 		out = append(out, e.Name())
 	}
 	return out
+}
+
+// TestPageDownloadsLinkedAndFailClosed: a download that begins during a
+// call is recorded after that call's record and names it; one that
+// begins between calls names the last call and says so. A session
+// without a gate, or a gate that fails, refuses the download, and nothing
+// of it is kept.
+func TestPageDownloadsLinkedAndFailClosed(t *testing.T) {
+	const during, between, nogate, panics = "0a1b2c3d-0000-4000-8000-000000000001", "0a1b2c3d-0000-4000-8000-000000000002",
+		"0a1b2c3d-0000-4000-8000-000000000003", "0a1b2c3d-0000-4000-8000-000000000004"
+	staging := t.TempDir()
+	for _, g := range []string{during, between, nogate, panics} {
+		if err := os.WriteFile(filepath.Join(staging, g), []byte("bytes"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := newDownloads(true, t.TempDir(), 1<<20, staging, func(string) scope.Verdict { return scope.Verdict{Allowed: true} }, slog.New(slog.DiscardHandler))
+	d.cancel = func(string) {}
+	recorded := make(chan *download, 4)
+	d.record = func(dl *download) { recorded <- dl }
+	d.gate = func(context.Context, *download, func(string)) *turn {
+		return &turn{deny: deny(evidence.StageCedar, "policy p", "forbidden")}
+	}
+	next := func() *download {
+		t.Helper()
+		select {
+		case dl := <-recorded:
+			return dl
+		case <-time.After(10 * time.Second):
+			t.Fatal("no record written")
+			return nil
+		}
+	}
+
+	// During the first call (the downloads are made during one).
+	d.begin(during, "http://127.0.0.1/a", "a", "http://127.0.0.1/")
+	d.progress(during, "completed", 5, 5)
+	select {
+	case dl := <-recorded:
+		t.Fatalf("recorded before its call was: %+v", dl)
+	case <-time.After(200 * time.Millisecond):
+	}
+	d.endCall(7, sessionView{})
+	if dl := next(); dl.callSeq != 7 || dl.between || dl.refused == nil || dl.refused.Stage != evidence.StageCedar {
+		t.Errorf("the download of call 7: seq %d, between %v, refused %+v", dl.callSeq, dl.between, dl.refused)
+	}
+
+	// Between calls: linked to the last, written when it ends.
+	d.begin(between, "http://127.0.0.1/b", "b", "http://127.0.0.1/")
+	d.progress(between, "completed", 5, 5)
+	if dl := next(); dl.callSeq != 7 || !dl.between || dl.refused == nil {
+		t.Errorf("the download between calls: seq %d, between %v, refused %+v", dl.callSeq, dl.between, dl.refused)
+	}
+
+	// No gate, and a gate that panics: refused.
+	d.gate = nil
+	d.begin(nogate, "http://127.0.0.1/c", "c", "http://127.0.0.1/")
+	d.progress(nogate, "completed", 5, 5)
+	if dl := next(); dl.refused == nil || dl.file.Refused == "" {
+		t.Errorf("the download without a gate: refused %+v, file %+v", dl.refused, dl.file)
+	}
+	d.gate = func(context.Context, *download, func(string)) *turn { panic("the policies are gone") }
+	d.begin(panics, "http://127.0.0.1/d", "d", "http://127.0.0.1/")
+	d.progress(panics, "completed", 5, 5)
+	if dl := next(); dl.refused == nil || !strings.Contains(dl.refused.Reason, "the policies are gone") {
+		t.Errorf("the download whose gate failed: refused %+v", dl.refused)
+	}
+	if entries, _ := os.ReadDir(staging); len(entries) != 0 {
+		t.Errorf("refused downloads left %v in the staging directory", names(entries))
+	}
+	if entries, _ := os.ReadDir(d.dir); len(entries) != 0 {
+		t.Errorf("refused downloads were saved: %v", names(entries))
+	}
 }

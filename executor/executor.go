@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -334,6 +335,10 @@ func (e *Executor) newSessionLocked(k sessionKey, notice string) *session {
 		}
 	}
 	s.secrets = e.secrets[m]
+	s.downloadGate = func(ctx context.Context, dl *download, asking func(string)) *turn {
+		return e.judgePageDownload(ctx, s, dl, asking)
+	}
+	s.downloadRecord = func(dl *download) { e.recordPageDownload(s, dl) }
 	// One agent's texts for all its sessions: a new session after an
 	// expiry or a reload, or on another tool, shows them as written too.
 	if e.agents[k.mcp] == nil {

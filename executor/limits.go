@@ -2,6 +2,7 @@ package executor
 
 import (
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/browsergate/browsergate/toolclad"
@@ -61,6 +62,14 @@ func (l *limits) budgetUsed(b *toolclad.Browser) string {
 // separate): session_<command>_count for every built-in command, declared
 // or not, so that the schema can declare them all and a policy never reads
 // a missing attribute; and the documented session_submit_count.
+// snapshot is a copy of the limits that the session's later calls do
+// not change (its timers are not the copy's to use).
+func (l *limits) snapshot() limits {
+	c := *l
+	c.counts = maps.Clone(l.counts)
+	return c
+}
+
 func (l *limits) counters() map[string]int {
 	out := make(map[string]int, len(builtinCommands)+1)
 	for _, c := range builtinCommands {

@@ -88,6 +88,9 @@ func (e *Executor) record(s *session, t *turn) *toolclad.Reply {
 	env.Error = strings.Join(errs, "; ")
 	appendErr := e.cfg.Evidence.Append(env, shot)
 	t.recordErr = appendErr
+	if appendErr == nil {
+		t.seq = env.Seq
+	}
 	e.logDecision(s, t, env.Decision, appendErr)
 	e.publishDecision(s, env)
 	if appendErr != nil {
@@ -122,14 +125,14 @@ const ruleAfterLastCall = "refused after the last call"
 // recordPending writes the requests the session's pages made since its
 // last record that the egress gate refused — which no call will take now —
 // in a record of their own (kind session_end), masked by m, when there
-// are any. ended says why the session (or its browser context) ended. s.mu
+// are any. (The pages' downloads have records of their own, written as
+// they end: downloads.stop.) ended says why the session (or its browser context) ended. s.mu
 // must be held, and the session's pages closed: no call and no page adds
 // to them later.
 func (e *Executor) recordPending(s *session, ended string, m *masker) {
 	blocked, dropped := s.egress.blocked.takeAll()
 	n := len(blocked) + dropped.total()
-	files := s.downloads.take()
-	if n == 0 && len(files) == 0 {
+	if n == 0 {
 		return
 	}
 	t := &turn{blocked: blocked, dropped: dropped}
@@ -141,10 +144,9 @@ func (e *Executor) recordPending(s *session, ended string, m *masker) {
 		Principal: s.principal,
 		Tool:      s.manifest.Tool.Name,
 		Decision: evidence.Decision{Stage: evidence.StageEgress, Rule: ruleAfterLastCall, Reasons: []string{fmt.Sprintf(
-			"%s; the egress gate had refused %d request(s) the session's pages made by themselves after its last call, and %d download(s) ended after it", ended, n, len(files))}},
+			"%s; the egress gate had refused %d request(s) the session's pages made by themselves after its last call", ended, n)}},
 		Blocked:        recordedBlocked(t.blocked),
 		BlockedDropped: dropped.total(),
-		Files:          maskFiles(files, m),
 	}
 	attrs := []any{"session", s.id, "tool", s.manifest.Tool.Name, "ended", ended, "blocked_requests", len(blocked)}
 	if dropped.total() > 0 {

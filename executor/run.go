@@ -29,6 +29,7 @@ type turn struct {
 	dropped   blockDrops         // refusals of the call (and before it) that blocked does not list
 	ask       *toolclad.Question // ask the client's user first (multi round-trip)
 	recordErr error              // the evidence append failed
+	seq       uint64             // the call's record (0 until written)
 	approval  *evidence.Approval
 	tab       *evidence.TabRef // the tab the call acted in (as it began)
 	// stages are how long each stage took, for the decision's log line.
@@ -92,6 +93,10 @@ func (e *Executor) Run(ctx context.Context, call *toolclad.Call) *toolclad.Reply
 	// reply shows it as written (forAgent).
 	e.masker.Load().note(s.agent, argTexts(call.RawArgs))
 	mark := s.egress.blocked.mark()
+	s.groups = call.Groups
+	if s.downloads != nil {
+		s.downloads.beginCall(s.view())
+	}
 	e.runTurn(ctx, s, t)
 	// An approval asked about in an earlier round is taken up only by the
 	// client's return to that very call, which uses it (and clears the
@@ -112,13 +117,17 @@ func (e *Executor) Run(ctx context.Context, call *toolclad.Call) *toolclad.Reply
 	// record and this call is recorded with this one, marked so, with
 	// what the call's own refused; and how many of each were not kept.
 	t.blocked, t.dropped = s.egress.blocked.take(mark)
-	// The downloads that ended since the last record, this call's and
-	// any between calls.
-	if files := s.downloads.take(); len(files) > 0 {
-		t.out.Files = append(t.out.Files, files...)
-		t.out.Text += downloadNote(files)
+	// What became of the pages' downloads since the last reply (this
+	// call's, and any that ended or began to wait for a human after it):
+	// each has a record of its own, linked to the call it began in, and
+	// those that ended during this call are written after its record.
+	if news := s.downloads.take(); len(news) > 0 {
+		t.out.Text += downloadNote(news)
 	}
 	reply := e.record(s, t)
+	if s.downloads != nil {
+		s.downloads.endCall(t.seq, s.view())
+	}
 	if t.ask != nil && t.recordErr == nil {
 		return &toolclad.Reply{Ask: t.ask}
 	}

@@ -1,9 +1,11 @@
 package executor
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -73,6 +75,12 @@ type session struct {
 	// downloads are the session's downloads (downloads.go), from its
 	// first tab on.
 	downloads *downloads
+	// downloadGate and downloadRecord decide a page's download and write
+	// its record (download_gate.go); groups are the principal's groups
+	// as the last call gave them.
+	downloadGate   func(ctx context.Context, dl *download, asking func(id string)) *turn
+	downloadRecord func(dl *download)
+	groups         []string
 	// web is the session's browserless engine (webengine.go; nil on the
 	// browser's engine, and until its first call).
 	web *webSession
@@ -107,6 +115,12 @@ func newSessionID(tool string) string {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	return tool + "-" + time.Now().UTC().Format("20060102T150405") + "-" + hex.EncodeToString(b[:])
+}
+
+// view is what the gate reads of the session for a page's download
+// (s.mu held).
+func (s *session) view() sessionView {
+	return sessionView{limits: s.limits.snapshot(), groups: slices.Clone(s.groups)}
 }
 
 // end closes the session for good: no further call runs on it. Saves of

@@ -141,6 +141,13 @@ func startWith(t testing.TB, manifestBody string, serveArgs ...string) *fixture 
 // or progress handler).
 func startClient(t testing.TB, manifestBody string, opts *mcp.ClientOptions, serveArgs ...string) *fixture {
 	t.Helper()
+	return startClientEnv(t, manifestBody, opts, nil, serveArgs...)
+}
+
+// startClientEnv is startClient with variables added to serve's
+// environment (TMPDIR, say, for the session's own file directories).
+func startClientEnv(t testing.TB, manifestBody string, opts *mcp.ClientOptions, env []string, serveArgs ...string) *fixture {
+	t.Helper()
 	nc, canaryURL, stop, err := demosite.ListenCanary("127.0.0.2:0")
 	if err != nil {
 		t.Fatalf("canary on 127.0.0.2: %v", err)
@@ -169,6 +176,9 @@ func startClient(t testing.TB, manifestBody string, opts *mcp.ClientOptions, ser
 	args := append([]string{"serve", "--manifest", manifest, "--policies", repoPath("policies"),
 		"--evidence", f.evidence, "--log-level", "warn"}, serveArgs...)
 	cmd := exec.Command(binary, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	stderr := &syncBuffer{}
 	cmd.Stderr = stderr
 	f.stderr = stderr

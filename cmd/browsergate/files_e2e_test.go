@@ -216,7 +216,7 @@ max_download_bytes = 1000
 		t.Errorf("the download link's file was not saved beside the one there:\n%s", out)
 	}
 	out = f.mustAllow(t, "e2e.click", map[string]any{"selector": "#big"})
-	if !strings.Contains(out, `download of `+site+`/big ("big.bin") refused: larger than max_download_bytes (1000 bytes); nothing was saved`) {
+	if !strings.Contains(out, `download of `+site+`/big ("big.bin") refused at limits (max_download_bytes): larger than max_download_bytes (1000 bytes); nothing was saved`) {
 		t.Errorf("the large download was not refused:\n%s", out)
 	}
 	out = f.mustAllow(t, "e2e.download", map[string]any{"url": site + "/report.csv?via=download"})
@@ -298,7 +298,7 @@ func TestDownloadsUndeclared(t *testing.T) {
 	})
 	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/page"})
 	out := f.mustAllow(t, "e2e.click", map[string]any{"selector": "#csv"})
-	if !strings.Contains(out, `("data.csv") refused: the manifest does not declare download; nothing was saved`) {
+	if !strings.Contains(out, `("data.csv") refused at manifest (download not declared): the manifest does not declare download; nothing was saved`) {
 		t.Errorf("the undeclared download was not refused and reported:\n%s", out)
 	}
 	f.cs.Close()

@@ -106,6 +106,13 @@ func Run(path, session string, opts Options, out io.Writer) error {
 		where, sc.AllowedDomains, sc.AllowExternal, sc.AllowPrivateCIDRs)
 	differ, skipped, replayed := 0, 0, 0
 	for _, r := range recs {
+		if r.Kind == evidence.KindPageDownload {
+			// Not a call: a download a page started by itself, during
+			// the call it names (replayed with that call, if it runs).
+			fmt.Fprintf(out, "#%-3d %-14s not a call: a download the page started by itself during call #%d; nothing to replay\n",
+				r.Seq, "["+r.Kind+"]", r.CallSeq)
+			continue
+		}
 		if r.Kind != "" {
 			// Not a call (session_end: what the pages did after the last
 			// call): nothing to run again.
@@ -179,8 +186,8 @@ func recordedSession(path, session string, pub ed25519.PublicKey) ([]*evidence.E
 	if len(recs) == 0 {
 		return nil, nil, fmt.Errorf("no session %q in %s", session, path)
 	}
-	// Records that are not calls (session_end) ran under no
-	// configuration and name none.
+	// Records that are not calls (session_end, page_download) ran under
+	// no configuration and name none.
 	calls := slices.DeleteFunc(slices.Clone(recs), func(r *evidence.Envelope) bool { return r.Kind != "" })
 	if len(calls) == 0 {
 		return nil, nil, fmt.Errorf("session %q in %s has no call to replay", session, path)
