@@ -1,22 +1,16 @@
 package main
 
 import (
-	"context"
-	"fmt"
 	"html"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/chromedp/chromedp/remote"
 	xhtml "golang.org/x/net/html"
 )
 
@@ -37,12 +31,7 @@ const consoleHostileTitle = `</title></pre><b id=bg-injected>INJECTED</b><script
 // override and ESC are shown is logged, not judged here.)
 func TestConsoleEscapesHostilePages(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	tokens := filepath.Join(dir, "operators")
-	const olga = "olga-operator-token-1234"
-	if err := os.WriteFile(tokens, []byte("olga:"+olga+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	tokens := operatorFile(t)
 	long := strings.Repeat("<i>long</i>", 2000)
 	site, _ := serveLogged(t, map[string]string{
 		"/h/'><svg onload=window.bgPwned=4>": `<title>` + html.EscapeString(consoleHostileTitle+long) + `</title><p>` + html.EscapeString(consoleHostileTitle) + `</p>`,
@@ -90,13 +79,7 @@ func TestConsoleEscapesHostilePages(t *testing.T) {
 	}
 
 	// In Chromium, signed in as an operator would.
-	port, _ := startChromium(t)
-	actx, cancel := remote.NewAllocator(context.Background(), fmt.Sprintf("http://127.0.0.1:%d", port))
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
+	ctx := operatorTab(t)
 	if err := chromedp.Do(ctx,
 		chromedp.Navigate(d.url+"/console/login"),
 		chromedp.SendKeys(`input[name=token]`, olga),

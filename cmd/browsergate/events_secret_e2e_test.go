@@ -3,8 +3,6 @@ package main
 import (
 	"encoding/json"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -45,12 +43,7 @@ func TestEventStreamHoldsNoSecret(t *testing.T) {
 	// Not parallel: t.Setenv.
 	const value = `Ev&nt<S3cr"t 9%x~Q`
 	t.Setenv("BROWSERGATE_TEST_EVENTS_PW", value)
-	dir := t.TempDir()
-	tokens := filepath.Join(dir, "operators")
-	const olga = "olga-operator-token-1234"
-	if err := os.WriteFile(tokens, []byte("olga:"+olga+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	tokens := operatorFile(t)
 	other, _ := serveLoggedOn(t, "127.0.0.3:0", nil)
 	site, _ := serveLogged(t, map[string]string{
 		"/f": `<title>f</title><form action="/done" method=get><input type=password id=pw name=pw oninput="

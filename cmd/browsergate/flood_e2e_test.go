@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -56,12 +55,7 @@ const floodAnswerWait = 30 * time.Second
 // and once the flood is gone its open files are back to what they were.
 func TestHTTPFrontUnderFlood(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	tokens := filepath.Join(dir, "operators")
-	const olga = "olga-operator-token-1234"
-	if err := os.WriteFile(tokens, []byte("olga:"+olga+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	tokens := operatorFile(t)
 	release := make(chan struct{})
 	var slowSeen sync.Once
 	slowArrived := make(chan struct{})
