@@ -31,6 +31,12 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	if b := os.Getenv(netnsBinaryEnv); b != "" {
+		// A test run again inside a network namespace (inNetns) uses the
+		// binary its first run built: no build, no network.
+		binary = b
+		os.Exit(m.Run())
+	}
 	dir, err := os.MkdirTemp("", "browsergate-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

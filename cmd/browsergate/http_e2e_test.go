@@ -477,12 +477,7 @@ func TestHTTPEventStream(t *testing.T) {
 // chain verified.
 func TestConsole(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	tokens := filepath.Join(dir, "operators")
-	const olga = "olga-operator-token-1234"
-	if err := os.WriteFile(tokens, []byte("olga:"+olga+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	tokens := operatorFile(t)
 	d := startHTTP(t, inputManifest(), "", "--operator-token-file", tokens)
 	site, _ := serveLogged(t, map[string]string{"/p": `<title>console test</title><p>hello</p>`})
 	agent := d.connect(t, "alice-token")
@@ -499,13 +494,7 @@ func TestConsole(t *testing.T) {
 		done <- result{out, refused}
 	}()
 
-	port, _ := startChromium(t)
-	actx, cancel := remote.NewAllocator(context.Background(), fmt.Sprintf("http://127.0.0.1:%d", port))
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
+	ctx := operatorTab(t)
 	if err := chromedp.Do(ctx, chromedp.Navigate(d.url+"/console/")); err != nil {
 		t.Fatal(err)
 	}
@@ -592,6 +581,33 @@ func TestConsole(t *testing.T) {
 	}
 }
 
+// olga is the operator token of the HTTP tests' operator file.
+const olga = "olga-operator-token-1234"
+
+// operatorFile writes an operator file naming olga and returns its path.
+func operatorFile(t *testing.T) string {
+	t.Helper()
+	tokens := filepath.Join(t.TempDir(), "operators")
+	if err := os.WriteFile(tokens, []byte("olga:"+olga+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return tokens
+}
+
+// operatorTab is a tab of a Chromium of its own, for an operator's
+// browser.
+func operatorTab(t *testing.T) context.Context {
+	t.Helper()
+	port, _ := startChromium(t)
+	actx, cancel := remote.NewAllocator(context.Background(), fmt.Sprintf("http://127.0.0.1:%d", port))
+	t.Cleanup(cancel)
+	ctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(cancel)
+	ctx, cancel = context.WithTimeout(ctx, 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
 // TestHTTPConsoleRightTokenAfterWrongOnes: the real serve --http, where
 // agents and the operator all come from 127.0.0.1: after wrong tokens
 // from that address (the first refused 401, the next ones 429 with
@@ -599,12 +615,7 @@ func TestConsole(t *testing.T) {
 // console's cookie, and its console page opens.
 func TestHTTPConsoleRightTokenAfterWrongOnes(t *testing.T) {
 	t.Parallel()
-	tokens := filepath.Join(t.TempDir(), "operators")
-	const olga = "olga-operator-token-1234"
-	if err := os.WriteFile(tokens, []byte("olga:"+olga+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	d := startHTTP(t, inputManifest(), "", "--operator-token-file", tokens)
+	d := startHTTP(t, inputManifest(), "", "--operator-token-file", operatorFile(t))
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	login := func(token string) *http.Response {
 		t.Helper()

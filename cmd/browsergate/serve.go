@@ -33,7 +33,7 @@ var serveCommand = &command{
 		[--tool-separator .|_] [--principal ID] [--log-level debug|info|warn|error] [--resolve NAME=IP[,IP...]...]
 		[--approvals-socket PATH] [--approval-timeout 55s] [--approval-hook CMD] [--elicitation] [--watch] [--prelaunch=false]
 		[--http ADDR --agents FILE [--tls-cert FILE --tls-key FILE] [--allowed-origin ORIGIN...] [--http-host NAME...]
-		 [--max-sessions N] [--max-sessions-per-agent N] [--session-idle 30m] [--operator-token-file FILE] [--stdio]]`,
+		 [--max-sessions N] [--max-sessions-per-agent N] [--session-idle 30m] [--http-body-timeout 30s] [--operator-token-file FILE] [--stdio]]`,
 	summary: "Serve the governed browser over MCP on stdio, or over streamable HTTP at /mcp (--http) for the agents of\n" +
 		"an agents file: every call is checked against the manifests' scope and the Cedar policies, and recorded in\n" +
 		"the evidence file. SIGHUP reloads manifests, policies and the agents file.",
@@ -64,6 +64,7 @@ type serveOptions struct {
 	httpHosts             multiFlag
 	maxSessions, perAgent int
 	sessionIdle           time.Duration
+	bodyWait              time.Duration
 	operatorTokens        string
 	stdio                 bool
 }
@@ -92,6 +93,7 @@ func serveFlags(fs *flag.FlagSet) action {
 	fs.IntVar(&o.maxSessions, "max-sessions", daemon.DefaultMaxSessions, "most MCP sessions open over HTTP at once, in all")
 	fs.IntVar(&o.perAgent, "max-sessions-per-agent", daemon.DefaultMaxSessionsPerAgent, "most MCP sessions one agent may have open over HTTP at once")
 	fs.DurationVar(&o.sessionIdle, "session-idle", daemon.DefaultSessionIdle, "end an MCP session over HTTP after this long without a request")
+	fs.DurationVar(&o.bodyWait, "http-body-timeout", daemon.DefaultBodyWait, "how long an HTTP request's body may take to arrive")
 	fs.StringVar(&o.operatorTokens, "operator-token-file", "", "operators' token `FILE` (NAME:TOKEN a line, mode 600): who may watch /events over HTTP")
 	fs.BoolVar(&o.stdio, "stdio", false, "with --http, also serve MCP on stdio (as --principal)")
 	fs.Var(&o.resolve, "resolve", "answer `NAME=IP[,IP...]` in the egress proxy instead of asking DNS for NAME (repeatable; tests, air-gapped setups)")
@@ -118,8 +120,8 @@ func (o *serveOptions) run(stderr io.Writer) error {
 	if o.http != "" && o.agents == "" {
 		return fmt.Errorf("%w: --http needs --agents: every HTTP call is made by an agent the agents file names", errUsage)
 	}
-	if o.maxSessions <= 0 || o.perAgent <= 0 || o.sessionIdle <= 0 {
-		return fmt.Errorf("%w: --max-sessions, --max-sessions-per-agent and --session-idle must be positive", errUsage)
+	if o.maxSessions <= 0 || o.perAgent <= 0 || o.sessionIdle <= 0 || o.bodyWait <= 0 {
+		return fmt.Errorf("%w: --max-sessions, --max-sessions-per-agent, --session-idle and --http-body-timeout must be positive", errUsage)
 	}
 	if o.sep != "." && o.sep != "_" {
 		return fmt.Errorf("%w: --tool-separator must be \".\" or \"_\"", errUsage)
@@ -238,7 +240,7 @@ func (o *serveOptions) run(stderr io.Writer) error {
 		Addr: o.http, TLSCert: o.tlsCert, TLSKey: o.tlsKey, Server: server,
 		Agents:         func() *toolclad.Agents { return rl.Current().Agents },
 		AllowedOrigins: o.allowedOrigins, AllowedHosts: o.httpHosts,
-		MaxSessions: o.maxSessions, MaxSessionsPerAgent: o.perAgent, SessionIdle: o.sessionIdle, Logger: logger,
+		MaxSessions: o.maxSessions, MaxSessionsPerAgent: o.perAgent, SessionIdle: o.sessionIdle, BodyWait: o.bodyWait, Logger: logger,
 		Operators: operatorsOf(rl, o.operatorTokens), Events: hub, Broker: broker, Evidence: store,
 	})
 	if err != nil {

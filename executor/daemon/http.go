@@ -15,6 +15,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -22,6 +23,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -60,6 +62,9 @@ type Config struct {
 	// SessionIdle ends an MCP session without requests for this long (0:
 	// DefaultSessionIdle).
 	SessionIdle time.Duration
+	// BodyWait bounds the reading of a request's body (0:
+	// DefaultBodyWait).
+	BodyWait time.Duration
 	// Operators returns the operators in force, who may watch the event
 	// stream (/events) and use the console (/console/); nil (the func, or
 	// what it returns): nobody may. Their file is reloaded with the
@@ -85,8 +90,8 @@ const (
 	DefaultSessionIdle         = 30 * time.Minute
 )
 
-// bodyWait bounds the reading of a request's body.
-const bodyWait = 30 * time.Second
+// DefaultBodyWait is how long a request's body may take to arrive.
+const DefaultBodyWait = 30 * time.Second
 
 // ErrNeedsTLS refuses a listener beyond loopback without TLS: bearer
 // tokens would cross the network in the clear.
@@ -125,6 +130,9 @@ func Listen(cfg Config) (*Front, error) {
 	}
 	if cfg.SessionIdle <= 0 {
 		cfg.SessionIdle = DefaultSessionIdle
+	}
+	if cfg.BodyWait <= 0 {
+		cfg.BodyWait = DefaultBodyWait
 	}
 	host, _, err := net.SplitHostPort(cfg.Addr)
 	if err != nil {
@@ -245,8 +253,53 @@ func (f *Front) Handler() http.Handler {
 		f.console.routes(mux)
 	}
 	mux.Handle("/", f.guard(http.NotFoundHandler()))
-	return mux
+	return f.bodyLimits(mux)
 }
+
+// bodyLimits holds every request's body to the front's terms, whatever
+// route answers it (a refusal of the guard, a redirect, a 404):
+//
+//   - A body must arrive within BodyWait: a client that trickles one
+//     cannot hold a connection. (A tool call that outlasts it still
+//     gets its answer: TestHTTPFrontUnderFlood makes one.)
+//   - When the handler is done and the body was not read to its end (a
+//     refusal), the rest is not waited for: net/http would read up to
+//     256 KB more of it, before it sends the response and again as it
+//     closes the body, with no deadline of its own (a refused request
+//     whose body trickled got no answer, and held its connection, for as
+//     long as the client liked). The connection is closed instead.
+func (f *Front) bodyLimits(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody {
+			next.ServeHTTP(w, r)
+			return
+		}
+		rc := http.NewResponseController(w)
+		_ = rc.SetReadDeadline(time.Now().Add(f.cfg.BodyWait))
+		body := &bodyWatch{ReadCloser: r.Body}
+		r.Body = body
+		next.ServeHTTP(w, r)
+		if !body.done() {
+			_ = rc.SetReadDeadline(time.Now())
+		}
+	})
+}
+
+// bodyWatch notes that its body was read to its end.
+type bodyWatch struct {
+	io.ReadCloser
+	eof atomic.Bool
+}
+
+func (b *bodyWatch) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF {
+		b.eof.Store(true)
+	}
+	return n, err
+}
+
+func (b *bodyWatch) done() bool { return b.eof.Load() }
 
 // guard refuses a request addressed to another name than the daemon's
 // (a DNS rebinding page reaches it under its own), and one a web page of
@@ -284,11 +337,6 @@ func (f *Front) guardFor(next http.Handler, mcp bool) http.Handler {
 				w.WriteHeader(http.StatusNoContent)
 				return
 			}
-		}
-		// A request body must arrive in time: a client that trickles one
-		// cannot hold a connection (the response may stream for long).
-		if r.ContentLength != 0 {
-			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(bodyWait))
 		}
 		next.ServeHTTP(w, r)
 	})
