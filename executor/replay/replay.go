@@ -136,9 +136,11 @@ func Run(path, session string, opts Options, out io.Writer) error {
 		replayed++
 		if diffs := compareStep(r, got); len(diffs) > 0 {
 			differ++
-			fmt.Fprintf(out, "%s DIFFERS: %s\n", label, strings.Join(diffs, "; "))
+			fmt.Fprintf(out, "%s DIFFERS: %s\n", label, evidence.Visible(strings.Join(diffs, "; ")))
 		} else {
-			fmt.Fprintf(out, "%s same     %s %q\n", label, str(got.After["url"]), str(got.After["title"]))
+			// The page chose its URL and title: shown with nothing hidden
+			// (the title quoted, %q, escapes what does not print).
+			fmt.Fprintf(out, "%s same     %s %q\n", label, evidence.VisibleLine(str(got.After["url"])), str(got.After["title"]))
 		}
 	}
 	fmt.Fprintf(out, "replayed %d of %d step(s) that ran: %d differ, %d not replayable\n", replayed, allowed, differ, skipped)
