@@ -24,8 +24,25 @@ type Report struct {
 	Signed int
 	// KeyID is the KeyID of the public key VerifyWithKey checked the
 	// signatures with; "" after Verify.
-	KeyID    string
+	KeyID string
+	// LogHead is what the log-wide head says; nil when the log has none
+	// (it was written before log-wide heads, spec revision 8, and Verify
+	// cannot tell whether whole sessions were removed from it).
+	LogHead  *LogHeadInfo
 	Problems []Problem
+}
+
+// LogHeadInfo is what a log-wide head covers: its number, the live and
+// pruned sessions and the records it commits to, the sessions it took as
+// found in a log written before log-wide heads (Legacy), and whether it
+// is signed (checked by VerifyWithKey only).
+type LogHeadInfo struct {
+	N        uint64
+	Sessions int
+	Pruned   int
+	Records  uint64
+	Legacy   int
+	Signed   bool
 }
 
 // OK reports whether the log verified without a single problem.
@@ -103,6 +120,7 @@ type recordFields struct {
 	PrevHash   *string
 	Screenshot string
 	Config     string
+	LogN       uint64 // 0 when absent
 }
 
 // fieldsOf reads recordFields from a parsed record without parsing it
@@ -147,6 +165,12 @@ func fieldsOf(obj map[string]any) (recordFields, error) {
 	if f.Seq, err = num("seq"); err != nil {
 		return f, err
 	}
+	if v, err = num("log_n"); err != nil {
+		return f, err
+	}
+	if v != nil {
+		f.LogN = *v
+	}
 	if f.Session, err = str("session"); err != nil {
 		return f, err
 	}
@@ -183,6 +207,11 @@ type verifier struct {
 	// sigStatus says, per session, what is known of its head's signature
 	// (for the HTML report).
 	sigStatus map[string]string
+	// logN is, per session, its first record numbered above the largest
+	// log_n seen so far, when Verify meets it: the largest log_n of the log.
+	maxLogN       uint64
+	maxLogSession string
+	maxLogSeq     uint64
 }
 
 func (v *verifier) add(p Problem) { v.report.Problems = append(v.report.Problems, p) }
@@ -270,6 +299,7 @@ func verifyTx(tx *bolt.Tx, pub ed25519.PublicKey) (*verifier, error) {
 	if err != nil {
 		return nil, err
 	}
+	v.logHead(tx)
 	if err := v.screenshots(shots); err != nil {
 		return nil, err
 	}
@@ -365,6 +395,9 @@ func (v *verifier) session(id string, b *bolt.Bucket, rawHead []byte) {
 		}
 		if f.Config != "" {
 			v.configRefs[f.Config] = append(v.configRefs[f.Config], blobRef{id, seq})
+		}
+		if f.LogN > v.maxLogN {
+			v.maxLogN, v.maxLogSession, v.maxLogSeq = f.LogN, id, seq
 		}
 		if v.pub != nil {
 			chain = append(chain, chainLink{seq, p.stored})
