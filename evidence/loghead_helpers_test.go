@@ -6,6 +6,8 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 
@@ -141,4 +143,19 @@ func putLog(t *testing.T, tx *bolt.Tx, h *specLog, state []byte) {
 	if err := meta.Put([]byte("log_head"), bytes.TrimSuffix(buf.Bytes(), []byte("\n"))); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// copyFile copies the closed evidence file at path to a new temporary
+// file, so that each edit of a test starts from the same log.
+func copyFile(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "copy.db")
+	if err := os.WriteFile(p, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
