@@ -455,8 +455,7 @@ func evidencePruneFlags(fs *flag.FlagSet) action {
 	path := evidenceFlag(fs)
 	beforeText := fs.String("before", "", "remove sessions whose last record is before `DATE` (2006-01-02, midnight UTC, or RFC 3339)")
 	pubPath := fs.String("pubkey", "", "refuse to prune unless every signature checks out with this public key `FILE`")
-	keyPath := fs.String("signing-key", "", "the PKCS #8 PEM ed25519 private key `FILE` the log is signed with (serve --signing-key):\n"+
-		"a signed log is pruned only with it, as the log-wide head that records the prune must be signed; its signatures are checked too")
+	keyPath := fs.String("signing-key", "", "PKCS #8 PEM ed25519 private key `FILE` the log is signed with (serve --signing-key): a signed log is pruned only with it, to sign the log-wide head that records the prune")
 	return func(_ []string, stdout, _ io.Writer) error {
 		if err := needEvidence("prune", *path); err != nil {
 			return err
