@@ -45,7 +45,7 @@ func TestLogHeadAsDocumented(t *testing.T) {
 			h := readLog(t, tx)
 			set, sessions, pruned, records := setOf(t, tx)
 			state := tx.Bucket([]byte("meta")).Get([]byte("log_set"))
-			if !bytes.Equal(state, set.bytes()) || h.Set != sha256hex(state) {
+			if !bytes.Equal(state, set.Bytes()) || h.Set != sha256hex(state) {
 				t.Errorf("head #%d: the stored set state is not the documented sum, or set is not its SHA-256", h.N)
 			}
 			if h.N != uint64(i+1) || h.Sessions != sessions || h.Pruned != pruned || h.Records != records || h.Legacy != 0 {
@@ -62,10 +62,10 @@ func TestLogHeadAsDocumented(t *testing.T) {
 				t.Errorf("head #%d: prev %q, want the digest of the previous head's message %q", h.N, h.Prev, wantPrev)
 			}
 			sig, _ := hex.DecodeString(h.Sig)
-			if h.Key != evidence.KeyID(pub) || !ed25519.Verify(pub, h.message(), sig) {
-				t.Errorf("head #%d: signature by %s does not verify over the documented message %q", h.N, h.Key, h.message())
+			if h.Key != evidence.KeyID(pub) || !ed25519.Verify(pub, h.Message(), sig) {
+				t.Errorf("head #%d: signature by %s does not verify over the documented message %q", h.N, h.Key, h.Message())
 			}
-			msgs = append(msgs, h.message())
+			msgs = append(msgs, h.Message())
 			var rec struct {
 				LogN uint64 `json:"log_n"`
 			}
