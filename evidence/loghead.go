@@ -249,21 +249,31 @@ func (w *logWriter) pruned(session string, h head) string {
 // write stores the new log-wide head (signed with key when set) and its
 // set state in tx.
 func (w *logWriter) write(tx *bolt.Tx, key ed25519.PrivateKey, keyID string) error {
+	raw, state, err := w.seal(key, keyID)
+	if err != nil {
+		return err
+	}
+	meta := tx.Bucket(bucketMeta)
+	if err := meta.Put(keyLogSet, state); err != nil {
+		return err
+	}
+	return meta.Put(keyLogHead, raw)
+}
+
+// seal computes the new log-wide head's set digest and signature, and
+// returns its stored form and that of its set state.
+func (w *logWriter) seal(key ed25519.PrivateKey, keyID string) (raw, state []byte, err error) {
 	h := &w.next.head
-	h.Set = w.next.set.digest()
+	state = w.next.set.bytes()
+	h.Set = sha256Hex(state)
 	h.Key, h.Sig = "", ""
 	if key != nil {
 		h.Key = keyID
 		h.Sig = hex.EncodeToString(ed25519.Sign(key, h.message()))
 	}
-	raw, err := h.encode()
-	if err != nil {
-		return err
-	}
-	meta := tx.Bucket(bucketMeta)
-	if err := meta.Put(keyLogSet, w.next.set.bytes()); err != nil {
-		return err
+	if raw, err = h.encode(); err != nil {
+		return nil, nil, err
 	}
 	w.next.raw = raw
-	return meta.Put(keyLogHead, raw)
+	return raw, state, nil
 }

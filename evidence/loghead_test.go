@@ -96,14 +96,6 @@ func TestLogHeadAsDocumented(t *testing.T) {
 // fixture's last append is record 5 of s1; s2 has 2 records.
 func TestVerifyDetectsMissingSessions(t *testing.T) {
 	t.Parallel()
-	deleteSession := func(id string) func(tx *bolt.Tx) error {
-		return func(tx *bolt.Tx) error {
-			if err := tx.Bucket([]byte("sessions")).DeleteBucket([]byte(id)); err != nil {
-				return err
-			}
-			return tx.Bucket([]byte("heads")).Delete([]byte(id))
-		}
-	}
 	tests := []struct {
 		name string
 		// edit changes the fixture; earlier is the log as it was after
@@ -115,7 +107,7 @@ func TestVerifyDetectsMissingSessions(t *testing.T) {
 	}{
 		{
 			name: "a session's records and head deleted",
-			edit: func(t *testing.T, tx *bolt.Tx, _ *earlierLog) error { return deleteSession("s2")(tx) },
+			edit: func(t *testing.T, tx *bolt.Tx, _ *earlierLog) error { return deleteSession(tx, "s2") },
 			want: []wantProblem{{"", 0, "log-wide head #7: 1 session(s) missing: it covers 2 session(s), the log has 1 (removed with their heads)"}},
 		},
 		{
@@ -125,7 +117,7 @@ func TestVerifyDetectsMissingSessions(t *testing.T) {
 				if err := tx.Bucket([]byte("screenshots")).Delete([]byte(shot)); err != nil {
 					return err
 				}
-				return deleteSession("s1")(tx)
+				return deleteSession(tx, "s1")
 			},
 			want: []wantProblem{
 				{"s1", 5, "missing: log-wide head #7 was made by appending this record, and the log has no head for its session"},
@@ -135,7 +127,7 @@ func TestVerifyDetectsMissingSessions(t *testing.T) {
 		{
 			name: "a session deleted and the log-wide head recomputed without the key",
 			edit: func(t *testing.T, tx *bolt.Tx, _ *earlierLog) error {
-				if err := deleteSession("s2")(tx); err != nil {
+				if err := deleteSession(tx, "s2"); err != nil {
 					return err
 				}
 				relog(t, tx)
@@ -171,10 +163,10 @@ func TestVerifyDetectsMissingSessions(t *testing.T) {
 				if err := tx.Bucket([]byte("pruned")).Put([]byte(strings.Repeat("ab", 32)), []byte(`{"n":3}`)); err != nil {
 					return err
 				}
-				if err := deleteSession("s1")(tx); err != nil {
+				if err := deleteSession(tx, "s1"); err != nil {
 					return err
 				}
-				return deleteSession("s2")(tx)
+				return deleteSession(tx, "s2")
 			},
 			want: []wantProblem{{"", 0, "1 pruned session(s) are recorded, but the log has no log-wide head: it was removed"}},
 		},
@@ -239,54 +231,31 @@ func TestVerifyDetectsMissingSessions(t *testing.T) {
 			},
 		},
 	}
-	for _, signed := range []bool{false, true} {
-		for _, tt := range tests {
-			name := tt.name
+	for _, tt := range tests {
+		unsignedAndSigned(t, tt.name, func(t *testing.T, k ed25519.PrivateKey) {
+			signed := k != nil
+			path, earlier := tamperFixtureWithEarlier(t, k)
+			tamper(t, path, func(tx *bolt.Tx) error { return tt.edit(t, tx, earlier) })
+			rep := verifyFile(t, path, k)
+			want := tt.want
 			if signed {
-				name = "signed/" + name
+				want = append(append([]wantProblem{}, want...), tt.withKey...)
 			}
-			t.Run(name, func(t *testing.T) {
-				t.Parallel()
-				var k ed25519.PrivateKey
-				if signed {
-					k = testKey(1)
+			if len(want) == 0 {
+				if !rep.OK() {
+					t.Fatalf("the edit is not self-consistent (%q): the test proves nothing", rep.Problems)
 				}
-				path, earlier := tamperFixtureWithEarlier(t, k)
-				tamper(t, path, func(tx *bolt.Tx) error { return tt.edit(t, tx, earlier) })
-				s, err := evidence.Open(path, &evidence.Options{ReadOnly: true})
-				if err != nil {
-					t.Fatal(err)
+				return
+			}
+			if rep.OK() {
+				t.Fatal("no problem reported")
+			}
+			for _, w := range want {
+				if !hasProblem(rep, w) {
+					t.Errorf("no problem session %q record %d: …%s…; got %q", w.session, w.seq, w.reason, rep.Problems)
 				}
-				defer s.Close()
-				var rep *evidence.Report
-				if signed {
-					rep, err = s.VerifyWithKey(k.Public().(ed25519.PublicKey))
-				} else {
-					rep, err = s.Verify()
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				want := tt.want
-				if signed {
-					want = append(append([]wantProblem{}, want...), tt.withKey...)
-				}
-				if len(want) == 0 {
-					if !rep.OK() {
-						t.Fatalf("the edit is not self-consistent (%q): the test proves nothing", rep.Problems)
-					}
-					return
-				}
-				if rep.OK() {
-					t.Fatal("no problem reported")
-				}
-				for _, w := range want {
-					if !hasProblem(rep, w) {
-						t.Errorf("no problem session %q record %d: …%s…; got %q", w.session, w.seq, w.reason, rep.Problems)
-					}
-				}
-			})
-		}
+			}
+		})
 	}
 }
 
@@ -390,10 +359,7 @@ func TestPruneKeepsTheLogVerifiable(t *testing.T) {
 				if err := tx.Bucket([]byte("pruned")).Put([]byte(sha256hex(evidence.HeadMessage("edge", h.Seq, h.Hash))), []byte(`{"n":9}`)); err != nil {
 					return err
 				}
-				if err := tx.Bucket([]byte("sessions")).DeleteBucket([]byte("edge")); err != nil {
-					return err
-				}
-				if err := tx.Bucket([]byte("heads")).Delete([]byte("edge")); err != nil {
+				if err := deleteSession(tx, "edge"); err != nil {
 					return err
 				}
 				relog(t, tx)
@@ -406,15 +372,7 @@ func TestPruneKeepsTheLogVerifiable(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := copyFile(t, path)
 			tamper(t, p, func(tx *bolt.Tx) error { return tt.edit(t, tx) })
-			ro, err := evidence.Open(p, &evidence.Options{ReadOnly: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ro.Close()
-			rep, err := ro.VerifyWithKey(pub)
-			if err != nil {
-				t.Fatal(err)
-			}
+			rep := verifyFile(t, p, key)
 			for _, w := range tt.want {
 				if !hasProblem(rep, w) {
 					t.Errorf("no problem …%s…; got %q", w.reason, rep.Problems)
@@ -579,10 +537,7 @@ func TestWriterRefusesALogWideHeadItCannotVouchFor(t *testing.T) {
 		want   string
 	}{
 		{"a session removed, the log-wide head recomputed", key, func(t *testing.T, tx *bolt.Tx) error {
-			if err := tx.Bucket([]byte("sessions")).DeleteBucket([]byte("s2")); err != nil {
-				return err
-			}
-			if err := tx.Bucket([]byte("heads")).Delete([]byte("s2")); err != nil {
+			if err := deleteSession(tx, "s2"); err != nil {
 				return err
 			}
 			relog(t, tx)

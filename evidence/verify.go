@@ -224,10 +224,11 @@ func (v *verifier) add(p Problem) { v.report.Problems = append(v.report.Problems
 // inserted records (prev_hash mismatch), heads that do not match the last
 // record (tail removed or appended), heads without records and records
 // without a head, screenshots and config blobs that are missing or whose
-// bytes do not match their hash, and orphaned screenshots. It does not
-// check head signatures (VerifyWithKey does), so it cannot detect a tail
-// cut off or extended by someone who also rewrote the head, nor the
-// removal of a whole session together with its head.
+// bytes do not match their hash, orphaned screenshots, and sessions the
+// log-wide head covers that are missing (or that it does not cover). It
+// does not check signatures (VerifyWithKey does), so it cannot detect a
+// tail cut off or extended by someone who also rewrote the head, nor a
+// session removed by someone who also recomputed the log-wide head.
 func (s *Store) Verify() (*Report, error) {
 	return s.verify(nil)
 }
@@ -238,9 +239,10 @@ func (s *Store) Verify() (*Report, error) {
 // session. With the key, a tail truncated or extended by someone who
 // rewrote the head to match (but does not hold the private key) is
 // detected, and when the signature is over an earlier record of the chain
-// the records after it are named as added. It still cannot detect the
-// removal of a whole session with its head, nor a head rolled back to an
-// earlier signed state together with the records after it.
+// the records after it are named as added. The log-wide head's signature
+// is checked too, so a session removed (or rolled back to an earlier
+// signed head) shows even when the log-wide head was recomputed. It still
+// cannot detect the whole file put back to an earlier state of itself.
 func (s *Store) VerifyWithKey(pub ed25519.PublicKey) (*Report, error) {
 	if len(pub) != ed25519.PublicKeySize {
 		return nil, fmt.Errorf("verify evidence: %w: public key has %d bytes, want %d", ErrBadKey, len(pub), ed25519.PublicKeySize)
