@@ -18,13 +18,21 @@
 // named by Envelope.ConfigSHA256 so that a call can be replayed under the
 // configuration it ran with) are stored once each, under their SHA-256.
 //
+// Beside the session heads, every Append (and Prune) writes, in the same
+// transaction, a log-wide head: one head for the whole file that commits to
+// every session's head through a homomorphic set hash (LtHash, constant
+// time per append), counts the sessions and the pruned ones, names the
+// append that made it and is chained to the one before; signed too with
+// Options.SigningKey. Records carry its number (Envelope.LogN).
+//
 // [Store.Verify] walks every session, never stopping at the first problem,
 // and reports altered, removed, inserted or reordered records, heads that do
-// not match their chain, and screenshots and config blobs whose bytes do
-// not match their hash. What it cannot detect, even with the key: removing
-// a whole session together with its head (nothing else refers to it; this
-// is also what [Store.Prune] does, by design), and rolling a session back
-// to an earlier signed head together with the records after it.
+// not match their chain, screenshots and config blobs whose bytes do not
+// match their hash, and whole sessions missing from the log-wide head's
+// set. What it cannot detect, even with the key: the whole file put back to
+// an earlier state of itself, every signature in it genuine (that needs the
+// latest log-wide head kept outside the file), and, in a log written before
+// log-wide heads, whole sessions removed before the first one.
 //
 // For people, [WriteTimeline] prints a log one line a record and
 // [Store.ExportHTML] writes a self-contained HTML report; for machines,

@@ -22,7 +22,7 @@ const DefaultTimeout = 2 * time.Second
 const MaxSessionIDLen = 1024
 
 // Envelope is the evidence of one interaction, allowed or denied. Append
-// fills Version, Seq, PrevHash, Hash, OutputSHA256, OutputTruncated,
+// fills Version, Seq, LogN, PrevHash, Hash, OutputSHA256, OutputTruncated,
 // ScreenshotSHA256 and (when zero) Time; the caller fills the rest,
 // ConfigSHA256 included (after storing the blob with Store.PutConfig). Secrets
 // in Args must be masked by the caller before Append: the log keeps
@@ -73,9 +73,12 @@ type Envelope struct {
 	Tab *TabRef `json:"tab,omitempty"`
 	// Files are the files the call uploaded or downloaded (spec revision
 	// 6): name, size, SHA-256 and, for a download, the content type.
-	Files    []FileRef `json:"files,omitempty"`
-	PrevHash string    `json:"prev_hash"` // "" for seq 1
-	Hash     string    `json:"hash"`      // lowercase hex SHA-256 of CanonicalJSON
+	Files []FileRef `json:"files,omitempty"`
+	// LogN is the number of the log-wide head this record's append made
+	// (spec revision 9); 0 in records written before log-wide heads.
+	LogN     uint64 `json:"log_n,omitempty"`
+	PrevHash string `json:"prev_hash"` // "" for seq 1
+	Hash     string `json:"hash"`      // lowercase hex SHA-256 of CanonicalJSON
 }
 
 // TabRef names a tab in a record: its list_tabs id, whose it is

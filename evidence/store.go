@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -26,7 +27,10 @@ var (
 	bucketHeads       = []byte("heads")
 	bucketScreenshots = []byte("screenshots")
 	bucketConfigs     = []byte("configs")
+	bucketPruned      = []byte("pruned")
 	keyFormatVersion  = []byte("format_version")
+	keyLogHead        = []byte("log_head")
+	keyLogSet         = []byte("log_set")
 )
 
 // Options configures Open. A nil *Options, or a zero field, means the
@@ -51,7 +55,9 @@ type Options struct {
 	// an ed25519 signature over the new head (HeadMessage) beside it, so
 	// that VerifyWithKey can tell a head written by this store from one
 	// rewritten by someone who can edit the file but does not hold the
-	// key. nil means unsigned heads. Ignored when ReadOnly.
+	// key. It signs the log-wide head too (every Append and Prune), so
+	// that VerifyWithKey can tell when a whole session is missing. nil
+	// means unsigned heads. Ignored when ReadOnly.
 	SigningKey ed25519.PrivateKey
 }
 
@@ -61,6 +67,11 @@ type Store struct {
 	db    *bolt.DB
 	opts  Options
 	keyID string // KeyID of the signing key's public half; "" when unsigned
+	// wmu serialises the write transactions that extend the log-wide
+	// head with log, the head this store last wrote or checked (bbolt
+	// serialises the transactions, but log is kept after one commits).
+	wmu sync.Mutex
+	log logState
 }
 
 // Open opens (creating when needed and not ReadOnly) the evidence log at
@@ -100,16 +111,17 @@ func Open(path string, opts *Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open evidence %s: %w", path, err)
 	}
+	s := &Store{db: db, opts: o, keyID: keyID}
 	if o.ReadOnly {
 		err = db.View(checkFormat)
-	} else {
-		err = db.Update(initFormat)
+	} else if err = db.Update(initFormat); err == nil {
+		err = db.View(s.loadLog)
 	}
 	if err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("open evidence %s: %w", path, err)
 	}
-	return &Store{db: db, opts: o, keyID: keyID}, nil
+	return s, nil
 }
 
 // checkFormat accepts files whose format version this package can read.
@@ -148,7 +160,7 @@ func initFormat(tx *bolt.Tx) error {
 			return err
 		}
 	}
-	for _, name := range [][]byte{bucketSessions, bucketHeads, bucketScreenshots, bucketConfigs} {
+	for _, name := range [][]byte{bucketSessions, bucketHeads, bucketScreenshots, bucketConfigs, bucketPruned} {
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 			return err
 		}
@@ -189,9 +201,11 @@ func seqKey(seq uint64) []byte {
 // committed and fsynced. It fills e's Version, Seq, PrevHash, Hash,
 // OutputSHA256 (of the whole output), Output and OutputTruncated (when the
 // output exceeds OutputLimit), ScreenshotSHA256 (from screenshot, stored
-// under that hash; "" when screenshot is empty) and Time when zero
-// (converted to UTC in any case). With Options.SigningKey it also signs
-// the session's new head. On error e is left unchanged.
+// under that hash; "" when screenshot is empty), LogN and Time when zero
+// (converted to UTC in any case). In the same transaction it makes the
+// next log-wide head, which takes the session's old head out of its set
+// and puts the new one in. With Options.SigningKey it also signs the
+// session's new head and the log-wide head. On error e is left unchanged.
 //
 // A non-empty e.ConfigSHA256 must name a blob stored with PutConfig
 // (ErrNoConfig otherwise): a record never refers to a configuration the
@@ -201,6 +215,8 @@ func seqKey(seq uint64) []byte {
 // disagree in a way it never leaves them (records but no head, a head
 // naming a missing record, a record already at the next seq): evidence is
 // never overwritten, and the caller fails closed until an operator looks.
+// So does a log-wide head changed behind the store's back since it last
+// wrote one.
 func (s *Store) Append(e *Envelope, screenshot []byte) error {
 	if s.opts.ReadOnly {
 		return ErrReadOnly
@@ -228,12 +244,15 @@ func (s *Store) Append(e *Envelope, screenshot []byte) error {
 	if len(screenshot) > 0 {
 		rec.ScreenshotSHA256 = sha256Hex(screenshot)
 	}
-	rec.Seq, rec.PrevHash, rec.Hash = 0, "", ""
-	// Encode everything but seq and prev_hash outside the write lock.
+	rec.Seq, rec.PrevHash, rec.Hash, rec.LogN = 0, "", "", 0
+	// Encode everything but seq, prev_hash and log_n outside the write lock.
 	obj, err := envelopeObject(&rec)
 	if err != nil {
 		return fmt.Errorf("append evidence: %w", err)
 	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	var lw *logWriter
 	err = s.db.Update(func(tx *bolt.Tx) error {
 		heads := tx.Bucket(bucketHeads)
 		sessions, err := tx.Bucket(bucketSessions).CreateBucketIfNotExists([]byte(rec.Session))
@@ -241,10 +260,12 @@ func (s *Store) Append(e *Envelope, screenshot []byte) error {
 			return err
 		}
 		var h head
+		var old *head
 		if raw := heads.Get([]byte(rec.Session)); raw != nil {
 			if err := json.Unmarshal(raw, &h); err != nil {
 				return fmt.Errorf("%w: head of session %q: %w", ErrCorrupt, rec.Session, err)
 			}
+			old = &h
 		} else if k, _ := sessions.Cursor().First(); k != nil {
 			return fmt.Errorf("%w: session %q has records but no head", ErrCorrupt, rec.Session)
 		}
@@ -259,8 +280,13 @@ func (s *Store) Append(e *Envelope, screenshot []byte) error {
 		if sessions.Get(key) != nil {
 			return fmt.Errorf("%w: session %q already has a record %d", ErrCorrupt, rec.Session, rec.Seq)
 		}
+		if lw, err = s.beginLog(tx); err != nil {
+			return err
+		}
+		rec.LogN = lw.next.head.N
 		obj["seq"] = json.Number(strconv.FormatUint(rec.Seq, 10))
 		obj["prev_hash"] = rec.PrevHash
+		obj["log_n"] = json.Number(strconv.FormatUint(rec.LogN, 10))
 		body, err := appendCanonical(nil, obj)
 		if err != nil {
 			return err
@@ -278,6 +304,10 @@ func (s *Store) Append(e *Envelope, screenshot []byte) error {
 		if err := heads.Put([]byte(rec.Session), next.encode()); err != nil {
 			return err
 		}
+		lw.appended(rec.Session, old, rec.Seq, rec.Hash)
+		if err := lw.write(tx, s.opts.SigningKey, s.keyID); err != nil {
+			return err
+		}
 		if rec.ScreenshotSHA256 != "" {
 			shots := tx.Bucket(bucketScreenshots)
 			if shots.Get([]byte(rec.ScreenshotSHA256)) == nil {
@@ -289,6 +319,7 @@ func (s *Store) Append(e *Envelope, screenshot []byte) error {
 	if err != nil {
 		return fmt.Errorf("append evidence: %w", err)
 	}
+	s.log = lw.next
 	*e = rec
 	return nil
 }

@@ -24,8 +24,25 @@ type Report struct {
 	Signed int
 	// KeyID is the KeyID of the public key VerifyWithKey checked the
 	// signatures with; "" after Verify.
-	KeyID    string
+	KeyID string
+	// LogHead is what the log-wide head says; nil when the log has none
+	// (it was written before log-wide heads, spec revision 9, and Verify
+	// cannot tell whether whole sessions were removed from it).
+	LogHead  *LogHeadInfo
 	Problems []Problem
+}
+
+// LogHeadInfo is what a log-wide head covers: its number, the live and
+// pruned sessions and the records it commits to, the sessions it took as
+// found in a log written before log-wide heads (Legacy), and whether it
+// is signed (checked by VerifyWithKey only).
+type LogHeadInfo struct {
+	N        uint64
+	Sessions int
+	Pruned   int
+	Records  uint64
+	Legacy   int
+	Signed   bool
 }
 
 // OK reports whether the log verified without a single problem.
@@ -103,6 +120,7 @@ type recordFields struct {
 	PrevHash   *string
 	Screenshot string
 	Config     string
+	LogN       uint64 // 0 when absent
 }
 
 // fieldsOf reads recordFields from a parsed record without parsing it
@@ -147,6 +165,12 @@ func fieldsOf(obj map[string]any) (recordFields, error) {
 	if f.Seq, err = num("seq"); err != nil {
 		return f, err
 	}
+	if v, err = num("log_n"); err != nil {
+		return f, err
+	}
+	if v != nil {
+		f.LogN = *v
+	}
 	if f.Session, err = str("session"); err != nil {
 		return f, err
 	}
@@ -183,6 +207,11 @@ type verifier struct {
 	// sigStatus says, per session, what is known of its head's signature
 	// (for the HTML report).
 	sigStatus map[string]string
+	// logN is, per session, its first record numbered above the largest
+	// log_n seen so far, when Verify meets it: the largest log_n of the log.
+	maxLogN       uint64
+	maxLogSession string
+	maxLogSeq     uint64
 }
 
 func (v *verifier) add(p Problem) { v.report.Problems = append(v.report.Problems, p) }
@@ -195,10 +224,11 @@ func (v *verifier) add(p Problem) { v.report.Problems = append(v.report.Problems
 // inserted records (prev_hash mismatch), heads that do not match the last
 // record (tail removed or appended), heads without records and records
 // without a head, screenshots and config blobs that are missing or whose
-// bytes do not match their hash, and orphaned screenshots. It does not
-// check head signatures (VerifyWithKey does), so it cannot detect a tail
-// cut off or extended by someone who also rewrote the head, nor the
-// removal of a whole session together with its head.
+// bytes do not match their hash, orphaned screenshots, and sessions the
+// log-wide head covers that are missing (or that it does not cover). It
+// does not check signatures (VerifyWithKey does), so it cannot detect a
+// tail cut off or extended by someone who also rewrote the head, nor a
+// session removed by someone who also recomputed the log-wide head.
 func (s *Store) Verify() (*Report, error) {
 	return s.verify(nil)
 }
@@ -209,9 +239,10 @@ func (s *Store) Verify() (*Report, error) {
 // session. With the key, a tail truncated or extended by someone who
 // rewrote the head to match (but does not hold the private key) is
 // detected, and when the signature is over an earlier record of the chain
-// the records after it are named as added. It still cannot detect the
-// removal of a whole session with its head, nor a head rolled back to an
-// earlier signed state together with the records after it.
+// the records after it are named as added. The log-wide head's signature
+// is checked too, so a session removed (or rolled back to an earlier
+// signed head) shows even when the log-wide head was recomputed. It still
+// cannot detect the whole file put back to an earlier state of itself.
 func (s *Store) VerifyWithKey(pub ed25519.PublicKey) (*Report, error) {
 	if len(pub) != ed25519.PublicKeySize {
 		return nil, fmt.Errorf("verify evidence: %w: public key has %d bytes, want %d", ErrBadKey, len(pub), ed25519.PublicKeySize)
@@ -270,6 +301,7 @@ func verifyTx(tx *bolt.Tx, pub ed25519.PublicKey) (*verifier, error) {
 	if err != nil {
 		return nil, err
 	}
+	v.logHead(tx)
 	if err := v.screenshots(shots); err != nil {
 		return nil, err
 	}
@@ -365,6 +397,9 @@ func (v *verifier) session(id string, b *bolt.Bucket, rawHead []byte) {
 		}
 		if f.Config != "" {
 			v.configRefs[f.Config] = append(v.configRefs[f.Config], blobRef{id, seq})
+		}
+		if f.LogN > v.maxLogN {
+			v.maxLogN, v.maxLogSession, v.maxLogSeq = f.LogN, id, seq
 		}
 		if v.pub != nil {
 			chain = append(chain, chainLink{seq, p.stored})

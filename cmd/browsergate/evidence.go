@@ -146,7 +146,7 @@ var evidenceKeygenCommand = &command{
 
 var evidencePruneCommand = &command{
 	name:     "evidence prune",
-	synopsis: "--evidence FILE --before DATE [--pubkey FILE]",
+	synopsis: "--evidence FILE --before DATE [--signing-key FILE] [--pubkey FILE]",
 	summary:  "Remove the sessions that ended before a date, with the screenshots and configs only they used; what remains verifies.",
 	setup:    evidencePruneFlags,
 }
@@ -286,6 +286,11 @@ func evidenceVerifyWith(path, pubPath string, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "; %d head signature(s) verified with key %s", rep.Signed, rep.KeyID)
 	}
 	fmt.Fprintln(stdout)
+	if rep.LogHead != nil {
+		fmt.Fprintln(stdout, "ok:", rep.Completeness())
+	} else {
+		fmt.Fprintln(stdout, "note:", rep.Completeness())
+	}
 	if pub == nil && rep.Signed > 0 {
 		fmt.Fprintf(stdout, "note: %d head(s) are signed; pass --pubkey to check the signatures\n", rep.Signed)
 	}
@@ -449,7 +454,8 @@ func writeNew(path string, data []byte, perm os.FileMode) error {
 func evidencePruneFlags(fs *flag.FlagSet) action {
 	path := evidenceFlag(fs)
 	beforeText := fs.String("before", "", "remove sessions whose last record is before `DATE` (2006-01-02, midnight UTC, or RFC 3339)")
-	pubPath := fs.String("pubkey", "", "refuse to prune unless every head signature checks out with this public key `FILE`")
+	pubPath := fs.String("pubkey", "", "refuse to prune unless every signature checks out with this public key `FILE`")
+	keyPath := fs.String("signing-key", "", "PKCS #8 PEM ed25519 private key `FILE` the log is signed with (serve --signing-key): a signed log is pruned only with it, to sign the log-wide head that records the prune")
 	return func(_ []string, stdout, _ io.Writer) error {
 		if err := needEvidence("prune", *path); err != nil {
 			return err
@@ -457,13 +463,14 @@ func evidencePruneFlags(fs *flag.FlagSet) action {
 		if *beforeText == "" {
 			return fmt.Errorf("%w: evidence prune needs --before DATE", errUsage)
 		}
-		return evidencePrune(*path, *beforeText, *pubPath, stdout)
+		return evidencePrune(*path, *beforeText, *pubPath, *keyPath, stdout)
 	}
 }
 
 // evidencePrune removes the sessions of the log at path that ended before
-// beforeText, after checking the heads with the key at pubPath when given.
-func evidencePrune(path, beforeText, pubPath string, stdout io.Writer) error {
+// beforeText, after checking the signatures with the key at pubPath when
+// given, and signs the log-wide head with the key at keyPath when given.
+func evidencePrune(path, beforeText, pubPath, keyPath string, stdout io.Writer) error {
 	before, err := parseDate(beforeText)
 	if err != nil {
 		return fmt.Errorf("%w: evidence prune: --before: %v", errUsage, err)
@@ -474,11 +481,19 @@ func evidencePrune(path, beforeText, pubPath string, stdout io.Writer) error {
 			return err
 		}
 	}
+	opts, err := evidenceOptions(keyPath)
+	if err != nil {
+		return err
+	}
+	if opts == nil {
+		opts = &evidence.Options{}
+	}
+	opts.Timeout = 5 * time.Second
 	// Open would create a missing file; pruning one is a mistake to report.
 	if _, err := os.Stat(path); err != nil {
 		return err
 	}
-	store, err := evidence.Open(path, &evidence.Options{Timeout: 5 * time.Second})
+	store, err := evidence.Open(path, opts)
 	if err != nil {
 		return err
 	}
@@ -489,6 +504,9 @@ func evidencePrune(path, beforeText, pubPath string, stdout io.Writer) error {
 		rep, err = store.Prune(before)
 	}
 	store.Close()
+	if errors.Is(err, evidence.ErrNeedKey) {
+		return fmt.Errorf("%w; pass --signing-key with the key serve signs with", err)
+	}
 	if err != nil {
 		return err
 	}

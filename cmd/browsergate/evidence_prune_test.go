@@ -62,12 +62,19 @@ func TestPruneCLI(t *testing.T) {
 	for _, signed := range []bool{false, true} {
 		t.Run(fmt.Sprintf("signed=%v", signed), func(t *testing.T) {
 			t.Parallel()
-			key, verifyArgs := "", []string{}
+			key, verifyArgs, pruneArgs := "", []string{}, []string{}
 			if signed {
-				key, verifyArgs = keyPath, []string{"--pubkey", pubPath}
+				key, verifyArgs, pruneArgs = keyPath, []string{"--pubkey", pubPath}, []string{"--pubkey", pubPath, "--signing-key", keyPath}
 			}
 			path := oldAndNewLog(t, key)
-			out, code := runBinary(t, append([]string{"evidence", "prune", "--evidence", path, "--before", "2026-01-01"}, verifyArgs...)...)
+			if signed {
+				// The log-wide head that records the prune must be signed.
+				out, code := runBinary(t, append([]string{"evidence", "prune", "--evidence", path, "--before", "2026-01-01"}, verifyArgs...)...)
+				if code != 1 || !strings.Contains(out, "the log is signed") || !strings.Contains(out, "pass --signing-key") {
+					t.Errorf("prune of a signed log without --signing-key: exit %d, want 1 asking for it\n%s", code, out)
+				}
+			}
+			out, code := runBinary(t, append([]string{"evidence", "prune", "--evidence", path, "--before", "2026-01-01"}, pruneArgs...)...)
 			if code != 0 {
 				t.Fatalf("prune: exit %d\n%s", code, out)
 			}
@@ -98,11 +105,11 @@ func TestPruneCLI(t *testing.T) {
 				t.Errorf("prune did not compact the file, or lost the kept session:\n%s", out)
 			}
 			out, code = runBinary(t, append([]string{"evidence", "verify", "--evidence", path}, verifyArgs...)...)
-			if code != 0 || !strings.Contains(out, "ok: 1 session(s), 1 record(s)") {
+			if code != 0 || !strings.Contains(out, "ok: 1 session(s), 1 record(s)") || !strings.Contains(out, "covers every session: 1 in the log, 2 pruned") {
 				t.Errorf("verify after prune: exit %d\n%s", code, out)
 			}
 			// An RFC 3339 cutoff; nothing left before it.
-			out, code = runBinary(t, "evidence", "prune", "--evidence", path, "--before", "2026-02-01T09:00:00Z")
+			out, code = runBinary(t, append([]string{"evidence", "prune", "--evidence", path, "--before", "2026-02-01T09:00:00Z"}, pruneArgs...)...)
 			if code != 0 || !strings.Contains(out, "nothing to prune") || !strings.Contains(out, "kept 1 session(s)") {
 				t.Errorf("prune with an RFC 3339 cutoff at the last record: exit %d\n%s", code, out)
 			}

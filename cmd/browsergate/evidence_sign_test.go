@@ -13,6 +13,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/browsergate/browsergate/evidence/evidencetest"
 )
 
 // keygen runs `evidence keygen` and returns the key and public key paths.
@@ -68,7 +70,8 @@ func TestKeygenWritesPrivateAndPublicPEM(t *testing.T) {
 
 // rewriteHead edits the evidence file as someone without the key would:
 // it runs edit on the first session's records and stores the head it
-// returns (keeping the old signature members).
+// returns (keeping the old signature members), and recomputes the
+// log-wide head to match (keeping its old signature too).
 func rewriteHead(t *testing.T, path string, edit func(b *bolt.Bucket, head map[string]any) (uint64, string)) string {
 	t.Helper()
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second})
@@ -93,7 +96,10 @@ func rewriteHead(t *testing.T, path string, edit func(b *bolt.Bucket, head map[s
 		if err != nil {
 			return err
 		}
-		return heads.Put(k, raw)
+		if err := heads.Put(k, raw); err != nil {
+			return err
+		}
+		return evidencetest.Relog(tx) // what needs no key
 	})
 	if err != nil {
 		t.Fatal(err)

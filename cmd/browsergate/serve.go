@@ -74,7 +74,7 @@ func serveFlags(fs *flag.FlagSet) action {
 	fs.Var(&o.manifests, "manifest", "ToolClad manifest `FILE` to serve (repeatable)")
 	fs.StringVar(&o.policies, "policies", "", "Cedar policy `DIR` (with its schema, and its policy-tests.json run first)")
 	fs.StringVar(&o.evidence, "evidence", "", "bbolt evidence `FILE` (created if missing)")
-	fs.StringVar(&o.signingKey, "signing-key", "", "PKCS #8 PEM ed25519 private key `FILE` (evidence keygen): sign every session's evidence head")
+	fs.StringVar(&o.signingKey, "signing-key", "", "PKCS #8 PEM ed25519 private key `FILE` (evidence keygen): sign every session's evidence head and the log-wide head")
 	fs.StringVar(&o.sep, "tool-separator", ".", "tool name separator `SEP`: \".\" (<tool>.<command>) or \"_\" for LLM APIs that allow only [A-Za-z0-9_-]")
 	fs.StringVar(&o.principal, "principal", "local", "Cedar principal `ID` of the agent (Web::Agent)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "the least `LEVEL` logged: debug, info, warn or error (logs go to stderr)")
