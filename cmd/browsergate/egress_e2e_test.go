@@ -127,6 +127,7 @@ func attackCases() []attackCase {
 		{name: "sendBeacon", path: "beacon"},
 		{name: "link prefetch", path: "prefetch"},
 		{name: "link preconnect", path: "preconnect"},
+		{name: "Link header preconnect", path: "preconnect-header"},
 		{name: "link dns-prefetch", path: "dns-prefetch"},
 		{name: "service worker", path: "service-worker"},
 		{name: "download link", path: "download", click: true, leaves: true},
