@@ -307,6 +307,10 @@ func (b *backend) start() error {
 			return fmt.Errorf("%w: %v", ErrBrowserStart, err)
 		}
 		b.wsURL = ws
+		if b.key.manifest.Browser.Context == toolclad.ContextUser {
+			// Beside the start, not in its way: one hidden blank target.
+			go b.warnPreloading(ws)
+		}
 		alloc, cancel := remote.NewAllocator(context.Background(), ws, remote.NoModifyURL)
 		b.alloc = alloc
 		b.cancel = append(b.cancel, cancel)

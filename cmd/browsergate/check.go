@@ -7,6 +7,7 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/browsergate/browsergate/cedar"
 	"github.com/browsergate/browsergate/executor"
@@ -21,7 +22,8 @@ var checkCommand = &command{
 	name:     "check",
 	synopsis: "--manifest FILE [--manifest FILE...] --policies DIR [--tool-separator .|_] [--matrix]",
 	summary: "Validate manifests and policies as serve would load them: print every problem (file:line: key: message)\n" +
-		"and exit 1, or list the tools of a valid set, warn of its risky choices and exit 0. The policy directory's\n" +
+		"and exit 1, or list the tools of a valid set, warn of its risky choices and exit 0. A live manifest in the\n" +
+		"user's context has its browser asked whether \"Preload pages\" is off (a hidden blank tab). The policy directory's\n" +
 		"policy-tests.json is run. --matrix prints each command's decision with and without a human's approval.",
 	setup: checkFlags,
 }
@@ -72,11 +74,12 @@ func check(manifests []string, policies, sep string, matrix bool, sc serveChoice
 	if problems > 0 {
 		return fmt.Errorf("%w: %d problem(s)", errInvalid, problems)
 	}
+	preloading := askPreloading(ms)
 	for _, m := range ms {
 		if m.Browser.Engine == toolclad.EngineHTTP {
 			describeHTTPEngine(stdout, m)
 		} else {
-			describeBrowser(stdout, m)
+			describeBrowser(stdout, m, preloading)
 		}
 		fmt.Fprintf(stdout, "  %s\n", m.ScopeSummary())
 		if m.ImpliedCommands {
@@ -97,7 +100,7 @@ func check(manifests []string, policies, sep string, matrix bool, sc serveChoice
 	if matrix {
 		printMatrix(stdout, ms, engine, sep)
 	}
-	warnings := postureWarnings(ms, engine, sc)
+	warnings := append(postureWarnings(ms, engine, sc), preloadingWarnings(ms, preloading)...)
 	for _, w := range warnings {
 		fmt.Fprintln(stdout, "warning: "+w)
 	}
@@ -136,7 +139,7 @@ func allowWord(b bool) string {
 
 // describeBrowser is check's account of a browser manifest: how it
 // reaches its browser, dialogs and downloads.
-func describeBrowser(stdout io.Writer, m *toolclad.Manifest) {
+func describeBrowser(stdout io.Writer, m *toolclad.Manifest, preloading map[string]preloadingAnswer) {
 	fmt.Fprintf(stdout, "%s: tool %q, connect=%s, %d command(s), scope allowed=%v blocked=%v allow_external=%v\n",
 		m.Path, m.Tool.Name, m.Browser.Connect, len(m.Commands),
 		m.Browser.Scope.AllowedDomains, m.Browser.Scope.BlockedDomains, m.Browser.Scope.AllowExternal)
@@ -144,7 +147,11 @@ func describeBrowser(stdout io.Writer, m *toolclad.Manifest) {
 	case m.Browser.Connect == "live" && m.Browser.Context == toolclad.ContextUser:
 		fmt.Fprintf(stdout, "  context=user: sessions work in the user's own browser context (their cookies and sign-ins); no egress proxy there:\n"+
 			"    request interception and WebSocket rules hold the scope; names resolve in the browser (no DNS-rebinding check), and\n"+
-			"    speculative TCP preconnects are not stopped (context = \"isolated\" puts each session behind its own proxy)\n")
+			"    speculative TCP connections stop only when the browser's \"Preload pages\" setting is off (context = \"isolated\"\n"+
+			"    puts each session behind its own proxy)\n")
+		if a := preloading[m.Browser.LiveEndpoint]; a.err == nil && a.off {
+			fmt.Fprintf(stdout, "  preloading: off in the browser at %s (\"Preload pages\"): no speculative TCP connections (TestLivePreconnects)\n", m.Browser.LiveEndpoint)
+		}
 	case m.Browser.Connect == "live":
 		fmt.Fprintf(stdout, "  context=isolated: each session in a fresh browser context behind its own egress proxy (not the user's sign-ins)\n")
 	}
@@ -173,4 +180,57 @@ func describeHTTPEngine(stdout io.Writer, m *toolclad.Manifest) {
 	if m.Command("download_file") != nil {
 		fmt.Fprintf(stdout, "  downloads: saved in %s, at most %d bytes each\n", b.Files.DownloadDir, b.Files.MaxDownloadBytes)
 	}
+}
+
+// preloadingAnswer is what a live browser said of its "Preload pages"
+// setting: off, or the error that kept it from saying.
+type preloadingAnswer struct {
+	off bool
+	err error
+}
+
+// askPreloading asks the browser of each live manifest in the user's
+// context, once per endpoint, whether its "Preload pages" setting is off.
+// An endpoint is always on this machine's loopback (the loader refuses
+// any other).
+func askPreloading(ms []*toolclad.Manifest) map[string]preloadingAnswer {
+	out := map[string]preloadingAnswer{}
+	for _, m := range ms {
+		b := m.Browser
+		if b.Engine == toolclad.EngineHTTP || b.Connect != "live" || b.Context != toolclad.ContextUser {
+			continue
+		}
+		if _, ok := out[b.LiveEndpoint]; !ok {
+			off, err := executor.LivePreloadingOff(b.LiveEndpoint, preloadingTimeout)
+			out[b.LiveEndpoint] = preloadingAnswer{off: off, err: err}
+		}
+	}
+	return out
+}
+
+// preloadingTimeout bounds each question to a live browser.
+const preloadingTimeout = 5 * time.Second
+
+// preloadingWarnings warns, for each live manifest in the user's context,
+// when its browser has "Preload pages" on or did not say, with what that
+// was measured to let through.
+func preloadingWarnings(ms []*toolclad.Manifest, preloading map[string]preloadingAnswer) []string {
+	var out []string
+	const risk = "a session's pages make the browser open TCP connections to hosts outside the scope without any request (%s); " +
+		"turn \"Preload pages\" off at chrome://settings/performance (README, Live mode), or use context = \"isolated\""
+	for _, m := range ms {
+		a, ok := preloading[m.Browser.LiveEndpoint]
+		if !ok || m.Browser.Connect != "live" || m.Browser.Context != toolclad.ContextUser || m.Browser.Engine == toolclad.EngineHTTP {
+			continue
+		}
+		switch {
+		case a.err != nil:
+			out = append(out, fmt.Sprintf("%s: could not tell whether \"Preload pages\" is off in the browser at %s (%v); where it is on, "+risk,
+				m.Path, m.Browser.LiveEndpoint, a.err, executor.PreloadingOnFigure))
+		case !a.off:
+			out = append(out, fmt.Sprintf("%s: \"Preload pages\" is on in the browser at %s: "+risk,
+				m.Path, m.Browser.LiveEndpoint, executor.PreloadingOnFigure))
+		}
+	}
+	return out
 }

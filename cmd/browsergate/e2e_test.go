@@ -569,6 +569,13 @@ func startChromium(t testing.TB) (int, string) {
 	return testkit.StartChromium(t, testkit.ChromiumFlags()...)
 }
 
+// startUsersChromium is startChromium as the README says to start a
+// user's browser for live mode in the user's context: "Preload pages" off.
+func startUsersChromium(t testing.TB) (int, string) {
+	t.Helper()
+	return testkit.StartChromiumPreloadingOff(t, testkit.ChromiumFlags()...)
+}
+
 // TestLiveUserTabsUntouched: in live mode the session's guard sees every
 // new top-level target of the browser, paused at start, and must let the
 // user's own ones run untouched. While a session is active the user opens

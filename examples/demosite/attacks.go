@@ -173,6 +173,10 @@ func (a *Attacks) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		d.WS = "ws://" + host + ":" + p + "/ws/off-port"
 	case name == "meta-refresh":
 		d.Meta = "0;url=" + d.U
+	case name == "preconnect-header":
+		// The hint as a response header: the browser reads it before
+		// the parser sees the document.
+		w.Header().Set("Link", "<"+d.U+">; rel=preconnect")
 	}
 	if d.XSite == "" {
 		d.XSite = "http://" + r.Host
@@ -330,6 +334,9 @@ if (q.get('worker') && typeof Worker !== 'function') {
 <script>addEventListener('load', () => setTimeout(done, 100));</script>{{template "tail"}}{{end}}
 
 {{define "preconnect"}}{{template "head" .}}<link rel="preconnect" href="{{.U}}">{{template "body" .}}
+<script>addEventListener('load', () => setTimeout(done, 100));</script>{{template "tail"}}{{end}}
+
+{{define "preconnect-header"}}{{template "head" .}}{{template "body" .}}
 <script>addEventListener('load', () => setTimeout(done, 100));</script>{{template "tail"}}{{end}}
 
 {{define "dns-prefetch"}}{{template "head" .}}<link rel="dns-prefetch" href="{{.U}}">{{template "body" .}}

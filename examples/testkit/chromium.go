@@ -1,6 +1,7 @@
 package testkit
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -25,12 +26,42 @@ func ChromiumFlags() []string {
 // port answers. The browser and its helpers are killed when the test ends.
 func StartChromium(t testing.TB, args ...string) (port int, userDir string) {
 	t.Helper()
+	return startChromium(t, nil, args)
+}
+
+// StartChromiumPreloadingOff is StartChromium with the profile's "Preload
+// pages" setting off (chrome://settings/performance; the preference
+// net.network_prediction_options = 2, written into the new profile's
+// Default/Preferences before the browser starts), as the README says to
+// start a user's browser for live mode in the user's context.
+func StartChromiumPreloadingOff(t testing.TB, args ...string) (port int, userDir string) {
+	t.Helper()
+	return startChromium(t, map[string]any{"net": map[string]any{"network_prediction_options": 2}}, args)
+}
+
+// startChromium starts Chromium on a new profile whose Default/Preferences
+// holds prefs (none when nil).
+func startChromium(t testing.TB, prefs map[string]any, args []string) (port int, userDir string) {
+	t.Helper()
 	// Chromium's helpers may still write to the profile after the browser
 	// is killed, so it is removed best-effort, not by t.TempDir (whose
 	// cleanup fails on a directory that is not empty).
 	userDir, err := os.MkdirTemp("", "browsergate-live-")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if prefs != nil {
+		data, err := json.Marshal(prefs)
+		if err == nil {
+			err = os.MkdirAll(filepath.Join(userDir, "Default"), 0o700)
+		}
+		if err == nil {
+			err = os.WriteFile(filepath.Join(userDir, "Default", "Preferences"), data, 0o600)
+		}
+		if err != nil {
+			os.RemoveAll(userDir)
+			t.Fatalf("write the profile's preferences: %v", err)
+		}
 	}
 	args = append(append([]string{}, args...), "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0",
 		"--user-data-dir="+userDir, "about:blank")
