@@ -17,9 +17,18 @@ import (
 
 // Browsing-context groups in the user's own browser (issue 31, item 1): a
 // session governs whole groups, never one tab of a group. Each test runs a
-// user's Chromium, a live session in its default context, and the
-// fixture's canary on 127.0.0.2 (outside the scope), which counts every
-// TCP connection.
+// user's Chromium started as the README says (Preload pages off, so no
+// speculative preconnect), a live session in its default context, and the
+// fixture's canary on 127.0.0.2 (outside the scope), which must see no TCP
+// connection at all.
+
+// usersEndpoint starts the user's Chromium with preloading off
+// (startUsersChromium) and returns its DevTools endpoint.
+func usersEndpoint(t *testing.T) string {
+	t.Helper()
+	port, _ := startUsersChromium(t)
+	return fmt.Sprintf("http://127.0.0.1:%d", port)
+}
 
 // usersBrowser is a chromedp context on the user's browser at endpoint,
 // driven as the user would (over CDP, not through browsergate).
@@ -45,18 +54,14 @@ func (f *fixture) waitListed(t *testing.T, part string) string {
 }
 
 // settleAndCheckCanary gives a navigation the page started a moment to
-// reach the network, then fails the test if the canary saw a request or a
-// WebSocket upgrade. (Chromium's speculative TCP preconnects in the user's
-// context, without a request, are the egress suite's: see
-// TestEgressLive.)
+// reach the network, then fails the test if the canary saw anything: a
+// request, an upgrade or a bare TCP connection.
 func (f *fixture) settleAndCheckCanary(t *testing.T, what string) {
 	t.Helper()
 	f.mustAllow(t, "e2e.list_tabs", nil)
 	time.Sleep(time.Second)
-	if f.net.Hits() != 0 || f.net.Upgrades() != 0 {
+	if !f.net.Clean() {
 		t.Errorf("%s: the canary saw %s", what, f.net)
-	} else if f.net.Conns() != 0 {
-		t.Logf("%s: the canary saw %d connection(s) without a request", what, f.net.Conns())
 	}
 }
 
@@ -68,8 +73,7 @@ func (f *fixture) settleAndCheckCanary(t *testing.T, what string) {
 // never reloaded.
 func TestAdoptionRefusedWhenAnUnguardedTabCanScriptIt(t *testing.T) {
 	t.Parallel()
-	port, _ := startChromium(t)
-	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
+	endpoint := usersEndpoint(t)
 	f := start(t, "live", endpoint)
 	site, _ := serveLogged(t, map[string]string{
 		// Only on a reload: the user's own first load is the user's.
@@ -113,8 +117,7 @@ if (performance.getEntriesByType('navigation')[0].type === 'reload' && window.op
 // page stays the user's, unnamed.
 func TestAdoptionTakesTheWholeGroup(t *testing.T) {
 	t.Parallel()
-	port, _ := startChromium(t)
-	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
+	endpoint := usersEndpoint(t)
 	f := start(t, "live", endpoint)
 	elsewhere, _ := serveLoggedOn(t, "127.0.0.4:0", map[string]string{"/x": `<title>elsewhere</title>x`})
 	site, log := serveLogged(t, map[string]string{
@@ -176,8 +179,7 @@ func TestAdoptionTakesTheWholeGroup(t *testing.T) {
 // secret is typed.
 func TestSecretTypedOnlyWhereNoUnguardedPageReachesIt(t *testing.T) {
 	t.Parallel()
-	port, _ := startChromium(t)
-	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
+	endpoint := usersEndpoint(t)
 	f := startWith(t, fmt.Sprintf(e2eManifest, "live", fmt.Sprintf("live_endpoint = %q", endpoint))+`[secrets.APP_PASSWORD]
 env = "BROWSERGATE_E2E_SECRET"
 domains = ["127.0.0.1"]
@@ -217,8 +219,7 @@ domains = ["127.0.0.1"]
 // navigations.)
 func TestAdoptionReloadIsNotSeenByTheUsersServiceWorker(t *testing.T) {
 	t.Parallel()
-	port, _ := startChromium(t)
-	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
+	endpoint := usersEndpoint(t)
 	f := start(t, "live", endpoint)
 	var told atomic.Int64
 	spy, stopSpy, err := serveOn("127.0.0.5:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
