@@ -262,7 +262,13 @@ type r11Env struct {
 // live in the user's context, and the review's sites.
 func startR11(t *testing.T, manifest string, chromiumFlags ...string) *r11Env {
 	t.Helper()
-	port := startChromiumFlags(t, chromiumFlags...)
+	return startR11On(t, manifest, startChromiumFlags(t, chromiumFlags...))
+}
+
+// startR11On is startR11 with the user's Chromium already started, on
+// DevTools port port.
+func startR11On(t *testing.T, manifest string, port int) *r11Env {
+	t.Helper()
 	f := startManifest(t, manifest, "live", fmt.Sprintf("http://127.0.0.1:%d", port))
 	s := &r11Site{canary: f.canaryTo, ws: "ws" + strings.TrimPrefix(f.canaryTo, "http")}
 	self, stop, err := serveOn("127.0.0.1:0", s)
@@ -500,6 +506,27 @@ func TestReview11AttackSpeculation(t *testing.T) {
 		}
 	})
 	e.overall(t)
+}
+
+// TestSpeculationRulesWithPreloadingOff: in a user's browser whose "Preload
+// pages" is off, as the README asks (issue 31, item 3), the speculation
+// rules no observer can take out — in closed and open declarative shadow
+// roots, and the SVG script TestReview11AttackSpeculation uses as its
+// control — make the browser fetch nothing: over the whole run the canary
+// sees no request and no TCP connection. (With the setting on, the control
+// reaches the canary: TestReview11AttackSpeculation.)
+func TestSpeculationRulesWithPreloadingOff(t *testing.T) {
+	t.Parallel()
+	flags := slices.DeleteFunc(testkit.ChromiumFlags(), func(f string) bool { return f == "--disable-quic" })
+	port, _ := testkit.StartChromiumPreloadingOff(t, flags...)
+	e := startR11On(t, egressManifest, port)
+	for _, p := range []string{"specrules", "specrules-dsd", "specrules-dsd-closed", "sr-docwrite-dsd-closed", "sr-control?n=1"} {
+		e.measure(t, p)
+	}
+	time.Sleep(2 * time.Second) // a late prefetch would arrive meanwhile
+	if !e.f.net.Clean() {
+		t.Errorf("with Preload pages off, speculation rules reached the canary: %s", e.f.net)
+	}
 }
 
 // TestReview11AttackWebTransport: QUIC is not HTTP over TCP; a Chromium as a
