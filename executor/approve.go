@@ -91,7 +91,7 @@ func (e *Executor) approve(ctx context.Context, s *session, t *turn) *DenyError 
 	} else {
 		p = e.cfg.Approvals.Open(want, e.cfg.ApprovalTimeout)
 		s.hold.id = p.ID
-		e.cfg.Logger.Warn("call held for human approval", "id", p.ID, "session", s.id, "call", p.Summary(), "deadline", p.Deadline)
+		s.backend.logger.Warn("call held for human approval", "id", p.ID, "session", s.id, "call", p.Summary(), "deadline", p.Deadline)
 		e.cfg.Events.Publish(events.Event{Type: events.ApprovalAsked, Session: s.id, Agent: s.principal, Tool: p.Tool, Command: p.Command,
 			Args: p.Args, URL: p.URL, Approval: p.ID, Reason: strings.Join(p.Why, "; "), Detail: p.Request})
 		if e.cfg.Elicitation && t.call.CanElicit && want.Tier != "critical" {
@@ -195,7 +195,7 @@ func (e *Executor) recheck(ctx context.Context, s *session, t *turn, p *approval
 // as recorded, the page, where it leads, and a fingerprint of the real
 // arguments.
 func (e *Executor) approvalRequest(s *session, t *turn) approval.Request {
-	r := approval.Request{Session: s.id, Agent: s.agentID, Tool: t.call.Tool, Args: e.shownArgs(t), Why: t.verdict.Approval, Fingerprint: e.fingerprint(t.call.Args)}
+	r := approval.Request{Session: s.id, Agent: s.agentID, Tool: t.call.Tool, Args: e.shownArgs(s, t), Why: t.verdict.Approval, Fingerprint: e.fingerprint(t.call.Args)}
 	if f := uploadOf(t.facts); f != nil {
 		// An upload is approved for the file as it was read: the human
 		// sees its size and digest, and a file changed before the
@@ -207,10 +207,10 @@ func (e *Executor) approvalRequest(s *session, t *turn) approval.Request {
 		r.Fingerprint = e.fingerprint(map[string]any{"args": t.call.Args, "file_sha256": f.SHA256})
 	}
 	if t.facts != nil {
-		r.Page = e.masker.Load().mask(t.facts.State.URL)
+		r.Page = s.masker.mask(t.facts.State.URL)
 	}
 	if reqs := t.verdict.Requests; len(reqs) > 0 {
-		r.Command, r.URL = reqs[0].Command, e.masker.Load().mask(reqs[0].URL)
+		r.Command, r.URL = reqs[0].Command, s.masker.mask(reqs[0].URL)
 		for i, q := range reqs {
 			if i > 0 {
 				// A click that submits a form: the human is asked about
@@ -288,7 +288,7 @@ func (e *Executor) resume(r *toolclad.Resume, s *session, want approval.Request)
 	}
 	if !sameCall(p.Request, want) {
 		return nil, &DenyError{Stage: evidence.StageApproval, Rule: "different call",
-			Reason: fmt.Sprintf("approval %s was asked for %s, not for this call; nothing was done", id, p.Summary())}
+			Reason: fmt.Sprintf("approval %s was asked for %s, not for this call; nothing was done", id, pageValue(p.Summary()))}
 	}
 	if want.Tier == "critical" {
 		// Critical calls are never put to the client's user; a state for

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -371,10 +372,10 @@ func downloadNote(files []evidence.FileRef) string {
 			continue
 		}
 		if f.Refused != "" {
-			fmt.Fprintf(&b, "\ndownload of %s (%q) refused: %s; nothing was saved", f.URL, f.Name, f.Refused)
+			fmt.Fprintf(&b, "\ndownload of %s (%s) refused: %s; nothing was saved", pageValue(f.URL), pageValue(strconv.Quote(f.Name)), pageValue(f.Refused))
 			continue
 		}
-		fmt.Fprintf(&b, "\ndownloaded %s: saved as %s in the download directory (%d bytes, %s, sha256 %s)", f.URL, f.Name, f.Size, f.ContentType, f.SHA256)
+		fmt.Fprintf(&b, "\ndownloaded %s: saved as %s in the download directory (%d bytes, %s, sha256 %s)", pageValue(f.URL), pageValue(f.Name), f.Size, pageValue(f.ContentType), f.SHA256)
 	}
 	return b.String()
 }

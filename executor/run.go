@@ -90,7 +90,7 @@ func (e *Executor) Run(ctx context.Context, call *toolclad.Call) *toolclad.Reply
 	}
 	// What the agent writes is its own for the rest of the session: every
 	// reply shows it as written (forAgent).
-	e.masker.Load().note(s.agent, argTexts(call.RawArgs))
+	e.allSecrets.Load().note(s.agent, argTexts(call.RawArgs))
 	mark := s.egress.blocked.mark()
 	e.runTurn(ctx, s, t)
 	// An approval asked about in an earlier round is taken up only by the
@@ -231,7 +231,7 @@ func (e *Executor) act(actx context.Context, s *session, t *turn) *Blocked {
 		// The page closed its own tab as the action ran (window.close()
 		// in a click handler): the action reached it; checkAfter goes
 		// back to the first tab and says so.
-		t.out, t.err = output{Text: fmt.Sprintf("the tab closed while the %s ran (%v)", cmd.Name, t.err)}, nil
+		t.out, t.err = output{Text: fmt.Sprintf("the tab closed while the %s ran (%s)", cmd.Name, pageValue(t.err.Error()))}, nil
 	}
 	held := w.pendingDialog()
 	if held != nil {
