@@ -181,9 +181,14 @@ func (s *session) turnMasks(t *turn, record bool) turnMasks {
 }
 
 // stampBlocked notes, on a request being refused, the host of the tab's
-// page and the secrets the binding holds then (blockLog.stamp).
+// page and the secrets the binding holds then (blockLog.stamp). A request
+// the binding itself refused (a page of the secret's site, or a popup it
+// may have written the value into) is held for every typed secret.
 func (s *session) stampBlocked(b *Blocked) {
 	b.Page, b.Held = s.egress.bound.host(), s.egress.bound.holding()
+	if b.Rule == ruleSecretBound {
+		b.Held = s.egress.bound.typed()
+	}
 }
 
 // typed are the secrets typed in the session.

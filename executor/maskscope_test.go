@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/browsergate/browsergate/examples/testkit"
 	"github.com/browsergate/browsergate/toolclad"
@@ -96,6 +97,21 @@ func TestMaskerConsidersTheSecretsOfThePage(t *testing.T) {
 		if got := s.turnMasks(moved("snapshot", "other.example.com", "other.example.com"), false).blocked(b).mask(b.URL); strings.Contains(got, value[:6]) {
 			t.Errorf("a refused request the binding held shows the value: %s", got)
 		}
+		// One the binding itself refused (a popup the site's page may have
+		// written the value into) is held for every typed secret, after
+		// the moment that follows leaving the site too.
+		s.egress.bound.mu.Lock()
+		s.egress.bound.left = time.Time{}
+		s.egress.bound.mu.Unlock()
+		s.stampBlocked(&b)
+		if b.Held != nil {
+			t.Errorf("the binding holds nothing now, yet the refusal was stamped with %v", b.Held)
+		}
+		bound := Blocked{URL: b.URL, Rule: ruleSecretBound}
+		s.stampBlocked(&bound)
+		if got := s.turnMasks(moved("snapshot", "other.example.com", "other.example.com"), false).blocked(bound).mask(bound.URL); strings.Contains(got, value[:6]) {
+			t.Errorf("a request the binding refused shows the value: %s", got)
+		}
 		b.Held = nil
 		if got := s.turnMasks(moved("snapshot", "other.example.com", "other.example.com"), false).blocked(b).mask(b.URL); got != b.URL {
 			t.Errorf("a refused request of a page off the secret's domains was masked: %s", got)
@@ -162,6 +178,21 @@ func TestMaskerLeavesItsOwnWords(t *testing.T) {
 		"reason": "secret PW was typed on this site, whose pages may then send requests only to login.example.com, not to x.test"} {
 		if line[k] != want {
 			t.Errorf("log %s = %v, want %q", k, line[k], want)
+		}
+	}
+}
+
+// TestMaskerPagesKeepTheirMarks: a text split into pages (a long snapshot)
+// may be cut inside page content; each page is marked as the whole was, so
+// the record still masks the agent's own text at the top of a later page.
+func TestMaskerPagesKeepTheirMarks(t *testing.T) {
+	m := newMasker([]*toolclad.Manifest{secretManifest(t, "xSECRETx99")})
+	src := agentMasker(m, "SECRETx9").maskSource("xx SECRETx9 yy")
+	cut := strings.Index(src, "SECRETx9")
+	for i, page := range []string{balanced(src[:cut]), balanced(src[cut:])} {
+		want := []string{"xx ", "[part of secret PW] yy"}[i]
+		if got := m.finish(page, true); got != want {
+			t.Errorf("page %d in the record: %q, want %q", i+1, got, want)
 		}
 	}
 }
