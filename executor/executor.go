@@ -353,7 +353,7 @@ func (e *Executor) newSessionLocked(k sessionKey, notice string) *session {
 		e.agents[k.mcp] = &agentTexts{}
 	}
 	s.agent = e.agents[k.mcp]
-	s.maskText = func(v string) string { return s.maskPage(v, s.egress.bound.host()) }
+	s.maskText = func(v string) string { return s.maskPage(v, s.pageHosts()...) }
 	s.secretSpans = s.masker.spans
 	if n, ok := e.notices[noticeKey{k.mcp, m.Tool.Name}]; ok {
 		delete(e.notices, noticeKey{k.mcp, m.Tool.Name})

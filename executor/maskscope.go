@@ -39,6 +39,26 @@ type secretReach struct {
 	mu    sync.Mutex
 	hosts map[string][]*toolclad.Secret
 	last  string // the tab's host at the end of the previous call
+	page  string // the host of the page the running call found the tab on
+}
+
+// observed notes the page the running call found the tab on (observe), for
+// a call that leaves the page as it is: page content the call reads is
+// that page's, even on a tab switched to without a commit the guard saw.
+// It holds until the call is recorded (noteReach).
+func (s *session) observed(url string) {
+	s.reach.mu.Lock()
+	defer s.reach.mu.Unlock()
+	s.reach.page = hostOf(url)
+}
+
+// pageHosts are the hosts of the page the call reads: the tab's document
+// as the guard last saw it commit, and as the call observed it.
+func (s *session) pageHosts() []string {
+	s.reach.mu.Lock()
+	page := s.reach.page
+	s.reach.mu.Unlock()
+	return []string{s.egress.bound.host(), page}
 }
 
 // considered are the session's secrets a text from pages on hosts is
@@ -137,7 +157,7 @@ func (s *session) noteReach(t *turn) {
 		cur = after
 	}
 	s.reach.mu.Lock()
-	s.reach.last = cur
+	s.reach.last, s.reach.page = cur, ""
 	s.reach.mu.Unlock()
 }
 

@@ -65,6 +65,22 @@ func TestMaskerConsidersTheSecretsOfThePage(t *testing.T) {
 		if got := s.masker.mask(value); got != "[secret PW]" {
 			t.Errorf("the record's masker left %q", got)
 		}
+		// Page content a call reads is of the page it observed, even when
+		// the guard saw no commit there (a tab switched to); until the
+		// call is recorded.
+		read := func() string { return s.masker.finish(s.maskText("x "+value), false) }
+		s.egress.bound.committed("evil.example.com")
+		if got := read(); got != "x "+value {
+			t.Errorf("read on a page off the secret's domains: %q", got)
+		}
+		s.observed("https://login.example.com/")
+		if got := read(); got != "x [secret PW]" {
+			t.Errorf("read on the observed page of the secret's site: %q", got)
+		}
+		s.noteReach(moved("snapshot", "login.example.com", "login.example.com"))
+		if got := read(); got != "x "+value {
+			t.Errorf("read on a page off the secret's domains once the call was recorded: %q", got)
+		}
 	})
 	t.Run("typed", func(t *testing.T) {
 		s := maskSession(t, m)

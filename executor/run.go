@@ -161,6 +161,9 @@ func (e *Executor) runTurn(ctx context.Context, s *session, t *turn) {
 		}
 	}()
 	t.facts = s.observe(actx, cmd, t.call.Args)
+	if !commandTable[cmd.Name].changesPage() {
+		s.observed(t.facts.State.URL) // what it reads is of this page
+	}
 	t.mark("observe")
 	cur := s.tab.targetID()
 	t.tab = &evidence.TabRef{ID: s.tabIDs.id(cur), Owner: s.tabOwner(cur), URL: t.facts.State.URL}

@@ -65,7 +65,7 @@ func (s *session) snapshot(ctx context.Context, sel string, budget int) (string,
 	r.render(v, root)
 	// Masked before it is split (a split secret would show its pieces), for
 	// the secrets considered on every document it shows (frames too).
-	text := s.maskPage(r.output(), append(captureHosts(top), s.egress.bound.host())...)
+	text := s.maskPage(r.output(), append(captureHosts(top), s.pageHosts()...)...)
 	if text == "" {
 		text = "(the page shows no text)"
 	}
