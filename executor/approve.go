@@ -120,7 +120,7 @@ func (e *Executor) approve(ctx context.Context, s *session, t *turn) *DenyError 
 // what says what is held, for the log.
 func (e *Executor) openApproval(s *session, want approval.Request, what string) *approval.Pending {
 	p := e.cfg.Approvals.Open(want, e.cfg.ApprovalTimeout)
-	e.cfg.Logger.Warn(what, "id", p.ID, "session", s.id, "call", p.Summary(), "deadline", p.Deadline)
+	s.backend.logger.Warn(what, "id", p.ID, "session", s.id, "call", p.Summary(), "deadline", p.Deadline)
 	e.cfg.Events.Publish(events.Event{Type: events.ApprovalAsked, Session: s.id, Agent: s.principal, Tool: p.Tool, Command: p.Command,
 		Args: p.Args, URL: p.URL, Approval: p.ID, Reason: strings.Join(p.Why, "; "), Detail: p.Request})
 	return p
@@ -129,7 +129,7 @@ func (e *Executor) openApproval(s *session, want approval.Request, what string) 
 // answered logs and publishes a human's answer (or its lack), and returns
 // it as the evidence records it.
 func (e *Executor) answered(s *session, p *approval.Pending, o approval.Outcome) *evidence.Approval {
-	e.cfg.Logger.Warn("approval answered", "id", p.ID, "approved", o.Approved, "channel", o.Channel, "by", o.By)
+	s.backend.logger.Warn("approval answered", "id", p.ID, "approved", o.Approved, "channel", o.Channel, "by", o.By)
 	e.cfg.Events.Publish(events.Event{Type: events.ApprovalAnswered, Session: s.id, Agent: s.principal, Tool: p.Tool, Command: p.Command,
 		Approval: p.ID, Allowed: events.Bool(o.Approved), Channel: o.Channel, By: o.By, Reason: o.Note})
 	return &evidence.Approval{ID: p.ID, Approved: o.Approved, Channel: o.Channel, By: o.By, At: o.At.UTC(), Note: o.Note}
@@ -215,7 +215,7 @@ func (e *Executor) recheck(ctx context.Context, s *session, t *turn, p *approval
 // as recorded, the page, where it leads, and a fingerprint of the real
 // arguments.
 func (e *Executor) approvalRequest(s *session, t *turn) approval.Request {
-	r := approval.Request{Session: s.id, Agent: s.agentID, Tool: t.call.Tool, Args: e.shownArgs(t), Why: t.verdict.Approval, Fingerprint: e.fingerprint(t.call.Args)}
+	r := approval.Request{Session: s.id, Agent: s.agentID, Tool: t.call.Tool, Args: e.shownArgs(s, t), Why: t.verdict.Approval, Fingerprint: e.fingerprint(t.call.Args)}
 	if f := uploadOf(t.facts); f != nil {
 		// An upload is approved for the file as it was read: the human
 		// sees its size and digest, and a file changed before the
@@ -227,10 +227,10 @@ func (e *Executor) approvalRequest(s *session, t *turn) approval.Request {
 		r.Fingerprint = e.fingerprint(map[string]any{"args": t.call.Args, "file_sha256": f.SHA256})
 	}
 	if t.facts != nil {
-		r.Page = e.masker.Load().mask(t.facts.State.URL)
+		r.Page = s.masker.mask(t.facts.State.URL)
 	}
 	if reqs := t.verdict.Requests; len(reqs) > 0 {
-		r.Command, r.URL = reqs[0].Command, e.masker.Load().mask(reqs[0].URL)
+		r.Command, r.URL = reqs[0].Command, s.masker.mask(reqs[0].URL)
 		for i, q := range reqs {
 			if i > 0 {
 				// A click that submits a form: the human is asked about
@@ -308,7 +308,7 @@ func (e *Executor) resume(r *toolclad.Resume, s *session, want approval.Request)
 	}
 	if !sameCall(p.Request, want) {
 		return nil, &DenyError{Stage: evidence.StageApproval, Rule: "different call",
-			Reason: fmt.Sprintf("approval %s was asked for %s, not for this call; nothing was done", id, p.Summary())}
+			Reason: fmt.Sprintf("approval %s was asked for %s, not for this call; nothing was done", id, pageValue(p.Summary()))}
 	}
 	if want.Tier == "critical" {
 		// Critical calls are never put to the client's user; a state for

@@ -98,7 +98,7 @@ func preflight(q *question) verdict {
 		v.Deny = deny(evidence.StageManifest, "undeclared tool",
 			"%s is not a tool of this server: no manifest declares it", clip(call.Tool, maxToolNameLen))
 	case call.ArgErr != nil:
-		v.Deny = &DenyError{Stage: evidence.StageArgs, Rule: argRule(call.ArgErr), Reason: call.ArgErr.Error()}
+		v.Deny = &DenyError{Stage: evidence.StageArgs, Rule: argRule(call.ArgErr), Reason: pageValue(call.ArgErr.Error())} // it quotes the agent's arguments
 	default:
 		if why := q.Limits.expiry(&m.Browser, q.Now); why != "" {
 			v.Deny = deny(evidence.StageLimits, ruleName(why), "session expired (%s); reconnect to start a new session", why)
@@ -151,7 +151,7 @@ func (v *verdict) judge(q *question) *DenyError {
 		}
 		sv := q.check(u)
 		if !sv.Allowed {
-			return &DenyError{Stage: evidence.StageScope, Rule: sv.Rule, Reason: fmt.Sprintf("argument %q: %s", a.Name, sv.Reason)}
+			return deny(evidence.StageScope, sv.Rule, "argument %q: %s", a.Name, sv.Reason)
 		}
 		v.ScopeRule, v.Target = sv.Rule, u
 	}

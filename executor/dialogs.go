@@ -153,7 +153,10 @@ func (d *dialogState) gone() {
 func (d *dialogState) masked(text string, n int) string {
 	text = clip(text, 8*n)
 	if d.mask != nil {
-		text = d.mask(text)
+		// Masked for the agent as it is read; quoted where it is shown,
+		// and marked again there (pageValue), so the record masks it in
+		// full.
+		text = unmarked(d.mask(text))
 	}
 	return clip(text, n)
 }
@@ -183,7 +186,7 @@ func (d *dialogState) drop(why string) {
 		return
 	}
 	d.lost = fmt.Sprintf("the %s dialog that was waiting for an answer (%s) is gone: %s",
-		d.pending.Type, inert(strconv.Quote(d.masked(d.pending.Message, 200))), why)
+		d.pending.Type, pageValue(inert(strconv.Quote(d.masked(d.pending.Message, 200)))), why)
 	d.gone()
 }
 
@@ -355,9 +358,9 @@ func (w *pageWatch) dismissHeld(ctx context.Context) {
 // page's message quoted and inert.
 func heldDialogText(d *dialogInfo) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "the page opened a JavaScript %s dialog: %s", d.Type, inert(strconv.Quote(d.Message)))
+	fmt.Fprintf(&b, "the page opened a JavaScript %s dialog: %s", d.Type, pageValue(inert(strconv.Quote(d.Message))))
 	if d.Type == string(page.DialogTypePrompt) {
-		fmt.Fprintf(&b, " (default answer %s)", inert(strconv.Quote(d.Default)))
+		fmt.Fprintf(&b, " (default answer %s)", pageValue(inert(strconv.Quote(d.Default))))
 	}
 	b.WriteString("\nIt is waiting: answer it with handle_dialog {accept: true|false")
 	if d.Type == string(page.DialogTypePrompt) {
@@ -372,7 +375,7 @@ func heldDialogText(d *dialogInfo) string {
 func dialogNote(ds []string) string {
 	quoted := make([]string, len(ds))
 	for i, d := range ds {
-		quoted[i] = inert(strconv.Quote(d))
+		quoted[i] = pageValue(inert(strconv.Quote(d)))
 	}
 	return fmt.Sprintf("\n[answered %d JavaScript dialog(s) at once: [%s]]", len(ds), strings.Join(quoted, " "))
 }

@@ -154,8 +154,7 @@ func (e *Executor) recordPageDownload(s *session, dl *download) {
 	c.deny = dl.refused
 	c.out = output{Files: []evidence.FileRef{dl.file},
 		Text: strings.TrimPrefix(downloadNote([]downloadNews{{file: dl.file, refused: dl.refused}}), "\n")}
-	full := e.masker.Load()
-	full.maskTurn(&c)
+	maskTurn(&c, s.turnMasks(&c, true))
 	env := &evidence.Envelope{
 		Kind:           evidence.KindPageDownload,
 		Session:        s.id,
@@ -163,11 +162,11 @@ func (e *Executor) recordPageDownload(s *session, dl *download) {
 		Principal:      s.principal,
 		Tool:           s.manifest.Tool.Name,
 		Command:        "download",
-		Args:           e.shownArgs(&c),
+		Args:           e.shownArgs(s, &c),
 		Decision:       c.decision(),
 		Output:         c.out.Text,
 		DurationMicros: e.cfg.Now().Sub(c.start).Microseconds(),
-		Files:          maskFiles(c.out.Files, full),
+		Files:          maskFiles(c.out.Files, s.masker),
 		CallSeq:        dl.callSeq,
 		BetweenCalls:   dl.between,
 	}

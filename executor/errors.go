@@ -55,7 +55,11 @@ func (e *DenyError) Error() string {
 	return fmt.Sprintf("denied by %s (%s): %s", e.Stage, e.Rule, e.Reason)
 }
 
-// deny builds a DenyError.
+// deny builds a DenyError. The format is browsergate's sentence; each
+// argument is marked as a page's value (pageArg), which the masker may
+// mask, and the sentence around it is never masked (pagetext.go). An
+// argument of browsergate's own (a command's name) is marked too: only
+// what deny is given as its format is certainly browsergate's.
 func deny(stage evidence.Stage, rule, format string, a ...any) *DenyError {
-	return &DenyError{Stage: stage, Rule: rule, Reason: fmt.Sprintf(format, a...)}
+	return &DenyError{Stage: stage, Rule: rule, Reason: fmt.Sprintf(format, pageArgs(a)...)}
 }

@@ -82,8 +82,16 @@ type Executor struct {
 	stateKey [32]byte // seals the request state of approvals asked in two rounds
 	policies atomic.Pointer[cedar.Engine]
 	secrets  map[*toolclad.Manifest]*secretSet // guarded by mu
-	masker   atomic.Pointer[masker]            // every manifest's secrets, for every sink
-	configs  configCache                       // configuration blobs already in the evidence log
+	// maskers are each manifest's masker (its secrets only), for its
+	// sessions and its backend's log lines; guarded by mu.
+	maskers map[*toolclad.Manifest]*masker
+	// allSecrets masks the daemon's own log lines (of no one manifest) and
+	// finds the pieces of secrets in what an agent writes (agentTexts).
+	allSecrets atomic.Pointer[masker]
+	// logs is the daemon's log handler before masking: each backend masks
+	// its own lines with its manifest's secrets over it.
+	logs    slog.Handler
+	configs configCache // configuration blobs already in the evidence log
 	// listeners are every backend's DevTools endpoint and egress proxies:
 	// no page of any backend may reach them.
 	listeners listeners
@@ -140,11 +148,14 @@ func New(cfg Config) (*Executor, error) {
 	if e.secrets, err = secretSets(cfg.Manifests); err != nil {
 		return nil, err
 	}
-	e.masker.Store(newMasker(cfg.Manifests))
+	e.maskers = manifestMaskers(cfg.Manifests)
+	e.allSecrets.Store(newMasker(cfg.Manifests))
 	e.addLiveEndpoints(cfg.Manifests)
-	// Log lines pass the masker too: a URL the proxy logs may carry a
-	// secret a form sent.
-	e.cfg.Logger = slog.New(&maskHandler{inner: cfg.Logger.Handler(), m: &e.masker})
+	// Log lines pass a masker too: a URL the proxy logs may carry a secret
+	// a form sent. A backend's and its sessions' lines are masked with
+	// its manifest's secrets (backendLocked), the daemon's own with all.
+	e.logs = cfg.Logger.Handler()
+	e.cfg.Logger = slog.New(&maskHandler{inner: e.logs, m: e.allSecrets.Load})
 	return e, nil
 }
 
@@ -170,7 +181,7 @@ func (e *Executor) Close() {
 	e.sessions = map[sessionKey]*session{}
 	backends := e.backends
 	e.mu.Unlock()
-	e.endSessions(slices.Collect(maps.Values(sessions)), "the daemon shut down", e.masker.Load())
+	e.endSessions(slices.Collect(maps.Values(sessions)), "the daemon shut down")
 	e.ending.Wait() // the sessions other paths were ending
 	for _, b := range backends {
 		b.shutdown()
@@ -226,8 +237,9 @@ func (e *Executor) Reload(ms []*toolclad.Manifest, policies *cedar.Engine) error
 	e.cfg.Manifests, e.scopes, e.secrets = ms, scopes, secrets
 	e.policies.Store(policies)
 	// The ended sessions' last record is masked with the secrets of their
-	// manifests, which the new masker may no longer hold.
-	oldMasker := e.masker.Swap(newMasker(ms))
+	// manifests, which each session holds (session.masker).
+	e.maskers = manifestMaskers(ms)
+	e.allSecrets.Store(newMasker(ms))
 	e.ending.Add(1)
 	e.mu.Unlock()
 	// Registered once e.mu is let go: each new registration sends the
@@ -236,7 +248,7 @@ func (e *Executor) Reload(ms []*toolclad.Manifest, policies *cedar.Engine) error
 	// for. A backend registers the endpoint it attaches to itself too.
 	e.addLiveEndpoints(ms)
 	defer e.ending.Done()
-	e.endSessions(ended, "the daemon reloaded its manifest", oldMasker)
+	e.endSessions(ended, "the daemon reloaded its manifest")
 	for _, b := range stopped {
 		b.shutdown()
 	}
@@ -261,7 +273,7 @@ func (e *Executor) EndSession(mcpID string) {
 	e.ending.Add(1)
 	e.mu.Unlock()
 	defer e.ending.Done()
-	e.endSessions(ended, "the MCP client ended its session", e.masker.Load())
+	e.endSessions(ended, "the MCP client ended its session")
 }
 
 // session returns the session of an MCP session on a manifest, creating it
@@ -309,7 +321,7 @@ func (e *Executor) renew(old *session, why string) (*session, error) {
 	e.ending.Add(1)
 	go func() {
 		defer e.ending.Done()
-		e.endSessions([]*session{old}, "it expired ("+why+")", e.masker.Load())
+		e.endSessions([]*session{old}, "it expired ("+why+")")
 	}()
 	return e.newSessionLocked(k, fmt.Sprintf("the previous session %s expired (%s), so this call started a new session with a fresh browser context", old.id, why)), nil
 }
@@ -322,16 +334,17 @@ func (e *Executor) newSessionLocked(k sessionKey, notice string) *session {
 	if s.principal == "" {
 		s.principal = e.cfg.Principal
 	}
+	s.masker = e.maskers[m]
+	s.egress.blocked.stamp = s.stampBlocked
 	s.egress.blocked.onAdd = func(b Blocked) {
 		// The proxy logs its own decisions; interception's are logged
 		// here, as they happen, whether or not a call is running.
 		if b.Layer == "interception" {
-			e.cfg.Logger.Warn("request refused", "session", s.id, "url", b.URL, "rule", b.Rule, "reason", b.Reason, "layer", b.Layer)
+			s.backend.logger.Warn("request refused", "session", s.id, "url", b.URL, "rule", b.Rule, "reason", b.Reason, "layer", b.Layer)
 		}
 		if e.cfg.Events != nil {
-			m := e.masker.Load()
 			e.cfg.Events.Publish(events.Event{Type: events.Blocked, Session: s.id, Agent: s.principal, Tool: s.manifest.Tool.Name,
-				URL: m.mask(b.URL), Rule: b.Rule, Reason: m.mask(b.Reason), Layer: b.Layer})
+				URL: s.masker.mask(b.URL), Rule: b.Rule, Reason: s.masker.finish(reasonMarked(b), true), Layer: b.Layer})
 		}
 	}
 	s.secrets = e.secrets[m]
@@ -345,8 +358,8 @@ func (e *Executor) newSessionLocked(k sessionKey, notice string) *session {
 		e.agents[k.mcp] = &agentTexts{}
 	}
 	s.agent = e.agents[k.mcp]
-	s.maskText = func(v string) string { return e.masker.Load().forAgent(s.agent).mask(v) }
-	s.secretSpans = func(v string) [][2]int { return e.masker.Load().spans(v) }
+	s.maskText = func(v string) string { return s.maskPage(v, s.pageHosts()...) }
+	s.secretSpans = s.masker.spans
 	if n, ok := e.notices[noticeKey{k.mcp, m.Tool.Name}]; ok {
 		delete(e.notices, noticeKey{k.mcp, m.Tool.Name})
 		notice = n
@@ -369,7 +382,9 @@ func (e *Executor) backendLocked(m *toolclad.Manifest) *backend {
 	}
 	b, ok := e.backends[bk]
 	if !ok {
-		b = &backend{key: bk, startup: m.Browser.StartupTimeout, resolver: e.cfg.Resolver, logger: e.cfg.Logger,
+		mk := e.maskers[m]
+		logger := slog.New(&maskHandler{inner: e.logs, m: func() *masker { return mk }})
+		b = &backend{key: bk, startup: m.Browser.StartupTimeout, resolver: e.cfg.Resolver, logger: logger,
 			secretVars: e.secretVars(), listeners: &e.listeners}
 		b.scope.Store(e.scopes[m])
 		e.backends[bk] = b
@@ -380,6 +395,15 @@ func (e *Executor) backendLocked(m *toolclad.Manifest) *backend {
 // noticeKey names the session a notice is for: an MCP session's calls to
 // the tools of one tool name (which survives a reload of its manifest).
 type noticeKey struct{ mcp, tool string }
+
+// manifestMaskers makes each manifest's masker, of its own secrets.
+func manifestMaskers(ms []*toolclad.Manifest) map[*toolclad.Manifest]*masker {
+	out := make(map[*toolclad.Manifest]*masker, len(ms))
+	for _, m := range ms {
+		out[m] = newMasker([]*toolclad.Manifest{m})
+	}
+	return out
+}
 
 // secretSets compiles each manifest's secrets.
 func secretSets(ms []*toolclad.Manifest) (map[*toolclad.Manifest]*secretSet, error) {

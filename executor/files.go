@@ -160,6 +160,6 @@ func actUploadFile(ctx context.Context, s *session, args map[string]any, f *fact
 	if _, err := chromedp.Call(el.in(ctx), dom.SetFileInputFiles, dom.SetFileInputFilesParams{Files: []string{file.copy}, ObjectID: el.object}); err != nil {
 		return output{}, fmt.Errorf("attach %s to %s: %w", file.Name, el.label, err)
 	}
-	return output{Text: fmt.Sprintf("attached %s (%d bytes, sha256 %s) to %s", file.Name, file.Size, file.SHA256, el.label),
+	return output{Text: fmt.Sprintf("attached %s (%d bytes, sha256 %s) to %s", pageValue(file.Name), file.Size, file.SHA256, pageValue(el.label)),
 		Files: []evidence.FileRef{file.FileRef}}, nil
 }

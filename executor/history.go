@@ -70,7 +70,7 @@ func (s *session) stepHistory(ctx context.Context, step int64, f *facts) (output
 	if step > 0 {
 		verb = "went forward to "
 	}
-	return output{Text: verb + inert(e.URL)}, nil
+	return output{Text: verb + pageValue(inert(e.URL))}, nil
 }
 
 // actReload loads the page again; a page that came from a form is loaded
@@ -79,5 +79,5 @@ func actReload(ctx context.Context, s *session, args map[string]any, f *facts) (
 	if err := reloadFresh(ctx); err != nil {
 		return output{}, fmt.Errorf("reload: %w", err)
 	}
-	return output{Text: "reloaded " + inert(f.State.URL)}, nil
+	return output{Text: "reloaded " + pageValue(inert(f.State.URL))}, nil
 }

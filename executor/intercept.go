@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/browsergate/browsergate/scope"
+	"github.com/browsergate/browsergate/toolclad"
 )
 
 // Request interception is the first layer of the egress gate: each
@@ -27,6 +28,11 @@ type Blocked struct {
 	// Between: refused after the previous call had returned, before this
 	// one began (the page's own doing).
 	Between bool
+	// Page is the host of the tab's page when the request was refused, and
+	// Held the secrets the binding held then: what masks its URL for the
+	// agent (maskscope.go).
+	Page string
+	Held []*toolclad.Secret
 }
 
 // blockLog collects refused requests so that each call can report those
@@ -58,6 +64,9 @@ type blockLog struct {
 	// onAdd, when set, is told of every refusal as it happens (the
 	// decision log line), kept or not.
 	onAdd func(Blocked)
+	// stamp, when set, notes on each refusal what masks it for the agent
+	// (session.stampBlocked).
+	stamp func(*Blocked)
 	// recent are the rules of the latest refusals by URL, for network_log
 	// (cleared when it holds maxBlockLog).
 	recent map[string]string
@@ -116,6 +125,9 @@ const (
 )
 
 func (l *blockLog) add(b Blocked) {
+	if l.stamp != nil {
+		l.stamp(&b)
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.onAdd != nil {
@@ -493,20 +505,23 @@ func (g *actingGuard) judgeDocument(url, method string, pageNav, redirect bool) 
 // to do.
 func (j *judgedAction) judge(url, method string, pageNav bool) (scope.Verdict, bool) {
 	u := withoutFragment(url)
-	judged := strings.Join(j.urls, ", ")
+	judged := pageValue(strings.Join(j.urls, ", "))
 	if judged == "" {
 		judged = "nowhere"
 	}
+	// The URLs are the page's (or the agent's): marked for the masker
+	// (pagetext.go), the sentence is browsergate's.
+	shown, to := pageValue(url), pageValue(strings.Join(j.to, ", "))
 	switch {
 	case method == "POST" && !j.posts:
 		return scope.Verdict{URL: url, Rule: ruleUnjudgedSubmission,
-			Reason: fmt.Sprintf("the page submitted a form to %s during an action the gate judged not to submit one (it judged: %s)", url, judged)}, true
+			Reason: fmt.Sprintf("the page submitted a form to %s during an action the gate judged not to submit one (it judged: %s)", shown, judged)}, true
 	case method == "POST" && !slices.Contains(j.to, u):
 		return scope.Verdict{URL: url, Rule: rulePostedElsewhere,
-			Reason: fmt.Sprintf("the form posted to %s, not where the gate judged it would (%s)", url, strings.Join(j.to, ", "))}, true
+			Reason: fmt.Sprintf("the form posted to %s, not where the gate judged it would (%s)", shown, to)}, true
 	case method != "POST" && pageNav && !slices.Contains(j.urls, u) && !slices.Contains(j.to, withoutQuery(u)):
 		return scope.Verdict{URL: url, Rule: ruleNavigatedElsewhere,
-			Reason: fmt.Sprintf("the action navigated to %s, not where the gate judged it would lead (%s)", url, judged)}, true
+			Reason: fmt.Sprintf("the action navigated to %s, not where the gate judged it would lead (%s)", shown, judged)}, true
 	}
 	return scope.Verdict{}, false
 }
@@ -515,13 +530,14 @@ func (j *judgedAction) judge(url, method string, pageNav bool) (scope.Verdict, b
 // the action was not judged to make.
 func (j *judgedAction) judgeFormGet(url string) (scope.Verdict, bool) {
 	u := withoutQuery(withoutFragment(url))
+	shown, to := pageValue(url), pageValue(strings.Join(j.to, ", "))
 	switch {
 	case !j.posts:
 		return scope.Verdict{URL: url, Rule: ruleUnjudgedSubmission,
-			Reason: fmt.Sprintf("the page submitted a form to %s (into a frame) during an action the gate judged not to submit one", url)}, true
+			Reason: fmt.Sprintf("the page submitted a form to %s (into a frame) during an action the gate judged not to submit one", shown)}, true
 	case !slices.Contains(j.to, u):
 		return scope.Verdict{URL: url, Rule: rulePostedElsewhere,
-			Reason: fmt.Sprintf("the form was sent to %s (into a frame), not where the gate judged it would (%s)", url, strings.Join(j.to, ", "))}, true
+			Reason: fmt.Sprintf("the form was sent to %s (into a frame), not where the gate judged it would (%s)", shown, to)}, true
 	}
 	return scope.Verdict{}, false
 }

@@ -226,7 +226,7 @@ func actPressKey(ctx context.Context, s *session, args map[string]any, f *facts)
 			return output{}, fmt.Errorf("press %s: %w", key, err)
 		}
 	}
-	return output{Text: fmt.Sprintf("pressed %s in %s", key, el.label)}, nil
+	return output{Text: fmt.Sprintf("pressed %s in %s", pageValue(key), pageValue(el.label))}, nil
 }
 
 // unjudged says what an action, as it looks now (now), would do beyond

@@ -105,7 +105,7 @@ func (e *Executor) armTimers(s *session) {
 			s.limits.expired = why
 			s.closeTabs()
 			s.downloads.stop(time.Now().Add(saveEndWait))
-			e.recordPending(s, "the session expired ("+why+") and its browser context closed", e.masker.Load())
+			e.recordPending(s, "the session expired ("+why+") and its browser context closed")
 		}
 	}
 	if s.limits.idleTimer == nil {

@@ -23,20 +23,19 @@ func (e *Executor) record(s *session, t *turn) *toolclad.Reply {
 	if t.counted {
 		s.limits.interactions++
 	}
-	// The reply is masked for the agent (its own texts of the session,
-	// this call's and every earlier one's, come back as written), the
-	// record and the log in full. Only when the agent's texts hold secret
-	// material do the two differ; otherwise the turn is masked once and
-	// serves both.
-	full := e.masker.Load()
-	agent := t
-	if am := full.forAgent(s.agent); am != full {
-		c := *t
-		c.blocked = slices.Clone(t.blocked)
-		am.maskTurn(&c)
-		agent = &c
-	}
-	full.maskTurn(t) // before anything is recorded or logged
+	// The reply is masked for the agent (the secrets considered on the
+	// pages the call was on; its own texts of the session, this call's and
+	// every earlier one's, come back as written), the record and the log
+	// with every secret of the manifest. Only what came from the pages, the
+	// browser and the agent is masked, never browsergate's words around it
+	// (pagetext.go).
+	s.noteReach(t)
+	full := s.masker
+	c := *t
+	c.blocked = slices.Clone(t.blocked)
+	maskTurn(&c, s.turnMasks(t, false))
+	agent := &c
+	maskTurn(t, s.turnMasks(t, true)) // before anything is recorded or logged
 	var shot []byte
 	var shotErr error
 	if s.manifest.Tool.Evidence.Screenshots && s.tab.open() && !errors.Is(t.err, ErrBrowserStart) {
@@ -51,8 +50,8 @@ func (e *Executor) record(s *session, t *turn) *toolclad.Reply {
 		Time:           t.start.UTC(),
 		Principal:      s.principal,
 		Tool:           s.manifest.Tool.Name,
-		Command:        e.masker.Load().mask(t.commandName()),
-		Args:           e.shownArgs(t),
+		Command:        t.recordedCommand(full),
+		Args:           e.shownArgs(s, t),
 		Decision:       t.decision(),
 		Output:         t.out.Text,
 		DurationMicros: e.cfg.Now().Sub(t.start).Microseconds(),
@@ -124,19 +123,19 @@ const ruleAfterLastCall = "refused after the last call"
 
 // recordPending writes the requests the session's pages made since its
 // last record that the egress gate refused — which no call will take now —
-// in a record of their own (kind session_end), masked by m, when there
+// in a record of their own (kind session_end), masked by the session's masker, when there
 // are any. (The pages' downloads have records of their own, written as
 // they end: downloads.stop.) ended says why the session (or its browser context) ended. s.mu
 // must be held, and the session's pages closed: no call and no page adds
 // to them later.
-func (e *Executor) recordPending(s *session, ended string, m *masker) {
+func (e *Executor) recordPending(s *session, ended string) {
 	blocked, dropped := s.egress.blocked.takeAll()
 	n := len(blocked) + dropped.total()
 	if n == 0 {
 		return
 	}
 	t := &turn{blocked: blocked, dropped: dropped}
-	m.maskTurn(t)
+	maskTurn(t, s.turnMasks(t, true))
 	env := &evidence.Envelope{
 		Kind:      evidence.KindSessionEnd,
 		Session:   s.id,
@@ -153,10 +152,10 @@ func (e *Executor) recordPending(s *session, ended string, m *masker) {
 		attrs = append(attrs, "blocked_dropped", dropped.total())
 	}
 	if err := e.cfg.Evidence.Append(env, nil); err != nil {
-		e.cfg.Logger.Error("requests refused after the session's last call could not be recorded", append(attrs, "evidence_error", err.Error())...)
+		s.backend.logger.Error("requests refused after the session's last call could not be recorded", append(attrs, "evidence_error", err.Error())...)
 		return
 	}
-	e.cfg.Logger.Info("requests refused after the session's last call recorded", attrs...)
+	s.backend.logger.Info("requests refused after the session's last call recorded", attrs...)
 }
 
 // commandName is the command called, or the undeclared tool's name (the
@@ -166,6 +165,16 @@ func (t *turn) commandName() string {
 		return clip(t.call.Tool, maxToolNameLen)
 	}
 	return t.call.Command.Name
+}
+
+// recordedCommand is the command as the record and the log name it: a
+// declared command's name is browsergate's, an undeclared tool's name the
+// agent's own string, masked.
+func (t *turn) recordedCommand(m *masker) string {
+	if t.call.Command == nil {
+		return m.mask(t.commandName())
+	}
+	return t.commandName()
 }
 
 // maxToolNameLen bounds the name of an undeclared tool as recorded.
@@ -191,15 +200,17 @@ func (t *turn) decision() evidence.Decision {
 
 func (e *Executor) logDecision(s *session, t *turn, d evidence.Decision, appendErr error) {
 	attrs := []any{
-		"session", s.id, "tool", s.manifest.Tool.Name, "command", t.commandName(),
+		"session", s.id, "tool", s.manifest.Tool.Name, "command", t.recordedCommand(s.masker),
 		"allowed", d.Allowed, "stage", string(d.Stage),
 		"duration", e.cfg.Now().Sub(t.start),
 	}
+	// The turn is masked already (record): its texts are logged as they
+	// are recorded.
 	if t.deny != nil {
-		attrs = append(attrs, "rule", t.deny.Rule, "reason", t.deny.Reason)
+		attrs = append(attrs, "rule", t.deny.Rule, "reason", maskedText(t.deny.Reason))
 	}
 	if t.after != nil {
-		attrs = append(attrs, "url", t.after.URL)
+		attrs = append(attrs, "url", maskedText(t.after.URL))
 	}
 	if len(t.blocked) > 0 {
 		attrs = append(attrs, "blocked_requests", len(t.blocked))
@@ -208,14 +219,14 @@ func (e *Executor) logDecision(s *session, t *turn, d evidence.Decision, appendE
 		attrs = append(attrs, "blocked_dropped", n)
 	}
 	if t.err != nil {
-		attrs = append(attrs, "error", t.err.Error())
+		attrs = append(attrs, "error", maskedText(t.err.Error()))
 	}
 	if appendErr != nil {
 		attrs = append(attrs, "evidence_error", appendErr.Error())
 	}
 	t.mark("record")
 	attrs = append(attrs, "ms", t.timing())
-	e.cfg.Logger.Info("gate decision", attrs...)
+	s.backend.logger.Info("gate decision", attrs...)
 }
 
 // recordedArgs are the call's arguments with what is typed into a password
@@ -239,8 +250,8 @@ func (t *turn) recordedArgs() map[string]any {
 // shownArgs are the arguments as they are recorded and shown to a human:
 // password-field text masked, and any secret value masked (an agent that
 // knows a secret and types it itself does not get it recorded).
-func (e *Executor) shownArgs(t *turn) map[string]any {
-	args, _ := e.masker.Load().maskValue(t.recordedArgs()).(map[string]any)
+func (e *Executor) shownArgs(s *session, t *turn) map[string]any {
+	args, _ := s.masker.maskValue(t.recordedArgs()).(map[string]any)
 	return args
 }
 

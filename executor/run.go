@@ -91,7 +91,7 @@ func (e *Executor) Run(ctx context.Context, call *toolclad.Call) *toolclad.Reply
 	}
 	// What the agent writes is its own for the rest of the session: every
 	// reply shows it as written (forAgent).
-	e.masker.Load().note(s.agent, argTexts(call.RawArgs))
+	e.allSecrets.Load().note(s.agent, argTexts(call.RawArgs))
 	mark := s.egress.blocked.mark()
 	s.groups = call.Groups
 	if s.downloads != nil {
@@ -170,6 +170,9 @@ func (e *Executor) runTurn(ctx context.Context, s *session, t *turn) {
 		}
 	}()
 	t.facts = s.observe(actx, cmd, t.call.Args)
+	if !commandTable[cmd.Name].changesPage() {
+		s.observed(t.facts.State.URL) // what it reads is of this page
+	}
 	t.mark("observe")
 	cur := s.tab.targetID()
 	t.tab = &evidence.TabRef{ID: s.tabIDs.id(cur), Owner: s.tabOwner(cur), URL: t.facts.State.URL}
@@ -240,7 +243,7 @@ func (e *Executor) act(actx context.Context, s *session, t *turn) *Blocked {
 		// The page closed its own tab as the action ran (window.close()
 		// in a click handler): the action reached it; checkAfter goes
 		// back to the first tab and says so.
-		t.out, t.err = output{Text: fmt.Sprintf("the tab closed while the %s ran (%v)", cmd.Name, t.err)}, nil
+		t.out, t.err = output{Text: fmt.Sprintf("the tab closed while the %s ran (%s)", cmd.Name, pageValue(t.err.Error()))}, nil
 	}
 	held := w.pendingDialog()
 	if held != nil {

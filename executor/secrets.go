@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -77,15 +76,15 @@ func (ss *secretSet) check(text, docURL string, named bool) error {
 		return nil
 	}
 	if !named {
-		return fmt.Errorf("secret %s can only be typed into an element named by ref or selector, not the focused element", secs[0].Name)
+		return ownErrorf("secret %s can only be typed into an element named by ref or selector, not the focused element", secs[0].Name)
 	}
 	host, err := scope.CanonicalHost(hostOf(docURL))
 	if err != nil {
-		return fmt.Errorf("secret %s: the element's page %q has no host it could be allowed on", secs[0].Name, docURL)
+		return ownErrorf("secret %s: the element's page %s has no host it could be allowed on", secs[0].Name, pageValue(strconv.Quote(docURL)))
 	}
 	for _, sec := range secs {
 		if !slices.ContainsFunc(ss.domains[sec], func(p *scope.Pattern) bool { return p.Match(host) }) {
-			return fmt.Errorf("secret %s may only be typed on %s, and this element's page is on %s", sec.Name, strings.Join(sec.Domains, ", "), host)
+			return ownErrorf("secret %s may only be typed on %s, and this element's page is on %s", sec.Name, strings.Join(sec.Domains, ", "), pageValue(host))
 		}
 	}
 	return nil
@@ -132,18 +131,18 @@ func (ss *secretSet) mayType(text string, el *elementFact) error {
 		return ss.check(text, "", false)
 	}
 	if el.FieldErr != nil {
-		return fmt.Errorf("cannot tell which page the element is on, so no secret is typed: %v", el.FieldErr)
+		return ownErrorf("cannot tell which page the element is on, so no secret is typed: %s", pageValue(el.FieldErr.Error()))
 	}
 	if !el.Field.Field {
-		return fmt.Errorf("secret %s can only be typed into a text field (input, textarea or contenteditable), and %s is a <%s>", secs[0].Name, el.Label, el.Field.Tag)
+		return ownErrorf("secret %s can only be typed into a text field (input, textarea or contenteditable), and %s is a <%s>", secs[0].Name, pageValue(el.Label), pageValue(el.Field.Tag))
 	}
 	for _, sec := range secs {
 		if !el.Field.Password && sec.Fields != toolclad.SecretFieldsText {
-			return fmt.Errorf("secret %s goes only into password fields, and %s is not one (the manifest may allow text fields: fields = \"text\")", sec.Name, el.Label)
+			return ownErrorf("secret %s goes only into password fields, and %s is not one (the manifest may allow text fields: fields = \"text\")", sec.Name, pageValue(el.Label))
 		}
 	}
 	if el.Field.MaxLength >= 0 && el.Field.MaxLength < len([]rune(ss.fill(text))) {
-		return fmt.Errorf("%s keeps at most %d characters, too few for the text with secret %s: the page would hold, and show, a part of it", el.Label, el.Field.MaxLength, secs[0].Name)
+		return ownErrorf("%s keeps at most %d characters, too few for the text with secret %s: the page would hold, and show, a part of it", pageValue(el.Label), el.Field.MaxLength, secs[0].Name)
 	}
 	return ss.check(text, el.Field.URL, true)
 }
@@ -158,7 +157,7 @@ func (ss *secretSet) maySubmitTo(typed []*toolclad.Secret, dest string) error {
 	host, err := scope.CanonicalHost(hostOf(dest))
 	for _, sec := range typed {
 		if err != nil || !slices.ContainsFunc(ss.domains[sec], func(p *scope.Pattern) bool { return p.Match(host) }) {
-			return fmt.Errorf("secret %s was typed on this page, and the form would send it to %s, outside %s", sec.Name, dest, strings.Join(sec.Domains, ", "))
+			return ownErrorf("secret %s was typed on this page, and the form would send it to %s, outside %s", sec.Name, pageValue(dest), strings.Join(sec.Domains, ", "))
 		}
 	}
 	return nil
@@ -228,6 +227,10 @@ type masker struct {
 	// own are the pieces of secrets the agent itself wrote in its session,
 	// canonical (forAgent): a run that one of them holds is left as it is.
 	own []string
+	// secrets are the secrets it masks, in order; subs its maskers of some
+	// of them (only), made once each.
+	secrets []*toolclad.Secret
+	subs    *sync.Map
 }
 
 // multiFold is character c, also read from the characters of text in
@@ -247,21 +250,59 @@ type secretForm struct {
 // formAt is character k of form.
 type formAt struct{ form, k int }
 
+// newMasker is the masker of the manifests' secrets. A session's masker
+// holds its own manifest's secrets only (Executor.maskers): a reply or a
+// record of one manifest never names another's secret.
 func newMasker(ms []*toolclad.Manifest) *masker {
-	m := &masker{ascii: new([utf8.RuneSelf][]formAt), other: map[rune][]formAt{}, pairs: new([utf8.RuneSelf][utf8.RuneSelf]bool)}
+	var secs []*toolclad.Secret
 	for _, man := range ms {
-		for _, sec := range man.Secrets {
-			v := sec.Value()
-			m.addForm(sec.Name, v)
-			if c := collapse(v); c != v && utf8.RuneCountInString(c) >= minPiece {
-				m.addForm(sec.Name, c)
-			}
-		}
+		secs = append(secs, man.Secrets...)
 	}
-	if len(m.forms) == 0 {
+	return secretsMasker(secs)
+}
+
+// secretsMasker is the masker of secs (nil when there are none).
+func secretsMasker(secs []*toolclad.Secret) *masker {
+	if len(secs) == 0 {
 		return nil
 	}
+	m := &masker{ascii: new([utf8.RuneSelf][]formAt), other: map[rune][]formAt{}, pairs: new([utf8.RuneSelf][utf8.RuneSelf]bool),
+		secrets: secs, subs: &sync.Map{}}
+	for _, sec := range secs {
+		v := sec.Value()
+		m.addForm(sec.Name, v)
+		if c := collapse(v); c != v && utf8.RuneCountInString(c) >= minPiece {
+			m.addForm(sec.Name, c)
+		}
+	}
 	return m
+}
+
+// only is the masker of those of m's secrets that keep holds (nil when
+// none does), made once for each set.
+func (m *masker) only(keep []*toolclad.Secret) *masker {
+	if m == nil || len(keep) == 0 {
+		return nil
+	}
+	var key strings.Builder
+	var secs []*toolclad.Secret
+	for i, sec := range m.secrets {
+		if slices.Contains(keep, sec) {
+			secs = append(secs, sec)
+			key.WriteString(strconv.Itoa(i) + ",")
+		}
+	}
+	if len(secs) == len(m.secrets) {
+		return m
+	}
+	if len(secs) == 0 {
+		return nil
+	}
+	if sub, ok := m.subs.Load(key.String()); ok {
+		return sub.(*masker)
+	}
+	sub, _ := m.subs.LoadOrStore(key.String(), secretsMasker(secs))
+	return sub.(*masker)
 }
 
 func (m *masker) addForm(name, v string) {
@@ -859,9 +900,15 @@ func unescape(s string) string {
 	return b.String()
 }
 
+// mask masks every run of a secret in s. A label already in s (a text
+// masked before: the record's line, a value masked as it was read) is
+// left as it is, so that a secret holding "secret" never masks its label.
 func (m *masker) mask(s string) string {
 	if m == nil || s == "" {
 		return s
+	}
+	if i, j := labelIn(s); j > 0 {
+		return m.mask(s[:i]) + s[i:j] + m.mask(s[j:])
 	}
 	runs := m.runs(s)
 	if runs == nil {
@@ -876,6 +923,35 @@ func (m *masker) mask(s string) string {
 	}
 	b.WriteString(s[last:])
 	return b.String()
+}
+
+// labelIn finds the first label of a secret in s ([secret NAME], [part of
+// secret NAME]): s[i:j], or j = 0.
+func labelIn(s string) (i, j int) {
+	for off := 0; ; {
+		k := strings.Index(s[off:], "secret ")
+		if k < 0 {
+			return 0, 0
+		}
+		k += off
+		off = k + len("secret ")
+		var start int
+		switch {
+		case strings.HasSuffix(s[:k], "[part of "):
+			start = k - len("[part of ")
+		case strings.HasSuffix(s[:k], "["):
+			start = k - 1
+		default:
+			continue
+		}
+		n := off
+		for n < len(s) && (s[n] == '_' || s[n] == '-' || s[n] >= '0' && s[n] <= '9' || s[n] >= 'A' && s[n] <= 'Z' || s[n] >= 'a' && s[n] <= 'z') {
+			n++
+		}
+		if n > off && n < len(s) && s[n] == ']' {
+			return start, n + 1
+		}
+	}
 }
 
 // label is what shows in place of run r, spelled text: the text itself
@@ -950,9 +1026,10 @@ func (e *maskedError) Unwrap() error { return e.err }
 
 // maskStructured masks a command's structured content, whatever Go types
 // it holds (links, tables, search results): it is read as the JSON the
-// agent gets, and every string in it masked. Content that does not encode
-// is dropped rather than passed unmasked.
-func (m *masker) maskStructured(s map[string]any) map[string]any {
+// agent gets, and every string value in it masked as the page's (its
+// keys are the Go fields' names, browsergate's). Content that does not
+// encode is dropped rather than passed unmasked.
+func (m *masker) maskStructured(s map[string]any, record bool) map[string]any {
 	data, err := json.Marshal(s)
 	if err != nil {
 		return map[string]any{"error": "structured content could not be masked, so it is left out"}
@@ -961,45 +1038,111 @@ func (m *masker) maskStructured(s map[string]any) map[string]any {
 	if err := json.Unmarshal(data, &plain); err != nil {
 		return map[string]any{"error": "structured content could not be masked, so it is left out"}
 	}
-	out, _ := m.maskValue(plain).(map[string]any)
+	out, _ := m.maskValues(plain, record).(map[string]any)
 	return out
 }
 
-// maskTurn masks everything of a finished call that is returned, recorded
-// or logged.
-func (m *masker) maskTurn(t *turn) {
-	if m == nil {
-		return
+// maskValues masks the strings inside v as the page's values, but for
+// the map keys.
+func (m *masker) maskValues(v any, record bool) any {
+	switch x := v.(type) {
+	case string:
+		return m.finishAll(x, record)
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = m.maskValues(e, record)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = m.maskValues(e, record)
+		}
+		return out
 	}
-	t.out.Text = m.mask(t.out.Text)
+	return v
+}
+
+// turnMasks are the maskers a finished call is masked with, for the
+// record or for the agent.
+type turnMasks struct {
+	// record: for the evidence and the log, every secret of the session's
+	// manifest, the agent's own texts masked too; else for the agent.
+	record bool
+	// values masks the page's values in the call's texts (its output, its
+	// refusal, its error, the structured content).
+	values *masker
+	// page masks a page's own URL and title, by that page's URL.
+	page func(url string) *masker
+	// blocked masks a refused request's URL and the reason's copy of it.
+	blocked func(b Blocked) *masker
+}
+
+// maskTurn masks what came from the pages, the browser and the agent in
+// everything of a finished call that is returned, recorded or logged;
+// browsergate's own words around them are left as they are (pagetext.go).
+func maskTurn(t *turn, k turnMasks) {
+	if t.call != nil && t.call.Command != nil && commandTable[t.call.Command.Name].pageContent && !hasMarks(t.out.Text) {
+		// Page content that was not marked as it was read is the page's
+		// as a whole: a source missed is masked, never shown.
+		t.out.Text = pageValue(t.out.Text)
+	}
+	t.out.Text = k.values.finish(t.out.Text, k.record)
 	if t.out.Structured != nil {
-		t.out.Structured = m.maskStructured(t.out.Structured)
+		t.out.Structured = k.values.maskStructured(t.out.Structured, k.record)
 	}
 	if t.err != nil {
-		t.err = &maskedError{msg: m.mask(t.err.Error()), err: t.err}
+		// An error may quote the browser or the page anywhere: masked
+		// whole, unless it marks the page's values in it (finishAll), or is
+		// browsergate's own sentence (ownError).
+		msg := t.err.Error()
+		if _, own := t.err.(*ownError); own {
+			msg = k.values.finish(msg, k.record)
+		} else {
+			msg = k.values.finishAll(msg, k.record)
+		}
+		t.err = &maskedError{msg: msg, err: t.err}
 	}
 	if t.deny != nil {
 		d := *t.deny
-		d.Reason = m.mask(d.Reason)
+		d.Reason = k.values.finish(d.Reason, k.record)
 		t.deny = &d
 	}
 	if t.facts != nil {
 		f := *t.facts
-		f.State = *m.maskState(&f.State)
+		f.State = *k.page(f.State.URL).maskState(&f.State)
 		t.facts = &f
 	}
-	t.after = m.maskState(t.after)
-	for i := range t.blocked {
-		t.blocked[i].URL, t.blocked[i].Reason = m.mask(t.blocked[i].URL), m.mask(t.blocked[i].Reason)
+	if t.after != nil {
+		t.after = k.page(t.after.URL).maskState(t.after)
 	}
-	t.verdict.ScopeRule = m.mask(t.verdict.ScopeRule)
+	for i, b := range t.blocked {
+		m := k.blocked(b)
+		t.blocked[i].URL = m.mask(unmarked(b.URL))
+		t.blocked[i].Reason = m.finish(reasonMarked(b), k.record)
+	}
 }
 
-// maskHandler is a slog.Handler that masks secret values in the message
-// and in every attribute before the inner handler sees them.
+// maskHandler is a slog.Handler that masks what came from pages in a log
+// line before the inner handler sees it, with the secrets of one manifest
+// (a backend's lines, its sessions') or, for the daemon's own lines, of
+// every manifest. The message, and the values of browsergate's own keys
+// (ownLogKeys: names, stages, rules, ids), are browsergate's words and
+// are never masked; a value holding marked page values (pagetext.go) is
+// masked there only; any other string value is masked whole, a reason
+// where it quotes the line's URL or host.
 type maskHandler struct {
 	inner slog.Handler
-	m     *atomic.Pointer[masker]
+	m     func() *masker
+}
+
+// ownLogKeys are the attributes whose values are browsergate's own words.
+var ownLogKeys = map[string]bool{
+	"session": true, "tool": true, "stage": true, "rule": true, "layer": true, "source": true,
+	"connect": true, "allowed": true, "status": true, "ms": true, "duration": true, "id": true,
+	"kind": true, "channel": true, "approved": true, "command": true, "ended": true, "tab": true,
+	"port": true, "resolved": true, "dialed": true,
 }
 
 func (h *maskHandler) Enabled(ctx context.Context, l slog.Level) bool {
@@ -1007,23 +1150,28 @@ func (h *maskHandler) Enabled(ctx context.Context, l slog.Level) bool {
 }
 
 func (h *maskHandler) Handle(ctx context.Context, r slog.Record) error {
-	m := h.m.Load()
-	if m == nil {
-		return h.inner.Handle(ctx, r)
-	}
-	nr := slog.NewRecord(r.Time, r.Level, m.mask(r.Message), r.PC)
+	m := h.m()
+	var quoted []string // the line's URLs and hosts, which its reason may quote
 	r.Attrs(func(a slog.Attr) bool {
-		nr.AddAttrs(m.attr(a))
+		switch a.Key {
+		case "url", "host", "target":
+			quoted = append(quoted, unmarked(a.Value.Resolve().String()))
+		}
+		return true
+	})
+	nr := slog.NewRecord(r.Time, r.Level, m.finish(r.Message, true), r.PC)
+	r.Attrs(func(a slog.Attr) bool {
+		nr.AddAttrs(m.attr(a, quoted))
 		return true
 	})
 	return h.inner.Handle(ctx, nr)
 }
 
 func (h *maskHandler) WithAttrs(as []slog.Attr) slog.Handler {
-	m := h.m.Load()
+	m := h.m()
 	masked := make([]slog.Attr, len(as))
 	for i, a := range as {
-		masked[i] = m.attr(a)
+		masked[i] = m.attr(a, nil)
 	}
 	return &maskHandler{inner: h.inner.WithAttrs(masked), m: h.m}
 }
@@ -1032,23 +1180,38 @@ func (h *maskHandler) WithGroup(name string) slog.Handler {
 	return &maskHandler{inner: h.inner.WithGroup(name), m: h.m}
 }
 
-func (m *masker) attr(a slog.Attr) slog.Attr {
-	if m == nil {
-		return a
-	}
+// maskedText is a log value masked already, with the session's secrets
+// (a recorded turn's texts): the handler logs it as it is.
+type maskedText string
+
+func (m *masker) attr(a slog.Attr, quoted []string) slog.Attr {
 	v := a.Value.Resolve()
+	if x, ok := v.Any().(maskedText); ok && v.Kind() == slog.KindAny {
+		return slog.String(a.Key, unmarked(string(x)))
+	}
+	var text string
 	switch v.Kind() {
 	case slog.KindString:
-		return slog.String(a.Key, m.mask(v.String()))
+		text = v.String()
 	case slog.KindGroup:
 		g := v.Group()
 		out := make([]any, len(g))
 		for i, e := range g {
-			out[i] = m.attr(e)
+			out[i] = m.attr(e, quoted)
 		}
 		return slog.Group(a.Key, out...)
 	case slog.KindAny:
-		return slog.String(a.Key, m.mask(fmt.Sprint(v.Any())))
+		text = fmt.Sprint(v.Any())
+	default:
+		return a
 	}
-	return a
+	switch {
+	case ownLogKeys[a.Key]:
+		text = m.finish(text, true)
+	case a.Key == "reason" && !hasMarks(text):
+		text = m.finish(markKnown(text, quoted...), true)
+	default:
+		text = m.finishAll(text, true)
+	}
+	return slog.String(a.Key, text)
 }

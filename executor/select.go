@@ -25,7 +25,7 @@ func actHover(ctx context.Context, s *session, args map[string]any, f *facts) (o
 	if err := s.hover(ctx, el); err != nil {
 		return output{}, err
 	}
-	return output{Text: "hovered over " + el.label}, nil
+	return output{Text: "hovered over " + pageValue(el.label)}, nil
 }
 
 // option is the option select_option chooses, and what it belongs to.
@@ -97,7 +97,7 @@ func actSelectOption(ctx context.Context, s *session, args map[string]any, f *fa
 		if err := s.click(ctx, opt.el, want); err != nil {
 			return output{}, err
 		}
-		return output{Text: "clicked " + opt.el.label}, nil
+		return output{Text: "clicked " + pageValue(opt.el.label)}, nil
 	}
 	// Focused first, in a call of its own: what the page's focus handlers
 	// start (their promises' callbacks included) runs before the choice,
@@ -110,7 +110,7 @@ func actSelectOption(ctx context.Context, s *session, args map[string]any, f *fa
 	if chosen.Refused != "" {
 		return output{}, fmt.Errorf("%s: %s", opt.el.label, chosen.Refused)
 	}
-	return output{Text: fmt.Sprintf("selected %s (value %s) in %s", strconv.Quote(chosen.Label), strconv.Quote(chosen.Value), box.label)}, nil
+	return output{Text: fmt.Sprintf("selected %s (value %s) in %s", pageValue(strconv.Quote(chosen.Label)), pageValue(strconv.Quote(chosen.Value)), pageValue(box.label))}, nil
 }
 
 // callObject runs a JavaScript function with the element as this, like

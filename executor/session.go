@@ -38,10 +38,16 @@ type session struct {
 	manifest  *toolclad.Manifest
 	backend   *backend
 	secrets   *secretSet // the manifest's secrets, for type_text
-	// maskText masks every manifest's secret values for the agent (its
-	// own texts of the session as it wrote them, forAgent): output is
-	// masked before it is clipped, and again as a whole when the call
-	// ends, in full for the record.
+	// masker masks the manifest's secrets (and no other manifest's): in
+	// full for the record and the log, and for the agent those considered
+	// on the page a text comes from (maskscope.go).
+	masker *masker
+	// reach is where the secrets typed in the session may have gone.
+	reach secretReach
+	// maskText masks page content of the tab's page for the agent as it
+	// is read (its own texts of the session as it wrote them, forAgent),
+	// before it is clipped, and marks it as the page's: the record masks
+	// it again in full when the call ends (pagetext.go).
 	maskText func(string) string
 	// secretSpans are where the record's masking (every secret, the
 	// agent's own texts too) finds secret material in a text: a reply
@@ -142,8 +148,9 @@ func (s *session) end(deadline time.Time) {
 // the session's client was asked about is withdrawn from the operator's
 // list (nothing could run under it any more). Requests its pages made
 // after its last call that the egress gate refused are recorded, in a
-// record of their own, masked by m; why says why the sessions end.
-func (e *Executor) endSessions(ss []*session, why string, m *masker) {
+// record of their own, masked with each session's secrets; why says why
+// the sessions end.
+func (e *Executor) endSessions(ss []*session, why string) {
 	deadline := time.Now().Add(saveEndWait) // for all of them together
 	for _, s := range ss {
 		s.hold.abortWait()
@@ -152,7 +159,7 @@ func (e *Executor) endSessions(ss []*session, why string, m *masker) {
 			e.withdraw(s)
 		}
 		s.end(deadline)
-		e.recordPending(s, "the session ended: "+why, m)
+		e.recordPending(s, "the session ended: "+why)
 		s.mu.Unlock()
 		e.cfg.Events.Publish(events.Event{Type: events.SessionEnded, Session: s.id, Agent: s.principal, Tool: s.manifest.Tool.Name, Reason: why})
 	}

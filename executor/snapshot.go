@@ -63,12 +63,30 @@ func (s *session) snapshot(ctx context.Context, sel string, budget int) (string,
 		return "", fmt.Errorf("selector %q matches no element of the tab's own document", sel)
 	}
 	r.render(v, root)
-	text := s.maskText(r.output()) // before it is split: a split secret would show its pieces
+	// Masked before it is split (a split secret would show its pieces), for
+	// the secrets considered on every document it shows (frames too).
+	text := s.maskPage(r.output(), append(captureHosts(top), s.pageHosts()...)...)
 	if text == "" {
 		text = "(the page shows no text)"
 	}
 	s.tab.refs, s.tab.refsNavs = r.refs, s.tab.watch.navigationCount()
 	return s.firstPage("snapshot", text, budget), nil
+}
+
+// captureHosts are the hosts of the documents a capture read, its
+// out-of-process frames' too.
+func captureHosts(c *frameCapture) []string {
+	if c == nil || c.snap == nil {
+		return nil
+	}
+	var out []string
+	for _, d := range c.snap.Documents {
+		out = append(out, hostOf(strIndex(c.snap.Strings, d.DocumentURL)))
+	}
+	for _, o := range c.oopifs {
+		out = append(out, captureHosts(o)...)
+	}
+	return out
 }
 
 // paged is the text of the latest reply of a command that did not fit
@@ -88,6 +106,9 @@ func (s *session) firstPage(command, text string, budget int) string {
 		keep = s.secretSpans(text)
 	}
 	pages := paginate(text, budget, keep)
+	for i := range pages {
+		pages[i] = balanced(pages[i])
+	}
 	if len(pages) == 1 {
 		return text
 	}

@@ -386,7 +386,7 @@ func actFetchPage(ctx context.Context, s *session, args map[string]any, _ *facts
 		links := doc.Links()
 		lines := make([]string, len(links))
 		for i, l := range links {
-			lines[i] = s.maskText(fmt.Sprintf("- [%s](%s)\n", l.Text, l.URL))
+			lines[i] = s.maskPage(fmt.Sprintf("- [%s](%s)\n", l.Text, l.URL), hostOf(resp.URL))
 		}
 		n := fitting(lines, maxLen)
 		text, structured = strings.Join(lines, ""), map[string]any{"links": links[:n], "total": len(links)}
@@ -394,15 +394,17 @@ func actFetchPage(ctx context.Context, s *session, args map[string]any, _ *facts
 		tables := doc.Tables()
 		parts := make([]string, len(tables))
 		for i, tab := range tables {
-			parts[i] = s.maskText(tableText(i+1, tab))
+			parts[i] = s.maskPage(tableText(i+1, tab), hostOf(resp.URL))
 		}
 		n := fitting(parts, maxLen)
 		text, structured = strings.Join(parts, ""), map[string]any{"tables": tables[:n], "total": len(tables)}
 	}
-	text = s.maskText(text) // before the cut: a cut secret would show its prefix
+	if structured == nil {
+		text = s.maskPage(text, hostOf(resp.URL)) // before the cut: a cut secret would show its prefix
+	}
 	total := utf8.RuneCountInString(text)
 	shown := cutRunes(text, maxLen)
-	head := fmt.Sprintf("Title: %s\nURL: %s\nLength: %d characters", st.Title, resp.URL, total)
+	head := fmt.Sprintf("Title: %s\nURL: %s\nLength: %d characters", pageValue(st.Title), pageValue(resp.URL), total)
 	if len(resp.Hops) > 1 {
 		head += fmt.Sprintf(" (after %d redirects)", len(resp.Hops)-1)
 	}
@@ -528,16 +530,17 @@ func actSearchWeb(ctx context.Context, s *session, args map[string]any, _ *facts
 		b.WriteString(" (the URLs are not fetched yet: fetch_page judges each against the scope)")
 	}
 	b.WriteString("\n")
+	host := hostOf(sc.URL) // the results are the search page's
 	for i, r := range results {
-		fmt.Fprintf(&b, "\n%d. %s\n   %s\n", i+1, r.Title, r.URL)
+		fmt.Fprintf(&b, "\n%d. %s\n   %s\n", i+1, s.maskPage(r.Title, host), s.maskPage(r.URL, host))
 		if r.Snippet != "" {
-			fmt.Fprintf(&b, "   %s\n", r.Snippet)
+			fmt.Fprintf(&b, "   %s\n", s.maskPage(r.Snippet, host))
 		}
 	}
 	if results == nil {
 		results = []web.Result{}
 	}
-	return output{Text: s.maskText(strings.TrimRight(b.String(), "\n")), Structured: map[string]any{"results": results}}, nil
+	return output{Text: strings.TrimRight(b.String(), "\n"), Structured: map[string]any{"results": results}}, nil
 }
 
 // actDownloadFile streams a URL into the download directory.

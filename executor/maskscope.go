@@ -1,0 +1,249 @@
+package executor
+
+import (
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/browsergate/browsergate/scope"
+	"github.com/browsergate/browsergate/toolclad"
+)
+
+// Which secrets the masker considers for what the agent is shown.
+//
+// A session masks its own manifest's secrets only (Executor.maskers). Of
+// those, a text the agent is shown is masked for a secret only when the
+// page the text comes from could hold its value:
+//
+//   - the page's host is on the secret's domains (the secret's own site,
+//     which knows it, whether or not it was typed in the session); or
+//   - the secret was typed in the session and the tab reached the page
+//     from the secret's site without an agent navigation (navigate,
+//     go_back, go_forward, reload) in between — a judged sign-in's
+//     redirect to another host, a click on the site's page, a page that
+//     moved itself, a switch to a popup — which may have carried the value
+//     there (reached: once a host is reached so, for the rest of the
+//     session).
+//
+// A page off a secret's domains that the tab reached otherwise never
+// received the value (the secret binding holds what the site sends to its
+// domains), so nothing of what it shows is masked for that secret: a
+// hostile page that prints candidate runs learns nothing from the reply.
+// A refused request is also masked for the secrets the binding held when
+// it was refused (a beacon the site's page sends as the tab leaves it).
+// The evidence and the logs are masked for every secret of the manifest.
+
+// secretReach is where the session's typed secrets may have gone without
+// an agent navigation: by canonical host.
+type secretReach struct {
+	mu    sync.Mutex
+	hosts map[string][]*toolclad.Secret
+	last  string // the tab's host at the end of the previous call
+	page  string // the host of the page the running call found the tab on
+}
+
+// observed notes the page the running call found the tab on (observe), for
+// a call that leaves the page as it is: page content the call reads is
+// that page's, even on a tab switched to without a commit the guard saw.
+// It holds until the call is recorded (noteReach).
+func (s *session) observed(url string) {
+	s.reach.mu.Lock()
+	defer s.reach.mu.Unlock()
+	s.reach.page = hostOf(url)
+}
+
+// pageHosts are the hosts of the page the call reads: the tab's document
+// as the guard last saw it commit, and as the call observed it.
+func (s *session) pageHosts() []string {
+	s.reach.mu.Lock()
+	page := s.reach.page
+	s.reach.mu.Unlock()
+	return []string{s.egress.bound.host(), page}
+}
+
+// considered are the session's secrets a text from pages on hosts is
+// masked for, for the agent.
+func (s *session) considered(hosts ...string) []*toolclad.Secret {
+	if s.masker == nil {
+		return nil
+	}
+	s.reach.mu.Lock()
+	defer s.reach.mu.Unlock()
+	var out []*toolclad.Secret
+	add := func(sec *toolclad.Secret) {
+		if !slices.Contains(out, sec) {
+			out = append(out, sec)
+		}
+	}
+	for _, h := range hosts {
+		c, err := scope.CanonicalHost(h)
+		if h == "" || err != nil {
+			continue
+		}
+		for _, sec := range s.manifest.Secrets {
+			if s.onDomains(sec, c) {
+				add(sec)
+			}
+		}
+		for _, sec := range s.reach.hosts[c] {
+			add(sec)
+		}
+	}
+	return out
+}
+
+// onDomains reports whether canonical host c is on sec's domains.
+func (s *session) onDomains(sec *toolclad.Secret, c string) bool {
+	if s.secrets == nil {
+		return false
+	}
+	return slices.ContainsFunc(s.secrets.domains[sec], func(p *scope.Pattern) bool { return p.Match(c) })
+}
+
+// carry notes that the tab went from host from to host to without an
+// agent navigation: the typed secrets considered on from are considered
+// on to from now on.
+func (s *session) carry(from, to string) {
+	if from == "" || to == "" || from == to {
+		return
+	}
+	typed := s.egress.bound.typed()
+	if len(typed) == 0 {
+		return
+	}
+	held := s.considered(from)
+	c, err := scope.CanonicalHost(to)
+	if err != nil {
+		return
+	}
+	s.reach.mu.Lock()
+	defer s.reach.mu.Unlock()
+	for _, sec := range typed {
+		if !slices.Contains(held, sec) || s.onDomains(sec, c) || slices.Contains(s.reach.hosts[c], sec) {
+			continue
+		}
+		if s.reach.hosts == nil {
+			s.reach.hosts = map[string][]*toolclad.Secret{}
+		}
+		s.reach.hosts[c] = append(s.reach.hosts[c], sec)
+	}
+}
+
+// noteReach follows the tab through a finished call: from where the
+// previous call left it to where this one found it (the pages' own doing
+// between calls), and from there to where it left it, unless the call
+// was the agent's navigation.
+func (s *session) noteReach(t *turn) {
+	before, after := "", ""
+	if t.facts != nil {
+		before = hostOf(t.facts.State.URL)
+	}
+	if t.after != nil {
+		after = hostOf(t.after.URL)
+	}
+	s.reach.mu.Lock()
+	last := s.reach.last
+	s.reach.mu.Unlock()
+	cur := last
+	if before != "" {
+		s.carry(cur, before)
+		cur = before
+	}
+	if after != "" {
+		navigates := t.call != nil && t.call.Command != nil && commandTable[t.call.Command.Name].navigates
+		if !navigates {
+			s.carry(cur, after)
+		}
+		cur = after
+	}
+	s.reach.mu.Lock()
+	s.reach.last, s.reach.page = cur, ""
+	s.reach.mu.Unlock()
+}
+
+// agentMasker masks, for the agent, text from pages on hosts: the
+// secrets considered there, the agent's own texts as it wrote them.
+func (s *session) agentMasker(hosts ...string) *masker {
+	return s.masker.only(s.considered(hosts...)).forAgent(s.agent)
+}
+
+// maskPage masks page content as it is read from pages on hosts, for the
+// agent (maskSource); the record masks it again in full.
+func (s *session) maskPage(text string, hosts ...string) string {
+	return s.agentMasker(hosts...).maskSource(text)
+}
+
+// turnMasks are the maskers of a finished call: for the record, every
+// secret of the manifest; for the agent, those considered on the pages the
+// call was on (before and after it, and the tab's now), a page's state by
+// its own host, a refused request by the page that made it too.
+func (s *session) turnMasks(t *turn, record bool) turnMasks {
+	if record {
+		m := s.masker
+		return turnMasks{record: true, values: m,
+			page: func(string) *masker { return m }, blocked: func(Blocked) *masker { return m }}
+	}
+	hosts := []string{s.egress.bound.host()}
+	if t.facts != nil {
+		hosts = append(hosts, hostOf(t.facts.State.URL))
+	}
+	if t.after != nil {
+		hosts = append(hosts, hostOf(t.after.URL))
+	}
+	return turnMasks{
+		values: s.agentMasker(hosts...),
+		page:   func(u string) *masker { return s.agentMasker(hostOf(u)) },
+		blocked: func(b Blocked) *masker {
+			m := s.masker.only(append(s.considered(append(hosts, b.Page)...), b.Held...))
+			return m.forAgent(s.agent)
+		},
+	}
+}
+
+// stampBlocked notes, on a request being refused, the host of the tab's
+// page and the secrets the binding holds then (blockLog.stamp). A request
+// the binding itself refused (a page of the secret's site, or a popup it
+// may have written the value into) is held for every typed secret.
+func (s *session) stampBlocked(b *Blocked) {
+	b.Page, b.Held = s.egress.bound.host(), s.egress.bound.holding()
+	if b.Rule == ruleSecretBound {
+		b.Held = s.egress.bound.typed()
+	}
+}
+
+// typed are the secrets typed in the session.
+func (b *secretBinding) typed() []*toolclad.Secret {
+	if b == nil {
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.secrets)
+}
+
+// host is the host of the tab's current document.
+func (b *secretBinding) host() string {
+	if b == nil {
+		return ""
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.tabHost
+}
+
+// holding are the secrets the binding holds the tab's requests to now: the
+// tab is on their domains, or left them a moment ago (judge).
+func (b *secretBinding) holding() []*toolclad.Secret {
+	if b == nil {
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if held := b.on(b.tabHost); len(held) > 0 {
+		return held
+	}
+	if !b.left.IsZero() && time.Since(b.left) < leftGrace {
+		return slices.Clone(b.secrets)
+	}
+	return nil
+}
