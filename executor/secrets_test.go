@@ -119,6 +119,7 @@ func TestMaskerSpellings(t *testing.T) {
 		{"encodeURIComponent", "?v=k%26%209%3CQ!x%26a%207%3Ez&x=1", "?v=[secret PW]&x=1"},
 		{"form encoding", "?pw=k%26+9%3CQ%21x%26a+7%3Ez", "?pw=[secret PW]"},
 		{"every character encoded", "?pw=%6b%26%20%39%3c%51%21%78%26%61%20%37%3e%7a", "?pw=[secret PW]"},
+		{"encoded twice (a URL in a query)", "?to=http%3A%2F%2Fh%2F%3Fpw%3Dk%2526%25209%253CQ!x%2526a%25207%253Ez", "?to=http%3A%2F%2Fh%2F%3Fpw%3D[secret PW]"},
 		{"HTML text", `<p id="e">k&amp; 9&lt;Q!x&amp;a 7&gt;z</p>`, `<p id="e">[secret PW]</p>`},
 		{"HTML attribute", `<input value="k&amp; 9<Q!x&amp;a 7>z">`, `<input value="[secret PW]">`},
 		{"numeric references", "k&#38; 9&#x3C;Q&#33;x&#x26;a&#32;7&#062;z", "[secret PW]"},

