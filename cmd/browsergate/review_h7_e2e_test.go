@@ -259,11 +259,19 @@ document.getElementById('pw').addEventListener('input', e => {
   const steps = [
     () => dl('/redir?to=' + encodeURIComponent(%[1]q + '/redir-dl?pw=' + encodeURIComponent(v)), 'r.txt'),
     () => dl('/redir?to=' + encodeURIComponent(%[2]q + '/redir-dl?pw=' + encodeURIComponent(v)), 'r2.txt'),
+    () => dl('/redir?to=' + encodeURIComponent(%[1]q + '/redir-dl?pw=' + encodeURIComponent(v)), 'r3.txt'),
     () => dl(%[1]q + '/dl?pw=' + encodeURIComponent(v), 'a.txt'),
     () => dl(%[2]q + '/dl?pw=' + encodeURIComponent(v), 'b.txt'),
     () => { const f = document.getElementById('f'); f.action = %[1]q + '/form'; document.getElementById('h').value = v; f.submit(); },
   ];
-  steps.forEach((s, i) => setTimeout(s, 400 * i));
+  // The first during the type_text (its acting guard stops it), the
+  // others once the call has returned, between calls.
+  // The first during the type_text (its acting guard stops it); on
+  // ?later=N step N, once the call has returned, between calls (each
+  // takes the tab away, to a download's navigation or a refusal).
+  const later = Number(new URLSearchParams(location.search).get('later'));
+  if (!later) steps[0]();
+  else setTimeout(steps[later], 2500);
 });
 </script>`, xhost, f.canaryTo)
 	}))
@@ -278,6 +286,16 @@ document.getElementById('pw').addEventListener('input', e => {
 	// in the site's redirect parameter): the agent gets none of it.
 	if twice := url.QueryEscape(url.QueryEscape(secretValue)); strings.Contains(out, twice[len(twice)/2:]) {
 		t.Errorf("the reply shows the value's second half, percent-encoded twice:\n%s", out)
+	}
+	for n := 1; n <= 5; n++ {
+		f.mustAllow(t, "e2e.navigate", map[string]any{"url": fmt.Sprintf("%s/form?later=%d", site, n)})
+		out, _ = f.call(t, "e2e.type_text", map[string]any{"selector": "#pw", "text": "<APP_PASSWORD>"})
+		time.Sleep(4 * time.Second)
+		later, _ := f.call(t, "e2e.snapshot", nil)
+		t.Logf("step %d: type_text:\n%s\nsnapshot:\n%s", n, out, later)
+		if twice := url.QueryEscape(url.QueryEscape(secretValue)); strings.Contains(later, twice[len(twice)/2:]) {
+			t.Errorf("the snapshot shows the value's second half, percent-encoded twice:\n%s", later)
+		}
 	}
 	f.canaryHasSecret(t, "the page's downloads after the secret")
 	t.Logf("list_tabs: %s", f.mustAllow(t, "e2e.list_tabs", nil))
