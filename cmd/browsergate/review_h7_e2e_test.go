@@ -29,6 +29,15 @@ domains = ["127.0.0.1"]
 `
 }
 
+// startH7 starts a user's Chromium and a session live in it with
+// h7SecretManifest, and returns the browser's endpoint.
+func startH7(t *testing.T) (*fixture, string) {
+	t.Helper()
+	port, _ := startChromium(t)
+	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
+	return startWith(t, h7SecretManifest(endpoint)), endpoint
+}
+
 // canaryHasSecret fails the test when the canary saw a request, an
 // upgrade or the secret's value.
 func (f *fixture) canaryHasSecret(t *testing.T, what string) {
@@ -62,9 +71,7 @@ func (f *fixture) canarySees(t *testing.T, what string, users bool) {
 // is open, naming it.
 func TestH7SecretBesideAUsersPageOfTheSite(t *testing.T) {
 	t.Parallel()
-	port, _ := startChromium(t)
-	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
-	f := startWith(t, h7SecretManifest(endpoint))
+	f, endpoint := startH7(t)
 	site, _ := serveLogged(t, map[string]string{
 		"/form": `<title>form</title><input type=password id=pw aria-label=Password><script>
 document.getElementById('pw').addEventListener('input', e => { document.cookie = 'pw=' + encodeURIComponent(e.target.value) + '; path=/'; });
@@ -95,9 +102,7 @@ setInterval(() => { const c = document.cookie; if (c.includes('pw=') && c !== se
 // canary; with a secret typed, the value too.
 func TestH7SessionPageReachesTheUsersServiceWorker(t *testing.T) {
 	t.Parallel()
-	port, _ := startChromium(t)
-	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
-	f := startWith(t, h7SecretManifest(endpoint))
+	f, endpoint := startH7(t)
 	site, stopSite, err := serveOn("127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/sw.js":
@@ -170,9 +175,7 @@ document.getElementById('pw').addEventListener('input', e => tell(e.target.value
 // the field's site too.
 func TestH7SecretBesideAUsersFrameOfTheSite(t *testing.T) {
 	t.Parallel()
-	port, _ := startChromium(t)
-	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
-	f := startWith(t, h7SecretManifest(endpoint))
+	f, endpoint := startH7(t)
 	spy, spyLog := serveLoggedOn(t, "127.0.0.5:0", nil)
 	site, _ := serveLogged(t, map[string]string{
 		"/form": `<title>form</title><input type=password id=pw aria-label=Password><script>
@@ -327,9 +330,7 @@ document.getElementById('pw').addEventListener('input', e => {
 // secret must not be typed while such a page is there.
 func TestH7DisownedOpenerComesBackByName(t *testing.T) {
 	t.Parallel()
-	port, _ := startChromium(t)
-	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
-	f := startWith(t, h7SecretManifest(endpoint))
+	f, endpoint := startH7(t)
 	spy, spyLog := serveLoggedOn(t, "127.0.0.5:0", nil)
 	site, _ := serveLogged(t, map[string]string{
 		"/form": `<title>form</title><input type=password id=pw aria-label=Password><script>window.opener = null</script>`,
