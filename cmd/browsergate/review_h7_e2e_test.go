@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/browsergate/browsergate/evidence"
 	"github.com/browsergate/browsergate/examples/testkit"
 )
 
@@ -371,4 +374,79 @@ try {
 		t.Errorf("the opener did not find the popup by name (%d): the test shows nothing", n)
 	}
 	f.canarySees(t, "the disowned opener, back by name", true)
+}
+
+// TestH7LivePageDownloadsDecidedByCedar: in the user's own browser, the
+// downloads a page starts by itself (a link it clicks, a data: URL, a
+// blob) are decided by Cedar as in a browser of browsergate's: in the
+// session's own tab, and in a user's tab whose adoption reload starts
+// them (the page downloads only when reloaded). A policy forbidding the
+// downloads of /auto refuses all six; none is saved, in download_dir,
+// the staging directory or the user's download folder.
+func TestH7LivePageDownloadsDecidedByCedar(t *testing.T) {
+	t.Parallel()
+	port, _ := startChromium(t)
+	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
+	dir := t.TempDir()
+	down, tmp, xdg := filepath.Join(dir, "downloads"), filepath.Join(dir, "tmp"), filepath.Join(dir, "xdg")
+	for _, d := range []string{down, tmp, xdg} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	policies := testkit.CopyPolicies(t)
+	testkit.WriteFile(t, policies, "test-downloads.cedar", `@id("no-downloads-from-auto")
+forbid (principal, action == Web::Action::"browse", resource)
+when { resource.command == "download" && resource.page_state.url like "*/auto*" };
+`)
+	f := startClientEnv(t, fmt.Sprintf(e2eManifest, "live", fmt.Sprintf("live_endpoint = %q", endpoint))+fmt.Sprintf(`[browser.commands.download]
+[browser.files]
+download_dir = %q
+`, down), nil, []string{"TMPDIR=" + tmp, "XDG_DOWNLOAD_DIR=" + xdg}, "--policies", policies)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/auto", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, autoDownloads("auto")) })
+	mux.HandleFunc("/auto-on-reload", func(w http.ResponseWriter, r *http.Request) {
+		// autoDownloads("reload"), only when reloaded.
+		page := strings.Replace(autoDownloads("reload"), "<script>",
+			"<script>if (performance.getEntriesByType('navigation')[0].type === 'reload') {", 1)
+		fmt.Fprint(w, strings.Replace(page, "</script>", "}</script>", 1))
+	})
+	mux.HandleFunc("/file", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Header().Set("Content-Disposition", `attachment; filename="`+r.URL.Query().Get("n")+`"`)
+		fmt.Fprint(w, "bytes")
+	})
+	site, stop, err := serveOn("127.0.0.1:0", mux)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	const refused = "refused at cedar (policy no-downloads-from-auto)"
+	out := f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/auto"})
+	f.untilReplied(t, out, `("auto-link.txt") `+refused, `("auto-data.txt") `+refused, `("auto-blob.txt") `+refused)
+	usersTab(t, endpoint, site+"/auto-on-reload")
+	tab := f.waitListed(t, "/auto-on-reload")
+	out = f.mustAllow(t, "e2e.switch_tab", map[string]any{"tab": tab})
+	f.untilReplied(t, out, `("reload-link.txt") `+refused, `("reload-data.txt") `+refused, `("reload-blob.txt") `+refused)
+	testkit.Eventually(t, func() string {
+		if left := staged(t, tmp); len(left) > 0 {
+			return fmt.Sprintf("refused downloads left in the staging directory: %q", left)
+		}
+		return ""
+	})
+	for _, d := range []string{down, xdg} {
+		if names := dirNames(t, d); len(names) > 0 {
+			t.Errorf("refused downloads were saved in %s: %q", d, names)
+		}
+	}
+	f.cs.Close()
+	recs, _ := pageDownloadRecords(t, f.evidence)
+	if len(recs) != 6 {
+		t.Errorf("%d page_download records, want 6", len(recs))
+	}
+	for _, e := range recs {
+		if e.Decision.Allowed || e.Decision.Stage != evidence.StageCedar {
+			t.Errorf("record %d of %v: %+v", e.Seq, e.Files, e.Decision)
+		}
+	}
 }
