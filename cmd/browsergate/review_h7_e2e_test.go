@@ -450,3 +450,98 @@ download_dir = %q
 		}
 	}
 }
+
+// TestH7UsersServiceWorkerAndWindowsOutOfTheSessionsReach: a service
+// worker the user's browsing registered on the site answers every
+// navigation and frame with a document of its own and tells a server of
+// its own; the user's tab of another site is named "uw". The session's own
+// tab loads the site, with a frame of it, and from it a popup of it: each
+// is fetched by the guard, not the worker (the spy hears nothing and the
+// documents are the site's). A link of the session's page targets a
+// window named "uw": the user's is in another browsing-context group, so
+// the link opens a new popup of the session's, and the user's window
+// stays where it was.
+func TestH7UsersServiceWorkerAndWindowsOutOfTheSessionsReach(t *testing.T) {
+	t.Parallel()
+	f, endpoint := startH7(t)
+	spy, spyLog := serveLoggedOn(t, "127.0.0.5:0", nil)
+	site, stopSite, err := serveOn("127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/sw.js":
+			w.Header().Set("Content-Type", "text/javascript")
+			fmt.Fprintf(w, `self.addEventListener('install', () => self.skipWaiting());
+self.addEventListener('activate', e => e.waitUntil(self.clients.claim()));
+self.addEventListener('fetch', e => {
+  if (e.request.destination !== 'document' && e.request.destination !== 'iframe') return;
+  fetch(%q, {mode: 'no-cors'}).catch(() => {});
+  e.respondWith(new Response('<title>forged</title>forged by the worker', {headers: {'Content-Type': 'text/html'}}));
+});`, spy+"/fetch-event")
+		case "/register":
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprint(w, `<title>register</title><p id=s>registering</p><script>
+navigator.serviceWorker.register('/sw.js').then(() => navigator.serviceWorker.ready).then(() => { document.getElementById('s').textContent = 'ready'; });
+</script>`)
+		case "/page":
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprint(w, `<title>site</title><p>the site's own document</p><iframe src="/frame"></iframe>
+<a id=pop href="/popup" target=_blank>popup</a> <a id=named href="/named" target=uw>named</a>`)
+		case "/frame", "/popup", "/named":
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprintf(w, "<title>site %s</title>the site's %s", r.URL.Path, r.URL.Path)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stopSite)
+	elsewhere, _ := serveLoggedOn(t, "127.0.0.4:0", map[string]string{"/uw": `<title>uw</title><script>window.name = 'uw'</script>the user's window`})
+	user := usersTab(t, endpoint, site+"/register")
+	testkit.Eventually(t, func() string {
+		s, err := chromedp.Run(user, chromedp.Evaluate[string](`document.getElementById('s').textContent`))
+		if err != nil || s != "ready" {
+			return fmt.Sprintf("the user's service worker is not ready (%q, %v)", s, err)
+		}
+		return ""
+	})
+	// The control: the worker does answer the user's own navigations.
+	if err := chromedp.Do(user, chromedp.Navigate(site+"/page")); err != nil {
+		t.Fatal(err)
+	}
+	if title, err := chromedp.Run(user, chromedp.Title()); err != nil || title != "forged" {
+		t.Fatalf("the worker does not answer the user's own navigation (title %q, %v): the test shows nothing", title, err)
+	}
+	if err := chromedp.Do(user, chromedp.Navigate(elsewhere+"/uw")); err != nil {
+		t.Fatal(err)
+	}
+	before := spyLog.count("/fetch-event")
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/page"})
+	snap := f.mustAllow(t, "e2e.snapshot", nil)
+	if strings.Contains(snap, "forged") || !strings.Contains(snap, "the site's own document") || !strings.Contains(snap, "the site's /frame") {
+		t.Errorf("the session's page or its frame shows the worker's document:\n%s", snap)
+	}
+	first := f.tabID(t, "e2e", "session", "/page")
+	for _, c := range []struct{ link, path string }{{"#pop", "/popup"}, {"#named", "/named"}} {
+		out := f.mustAllow(t, "e2e.click", map[string]any{"selector": c.link})
+		t.Logf("click %s:\n%s", c.link, out)
+		testkit.Eventually(t, func() string {
+			if text, _ := f.call(t, "e2e.list_tabs", nil); !strings.Contains(text, c.path) {
+				return "list_tabs does not show " + c.path + " yet:\n" + text
+			}
+			return ""
+		})
+		f.mustAllow(t, "e2e.switch_tab", map[string]any{"tab": f.tabID(t, "e2e", "session", c.path)})
+		if snap := f.mustAllow(t, "e2e.snapshot", nil); !strings.Contains(snap, "the site's "+c.path) {
+			t.Errorf("the popup of %s is not the site's document:\n%s", c.link, snap)
+		}
+		f.mustAllow(t, "e2e.switch_tab", map[string]any{"tab": first})
+	}
+	if n := spyLog.count("/fetch-event") - before; n != 0 {
+		t.Errorf("the user's service worker saw %d navigation(s) of the session's pages", n)
+	}
+	if u, err := chromedp.Run(user, chromedp.Location()); err != nil || !strings.HasPrefix(u, elsewhere) {
+		t.Errorf("the user's window named uw is at %q (%v)", u, err)
+	}
+	f.settleAndCheckCanary(t, "the session's page opening a window by the user's window's name")
+}
