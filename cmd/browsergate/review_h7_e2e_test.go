@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -30,6 +31,24 @@ func h7SecretManifest(endpoint string) string {
 env = "BROWSERGATE_E2E_SECRET"
 domains = ["127.0.0.1"]
 `
+}
+
+// registerWorker is a page that registers /sw.js and says "ready" in #s
+// once it is active.
+const registerWorker = `<title>register</title><p id=s>registering</p><script>
+navigator.serviceWorker.register('/sw.js').then(() => navigator.serviceWorker.ready).then(() => { document.getElementById('s').textContent = 'ready'; });
+</script>`
+
+// workerReady waits until the user's page of registerWorker says ready.
+func workerReady(t *testing.T, user context.Context) {
+	t.Helper()
+	testkit.Eventually(t, func() string {
+		s, err := chromedp.Run(user, chromedp.Evaluate[string](`document.getElementById('s').textContent`))
+		if err != nil || s != "ready" {
+			return fmt.Sprintf("the user's service worker is not ready (%q, %v)", s, err)
+		}
+		return ""
+	})
 }
 
 // startH7 starts a user's Chromium and a session live in it with
@@ -115,9 +134,7 @@ self.addEventListener('activate', e => e.waitUntil(self.clients.claim()));
 self.addEventListener('message', e => { e.waitUntil(fetch(%q + '?v=' + encodeURIComponent(e.data), {mode: 'no-cors'}).catch(() => {})); });`, f.canaryTo+"/sw")
 		case "/register":
 			w.Header().Set("Content-Type", "text/html")
-			fmt.Fprint(w, `<title>register</title><p id=s>registering</p><script>
-navigator.serviceWorker.register('/sw.js').then(() => navigator.serviceWorker.ready).then(() => { document.getElementById('s').textContent = 'ready'; });
-</script>`)
+			fmt.Fprint(w, registerWorker)
 		case "/form":
 			w.Header().Set("Content-Type", "text/html")
 			fmt.Fprint(w, `<title>form</title><input type=password id=pw aria-label=Password><p id=r>-</p><script>
@@ -147,13 +164,7 @@ document.getElementById('pw').addEventListener('input', e => tell(e.target.value
 	if err := chromedp.Do(user, chromedp.Navigate(site+"/register")); err != nil {
 		t.Fatal(err)
 	}
-	testkit.Eventually(t, func() string {
-		s, err := chromedp.Run(user, chromedp.Evaluate[string](`document.getElementById('s').textContent`))
-		if err != nil || s != "ready" {
-			return fmt.Sprintf("the user's service worker is not ready (%q, %v)", s, err)
-		}
-		return ""
-	})
+	workerReady(t, user)
 	cancelUser() // the user closes the tab; the worker stays registered
 	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/form"})
 	time.Sleep(time.Second)
@@ -478,9 +489,7 @@ self.addEventListener('fetch', e => {
 });`, spy+"/fetch-event")
 		case "/register":
 			w.Header().Set("Content-Type", "text/html")
-			fmt.Fprint(w, `<title>register</title><p id=s>registering</p><script>
-navigator.serviceWorker.register('/sw.js').then(() => navigator.serviceWorker.ready).then(() => { document.getElementById('s').textContent = 'ready'; });
-</script>`)
+			fmt.Fprint(w, registerWorker)
 		case "/page":
 			w.Header().Set("Content-Type", "text/html")
 			fmt.Fprint(w, `<title>site</title><p>the site's own document</p><iframe src="/frame"></iframe>
@@ -498,13 +507,7 @@ navigator.serviceWorker.register('/sw.js').then(() => navigator.serviceWorker.re
 	t.Cleanup(stopSite)
 	elsewhere, _ := serveLoggedOn(t, "127.0.0.4:0", map[string]string{"/uw": `<title>uw</title><script>window.name = 'uw'</script>the user's window`})
 	user := usersTab(t, endpoint, site+"/register")
-	testkit.Eventually(t, func() string {
-		s, err := chromedp.Run(user, chromedp.Evaluate[string](`document.getElementById('s').textContent`))
-		if err != nil || s != "ready" {
-			return fmt.Sprintf("the user's service worker is not ready (%q, %v)", s, err)
-		}
-		return ""
-	})
+	workerReady(t, user)
 	// The control: the worker does answer the user's own navigations.
 	if err := chromedp.Do(user, chromedp.Navigate(site+"/page")); err != nil {
 		t.Fatal(err)
