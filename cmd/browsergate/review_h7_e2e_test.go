@@ -120,8 +120,11 @@ setInterval(() => { const c = document.cookie; if (c.includes('pw=') && c !== se
 // navigator.serviceWorker (user_context.js), but a frame it makes has a
 // window of its own. A worker the user's browsing registered on the
 // site (the user's tab then closed) is told by the session's page, through
-// a blank frame's navigator and through a blank popup's, to fetch the
-// canary; with a secret typed, the value too.
+// its own navigator, a blank frame's and a blank popup's, to fetch the
+// canary; with a secret typed, the value too. Its own navigator has no
+// serviceWorker (without user_context.js's getter the worker took the
+// value to the canary); a blank document's container refuses
+// (InvalidStateError, Chromium 156).
 func TestH7SessionPageReachesTheUsersServiceWorker(t *testing.T) {
 	t.Parallel()
 	f, endpoint := startH7(t)
@@ -141,11 +144,11 @@ self.addEventListener('message', e => { e.waitUntil(fetch(%q + '?v=' + encodeURI
 const say = m => document.getElementById('r').append(' ' + m);
 function tell(v) {
   const fr = document.createElement('iframe'); document.body.append(fr);
-  for (const [how, w] of [['frame', fr.contentWindow], ['popup', window.open('')]]) {
+  for (const [how, w] of [['self', window], ['frame', fr.contentWindow], ['popup', window.open('')]]) {
     try {
       const c = w && w.navigator.serviceWorker;
       if (!c) { say(how + ':none'); continue; }
-      c.ready.then(r => { r.active.postMessage(how + ':' + v); say(how + ':posted'); });
+      c.getRegistration('/').then(r => { r.active.postMessage(how + ':' + v); say(how + ':posted'); }, e => say(how + ':' + e));
     } catch (e) { say(how + ':' + e); }
   }
 }
