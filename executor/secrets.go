@@ -1,11 +1,14 @@
 package executor
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -83,12 +86,82 @@ func (ss *secretSet) check(text, docURL string, named bool) error {
 	if err != nil {
 		return fmt.Errorf("secret %s: the element's page %q has no host it could be allowed on", secs[0].Name, docURL)
 	}
+	if sec := ss.outside(secs, host); sec != nil {
+		return fmt.Errorf("secret %s may only be typed on %s, and this element's page is on %s", sec.Name, strings.Join(sec.Domains, ", "), host)
+	}
+	return nil
+}
+
+// outside is the first of secs whose domains do not hold host, or nil.
+func (ss *secretSet) outside(secs []*toolclad.Secret, host string) *toolclad.Secret {
 	for _, sec := range secs {
 		if !slices.ContainsFunc(ss.domains[sec], func(p *scope.Pattern) bool { return p.Match(host) }) {
-			return fmt.Errorf("secret %s may only be typed on %s, and this element's page is on %s", sec.Name, strings.Join(sec.Domains, ", "), host)
+			return sec
 		}
 	}
 	return nil
+}
+
+// mayAttach says whether a file that holds the values of secs may be
+// attached to a file input of the page at docURL: as a typed value, only
+// on every such secret's domains.
+func (ss *secretSet) mayAttach(name string, secs []*toolclad.Secret, docURL string) error {
+	host, err := scope.CanonicalHost(hostOf(docURL))
+	if err != nil {
+		return fmt.Errorf("file %q holds the value of secret %s, and the page %q has no host it could be allowed on", name, secs[0].Name, docURL)
+	}
+	if sec := ss.outside(secs, host); sec != nil {
+		return fmt.Errorf("file %q holds the value of secret %s, which may only go to %s, and this page is on %s", name, sec.Name, strings.Join(sec.Domains, ", "), host)
+	}
+	return nil
+}
+
+// heldIn lists the secrets whose value the file at path holds, as it is
+// (a file carries bytes, not a URL's or a page's spellings).
+func (ss *secretSet) heldIn(path string) ([]*toolclad.Secret, error) {
+	if ss == nil {
+		return nil, nil
+	}
+	longest := 0
+	for _, sec := range ss.secrets {
+		longest = max(longest, len(sec.Value()))
+	}
+	if longest == 0 {
+		return nil, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	// Read in chunks, each after the last longest-1 bytes of the one
+	// before, so that a value across two chunks is found.
+	buf := make([]byte, 0, 1<<20+longest)
+	found := map[*toolclad.Secret]bool{}
+	for {
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		for _, sec := range ss.secrets {
+			if v := sec.Value(); v != "" && bytes.Contains(buf, []byte(v)) {
+				found[sec] = true
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		keep := min(len(buf), longest-1)
+		buf = append(buf[:0], buf[len(buf)-keep:]...)
+	}
+	var out []*toolclad.Secret
+	for _, sec := range ss.secrets {
+		if found[sec] {
+			out = append(out, sec)
+		}
+	}
+	return out, nil
 }
 
 // onlyPlaceholders reports whether text is made of secret placeholders

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -585,5 +587,35 @@ func TestAgentTextsAreTheMCPSessions(t *testing.T) {
 	e.EndSession("a")
 	if shown("a", m1) {
 		t.Error("the agent's text is still its own after its MCP session ended")
+	}
+}
+
+// TestSecretHeldInFile: a file holds a secret's value anywhere, across
+// the scanner's chunks too (at the 1 MiB boundary); a file with only a
+// part of it does not.
+func TestSecretHeldInFile(t *testing.T) {
+	const value = `k& 9<Q!x&a 7>z`
+	ss, err := newSecretSet(secretManifest(t, value))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, body string
+		want       bool
+	}{
+		{"plain", "password=" + value + "\n", true},
+		{"across chunks", strings.Repeat("a", 1<<20-5) + value + "tail", true},
+		{"at the end", strings.Repeat("b", 3<<20) + value, true},
+		{"a part", "password=" + value[:len(value)-1], false},
+	} {
+		p := filepath.Join(dir, tc.name)
+		if err := os.WriteFile(p, []byte(tc.body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		got, err := ss.heldIn(p)
+		if err != nil || (len(got) == 1) != tc.want {
+			t.Errorf("%s: heldIn = %v, %v; want held %v", tc.name, got, err, tc.want)
+		}
 	}
 }
