@@ -627,3 +627,50 @@ document.getElementById('file').addEventListener('change', e => e.target.files[0
 		}
 	}
 }
+
+// TestH7PageDownloadNamedByTheSecret: after the secret is typed, the
+// page saves a blob download named by the value and holding it. The
+// agent's replies and the evidence do not show the value in the file's
+// name (the masker's runs). What a page transforms beyond the spellings
+// the masker reads (here punctuation made "_", leaving runs under six
+// characters) and the file's SHA-256 and size, which the reply gives, are
+// the page's own choice of what to show: a page that has the value can
+// always show it transformed.
+func TestH7PageDownloadNamedByTheSecret(t *testing.T) {
+	t.Parallel()
+	port, _ := startChromium(t)
+	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
+	down := t.TempDir()
+	f := startWith(t, h7Manifest3(endpoint, "download", "download_dir", down))
+	site, _ := serveLogged(t, map[string]string{
+		"/form": `<title>form</title><input type=password id=pw aria-label=Password><script>
+let done = false;
+document.getElementById('pw').addEventListener('input', e => {
+  const v = e.target.value;
+  if (done || v.length < 24) return;
+  done = true;
+  setTimeout(() => {
+    const a = document.createElement('a'); a.href = URL.createObjectURL(new Blob([v])); a.download = 'pw-' + v.replace(/[^A-Za-z0-9-]/g, '_') + '.txt';
+    document.body.append(a); a.click();
+  }, 100);
+});
+</script>`,
+	})
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/form"})
+	out, _ := f.call(t, "e2e.type_text", map[string]any{"selector": "#pw", "text": "<APP_PASSWORD>"})
+	time.Sleep(2 * time.Second)
+	later, _ := f.call(t, "e2e.snapshot", nil)
+	t.Logf("type_text:\n%s\nsnapshot:\n%s\nsaved: %q", out, later, dirNames(t, down))
+	for _, text := range []string{out, later} {
+		if strings.Contains(text, "Sup3r-S3cret") {
+			t.Errorf("a reply shows the value in the download's name:\n%s", text)
+		}
+	}
+	f.cs.Close()
+	recs, _ := pageDownloadRecords(t, f.evidence)
+	for _, e := range recs {
+		if strings.Contains(fmt.Sprint(e.Files, e.Args, e.Output), "Sup3r-S3cret") {
+			t.Errorf("record %d shows the value: %v %v %q", e.Seq, e.Files, e.Args, e.Output)
+		}
+	}
+}
