@@ -27,7 +27,7 @@ test: deps
 	go vet ./...
 	go vet -tags demo ./cmd/browsergate
 	go test -count=1 -race -timeout 10m $$(go list ./... | grep -v -x -e '.*/executor' -e '.*/cmd/browsergate')
-	go test -count=1 -timeout 20m $(BROWSER_PKGS)
+	go test -count=1 -timeout 30m $(BROWSER_PKGS)
 
 bench: deps
 	go test -run '^$$' -bench . -benchtime 2s ./...

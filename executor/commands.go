@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/cdproto/storage"
 	"github.com/chromedp/chromedp"
 )
 
@@ -126,6 +127,17 @@ func (s *session) typeText(ctx context.Context, args map[string]any) (output, er
 			return output{}, fmt.Errorf("the field's page cannot be read, so secret %s is not typed: %s", secs[0].Name, pageValue(field.FieldErr.Error()))
 		}
 		if s.backend.userContext() {
+			// The user's service workers of the field's origin go first:
+			// one that is stopped now is woken later by what the page
+			// does with the value (a cookie it sets wakes a worker
+			// subscribed to the site's cookies), and sends it where the
+			// guard never looks (TestH7SecretWakesTheUsersWorker). A
+			// running one is refused below (unguardedBeside).
+			if origin := webOrigin(field.Field.URL); origin != "" {
+				if _, err := chromedp.Call(ctx, storage.ClearDataForOrigin, storage.ClearDataForOriginParams{Origin: origin, StorageTypes: "service_workers"}); err != nil {
+					return output{}, fmt.Errorf("the user's service workers of %s could not be removed, so secret %s is not typed: %w", origin, secs[0].Name, err)
+				}
+			}
 			all, err := chromedp.Targets(ctx)
 			if err != nil {
 				return output{}, fmt.Errorf("cannot list the tabs, so secret %s is not typed: %w", secs[0].Name, err)

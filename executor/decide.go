@@ -278,6 +278,11 @@ func (v *verdict) leads(q *question) *DenyError {
 		if f.Element.Err != nil {
 			return deny(evidence.StageArgs, "element", "%v", f.Element.Err)
 		}
+		if file := f.Element.File; file != nil && len(file.holds) > 0 {
+			if err := q.Secrets.mayAttach(file.Name, file.holds, f.State.URL); err != nil {
+				return deny(evidence.StageSecrets, "secret domains", "%v", err)
+			}
+		}
 	case observeClick, observeSubmit, observeKey, observeSelect:
 		el := f.Element
 		if el == nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/browsergate/browsergate/evidence"
+	"github.com/browsergate/browsergate/toolclad"
 )
 
 // upload_file attaches a file of the manifest's upload directory to a file
@@ -30,6 +31,13 @@ const maxUploadBytes = 100 << 20
 type fileFact struct {
 	evidence.FileRef
 	copy string // the session's private copy, given to the browser
+	// holds are the secrets whose values the file holds: a page's
+	// download of a typed value saved in a directory that is also
+	// upload_dir, or an operator's file. Attached and sent, the value
+	// would go where type_text may not take it
+	// (TestH7UploadedFileCarriesTheSecret): it goes only on the secrets'
+	// domains, and the page is then held to them as for a typed value.
+	holds []*toolclad.Secret
 }
 
 // observeUpload finds the file input and reads the file the call names.
@@ -111,8 +119,13 @@ func (s *session) copyUpload(name string) (*fileFact, error) {
 		os.RemoveAll(sub)
 		return nil, fmt.Errorf("copy file %q: %w", name, err)
 	}
+	holds, err := s.secrets.heldIn(dst.Name())
+	if err != nil {
+		os.RemoveAll(sub)
+		return nil, fmt.Errorf("read file %q for secrets: %w", name, err)
+	}
 	return &fileFact{FileRef: evidence.FileRef{Direction: "upload", Name: filepath.ToSlash(name), Size: n, SHA256: hex.EncodeToString(h.Sum(nil))},
-		copy: dst.Name()}, nil
+		copy: dst.Name(), holds: holds}, nil
 }
 
 // dropUpload removes the private copy of the file an upload_file call
@@ -156,6 +169,12 @@ func actUploadFile(ctx context.Context, s *session, args map[string]any, f *fact
 	el, _, err := s.target(ctx, args)
 	if err != nil {
 		return output{}, err
+	}
+	if len(file.holds) > 0 {
+		// As for a typed value: from before the page has the file, it may
+		// send only to the secrets' domains.
+		s.egress.bound.bind(hostOf(f.State.URL), file.holds, s.secrets.domains)
+		defer s.typed.note(file.holds, s.tab.watch.navigationCount())
 	}
 	if _, err := chromedp.Call(el.in(ctx), dom.SetFileInputFiles, dom.SetFileInputFilesParams{Files: []string{file.copy}, ObjectID: el.object}); err != nil {
 		return output{}, fmt.Errorf("attach %s to %s: %w", file.Name, el.label, err)

@@ -3,11 +3,13 @@ package executor
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
+	"golang.org/x/net/publicsuffix"
 
 	"github.com/browsergate/browsergate/scope"
 )
@@ -21,7 +23,7 @@ import (
 // every page of its group that the scope allows with it, and is refused
 // when the group holds a page the session cannot guard. A secret is typed
 // only into a page whose group is wholly the session's, with no unguarded
-// page of its origin beside it (those share its storage).
+// page of its site beside it (those share its cookies and storage).
 //
 // Chromium does not name a page's group over DevTools; its target list
 // names each page's opener (openerId, even for a noopener popup or an
@@ -44,6 +46,28 @@ import (
 // groupPeers returns the pages of all, in id's browser context, that share
 // a browsing-context group with page id (id itself left out).
 func groupPeers(all []*target.Info, id target.ID) []*target.Info {
+	return peersBy(all, id, joined)
+}
+
+// linkedPeers returns the pages of all, in id's browser context, joined to
+// page id by opener links of any kind (id itself left out): every page
+// that may share its browsing-context group. A popup that disowned its
+// opener (window.opener = null) stays in the opener's group, and the two
+// are not joined only while they are of different origins: the opener's
+// own script may move it to the popup's origin at any time and then find
+// the popup by name (window.open("", name)) and script it, reading a
+// field the secret was typed into (TestH7DisownedOpenerComesBackByName).
+// The target list cannot tell such a popup from a noopener one (a group
+// of its own), so for a secret the doubt counts against it.
+func linkedPeers(all []*target.Info, id target.ID) []*target.Info {
+	return peersBy(all, id, func(a, b *target.Info) bool {
+		return a.OpenerID == b.TargetID || b.OpenerID == a.TargetID || a.OpenerID != "" && a.OpenerID == b.OpenerID
+	})
+}
+
+// peersBy returns the pages of all, in id's browser context, that rel
+// joins to page id, directly or through others (id itself left out).
+func peersBy(all []*target.Info, id target.ID, rel func(a, b *target.Info) bool) []*target.Info {
 	var self *target.Info
 	for _, t := range all {
 		if t.TargetID == id {
@@ -67,7 +91,7 @@ func groupPeers(all []*target.Info, id target.ID) []*target.Info {
 				continue
 			}
 			for _, b := range pages {
-				if in[b.TargetID] && joined(a, b) {
+				if in[b.TargetID] && rel(a, b) {
 					in[a.TargetID], grew = true, true
 					break
 				}
@@ -105,6 +129,38 @@ func originOf(raw string) string {
 		return ""
 	}
 	return u.Scheme + "://" + u.Host + ":" + u.Port
+}
+
+// webOrigin is a URL's origin as the browser writes it (scheme://host,
+// with a port only when not the scheme's default), "" for a URL without
+// a host.
+func webOrigin(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host
+}
+
+// siteOf is a URL's site as cookies know it: the registrable domain of its
+// host (its host when that is an IP address or a public suffix), whatever
+// the scheme and port ("" for a URL without a host). A cookie the field's
+// page sets is a host's (no port) or its domain's, and a page of the site
+// at another origin frames the field's origin with first-party storage:
+// an origin alone missed a user's page of the field's host at another
+// port, which read the value from a cookie (TestH7SecretBesideAUsersPageOfTheSite).
+func siteOf(raw string) string {
+	u, err := scope.ParseURL(raw)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	if u.IP.IsValid() {
+		return u.Host
+	}
+	if d, err := publicsuffix.EffectiveTLDPlusOne(u.Host); err == nil {
+		return d
+	}
+	return u.Host
 }
 
 // sameOrigin reports whether two URLs are of one origin. A page on
@@ -188,7 +244,7 @@ func (s *session) unguardedBeside(all []*target.Info, fieldURL string) []string 
 			context = t.BrowserContextID
 		}
 	}
-	origin := originOf(fieldURL)
+	site := siteOf(fieldURL)
 	seen := map[target.ID]bool{}
 	var out []string
 	add := func(t *target.Info, why string) {
@@ -202,9 +258,25 @@ func (s *session) unguardedBeside(all []*target.Info, fieldURL string) []string 
 	for _, p := range groupPeers(all, cur) {
 		add(p, "of the tab's browsing-context group")
 	}
+	for _, p := range linkedPeers(all, cur) {
+		add(p, "linked to the tab by an opener, so perhaps of its browsing-context group, where it can find the tab by name once of its origin")
+	}
 	for _, t := range all {
-		if t.Type == "page" && t.BrowserContextID == context && origin != "" && originOf(t.URL) == origin {
-			add(t, "of the field's origin, sharing its storage")
+		if t.BrowserContextID != context || site == "" || siteOf(t.URL) != site {
+			continue
+		}
+		switch t.Type {
+		case "page":
+			add(t, "of the field's site, sharing its storage and cookies")
+		case "service_worker", "shared_worker":
+			// A worker of the user's runs on after its pages close and
+			// hears the field's page on a BroadcastChannel (which the
+			// session's pages keep); the guard never holds it
+			// (TestH7SecretBesideAUsersWorkerOfTheSite).
+			if !seen[t.TargetID] {
+				seen[t.TargetID] = true
+				out = append(out, "a "+strings.ReplaceAll(t.Type, "_", " ")+" of the user's on the field's site (sharing its storage, BroadcastChannel included)")
+			}
 		}
 	}
 	return out
@@ -213,7 +285,7 @@ func (s *session) unguardedBeside(all []*target.Info, fieldURL string) []string 
 // besideError is the refusal of a secret typed where unguarded pages
 // (unguardedBeside) could reach it.
 func besideError(secret string, beside []string) error {
-	return fmt.Errorf("secret %s is typed only into a page whose browsing-context group and origin are wholly the session's, and %s could reach this one unguarded; close it, or use a manifest with context = \"isolated\"",
+	return ownErrorf("secret %s is typed only into a page whose browsing-context group and site are wholly the session's, and %s could reach this one unguarded; close it (a worker of the user's stops by itself about 30 seconds after its last page of the site closes, then try again), or use a manifest with context = \"isolated\"",
 		secret, strings.Join(beside, " and "))
 }
 
@@ -232,7 +304,10 @@ func (s *session) holdsGroup(ctx context.Context, id target.ID) bool {
 	for _, p := range sessionPagesExcept(all, s.tab.browserID, s.tabs.foreign, s.rootIDs()...) {
 		ours[p.TargetID] = p.TargetID != id
 	}
-	for _, p := range groupPeers(all, id) {
+	// Any opener link counts here, not only groupPeers' rule: a page
+	// that disowned its opener stays in its group, and the two can come
+	// to one origin later (linkedPeers).
+	for _, p := range linkedPeers(all, id) {
 		if ours[p.TargetID] {
 			return true
 		}

@@ -1,11 +1,14 @@
 package executor
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -82,12 +85,82 @@ func (ss *secretSet) check(text, docURL string, named bool) error {
 	if err != nil {
 		return ownErrorf("secret %s: the element's page %s has no host it could be allowed on", secs[0].Name, pageValue(strconv.Quote(docURL)))
 	}
+	if sec := ss.outside(secs, host); sec != nil {
+		return ownErrorf("secret %s may only be typed on %s, and this element's page is on %s", sec.Name, strings.Join(sec.Domains, ", "), pageValue(host))
+	}
+	return nil
+}
+
+// outside is the first of secs whose domains do not hold host, or nil.
+func (ss *secretSet) outside(secs []*toolclad.Secret, host string) *toolclad.Secret {
 	for _, sec := range secs {
 		if !slices.ContainsFunc(ss.domains[sec], func(p *scope.Pattern) bool { return p.Match(host) }) {
-			return ownErrorf("secret %s may only be typed on %s, and this element's page is on %s", sec.Name, strings.Join(sec.Domains, ", "), pageValue(host))
+			return sec
 		}
 	}
 	return nil
+}
+
+// mayAttach says whether a file that holds the values of secs may be
+// attached to a file input of the page at docURL: as a typed value, only
+// on every such secret's domains.
+func (ss *secretSet) mayAttach(name string, secs []*toolclad.Secret, docURL string) error {
+	host, err := scope.CanonicalHost(hostOf(docURL))
+	if err != nil {
+		return ownErrorf("file %s holds the value of secret %s, and the page %s has no host it could be allowed on", pageValue(strconv.Quote(name)), secs[0].Name, pageValue(strconv.Quote(docURL)))
+	}
+	if sec := ss.outside(secs, host); sec != nil {
+		return ownErrorf("file %s holds the value of secret %s, which may only go to %s, and this page is on %s", pageValue(strconv.Quote(name)), sec.Name, strings.Join(sec.Domains, ", "), pageValue(host))
+	}
+	return nil
+}
+
+// heldIn lists the secrets whose value the file at path holds, as it is
+// (a file carries bytes, not a URL's or a page's spellings).
+func (ss *secretSet) heldIn(path string) ([]*toolclad.Secret, error) {
+	if ss == nil {
+		return nil, nil
+	}
+	longest := 0
+	for _, sec := range ss.secrets {
+		longest = max(longest, len(sec.Value()))
+	}
+	if longest == 0 {
+		return nil, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	// Read in chunks, each after the last longest-1 bytes of the one
+	// before, so that a value across two chunks is found.
+	buf := make([]byte, 0, 1<<20+longest)
+	found := map[*toolclad.Secret]bool{}
+	for {
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		for _, sec := range ss.secrets {
+			if v := sec.Value(); v != "" && bytes.Contains(buf, []byte(v)) {
+				found[sec] = true
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		keep := min(len(buf), longest-1)
+		buf = append(buf[:0], buf[len(buf)-keep:]...)
+	}
+	var out []*toolclad.Secret
+	for _, sec := range ss.secrets {
+		if found[sec] {
+			out = append(out, sec)
+		}
+	}
+	return out, nil
 }
 
 // onlyPlaceholders reports whether text is made of secret placeholders
@@ -657,8 +730,13 @@ func (m *masker) runsIn(s string, lo int, out []run, w *runsWork) []run {
 }
 
 // maxSpelling is longer, in bytes, than any spelling spellingsAt reads:
-// &#x0000000000; is 14.
-const maxSpelling = 16
+// a four-byte character percent-encoded twice (%25F0%259F%2598%2580) is
+// 20.
+const maxSpelling = 24
+
+// maxReference bounds, in bytes, the HTML character references and \u{…}
+// escapes read: &#x0000000000; is 14.
+const maxReference = 16
 
 // spelled is character c, spelled in w bytes.
 type spelled struct {
@@ -699,7 +777,8 @@ func foldPrefix(s string, text []rune) (int, bool) {
 //   - the character as it is; a byte that is no part of a UTF-8 sequence
 //     also as the windows-1252 character it stands for (windows1252);
 //   - percent-encoded (URLs): its UTF-8 bytes as %XX, hex digits in
-//     either case, and '+' for a space (a form's query); and one %XX of
+//     either case, or encoded twice as %25XX (a URL in another's query),
+//     and '+' for a space (a form's query); and one %XX of
 //     80 to FF also as a windows-1252 character, as a form on a page in
 //     that encoding (or ISO-8859-1, which browsers read as it) sends it;
 //   - an HTML character reference: named as the DOM serialises text and
@@ -724,6 +803,13 @@ func spellingsAt(s string, p int, out []spelled) []spelled {
 	case '+':
 		c, w, ok = ' ', 1, true
 	case '%':
+		// Percent-encoded twice (%253C): a URL carried in another's
+		// query (?to=…, ?next=…) has its own query encoded again, and
+		// the gate's refusal of such a URL named the value's pieces in
+		// clear between the runs it masked (TestH7PageDownloadCarriesTheSecret).
+		if c2, w2, ok2 := percentTwiceAt(s[p:]); ok2 {
+			out = append(out, spelled{c2, w2})
+		}
 		c, w, ok = percentAt(s[p:])
 		if v, isHex := hexAt(s, p+1, 2); isHex && v >= 0x80 {
 			if ok {
@@ -781,6 +867,19 @@ func percentAt(s string) (rune, int, bool) {
 	return 0, 0, false
 }
 
+// percentTwiceAt reads the character s begins with percent-encoded
+// twice: one to four %25XX, a whole UTF-8 sequence.
+func percentTwiceAt(s string) (rune, int, bool) {
+	var once strings.Builder
+	for n := 0; n < utf8.UTFMax && strings.HasPrefix(s[5*n:], "%25") && len(s) >= 5*n+5; n++ {
+		once.WriteString("%" + s[5*n+3:5*n+5])
+		if c, w, ok := percentAt(once.String()); ok && w == 3*(n+1) {
+			return c, 5 * (n + 1), true
+		}
+	}
+	return 0, 0, false
+}
+
 // htmlName is the character of a named character reference the DOM
 // serialises text and attribute values with, or the apostrophe's.
 func htmlName(name string) (rune, bool) {
@@ -803,7 +902,7 @@ func htmlName(name string) (rune, bool) {
 
 // referenceAt reads the HTML character reference s begins with.
 func referenceAt(s string) (rune, int, bool) {
-	end := strings.IndexByte(s[:min(len(s), maxSpelling)], ';')
+	end := strings.IndexByte(s[:min(len(s), maxReference)], ';')
 	if end < 2 {
 		return 0, 0, false
 	}
@@ -840,7 +939,7 @@ func escapeAt(s string) (rune, int, bool) {
 		return rune(v), 10, ok
 	case 'u':
 		if strings.HasPrefix(s[2:], "{") {
-			end := strings.IndexByte(s[:min(len(s), maxSpelling)], '}')
+			end := strings.IndexByte(s[:min(len(s), maxReference)], '}')
 			v, ok := hexAt(s, 3, end-3)
 			return rune(v), end + 1, ok
 		}

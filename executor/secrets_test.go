@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -116,6 +118,7 @@ func TestMaskerSpellings(t *testing.T) {
 		{"encodeURIComponent", "?v=k%26%209%3CQ!x%26a%207%3Ez&x=1", "?v=[secret PW]&x=1"},
 		{"form encoding", "?pw=k%26+9%3CQ%21x%26a+7%3Ez", "?pw=[secret PW]"},
 		{"every character encoded", "?pw=%6b%26%20%39%3c%51%21%78%26%61%20%37%3e%7a", "?pw=[secret PW]"},
+		{"encoded twice (a URL in a query)", "?to=http%3A%2F%2Fh%2F%3Fpw%3Dk%2526%25209%253CQ!x%2526a%25207%253Ez", "?to=http%3A%2F%2Fh%2F%3Fpw%3D[secret PW]"},
 		{"HTML text", `<p id="e">k&amp; 9&lt;Q!x&amp;a 7&gt;z</p>`, `<p id="e">[secret PW]</p>`},
 		{"HTML attribute", `<input value="k&amp; 9<Q!x&amp;a 7>z">`, `<input value="[secret PW]">`},
 		{"numeric references", "k&#38; 9&#x3C;Q&#33;x&#x26;a&#32;7&#062;z", "[secret PW]"},
@@ -581,5 +584,35 @@ func TestAgentTextsAreTheMCPSessions(t *testing.T) {
 	e.EndSession("a")
 	if shown("a", m1) {
 		t.Error("the agent's text is still its own after its MCP session ended")
+	}
+}
+
+// TestSecretHeldInFile: a file holds a secret's value anywhere, across
+// the scanner's chunks too (at the 1 MiB boundary); a file with only a
+// part of it does not.
+func TestSecretHeldInFile(t *testing.T) {
+	const value = `k& 9<Q!x&a 7>z`
+	ss, err := newSecretSet(secretManifest(t, value))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, body string
+		want       bool
+	}{
+		{"plain", "password=" + value + "\n", true},
+		{"across chunks", strings.Repeat("a", 1<<20-5) + value + "tail", true},
+		{"at the end", strings.Repeat("b", 3<<20) + value, true},
+		{"a part", "password=" + value[:len(value)-1], false},
+	} {
+		p := filepath.Join(dir, tc.name)
+		if err := os.WriteFile(p, []byte(tc.body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		got, err := ss.heldIn(p)
+		if err != nil || (len(got) == 1) != tc.want {
+			t.Errorf("%s: heldIn = %v, %v; want held %v", tc.name, got, err, tc.want)
+		}
 	}
 }

