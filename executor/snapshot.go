@@ -289,8 +289,11 @@ func paginate(text string, budget int, keep [][2]int) []string {
 // where it is and how to go on.
 func pageOf(command string, pages []string, n int) string {
 	p := pages[n-1]
-	if !strings.HasSuffix(p, "\n") {
-		p += "\n" // a page that ends inside a line: the marker has a line of its own
+	// A page that ends inside a line gets a line end, so that the marker
+	// has a line of its own; the closing marks balanced adds (pagetext.go)
+	// are not text, and do not count.
+	if !strings.HasSuffix(strings.TrimRight(p, string([]rune{markClose, doneClose})), "\n") {
+		p += "\n"
 	}
 	if n < len(pages) {
 		return p + fmt.Sprintf("[page %d of %d of this %s; the next: %s {page: %d}]", n, len(pages), command, command, n+1)

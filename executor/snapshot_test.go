@@ -23,6 +23,12 @@ func TestPaginate(t *testing.T) {
 	if got := pageOf("snapshot", []string{"a\n", "b"}, 1); !strings.Contains(got, "snapshot {page: 2}") {
 		t.Errorf("page 1 does not say how to get page 2: %q", got)
 	}
+	// A page that ends at a line end inside a mark (balanced closes it)
+	// gets no second line end: joined, the pages are the text.
+	marked := string(markOpen) + "a\n" + string(markClose)
+	if got := pageOf("snapshot", []string{marked, "b"}, 1); !strings.HasPrefix(got, marked+"[page 1 of 2") {
+		t.Errorf("a page ending in a closing mark after its line end: %q", got)
+	}
 }
 
 // TestPaginateKeepsSpansWhole: a page never ends inside a span to keep (a
