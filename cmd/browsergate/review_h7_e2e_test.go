@@ -466,7 +466,11 @@ download_dir = %q
 	usersTab(t, endpoint, site+"/auto-on-reload")
 	tab := f.waitListed(t, "/auto-on-reload")
 	out = f.mustAllow(t, "e2e.switch_tab", map[string]any{"tab": tab})
-	f.untilReplied(t, out, `("reload-link.txt") `+refused, `("reload-data.txt") `+refused, `("reload-blob.txt") `+refused)
+	// The blob download of the reload is not awaited: Chromium may hold a
+	// tab's third automatic download of a site that already made three
+	// (its multiple-downloads prompt, which a headless browser leaves
+	// unanswered), and then it never starts. Whatever starts is refused.
+	f.untilReplied(t, out, `("reload-link.txt") `+refused, `("reload-data.txt") `+refused)
 	testkit.Eventually(t, func() string {
 		if left := staged(t, tmp); len(left) > 0 {
 			return fmt.Sprintf("refused downloads left in the staging directory: %q", left)
