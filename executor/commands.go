@@ -133,7 +133,7 @@ func (s *session) typeText(ctx context.Context, args map[string]any) (output, er
 			// subscribed to the site's cookies), and sends it where the
 			// guard never looks (TestH7SecretWakesTheUsersWorker). A
 			// running one is refused below (unguardedBeside).
-			if origin := webOrigin(field.Field.URL); origin != "" {
+			if origin := originOf(field.Field.URL); origin != "" {
 				if _, err := chromedp.Call(ctx, storage.ClearDataForOrigin, storage.ClearDataForOriginParams{Origin: origin, StorageTypes: "service_workers"}); err != nil {
 					return output{}, fmt.Errorf("the user's service workers of %s could not be removed, so secret %s is not typed: %w", origin, secs[0].Name, err)
 				}

@@ -3,7 +3,6 @@ package executor
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"strings"
 
 	"github.com/chromedp/cdproto/cdp"
@@ -121,25 +120,19 @@ func joined(a, b *target.Info) bool {
 	return false
 }
 
-// originOf is a URL's origin as scheme://host:port, canonical as
-// scope reads it ("" for a URL without a host: about:blank, data:).
+// originOf is a URL's origin as the browser writes it — scheme://host,
+// with :port only when it is not the scheme's default — with the host as
+// scope canonicalises it, the way Chromium reads it ("" for a URL without
+// a host: about:blank, data:).
 func originOf(raw string) string {
 	u, err := scope.ParseURL(raw)
 	if err != nil || u.Host == "" {
 		return ""
 	}
-	return u.Scheme + "://" + u.Host + ":" + u.Port
-}
-
-// webOrigin is a URL's origin as the browser writes it (scheme://host,
-// with a port only when not the scheme's default), "" for a URL without
-// a host.
-func webOrigin(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return ""
+	if u.Port == "" {
+		return u.Scheme + "://" + u.Host
 	}
-	return u.Scheme + "://" + u.Host
+	return u.Scheme + "://" + u.Host + ":" + u.Port
 }
 
 // siteOf is a URL's site as cookies know it: the registrable domain of its
