@@ -12,9 +12,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/browsergate/browsergate/approval"
+	"github.com/browsergate/browsergate/events"
 	"github.com/browsergate/browsergate/evidence"
-	"github.com/browsergate/browsergate/executor/approval"
-	"github.com/browsergate/browsergate/executor/events"
 	"github.com/browsergate/browsergate/toolclad"
 )
 

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/browsergate/browsergate/executor/approval"
+	"github.com/browsergate/browsergate/approval"
 )
 
 // TestSealedState: the request state of a two-round approval opens only

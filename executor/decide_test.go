@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/browsergate/browsergate/examples/testkit"
+	"github.com/browsergate/browsergate/internal/testkit"
 
 	"github.com/browsergate/browsergate/cedar"
 	"github.com/browsergate/browsergate/evidence"

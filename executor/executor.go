@@ -16,10 +16,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/browsergate/browsergate/approval"
 	"github.com/browsergate/browsergate/cedar"
+	"github.com/browsergate/browsergate/events"
 	"github.com/browsergate/browsergate/evidence"
-	"github.com/browsergate/browsergate/executor/approval"
-	"github.com/browsergate/browsergate/executor/events"
 	"github.com/browsergate/browsergate/scope"
 	"github.com/browsergate/browsergate/scope/egress"
 	"github.com/browsergate/browsergate/toolclad"

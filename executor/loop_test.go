@@ -10,8 +10,8 @@ import (
 
 	"github.com/browsergate/browsergate/evidence"
 	"github.com/browsergate/browsergate/examples/demosite"
-	"github.com/browsergate/browsergate/examples/testkit"
 	"github.com/browsergate/browsergate/executor"
+	"github.com/browsergate/browsergate/internal/testkit"
 	"github.com/browsergate/browsergate/toolclad"
 )
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/browsergate/browsergate/examples/testkit"
+	"github.com/browsergate/browsergate/internal/testkit"
 	"github.com/browsergate/browsergate/toolclad"
 )
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/browsergate/browsergate/examples/testkit"
+	"github.com/browsergate/browsergate/internal/testkit"
 )
 
 // TestLivePreloadingOff: the browser says whether "Preload pages" is off,

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/browsergate/browsergate/events"
 	"github.com/browsergate/browsergate/evidence"
-	"github.com/browsergate/browsergate/executor/events"
 	"github.com/browsergate/browsergate/toolclad"
 )
 

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"unicode"
 
-	"github.com/browsergate/browsergate/examples/testkit"
+	"github.com/browsergate/browsergate/internal/testkit"
 
 	"github.com/browsergate/browsergate/toolclad"
 )

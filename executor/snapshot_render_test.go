@@ -4,8 +4,8 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/browsergate/browsergate/examples/testkit"
 	"github.com/browsergate/browsergate/executor"
+	"github.com/browsergate/browsergate/internal/testkit"
 )
 
 // snapshotPage has each construct the snapshot renders.

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/browsergate/browsergate/examples/testkit"
+	"github.com/browsergate/browsergate/approval"
 	"github.com/browsergate/browsergate/executor"
-	"github.com/browsergate/browsergate/executor/approval"
+	"github.com/browsergate/browsergate/internal/testkit"
 	"github.com/browsergate/browsergate/toolclad"
 )
 

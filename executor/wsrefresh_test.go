@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/browsergate/browsergate/examples/demosite"
-	"github.com/browsergate/browsergate/examples/testkit"
+	"github.com/browsergate/browsergate/internal/testkit"
 	"github.com/browsergate/browsergate/scope"
 	"github.com/browsergate/browsergate/toolclad"
 )

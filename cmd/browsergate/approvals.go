@@ -13,9 +13,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/browsergate/browsergate/approval"
+	"github.com/browsergate/browsergate/approval/operator"
 	"github.com/browsergate/browsergate/evidence"
-	"github.com/browsergate/browsergate/executor/approval"
-	"github.com/browsergate/browsergate/executor/approval/operator"
 )
 
 var approvalsListCommand = &command{

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/browsergate/browsergate/examples/testkit"
+	"github.com/browsergate/browsergate/internal/testkit"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/browsergate/browsergate/executor/approval"
-	"github.com/browsergate/browsergate/executor/approval/operator"
+	"github.com/browsergate/browsergate/approval"
+	"github.com/browsergate/browsergate/approval/operator"
 )
 
 // TestApprovalsCLI drives `approvals list|approve|deny` in-process against

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/browsergate/browsergate/evidence"
-	"github.com/browsergate/browsergate/examples/testkit"
+	"github.com/browsergate/browsergate/internal/testkit"
 )
 
 // TestBetweenCallsEvidenceIsKept: what the egress gate refuses of the

@@ -23,7 +23,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/browsergate/browsergate/examples/demosite"
-	"github.com/browsergate/browsergate/examples/testkit"
+	"github.com/browsergate/browsergate/internal/testkit"
 )
 
 // binary is the browsergate binary TestMain builds; every end-to-end test

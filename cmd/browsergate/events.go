@@ -20,7 +20,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/browsergate/browsergate/executor/daemon"
+	"github.com/browsergate/browsergate/daemon"
 	"github.com/browsergate/browsergate/toolclad"
 )
 

@@ -15,9 +15,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/browsergate/browsergate/approval/operator"
 	"github.com/browsergate/browsergate/evidence"
 	"github.com/browsergate/browsergate/executor"
-	"github.com/browsergate/browsergate/executor/approval/operator"
 )
 
 // errTampered marks an evidence log that failed verification.

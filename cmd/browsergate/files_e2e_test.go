@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/browsergate/browsergate/examples/testkit"
+	"github.com/browsergate/browsergate/internal/testkit"
 )
 
 // TestUploadFile: upload_file attaches a file of the manifest's upload

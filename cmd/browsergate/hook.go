@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/browsergate/browsergate/executor/events"
+	"github.com/browsergate/browsergate/events"
 )
 
 // hookWait bounds one run of the approval hook.

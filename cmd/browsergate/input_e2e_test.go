@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/browsergate/browsergate/evidence"
-	"github.com/browsergate/browsergate/examples/testkit"
+	"github.com/browsergate/browsergate/internal/testkit"
 )
 
 // inputManifest is the e2e manifest with issue 12's input and history

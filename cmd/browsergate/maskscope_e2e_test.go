@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/browsergate/browsergate/examples/testkit"
+	"github.com/browsergate/browsergate/internal/testkit"
 )
 
 // maskScopeManifest has secrets read from files (the test's own, by

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/browsergate/browsergate/evidence"
-	"github.com/browsergate/browsergate/examples/testkit"
+	"github.com/browsergate/browsergate/internal/testkit"
 )
 
 // autoDownloads is a page that starts three downloads by itself as it

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/browsergate/browsergate/examples/testkit"
+	"github.com/browsergate/browsergate/internal/testkit"
 )
 
 // TestPolicyTest: `browsergate policy test` decides one request, from flags

@@ -22,7 +22,7 @@ import (
 	"github.com/chromedp/chromedp/remote"
 
 	"github.com/browsergate/browsergate/examples/demosite"
-	"github.com/browsergate/browsergate/examples/testkit"
+	"github.com/browsergate/browsergate/internal/testkit"
 )
 
 // r11Site serves the review's attack pages on an allowed site (127.0.0.1)

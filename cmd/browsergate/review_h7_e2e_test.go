@@ -18,7 +18,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/browsergate/browsergate/evidence"
-	"github.com/browsergate/browsergate/examples/testkit"
+	"github.com/browsergate/browsergate/internal/testkit"
 )
 
 // The second attack review of the live user context (issue 31): paths a

@@ -16,12 +16,12 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/browsergate/browsergate/approval"
+	"github.com/browsergate/browsergate/approval/operator"
+	"github.com/browsergate/browsergate/daemon"
+	"github.com/browsergate/browsergate/events"
 	"github.com/browsergate/browsergate/evidence"
 	"github.com/browsergate/browsergate/executor"
-	"github.com/browsergate/browsergate/executor/approval"
-	"github.com/browsergate/browsergate/executor/approval/operator"
-	"github.com/browsergate/browsergate/executor/daemon"
-	"github.com/browsergate/browsergate/executor/events"
 	"github.com/browsergate/browsergate/executor/reload"
 	"github.com/browsergate/browsergate/scope/egress"
 	"github.com/browsergate/browsergate/toolclad"

@@ -14,7 +14,7 @@ import (
 	"github.com/chromedp/chromedp/remote"
 
 	"github.com/browsergate/browsergate/evidence"
-	"github.com/browsergate/browsergate/examples/testkit"
+	"github.com/browsergate/browsergate/internal/testkit"
 )
 
 // listedTab is one tab of list_tabs' structured content.

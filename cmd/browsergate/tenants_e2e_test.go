@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/browsergate/browsergate/examples/testkit"
+	"github.com/browsergate/browsergate/internal/testkit"
 )
 
 // TestOneBackendCannotReachAnother: with two manifests in one daemon each

@@ -10,7 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/browsergate/browsergate/executor/approval/operator"
+	"github.com/browsergate/browsergate/approval/operator"
 )
 
 // scriptedAgent plays the agent's part in the demo: a fixed plan, each step

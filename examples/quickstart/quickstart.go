@@ -14,8 +14,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/browsergate/browsergate/approval/operator"
 	"github.com/browsergate/browsergate/examples/demosite"
-	"github.com/browsergate/browsergate/executor/approval/operator"
 	"github.com/browsergate/browsergate/toolclad"
 )
 

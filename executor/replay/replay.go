@@ -12,9 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/browsergate/browsergate/approval"
 	"github.com/browsergate/browsergate/evidence"
 	"github.com/browsergate/browsergate/executor"
-	"github.com/browsergate/browsergate/executor/approval"
 	"github.com/browsergate/browsergate/scope/egress"
 	"github.com/browsergate/browsergate/toolclad"
 )

@@ -29,9 +29,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/browsergate/browsergate/approval"
+	"github.com/browsergate/browsergate/events"
 	"github.com/browsergate/browsergate/evidence"
-	"github.com/browsergate/browsergate/executor/approval"
-	"github.com/browsergate/browsergate/executor/events"
 	"github.com/browsergate/browsergate/toolclad"
 )
 

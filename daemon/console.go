@@ -21,9 +21,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/browsergate/browsergate/approval"
+	"github.com/browsergate/browsergate/events"
 	"github.com/browsergate/browsergate/evidence"
-	"github.com/browsergate/browsergate/executor/approval"
-	"github.com/browsergate/browsergate/executor/events"
 )
 
 // The operator console: /console/ is a small web application the daemon

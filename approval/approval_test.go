@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/browsergate/browsergate/executor/approval"
+	"github.com/browsergate/browsergate/approval"
 )
 
 func TestDecideReleasesTheWaiter(t *testing.T) {

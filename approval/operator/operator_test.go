@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/browsergate/browsergate/executor/approval"
-	"github.com/browsergate/browsergate/executor/approval/operator"
+	"github.com/browsergate/browsergate/approval"
+	"github.com/browsergate/browsergate/approval/operator"
 )
 
 // channel is a daemon's operator channel over a real Unix socket in a

@@ -18,7 +18,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/browsergate/browsergate/executor/approval"
+	"github.com/browsergate/browsergate/approval"
 )
 
 // DefaultSocket is where the daemon listens, and the client looks, when no

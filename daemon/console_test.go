@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/browsergate/browsergate/executor/approval"
-	"github.com/browsergate/browsergate/executor/events"
+	"github.com/browsergate/browsergate/approval"
+	"github.com/browsergate/browsergate/events"
 	"github.com/browsergate/browsergate/toolclad"
 )
 

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/browsergate/browsergate/executor/approval"
-	"github.com/browsergate/browsergate/executor/events"
+	"github.com/browsergate/browsergate/approval"
+	"github.com/browsergate/browsergate/events"
 	"github.com/browsergate/browsergate/toolclad"
 )
 

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/browsergate/browsergate/executor/approval"
+	"github.com/browsergate/browsergate/approval"
 )
 
 // Decision is a human's answer to a held call.
