@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/browsergate/browsergate/internal/pagetext"
+
 	"github.com/browsergate/browsergate/approval"
 	"github.com/browsergate/browsergate/events"
 	"github.com/browsergate/browsergate/evidence"
@@ -308,7 +310,7 @@ func (e *Executor) resume(r *toolclad.Resume, s *session, want approval.Request)
 	}
 	if !sameCall(p.Request, want) {
 		return nil, &DenyError{Stage: evidence.StageApproval, Rule: "different call",
-			Reason: fmt.Sprintf("approval %s was asked for %s, not for this call; nothing was done", id, pageValue(p.Summary()))}
+			Reason: fmt.Sprintf("approval %s was asked for %s, not for this call; nothing was done", id, pagetext.Value(p.Summary()))}
 	}
 	if want.Tier == "critical" {
 		// Critical calls are never put to the client's user; a state for

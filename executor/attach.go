@@ -12,8 +12,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/browsergate/browsergate/scope"
 	"github.com/gorilla/websocket"
+
+	"github.com/browsergate/browsergate/scope"
 )
 
 // targetGuard intercepts every target of one session — its tab, each

@@ -8,7 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/browsergate/browsergate/evidence"
+	"github.com/browsergate/browsergate/internal/pagetext"
+
 	"github.com/chromedp/cdproto/accessibility"
 	"github.com/chromedp/cdproto/dom"
 	"github.com/chromedp/cdproto/input"
@@ -16,6 +17,8 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/storage"
 	"github.com/chromedp/chromedp"
+
+	"github.com/browsergate/browsergate/evidence"
 )
 
 // output is what a command produced: text for the agent and the evidence,
@@ -117,14 +120,14 @@ func (s *session) typeText(ctx context.Context, args map[string]any) (output, er
 		// must hold the focus now.
 		var focused bool
 		if err := el.call(ctx, focusedJS, &focused); err != nil || !focused {
-			return output{}, fmt.Errorf("%s did not take the focus itself, so secret %s is not typed", pageValue(label), secs[0].Name)
+			return output{}, fmt.Errorf("%s did not take the focus itself, so secret %s is not typed", pagetext.Value(label), secs[0].Name)
 		}
 		// From before the value is in the page (its input handlers run as
 		// it is typed), the document may send only to the secret's
 		// domains.
 		field := s.observeField(ctx, args)
 		if field.FieldErr != nil {
-			return output{}, fmt.Errorf("the field's page cannot be read, so secret %s is not typed: %s", secs[0].Name, pageValue(field.FieldErr.Error()))
+			return output{}, fmt.Errorf("the field's page cannot be read, so secret %s is not typed: %s", secs[0].Name, pagetext.Value(field.FieldErr.Error()))
 		}
 		if s.backend.userContext() {
 			// The user's service workers of the field's origin go first:
@@ -167,7 +170,7 @@ func (s *session) typeText(ctx context.Context, args map[string]any) (output, er
 		// as dots, so that no screenshot shows the secret.
 		_ = el.call(ctx, `function() { if (this.type !== 'password') this.style.setProperty('-webkit-text-security', 'disc', 'important'); }`, nil)
 	}
-	return output{Text: fmt.Sprintf("typed %d characters into %s%s", len([]rune(text)), pageValue(label), filled)}, nil
+	return output{Text: fmt.Sprintf("typed %d characters into %s%s", len([]rune(text)), pagetext.Value(label), filled)}, nil
 }
 
 func (s *session) submitForm(ctx context.Context, args map[string]any, want string) (output, error) {
@@ -184,7 +187,7 @@ func (s *session) submitForm(ctx context.Context, args map[string]any, want stri
 	if err := el.call(ctx, submitFormJS, &action, want); err != nil {
 		return output{}, err
 	}
-	return output{Text: "submitted the form of " + pageValue(el.label) + " to " + pageValue(inert(action))}, nil
+	return output{Text: "submitted the form of " + pagetext.Value(el.label) + " to " + pagetext.Value(inert(action))}, nil
 }
 
 // defaultForm is the form of the focused element, or the page's only form.

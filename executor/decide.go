@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/browsergate/browsergate/internal/pagetext"
+
 	"github.com/chromedp/cdproto/target"
 
 	"github.com/browsergate/browsergate/cedar"
@@ -98,7 +100,7 @@ func preflight(q *question) verdict {
 		v.Deny = deny(evidence.StageManifest, "undeclared tool",
 			"%s is not a tool of this server: no manifest declares it", clip(call.Tool, maxToolNameLen))
 	case call.ArgErr != nil:
-		v.Deny = &DenyError{Stage: evidence.StageArgs, Rule: argRule(call.ArgErr), Reason: pageValue(call.ArgErr.Error())} // it quotes the agent's arguments
+		v.Deny = &DenyError{Stage: evidence.StageArgs, Rule: argRule(call.ArgErr), Reason: pagetext.Value(call.ArgErr.Error())} // it quotes the agent's arguments
 	default:
 		if why := q.Limits.expiry(&m.Browser, q.Now); why != "" {
 			v.Deny = deny(evidence.StageLimits, ruleName(why), "session expired (%s); reconnect to start a new session", why)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/browsergate/browsergate/internal/pagetext"
+
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
@@ -154,9 +156,9 @@ func (d *dialogState) masked(text string, n int) string {
 	text = clip(text, 8*n)
 	if d.mask != nil {
 		// Masked for the agent as it is read; quoted where it is shown,
-		// and marked again there (pageValue), so the record masks it in
+		// and marked again there (pagetext.Value), so the record masks it in
 		// full.
-		text = unmarked(d.mask(text))
+		text = pagetext.Unmarked(d.mask(text))
 	}
 	return clip(text, n)
 }
@@ -186,7 +188,7 @@ func (d *dialogState) drop(why string) {
 		return
 	}
 	d.lost = fmt.Sprintf("the %s dialog that was waiting for an answer (%s) is gone: %s",
-		d.pending.Type, pageValue(inert(strconv.Quote(d.masked(d.pending.Message, 200)))), why)
+		d.pending.Type, pagetext.Value(inert(strconv.Quote(d.masked(d.pending.Message, 200)))), why)
 	d.gone()
 }
 
@@ -358,9 +360,9 @@ func (w *pageWatch) dismissHeld(ctx context.Context) {
 // page's message quoted and inert.
 func heldDialogText(d *dialogInfo) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "the page opened a JavaScript %s dialog: %s", d.Type, pageValue(inert(strconv.Quote(d.Message))))
+	fmt.Fprintf(&b, "the page opened a JavaScript %s dialog: %s", d.Type, pagetext.Value(inert(strconv.Quote(d.Message))))
 	if d.Type == string(page.DialogTypePrompt) {
-		fmt.Fprintf(&b, " (default answer %s)", pageValue(inert(strconv.Quote(d.Default))))
+		fmt.Fprintf(&b, " (default answer %s)", pagetext.Value(inert(strconv.Quote(d.Default))))
 	}
 	b.WriteString("\nIt is waiting: answer it with handle_dialog {accept: true|false")
 	if d.Type == string(page.DialogTypePrompt) {
@@ -375,7 +377,7 @@ func heldDialogText(d *dialogInfo) string {
 func dialogNote(ds []string) string {
 	quoted := make([]string, len(ds))
 	for i, d := range ds {
-		quoted[i] = pageValue(inert(strconv.Quote(d)))
+		quoted[i] = pagetext.Value(inert(strconv.Quote(d)))
 	}
 	return fmt.Sprintf("\n[answered %d JavaScript dialog(s) at once: [%s]]", len(ds), strings.Join(quoted, " "))
 }

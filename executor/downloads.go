@@ -18,6 +18,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/browsergate/browsergate/internal/pagetext"
+
 	"github.com/browsergate/browsergate/evidence"
 )
 
@@ -613,13 +615,13 @@ func downloadNote(news []downloadNews) string {
 		f := n.file
 		switch {
 		case n.asking != "":
-			fmt.Fprintf(&b, "\ndownload of %s (%s) is waiting for a human's approval (%s): nothing of it reaches the download directory unless it is approved; a later reply says how it ended", pageValue(f.URL), pageValue(strconv.Quote(f.Name)), n.asking)
+			fmt.Fprintf(&b, "\ndownload of %s (%s) is waiting for a human's approval (%s): nothing of it reaches the download directory unless it is approved; a later reply says how it ended", pagetext.Value(f.URL), pagetext.Value(strconv.Quote(f.Name)), n.asking)
 		case f.Refused != "" && n.refused != nil:
-			fmt.Fprintf(&b, "\ndownload of %s (%s) refused at %s (%s): %s; nothing was saved", pageValue(f.URL), pageValue(strconv.Quote(f.Name)), n.refused.Stage, n.refused.Rule, pageValue(f.Refused))
+			fmt.Fprintf(&b, "\ndownload of %s (%s) refused at %s (%s): %s; nothing was saved", pagetext.Value(f.URL), pagetext.Value(strconv.Quote(f.Name)), n.refused.Stage, n.refused.Rule, pagetext.Value(f.Refused))
 		case f.Refused != "":
-			fmt.Fprintf(&b, "\ndownload of %s (%s) refused: %s; nothing was saved", pageValue(f.URL), pageValue(strconv.Quote(f.Name)), pageValue(f.Refused))
+			fmt.Fprintf(&b, "\ndownload of %s (%s) refused: %s; nothing was saved", pagetext.Value(f.URL), pagetext.Value(strconv.Quote(f.Name)), pagetext.Value(f.Refused))
 		default:
-			fmt.Fprintf(&b, "\ndownloaded %s: saved as %s in the download directory (%d bytes, %s, sha256 %s)", pageValue(f.URL), pageValue(f.Name), f.Size, pageValue(f.ContentType), f.SHA256)
+			fmt.Fprintf(&b, "\ndownloaded %s: saved as %s in the download directory (%d bytes, %s, sha256 %s)", pagetext.Value(f.URL), pagetext.Value(f.Name), f.Size, pagetext.Value(f.ContentType), f.SHA256)
 		}
 	}
 	return b.String()
@@ -871,7 +873,7 @@ func (s *session) downloadsFor(b *backend) (*downloads, error) {
 func stillDownloading(left []*download) string {
 	var b strings.Builder
 	for _, dl := range left {
-		fmt.Fprintf(&b, "\ndownload of %s (%s) still under way: a later reply says how it ended", pageValue(dl.shown), pageValue(strconv.Quote(dl.name)))
+		fmt.Fprintf(&b, "\ndownload of %s (%s) still under way: a later reply says how it ended", pagetext.Value(dl.shown), pagetext.Value(strconv.Quote(dl.name)))
 	}
 	return b.String()
 }

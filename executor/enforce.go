@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/browsergate/browsergate/internal/pagetext"
+
 	"github.com/browsergate/browsergate/evidence"
 )
 
@@ -16,7 +18,7 @@ func (e *Executor) enforce(ctx context.Context, s *session, t *turn, v verdict) 
 	d := v.Deny
 	if len(v.Close) > 0 {
 		if err := s.tab.closePages(ctx, v.Close); err != nil && d != nil {
-			d.Reason += fmt.Sprintf(" (closing them failed: %s)", pageValue(err.Error()))
+			d.Reason += fmt.Sprintf(" (closing them failed: %s)", pagetext.Value(err.Error()))
 		}
 	}
 	for _, id := range v.Release {
@@ -69,7 +71,7 @@ func (e *Executor) enforce(ctx context.Context, s *session, t *turn, v verdict) 
 // resetNote says how a reset went, for a refusal's reason.
 func resetNote(err error) string {
 	if err != nil {
-		return fmt.Sprintf("resetting the tab failed (%s), so the session's browser context was closed", pageValue(err.Error()))
+		return fmt.Sprintf("resetting the tab failed (%s), so the session's browser context was closed", pagetext.Value(err.Error()))
 	}
 	return "the tab was reset to about:blank and its history cleared"
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/browsergate/browsergate/internal/pagetext"
+
 	"github.com/browsergate/browsergate/evidence"
 )
 
@@ -57,9 +59,9 @@ func (e *DenyError) Error() string {
 
 // deny builds a DenyError. The format is browsergate's sentence; each
 // argument is marked as a page's value (pageArg), which the masker may
-// mask, and the sentence around it is never masked (pagetext.go). An
+// mask, and the sentence around it is never masked (package pagetext). An
 // argument of browsergate's own (a command's name) is marked too: only
 // what deny is given as its format is certainly browsergate's.
 func deny(stage evidence.Stage, rule, format string, a ...any) *DenyError {
-	return &DenyError{Stage: stage, Rule: rule, Reason: fmt.Sprintf(format, pageArgs(a)...)}
+	return &DenyError{Stage: stage, Rule: rule, Reason: fmt.Sprintf(format, pagetext.Args(a)...)}
 }

@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/browsergate/browsergate/internal/pagetext"
+
 	"github.com/chromedp/cdproto/dom"
 	"github.com/chromedp/chromedp"
 
@@ -179,6 +181,6 @@ func actUploadFile(ctx context.Context, s *session, args map[string]any, f *fact
 	if _, err := chromedp.Call(el.in(ctx), dom.SetFileInputFiles, dom.SetFileInputFilesParams{Files: []string{file.copy}, ObjectID: el.object}); err != nil {
 		return output{}, fmt.Errorf("attach %s to %s: %w", file.Name, el.label, err)
 	}
-	return output{Text: fmt.Sprintf("attached %s (%d bytes, sha256 %s) to %s", pageValue(file.Name), file.Size, file.SHA256, pageValue(el.label)),
+	return output{Text: fmt.Sprintf("attached %s (%d bytes, sha256 %s) to %s", pagetext.Value(file.Name), file.Size, file.SHA256, pagetext.Value(el.label)),
 		Files: []evidence.FileRef{file.FileRef}}, nil
 }

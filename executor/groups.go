@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/browsergate/browsergate/internal/pagetext"
+
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
@@ -278,7 +280,7 @@ func (s *session) unguardedBeside(all []*target.Info, fieldURL string) []string 
 // besideError is the refusal of a secret typed where unguarded pages
 // (unguardedBeside) could reach it.
 func besideError(secret string, beside []string) error {
-	return ownErrorf("secret %s is typed only into a page whose browsing-context group and site are wholly the session's, and %s could reach this one unguarded; close it (a worker of the user's stops by itself about 30 seconds after its last page of the site closes, then try again), or use a manifest with context = \"isolated\"",
+	return pagetext.Ownf("secret %s is typed only into a page whose browsing-context group and site are wholly the session's, and %s could reach this one unguarded; close it (a worker of the user's stops by itself about 30 seconds after its last page of the site closes, then try again), or use a manifest with context = \"isolated\"",
 		secret, strings.Join(beside, " and "))
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/browsergate/browsergate/internal/pagetext"
+
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
@@ -70,7 +72,7 @@ func (s *session) stepHistory(ctx context.Context, step int64, f *facts) (output
 	if step > 0 {
 		verb = "went forward to "
 	}
-	return output{Text: verb + pageValue(inert(e.URL))}, nil
+	return output{Text: verb + pagetext.Value(inert(e.URL))}, nil
 }
 
 // actReload loads the page again; a page that came from a form is loaded
@@ -79,5 +81,5 @@ func actReload(ctx context.Context, s *session, args map[string]any, f *facts) (
 	if err := reloadFresh(ctx); err != nil {
 		return output{}, fmt.Errorf("reload: %w", err)
 	}
-	return output{Text: "reloaded " + pageValue(inert(f.State.URL))}, nil
+	return output{Text: "reloaded " + pagetext.Value(inert(f.State.URL))}, nil
 }

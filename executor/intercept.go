@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/browsergate/browsergate/internal/pagetext"
+
 	"github.com/browsergate/browsergate/scope"
 	"github.com/browsergate/browsergate/toolclad"
 )
@@ -505,13 +507,13 @@ func (g *actingGuard) judgeDocument(url, method string, pageNav, redirect bool) 
 // to do.
 func (j *judgedAction) judge(url, method string, pageNav bool) (scope.Verdict, bool) {
 	u := withoutFragment(url)
-	judged := pageValue(strings.Join(j.urls, ", "))
+	judged := pagetext.Value(strings.Join(j.urls, ", "))
 	if judged == "" {
 		judged = "nowhere"
 	}
 	// The URLs are the page's (or the agent's): marked for the masker
-	// (pagetext.go), the sentence is browsergate's.
-	shown, to := pageValue(url), pageValue(strings.Join(j.to, ", "))
+	// (package pagetext), the sentence is browsergate's.
+	shown, to := pagetext.Value(url), pagetext.Value(strings.Join(j.to, ", "))
 	switch {
 	case method == "POST" && !j.posts:
 		return scope.Verdict{URL: url, Rule: ruleUnjudgedSubmission,
@@ -530,7 +532,7 @@ func (j *judgedAction) judge(url, method string, pageNav bool) (scope.Verdict, b
 // the action was not judged to make.
 func (j *judgedAction) judgeFormGet(url string) (scope.Verdict, bool) {
 	u := withoutQuery(withoutFragment(url))
-	shown, to := pageValue(url), pageValue(strings.Join(j.to, ", "))
+	shown, to := pagetext.Value(url), pagetext.Value(strings.Join(j.to, ", "))
 	switch {
 	case !j.posts:
 		return scope.Verdict{URL: url, Rule: ruleUnjudgedSubmission,

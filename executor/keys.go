@@ -8,6 +8,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/browsergate/browsergate/internal/pagetext"
+
 	"github.com/chromedp/cdproto/dom"
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
@@ -226,7 +228,7 @@ func actPressKey(ctx context.Context, s *session, args map[string]any, f *facts)
 			return output{}, fmt.Errorf("press %s: %w", key, err)
 		}
 	}
-	return output{Text: fmt.Sprintf("pressed %s in %s", pageValue(key), pageValue(el.label))}, nil
+	return output{Text: fmt.Sprintf("pressed %s in %s", pagetext.Value(key), pagetext.Value(el.label))}, nil
 }
 
 // unjudged says what an action, as it looks now (now), would do beyond

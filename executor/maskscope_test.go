@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/browsergate/browsergate/internal/pagetext"
+
 	"github.com/browsergate/browsergate/internal/testkit"
 	"github.com/browsergate/browsergate/toolclad"
 )
@@ -157,7 +159,7 @@ func TestMaskerLeavesItsOwnWords(t *testing.T) {
 	}
 	d := deny("secrets", "secret domains", "secret PW may only be typed on %s, and this page is on %s", "login.example.com", "h."+value+".test")
 	tr := &turn{call: &toolclad.Call{Command: &toolclad.Command{Name: "navigate"}}, deny: d,
-		out: output{Text: "navigated to " + pageValue("https://a.test/?q=SECRET"), Structured: map[string]any{"secrets": "v=" + value}}}
+		out: output{Text: "navigated to " + pagetext.Value("https://a.test/?q=SECRET"), Structured: map[string]any{"secrets": "v=" + value}}}
 	full := turnMasks{record: true, values: m, page: func(string) *masker { return m }, blocked: func(Blocked) *masker { return m }}
 	maskTurn(tr, full)
 	if want := "secret PW may only be typed on login.example.com, and this page is on h.[secret PW].test"; tr.deny.Reason != want {
@@ -205,7 +207,7 @@ func TestMaskerPagesKeepTheirMarks(t *testing.T) {
 	m := newMasker([]*toolclad.Manifest{secretManifest(t, "xSECRETx99")})
 	src := agentMasker(m, "SECRETx9").maskSource("xx SECRETx9 yy")
 	cut := strings.Index(src, "SECRETx9")
-	for i, page := range []string{balanced(src[:cut]), balanced(src[cut:])} {
+	for i, page := range []string{pagetext.Balanced(src[:cut]), pagetext.Balanced(src[cut:])} {
 		want := []string{"xx ", "[part of secret PW] yy"}[i]
 		if got := m.finish(page, true); got != want {
 			t.Errorf("page %d in the record: %q, want %q", i+1, got, want)

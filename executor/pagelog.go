@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/browsergate/browsergate/internal/pagetext"
+
 	"github.com/chromedp/cdproto/cdp"
 	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
@@ -220,7 +222,7 @@ func actConsoleMessages(ctx context.Context, s *session, args map[string]any, f 
 	var b strings.Builder
 	items := make([]any, len(all))
 	for i, e := range all {
-		e.Text, e.Source = balanced(clip(s.maskText(e.Text), maxLogText)), balanced(clip(s.maskText(e.Source), maxLogText))
+		e.Text, e.Source = pagetext.Balanced(clip(s.maskText(e.Text), maxLogText)), pagetext.Balanced(clip(s.maskText(e.Source), maxLogText))
 		fmt.Fprintf(&b, "#%d %s: %s", e.Seq, e.Level, e.Text)
 		if e.Source != "" {
 			b.WriteString("  (" + e.Source + ")")
@@ -256,9 +258,9 @@ func actNetworkLog(ctx context.Context, s *session, args map[string]any, f *fact
 		if rule, ok := refused[r.URL]; ok && r.Failed != "" {
 			r.Refused = rule
 		}
-		r.URL = balanced(clip(s.maskText(r.URL), maxLogText))
-		r.Method = balanced(clip(s.maskText(r.Method), maxLogMethod)) // the page chooses it, and the structured reply has it too
-		r.Failed = balanced(clip(s.maskText(r.Failed), maxLogText))
+		r.URL = pagetext.Balanced(clip(s.maskText(r.URL), maxLogText))
+		r.Method = pagetext.Balanced(clip(s.maskText(r.Method), maxLogMethod)) // the page chooses it, and the structured reply has it too
+		r.Failed = pagetext.Balanced(clip(s.maskText(r.Failed), maxLogText))
 		fmt.Fprintf(&b, "#%d %s %s %s", r.Seq, r.Method, r.URL, r.Type)
 		switch {
 		case r.Refused != "":

@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/browsergate/browsergate/executor/web"
 	"golang.org/x/net/html"
+
+	"github.com/browsergate/browsergate/executor/web"
 )
 
 // read gives the page's content as Markdown, for reading documentation and

@@ -28,7 +28,7 @@ func (e *Executor) record(s *session, t *turn) *toolclad.Reply {
 	// every earlier one's, come back as written), the record and the log
 	// with every secret of the manifest. Only what came from the pages, the
 	// browser and the agent is masked, never browsergate's words around it
-	// (pagetext.go).
+	// (package pagetext).
 	s.noteReach(t)
 	full := s.masker
 	c := *t

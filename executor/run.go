@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/browsergate/browsergate/internal/pagetext"
+
 	"github.com/browsergate/browsergate/evidence"
 	"github.com/browsergate/browsergate/toolclad"
 )
@@ -243,7 +245,7 @@ func (e *Executor) act(actx context.Context, s *session, t *turn) *Blocked {
 		// The page closed its own tab as the action ran (window.close()
 		// in a click handler): the action reached it; checkAfter goes
 		// back to the first tab and says so.
-		t.out, t.err = output{Text: fmt.Sprintf("the tab closed while the %s ran (%s)", cmd.Name, pageValue(t.err.Error()))}, nil
+		t.out, t.err = output{Text: fmt.Sprintf("the tab closed while the %s ran (%s)", cmd.Name, pagetext.Value(t.err.Error()))}, nil
 	}
 	held := w.pendingDialog()
 	if held != nil {

@@ -17,6 +17,8 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/browsergate/browsergate/internal/pagetext"
+
 	"github.com/browsergate/browsergate/scope"
 	"github.com/browsergate/browsergate/toolclad"
 )
@@ -79,14 +81,14 @@ func (ss *secretSet) check(text, docURL string, named bool) error {
 		return nil
 	}
 	if !named {
-		return ownErrorf("secret %s can only be typed into an element named by ref or selector, not the focused element", secs[0].Name)
+		return pagetext.Ownf("secret %s can only be typed into an element named by ref or selector, not the focused element", secs[0].Name)
 	}
 	host, err := scope.CanonicalHost(hostOf(docURL))
 	if err != nil {
-		return ownErrorf("secret %s: the element's page %s has no host it could be allowed on", secs[0].Name, pageValue(strconv.Quote(docURL)))
+		return pagetext.Ownf("secret %s: the element's page %s has no host it could be allowed on", secs[0].Name, pagetext.Value(strconv.Quote(docURL)))
 	}
 	if sec := ss.outside(secs, host); sec != nil {
-		return ownErrorf("secret %s may only be typed on %s, and this element's page is on %s", sec.Name, strings.Join(sec.Domains, ", "), pageValue(host))
+		return pagetext.Ownf("secret %s may only be typed on %s, and this element's page is on %s", sec.Name, strings.Join(sec.Domains, ", "), pagetext.Value(host))
 	}
 	return nil
 }
@@ -107,10 +109,10 @@ func (ss *secretSet) outside(secs []*toolclad.Secret, host string) *toolclad.Sec
 func (ss *secretSet) mayAttach(name string, secs []*toolclad.Secret, docURL string) error {
 	host, err := scope.CanonicalHost(hostOf(docURL))
 	if err != nil {
-		return ownErrorf("file %s holds the value of secret %s, and the page %s has no host it could be allowed on", pageValue(strconv.Quote(name)), secs[0].Name, pageValue(strconv.Quote(docURL)))
+		return pagetext.Ownf("file %s holds the value of secret %s, and the page %s has no host it could be allowed on", pagetext.Value(strconv.Quote(name)), secs[0].Name, pagetext.Value(strconv.Quote(docURL)))
 	}
 	if sec := ss.outside(secs, host); sec != nil {
-		return ownErrorf("file %s holds the value of secret %s, which may only go to %s, and this page is on %s", pageValue(strconv.Quote(name)), sec.Name, strings.Join(sec.Domains, ", "), pageValue(host))
+		return pagetext.Ownf("file %s holds the value of secret %s, which may only go to %s, and this page is on %s", pagetext.Value(strconv.Quote(name)), sec.Name, strings.Join(sec.Domains, ", "), pagetext.Value(host))
 	}
 	return nil
 }
@@ -204,18 +206,18 @@ func (ss *secretSet) mayType(text string, el *elementFact) error {
 		return ss.check(text, "", false)
 	}
 	if el.FieldErr != nil {
-		return ownErrorf("cannot tell which page the element is on, so no secret is typed: %s", pageValue(el.FieldErr.Error()))
+		return pagetext.Ownf("cannot tell which page the element is on, so no secret is typed: %s", pagetext.Value(el.FieldErr.Error()))
 	}
 	if !el.Field.Field {
-		return ownErrorf("secret %s can only be typed into a text field (input, textarea or contenteditable), and %s is a <%s>", secs[0].Name, pageValue(el.Label), pageValue(el.Field.Tag))
+		return pagetext.Ownf("secret %s can only be typed into a text field (input, textarea or contenteditable), and %s is a <%s>", secs[0].Name, pagetext.Value(el.Label), pagetext.Value(el.Field.Tag))
 	}
 	for _, sec := range secs {
 		if !el.Field.Password && sec.Fields != toolclad.SecretFieldsText {
-			return ownErrorf("secret %s goes only into password fields, and %s is not one (the manifest may allow text fields: fields = \"text\")", sec.Name, pageValue(el.Label))
+			return pagetext.Ownf("secret %s goes only into password fields, and %s is not one (the manifest may allow text fields: fields = \"text\")", sec.Name, pagetext.Value(el.Label))
 		}
 	}
 	if el.Field.MaxLength >= 0 && el.Field.MaxLength < len([]rune(ss.fill(text))) {
-		return ownErrorf("%s keeps at most %d characters, too few for the text with secret %s: the page would hold, and show, a part of it", pageValue(el.Label), el.Field.MaxLength, secs[0].Name)
+		return pagetext.Ownf("%s keeps at most %d characters, too few for the text with secret %s: the page would hold, and show, a part of it", pagetext.Value(el.Label), el.Field.MaxLength, secs[0].Name)
 	}
 	return ss.check(text, el.Field.URL, true)
 }
@@ -230,7 +232,7 @@ func (ss *secretSet) maySubmitTo(typed []*toolclad.Secret, dest string) error {
 	host, err := scope.CanonicalHost(hostOf(dest))
 	for _, sec := range typed {
 		if err != nil || !slices.ContainsFunc(ss.domains[sec], func(p *scope.Pattern) bool { return p.Match(host) }) {
-			return ownErrorf("secret %s was typed on this page, and the form would send it to %s, outside %s", sec.Name, pageValue(dest), strings.Join(sec.Domains, ", "))
+			return pagetext.Ownf("secret %s was typed on this page, and the form would send it to %s, outside %s", sec.Name, pagetext.Value(dest), strings.Join(sec.Domains, ", "))
 		}
 	}
 	return nil
@@ -1180,12 +1182,12 @@ type turnMasks struct {
 
 // maskTurn masks what came from the pages, the browser and the agent in
 // everything of a finished call that is returned, recorded or logged;
-// browsergate's own words around them are left as they are (pagetext.go).
+// browsergate's own words around them are left as they are (package pagetext).
 func maskTurn(t *turn, k turnMasks) {
-	if t.call != nil && t.call.Command != nil && commandTable[t.call.Command.Name].pageContent && !hasMarks(t.out.Text) {
+	if t.call != nil && t.call.Command != nil && commandTable[t.call.Command.Name].pageContent && !pagetext.HasMarks(t.out.Text) {
 		// Page content that was not marked as it was read is the page's
 		// as a whole: a source missed is masked, never shown.
-		t.out.Text = pageValue(t.out.Text)
+		t.out.Text = pagetext.Value(t.out.Text)
 	}
 	t.out.Text = k.values.finish(t.out.Text, k.record)
 	if t.out.Structured != nil {
@@ -1194,9 +1196,9 @@ func maskTurn(t *turn, k turnMasks) {
 	if t.err != nil {
 		// An error may quote the browser or the page anywhere: masked
 		// whole, unless it marks the page's values in it (finishAll), or is
-		// browsergate's own sentence (ownError).
+		// browsergate's own sentence (pagetext.Own).
 		msg := t.err.Error()
-		if _, own := t.err.(*ownError); own {
+		if _, own := t.err.(*pagetext.Own); own {
 			msg = k.values.finish(msg, k.record)
 		} else {
 			msg = k.values.finishAll(msg, k.record)
@@ -1218,7 +1220,7 @@ func maskTurn(t *turn, k turnMasks) {
 	}
 	for i, b := range t.blocked {
 		m := k.blocked(b)
-		t.blocked[i].URL = m.mask(unmarked(b.URL))
+		t.blocked[i].URL = m.mask(pagetext.Unmarked(b.URL))
 		t.blocked[i].Reason = m.finish(reasonMarked(b), k.record)
 	}
 }
@@ -1228,7 +1230,7 @@ func maskTurn(t *turn, k turnMasks) {
 // (a backend's lines, its sessions') or, for the daemon's own lines, of
 // every manifest. The message, and the values of browsergate's own keys
 // (ownLogKeys: names, stages, rules, ids), are browsergate's words and
-// are never masked; a value holding marked page values (pagetext.go) is
+// are never masked; a value holding marked page values (package pagetext) is
 // masked there only; any other string value is masked whole, a reason
 // where it quotes the line's URL or host.
 type maskHandler struct {
@@ -1254,7 +1256,7 @@ func (h *maskHandler) Handle(ctx context.Context, r slog.Record) error {
 	r.Attrs(func(a slog.Attr) bool {
 		switch a.Key {
 		case "url", "host", "target":
-			quoted = append(quoted, unmarked(a.Value.Resolve().String()))
+			quoted = append(quoted, pagetext.Unmarked(a.Value.Resolve().String()))
 		}
 		return true
 	})
@@ -1286,7 +1288,7 @@ type maskedText string
 func (m *masker) attr(a slog.Attr, quoted []string) slog.Attr {
 	v := a.Value.Resolve()
 	if x, ok := v.Any().(maskedText); ok && v.Kind() == slog.KindAny {
-		return slog.String(a.Key, unmarked(string(x)))
+		return slog.String(a.Key, pagetext.Unmarked(string(x)))
 	}
 	var text string
 	switch v.Kind() {
@@ -1307,8 +1309,8 @@ func (m *masker) attr(a slog.Attr, quoted []string) slog.Attr {
 	switch {
 	case ownLogKeys[a.Key]:
 		text = m.finish(text, true)
-	case a.Key == "reason" && !hasMarks(text):
-		text = m.finish(markKnown(text, quoted...), true)
+	case a.Key == "reason" && !pagetext.HasMarks(text):
+		text = m.finish(pagetext.MarkKnown(text, quoted...), true)
 	default:
 		text = m.finishAll(text, true)
 	}

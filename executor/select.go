@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/browsergate/browsergate/internal/pagetext"
+
 	"github.com/chromedp/cdproto/dom"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
@@ -25,7 +27,7 @@ func actHover(ctx context.Context, s *session, args map[string]any, f *facts) (o
 	if err := s.hover(ctx, el); err != nil {
 		return output{}, err
 	}
-	return output{Text: "hovered over " + pageValue(el.label)}, nil
+	return output{Text: "hovered over " + pagetext.Value(el.label)}, nil
 }
 
 // option is the option select_option chooses, and what it belongs to.
@@ -97,7 +99,7 @@ func actSelectOption(ctx context.Context, s *session, args map[string]any, f *fa
 		if err := s.click(ctx, opt.el, want); err != nil {
 			return output{}, err
 		}
-		return output{Text: "clicked " + pageValue(opt.el.label)}, nil
+		return output{Text: "clicked " + pagetext.Value(opt.el.label)}, nil
 	}
 	// Focused first, in a call of its own: what the page's focus handlers
 	// start (their promises' callbacks included) runs before the choice,
@@ -110,7 +112,7 @@ func actSelectOption(ctx context.Context, s *session, args map[string]any, f *fa
 	if chosen.Refused != "" {
 		return output{}, fmt.Errorf("%s: %s", opt.el.label, chosen.Refused)
 	}
-	return output{Text: fmt.Sprintf("selected %s (value %s) in %s", pageValue(strconv.Quote(chosen.Label)), pageValue(strconv.Quote(chosen.Value)), pageValue(box.label))}, nil
+	return output{Text: fmt.Sprintf("selected %s (value %s) in %s", pagetext.Value(strconv.Quote(chosen.Label)), pagetext.Value(strconv.Quote(chosen.Value)), pagetext.Value(box.label))}, nil
 }
 
 // callObject runs a JavaScript function with the element as this, like

@@ -47,7 +47,7 @@ type session struct {
 	// maskText masks page content of the tab's page for the agent as it
 	// is read (its own texts of the session as it wrote them, forAgent),
 	// before it is clipped, and marks it as the page's: the record masks
-	// it again in full when the call ends (pagetext.go).
+	// it again in full when the call ends (package pagetext).
 	maskText func(string) string
 	// secretSpans are where the record's masking (every secret, the
 	// agent's own texts too) finds secret material in a text: a reply

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/browsergate/browsergate/internal/pagetext"
+
 	"github.com/chromedp/cdproto/accessibility"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/cdp/jsonv2"
@@ -107,7 +109,7 @@ func (s *session) firstPage(command, text string, budget int) string {
 	}
 	pages := paginate(text, budget, keep)
 	for i := range pages {
-		pages[i] = balanced(pages[i])
+		pages[i] = pagetext.Balanced(pages[i])
 	}
 	if len(pages) == 1 {
 		return text
@@ -290,9 +292,9 @@ func paginate(text string, budget int, keep [][2]int) []string {
 func pageOf(command string, pages []string, n int) string {
 	p := pages[n-1]
 	// A page that ends inside a line gets a line end, so that the marker
-	// has a line of its own; the closing marks balanced adds (pagetext.go)
+	// has a line of its own; the closing marks Balanced adds (package pagetext)
 	// are not text, and do not count.
-	if !strings.HasSuffix(strings.TrimRight(p, string([]rune{markClose, doneClose})), "\n") {
+	if !strings.HasSuffix(strings.TrimRight(p, string([]rune{pagetext.MarkClose, pagetext.DoneClose})), "\n") {
 		p += "\n"
 	}
 	if n < len(pages) {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/browsergate/browsergate/internal/pagetext"
+
 	"github.com/chromedp/chromedp"
 )
 
@@ -119,7 +121,7 @@ func actNavigate(ctx context.Context, s *session, args map[string]any, f *facts)
 	}
 	// The document's HTTP status is added from the read after the action
 	// (checkAfter), once the page has settled.
-	return output{Text: "navigated to " + pageValue(u), reportStatus: true}, nil
+	return output{Text: "navigated to " + pagetext.Value(u), reportStatus: true}, nil
 }
 
 // withStatus adds the document's HTTP status, as the read after the
@@ -154,7 +156,7 @@ func actClick(ctx context.Context, s *session, args map[string]any, f *facts) (o
 	if err := s.click(ctx, el, want); err != nil {
 		return output{}, err
 	}
-	return output{Text: "clicked " + pageValue(el.label)}, nil
+	return output{Text: "clicked " + pagetext.Value(el.label)}, nil
 }
 
 func actTypeText(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
@@ -195,7 +197,7 @@ func actListTabs(ctx context.Context, s *session, args map[string]any, f *facts)
 	for i, t := range tabs {
 		// Each tab's title and URL are its page's: masked for the secrets
 		// considered on that page, as read.
-		tabs[i].Title, tabs[i].URL = unmarked(s.maskPage(t.Title, hostOf(t.URL))), unmarked(s.maskPage(t.URL, hostOf(t.URL)))
+		tabs[i].Title, tabs[i].URL = pagetext.Unmarked(s.maskPage(t.Title, hostOf(t.URL))), pagetext.Unmarked(s.maskPage(t.URL, hostOf(t.URL)))
 	}
 	return output{Text: tabsText(tabs, hidden), Structured: tabsStructured(tabs, hidden)}, nil
 }
@@ -206,7 +208,7 @@ func actExecuteJS(ctx context.Context, s *session, args map[string]any, f *facts
 	if err != nil {
 		return output{}, fmt.Errorf("execute_js: %w", err)
 	}
-	return output{Text: pageValue(string(raw))}, nil
+	return output{Text: pagetext.Value(string(raw))}, nil
 }
 
 func actScroll(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
@@ -228,5 +230,5 @@ func actNetworkTiming(ctx context.Context, s *session, args map[string]any, f *f
 	if err != nil {
 		return output{}, err
 	}
-	return output{Text: pageValue(string(raw))}, nil
+	return output{Text: pagetext.Value(string(raw))}, nil
 }

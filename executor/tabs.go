@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/browsergate/browsergate/internal/pagetext"
+
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/target"
@@ -122,7 +124,7 @@ func tabsText(tabs []tabInfo, hidden int) string {
 		if t.Active {
 			mark = " (current)"
 		}
-		fmt.Fprintf(&b, "%s [%s] %s %s%s\n", t.ID, t.Owner, pageValue(strconv.Quote(t.Title)), pageValue(t.URL), mark)
+		fmt.Fprintf(&b, "%s [%s] %s %s%s\n", t.ID, t.Owner, pagetext.Value(strconv.Quote(t.Title)), pagetext.Value(t.URL), mark)
 	}
 	if hidden > 0 {
 		fmt.Fprintf(&b, "%d other tab(s) of the user's, outside the scope, not shown\n", hidden)
@@ -339,12 +341,12 @@ func actSwitchTab(ctx context.Context, s *session, args map[string]any, f *facts
 				return undo(fmt.Errorf("the adopted tab %s's reload did not give it a new document", s.tabIDs.id(id)))
 			}
 		}
-		return output{Text: fmt.Sprintf("switched to %s, the user's tab at %s (now under the session's guard; reloaded%s)", tb.ID, pageValue(tb.URL), describeGroup(f.TabGroup))}, nil
+		return output{Text: fmt.Sprintf("switched to %s, the user's tab at %s (now under the session's guard; reloaded%s)", tb.ID, pagetext.Value(tb.URL), describeGroup(f.TabGroup))}, nil
 	}
 	if err := s.switchTo(ctx, tb.Target); err != nil {
 		return output{}, err
 	}
-	return output{Text: fmt.Sprintf("switched to %s (%s)", tb.ID, pageValue(tb.URL))}, nil
+	return output{Text: fmt.Sprintf("switched to %s (%s)", tb.ID, pagetext.Value(tb.URL))}, nil
 }
 
 // noteForeign records the pages the user's tab id opened (by opener,
@@ -421,7 +423,7 @@ func actNewTab(ctx context.Context, s *session, args map[string]any, f *facts) (
 	if err := chromedp.Do(tctx, chromedp.Navigate(u)); err != nil {
 		return output{}, fmt.Errorf("navigate the new tab to %s: %w", u, err)
 	}
-	return output{Text: fmt.Sprintf("opened %s at %s", s.tabIDs.id(created.TargetID), pageValue(u))}, nil
+	return output{Text: fmt.Sprintf("opened %s at %s", s.tabIDs.id(created.TargetID), pagetext.Value(u))}, nil
 }
 
 func actCloseTab(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
@@ -442,7 +444,7 @@ func actCloseTab(ctx context.Context, s *session, args map[string]any, f *facts)
 	if err != nil {
 		return output{}, fmt.Errorf("close %s: %w", tb.ID, err)
 	}
-	return output{Text: fmt.Sprintf("closed %s (%s)", tb.ID, pageValue(tb.URL))}, nil
+	return output{Text: fmt.Sprintf("closed %s (%s)", tb.ID, pagetext.Value(tb.URL))}, nil
 }
 
 // claimedTabs are the top-level tabs the daemon's sessions hold — each

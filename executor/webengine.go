@@ -13,6 +13,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/browsergate/browsergate/internal/pagetext"
+
 	"github.com/browsergate/browsergate/evidence"
 	"github.com/browsergate/browsergate/executor/web"
 	"github.com/browsergate/browsergate/scope"
@@ -404,7 +406,7 @@ func actFetchPage(ctx context.Context, s *session, args map[string]any, _ *facts
 	}
 	total := utf8.RuneCountInString(text)
 	shown := cutRunes(text, maxLen)
-	head := fmt.Sprintf("Title: %s\nURL: %s\nLength: %d characters", pageValue(st.Title), pageValue(resp.URL), total)
+	head := fmt.Sprintf("Title: %s\nURL: %s\nLength: %d characters", pagetext.Value(st.Title), pagetext.Value(resp.URL), total)
 	if len(resp.Hops) > 1 {
 		head += fmt.Sprintf(" (after %d redirects)", len(resp.Hops)-1)
 	}
