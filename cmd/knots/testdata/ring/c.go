@@ -1,0 +1,5 @@
+package ring
+
+type Outer struct{ Inner }
+
+func (k *Clock) Tick() { start(nil) }

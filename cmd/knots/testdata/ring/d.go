@@ -1,0 +1,3 @@
+package ring
+
+type Clock struct{}

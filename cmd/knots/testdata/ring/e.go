@@ -1,0 +1,3 @@
+package ring
+
+func run() int { return start(&Outer{}) }
