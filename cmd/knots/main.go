@@ -29,6 +29,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -46,13 +47,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	flags := flag.NewFlagSet("knots", flag.ContinueOnError)
 	flags.SetOutput(stderr)
 	why := flags.Bool("why", false, "for the largest knot, print the names each file uses from each other file in it")
-	max := flags.Int("max", -1, "exit 1 when a knot has more than `N` files (negative: no limit)")
+	limit := flags.Int("max", -1, "exit 1 when a knot has more than `N` files (negative: no limit)")
 	drop := flags.String("drop", "", "comma-separated file names to leave out of the graph")
 	flags.Usage = func() {
 		fmt.Fprintln(stderr, "usage: knots [-why] [-max N] [-drop a.go,b.go] packages...")
 		flags.PrintDefaults()
 	}
-	if err := flags.Parse(args); err != nil {
+	if err := flags.Parse(args); errors.Is(err, flag.ErrHelp) {
+		return 0
+	} else if err != nil {
 		return 2
 	}
 	if flags.NArg() == 0 {
@@ -75,8 +78,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			largest = len(knots[0])
 		}
 	}
-	if *max >= 0 && largest > *max {
-		fmt.Fprintf(stderr, "knots: a knot of %d files is larger than %d\n", largest, *max)
+	if *limit >= 0 && largest > *limit {
+		fmt.Fprintf(stderr, "knots: a knot of %d files is larger than %d\n", largest, *limit)
 		return 1
 	}
 	return 0
