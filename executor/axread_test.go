@@ -139,9 +139,9 @@ const loose = document.createElement('tr'); loose.innerHTML = '<td>loose cell</t
 <table><caption>headers</caption><tr><th>col a</th><th>col b</th></tr><tr><th scope=row>row h</th><td>v</td></tr></table>
 <div style="content-visibility:hidden"><table><caption>content hidden</caption><tr><td>ch</td></tr></table></div></main>
 <footer>foot</footer>`),
-		// More tables (helper-62's review): nested, displayed otherwise,
-		// presentational, with ARIA on the table, in foreign content,
-		// deferred, in controls and links, slotted, moved by script.
+		// More tables: nested, displayed otherwise, presentational, with
+		// ARIA on the table, in foreign content, deferred, in controls and
+		// links, slotted, moved by script.
 		"tables-more": []byte(`<!doctype html><title>tables more</title>
 <table><tr><td><table><caption>d</caption><tr><th>h</th><td>x</td></tr></table></td><td>side</td></tr></table>
 <table><caption>d</caption><tr><th>h</th><td><table><tr><td>inner</td><td>i2</td></tr></table></td></tr></table>

@@ -11,8 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/browsergate/browsergate/internal/testkit"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/browsergate/browsergate/internal/testkit"
 )
 
 // siteLog serves pages and counts the requests each path gets.
@@ -305,5 +306,49 @@ func TestNoopenerPopupIsClosedAndReported(t *testing.T) {
 	}
 	if n := log.count("/elsewhere"); n != 0 {
 		t.Errorf("the popup loaded /elsewhere %d time(s)", n)
+	}
+}
+
+// TestSubmissionsAfterTheActionAreHeld: a plain click (judged to submit
+// nothing) whose handler submits a form a moment later, after the click
+// returned and a read-only call ran: GET forms into the tab by submit()
+// and requestSubmit(), a GET form whose action carries user info, a POST
+// form inside a same-origin iframe. None reaches the site.
+func TestSubmissionsAfterTheActionAreHeld(t *testing.T) {
+	t.Parallel()
+	f := start(t, "launch", "")
+	site, log := openRedirectSite(t, nil)
+	host := strings.TrimPrefix(site, "http://")
+	delayed := func(form string, how string) string {
+		return form + `<button type=button id=b onclick="setTimeout(() => document.getElementById('f').` + how + `(), 1200)">Details</button>`
+	}
+	pages := map[string]string{
+		"/gt":    delayed(`<form id=f action="/danger_gt" method=get><input name=confirm value=yes></form>`, "submit"),
+		"/grs":   delayed(`<form id=f action="/danger_grs" method=get><input name=confirm value=yes></form>`, "requestSubmit"),
+		"/gcred": delayed(`<form id=f action="http://u:p@`+host+`/danger_gcred" method=get><input name=confirm value=yes></form>`, "submit"),
+		"/icred": `<form id=f action="http://u:p@` + host + `/danger_icred" method=get target=fr><input name=confirm value=yes></form><iframe name=fr src="/blank"></iframe><button type=button id=b onclick="document.getElementById('f').submit()">Details</button>`,
+		"/ifpost": `<iframe id=fr srcdoc="<form id=f method=post action=/danger_ifpost><input name=confirm value=yes></form>"></iframe>` +
+			`<button type=button id=b onclick="setTimeout(() => document.getElementById('fr').contentDocument.getElementById('f').submit(), 1200)">Details</button>`,
+		"/ifget": `<iframe id=fr srcdoc="<form id=f method=get action=/danger_ifget target=_top><input name=confirm value=yes></form>"></iframe>` +
+			`<button type=button id=b onclick="setTimeout(() => document.getElementById('fr').contentDocument.getElementById('f').submit(), 1200)">Details</button>`,
+	}
+	for p, h := range pages {
+		pages[p] = "<title>" + p + "</title>" + h
+	}
+	site2, log2 := openRedirectSite(t, pages)
+	_ = log
+	for _, c := range []string{"/gt", "/grs", "/gcred", "/icred", "/ifpost", "/ifget"} {
+		f.mustAllow(t, "e2e.navigate", map[string]any{"url": f.siteURL})
+		f.mustAllow(t, "e2e.navigate", map[string]any{"url": site2 + c})
+		out, refused := f.call(t, "e2e.click", map[string]any{"selector": "#b"})
+		f.call(t, "e2e.snapshot", nil)
+		time.Sleep(1800 * time.Millisecond)
+		next, _ := f.call(t, "e2e.snapshot", nil)
+		danger := "/danger_" + strings.TrimPrefix(c, "/")
+		if n := log2.count(danger) + log.count(danger); n > 0 {
+			t.Errorf("LEAK %s: click (refused=%v) then %s sent unjudged (%d); click: %s; next: %s", c, refused, danger, n, firstLine(out), next)
+		} else {
+			t.Logf("HELD %s: %s / %s", c, firstLine(out), next[strings.LastIndex(next, "[state]"):])
+		}
 	}
 }

