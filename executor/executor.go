@@ -20,6 +20,7 @@ import (
 	"github.com/browsergate/browsergate/cedar"
 	"github.com/browsergate/browsergate/events"
 	"github.com/browsergate/browsergate/evidence"
+	"github.com/browsergate/browsergate/executor/mask"
 	"github.com/browsergate/browsergate/scope"
 	"github.com/browsergate/browsergate/scope/egress"
 	"github.com/browsergate/browsergate/toolclad"
@@ -76,18 +77,18 @@ type Executor struct {
 	sessions map[sessionKey]*session
 	notices  map[noticeKey]string // said in the first reply of an MCP session's next session
 	// agents are what each MCP session's agent wrote, in the calls of all
-	// its sessions: their replies show it as written (forAgent).
-	agents   map[string]*agentTexts
+	// its sessions: their replies show it as written (mask.Masker.ForAgent).
+	agents   map[string]*mask.AgentTexts
 	closed   bool
 	stateKey [32]byte // seals the request state of approvals asked in two rounds
 	policies atomic.Pointer[cedar.Engine]
 	secrets  map[*toolclad.Manifest]*secretSet // guarded by mu
 	// maskers are each manifest's masker (its secrets only), for its
 	// sessions and its backend's log lines; guarded by mu.
-	maskers map[*toolclad.Manifest]*masker
+	maskers map[*toolclad.Manifest]*mask.Masker
 	// allSecrets masks the daemon's own log lines (of no one manifest) and
-	// finds the pieces of secrets in what an agent writes (agentTexts).
-	allSecrets atomic.Pointer[masker]
+	// finds the pieces of secrets in what an agent writes (mask.AgentTexts).
+	allSecrets atomic.Pointer[mask.Masker]
 	// logs is the daemon's log handler before masking: each backend masks
 	// its own lines with its manifest's secrets over it.
 	logs    slog.Handler
@@ -137,7 +138,7 @@ func New(cfg Config) (*Executor, error) {
 		backends: map[backendKey]*backend{},
 		sessions: map[sessionKey]*session{},
 		notices:  map[noticeKey]string{},
-		agents:   map[string]*agentTexts{},
+		agents:   map[string]*mask.AgentTexts{},
 	}
 	rand.Read(e.stateKey[:])
 	e.policies.Store(cfg.Policies)
@@ -149,13 +150,13 @@ func New(cfg Config) (*Executor, error) {
 		return nil, err
 	}
 	e.maskers = manifestMaskers(cfg.Manifests)
-	e.allSecrets.Store(newMasker(cfg.Manifests))
+	e.allSecrets.Store(mask.FromManifests(cfg.Manifests))
 	e.addLiveEndpoints(cfg.Manifests)
 	// Log lines pass a masker too: a URL the proxy logs may carry a secret
 	// a form sent. A backend's and its sessions' lines are masked with
 	// its manifest's secrets (backendLocked), the daemon's own with all.
 	e.logs = cfg.Logger.Handler()
-	e.cfg.Logger = slog.New(&maskHandler{inner: e.logs, m: e.allSecrets.Load})
+	e.cfg.Logger = slog.New(mask.NewLogHandler(e.logs, e.allSecrets.Load))
 	return e, nil
 }
 
@@ -239,7 +240,7 @@ func (e *Executor) Reload(ms []*toolclad.Manifest, policies *cedar.Engine) error
 	// The ended sessions' last record is masked with the secrets of their
 	// manifests, which each session holds (session.masker).
 	e.maskers = manifestMaskers(ms)
-	e.allSecrets.Store(newMasker(ms))
+	e.allSecrets.Store(mask.FromManifests(ms))
 	e.ending.Add(1)
 	e.mu.Unlock()
 	// Registered once e.mu is let go: each new registration sends the
@@ -344,7 +345,7 @@ func (e *Executor) newSessionLocked(k sessionKey, notice string) *session {
 		}
 		if e.cfg.Events != nil {
 			e.cfg.Events.Publish(events.Event{Type: events.Blocked, Session: s.id, Agent: s.principal, Tool: s.manifest.Tool.Name,
-				URL: s.masker.mask(b.URL), Rule: b.Rule, Reason: s.masker.finish(reasonMarked(b), true), Layer: b.Layer})
+				URL: s.masker.Mask(b.URL), Rule: b.Rule, Reason: s.masker.Finish(reasonMarked(b), true), Layer: b.Layer})
 		}
 	}
 	s.secrets = e.secrets[m]
@@ -355,11 +356,11 @@ func (e *Executor) newSessionLocked(k sessionKey, notice string) *session {
 	// One agent's texts for all its sessions: a new session after an
 	// expiry or a reload, or on another tool, shows them as written too.
 	if e.agents[k.mcp] == nil {
-		e.agents[k.mcp] = &agentTexts{}
+		e.agents[k.mcp] = &mask.AgentTexts{}
 	}
 	s.agent = e.agents[k.mcp]
 	s.maskText = func(v string) string { return s.maskPage(v, s.pageHosts()...) }
-	s.secretSpans = s.masker.spans
+	s.secretSpans = s.masker.Spans
 	if n, ok := e.notices[noticeKey{k.mcp, m.Tool.Name}]; ok {
 		delete(e.notices, noticeKey{k.mcp, m.Tool.Name})
 		notice = n
@@ -383,7 +384,7 @@ func (e *Executor) backendLocked(m *toolclad.Manifest) *backend {
 	b, ok := e.backends[bk]
 	if !ok {
 		mk := e.maskers[m]
-		logger := slog.New(&maskHandler{inner: e.logs, m: func() *masker { return mk }})
+		logger := slog.New(mask.NewLogHandler(e.logs, func() *mask.Masker { return mk }))
 		b = &backend{key: bk, startup: m.Browser.StartupTimeout, resolver: e.cfg.Resolver, logger: logger,
 			secretVars: e.secretVars(), listeners: &e.listeners}
 		b.scope.Store(e.scopes[m])
@@ -397,10 +398,10 @@ func (e *Executor) backendLocked(m *toolclad.Manifest) *backend {
 type noticeKey struct{ mcp, tool string }
 
 // manifestMaskers makes each manifest's masker, of its own secrets.
-func manifestMaskers(ms []*toolclad.Manifest) map[*toolclad.Manifest]*masker {
-	out := make(map[*toolclad.Manifest]*masker, len(ms))
+func manifestMaskers(ms []*toolclad.Manifest) map[*toolclad.Manifest]*mask.Masker {
+	out := make(map[*toolclad.Manifest]*mask.Masker, len(ms))
 	for _, m := range ms {
-		out[m] = newMasker([]*toolclad.Manifest{m})
+		out[m] = mask.FromManifests([]*toolclad.Manifest{m})
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/browsergate/browsergate/executor/mask"
 	"github.com/browsergate/browsergate/scope"
 	"github.com/browsergate/browsergate/toolclad"
 )
@@ -163,14 +164,14 @@ func (s *session) noteReach(t *turn) {
 
 // agentMasker masks, for the agent, text from pages on hosts: the
 // secrets considered there, the agent's own texts as it wrote them.
-func (s *session) agentMasker(hosts ...string) *masker {
-	return s.masker.only(s.considered(hosts...)).forAgent(s.agent)
+func (s *session) agentMasker(hosts ...string) *mask.Masker {
+	return s.masker.Only(s.considered(hosts...)).ForAgent(s.agent)
 }
 
 // maskPage masks page content as it is read from pages on hosts, for the
-// agent (maskSource); the record masks it again in full.
+// agent (mask.Masker.MaskSource); the record masks it again in full.
 func (s *session) maskPage(text string, hosts ...string) string {
-	return s.agentMasker(hosts...).maskSource(text)
+	return s.agentMasker(hosts...).MaskSource(text)
 }
 
 // turnMasks are the maskers of a finished call: for the record, every
@@ -181,7 +182,7 @@ func (s *session) turnMasks(t *turn, record bool) turnMasks {
 	if record {
 		m := s.masker
 		return turnMasks{record: true, values: m,
-			page: func(string) *masker { return m }, blocked: func(Blocked) *masker { return m }}
+			page: func(string) *mask.Masker { return m }, blocked: func(Blocked) *mask.Masker { return m }}
 	}
 	hosts := []string{s.egress.bound.host()}
 	if t.facts != nil {
@@ -192,10 +193,10 @@ func (s *session) turnMasks(t *turn, record bool) turnMasks {
 	}
 	return turnMasks{
 		values: s.agentMasker(hosts...),
-		page:   func(u string) *masker { return s.agentMasker(hostOf(u)) },
-		blocked: func(b Blocked) *masker {
-			m := s.masker.only(append(s.considered(append(hosts, b.Page)...), b.Held...))
-			return m.forAgent(s.agent)
+		page:   func(u string) *mask.Masker { return s.agentMasker(hostOf(u)) },
+		blocked: func(b Blocked) *mask.Masker {
+			m := s.masker.Only(append(s.considered(append(hosts, b.Page)...), b.Held...))
+			return m.ForAgent(s.agent)
 		},
 	}
 }

@@ -1,13 +1,11 @@
 package executor
 
 import (
-	"bytes"
-	"encoding/json"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/browsergate/browsergate/executor/mask"
 	"github.com/browsergate/browsergate/internal/pagetext"
 
 	"github.com/browsergate/browsergate/internal/testkit"
@@ -47,7 +45,7 @@ func TestMaskerConsidersTheSecretsOfThePage(t *testing.T) {
 	m := secretManifest(t, value) // PW on login.example.com, *.auth.example.com
 	pw := m.Secrets[0]
 	masked := func(s *session, host string) bool {
-		return s.agentMasker(host).mask("x "+value[2:9]) != "x "+value[2:9]
+		return s.agentMasker(host).Mask("x "+value[2:9]) != "x "+value[2:9]
 	}
 	t.Run("never typed", func(t *testing.T) {
 		s := maskSession(t, m)
@@ -64,13 +62,13 @@ func TestMaskerConsidersTheSecretsOfThePage(t *testing.T) {
 		if masked(s, "app.example.com") {
 			t.Error("a secret never typed is masked on a page off its domains")
 		}
-		if got := s.masker.mask(value); got != "[secret PW]" {
+		if got := s.masker.Mask(value); got != "[secret PW]" {
 			t.Errorf("the record's masker left %q", got)
 		}
 		// Page content a call reads is of the page it observed, even when
 		// the guard saw no commit there (a tab switched to); until the
 		// call is recorded.
-		read := func() string { return s.masker.finish(s.maskText("x "+value), false) }
+		read := func() string { return s.masker.Finish(s.maskText("x "+value), false) }
 		s.egress.bound.committed("evil.example.com")
 		if got := read(); got != "x "+value {
 			t.Errorf("read on a page off the secret's domains: %q", got)
@@ -112,7 +110,7 @@ func TestMaskerConsidersTheSecretsOfThePage(t *testing.T) {
 		// A refused request is masked for what the binding held when it
 		// was refused, whatever page the tab is on.
 		b := Blocked{URL: "https://evil.example.com/?v=" + value, Page: "other.example.com", Held: []*toolclad.Secret{pw}}
-		if got := s.turnMasks(moved("snapshot", "other.example.com", "other.example.com"), false).blocked(b).mask(b.URL); strings.Contains(got, value[:6]) {
+		if got := s.turnMasks(moved("snapshot", "other.example.com", "other.example.com"), false).blocked(b).Mask(b.URL); strings.Contains(got, value[:6]) {
 			t.Errorf("a refused request the binding held shows the value: %s", got)
 		}
 		// One the binding itself refused (a popup the site's page may have
@@ -127,40 +125,39 @@ func TestMaskerConsidersTheSecretsOfThePage(t *testing.T) {
 		}
 		bound := Blocked{URL: b.URL, Rule: ruleSecretBound}
 		s.stampBlocked(&bound)
-		if got := s.turnMasks(moved("snapshot", "other.example.com", "other.example.com"), false).blocked(bound).mask(bound.URL); strings.Contains(got, value[:6]) {
+		if got := s.turnMasks(moved("snapshot", "other.example.com", "other.example.com"), false).blocked(bound).Mask(bound.URL); strings.Contains(got, value[:6]) {
 			t.Errorf("a request the binding refused shows the value: %s", got)
 		}
 		b.Held = nil
-		if got := s.turnMasks(moved("snapshot", "other.example.com", "other.example.com"), false).blocked(b).mask(b.URL); got != b.URL {
+		if got := s.turnMasks(moved("snapshot", "other.example.com", "other.example.com"), false).blocked(b).Mask(b.URL); got != b.URL {
 			t.Errorf("a refused request of a page off the secret's domains was masked: %s", got)
 		}
 	})
 	t.Run("another manifest's secret", func(t *testing.T) {
 		other := secretManifest(t, "Other-Value-5531")
 		s := maskSession(t, m, other)
-		if got := s.masker.mask("Other-Value-5531 " + value); got != "Other-Value-5531 [secret PW]" {
+		if got := s.masker.Mask("Other-Value-5531 " + value); got != "Other-Value-5531 [secret PW]" {
 			t.Errorf("the session's masker masked %q", got)
 		}
-		if got := s.agentMasker("login.example.com").mask("Other-Value-5531"); got != "Other-Value-5531" {
+		if got := s.agentMasker("login.example.com").Mask("Other-Value-5531"); got != "Other-Value-5531" {
 			t.Errorf("the agent's masker masked another manifest's secret: %q", got)
 		}
 	})
 }
 
-// TestMaskerLeavesItsOwnWords: in a reply, a refusal, an error and a log
-// line, only the page's values are masked, never browsergate's words
-// around them, whatever a secret shares with them: a secret holding
-// "SECRET" masks neither the stage, nor the sentence, nor its own label.
-func TestMaskerLeavesItsOwnWords(t *testing.T) {
+// TestMaskTurnLeavesItsOwnWords: in a finished call's refusal, output and
+// structured content, only the page's values are masked, never
+// browsergate's words around them, whatever a secret shares with them: a
+// secret holding "SECRET" masks neither the stage nor the sentence. (Page
+// content, labels and log lines: package mask's
+// TestMaskerLeavesItsOwnWords.)
+func TestMaskTurnLeavesItsOwnWords(t *testing.T) {
 	const value = "xSECRETx99"
-	m := newMasker([]*toolclad.Manifest{secretManifest(t, value)})
-	if got := m.mask("[secret PW] and [part of secret PW]"); got != "[secret PW] and [part of secret PW]" {
-		t.Errorf("the masker masked its own labels: %q", got)
-	}
+	m := mask.FromManifests([]*toolclad.Manifest{secretManifest(t, value)})
 	d := deny("secrets", "secret domains", "secret PW may only be typed on %s, and this page is on %s", "login.example.com", "h."+value+".test")
 	tr := &turn{call: &toolclad.Call{Command: &toolclad.Command{Name: "navigate"}}, deny: d,
 		out: output{Text: "navigated to " + pagetext.Value("https://a.test/?q=SECRET"), Structured: map[string]any{"secrets": "v=" + value}}}
-	full := turnMasks{record: true, values: m, page: func(string) *masker { return m }, blocked: func(Blocked) *masker { return m }}
+	full := turnMasks{record: true, values: m, page: func(string) *mask.Masker { return m }, blocked: func(Blocked) *mask.Masker { return m }}
 	maskTurn(tr, full)
 	if want := "secret PW may only be typed on login.example.com, and this page is on h.[secret PW].test"; tr.deny.Reason != want {
 		t.Errorf("reason = %q, want %q", tr.deny.Reason, want)
@@ -170,47 +167,5 @@ func TestMaskerLeavesItsOwnWords(t *testing.T) {
 	}
 	if got := tr.out.Structured["secrets"]; got != "v=[secret PW]" {
 		t.Errorf("structured = %v", tr.out.Structured)
-	}
-	// Page content masked as it was read keeps its labels, and the record
-	// masks it again whole.
-	src := m.maskSource("page: " + value + " and SECRET")
-	if got := m.finish(src, true); got != "page: [secret PW] and [part of secret PW]" {
-		t.Errorf("page content = %q", got)
-	}
-	// The agent's own text, left as written for the agent as the page is
-	// read, is masked in the record.
-	am := agentMasker(m, "SECRETx9")
-	src = am.maskSource("you searched for SECRETx9")
-	if got, rec := m.finish(src, false), m.finish(src, true); got != "you searched for SECRETx9" || rec != "you searched for [part of secret PW]" {
-		t.Errorf("the agent's own text: %q for the agent, %q in the record", got, rec)
-	}
-	var buf bytes.Buffer
-	log := slog.New(&maskHandler{inner: slog.NewJSONHandler(&buf, nil), m: func() *masker { return m }})
-	log.Info("gate decision", "stage", "secrets", "rule", "secret domains", "url", "https://x.test/?v="+value,
-		"reason", "secret PW was typed on this site, whose pages may then send requests only to login.example.com, not to x.test", "host", "x.test")
-	var line map[string]any
-	if err := json.Unmarshal(buf.Bytes(), &line); err != nil {
-		t.Fatal(err)
-	}
-	for k, want := range map[string]string{"msg": "gate decision", "stage": "secrets", "rule": "secret domains", "url": "https://x.test/?v=[secret PW]",
-		"reason": "secret PW was typed on this site, whose pages may then send requests only to login.example.com, not to x.test"} {
-		if line[k] != want {
-			t.Errorf("log %s = %v, want %q", k, line[k], want)
-		}
-	}
-}
-
-// TestMaskerPagesKeepTheirMarks: a text split into pages (a long snapshot)
-// may be cut inside page content; each page is marked as the whole was, so
-// the record still masks the agent's own text at the top of a later page.
-func TestMaskerPagesKeepTheirMarks(t *testing.T) {
-	m := newMasker([]*toolclad.Manifest{secretManifest(t, "xSECRETx99")})
-	src := agentMasker(m, "SECRETx9").maskSource("xx SECRETx9 yy")
-	cut := strings.Index(src, "SECRETx9")
-	for i, page := range []string{pagetext.Balanced(src[:cut]), pagetext.Balanced(src[cut:])} {
-		want := []string{"xx ", "[part of secret PW] yy"}[i]
-		if got := m.finish(page, true); got != want {
-			t.Errorf("page %d in the record: %q, want %q", i+1, got, want)
-		}
 	}
 }

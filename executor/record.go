@@ -11,6 +11,7 @@ import (
 
 	"github.com/browsergate/browsergate/events"
 	"github.com/browsergate/browsergate/evidence"
+	"github.com/browsergate/browsergate/executor/mask"
 	"github.com/browsergate/browsergate/toolclad"
 )
 
@@ -65,7 +66,7 @@ func (e *Executor) record(s *session, t *turn) *toolclad.Reply {
 	}
 	if t.tab != nil {
 		tr := *t.tab
-		tr.URL = full.mask(tr.URL)
+		tr.URL = full.Mask(tr.URL)
 		env.Tab = &tr
 	}
 	if t.after != nil {
@@ -109,10 +110,10 @@ func recordedBlocked(blocked []Blocked) []evidence.BlockedRequest {
 }
 
 // maskFiles masks what the page chose of the files a record lists.
-func maskFiles(files []evidence.FileRef, m *masker) []evidence.FileRef {
+func maskFiles(files []evidence.FileRef, m *mask.Masker) []evidence.FileRef {
 	var out []evidence.FileRef
 	for _, f := range files {
-		f.Name, f.URL, f.Refused = m.mask(f.Name), m.mask(f.URL), m.mask(f.Refused)
+		f.Name, f.URL, f.Refused = m.Mask(f.Name), m.Mask(f.URL), m.Mask(f.Refused)
 		out = append(out, f)
 	}
 	return out
@@ -170,9 +171,9 @@ func (t *turn) commandName() string {
 // recordedCommand is the command as the record and the log name it: a
 // declared command's name is browsergate's, an undeclared tool's name the
 // agent's own string, masked.
-func (t *turn) recordedCommand(m *masker) string {
+func (t *turn) recordedCommand(m *mask.Masker) string {
 	if t.call.Command == nil {
-		return m.mask(t.commandName())
+		return m.Mask(t.commandName())
 	}
 	return t.commandName()
 }
@@ -207,10 +208,10 @@ func (e *Executor) logDecision(s *session, t *turn, d evidence.Decision, appendE
 	// The turn is masked already (record): its texts are logged as they
 	// are recorded.
 	if t.deny != nil {
-		attrs = append(attrs, "rule", t.deny.Rule, "reason", maskedText(t.deny.Reason))
+		attrs = append(attrs, "rule", t.deny.Rule, "reason", mask.Masked(t.deny.Reason))
 	}
 	if t.after != nil {
-		attrs = append(attrs, "url", maskedText(t.after.URL))
+		attrs = append(attrs, "url", mask.Masked(t.after.URL))
 	}
 	if len(t.blocked) > 0 {
 		attrs = append(attrs, "blocked_requests", len(t.blocked))
@@ -219,7 +220,7 @@ func (e *Executor) logDecision(s *session, t *turn, d evidence.Decision, appendE
 		attrs = append(attrs, "blocked_dropped", n)
 	}
 	if t.err != nil {
-		attrs = append(attrs, "error", maskedText(t.err.Error()))
+		attrs = append(attrs, "error", mask.Masked(t.err.Error()))
 	}
 	if appendErr != nil {
 		attrs = append(attrs, "evidence_error", appendErr.Error())
@@ -251,7 +252,7 @@ func (t *turn) recordedArgs() map[string]any {
 // password-field text masked, and any secret value masked (an agent that
 // knows a secret and types it itself does not get it recorded).
 func (e *Executor) shownArgs(s *session, t *turn) map[string]any {
-	args, _ := s.masker.maskValue(t.recordedArgs()).(map[string]any)
+	args, _ := s.masker.MaskValue(t.recordedArgs()).(map[string]any)
 	return args
 }
 

@@ -125,7 +125,7 @@ var inertChars = strings.NewReplacer(
 // character on its own, so a secret's value in a page's text reads
 // inert(value) where it is made inert before the masker runs (a dialog's
 // message, the URL go_back returned to, where a form was submitted): a
-// spelling the masker knows (secretForms). Where the masker ran first
+// spelling the masker knows (TestMaskerSeesInertValues). Where the masker ran first
 // (the state line, a refusal, an error and the egress note are built from
 // the masked turn), its [secret NAME] reads \x5bsecret NAME\x5d, since
 // the page could have written that text too.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/browsergate/browsergate/executor/mask"
 	"github.com/browsergate/browsergate/toolclad"
 )
 
@@ -81,7 +82,7 @@ func TestReplyLinesAreInert(t *testing.T) {
 	// A reply is made of a finished turn: its page values masked (here
 	// with no secret) and their marks dropped (maskTurn).
 	finished := func(t *turn) *turn {
-		maskTurn(t, turnMasks{page: func(string) *masker { return nil }, blocked: func(Blocked) *masker { return nil }})
+		maskTurn(t, turnMasks{page: func(string) *mask.Masker { return nil }, blocked: func(Blocked) *mask.Masker { return nil }})
 		return t
 	}
 	r := e.reply(&session{manifest: m}, finished(ok))
@@ -117,22 +118,24 @@ func TestReplyLinesAreInert(t *testing.T) {
 // the agent's own text, come back inert, is left as it wrote it.
 func TestMaskerSeesInertValues(t *testing.T) {
 	value := "pa[ss]word-[x]"
-	m := newMasker([]*toolclad.Manifest{secretManifest(t, value)})
+	m := mask.FromManifests([]*toolclad.Manifest{secretManifest(t, value)})
 	for _, text := range []string{
 		dialogNote([]string{"alert: " + value, "alert: " + value[:8]}),
 		"went back to " + inert("http://127.0.0.1/"+value),
 	} {
-		got := m.mask(text)
+		got := m.Mask(text)
 		if strings.Contains(got, `pa\x5bss`) || strings.Contains(got, "wo") || !strings.Contains(got, "[secret PW]") {
 			t.Errorf("masked %q to %q", text, got)
 		}
 	}
 	guess := "pa[ss]w" // the agent's own text, a piece of the value
-	am := agentMasker(m, guess)
-	if got := am.mask(dialogNote([]string{"alert: " + guess})); !strings.Contains(got, inert(guess)) {
+	var own mask.AgentTexts
+	own.Note(m, []string{guess})
+	am := m.ForAgent(&own)
+	if got := am.Mask(dialogNote([]string{"alert: " + guess})); !strings.Contains(got, inert(guess)) {
 		t.Errorf("the agent's own text, inert, was masked for the agent: %q", got)
 	}
-	if got := m.mask(dialogNote([]string{"alert: " + guess})); strings.Contains(got, `pa\x5bss`) {
+	if got := m.Mask(dialogNote([]string{"alert: " + guess})); strings.Contains(got, `pa\x5bss`) {
 		t.Errorf("the full masker left a piece of the value: %q", got)
 	}
 }

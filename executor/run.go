@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/browsergate/browsergate/executor/mask"
 	"github.com/browsergate/browsergate/internal/pagetext"
 
 	"github.com/browsergate/browsergate/evidence"
@@ -92,8 +93,8 @@ func (e *Executor) Run(ctx context.Context, call *toolclad.Call) *toolclad.Reply
 		return &toolclad.Reply{Text: "error: this session has ended", IsError: true}
 	}
 	// What the agent writes is its own for the rest of the session: every
-	// reply shows it as written (forAgent).
-	e.allSecrets.Load().note(s.agent, argTexts(call.RawArgs))
+	// reply shows it as written (mask.Masker.ForAgent).
+	s.agent.Note(e.allSecrets.Load(), mask.ArgTexts(call.RawArgs))
 	mark := s.egress.blocked.mark()
 	s.groups = call.Groups
 	if s.downloads != nil {

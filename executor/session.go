@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/browsergate/browsergate/events"
+	"github.com/browsergate/browsergate/executor/mask"
 	"github.com/browsergate/browsergate/scope/egress"
 	"github.com/browsergate/browsergate/toolclad"
 )
@@ -41,13 +42,14 @@ type session struct {
 	// masker masks the manifest's secrets (and no other manifest's): in
 	// full for the record and the log, and for the agent those considered
 	// on the page a text comes from (maskscope.go).
-	masker *masker
+	masker *mask.Masker
 	// reach is where the secrets typed in the session may have gone.
 	reach secretReach
 	// maskText masks page content of the tab's page for the agent as it
-	// is read (its own texts of the session as it wrote them, forAgent),
-	// before it is clipped, and marks it as the page's: the record masks
-	// it again in full when the call ends (package pagetext).
+	// is read (its own texts of the session as it wrote them:
+	// mask.Masker.ForAgent), before it is clipped, and marks it as the
+	// page's: the record masks it again in full when the call ends
+	// (package pagetext).
 	maskText func(string) string
 	// secretSpans are where the record's masking (every secret, the
 	// agent's own texts too) finds secret material in a text: a reply
@@ -69,8 +71,8 @@ type session struct {
 	typed     typedSecrets
 	// agent is what the agent wrote in the calls of its MCP session, as
 	// the pieces of secrets it holds: the replies show them as written
-	// (forAgent). Shared by the MCP session's sessions.
-	agent  *agentTexts
+	// (mask.Masker.ForAgent). Shared by the MCP session's sessions.
+	agent  *mask.AgentTexts
 	egress sessionEgress
 	// notice is said once, in the reply to the session's next call (a
 	// reload reset the session, an expired session was replaced).

@@ -1,12 +1,10 @@
-package executor
+package mask_test
 
 import (
 	"fmt"
 	"net/url"
 	"strings"
 	"testing"
-
-	"github.com/browsergate/browsergate/toolclad"
 )
 
 // benchPage is about 200 KB of page text as extract_html returns it:
@@ -30,11 +28,11 @@ func benchPage(value string) string {
 func BenchmarkMasker(b *testing.B) {
 	for _, value := range []string{`k& 9<Q!x&a 7>z`, `ghp_R2d9sK7qLmW4xZ8vN1cT6yB3hJ5pF0aE_secret`} {
 		b.Run(fmt.Sprintf("len%d", len(value)), func(b *testing.B) {
-			m := newMasker([]*toolclad.Manifest{secretManifest(b, value)})
+			m := newMasker(b, value)
 			page := benchPage(value)
 			b.SetBytes(int64(len(page)))
 			for b.Loop() {
-				if m.mask(page) == page {
+				if m.Mask(page) == page {
 					b.Fatal("nothing masked")
 				}
 			}

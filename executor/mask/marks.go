@@ -1,4 +1,4 @@
-package executor
+package mask
 
 import (
 	"strings"
@@ -7,12 +7,13 @@ import (
 	"github.com/browsergate/browsergate/internal/pagetext"
 )
 
-// finish masks the page's values in s with m and drops the marks:
-// browsergate's own text (outside marks) is never masked. Done content
-// (maskSource) is masked again with m when record is true (the record
+// Finish masks the page's values in s with m and drops the marks (package
+// internal/pagetext): what every sink, the reply, the record and a log
+// line, does last. Browsergate's own text (outside marks) is never masked. Done content
+// (MaskSource) is masked again with m when record is true (the record
 // masks the agent's own texts too), else kept as it is. A mark whose end
 // was cut off (a clipped text) runs to the end of s.
-func (m *masker) finish(s string, record bool) string {
+func (m *Masker) Finish(s string, record bool) string {
 	if !pagetext.HasMarks(s) {
 		return s
 	}
@@ -39,29 +40,29 @@ func (m *masker) finish(s string, record bool) string {
 		}
 		inner = pagetext.Unmarked(inner)
 		if open == pagetext.MarkOpen || record {
-			inner = m.mask(inner)
+			inner = m.Mask(inner)
 		}
 		b.WriteString(inner)
 	}
 	return b.String()
 }
 
-// finishAll masks a text that may quote the page anywhere (an error, from
+// FinishAll masks a text that may quote the page anywhere (an error, from
 // the browser or a wrapped one; a log line's value): a text whose maker
-// marked the page's values in it is masked there only (finish), one with
+// marked the page's values in it is masked there only (Finish), one with
 // no mark is masked whole.
-func (m *masker) finishAll(s string, record bool) string {
+func (m *Masker) FinishAll(s string, record bool) string {
 	if pagetext.HasMarks(s) {
-		return m.finish(s, record)
+		return m.Finish(s, record)
 	}
-	return m.finish(pagetext.Value(s), record)
+	return m.Finish(pagetext.Value(s), record)
 }
 
-// maskSource masks page content for the agent as it is read (m is the
+// MaskSource masks page content for the agent as it is read (m is the
 // agent's masker for the page), before it is cut: the labels it puts in
 // are browsergate's, the stretches between them are marked done, and the
-// record masks those again in full (finish).
-func (m *masker) maskSource(s string) string {
+// record masks those again in full (Finish).
+func (m *Masker) MaskSource(s string) string {
 	s = pagetext.Unmarked(s)
 	if s == "" {
 		return s
@@ -71,9 +72,9 @@ func (m *masker) maskSource(s string) string {
 	return b.String()
 }
 
-// maskSourceTo writes maskSource(s) to b; a label already in s (content
+// maskSourceTo writes MaskSource(s) to b; a label already in s (content
 // masked before) is kept as it is.
-func (m *masker) maskSourceTo(b *strings.Builder, s string) {
+func (m *Masker) maskSourceTo(b *strings.Builder, s string) {
 	if i, j := labelIn(s); j > 0 {
 		m.maskSourceTo(b, s[:i])
 		b.WriteString(s[i:j])
@@ -101,13 +102,4 @@ func (m *masker) maskSourceTo(b *strings.Builder, s string) {
 		}
 	}
 	done(s[last:])
-}
-
-// reasonMarked is a refused request's reason with the page's values in it
-// marked: as its maker marked them, else where it quotes the URL or host.
-func reasonMarked(b Blocked) string {
-	if pagetext.HasMarks(b.Reason) {
-		return b.Reason
-	}
-	return pagetext.MarkKnown(b.Reason, b.URL, hostOf(b.URL))
 }

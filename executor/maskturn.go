@@ -1,0 +1,99 @@
+package executor
+
+import (
+	"github.com/browsergate/browsergate/executor/mask"
+	"github.com/browsergate/browsergate/internal/pagetext"
+)
+
+// A finished call is masked twice (record.go): for the agent, with the
+// secrets its pages could hold (maskscope.go), and for the record and the
+// log, with every secret of the session's manifest. The masking itself is
+// package mask's; what is masked of a turn is here.
+
+// maskState is p with its URL, title and domain masked with m.
+func maskState(m *mask.Masker, p *PageState) *PageState {
+	if m == nil || p == nil {
+		return p
+	}
+	c := *p
+	c.URL, c.Title, c.Domain = m.Mask(c.URL), m.Mask(c.Title), m.Mask(c.Domain)
+	return &c
+}
+
+// maskedError keeps the error's identity (errors.Is) and masks its text.
+type maskedError struct {
+	msg string
+	err error
+}
+
+func (e *maskedError) Error() string { return e.msg }
+func (e *maskedError) Unwrap() error { return e.err }
+
+// turnMasks are the maskers a finished call is masked with, for the
+// record or for the agent.
+type turnMasks struct {
+	// record: for the evidence and the log, every secret of the session's
+	// manifest, the agent's own texts masked too; else for the agent.
+	record bool
+	// values masks the page's values in the call's texts (its output, its
+	// refusal, its error, the structured content).
+	values *mask.Masker
+	// page masks a page's own URL and title, by that page's URL.
+	page func(url string) *mask.Masker
+	// blocked masks a refused request's URL and the reason's copy of it.
+	blocked func(b Blocked) *mask.Masker
+}
+
+// maskTurn masks what came from the pages, the browser and the agent in
+// everything of a finished call that is returned, recorded or logged;
+// browsergate's own words around them are left as they are (package pagetext).
+func maskTurn(t *turn, k turnMasks) {
+	if t.call != nil && t.call.Command != nil && commandTable[t.call.Command.Name].pageContent && !pagetext.HasMarks(t.out.Text) {
+		// Page content that was not marked as it was read is the page's
+		// as a whole: a source missed is masked, never shown.
+		t.out.Text = pagetext.Value(t.out.Text)
+	}
+	t.out.Text = k.values.Finish(t.out.Text, k.record)
+	if t.out.Structured != nil {
+		t.out.Structured = k.values.MaskStructured(t.out.Structured, k.record)
+	}
+	if t.err != nil {
+		// An error may quote the browser or the page anywhere: masked
+		// whole, unless it marks the page's values in it (FinishAll), or
+		// is browsergate's own sentence (pagetext.Own).
+		msg := t.err.Error()
+		if _, own := t.err.(*pagetext.Own); own {
+			msg = k.values.Finish(msg, k.record)
+		} else {
+			msg = k.values.FinishAll(msg, k.record)
+		}
+		t.err = &maskedError{msg: msg, err: t.err}
+	}
+	if t.deny != nil {
+		d := *t.deny
+		d.Reason = k.values.Finish(d.Reason, k.record)
+		t.deny = &d
+	}
+	if t.facts != nil {
+		f := *t.facts
+		f.State = *maskState(k.page(f.State.URL), &f.State)
+		t.facts = &f
+	}
+	if t.after != nil {
+		t.after = maskState(k.page(t.after.URL), t.after)
+	}
+	for i, b := range t.blocked {
+		m := k.blocked(b)
+		t.blocked[i].URL = m.Mask(pagetext.Unmarked(b.URL))
+		t.blocked[i].Reason = m.Finish(reasonMarked(b), k.record)
+	}
+}
+
+// reasonMarked is a refused request's reason with the page's values in it
+// marked: as its maker marked them, else where it quotes the URL or host.
+func reasonMarked(b Blocked) string {
+	if pagetext.HasMarks(b.Reason) {
+		return b.Reason
+	}
+	return pagetext.MarkKnown(b.Reason, b.URL, hostOf(b.URL))
+}
