@@ -17,6 +17,7 @@ import (
 	"github.com/browsergate/browsergate/approval"
 	"github.com/browsergate/browsergate/events"
 	"github.com/browsergate/browsergate/evidence"
+	"github.com/browsergate/browsergate/gate"
 	"github.com/browsergate/browsergate/toolclad"
 )
 
@@ -161,7 +162,7 @@ func (e *Executor) notApproved(p *approval.Pending, o approval.Outcome, why []st
 // form meanwhile.
 func (e *Executor) recheck(ctx context.Context, s *session, t *turn, p *approval.Pending) *DenyError {
 	m, now := s.manifest, e.cfg.Now()
-	if now.Sub(s.limits.created) > m.Browser.SessionTimeout {
+	if now.Sub(s.limits.Created) > m.Browser.SessionTimeout {
 		return deny(evidence.StageLimits, "session_timeout_seconds",
 			"approval %s came after the session's lifetime (%s) ran out; nothing was done", p.ID, m.Browser.SessionTimeout)
 	}
@@ -183,7 +184,7 @@ func (e *Executor) recheck(ctx context.Context, s *session, t *turn, p *approval
 	}
 	dropUpload(t.facts) // the file as first read; f has it as read now
 	t.facts = f
-	t.verdict = decide(e.question(s, t, f, true))
+	t.verdict = gate.Decide(e.question(s, t, f, true))
 	if was, ok := p.Request.Args["file_sha256"].(string); ok {
 		now := "(unreadable)"
 		if up := uploadOf(f); up != nil {
@@ -249,7 +250,7 @@ func (e *Executor) approvalRequest(s *session, t *turn) approval.Request {
 }
 
 // uploadOf is the file an upload_file call read (nil: none).
-func uploadOf(f *facts) *fileFact {
+func uploadOf(f *facts) *gate.File {
 	if f == nil || f.Element == nil {
 		return nil
 	}

@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"github.com/browsergate/browsergate/gate"
 	"github.com/browsergate/browsergate/toolclad"
 
 	"fmt"
@@ -70,8 +71,8 @@ func TestSameCall(t *testing.T) {
 // same once masked, but their fingerprints differ, so an approval for one
 // does not cover the other.
 func TestFingerprintSeesMaskedText(t *testing.T) {
-	a := &turn{call: &toolclad.Call{Args: map[string]any{"text": "hunter22"}}, verdict: verdict{Masked: true}}
-	b := &turn{call: &toolclad.Call{Args: map[string]any{"text": "letmein!"}}, verdict: verdict{Masked: true}}
+	a := &turn{call: &toolclad.Call{Args: map[string]any{"text": "hunter22"}}, verdict: gate.Verdict{Masked: true}}
+	b := &turn{call: &toolclad.Call{Args: map[string]any{"text": "letmein!"}}, verdict: gate.Verdict{Masked: true}}
 	if fmt.Sprint(a.recordedArgs()) != fmt.Sprint(b.recordedArgs()) {
 		t.Fatalf("masked args differ: %v %v", a.recordedArgs(), b.recordedArgs())
 	}

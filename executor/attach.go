@@ -514,7 +514,7 @@ func (g *targetGuard) noteCommit(m cdpMessage) {
 		}
 		prev := g.tabURL
 		g.tabURL = e.Frame.URL
-		if g.ic.bound.committed(host) {
+		if g.ic.bound.Committed(host) {
 			g.mu.Lock()
 			for session, id := range g.pages {
 				if id != cur {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/browsergate/browsergate/gate"
 	"github.com/browsergate/browsergate/toolclad"
 )
 
@@ -30,7 +31,7 @@ func BenchmarkClickPointer(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if err := s.click(ctx, el, destination{}); err != nil {
+				if err := s.click(ctx, el, gate.Destination{}); err != nil {
 					b.Fatal(err)
 				}
 				took = append(took, time.Since(t0))

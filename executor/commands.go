@@ -19,6 +19,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/browsergate/browsergate/evidence"
+	"github.com/browsergate/browsergate/gate"
 )
 
 // output is what a command produced: text for the agent and the evidence,
@@ -84,7 +85,7 @@ func (s *session) snapshotIn(ctx context.Context, mode string, args map[string]a
 // value with the text and fires the input events a user's typing would.
 func (s *session) typeText(ctx context.Context, args map[string]any) (output, error) {
 	text, _ := args["text"].(string)
-	secs := s.secrets.placeholders(text)
+	secs := s.secrets.Placeholders(text)
 	el, named, err := s.target(ctx, args)
 	if err != nil {
 		return output{}, err
@@ -93,7 +94,7 @@ func (s *session) typeText(ctx context.Context, args map[string]any) (output, er
 	if len(secs) > 0 {
 		// The gate checked the secrets' domains; the page may have moved
 		// since, so they are checked again right before the value goes in.
-		if err := s.secrets.mayType(text, s.observeField(ctx, args)); err != nil {
+		if err := s.secrets.MayType(text, s.observeField(ctx, args)); err != nil {
 			return output{}, err
 		}
 		for _, sec := range secs {
@@ -146,26 +147,26 @@ func (s *session) typeText(ctx context.Context, args map[string]any) (output, er
 				return output{}, fmt.Errorf("cannot list the tabs, so secret %s is not typed: %w", secs[0].Name, err)
 			}
 			if beside := s.unguardedBeside(all, field.Field.URL); len(beside) > 0 {
-				return output{}, besideError(secs[0].Name, beside)
+				return output{}, gate.BesideError(secs[0].Name, beside)
 			}
 		}
-		s.egress.bound.bind(hostOf(field.Field.URL), secs, s.secrets.domains)
+		s.egress.bound.Bind(hostOf(field.Field.URL), secs, s.secrets)
 		// A connection the page opened before (a WebSocket) was judged
 		// before the rule: those to hosts outside the domains are closed.
 		if s.egress.proxy != nil {
 			s.egress.proxy.CloseUpstreams(func(host string) bool {
-				_, refuse := s.egress.bound.judge(host, false)
+				_, refuse := s.egress.bound.Judge(host, false)
 				return !refuse
 			})
 		}
 	}
 	// Into the element's own process (an out-of-process frame's input
 	// goes to its widget).
-	if _, err := chromedp.Call(el.in(ctx), input.InsertText, input.InsertTextParams{Text: s.secrets.fill(text)}); err != nil {
+	if _, err := chromedp.Call(el.in(ctx), input.InsertText, input.InsertTextParams{Text: s.secrets.Fill(text)}); err != nil {
 		return output{}, fmt.Errorf("type into %s: %w", label, err)
 	}
 	if len(secs) > 0 {
-		s.typed.note(secs, s.tab.watch.navigationCount())
+		s.typed.Note(secs, s.tab.watch.navigationCount())
 		// A text field (a manifest may allow one) shows its value: draw it
 		// as dots, so that no screenshot shows the secret.
 		_ = el.call(ctx, `function() { if (this.type !== 'password') this.style.setProperty('-webkit-text-security', 'disc', 'important'); }`, nil)

@@ -2,7 +2,6 @@ package executor
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
+	"github.com/browsergate/browsergate/gate"
 	"github.com/browsergate/browsergate/toolclad"
 )
 
@@ -37,13 +37,6 @@ import (
 // closes it when a frame in another process opens a dialog of its own;
 // the next reply says so.
 
-// dialogInfo is a JavaScript dialog the page opened.
-type dialogInfo struct {
-	Type    string // alert, confirm, prompt, beforeunload
-	Message string
-	Default string // a prompt's default answer
-}
-
 // dialogState is a tab's dialogs; pageWatch.mu guards it.
 type dialogState struct {
 	mode string // toolclad.Dialogs*
@@ -55,7 +48,7 @@ type dialogState struct {
 	// command's wait for the browser, which the dialog stops).
 	hold    bool
 	onHeld  func()
-	pending *dialogInfo
+	pending *gate.Dialog
 	// pendingFrame is the frame of the held dialog: a dialog of another
 	// frame closing is not the held one's.
 	pendingFrame cdp.FrameID
@@ -93,7 +86,7 @@ type dialogAnswer struct {
 // opened handles Page.javascriptDialogOpening, on the read loop; main is
 // the tab's main frame.
 func (d *dialogState) opened(e *page.EventJavascriptDialogOpening, main cdp.FrameID) {
-	info := dialogInfo{Type: string(e.Type), Message: e.Message, Default: e.DefaultPrompt}
+	info := gate.Dialog{Type: string(e.Type), Message: e.Message, Default: e.DefaultPrompt}
 	ofFrame := e.FrameID != "" && main != "" && e.FrameID != main
 	if d.hold && d.pending == nil && !ofFrame {
 		d.pending, d.pendingFrame, d.others = &info, e.FrameID, 0
@@ -235,7 +228,7 @@ func (w *pageWatch) releaseDialogs() {
 
 // endHold ends holding (releaseDialogs) and returns the dialog held for
 // the agent (nil: none), in one step.
-func (w *pageWatch) endHold() *dialogInfo {
+func (w *pageWatch) endHold() *gate.Dialog {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.dialogs.hold, w.dialogs.onHeld = false, nil
@@ -247,7 +240,7 @@ func (w *pageWatch) endHold() *dialogInfo {
 }
 
 // pendingDialog is the dialog held open for the agent (nil: none).
-func (w *pageWatch) pendingDialog() *dialogInfo {
+func (w *pageWatch) pendingDialog() *gate.Dialog {
 	if w == nil {
 		return nil // the tab is gone (a failed reset closed it)
 	}
@@ -297,7 +290,7 @@ func (w *pageWatch) dropDialog(why string) {
 // beginAnswer starts handle_dialog's answer to the held dialog: it
 // returns the dialog (nil: none is held) and how many other dialogs have
 // opened since it was held, and marks it as being answered, in one step.
-func (w *pageWatch) beginAnswer() (*dialogInfo, int) {
+func (w *pageWatch) beginAnswer() (*gate.Dialog, int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.dialogs.pending == nil {
@@ -358,7 +351,7 @@ func (w *pageWatch) dismissHeld(ctx context.Context) {
 
 // heldDialogText tells the agent about the dialog its call opened, the
 // page's message quoted and inert.
-func heldDialogText(d *dialogInfo) string {
+func heldDialogText(d *gate.Dialog) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "the page opened a JavaScript %s dialog: %s", d.Type, pagetext.Value(inert(strconv.Quote(d.Message))))
 	if d.Type == string(page.DialogTypePrompt) {
@@ -382,8 +375,9 @@ func dialogNote(ds []string) string {
 	return fmt.Sprintf("\n[answered %d JavaScript dialog(s) at once: [%s]]", len(ds), strings.Join(quoted, " "))
 }
 
-// ErrNoDialog is returned by handle_dialog when no dialog is waiting.
-var ErrNoDialog = errors.New("no JavaScript dialog is waiting for an answer")
+// ErrNoDialog is returned by handle_dialog when no dialog is waiting
+// (gate.ErrNoDialog, which the gate's refusal names too).
+var ErrNoDialog = gate.ErrNoDialog
 
 func actHandleDialog(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
 	w := s.tab.watch

@@ -6,8 +6,9 @@
 //  1. refuses calls whose arguments failed validation, whose session has
 //     expired, or that exceed max_interactions;
 //  2. observes the page state of the session's tab over CDP;
-//  3. gates the call: URL scope on every scope-checked url argument and on
-//     the link or form a click/submit would follow, then the Cedar policies;
+//  3. has package gate decide the call on those facts, and enforces what
+//     it says: URL scope on every scope-checked url argument and on the
+//     link or form a click/submit would follow, then the Cedar policies;
 //     a call that only a human's approval would let through is held until
 //     a human answers through the approval broker (package approval: the
 //     operator socket, or MCP elicitation asked in two rounds), and no

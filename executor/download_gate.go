@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/browsergate/browsergate/evidence"
+	"github.com/browsergate/browsergate/gate"
 	"github.com/browsergate/browsergate/scope"
 	"github.com/browsergate/browsergate/toolclad"
 )
@@ -47,7 +48,7 @@ func pageBytes(u string) bool { return hasScheme(u, "blob:") || hasScheme(u, "da
 // downloadCheck is the scope check of a page's download: a blob: URL is
 // judged by the origin that made it (the URL inside it), a data: URL by
 // the document that started the download (page), any other URL as itself.
-func downloadCheck(check urlCheck, page string) urlCheck {
+func downloadCheck(check gate.URLCheck, page string) gate.URLCheck {
 	return func(u string) scope.Verdict {
 		switch {
 		case hasScheme(u, "blob:"):
@@ -111,7 +112,7 @@ func (e *Executor) judgePageDownload(ctx context.Context, s *session, dl *downlo
 	judge := func(approved bool) {
 		q := e.question(s, t, t.facts, approved)
 		q.Limits, q.Check, q.Now = &view.limits, downloadCheck(q.Check, dl.page), e.cfg.Now()
-		t.verdict = decide(q)
+		t.verdict = gate.Decide(q)
 		t.deny = t.verdict.Deny
 	}
 	judge(false)

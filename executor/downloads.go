@@ -21,6 +21,7 @@ import (
 	"github.com/browsergate/browsergate/internal/pagetext"
 
 	"github.com/browsergate/browsergate/evidence"
+	"github.com/browsergate/browsergate/gate"
 )
 
 // Downloads. Chromium is never left to choose where a download goes: each
@@ -50,7 +51,7 @@ type downloads struct {
 	dir      string // the download directory ("" when not declared)
 	max      int64  // max_download_bytes
 	staging  string // where Chromium writes, under names of its own (GUIDs); set before any download
-	check    urlCheck
+	check    gate.URLCheck
 	logger   *slog.Logger
 	// cancel asks the browser to cancel a download (set by the guard).
 	cancel func(guid string)
@@ -87,7 +88,7 @@ type downloads struct {
 // sessionView is what the gate reads of a session for a download: its
 // limits (the counters Cedar reads) and its principal's groups.
 type sessionView struct {
-	limits limits
+	limits gate.Limits
 	groups []string
 }
 
@@ -132,7 +133,7 @@ type downloadNews struct {
 	asking  string
 }
 
-func newDownloads(declared bool, dir string, max int64, staging string, check urlCheck, logger *slog.Logger) *downloads {
+func newDownloads(declared bool, dir string, max int64, staging string, check gate.URLCheck, logger *slog.Logger) *downloads {
 	ctx, end := context.WithCancel(context.Background())
 	// Made during a call (the session's first tab), or before the first
 	// (a warmed session): its downloads are that call's.

@@ -150,8 +150,8 @@ func (r policyRef) CheckHost(host string, port uint16) scope.Verdict {
 	// domains (WebSockets come here, not through interception). The
 	// agent's own navigation away is let through, to the hosts
 	// interception saw it go to, and nothing else.
-	if r.s != nil && v.Allowed && !r.s.bound.isLeavingTo(host) {
-		if refuse, ok := r.s.bound.judge(host, false); ok {
+	if r.s != nil && v.Allowed && !r.s.bound.IsLeavingTo(host) {
+		if refuse, ok := r.s.bound.Judge(host, false); ok {
 			return refuse
 		}
 	}

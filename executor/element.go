@@ -13,6 +13,8 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
+
+	"github.com/browsergate/browsergate/gate"
 )
 
 // element is a page element the agent named by ref or CSS selector.
@@ -194,7 +196,7 @@ func (el element) callOn(ctx context.Context, fn string, out any, args ...*runti
 // within what the gate judged (want). The page's own handlers of the
 // release itself (mouseup, click) run after the last check: a form they
 // submit is caught by the acting guard of the interceptor (intercept.go).
-func (s *session) click(ctx context.Context, el element, want destination) error {
+func (s *session) click(ctx context.Context, el element, want gate.Destination) error {
 	x, y, err := s.centre(ctx, el, "clicked")
 	if err != nil {
 		return err

@@ -21,6 +21,7 @@ import (
 	"github.com/browsergate/browsergate/events"
 	"github.com/browsergate/browsergate/evidence"
 	"github.com/browsergate/browsergate/executor/mask"
+	"github.com/browsergate/browsergate/gate"
 	"github.com/browsergate/browsergate/scope"
 	"github.com/browsergate/browsergate/scope/egress"
 	"github.com/browsergate/browsergate/toolclad"
@@ -82,7 +83,7 @@ type Executor struct {
 	closed   bool
 	stateKey [32]byte // seals the request state of approvals asked in two rounds
 	policies atomic.Pointer[cedar.Engine]
-	secrets  map[*toolclad.Manifest]*secretSet // guarded by mu
+	secrets  map[*toolclad.Manifest]*gate.Secrets // guarded by mu
 	// maskers are each manifest's masker (its secrets only), for its
 	// sessions and its backend's log lines; guarded by mu.
 	maskers map[*toolclad.Manifest]*mask.Masker
@@ -407,11 +408,11 @@ func manifestMaskers(ms []*toolclad.Manifest) map[*toolclad.Manifest]*mask.Maske
 }
 
 // secretSets compiles each manifest's secrets.
-func secretSets(ms []*toolclad.Manifest) (map[*toolclad.Manifest]*secretSet, error) {
-	out := make(map[*toolclad.Manifest]*secretSet, len(ms))
+func secretSets(ms []*toolclad.Manifest) (map[*toolclad.Manifest]*gate.Secrets, error) {
+	out := make(map[*toolclad.Manifest]*gate.Secrets, len(ms))
 	var errs []error
 	for _, m := range ms {
-		ss, err := newSecretSet(m)
+		ss, err := gate.NewSecrets(m)
 		errs = append(errs, err)
 		out[m] = ss
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/browsergate/browsergate/evidence"
-	"github.com/browsergate/browsergate/toolclad"
+	"github.com/browsergate/browsergate/gate"
 )
 
 // upload_file attaches a file of the manifest's upload directory to a file
@@ -29,23 +29,10 @@ import (
 // maxUploadBytes bounds a file upload_file attaches.
 const maxUploadBytes = 100 << 20
 
-// fileFact is the file an upload_file call names, as the gate read it.
-type fileFact struct {
-	evidence.FileRef
-	copy string // the session's private copy, given to the browser
-	// holds are the secrets whose values the file holds: a page's
-	// download of a typed value saved in a directory that is also
-	// upload_dir, or an operator's file. Attached and sent, the value
-	// would go where type_text may not take it
-	// (TestH7UploadedFileCarriesTheSecret): it goes only on the secrets'
-	// domains, and the page is then held to them as for a typed value.
-	holds []*toolclad.Secret
-}
-
 // observeUpload finds the file input and reads the file the call names.
-func (s *session) observeUpload(ctx context.Context, args map[string]any) *elementFact {
+func (s *session) observeUpload(ctx context.Context, args map[string]any) *gate.Element {
 	el, named, err := s.target(ctx, args)
-	ef := &elementFact{Named: named, Label: el.label, Err: err}
+	ef := &gate.Element{Named: named, Label: el.label, Err: err}
 	if err != nil {
 		return ef
 	}
@@ -67,7 +54,7 @@ const fileInputJS = `function() {
 
 // copyUpload copies the named file of the upload directory into the
 // session's file directory and describes the copy.
-func (s *session) copyUpload(name string) (*fileFact, error) {
+func (s *session) copyUpload(name string) (*gate.File, error) {
 	dir := s.manifest.Browser.Files.UploadDir
 	if dir == "" {
 		return nil, errors.New("the manifest has no [browser.files] upload_dir")
@@ -121,13 +108,13 @@ func (s *session) copyUpload(name string) (*fileFact, error) {
 		os.RemoveAll(sub)
 		return nil, fmt.Errorf("copy file %q: %w", name, err)
 	}
-	holds, err := s.secrets.heldIn(dst.Name())
+	holds, err := s.secrets.HeldIn(dst.Name())
 	if err != nil {
 		os.RemoveAll(sub)
 		return nil, fmt.Errorf("read file %q for secrets: %w", name, err)
 	}
-	return &fileFact{FileRef: evidence.FileRef{Direction: "upload", Name: filepath.ToSlash(name), Size: n, SHA256: hex.EncodeToString(h.Sum(nil))},
-		copy: dst.Name(), holds: holds}, nil
+	return &gate.File{FileRef: evidence.FileRef{Direction: "upload", Name: filepath.ToSlash(name), Size: n, SHA256: hex.EncodeToString(h.Sum(nil))},
+		Copy: dst.Name(), Holds: holds}, nil
 }
 
 // dropUpload removes the private copy of the file an upload_file call
@@ -135,8 +122,8 @@ func (s *session) copyUpload(name string) (*fileFact, error) {
 // the file again after an approval): only a copy attached to an input
 // stays, until the session ends, for the page to send.
 func dropUpload(f *facts) {
-	if up := uploadOf(f); up != nil && up.copy != "" {
-		_ = os.RemoveAll(filepath.Dir(up.copy))
+	if up := uploadOf(f); up != nil && up.Copy != "" {
+		_ = os.RemoveAll(filepath.Dir(up.Copy))
 	}
 }
 
@@ -172,13 +159,13 @@ func actUploadFile(ctx context.Context, s *session, args map[string]any, f *fact
 	if err != nil {
 		return output{}, err
 	}
-	if len(file.holds) > 0 {
+	if len(file.Holds) > 0 {
 		// As for a typed value: from before the page has the file, it may
 		// send only to the secrets' domains.
-		s.egress.bound.bind(hostOf(f.State.URL), file.holds, s.secrets.domains)
-		defer s.typed.note(file.holds, s.tab.watch.navigationCount())
+		s.egress.bound.Bind(hostOf(f.State.URL), file.Holds, s.secrets)
+		defer s.typed.Note(file.Holds, s.tab.watch.navigationCount())
 	}
-	if _, err := chromedp.Call(el.in(ctx), dom.SetFileInputFiles, dom.SetFileInputFilesParams{Files: []string{file.copy}, ObjectID: el.object}); err != nil {
+	if _, err := chromedp.Call(el.in(ctx), dom.SetFileInputFiles, dom.SetFileInputFilesParams{Files: []string{file.Copy}, ObjectID: el.object}); err != nil {
 		return output{}, fmt.Errorf("attach %s to %s: %w", file.Name, el.label, err)
 	}
 	return output{Text: fmt.Sprintf("attached %s (%d bytes, sha256 %s) to %s", pagetext.Value(file.Name), file.Size, file.SHA256, pagetext.Value(el.label)),

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/browsergate/browsergate/gate"
 	"github.com/browsergate/browsergate/internal/testkit"
 
 	"github.com/browsergate/browsergate/cedar"
@@ -42,7 +43,7 @@ func BenchmarkGateDecision(b *testing.B) {
 		}
 		t := &turn{call: &toolclad.Call{Manifest: m, Command: cmd, Args: args}, start: time.Now()}
 		f := s.observe(s.tab.ctx, cmd, args)
-		if v := decide(e.question(s, t, f, false)); v.Deny != nil {
+		if v := gate.Decide(e.question(s, t, f, false)); v.Deny != nil {
 			b.Fatal(v.Deny)
 		}
 	}
@@ -92,32 +93,6 @@ func BenchmarkObserveClick(b *testing.B) {
 	for b.Loop() {
 		if f := s.observe(s.tab.ctx, cmd, args); f.Element == nil || f.Element.Err != nil {
 			b.Fatalf("observe: %+v", f.Element)
-		}
-	}
-}
-
-// BenchmarkPolicyDecision is the gate's decision without the browser:
-// argument validation and decide (limits, the URL scope, Cedar) on given
-// facts, as for a navigate call.
-func BenchmarkPolicyDecision(b *testing.B) {
-	m, engine := benchSetup(b, b.TempDir())
-	sc, err := manifestScope(m, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	cmd := m.Command("navigate")
-	raw := map[string]any{"url": "https://docs.example.com/guide?page=2"}
-	f := &facts{State: PageState{URL: "https://www.example.com/", Domain: "www.example.com", PageLoaded: true, TabCount: 1}}
-	l := newLimits(time.Now())
-	for b.Loop() {
-		args, err := cmd.Validate(raw)
-		if err != nil {
-			b.Fatal(err)
-		}
-		q := &question{Call: &toolclad.Call{Manifest: m, Command: cmd, Args: args}, Facts: f, Scope: sc,
-			Policies: engine, Principal: "local", Session: "s", Limits: &l, Now: time.Now()}
-		if v := decide(q); v.Deny != nil || len(v.Approval) > 0 {
-			b.Fatal(v.Deny)
 		}
 	}
 }

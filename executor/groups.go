@@ -5,13 +5,12 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/browsergate/browsergate/internal/pagetext"
-
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 	"golang.org/x/net/publicsuffix"
 
+	"github.com/browsergate/browsergate/gate"
 	"github.com/browsergate/browsergate/scope"
 )
 
@@ -166,42 +165,9 @@ func sameOrigin(a, b string) bool {
 	return oa == "" || ob == "" || oa == ob
 }
 
-// groupMember is a page of an adopted tab's group that is not yet the
-// session's.
-type groupMember struct {
-	Target target.ID
-	URL    string
-	// Listed is the page's tab id when list_tabs shows it (a user's tab
-	// the scope allows, not another session's): it can be taken with the
-	// tab. "" when it cannot be: outside the scope, not a web page, or
-	// another session's.
-	Listed string
-}
-
-// name is how a refusal names the member: its tab id, or what it is
-// when the agent may not see it.
-func (g groupMember) name() string {
-	if g.Listed != "" {
-		return "tab " + g.Listed
-	}
-	return "a tab of the user's that this session may not use (outside the scope, not a web page, or another session's)"
-}
-
-// groupOutsiders are the members of a group that the session cannot take
-// with the tab, as a refusal names them.
-func groupOutsiders(members []groupMember) []string {
-	var out []string
-	for _, m := range members {
-		if m.Listed == "" {
-			out = append(out, m.name())
-		}
-	}
-	return out
-}
-
 // describeGroup is the sentence a reply gives of the pages taken with a
 // tab.
-func describeGroup(members []groupMember) string {
+func describeGroup(members []gate.GroupMember) string {
 	if len(members) == 0 {
 		return ""
 	}
@@ -247,8 +213,8 @@ func (s *session) unguardedBeside(all []*target.Info, fieldURL string) []string 
 			return
 		}
 		seen[t.TargetID] = true
-		m := groupMember{Target: t.TargetID, URL: t.URL, Listed: listed[t.TargetID]}
-		out = append(out, m.name()+" ("+why+")")
+		m := gate.GroupMember{Page: gate.PageID(t.TargetID), URL: t.URL, Listed: listed[t.TargetID]}
+		out = append(out, m.Name()+" ("+why+")")
 	}
 	for _, p := range groupPeers(all, cur) {
 		add(p, "of the tab's browsing-context group")
@@ -275,13 +241,6 @@ func (s *session) unguardedBeside(all []*target.Info, fieldURL string) []string 
 		}
 	}
 	return out
-}
-
-// besideError is the refusal of a secret typed where unguarded pages
-// (unguardedBeside) could reach it.
-func besideError(secret string, beside []string) error {
-	return pagetext.Ownf("secret %s is typed only into a page whose browsing-context group and site are wholly the session's, and %s could reach this one unguarded; close it (a worker of the user's stops by itself about 30 seconds after its last page of the site closes, then try again), or use a manifest with context = \"isolated\"",
-		secret, strings.Join(beside, " and "))
 }
 
 // holdsGroup reports whether a user's tab the session adopted must stay

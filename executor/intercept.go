@@ -10,6 +10,7 @@ import (
 
 	"github.com/browsergate/browsergate/internal/pagetext"
 
+	"github.com/browsergate/browsergate/gate"
 	"github.com/browsergate/browsergate/scope"
 	"github.com/browsergate/browsergate/toolclad"
 )
@@ -243,7 +244,7 @@ type interceptor struct {
 	// bound holds a document a secret was typed into to the secret's
 	// domains; docGen is the tab's document generation (set by the target
 	// guard, which counts the tab's main-frame commits).
-	bound  *secretBinding
+	bound  *gate.SecretBinding
 	docGen func() int64
 	// popups are the page targets (by guard session) opened while an
 	// action ran, with what it was judged to do: their first navigation is
@@ -635,23 +636,23 @@ func (ic *interceptor) decideRequest(r pausedRequest) scope.Verdict {
 			// the application): a link or a history entry of the site
 			// that redirects elsewhere (an open redirect, an entry the
 			// page rewrote) is no way out.
-			ic.vouched.Store(r.id, agent && ic.bound.holdsAgainst(u.Host) || leads && method == "POST")
-			if agent || !ic.bound.holdsAgainst(u.Host) {
-				ic.bound.leave(u.Host)
-			} else if refuse, ok := ic.bound.judge(u.Host, false); ok {
+			ic.vouched.Store(r.id, agent && ic.bound.HoldsAgainst(u.Host) || leads && method == "POST")
+			if agent || !ic.bound.HoldsAgainst(u.Host) {
+				ic.bound.Leave(u.Host)
+			} else if refuse, ok := ic.bound.Judge(u.Host, false); ok {
 				refuse.URL = url
 				return refuse
 			}
 		case r.tabNav && resourceType == "Document" && redirectedFrom != "" && hop &&
-			(mayLeave.(bool) || !ic.bound.holdsAgainst(u.Host)):
+			(mayLeave.(bool) || !ic.bound.HoldsAgainst(u.Host)):
 			// A server's redirect of such a navigation: the server's
 			// answer to a judged act, not the page's doing. A redirect
 			// of a navigation the page started is judged like any
 			// request.
 			ic.vouched.Store(r.id, mayLeave)
-			ic.bound.leave(u.Host)
+			ic.bound.Leave(u.Host)
 		default:
-			if refuse, ok := ic.bound.judge(u.Host, resourceType == "Ping"); ok {
+			if refuse, ok := ic.bound.Judge(u.Host, resourceType == "Ping"); ok {
 				refuse.URL = url
 				return refuse
 			}

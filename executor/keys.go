@@ -14,6 +14,8 @@ import (
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"github.com/browsergate/browsergate/gate"
 )
 
 // chord is a key press_key presses: the key, and the modifiers held down
@@ -174,18 +176,18 @@ func editingCommand(c chord) string {
 
 // observeKey finds the element a key goes into (the named one, else the
 // focused one) and where pressing the key there leads.
-func (s *session) observeKey(ctx context.Context, args map[string]any) *elementFact {
+func (s *session) observeKey(ctx context.Context, args map[string]any) *gate.Element {
 	key, _ := args["key"].(string)
 	c, err := parseChord(key)
 	if err != nil {
-		return &elementFact{Err: err}
+		return &gate.Element{Err: err}
 	}
 	el, named, err := s.target(ctx, args)
 	if err == nil && !named {
 		el, err = s.focused(ctx)
 	}
 	// The key always lands somewhere: the gate judges that element.
-	ef := &elementFact{Named: true, Label: el.label, Err: err}
+	ef := &gate.Element{Named: true, Label: el.label, Err: err}
 	if err == nil {
 		ef.DestErr = el.call(ctx, keyDestJS, &ef.Dest, c.activation())
 	}
@@ -216,7 +218,7 @@ func actPressKey(ctx context.Context, s *session, args map[string]any, f *facts)
 	// The page may have changed the element since the gate judged it (a
 	// focus handler that turns a field into a link): the key must still
 	// lead only where the gate judged.
-	var now destination
+	var now gate.Destination
 	if err := el.call(ctx, keyDestJS, &now, c.activation()); err != nil {
 		return output{}, err
 	}
@@ -233,8 +235,8 @@ func actPressKey(ctx context.Context, s *session, args map[string]any, f *facts)
 
 // unjudged says what an action, as it looks now (now), would do beyond
 // what the gate judged of it (f): "" when nothing.
-func unjudged(now destination, f *facts) string {
-	var want destination
+func unjudged(now gate.Destination, f *facts) string {
+	var want gate.Destination
 	if f != nil && f.Element != nil {
 		want = f.Element.Dest
 	}

@@ -3,7 +3,6 @@ package executor
 import (
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/browsergate/browsergate/executor/mask"
 	"github.com/browsergate/browsergate/scope"
@@ -59,7 +58,7 @@ func (s *session) pageHosts() []string {
 	s.reach.mu.Lock()
 	page := s.reach.page
 	s.reach.mu.Unlock()
-	return []string{s.egress.bound.host(), page}
+	return []string{s.egress.bound.Host(), page}
 }
 
 // considered are the session's secrets a text from pages on hosts is
@@ -95,10 +94,7 @@ func (s *session) considered(hosts ...string) []*toolclad.Secret {
 
 // onDomains reports whether canonical host c is on sec's domains.
 func (s *session) onDomains(sec *toolclad.Secret, c string) bool {
-	if s.secrets == nil {
-		return false
-	}
-	return slices.ContainsFunc(s.secrets.domains[sec], func(p *scope.Pattern) bool { return p.Match(c) })
+	return s.secrets.OnDomains(sec, c)
 }
 
 // carry notes that the tab went from host from to host to without an
@@ -108,7 +104,7 @@ func (s *session) carry(from, to string) {
 	if from == "" || to == "" || from == to {
 		return
 	}
-	typed := s.egress.bound.typed()
+	typed := s.egress.bound.Typed()
 	if len(typed) == 0 {
 		return
 	}
@@ -184,7 +180,7 @@ func (s *session) turnMasks(t *turn, record bool) turnMasks {
 		return turnMasks{record: true, values: m,
 			page: func(string) *mask.Masker { return m }, blocked: func(Blocked) *mask.Masker { return m }}
 	}
-	hosts := []string{s.egress.bound.host()}
+	hosts := []string{s.egress.bound.Host()}
 	if t.facts != nil {
 		hosts = append(hosts, hostOf(t.facts.State.URL))
 	}
@@ -206,45 +202,8 @@ func (s *session) turnMasks(t *turn, record bool) turnMasks {
 // the binding itself refused (a page of the secret's site, or a popup it
 // may have written the value into) is held for every typed secret.
 func (s *session) stampBlocked(b *Blocked) {
-	b.Page, b.Held = s.egress.bound.host(), s.egress.bound.holding()
+	b.Page, b.Held = s.egress.bound.Host(), s.egress.bound.Holding()
 	if b.Rule == ruleSecretBound {
-		b.Held = s.egress.bound.typed()
+		b.Held = s.egress.bound.Typed()
 	}
-}
-
-// typed are the secrets typed in the session.
-func (b *secretBinding) typed() []*toolclad.Secret {
-	if b == nil {
-		return nil
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return slices.Clone(b.secrets)
-}
-
-// host is the host of the tab's current document.
-func (b *secretBinding) host() string {
-	if b == nil {
-		return ""
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.tabHost
-}
-
-// holding are the secrets the binding holds the tab's requests to now: the
-// tab is on their domains, or left them a moment ago (judge).
-func (b *secretBinding) holding() []*toolclad.Secret {
-	if b == nil {
-		return nil
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if held := b.on(b.tabHost); len(held) > 0 {
-		return held
-	}
-	if !b.left.IsZero() && time.Since(b.left) < leftGrace {
-		return slices.Clone(b.secrets)
-	}
-	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/browsergate/browsergate/executor/mask"
+	"github.com/browsergate/browsergate/gate"
 	"github.com/browsergate/browsergate/internal/pagetext"
 
 	"github.com/browsergate/browsergate/internal/testkit"
@@ -69,7 +70,7 @@ func TestMaskerConsidersTheSecretsOfThePage(t *testing.T) {
 		// the guard saw no commit there (a tab switched to); until the
 		// call is recorded.
 		read := func() string { return s.masker.Finish(s.maskText("x "+value), false) }
-		s.egress.bound.committed("evil.example.com")
+		s.egress.bound.Committed("evil.example.com")
 		if got := read(); got != "x "+value {
 			t.Errorf("read on a page off the secret's domains: %q", got)
 		}
@@ -84,7 +85,7 @@ func TestMaskerConsidersTheSecretsOfThePage(t *testing.T) {
 	})
 	t.Run("typed", func(t *testing.T) {
 		s := maskSession(t, m)
-		s.egress.bound.bind("login.example.com", []*toolclad.Secret{pw}, s.secrets.domains)
+		s.egress.bound.Bind("login.example.com", []*toolclad.Secret{pw}, s.secrets)
 		s.noteReach(moved("type_text", "login.example.com", "login.example.com"))
 		// A judged sign-in's click, which the server redirects to
 		// app.example.com, carries it there; and on to a page app moves
@@ -106,7 +107,7 @@ func TestMaskerConsidersTheSecretsOfThePage(t *testing.T) {
 				t.Errorf("%s was reached by the agent's navigation, yet the typed secret is masked there", host)
 			}
 		}
-		s.egress.bound.committed("other.example.com") // the tab's document now
+		s.egress.bound.Committed("other.example.com") // the tab's document now
 		// A refused request is masked for what the binding held when it
 		// was refused, whatever page the tab is on.
 		b := Blocked{URL: "https://evil.example.com/?v=" + value, Page: "other.example.com", Held: []*toolclad.Secret{pw}}
@@ -116,9 +117,7 @@ func TestMaskerConsidersTheSecretsOfThePage(t *testing.T) {
 		// One the binding itself refused (a popup the site's page may have
 		// written the value into) is held for every typed secret, after
 		// the moment that follows leaving the site too.
-		s.egress.bound.mu.Lock()
-		s.egress.bound.left = time.Time{}
-		s.egress.bound.mu.Unlock()
+		s.egress.bound.Now = func() time.Time { return time.Now().Add(gate.LeftGrace) }
 		s.stampBlocked(&b)
 		if b.Held != nil {
 			t.Errorf("the binding holds nothing now, yet the refusal was stamped with %v", b.Held)

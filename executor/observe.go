@@ -8,122 +8,20 @@ import (
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
+	"github.com/browsergate/browsergate/gate"
 	"github.com/browsergate/browsergate/toolclad"
 )
 
 // facts are everything the decision on one call needs to know of the
-// browser, read by observe from sources the page cannot forge (CDP
-// domains and the gate's isolated world, never the page's own world). A
-// fact that could not be read is recorded as an error: decide refuses
-// what it cannot judge.
-type facts struct {
-	State PageState // the tab before the call; State.URL == "": unreadable
-	// UserTab: the tab is a user's the session adopted (where the user
-	// may have gone by hand: an out-of-scope URL there is not shown).
-	UserTab bool
-	Forms   int // forms in the document (-1: unknown)
-	// Pages are the session's other tabs (popups its pages opened).
-	Pages    []pageFact
-	PagesErr error
-	// Element is the element the call acts on, for commands whose entry
-	// observes one (nil otherwise).
-	Element *elementFact
-	// History is the history entry go_back or go_forward goes to, when
-	// observed.
-	History *historyFact
-	// Typed are the secrets typed on the current page since it loaded.
-	Typed []*toolclad.Secret
-	// Held are the secrets typed in the session whose domains the tab is
-	// on: a later page of the site may hold the value too (a server that
-	// echoes a wrong password back, storage).
-	Held []*toolclad.Secret
-	// Dialog is the JavaScript dialog held open for the agent (nil: none);
-	// while one is, the page's scripts are stopped and nothing else of the
-	// page is read.
-	Dialog *dialogInfo
-	// LostDialog, for handle_dialog with no dialog held, says what became
-	// of the one that was held and ended without the agent's answer ("":
-	// none did).
-	LostDialog string
-	// Tab is the tab a tab command names, as list_tabs would list it now
-	// (nil: no such tab in the listing); TabErr: the tabs could not be
-	// read.
-	Tab    *tabInfo
-	TabErr error
-	// TabGroup, for a user's tab the session has not adopted, are the
-	// pages of its browsing-context group that are not the session's
-	// (groups.go): switch_tab takes them with it, or is refused.
-	TabGroup []groupMember
-	// Beside, for type_text with a secret in the user's browser context,
-	// names the unguarded pages that could reach the field's page
-	// (unguardedBeside); BesideErr: the tabs could not be read.
-	Beside    []string
-	BesideErr error
-}
-
-// pageFact is one of the session's other tabs.
-type pageFact struct {
-	ID  target.ID
-	URL string
-	// RefusedNav is where the tab's own main-frame navigation was going
-	// when the egress gate refused it ("" when none was): a popup opened
-	// straight at a forbidden URL may still show about:blank.
-	RefusedNav string
-	// User: a tab of the user's the session adopted; never closed, only
-	// let go.
-	User bool
-	// Held: a user's tab kept under the guard after it left the scope
-	// (sessionTabs.held).
-	Held bool
-}
-
-// elementFact is the element a call names (or the one it falls back to).
-type elementFact struct {
-	Named bool   // named by ref or selector by the agent
-	Label string // how it is named, for messages
-	Err   error  // it could not be found
-	// For click and submit_form: where acting on it leads.
-	Dest    destination
-	DestErr error
-	// For type_text: the target field.
-	Field    fieldInfo
-	FieldErr error
-	// For upload_file: the file, as read and copied.
-	File *fileFact
-}
-
-// historyFact is the history entry go_back or go_forward would go to.
-type historyFact struct {
-	To  string // "" when there is none
-	Err error
-}
-
-// destination is what js/destination.js reports.
-type destination struct {
-	URL     string   `json:"url"`     // where the action leads ("": nowhere)
-	URLs    []string `json:"urls"`    // every destination it may lead to (the form's action, each link on the path)
-	Submits bool     `json:"submits"` // it submits a form
-	InForm  bool     `json:"inForm"`
-	Embeds  bool     `json:"embeds"` // a click may land in an embedded document (iframe, object, embed)
-	// Downloads: a link on the way has the download attribute (the
-	// browser downloads it rather than navigating, with no document
-	// request the tab reports).
-	Downloads bool `json:"downloads"`
-}
-
-// fieldInfo is what js/field.js reports.
-type fieldInfo struct {
-	URL      string `json:"url"`
-	Field    bool   `json:"field"`
-	Tag      string `json:"tag"`
-	Password bool   `json:"password"`
-	// MaxLength is how many characters the field keeps (-1: no limit).
-	MaxLength int `json:"maxLength"`
-}
+// browser (gate.Facts), read by observe from sources the page cannot forge
+// (CDP domains and the gate's isolated world, never the page's own world).
+// A fact that could not be read is recorded as an error: the gate refuses
+// what it cannot judge. Every act of the command table is given them.
+type facts = gate.Facts
 
 // judged says what the action observed was judged to do: whether it
 // submits a form and where to, and every destination it may lead to.
-func (f *facts) judged() (posts bool, to, urls []string) {
+func judged(f *facts) (posts bool, to, urls []string) {
 	if f == nil || f.Element == nil {
 		return false, nil, nil
 	}
@@ -137,7 +35,7 @@ func (f *facts) judged() (posts bool, to, urls []string) {
 // navigatesTo is where the agent's own navigation goes: navigate's url,
 // the history entry go_back or go_forward goes to, or (reload) the page
 // itself.
-func (f *facts) navigatesTo(args map[string]any) string {
+func navigatesTo(f *facts, args map[string]any) string {
 	if u, ok := args["url"].(string); ok && u != "" {
 		return u
 	}
@@ -159,10 +57,10 @@ func (s *session) observe(ctx context.Context, cmd *toolclad.Command, args map[s
 	// only read, and neither needs the other. Not while a dialog is held
 	// open (the page's scripts are stopped; the element is not read then).
 	readElement := elementReader(kind)
-	var element <-chan *elementFact
+	var element <-chan *gate.Element
 	if readElement != nil && s.tab.watch.pendingDialog() == nil {
 		_, _ = s.world(ctx) // made once, for both reads
-		ch := make(chan *elementFact, 1)
+		ch := make(chan *gate.Element, 1)
 		go func() { ch <- readElement(s, ctx, args) }()
 		element = ch
 	}
@@ -176,9 +74,9 @@ func (s *session) observe(ctx context.Context, cmd *toolclad.Command, args map[s
 		f.State, f.Forms, all, f.PagesErr = s.readPage(ctx)
 	}
 	f.Pages = s.pageFacts(all)
-	f.Typed = s.typed.on(s.tab.watch.navigationCount())
-	f.Held = s.egress.bound.heldHere()
-	var read *elementFact
+	f.Typed = s.typed.On(s.tab.watch.navigationCount())
+	f.Held = s.egress.bound.HeldHere()
+	var read *gate.Element
 	if element != nil {
 		read = <-element // the read has ended before observe does
 	}
@@ -197,14 +95,14 @@ func (s *session) observe(ctx context.Context, cmd *toolclad.Command, args map[s
 		f.Element = read
 	}
 	switch kind {
-	case observeHistory:
+	case gate.ObserveHistory:
 		f.History = s.observeHistory(ctx, historyStep(cmd.Name))
-	case observeUpload:
+	case gate.ObserveUpload:
 		f.Element = s.observeUpload(ctx, args)
-	case observeTab:
+	case gate.ObserveTab:
 		f.Tab, f.TabGroup, f.TabErr = s.observeTab(ctx, args)
-	case observeField:
-		if text, _ := args["text"].(string); len(s.secrets.placeholders(text)) > 0 && f.Element != nil {
+	case gate.ObserveField:
+		if text, _ := args["text"].(string); len(s.secrets.Placeholders(text)) > 0 && f.Element != nil {
 			if everyTarget, err := chromedp.Targets(ctx); err != nil {
 				f.BesideErr = err
 			} else {
@@ -218,23 +116,23 @@ func (s *session) observe(ctx context.Context, cmd *toolclad.Command, args map[s
 // elementReader is how an observation that only reads the element a
 // command acts on (and where acting on it leads) reads it; nil for the
 // others.
-func elementReader(kind observation) func(*session, context.Context, map[string]any) *elementFact {
+func elementReader(kind gate.Observation) func(*session, context.Context, map[string]any) *gate.Element {
 	switch kind {
-	case observeClick:
-		return func(s *session, ctx context.Context, args map[string]any) *elementFact {
+	case gate.ObserveClick:
+		return func(s *session, ctx context.Context, args map[string]any) *gate.Element {
 			return s.observeElement(ctx, args, "click")
 		}
-	case observeSubmit:
-		return func(s *session, ctx context.Context, args map[string]any) *elementFact {
+	case gate.ObserveSubmit:
+		return func(s *session, ctx context.Context, args map[string]any) *gate.Element {
 			return s.observeElement(ctx, args, "submit")
 		}
-	case observeField:
+	case gate.ObserveField:
 		return (*session).observeField
-	case observeKey:
+	case gate.ObserveKey:
 		return (*session).observeKey
-	case observePoint:
+	case gate.ObservePoint:
 		return (*session).observePoint
-	case observeSelect:
+	case gate.ObserveSelect:
 		return (*session).observeSelect
 	}
 	return nil
@@ -244,7 +142,7 @@ func elementReader(kind observation) func(*session, context.Context, map[string]
 // would give now: a tab the agent may not see is no tab at all. For a
 // user's tab the session has not adopted, it also returns the pages of
 // the tab's browsing-context group that are not the session's.
-func (s *session) observeTab(ctx context.Context, args map[string]any) (*tabInfo, []groupMember, error) {
+func (s *session) observeTab(ctx context.Context, args map[string]any) (*gate.Tab, []gate.GroupMember, error) {
 	id, _ := args["tab"].(string)
 	all, err := chromedp.Targets(ctx)
 	if err != nil {
@@ -255,8 +153,9 @@ func (s *session) observeTab(ctx context.Context, args map[string]any) (*tabInfo
 		if t.ID != id {
 			continue
 		}
+		tab := &gate.Tab{ID: t.ID, Page: gate.PageID(t.Target), URL: t.URL, User: t.Owner == ownerUser, Home: t.Home}
 		if t.Owner != ownerUser || s.egress.guard == nil || s.egress.guard.isUserTab(string(t.Target)) {
-			return &t, nil, nil
+			return tab, nil, nil
 		}
 		ours := map[target.ID]bool{}
 		for _, p := range sessionPagesExcept(all, s.tab.browserID, s.tabs.foreign, s.rootIDs()...) {
@@ -268,13 +167,13 @@ func (s *session) observeTab(ctx context.Context, args map[string]any) (*tabInfo
 				listed[l.Target] = l.ID
 			}
 		}
-		var group []groupMember
+		var group []gate.GroupMember
 		for _, p := range groupPeers(all, t.Target) {
 			if !ours[p.TargetID] {
-				group = append(group, groupMember{Target: p.TargetID, URL: p.URL, Listed: listed[p.TargetID]})
+				group = append(group, gate.GroupMember{Page: gate.PageID(p.TargetID), URL: p.URL, Listed: listed[p.TargetID]})
 			}
 		}
-		return &t, group, nil
+		return tab, group, nil
 	}
 	return nil, nil, nil
 }
@@ -282,13 +181,13 @@ func (s *session) observeTab(ctx context.Context, args map[string]any) (*tabInfo
 // observeElement finds the element a click or submit_form names and where
 // acting on it leads. submit_form without one falls back to the focused
 // form or the page's only form.
-func (s *session) observeElement(ctx context.Context, args map[string]any, mode string) *elementFact {
+func (s *session) observeElement(ctx context.Context, args map[string]any, mode string) *gate.Element {
 	el, named, err := s.target(ctx, args)
 	if !named && mode == "submit" {
 		el, err = s.defaultForm(ctx)
 		named = err == nil
 	}
-	ef := &elementFact{Named: named, Label: el.label, Err: err}
+	ef := &gate.Element{Named: named, Label: el.label, Err: err}
 	if err != nil || !named {
 		return ef
 	}
@@ -298,29 +197,29 @@ func (s *session) observeElement(ctx context.Context, args map[string]any, mode 
 
 // observeField finds the element type_text types into (named, or the
 // focused one) and what kind of field it is.
-func (s *session) observeField(ctx context.Context, args map[string]any) *elementFact {
+func (s *session) observeField(ctx context.Context, args map[string]any) *gate.Element {
 	el, named, err := s.target(ctx, args)
 	if err != nil {
-		return &elementFact{Named: named, Err: err}
+		return &gate.Element{Named: named, Err: err}
 	}
 	if !named {
 		if el, err = s.focused(ctx); err != nil {
-			return &elementFact{Label: "the focused element", FieldErr: err}
+			return &gate.Element{Label: "the focused element", FieldErr: err}
 		}
 	}
-	ef := &elementFact{Named: named, Label: el.label}
+	ef := &gate.Element{Named: named, Label: el.label}
 	ef.FieldErr = el.call(ctx, fieldJS, &ef.Field)
 	return ef
 }
 
 // observeHistory reads where a step through the tab's history (-1:
 // go_back, +1: go_forward) would go.
-func (s *session) observeHistory(ctx context.Context, step int64) *historyFact {
+func (s *session) observeHistory(ctx context.Context, step int64) *gate.History {
 	e, err := historyEntry(ctx, step)
 	if err != nil {
-		return &historyFact{Err: err}
+		return &gate.History{Err: err}
 	}
-	h := &historyFact{}
+	h := &gate.History{}
 	if e != nil {
 		h.To = e.URL
 	}
@@ -328,12 +227,12 @@ func (s *session) observeHistory(ctx context.Context, step int64) *historyFact {
 }
 
 // pageFacts describes the session's tabs other than its own.
-func (s *session) pageFacts(all []*target.Info) []pageFact {
+func (s *session) pageFacts(all []*target.Info) []gate.Page {
 	own := s.tab.targetID()
-	var out []pageFact
+	var out []gate.Page
 	for _, p := range all {
 		if p.TargetID != own {
-			out = append(out, pageFact{ID: p.TargetID, URL: p.URL, RefusedNav: s.egress.blocked.blockedNav(string(p.TargetID)),
+			out = append(out, gate.Page{ID: gate.PageID(p.TargetID), URL: p.URL, RefusedNav: s.egress.blocked.blockedNav(string(p.TargetID)),
 				User: s.tabOwner(p.TargetID) == ownerUser, Held: s.tabs.held[p.TargetID]})
 		}
 	}
@@ -345,7 +244,7 @@ func (s *session) pageFacts(all []*target.Info) []pageFact {
 // listing). A popup that has not committed its first URL yet is given up
 // to settle to do so, so that where it goes can be judged: the pages are
 // listed again until it has.
-func (s *session) otherPages(ctx context.Context, settle time.Duration, all []*target.Info, err error) ([]pageFact, error) {
+func (s *session) otherPages(ctx context.Context, settle time.Duration, all []*target.Info, err error) ([]gate.Page, error) {
 	deadline := time.Now().Add(settle)
 	if err != nil {
 		// That listing had the state read's shorter bound: once more on
@@ -374,3 +273,5 @@ func (s *session) otherPages(ctx context.Context, settle time.Duration, all []*t
 		all, err = s.pages(ctx)
 	}
 }
+
+func isBlank(u string) bool { return u == "about:blank" }

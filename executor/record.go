@@ -12,6 +12,7 @@ import (
 	"github.com/browsergate/browsergate/events"
 	"github.com/browsergate/browsergate/evidence"
 	"github.com/browsergate/browsergate/executor/mask"
+	"github.com/browsergate/browsergate/gate"
 	"github.com/browsergate/browsergate/toolclad"
 )
 
@@ -22,7 +23,7 @@ import (
 // being told.
 func (e *Executor) record(s *session, t *turn) *toolclad.Reply {
 	if t.counted {
-		s.limits.interactions++
+		s.limits.Interactions++
 	}
 	// The reply is masked for the agent (the secrets considered on the
 	// pages the call was on; its own texts of the session, this call's and
@@ -58,7 +59,7 @@ func (e *Executor) record(s *session, t *turn) *toolclad.Reply {
 		DurationMicros: e.cfg.Now().Sub(t.start).Microseconds(),
 	}
 	if t.counted {
-		env.InteractionCount = s.limits.interactions
+		env.InteractionCount = s.limits.Interactions
 	}
 	env.Blocked, env.BlockedDropped = recordedBlocked(t.blocked), t.dropped.total()
 	if t.facts != nil {
@@ -163,7 +164,7 @@ func (e *Executor) recordPending(s *session, ended string) {
 // agent's own string: clipped, and masked when recorded).
 func (t *turn) commandName() string {
 	if t.call.Command == nil {
-		return clip(t.call.Tool, maxToolNameLen)
+		return clip(t.call.Tool, gate.MaxToolNameLen)
 	}
 	return t.call.Command.Name
 }
@@ -177,9 +178,6 @@ func (t *turn) recordedCommand(m *mask.Masker) string {
 	}
 	return t.commandName()
 }
-
-// maxToolNameLen bounds the name of an undeclared tool as recorded.
-const maxToolNameLen = 200
 
 // decision is the gate's verdict as the evidence records it: StageGate
 // when every stage let the call through, else the stage that refused.

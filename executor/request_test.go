@@ -75,8 +75,8 @@ when { resource.url_domain in Web::DomainSet::"payments" } unless { resource.hum
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.limits.counts["submit_form"] = 2
-	s.limits.interactions = 2
+	s.limits.Counts["submit_form"] = 2
+	s.limits.Interactions = 2
 	before := PageState{URL: "https://www.example.com/", Title: "Home", Domain: "www.example.com", HasForms: true, IsAuthenticated: true, PageLoaded: true, TabCount: 1}
 	for _, c := range m.Commands {
 		args, err := c.Validate(sampleArgs[c.Name])
@@ -84,7 +84,7 @@ when { resource.url_domain in Web::DomainSet::"payments" } unless { resource.hum
 			t.Fatalf("%s: %v", c.Name, err)
 		}
 		turn := &turn{call: &toolclad.Call{Manifest: m, Command: c, Args: args}, start: time.Now()}
-		req := cedarRequest(e.question(s, turn, &facts{State: before}, false), c, "https://pay.example.com/checkout")
+		req := e.question(s, turn, &facts{State: before}, false).CedarRequest(c, "https://pay.example.com/checkout")
 		if err := engine.ValidateRequest(req); err != nil {
 			t.Errorf("%s: the request does not match the schema: %v", c.Name, err)
 		}

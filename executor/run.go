@@ -11,6 +11,7 @@ import (
 	"github.com/browsergate/browsergate/internal/pagetext"
 
 	"github.com/browsergate/browsergate/evidence"
+	"github.com/browsergate/browsergate/gate"
 	"github.com/browsergate/browsergate/toolclad"
 )
 
@@ -22,7 +23,7 @@ type turn struct {
 	start     time.Time
 	begun     time.Time          // start, on the monotonic clock, for timing
 	facts     *facts             // what observe saw before acting (nil: refused before)
-	verdict   verdict            // decide's answer on those facts
+	verdict   gate.Verdict       // the gate's answer on those facts
 	deny      *DenyError         // the refusal, from whichever stage refused
 	after     *PageState         // the tab after the call (or after a reset)
 	out       output             // what act produced
@@ -73,14 +74,14 @@ func (e *Executor) Run(ctx context.Context, call *toolclad.Call) *toolclad.Reply
 	if s.limits.unused {
 		// Made ready before its first call: its life begins now.
 		s.limits.unused = false
-		s.limits.created, s.limits.lastCall = t.start, t.start
+		s.limits.Created, s.limits.LastCall = t.start, t.start
 		if s.limits.unusedTimer != nil {
 			s.limits.unusedTimer.Stop()
 		}
 	}
 	// An expired session is replaced by a new one, unless the manifest
 	// asks for expired sessions to refuse every call (on_expiry).
-	if why := s.limits.expiry(&s.manifest.Browser, t.start); why != "" && !s.ended &&
+	if why := s.limits.Expiry(&s.manifest.Browser, t.start); why != "" && !s.ended &&
 		s.manifest.Browser.OnExpiry != toolclad.OnExpiryRefuse {
 		s.mu.Unlock()
 		if s, err = e.renew(s, why); err != nil {
@@ -142,11 +143,11 @@ func (e *Executor) Run(ctx context.Context, call *toolclad.Call) *toolclad.Reply
 func (e *Executor) runTurn(ctx context.Context, s *session, t *turn) {
 	// Refusals that need no browser: an undeclared tool, bad arguments,
 	// an expired session or a used-up budget.
-	if v := preflight(e.question(s, t, nil, false)); v.Deny != nil {
+	if v := gate.Preflight(e.question(s, t, nil, false)); v.Deny != nil {
 		t.verdict, t.deny = v, v.Deny
 		return
 	}
-	s.limits.lastCall = t.start
+	s.limits.LastCall = t.start
 	t.counted = true
 	if s.isWeb() {
 		e.runWebTurn(ctx, s, t)
@@ -179,7 +180,7 @@ func (e *Executor) runTurn(ctx context.Context, s *session, t *turn) {
 	t.mark("observe")
 	cur := s.tab.targetID()
 	t.tab = &evidence.TabRef{ID: s.tabIDs.id(cur), Owner: s.tabOwner(cur), URL: t.facts.State.URL}
-	t.verdict = decide(e.question(s, t, t.facts, false))
+	t.verdict = gate.Decide(e.question(s, t, t.facts, false))
 	t.mark("decide")
 	if t.deny = e.enforce(actx, s, t, t.verdict); t.deny != nil {
 		return
@@ -211,9 +212,9 @@ func (e *Executor) runTurn(ctx context.Context, s *session, t *turn) {
 func (e *Executor) act(actx context.Context, s *session, t *turn) *Blocked {
 	cmd := t.call.Command
 	spec := commandTable[cmd.Name]
-	s.limits.counts[cmd.Name]++
+	s.limits.Counts[cmd.Name]++
 	if t.verdict.Submits {
-		s.limits.counts["submit_form"]++
+		s.limits.Counts["submit_form"]++
 	}
 	mark := s.egress.blocked.mark()
 	if ic := s.egress.ic.Load(); ic != nil {
@@ -221,11 +222,11 @@ func (e *Executor) act(actx context.Context, s *session, t *turn) *Blocked {
 		ic.vouched.Clear()
 	}
 	if spec.guarded {
-		posts, to, urls := t.facts.judged()
+		posts, to, urls := judged(t.facts)
 		s.egress.acting.begin(posts, to, urls)
 	}
 	if spec.navigates {
-		s.egress.acting.navigating(t.facts.navigatesTo(t.call.Args))
+		s.egress.acting.navigating(navigatesTo(t.facts, t.call.Args))
 		defer s.egress.acting.navigating("")
 	}
 	// A dialog the command opens stops the page, and whatever the command
@@ -331,7 +332,7 @@ func downloadWaits(spec commandSpec, held, linkDownload bool, newDocs, newNavs i
 // withDialog adds the dialog held for the agent to what the action
 // returned: a dialog its effects opened a moment after it ended, which did
 // not stop it (an error of its own stays one, and says so too).
-func withDialog(out output, err error, held *dialogInfo) (output, error) {
+func withDialog(out output, err error, held *gate.Dialog) (output, error) {
 	if err != nil {
 		return output{}, fmt.Errorf("%w\n%s", err, heldDialogText(held))
 	}
@@ -340,7 +341,7 @@ func withDialog(out output, err error, held *dialogInfo) (output, error) {
 }
 
 // checkAfter observes where the action left the tab and its popups,
-// decides (decideAfter) and enforces. Whatever the action did, the tabs
+// has the gate judge it (gate.After) and enforces. Whatever the action did, the tabs
 // must end inside the scope: this runs on its own context, so that a
 // client that gave up, or an action that used up its time, cannot skip it.
 func (e *Executor) checkAfter(s *session, t *turn, unjudged *Blocked) {
@@ -355,7 +356,11 @@ func (e *Executor) checkAfter(s *session, t *turn, unjudged *Blocked) {
 		t.out.Text = withStatus(t.out.Text, after.HTTPStatus)
 	}
 	pages, pagesErr := s.otherPages(pctx, popupSettle, all, allErr)
-	av := decideAfter(s.backend.check, t.call.Command.Name, after, pages, pagesErr, unjudged)
+	o := &gate.Outcome{Command: t.call.Command.Name, State: after, Pages: pages, PagesErr: pagesErr}
+	if unjudged != nil {
+		o.Unjudged = &gate.Unjudged{Rule: unjudged.Rule, Reason: unjudged.Reason}
+	}
+	av := gate.After(s.backend.check, o)
 	if d := e.enforce(pctx, s, t, av); d != nil {
 		t.deny = d
 	}
@@ -391,20 +396,27 @@ func commandContext(ctx, parent context.Context, s *session) (context.Context, c
 	return actx, func() { stop(); cancel() }
 }
 
-// question gathers what decide reads for the turn's call.
-func (e *Executor) question(s *session, t *turn, f *facts, approved bool) *question {
-	return &question{
-		Call:      t.call,
-		Facts:     f,
-		Scope:     s.backend.scope.Load(),
-		Check:     s.backend.check,
-		Policies:  e.policies.Load(),
-		Secrets:   s.secrets,
-		Principal: s.principal,
-		Groups:    t.call.Groups, // as the agents file says now (it is reloaded with the policies)
-		Session:   s.id,
-		Limits:    &s.limits,
-		Now:       t.start,
-		Approved:  approved,
+// question gathers what the gate reads for the turn's call: with the
+// call and the facts, what the command table says of its command.
+func (e *Executor) question(s *session, t *turn, f *facts, approved bool) *gate.Question {
+	var spec commandSpec
+	if t.call.Command != nil {
+		spec = commandTable[t.call.Command.Name]
+	}
+	return &gate.Question{
+		Call:       t.call,
+		Facts:      f,
+		Observes:   spec.observes,
+		ChangesTab: spec.changesTab,
+		Scope:      s.backend.scope.Load(),
+		Check:      s.backend.check,
+		Policies:   e.policies.Load(),
+		Secrets:    s.secrets,
+		Principal:  s.principal,
+		Groups:     t.call.Groups, // as the agents file says now (it is reloaded with the policies)
+		Session:    s.id,
+		Limits:     &s.limits.Limits,
+		Now:        t.start,
+		Approved:   approved,
 	}
 }

@@ -11,12 +11,14 @@ import (
 	"github.com/chromedp/cdproto/dom"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/browsergate/browsergate/gate"
 )
 
 // observePoint finds the element hover moves the mouse over.
-func (s *session) observePoint(ctx context.Context, args map[string]any) *elementFact {
+func (s *session) observePoint(ctx context.Context, args map[string]any) *gate.Element {
 	el, named, err := s.target(ctx, args)
-	return &elementFact{Named: named, Label: el.label, Err: err}
+	return &gate.Element{Named: named, Label: el.label, Err: err}
 }
 
 func actHover(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
@@ -72,9 +74,9 @@ const isSelectJS = "function() { return Object.getOwnPropertyDescriptor(Element.
 // option of a <select> leads nowhere by itself (what the page's change
 // handlers do is held by the acting guard); an ARIA listbox's option is
 // clicked, so the gate judges where a click on it leads.
-func (s *session) observeSelect(ctx context.Context, args map[string]any) *elementFact {
+func (s *session) observeSelect(ctx context.Context, args map[string]any) *gate.Element {
 	box, opt, err := s.findOption(ctx, args)
-	ef := &elementFact{Named: true, Label: box.label, Err: err}
+	ef := &gate.Element{Named: true, Label: box.label, Err: err}
 	if err == nil && !opt.native {
 		ef.Label = opt.el.label
 		ef.DestErr = opt.el.call(ctx, destinationJS, &ef.Dest, "click")
@@ -88,7 +90,7 @@ func actSelectOption(ctx context.Context, s *session, args map[string]any, f *fa
 		return output{}, err
 	}
 	if !opt.native {
-		var want destination
+		var want gate.Destination
 		if f != nil && f.Element != nil {
 			want = f.Element.Dest
 		}

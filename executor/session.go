@@ -12,6 +12,7 @@ import (
 
 	"github.com/browsergate/browsergate/events"
 	"github.com/browsergate/browsergate/executor/mask"
+	"github.com/browsergate/browsergate/gate"
 	"github.com/browsergate/browsergate/scope/egress"
 	"github.com/browsergate/browsergate/toolclad"
 )
@@ -24,7 +25,7 @@ import (
 //     gate's isolated world (tab.go);
 //   - limits: lifetime, idleness and the interaction budget (limits.go);
 //   - hold: the approval a call is waiting for (approve.go);
-//   - typed: the secrets typed on the current page (secrets.go);
+//   - typed: the secrets typed on the current page (gate.TypedSecrets);
 //   - egress: the session's proxy and what the egress gate refused
 //     (intercept.go).
 type session struct {
@@ -38,7 +39,7 @@ type session struct {
 	principal string
 	manifest  *toolclad.Manifest
 	backend   *backend
-	secrets   *secretSet // the manifest's secrets, for type_text
+	secrets   *gate.Secrets // the manifest's secrets, for type_text
 	// masker masks the manifest's secrets (and no other manifest's): in
 	// full for the record and the log, and for the agent those considered
 	// on the page a text comes from (maskscope.go).
@@ -68,7 +69,7 @@ type session struct {
 	tabs      sessionTabs // the tabs besides the current one
 	limits    limits
 	hold      hold
-	typed     typedSecrets
+	typed     gate.TypedSecrets
 	// agent is what the agent wrote in the calls of its MCP session, as
 	// the pieces of secrets it holds: the replies show them as written
 	// (mask.Masker.ForAgent). Shared by the MCP session's sessions.
@@ -96,11 +97,11 @@ type session struct {
 
 // sessionEgress is the session's share of the egress gate.
 type sessionEgress struct {
-	proxy   *egress.Proxy  // the session's own egress proxy
-	blocked *blockLog      // requests the gate refused for this session
-	acting  *actingGuard   // what the gate judged of the action running now
-	bound   *secretBinding // the document a secret was typed into, held to its domains
-	guard   *targetGuard   // the session's target guard (nil before the first tab)
+	proxy   *egress.Proxy       // the session's own egress proxy
+	blocked *blockLog           // requests the gate refused for this session
+	acting  *actingGuard        // what the gate judged of the action running now
+	bound   *gate.SecretBinding // the document a secret was typed into, held to its domains
+	guard   *targetGuard        // the session's target guard (nil before the first tab)
 	// ic is the current tab's interceptor (nil before the first tab): its
 	// docGen tells the tab's document apart.
 	ic atomic.Pointer[interceptor]
@@ -112,8 +113,8 @@ func newSession(m *toolclad.Manifest, mcpID string, b *backend, now time.Time) *
 		mcpID:     mcpID,
 		manifest:  m,
 		backend:   b,
-		limits:    newLimits(now),
-		egress:    sessionEgress{blocked: &blockLog{}, acting: &actingGuard{}, bound: &secretBinding{}},
+		limits:    limits{Limits: gate.NewLimits(now)},
+		egress:    sessionEgress{blocked: &blockLog{}, acting: &actingGuard{}, bound: &gate.SecretBinding{}},
 		worldLock: newCtxLock(),
 	}
 	return s
@@ -128,7 +129,7 @@ func newSessionID(tool string) string {
 // view is what the gate reads of the session for a page's download
 // (s.mu held).
 func (s *session) view() sessionView {
-	return sessionView{limits: s.limits.snapshot(), groups: slices.Clone(s.groups)}
+	return sessionView{limits: s.limits.Snapshot(), groups: slices.Clone(s.groups)}
 }
 
 // end closes the session for good: no further call runs on it. Saves of

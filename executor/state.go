@@ -12,12 +12,14 @@ import (
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
+	"github.com/browsergate/browsergate/gate"
 	"github.com/browsergate/browsergate/scope"
 )
 
 // PageState is what the executor observes of a session's tab before and
-// after each action. Cedar sees every field; the agent sees the fields the
-// manifest lists in [browser.state].
+// after each action (gate.PageState, which the decision reads). Cedar sees
+// every field; the agent sees the fields the manifest lists in
+// [browser.state].
 //
 // No field comes from the page's own JavaScript world, so a page cannot
 // forge what the gate judges:
@@ -34,46 +36,7 @@ import (
 //   - page_loaded: the document's readyState is complete (isolated world);
 //   - tab_count: the page targets of the session's browser context, over
 //     CDP (Target.getTargets).
-type PageState struct {
-	URL             string `json:"url"`
-	Title           string `json:"title"`
-	Domain          string `json:"domain"`
-	HasForms        bool   `json:"has_forms"`
-	IsAuthenticated bool   `json:"is_authenticated"`
-	PageLoaded      bool   `json:"page_loaded"`
-	TabCount        int    `json:"tab_count"`
-	// HTTPStatus is the document's HTTP status as its navigation timing
-	// entry reports it (isolated world; 0: unknown). Not a state field:
-	// neither Cedar nor the evidence's states have it (Map), only a
-	// navigate's reply text.
-	HTTPStatus int `json:"-"`
-}
-
-// Map returns the state as a record keyed by the [browser.state] field
-// names.
-func (p PageState) Map() map[string]any {
-	return map[string]any{
-		"url":              p.URL,
-		"title":            p.Title,
-		"domain":           p.Domain,
-		"has_forms":        p.HasForms,
-		"is_authenticated": p.IsAuthenticated,
-		"page_loaded":      p.PageLoaded,
-		"tab_count":        p.TabCount,
-	}
-}
-
-// Select returns only the named fields, in a map (for the agent's reply).
-func (p PageState) Select(fields []string) map[string]any {
-	all := p.Map()
-	out := make(map[string]any, len(fields))
-	for _, f := range fields {
-		if v, ok := all[f]; ok {
-			out[f] = v
-		}
-	}
-	return out
-}
+type PageState = gate.PageState
 
 // sessionCookie is the documented rule, part 2, for is_authenticated: the
 // browser holds a cookie for the page whose name contains sess, sid, auth,

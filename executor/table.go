@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/browsergate/browsergate/gate"
 	"github.com/browsergate/browsergate/internal/pagetext"
 
 	"github.com/chromedp/chromedp"
@@ -22,7 +23,11 @@ type commandSpec struct {
 	// leads, the field typing goes into, or the history entry go_back
 	// returns to. A scope-checked url argument is judged for every
 	// command, so navigate needs nothing more.
-	observes observation
+	observes gate.Observation
+	// changesTab: the command changes which tab the session acts in, or
+	// opens or closes one (the gate refuses it while the tab is on a site
+	// a secret was typed on).
+	changesTab bool
 	// act runs the command on the session's tab. The gate has allowed it
 	// on the facts observe saw (f); an act that could be steered by a page
 	// changing itself since (a click, a submit) checks, right before it
@@ -50,22 +55,6 @@ type commandSpec struct {
 	pageContent bool
 }
 
-// observation is what a command's decision needs to observe.
-type observation int
-
-const (
-	observeNothing observation = iota // the page state and popups only
-	observeClick                      // the element clicked, and where the click leads
-	observeSubmit                     // the form submitted, and where it posts
-	observeField                      // the element typed into: its page, its kind
-	observeHistory                    // the history entry go_back returns to
-	observeTab                        // the tab a tab command names (list_tabs' listing)
-	observeKey                        // the element a key goes into, and where the key leads
-	observePoint                      // the element the mouse moves over
-	observeSelect                     // the select or listbox, and where choosing the option leads
-	observeUpload                     // the file input, and the file (read and copied)
-)
-
 // noSettle marks a command that does not change the page.
 const noSettle time.Duration = -1
 
@@ -79,30 +68,30 @@ func (c commandSpec) changesPage() bool { return c.settle != noSettle }
 var commandTable = map[string]commandSpec{
 	"navigate":         {act: actNavigate, settle: 0, navigates: true}, // the navigation waited for the load event
 	"snapshot":         {act: actSnapshot, settle: noSettle, pageContent: true},
-	"click":            {observes: observeClick, act: actClick, settle: 50 * time.Millisecond, guarded: true},
-	"type_text":        {observes: observeField, act: actTypeText, settle: 20 * time.Millisecond, guarded: true},
-	"submit_form":      {observes: observeSubmit, act: actSubmitForm, settle: 50 * time.Millisecond, guarded: true},
+	"click":            {observes: gate.ObserveClick, act: actClick, settle: 50 * time.Millisecond, guarded: true},
+	"type_text":        {observes: gate.ObserveField, act: actTypeText, settle: 20 * time.Millisecond, guarded: true},
+	"submit_form":      {observes: gate.ObserveSubmit, act: actSubmitForm, settle: 50 * time.Millisecond, guarded: true},
 	"screenshot":       {act: actScreenshot, settle: noSettle},
-	"go_back":          {observes: observeHistory, act: actGoBack, settle: 50 * time.Millisecond, navigates: true},
+	"go_back":          {observes: gate.ObserveHistory, act: actGoBack, settle: 50 * time.Millisecond, navigates: true},
 	"wait_for":         {act: actWaitFor, settle: noSettle},
 	"extract_html":     {act: actExtractHTML, settle: noSettle, pageContent: true},
 	"list_tabs":        {act: actListTabs, settle: noSettle, pageContent: true},
-	"switch_tab":       {observes: observeTab, act: actSwitchTab, settle: 0},
-	"new_tab":          {act: actNewTab, settle: 0},
-	"close_tab":        {observes: observeTab, act: actCloseTab, settle: noSettle},
+	"switch_tab":       {observes: gate.ObserveTab, act: actSwitchTab, settle: 0, changesTab: true},
+	"new_tab":          {act: actNewTab, settle: 0, changesTab: true},
+	"close_tab":        {observes: gate.ObserveTab, act: actCloseTab, settle: noSettle, changesTab: true},
 	"execute_js":       {act: actExecuteJS, settle: 50 * time.Millisecond, pageContent: true},
 	"scroll":           {act: actScroll, settle: 20 * time.Millisecond, guarded: true},
 	"network_timing":   {act: actNetworkTiming, settle: noSettle, pageContent: true},
-	"press_key":        {observes: observeKey, act: actPressKey, settle: 50 * time.Millisecond, guarded: true},
-	"select_option":    {observes: observeSelect, act: actSelectOption, settle: 50 * time.Millisecond, guarded: true},
-	"hover":            {observes: observePoint, act: actHover, settle: 50 * time.Millisecond, guarded: true},
-	"go_forward":       {observes: observeHistory, act: actGoForward, settle: 50 * time.Millisecond, navigates: true},
+	"press_key":        {observes: gate.ObserveKey, act: actPressKey, settle: 50 * time.Millisecond, guarded: true},
+	"select_option":    {observes: gate.ObserveSelect, act: actSelectOption, settle: 50 * time.Millisecond, guarded: true},
+	"hover":            {observes: gate.ObservePoint, act: actHover, settle: 50 * time.Millisecond, guarded: true},
+	"go_forward":       {observes: gate.ObserveHistory, act: actGoForward, settle: 50 * time.Millisecond, navigates: true},
 	"reload":           {act: actReload, settle: 50 * time.Millisecond, navigates: true},
 	"handle_dialog":    {act: actHandleDialog, settle: 50 * time.Millisecond},
 	"read":             {act: actRead, settle: noSettle, pageContent: true},
 	"console_messages": {act: actConsoleMessages, settle: noSettle, pageContent: true},
 	"network_log":      {act: actNetworkLog, settle: noSettle, pageContent: true},
-	"upload_file":      {observes: observeUpload, act: actUploadFile, settle: 50 * time.Millisecond, guarded: true},
+	"upload_file":      {observes: gate.ObserveUpload, act: actUploadFile, settle: 50 * time.Millisecond, guarded: true},
 	"download":         {act: actDownload, settle: noSettle},
 	// The browserless engine's (engine = "http"; webengine.go): they run
 	// in runWebTurn, with no tab, so only act and pageContent apply.
@@ -149,7 +138,7 @@ func actClick(ctx context.Context, s *session, args map[string]any, f *facts) (o
 	if err != nil {
 		return output{}, err
 	}
-	var want destination
+	var want gate.Destination
 	if f != nil && f.Element != nil {
 		want = f.Element.Dest
 	}

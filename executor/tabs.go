@@ -283,7 +283,8 @@ func (s *session) tabOwner(id target.ID) string {
 
 func actSwitchTab(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
 	tb := f.Tab
-	if tb.Owner == ownerUser && !s.egress.guard.isUserTab(string(tb.Target)) {
+	tab := target.ID(tb.Page)
+	if tb.User && !s.egress.guard.isUserTab(string(tab)) {
 		// The user's tab comes under the guard with every page of its
 		// browsing-context group (groups.go; the decision refused a group
 		// with a page the session cannot take), then each gets a fresh
@@ -307,9 +308,9 @@ func actSwitchTab(ctx context.Context, s *session, args map[string]any, f *facts
 		}
 		var ids []target.ID
 		for _, m := range f.TabGroup {
-			ids = append(ids, m.Target)
+			ids = append(ids, target.ID(m.Page))
 		}
-		ids = append(ids, tb.Target) // last: the current tab after
+		ids = append(ids, tab) // last: the current tab after
 		for _, id := range ids {
 			if !claimedTabs.claim(id, s.id) {
 				return undo(fmt.Errorf("tab %s is held by another session", s.tabIDs.id(id)))
@@ -343,7 +344,7 @@ func actSwitchTab(ctx context.Context, s *session, args map[string]any, f *facts
 		}
 		return output{Text: fmt.Sprintf("switched to %s, the user's tab at %s (now under the session's guard; reloaded%s)", tb.ID, pagetext.Value(tb.URL), describeGroup(f.TabGroup))}, nil
 	}
-	if err := s.switchTo(ctx, tb.Target); err != nil {
+	if err := s.switchTo(ctx, tab); err != nil {
 		return output{}, err
 	}
 	return output{Text: fmt.Sprintf("switched to %s (%s)", tb.ID, pagetext.Value(tb.URL))}, nil
@@ -428,7 +429,8 @@ func actNewTab(ctx context.Context, s *session, args map[string]any, f *facts) (
 
 func actCloseTab(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
 	tb := f.Tab
-	if tb.Target == s.tab.targetID() {
+	tab := target.ID(tb.Page)
+	if tab == s.tab.targetID() {
 		// The session goes back to its first tab.
 		if err := s.switchTo(ctx, s.tabs.home); err != nil {
 			return output{}, err
@@ -439,8 +441,8 @@ func actCloseTab(ctx context.Context, s *session, args map[string]any, f *facts)
 	cctx, cancel := context.WithTimeout(s.tab.ctx, tabAttachWait)
 	defer cancel()
 	// Closed while still guarded, then let go: it never runs unguarded.
-	_, err := s.egress.guard.call(cctx, "", "Target.closeTarget", map[string]any{"targetId": tb.Target})
-	s.letGo(tb.Target)
+	_, err := s.egress.guard.call(cctx, "", "Target.closeTarget", map[string]any{"targetId": tab})
+	s.letGo(tab)
 	if err != nil {
 		return output{}, fmt.Errorf("close %s: %w", tb.ID, err)
 	}

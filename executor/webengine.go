@@ -17,6 +17,7 @@ import (
 
 	"github.com/browsergate/browsergate/evidence"
 	"github.com/browsergate/browsergate/executor/web"
+	"github.com/browsergate/browsergate/gate"
 	"github.com/browsergate/browsergate/scope"
 	"github.com/browsergate/browsergate/scope/egress"
 	"github.com/browsergate/browsergate/toolclad"
@@ -140,7 +141,7 @@ func (e *Executor) runWebTurn(ctx context.Context, s *session, t *turn) {
 	actx, cancel := e.webContext(ctx, s)
 	defer cancel()
 	t.facts = s.web.factsFor(t.call.Args, s.manifest)
-	t.verdict = decide(e.question(s, t, t.facts, false))
+	t.verdict = gate.Decide(e.question(s, t, t.facts, false))
 	t.mark("decide")
 	if t.deny = e.enforceOn(actx, s, t, t.verdict); t.deny != nil {
 		return
@@ -161,7 +162,7 @@ func (e *Executor) runWebTurn(ctx context.Context, s *session, t *turn) {
 	t.mark("act")
 	// Counted after: the redirects were judged on the counters the call
 	// itself was decided on.
-	s.limits.counts[cmd.Name]++
+	s.limits.Counts[cmd.Name]++
 	// What the gate refused while the call ran is the call's: a refused
 	// redirect or address is said in the reply, as the browser's are.
 	after := s.web.page
@@ -228,7 +229,7 @@ func (e *Executor) hopJudge(s *session, t *turn) func(int, string) error {
 		call.Args = maps.Clone(t.call.Args)
 		call.Args["url"] = u
 		ht := &turn{call: &call, start: t.start}
-		v := decide(e.question(s, ht, s.web.factsFor(call.Args, s.manifest), false))
+		v := gate.Decide(e.question(s, ht, s.web.factsFor(call.Args, s.manifest), false))
 		switch {
 		case v.Deny != nil:
 			return refuse(u, v.Deny.Rule, fmt.Sprintf("refused: redirect %d goes to %s, and the gate refuses it there (%s: %s); it was not followed", hop, inert(u), v.Deny.Rule, v.Deny.Reason))
@@ -242,7 +243,7 @@ func (e *Executor) hopJudge(s *session, t *turn) func(int, string) error {
 // enforceOn enforces a verdict on the session's engine: the browser's
 // tabs (enforce), or, on the browserless engine, the page it holds: one
 // that is out of the scope (a reload narrowed it) is forgotten.
-func (e *Executor) enforceOn(ctx context.Context, s *session, t *turn, v verdict) *DenyError {
+func (e *Executor) enforceOn(ctx context.Context, s *session, t *turn, v gate.Verdict) *DenyError {
 	if !s.isWeb() {
 		return e.enforce(ctx, s, t, v)
 	}

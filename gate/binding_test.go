@@ -1,28 +1,24 @@
-package executor
+package gate_test
 
 import (
 	"testing"
 	"time"
 
-	"github.com/browsergate/browsergate/scope"
+	"github.com/browsergate/browsergate/gate"
 	"github.com/browsergate/browsergate/toolclad"
 )
 
 // boundTo returns a binding with one secret, typed on host, whose domains
 // are the given patterns.
-func boundTo(t *testing.T, host string, domains ...string) *secretBinding {
+func boundTo(t *testing.T, host string, domains ...string) *gate.SecretBinding {
 	t.Helper()
-	sec := &toolclad.Secret{Name: "PW", Domains: domains}
-	var pats []*scope.Pattern
-	for _, d := range domains {
-		p, err := scope.ParsePattern(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pats = append(pats, p)
+	m := &toolclad.Manifest{Secrets: []*toolclad.Secret{{Name: "PW", Domains: domains}}}
+	set, err := gate.NewSecrets(m)
+	if err != nil {
+		t.Fatal(err)
 	}
-	b := &secretBinding{}
-	b.bind(host, []*toolclad.Secret{sec}, map[*toolclad.Secret][]*scope.Pattern{sec: pats})
+	b := &gate.SecretBinding{}
+	b.Bind(host, m.Secrets, set)
 	return b
 }
 
@@ -33,7 +29,7 @@ func boundTo(t *testing.T, host string, domains ...string) *secretBinding {
 func TestSecretBindingFollowsTheTab(t *testing.T) {
 	b := boundTo(t, "login.example", "*.example", "example")
 	refused := func(host string, beacon bool) bool {
-		_, ok := b.judge(host, beacon)
+		_, ok := b.Judge(host, beacon)
 		return ok
 	}
 	if !refused("other.test", false) {
@@ -42,20 +38,20 @@ func TestSecretBindingFollowsTheTab(t *testing.T) {
 	if refused("api.example", false) {
 		t.Errorf("a request to a host inside the secret's domains was refused")
 	}
-	if !b.holdsAgainst("other.test") || b.holdsAgainst("www.example") {
+	if !b.HoldsAgainst("other.test") || b.HoldsAgainst("www.example") {
 		t.Errorf("holdsAgainst: other.test %v, www.example %v; want true, false",
-			b.holdsAgainst("other.test"), b.holdsAgainst("www.example"))
+			b.HoldsAgainst("other.test"), b.HoldsAgainst("www.example"))
 	}
-	if b.committed("") {
+	if b.Committed("") {
 		t.Errorf("emptying the page to about:blank counted as leaving the secret's domains")
 	}
 	if !refused("other.test", false) {
 		t.Errorf("on about:blank after the secret's page, a request to another host went through")
 	}
-	if b.committed("www.example") {
+	if b.Committed("www.example") {
 		t.Errorf("a page of the same domains counted as leaving them")
 	}
-	if !b.committed("other.test") {
+	if !b.Committed("other.test") {
 		t.Errorf("a page of another host did not count as leaving the secret's domains")
 	}
 	if refused("other.test", false) {
@@ -64,14 +60,14 @@ func TestSecretBindingFollowsTheTab(t *testing.T) {
 	if !refused("third.test", true) {
 		t.Errorf("a beacon right after the tab left went through")
 	}
-	b.left = time.Now().Add(-leftGrace - time.Millisecond)
+	b.Now = func() time.Time { return time.Now().Add(gate.LeftGrace + time.Millisecond) }
 	if refused("third.test", true) {
-		t.Errorf("a beacon %s after the tab left was still refused", leftGrace)
+		t.Errorf("a beacon %s after the tab left was still refused", gate.LeftGrace)
 	}
-	if b.holdsAgainst("third.test") {
+	if b.HoldsAgainst("third.test") {
 		t.Errorf("holdsAgainst is true once the tab is off the secret's domains")
 	}
-	if b.committed("") {
+	if b.Committed("") {
 		t.Errorf("about:blank off the secret's domains counted as leaving them")
 	}
 }

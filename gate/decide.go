@@ -1,121 +1,56 @@
-package executor
+package gate
 
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
-	"time"
 
-	"github.com/browsergate/browsergate/internal/pagetext"
-
-	"github.com/chromedp/cdproto/target"
-
-	"github.com/browsergate/browsergate/cedar"
 	"github.com/browsergate/browsergate/evidence"
-	"github.com/browsergate/browsergate/scope"
+	"github.com/browsergate/browsergate/internal/pagetext"
 	"github.com/browsergate/browsergate/toolclad"
 )
 
-// question is what decide reads: the call, what observe saw, and the
-// configuration the call runs under. decide reads nothing else.
-type question struct {
-	Call  *toolclad.Call
-	Facts *facts
-	// Scope is the manifest's compiled scope (its domain sets name
-	// url_domain's parents in Cedar); Check judges a URL: the scope, and
-	// the daemon's own endpoints, which no scope grants (nil: Scope.Check).
-	Scope     *scope.Scope
-	Check     urlCheck
-	Policies  *cedar.Engine
-	Secrets   *secretSet
-	Principal string
-	Groups    []string // the principal's groups
-	Session   string
-	Limits    *limits
-	Now       time.Time
-	// Approved: a human approved this very call; Cedar sees
-	// human_approved = true and the manifest's human_approval is met.
-	Approved bool
-}
-
-// verdict is decide's answer: a refusal, or what the call needs (a
-// human's approval) and what acting on it involves; and what the browser
-// must be made to do (enforce) whatever the answer.
-type verdict struct {
-	Deny *DenyError
-	// Approval says why a human must approve the call first (empty: no
-	// approval needed).
-	Approval []string
-	// Requests are the Cedar requests decided: the call's, and, for a
-	// click that submits a form, the submission's as submit_form.
-	Requests []*cedar.Request
-	Submits  bool   // a click that submits a form: judged and counted as a submit_form too
-	Masked   bool   // type_text into a password field: the text is kept out of the evidence
-	Target   string // the URL the call is about
-	// Recorded in the evidence.
-	ScopeRule string
-	Cedar     string // "allow", "deny", or "" when not reached
-	PolicyIDs []string
-	// Enforce: reset the tab to about:blank; close these popups.
-	Reset bool
-	Close []target.ID
-	// Release: the user's tabs the session adopted that left the scope:
-	// let go (interception off, left open).
-	Release []target.ID
-}
-
-// decide judges one call. It is a pure function of the question: no
+// Decide judges one call. It is a pure function of the question: no
 // browser, no clock but q.Now, no side effects. The stages, in order:
 // arguments, limits, what could be observed, scope (the page the tab is
 // on, popups, url arguments, where the action leads), secrets, the
 // manifest (a click that submits needs submit_form), Cedar, and whether a
 // human's approval is needed. Any error on the way is a denial.
-// urlCheck judges one URL.
-type urlCheck func(url string) scope.Verdict
-
-func (q *question) check(u string) scope.Verdict {
-	if q.Check != nil {
-		return q.Check(u)
-	}
-	return q.Scope.Check(u)
-}
-
-func decide(q *question) verdict {
-	v := preflight(q)
+func Decide(q *Question) Verdict {
+	v := Preflight(q)
 	if v.Deny == nil {
 		v.Deny = v.judge(q)
 	}
 	return v
 }
 
-// preflight is the part of decide that needs no facts from the browser:
+// Preflight is the part of Decide that needs no facts from the browser:
 // the tool must be declared, the arguments must fit, and the session must
 // be within its limits. The loop runs it before it starts a browser.
-func preflight(q *question) verdict {
-	var v verdict
+func Preflight(q *Question) Verdict {
+	var v Verdict
 	call, m := q.Call, q.Call.Manifest
 	switch {
 	case call.Command == nil:
-		v.Deny = deny(evidence.StageManifest, "undeclared tool",
-			"%s is not a tool of this server: no manifest declares it", clip(call.Tool, maxToolNameLen))
+		v.Deny = Deny(evidence.StageManifest, "undeclared tool",
+			"%s is not a tool of this server: no manifest declares it", clip(call.Tool, MaxToolNameLen))
 	case call.ArgErr != nil:
 		v.Deny = &DenyError{Stage: evidence.StageArgs, Rule: argRule(call.ArgErr), Reason: pagetext.Value(call.ArgErr.Error())} // it quotes the agent's arguments
 	default:
-		if why := q.Limits.expiry(&m.Browser, q.Now); why != "" {
-			v.Deny = deny(evidence.StageLimits, ruleName(why), "session expired (%s); reconnect to start a new session", why)
-		} else if why := q.Limits.budgetUsed(&m.Browser); why != "" {
+		if why := q.Limits.Expiry(&m.Browser, q.Now); why != "" {
+			v.Deny = Deny(evidence.StageLimits, ruleName(why), "session expired (%s); reconnect to start a new session", why)
+		} else if why := q.Limits.BudgetUsed(&m.Browser); why != "" {
 			// A budget, not an expiry: it is not renewed by a new session
 			// (which would also reset the counters Cedar's rate limits
 			// read), so the agent must reconnect.
-			v.Deny = deny(evidence.StageLimits, "max_interactions",
+			v.Deny = Deny(evidence.StageLimits, "max_interactions",
 				"the session has used all %d interactions of max_interactions; no further call runs in it (reconnect for a new session)", m.Browser.MaxInteractions)
 		}
 	}
 	return v
 }
 
-func (v *verdict) judge(q *question) *DenyError {
+func (v *Verdict) judge(q *Question) *DenyError {
 	call, m, f := q.Call, q.Call.Manifest, q.Facts
 	cmd := call.Command
 	if f != nil && f.Dialog == nil && cmd.Name == "handle_dialog" {
@@ -126,7 +61,7 @@ func (v *verdict) judge(q *question) *DenyError {
 		}
 	}
 	if f == nil || f.State.URL == "" {
-		return deny(evidence.StageObserve, "page state", "the page state could not be read, so the call cannot be judged")
+		return Deny(evidence.StageObserve, "page state", "the page state could not be read, so the call cannot be judged")
 	}
 	if d := dialogWaiting(cmd.Name, call.Args, f.Dialog, f.LostDialog); d != nil {
 		return d
@@ -138,8 +73,8 @@ func (v *verdict) judge(q *question) *DenyError {
 		if d := selectorOracle(cmd, call.Args); d != nil {
 			return d
 		}
-		if tabCommands[cmd.Name] {
-			return deny(evidence.StageSecrets, "secret tab",
+		if q.ChangesTab {
+			return Deny(evidence.StageSecrets, "secret tab",
 				"a secret was typed on this site: %s may not run until the tab has left it (navigate away first), so that the pages that may hold the value stay the ones the gate watches", cmd.Name)
 		}
 	}
@@ -153,7 +88,7 @@ func (v *verdict) judge(q *question) *DenyError {
 		}
 		sv := q.check(u)
 		if !sv.Allowed {
-			return deny(evidence.StageScope, sv.Rule, "argument %q: %s", a.Name, sv.Reason)
+			return Deny(evidence.StageScope, sv.Rule, "argument %q: %s", a.Name, sv.Reason)
 		}
 		v.ScopeRule, v.Target = sv.Rule, u
 	}
@@ -166,7 +101,7 @@ func (v *verdict) judge(q *question) *DenyError {
 		// a form submission: the rules written for submit_form must not
 		// be dodged by clicking the submit button or pressing Enter.
 		if submitCmd = m.Command("submit_form"); submitCmd == nil {
-			return deny(evidence.StageManifest, "submit_form not declared",
+			return Deny(evidence.StageManifest, "submit_form not declared",
 				"this %s would submit a form, and the manifest does not declare the submit_form command", cmd.Name)
 		}
 	}
@@ -183,51 +118,48 @@ func (v *verdict) judge(q *question) *DenyError {
 // The refusal does not repeat the dialog's message (the reply that opened
 // it had it): it is the page's. lost says what became of a held dialog
 // that ended without an answer, if one did.
-func dialogWaiting(command string, args map[string]any, d *dialogInfo, lost string) *DenyError {
+func dialogWaiting(command string, args map[string]any, d *Dialog, lost string) *DenyError {
 	switch {
 	case d != nil && command != "handle_dialog":
-		return deny(evidence.StageObserve, "dialog waiting",
+		return Deny(evidence.StageObserve, "dialog waiting",
 			"a JavaScript %s dialog the page opened is waiting for an answer: answer it with handle_dialog first (its message was in the reply of the call that opened it)", d.Type)
 	case d == nil && command == "handle_dialog" && lost != "":
-		return deny(evidence.StageArgs, "no dialog", "%v: %s", ErrNoDialog, lost)
+		return Deny(evidence.StageArgs, "no dialog", "%v: %s", ErrNoDialog, lost)
 	case d == nil && command == "handle_dialog":
-		return deny(evidence.StageArgs, "no dialog", "%v", ErrNoDialog)
+		return Deny(evidence.StageArgs, "no dialog", "%v", ErrNoDialog)
 	case d != nil && args["text"] != nil && args["text"] != "" && (d.Type != "prompt" || args["accept"] != true):
-		return deny(evidence.StageArgs, "argument text", "text answers only a prompt dialog, with accept: true (the waiting dialog is a %s)", d.Type)
+		return Deny(evidence.StageArgs, "argument text", "text answers only a prompt dialog, with accept: true (the waiting dialog is a %s)", d.Type)
 	}
 	return nil
 }
 
 // ruleBrowsingGroup is the rule a tab is refused by when its
-// browsing-context group holds a page the session cannot guard (groups.go).
+// browsing-context group holds a page the session cannot guard (the
+// executor's groups.go).
 const ruleBrowsingGroup = "browsing context group"
-
-// tabCommands are the commands that change which tab the session acts in,
-// or open or close one.
-var tabCommands = map[string]bool{"switch_tab": true, "new_tab": true, "close_tab": true}
 
 // pagesInScope: the tab must be inside the scope now (a page may have
 // moved it since the last call), and so must every popup. Out-of-scope
 // tabs are reset or closed (enforce) and the call refused.
-func (v *verdict) pagesInScope(q *question) *DenyError {
+func (v *Verdict) pagesInScope(q *Question) *DenyError {
 	f := q.Facts
 	if u := f.State.URL; !isBlank(u) {
 		if sv := q.check(u); !sv.Allowed {
 			v.Reset = true
 			if f.UserTab {
 				// The user went there by hand: where is theirs to know.
-				return deny(evidence.StageScope, sv.Rule,
+				return Deny(evidence.StageScope, sv.Rule,
 					"the user's tab was on a page outside the scope before this call; nothing was done")
 			}
-			return deny(evidence.StageScope, sv.Rule,
+			return Deny(evidence.StageScope, sv.Rule,
 				"the tab was at %s, outside the scope (%s), before this call; nothing was done", u, sv.Reason)
 		}
 	}
 	if f.PagesErr != nil {
-		return deny(evidence.StageScope, "popup", "cannot list the session's tabs: %v", f.PagesErr)
+		return Deny(evidence.StageScope, "popup", "cannot list the session's tabs: %v", f.PagesErr)
 	}
 	if closed := v.strayPages(q.check, f.Pages); len(closed) > 0 {
-		return deny(evidence.StageScope, "popup",
+		return Deny(evidence.StageScope, "popup",
 			"tab(s) of the session had left the scope and were closed (the user's let go): %s; nothing was done", strings.Join(closed, "; "))
 	}
 	return nil
@@ -235,7 +167,7 @@ func (v *verdict) pagesInScope(q *question) *DenyError {
 
 // strayPages marks for closing every popup that is out of scope, or whose
 // own navigation the egress gate refused, and describes them.
-func (v *verdict) strayPages(check urlCheck, pages []pageFact) []string {
+func (v *Verdict) strayPages(check URLCheck, pages []Page) []string {
 	var out []string
 	for _, p := range pages {
 		if p.User && p.Held {
@@ -270,43 +202,43 @@ func (v *verdict) strayPages(check urlCheck, pages []pageFact) []string {
 
 // leads judges where the command's action would send the tab, and the
 // element and secrets rules of the commands that act on an element.
-func (v *verdict) leads(q *question) *DenyError {
+func (v *Verdict) leads(q *Question) *DenyError {
 	cmd, f := q.Call.Command, q.Facts
-	switch commandTable[cmd.Name].observes {
-	case observePoint, observeUpload:
+	switch q.Observes {
+	case ObservePoint, ObserveUpload:
 		if f.Element == nil {
-			return deny(evidence.StageObserve, "element", "the element was not observed")
+			return Deny(evidence.StageObserve, "element", "the element was not observed")
 		}
 		if f.Element.Err != nil {
-			return deny(evidence.StageArgs, "element", "%v", f.Element.Err)
+			return Deny(evidence.StageArgs, "element", "%v", f.Element.Err)
 		}
-		if file := f.Element.File; file != nil && len(file.holds) > 0 {
-			if err := q.Secrets.mayAttach(file.Name, file.holds, f.State.URL); err != nil {
-				return deny(evidence.StageSecrets, "secret domains", "%v", err)
+		if file := f.Element.File; file != nil && len(file.Holds) > 0 {
+			if err := q.Secrets.mayAttach(file.Name, file.Holds, f.State.URL); err != nil {
+				return Deny(evidence.StageSecrets, "secret domains", "%v", err)
 			}
 		}
-	case observeClick, observeSubmit, observeKey, observeSelect:
+	case ObserveClick, ObserveSubmit, ObserveKey, ObserveSelect:
 		el := f.Element
 		if el == nil {
-			return deny(evidence.StageObserve, "element", "the element was not observed")
+			return Deny(evidence.StageObserve, "element", "the element was not observed")
 		}
 		if el.Err != nil {
-			return deny(evidence.StageArgs, "element", "%v", el.Err)
+			return Deny(evidence.StageArgs, "element", "%v", el.Err)
 		}
 		if !el.Named {
 			return nil // a click needs a named element: the arguments say so
 		}
 		if el.DestErr != nil {
-			return deny(evidence.StageScope, "element", "cannot tell where the %s leads: %v", cmd.Name, el.DestErr)
+			return Deny(evidence.StageScope, "element", "cannot tell where the %s leads: %v", cmd.Name, el.DestErr)
 		}
 		d := el.Dest
-		submit := commandTable[cmd.Name].observes == observeSubmit
+		submit := q.Observes == ObserveSubmit
 		if d.Embeds && !submit {
-			return deny(evidence.StageArgs, "element",
+			return Deny(evidence.StageArgs, "element",
 				"the %s on %s may land inside an embedded document (iframe, object or embed), which the gate cannot see into", cmd.Name, el.Label)
 		}
 		if submit && !d.InForm {
-			return deny(evidence.StageArgs, "element", "%s is not in a form", el.Label)
+			return Deny(evidence.StageArgs, "element", "%s is not in a form", el.Label)
 		}
 		v.Submits = d.Submits && !submit // a click that submits
 		for _, u := range append([]string{d.URL}, d.URLs...) {
@@ -316,7 +248,7 @@ func (v *verdict) leads(q *question) *DenyError {
 		}
 		if d.Submits || submit {
 			if err := q.Secrets.maySubmitTo(f.Typed, d.URL); err != nil {
-				return deny(evidence.StageSecrets, "secret domains", "%v", err)
+				return Deny(evidence.StageSecrets, "secret domains", "%v", err)
 			}
 		}
 		// Leaving a site a secret was typed on goes by navigate or
@@ -328,31 +260,31 @@ func (v *verdict) leads(q *question) *DenyError {
 				continue
 			}
 			if err := q.Secrets.maySubmitTo(f.Held, u); err != nil {
-				return deny(evidence.StageSecrets, "secret domains",
+				return Deny(evidence.StageSecrets, "secret domains",
 					"a secret was typed on this site, and the %s on %s leads to %s, outside its domains: leave the site with navigate, which empties the page first", cmd.Name, el.Label, u)
 			}
 		}
 		if d.URL != "" {
 			v.Target = d.URL
 		}
-	case observeField:
+	case ObserveField:
 		el := f.Element
 		if el == nil {
-			return deny(evidence.StageObserve, "element", "the element was not observed")
+			return Deny(evidence.StageObserve, "element", "the element was not observed")
 		}
 		if el.Err != nil {
-			return deny(evidence.StageArgs, "element", "%v", el.Err)
+			return Deny(evidence.StageArgs, "element", "%v", el.Err)
 		}
 		text, _ := q.Call.Args["text"].(string)
-		if err := q.Secrets.mayType(text, el); err != nil {
-			return deny(evidence.StageSecrets, "secret domains", "%v", err)
+		if err := q.Secrets.MayType(text, el); err != nil {
+			return Deny(evidence.StageSecrets, "secret domains", "%v", err)
 		}
-		if secs := q.Secrets.placeholders(text); len(secs) > 0 {
+		if secs := q.Secrets.Placeholders(text); len(secs) > 0 {
 			if f.BesideErr != nil {
-				return deny(evidence.StageObserve, "tabs", "cannot list the tabs, so secret %s is not typed: %v", secs[0].Name, f.BesideErr)
+				return Deny(evidence.StageObserve, "tabs", "cannot list the tabs, so secret %s is not typed: %v", secs[0].Name, f.BesideErr)
 			}
 			if len(f.Beside) > 0 {
-				return deny(evidence.StageSecrets, ruleBrowsingGroup, "%v", besideError(secs[0].Name, f.Beside))
+				return Deny(evidence.StageSecrets, ruleBrowsingGroup, "%v", BesideError(secs[0].Name, f.Beside))
 			}
 		}
 		// Text typed into a password field is kept out of the evidence;
@@ -360,14 +292,14 @@ func (v *verdict) leads(q *question) *DenyError {
 		// is in an iframe, say). Placeholders reveal nothing, and keep the
 		// step replayable.
 		v.Masked = (el.FieldErr != nil || el.Field.Password || !el.Field.Field) && !q.Secrets.onlyPlaceholders(text)
-	case observeTab:
+	case ObserveTab:
 		return v.tab(q)
-	case observeHistory:
+	case ObserveHistory:
 		if f.History == nil {
-			return deny(evidence.StageObserve, "history", "the tab's history was not observed")
+			return Deny(evidence.StageObserve, "history", "the tab's history was not observed")
 		}
 		if f.History.Err != nil {
-			return deny(evidence.StageObserve, "history", "%v", f.History.Err)
+			return Deny(evidence.StageObserve, "history", "%v", f.History.Err)
 		}
 		if to := f.History.To; to != "" {
 			if dn := v.destination(q.check, cmd.Name, "the tab", to); dn != nil {
@@ -383,38 +315,38 @@ func (v *verdict) leads(q *question) *DenyError {
 // shows now; a tab to act in must be inside the scope; the session's first
 // tab closes only with the session; a user's tab closes only if the
 // manifest allows it.
-func (v *verdict) tab(q *question) *DenyError {
+func (v *Verdict) tab(q *Question) *DenyError {
 	cmd, f := q.Call.Command, q.Facts
 	if f.TabErr != nil {
-		return deny(evidence.StageObserve, "tab", "%v", f.TabErr)
+		return Deny(evidence.StageObserve, "tab", "%v", f.TabErr)
 	}
 	id, _ := q.Call.Args["tab"].(string)
 	t := f.Tab
 	if t == nil {
-		return deny(evidence.StageArgs, "tab", "there is no tab %s among the tabs this session may use (list_tabs lists them)", id)
+		return Deny(evidence.StageArgs, "tab", "there is no tab %s among the tabs this session may use (list_tabs lists them)", id)
 	}
 	v.Target = t.URL
 	switch cmd.Name {
 	case "switch_tab":
 		if !isBlank(t.URL) {
 			if sv := q.check(t.URL); !sv.Allowed {
-				return deny(evidence.StageScope, sv.Rule, "tab %s is at %s, outside the scope: %s", id, t.URL, sv.Reason)
+				return Deny(evidence.StageScope, sv.Rule, "tab %s is at %s, outside the scope: %s", id, t.URL, sv.Reason)
 			}
 		}
 		if out := groupOutsiders(f.TabGroup); len(out) > 0 {
 			// A page the session cannot guard could script or navigate
 			// the tab, or be navigated by it: a way out of the scope, and
 			// of a secret's domains, that no guard of the session's sees.
-			return deny(evidence.StageScope, ruleBrowsingGroup,
+			return Deny(evidence.StageScope, ruleBrowsingGroup,
 				"tab %s shares a browsing-context group with %s: one opened the other and can still script or navigate it, so the session cannot govern tab %s alone; close that tab first, or open the page in a tab of the session's own (new_tab)",
 				id, strings.Join(out, " and "), id)
 		}
 	case "close_tab":
 		if t.Home {
-			return deny(evidence.StageArgs, "tab", "tab %s is the session's first tab, which closes when the session ends", id)
+			return Deny(evidence.StageArgs, "tab", "tab %s is the session's first tab, which closes when the session ends", id)
 		}
-		if t.Owner == ownerUser && !cmd.AllowUserTabs {
-			return deny(evidence.StageManifest, "allow_user_tabs",
+		if t.User && !cmd.AllowUserTabs {
+			return Deny(evidence.StageManifest, "allow_user_tabs",
 				"tab %s is the user's own tab: close_tab closes it only if the manifest declares allow_user_tabs = true", id)
 		}
 	}
@@ -434,17 +366,17 @@ func (v *verdict) tab(q *question) *DenyError {
 // could spell or hide one, so any of them is refused.
 func selectorOracle(cmd *toolclad.Command, args map[string]any) *DenyError {
 	if cmd.Name == "execute_js" {
-		return deny(evidence.StageSecrets, "secret oracle",
+		return Deny(evidence.StageSecrets, "secret oracle",
 			"a secret was typed on this site: execute_js may not run on its pages, or a script could read the value and pass it on in a form the masker does not know")
 	}
 	for _, a := range cmd.Args {
 		s, _ := args[a.Name].(string)
 		switch {
 		case a.Type == toolclad.TypeSelector && strings.ContainsAny(s, "=\\") || strings.Contains(s, "/*"):
-			return deny(evidence.StageSecrets, "secret oracle",
+			return Deny(evidence.StageSecrets, "secret oracle",
 				"a secret was typed on this site: a selector may not test attribute values here, nor hold a CSS escape or comment (argument %q), or it could read the secret a character at a time", a.Name)
 		case cmd.Name == "wait_for" && (a.Name == "text" || a.Name == "name") && s != "":
-			return deny(evidence.StageSecrets, "secret oracle",
+			return Deny(evidence.StageSecrets, "secret oracle",
 				"a secret was typed on this site: wait_for may not test the page's text here (argument %q), or it could read the secret a piece at a time; wait for a selector instead", a.Name)
 		}
 	}
@@ -452,107 +384,16 @@ func selectorOracle(cmd *toolclad.Command, args map[string]any) *DenyError {
 }
 
 // destination checks where an action would send the tab.
-func (v *verdict) destination(check urlCheck, what, label, dest string) *DenyError {
+func (v *Verdict) destination(check URLCheck, what, label, dest string) *DenyError {
 	if dest == "" || strings.HasPrefix(strings.ToLower(dest), "javascript:") {
 		return nil // no navigation (a javascript: link runs the page's own script)
 	}
 	sv := check(dest)
 	if !sv.Allowed {
-		return deny(evidence.StageScope, sv.Rule, "the %s on %s leads to %s: %s", what, label, dest, sv.Reason)
+		return Deny(evidence.StageScope, sv.Rule, "the %s on %s leads to %s: %s", what, label, dest, sv.Reason)
 	}
 	v.ScopeRule = sv.Rule
 	return nil
-}
-
-// cedar asks the policies about the call (and, for a click that submits a
-// form, about the submission as submit_form) and collects what needs a
-// human: denials that only an approval would lift
-// (cedar.Decision.NeedsApproval: every determining policy is a forbid ...
-// unless { resource.human_approved == true }), and commands the manifest
-// marks human_approval. With q.Approved, Cedar sees human_approved = true
-// and nothing is left to approve.
-func (v *verdict) cedar(q *question, submitCmd *toolclad.Command) *DenyError {
-	cmd, m := q.Call.Command, q.Call.Manifest
-	req := cedarRequest(q, cmd, v.Target)
-	v.Requests = []*cedar.Request{req}
-	if submitCmd != nil {
-		sub := *req
-		sub.Command, sub.RiskTier = "submit_form", submitCmd.RiskTier
-		v.Requests = append(v.Requests, &sub)
-	}
-	for i, r := range v.Requests {
-		d := q.Policies.Decide(r)
-		switch {
-		case d.Allowed:
-			for _, id := range d.PolicyIDs {
-				if !slices.Contains(v.PolicyIDs, id) {
-					v.PolicyIDs = append(v.PolicyIDs, id)
-				}
-			}
-		case d.NeedsApproval && !q.Approved:
-			v.Approval = append(v.Approval, fmt.Sprintf("%s is forbidden by policy %s unless a human approves", r.Command, strings.Join(d.PolicyIDs, ", ")))
-		default:
-			v.Cedar = "deny"
-			dn := cedarDenial(d)
-			if q.Approved {
-				dn.Reason = "approved, but Cedar still denies " + r.Command + ": " + dn.Reason
-			} else if i == 1 {
-				dn.Reason = "this " + cmd.Name + " would submit a form, judged as submit_form: " + dn.Reason
-			}
-			return dn
-		}
-	}
-	if !q.Approved {
-		for _, c := range []*toolclad.Command{cmd, submitCmd} {
-			if c != nil && (c.HumanApproval || m.Tool.HumanApproval) {
-				v.Approval = append(v.Approval, fmt.Sprintf("the manifest marks %s human_approval", c.Name))
-			}
-		}
-	}
-	if len(v.Approval) == 0 {
-		v.Cedar = "allow"
-	}
-	return nil
-}
-
-// cedarRequest is the Cedar request for a call of cmd about target (its
-// url argument, where the action leads, or the page it acts on).
-func cedarRequest(q *question, cmd *toolclad.Command, target string) *cedar.Request {
-	m := q.Call.Manifest
-	host := q.check(target).Host
-	return &cedar.Request{
-		Principal:        q.Principal,
-		Groups:           q.Groups,
-		Action:           m.Tool.Cedar.Action,
-		ResourceType:     m.Tool.Cedar.Resource,
-		Session:          q.Session,
-		Tool:             m.Tool.Name,
-		Command:          cmd.Name,
-		Args:             q.Call.Args,
-		URL:              target,
-		URLDomain:        host,
-		DomainSets:       q.Scope.DomainSets(host),
-		PageState:        q.Facts.State.Map(),
-		RiskTier:         cmd.RiskTier,
-		HumanApproved:    q.Approved,
-		InteractionCount: q.Limits.interactions,
-		Counters:         q.Limits.counters(),
-		Time:             q.Now,
-	}
-}
-
-// cedarDenial turns a Cedar denial into a DenyError naming the policies and
-// reasons.
-func cedarDenial(d cedar.Decision) *DenyError {
-	rule := "default deny"
-	if len(d.PolicyIDs) > 0 {
-		rule = "policy " + strings.Join(d.PolicyIDs, ", ")
-	}
-	reason := strings.Join(append(append([]string{}, d.Reasons...), d.Errors...), "; ")
-	if reason == "" {
-		reason = "no policy permits this call"
-	}
-	return &DenyError{Stage: evidence.StageCedar, Rule: rule, Reason: reason, PolicyIDs: d.PolicyIDs}
 }
 
 // argRule extracts the rule name of an argument error.
@@ -571,3 +412,20 @@ func ruleName(expired string) string {
 }
 
 func isBlank(u string) bool { return u == "about:blank" }
+
+// MaxToolNameLen bounds the name of an undeclared tool as a refusal quotes
+// it (and as the evidence records it).
+const MaxToolNameLen = 200
+
+// clip cuts s to at most n bytes, at a character's start, marking the cut
+// with an ellipsis.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && s[cut]&0xC0 == 0x80 { // a UTF-8 continuation byte
+		cut--
+	}
+	return s[:cut] + "…"
+}

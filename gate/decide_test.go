@@ -1,4 +1,4 @@
-package executor
+package gate_test
 
 import (
 	"errors"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/browsergate/browsergate/cedar"
 	"github.com/browsergate/browsergate/evidence"
+	"github.com/browsergate/browsergate/gate"
 	"github.com/browsergate/browsergate/toolclad"
 )
 
@@ -45,6 +46,7 @@ human_approval = true
 [browser.commands.go_forward]
 [browser.commands.reload]
 [browser.commands.handle_dialog]
+[browser.commands.new_tab]
 [secrets.PW]
 env = "DECIDE_TEST_PW"
 domains = ["login.example.com"]
@@ -67,7 +69,7 @@ allowed_domains = ["*.example.com"]
 type decideFixture struct {
 	m, noSubmit *toolclad.Manifest
 	engine      *cedar.Engine
-	secrets     *secretSet
+	secrets     *gate.Secrets
 }
 
 func newDecideFixture(t *testing.T) *decideFixture {
@@ -76,7 +78,7 @@ func newDecideFixture(t *testing.T) *decideFixture {
 	t.Setenv("DECIDE_TEST_TOKEN", "tok-0123456789")
 	f := &decideFixture{m: testkit.Manifest(t, decideManifest), noSubmit: testkit.Manifest(t, noSubmitManifest), engine: testkit.Policies(t)}
 	var err error
-	if f.secrets, err = newSecretSet(f.m); err != nil {
+	if f.secrets, err = gate.NewSecrets(f.m); err != nil {
 		t.Fatal(err)
 	}
 	return f
@@ -84,9 +86,28 @@ func newDecideFixture(t *testing.T) *decideFixture {
 
 var decideNow = time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 
+// observes and changesTab are what the executor's command table says of
+// the commands these tests call (executor/table.go).
+var (
+	observes = map[string]gate.Observation{
+		"click": gate.ObserveClick, "type_text": gate.ObserveField, "submit_form": gate.ObserveSubmit,
+		"go_back": gate.ObserveHistory, "go_forward": gate.ObserveHistory, "switch_tab": gate.ObserveTab,
+		"close_tab": gate.ObserveTab, "press_key": gate.ObserveKey, "select_option": gate.ObserveSelect,
+		"hover": gate.ObservePoint, "upload_file": gate.ObserveUpload,
+	}
+	changesTab = map[string]bool{"switch_tab": true, "new_tab": true, "close_tab": true}
+)
+
+// The executor's names for what these tests give the gate by hand:
+// executor.ErrNoSuchRef, and the rule its acting guard stops an unjudged
+// form submission by.
+var errNoSuchRef = errors.New("unknown element ref")
+
+const ruleUnjudgedSubmission = "form submission not judged"
+
 // ask builds the question for a call of command on manifest m with the
 // given arguments, facts and limits.
-func (f *decideFixture) ask(t *testing.T, m *toolclad.Manifest, command string, raw map[string]any, fs *facts, l *limits) *question {
+func (f *decideFixture) ask(t *testing.T, m *toolclad.Manifest, command string, raw map[string]any, fs *gate.Facts, l *gate.Limits) *gate.Question {
 	t.Helper()
 	cmd := m.Command(command)
 	if cmd == nil {
@@ -95,35 +116,35 @@ func (f *decideFixture) ask(t *testing.T, m *toolclad.Manifest, command string, 
 	args, argErr := cmd.Validate(raw)
 	sc := m.Scope()
 	if l == nil {
-		nl := newLimits(decideNow.Add(-time.Second))
+		nl := gate.NewLimits(decideNow.Add(-time.Second))
 		l = &nl
 	}
-	return &question{Call: &toolclad.Call{Manifest: m, Command: cmd, Tool: "d." + command, Args: args, RawArgs: raw, ArgErr: argErr},
-		Facts: fs, Scope: sc, Policies: f.engine, Secrets: f.secrets, Principal: "local", Session: "s1", Limits: l, Now: decideNow}
+	return &gate.Question{Call: &toolclad.Call{Manifest: m, Command: cmd, Tool: "d." + command, Args: args, RawArgs: raw, ArgErr: argErr},
+		Facts: fs, Observes: observes[command], ChangesTab: changesTab[command], Scope: sc, Policies: f.engine, Secrets: f.secrets, Principal: "local", Session: "s1", Limits: l, Now: decideNow}
 }
 
-func on(url string) *facts {
-	return &facts{State: PageState{URL: url, PageLoaded: true, TabCount: 1}, Forms: 0}
+func on(url string) *gate.Facts {
+	return &gate.Facts{State: gate.PageState{URL: url, PageLoaded: true, TabCount: 1}, Forms: 0}
 }
 
-func authenticated(url string) *facts {
+func authenticated(url string) *gate.Facts {
 	f := on(url)
 	f.State.IsAuthenticated, f.State.HasForms = true, true
 	return f
 }
 
-func withElement(f *facts, el *elementFact) *facts { f.Element = el; return f }
+func withElement(f *gate.Facts, el *gate.Element) *gate.Facts { f.Element = el; return f }
 
-func link(to string) *elementFact {
-	return &elementFact{Named: true, Label: "ref e1", Dest: destination{URL: to}}
+func link(to string) *gate.Element {
+	return &gate.Element{Named: true, Label: "ref e1", Dest: gate.Destination{URL: to}}
 }
 
-func submitButton(to string) *elementFact {
-	return &elementFact{Named: true, Label: "ref e2", Dest: destination{URL: to, Submits: true, InForm: true}}
+func submitButton(to string) *gate.Element {
+	return &gate.Element{Named: true, Label: "ref e2", Dest: gate.Destination{URL: to, Submits: true, InForm: true}}
 }
 
-func textField(page string, password bool) *elementFact {
-	return &elementFact{Named: true, Label: "ref e3", Field: fieldInfo{URL: page, Field: true, Tag: "input", Password: password, MaxLength: -1}}
+func textField(page string, password bool) *gate.Element {
+	return &gate.Element{Named: true, Label: "ref e3", Field: gate.Field{URL: page, Field: true, Tag: "input", Password: password, MaxLength: -1}}
 }
 
 func TestDecide(t *testing.T) {
@@ -134,8 +155,8 @@ func TestDecide(t *testing.T) {
 		m        *toolclad.Manifest // default f.m
 		command  string
 		args     map[string]any
-		facts    *facts
-		limits   *limits
+		facts    *gate.Facts
+		limits   *gate.Limits
 		approved bool
 		// want
 		stage    evidence.Stage // "" = allowed
@@ -164,15 +185,15 @@ func TestDecide(t *testing.T) {
 		{name: "tab left the scope by itself", command: "snapshot", facts: on("https://other.test/x"),
 			stage: evidence.StageScope, reset: true},
 		{name: "popup out of scope", command: "snapshot",
-			facts: &facts{State: on(home).State, Pages: []pageFact{{ID: "p1", URL: "https://other.test/"}, {ID: "p2", URL: "https://docs.example.com/"}}},
+			facts: &gate.Facts{State: on(home).State, Pages: []gate.Page{{ID: "p1", URL: "https://other.test/"}, {ID: "p2", URL: "https://docs.example.com/"}}},
 			stage: evidence.StageScope, rule: "popup", close: 1},
 		{name: "popup whose navigation was refused", command: "snapshot",
-			facts: &facts{State: on(home).State, Pages: []pageFact{{ID: "p1", URL: "about:blank", RefusedNav: "http://127.0.0.2/"}}},
+			facts: &gate.Facts{State: on(home).State, Pages: []gate.Page{{ID: "p1", URL: "about:blank", RefusedNav: "http://127.0.0.2/"}}},
 			stage: evidence.StageScope, rule: "popup", close: 1},
 		{name: "popup still loading is left alone", command: "snapshot",
-			facts:    &facts{State: on(home).State, Pages: []pageFact{{ID: "p1", URL: "about:blank"}}},
+			facts:    &gate.Facts{State: on(home).State, Pages: []gate.Page{{ID: "p1", URL: "about:blank"}}},
 			policies: []string{"permit-non-navigation"}},
-		{name: "tabs unreadable", command: "snapshot", facts: &facts{State: on(home).State, PagesErr: errors.New("gone")},
+		{name: "tabs unreadable", command: "snapshot", facts: &gate.Facts{State: on(home).State, PagesErr: errors.New("gone")},
 			stage: evidence.StageScope, rule: "popup"},
 		{name: "click on a link in scope", command: "click", args: map[string]any{"ref": "e1"},
 			facts: withElement(on(home), link("https://docs.example.com/b")), policies: []string{"permit-non-navigation"}, target: "https://docs.example.com/b"},
@@ -181,9 +202,9 @@ func TestDecide(t *testing.T) {
 		{name: "click on a javascript: link", command: "click", args: map[string]any{"ref": "e1"},
 			facts: withElement(on(home), link("javascript:void(0)")), policies: []string{"permit-non-navigation"}},
 		{name: "click on a ref that is gone", command: "click", args: map[string]any{"ref": "e1"},
-			facts: withElement(on(home), &elementFact{Named: true, Err: ErrNoSuchRef}), stage: evidence.StageArgs, rule: "element"},
+			facts: withElement(on(home), &gate.Element{Named: true, Err: errNoSuchRef}), stage: evidence.StageArgs, rule: "element"},
 		{name: "click whose destination cannot be read", command: "click", args: map[string]any{"ref": "e1"},
-			facts: withElement(on(home), &elementFact{Named: true, Label: "ref e1", DestErr: errors.New("detached")}), stage: evidence.StageScope, rule: "element"},
+			facts: withElement(on(home), &gate.Element{Named: true, Label: "ref e1", DestErr: errors.New("detached")}), stage: evidence.StageScope, rule: "element"},
 		{name: "click that submits is a submit_form", command: "click", args: map[string]any{"ref": "e2"},
 			facts: withElement(on(home), submitButton("https://www.example.com/save")), submits: true, policies: []string{"permit-non-navigation"}},
 		{name: "click that submits on an authenticated page", command: "click", args: map[string]any{"ref": "e2"},
@@ -193,16 +214,16 @@ func TestDecide(t *testing.T) {
 		{name: "submit_form posts out of scope", command: "submit_form", args: map[string]any{"selector": "form"},
 			facts: withElement(on(home), submitButton("https://evil.test/collect")), stage: evidence.StageScope},
 		{name: "submit_form on something not in a form", command: "submit_form", args: map[string]any{"selector": "p"},
-			facts: withElement(on(home), &elementFact{Named: true, Label: "selector \"p\""}), stage: evidence.StageArgs, rule: "element"},
+			facts: withElement(on(home), &gate.Element{Named: true, Label: "selector \"p\""}), stage: evidence.StageArgs, rule: "element"},
 		{name: "submit_form on an authenticated page is held", command: "submit_form", args: map[string]any{"selector": "form"},
 			facts: withElement(authenticated(home), submitButton(home+"save")), approval: true},
 		{name: "submit_form on an authenticated page, approved", command: "submit_form", args: map[string]any{"selector": "form"},
 			facts: withElement(authenticated(home), submitButton(home+"save")), approved: true, policies: []string{"permit-non-navigation"}},
 		{name: "submit rate limit", command: "submit_form", args: map[string]any{"selector": "form"},
-			facts: withElement(on(home), submitButton(home+"save")), limits: &limits{created: decideNow, lastCall: decideNow, counts: map[string]int{"submit_form": 5}},
+			facts: withElement(on(home), submitButton(home+"save")), limits: &gate.Limits{Created: decideNow, LastCall: decideNow, Counts: map[string]int{"submit_form": 5}},
 			stage: evidence.StageCedar, rule: "submit-rate-limit"},
 		{name: "submit rate limit is not lifted by approval", command: "submit_form", args: map[string]any{"selector": "form"}, approved: true,
-			facts: withElement(on(home), submitButton(home+"save")), limits: &limits{created: decideNow, lastCall: decideNow, counts: map[string]int{"submit_form": 5}},
+			facts: withElement(on(home), submitButton(home+"save")), limits: &gate.Limits{Created: decideNow, LastCall: decideNow, Counts: map[string]int{"submit_form": 5}},
 			stage: evidence.StageCedar, rule: "submit-rate-limit"},
 		{name: "execute_js is held", command: "execute_js", args: map[string]any{"expression": "1"}, facts: on(home), approval: true},
 		{name: "execute_js approved", command: "execute_js", args: map[string]any{"expression": "1"}, facts: on(home), approved: true,
@@ -210,16 +231,16 @@ func TestDecide(t *testing.T) {
 		{name: "critical tier is held", command: "screenshot", facts: on(home), approval: true},
 		{name: "manifest human_approval is held", command: "scroll", facts: on(home), approval: true},
 		{name: "manifest human_approval, approved", command: "scroll", facts: on(home), approved: true, policies: []string{"permit-non-navigation"}},
-		{name: "go_back in scope", command: "go_back", facts: &facts{State: on(home).State, History: &historyFact{To: "https://docs.example.com/"}},
+		{name: "go_back in scope", command: "go_back", facts: &gate.Facts{State: on(home).State, History: &gate.History{To: "https://docs.example.com/"}},
 			policies: []string{"permit-non-navigation"}, target: "https://docs.example.com/"},
-		{name: "go_back out of scope", command: "go_back", facts: &facts{State: on(home).State, History: &historyFact{To: "https://other.test/"}},
+		{name: "go_back out of scope", command: "go_back", facts: &gate.Facts{State: on(home).State, History: &gate.History{To: "https://other.test/"}},
 			stage: evidence.StageScope},
-		{name: "go_back history unreadable", command: "go_back", facts: &facts{State: on(home).State, History: &historyFact{Err: errors.New("closed")}},
+		{name: "go_back history unreadable", command: "go_back", facts: &gate.Facts{State: on(home).State, History: &gate.History{Err: errors.New("closed")}},
 			stage: evidence.StageObserve, rule: "history"},
 		{name: "type into a password field is masked", command: "type_text", args: map[string]any{"ref": "e3", "text": "hunter2"},
 			facts: withElement(on(home), textField(home, true)), masked: true, policies: []string{"permit-non-navigation"}},
 		{name: "type into a field that cannot be read is masked", command: "type_text", args: map[string]any{"ref": "e3", "text": "hunter2"},
-			facts: withElement(on(home), &elementFact{Named: true, Label: "ref e3", FieldErr: errors.New("gone")}), masked: true, policies: []string{"permit-non-navigation"}},
+			facts: withElement(on(home), &gate.Element{Named: true, Label: "ref e3", FieldErr: errors.New("gone")}), masked: true, policies: []string{"permit-non-navigation"}},
 		{name: "secret on its domain", command: "type_text", args: map[string]any{"ref": "e3", "text": "<PW>"},
 			facts: withElement(on("https://login.example.com/"), textField("https://login.example.com/", true)), policies: []string{"permit-non-navigation"}},
 		{name: "secret into a text field (password fields only by default)", command: "type_text", args: map[string]any{"ref": "e3", "text": "<PW>"},
@@ -227,14 +248,20 @@ func TestDecide(t *testing.T) {
 		{name: "secret allowed into text fields", command: "type_text", args: map[string]any{"ref": "e3", "text": "<TOKEN>"},
 			facts: withElement(on("https://login.example.com/"), textField("https://login.example.com/", false)), policies: []string{"permit-non-navigation"}},
 		{name: "secret into a field too short for it", command: "type_text", args: map[string]any{"ref": "e3", "text": "<PW>"},
-			facts: withElement(on("https://login.example.com/"), &elementFact{Named: true, Label: "ref e3",
-				Field: fieldInfo{URL: "https://login.example.com/", Field: true, Tag: "input", Password: true, MaxLength: 8}}), stage: evidence.StageSecrets},
+			facts: withElement(on("https://login.example.com/"), &gate.Element{Named: true, Label: "ref e3",
+				Field: gate.Field{URL: "https://login.example.com/", Field: true, Tag: "input", Password: true, MaxLength: 8}}), stage: evidence.StageSecrets},
 		{name: "attribute-value selector while a secret is in the page", command: "click", args: map[string]any{"selector": `#r[value^="ab"]`},
-			facts: func() *facts {
+			facts: func() *gate.Facts {
 				fs := withElement(on("https://login.example.com/"), link(""))
 				fs.Typed = f.m.Secrets
 				return fs
 			}(), stage: evidence.StageSecrets, rule: "secret oracle"},
+		{name: "new_tab while the tab is on a page a secret was typed on", command: "new_tab", args: map[string]any{"url": "https://www.example.com/"},
+			facts: func() *gate.Facts {
+				fs := on("https://login.example.com/")
+				fs.Held = f.m.Secrets
+				return fs
+			}(), stage: evidence.StageSecrets, rule: "secret tab"},
 		{name: "attribute-value selector on a page without secrets", command: "click", args: map[string]any{"selector": `a[href$=".pdf"]`},
 			facts: withElement(on(home), link("https://www.example.com/a.pdf")), policies: []string{"permit-non-navigation"}},
 		{name: "secret off its domain", command: "type_text", args: map[string]any{"ref": "e3", "text": "<PW>"},
@@ -242,13 +269,13 @@ func TestDecide(t *testing.T) {
 		{name: "secret into an iframe's document", command: "type_text", args: map[string]any{"ref": "e3", "text": "<PW>"},
 			facts: withElement(on("https://login.example.com/"), textField("https://www.example.com/frame", false)), stage: evidence.StageSecrets},
 		{name: "secret into something not a text field", command: "type_text", args: map[string]any{"ref": "e3", "text": "<PW>"},
-			facts: withElement(on("https://login.example.com/"), &elementFact{Named: true, Label: "ref e3", Field: fieldInfo{URL: "https://login.example.com/", Tag: "iframe"}}),
+			facts: withElement(on("https://login.example.com/"), &gate.Element{Named: true, Label: "ref e3", Field: gate.Field{URL: "https://login.example.com/", Tag: "iframe"}}),
 			stage: evidence.StageSecrets},
 		{name: "secret into the focused element", command: "type_text", args: map[string]any{"text": "<PW>"},
-			facts: withElement(on("https://login.example.com/"), &elementFact{Label: "the focused element", Field: fieldInfo{URL: "https://login.example.com/", Field: true}}),
+			facts: withElement(on("https://login.example.com/"), &gate.Element{Label: "the focused element", Field: gate.Field{URL: "https://login.example.com/", Field: true}}),
 			stage: evidence.StageSecrets},
 		{name: "form sends a typed secret elsewhere", command: "submit_form", args: map[string]any{"selector": "form"},
-			facts: func() *facts {
+			facts: func() *gate.Facts {
 				fs := withElement(on("https://login.example.com/"), submitButton("https://www.example.com/steal"))
 				fs.Typed = f.m.Secrets
 				return fs
@@ -262,50 +289,50 @@ func TestDecide(t *testing.T) {
 		{name: "Enter on a link out of scope", command: "press_key", args: map[string]any{"key": "Enter", "ref": "e1"},
 			facts: withElement(on(home), link("http://169.254.169.254/latest")), stage: evidence.StageScope},
 		{name: "a key into an embedded document", command: "press_key", args: map[string]any{"key": "Enter"},
-			facts: withElement(on(home), &elementFact{Named: true, Label: "the focused element", Dest: destination{Embeds: true}}), stage: evidence.StageArgs, rule: "element"},
+			facts: withElement(on(home), &gate.Element{Named: true, Label: "the focused element", Dest: gate.Destination{Embeds: true}}), stage: evidence.StageArgs, rule: "element"},
 		{name: "an unknown key", command: "press_key", args: map[string]any{"key": "Hyper"},
-			facts: withElement(on(home), &elementFact{Err: errors.New(`key "Hyper": unknown key`)}), stage: evidence.StageArgs, rule: "element"},
+			facts: withElement(on(home), &gate.Element{Err: errors.New(`key "Hyper": unknown key`)}), stage: evidence.StageArgs, rule: "element"},
 		{name: "Enter that submits a typed secret elsewhere", command: "press_key", args: map[string]any{"key": "Enter"},
-			facts: func() *facts {
+			facts: func() *gate.Facts {
 				fs := withElement(on("https://login.example.com/"), submitButton("https://www.example.com/steal"))
 				fs.Typed = f.m.Secrets
 				return fs
 			}(), submits: true, stage: evidence.StageSecrets},
 		{name: "hover over a link out of scope is only a hover", command: "hover", args: map[string]any{"ref": "e1"},
-			facts: withElement(on(home), &elementFact{Named: true, Label: "ref e1"}), policies: []string{"permit-non-navigation"}},
+			facts: withElement(on(home), &gate.Element{Named: true, Label: "ref e1"}), policies: []string{"permit-non-navigation"}},
 		{name: "hover over a ref that is gone", command: "hover", args: map[string]any{"ref": "e1"},
-			facts: withElement(on(home), &elementFact{Named: true, Err: ErrNoSuchRef}), stage: evidence.StageArgs, rule: "element"},
+			facts: withElement(on(home), &gate.Element{Named: true, Err: errNoSuchRef}), stage: evidence.StageArgs, rule: "element"},
 		{name: "select an option", command: "select_option", args: map[string]any{"ref": "e4", "value": "b"},
-			facts: withElement(on(home), &elementFact{Named: true, Label: "ref e4"}), policies: []string{"permit-non-navigation"}},
+			facts: withElement(on(home), &gate.Element{Named: true, Label: "ref e4"}), policies: []string{"permit-non-navigation"}},
 		{name: "select an option that does not exist", command: "select_option", args: map[string]any{"ref": "e4", "value": "z"},
-			facts: withElement(on(home), &elementFact{Named: true, Err: errors.New(`no option has the value "z"`)}), stage: evidence.StageArgs, rule: "element"},
+			facts: withElement(on(home), &gate.Element{Named: true, Err: errors.New(`no option has the value "z"`)}), stage: evidence.StageArgs, rule: "element"},
 		{name: "a listbox option that is a link out of scope", command: "select_option", args: map[string]any{"ref": "e4", "label": "Evil"},
 			facts: withElement(on(home), link("https://evil.test/")), stage: evidence.StageScope},
-		{name: "go_forward out of scope", command: "go_forward", facts: &facts{State: on(home).State, History: &historyFact{To: "https://other.test/"}},
+		{name: "go_forward out of scope", command: "go_forward", facts: &gate.Facts{State: on(home).State, History: &gate.History{To: "https://other.test/"}},
 			stage: evidence.StageScope},
-		{name: "go_forward in scope", command: "go_forward", facts: &facts{State: on(home).State, History: &historyFact{To: "https://docs.example.com/"}},
+		{name: "go_forward in scope", command: "go_forward", facts: &gate.Facts{State: on(home).State, History: &gate.History{To: "https://docs.example.com/"}},
 			policies: []string{"permit-non-navigation"}, target: "https://docs.example.com/"},
 		{name: "reload a page that left the scope", command: "reload", facts: on("https://other.test/x"),
 			stage: evidence.StageScope, reset: true},
 		{name: "reload", command: "reload", facts: on(home), policies: []string{"permit-non-navigation"}, target: home},
-		{name: "a dialog is waiting", command: "snapshot", facts: func() *facts { fs := on(home); fs.Dialog = &dialogInfo{Type: "confirm"}; return fs }(),
+		{name: "a dialog is waiting", command: "snapshot", facts: func() *gate.Facts { fs := on(home); fs.Dialog = &gate.Dialog{Type: "confirm"}; return fs }(),
 			stage: evidence.StageObserve, rule: "dialog waiting"},
 		{name: "handle_dialog answers it", command: "handle_dialog", args: map[string]any{"accept": true},
-			facts: func() *facts { fs := on(home); fs.Dialog = &dialogInfo{Type: "confirm"}; return fs }(), policies: []string{"permit-non-navigation"}},
+			facts: func() *gate.Facts { fs := on(home); fs.Dialog = &gate.Dialog{Type: "confirm"}; return fs }(), policies: []string{"permit-non-navigation"}},
 		{name: "handle_dialog with no dialog", command: "handle_dialog", args: map[string]any{"accept": true}, facts: on(home),
 			stage: evidence.StageArgs, rule: "no dialog"},
 		{name: "text for a confirm", command: "handle_dialog", args: map[string]any{"accept": true, "text": "yes"},
-			facts: func() *facts { fs := on(home); fs.Dialog = &dialogInfo{Type: "confirm"}; return fs }(), stage: evidence.StageArgs, rule: "argument text"},
+			facts: func() *gate.Facts { fs := on(home); fs.Dialog = &gate.Dialog{Type: "confirm"}; return fs }(), stage: evidence.StageArgs, rule: "argument text"},
 		{name: "text for a prompt dismissed", command: "handle_dialog", args: map[string]any{"accept": false, "text": "yes"},
-			facts: func() *facts { fs := on(home); fs.Dialog = &dialogInfo{Type: "prompt"}; return fs }(), stage: evidence.StageArgs, rule: "argument text"},
+			facts: func() *gate.Facts { fs := on(home); fs.Dialog = &gate.Dialog{Type: "prompt"}; return fs }(), stage: evidence.StageArgs, rule: "argument text"},
 		{name: "text for a prompt", command: "handle_dialog", args: map[string]any{"accept": true, "text": "yes"},
-			facts: func() *facts { fs := on(home); fs.Dialog = &dialogInfo{Type: "prompt"}; return fs }(), policies: []string{"permit-non-navigation"}},
+			facts: func() *gate.Facts { fs := on(home); fs.Dialog = &gate.Dialog{Type: "prompt"}; return fs }(), policies: []string{"permit-non-navigation"}},
 		{name: "session lifetime over", command: "snapshot", facts: on(home),
-			limits: &limits{created: decideNow.Add(-601 * time.Second), lastCall: decideNow, counts: map[string]int{}}, stage: evidence.StageLimits, rule: "session_timeout_seconds"},
+			limits: &gate.Limits{Created: decideNow.Add(-601 * time.Second), LastCall: decideNow, Counts: map[string]int{}}, stage: evidence.StageLimits, rule: "session_timeout_seconds"},
 		{name: "idle too long", command: "snapshot", facts: on(home),
-			limits: &limits{created: decideNow, lastCall: decideNow.Add(-61 * time.Second), counts: map[string]int{}}, stage: evidence.StageLimits, rule: "idle_timeout_seconds"},
+			limits: &gate.Limits{Created: decideNow, LastCall: decideNow.Add(-61 * time.Second), Counts: map[string]int{}}, stage: evidence.StageLimits, rule: "idle_timeout_seconds"},
 		{name: "budget used", command: "snapshot", facts: on(home),
-			limits: &limits{created: decideNow, lastCall: decideNow, interactions: 5, counts: map[string]int{}}, stage: evidence.StageLimits, rule: "max_interactions"},
+			limits: &gate.Limits{Created: decideNow, LastCall: decideNow, Interactions: 5, Counts: map[string]int{}}, stage: evidence.StageLimits, rule: "max_interactions"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -315,7 +342,7 @@ func TestDecide(t *testing.T) {
 			}
 			q := f.ask(t, m, tc.command, tc.args, tc.facts, tc.limits)
 			q.Approved = tc.approved
-			v := decide(q)
+			v := gate.Decide(q)
 			switch {
 			case tc.stage == "" && v.Deny != nil:
 				t.Fatalf("refused at %s (%s): %s", v.Deny.Stage, v.Deny.Rule, v.Deny.Reason)
@@ -354,9 +381,9 @@ func TestDecide(t *testing.T) {
 // refused at stage manifest, before anything else is looked at.
 func TestDecideUndeclaredTool(t *testing.T) {
 	f := newDecideFixture(t)
-	l := newLimits(decideNow)
-	q := &question{Call: &toolclad.Call{Manifest: f.m, Tool: "d.upload_file"}, Limits: &l, Now: decideNow}
-	v := decide(q)
+	l := gate.NewLimits(decideNow)
+	q := &gate.Question{Call: &toolclad.Call{Manifest: f.m, Tool: "d.upload_file"}, Limits: &l, Now: decideNow}
+	v := gate.Decide(q)
 	if v.Deny == nil || v.Deny.Stage != evidence.StageManifest || !strings.Contains(v.Deny.Reason, "d.upload_file") {
 		t.Fatalf("undeclared tool: %+v", v.Deny)
 	}
@@ -367,43 +394,43 @@ func TestDecideUndeclaredTool(t *testing.T) {
 // the next call start a new session with fresh counters).
 func TestDecideBudgetIsNotAnExpiry(t *testing.T) {
 	f := newDecideFixture(t)
-	l := limits{created: decideNow, lastCall: decideNow, interactions: 5, counts: map[string]int{}}
-	v := decide(f.ask(t, f.m, "snapshot", nil, on("about:blank"), &l))
+	l := gate.Limits{Created: decideNow, LastCall: decideNow, Interactions: 5, Counts: map[string]int{}}
+	v := gate.Decide(f.ask(t, f.m, "snapshot", nil, on("about:blank"), &l))
 	if v.Deny == nil || v.Deny.Rule != "max_interactions" {
 		t.Fatalf("over budget: %+v", v.Deny)
 	}
-	if why := l.expiry(&f.m.Browser, decideNow); why != "" {
+	if why := l.Expiry(&f.m.Browser, decideNow); why != "" {
 		t.Fatalf("a used-up budget counts as an expiry: %q", why)
 	}
 }
 
-// TestDecideAfter: where an action left the tabs.
-func TestDecideAfter(t *testing.T) {
+// TestAfter: where an action left the tabs.
+func TestAfter(t *testing.T) {
 	f := newDecideFixture(t)
 	sc := f.m.Scope()
 	tests := []struct {
 		name     string
-		after    PageState
-		pages    []pageFact
+		after    gate.PageState
+		pages    []gate.Page
 		err      error
-		unjudged *Blocked
+		unjudged *gate.Unjudged
 		stage    evidence.Stage // default final_url
 		rule     string         // "" = allowed
 		reset    bool
 		close    int
 	}{
-		{name: "in scope", after: PageState{URL: "https://www.example.com/"}},
-		{name: "blank", after: PageState{URL: "about:blank"}},
-		{name: "unreadable", after: PageState{}, rule: "page state", reset: true},
-		{name: "left the scope", after: PageState{URL: "http://10.0.0.1/"}, rule: "private", reset: true},
-		{name: "tabs unreadable", after: PageState{URL: "https://www.example.com/"}, err: errors.New("x"), rule: "tabs", reset: true},
-		{name: "popup out of scope", after: PageState{URL: "https://www.example.com/"}, pages: []pageFact{{ID: "p", URL: "https://x.test/"}}, rule: "popup", close: 1},
-		{name: "a form submission not judged", after: PageState{URL: "https://www.example.com/"},
-			unjudged: &Blocked{Rule: ruleUnjudgedSubmission, Reason: "the page submitted a form"}, rule: ruleUnjudgedSubmission, reset: true, stage: evidence.StageDestination},
+		{name: "in scope", after: gate.PageState{URL: "https://www.example.com/"}},
+		{name: "blank", after: gate.PageState{URL: "about:blank"}},
+		{name: "unreadable", after: gate.PageState{}, rule: "page state", reset: true},
+		{name: "left the scope", after: gate.PageState{URL: "http://10.0.0.1/"}, rule: "private", reset: true},
+		{name: "tabs unreadable", after: gate.PageState{URL: "https://www.example.com/"}, err: errors.New("x"), rule: "tabs", reset: true},
+		{name: "popup out of scope", after: gate.PageState{URL: "https://www.example.com/"}, pages: []gate.Page{{ID: "p", URL: "https://x.test/"}}, rule: "popup", close: 1},
+		{name: "a form submission not judged", after: gate.PageState{URL: "https://www.example.com/"},
+			unjudged: &gate.Unjudged{Rule: ruleUnjudgedSubmission, Reason: "the page submitted a form"}, rule: ruleUnjudgedSubmission, reset: true, stage: evidence.StageDestination},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			v := decideAfter(sc.Check, "click", tc.after, tc.pages, tc.err, tc.unjudged)
+			v := gate.After(sc.Check, &gate.Outcome{Command: "click", State: tc.after, Pages: tc.pages, PagesErr: tc.err, Unjudged: tc.unjudged})
 			if (v.Deny == nil) != (tc.rule == "") {
 				t.Fatalf("deny %+v, want rule %q", v.Deny, tc.rule)
 			}
@@ -421,22 +448,6 @@ func TestDecideAfter(t *testing.T) {
 	}
 }
 
-// TestCommandTableMatchesToolclad: the executor's command table and
-// toolclad's built-in commands are the same set.
-func TestCommandTableMatchesToolclad(t *testing.T) {
-	builtins := toolclad.BuiltinCommands()
-	for _, name := range builtins {
-		if spec, ok := commandTable[name]; !ok || spec.act == nil {
-			t.Errorf("toolclad has %s, the command table does not", name)
-		}
-	}
-	for name := range commandTable {
-		if !slices.Contains(builtins, name) {
-			t.Errorf("the command table has %s, toolclad does not", name)
-		}
-	}
-}
-
 // TestDecideHidesWhereTheUserWent: where a user's adopted tab went by the
 // user's hand, outside the scope, is not told to the agent (the session's
 // own tab's is); a user's popup tab out of scope is let go unnamed.
@@ -445,16 +456,16 @@ func TestDecideHidesWhereTheUserWent(t *testing.T) {
 	private := "https://mail.other.test/inbox/7f3a"
 	user := on(private)
 	user.UserTab = true
-	v := decide(f.ask(t, f.m, "snapshot", nil, user, nil))
+	v := gate.Decide(f.ask(t, f.m, "snapshot", nil, user, nil))
 	if v.Deny == nil || !v.Reset || strings.Contains(v.Deny.Reason, "mail.other.test") || !strings.Contains(v.Deny.Reason, "the user's tab was on a page outside the scope") {
 		t.Errorf("user's tab: %+v", v.Deny)
 	}
-	v = decide(f.ask(t, f.m, "snapshot", nil, on(private), nil))
+	v = gate.Decide(f.ask(t, f.m, "snapshot", nil, on(private), nil))
 	if v.Deny == nil || !strings.Contains(v.Deny.Reason, private) {
 		t.Errorf("the session's own tab: %+v", v.Deny)
 	}
-	pages := &facts{State: on("https://www.example.com/").State, Pages: []pageFact{{ID: "u1", URL: private, User: true}}}
-	v = decide(f.ask(t, f.m, "snapshot", nil, pages, nil))
+	pages := &gate.Facts{State: on("https://www.example.com/").State, Pages: []gate.Page{{ID: "u1", URL: private, User: true}}}
+	v = gate.Decide(f.ask(t, f.m, "snapshot", nil, pages, nil))
 	if v.Deny == nil || len(v.Release) != 1 || strings.Contains(v.Deny.Reason, "mail.other.test") {
 		t.Errorf("user's other tab: %+v release %v", v.Deny, v.Release)
 	}
