@@ -253,7 +253,7 @@ func TestElementReadRendersAsWholeTree(t *testing.T) {
 	// about none of them, and still renders as the whole tree.
 	plainAtLeast := map[string]int{"go-spec": 700, "go-memory": 10, "films": 300, "controls": 15, "empty-query": 2, "fragment-base": 5}
 	// The rows and cells of tables of data each page has at the least:
-	// the element read asks about none of them (tableparts.go).
+	// the element read asks about none of them (snapshot/tableparts.go).
 	partsAtLeast := map[string]int{"films": 300, "controls": 35}
 	// The pages whose count already says there can be no plain links (the
 	// element read still checks: topLayer, snapshot.PlainLinks).

@@ -84,6 +84,8 @@ func BenchmarkSnapshotLongPage(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	// The rendering alone: package snapshot's BenchmarkRender measures it
+	// on the saved captures, this page's among them (go-spec).
 	b.Run("render", func(b *testing.B) {
 		for b.Loop() {
 			if _, err := snapshot.Render(fc, snapshot.Options{}); err != nil {

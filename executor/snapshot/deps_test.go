@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestNoBrowser: the package is pure: they depend
+// TestNoBrowser: the package and its test helpers are pure: they depend
 // on no browser connection (chromedp, only the plain data types of
 // cdproto) and on no other package of browsergate, so that a saved
 // capture is all a rendering reads.
@@ -16,7 +16,7 @@ func TestNoBrowser(t *testing.T) {
 	if err != nil {
 		t.Skip("no go command where the test runs:", err)
 	}
-	out, err := exec.Command(gocmd, "list", "-deps", ".").Output()
+	out, err := exec.Command(gocmd, "list", "-deps", ".", "./snapshottest").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}

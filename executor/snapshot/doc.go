@@ -17,7 +17,9 @@
 // landmark comes first, then the rest in document order.
 //
 // The package is pure: it reads the capture and nothing else, so that it
-// can be tested, and measured, without a browser. It also derives, from the layout alone, what the
+// can be tested, and measured, on captures saved from a real browser
+// (testdata/*.capture.json, taken again by the executor's
+// TestSnapshotCaptures). It also derives, from the layout alone, what the
 // tree would say of the plain links and table parts of a page
 // ([PlainLinks], [TableParts]), which the executor's element read need not
 // ask the browser about. It does not mask secrets: the executor masks the
