@@ -13,6 +13,8 @@ import (
 	"github.com/chromedp/cdproto/dom"
 	"github.com/chromedp/cdproto/domsnapshot"
 	"github.com/chromedp/chromedp"
+
+	"github.com/browsergate/browsergate/executor/snapshot"
 )
 
 // A snapshot needs the accessibility tree only for the elements whose
@@ -30,14 +32,14 @@ import (
 // their labels (337 of MDN's 404 such elements: it is read element by
 // element since, 41–47 ms against 62–70 for the whole tree). Plain links,
 // most of such elements on a long text, are not asked about either: their
-// role and target are derived from the layout (links.go). Nor are the
-// rows and cells that sit plainly in a table whose own node says it is a
-// table of data (tableparts.go): those of a table for layout are asked
-// about once the tables' nodes are read. The Go specification then asks
-// about 1 element of its 4,013, and the read takes 155–165 ms instead of
-// 580–630 for the whole tree (of 9,757 nodes); a Wikipedia article 108–121
-// ms instead of 234–256; the Wikipedia list of films (137 of its 2,171
-// elements) 97–108 ms instead of 177–201; and LWN, whose 398 rows and
+// role and target are derived from the layout (snapshot/links.go). Nor are
+// the rows and cells that sit plainly in a table whose own node says it is a
+// table of data (snapshot/tableparts.go): those of a table for layout are
+// asked about once the tables' nodes are read. The Go specification then
+// asks about 1 element of its 4,013, and the read takes 155–165 ms instead
+// of 580–630 for the whole tree (of 9,757 nodes); a Wikipedia article
+// 108–121 ms instead of 234–256; the Wikipedia list of films (137 of its
+// 2,171 elements) 97–108 ms instead of 177–201; and LWN, whose 398 rows and
 // cells of data were most of the 450 elements it asked about, asks about
 // 57 of 703 and takes 37–43 ms instead of 69–85. A short page of tables is
 // read faster whole. So the tab's document is read element by element only
@@ -46,10 +48,10 @@ import (
 //
 // Both reads render the same snapshot (TestElementReadRendersAsWholeTree);
 // what either says is Chromium's, or for a plain link what it would say
-// (but for what links.go says the layout cannot show), so the page, which
-// sets the counts, chooses only how long the read takes. Custom elements
-// (a tag with a hyphen: a role given through ElementInternals has no
-// attribute) and elements displayed as list items are asked about too.
+// (but for what snapshot/links.go says the layout cannot show), so the page,
+// which sets the counts, chooses only how long the read takes. Custom
+// elements (a tag with a hyphen: a role given through ElementInternals has
+// no attribute) and elements displayed as list items are asked about too.
 // What the element read still cannot see is a role only CSS gives (an
 // element whose content is an image, with alternative text): it shows as
 // the whole tree would show its text. A read of an element that fails
@@ -74,15 +76,15 @@ var tagDecided = map[string]bool{"h1": true, "h2": true, "h3": true, "h4": true,
 // displayed as list items, which only the layout tells, taking every <a>
 // with an href and no attribute that can change its role for a plain
 // link, and every row and cell that sits plainly in a table
-// (tableparts.go) as one not asked about when the table looks like one of
-// data (only the table's node tells: the element read asks about the
+// (snapshot/tableparts.go) as one not asked about when the table looks like
+// one of data (only the table's node tells: the element read asks about the
 // rows and cells of a table for layout, so a page of those is read
 // whole); elements in shadow roots and frames are not counted; and it
 // says whether the document has, outside shadow roots, what keeps it from
-// having plain links and rows and cells derived (links.go): a modal
+// having plain links and rows and cells derived (snapshot/links.go): a modal
 // dialog or a fullscreen element (:modal), aria-owns or aria-modal. Only
 // the choice of read rests on it: the element read checks for these
-// itself (plainLinks, tableParts, topLayer).
+// itself (snapshot.PlainLinks, snapshot.TableParts, topLayer).
 var countCandidatesJS = `(() => {
   const tags = new Set(` + "['" + strings.Join(axTags, "','") + "']" + `);
   const html = 'http://www.w3.org/1999/xhtml';
@@ -150,12 +152,12 @@ var isAXTag = func() map[string]bool {
 // axCandidates are the elements of every document of layout that a
 // snapshot asks the tree about, but for the plain links and the rows and
 // cells that sit plainly in a table (parts).
-func axCandidates(layout *domsnapshot.CaptureSnapshotResult, plain map[cdp.BackendNodeID]*axInfo, parts map[cdp.BackendNodeID]cdp.BackendNodeID) []cdp.BackendNodeID {
+func axCandidates(layout *domsnapshot.CaptureSnapshotResult, plain map[cdp.BackendNodeID]*snapshot.AXNode, parts map[cdp.BackendNodeID]cdp.BackendNodeID) []cdp.BackendNodeID {
 	var out []cdp.BackendNodeID
 	for _, d := range layout.Documents {
 		listItems := map[int64]bool{} // node index -> displayed as a list item
 		for li, ni := range d.Layout.NodeIndex {
-			if li < len(d.Layout.Styles) && len(d.Layout.Styles[li]) > 0 && strIndex(layout.Strings, domsnapshot.StringIndex(d.Layout.Styles[li][0])) == "list-item" {
+			if li < len(d.Layout.Styles) && len(d.Layout.Styles[li]) > 0 && snapshot.StringAt(layout.Strings, domsnapshot.StringIndex(d.Layout.Styles[li][0])) == "list-item" {
 				listItems[ni] = true
 			}
 		}
@@ -163,10 +165,10 @@ func axCandidates(layout *domsnapshot.CaptureSnapshotResult, plain map[cdp.Backe
 			if d.Nodes.NodeType[i] != 1 {
 				continue
 			}
-			tag := strings.ToLower(strIndex(layout.Strings, name))
+			tag := strings.ToLower(snapshot.StringAt(layout.Strings, name))
 			want := isAXTag[tag] || strings.Contains(tag, "-") || listItems[int64(i)] && !tagDecided[tag]
 			if !want && i < len(d.Nodes.Attributes) {
-				want = mayHaveRole(layout, d.Nodes.Attributes[i])
+				want = snapshot.MayHaveRole(layout, d.Nodes.Attributes[i])
 			}
 			id := d.Nodes.BackendNodeID[i]
 			if _, part := parts[id]; want && plain[id] == nil && !part {
@@ -175,18 +177,6 @@ func axCandidates(layout *domsnapshot.CaptureSnapshotResult, plain map[cdp.Backe
 		}
 	}
 	return out
-}
-
-// mayHaveRole: an element with these attributes (a role, tabindex,
-// contenteditable or aria-*) can have a role its tag does not give it.
-func mayHaveRole(layout *domsnapshot.CaptureSnapshotResult, attrs domsnapshot.ArrayOfStrings) bool {
-	for k := 0; k+1 < len(attrs); k += 2 {
-		n := strIndex(layout.Strings, domsnapshot.StringIndex(attrs[k]))
-		if n == "role" || n == "tabindex" || n == "contenteditable" || strings.HasPrefix(n, "aria-") {
-			return true
-		}
-	}
-	return false
 }
 
 // partialAXTree is Accessibility.getPartialAXTree read into axNode, as
@@ -200,27 +190,27 @@ const axInFlight = 64
 // tree's node of each element a snapshot asks about, but for the plain
 // links of its top document when derive is true, and the rows and cells
 // that sit plainly in a table whose node says it is a table of data
-// (tableparts.go): those of any other table are asked about once the
-// tables' nodes are read. An element whose node cannot be read (gone
+// (snapshot/tableparts.go): those of any other table are asked about once
+// the tables' nodes are read. An element whose node cannot be read (gone
 // meanwhile) fails it with errElementRead, and the caller reads the whole
 // tree instead.
-func readByElements(exec context.Context, derive bool) (domsnapshot.CaptureSnapshotResult, map[cdp.BackendNodeID]*axInfo, error) {
+func readByElements(exec context.Context, derive bool) (domsnapshot.CaptureSnapshotResult, map[cdp.BackendNodeID]*snapshot.AXNode, error) {
 	layout, err := readLayout(exec)
 	if err != nil {
 		return layout, nil, fmt.Errorf("read the page's layout: %w", err)
 	}
 	var (
-		plain map[cdp.BackendNodeID]*axInfo
+		plain map[cdp.BackendNodeID]*snapshot.AXNode
 		parts map[cdp.BackendNodeID]cdp.BackendNodeID
 	)
 	if derive && !topLayer(exec) {
-		plain, parts = plainLinks(&layout), tableParts(&layout)
+		plain, parts = snapshot.PlainLinks(&layout), snapshot.TableParts(&layout)
 	}
 	nodes, failed := askTree(exec, axCandidates(&layout, plain, parts))
 	ax := axIndex(nodes)
 	var again []cdp.BackendNodeID
 	for part, table := range parts {
-		if t := ax[table]; t == nil || !dataTableRoles[t.role] {
+		if t := ax[table]; t == nil || !snapshot.TableOfData(t.Role) {
 			again = append(again, part)
 		}
 	}
@@ -303,9 +293,9 @@ func (s *session) buildTree(exec context.Context) (wait func()) {
 // layer, wherever it is (in a shadow tree, undisplayed, or without its
 // open attribute): a modal dialog or a fullscreen element makes the rest
 // of the page inert to the tree, and a popover is treated alike. Plain
-// links are then not derived (links.go). It is asked after the layout is
-// read, so that one shown before the read is seen, and again after the
-// element reads: one shown meanwhile sends the snapshot to the whole
+// links are then not derived (snapshot/links.go). It is asked after the
+// layout is read, so that one shown before the read is seen, and again after
+// the element reads: one shown meanwhile sends the snapshot to the whole
 // tree. An error answers yes.
 func topLayer(exec context.Context) bool {
 	res, err := chromedp.Call(exec, dom.GetTopLayerElements, cdp.Empty{})
@@ -320,7 +310,7 @@ var errElementRead = errors.New("an element's node of the accessibility tree cou
 // readWholeTree reads the layout and the whole accessibility tree of a
 // process's documents, one round trip each in parallel, and the trees of
 // its same-process frames.
-func (s *session) readWholeTree(exec context.Context) (domsnapshot.CaptureSnapshotResult, map[cdp.BackendNodeID]*axInfo, error) {
+func (s *session) readWholeTree(exec context.Context) (domsnapshot.CaptureSnapshotResult, map[cdp.BackendNodeID]*snapshot.AXNode, error) {
 	var (
 		wg    sync.WaitGroup
 		axRes axTree
@@ -390,9 +380,9 @@ type layoutDoc struct {
 }
 
 // readLayout reads the layout of a process's documents: their nodes, and
-// the computed styles (snapStyles) and text of those displayed.
+// the computed styles (snapshot.ComputedStyles) and text of those displayed.
 func readLayout(exec context.Context) (domsnapshot.CaptureSnapshotResult, error) {
-	res, err := chromedp.Call(exec, layoutRead, domsnapshot.CaptureSnapshotParams{ComputedStyles: snapStyles})
+	res, err := chromedp.Call(exec, layoutRead, domsnapshot.CaptureSnapshotParams{ComputedStyles: snapshot.ComputedStyles()})
 	if err != nil {
 		return domsnapshot.CaptureSnapshotResult{}, err
 	}
@@ -416,13 +406,13 @@ func readLayout(exec context.Context) (domsnapshot.CaptureSnapshotResult, error)
 // frameAX adds the accessibility trees of the embedded documents the
 // layout holds (same-process frames) to ax, read in parallel; a frame
 // whose tree cannot be read shows its text without controls.
-func (s *session) frameAX(ctx context.Context, layout *domsnapshot.CaptureSnapshotResult, ax map[cdp.BackendNodeID]*axInfo) {
+func (s *session) frameAX(ctx context.Context, layout *domsnapshot.CaptureSnapshotResult, ax map[cdp.BackendNodeID]*snapshot.AXNode) {
 	var (
 		wg sync.WaitGroup
 		mu sync.Mutex
 	)
 	for _, d := range layout.Documents[min(1, len(layout.Documents)):] {
-		frame := cdp.FrameID(strIndex(layout.Strings, d.FrameID))
+		frame := cdp.FrameID(snapshot.StringAt(layout.Strings, d.FrameID))
 		if frame == "" {
 			continue
 		}

@@ -7,9 +7,11 @@ import (
 	"testing"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/domsnapshot"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"github.com/browsergate/browsergate/executor/snapshot"
 	"github.com/browsergate/browsergate/toolclad"
 )
 
@@ -251,10 +253,10 @@ func TestElementReadRendersAsWholeTree(t *testing.T) {
 	// about none of them, and still renders as the whole tree.
 	plainAtLeast := map[string]int{"go-spec": 700, "go-memory": 10, "films": 300, "controls": 15, "empty-query": 2, "fragment-base": 5}
 	// The rows and cells of tables of data each page has at the least:
-	// the element read asks about none of them (tableparts.go).
+	// the element read asks about none of them (snapshot/tableparts.go).
 	partsAtLeast := map[string]int{"films": 300, "controls": 35}
 	// The pages whose count already says there can be no plain links (the
-	// element read still checks: topLayer, plainLinks).
+	// element read still checks: topLayer, snapshot.PlainLinks).
 	countSees := map[string]bool{"modal": true, "aria-modal": true, "aria-owns": true, "modal-no-open": true, "fullscreen": true}
 	for name, page := range axReadPages(t) {
 		t.Run(name, func(t *testing.T) {
@@ -286,25 +288,18 @@ func TestElementReadRendersAsWholeTree(t *testing.T) {
 			if derive == countSees[name] {
 				t.Errorf("the count says plain links are to be looked for: %v, want %v", derive, !countSees[name])
 			}
-			render := func(read func() (*frameCapture, error)) (string, int) {
-				fc, err := read()
+			render := func(layout domsnapshot.CaptureSnapshotResult, ax map[cdp.BackendNodeID]*snapshot.AXNode, err error) (string, int) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				r := &renderer{snap: fc.snap, ax: fc.ax, cur: fc, refs: map[string]refTarget{}}
-				v := newDocView(fc.snap.Documents[0])
-				r.top, r.curTop = v, v
-				r.render(v, 0)
-				return r.output(), len(fc.ax)
+				page, err := snapshot.Render(&snapshot.Capture{Layout: &layout, AX: ax}, snapshot.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return page.Text, len(ax)
 			}
-			whole, nWhole := render(func() (*frameCapture, error) {
-				layout, ax, err := s.readWholeTree(ctx)
-				return &frameCapture{snap: &layout, ax: ax}, err
-			})
-			byElement, nElem := render(func() (*frameCapture, error) {
-				layout, ax, err := readByElements(ctx, derive)
-				return &frameCapture{snap: &layout, ax: ax}, err
-			})
+			whole, nWhole := render(s.readWholeTree(ctx))
+			byElement, nElem := render(readByElements(ctx, derive))
 			// Every element the whole tree gives a role the renderer tells
 			// apart has it in the element read, or none where its tag
 			// renders it alike; and the element read gives no element a
@@ -321,12 +316,12 @@ func TestElementReadRendersAsWholeTree(t *testing.T) {
 				tags := map[cdp.BackendNodeID]string{}
 				for _, d := range layout.Documents {
 					for i, id := range d.Nodes.BackendNodeID {
-						tags[id] = strings.ToLower(strIndex(layout.Strings, d.Nodes.NodeName[i]))
+						tags[id] = strings.ToLower(snapshot.StringAt(layout.Strings, d.Nodes.NodeName[i]))
 					}
 				}
-				role := func(ax map[cdp.BackendNodeID]*axInfo, id cdp.BackendNodeID) string {
+				role := func(ax map[cdp.BackendNodeID]*snapshot.AXNode, id cdp.BackendNodeID) string {
 					if info := ax[id]; info != nil {
-						return info.role
+						return info.Role
 					}
 					return ""
 				}
@@ -344,7 +339,7 @@ func TestElementReadRendersAsWholeTree(t *testing.T) {
 						parts++
 					}
 					switch {
-					case w == e, !rendererRoles[w] && !rendererRoles[e]:
+					case w == e, !snapshot.RoleToldApart(w) && !snapshot.RoleToldApart(e):
 					case e == "" && rendersByTag(tags[id], w):
 					default:
 						t.Errorf("<%s> node %d has the role %q in the whole tree, %q in the element read", tags[id], id, w, e)
@@ -364,7 +359,7 @@ func TestElementReadRendersAsWholeTree(t *testing.T) {
 				}
 				n, parts := 0, 0
 				if !topLayer(ctx) {
-					n, parts = len(plainLinks(&layout)), len(tableParts(&layout))
+					n, parts = len(snapshot.PlainLinks(&layout)), len(snapshot.TableParts(&layout))
 				}
 				if n < plainAtLeast[name] || plainAtLeast[name] == 0 && n > 0 {
 					t.Errorf("%d plain links, want at least %d", n, plainAtLeast[name])
@@ -399,8 +394,8 @@ func TestElementReadRendersAsWholeTree(t *testing.T) {
 	}
 }
 
-// rendersByTag: render.go renders an element of tag with no node of the
-// tree as it renders one of role.
+// rendersByTag: the renderer (package snapshot) renders an element of tag
+// with no node of the tree as it renders one of role.
 func rendersByTag(tag, role string) bool {
 	switch tag {
 	case "h1", "h2", "h3", "h4", "h5", "h6":
@@ -418,16 +413,3 @@ func rendersByTag(tag, role string) bool {
 	}
 	return false
 }
-
-// rendererRoles are the roles render.go tells apart.
-var rendererRoles = func() map[string]bool {
-	m := map[string]bool{"main": true, "heading": true, "list": true, "listitem": true, "table": true, "grid": true,
-		"row": true, "cell": true, "columnheader": true, "rowheader": true, "gridcell": true, "img": true, "image": true,
-		"LayoutTable": true, "LayoutTableRow": true, "LayoutTableCell": true}
-	for _, set := range []map[string]bool{landmarkRoles, leafControls, containerControls} {
-		for r := range set {
-			m[r] = true
-		}
-	}
-	return m
-}()

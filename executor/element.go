@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
+	"github.com/browsergate/browsergate/executor/snapshot"
 	"github.com/browsergate/browsergate/gate"
 )
 
@@ -28,17 +29,7 @@ type element struct {
 	// tab, outermost first.
 	exec  context.Context
 	oopif target.ID
-	hosts []frameHost
-}
-
-// frameHost is an iframe element on the way to an out-of-process frame:
-// its node, in the process of oopif ("" for the tab's). nested: the
-// snapshot found it in a document of a frame inside that process, not in
-// the process's top document.
-type frameHost struct {
-	oopif  target.ID
-	node   cdp.BackendNodeID
-	nested bool
+	hosts []snapshot.FrameHost
 }
 
 // in is the context the element's process is driven over: the tab's (ctx)
@@ -72,27 +63,27 @@ func (s *session) resolveRef(ctx context.Context, ref string) (element, error) {
 	if s.tab.refsNavs != s.tab.watch.navigationCount() {
 		return element{}, fmt.Errorf("%w %q: it is from the document the tab showed before (the page moved since the snapshot): take a new snapshot", ErrNoSuchRef, ref)
 	}
-	el := element{backend: rt.node, frame: rt.frame, label: "ref " + ref, hosts: rt.hosts}
+	el := element{backend: rt.Node, frame: rt.Frame, label: "ref " + ref, hosts: rt.Hosts}
 	exec := ctx
-	if rt.oopif != "" {
-		fctx, _, err := s.inFrame(ctx, rt.oopif) // released with ctx
+	if rt.OOPIF != "" {
+		fctx, _, err := s.inFrame(ctx, rt.OOPIF) // released with ctx
 		if err != nil {
 			return element{}, fmt.Errorf("%w %q: its frame is gone (%v): take a new snapshot", ErrNoSuchRef, ref, err)
 		}
-		exec, el.exec, el.oopif = fctx, fctx, rt.oopif
-		if now := frameLoader(fctx); now == "" || now != rt.loader {
+		exec, el.exec, el.oopif = fctx, fctx, rt.OOPIF
+		if now := frameLoader(fctx); now == "" || now != rt.Loader {
 			return element{}, errFrameMoved(ref)
 		}
 	}
-	world, err := s.worldIn(exec, rt.oopif, rt.frame)
+	world, err := s.worldIn(exec, rt.OOPIF, rt.Frame)
 	if err != nil {
 		return element{}, fmt.Errorf("%w %q: its frame is gone (%v): take a new snapshot", ErrNoSuchRef, ref, err)
 	}
-	res, err := chromedp.Call(exec, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: rt.node, ExecutionContextID: world, ObjectGroup: s.objectGroup(rt.oopif)})
+	res, err := chromedp.Call(exec, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: rt.Node, ExecutionContextID: world, ObjectGroup: s.objectGroup(rt.OOPIF)})
 	if err != nil || res.Object == nil {
 		return element{}, fmt.Errorf("%w %q: the element is gone (the page changed): take a new snapshot", ErrNoSuchRef, ref)
 	}
-	if rt.oopif != "" && frameLoader(exec) != rt.loader {
+	if rt.OOPIF != "" && frameLoader(exec) != rt.Loader {
 		// It loaded another document as the node was resolved: the node
 		// id may be the new document's.
 		return element{}, errFrameMoved(ref)
@@ -287,19 +278,19 @@ const framesShownJS = `function() {
 // the tab's process.
 func (s *session) frameOffset(ctx context.Context, el element) (x, y float64, err error) {
 	for _, h := range el.hosts {
-		if h.nested {
+		if h.Nested {
 			return 0, 0, errNestedFrame
 		}
 		hctx := ctx
-		if h.oopif != "" {
-			c, cancel, err := s.inFrame(ctx, h.oopif)
+		if h.OOPIF != "" {
+			c, cancel, err := s.inFrame(ctx, h.OOPIF)
 			if err != nil {
 				return 0, 0, err
 			}
 			defer cancel()
 			hctx = c
 		}
-		_, _ = chromedp.Call(hctx, dom.ScrollIntoViewIfNeeded, dom.ScrollIntoViewIfNeededParams{BackendNodeID: h.node})
+		_, _ = chromedp.Call(hctx, dom.ScrollIntoViewIfNeeded, dom.ScrollIntoViewIfNeededParams{BackendNodeID: h.Node})
 		bx, by, err := s.frameBox(ctx, hctx, h)
 		if err != nil {
 			return 0, 0, err
@@ -315,17 +306,17 @@ func (s *session) frameOffset(ctx context.Context, el element) (x, y float64, er
 // or a zoom on the iframe or around it maps the pointer's point into the
 // frame in a way the gate does not follow, so the element the pointer
 // reached would not be the one the gate checked.
-func (s *session) frameBox(ctx, hctx context.Context, h frameHost) (x, y float64, err error) {
-	box, err := chromedp.Call(hctx, dom.GetBoxModel, dom.GetBoxModelParams{BackendNodeID: h.node})
+func (s *session) frameBox(ctx, hctx context.Context, h snapshot.FrameHost) (x, y float64, err error) {
+	box, err := chromedp.Call(hctx, dom.GetBoxModel, dom.GetBoxModelParams{BackendNodeID: h.Node})
 	if err != nil || box.Model == nil || len(box.Model.Content) < 8 {
 		return 0, 0, fmt.Errorf("the frame it is in is not visible (%v)", err)
 	}
 	q := box.Model.Content
-	world, err := s.worldIn(hctx, h.oopif, "")
+	world, err := s.worldIn(hctx, h.OOPIF, "")
 	if err != nil {
 		return 0, 0, err
 	}
-	host, err := chromedp.Call(hctx, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: h.node, ExecutionContextID: world, ObjectGroup: s.objectGroup(h.oopif)})
+	host, err := chromedp.Call(hctx, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: h.Node, ExecutionContextID: world, ObjectGroup: s.objectGroup(h.OOPIF)})
 	if err != nil || host.Object == nil {
 		return 0, 0, fmt.Errorf("the frame the element is in is gone: %v", err)
 	}
@@ -351,8 +342,8 @@ var errNestedFrame = errors.New("the frame the element is in is inside another f
 // top there, "nested" if its document is not its process's top one (the
 // tab's top document when tabTop, else an out-of-process frame's root,
 // whose parent is not reachable from it; frameElement is null there, but
-// also in a frame of another origin inside that process: frameHost.nested
-// says that one).
+// also in a frame of another origin inside that process:
+// snapshot.FrameHost.Nested says that one).
 const frameOnTopJS = `function(x, y, tabTop) {
   const w = this.ownerDocument.defaultView;
   if (tabTop ? w.parent !== w : w.frameElement !== null) return 'nested';
@@ -400,8 +391,8 @@ func (s *session) hitCheck(ctx context.Context, el element, x, y float64, judged
 func (s *session) nodeAt(ctx context.Context, x, y float64, el element) (element, error) {
 	for _, h := range el.hosts {
 		hctx := ctx
-		if h.oopif != "" {
-			c, cancel, err := s.inFrame(ctx, h.oopif)
+		if h.OOPIF != "" {
+			c, cancel, err := s.inFrame(ctx, h.OOPIF)
 			if err != nil {
 				return element{}, err
 			}
@@ -413,20 +404,20 @@ func (s *session) nodeAt(ctx context.Context, x, y float64, el element) (element
 		// That document must be its process's top one, whose viewport the
 		// point is in (an iframe inside a same-process frame is refused:
 		// as the snapshot found it, and as the document says now).
-		if h.nested {
+		if h.Nested {
 			return element{}, errNestedFrame
 		}
-		world, err := s.worldIn(hctx, h.oopif, "")
+		world, err := s.worldIn(hctx, h.OOPIF, "")
 		if err != nil {
 			return element{}, err
 		}
-		host, err := chromedp.Call(hctx, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: h.node, ExecutionContextID: world, ObjectGroup: s.objectGroup(h.oopif)})
+		host, err := chromedp.Call(hctx, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: h.Node, ExecutionContextID: world, ObjectGroup: s.objectGroup(h.OOPIF)})
 		if err != nil || host.Object == nil {
 			return element{}, fmt.Errorf("the frame the element is in is gone: %v", err)
 		}
 		var why string
 		hel := element{object: host.Object.ObjectID, exec: hctx, label: "the frame"}
-		if err := hel.call(ctx, frameOnTopJS, &why, x, y, h.oopif == ""); err != nil {
+		if err := hel.call(ctx, frameOnTopJS, &why, x, y, h.OOPIF == ""); err != nil {
 			return element{}, err
 		}
 		switch why {

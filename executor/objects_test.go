@@ -118,7 +118,7 @@ args.url = { type = "url", schemes = ["http"], scope_check = true }
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	oopif := s.tab.refs[frameRef].oopif
+	oopif := s.tab.refs[frameRef].OOPIF
 	if oopif == "" {
 		t.Fatal("the frame of another site is not out of process: the test proves nothing about frames")
 	}

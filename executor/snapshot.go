@@ -8,8 +8,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/browsergate/browsergate/internal/pagetext"
-
 	"github.com/chromedp/cdproto/accessibility"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/cdp/jsonv2"
@@ -17,23 +15,27 @@ import (
 	"github.com/chromedp/cdproto/domsnapshot"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
+
+	"github.com/browsergate/browsergate/executor/snapshot"
+	"github.com/browsergate/browsergate/internal/pagetext"
 )
 
 // Snapshot limits. A snapshot is never cut silently: one longer than its
 // budget (the max_chars argument) is split into pages at line ends, and
 // each page but the last ends with the call that gives the next.
 const (
-	maxNameLen = 120
-	maxTextLen = 300
+	// maxNameLen is the longest a name (a control's, an option's) is
+	// shown, here as in the snapshot.
+	maxNameLen = snapshot.MaxNameLen
 	// defaultSnapshotBudget holds a 300 KB reference page in one reply.
 	defaultSnapshotBudget = 200000
 	maxSnapshotLen        = 60000 // extract_mode = "text" (a plain innerText dump)
 )
 
 // snapshot reads the page's layout and accessibility tree (one round trip
-// each, in parallel) and renders them (render.go), from the element sel
-// matches when sel is set. It replaces the session's refs, and returns the
-// first page of the text; the others wait for snapshot {page: N}.
+// each, in parallel) and renders them (package snapshot), from the element
+// sel matches when sel is set. It replaces the session's refs, and returns
+// the first page of the text; the others wait for snapshot {page: N}.
 func (s *session) snapshot(ctx context.Context, sel string, budget int) (string, error) {
 	var scopeNode cdp.BackendNodeID
 	if sel != "" {
@@ -47,45 +49,34 @@ func (s *session) snapshot(ctx context.Context, sel string, budget int) (string,
 	if err != nil {
 		return "", err
 	}
-	layout := top.snap
-	// Links are shortened against the document the capture read, not a
-	// URL read before it: the page may have moved in between.
-	page, _, _ := strings.Cut(strIndex(layout.Strings, layout.Documents[0].DocumentURL), "#")
-	r := &renderer{snap: layout, ax: top.ax, cur: top, origin: origin(page), page: page, refs: map[string]refTarget{}}
-	v := newDocView(layout.Documents[0])
-	r.top, r.curTop = v, v
-	root := -1
-	for i, id := range v.d.Nodes.BackendNodeID {
-		if (scopeNode == 0 && v.d.Nodes.ParentIndex[i] < 0) || (scopeNode != 0 && id == scopeNode) {
-			root = i
-			break
-		}
-	}
-	if root < 0 {
+	page, err := snapshot.Render(top, snapshot.Options{Root: scopeNode})
+	if errors.Is(err, snapshot.ErrRootNotFound) {
 		return "", fmt.Errorf("selector %q matches no element of the tab's own document", sel)
 	}
-	r.render(v, root)
+	if err != nil {
+		return "", err
+	}
 	// Masked before it is split (a split secret would show its pieces), for
 	// the secrets considered on every document it shows (frames too).
-	text := s.maskPage(r.output(), append(captureHosts(top), s.pageHosts()...)...)
+	text := s.maskPage(page.Text, append(captureHosts(top), s.pageHosts()...)...)
 	if text == "" {
 		text = "(the page shows no text)"
 	}
-	s.tab.refs, s.tab.refsNavs = r.refs, s.tab.watch.navigationCount()
+	s.tab.refs, s.tab.refsNavs = page.Refs, s.tab.watch.navigationCount()
 	return s.firstPage("snapshot", text, budget), nil
 }
 
 // captureHosts are the hosts of the documents a capture read, its
 // out-of-process frames' too.
-func captureHosts(c *frameCapture) []string {
-	if c == nil || c.snap == nil {
+func captureHosts(c *snapshot.Capture) []string {
+	if c == nil || c.Layout == nil {
 		return nil
 	}
 	var out []string
-	for _, d := range c.snap.Documents {
-		out = append(out, hostOf(strIndex(c.snap.Strings, d.DocumentURL)))
+	for _, d := range c.Layout.Documents {
+		out = append(out, hostOf(snapshot.StringAt(c.Layout.Strings, d.DocumentURL)))
 	}
-	for _, o := range c.oopifs {
+	for _, o := range c.Frames {
 		out = append(out, captureHosts(o)...)
 	}
 	return out
@@ -132,20 +123,6 @@ func (s *session) nextPage(command string, n int) (string, error) {
 	return pageOf(command, p.pages, n), nil
 }
 
-// frameCapture is what a snapshot read of one process's documents: the
-// tab's, or an out-of-process frame's (target). Each has its own strings,
-// node ids and accessibility tree.
-type frameCapture struct {
-	target target.ID // "" for the tab
-	url    string
-	loader cdp.LoaderID // an out-of-process frame's document, as read
-	snap   *domsnapshot.CaptureSnapshotResult
-	ax     map[cdp.BackendNodeID]*axInfo
-	// oopifs are the out-of-process frames its documents embed, by the
-	// node of their iframe element.
-	oopifs map[cdp.BackendNodeID]*frameCapture
-}
-
 // maxFrameDepth bounds how deep out-of-process frames are read (a frame
 // of a frame of a frame …).
 const maxFrameDepth = 3
@@ -155,7 +132,7 @@ const maxFrameDepth = 3
 // tree, or, in the tab's own document when it has few controls, the
 // tree's nodes of the elements a snapshot asks about (axread.go); and then
 // the out-of-process frames it embeds, the same way.
-func (s *session) capture(ctx, exec context.Context, id target.ID, depth int) (*frameCapture, error) {
+func (s *session) capture(ctx, exec context.Context, id target.ID, depth int) (*snapshot.Capture, error) {
 	// An out-of-process frame's document is read before and after: one
 	// that loaded another document meanwhile gives refs that are stale
 	// at once (no loader).
@@ -165,7 +142,7 @@ func (s *session) capture(ctx, exec context.Context, id target.ID, depth int) (*
 	}
 	var (
 		layout domsnapshot.CaptureSnapshotResult
-		ax     map[cdp.BackendNodeID]*axInfo
+		ax     map[cdp.BackendNodeID]*snapshot.AXNode
 		err    error
 	)
 	byElement, derive := false, false
@@ -194,7 +171,7 @@ func (s *session) capture(ctx, exec context.Context, id target.ID, depth int) (*
 	if len(layout.Documents) == 0 {
 		return nil, errors.New("read the page's layout: no document")
 	}
-	fc := &frameCapture{target: id, loader: loader, snap: &layout, ax: ax, oopifs: map[cdp.BackendNodeID]*frameCapture{}}
+	fc := &snapshot.Capture{Target: id, Loader: loader, Layout: &layout, AX: ax, Frames: map[cdp.BackendNodeID]*snapshot.Capture{}}
 	if depth >= maxFrameDepth {
 		return fc, nil
 	}
@@ -210,16 +187,16 @@ func (s *session) capture(ctx, exec context.Context, id target.ID, depth int) (*
 			if err != nil || desc.Node == nil || desc.Node.FrameID == "" {
 				return
 			}
-			sub := &frameCapture{target: target.ID(desc.Node.FrameID), url: desc.Node.DocumentURL}
-			fctx, cancel, err := s.inFrame(ctx, sub.target)
+			sub := &snapshot.Capture{Target: target.ID(desc.Node.FrameID), URL: desc.Node.DocumentURL}
+			fctx, cancel, err := s.inFrame(ctx, sub.Target)
 			if err == nil {
 				defer cancel()
-				if c, err := s.capture(ctx, fctx, sub.target, depth+1); err == nil {
+				if c, err := s.capture(ctx, fctx, sub.Target, depth+1); err == nil {
 					sub = c
 				}
 			}
 			mu.Lock()
-			fc.oopifs[owner] = sub
+			fc.Frames[owner] = sub
 			mu.Unlock()
 		}()
 	}
@@ -239,20 +216,13 @@ func oopifOwners(layout *domsnapshot.CaptureSnapshotResult) []cdp.BackendNodeID 
 			}
 		}
 		for i, name := range d.Nodes.NodeName {
-			tag := strings.ToLower(strIndex(layout.Strings, name))
+			tag := strings.ToLower(snapshot.StringAt(layout.Strings, name))
 			if (tag == "iframe" || tag == "frame") && !has[int64(i)] {
 				out = append(out, d.Nodes.BackendNodeID[i])
 			}
 		}
 	}
 	return out
-}
-
-func strIndex(strs []string, i domsnapshot.StringIndex) string {
-	if i < 0 || int(i) >= len(strs) {
-		return ""
-	}
-	return strs[i]
 }
 
 // paginate splits text into pages of at most budget bytes, at line ends
@@ -334,15 +304,15 @@ type axProperty struct {
 
 // axIndex keys the accessibility tree's nodes by their DOM node: role,
 // name, value and states.
-func axIndex(nodes []*axNode) map[cdp.BackendNodeID]*axInfo {
-	out := make(map[cdp.BackendNodeID]*axInfo, len(nodes))
+func axIndex(nodes []*axNode) map[cdp.BackendNodeID]*snapshot.AXNode {
+	out := make(map[cdp.BackendNodeID]*snapshot.AXNode, len(nodes))
 	for _, n := range nodes {
 		if n.BackendDOMNodeID == 0 || n.Ignored {
 			continue
 		}
-		info := &axInfo{role: axString(n.Role), name: axString(n.Name), value: axString(n.Value), props: map[string]string{}}
+		info := &snapshot.AXNode{Role: axString(n.Role), Name: axString(n.Name), Value: axString(n.Value), Props: map[string]string{}}
 		for _, p := range n.Properties {
-			info.props[p.Name] = axString(p.Value)
+			info.Props[p.Name] = axString(p.Value)
 		}
 		out[n.BackendDOMNodeID] = info
 	}

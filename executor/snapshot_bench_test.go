@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/browsergate/browsergate/evidence"
+	"github.com/browsergate/browsergate/executor/snapshot"
 	"github.com/browsergate/browsergate/internal/testkit"
 	"github.com/browsergate/browsergate/toolclad"
 )
@@ -83,13 +84,13 @@ func BenchmarkSnapshotLongPage(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	// The rendering alone: package snapshot's BenchmarkRender measures it
+	// on the saved captures, this page's among them (go-spec).
 	b.Run("render", func(b *testing.B) {
 		for b.Loop() {
-			r := &renderer{snap: fc.snap, ax: fc.ax, cur: fc, refs: map[string]refTarget{}}
-			v := newDocView(fc.snap.Documents[0])
-			r.top, r.curTop = v, v
-			r.render(v, 0)
-			_ = r.output()
+			if _, err := snapshot.Render(fc, snapshot.Options{}); err != nil {
+				b.Fatal(err)
+			}
 		}
 	})
 }

@@ -9,6 +9,8 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
+
+	"github.com/browsergate/browsergate/executor/snapshot"
 )
 
 // tab is a session's browser context and the one tab in it that the
@@ -19,7 +21,7 @@ type tab struct {
 	cancel    context.CancelFunc
 	browserID cdp.BrowserContextID
 	watch     *pageWatch
-	refs      map[string]refTarget
+	refs      map[string]snapshot.Ref
 	refsNavs  int // navigation count when refs were handed out: the document they belong to
 	// paged is the latest snapshot or read that did not fit one reply.
 	paged     paged

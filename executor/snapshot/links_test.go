@@ -1,4 +1,4 @@
-package executor
+package snapshot
 
 import (
 	"net/url"

@@ -1,4 +1,4 @@
-package executor
+package snapshot
 
 import (
 	"net/url"
@@ -9,12 +9,12 @@ import (
 	"github.com/chromedp/cdproto/domsnapshot"
 )
 
-// Links are most of what the element read (axread.go) would ask the tree
-// about on a long text: all 715 such elements of the Go specification,
-// 849 of 1,092 on a Wikipedia article. Of a link the renderer reads only
-// its role, its target, and its name where its own text renders empty.
-// So a plain link is not asked about: its role (link) and its target are
-// derived from the layout read (plainLinks). A plain link is an HTML <a>
+// Links are most of what the executor's element read (executor/axread.go)
+// would ask the tree about on a long text: all 715 such elements of the Go
+// specification, 849 of 1,092 on a Wikipedia article. Of a link the renderer
+// reads only its role, its target, and its name where its own text renders
+// empty. So a plain link is not asked about: its role (link) and its target
+// are derived from the layout read (PlainLinks). A plain link is an HTML <a>
 // of the tab's own document (not of a frame in it) with an href, and:
 //   - no role, tabindex, contenteditable or aria-* attribute;
 //   - a layout object that is neither inert (the inert attribute or the
@@ -33,18 +33,18 @@ import (
 //     than 10,000 characters;
 //   - no element in the document with aria-owns (which can move the link
 //     under one that hides it) or aria-modal;
-//   - and nothing in the document's top layer (topLayer, asked of the
-//     browser after the layout is read): a modal dialog or a fullscreen
-//     element makes the rest of the page inert, wherever it is, and a
-//     popover is treated alike.
+//   - and nothing in the document's top layer (the executor's topLayer,
+//     asked of the browser after the layout is read): a modal dialog or a
+//     fullscreen element makes the rest of the page inert, wherever it is,
+//     and a popover is treated alike.
 //
-// On the pages of TestElementReadRendersAsWholeTree (among them the
-// shapes two reviews found where earlier versions of these rules went
-// wrong) and on the ten pages of the peers' token comparison (a probe),
-// both reads render the same snapshot, and every plain link's role and
-// target are those the whole tree gives. Chromium 156 gives a link its
-// role even under a button or a role=img, which are therefore no bar.
-// What the layout cannot show: an href set in another namespace
+// On the pages of the executor's TestElementReadRendersAsWholeTree
+// (among them the shapes two reviews found where earlier versions of
+// these rules went wrong) and on the ten pages of the peers' token
+// comparison (a probe), both reads render the same snapshot, and every plain
+// link's role and target are those the whole tree gives. Chromium 156 gives
+// a link its role even under a button or a role=img, which are therefore no
+// bar. What the layout cannot show: an href set in another namespace
 // (setAttributeNS, which a later setAttribute('href') only updates),
 // which Chromium does not take for a link's; such a link shows as a link
 // to that target.
@@ -56,10 +56,10 @@ var plainInline = map[string]bool{"span": true, "b": true, "i": true, "em": true
 	"var": true, "mark": true, "q": true, "s": true, "u": true, "time": true, "bdi": true, "bdo": true, "tt": true,
 	"font": true, "big": true, "strike": true, "ins": true, "del": true, "nobr": true}
 
-// plainLinks are the plain links of layout, by node, with the tree's
-// information the renderer needs of them: the role link and the resolved
-// target.
-func plainLinks(layout *domsnapshot.CaptureSnapshotResult) map[cdp.BackendNodeID]*axInfo {
+// PlainLinks are the plain links of layout (read with ComputedStyles), by
+// node, with the tree's information the renderer needs of them: the role
+// link and the resolved target. The caller checks the top layer.
+func PlainLinks(layout *domsnapshot.CaptureSnapshotResult) map[cdp.BackendNodeID]*AXNode {
 	if len(layout.Documents) == 0 {
 		return nil
 	}
@@ -78,7 +78,7 @@ func plainLinks(layout *domsnapshot.CaptureSnapshotResult) map[cdp.BackendNodeID
 		return nil
 	}
 	layoutOf := doc.layoutIndex()
-	out := map[cdp.BackendNodeID]*axInfo{}
+	out := map[cdp.BackendNodeID]*AXNode{}
 	n := len(d.Nodes.NodeType)
 	pseudo := map[int64]bool{}
 	if p := d.Nodes.PseudoType; p != nil {
@@ -136,54 +136,11 @@ func plainLinks(layout *domsnapshot.CaptureSnapshotResult) map[cdp.BackendNodeID
 		}
 		href, _ := doc.attr(a, "href")
 		if u, ok := linkURL(basePage, base, href); ok {
-			out[d.Nodes.BackendNodeID[a]] = &axInfo{role: "link", props: map[string]string{"url": u}}
+			out[d.Nodes.BackendNodeID[a]] = &AXNode{Role: "link", Props: map[string]string{"url": u}}
 		}
 	}
 	return out
 }
-
-// docNodes is one document of a layout read.
-type docNodes struct {
-	layout *domsnapshot.CaptureSnapshotResult
-	d      *domsnapshot.DocumentSnapshot
-}
-
-func (doc docNodes) str(i domsnapshot.StringIndex) string { return strIndex(doc.layout.Strings, i) }
-
-func (doc docNodes) tag(i int) string { return strings.ToLower(doc.str(doc.d.Nodes.NodeName[i])) }
-
-func (doc docNodes) attr(i int, name string) (string, bool) {
-	if i >= len(doc.d.Nodes.Attributes) {
-		return "", false
-	}
-	a := doc.d.Nodes.Attributes[i]
-	for k := 0; k+1 < len(a); k += 2 {
-		if strings.EqualFold(doc.str(domsnapshot.StringIndex(a[k])), name) {
-			return doc.str(domsnapshot.StringIndex(a[k+1])), true
-		}
-	}
-	return "", false
-}
-
-func (doc docNodes) has(i int, name string) bool {
-	_, ok := doc.attr(i, name)
-	return ok
-}
-
-// style is computed style k (an index of snapStyles) of the node laid out
-// at li.
-func (doc docNodes) style(li, k int) string {
-	st := doc.d.Layout.Styles
-	if li >= len(st) || k >= len(st[li]) {
-		return ""
-	}
-	return doc.str(domsnapshot.StringIndex(st[li][k]))
-}
-
-// styleInteractivity is the index in snapStyles of the computed style
-// interactivity: inert in an inert element and all it holds (the inert
-// attribute, or the style itself).
-const styleInteractivity = 3
 
 // rearranged: an element of the document has aria-modal, which can make
 // the rest of the page hidden from the tree, or aria-owns, which moves
@@ -242,9 +199,21 @@ func (doc docNodes) barred() []bool {
 }
 
 // mayHaveRole: element i has an attribute that can give it a role its tag
-// does not (mayHaveRole in axread.go).
+// does not (MayHaveRole).
 func (doc docNodes) mayHaveRole(i int) bool {
-	return i < len(doc.d.Nodes.Attributes) && mayHaveRole(doc.layout, doc.d.Nodes.Attributes[i])
+	return i < len(doc.d.Nodes.Attributes) && MayHaveRole(doc.layout, doc.d.Nodes.Attributes[i])
+}
+
+// MayHaveRole: an element with these attributes (a role, tabindex,
+// contenteditable or aria-*) can have a role its tag does not give it.
+func MayHaveRole(layout *domsnapshot.CaptureSnapshotResult, attrs domsnapshot.ArrayOfStrings) bool {
+	for k := 0; k+1 < len(attrs); k += 2 {
+		n := StringAt(layout.Strings, domsnapshot.StringIndex(attrs[k]))
+		if n == "role" || n == "tabindex" || n == "contenteditable" || strings.HasPrefix(n, "aria-") {
+			return true
+		}
+	}
+	return false
 }
 
 // maybePlainAnchor: the <a> at node i has an href, no attribute that can
@@ -255,12 +224,12 @@ func (doc docNodes) maybePlainAnchor(i int, layoutOf map[int64]int) bool {
 		return false
 	}
 	li, ok := layoutOf[int64(i)]
-	return ok && doc.style(li, 1) == "visible" && doc.style(li, styleInteractivity) != "inert"
+	return ok && doc.style(li, styleVisibility) == "visible" && doc.style(li, styleInteractivity) != "inert"
 }
 
 // shownText: text node i, laid out at li, shows something.
 func (doc docNodes) shownText(i, li int) bool {
-	if v := doc.style(li, 1); v == "hidden" || v == "collapse" {
+	if v := doc.style(li, styleVisibility); v == "hidden" || v == "collapse" {
 		return false
 	}
 	text := doc.str(doc.d.Nodes.NodeValue[i])
@@ -273,15 +242,16 @@ func (doc docNodes) shownText(i, li int) bool {
 // linkURL resolves href against base (basePage as the browser wrote it,
 // without its fragment) as the browser's URL parser does, for the hrefs
 // where Go's parser and it agree (TestLinkURL, and the controls page of
-// TestElementReadRendersAsWholeTree, which compares with Chromium); ok is
-// false for any other (the link is then asked about). Such an href holds
-// only letters, digits and -._~/?#=&%+:,;@!$*(), at most one #, not at
-// its end (Go leaves an empty fragment out), no encoded dot anywhere, and
-// no // in its path; one that names a host names a domain (plainHost),
-// with no user, and a port without a leading zero; a scheme other than
-// defaultPorts' is one of opaqueSchemes, and file is not taken. The
-// browser writes the scheme and host in lower case, a port that is the
-// scheme's default not at all, and an empty path as /.
+// the executor's TestElementReadRendersAsWholeTree, which compares with
+// Chromium); ok is false for any other (the link is then asked about).
+// Such an href holds only letters, digits and -._~/?#=&%+:,;@!$*(), at
+// most one #, not at its end (Go leaves an empty fragment out), no
+// encoded dot anywhere, and no // in its path; one that names a host
+// names a domain (plainHost), with no user, and a port without a leading
+// zero; a scheme other than defaultPorts' is one of opaqueSchemes, and
+// file is not taken. The browser writes the scheme and host in lower
+// case, a port that is the scheme's default not at all, and an empty
+// path as /.
 func linkURL(basePage string, base *url.URL, href string) (string, bool) {
 	for i := 0; i < len(href); i++ {
 		c := href[i]
