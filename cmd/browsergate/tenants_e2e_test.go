@@ -85,7 +85,7 @@ func TestRefusalsBetweenCallsAreRecorded(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/late", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `<title>late</title><p id=s>waiting</p><script>
-setTimeout(() => fetch(%q).catch(() => {}).finally(() => { document.getElementById('s').textContent = 'tried'; }), 1500);
+setTimeout(() => fetch(%q).catch(() => {}).finally(() => { document.getElementById('s').textContent = 'tried'; }), 4000);
 </script>`, f.canaryTo+"/late-beacon")
 	})
 	site, stop, err := serveOn("127.0.0.1:0", mux)
