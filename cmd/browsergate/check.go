@@ -217,7 +217,7 @@ const preloadingTimeout = 5 * time.Second
 func preloadingWarnings(ms []*toolclad.Manifest, preloading map[string]preloadingAnswer) []string {
 	var out []string
 	const risk = "a session's pages make the browser open TCP connections to hosts outside the scope without any request (%s); " +
-		"turn \"Preload pages\" off at chrome://settings/performance (README, Live mode), or use context = \"isolated\""
+		"turn \"Preload pages\" off at chrome://settings/performance (docs/live-mode.md), or use context = \"isolated\""
 	for _, m := range ms {
 		a, ok := preloading[m.Browser.LiveEndpoint]
 		if !ok || m.Browser.Connect != "live" || m.Browser.Context != toolclad.ContextUser || m.Browser.Engine == toolclad.EngineHTTP {

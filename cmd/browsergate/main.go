@@ -1,5 +1,5 @@
 // Command browsergate is a policy-governed browser for AI agents, served
-// over MCP. See the README for the quick start; `browsergate -h` lists the
+// over MCP. See the README for the quick start and docs/ for the manual; `browsergate -h` lists the
 // commands and `browsergate COMMAND -h` a command's flags.
 //
 //	browsergate serve    --manifest FILE [--manifest FILE...] --policies DIR --evidence FILE [...]

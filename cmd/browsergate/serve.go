@@ -107,7 +107,7 @@ func (o *serveOptions) run(stderr io.Writer) error {
 	// The daemon's live heap is a few tens of MB: a larger GC target
 	// (unless the operator sets GOGC) trades a little memory for fewer
 	// collections in the gate's path (BenchmarkDecideLatency's p99; 200
-	// measured as the middle ground: README, Performance).
+	// measured as the middle ground: docs/performance.md).
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(serveGCPercent)
 	}
