@@ -62,7 +62,7 @@ var ErrNoConfig = errors.New("evidence: config blob not found")
 // very records that show the damage, so nothing is removed.
 var ErrNotIntact = errors.New("evidence: log does not verify")
 
-// ErrNeedKey is returned (wrapped) by Prune on a signed log when the store
-// has no Options.SigningKey: removing sessions makes a new log-wide head,
-// and an unsigned one would make the log fail VerifyWithKey.
+// ErrNeedKey is returned (wrapped) by Append and Prune on a signed log when
+// the store has no Options.SigningKey: each makes a new log-wide head, and
+// an unsigned one would make the log fail VerifyWithKey.
 var ErrNeedKey = errors.New("evidence: the log is signed: this needs the signing key")

@@ -189,6 +189,12 @@ func (s *Store) beginLog(tx *bolt.Tx) (*logWriter, error) {
 	if !bytes.Equal(raw, s.log.raw) || (raw == nil) != (s.log.raw == nil) {
 		return nil, fmt.Errorf("%w: the log-wide head was changed behind the writer's back", ErrCorrupt)
 	}
+	if raw != nil && s.log.head.Sig != "" && s.opts.SigningKey == nil {
+		// An unsigned head after a signed one would make the log fail
+		// VerifyWithKey from here on: a writer without the key refuses
+		// rather than downgrade the log.
+		return nil, fmt.Errorf("%w: log-wide head #%d is signed by key %s, and a store without the signing key cannot extend it (nothing was written)", ErrNeedKey, s.log.head.N, s.log.head.Key)
+	}
 	w := &logWriter{}
 	if raw != nil {
 		set := *s.log.set

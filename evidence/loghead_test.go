@@ -382,6 +382,32 @@ func TestPruneKeepsTheLogVerifiable(t *testing.T) {
 	}
 }
 
+// TestAppendToASignedLogNeedsTheKey: a store without the signing key does
+// not extend a signed log (its log-wide head would be unsigned and the log
+// would fail VerifyWithKey from then on): Append refuses, writes nothing,
+// and the log still verifies with the key.
+func TestAppendToASignedLogNeedsTheKey(t *testing.T) {
+	t.Parallel()
+	key := testKey(1)
+	s, path, _ := pruneFixture(t, key)
+	s.Close()
+	unkeyed, err := evidence.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = unkeyed.Append(envelope("later", "https://a.example.com/later"), nil)
+	if !errors.Is(err, evidence.ErrNeedKey) {
+		t.Fatalf("Append to a signed log without the key: %v, want ErrNeedKey", err)
+	}
+	if sums, _ := unkeyed.Sessions(); len(sums) != 5 {
+		t.Errorf("a refused append changed the sessions: %d, want 5", len(sums))
+	}
+	unkeyed.Close()
+	if rep := verifyFile(t, path, key); !rep.OK() {
+		t.Errorf("the log no longer verifies with its key after a refused append: %q", rep.Problems)
+	}
+}
+
 // TestPruneOfASignedLogNeedsTheKey: without the signing key a signed log
 // is not pruned (the log-wide head that records the prune could not be
 // signed), and nothing is removed; an unsigned log is.
