@@ -597,3 +597,41 @@ func TestWriterRefusesALogWideHeadItCannotVouchFor(t *testing.T) {
 		})
 	}
 }
+
+// TestVerifyEscapesWhatTheFileSays: a log-wide head's key is the file's
+// text, which whoever wrote the file chose; verify's problems quote it
+// with its terminal escapes made visible, never raw.
+func TestVerifyEscapesWhatTheFileSays(t *testing.T) {
+	t.Parallel()
+	key := testKey(1)
+	s, path, _ := pruneFixture(t, key)
+	s.Close()
+	tamper(t, path, func(tx *bolt.Tx) error {
+		meta := tx.Bucket([]byte("meta"))
+		var h map[string]any
+		if err := json.Unmarshal(meta.Get([]byte("log_head")), &h); err != nil {
+			return err
+		}
+		h["key"] = "\x1b]0;owned\x07\x1b[2Jabc"
+		raw, err := json.Marshal(h)
+		if err != nil {
+			return err
+		}
+		return meta.Put([]byte("log_head"), raw)
+	})
+	rep := verifyFile(t, path, key)
+	if rep.OK() {
+		t.Fatal("a log-wide head signed by another key verifies")
+	}
+	quoted := false
+	for _, p := range rep.Problems {
+		line := p.String()
+		if strings.ContainsAny(line, "\x1b\x07") {
+			t.Errorf("a problem writes the file's control characters raw: %q", line)
+		}
+		quoted = quoted || strings.Contains(line, `\u001B]0;owned\u0007\u001B[2Jabc`)
+	}
+	if !quoted {
+		t.Errorf("no problem quotes the key, escaped: %q", rep.Problems)
+	}
+}

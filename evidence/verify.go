@@ -77,8 +77,12 @@ const (
 )
 
 // String renders p as "session S record 7: reason", "session S: reason",
-// "screenshot K: reason" or "config K: reason".
+// "screenshot K: reason" or "config K: reason", for a terminal: what the
+// reason quotes of the file (a head's hash or key, a tombstone) is the
+// file's, which anyone who can write it chooses, so its hidden characters
+// are escapes (Visible).
 func (p Problem) String() string {
+	p.Reason, p.Key = Visible(p.Reason), Visible(p.Key)
 	switch {
 	case p.Session != "" && p.Seq > 0:
 		return fmt.Sprintf("session %s record %d: %s", quoteIfNeeded(p.Session), p.Seq, p.Reason)
