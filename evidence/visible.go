@@ -21,7 +21,12 @@ import (
 // and marks — U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C — the
 // zero-width characters U+200B–U+200D, U+2060 and U+FEFF, the soft
 // hyphen, tag characters), and the line and paragraph separators U+2028
-// and U+2029 (Zl, Zp). Unicode Technical Report 36 (Unicode Security
+// and U+2029 (Zl, Zp); and the other characters a reader cannot see:
+// variation selectors (U+FE00–U+FE0F and U+E0100–U+E01EF, which can
+// carry hidden bytes after a visible letter, and the Mongolian ones), the
+// other default-ignorable code points (the combining grapheme joiner, the
+// Hangul fillers U+115F, U+1160, U+3164, U+FFA0, ...) and the braille
+// blank U+2800. Unicode Technical Report 36 (Unicode Security
 // Considerations) and CVE-2021-42574 ("Trojan Source") list these as the
 // ones that make text read other than it is.
 func hidden(r rune) bool {
@@ -30,8 +35,10 @@ func hidden(r rune) bool {
 		return false
 	case r == unicode.ReplacementChar:
 		return false // what an invalid byte decodes to: seen as it is
+	case r == '\u2800':
+		return true // the braille blank: a letter that shows as a space
 	}
-	return unicode.In(r, unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp)
+	return unicode.In(r, unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp, unicode.Variation_Selector, unicode.Other_Default_Ignorable_Code_Point)
 }
 
 // escapeHidden writes s to b with every hidden rune as an escape; line,

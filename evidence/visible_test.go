@@ -26,6 +26,9 @@ func TestVisible(t *testing.T) {
 		{"NUL, DEL and C1 CSI", "a\x00b\x7fc\u009bd", `a\u0000b\u007Fc\u009Bd`, `"a\u0000b\u007Fc\u009Bd"`},
 		{"line separators", "a\u2028b\u2029c", `a\u2028b\u2029c`, `"a\u2028b\u2029c"`},
 		{"tag character", "a\U000E0041b", `a\U000E0041b`, `"a\U000E0041b"`},
+		{"variation selectors", "ok\uFE0F\U000E0100\U000E01EF\u180B", `ok\uFE0F\U000E0100\U000E01EF\u180B`, `"ok\uFE0F\U000E0100\U000E01EF\u180B"`},
+		{"default ignorable", "a\u034Fb\u115F\u1160c\u3164d\uFFA0", `a\u034Fb\u115F\u1160c\u3164d\uFFA0`, `"a\u034Fb\u115F\u1160c\u3164d\uFFA0"`},
+		{"braille blank", "pay\u2800pal", `pay\u2800pal`, `"pay\u2800pal"`},
 		{"tab and line feed", "a\tb\nc", "a\tb\nc", `"a\tb\nc"`},
 		{"quotes on a clean line", `say "hi" \o/`, `say "hi" \o/`, `say "hi" \o/`},
 		{"quotes on a quoted line", "\"hi\"\x1b", `"hi"\u001B`, `"\"hi\"\u001B"`},
@@ -43,11 +46,13 @@ func TestVisible(t *testing.T) {
 }
 
 // hiddenIn returns the runes of s no reader sees: control characters but
-// tab and line feed, format characters, line and paragraph separators.
+// tab and line feed, format characters, line and paragraph separators,
+// variation selectors, the other default-ignorable code points and the
+// braille blank.
 func hiddenIn(s string) []rune {
 	var out []rune
 	for _, r := range s {
-		if r != '\t' && r != '\n' && unicode.In(r, unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp) {
+		if r != '\t' && r != '\n' && (r == '\u2800' || unicode.In(r, unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp, unicode.Variation_Selector, unicode.Other_Default_Ignorable_Code_Point)) {
 			out = append(out, r)
 		}
 	}
