@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/browsergate/browsergate/internal/pagetext"
@@ -18,26 +17,8 @@ import (
 	"github.com/chromedp/cdproto/storage"
 	"github.com/chromedp/chromedp"
 
-	"github.com/browsergate/browsergate/evidence"
 	"github.com/browsergate/browsergate/gate"
 )
-
-// output is what a command produced: text for the agent and the evidence,
-// and an optional PNG.
-type output struct {
-	Text string
-	PNG  []byte
-	// Structured is the command's own structured content, beside the
-	// state (list_tabs: tabs).
-	Structured map[string]any
-	// Files are the files the call uploaded or downloaded, for the
-	// evidence.
-	Files []evidence.FileRef
-	// reportStatus: the reply adds, to Text's first line, the HTTP status
-	// of the document the command committed, from the read after the
-	// action (navigate; withStatus).
-	reportStatus bool
-}
 
 // maxHTMLLen caps extract_html so one call cannot flood the agent.
 const maxHTMLLen = 100000
@@ -345,18 +326,4 @@ func (s *session) extractHTML(ctx context.Context, args map[string]any) (output,
 		html = html[:maxHTMLLen] + fmt.Sprintf("\n<!-- truncated at %d characters: pass a narrower selector -->", maxHTMLLen)
 	}
 	return output{Text: html}, nil
-}
-
-// origin is scheme://host[:port] of a URL, used to shorten same-origin
-// links in snapshots.
-func origin(u string) string {
-	i := strings.Index(u, "://")
-	if i < 0 {
-		return ""
-	}
-	j := strings.IndexByte(u[i+3:], '/')
-	if j < 0 {
-		return u
-	}
-	return u[:i+3+j]
 }

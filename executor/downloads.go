@@ -18,10 +18,9 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/browsergate/browsergate/internal/pagetext"
-
 	"github.com/browsergate/browsergate/evidence"
 	"github.com/browsergate/browsergate/gate"
+	"github.com/browsergate/browsergate/internal/pagetext"
 )
 
 // Downloads. Chromium is never left to choose where a download goes: each
@@ -58,7 +57,7 @@ type downloads struct {
 	// gate decides a download (nil: every download is refused); asking
 	// is called when it waits for a human. record writes an ended
 	// download's evidence record (nil: none is written).
-	gate   func(ctx context.Context, dl *download, asking func(id string)) *turn
+	gate   func(ctx context.Context, dl *download, asking func(id string)) downloadAnswer
 	record func(dl *download)
 	// ctx ends with the session (stop): the waits for a human end with it.
 	ctx    context.Context
@@ -108,9 +107,9 @@ type download struct {
 	between bool
 	linked  bool
 	callSeq uint64
-	// t is the gate's decision (nil until it has answered); asking is
-	// the approval it waits for ("" none).
-	t      *turn
+	// answer is the gate's (nil until it has answered, or when it could
+	// not); asking is the approval it waits for ("" none).
+	answer downloadAnswer
 	asking string
 	// refused is why it is not saved (nil while it may be).
 	refused   *DenyError
@@ -123,6 +122,12 @@ type download struct {
 	file      evidence.FileRef // what became of it, once ended
 	stopWait  context.CancelFunc
 }
+
+// A downloadAnswer is the gate's answer about a download, which the
+// download's record is written from (download_gate.go: the decision of
+// the call it is judged as); refusal is why the gate refused it, nil when
+// it allowed it.
+type downloadAnswer interface{ refusal() *DenyError }
 
 // downloadNews is one thing to tell the agent about a download: it ended
 // (file; refused says at which stage, when it was not saved), or it waits
@@ -225,17 +230,17 @@ func (d *downloads) begin(guid, url, suggested, page string) {
 // download is cancelled, an allowed one that the browser has completed is
 // saved. Any failure to decide refuses it.
 func (d *downloads) judge(ctx context.Context, dl *download) {
-	t := d.decide(ctx, dl)
+	a, refused := d.decide(ctx, dl)
 	d.mu.Lock()
 	switch {
 	case dl.ended:
 		// Ended meanwhile (cancelled, or the session ended): its record
 		// is written, or being written, without this answer.
-	case t.deny != nil:
-		dl.t, dl.asking = t, ""
-		d.refuseLocked(dl, t.deny)
+	case refused != nil:
+		dl.answer, dl.asking = a, ""
+		d.refuseLocked(dl, refused)
 	default:
-		dl.t, dl.asking = t, ""
+		dl.answer, dl.asking = a, ""
 		if dl.completed && !dl.saving && dl.refused == nil {
 			d.startSaveLocked(dl)
 		}
@@ -245,23 +250,23 @@ func (d *downloads) judge(ctx context.Context, dl *download) {
 	d.flush()
 }
 
-// decide is the gate's answer about dl, failing closed: no gate, or a
-// gate that panics, refuses it.
-func (d *downloads) decide(ctx context.Context, dl *download) (t *turn) {
+// decide is the gate's answer about dl and its refusal, failing closed:
+// no gate, no answer, or a gate that panics, refuses it (with no answer).
+func (d *downloads) decide(ctx context.Context, dl *download) (a downloadAnswer, refused *DenyError) {
 	defer func() {
 		if r := recover(); r != nil {
 			d.logger.Error("deciding a page's download failed", "url", dl.shown, "panic", r)
-			t = &turn{deny: deny(evidence.StageObserve, "gate error", "the download could not be decided: %v", r)}
+			a, refused = nil, deny(evidence.StageObserve, "gate error", "the download could not be decided: %v", r)
 		}
 	}()
 	if d.gate == nil {
-		return &turn{deny: deny(evidence.StageObserve, "gate error", "no gate decides this session's downloads")}
+		return nil, deny(evidence.StageObserve, "gate error", "no gate decides this session's downloads")
 	}
-	t = d.gate(ctx, dl, func(id string) { d.asking(dl, id) })
-	if t == nil {
-		t = &turn{deny: deny(evidence.StageObserve, "gate error", "the gate gave no answer")}
+	a = d.gate(ctx, dl, func(id string) { d.asking(dl, id) })
+	if a == nil {
+		return nil, deny(evidence.StageObserve, "gate error", "the gate gave no answer")
 	}
-	return t
+	return a, a.refusal()
 }
 
 // asking notes that dl waits for a human's answer to approval id: the
@@ -307,7 +312,7 @@ func (d *downloads) progress(guid, state string, total, received int64) bool {
 			switch {
 			case dl.refused != nil:
 				d.endLocked(dl)
-			case dl.t != nil:
+			case dl.answer != nil:
 				d.startSaveLocked(dl)
 			}
 			// Otherwise it stays in the staging directory until the gate
@@ -841,34 +846,6 @@ func (h *headBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// downloadsFor returns the session's downloads handler, made with its
-// staging directory on first use: a directory of the session's own in a
-// browser context of its own; in the user's context one shared by every
-// session of this process (the setting is the profile's, and the last
-// session to set it names the directory).
-func (s *session) downloadsFor(b *backend) (*downloads, error) {
-	if s.downloads != nil {
-		return s.downloads, nil
-	}
-	var staging string
-	if !b.userContext() {
-		// (In the user's context the guard names the shared directory as
-		// it joins: joinLive.)
-		dir, err := s.fileDir()
-		if err == nil {
-			staging, err = os.MkdirTemp(dir, "downloads-")
-		}
-		if err != nil {
-			return nil, fmt.Errorf("make the downloads' staging directory: %w", err)
-		}
-	}
-	f := s.manifest.Browser.Files
-	d := newDownloads(s.manifest.Command("download") != nil, f.DownloadDir, f.MaxDownloadBytes, staging, b.check, b.logger)
-	d.gate, d.record, d.view = s.downloadGate, s.downloadRecord, s.view()
-	s.downloads = d
-	return d, nil
-}
-
 // stillDownloading tells the agent of downloads the call's time ran out on:
 // the reply of a later call says how they ended.
 func stillDownloading(left []*download) string {
@@ -877,4 +854,33 @@ func stillDownloading(left []*download) string {
 		fmt.Fprintf(&b, "\ndownload of %s (%s) still under way: a later reply says how it ended", pagetext.Value(dl.shown), pagetext.Value(strconv.Quote(dl.name)))
 	}
 	return b.String()
+}
+
+// downloadURL is a download's URL as the gate judges it, Cedar sees it
+// and the evidence and the reply show it: the URL the browser reported,
+// except a data: URL, whose bytes are the file itself: it is shown by its
+// media type (at most 100 bytes of it), its length and its SHA-256,
+// "data:text/plain;base64,[1234 bytes, sha256 …]".
+func downloadURL(u string) string {
+	if !hasScheme(u, "data:") {
+		return u
+	}
+	head, _, _ := strings.Cut(u[len("data:"):], ",")
+	return fmt.Sprintf("data:%s,[%d bytes, sha256 %x]", truncateUTF8(head, 100), len(u), sha256.Sum256([]byte(u)))
+}
+
+// hasScheme reports whether u starts with scheme (e.g. "data:"), in any
+// case.
+func hasScheme(u, scheme string) bool {
+	return len(u) >= len(scheme) && strings.EqualFold(u[:len(scheme)], scheme)
+}
+
+// unwrapPath is a path error's reason, without the path (which repeats
+// the agent's argument).
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

@@ -6,9 +6,11 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"sync/atomic"
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/browsergate/browsergate/gate"
 	"github.com/browsergate/browsergate/scope"
 	"github.com/browsergate/browsergate/scope/egress"
 	"github.com/browsergate/browsergate/toolclad"
@@ -190,4 +192,16 @@ func manifestScope(m *toolclad.Manifest, deny []netip.AddrPort) (*scope.Scope, e
 		return nil, fmt.Errorf("%s: [browser.scope]: %w", m.Path, err)
 	}
 	return sc, nil
+}
+
+// sessionEgress is the session's share of the egress gate.
+type sessionEgress struct {
+	proxy   *egress.Proxy       // the session's own egress proxy
+	blocked *blockLog           // requests the gate refused for this session
+	acting  *actingGuard        // what the gate judged of the action running now
+	bound   *gate.SecretBinding // the document a secret was typed into, held to its domains
+	guard   *targetGuard        // the session's target guard (nil before the first tab)
+	// ic is the current tab's interceptor (nil before the first tab): its
+	// docGen tells the tab's document apart.
+	ic atomic.Pointer[interceptor]
 }

@@ -487,3 +487,20 @@ func (s *session) focused(ctx context.Context) (element, error) {
 	}
 	return element{object: obj.ObjectID, label: "the focused element"}, nil
 }
+
+// observeField finds the element type_text types into (named, or the
+// focused one) and what kind of field it is.
+func (s *session) observeField(ctx context.Context, args map[string]any) *gate.Element {
+	el, named, err := s.target(ctx, args)
+	if err != nil {
+		return &gate.Element{Named: named, Err: err}
+	}
+	if !named {
+		if el, err = s.focused(ctx); err != nil {
+			return &gate.Element{Label: "the focused element", FieldErr: err}
+		}
+	}
+	ef := &gate.Element{Named: named, Label: el.label}
+	ef.FieldErr = el.call(ctx, fieldJS, &ef.Field)
+	return ef
+}

@@ -8,9 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/browsergate/browsergate/internal/pagetext"
-
 	"github.com/browsergate/browsergate/gate"
+	"github.com/browsergate/browsergate/internal/pagetext"
 	"github.com/browsergate/browsergate/scope"
 	"github.com/browsergate/browsergate/toolclad"
 )
@@ -673,3 +672,6 @@ func (ic *interceptor) decide(url string) scope.Verdict {
 	}
 	return ic.check(url)
 }
+
+// ruleSecretBound is the rule a request the binding refused names.
+const ruleSecretBound = gate.RuleSecretBound

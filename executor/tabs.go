@@ -10,12 +10,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/browsergate/browsergate/internal/pagetext"
-
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
+
+	"github.com/browsergate/browsergate/internal/pagetext"
 )
 
 // Tabs as the agent sees them (list_tabs): the session's own pages, and in
