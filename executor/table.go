@@ -2,15 +2,9 @@ package executor
 
 import (
 	"context"
-	"fmt"
-	"net/http"
-	"strings"
 	"time"
 
 	"github.com/browsergate/browsergate/gate"
-	"github.com/browsergate/browsergate/internal/pagetext"
-
-	"github.com/chromedp/chromedp"
 )
 
 // commandSpec is one command of the executor: what it must observe for
@@ -98,126 +92,4 @@ var commandTable = map[string]commandSpec{
 	"fetch_page":    {act: actFetchPage, settle: noSettle, pageContent: true},
 	"search_web":    {act: actSearchWeb, settle: noSettle, pageContent: true},
 	"download_file": {act: actDownloadFile, settle: noSettle},
-}
-
-func actNavigate(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
-	u, _ := args["url"].(string)
-	if err := s.emptyBeforeLeaving(ctx, u); err != nil {
-		return output{}, err
-	}
-	if err := chromedp.Do(ctx, chromedp.Navigate(u)); err != nil {
-		return output{}, fmt.Errorf("navigate to %s: %w", u, err)
-	}
-	// The document's HTTP status is added from the read after the action
-	// (checkAfter), once the page has settled.
-	return output{Text: "navigated to " + pagetext.Value(u), reportStatus: true}, nil
-}
-
-// withStatus adds the document's HTTP status, as the read after the
-// action found it, to the first line of a navigate's output, for the
-// agent: "navigated to … (HTTP 404 Not Found)". An unknown status (0)
-// adds nothing.
-func withStatus(text string, status int) string {
-	if status == 0 {
-		return text
-	}
-	first, rest, more := strings.Cut(text, "\n")
-	first += fmt.Sprintf(" (HTTP %d %s)", status, http.StatusText(status))
-	if more {
-		return first + "\n" + rest
-	}
-	return first
-}
-
-func actSnapshot(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
-	return s.snapshotIn(ctx, s.manifest.Browser.ExtractMode, args)
-}
-
-func actClick(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
-	el, _, err := s.target(ctx, args)
-	if err != nil {
-		return output{}, err
-	}
-	var want gate.Destination
-	if f != nil && f.Element != nil {
-		want = f.Element.Dest
-	}
-	if err := s.click(ctx, el, want); err != nil {
-		return output{}, err
-	}
-	return output{Text: "clicked " + pagetext.Value(el.label)}, nil
-}
-
-func actTypeText(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
-	return s.typeText(ctx, args)
-}
-
-func actSubmitForm(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
-	var want string
-	if f != nil && f.Element != nil {
-		want = f.Element.Dest.URL
-	}
-	return s.submitForm(ctx, args, want)
-}
-
-func actScreenshot(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
-	full, _ := args["full_page"].(bool)
-	png, err := s.screenshot(ctx, full)
-	if err != nil {
-		return output{}, err
-	}
-	return output{Text: fmt.Sprintf("screenshot, %d bytes PNG", len(png)), PNG: png}, nil
-}
-
-func actWaitFor(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
-	return s.waitFor(ctx, args)
-}
-
-func actExtractHTML(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
-	return s.extractHTML(ctx, args)
-}
-
-func actListTabs(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
-	all, err := chromedp.Targets(ctx)
-	if err != nil {
-		return output{}, err
-	}
-	tabs, hidden := s.listTabs(all)
-	for i, t := range tabs {
-		// Each tab's title and URL are its page's: masked for the secrets
-		// considered on that page, as read.
-		tabs[i].Title, tabs[i].URL = pagetext.Unmarked(s.maskPage(t.Title, hostOf(t.URL))), pagetext.Unmarked(s.maskPage(t.URL, hostOf(t.URL)))
-	}
-	return output{Text: tabsText(tabs, hidden), Structured: tabsStructured(tabs, hidden)}, nil
-}
-
-func actExecuteJS(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
-	expr, _ := args["expression"].(string)
-	raw, err := chromedp.Run(ctx, chromedp.Evaluate[[]byte](expr, chromedp.EvalAwaitPromise))
-	if err != nil {
-		return output{}, fmt.Errorf("execute_js: %w", err)
-	}
-	return output{Text: pagetext.Value(string(raw))}, nil
-}
-
-func actScroll(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
-	dir, _ := args["direction"].(string)
-	amount, _ := args["amount"].(int64)
-	dy := amount * 200 // one step is 200 CSS pixels
-	if dir == "up" {
-		dy = -dy
-	}
-	y, err := chromedp.Run(ctx, chromedp.Evaluate[float64](fmt.Sprintf("window.scrollBy(0, %d), window.scrollY", dy)))
-	if err != nil {
-		return output{}, err
-	}
-	return output{Text: fmt.Sprintf("scrolled %s to y=%.0f", dir, y)}, nil
-}
-
-func actNetworkTiming(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
-	raw, err := chromedp.Run(ctx, chromedp.Evaluate[[]byte](networkTimingJS))
-	if err != nil {
-		return output{}, err
-	}
-	return output{Text: pagetext.Value(string(raw))}, nil
 }
