@@ -124,7 +124,7 @@ type download struct {
 }
 
 // A downloadAnswer is the gate's answer about a download, which the
-// download's record is written from (download_gate.go: the decision of
+// download's record is written from (downloads_judge.go: the decision of
 // the call it is judged as); refusal is why the gate refused it, nil when
 // it allowed it.
 type downloadAnswer interface{ refusal() *DenyError }

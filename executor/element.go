@@ -195,7 +195,7 @@ func (el element) callOn(ctx context.Context, fn string, out any, args ...*runti
 // inside it, in the main document, and what a click there would do must be
 // within what the gate judged (want). The page's own handlers of the
 // release itself (mouseup, click) run after the last check: a form they
-// submit is caught by the acting guard of the interceptor (intercept.go).
+// submit is caught by the acting guard of the interceptor (guard_requests.go).
 func (s *session) click(ctx context.Context, el element, want gate.Destination) error {
 	x, y, err := s.centre(ctx, el, "clicked")
 	if err != nil {

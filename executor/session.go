@@ -25,7 +25,7 @@ import (
 //   - hold: the approval a call is waiting for (approve.go);
 //   - typed: the secrets typed on the current page (gate.TypedSecrets);
 //   - egress: the session's proxy and what the egress gate refused
-//     (intercept.go).
+//     (guard_requests.go).
 type session struct {
 	// objs is the object group of the call that runs (objects.go).
 	objs  *callObjects
@@ -83,7 +83,7 @@ type session struct {
 	// first tab on.
 	downloads *downloads
 	// downloadGate and downloadRecord decide a page's download and write
-	// its record (download_gate.go); groups are the principal's groups
+	// its record (downloads_judge.go); groups are the principal's groups
 	// as the last call gave them.
 	downloadGate   func(ctx context.Context, dl *download, asking func(id string)) downloadAnswer
 	downloadRecord func(dl *download)

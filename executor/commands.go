@@ -7,6 +7,27 @@ import (
 	"github.com/browsergate/browsergate/gate"
 )
 
+// The command table: every command the executor runs, each with what it
+// observes, where it leads and how it acts. It is the file to open to add
+// a command, which is:
+//
+//  1. an entry in commandTable below, and its act: a function in a file
+//     commands_<what>.go beside this one, given the facts observe read
+//     and returning its output (output.go). When the decision needs an
+//     element, a field or a tab beyond the page state, observes names it
+//     (a gate.Observation, read in observe.go);
+//  2. its signature — its arguments, their types and checks — in
+//     toolclad's built-in table (toolclad/builtin.go; a browserless
+//     engine's command is marked there as the http engine's);
+//     TestCommandTableMatchesToolclad keeps the two the same set;
+//  3. its name in cedar.BuiltinCommands (cedar/requestjson.go) and its
+//     counter session_<command>_count in the shipped Cedar schema
+//     (policies/browsergate.cedarschema), which every request carries;
+//  4. its tests.
+//
+// The loop does the rest, the same for every command: observe, decide
+// (package gate), enforce, act, record, reply (run.go).
+
 // commandSpec is one command of the executor: what it must observe for
 // the decision (which also says where it leads), how it acts, and how long
 // the page must be quiet after it. Its signature is toolclad's built-in
@@ -34,7 +55,7 @@ type commandSpec struct {
 	// command does not change the page, so nothing is waited for.
 	settle time.Duration
 	// guarded: while the command acts on the page, the acting guard
-	// (intercept.go) holds the page's navigations and form submissions to
+	// (guard_requests.go) holds the page's navigations and form submissions to
 	// what the gate judged. Commands that navigate by themselves
 	// (navigate, go_back), run the agent's approved script (execute_js)
 	// or only read are not guarded: what a page does during a read is the
@@ -56,9 +77,8 @@ const noSettle time.Duration = -1
 // waited for until the page is quiet, with the downloads it started).
 func (c commandSpec) changesPage() bool { return c.settle != noSettle }
 
-// commandTable holds every command the executor runs. Adding a command is
-// one entry here, its signature in toolclad's built-in table, and its
-// tests.
+// commandTable holds every command the executor runs (adding one: the
+// top of this file).
 var commandTable = map[string]commandSpec{
 	"navigate":         {act: actNavigate, settle: 0, navigates: true}, // the navigation waited for the load event
 	"snapshot":         {act: actSnapshot, settle: noSettle, pageContent: true},

@@ -45,7 +45,7 @@ type targetGuard struct {
 	logger  *slog.Logger
 	// user: the session works in the user's own browser context, where no
 	// egress proxy stands: its targets are told from the user's by their
-	// opener, and each gets the WebSocket rules (wsrules.go).
+	// opener, and each gets the WebSocket rules (guard_websockets.go).
 	user bool
 	// wsMu orders the WebSocket rules sent: those a target is prepared
 	// with and each refresh (refreshWebSocketRules) are sent under it,
@@ -757,7 +757,7 @@ func (g *targetGuard) answer(ctx context.Context, session, method string, params
 	return true
 }
 
-// wsRulesMethod sets a target's WebSocket rules (wsrules.go).
+// wsRulesMethod sets a target's WebSocket rules (guard_websockets.go).
 const wsRulesMethod = "Network.emulateNetworkConditionsByRule"
 
 // refreshWebSocketRules sets the rules build returns on every target the
@@ -880,7 +880,7 @@ func (g *targetGuard) prepare(ctx context.Context, session, kind string, running
 	}
 	if g.user {
 		// WebSockets: no proxy sees them here, so the network service
-		// holds them to the scope (wsrules.go), before the target runs.
+		// holds them to the scope (guard_websockets.go), before the target runs.
 		for _, c := range []struct {
 			method string
 			params map[string]any

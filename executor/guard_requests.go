@@ -15,7 +15,7 @@ import (
 )
 
 // Request interception is the first layer of the egress gate: each
-// session's target guard (attach.go) enables Fetch on every target of the
+// session's target guard (guard_targets.go) enables Fetch on every target of the
 // session, which pauses each request before it is sent; it is checked
 // against the scope and failed as BlockedByClient when out of scope.
 // WebSockets are not Fetch requests: the egress proxy stops them.
