@@ -67,13 +67,13 @@ type backendKey struct {
 	executable string
 	endpoint   string
 	headless   bool
-	// manifest: one browser (and one egress gate) per manifest, so that
+	// manifest: one browser (and one request guard) per manifest, so that
 	// every request the browser makes is judged by one scope.
 	manifest *toolclad.Manifest
 }
 
 // backend is one browser, launched or attached on first use, with the
-// egress gate around it.
+// request guard around it.
 type backend struct {
 	key      backendKey
 	startup  time.Duration
@@ -121,7 +121,7 @@ func ptrTrue() *bool { t := true; return &t }
 // userContext reports whether the backend's sessions work in the user's
 // own browser context (live, context = "user"): no browser context and no
 // egress proxy of their own; request interception and the WebSocket rules
-// are the egress gate.
+// are the request guard.
 func (b *backend) userContext() bool {
 	return b.key.connect == "live" && b.key.manifest.Browser.Context == toolclad.ContextUser
 }

@@ -35,7 +35,7 @@ func (s *session) waitFor(ctx context.Context, args map[string]any) (output, err
 	b, _ := json.Marshal(text)
 	wctx, cancel := context.WithTimeout(ctx, time.Duration(ms)*time.Millisecond+2*time.Second)
 	defer cancel()
-	// In the gate's isolated world: the page cannot redefine what the
+	// In the isolated world: the page cannot redefine what the
 	// wait reads, nor make it fail with a message of its own.
 	var found bool
 	err := s.inWorld(wctx, func(id runtime.ExecutionContextID) error {

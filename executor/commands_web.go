@@ -38,7 +38,7 @@ func takeReadSlot(ctx context.Context) (func(), error) {
 }
 
 // webGet fetches a URL for a command: the refusals of the scope and of
-// the egress gate are said as such, naming the hop.
+// the egress proxy are said as such, naming the hop.
 func (s *session) webGet(ctx context.Context, u, accept, encoding string) (*web.Response, error) {
 	h := http.Header{}
 	if accept != "" {
@@ -49,7 +49,7 @@ func (s *session) webGet(ctx context.Context, u, accept, encoding string) (*web.
 	}
 	resp, err := s.web.client.Get(ctx, u, h)
 	var ref *web.Refused
-	var gate *egress.RefusedError
+	var proxied *egress.RefusedError
 	switch {
 	case errors.As(err, &ref):
 		s.egress.blocked.add(Blocked{Time: time.Now(), URL: ref.URL, Rule: ref.Rule, Reason: ref.Reason, Layer: "engine"})
@@ -57,10 +57,10 @@ func (s *session) webGet(ctx context.Context, u, accept, encoding string) (*web.
 			return nil, fmt.Errorf("refused: redirect %d goes to %s: %s; it was not followed", ref.Hop, inert(ref.URL), ref.Reason)
 		}
 		return nil, fmt.Errorf("refused: %s", ref.Reason)
-	case errors.As(err, &gate):
-		// (The gate's own refusals reach the block log through its
+	case errors.As(err, &proxied):
+		// (The proxy's own refusals reach the block log through its
 		// OnDecision.)
-		return nil, fmt.Errorf("refused by the egress gate (%s): %s", gate.Rule, gate.Reason)
+		return nil, fmt.Errorf("refused by the egress gate (%s): %s", proxied.Rule, proxied.Reason)
 	case err != nil:
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("%s: %w (the command's timeout_seconds)", u, ctx.Err())

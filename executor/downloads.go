@@ -32,7 +32,7 @@ import (
 // guard takes those whose frame is one of the session's.
 //
 // Each download a page of the session's starts is decided by the gate as
-// a call of the download command about its URL would be (pageDownloadGate:
+// a call of the download command about its URL would be (judgePageDownload:
 // the manifest, the arguments, the scope, Cedar, a human's approval),
 // while Chromium writes it into the staging directory; nothing of it
 // reaches the download directory before the gate has allowed it. A

@@ -11,7 +11,7 @@ import (
 	"github.com/browsergate/browsergate/toolclad"
 )
 
-// The gate for the downloads a session's pages start by themselves (a
+// The decision on the downloads a session's pages start by themselves (a
 // link, a script, a blob or a data: URL). Each is decided by decide, the
 // decision every call takes, as a call of the download command about the
 // download's URL would be: the manifest must declare download, the URL

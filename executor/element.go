@@ -107,7 +107,7 @@ func errFrameMoved(ref string) error {
 	return fmt.Errorf("%w %q: its frame has loaded another document since the snapshot: take a new snapshot", ErrNoSuchRef, ref)
 }
 
-// worldIn is the gate's isolated world of a document: of the tab's
+// worldIn is the isolated world of a document: of the tab's
 // (oopif "") or of an out-of-process frame's process (exec), its top
 // document or its same-process frame.
 func (s *session) worldIn(exec context.Context, oopif target.ID, frame cdp.FrameID) (runtime.ExecutionContextID, error) {
@@ -392,7 +392,7 @@ func (s *session) hitCheck(ctx context.Context, el element, x, y float64, judged
 }
 
 // nodeAt is the node the browser's hit test finds at (x, y) in the tab,
-// resolved in the gate's isolated world of el's document: a point in
+// resolved in the isolated world of el's document: a point in
 // another document (an iframe the element is not in) cannot be resolved
 // there, and is refused. For an element in an out-of-process frame, the
 // point must be on each iframe element that leads to it, and the node is
@@ -461,7 +461,7 @@ func (s *session) nodeAt(ctx context.Context, x, y float64, el element) (element
 	hit.label = "the element at the click point"
 	if res.BackendNodeID != 0 && res.BackendNodeID == el.backend {
 		// The hit is the element itself (a node's backend id is its own
-		// for its life), already resolved in the gate's world.
+		// for its life), already resolved in the isolated world.
 		return hit, nil
 	}
 	world, err := s.worldIn(exec, el.oopif, el.frame)

@@ -549,7 +549,7 @@ func (e *Executor) addLiveEndpoints(ms []*toolclad.Manifest) {
 // that waits for a human is stopped (and denied) first, and an approval
 // the session's client was asked about is withdrawn from the operator's
 // list (nothing could run under it any more). Requests its pages made
-// after its last call that the egress gate refused are recorded, in a
+// after its last call that the request guard refused are recorded, in a
 // record of their own, masked with each session's secrets; why says why
 // the sessions end.
 func (e *Executor) endSessions(ss []*session, why string) {

@@ -14,13 +14,13 @@ import (
 	"github.com/browsergate/browsergate/toolclad"
 )
 
-// Request interception is the first layer of the egress gate: each
+// Request interception is the first layer of the request guard: each
 // session's target guard (guard_targets.go) enables Fetch on every target of the
 // session, which pauses each request before it is sent; it is checked
 // against the scope and failed as BlockedByClient when out of scope.
 // WebSockets are not Fetch requests: the egress proxy stops them.
 
-// Blocked is one request the egress gate refused.
+// Blocked is one request the guard refused.
 type Blocked struct {
 	Time   time.Time
 	URL    string

@@ -639,7 +639,7 @@ func (g *targetGuard) event(m cdpMessage) {
 }
 
 // guardWorld names the isolated world the guard's own page scripts run in
-// (no_speculation.js), apart from the gate's (worldName).
+// (no_speculation.js), apart from observe's (worldName).
 const guardWorld = "browsergate-guard"
 
 // httpHeader is one header of a paused response.
@@ -870,7 +870,7 @@ func (g *targetGuard) prepare(ctx context.Context, session, kind string, running
 			// a target it cannot intercept stays paused. That includes a
 			// dedicated worker (no Fetch domain in Chromium 156): let run,
 			// its nested workers and its WebTransport went around the
-			// gate (TestReview11AttackWorkers/dw-nested,
+			// guard (TestReview11AttackWorkers/dw-nested,
 			// TestEgressWebTransport/live), so for now it does not run.
 			return fmt.Errorf("Fetch.enable: %w", err)
 		}

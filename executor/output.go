@@ -42,7 +42,7 @@ var inertChars = strings.NewReplacer(
 
 // facts are everything the decision on one call needs to know of the
 // browser (gate.Facts), read by observe from sources the page cannot forge
-// (CDP domains and the gate's isolated world, never the page's own world).
+// (CDP domains and the isolated world, never the page's own world).
 // A fact that could not be read is recorded as an error: the gate refuses
 // what it cannot judge. Every act of the command table is given them.
 type facts = gate.Facts

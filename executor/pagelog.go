@@ -51,7 +51,7 @@ type requestEntry struct {
 	Size   int64   `json:"size,omitempty"`    // encoded bytes received
 	Millis float64 `json:"time_ms,omitempty"` // from the request to its end
 	Failed string  `json:"failed,omitempty"`  // the browser's error
-	// Refused is the gate's rule that refused it ("" when none did).
+	// Refused is the guard's rule that refused it ("" when none did).
 	Refused string `json:"refused,omitempty"`
 
 	id    network.RequestID

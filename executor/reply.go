@@ -107,7 +107,7 @@ func fence(text string) string {
 // maxBlockedShown bounds how many refused requests a reply lists.
 const maxBlockedShown = 5
 
-// blockedNote tells the agent what the egress gate refused during the
+// blockedNote tells the agent what the request guard refused during the
 // call: the count, and the first few URLs with their rule; and how many
 // the evidence record does not list (dropped).
 func blockedNote(blocked []Blocked, dropped blockDrops) string {

@@ -20,12 +20,12 @@ import (
 // held for the whole of a call). Its state is split by concern:
 //
 //   - tab: the browser context and the tab in it, with its refs and the
-//     gate's isolated world (tab.go);
+//     isolated world (tab.go);
 //   - limits: lifetime, idleness and the interaction budget (limits.go);
 //   - hold: the approval a call is waiting for (approve.go);
 //   - typed: the secrets typed on the current page (gate.TypedSecrets);
-//   - egress: the session's proxy and what the egress gate refused
-//     (guard_requests.go).
+//   - egress: the session's share of the request guard — its target
+//     guard, its proxy, what the guard refused (guard_proxy.go).
 type session struct {
 	// objs is the object group of the call that runs (objects.go).
 	objs  *callObjects
@@ -61,7 +61,7 @@ type session struct {
 	tab   tab
 	// worldLock guards tab.worldID and tab.worldNavs: observe reads the
 	// page and the element a command acts on side by side, and both may
-	// make the gate's world (world.go).
+	// make the isolated world (world.go).
 	worldLock ctxLock
 	tabIDs    tabIDs      // the short ids list_tabs gives the tabs
 	tabs      sessionTabs // the tabs besides the current one

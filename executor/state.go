@@ -17,7 +17,7 @@ import (
 //   - url, title: the tab's current history entry, over CDP
 //     (Page.getNavigationHistory), as the browser itself keeps them;
 //   - domain: the host of url, canonicalised by package scope;
-//   - has_forms: the document has a <form>, read in the gate's isolated
+//   - has_forms: the document has a <form>, read in the isolated
 //     world (js/state.js), whose built-ins the page cannot redefine;
 //   - is_authenticated: the isolated world sees a log out / sign out / log
 //     off control, or the browser holds a cookie for the page whose name

@@ -17,7 +17,7 @@ import (
 
 // tab is a session's browser context and the one tab in it that the
 // session drives: its chromedp context, the watch on its events, the
-// element refs of its latest snapshot and the gate's isolated world.
+// element refs of its latest snapshot and the isolated world.
 type tab struct {
 	ctx       context.Context // chromedp context of the tab; nil until first use
 	cancel    context.CancelFunc
@@ -27,7 +27,7 @@ type tab struct {
 	refsNavs  int // navigation count when refs were handed out: the document they belong to
 	// paged is the latest snapshot or read that did not fit one reply.
 	paged     paged
-	worldID   runtime.ExecutionContextID // the gate's isolated world (see world.go)
+	worldID   runtime.ExecutionContextID // the isolated world (see world.go)
 	worldNavs int                        // navigation count when worldID was made
 	// treeBuilt says a snapshot has had Chromium build the accessibility
 	// tree of the document of navigation treeNavs (buildTree).

@@ -18,7 +18,7 @@ import (
 // search_web and download_file over plain HTTP, with no browser at all,
 // through the same loop as the browser's commands: the same decide (scope,
 // Cedar, approvals), the same evidence. Its requests go through the egress
-// gate's own decision and pinned dial (egress.Proxy.DialContext), each
+// proxy's own decision and pinned dial (egress.Proxy.DialContext), each
 // redirect judged before it is followed (web.Client), spaced per host
 // (requests_per_second_per_host), a host being the address dialled.
 //
@@ -45,17 +45,17 @@ func (e *Executor) ensureWeb(s *session) error {
 	if s.web != nil {
 		return nil
 	}
-	gate, err := s.backend.newGate(s.egress.blocked, &s.egress)
+	proxy, err := s.backend.newDialProxy(s.egress.blocked, &s.egress)
 	if err != nil {
 		return fmt.Errorf("egress gate: %w", err)
 	}
 	jar := web.NewJar()
 	ctx, cancel := context.WithCancel(context.Background())
 	s.web = &webSession{
-		ctx: ctx, cancel: cancel, gate: gate, jar: jar,
+		ctx: ctx, cancel: cancel, proxy: proxy, jar: jar,
 		client: &web.Client{
 			Check:     s.backend.check,
-			Dial:      gate.DialContext,
+			Dial:      proxy.DialContext,
 			Limiter:   s.backend.hostLimiter(),
 			Jar:       jar,
 			UserAgent: e.cfg.UserAgent,
@@ -118,7 +118,7 @@ func (e *Executor) runWebTurn(ctx context.Context, s *session, t *turn) {
 	// Counted after: the redirects were judged on the counters the call
 	// itself was decided on.
 	s.limits.Counts[cmd.Name]++
-	// What the gate refused while the call ran is the call's: a refused
+	// What the guard refused while the call ran is the call's: a refused
 	// redirect or address is said in the reply, as the browser's are.
 	after := s.web.page
 	t.after = &after

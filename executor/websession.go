@@ -18,7 +18,7 @@ type webSession struct {
 	ctx    context.Context // ended with the session
 	cancel context.CancelFunc
 	client *web.Client
-	gate   *egress.Proxy
+	proxy  *egress.Proxy
 	jar    *web.Jar
 	page   PageState // the page fetch_page last read
 	// hop judges a redirect of the call running now (nil: none runs).
@@ -32,7 +32,7 @@ func (w *webSession) close() {
 	}
 	w.cancel()
 	w.client.CloseIdle()
-	w.gate.Close()
+	w.proxy.Close()
 }
 
 // factsFor are what the browserless engine observes for a call: the page
