@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/browsergate/browsergate/internal/pagetext"
@@ -36,33 +35,6 @@ const progressEvery = 5 * time.Second
 
 // approvalKey names the approval question in a multi round-trip call.
 const approvalKey = "approval"
-
-// hold is a session's held approval: the approval a call opened and
-// asked the client's user about (a two-round call), guarded by the
-// session's mu, and the way to stop a call waiting for a human without
-// taking mu (which the waiting call holds).
-type hold struct {
-	id      string // the approval asked about in an earlier round; any other call withdraws it
-	abortMu sync.Mutex
-	abort   context.CancelFunc
-}
-
-// setAbort records how to stop the call's wait for a human (nil: none).
-func (h *hold) setAbort(f context.CancelFunc) {
-	h.abortMu.Lock()
-	h.abort = f
-	h.abortMu.Unlock()
-}
-
-// abortWait stops a call that waits for a human, so that the session can
-// be ended without waiting for the answer; the call is denied.
-func (h *hold) abortWait() {
-	h.abortMu.Lock()
-	if h.abort != nil {
-		h.abort()
-	}
-	h.abortMu.Unlock()
-}
 
 // approve holds the call until a human answers. A denial, no answer in
 // time, or no approval channel denies the call. After an approval the
@@ -247,14 +219,6 @@ func (e *Executor) approvalRequest(s *session, t *turn) approval.Request {
 		}
 	}
 	return r
-}
-
-// uploadOf is the file an upload_file call read (nil: none).
-func uploadOf(f *facts) *gate.File {
-	if f == nil || f.Element == nil {
-		return nil
-	}
-	return f.Element.File
 }
 
 // fingerprint is an HMAC over the canonical JSON of the arguments, so that

@@ -16,7 +16,7 @@ import (
 )
 
 // TestRefusalsAfterTheLastCallAreRecordedAtExpiry: a request a page makes
-// after the session's last call, refused by the egress gate, is recorded
+// after the session's last call, refused by the request guard, is recorded
 // in a record of its own (kind session_end) when the idle timeout closes
 // the session's browser context — not only if the agent calls again.
 func TestRefusalsAfterTheLastCallAreRecordedAtExpiry(t *testing.T) {

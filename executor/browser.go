@@ -21,8 +21,6 @@ import (
 
 	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/page"
-	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/remote"
 
@@ -69,13 +67,13 @@ type backendKey struct {
 	executable string
 	endpoint   string
 	headless   bool
-	// manifest: one browser (and one egress gate) per manifest, so that
+	// manifest: one browser (and one request guard) per manifest, so that
 	// every request the browser makes is judged by one scope.
 	manifest *toolclad.Manifest
 }
 
 // backend is one browser, launched or attached on first use, with the
-// egress gate around it.
+// request guard around it.
 type backend struct {
 	key      backendKey
 	startup  time.Duration
@@ -113,143 +111,6 @@ type backend struct {
 	cancel  []context.CancelFunc
 }
 
-// newSessionContext returns a chromedp context for a new browser context
-// and a tab in it, whose traffic goes through an egress proxy of the
-// session's own (so that what it refuses is reported to that session).
-// The browser is started (launch) or connected (live) first, bounded by
-// the startup timeout. The returned stop func closes the context and the
-// session's proxy.
-func (b *backend) newSessionContext(s *session, w *pageWatch, opts ...chromedp.ContextOption) (context.Context, context.CancelFunc, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.stopped {
-		return nil, nil, fmt.Errorf("%w: the executor is shutting down", ErrBrowserStart)
-	}
-	if b.started && b.root != nil && b.root.Err() != nil {
-		// The launched browser died (crash, OOM kill): start a new one.
-		b.release()
-	}
-	if b.started && b.alloc != nil && b.alloc.Err() != nil {
-		b.release()
-	}
-	if err := b.startLocked("browser started"); err != nil {
-		return nil, nil, err
-	}
-	t0 := time.Now()
-	parent := b.root
-	if b.key.connect == "live" {
-		// Each live session holds its own DevTools connection; closing it
-		// closes the session's tab (and disposes of its browser context)
-		// and leaves the user's browser running.
-		parent = b.alloc
-	}
-	var proxy *egress.Proxy
-	stop := func() {}
-	if !b.userContext() {
-		p, proxyAddr, err := b.newProxy(s.egress.blocked, &s.egress)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%w: egress proxy: %v", ErrBrowserStart, err)
-		}
-		proxy = p
-		stop = func() {
-			p.Close()
-			b.forgetProxy(proxyAddr) // once closed: until then the port is its
-		}
-		newContext := chromedp.WithNewBrowserContext(func(p *target.CreateBrowserContextParams) {
-			p.ProxyServer, p.ProxyBypassList = "http://"+proxyAddr, proxyBypass
-		})
-		opts = append([]chromedp.ContextOption{newContext}, opts...)
-	}
-	ctx, cancel := chromedp.NewContext(parent, opts...)
-	{
-		closeProxy := stop
-		stop = func() { cancel(); closeProxy() }
-	}
-	t1 := time.Now()
-	if err := runBounded(b.startup, func() error { return chromedp.Do(ctx) }); err != nil {
-		stop()
-		return nil, nil, fmt.Errorf("%w: open a browser context: %v", ErrBrowserStart, err)
-	}
-	t2 := time.Now()
-	s.egress.proxy = proxy
-	{
-		// A guard on a connection of the session's own intercepts the
-		// session's tab and every target that descends from it or opens
-		// in its browser context, and nothing else: in live mode the
-		// user's own tabs share the browser (browser-level Fetch would
-		// pause every request the user makes), and in both modes each
-		// refusal is the session's own to report.
-		c := chromedp.FromContext(ctx)
-		ic := &interceptor{check: b.check, log: s.egress.blocked, acting: s.egress.acting, navs: w.navigationCount, bound: s.egress.bound}
-		cfg := guardConfig{wsURL: b.wsURL, context: string(c.BrowserContextID), tab: string(c.Target.TargetID), user: b.userContext()}
-		var rulesGen uint64
-		if cfg.user {
-			rulesGen = b.listeners.generation()
-			cfg.wsRules = webSocketRules(b.scope.Load(), b.wsAllowed())
-			if b.rulesBuilt != nil {
-				b.rulesBuilt() // a test's endpoint, registered before the session watches
-			}
-		}
-		dl, err := s.downloadsFor(b)
-		if err != nil {
-			stop()
-			return nil, nil, fmt.Errorf("%w: %v", ErrBrowserStart, err)
-		}
-		cfg.downloads = dl
-		guard, err := guardTargets(ctx, cfg, ic, b.logger)
-		if err != nil {
-			stop()
-			return nil, nil, fmt.Errorf("%w: enable request interception: %v", ErrBrowserStart, err)
-		}
-		s.egress.ic.Store(ic)
-		s.egress.guard = guard
-		inner := stop
-		unwatch := func() {}
-		if cfg.user {
-			// The rules allow what the scope allows but the daemon's own
-			// endpoints, and those come and go (another session's egress
-			// proxy, another manifest's browser): the rules after each
-			// change are sent to every target of the session before the
-			// change returns, and their answers awaited one after another
-			// (up to 200 ms each: a target that has not run yet answers
-			// once it runs). A change made since the rules were built is
-			// sent at once.
-			refresh := func() {
-				guard.refreshWebSocketRules(ctx, func() []wsRule { return webSocketRules(b.scope.Load(), b.wsAllowed()) })
-			}
-			var gen uint64
-			gen, unwatch = b.listeners.watch(refresh)
-			if gen != rulesGen {
-				refresh()
-			}
-		}
-		stop = func() {
-			unwatch()
-			if cfg.user {
-				// In the user's context nothing disposes of the session's
-				// popups with a browser context: they are closed while
-				// still guarded (the session's tab closes with its
-				// chromedp context below).
-				guard.closePopups(cfg.tab)
-			}
-			guard.Close()
-			inner()
-		}
-	}
-	// WebRTC sends STUN over UDP, which no HTTP proxy sees, and Chromium
-	// 156 sent it even with --force-webrtc-ip-handling-policy (measured by
-	// the egress suite): the session's pages get no WebRTC.
-	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
-		Source: noWebRTCJS, RunImmediately: ptrTrue(),
-	}); err != nil {
-		stop()
-		return nil, nil, fmt.Errorf("%w: disable WebRTC: %v", ErrBrowserStart, err)
-	}
-	b.logger.Debug("session context ready", "session", s.id, "proxy_ms", msBetween(t0, t1), "context_and_tab_ms", msBetween(t1, t2),
-		"guard_ms", msSince(t2))
-	return ctx, stop, nil
-}
-
 // msSince and msBetween are durations in milliseconds, for debug logs.
 func msSince(t time.Time) float64 { return msBetween(t, time.Now()) }
 
@@ -260,7 +121,7 @@ func ptrTrue() *bool { t := true; return &t }
 // userContext reports whether the backend's sessions work in the user's
 // own browser context (live, context = "user"): no browser context and no
 // egress proxy of their own; request interception and the WebSocket rules
-// are the egress gate.
+// are the request guard.
 func (b *backend) userContext() bool {
 	return b.key.connect == "live" && b.key.manifest.Browser.Context == toolclad.ContextUser
 }

@@ -2,361 +2,114 @@ package executor
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"strings"
 	"time"
 
-	"github.com/browsergate/browsergate/internal/pagetext"
-
-	"github.com/chromedp/cdproto/accessibility"
-	"github.com/chromedp/cdproto/dom"
-	"github.com/chromedp/cdproto/input"
-	"github.com/chromedp/cdproto/page"
-	"github.com/chromedp/cdproto/runtime"
-	"github.com/chromedp/cdproto/storage"
-	"github.com/chromedp/chromedp"
-
-	"github.com/browsergate/browsergate/evidence"
 	"github.com/browsergate/browsergate/gate"
 )
 
-// output is what a command produced: text for the agent and the evidence,
-// and an optional PNG.
-type output struct {
-	Text string
-	PNG  []byte
-	// Structured is the command's own structured content, beside the
-	// state (list_tabs: tabs).
-	Structured map[string]any
-	// Files are the files the call uploaded or downloaded, for the
-	// evidence.
-	Files []evidence.FileRef
-	// reportStatus: the reply adds, to Text's first line, the HTTP status
-	// of the document the command committed, from the read after the
-	// action (navigate; withStatus).
-	reportStatus bool
+// The command table: every command the executor runs, each with what it
+// observes, where it leads and how it acts. It is the file to open to add
+// a command, which is:
+//
+//  1. an entry in commandTable below, and its act: a function in a file
+//     commands_<what>.go beside this one, given the facts observe read
+//     and returning its output (output.go). When the decision needs an
+//     element, a field or a tab beyond the page state, observes names it
+//     (a gate.Observation, read in observe.go);
+//  2. its signature — its arguments, their types and checks — in
+//     toolclad's built-in table (toolclad/builtin.go; a browserless
+//     engine's command is marked there as the http engine's);
+//     TestCommandTableMatchesToolclad keeps the two the same set;
+//  3. its name in cedar.BuiltinCommands (cedar/requestjson.go) and its
+//     counter session_<command>_count in the shipped Cedar schema
+//     (policies/browsergate.cedarschema), which every request carries;
+//  4. its tests.
+//
+// The loop does the rest, the same for every command: observe, decide
+// (package gate), enforce, act, record, reply (run.go).
+
+// commandSpec is one command of the executor: what it must observe for
+// the decision (which also says where it leads), how it acts, and how long
+// the page must be quiet after it. Its signature is toolclad's built-in
+// one; TestCommandTableMatchesToolclad keeps the two the same set.
+type commandSpec struct {
+	// observes names the facts beyond the page state and popups that the
+	// decision needs: the element a click or submit acts on and where that
+	// leads, the field typing goes into, or the history entry go_back
+	// returns to. A scope-checked url argument is judged for every
+	// command, so navigate needs nothing more.
+	observes gate.Observation
+	// changesTab: the command changes which tab the session acts in, or
+	// opens or closes one (the gate refuses it while the tab is on a site
+	// a secret was typed on).
+	changesTab bool
+	// act runs the command on the session's tab. The gate has allowed it
+	// on the facts observe saw (f); an act that could be steered by a page
+	// changing itself since (a click, a submit) checks, right before it
+	// acts, that the element still leads where f says.
+	act func(ctx context.Context, s *session, args map[string]any, f *facts) (output, error)
+	// settle is how long the tab must stay without a network or frame
+	// event after the command before it counts as stable; commands that
+	// may start a navigation a moment after they return (a click, a
+	// submit) need a window long enough to see it begin. noSettle: the
+	// command does not change the page, so nothing is waited for.
+	settle time.Duration
+	// guarded: while the command acts on the page, the acting guard
+	// (guard_requests.go) holds the page's navigations and form submissions to
+	// what the gate judged. Commands that navigate by themselves
+	// (navigate, go_back), run the agent's approved script (execute_js)
+	// or only read are not guarded: what a page does during a read is the
+	// page's own.
+	guarded bool
+	// navigates: the command is the agent's own navigation of the tab
+	// (it may leave a site a secret was typed on; see secretbind.go).
+	navigates bool
+	// pageContent: the output is the page's own text (a snapshot, HTML,
+	// a script's value, titles, URLs), fenced in the reply as untrusted
+	// data so that it cannot pass for browsergate's own lines.
+	pageContent bool
 }
 
-// maxHTMLLen caps extract_html so one call cannot flood the agent.
-const maxHTMLLen = 100000
+// noSettle marks a command that does not change the page.
+const noSettle time.Duration = -1
 
-// snapshotIn renders the page in the manifest's extract_mode: the
-// accessibility tree with refs (default), the HTML, or the visible text.
-// Only the accessibility tree hands out refs.
-func (s *session) snapshotIn(ctx context.Context, mode string, args map[string]any) (output, error) {
-	sel, _ := args["selector"].(string)
-	switch mode {
-	case "html":
-		return s.extractHTML(ctx, args)
-	case "text":
-		var text string
-		if sel == "" {
-			t, err := chromedp.Run(ctx, chromedp.Evaluate[string]("document.body ? document.body.innerText : ''"))
-			if err != nil {
-				return output{}, err
-			}
-			text = t
-		} else {
-			el, err := s.querySelector(ctx, sel)
-			if err != nil {
-				return output{}, err
-			}
-			if err := el.call(ctx, "function() { return this.innerText || this.textContent || ''; }", &text); err != nil {
-				return output{}, err
-			}
-		}
-		return output{Text: clip(s.maskText(text), maxSnapshotLen)}, nil
-	}
-	if n, _ := args["page"].(int64); n > 1 {
-		text, err := s.nextPage("snapshot", int(n))
-		return output{Text: text}, err
-	}
-	budget := defaultSnapshotBudget
-	if n, ok := args["max_chars"].(int64); ok {
-		budget = int(n)
-	}
-	text, err := s.snapshot(ctx, sel, budget)
-	return output{Text: text}, err
-}
+// changesPage reports whether the command acts on the page (and is then
+// waited for until the page is quiet, with the downloads it started).
+func (c commandSpec) changesPage() bool { return c.settle != noSettle }
 
-// typeText focuses the target (or keeps the focused element), replaces its
-// value with the text and fires the input events a user's typing would.
-func (s *session) typeText(ctx context.Context, args map[string]any) (output, error) {
-	text, _ := args["text"].(string)
-	secs := s.secrets.Placeholders(text)
-	el, named, err := s.target(ctx, args)
-	if err != nil {
-		return output{}, err
-	}
-	filled := ""
-	if len(secs) > 0 {
-		// The gate checked the secrets' domains; the page may have moved
-		// since, so they are checked again right before the value goes in.
-		if err := s.secrets.MayType(text, s.observeField(ctx, args)); err != nil {
-			return output{}, err
-		}
-		for _, sec := range secs {
-			filled += ", with secret " + sec.Name + " filled in"
-		}
-	}
-	label := "the focused element"
-	if named {
-		if _, err := chromedp.Call(el.in(ctx), dom.Focus, dom.FocusParams{ObjectID: el.object}); err != nil {
-			return output{}, fmt.Errorf("%s cannot take focus: %v", el.label, err)
-		}
-		label = el.label
-	}
-	// Select the current content so the typed text replaces it.
-	if named {
-		if err := el.call(ctx, `function() { if (this.select) this.select(); }`, nil); err != nil {
-			return output{}, err
-		}
-	} else if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`(() => { const a = document.activeElement; if (a && a.select) a.select(); })()`)); err != nil {
-		return output{}, err
-	}
-	if len(secs) > 0 {
-		// The value goes only where it was checked: the element itself
-		// must hold the focus now.
-		var focused bool
-		if err := el.call(ctx, focusedJS, &focused); err != nil || !focused {
-			return output{}, fmt.Errorf("%s did not take the focus itself, so secret %s is not typed", pagetext.Value(label), secs[0].Name)
-		}
-		// From before the value is in the page (its input handlers run as
-		// it is typed), the document may send only to the secret's
-		// domains.
-		field := s.observeField(ctx, args)
-		if field.FieldErr != nil {
-			return output{}, fmt.Errorf("the field's page cannot be read, so secret %s is not typed: %s", secs[0].Name, pagetext.Value(field.FieldErr.Error()))
-		}
-		if s.backend.userContext() {
-			// The user's service workers of the field's origin go first:
-			// one that is stopped now is woken later by what the page
-			// does with the value (a cookie it sets wakes a worker
-			// subscribed to the site's cookies), and sends it where the
-			// guard never looks (TestH7SecretWakesTheUsersWorker). A
-			// running one is refused below (unguardedBeside).
-			if origin := originOf(field.Field.URL); origin != "" {
-				if _, err := chromedp.Call(ctx, storage.ClearDataForOrigin, storage.ClearDataForOriginParams{Origin: origin, StorageTypes: "service_workers"}); err != nil {
-					return output{}, fmt.Errorf("the user's service workers of %s could not be removed, so secret %s is not typed: %w", origin, secs[0].Name, err)
-				}
-			}
-			all, err := chromedp.Targets(ctx)
-			if err != nil {
-				return output{}, fmt.Errorf("cannot list the tabs, so secret %s is not typed: %w", secs[0].Name, err)
-			}
-			if beside := s.unguardedBeside(all, field.Field.URL); len(beside) > 0 {
-				return output{}, gate.BesideError(secs[0].Name, beside)
-			}
-		}
-		s.egress.bound.Bind(hostOf(field.Field.URL), secs, s.secrets)
-		// A connection the page opened before (a WebSocket) was judged
-		// before the rule: those to hosts outside the domains are closed.
-		if s.egress.proxy != nil {
-			s.egress.proxy.CloseUpstreams(func(host string) bool {
-				_, refuse := s.egress.bound.Judge(host, false)
-				return !refuse
-			})
-		}
-	}
-	// Into the element's own process (an out-of-process frame's input
-	// goes to its widget).
-	if _, err := chromedp.Call(el.in(ctx), input.InsertText, input.InsertTextParams{Text: s.secrets.Fill(text)}); err != nil {
-		return output{}, fmt.Errorf("type into %s: %w", label, err)
-	}
-	if len(secs) > 0 {
-		s.typed.Note(secs, s.tab.watch.navigationCount())
-		// A text field (a manifest may allow one) shows its value: draw it
-		// as dots, so that no screenshot shows the secret.
-		_ = el.call(ctx, `function() { if (this.type !== 'password') this.style.setProperty('-webkit-text-security', 'disc', 'important'); }`, nil)
-	}
-	return output{Text: fmt.Sprintf("typed %d characters into %s%s", len([]rune(text)), pagetext.Value(label), filled)}, nil
-}
-
-func (s *session) submitForm(ctx context.Context, args map[string]any, want string) (output, error) {
-	el, named, err := s.target(ctx, args)
-	if err != nil {
-		return output{}, err
-	}
-	if !named {
-		if el, err = s.defaultForm(ctx); err != nil {
-			return output{}, err
-		}
-	}
-	var action string
-	if err := el.call(ctx, submitFormJS, &action, want); err != nil {
-		return output{}, err
-	}
-	return output{Text: "submitted the form of " + pagetext.Value(el.label) + " to " + pagetext.Value(inert(action))}, nil
-}
-
-// defaultForm is the form of the focused element, or the page's only form.
-func (s *session) defaultForm(ctx context.Context) (element, error) {
-	el, err := s.querySelector(ctx, "form:focus-within")
-	if err == nil {
-		el.label = "the focused form"
-		return el, nil
-	}
-	var n int
-	if err := s.evalValueInWorld(ctx, "document.forms.length", &n); err != nil {
-		return element{}, err
-	}
-	if n != 1 {
-		return element{}, fmt.Errorf("the page has %d forms and none is focused: pass ref or selector", n)
-	}
-	el, err = s.querySelector(ctx, "form")
-	el.label = "the page's form"
-	return el, err
-}
-
-func (s *session) screenshot(ctx context.Context, full bool) ([]byte, error) {
-	p := page.CaptureScreenshotParams{Format: page.CaptureScreenshotFormatPng}
-	if full {
-		beyond := true
-		p.CaptureBeyondViewport = &beyond
-		m, err := chromedp.Call(ctx, page.GetLayoutMetrics, struct{}{})
-		if err == nil && m.CSSContentSize != nil {
-			p.Clip = &page.Viewport{Width: m.CSSContentSize.Width, Height: m.CSSContentSize.Height, Scale: 1}
-		}
-	}
-	res, err := chromedp.Call(ctx, page.CaptureScreenshot, p)
-	if err != nil {
-		return nil, fmt.Errorf("screenshot: %w", err)
-	}
-	return res.Data, nil
-}
-
-func (s *session) waitFor(ctx context.Context, args map[string]any) (output, error) {
-	if role, _ := args["role"].(string); role != "" {
-		return s.waitForRole(ctx, role, args)
-	}
-	if _, ok := args["name"]; ok {
-		return output{}, errors.New("argument name: it goes with role (the element of that role with that accessible name)")
-	}
-	sel, _ := args["selector"].(string)
-	text, _ := args["text"].(string)
-	ms := waitTimeout(ctx, args).Milliseconds()
-	a, _ := json.Marshal(sel)
-	b, _ := json.Marshal(text)
-	wctx, cancel := context.WithTimeout(ctx, time.Duration(ms)*time.Millisecond+2*time.Second)
-	defer cancel()
-	// In the gate's isolated world: the page cannot redefine what the
-	// wait reads, nor make it fail with a message of its own.
-	var found bool
-	err := s.inWorld(wctx, func(id runtime.ExecutionContextID) error {
-		var err error
-		found, err = chromedp.Run(wctx, chromedp.Evaluate[bool](fmt.Sprintf("(%s)(%s, %s, %d)", waitForJS, a, b, ms),
-			chromedp.EvalAwaitPromise, func(p *runtime.EvaluateParams) { p.ContextID = id }))
-		return err
-	})
-	// The reply does not repeat the agent's text or selector: a reply
-	// that did would show, by what the masker hides of it, whether a
-	// guess was a piece of a secret.
-	what := "the text"
-	if sel != "" {
-		what = "the selector"
-	}
-	if err != nil {
-		var ex *chromedp.ExceptionError
-		if errors.As(err, &ex) && sel != "" {
-			return output{}, fmt.Errorf("%s is not valid CSS", what)
-		}
-		return output{}, fmt.Errorf("wait for %s: the page changed or could not be read", what)
-	}
-	if !found {
-		return output{}, fmt.Errorf("%s did not appear within %d ms", what, ms)
-	}
-	return output{Text: what + " is present"}, nil
-}
-
-// waitTimeout is wait_for's timeout_ms, within the command's own
-// deadline: the answer must be "did not appear", not a timeout of the
-// whole call.
-func waitTimeout(ctx context.Context, args map[string]any) time.Duration {
-	ms, _ := args["timeout_ms"].(int64)
-	if ms <= 0 {
-		ms = 5000
-	}
-	wait := time.Duration(ms) * time.Millisecond
-	if dl, ok := ctx.Deadline(); ok {
-		if left := time.Until(dl) - 2*time.Second; left < wait {
-			wait = max(left, 0)
-		}
-	}
-	return wait
-}
-
-// waitForRole waits until the accessibility tree holds an element of the
-// role (with the accessible name, when given), asking the browser's own
-// tree every 100 ms: the page cannot answer for it.
-func (s *session) waitForRole(ctx context.Context, role string, args map[string]any) (output, error) {
-	name, _ := args["name"].(string)
-	wait := waitTimeout(ctx, args)
-	what := "an element of role " + role
-	if name != "" {
-		what += " with that name" // the agent's text is not repeated (see waitFor)
-	}
-	deadline := time.Now().Add(wait)
-	for {
-		doc, err := chromedp.Call(ctx, dom.GetDocument, dom.GetDocumentParams{})
-		if err == nil && doc.Root != nil {
-			res, qerr := chromedp.Call(ctx, accessibility.QueryAXTree, accessibility.QueryAXTreeParams{
-				BackendNodeID: doc.Root.BackendNodeID, Role: role, AccessibleName: name})
-			if qerr == nil {
-				for _, n := range res.Nodes {
-					if !n.Ignored {
-						return output{Text: what + " is present"}, nil
-					}
-				}
-			}
-		}
-		if time.Now().After(deadline) {
-			return output{}, fmt.Errorf("%s did not appear within %d ms", what, wait.Milliseconds())
-		}
-		select {
-		case <-ctx.Done():
-			return output{}, fmt.Errorf("wait for %s: %w", what, ctx.Err())
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}
-
-func (s *session) extractHTML(ctx context.Context, args map[string]any) (output, error) {
-	sel, _ := args["selector"].(string)
-	var html string
-	if sel == "" {
-		h, err := chromedp.Run(ctx, chromedp.Evaluate[string]("document.documentElement.outerHTML"))
-		if err != nil {
-			return output{}, err
-		}
-		html = h
-	} else {
-		el, err := s.querySelector(ctx, sel)
-		if err != nil {
-			return output{}, err
-		}
-		if err := el.call(ctx, "function() { return this.outerHTML; }", &html); err != nil {
-			return output{}, err
-		}
-	}
-	html = s.maskText(html) // before the cut: a cut secret would show its prefix
-	if len(html) > maxHTMLLen {
-		html = html[:maxHTMLLen] + fmt.Sprintf("\n<!-- truncated at %d characters: pass a narrower selector -->", maxHTMLLen)
-	}
-	return output{Text: html}, nil
-}
-
-// origin is scheme://host[:port] of a URL, used to shorten same-origin
-// links in snapshots.
-func origin(u string) string {
-	i := strings.Index(u, "://")
-	if i < 0 {
-		return ""
-	}
-	j := strings.IndexByte(u[i+3:], '/')
-	if j < 0 {
-		return u
-	}
-	return u[:i+3+j]
+// commandTable holds every command the executor runs (adding one: the
+// top of this file).
+var commandTable = map[string]commandSpec{
+	"navigate":         {act: actNavigate, settle: 0, navigates: true}, // the navigation waited for the load event
+	"snapshot":         {act: actSnapshot, settle: noSettle, pageContent: true},
+	"click":            {observes: gate.ObserveClick, act: actClick, settle: 50 * time.Millisecond, guarded: true},
+	"type_text":        {observes: gate.ObserveField, act: actTypeText, settle: 20 * time.Millisecond, guarded: true},
+	"submit_form":      {observes: gate.ObserveSubmit, act: actSubmitForm, settle: 50 * time.Millisecond, guarded: true},
+	"screenshot":       {act: actScreenshot, settle: noSettle},
+	"go_back":          {observes: gate.ObserveHistory, act: actGoBack, settle: 50 * time.Millisecond, navigates: true},
+	"wait_for":         {act: actWaitFor, settle: noSettle},
+	"extract_html":     {act: actExtractHTML, settle: noSettle, pageContent: true},
+	"list_tabs":        {act: actListTabs, settle: noSettle, pageContent: true},
+	"switch_tab":       {observes: gate.ObserveTab, act: actSwitchTab, settle: 0, changesTab: true},
+	"new_tab":          {act: actNewTab, settle: 0, changesTab: true},
+	"close_tab":        {observes: gate.ObserveTab, act: actCloseTab, settle: noSettle, changesTab: true},
+	"execute_js":       {act: actExecuteJS, settle: 50 * time.Millisecond, pageContent: true},
+	"scroll":           {act: actScroll, settle: 20 * time.Millisecond, guarded: true},
+	"network_timing":   {act: actNetworkTiming, settle: noSettle, pageContent: true},
+	"press_key":        {observes: gate.ObserveKey, act: actPressKey, settle: 50 * time.Millisecond, guarded: true},
+	"select_option":    {observes: gate.ObserveSelect, act: actSelectOption, settle: 50 * time.Millisecond, guarded: true},
+	"hover":            {observes: gate.ObservePoint, act: actHover, settle: 50 * time.Millisecond, guarded: true},
+	"go_forward":       {observes: gate.ObserveHistory, act: actGoForward, settle: 50 * time.Millisecond, navigates: true},
+	"reload":           {act: actReload, settle: 50 * time.Millisecond, navigates: true},
+	"handle_dialog":    {act: actHandleDialog, settle: 50 * time.Millisecond},
+	"read":             {act: actRead, settle: noSettle, pageContent: true},
+	"console_messages": {act: actConsoleMessages, settle: noSettle, pageContent: true},
+	"network_log":      {act: actNetworkLog, settle: noSettle, pageContent: true},
+	"upload_file":      {observes: gate.ObserveUpload, act: actUploadFile, settle: 50 * time.Millisecond, guarded: true},
+	"download":         {act: actDownload, settle: noSettle},
+	// The browserless engine's (engine = "http"; webengine.go): they run
+	// in runWebTurn, with no tab, so only act and pageContent apply.
+	"fetch_page":    {act: actFetchPage, settle: noSettle, pageContent: true},
+	"search_web":    {act: actSearchWeb, settle: noSettle, pageContent: true},
+	"download_file": {act: actDownloadFile, settle: noSettle},
 }

@@ -26,4 +26,15 @@
 // context (Target.createBrowserContext), so cookies and storage never cross
 // sessions. connect = "live" attaches to a running Chrome through its
 // DevTools endpoint and likewise opens a fresh browser context per session.
+//
+// Its files, by concern: the loop — executor.go (the Executor and its
+// sessions), run.go (one call's turn), approve.go, enforce.go, record.go,
+// reply.go, and webengine.go for the browserless engine; the command
+// table, commands.go, the file to open to add a command, with each
+// command's act in a commands_<what>.go file; a session and its browser —
+// session.go, browser.go, tab.go, tabs.go, groups.go, observe.go,
+// element.go, world.go (the isolated world observe reads in), watch.go,
+// dialogs.go, downloads.go; the request guard, which judges every request
+// the session's pages make, in the guard_*.go files; and what is masked
+// of what leaves (maskscope.go, maskturn.go; the masking is package mask's).
 package executor

@@ -3,25 +3,18 @@ package executor
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-	"unicode"
-	"unicode/utf8"
-
-	"github.com/browsergate/browsergate/internal/pagetext"
 
 	"github.com/browsergate/browsergate/evidence"
 	"github.com/browsergate/browsergate/gate"
+	"github.com/browsergate/browsergate/internal/pagetext"
 )
 
 // Downloads. Chromium is never left to choose where a download goes: each
@@ -33,7 +26,7 @@ import (
 // guard takes those whose frame is one of the session's.
 //
 // Each download a page of the session's starts is decided by the gate as
-// a call of the download command about its URL would be (pageDownloadGate:
+// a call of the download command about its URL would be (judgePageDownload:
 // the manifest, the arguments, the scope, Cedar, a human's approval),
 // while Chromium writes it into the staging directory; nothing of it
 // reaches the download directory before the gate has allowed it. A
@@ -58,7 +51,7 @@ type downloads struct {
 	// gate decides a download (nil: every download is refused); asking
 	// is called when it waits for a human. record writes an ended
 	// download's evidence record (nil: none is written).
-	gate   func(ctx context.Context, dl *download, asking func(id string)) *turn
+	gate   func(ctx context.Context, dl *download, asking func(id string)) downloadAnswer
 	record func(dl *download)
 	// ctx ends with the session (stop): the waits for a human end with it.
 	ctx    context.Context
@@ -108,9 +101,9 @@ type download struct {
 	between bool
 	linked  bool
 	callSeq uint64
-	// t is the gate's decision (nil until it has answered); asking is
-	// the approval it waits for ("" none).
-	t      *turn
+	// answer is the gate's (nil until it has answered, or when it could
+	// not); asking is the approval it waits for ("" none).
+	answer downloadAnswer
 	asking string
 	// refused is why it is not saved (nil while it may be).
 	refused   *DenyError
@@ -123,6 +116,12 @@ type download struct {
 	file      evidence.FileRef // what became of it, once ended
 	stopWait  context.CancelFunc
 }
+
+// A downloadAnswer is the gate's answer about a download, which the
+// download's record is written from (downloads_judge.go: the decision of
+// the call it is judged as); refusal is why the gate refused it, nil when
+// it allowed it.
+type downloadAnswer interface{ refusal() *DenyError }
 
 // downloadNews is one thing to tell the agent about a download: it ended
 // (file; refused says at which stage, when it was not saved), or it waits
@@ -225,17 +224,17 @@ func (d *downloads) begin(guid, url, suggested, page string) {
 // download is cancelled, an allowed one that the browser has completed is
 // saved. Any failure to decide refuses it.
 func (d *downloads) judge(ctx context.Context, dl *download) {
-	t := d.decide(ctx, dl)
+	a, refused := d.decide(ctx, dl)
 	d.mu.Lock()
 	switch {
 	case dl.ended:
 		// Ended meanwhile (cancelled, or the session ended): its record
 		// is written, or being written, without this answer.
-	case t.deny != nil:
-		dl.t, dl.asking = t, ""
-		d.refuseLocked(dl, t.deny)
+	case refused != nil:
+		dl.answer, dl.asking = a, ""
+		d.refuseLocked(dl, refused)
 	default:
-		dl.t, dl.asking = t, ""
+		dl.answer, dl.asking = a, ""
 		if dl.completed && !dl.saving && dl.refused == nil {
 			d.startSaveLocked(dl)
 		}
@@ -245,23 +244,23 @@ func (d *downloads) judge(ctx context.Context, dl *download) {
 	d.flush()
 }
 
-// decide is the gate's answer about dl, failing closed: no gate, or a
-// gate that panics, refuses it.
-func (d *downloads) decide(ctx context.Context, dl *download) (t *turn) {
+// decide is the gate's answer about dl and its refusal, failing closed:
+// no gate, no answer, or a gate that panics, refuses it (with no answer).
+func (d *downloads) decide(ctx context.Context, dl *download) (a downloadAnswer, refused *DenyError) {
 	defer func() {
 		if r := recover(); r != nil {
 			d.logger.Error("deciding a page's download failed", "url", dl.shown, "panic", r)
-			t = &turn{deny: deny(evidence.StageObserve, "gate error", "the download could not be decided: %v", r)}
+			a, refused = nil, deny(evidence.StageObserve, "gate error", "the download could not be decided: %v", r)
 		}
 	}()
 	if d.gate == nil {
-		return &turn{deny: deny(evidence.StageObserve, "gate error", "no gate decides this session's downloads")}
+		return nil, deny(evidence.StageObserve, "gate error", "no gate decides this session's downloads")
 	}
-	t = d.gate(ctx, dl, func(id string) { d.asking(dl, id) })
-	if t == nil {
-		t = &turn{deny: deny(evidence.StageObserve, "gate error", "the gate gave no answer")}
+	a = d.gate(ctx, dl, func(id string) { d.asking(dl, id) })
+	if a == nil {
+		return nil, deny(evidence.StageObserve, "gate error", "the gate gave no answer")
 	}
-	return t
+	return a, a.refusal()
 }
 
 // asking notes that dl waits for a human's answer to approval id: the
@@ -307,7 +306,7 @@ func (d *downloads) progress(guid, state string, total, received int64) bool {
 			switch {
 			case dl.refused != nil:
 				d.endLocked(dl)
-			case dl.t != nil:
+			case dl.answer != nil:
 				d.startSaveLocked(dl)
 			}
 			// Otherwise it stays in the staging directory until the gate
@@ -628,247 +627,6 @@ func downloadNote(news []downloadNews) string {
 	return b.String()
 }
 
-// maxFileNameBytes bounds a saved file's name.
-const maxFileNameBytes = 120
-
-// sanitizeFileName makes a name a page suggested safe to save under: its
-// last path element only (either slash), no leading dots, letters, digits
-// and " .-_()+,=@" only (others become "_"), at most maxFileNameBytes
-// bytes with its extension kept, and "download" when nothing is left.
-func sanitizeFileName(name string) string {
-	return cleanFileName(name, func(r rune) bool {
-		return r != utf8.RuneError && (unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune(" .-_()+,=@", r))
-	}, maxFileNameBytes)
-}
-
-// cleanFileName is name's last path element (either slash), every
-// character keep refuses replaced by "_", without leading dots or spaces
-// and trailing ones, at most max bytes with its extension kept (an
-// extension of up to 16 bytes), and "download" when nothing is left.
-func cleanFileName(name string, keep func(rune) bool, max int) string {
-	name = strings.ReplaceAll(name, "\\", "/")
-	if i := strings.LastIndex(name, "/"); i >= 0 {
-		name = name[i+1:]
-	}
-	var b strings.Builder
-	for _, r := range name {
-		if keep(r) {
-			b.WriteRune(r)
-		} else {
-			b.WriteByte('_')
-		}
-	}
-	name = strings.TrimRight(strings.TrimLeft(b.String(), ". "), ". ")
-	if len(name) > max {
-		ext := filepath.Ext(name)
-		if len(ext) > 16 {
-			ext = ""
-		}
-		name = truncateUTF8(name[:len(name)-len(ext)], max-len(ext)) + ext
-	}
-	if name == "" {
-		name = "download"
-	}
-	return name
-}
-
-// truncateUTF8 cuts s to at most n bytes, at a character boundary.
-func truncateUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
-
-// saveFile copies src (at most max bytes) into dir under the sanitised
-// name, or "name (2).ext" … when that is taken: never over a file that is
-// there. The bytes go to a hidden temporary file first, which becomes the
-// name by a hard link (refused when the name exists) and is then removed:
-// the name shows only whole files, and a failure leaves nothing behind.
-// The content type is sniffed from the bytes.
-func saveFile(dir, suggested string, src io.Reader, max int64) (evidence.FileRef, error) {
-	return saveFileAs(dir, suggested, src, max, browserNaming)
-}
-
-// fileNaming is how a saved file is named: the suggested name made safe,
-// and the name of the i-th file of that name (i >= 2).
-type fileNaming struct {
-	sanitize func(string) string
-	numbered func(stem, ext string, i int) string
-}
-
-// browserNaming names the browser's downloads: sanitizeFileName, and
-// "name (2).ext" as browsers do.
-var browserNaming = fileNaming{
-	sanitize: sanitizeFileName,
-	numbered: func(stem, ext string, i int) string { return fmt.Sprintf("%s (%d)%s", stem, i, ext) },
-}
-
-// strictNaming names download_file's files as GAIA's design does: only
-// [A-Za-z0-9._-], at most 200 characters, and "name_2.ext".
-var strictNaming = fileNaming{
-	sanitize: strictFileName,
-	numbered: func(stem, ext string, i int) string { return fmt.Sprintf("%s_%d%s", stem, i, ext) },
-}
-
-// maxStrictName bounds a strictFileName.
-const maxStrictName = 200
-
-// strictFileName is GAIA's rule for a downloaded file's name: the last
-// path element (either slash), every character outside [A-Za-z0-9._-]
-// (control characters, spaces, any non-ASCII) replaced by "_", no leading
-// dot, at most 200 characters with the extension kept, "download" when
-// nothing is left.
-func strictFileName(name string) string {
-	return cleanFileName(name, func(r rune) bool {
-		return r < 0x80 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-')
-	}, maxStrictName)
-}
-
-// saveFileAs is saveFile with the naming of the caller's kind.
-func saveFileAs(dir, suggested string, src io.Reader, max int64, naming fileNaming) (evidence.FileRef, error) {
-	st, err := stageFile(dir, suggested, src, max, naming)
-	if err != nil {
-		return st.ref, err
-	}
-	defer st.discard()
-	return st.link()
-}
-
-// stagedFile is a file's bytes written, synced and hashed into a hidden
-// .part file of the download directory: link gives it its name, and
-// discard removes the .part (after link, only the name is left).
-type stagedFile struct {
-	ref    evidence.FileRef
-	root   *os.Root
-	tmp    string
-	naming fileNaming
-}
-
-// stageFile writes src into the download directory under a hidden name.
-// On an error nothing is left, and the returned file's ref has the
-// sanitised name.
-func stageFile(dir, suggested string, src io.Reader, max int64, naming fileNaming) (*stagedFile, error) {
-	st := &stagedFile{ref: evidence.FileRef{Direction: "download", Name: naming.sanitize(suggested)}, naming: naming}
-	sweepStaleStaging(dir)
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return st, fmt.Errorf("open the download directory: %w", err)
-	}
-	tmp := newStagingName()
-	out, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		root.Close()
-		return st, fmt.Errorf("write into the download directory: %w", unwrapPath(err))
-	}
-	st.root, st.tmp = root, tmp
-	h := sha256.New()
-	sniff := &headBuffer{max: 512}
-	n, err := io.Copy(io.MultiWriter(out, h, sniff), io.LimitReader(src, max+1))
-	if err == nil && n > max {
-		err = fmt.Errorf("larger than max_download_bytes (%d bytes)", max)
-	}
-	if err == nil {
-		err = out.Sync()
-	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		st.discard()
-		return st, err
-	}
-	st.ref.Size, st.ref.SHA256 = n, hex.EncodeToString(h.Sum(nil))
-	st.ref.ContentType = http.DetectContentType(sniff.b)
-	return st, nil
-}
-
-// link gives the staged bytes their name: the sanitised one, or the first
-// free numbered one. A file already there is never replaced.
-func (st *stagedFile) link() (evidence.FileRef, error) {
-	ref := st.ref
-	stem, ext := splitExt(ref.Name)
-	for i := 1; i <= 1000; i++ {
-		name := ref.Name
-		if i > 1 {
-			name = st.naming.numbered(stem, ext, i)
-		}
-		err := st.root.Link(st.tmp, name)
-		if err == nil {
-			ref.Name = name
-			return ref, nil
-		}
-		if !errors.Is(err, os.ErrExist) {
-			return ref, fmt.Errorf("save %s: %w", name, unwrapPath(err))
-		}
-	}
-	return ref, fmt.Errorf("save %s: the download directory has 1000 files of that name", ref.Name)
-}
-
-// discard removes the .part file and closes the directory (a nil or
-// discarded file: nothing to do).
-func (st *stagedFile) discard() {
-	if st == nil || st.root == nil {
-		return
-	}
-	_ = st.root.Remove(st.tmp)
-	st.root.Close()
-	st.root = nil
-}
-
-// splitExt splits a file name at its extension (".tar.gz" counts as ".gz").
-func splitExt(name string) (string, string) {
-	ext := filepath.Ext(name)
-	if ext == name {
-		ext = ""
-	}
-	return name[:len(name)-len(ext)], ext
-}
-
-// headBuffer keeps the first max bytes written to it.
-type headBuffer struct {
-	b   []byte
-	max int
-}
-
-func (h *headBuffer) Write(p []byte) (int, error) {
-	if room := h.max - len(h.b); room > 0 {
-		h.b = append(h.b, p[:min(room, len(p))]...)
-	}
-	return len(p), nil
-}
-
-// downloadsFor returns the session's downloads handler, made with its
-// staging directory on first use: a directory of the session's own in a
-// browser context of its own; in the user's context one shared by every
-// session of this process (the setting is the profile's, and the last
-// session to set it names the directory).
-func (s *session) downloadsFor(b *backend) (*downloads, error) {
-	if s.downloads != nil {
-		return s.downloads, nil
-	}
-	var staging string
-	if !b.userContext() {
-		// (In the user's context the guard names the shared directory as
-		// it joins: joinLive.)
-		dir, err := s.fileDir()
-		if err == nil {
-			staging, err = os.MkdirTemp(dir, "downloads-")
-		}
-		if err != nil {
-			return nil, fmt.Errorf("make the downloads' staging directory: %w", err)
-		}
-	}
-	f := s.manifest.Browser.Files
-	d := newDownloads(s.manifest.Command("download") != nil, f.DownloadDir, f.MaxDownloadBytes, staging, b.check, b.logger)
-	d.gate, d.record, d.view = s.downloadGate, s.downloadRecord, s.view()
-	s.downloads = d
-	return d, nil
-}
-
 // stillDownloading tells the agent of downloads the call's time ran out on:
 // the reply of a later call says how they ended.
 func stillDownloading(left []*download) string {
@@ -877,4 +635,23 @@ func stillDownloading(left []*download) string {
 		fmt.Fprintf(&b, "\ndownload of %s (%s) still under way: a later reply says how it ended", pagetext.Value(dl.shown), pagetext.Value(strconv.Quote(dl.name)))
 	}
 	return b.String()
+}
+
+// downloadURL is a download's URL as the gate judges it, Cedar sees it
+// and the evidence and the reply show it: the URL the browser reported,
+// except a data: URL, whose bytes are the file itself: it is shown by its
+// media type (at most 100 bytes of it), its length and its SHA-256,
+// "data:text/plain;base64,[1234 bytes, sha256 …]".
+func downloadURL(u string) string {
+	if !hasScheme(u, "data:") {
+		return u
+	}
+	head, _, _ := strings.Cut(u[len("data:"):], ",")
+	return fmt.Sprintf("data:%s,[%d bytes, sha256 %x]", truncateUTF8(head, 100), len(u), sha256.Sum256([]byte(u)))
+}
+
+// hasScheme reports whether u starts with scheme (e.g. "data:"), in any
+// case.
+func hasScheme(u, scheme string) bool {
+	return len(u) >= len(scheme) && strings.EqualFold(u[:len(scheme)], scheme)
 }

@@ -203,7 +203,7 @@ func TestSessionEndWaitsForASaveUnderWay(t *testing.T) {
 		}
 		d := newDownloads(true, dir, 1<<20, staging, func(string) scope.Verdict { return scope.Verdict{Allowed: true} }, slog.New(slog.DiscardHandler))
 		d.cancel = func(string) {}
-		d.gate = func(context.Context, *download, func(string)) *turn { return &turn{} } // allowed
+		d.gate = func(context.Context, *download, func(string)) downloadAnswer { return &turn{} } // allowed
 		d.begin(guid, "http://127.0.0.1/report.txt", "report.txt", "http://127.0.0.1/")
 		d.progress(guid, "completed", 5, 5) // the save starts
 		// Opening the FIFO waits for the save to open it; the save then
@@ -318,7 +318,7 @@ func TestPageDownloadsLinkedAndFailClosed(t *testing.T) {
 	d.cancel = func(string) {}
 	recorded := make(chan *download, 4)
 	d.record = func(dl *download) { recorded <- dl }
-	d.gate = func(context.Context, *download, func(string)) *turn {
+	d.gate = func(context.Context, *download, func(string)) downloadAnswer {
 		return &turn{deny: deny(evidence.StageCedar, "policy p", "forbidden")}
 	}
 	next := func() *download {
@@ -359,7 +359,7 @@ func TestPageDownloadsLinkedAndFailClosed(t *testing.T) {
 	if dl := next(); dl.refused == nil || dl.file.Refused == "" {
 		t.Errorf("the download without a gate: refused %+v, file %+v", dl.refused, dl.file)
 	}
-	d.gate = func(context.Context, *download, func(string)) *turn { panic("the policies are gone") }
+	d.gate = func(context.Context, *download, func(string)) downloadAnswer { panic("the policies are gone") }
 	d.begin(panics, "http://127.0.0.1/d", "d", "http://127.0.0.1/")
 	d.progress(panics, "completed", 5, 5)
 	if dl := next(); dl.refused == nil || !strings.Contains(dl.refused.Reason, "the policies are gone") {

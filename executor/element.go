@@ -98,7 +98,7 @@ func errFrameMoved(ref string) error {
 	return fmt.Errorf("%w %q: its frame has loaded another document since the snapshot: take a new snapshot", ErrNoSuchRef, ref)
 }
 
-// worldIn is the gate's isolated world of a document: of the tab's
+// worldIn is the isolated world of a document: of the tab's
 // (oopif "") or of an out-of-process frame's process (exec), its top
 // document or its same-process frame.
 func (s *session) worldIn(exec context.Context, oopif target.ID, frame cdp.FrameID) (runtime.ExecutionContextID, error) {
@@ -186,7 +186,7 @@ func (el element) callOn(ctx context.Context, fn string, out any, args ...*runti
 // inside it, in the main document, and what a click there would do must be
 // within what the gate judged (want). The page's own handlers of the
 // release itself (mouseup, click) run after the last check: a form they
-// submit is caught by the acting guard of the interceptor (intercept.go).
+// submit is caught by the acting guard of the interceptor (guard_requests.go).
 func (s *session) click(ctx context.Context, el element, want gate.Destination) error {
 	x, y, err := s.centre(ctx, el, "clicked")
 	if err != nil {
@@ -383,7 +383,7 @@ func (s *session) hitCheck(ctx context.Context, el element, x, y float64, judged
 }
 
 // nodeAt is the node the browser's hit test finds at (x, y) in the tab,
-// resolved in the gate's isolated world of el's document: a point in
+// resolved in the isolated world of el's document: a point in
 // another document (an iframe the element is not in) cannot be resolved
 // there, and is refused. For an element in an out-of-process frame, the
 // point must be on each iframe element that leads to it, and the node is
@@ -452,7 +452,7 @@ func (s *session) nodeAt(ctx context.Context, x, y float64, el element) (element
 	hit.label = "the element at the click point"
 	if res.BackendNodeID != 0 && res.BackendNodeID == el.backend {
 		// The hit is the element itself (a node's backend id is its own
-		// for its life), already resolved in the gate's world.
+		// for its life), already resolved in the isolated world.
 		return hit, nil
 	}
 	world, err := s.worldIn(exec, el.oopif, el.frame)
@@ -477,4 +477,21 @@ func (s *session) focused(ctx context.Context) (element, error) {
 		return element{}, fmt.Errorf("%w: no focused element", ErrNoElement)
 	}
 	return element{object: obj.ObjectID, label: "the focused element"}, nil
+}
+
+// observeField finds the element type_text types into (named, or the
+// focused one) and what kind of field it is.
+func (s *session) observeField(ctx context.Context, args map[string]any) *gate.Element {
+	el, named, err := s.target(ctx, args)
+	if err != nil {
+		return &gate.Element{Named: named, Err: err}
+	}
+	if !named {
+		if el, err = s.focused(ctx); err != nil {
+			return &gate.Element{Label: "the focused element", FieldErr: err}
+		}
+	}
+	ef := &gate.Element{Named: named, Label: el.label}
+	ef.FieldErr = el.call(ctx, fieldJS, &ef.Field)
+	return ef
 }

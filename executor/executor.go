@@ -350,7 +350,7 @@ func (e *Executor) newSessionLocked(k sessionKey, notice string) *session {
 		}
 	}
 	s.secrets = e.secrets[m]
-	s.downloadGate = func(ctx context.Context, dl *download, asking func(string)) *turn {
+	s.downloadGate = func(ctx context.Context, dl *download, asking func(string)) downloadAnswer {
 		return e.judgePageDownload(ctx, s, dl, asking)
 	}
 	s.downloadRecord = func(dl *download) { e.recordPageDownload(s, dl) }
@@ -543,4 +543,53 @@ func (e *Executor) addLiveEndpoints(ms []*toolclad.Manifest) {
 			e.listeners.add(netip.AddrPortFrom(netip.IPv4Unspecified(), uint16(port)), what)
 		}
 	}
+}
+
+// endSessions ends each session, after a call in progress on it: a call
+// that waits for a human is stopped (and denied) first, and an approval
+// the session's client was asked about is withdrawn from the operator's
+// list (nothing could run under it any more). Requests its pages made
+// after its last call that the request guard refused are recorded, in a
+// record of their own, masked with each session's secrets; why says why
+// the sessions end.
+func (e *Executor) endSessions(ss []*session, why string) {
+	deadline := time.Now().Add(saveEndWait) // for all of them together
+	for _, s := range ss {
+		s.hold.abortWait()
+		s.mu.Lock()
+		if s.hold.id != "" && e.cfg.Approvals != nil {
+			e.withdraw(s)
+		}
+		s.end(deadline)
+		e.recordPending(s, "the session ended: "+why)
+		s.mu.Unlock()
+		e.cfg.Events.Publish(events.Event{Type: events.SessionEnded, Session: s.id, Agent: s.principal, Tool: s.manifest.Tool.Name, Reason: why})
+	}
+}
+
+// armTimers closes the session's browser context as soon as the idle or
+// session timeout passes, not only at the next call, so an abandoned tab
+// does not keep running. The decision itself is made on the clock, by
+// Expiry; the timers only free resources.
+func (e *Executor) armTimers(s *session) {
+	b := &s.manifest.Browser
+	expire := func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.ended || s.limits.Expired != "" {
+			return
+		}
+		if why := s.limits.Expiry(b, e.cfg.Now()); why != "" {
+			s.limits.Expired = why
+			s.closeTabs()
+			s.downloads.stop(time.Now().Add(saveEndWait))
+			e.recordPending(s, "the session expired ("+why+") and its browser context closed")
+		}
+	}
+	if s.limits.idleTimer == nil {
+		s.limits.idleTimer = time.AfterFunc(b.IdleTimeout, expire)
+		s.limits.lifeTimer = time.AfterFunc(b.SessionTimeout, expire)
+		return
+	}
+	s.limits.idleTimer.Reset(b.IdleTimeout)
 }

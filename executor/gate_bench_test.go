@@ -68,7 +68,7 @@ func BenchmarkGovernedCall(b *testing.B) {
 
 // BenchmarkObserveClick measures observe for a click by ref on a real tab:
 // the page's state and the element (found by its ref, and where clicking
-// it leads, read in the gate's world), which observe reads side by side.
+// it leads, read in the isolated world), which observe reads side by side.
 func BenchmarkObserveClick(b *testing.B) {
 	rig := newBenchRig(b, []byte("<!doctype html><title>Orders</title><form action=/results><label><input type=checkbox name=late> Only late orders</label><button>Apply</button></form>"))
 	e := rig.newExecutor()

@@ -6,8 +6,8 @@ import (
 )
 
 // The JavaScript browsergate runs in pages lives in js/, one file a script,
-// each with its reason at the top. The gate's scripts (state, destination,
-// hit_test, field, focused) run in the gate's isolated world (world.go),
+// each with its reason at the top. The world's scripts (state, destination,
+// hit_test, field, focused) run in the isolated world (world.go),
 // where the page's own scripts cannot redefine the built-ins they use.
 
 var (

@@ -27,30 +27,3 @@ func (l *limits) stopTimers() {
 		}
 	}
 }
-
-// armTimers closes the session's browser context as soon as the idle or
-// session timeout passes, not only at the next call, so an abandoned tab
-// does not keep running. The decision itself is made on the clock, by
-// Expiry; the timers only free resources.
-func (e *Executor) armTimers(s *session) {
-	b := &s.manifest.Browser
-	expire := func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if s.ended || s.limits.Expired != "" {
-			return
-		}
-		if why := s.limits.Expiry(b, e.cfg.Now()); why != "" {
-			s.limits.Expired = why
-			s.closeTabs()
-			s.downloads.stop(time.Now().Add(saveEndWait))
-			e.recordPending(s, "the session expired ("+why+") and its browser context closed")
-		}
-	}
-	if s.limits.idleTimer == nil {
-		s.limits.idleTimer = time.AfterFunc(b.IdleTimeout, expire)
-		s.limits.lifeTimer = time.AfterFunc(b.SessionTimeout, expire)
-		return
-	}
-	s.limits.idleTimer.Reset(b.IdleTimeout)
-}

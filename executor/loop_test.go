@@ -371,7 +371,7 @@ func TestFormAndOverlayTrapsAreRefusedBeforeActing(t *testing.T) {
 		}
 	}
 	// The page redefines the built-ins an inspection script would use; the
-	// gate's isolated world does not see its changes.
+	// isolated world does not see its changes.
 	h.call(t, "s", "navigate", map[string]any{"url": h.site + "/trap/liar"})
 	if r := h.call(t, "s", "click", map[string]any{"selector": "#f button"}); !r.IsError || !strings.Contains(r.Text, "DENIED at scope") {
 		t.Fatalf("click on a lying page submit button: %+v", r)

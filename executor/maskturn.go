@@ -97,3 +97,62 @@ func reasonMarked(b Blocked) string {
 	}
 	return pagetext.MarkKnown(b.Reason, b.URL, hostOf(b.URL))
 }
+
+// noteReach follows the tab through a finished call: from where the
+// previous call left it to where this one found it (the pages' own doing
+// between calls), and from there to where it left it, unless the call
+// was the agent's navigation.
+func (s *session) noteReach(t *turn) {
+	before, after := "", ""
+	if t.facts != nil {
+		before = hostOf(t.facts.State.URL)
+	}
+	if t.after != nil {
+		after = hostOf(t.after.URL)
+	}
+	s.reach.mu.Lock()
+	last := s.reach.last
+	s.reach.mu.Unlock()
+	cur := last
+	if before != "" {
+		s.carry(cur, before)
+		cur = before
+	}
+	if after != "" {
+		navigates := t.call != nil && t.call.Command != nil && commandTable[t.call.Command.Name].navigates
+		if !navigates {
+			s.carry(cur, after)
+		}
+		cur = after
+	}
+	s.reach.mu.Lock()
+	s.reach.last, s.reach.page = cur, ""
+	s.reach.mu.Unlock()
+}
+
+// turnMasks are the maskers of a finished call: for the record, every
+// secret of the manifest; for the agent, those considered on the pages the
+// call was on (before and after it, and the tab's now), a page's state by
+// its own host, a refused request by the page that made it too.
+func (s *session) turnMasks(t *turn, record bool) turnMasks {
+	if record {
+		m := s.masker
+		return turnMasks{record: true, values: m,
+			page: func(string) *mask.Masker { return m }, blocked: func(Blocked) *mask.Masker { return m }}
+	}
+	hosts := []string{s.egress.bound.Host()}
+	if t.facts != nil {
+		hosts = append(hosts, hostOf(t.facts.State.URL))
+	}
+	if t.after != nil {
+		hosts = append(hosts, hostOf(t.after.URL))
+	}
+	return turnMasks{
+		values: s.agentMasker(hosts...),
+		page:   func(u string) *mask.Masker { return s.agentMasker(hostOf(u)) },
+		blocked: func(b Blocked) *mask.Masker {
+			m := s.masker.Only(append(s.considered(append(hosts, b.Page)...), b.Held...))
+			return m.ForAgent(s.agent)
+		},
+	}
+}

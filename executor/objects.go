@@ -13,7 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// A call's remote objects — the elements it resolves in the gate's world,
+// A call's remote objects — the elements it resolves in the isolated world,
 // in the tab or in an out-of-process frame — go in an object group of the
 // call's own, released when the call ends. In the default group they
 // lived as long as their document: a page that replaces its elements as

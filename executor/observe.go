@@ -12,13 +12,6 @@ import (
 	"github.com/browsergate/browsergate/toolclad"
 )
 
-// facts are everything the decision on one call needs to know of the
-// browser (gate.Facts), read by observe from sources the page cannot forge
-// (CDP domains and the gate's isolated world, never the page's own world).
-// A fact that could not be read is recorded as an error: the gate refuses
-// what it cannot judge. Every act of the command table is given them.
-type facts = gate.Facts
-
 // judged says what the action observed was judged to do: whether it
 // submits a form and where to, and every destination it may lead to.
 func judged(f *facts) (posts bool, to, urls []string) {
@@ -192,23 +185,6 @@ func (s *session) observeElement(ctx context.Context, args map[string]any, mode 
 		return ef
 	}
 	ef.DestErr = el.call(ctx, destinationJS, &ef.Dest, mode)
-	return ef
-}
-
-// observeField finds the element type_text types into (named, or the
-// focused one) and what kind of field it is.
-func (s *session) observeField(ctx context.Context, args map[string]any) *gate.Element {
-	el, named, err := s.target(ctx, args)
-	if err != nil {
-		return &gate.Element{Named: named, Err: err}
-	}
-	if !named {
-		if el, err = s.focused(ctx); err != nil {
-			return &gate.Element{Label: "the focused element", FieldErr: err}
-		}
-	}
-	ef := &gate.Element{Named: named, Label: el.label}
-	ef.FieldErr = el.call(ctx, fieldJS, &ef.Field)
 	return ef
 }
 

@@ -124,7 +124,7 @@ func maskFiles(files []evidence.FileRef, m *mask.Masker) []evidence.FileRef {
 const ruleAfterLastCall = "refused after the last call"
 
 // recordPending writes the requests the session's pages made since its
-// last record that the egress gate refused — which no call will take now —
+// last record that the request guard refused — which no call will take now —
 // in a record of their own (kind session_end), masked by the session's masker, when there
 // are any. (The pages' downloads have records of their own, written as
 // they end: downloads.stop.) ended says why the session (or its browser context) ended. s.mu

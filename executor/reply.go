@@ -104,39 +104,10 @@ func fence(text string) string {
 		strings.TrimRight(text, "\n") + "\n[END PAGE CONTENT " + tag + "]"
 }
 
-// inertChars are the characters inert escapes, with their escapes.
-var inertChars = strings.NewReplacer(
-	"[", `\x5b`, "]", `\x5d`,
-	"\n", `\n`, "\r", `\r`, "\v", `\v`, "\f", `\f`,
-	"\u0085", `\u0085`, "\u2028", `\u2028`, "\u2029", `\u2029`,
-)
-
-// inert renders a string the page chose — its title or URL, a URL it
-// requested or keeps in its history, a dialog's message, an exception's
-// text — for browsergate's own lines, outside the fence (the state line,
-// refusals, errors, notices): '[' and ']' become \x5b and \x5d, and each
-// line break (\n, \r, \v, \f, U+0085, U+2028, U+2029) its backslash
-// escape. So nothing the page writes can spell one of browsergate's
-// markers ([state], [END PAGE CONTENT …], [egress gate …], …) or start a
-// line: the only brackets and line breaks in those lines are
-// browsergate's own. The escapes are Go's (and JavaScript's), so a quoted
-// value stays a Go string literal that unquotes to the page's exact text;
-// the structured content keeps the values as they are. It maps each
-// character on its own, so a secret's value in a page's text reads
-// inert(value) where it is made inert before the masker runs (a dialog's
-// message, the URL go_back returned to, where a form was submitted): a
-// spelling the masker knows (TestMaskerSeesInertValues). Where the masker ran first
-// (the state line, a refusal, an error and the egress note are built from
-// the masked turn), its [secret NAME] reads \x5bsecret NAME\x5d, since
-// the page could have written that text too.
-func inert(s string) string {
-	return inertChars.Replace(s)
-}
-
 // maxBlockedShown bounds how many refused requests a reply lists.
 const maxBlockedShown = 5
 
-// blockedNote tells the agent what the egress gate refused during the
+// blockedNote tells the agent what the request guard refused during the
 // call: the count, and the first few URLs with their rule; and how many
 // the evidence record does not list (dropped).
 func blockedNote(blocked []Blocked, dropped blockDrops) string {

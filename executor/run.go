@@ -29,7 +29,7 @@ type turn struct {
 	out       output             // what act produced
 	err       error              // act's failure
 	counted   bool               // the call is an interaction (it passed the limits)
-	blocked   []Blocked          // requests the egress gate refused while the call ran
+	blocked   []Blocked          // requests the guard refused while the call ran
 	dropped   blockDrops         // refusals of the call (and before it) that blocked does not list
 	ask       *toolclad.Question // ask the client's user first (multi round-trip)
 	recordErr error              // the evidence append failed
@@ -254,7 +254,7 @@ func (e *Executor) act(actx context.Context, s *session, t *turn) *Blocked {
 		t.out, t.err = output{Text: heldDialogText(held)}, nil
 	}
 	if spec.changesPage() && held == nil {
-		// The gate's world of a document the action led to is made while
+		// The isolated world of a document the action led to is made while
 		// the page settles, off the reply's path: the read after the
 		// action (checkAfter) finds it made. It is done before act is.
 		// What is not done when the page has settled is given up (the read

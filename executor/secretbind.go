@@ -9,7 +9,6 @@ import (
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
-	"github.com/browsergate/browsergate/gate"
 	"github.com/browsergate/browsergate/scope"
 )
 
@@ -18,9 +17,6 @@ import (
 // (interception and the egress proxy) asks it about every request. What
 // follows is what the session does in the browser when the tab leaves
 // those domains.
-
-// ruleSecretBound is the rule a request the binding refused names.
-const ruleSecretBound = gate.RuleSecretBound
 
 // emptyDrain is how long the tab stays on about:blank after the page a
 // secret was typed on gave way: what the old page's last handlers started

@@ -4,16 +4,14 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/browsergate/browsergate/events"
 	"github.com/browsergate/browsergate/executor/mask"
 	"github.com/browsergate/browsergate/gate"
-	"github.com/browsergate/browsergate/scope/egress"
 	"github.com/browsergate/browsergate/toolclad"
 )
 
@@ -22,12 +20,12 @@ import (
 // held for the whole of a call). Its state is split by concern:
 //
 //   - tab: the browser context and the tab in it, with its refs and the
-//     gate's isolated world (tab.go);
+//     isolated world (tab.go);
 //   - limits: lifetime, idleness and the interaction budget (limits.go);
 //   - hold: the approval a call is waiting for (approve.go);
 //   - typed: the secrets typed on the current page (gate.TypedSecrets);
-//   - egress: the session's proxy and what the egress gate refused
-//     (intercept.go).
+//   - egress: the session's share of the request guard — its target
+//     guard, its proxy, what the guard refused (guard_proxy.go).
 type session struct {
 	// objs is the object group of the call that runs (objects.go).
 	objs  *callObjects
@@ -63,7 +61,7 @@ type session struct {
 	tab   tab
 	// worldLock guards tab.worldID and tab.worldNavs: observe reads the
 	// page and the element a command acts on side by side, and both may
-	// make the gate's world (world.go).
+	// make the isolated world (world.go).
 	worldLock ctxLock
 	tabIDs    tabIDs      // the short ids list_tabs gives the tabs
 	tabs      sessionTabs // the tabs besides the current one
@@ -79,32 +77,20 @@ type session struct {
 	// reload reset the session, an expired session was replaced).
 	notice string
 	// files is the session's own directory of file copies ("" until
-	// one is needed; see files.go), removed when the session ends.
+	// one is needed: fileDir), removed when the session ends.
 	files string
 	// downloads are the session's downloads (downloads.go), from its
 	// first tab on.
 	downloads *downloads
 	// downloadGate and downloadRecord decide a page's download and write
-	// its record (download_gate.go); groups are the principal's groups
+	// its record (downloads_judge.go); groups are the principal's groups
 	// as the last call gave them.
-	downloadGate   func(ctx context.Context, dl *download, asking func(id string)) *turn
+	downloadGate   func(ctx context.Context, dl *download, asking func(id string)) downloadAnswer
 	downloadRecord func(dl *download)
 	groups         []string
-	// web is the session's browserless engine (webengine.go; nil on the
+	// web is the session's browserless engine (websession.go; nil on the
 	// browser's engine, and until its first call).
 	web *webSession
-}
-
-// sessionEgress is the session's share of the egress gate.
-type sessionEgress struct {
-	proxy   *egress.Proxy       // the session's own egress proxy
-	blocked *blockLog           // requests the gate refused for this session
-	acting  *actingGuard        // what the gate judged of the action running now
-	bound   *gate.SecretBinding // the document a secret was typed into, held to its domains
-	guard   *targetGuard        // the session's target guard (nil before the first tab)
-	// ic is the current tab's interceptor (nil before the first tab): its
-	// docGen tells the tab's document apart.
-	ic atomic.Pointer[interceptor]
 }
 
 func newSession(m *toolclad.Manifest, mcpID string, b *backend, now time.Time) *session {
@@ -146,24 +132,42 @@ func (s *session) end(deadline time.Time) {
 	}
 }
 
-// endSessions ends each session, after a call in progress on it: a call
-// that waits for a human is stopped (and denied) first, and an approval
-// the session's client was asked about is withdrawn from the operator's
-// list (nothing could run under it any more). Requests its pages made
-// after its last call that the egress gate refused are recorded, in a
-// record of their own, masked with each session's secrets; why says why
-// the sessions end.
-func (e *Executor) endSessions(ss []*session, why string) {
-	deadline := time.Now().Add(saveEndWait) // for all of them together
-	for _, s := range ss {
-		s.hold.abortWait()
-		s.mu.Lock()
-		if s.hold.id != "" && e.cfg.Approvals != nil {
-			e.withdraw(s)
-		}
-		s.end(deadline)
-		e.recordPending(s, "the session ended: "+why)
-		s.mu.Unlock()
-		e.cfg.Events.Publish(events.Event{Type: events.SessionEnded, Session: s.id, Agent: s.principal, Tool: s.manifest.Tool.Name, Reason: why})
+// hold is a session's held approval: the approval a call opened and
+// asked the client's user about (a two-round call), guarded by the
+// session's mu, and the way to stop a call waiting for a human without
+// taking mu (which the waiting call holds).
+type hold struct {
+	id      string // the approval asked about in an earlier round; any other call withdraws it
+	abortMu sync.Mutex
+	abort   context.CancelFunc
+}
+
+// setAbort records how to stop the call's wait for a human (nil: none).
+func (h *hold) setAbort(f context.CancelFunc) {
+	h.abortMu.Lock()
+	h.abort = f
+	h.abortMu.Unlock()
+}
+
+// abortWait stops a call that waits for a human, so that the session can
+// be ended without waiting for the answer; the call is denied.
+func (h *hold) abortWait() {
+	h.abortMu.Lock()
+	if h.abort != nil {
+		h.abort()
 	}
+	h.abortMu.Unlock()
+}
+
+// fileDir is the session's own directory for file copies (uploads,
+// downloads in progress), made on first use and removed with the session.
+func (s *session) fileDir() (string, error) {
+	if s.files == "" {
+		d, err := os.MkdirTemp("", "browsergate-files-")
+		if err != nil {
+			return "", fmt.Errorf("make the session's file directory: %w", err)
+		}
+		s.files = d
+	}
+	return s.files, nil
 }

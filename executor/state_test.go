@@ -9,7 +9,7 @@ import (
 )
 
 // TestLogoutControlMakesThePageAuthenticated: is_authenticated's page rule
-// (a log out / sign out / log off control), read in the gate's world, on
+// (a log out / sign out / log off control), read in the isolated world, on
 // the ways pages write such a control, and on a long page of links that
 // only look like one. No page here sets a cookie: the control alone
 // decides.

@@ -2,6 +2,8 @@ package executor
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
@@ -11,11 +13,12 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/browsergate/browsergate/executor/snapshot"
+	"github.com/browsergate/browsergate/scope/egress"
 )
 
 // tab is a session's browser context and the one tab in it that the
 // session drives: its chromedp context, the watch on its events, the
-// element refs of its latest snapshot and the gate's isolated world.
+// element refs of its latest snapshot and the isolated world.
 type tab struct {
 	ctx       context.Context // chromedp context of the tab; nil until first use
 	cancel    context.CancelFunc
@@ -25,7 +28,7 @@ type tab struct {
 	refsNavs  int // navigation count when refs were handed out: the document they belong to
 	// paged is the latest snapshot or read that did not fit one reply.
 	paged     paged
-	worldID   runtime.ExecutionContextID // the gate's isolated world (see world.go)
+	worldID   runtime.ExecutionContextID // the isolated world (see world.go)
 	worldNavs int                        // navigation count when worldID was made
 	// treeBuilt says a snapshot has had Chromium build the accessibility
 	// tree of the document of navigation treeNavs (buildTree).
@@ -236,4 +239,169 @@ func (t *tab) closePages(ctx context.Context, ids []target.ID) error {
 		}
 	}
 	return nil
+}
+
+// newSessionContext returns a chromedp context for a new browser context
+// and a tab in it, whose traffic goes through an egress proxy of the
+// session's own (so that what it refuses is reported to that session).
+// The browser is started (launch) or connected (live) first, bounded by
+// the startup timeout. The returned stop func closes the context and the
+// session's proxy.
+func (b *backend) newSessionContext(s *session, w *pageWatch, opts ...chromedp.ContextOption) (context.Context, context.CancelFunc, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.stopped {
+		return nil, nil, fmt.Errorf("%w: the executor is shutting down", ErrBrowserStart)
+	}
+	if b.started && b.root != nil && b.root.Err() != nil {
+		// The launched browser died (crash, OOM kill): start a new one.
+		b.release()
+	}
+	if b.started && b.alloc != nil && b.alloc.Err() != nil {
+		b.release()
+	}
+	if err := b.startLocked("browser started"); err != nil {
+		return nil, nil, err
+	}
+	t0 := time.Now()
+	parent := b.root
+	if b.key.connect == "live" {
+		// Each live session holds its own DevTools connection; closing it
+		// closes the session's tab (and disposes of its browser context)
+		// and leaves the user's browser running.
+		parent = b.alloc
+	}
+	var proxy *egress.Proxy
+	stop := func() {}
+	if !b.userContext() {
+		p, proxyAddr, err := b.newProxy(s.egress.blocked, &s.egress)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: egress proxy: %v", ErrBrowserStart, err)
+		}
+		proxy = p
+		stop = func() {
+			p.Close()
+			b.forgetProxy(proxyAddr) // once closed: until then the port is its
+		}
+		newContext := chromedp.WithNewBrowserContext(func(p *target.CreateBrowserContextParams) {
+			p.ProxyServer, p.ProxyBypassList = "http://"+proxyAddr, proxyBypass
+		})
+		opts = append([]chromedp.ContextOption{newContext}, opts...)
+	}
+	ctx, cancel := chromedp.NewContext(parent, opts...)
+	{
+		closeProxy := stop
+		stop = func() { cancel(); closeProxy() }
+	}
+	t1 := time.Now()
+	if err := runBounded(b.startup, func() error { return chromedp.Do(ctx) }); err != nil {
+		stop()
+		return nil, nil, fmt.Errorf("%w: open a browser context: %v", ErrBrowserStart, err)
+	}
+	t2 := time.Now()
+	s.egress.proxy = proxy
+	{
+		// A guard on a connection of the session's own intercepts the
+		// session's tab and every target that descends from it or opens
+		// in its browser context, and nothing else: in live mode the
+		// user's own tabs share the browser (browser-level Fetch would
+		// pause every request the user makes), and in both modes each
+		// refusal is the session's own to report.
+		c := chromedp.FromContext(ctx)
+		ic := &interceptor{check: b.check, log: s.egress.blocked, acting: s.egress.acting, navs: w.navigationCount, bound: s.egress.bound}
+		cfg := guardConfig{wsURL: b.wsURL, context: string(c.BrowserContextID), tab: string(c.Target.TargetID), user: b.userContext()}
+		var rulesGen uint64
+		if cfg.user {
+			rulesGen = b.listeners.generation()
+			cfg.wsRules = webSocketRules(b.scope.Load(), b.wsAllowed())
+			if b.rulesBuilt != nil {
+				b.rulesBuilt() // a test's endpoint, registered before the session watches
+			}
+		}
+		dl, err := s.downloadsFor(b)
+		if err != nil {
+			stop()
+			return nil, nil, fmt.Errorf("%w: %v", ErrBrowserStart, err)
+		}
+		cfg.downloads = dl
+		guard, err := guardTargets(ctx, cfg, ic, b.logger)
+		if err != nil {
+			stop()
+			return nil, nil, fmt.Errorf("%w: enable request interception: %v", ErrBrowserStart, err)
+		}
+		s.egress.ic.Store(ic)
+		s.egress.guard = guard
+		inner := stop
+		unwatch := func() {}
+		if cfg.user {
+			// The rules allow what the scope allows but the daemon's own
+			// endpoints, and those come and go (another session's egress
+			// proxy, another manifest's browser): the rules after each
+			// change are sent to every target of the session before the
+			// change returns, and their answers awaited one after another
+			// (up to 200 ms each: a target that has not run yet answers
+			// once it runs). A change made since the rules were built is
+			// sent at once.
+			refresh := func() {
+				guard.refreshWebSocketRules(ctx, func() []wsRule { return webSocketRules(b.scope.Load(), b.wsAllowed()) })
+			}
+			var gen uint64
+			gen, unwatch = b.listeners.watch(refresh)
+			if gen != rulesGen {
+				refresh()
+			}
+		}
+		stop = func() {
+			unwatch()
+			if cfg.user {
+				// In the user's context nothing disposes of the session's
+				// popups with a browser context: they are closed while
+				// still guarded (the session's tab closes with its
+				// chromedp context below).
+				guard.closePopups(cfg.tab)
+			}
+			guard.Close()
+			inner()
+		}
+	}
+	// WebRTC sends STUN over UDP, which no HTTP proxy sees, and Chromium
+	// 156 sent it even with --force-webrtc-ip-handling-policy (measured by
+	// the egress suite): the session's pages get no WebRTC.
+	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
+		Source: noWebRTCJS, RunImmediately: ptrTrue(),
+	}); err != nil {
+		stop()
+		return nil, nil, fmt.Errorf("%w: disable WebRTC: %v", ErrBrowserStart, err)
+	}
+	b.logger.Debug("session context ready", "session", s.id, "proxy_ms", msBetween(t0, t1), "context_and_tab_ms", msBetween(t1, t2),
+		"guard_ms", msSince(t2))
+	return ctx, stop, nil
+}
+
+// downloadsFor returns the session's downloads handler, made with its
+// staging directory on first use: a directory of the session's own in a
+// browser context of its own; in the user's context one shared by every
+// session of this process (the setting is the profile's, and the last
+// session to set it names the directory).
+func (s *session) downloadsFor(b *backend) (*downloads, error) {
+	if s.downloads != nil {
+		return s.downloads, nil
+	}
+	var staging string
+	if !b.userContext() {
+		// (In the user's context the guard names the shared directory as
+		// it joins: joinLive.)
+		dir, err := s.fileDir()
+		if err == nil {
+			staging, err = os.MkdirTemp(dir, "downloads-")
+		}
+		if err != nil {
+			return nil, fmt.Errorf("make the downloads' staging directory: %w", err)
+		}
+	}
+	f := s.manifest.Browser.Files
+	d := newDownloads(s.manifest.Command("download") != nil, f.DownloadDir, f.MaxDownloadBytes, staging, b.check, b.logger)
+	d.gate, d.record, d.view = s.downloadGate, s.downloadRecord, s.view()
+	s.downloads = d
+	return d, nil
 }

@@ -12,13 +12,14 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// The gate reads the page (its state, where a click leads, whether a field
-// is a password field, what is on top) with scripts that run in an
-// isolated world: a JavaScript context of browsergate's own on the page's
-// DOM, with built-ins of its own that the page cannot redefine. A page
-// that replaced Document.prototype.forms, the title getter or
+// Observe reads the page for the decision (its state, where a click
+// leads, whether a field is a password field, what is on top) with
+// scripts that run in an isolated world — the world, for short: a
+// JavaScript context of browsergate's own on the page's DOM, with
+// built-ins of its own that the page cannot redefine. A page that replaced
+// Document.prototype.forms, the title getter or
 // Object.getOwnPropertyDescriptor in its own world therefore cannot lie to
-// the gate. A new world is made for each document. Commands that act as
+// the decision. A new world is made for each document. Commands that act as
 // the page (execute_js, wait_for) still run in the page's world.
 
 // worldName names browsergate's isolated world in DevTools.
@@ -50,7 +51,7 @@ func (s *session) world(ctx context.Context) (runtime.ExecutionContextID, error)
 	return t.worldID, nil
 }
 
-// worldOf is the gate's isolated world of the document of frame: the
+// worldOf is the isolated world of the document of frame: the
 // tab's own document's ("" ), or a new one in an embedded frame (made for
 // each use: a frame's document may change without the tab's).
 func (s *session) worldOf(ctx context.Context, frame cdp.FrameID) (runtime.ExecutionContextID, error) {

@@ -8,7 +8,7 @@ import (
 )
 
 // TestWorldWaitIsBoundedByTheCaller: observe reads the page and the
-// element side by side, and both may need the gate's isolated world. A
+// element side by side, and both may need the isolated world. A
 // reader waiting for the other to make it gives up when its own context
 // ends (readPage's 3 s bound), not when the other's does: here the other
 // never finishes.

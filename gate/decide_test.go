@@ -87,7 +87,7 @@ func newDecideFixture(t *testing.T) *decideFixture {
 var decideNow = time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 
 // observes and changesTab are what the executor's command table says of
-// the commands these tests call (executor/table.go).
+// the commands these tests call (executor/commands.go).
 var (
 	observes = map[string]gate.Observation{
 		"click": gate.ObserveClick, "type_text": gate.ObserveField, "submit_form": gate.ObserveSubmit,

@@ -109,7 +109,7 @@ func startFloor(waits bool) (*floorTab, error) {
 	return t, nil
 }
 
-// browsergate's quiet windows (executor/table.go's settle and watch.go's
+// browsergate's quiet windows (executor/commands.go's settle and watch.go's
 // afterLoadWindow), which settle waits out.
 const (
 	navigateWindow  = 0

@@ -45,7 +45,7 @@ type targetGuard struct {
 	logger  *slog.Logger
 	// user: the session works in the user's own browser context, where no
 	// egress proxy stands: its targets are told from the user's by their
-	// opener, and each gets the WebSocket rules (wsrules.go).
+	// opener, and each gets the WebSocket rules (guard_websockets.go).
 	user bool
 	// wsMu orders the WebSocket rules sent: those a target is prepared
 	// with and each refresh (refreshWebSocketRules) are sent under it,
@@ -639,7 +639,7 @@ func (g *targetGuard) event(m cdpMessage) {
 }
 
 // guardWorld names the isolated world the guard's own page scripts run in
-// (no_speculation.js), apart from the gate's (worldName).
+// (no_speculation.js), apart from observe's (worldName).
 const guardWorld = "browsergate-guard"
 
 // httpHeader is one header of a paused response.
@@ -757,92 +757,6 @@ func (g *targetGuard) answer(ctx context.Context, session, method string, params
 	return true
 }
 
-// wsRulesMethod sets a target's WebSocket rules (wsrules.go).
-const wsRulesMethod = "Network.emulateNetworkConditionsByRule"
-
-// refreshWebSocketRules sets the rules build returns on every target the
-// guard gave rules to, and on those it prepares from now on. build runs
-// under wsMu, so refreshes that race each other send in the order they
-// read the daemon's endpoints. A target whose session is gone is
-// forgotten; one that answers with another error has its page closed
-// (failedRules), though no prepared target has been seen to refuse them.
-func (g *targetGuard) refreshWebSocketRules(ctx context.Context, build func() []wsRule) {
-	type sent struct {
-		session string
-		ch      chan cdpReply
-	}
-	var out []sent
-	g.wsMu.Lock()
-	g.wsRules = build()
-	for session := range g.wsSessions {
-		ch, err := g.send(session, wsRulesMethod, map[string]any{"matchedNetworkConditions": g.wsRules})
-		if err != nil {
-			g.wsMu.Unlock()
-			return // the connection is gone, and every session on it
-		}
-		out = append(out, sent{session, ch})
-	}
-	g.wsMu.Unlock()
-	for _, s := range out {
-		_, err := g.await(ctx, wsRulesMethod, s.ch, renderlessWait)
-		switch {
-		case err == nil || errors.Is(err, context.DeadlineExceeded):
-			// A target that has no renderer yet answers once it runs,
-			// its commands in order.
-		case ctx.Err() != nil:
-			return // the session is ending
-		case strings.Contains(err.Error(), "Session with given id not found"):
-			// Closed, or let go (a user's tab): nothing to hold to rules.
-			g.wsMu.Lock()
-			delete(g.wsSessions, s.session)
-			g.wsMu.Unlock()
-		default:
-			select {
-			case <-g.done:
-				return // the guard's connection closed
-			default:
-			}
-			g.failedRules(s.session, err)
-		}
-	}
-}
-
-// forgetRules forgets a target that detached (it closed, or the guard
-// let it go): no rules are sent to it again.
-func (g *targetGuard) forgetRules(m cdpMessage) {
-	var e struct {
-		SessionID string `json:"sessionId"`
-	}
-	if json.Unmarshal(m.Params, &e) == nil && e.SessionID != "" {
-		g.wsMu.Lock()
-		delete(g.wsSessions, e.SessionID)
-		g.wsMu.Unlock()
-	}
-}
-
-// failedRules closes the page of a target that did not take new
-// WebSocket rules (the target itself, or the page its frame is in): the
-// rules it keeps may allow one of the daemon's endpoints. A user's tab is
-// the user's, not closed: the failure is logged as an error.
-func (g *targetGuard) failedRules(session string, err error) {
-	g.mu.Lock()
-	top := session
-	for i := 0; i < 32 && g.parent[top] != ""; i++ {
-		top = g.parent[top]
-	}
-	id, isPage := g.pages[top]
-	user := g.users[id]
-	g.mu.Unlock()
-	if !isPage || user {
-		g.logger.Error("target guard: a target did not take new WebSocket rules; it keeps its rules", "session", session, "error", err)
-		return
-	}
-	g.logger.Warn("target guard: a target did not take new WebSocket rules; its page is closed", "session", session, "page", id, "error", err)
-	if _, cerr := g.call(context.Background(), "", "Target.closeTarget", map[string]any{"targetId": id}); cerr != nil {
-		g.logger.Error("target guard: the page of a target that did not take new WebSocket rules could not be closed", "page", id, "error", cerr)
-	}
-}
-
 // prepare enables interception on one target session, removes WebRTC from
 // its documents, makes its own children pause at start, and lets it run.
 // renderlessWait bounds the wait for an answer that a target without a
@@ -870,7 +784,7 @@ func (g *targetGuard) prepare(ctx context.Context, session, kind string, running
 			// a target it cannot intercept stays paused. That includes a
 			// dedicated worker (no Fetch domain in Chromium 156): let run,
 			// its nested workers and its WebTransport went around the
-			// gate (TestReview11AttackWorkers/dw-nested,
+			// guard (TestReview11AttackWorkers/dw-nested,
 			// TestEgressWebTransport/live), so for now it does not run.
 			return fmt.Errorf("Fetch.enable: %w", err)
 		}
@@ -880,7 +794,7 @@ func (g *targetGuard) prepare(ctx context.Context, session, kind string, running
 	}
 	if g.user {
 		// WebSockets: no proxy sees them here, so the network service
-		// holds them to the scope (wsrules.go), before the target runs.
+		// holds them to the scope (guard_websockets.go), before the target runs.
 		for _, c := range []struct {
 			method string
 			params map[string]any

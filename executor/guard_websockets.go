@@ -1,6 +1,9 @@
 package executor
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -173,4 +176,90 @@ func (b *backend) wsScopePorts(sc *scope.Scope, host string) *wsPorts {
 	}
 	b.wsPortsCache[k] = p
 	return p
+}
+
+// wsRulesMethod sets a target's WebSocket rules.
+const wsRulesMethod = "Network.emulateNetworkConditionsByRule"
+
+// refreshWebSocketRules sets the rules build returns on every target the
+// guard gave rules to, and on those it prepares from now on. build runs
+// under wsMu, so refreshes that race each other send in the order they
+// read the daemon's endpoints. A target whose session is gone is
+// forgotten; one that answers with another error has its page closed
+// (failedRules), though no prepared target has been seen to refuse them.
+func (g *targetGuard) refreshWebSocketRules(ctx context.Context, build func() []wsRule) {
+	type sent struct {
+		session string
+		ch      chan cdpReply
+	}
+	var out []sent
+	g.wsMu.Lock()
+	g.wsRules = build()
+	for session := range g.wsSessions {
+		ch, err := g.send(session, wsRulesMethod, map[string]any{"matchedNetworkConditions": g.wsRules})
+		if err != nil {
+			g.wsMu.Unlock()
+			return // the connection is gone, and every session on it
+		}
+		out = append(out, sent{session, ch})
+	}
+	g.wsMu.Unlock()
+	for _, s := range out {
+		_, err := g.await(ctx, wsRulesMethod, s.ch, renderlessWait)
+		switch {
+		case err == nil || errors.Is(err, context.DeadlineExceeded):
+			// A target that has no renderer yet answers once it runs,
+			// its commands in order.
+		case ctx.Err() != nil:
+			return // the session is ending
+		case strings.Contains(err.Error(), "Session with given id not found"):
+			// Closed, or let go (a user's tab): nothing to hold to rules.
+			g.wsMu.Lock()
+			delete(g.wsSessions, s.session)
+			g.wsMu.Unlock()
+		default:
+			select {
+			case <-g.done:
+				return // the guard's connection closed
+			default:
+			}
+			g.failedRules(s.session, err)
+		}
+	}
+}
+
+// forgetRules forgets a target that detached (it closed, or the guard
+// let it go): no rules are sent to it again.
+func (g *targetGuard) forgetRules(m cdpMessage) {
+	var e struct {
+		SessionID string `json:"sessionId"`
+	}
+	if json.Unmarshal(m.Params, &e) == nil && e.SessionID != "" {
+		g.wsMu.Lock()
+		delete(g.wsSessions, e.SessionID)
+		g.wsMu.Unlock()
+	}
+}
+
+// failedRules closes the page of a target that did not take new
+// WebSocket rules (the target itself, or the page its frame is in): the
+// rules it keeps may allow one of the daemon's endpoints. A user's tab is
+// the user's, not closed: the failure is logged as an error.
+func (g *targetGuard) failedRules(session string, err error) {
+	g.mu.Lock()
+	top := session
+	for i := 0; i < 32 && g.parent[top] != ""; i++ {
+		top = g.parent[top]
+	}
+	id, isPage := g.pages[top]
+	user := g.users[id]
+	g.mu.Unlock()
+	if !isPage || user {
+		g.logger.Error("target guard: a target did not take new WebSocket rules; it keeps its rules", "session", session, "error", err)
+		return
+	}
+	g.logger.Warn("target guard: a target did not take new WebSocket rules; its page is closed", "session", session, "page", id, "error", err)
+	if _, cerr := g.call(context.Background(), "", "Target.closeTarget", map[string]any{"targetId": id}); cerr != nil {
+		g.logger.Error("target guard: the page of a target that did not take new WebSocket rules could not be closed", "page", id, "error", cerr)
+	}
 }

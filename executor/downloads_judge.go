@@ -2,8 +2,6 @@ package executor
 
 import (
 	"context"
-	"crypto/sha256"
-	"fmt"
 	"strings"
 	"time"
 
@@ -13,7 +11,7 @@ import (
 	"github.com/browsergate/browsergate/toolclad"
 )
 
-// The gate for the downloads a session's pages start by themselves (a
+// The decision on the downloads a session's pages start by themselves (a
 // link, a script, a blob or a data: URL). Each is decided by decide, the
 // decision every call takes, as a call of the download command about the
 // download's URL would be: the manifest must declare download, the URL
@@ -21,25 +19,6 @@ import (
 // resource.command "download" with resource.url that URL, and a human must
 // approve it when the manifest or a policy asks for one. Each is recorded
 // on its own (kind page_download), linked to the call it began in.
-
-// downloadURL is a download's URL as the gate judges it, Cedar sees it
-// and the evidence and the reply show it: the URL the browser reported,
-// except a data: URL, whose bytes are the file itself: it is shown by its
-// media type (at most 100 bytes of it), its length and its SHA-256,
-// "data:text/plain;base64,[1234 bytes, sha256 …]".
-func downloadURL(u string) string {
-	if !hasScheme(u, "data:") {
-		return u
-	}
-	head, _, _ := strings.Cut(u[len("data:"):], ",")
-	return fmt.Sprintf("data:%s,[%d bytes, sha256 %x]", truncateUTF8(head, 100), len(u), sha256.Sum256([]byte(u)))
-}
-
-// hasScheme reports whether u starts with scheme (e.g. "data:"), in any
-// case.
-func hasScheme(u, scheme string) bool {
-	return len(u) >= len(scheme) && strings.EqualFold(u[:len(scheme)], scheme)
-}
 
 // pageBytes reports whether a download's URL names bytes the page made
 // itself (blob:, data:), which no request fetches.
@@ -138,13 +117,17 @@ func (e *Executor) judgePageDownload(ctx context.Context, s *session, dl *downlo
 	return t
 }
 
+// refusal is why the gate refused the page's download the turn judged
+// (downloadAnswer), nil when it allowed it.
+func (t *turn) refusal() *DenyError { return t.deny }
+
 // recordPageDownload writes an ended download's evidence record: the
 // gate's decision (or the refusal that ended it after the gate), the file
 // as saved or refused, and the call it began in.
 func (e *Executor) recordPageDownload(s *session, dl *download) {
 	var c turn
-	if dl.t != nil {
-		c = *dl.t
+	if t, ok := dl.answer.(*turn); ok && t != nil {
+		c = *t
 	}
 	if c.call == nil {
 		c.call = pageDownloadCall(s, dl.shown, nil)

@@ -15,6 +15,9 @@ import (
 	"github.com/browsergate/browsergate/gate"
 )
 
+// hover and select_option: moving the mouse over an element, and choosing
+// an option of a <select>, each on the element observe judged.
+
 // observePoint finds the element hover moves the mouse over.
 func (s *session) observePoint(ctx context.Context, args map[string]any) *gate.Element {
 	el, named, err := s.target(ctx, args)

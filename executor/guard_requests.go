@@ -8,20 +8,19 @@ import (
 	"sync"
 	"time"
 
-	"github.com/browsergate/browsergate/internal/pagetext"
-
 	"github.com/browsergate/browsergate/gate"
+	"github.com/browsergate/browsergate/internal/pagetext"
 	"github.com/browsergate/browsergate/scope"
 	"github.com/browsergate/browsergate/toolclad"
 )
 
-// Request interception is the first layer of the egress gate: each
-// session's target guard (attach.go) enables Fetch on every target of the
+// Request interception is the first layer of the request guard: each
+// session's target guard (guard_targets.go) enables Fetch on every target of the
 // session, which pauses each request before it is sent; it is checked
 // against the scope and failed as BlockedByClient when out of scope.
 // WebSockets are not Fetch requests: the egress proxy stops them.
 
-// Blocked is one request the egress gate refused.
+// Blocked is one request the guard refused.
 type Blocked struct {
 	Time   time.Time
 	URL    string
@@ -673,3 +672,6 @@ func (ic *interceptor) decide(url string) scope.Verdict {
 	}
 	return ic.check(url)
 }
+
+// ruleSecretBound is the rule a request the binding refused names.
+const ruleSecretBound = gate.RuleSecretBound

@@ -3,12 +3,47 @@ package executor
 import (
 	"context"
 	"fmt"
-
-	"github.com/browsergate/browsergate/internal/pagetext"
+	"net/http"
+	"strings"
 
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+
+	"github.com/browsergate/browsergate/internal/pagetext"
 )
+
+// navigate, go_back, go_forward and reload: the agent's own navigations
+// of the tab (navigates in the command table), which may leave a site a
+// secret was typed on (secretbind.go).
+
+func actNavigate(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
+	u, _ := args["url"].(string)
+	if err := s.emptyBeforeLeaving(ctx, u); err != nil {
+		return output{}, err
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(u)); err != nil {
+		return output{}, fmt.Errorf("navigate to %s: %w", u, err)
+	}
+	// The document's HTTP status is added from the read after the action
+	// (checkAfter), once the page has settled.
+	return output{Text: "navigated to " + pagetext.Value(u), reportStatus: true}, nil
+}
+
+// withStatus adds the document's HTTP status, as the read after the
+// action found it, to the first line of a navigate's output, for the
+// agent: "navigated to … (HTTP 404 Not Found)". An unknown status (0)
+// adds nothing.
+func withStatus(text string, status int) string {
+	if status == 0 {
+		return text
+	}
+	first, rest, more := strings.Cut(text, "\n")
+	first += fmt.Sprintf(" (HTTP %d %s)", status, http.StatusText(status))
+	if more {
+		return first + "\n" + rest
+	}
+	return first
+}
 
 // historyStep is how far through the tab's history a command goes:
 // go_back one entry back, go_forward one ahead.
@@ -82,4 +117,20 @@ func actReload(ctx context.Context, s *session, args map[string]any, f *facts) (
 		return output{}, fmt.Errorf("reload: %w", err)
 	}
 	return output{Text: "reloaded " + pagetext.Value(inert(f.State.URL))}, nil
+}
+
+// reloadFresh loads the tab's current URL again: a reload, or, when the
+// current entry came from a form (a reload would post it again), a plain
+// navigation to its URL.
+func reloadFresh(ctx context.Context) error {
+	hist, err := chromedp.Call(ctx, page.GetNavigationHistory, struct{}{})
+	if err != nil {
+		return err
+	}
+	if i := hist.CurrentIndex; i >= 0 && int(i) < len(hist.Entries) {
+		if e := hist.Entries[i]; e.TransitionType == page.TransitionTypeFormSubmit {
+			return chromedp.Do(ctx, chromedp.Navigate(e.URL))
+		}
+	}
+	return chromedp.Do(ctx, chromedp.Reload())
 }

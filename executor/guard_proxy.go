@@ -6,15 +6,17 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"sync/atomic"
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/browsergate/browsergate/gate"
 	"github.com/browsergate/browsergate/scope"
 	"github.com/browsergate/browsergate/scope/egress"
 	"github.com/browsergate/browsergate/toolclad"
 )
 
-// The egress proxy is the second layer of the egress gate. Request
+// The egress proxy is the second layer of the request guard. Request
 // interception decides before a request is sent, but Chromium may already
 // have opened a TCP connection (and sent a TLS ClientHello) to the
 // forbidden address for a navigation or an iframe; through the proxy the
@@ -79,7 +81,7 @@ func (b *backend) devtoolsEndpoint(ws string) (netip.AddrPort, bool) {
 // browser-wide proxy); otherwise its session closes it.
 func (b *backend) newProxy(log *blockLog, sess *sessionEgress) (*egress.Proxy, string, error) {
 	withBackend := sess == nil
-	p, err := b.newGate(log, sess)
+	p, err := b.newDialProxy(log, sess)
 	if err != nil {
 		return nil, "", err
 	}
@@ -99,9 +101,10 @@ func (b *backend) newProxy(log *blockLog, sess *sessionEgress) (*egress.Proxy, s
 	return p, addr, nil
 }
 
-// newGate is the egress gate of newProxy, not listening: the browserless
-// engine dials through it (Proxy.DialContext). Its refusals go to log.
-func (b *backend) newGate(log *blockLog, sess *sessionEgress) (*egress.Proxy, error) {
+// newDialProxy is newProxy's egress proxy without its listener: the
+// browserless engine dials through it (Proxy.DialContext). Its refusals
+// go to log.
+func (b *backend) newDialProxy(log *blockLog, sess *sessionEgress) (*egress.Proxy, error) {
 	logger, denied := b.logger, slog.Leveler(slog.LevelWarn)
 	if sess == nil {
 		// The browser-wide proxy carries the launched browser's own
@@ -190,4 +193,16 @@ func manifestScope(m *toolclad.Manifest, deny []netip.AddrPort) (*scope.Scope, e
 		return nil, fmt.Errorf("%s: [browser.scope]: %w", m.Path, err)
 	}
 	return sc, nil
+}
+
+// sessionEgress is the session's share of the request guard.
+type sessionEgress struct {
+	proxy   *egress.Proxy       // the session's own egress proxy
+	blocked *blockLog           // requests the guard refused for this session
+	acting  *actingGuard        // what the gate judged of the action running now
+	bound   *gate.SecretBinding // the document a secret was typed into, held to its domains
+	guard   *targetGuard        // the session's target guard (nil before the first tab)
+	// ic is the current tab's interceptor (nil before the first tab): its
+	// docGen tells the tab's document apart.
+	ic atomic.Pointer[interceptor]
 }

@@ -18,6 +18,10 @@ import (
 	"github.com/browsergate/browsergate/gate"
 )
 
+// press_key: a key with its modifiers (a chord, "Control+Enter"), pressed
+// in the named element or the focused one, judged by where pressing it
+// there leads (a form it submits, a link it follows).
+
 // chord is a key press_key presses: the key, and the modifiers held down
 // around it.
 type chord struct {

@@ -10,13 +10,12 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/browsergate/browsergate/internal/pagetext"
-
 	"github.com/chromedp/cdproto/dom"
 	"github.com/chromedp/chromedp"
 
 	"github.com/browsergate/browsergate/evidence"
 	"github.com/browsergate/browsergate/gate"
+	"github.com/browsergate/browsergate/internal/pagetext"
 )
 
 // upload_file attaches a file of the manifest's upload directory to a file
@@ -127,29 +126,6 @@ func dropUpload(f *facts) {
 	}
 }
 
-// unwrapPath is a path error's reason, without the path (which repeats
-// the agent's argument).
-func unwrapPath(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
-
-// fileDir is the session's own directory for file copies (uploads,
-// downloads in progress), made on first use and removed with the session.
-func (s *session) fileDir() (string, error) {
-	if s.files == "" {
-		d, err := os.MkdirTemp("", "browsergate-files-")
-		if err != nil {
-			return "", fmt.Errorf("make the session's file directory: %w", err)
-		}
-		s.files = d
-	}
-	return s.files, nil
-}
-
 func actUploadFile(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
 	if f == nil || f.Element == nil || f.Element.File == nil {
 		return output{}, errors.New("the file was not read by the gate")
@@ -170,4 +146,12 @@ func actUploadFile(ctx context.Context, s *session, args map[string]any, f *fact
 	}
 	return output{Text: fmt.Sprintf("attached %s (%d bytes, sha256 %s) to %s", pagetext.Value(file.Name), file.Size, file.SHA256, pagetext.Value(el.label)),
 		Files: []evidence.FileRef{file.FileRef}}, nil
+}
+
+// uploadOf is the file an upload_file call read (nil: none).
+func uploadOf(f *facts) *gate.File {
+	if f == nil || f.Element == nil {
+		return nil
+	}
+	return f.Element.File
 }

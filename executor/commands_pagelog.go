@@ -1,0 +1,124 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/browsergate/browsergate/internal/pagetext"
+)
+
+// console_messages and network_log: the tab's console and network logs
+// (pagelog.go) as the agent reads them, masked as read and clipped, from
+// the entry after since.
+
+func actConsoleMessages(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
+	since, _ := args["since"].(int64)
+	least := levelRank[fmt.Sprint(args["level"])]
+	l := s.tab.watch.log
+	l.mu.Lock()
+	var all []consoleEntry
+	for _, e := range l.console {
+		if e.Seq > int(since) && levelRank[e.Level] >= least {
+			all = append(all, e)
+		}
+	}
+	dropped := l.consoleDropped
+	l.mu.Unlock()
+	all, more := first(all)
+	var b strings.Builder
+	items := make([]any, len(all))
+	for i, e := range all {
+		e.Text, e.Source = pagetext.Balanced(clip(s.maskText(e.Text), maxLogText)), pagetext.Balanced(clip(s.maskText(e.Source), maxLogText))
+		fmt.Fprintf(&b, "#%d %s: %s", e.Seq, e.Level, e.Text)
+		if e.Source != "" {
+			b.WriteString("  (" + e.Source + ")")
+		}
+		b.WriteByte('\n')
+		items[i] = e
+	}
+	last := 0
+	if len(all) > 0 {
+		last = all[len(all)-1].Seq
+	}
+	return output{Text: logText(&b, "console message", len(all), more, last, dropped),
+		Structured: map[string]any{"messages": items}}, nil
+}
+
+func actNetworkLog(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
+	since, _ := args["since"].(int64)
+	refused := s.egress.blocked.refusedRules()
+	l := s.tab.watch.log
+	l.mu.Lock()
+	var all []requestEntry
+	for _, r := range l.requests {
+		if r.Seq > int(since) {
+			all = append(all, *r)
+		}
+	}
+	dropped := l.requestsDropped
+	l.mu.Unlock()
+	all, more := first(all)
+	var b strings.Builder
+	items := make([]any, len(all))
+	for i, r := range all {
+		if rule, ok := refused[r.URL]; ok && r.Failed != "" {
+			r.Refused = rule
+		}
+		r.URL = pagetext.Balanced(clip(s.maskText(r.URL), maxLogText))
+		r.Method = pagetext.Balanced(clip(s.maskText(r.Method), maxLogMethod)) // the page chooses it, and the structured reply has it too
+		r.Failed = pagetext.Balanced(clip(s.maskText(r.Failed), maxLogText))
+		fmt.Fprintf(&b, "#%d %s %s %s", r.Seq, r.Method, r.URL, r.Type)
+		switch {
+		case r.Refused != "":
+			fmt.Fprintf(&b, " REFUSED by the gate (%s)", r.Refused)
+		case r.Failed != "":
+			fmt.Fprintf(&b, " failed: %s", r.Failed)
+		case r.Status != 0:
+			fmt.Fprintf(&b, " %d", r.Status)
+		default:
+			b.WriteString(" (pending)")
+		}
+		if r.Size > 0 {
+			fmt.Fprintf(&b, " %d B", r.Size)
+		}
+		if r.Millis > 0 {
+			fmt.Fprintf(&b, " %.0f ms", r.Millis)
+		}
+		b.WriteByte('\n')
+		items[i] = r
+	}
+	last := 0
+	if len(all) > 0 {
+		last = all[len(all)-1].Seq
+	}
+	return output{Text: logText(&b, "request", len(all), more, last, dropped),
+		Structured: map[string]any{"requests": items}}, nil
+}
+
+// levelRank orders the levels for console_messages' minimum level.
+var levelRank = map[string]int{"debug": 0, "info": 1, "warning": 2, "error": 3}
+
+// first is the first maxLogReply entries, and how many more there are.
+func first[E any](all []E) ([]E, int) {
+	if len(all) > maxLogReply {
+		return all[:maxLogReply], len(all) - maxLogReply
+	}
+	return all, 0
+}
+
+// logText ends a log reply with what it leaves out: the entries after the
+// last shown (and the since that gets them) and those the tab's log no
+// longer holds.
+func logText(b *strings.Builder, what string, n, more, last, dropped int) string {
+	if n == 0 {
+		b.WriteString("no " + what + "s")
+	}
+	if more > 0 {
+		fmt.Fprintf(b, "\n[%d more %s(s): ask again with since: %d]", more, what, last)
+	}
+	if dropped > 0 {
+		fmt.Fprintf(b, "\n[%d older %s(s) are no longer kept]", dropped, what)
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
