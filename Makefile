@@ -22,10 +22,12 @@ BROWSER_PKGS := ./executor ./cmd/browsergate
 
 # Unit, fuzz-seed and end-to-end tests (real Chromium, real bbolt, the real
 # MCP client against the real binary), the packages without a browser under
-# -race.
+# -race; and no knot of more than 20 of the executor's files (files that all
+# use names declared in each other: docs/architecture.md).
 test: deps
 	go vet ./...
 	go vet -tags demo ./cmd/browsergate
+	go run ./cmd/knots -max 20 ./executor
 	go test -count=1 -race -timeout 10m $$(go list ./... | grep -v -x -e '.*/executor' -e '.*/cmd/browsergate')
 	go test -count=1 -timeout 30m $(BROWSER_PKGS)
 

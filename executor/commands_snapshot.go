@@ -9,8 +9,8 @@ import (
 )
 
 // snapshot, screenshot and extract_html: the page as a whole, as the
-// agent reads it. The snapshot's rendering is snapshot.go's; read's
-// Markdown is read.go's.
+// agent reads it. The snapshot's rendering is package snapshot's (captured in capture.go); read's
+// Markdown is commands_read.go's.
 
 func actSnapshot(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
 	return s.snapshotIn(ctx, s.manifest.Browser.ExtractMode, args)

@@ -77,3 +77,22 @@ func origin(u string) string {
 	}
 	return u[:i+3+j]
 }
+
+// collapse folds every run of white space in s to one space, and trims it.
+func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// clip cuts s to at most n bytes, at a character boundary, with an
+// ellipsis where it cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !isRuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// isRuneStart reports whether b begins a UTF-8 character.
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }

@@ -130,7 +130,7 @@ const maxFrameDepth = 3
 // capture reads the layout and accessibility tree of a process's documents
 // (exec is the tab's context, or an out-of-process frame's): the whole
 // tree, or, in the tab's own document when it has few controls, the
-// tree's nodes of the elements a snapshot asks about (axread.go); and then
+// tree's nodes of the elements a snapshot asks about (capture_ax.go); and then
 // the out-of-process frames it embeds, the same way.
 func (s *session) capture(ctx, exec context.Context, id target.ID, depth int) (*snapshot.Capture, error) {
 	// An out-of-process frame's document is read before and after: one
@@ -331,18 +331,3 @@ func axString(v *axValue) string {
 	}
 	return string(v.Value)
 }
-
-func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !isRuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
-
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
