@@ -90,7 +90,7 @@ func (s *session) typeText(ctx context.Context, args map[string]any) (output, er
 			// one that is stopped now is woken later by what the page
 			// does with the value (a cookie it sets wakes a worker
 			// subscribed to the site's cookies), and sends it where the
-			// guard never looks (TestH7SecretWakesTheUsersWorker). A
+			// guard never looks (TestSecretCannotWakeTheUsersWorker). A
 			// running one is refused below (unguardedBeside).
 			if origin := originOf(field.Field.URL); origin != "" {
 				if _, err := chromedp.Call(ctx, storage.ClearDataForOrigin, storage.ClearDataForOriginParams{Origin: origin, StorageTypes: "service_workers"}); err != nil {

@@ -56,7 +56,7 @@ func groupPeers(all []*target.Info, id target.ID) []*target.Info {
 // are not joined only while they are of different origins: the opener's
 // own script may move it to the popup's origin at any time and then find
 // the popup by name (window.open("", name)) and script it, reading a
-// field the secret was typed into (TestH7DisownedOpenerComesBackByName).
+// field the secret was typed into (TestSecretNotTypedBesideADisownedOpener).
 // The target list cannot tell such a popup from a noopener one (a group
 // of its own), so for a secret the doubt counts against it.
 func linkedPeers(all []*target.Info, id target.ID) []*target.Info {
@@ -142,7 +142,7 @@ func originOf(raw string) string {
 // page sets is a host's (no port) or its domain's, and a page of the site
 // at another origin frames the field's origin with first-party storage:
 // an origin alone missed a user's page of the field's host at another
-// port, which read the value from a cookie (TestH7SecretBesideAUsersPageOfTheSite).
+// port, which read the value from a cookie (TestSecretNotTypedBesideAUsersPageOfTheSite).
 func siteOf(raw string) string {
 	u, err := scope.ParseURL(raw)
 	if err != nil || u.Host == "" {
@@ -233,7 +233,7 @@ func (s *session) unguardedBeside(all []*target.Info, fieldURL string) []string 
 			// A worker of the user's runs on after its pages close and
 			// hears the field's page on a BroadcastChannel (which the
 			// session's pages keep); the guard never holds it
-			// (TestH7SecretBesideAUsersWorkerOfTheSite).
+			// (TestSecretNotTypedBesideAUsersWorkerOfTheSite).
 			if !seen[t.TargetID] {
 				seen[t.TargetID] = true
 				out = append(out, "a "+strings.ReplaceAll(t.Type, "_", " ")+" of the user's on the field's site (sharing its storage, BroadcastChannel included)")

@@ -784,7 +784,7 @@ func (g *targetGuard) prepare(ctx context.Context, session, kind string, running
 			// a target it cannot intercept stays paused. That includes a
 			// dedicated worker (no Fetch domain in Chromium 156): let run,
 			// its nested workers and its WebTransport went around the
-			// guard (TestReview11AttackWorkers/dw-nested,
+			// guard (TestLivePagesReachNothingByWorkers/dw-nested,
 			// TestEgressWebTransport/live), so for now it does not run.
 			return fmt.Errorf("Fetch.enable: %w", err)
 		}

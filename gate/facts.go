@@ -124,7 +124,7 @@ type File struct {
 	// download of a typed value saved in a directory that is also
 	// upload_dir, or an operator's file. Attached and sent, the value
 	// would go where type_text may not take it
-	// (TestH7UploadedFileCarriesTheSecret): it goes only on the secrets'
+	// (TestUploadedFileCannotCarryTheSecret): it goes only on the secrets'
 	// domains, and the page is then held to them as for a typed
 	// value.
 	Holds []*toolclad.Secret

@@ -80,7 +80,7 @@ func spellingsAt(s string, p int, out []spelled) []spelled {
 		// Percent-encoded twice (%253C): a URL carried in another's
 		// query (?to=…, ?next=…) has its own query encoded again, and
 		// the gate's refusal of such a URL named the value's pieces in
-		// clear between the runs it masked (TestH7PageDownloadCarriesTheSecret).
+		// clear between the runs it masked (TestPageDownloadCannotCarryTheSecret).
 		if c2, w2, ok2 := percentTwiceAt(s[p:]); ok2 {
 			out = append(out, spelled{c2, w2})
 		}
