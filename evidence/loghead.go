@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -130,6 +131,7 @@ func (s *Store) loadLog(tx *bolt.Tx) error {
 			return fmt.Errorf("%w: session %q has records made under log-wide head #%d, but the log has none: it was removed", ErrCorrupt, id, n)
 		}
 		s.log = logState{}
+		s.signed = anySessionSigned(tx)
 		return nil
 	}
 	h, err := parseLogHead(raw)
@@ -151,7 +153,25 @@ func (s *Store) loadLog(tx *bolt.Tx) error {
 		}
 	}
 	s.log = logState{raw: bytes.Clone(raw), head: *h, set: set}
+	s.signed = h.Sig != "" || anySessionSigned(tx)
 	return nil
+}
+
+// errStop ends a ForEach early.
+var errStop = errors.New("stop")
+
+// anySessionSigned reports whether a session's head is signed.
+func anySessionSigned(tx *bolt.Tx) bool {
+	signed := false
+	_ = tx.Bucket(bucketHeads).ForEach(func(_, v []byte) error {
+		var sh head
+		if json.Unmarshal(v, &sh) == nil && sh.Sig != "" {
+			signed = true
+			return errStop
+		}
+		return nil
+	})
+	return signed
 }
 
 // newestLogN returns the largest log_n among the last records of the
@@ -189,11 +209,11 @@ func (s *Store) beginLog(tx *bolt.Tx) (*logWriter, error) {
 	if !bytes.Equal(raw, s.log.raw) || (raw == nil) != (s.log.raw == nil) {
 		return nil, fmt.Errorf("%w: the log-wide head was changed behind the writer's back", ErrCorrupt)
 	}
-	if raw != nil && s.log.head.Sig != "" && s.opts.SigningKey == nil {
+	if s.signed && s.opts.SigningKey == nil {
 		// An unsigned head after a signed one would make the log fail
 		// VerifyWithKey from here on: a writer without the key refuses
 		// rather than downgrade the log.
-		return nil, fmt.Errorf("%w: log-wide head #%d is signed by key %s, and a store without the signing key cannot extend it (nothing was written)", ErrNeedKey, s.log.head.N, s.log.head.Key)
+		return nil, fmt.Errorf("%w: a store without the signing key cannot extend it (nothing was written)", ErrNeedKey)
 	}
 	w := &logWriter{}
 	if raw != nil {

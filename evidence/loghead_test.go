@@ -383,28 +383,50 @@ func TestPruneKeepsTheLogVerifiable(t *testing.T) {
 }
 
 // TestAppendToASignedLogNeedsTheKey: a store without the signing key does
-// not extend a signed log (its log-wide head would be unsigned and the log
-// would fail VerifyWithKey from then on): Append refuses, writes nothing,
-// and the log still verifies with the key.
+// not extend a signed log (its heads would be unsigned and the log would
+// fail VerifyWithKey from then on), whether the log has a signed log-wide
+// head or is one of signed session heads written before log-wide heads:
+// Signed says so at Open, Append refuses, nothing is written, and the log
+// still verifies with the key. An unsigned log is extended as before.
 func TestAppendToASignedLogNeedsTheKey(t *testing.T) {
 	t.Parallel()
 	key := testKey(1)
-	s, path, _ := pruneFixture(t, key)
+	s, withLogHead, _ := pruneFixture(t, key)
 	s.Close()
-	unkeyed, err := evidence.Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
+	for _, c := range []struct {
+		name, path string
+		sessions   int
+	}{
+		{"signed log-wide head", withLogHead, 5},
+		{"signed session heads, no log-wide head", oldFormatLog(t, key), 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			unkeyed, err := evidence.Open(c.path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !unkeyed.Signed() {
+				t.Error("Signed() is false on a signed log")
+			}
+			err = unkeyed.Append(envelope("later", "https://a.example.com/later"), nil)
+			if !errors.Is(err, evidence.ErrNeedKey) {
+				t.Fatalf("Append to a signed log without the key: %v, want ErrNeedKey", err)
+			}
+			if sums, _ := unkeyed.Sessions(); len(sums) != c.sessions {
+				t.Errorf("a refused append changed the sessions: %d, want %d", len(sums), c.sessions)
+			}
+			unkeyed.Close()
+			if rep := verifyFile(t, c.path, key); !rep.OK() {
+				t.Errorf("the log no longer verifies with its key after a refused append: %q", rep.Problems)
+			}
+		})
 	}
-	err = unkeyed.Append(envelope("later", "https://a.example.com/later"), nil)
-	if !errors.Is(err, evidence.ErrNeedKey) {
-		t.Fatalf("Append to a signed log without the key: %v, want ErrNeedKey", err)
+	plain, _, _ := pruneFixture(t, nil)
+	if plain.Signed() {
+		t.Error("Signed() is true on an unsigned log")
 	}
-	if sums, _ := unkeyed.Sessions(); len(sums) != 5 {
-		t.Errorf("a refused append changed the sessions: %d, want 5", len(sums))
-	}
-	unkeyed.Close()
-	if rep := verifyFile(t, path, key); !rep.OK() {
-		t.Errorf("the log no longer verifies with its key after a refused append: %q", rep.Problems)
+	if err := plain.Append(envelope("later", "https://a.example.com/later"), nil); err != nil {
+		t.Errorf("Append to an unsigned log without a key: %v", err)
 	}
 }
 

@@ -72,7 +72,16 @@ type Store struct {
 	// serialises the transactions, but log is kept after one commits).
 	wmu sync.Mutex
 	log logState
+	// signed: the log as opened has a signed head (log-wide or a
+	// session's), so a writer without the key may not extend it.
+	signed bool
 }
+
+// Signed reports whether the log, as this writer opened it, is signed (a
+// signed log-wide head, or a signed session head in a log written before
+// log-wide heads): a store without the signing key refuses to append to
+// it (ErrNeedKey). Always false on a store opened ReadOnly.
+func (s *Store) Signed() bool { return s.signed }
 
 // Open opens (creating when needed and not ReadOnly) the evidence log at
 // path. A file written by a newer format version is refused with

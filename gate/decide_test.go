@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/browsergate/browsergate/internal/testkit"
+	"github.com/browsergate/browsergate/internal/testkit/commandtable"
 
 	"github.com/browsergate/browsergate/cedar"
 	"github.com/browsergate/browsergate/evidence"
@@ -86,18 +87,6 @@ func newDecideFixture(t *testing.T) *decideFixture {
 
 var decideNow = time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 
-// observes and changesTab are what the executor's command table says of
-// the commands these tests call (executor/commands.go).
-var (
-	observes = map[string]gate.Observation{
-		"click": gate.ObserveClick, "type_text": gate.ObserveField, "submit_form": gate.ObserveSubmit,
-		"go_back": gate.ObserveHistory, "go_forward": gate.ObserveHistory, "switch_tab": gate.ObserveTab,
-		"close_tab": gate.ObserveTab, "press_key": gate.ObserveKey, "select_option": gate.ObserveSelect,
-		"hover": gate.ObservePoint, "upload_file": gate.ObserveUpload,
-	}
-	changesTab = map[string]bool{"switch_tab": true, "new_tab": true, "close_tab": true}
-)
-
 // The executor's names for what these tests give the gate by hand:
 // executor.ErrNoSuchRef, and the rule its acting guard stops an unjudged
 // form submission by.
@@ -120,7 +109,7 @@ func (f *decideFixture) ask(t *testing.T, m *toolclad.Manifest, command string, 
 		l = &nl
 	}
 	return &gate.Question{Call: &toolclad.Call{Manifest: m, Command: cmd, Tool: "d." + command, Args: args, RawArgs: raw, ArgErr: argErr},
-		Facts: fs, Observes: observes[command], ChangesTab: changesTab[command], Scope: sc, Policies: f.engine, Secrets: f.secrets, Principal: "local", Session: "s1", Limits: l, Now: decideNow}
+		Facts: fs, Observes: commandtable.Observations[command], ChangesTab: commandtable.TabCommands[command], Scope: sc, Policies: f.engine, Secrets: f.secrets, Principal: "local", Session: "s1", Limits: l, Now: decideNow}
 }
 
 func on(url string) *gate.Facts {

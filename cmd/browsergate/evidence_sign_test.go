@@ -110,7 +110,8 @@ func rewriteHead(t *testing.T, path string, edit func(b *bolt.Bucket, head map[s
 // TestSignedHeadsEndToEnd: serve --signing-key signs every head; verify
 // --pubkey checks them, refuses another key, and catches a tail cut off
 // with the head rewritten to match, which verify without the key cannot
-// see.
+// see; serve without the key refuses to start on the signed log (its
+// records would be unsigned, or, refused, missing).
 func TestSignedHeadsEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	keyPath, pubPath := keygen(t, filepath.Join(dir, "signer"))
@@ -124,6 +125,14 @@ func TestSignedHeadsEndToEnd(t *testing.T) {
 	out, code = runBinary(t, "evidence", "verify", "--evidence", f.evidence)
 	if code != 0 || !strings.Contains(out, "pass --pubkey") {
 		t.Errorf("verify without a key on a signed log: exit %d, want 0 and a note on the signatures\n%s", code, out)
+	}
+	manifest := filepath.Join(dir, "m.toml")
+	if err := os.WriteFile(manifest, []byte(fmt.Sprintf(e2eManifest, "launch", "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, code = runBinary(t, "serve", "--manifest", manifest, "--policies", repoPath("policies"), "--evidence", f.evidence)
+	if code != 1 || !strings.Contains(out, "is a signed evidence log: start serve with its --signing-key") {
+		t.Errorf("serve on a signed log without its key: exit %d, want 1 asking for the key\n%s", code, out)
 	}
 	out, code = runBinary(t, "evidence", "verify", "--evidence", f.evidence, "--pubkey", otherPub)
 	if code != 1 || !strings.Contains(out, "not by the given key") {

@@ -162,6 +162,11 @@ func (o *serveOptions) run(stderr io.Writer) error {
 		return err
 	}
 	defer store.Close()
+	if store.Signed() && o.signingKey == "" {
+		// Every call would act in the browser and then fail to be
+		// recorded: refuse to start instead.
+		return fmt.Errorf("%w: %s is a signed evidence log: start serve with its --signing-key, or give --evidence a new file", evidence.ErrNeedKey, o.evidence)
+	}
 	resolver, err := staticResolver(o.resolve)
 	if err != nil {
 		return err
