@@ -198,11 +198,17 @@ func (a *Attacks) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 var internalTemplates = map[string]bool{"": true, "attacks": true, "head": true, "body": true, "tail": true, "encoded": true, "port": true}
 
 // attackPages holds one template per attack. The head defines done(), which
-// writes "done" (and an optional result) into #status.
+// writes "done" (and an optional result) into #status, or does so once the
+// document is parsed when it is called before #status exists: an element
+// of the head (a stylesheet refused at once) may report before the body's
+// scripts run.
 var attackPages = template.Must(template.New("attacks").Parse(`
-{{define "head"}}<!doctype html><html lang="en"><head><meta charset="utf-8"><title>attack {{.Name}}</title>{{end}}
-{{define "body"}}</head><body><h1>Attack: {{.Name}}</h1><p id="status">waiting</p>
-<script>function done(r) { document.getElementById('status').textContent = 'done' + (r ? ': ' + r : ''); }</script>{{end}}
+{{define "head"}}<!doctype html><html lang="en"><head><meta charset="utf-8"><title>attack {{.Name}}</title>
+<script>function done(r) {
+  const say = () => { document.getElementById('status').textContent = 'done' + (r ? ': ' + r : ''); };
+  if (document.getElementById('status')) { say(); } else { document.addEventListener('DOMContentLoaded', say); }
+}</script>{{end}}
+{{define "body"}}</head><body><h1>Attack: {{.Name}}</h1><p id="status">waiting</p>{{end}}
 {{define "tail"}}</body></html>{{end}}
 
 {{define "meta-refresh"}}{{template "head" .}}<meta http-equiv="refresh" content="{{.Meta}}">{{template "body" .}}
