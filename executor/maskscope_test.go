@@ -43,7 +43,7 @@ func moved(command, from, to string) *turn {
 // learns nothing; the record masks every secret of the manifest.
 func TestMaskerConsidersTheSecretsOfThePage(t *testing.T) {
 	const value = "Zq8-Lm2_Vx7-Kp4"
-	m := secretManifest(t, value) // PW on login.example.com, *.auth.example.com
+	m := testkit.SecretManifest(t, value) // PW on login.example.com, *.auth.example.com
 	pw := m.Secrets[0]
 	masked := func(s *session, host string) bool {
 		return s.agentMasker(host).Mask("x "+value[2:9]) != "x "+value[2:9]
@@ -133,7 +133,7 @@ func TestMaskerConsidersTheSecretsOfThePage(t *testing.T) {
 		}
 	})
 	t.Run("another manifest's secret", func(t *testing.T) {
-		other := secretManifest(t, "Other-Value-5531")
+		other := testkit.SecretManifest(t, "Other-Value-5531")
 		s := maskSession(t, m, other)
 		if got := s.masker.Mask("Other-Value-5531 " + value); got != "Other-Value-5531 [secret PW]" {
 			t.Errorf("the session's masker masked %q", got)
@@ -152,7 +152,7 @@ func TestMaskerConsidersTheSecretsOfThePage(t *testing.T) {
 // TestMaskerLeavesItsOwnWords.)
 func TestMaskTurnLeavesItsOwnWords(t *testing.T) {
 	const value = "xSECRETx99"
-	m := mask.FromManifests([]*toolclad.Manifest{secretManifest(t, value)})
+	m := mask.FromManifests([]*toolclad.Manifest{testkit.SecretManifest(t, value)})
 	d := deny("secrets", "secret domains", "secret PW may only be typed on %s, and this page is on %s", "login.example.com", "h."+value+".test")
 	tr := &turn{call: &toolclad.Call{Command: &toolclad.Command{Name: "navigate"}}, deny: d,
 		out: output{Text: "navigated to " + pagetext.Value("https://a.test/?q=SECRET"), Structured: map[string]any{"secrets": "v=" + value}}}

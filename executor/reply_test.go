@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/browsergate/browsergate/executor/mask"
+	"github.com/browsergate/browsergate/internal/testkit"
 	"github.com/browsergate/browsergate/toolclad"
 )
 
@@ -118,7 +119,7 @@ func TestReplyLinesAreInert(t *testing.T) {
 // the agent's own text, come back inert, is left as it wrote it.
 func TestMaskerSeesInertValues(t *testing.T) {
 	value := "pa[ss]word-[x]"
-	m := mask.FromManifests([]*toolclad.Manifest{secretManifest(t, value)})
+	m := mask.FromManifests([]*toolclad.Manifest{testkit.SecretManifest(t, value)})
 	for _, text := range []string{
 		dialogNote([]string{"alert: " + value, "alert: " + value[:8]}),
 		"went back to " + inert("http://127.0.0.1/"+value),

@@ -9,34 +9,13 @@ import (
 	"github.com/browsergate/browsergate/toolclad"
 )
 
-func secretManifest(t testing.TB, value string) *toolclad.Manifest {
-	t.Helper()
-	dir := t.TempDir()
-	testkit.WriteFile(t, dir, "pw", value)
-	path := testkit.WriteFile(t, dir, "m.toml", `
-[tool]
-name = "s"
-[browser.scope]
-allowed_domains = ["*.example.com"]
-[secrets.PW]
-file = "pw"
-domains = ["login.example.com", "*.auth.example.com"]
-[browser.commands.type_text]
-`)
-	m, err := toolclad.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
 // TestAgentTextsAreTheMCPSessions: what an agent wrote is its own in every
 // session of its MCP session — on another tool, and after an expiry
 // replaced one — and in no other MCP session's; it is forgotten when its
 // MCP session ends.
 func TestAgentTextsAreTheMCPSessions(t *testing.T) {
-	m1 := secretManifest(t, "Zq8-Lm2_Vx7-Kp4")
-	m2 := secretManifest(t, "Zq8-Lm2_Vx7-Kp4")
+	m1 := testkit.SecretManifest(t, "Zq8-Lm2_Vx7-Kp4")
+	m2 := testkit.SecretManifest(t, "Zq8-Lm2_Vx7-Kp4")
 	e, err := New(Config{Manifests: []*toolclad.Manifest{m1, m2}, Policies: testkit.Policies(t), Evidence: testkit.Store(t)})
 	if err != nil {
 		t.Fatal(err)

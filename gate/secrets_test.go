@@ -7,35 +7,12 @@ import (
 	"testing"
 
 	"github.com/browsergate/browsergate/internal/testkit"
-	"github.com/browsergate/browsergate/toolclad"
 )
-
-// secretManifest declares one secret, PW, read from a file holding value.
-func secretManifest(t testing.TB, value string) *toolclad.Manifest {
-	t.Helper()
-	dir := t.TempDir()
-	testkit.WriteFile(t, dir, "pw", value)
-	path := testkit.WriteFile(t, dir, "m.toml", `
-[tool]
-name = "s"
-[browser.scope]
-allowed_domains = ["*.example.com"]
-[secrets.PW]
-file = "pw"
-domains = ["login.example.com", "*.auth.example.com"]
-[browser.commands.type_text]
-`)
-	m, err := toolclad.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
 
 // TestSecretDomains: a secret goes only into a named element whose page is
 // on one of its domains, matched on the canonical host.
 func TestSecretDomains(t *testing.T) {
-	ss, err := NewSecrets(secretManifest(t, "hunter2hunter2"))
+	ss, err := NewSecrets(testkit.SecretManifest(t, "hunter2hunter2"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +48,7 @@ func TestSecretDomains(t *testing.T) {
 // part of it does not.
 func TestSecretHeldInFile(t *testing.T) {
 	const value = `k& 9<Q!x&a 7>z`
-	ss, err := NewSecrets(secretManifest(t, value))
+	ss, err := NewSecrets(testkit.SecretManifest(t, value))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,31 +18,9 @@ import (
 	"github.com/browsergate/browsergate/toolclad"
 )
 
-// secretManifest is a manifest with one secret, PW, of value.
-func secretManifest(t testing.TB, value string) *toolclad.Manifest {
-	t.Helper()
-	dir := t.TempDir()
-	testkit.WriteFile(t, dir, "pw", value)
-	path := testkit.WriteFile(t, dir, "m.toml", `
-[tool]
-name = "s"
-[browser.scope]
-allowed_domains = ["*.example.com"]
-[secrets.PW]
-file = "pw"
-domains = ["login.example.com", "*.auth.example.com"]
-[browser.commands.type_text]
-`)
-	m, err := toolclad.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
 // newMasker is the masker of one secret, PW, of value.
 func newMasker(t testing.TB, value string) *mask.Masker {
-	return mask.FromManifests([]*toolclad.Manifest{secretManifest(t, value)})
+	return mask.FromManifests([]*toolclad.Manifest{testkit.SecretManifest(t, value)})
 }
 
 // collapse is s with its white space collapsed, as the accessibility tree

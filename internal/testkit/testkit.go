@@ -161,3 +161,27 @@ func PageContent(reply string) string {
 	}
 	return reply[open+2 : end]
 }
+
+// SecretManifest loads a manifest with one secret, PW, of the given value
+// (read from a file beside it), typed only on login.example.com and
+// *.auth.example.com, in a scope of *.example.com.
+func SecretManifest(t testing.TB, value string) *toolclad.Manifest {
+	t.Helper()
+	dir := t.TempDir()
+	WriteFile(t, dir, "pw", value)
+	path := WriteFile(t, dir, "m.toml", `
+[tool]
+name = "s"
+[browser.scope]
+allowed_domains = ["*.example.com"]
+[secrets.PW]
+file = "pw"
+domains = ["login.example.com", "*.auth.example.com"]
+[browser.commands.type_text]
+`)
+	m, err := toolclad.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
