@@ -66,6 +66,10 @@ func ParseOperators(name string, data []byte) (*Operators, error) {
 		case len(token) < minOperatorToken || strings.ContainsAny(token, " \t"):
 			errs = append(errs, fmt.Errorf("%s:%d: %s's token: want %d or more characters without spaces", name, n, who, minOperatorToken))
 			continue
+		case TokenStrength(token) < minOperatorTokenBits:
+			errs = append(errs, fmt.Errorf("%s:%d: %s's token is too easy to guess: about %.0f bits (repeated characters, runs such as 1234 and repeated pieces add nothing), want %d or more: make it random (head -c 32 /dev/urandom | base64)",
+				name, n, who, TokenStrength(token), minOperatorTokenBits))
+			continue
 		}
 		h := sha256.Sum256([]byte(token))
 		if first, dup := seen[h]; dup {

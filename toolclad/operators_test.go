@@ -23,7 +23,9 @@ func TestOperators(t *testing.T) {
 		"":                                  "no operator token",
 		"olga:short":                        "ops:1: olga's token: want 24 or more",
 		"bad name:0123456789abcdef01234567": `ops:1: operator name "bad name"`,
-		"a:0123456789abcdef01234567\nb:0123456789abcdef01234567": "ops:2: the same token as line 1",
+		"a:q7Rk2mWx9LpT4vHc8NzB3jYf\nb:q7Rk2mWx9LpT4vHc8NzB3jYf":       "ops:2: the same token as line 1",
+		"olga:aaaaaaaaaaaaaaaaaaaaaaaaaaaa":                            "ops:1: olga's token is too easy to guess: about 5 bits",
+		"olga:olga-token-0123456789abc\npat:0123456789012345678901234": "ops:2: pat's token is too easy to guess",
 	} {
 		if _, err := ParseOperators("ops", []byte(doc)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", doc, err, want)
