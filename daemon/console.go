@@ -98,7 +98,7 @@ type console struct {
 	f       *Front
 	mu      sync.Mutex
 	signIns map[string]*signIn // by cookie value
-	failed  map[string]*failures
+	backoff *signInBackoff
 	live    *liveView
 	xorigin *http.CrossOriginProtection
 }
@@ -114,20 +114,8 @@ type signIn struct {
 	lastSeen  time.Time
 }
 
-// failures are an address's wrong tokens in a row, and when its next
-// wrong one is answered 401 rather than 429: each failure doubles the
-// wait, up to a minute. A right token is never held by them (login).
-type failures struct {
-	n    int
-	next time.Time
-}
-
-// failuresForgotten is how long after its last wait an address's wrong
-// tokens are forgotten: the next one starts the back-off at 1 s again.
-const failuresForgotten = 15 * time.Minute
-
 func newConsole(f *Front) *console {
-	c := &console{f: f, signIns: map[string]*signIn{}, failed: map[string]*failures{}, live: newLiveView(), xorigin: http.NewCrossOriginProtection()}
+	c := &console{f: f, signIns: map[string]*signIn{}, backoff: newSignInBackoff(backoffSources), live: newLiveView(), xorigin: http.NewCrossOriginProtection()}
 	go c.live.follow(f.cfg.Events)
 	return c
 }
@@ -283,28 +271,12 @@ func (c *console) login(w http.ResponseWriter, r *http.Request) {
 }
 
 // failedFrom counts a wrong token from addr and returns how long the
-// address had still to wait when it came (0: it was its turn). Each
-// failure sets the next turn 1, 2, 4 … up to 60 s after it.
+// address had still to wait when it came (0: it was its turn); see
+// signInBackoff.
 func (c *console) failedFrom(addr, remote string) time.Duration {
-	now := c.f.cfg.Now()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	f := c.failed[addr]
-	if f == nil {
-		if len(c.failed) > 10000 {
-			clear(c.failed) // bounded: a flood of addresses forgets the old ones
-		}
-		f = &failures{}
-		c.failed[addr] = f
-	}
-	wait := max(f.next.Sub(now), 0)
-	if now.Sub(f.next) > failuresForgotten {
-		f.n = 0
-	}
-	f.n++
-	f.next = now.Add(min(time.Second<<min(f.n-1, 6), time.Minute))
-	if f.n <= 3 || f.n%100 == 0 {
-		c.f.cfg.Logger.Warn("console: sign-in refused", "remote", remote, "failures_in_a_row", f.n)
+	wait, n := c.backoff.failed(addr, c.f.cfg.Now())
+	if n <= 3 || n%100 == 0 {
+		c.f.cfg.Logger.Warn("console: sign-in refused", "remote", remote, "failures_in_a_row", n)
 	}
 	return wait
 }
