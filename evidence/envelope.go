@@ -108,7 +108,10 @@ type FileRef struct {
 // a session's pages made by themselves after its last call, which the
 // egress gate refused and no call recorded, written when the session ended
 // (or its browser context closed on a timeout). Its Blocked entries are
-// all between_calls; its decision is refused at StageEgress.
+// all between_calls; its decision is refused at StageEgress. An operator's
+// end of a session (the console) writes one too, whether or not requests
+// were refused: refused at StageLimits, rule "ended by the operator", its
+// reason naming the operator (spec revision 10).
 const KindSessionEnd = "session_end"
 
 // KindPageDownload is the kind of a record that is not a call: a download

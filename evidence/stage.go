@@ -18,7 +18,9 @@ const (
 	// needs (not in a form, say).
 	StageArgs Stage = "args"
 	// StageLimits: the session has expired (session_timeout_seconds,
-	// idle_timeout_seconds) or used up max_interactions; for a page's
+	// idle_timeout_seconds) or used up max_interactions; in a record of
+	// kind session_end with rule "ended by the operator", an operator
+	// ended the session (from the console); for a page's
 	// download (kind page_download), also: larger than max_download_bytes,
 	// or the session ended before it did.
 	StageLimits Stage = "limits"

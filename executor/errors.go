@@ -28,6 +28,10 @@ var ErrNoForward = errors.New("no next page in this tab: go_forward follows a go
 // DevTools WebSocket URL.
 var ErrLiveEndpoint = errors.New("live endpoint")
 
+// ErrSessionNotOpen is returned by EndByOperator for a session that is
+// not open (it ended, or never was).
+var ErrSessionNotOpen = errors.New("no open session with that id")
+
 // DenyError is a gate refusal: which stage refused, the rule that decided
 // and why (gate.DenyError, where the stages are listed). It is a value the
 // caller inspects (errors.As), never a crash.

@@ -101,6 +101,8 @@ type Executor struct {
 	// still being ended: Close waits for them, so that what their ending
 	// records is written before the evidence log closes.
 	ending sync.WaitGroup
+	// operatorEnded are the sessions operators ended (operator_end.go).
+	operatorEnded operatorEnds
 }
 
 // sessionKey names a session: an MCP session's calls, by one agent, to
@@ -268,6 +270,7 @@ func (e *Executor) EndSession(mcpID string) {
 		}
 	}
 	delete(e.agents, mcpID)
+	e.operatorEnded.forget(mcpID)
 	if len(ended) == 0 { // none, or Close took them
 		e.mu.Unlock()
 		return
@@ -294,6 +297,9 @@ func (e *Executor) session(call *toolclad.Call) (*session, error) {
 		return nil, errors.New("the manifest of this tool was reloaded; list the tools again and call the new one")
 	}
 	k := sessionKey{call.SessionID, call.Agent, m}
+	if end, ok := e.operatorEnded.of(k); ok {
+		return nil, errors.New(end.refusal())
+	}
 	if s, ok := e.sessions[k]; ok {
 		return s, nil
 	}
@@ -480,6 +486,10 @@ func (e *Executor) Warm(mcpID, agent string) {
 	m := launch[0]
 	k := sessionKey{mcpID, agent, m}
 	s, ok := e.sessions[k]
+	if _, ended := e.operatorEnded.of(k); !ok && ended {
+		e.mu.Unlock()
+		return // an operator ended it: no call of its runs again
+	}
 	if !ok {
 		s = e.newSessionLocked(k, "")
 		s.limits.unused = true

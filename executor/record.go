@@ -272,7 +272,9 @@ func (e *Executor) publishDecision(s *session, env *evidence.Envelope) {
 		}
 	}
 	if d.Approval != nil {
-		ev.By, ev.Channel = d.Approval.By, d.Approval.Channel
+		// The approval's id lets a watcher tell what became of the call
+		// it approved or denied (the console shows it).
+		ev.Approval, ev.By, ev.Channel = d.Approval.ID, d.Approval.By, d.Approval.Channel
 	}
 	e.cfg.Events.Publish(ev)
 }

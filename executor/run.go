@@ -91,7 +91,7 @@ func (e *Executor) Run(ctx context.Context, call *toolclad.Call) *toolclad.Reply
 	}
 	defer s.mu.Unlock()
 	if s.ended {
-		return &toolclad.Reply{Text: "error: this session has ended", IsError: true}
+		return &toolclad.Reply{Text: "error: " + e.endedText(s), IsError: true}
 	}
 	// What the agent writes is its own for the rest of the session: every
 	// reply shows it as written (mask.Masker.ForAgent).
