@@ -14,15 +14,13 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
-	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/browsergate/browsergate/approval"
-	"github.com/browsergate/browsergate/events"
 	"github.com/browsergate/browsergate/evidence"
 )
 
@@ -47,12 +45,18 @@ import (
 var consoleFiles embed.FS
 
 var consolePages = template.Must(template.New("").Funcs(template.FuncMap{
+	// json writes arguments as the agent wrote them: <PORTAL_PW>, not
+	// JSON's HTML-safe \u003cPORTAL_PW\u003e. The template escapes the
+	// text for HTML where it lands.
 	"json": func(v any) string {
-		b, err := json.MarshalIndent(v, "", "  ")
-		if err != nil {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(v); err != nil {
 			return "?"
 		}
-		return string(b)
+		return strings.TrimSuffix(b.String(), "\n")
 	},
 	"when": func(t time.Time) string {
 		if t.IsZero() {
@@ -64,7 +68,11 @@ var consolePages = template.Must(template.New("").Funcs(template.FuncMap{
 		if len(s) <= n {
 			return s
 		}
-		return s[:n] + "…"
+		cut := n
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut-- // never inside a character
+		}
+		return s[:cut] + "…"
 	},
 	"allowed": func(b *bool) string {
 		switch {
@@ -133,6 +141,7 @@ func (c *console) routes(mux *http.ServeMux) {
 	mux.Handle("GET /console/s/{key}/sessions/{id}", page(c.signedIn(c.session)))
 	mux.Handle("GET /console/s/{key}/screenshots/{sha}", page(c.signedIn(c.screenshot)))
 	mux.Handle("POST /console/s/{key}/approvals/{id}", change(c.signedIn(c.decide)))
+	mux.Handle("POST /console/s/{key}/sessions/{id}/end", change(c.signedIn(c.endSession)))
 	mux.Handle("GET /console/s/{key}/events", c.f.guard(c.signedIn(c.events)))
 	// The console's front door is the sign-in form: nothing under
 	// /console/ tells a cookie's holder the path key.
@@ -301,13 +310,21 @@ func (c *console) csrfOK(r *http.Request, who *signIn) bool {
 	return got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(who.csrf)) == 1
 }
 
+// caughtUpWait bounds how long the index waits for the console's view to
+// take the event its script saw (?seen=SEQ), so that it shows it.
+const caughtUpWait = 2 * time.Second
+
 func (c *console) index(w http.ResponseWriter, r *http.Request, who *signIn) {
+	if seen, err := strconv.ParseUint(r.URL.Query().Get("seen"), 10, 64); err == nil {
+		c.live.caughtUp(seen, caughtUpWait)
+	}
 	var held []approval.Request
 	if c.f.cfg.Broker != nil {
 		held = c.f.cfg.Broker.List()
 	}
 	c.render(w, "index.html", http.StatusOK, map[string]any{
-		"Operator": who.operator, "CSRF": who.csrf, "Base": who.base(), "Held": held, "Sessions": c.live.sessions(), "Now": c.f.cfg.Now(),
+		"Operator": who.operator, "CSRF": who.csrf, "Base": who.base(), "Held": held, "Answered": c.live.answered(),
+		"Sessions": c.live.list(), "CanEnd": c.f.cfg.EndSession != nil, "Now": c.f.cfg.Now(),
 	})
 }
 
@@ -341,13 +358,39 @@ func (c *console) decide(w http.ResponseWriter, r *http.Request, who *signIn) {
 		return
 	}
 	id := r.PathValue("id")
-	err := c.f.cfg.Broker.Decide(id, approval.Outcome{Approved: verdict == "approve", Channel: approval.ChannelConsole,
-		By: who.operator, Note: strings.TrimSpace(r.PostFormValue("note"))})
-	if errors.Is(err, approval.ErrUnknown) {
+	p := c.f.cfg.Broker.Get(id)
+	o := approval.Outcome{Approved: verdict == "approve", Channel: approval.ChannelConsole, By: who.operator, Note: strings.TrimSpace(r.PostFormValue("note"))}
+	err := c.f.cfg.Broker.Decide(id, o)
+	if p == nil || errors.Is(err, approval.ErrUnknown) {
 		http.Error(w, "no pending approval "+id+" (already answered, expired, or never held)", http.StatusNotFound)
 		return
 	}
+	c.live.answeredHere(p.Request, o, c.f.cfg.Now())
 	c.f.cfg.Logger.Warn("approval answered in the console", "id", id, "approved", verdict == "approve", "operator", who.operator)
+	http.Redirect(w, r, who.base()+"/", http.StatusSeeOther)
+}
+
+// endSession ends an open session for the operator: its browser context
+// closes, its end is recorded with the operator's name, and the agent's
+// next call in it is refused, saying so.
+func (c *console) endSession(w http.ResponseWriter, r *http.Request, who *signIn) {
+	r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
+	if !c.csrfOK(r, who) {
+		http.Error(w, "the form's CSRF token is missing or wrong: reload the console", http.StatusForbidden)
+		return
+	}
+	if c.f.cfg.EndSession == nil {
+		http.Error(w, "this daemon cannot end sessions from the console", http.StatusNotFound)
+		return
+	}
+	id := r.PathValue("id")
+	if err := c.f.cfg.EndSession(id, who.operator); err != nil {
+		c.f.cfg.Logger.Warn("console: ending a session failed", "session", id, "operator", who.operator, "error", err.Error())
+		http.Error(w, "the session could not be ended: "+err.Error(), http.StatusConflict)
+		return
+	}
+	c.live.endedHere(id, fmt.Sprintf("the operator %s ended it (%s)", who.operator, approval.ChannelConsole), c.f.cfg.Now())
+	c.f.cfg.Logger.Warn("session ended in the console", "session", id, "operator", who.operator)
 	http.Redirect(w, r, who.base()+"/", http.StatusSeeOther)
 }
 
@@ -405,75 +448,4 @@ func randomHex() string {
 	var b [32]byte
 	rand.Read(b[:])
 	return hex.EncodeToString(b[:])
-}
-
-// liveView is the sessions open now and their last calls, as the event
-// stream tells them.
-type liveView struct {
-	mu   sync.Mutex
-	open map[string]*liveSession
-}
-
-// liveSession is an open session and its last calls, newest first.
-type liveSession struct {
-	ID, Agent, Tool string
-	Opened          time.Time
-	Last            []events.Event
-}
-
-// liveCalls is how many of a session's last calls the console keeps.
-const liveCalls = 10
-
-func newLiveView() *liveView { return &liveView{open: map[string]*liveSession{}} }
-
-// follow keeps the view up to date until the hub stops sending; a watch
-// dropped for falling behind is taken up again.
-func (v *liveView) follow(h *events.Hub) {
-	if h == nil {
-		return
-	}
-	for {
-		w := h.Watch()
-		for e := range w.C {
-			v.take(e)
-		}
-		if !w.Dropped() {
-			return
-		}
-	}
-}
-
-func (v *liveView) take(e events.Event) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	switch e.Type {
-	case events.SessionOpened:
-		v.open[e.Session] = &liveSession{ID: e.Session, Agent: e.Agent, Tool: e.Tool, Opened: e.Time}
-	case events.SessionEnded:
-		delete(v.open, e.Session)
-	case events.Decision, events.ApprovalAsked, events.ApprovalAnswered:
-		s := v.open[e.Session]
-		if s == nil {
-			s = &liveSession{ID: e.Session, Agent: e.Agent, Tool: e.Tool, Opened: e.Time}
-			v.open[e.Session] = s
-		}
-		s.Last = slices.Insert(s.Last, 0, e)
-		if len(s.Last) > liveCalls {
-			s.Last = s.Last[:liveCalls]
-		}
-	}
-}
-
-// sessions are the open sessions, newest first, copied.
-func (v *liveView) sessions() []liveSession {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	out := make([]liveSession, 0, len(v.open))
-	for _, s := range v.open {
-		c := *s
-		c.Last = slices.Clone(s.Last)
-		out = append(out, c)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Opened.After(out[j].Opened) })
-	return out
 }

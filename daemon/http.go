@@ -76,7 +76,11 @@ type Config struct {
 	// and answers; Evidence is the log the console reads.
 	Broker   *approval.Broker
 	Evidence *evidence.Store
-	Logger   *slog.Logger
+	// EndSession ends the open session id for the operator named (the
+	// console's End button; nil: the console cannot end sessions). After
+	// it, the session's agent's next call is refused, saying so.
+	EndSession func(id, operator string) error
+	Logger     *slog.Logger
 	// Now is the clock of the console's sign-ins and of its back-off
 	// after wrong tokens (nil: time.Now).
 	Now func() time.Time
@@ -233,8 +237,8 @@ func (f *Front) names(loopback, tls bool) (hosts, own, allowed map[string]bool) 
 func (f *Front) ownOrigin(o string) bool { return f.own[strings.ToLower(o)] }
 
 // Handler is the front's routes: /healthz open, the rest behind the Host
-// and Origin checks, and /mcp behind an agent's token and the session
-// limits.
+// and Origin checks (/ a page of links), and /mcp behind an agent's token
+// and the session limits.
 func (f *Front) Handler() http.Handler {
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return f.cfg.Server },
 		&mcp.StreamableHTTPOptions{SessionTimeout: f.cfg.SessionIdle, MaxRequestBodyBytes: f.cfg.MaxRequestBytes, Logger: f.cfg.Logger,
@@ -252,6 +256,7 @@ func (f *Front) Handler() http.Handler {
 		f.console = newConsole(f)
 		f.console.routes(mux)
 	}
+	mux.Handle("GET /{$}", f.guard(http.HandlerFunc(f.home)))
 	mux.Handle("/", f.guard(http.NotFoundHandler()))
 	return f.bodyLimits(mux)
 }

@@ -247,6 +247,7 @@ func (o *serveOptions) run(stderr io.Writer) error {
 		AllowedOrigins: o.allowedOrigins, AllowedHosts: o.httpHosts,
 		MaxSessions: o.maxSessions, MaxSessionsPerAgent: o.perAgent, SessionIdle: o.sessionIdle, BodyWait: o.bodyWait, Logger: logger,
 		Operators: operatorsOf(rl, o.operatorTokens), Events: hub, Broker: broker, Evidence: store,
+		EndSession: func(id, operator string) error { return ex.EndByOperator(id, operator, approval.ChannelConsole) },
 	})
 	if err != nil {
 		return err
@@ -261,6 +262,13 @@ func (o *serveOptions) run(stderr io.Writer) error {
 	// The address is also printed alone, for scripts and tests that let
 	// the system choose the port (--http 127.0.0.1:0).
 	fmt.Fprintf(stderr, "browsergate: listening on %s\n", front.URL())
+	if o.operatorTokens != "" {
+		// Where to sign in, never with what: the token is the operator's
+		// own line of the file, and this stream goes to logs (journald,
+		// files) that more people read, and keep, than may answer held
+		// calls.
+		fmt.Fprintf(stderr, "browsergate: console at %s/console/login (sign in with your operator token, your line of %s)\n", front.URL(), o.operatorTokens)
+	}
 	if o.stdio {
 		go func() {
 			if err := server.Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil {
