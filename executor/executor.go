@@ -298,6 +298,7 @@ func (e *Executor) session(call *toolclad.Call) (*session, error) {
 	}
 	k := sessionKey{call.SessionID, call.Agent, m}
 	if end, ok := e.operatorEnded.of(k); ok {
+		e.cfg.Logger.Warn("call refused: an operator ended its session", "session", end.session, "operator", end.operator, "tool", call.Tool)
 		return nil, errors.New(end.refusal())
 	}
 	if s, ok := e.sessions[k]; ok {
