@@ -43,8 +43,10 @@ const consoleWait = 60 * time.Second
 // agents work. Without a reload (a mark set in the page survives): a
 // session appears; a call held for a human appears, its arguments as the
 // agent wrote them (<PORTAL_PW>, as text, no element of that name); a
-// session whose client ended it shows as ended, with why. Approve in the
-// page, and the call's outcome (it ran) shows. End session in the page:
+// session whose client ended it shows as ended, with why; a call denied
+// on the operator socket keeps its place, greyed, its buttons gone, and
+// the denial shows. Approve in the page, and the call's outcome (it ran)
+// shows. End session in the page:
 // the row shows the session ended by the operator, the agent's next call
 // is refused saying so, and the evidence records the end with the
 // operator's name and the approval as the console's. serve printed
@@ -144,6 +146,38 @@ func TestConsoleLive(t *testing.T) {
 		t.Fatal("the approved call did not return")
 	}
 
+	// A call denied elsewhere (the operator socket): its card stays in
+	// place, its buttons gone, and the denial shows, without a reload.
+	markPage()
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		res, err := alice.CallTool(ctx, &mcp.CallToolParams{Name: "e2e.type_text", Arguments: map[string]any{"selector": "#user", "text": "again"}})
+		if err != nil {
+			held <- reply{err.Error(), true}
+			return
+		}
+		held <- reply{resultText(res), res.IsError}
+	}()
+	id := waitFor("the second held call", `(document.querySelector('#held section.held[data-version="pending"]:not(.gone)') || {dataset: {}}).dataset.key`)
+	if out, err := exec.Command(binary, "approvals", "deny", id, "--evidence", d.evidence, "--by", "bob", "--note", "not this one").CombinedOutput(); err != nil {
+		t.Fatalf("approvals deny: %v\n%s", err, out)
+	}
+	waitFor("the denied call's card greyed in place", `document.querySelector('#held section.held.gone[data-key="`+id+`"]:not(:has(form))') && 'gone'`)
+	denied := waitFor("the denial", `(document.querySelector('#answered section[id="answer-`+id+`"] .answer') || {}).textContent`)
+	notReloaded("a call denied elsewhere")
+	if !strings.Contains(denied, "Denied by bob") || !strings.Contains(denied, "not this one") {
+		t.Errorf("the denial as shown: %q", denied)
+	}
+	select {
+	case r := <-held:
+		if !r.refused || !strings.Contains(r.text, "denied") {
+			t.Errorf("the denied call (refused %v):\n%s", r.refused, r.text)
+		}
+	case <-time.After(consoleWait):
+		t.Fatal("the denied call did not return")
+	}
+
 	// A session whose client went away shows as ended, without a reload.
 	markPage()
 	bob := d.connect(t, "bob-token")
@@ -180,7 +214,7 @@ func TestConsoleLive(t *testing.T) {
 	if end == nil || end.Decision.Allowed || end.Decision.Rule != "ended by the operator" || !strings.Contains(strings.Join(end.Decision.Reasons, " "), "the operator olga ended the session (console)") {
 		t.Errorf("the evidence of the operator's end: %+v", end)
 	}
-	typed := lastRecordWhere(t, d.evidence, func(e *evidence.Envelope) bool { return e.Session == aliceSession && e.Command == "type_text" })
+	typed := lastRecordWhere(t, d.evidence, func(e *evidence.Envelope) bool { return e.Session == aliceSession && e.Command == "type_text" && e.Args["text"] == "<PORTAL_PW>" })
 	if typed == nil || !typed.Decision.Allowed || typed.Decision.Approval == nil || typed.Decision.Approval.Channel != "console" || typed.Decision.Approval.By != "olga" {
 		t.Errorf("the approved call's evidence: %+v", typed)
 	}
