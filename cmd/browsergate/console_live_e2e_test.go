@@ -214,7 +214,9 @@ func TestConsoleLive(t *testing.T) {
 	if end == nil || end.Decision.Allowed || end.Decision.Rule != "ended by the operator" || !strings.Contains(strings.Join(end.Decision.Reasons, " "), "the operator olga ended the session (console)") {
 		t.Errorf("the evidence of the operator's end: %+v", end)
 	}
-	typed := lastRecordWhere(t, d.evidence, func(e *evidence.Envelope) bool { return e.Session == aliceSession && e.Command == "type_text" && e.Args["text"] == "<PORTAL_PW>" })
+	typed := lastRecordWhere(t, d.evidence, func(e *evidence.Envelope) bool {
+		return e.Session == aliceSession && e.Command == "type_text" && e.Args["text"] == "<PORTAL_PW>"
+	})
 	if typed == nil || !typed.Decision.Allowed || typed.Decision.Approval == nil || typed.Decision.Approval.Channel != "console" || typed.Decision.Approval.By != "olga" {
 		t.Errorf("the approved call's evidence: %+v", typed)
 	}
