@@ -245,9 +245,9 @@ func (c *console) loginPage(w http.ResponseWriter, r *http.Request) {
 // the back-off cannot do is stop a client that ignores Retry-After from
 // having each guess checked, since a right token must be admitted at
 // once: what makes guessing hopeless is the token itself (24 or more
-// characters, toolclad.minOperatorToken). A right token does not clear
-// the address's failures either: it does not show that the wrong ones
-// were its holder's.
+// characters, of 80 bits or more as toolclad.TokenStrength estimates).
+// A right token does not clear the address's failures either: it does
+// not show that the wrong ones were its holder's (signInBackoff).
 func (c *console) login(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
 	addr, _, _ := net.SplitHostPort(r.RemoteAddr)
