@@ -311,13 +311,15 @@ func (c *console) csrfOK(r *http.Request, who *signIn) bool {
 }
 
 // caughtUpWait bounds how long the index waits for the console's view to
-// take the event its script saw (?seen=SEQ), so that it shows it.
+// take the events published before it was asked for.
 const caughtUpWait = 2 * time.Second
 
 func (c *console) index(w http.ResponseWriter, r *http.Request, who *signIn) {
-	if seen, err := strconv.ParseUint(r.URL.Query().Get("seen"), 10, 64); err == nil {
-		c.live.caughtUp(seen, caughtUpWait)
-	}
+	// The page shows every event published before it was asked for, and
+	// every one its script saw (?seen=SEQ): an event published as the
+	// page loads, before its script follows the stream, is not lost.
+	seen, _ := strconv.ParseUint(r.URL.Query().Get("seen"), 10, 64)
+	c.live.caughtUp(max(seen, c.f.cfg.Events.Seq()), caughtUpWait)
 	var held []approval.Request
 	if c.f.cfg.Broker != nil {
 		held = c.f.cfg.Broker.List()

@@ -75,6 +75,11 @@ func (v *liveView) follow(h *events.Hub) {
 	}
 	for {
 		w := h.Watch()
+		// Caught up from here: what was published before this watch (or
+		// while a dropped one was not read) will never come.
+		v.mu.Lock()
+		v.tick(h.Seq())
+		v.mu.Unlock()
 		for e := range w.C {
 			v.take(e)
 		}

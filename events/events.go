@@ -142,3 +142,13 @@ func (h *Hub) Watchers() int {
 	defer h.mu.Unlock()
 	return len(h.subs)
 }
+
+// Seq is the number of the last event published (0: none yet).
+func (h *Hub) Seq() uint64 {
+	if h == nil {
+		return 0
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.seq
+}

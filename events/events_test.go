@@ -72,3 +72,20 @@ func TestSlowWatcherIsDropped(t *testing.T) {
 		t.Errorf("after Close: %d watchers, dropped %v", h.Watchers(), fast.Dropped())
 	}
 }
+
+// TestHubSeq: Seq is the number of the last event published.
+func TestHubSeq(t *testing.T) {
+	h := NewHub(0)
+	if h.Seq() != 0 {
+		t.Errorf("a new hub's Seq: %d", h.Seq())
+	}
+	h.Publish(Event{Type: Decision})
+	h.Publish(Event{Type: Decision})
+	if h.Seq() != 2 {
+		t.Errorf("after two events Seq is %d", h.Seq())
+	}
+	var none *Hub
+	if none.Seq() != 0 {
+		t.Error("a nil hub's Seq is not 0")
+	}
+}
