@@ -49,7 +49,7 @@ func runDemo(o *demoOptions, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "\n$ browsergate evidence replay --evidence %s --session %s%s\n", o.evidence, sid, d.SecretFlags())
-	if err := replay.Run(o.evidence, sid, replay.Options{Secrets: d.ReplaySecrets()}, stdout); err != nil {
+	if err := evidenceReplay(o.evidence, sid, replay.Options{Secrets: d.ReplaySecrets()}, stdout); err != nil {
 		return err
 	}
 	return d.CanaryErr()

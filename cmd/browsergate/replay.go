@@ -50,7 +50,26 @@ var evidenceReplayCommand = &command{
 					return err
 				}
 			}
-			return replay.Run(*path, *session, opts, stdout)
+			return evidenceReplay(*path, *session, opts, stdout)
 		}
 	},
+}
+
+// evidenceReplay replays session from the log at path. The log is read as
+// show and verify read it (openReadOnly: the file itself, or the copy a
+// running serve makes of it), and let go before the first step runs, so
+// that neither the daemon writing it nor the replay waits for the other.
+func evidenceReplay(path, session string, opts replay.Options, stdout io.Writer) error {
+	store, err := openReadOnly(path)
+	if err != nil {
+		return err
+	}
+	rec, err := replay.Read(store.Store, path, session, opts.PublicKey)
+	if cerr := store.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return rec.Replay(opts, stdout)
 }
