@@ -14,9 +14,9 @@ var evidenceReplayCommand = &command{
 	name:     "evidence replay",
 	synopsis: "--evidence FILE --session ID [--pubkey FILE] [--secret NAME=env:VAR|file:PATH...] [--resolve NAME=IP[,IP...]...]",
 	summary: "Run a recorded session again in a fresh launched headless browser (or the browserless engine, for a session of\n" +
-		"engine = \"http\"), under the manifest and policies it\n" +
-		"recorded, and list the steps whose decision, URL, title, error or output differ (exit 1 when any does).\n" +
-		"Only a log that verifies is replayed.",
+		"engine = \"http\"), under the manifest and policies it recorded, and list the steps whose decision, URL, title,\n" +
+		"error or output differ, with the lines of the output that changed (exit 1 when any does). Only a log that\n" +
+		"verifies is replayed; a running serve's file is read from the copy the daemon makes, as show and verify read it.",
 	setup: func(fs *flag.FlagSet) action {
 		path := evidenceFlag(fs)
 		session := fs.String("session", "", "the session `ID` to replay (see evidence show)")
