@@ -3,6 +3,7 @@ package replay
 import (
 	"crypto/ed25519"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -229,11 +230,11 @@ func recordedSession(store *evidence.Store, path, session string, pub ed25519.Pu
 		return nil, nil, fmt.Errorf("%w: the log must verify before it is replayed; first bad record: %s", ErrUnverified, first.String())
 	}
 	recs, err := store.Records(session)
+	if errors.Is(err, evidence.ErrUnknownSession) || err == nil && len(recs) == 0 {
+		return nil, nil, fmt.Errorf("no session %q in %s (evidence show --evidence %s --summary lists its sessions)", session, path, path)
+	}
 	if err != nil {
 		return nil, nil, err
-	}
-	if len(recs) == 0 {
-		return nil, nil, fmt.Errorf("no session %q in %s", session, path)
 	}
 	// Records that are not calls (session_end, page_download) ran under
 	// no configuration and name none.
