@@ -48,6 +48,10 @@ func runDemo(o *demoOptions, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "\nThe evidence is in %s. To read, check and replay it again, or export it for people:\n", o.evidence)
 	for _, c := range cmds {
 		fmt.Fprintf(stdout, "  %s\n", commandLine(c))
+		if c[1] == "replay" {
+			// The site is the demo's own, served only while it runs.
+			fmt.Fprintln(stdout, "    (replay visits the site again, and the demo site stopped with the demo: run now, every step differs, and the replay shows how)")
+		}
 	}
 	if err != nil {
 		return err
