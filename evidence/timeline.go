@@ -35,8 +35,10 @@ func WriteTimeline(w io.Writer, sessions []SessionSummary, records map[string][]
 
 // TimelineOptions choose what a timeline shows besides the records.
 type TimelineOptions struct {
-	// Summary adds a line per session: its calls allowed, refused (by
-	// stage) and decided by a human.
+	// Summary shows a session as its header and one line counting its
+	// calls allowed, refused (by stage) and decided by a human, instead
+	// of a line per record (with RefusalsOnly, the refused calls still
+	// follow it).
 	Summary bool
 	// RefusalsOnly shows only the calls refused, without hashes (head,
 	// screenshots): the view an auditor reads first.
@@ -77,6 +79,9 @@ func WriteTimelineWith(w io.Writer, sessions []SessionSummary, records map[strin
 		}
 		if opts.Summary {
 			writeSummary(bw, recs)
+		}
+		if opts.Summary && !opts.RefusalsOnly {
+			continue
 		}
 		for _, e := range recs {
 			if opts.RefusalsOnly {

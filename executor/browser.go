@@ -237,7 +237,7 @@ func (b *backend) start() error {
 			// Chromium refuses to run its sandbox as root; outside root
 			// the sandbox stays on.
 			opts = append(opts, chromedp.NoSandbox)
-			b.logger.Warn("Chromium is launched without its sandbox: browsergate runs as root, where Chromium refuses it; run serve as a dedicated user (examples/browsergate.service)")
+			warnNoSandbox(b.logger)
 		}
 		alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 		root, cancelRoot := chromedp.NewContext(alloc)

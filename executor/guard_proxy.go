@@ -107,14 +107,7 @@ func (b *backend) newProxy(log *blockLog, sess *sessionEgress) (*egress.Proxy, s
 func (b *backend) newDialProxy(log *blockLog, sess *sessionEgress) (*egress.Proxy, error) {
 	logger, denied := b.logger, slog.Leveler(slog.LevelWarn)
 	if sess == nil {
-		// The browser-wide proxy carries the launched browser's own
-		// requests (and those of a person browsing in the first window
-		// of a visible one), never a session's: its background services
-		// ask for Google's hosts in every run (the accounts list of its
-		// profile, the component updater), and no switch stops all of
-		// them. Refused as any request is, they are logged as the
-		// browser's, at info: a warning is kept for what sessions do.
-		logger, denied = b.logger.With("source", "browser"), slog.LevelInfo
+		logger, denied = b.logger.With("source", "browser"), browserRefusalLevel(b.key.headless)
 	}
 	return egress.New(egress.Config{
 		Policy:   policyRef{b: b, s: sess},
@@ -127,6 +120,28 @@ func (b *backend) newDialProxy(log *blockLog, sess *sessionEgress) (*egress.Prox
 		Logger:      logger,
 		DeniedLevel: denied,
 	})
+}
+
+// browserRefusalLevel is the level the browser-wide proxy logs its
+// refusals at. That proxy carries the launched browser's own requests,
+// never a session's: each session's browser context has a proxy of its
+// own (set when the context is made, so nothing a page does moves its
+// requests to another proxy), and its refusals stay warnings, whatever
+// host or URL they name. What reaches the browser-wide proxy is what no
+// session's page asked for: Chromium's background services ask for
+// Google's hosts in every run (the accounts list of its profile, the
+// component updater, safe browsing, the optimization guide), and no
+// switch stops all of them. In a headless browser nothing else can reach
+// it (there is no window outside the sessions' contexts), so those are
+// logged at debug: refused as any request is, they tell the operator
+// nothing. A visible browser's first window is a person's, whose pages
+// share that proxy and cannot be told from the browser's services by
+// anything the proxy sees, so there they stay at info.
+func browserRefusalLevel(headless bool) slog.Level {
+	if headless {
+		return slog.LevelDebug
+	}
+	return slog.LevelInfo
 }
 
 func (b *backend) forgetProxy(addr string) {

@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"io"
+	"strings"
 )
 
 var demoCommand = &command{
@@ -23,4 +24,42 @@ var demoCommand = &command{
 // demoOptions are the flags of `browsergate demo`.
 type demoOptions struct {
 	evidence, manifest, policies string
+}
+
+// demoEvidenceCommands are the commands a reader runs on the demo's
+// evidence file to read, check and replay it again, each as the arguments
+// after "browsergate": the demo runs the first, third and fourth itself,
+// and ends by printing them all (the release binary has every one).
+func demoEvidenceCommands(evidencePath, session string, secretArgs []string) [][]string {
+	return [][]string{
+		{"evidence", "show", "--evidence", evidencePath, "--session", session},
+		{"evidence", "show", "--evidence", evidencePath, "--summary"},
+		{"evidence", "verify", "--evidence", evidencePath},
+		append([]string{"evidence", "replay", "--evidence", evidencePath, "--session", session}, secretArgs...),
+		{"evidence", "export", "--evidence", evidencePath, "--format", "html", "--out", "demo-report.html"},
+	}
+}
+
+// commandLine is a browsergate command as a shell line, each argument
+// quoted where a shell would read it otherwise (a path with a space).
+func commandLine(args []string) string {
+	quoted := make([]string, 0, len(args)+1)
+	quoted = append(quoted, "browsergate")
+	for _, a := range args {
+		quoted = append(quoted, shellQuote(a))
+	}
+	return strings.Join(quoted, " ")
+}
+
+// shellQuote leaves a word of plain characters as it is and puts anything
+// else between single quotes, which a POSIX shell reads literally (a
+// single quote inside written '\”).
+func shellQuote(s string) string {
+	plain := s != "" && !strings.ContainsFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_-./:=,@%+", r))
+	})
+	if plain {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -31,6 +31,7 @@ func runDemo(o *demoOptions, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer d.Close()
+	fmt.Fprintf(stdout, "$ %s\n  (the demo's agent speaks MCP to it over stdio, and its operator answers on its socket)\n\n", commandLine(d.ServeArgs()))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if err := d.Run(ctx); err != nil {
@@ -40,19 +41,38 @@ func runDemo(o *demoOptions, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "\n$ browsergate evidence show --evidence %s --session %s\n", o.evidence, sid)
-	if err := evidenceShow(o.evidence, sid, evidence.TimelineOptions{Summary: true}, stdout); err != nil {
-		return err
+	cmds := demoEvidenceCommands(o.evidence, sid, d.SecretArgs())
+	err = demoEvidence(o, sid, d, cmds, stdout)
+	// Whatever became of them, the commands are printed as they are
+	// typed, to run again on the file the demo leaves.
+	fmt.Fprintf(stdout, "\nThe evidence is in %s. To read, check and replay it again, or export it for people:\n", o.evidence)
+	for _, c := range cmds {
+		fmt.Fprintf(stdout, "  %s\n", commandLine(c))
+		if c[1] == "replay" {
+			// The site is the demo's own, served only while it runs.
+			fmt.Fprintln(stdout, "    (replay visits the site again, and the demo site stopped with the demo: run now, every step differs, and the replay shows how)")
+		}
 	}
-	fmt.Fprintf(stdout, "\n$ browsergate evidence verify --evidence %s\n", o.evidence)
-	if err := evidenceVerifyWith(o.evidence, "", stdout); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "\n$ browsergate evidence replay --evidence %s --session %s%s\n", o.evidence, sid, d.SecretFlags())
-	if err := replay.Run(o.evidence, sid, replay.Options{Secrets: d.ReplaySecrets()}, stdout); err != nil {
+	if err != nil {
 		return err
 	}
 	return d.CanaryErr()
+}
+
+// demoEvidence prints the session's timeline, verifies the log and
+// replays the session: cmds' first, third and fourth commands, each
+// printed before its output.
+func demoEvidence(o *demoOptions, sid string, d *quickstart.Demo, cmds [][]string, stdout io.Writer) error {
+	fmt.Fprintf(stdout, "\n$ %s\n", commandLine(cmds[0]))
+	if err := evidenceShow(o.evidence, sid, evidence.TimelineOptions{}, stdout); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\n$ %s\n", commandLine(cmds[2]))
+	if err := evidenceVerifyWith(o.evidence, "", stdout); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\n$ %s\n", commandLine(cmds[3]))
+	return evidenceReplay(o.evidence, sid, replay.Options{Secrets: d.ReplaySecrets()}, stdout)
 }
 
 // newestSession is the id of the session that started last in the log.

@@ -27,11 +27,12 @@ var evidenceShowCommand = &command{
 	name:     "evidence show",
 	synopsis: "--evidence FILE [--session ID] [--summary] [--refusals]",
 	summary: "Print the evidence timeline: every session with the manifest and policies it ran under, and every call in\n" +
-		"it with its decision, reasons and pages. --summary counts each session's calls; --refusals shows only the refused ones.",
+		"it with its decision, reasons and pages. --summary prints each session's header and one line counting its calls,\n" +
+		"instead of the calls; --refusals prints only the refused calls.",
 	setup: func(fs *flag.FlagSet) action {
 		path := evidenceFlag(fs)
 		session := fs.String("session", "", "only this session `ID`")
-		summary := fs.Bool("summary", false, "a line per session: calls allowed, refused by stage, and decided by a human")
+		summary := fs.Bool("summary", false, "per session, its header and one line counting the calls allowed, refused by stage, and decided by a human, instead of a line per call (with --refusals, the refused calls follow it)")
 		refusals := fs.Bool("refusals", false, "only the calls refused, without hashes")
 		return func(_ []string, stdout, _ io.Writer) error {
 			if err := needEvidence("show", *path); err != nil {

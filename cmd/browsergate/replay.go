@@ -14,9 +14,9 @@ var evidenceReplayCommand = &command{
 	name:     "evidence replay",
 	synopsis: "--evidence FILE --session ID [--pubkey FILE] [--secret NAME=env:VAR|file:PATH...] [--resolve NAME=IP[,IP...]...]",
 	summary: "Run a recorded session again in a fresh launched headless browser (or the browserless engine, for a session of\n" +
-		"engine = \"http\"), under the manifest and policies it\n" +
-		"recorded, and list the steps whose decision, URL, title, error or output differ (exit 1 when any does).\n" +
-		"Only a log that verifies is replayed.",
+		"engine = \"http\"), under the manifest and policies it recorded, and list the steps whose decision, URL, title,\n" +
+		"error or output differ, with the lines of the output that changed (exit 1 when any does). Only a log that\n" +
+		"verifies is replayed; a running serve's file is read from the copy the daemon makes, as show and verify read it.",
 	setup: func(fs *flag.FlagSet) action {
 		path := evidenceFlag(fs)
 		session := fs.String("session", "", "the session `ID` to replay (see evidence show)")
@@ -50,7 +50,26 @@ var evidenceReplayCommand = &command{
 					return err
 				}
 			}
-			return replay.Run(*path, *session, opts, stdout)
+			return evidenceReplay(*path, *session, opts, stdout)
 		}
 	},
+}
+
+// evidenceReplay replays session from the log at path. The log is read as
+// show and verify read it (openReadOnly: the file itself, or the copy a
+// running serve makes of it), and let go before the first step runs, so
+// that neither the daemon writing it nor the replay waits for the other.
+func evidenceReplay(path, session string, opts replay.Options, stdout io.Writer) error {
+	store, err := openReadOnly(path)
+	if err != nil {
+		return err
+	}
+	rec, err := replay.Read(store.Store, path, session, opts.PublicKey)
+	if cerr := store.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return rec.Replay(opts, stdout)
 }

@@ -33,13 +33,13 @@ type Config struct {
 // Demo is the demo site on 127.0.0.1 and a canary on 127.0.0.2, outside
 // the manifest's scope, which must see no request at all.
 type Demo struct {
-	cfg         Config
-	canary      *demosite.NetCanary
-	canaryURL   string
-	siteURL     string
-	stop        []func()
-	secrets     map[string]string
-	secretFlags []string
+	cfg        Config
+	canary     *demosite.NetCanary
+	canaryURL  string
+	siteURL    string
+	stop       []func()
+	secrets    map[string]string
+	secretArgs []string
 }
 
 // Start serves the demo site and the canary until Close, and prints where.
@@ -62,7 +62,7 @@ func Start(cfg Config) (*Demo, error) {
 			if sec.File != "" {
 				where = "file:" + filepath.Join(filepath.Dir(cfg.Manifest), sec.File)
 			}
-			d.secretFlags = append(d.secretFlags, " --secret "+sec.Name+"="+where)
+			d.secretArgs = append(d.secretArgs, "--secret", sec.Name+"="+where)
 			if sec.File != "" {
 				abs, _ := filepath.Abs(strings.TrimPrefix(where, "file:"))
 				where = "file:" + abs
@@ -93,8 +93,16 @@ func (d *Demo) Close() {
 // replay of the session (replay.Options.Secrets).
 func (d *Demo) ReplaySecrets() map[string]string { return d.secrets }
 
-// SecretFlags are the --secret flags of the equivalent replay command.
-func (d *Demo) SecretFlags() string { return strings.Join(d.secretFlags, "") }
+// SecretArgs are the --secret flags of the equivalent replay command, as
+// its arguments.
+func (d *Demo) SecretArgs() []string { return d.secretArgs }
+
+// ServeArgs are the arguments Run starts browsergate with: serve, over
+// stdio, with the demo's manifest, policies and evidence file.
+func (d *Demo) ServeArgs() []string {
+	return []string{"serve", "--manifest", d.cfg.Manifest, "--policies", d.cfg.Policies,
+		"--evidence", d.cfg.Evidence, "--log-level", "warn"}
+}
 
 // CanaryErr is nil when the canary saw no request and no connection.
 func (d *Demo) CanaryErr() error {
@@ -108,8 +116,7 @@ func (d *Demo) CanaryErr() error {
 // and the operator's parts, stops serve, and prints what the canary saw.
 func (d *Demo) Run(ctx context.Context) error {
 	cfg := d.cfg
-	cmd := exec.Command(cfg.Binary, "serve", "--manifest", cfg.Manifest, "--policies", cfg.Policies,
-		"--evidence", cfg.Evidence, "--log-level", "warn")
+	cmd := exec.Command(cfg.Binary, d.ServeArgs()...)
 	cmd.Stderr = cfg.Stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "browsergate-demo", Version: cfg.Version}, nil)
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)

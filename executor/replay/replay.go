@@ -3,6 +3,7 @@ package replay
 import (
 	"crypto/ed25519"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -56,16 +57,59 @@ func ParseSecret(mapping string) (name, source string, err error) {
 // Run replays the allowed calls of session from the evidence log at path,
 // printing one line per step to out, and returns ErrDiffers when any step
 // came out differently: the decision, the error, the final URL or title,
-// or the output's hash where the command's output is deterministic for a
-// deterministic page. Calls a human approved are approved again for the
-// replay, as recorded; text typed into a password field is masked in the
-// log, so such a step cannot be replayed and says so (a manifest secret,
-// with Options.Secrets, makes it replayable).
+// or the output where the command's output is deterministic for a
+// deterministic page (the lines that changed are printed under the step).
+// Calls a human approved are approved again for the replay, as recorded;
+// text typed into a password field is masked in the log, so such a step
+// cannot be replayed and says so (a manifest secret, with
+// Options.Secrets, makes it replayable). The file is opened read-only
+// and closed before the first step runs; a file another process holds
+// is read with Read from a copy (see Read).
 func Run(path, session string, opts Options, out io.Writer) error {
-	recs, cfg, err := recordedSession(path, session, opts.PublicKey)
+	store, err := evidence.Open(path, &evidence.Options{ReadOnly: true, Timeout: 5 * time.Second})
 	if err != nil {
 		return err
 	}
+	rec, err := Read(store, path, session, opts.PublicKey)
+	if cerr := store.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return rec.Replay(opts, out)
+}
+
+// Recorded is one session as its log recorded it: its records and the
+// configuration its calls ran under, read from a log that verifies.
+type Recorded struct {
+	// Session is the session's id.
+	Session string
+	// Records are the session's records, in order (calls and the records
+	// that are not calls).
+	Records []*evidence.Envelope
+	// Config is the manifest and policies the calls ran under.
+	Config *executor.RecordedConfig
+}
+
+// Read verifies the log of store (against pub, when set) and reads
+// session from it; name says which file it is in messages. It reads all
+// a replay needs, so the caller may close store before Replay: the file
+// of a running serve, which bbolt lets no other process open, is read
+// from the consistent copy the daemon makes (its operator socket), and
+// that copy can go once it is read.
+func Read(store *evidence.Store, name, session string, pub ed25519.PublicKey) (*Recorded, error) {
+	recs, cfg, err := recordedSession(store, name, session, pub)
+	if err != nil {
+		return nil, err
+	}
+	return &Recorded{Session: session, Records: recs, Config: cfg}, nil
+}
+
+// Replay runs the recorded session again, as Run does (opts.PublicKey
+// has done its part in Read and is not used).
+func (rec *Recorded) Replay(opts Options, out io.Writer) error {
+	session, recs, cfg := rec.Session, rec.Records, rec.Config
 	dir, err := os.MkdirTemp("", "browsergate-replay-")
 	if err != nil {
 		return err
@@ -137,6 +181,12 @@ func Run(path, session string, opts Options, out io.Writer) error {
 		if diffs := compareStep(r, got); len(diffs) > 0 {
 			differ++
 			fmt.Fprintf(out, "%s DIFFERS: %s\n", label, evidence.Visible(strings.Join(diffs, "; ")))
+			// Which lines of the output changed, under the step: each
+			// already made visible, a page's text cannot reach the
+			// terminal as anything but text.
+			for _, l := range outputLines(r, got) {
+				fmt.Fprintf(out, "%*s%s\n", len(label)+1, "", l)
+			}
 		} else {
 			// The page chose its URL and title: shown with nothing hidden
 			// (the title quoted, %q, escapes what does not print).
@@ -159,16 +209,14 @@ func ran(r *evidence.Envelope) bool {
 
 // recordedSession reads a session's records and the configuration they
 // ran under, from a log that verifies.
-func recordedSession(path, session string, pub ed25519.PublicKey) ([]*evidence.Envelope, *executor.RecordedConfig, error) {
-	store, err := evidence.Open(path, &evidence.Options{ReadOnly: true, Timeout: 5 * time.Second})
-	if err != nil {
-		return nil, nil, err
-	}
-	defer store.Close()
+func recordedSession(store *evidence.Store, path, session string, pub ed25519.PublicKey) ([]*evidence.Envelope, *executor.RecordedConfig, error) {
 	// Replay trusts what the log says (the calls, the manifest and the
 	// policies): only a log that verifies is replayed, against the
 	// signing key when the auditor has it.
-	var rep *evidence.Report
+	var (
+		rep *evidence.Report
+		err error
+	)
 	if pub != nil {
 		rep, err = store.VerifyWithKey(pub)
 	} else {
@@ -182,11 +230,11 @@ func recordedSession(path, session string, pub ed25519.PublicKey) ([]*evidence.E
 		return nil, nil, fmt.Errorf("%w: the log must verify before it is replayed; first bad record: %s", ErrUnverified, first.String())
 	}
 	recs, err := store.Records(session)
+	if errors.Is(err, evidence.ErrUnknownSession) || err == nil && len(recs) == 0 {
+		return nil, nil, fmt.Errorf("no session %q in %s (evidence show --evidence %s --summary lists its sessions)", session, path, path)
+	}
 	if err != nil {
 		return nil, nil, err
-	}
-	if len(recs) == 0 {
-		return nil, nil, fmt.Errorf("no session %q in %s", session, path)
 	}
 	// Records that are not calls (session_end, page_download) ran under
 	// no configuration and name none.

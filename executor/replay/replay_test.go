@@ -72,7 +72,7 @@ func TestRunRefusesWhatItCannotReplayFaithfully(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct{ session, want string }{
-		{"none", `"none"`},
+		{"none", `no session "none" in ` + path + ` (evidence show`},
 		{"noconfig", "recorded without its configuration"},
 		{"reloaded", "changed configuration at record 2"},
 	} {

@@ -92,10 +92,36 @@ func compareStep(want, got *evidence.Envelope) []string {
 			diffs = append(diffs, fmt.Sprintf("%s: %q, now %q", field, w, g))
 		}
 	}
-	if !noOutputCompare[want.Command] && want.OutputSHA256 != got.OutputSHA256 {
-		diffs = append(diffs, "output differs (sha256 "+short(want.OutputSHA256)+" -> "+short(got.OutputSHA256)+")")
+	if outputDiffers(want, got) {
+		hashes := "sha256 " + short(want.OutputSHA256) + " -> " + short(got.OutputSHA256)
+		_, removed, added := textDiff(want.Output, got.Output)
+		switch {
+		case removed+added > 0:
+			diffs = append(diffs, fmt.Sprintf("output: %d line(s) removed, %d added (%s)", removed, added, hashes))
+		case want.OutputTruncated || got.OutputTruncated:
+			diffs = append(diffs, "output differs past the part the log keeps of it ("+hashes+")")
+		default:
+			diffs = append(diffs, "output differs ("+hashes+")")
+		}
 	}
 	return diffs
+}
+
+// outputDiffers reports whether a step's output came out differently,
+// for a command whose output is expected to repeat.
+func outputDiffers(want, got *evidence.Envelope) bool {
+	return !noOutputCompare[want.Command] && want.OutputSHA256 != got.OutputSHA256
+}
+
+// outputLines is the readable difference between the output a step
+// recorded and the one its replay gave (see textDiff), or nothing when
+// the output is not compared or did not change.
+func outputLines(want, got *evidence.Envelope) []string {
+	if !outputDiffers(want, got) {
+		return nil
+	}
+	lines, _, _ := textDiff(want.Output, got.Output)
+	return lines
 }
 
 func verdict(e *evidence.Envelope) string {

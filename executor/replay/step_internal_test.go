@@ -14,7 +14,9 @@ func TestCompareStep(t *testing.T) {
 		return &evidence.Envelope{Command: cmd, Decision: evidence.Decision{Allowed: allowed, Stage: stage},
 			After: map[string]any{"url": url, "title": title}, OutputSHA256: out, Error: errText}
 	}
-	want := rec("navigate", true, "gate", "http://a/", "A", "aaaaaaaaaaaaaaaa", "")
+	withOutput := func(e *evidence.Envelope, out string) *evidence.Envelope { e.Output = out; return e }
+	truncated := func(e *evidence.Envelope) *evidence.Envelope { e.OutputTruncated = true; return e }
+	want := withOutput(rec("navigate", true, "gate", "http://a/", "A", "aaaaaaaaaaaaaaaa", ""), "line 1\nline 2\n")
 	for _, tc := range []struct {
 		name string
 		got  *evidence.Envelope
@@ -24,7 +26,11 @@ func TestCompareStep(t *testing.T) {
 		{"refused now", rec("navigate", false, "scope", "http://a/", "A", "aaaaaaaaaaaaaaaa", ""), []string{"decision: allowed at gate, now refused at scope"}},
 		{"an error now", rec("navigate", true, "gate", "http://a/", "A", "aaaaaaaaaaaaaaaa", "timeout"), []string{`error: "", now "timeout"`}},
 		{"elsewhere", rec("navigate", true, "gate", "http://b/", "B", "aaaaaaaaaaaaaaaa", ""), []string{`url: "http://a/", now "http://b/"`, `title: "A", now "B"`}},
-		{"other output", rec("navigate", true, "gate", "http://a/", "A", "bbbbbbbbbbbbbbbb", ""), []string{"output differs (sha256 aaaaaaaaaaaa -> bbbbbbbbbbbb)"}},
+		{"other output", withOutput(rec("navigate", true, "gate", "http://a/", "A", "bbbbbbbbbbbbbbbb", ""), "line 1\nline 2\n"), []string{"output differs (sha256 aaaaaaaaaaaa -> bbbbbbbbbbbb)"}},
+		{"other text", withOutput(rec("navigate", true, "gate", "http://a/", "A", "bbbbbbbbbbbbbbbb", ""), "line 1\nline two\n"),
+			[]string{"output: 1 line(s) removed, 1 added (sha256 aaaaaaaaaaaa -> bbbbbbbbbbbb)"}},
+		{"other text past what the log keeps", truncated(withOutput(rec("navigate", true, "gate", "http://a/", "A", "bbbbbbbbbbbbbbbb", ""), "line 1\nline 2\n")),
+			[]string{"output differs past the part the log keeps of it (sha256 aaaaaaaaaaaa -> bbbbbbbbbbbb)"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			diffs := compareStep(want, tc.got)
