@@ -41,6 +41,7 @@ var commands = []*command{
 	evidenceReplayCommand,
 	eventsCommand,
 	demoCommand,
+	initCommand,
 	versionCommand,
 }
 
