@@ -2,6 +2,7 @@ package toolclad
 
 import (
 	"fmt"
+	"regexp"
 	"regexp/syntax"
 	"slices"
 	"strconv"
@@ -27,6 +28,7 @@ func (m *Manifest) Warnings() []Problem {
 	for _, c := range m.Commands {
 		w.command(c)
 	}
+	w.dialogs()
 	w.searchBackend()
 	sortProblems(w.out)
 	return w.out
@@ -102,8 +104,11 @@ func (w *deadEnds) command(c *Command) {
 	if unusable {
 		return
 	}
+	// An optional argument that can never be given is the manifest's
+	// mistake only where it declares it; one it left to the built-in
+	// signature (submit_form's ref without a snapshot) costs nothing.
 	for _, a := range c.Args {
-		if why, ok := dead[a.Name]; ok && !a.Required {
+		if why, ok := dead[a.Name]; ok && !a.Required && len(w.argPath(c, a)) > len(commandPath(c)) {
 			w.warnf(w.argPath(c, a), "%s's argument %s can never be given: %s", c.Name, a.Name, why)
 		}
 	}
@@ -127,12 +132,22 @@ func (w *deadEnds) deadArg(c *Command, a *Arg) string {
 			return "none of its allowed values passes its own checks (" + strings.Join(why, "; ") + ")"
 		}
 	}
+	if a.Type == TypeURL && a.ScopeCheck {
+		if sc := w.m.Browser.Scope; len(sc.AllowedDomains) == 0 && !sc.AllowExternal {
+			return "the scope allows no host ([browser.scope] has no allowed_domains and allow_external is false), so every URL is refused"
+		}
+	}
 	var base *Arg
 	if c.builtin != nil {
 		base = c.builtin.arg(a.Name)
 	}
 	if a.Pattern == nil || base == nil || a.Pattern == base.Pattern {
 		return "" // only a pattern the manifest declares can exclude what the command needs
+	}
+	if n, ok := shortestMatch(a.Pattern); !ok {
+		return fmt.Sprintf("its pattern %s matches nothing at all", a.Pattern)
+	} else if a.MaxLen > 0 && n > a.MaxLen {
+		return fmt.Sprintf("its pattern %s matches only values of at least %d characters, and max_len is %d", a.Pattern, n, a.MaxLen)
 	}
 	switch {
 	case a.Type == TypeRef:
@@ -220,6 +235,75 @@ func (w *deadEnds) deadURLPattern(a *Arg) string {
 		return fmt.Sprintf("its pattern %s matches only URLs on %s, which the scope refuses (%s)", a.Pattern, host, v.Reason)
 	}
 	return ""
+}
+
+// dialogs warns of handle_dialog declared where no dialog is ever left
+// for it: under dialogs = "dismiss" or "accept" each dialog is answered at
+// once.
+func (w *deadEnds) dialogs() {
+	c := w.m.Command("handle_dialog")
+	if c == nil || w.m.Browser.Dialogs == DialogsAsk {
+		return
+	}
+	at := keyPath{"browser", "dialogs"}
+	if _, ok := w.pos.at[at.mapKey()]; !ok {
+		at = commandPath(c)
+	}
+	w.warnf(at, "handle_dialog can never run: dialogs = %q answers every dialog at once, so none is ever left for it; "+
+		"set dialogs = \"ask\" (or leave dialogs out) to let the agent answer dialogs, or remove handle_dialog", w.m.Browser.Dialogs)
+}
+
+// shortestMatch is the length, in characters, of the shortest text re
+// can match, and false when it can match none. A value shorter than that
+// cannot hold a match anywhere in it.
+func shortestMatch(re *regexp.Regexp) (int, bool) {
+	parsed, err := syntax.Parse(re.String(), syntax.Perl)
+	if err != nil {
+		return 0, true
+	}
+	n := minLen(parsed.Simplify())
+	return n, n < noMatch
+}
+
+// noMatch stands for "no text at all" in minLen's sums.
+const noMatch = 1 << 30
+
+func minLen(re *syntax.Regexp) int {
+	switch re.Op {
+	case syntax.OpNoMatch:
+		return noMatch
+	case syntax.OpLiteral:
+		return len(re.Rune)
+	case syntax.OpCharClass:
+		if len(re.Rune) == 0 {
+			return noMatch // an empty class: [^\x00-\x{10FFFF}]
+		}
+		return 1
+	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		return 1
+	case syntax.OpCapture, syntax.OpPlus:
+		return minLen(re.Sub[0])
+	case syntax.OpStar, syntax.OpQuest:
+		return 0
+	case syntax.OpRepeat:
+		if re.Min == 0 {
+			return 0
+		}
+		return min(noMatch, re.Min*minLen(re.Sub[0]))
+	case syntax.OpConcat:
+		n := 0
+		for _, sub := range re.Sub {
+			n = min(noMatch, n+minLen(sub))
+		}
+		return n
+	case syntax.OpAlternate:
+		n := noMatch
+		for _, sub := range re.Sub {
+			n = min(n, minLen(sub))
+		}
+		return n
+	}
+	return 0 // empty-width assertions and the empty string
 }
 
 // searchBackend warns when search_web's backend is outside the scope:

@@ -210,3 +210,58 @@ func TestExamplesHaveNoDeadEnds(t *testing.T) {
 		}
 	}
 }
+
+// TestMoreWarnings: the dead ends of handle_dialog, of a URL argument under
+// a scope that allows no host, and of patterns that match nothing or
+// nothing short enough; an optional argument the manifest leaves to the
+// built-in signature is not one.
+func TestMoreWarnings(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		body string
+		want []string
+	}{
+		{
+			name: "handle_dialog under dialogs dismiss",
+			body: "dialogs = \"dismiss\"\n[browser.commands.handle_dialog]\n",
+			want: []string{`6:1: browser.dialogs: handle_dialog can never run: dialogs = "dismiss" answers every dialog at once`},
+		},
+		{
+			name: "navigate under an empty scope",
+			body: "[browser.commands.navigate]\n",
+			want: []string{`6:19: browser.commands.navigate: navigate can never run: its required argument url can never be given: the scope allows no host`},
+		},
+		{
+			name: "pattern longer than max_len",
+			body: "[browser.commands.type_text]\nargs.text = { type = \"string\", max_len = 5, pattern = \"^[0-9]{6,}$\" }\n",
+			want: []string{`7:6: browser.commands.type_text.args.text: type_text can never run: its required argument text can never be given: its pattern ^[0-9]{6,}$ matches only values of at least 6 characters, and max_len is 5`},
+		},
+		{
+			name: "pattern that matches nothing",
+			body: "[browser.commands.press_key]\nargs.key = { type = \"string\", pattern = \"[^\\\\x00-\\\\x{10FFFF}]\" }\n",
+			want: []string{`7:6: browser.commands.press_key.args.key: press_key can never run: its required argument key can never be given: its pattern [^\x00-\x{10FFFF}] matches nothing at all`},
+		},
+		{
+			name: "submit_form's undeclared ref without a snapshot",
+			body: "[browser.commands.submit_form]\n",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			m, err := toolclad.Parse("m.toml", []byte(deadEndHead+tc.body))
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			got := m.Warnings()
+			if len(got) != len(tc.want) {
+				t.Fatalf("%d warning(s), want %d:\n%s", len(got), len(tc.want), warningLines(got))
+			}
+			for i, w := range got {
+				if !w.Warning || !strings.HasPrefix(w.String(), "m.toml:"+strings.Replace(tc.want[i], ": ", ": warning: ", 1)) {
+					t.Errorf("warning %d:\n%s\nwant it to start with m.toml:%s (as a warning)", i, w.String(), tc.want[i])
+				}
+			}
+		})
+	}
+}
