@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -149,7 +148,7 @@ func LoadDirWith(dir string, opts *LoadOptions) (*Engine, error) {
 func (e *Engine) addFile(path, name string, src []byte) []error {
 	list, err := cedargo.NewPolicyListFromBytes(path, src)
 	if err != nil {
-		return []error{newParseError(path, err)}
+		return []error{newParseError(path, src, err)}
 	}
 	var errs []error
 	for i, p := range list {
@@ -180,20 +179,6 @@ func (e *Engine) addFile(path, name string, src []byte) []error {
 		e.set.Add(pid, p)
 	}
 	return errs
-}
-
-// cedar-go reports parse errors against "<input>" rather than the file name
-// it was given; this pulls out the position so the error can name the file.
-var parsePosRE = regexp.MustCompile(`^(?:parser error: )?parse error at [^:]*:(\d+):(\d+) (.*)$`)
-
-func newParseError(path string, err error) *ParseError {
-	msg := err.Error()
-	if m := parsePosRE.FindStringSubmatch(msg); m != nil {
-		line, _ := strconv.Atoi(m[1])
-		col, _ := strconv.Atoi(m[2])
-		return &ParseError{File: path, Line: line, Column: col, Msg: "near " + m[3]}
-	}
-	return &ParseError{File: path, Msg: msg}
 }
 
 func effectName(e cedargo.Effect) string {

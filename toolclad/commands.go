@@ -37,7 +37,8 @@ func decodeCommands(t *table, m *Manifest, wantCommands bool) {
 		b := lookupBuiltin(name)
 		if b == nil {
 			t.get(name)
-			t.r.errorf(t.at(name), "unknown command (known: %s)", strings.Join(engineCommands(m.Browser.Engine), ", "))
+			known := engineCommands(m.Browser.Engine)
+			t.r.errorf(t.at(name), "unknown command%s (known: %s)", didYouMean(name, known), strings.Join(known, ", "))
 			continue
 		}
 		if b.engine != engineOf(m.Browser.Engine) {
@@ -113,7 +114,7 @@ func decodeCommand(t *table, b *builtinCommand) *Command {
 				if len(b.args) > 0 {
 					known = strings.Join(b.argNames(), ", ")
 				}
-				args.r.errorf(args.at(name), "unknown argument for %s (known: %s)", b.name, known)
+				args.r.errorf(args.at(name), "unknown argument for %s%s (known: %s)", b.name, didYouMean(name, b.argNames()), known)
 			}
 		}
 		for _, base := range b.args {
@@ -201,6 +202,9 @@ func decodeArg(t *table, base *Arg) *Arg {
 
 	applies := func(key string, types ...ArgType) bool {
 		if !t.has(key) {
+			if slices.Contains(types, a.Type) {
+				t.used[key] = true // valid here, so a misspelling of it is told of it
+			}
 			return false
 		}
 		if !slices.Contains(types, a.Type) {

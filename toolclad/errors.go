@@ -32,15 +32,23 @@ type Problem struct {
 	// Key is the dotted key path (empty for TOML syntax errors).
 	Key     string
 	Message string
+	// Warning marks a manifest that loads but has a dead end (see
+	// Manifest.Warnings): something declared that can never work.
+	Warning bool
 }
 
 // String renders the problem as "file:line:col: key: message", the form
-// editors and CI logs link to.
+// editors and CI logs link to; a warning as "file:line:col: warning: key:
+// message".
 func (p Problem) String() string {
-	if p.Key == "" {
-		return fmt.Sprintf("%s:%d:%d: %s", p.File, p.Line, p.Col, p.Message)
+	msg := p.Message
+	if p.Key != "" {
+		msg = p.Key + ": " + msg
 	}
-	return fmt.Sprintf("%s:%d:%d: %s: %s", p.File, p.Line, p.Col, p.Key, p.Message)
+	if p.Warning {
+		msg = "warning: " + msg
+	}
+	return fmt.Sprintf("%s:%d:%d: %s", p.File, p.Line, p.Col, msg)
 }
 
 // LoadError lists every problem found in one or more manifests, so that an

@@ -122,7 +122,7 @@ func decodeManifest(r *reader, root map[string]any) *Manifest {
 	mode, _ := toolTable["mode"].(string)
 	decodeBrowser(top.sub("browser"), m, hasBrowser || mode == "browser")
 	decodeOutput(top.sub("output"), m)
-	if top.has("secrets") {
+	if _, ok := top.get("secrets"); ok { // read, so that a misspelt [secret] is told of [secrets]
 		decodeSecrets(top.sub("secrets"), m)
 	}
 	const other = "not supported in a browser-mode manifest"

@@ -9,8 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/browsergate/browsergate/toolclad"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/browsergate/browsergate/toolclad"
 )
 
 // fakeRunner records every call and answers with a canned reply.

@@ -2,6 +2,7 @@ package toolclad
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 )
@@ -184,8 +185,16 @@ func (t *table) doneWith(messages map[string]string) {
 		}
 	}
 	sort.Strings(unknown)
+	// The keys read here are the ones valid at this place: the nearest
+	// to an unknown one is likely what was meant.
+	var valid []string
+	for k := range t.used {
+		if _, other := messages[k]; !other && !slices.Contains(unknown, k) {
+			valid = append(valid, k)
+		}
+	}
 	for _, k := range unknown {
-		msg := "unknown key"
+		msg := "unknown key" + didYouMean(k, valid)
 		if m, ok := messages[k]; ok {
 			msg = m
 		}

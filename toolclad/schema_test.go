@@ -7,8 +7,9 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/browsergate/browsergate/toolclad"
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/browsergate/browsergate/toolclad"
 )
 
 // TestInputSchemaGolden pins the published schema of every built-in

@@ -21,8 +21,9 @@ var errInvalid = errors.New("invalid configuration")
 var checkCommand = &command{
 	name:     "check",
 	synopsis: "--manifest FILE [--manifest FILE...] --policies DIR [--tool-separator .|_] [--matrix]",
-	summary: "Validate manifests and policies as serve would load them: print every problem (file:line: key: message)\n" +
-		"and exit 1, or list the tools of a valid set, warn of its risky choices and exit 0. A live manifest in the\n" +
+	summary: "Validate manifests and policies as serve would load them: print every problem (file:line:col: key: message)\n" +
+		"and exit 1, or list the tools of a valid set, warn of its dead ends (file:line:col: warning: key: message: a command\n" +
+		"or argument that can never work) and its risky choices, and exit 0. A live manifest in the\n" +
 		"user's context has its browser asked whether \"Preload pages\" is off (a hidden blank tab). The policy directory's\n" +
 		"policy-tests.json is run. --matrix prints each command's decision with and without a human's approval.",
 	setup: checkFlags,
@@ -100,11 +101,24 @@ func check(manifests []string, policies, sep string, matrix bool, sc serveChoice
 	if matrix {
 		printMatrix(stdout, ms, engine, sep)
 	}
+	deadEnds := deadEndWarnings(ms)
+	for _, w := range deadEnds {
+		fmt.Fprintln(stdout, w.String())
+	}
+	var absent []string
+	if sc.known { // doctor: is the live browser there?
+		var silent []string
+		absent, silent = liveEndpointWarnings(ms)
+		for _, endpoint := range silent {
+			delete(preloading, endpoint) // "nothing answers" says it; "could not tell whether preloading is off" adds nothing
+		}
+	}
 	warnings := append(postureWarnings(ms, engine, sc), preloadingWarnings(ms, preloading)...)
+	warnings = append(warnings, absent...)
 	for _, w := range warnings {
 		fmt.Fprintln(stdout, "warning: "+w)
 	}
-	fmt.Fprintf(stdout, "ok (%d warning(s))\n", len(warnings))
+	fmt.Fprintf(stdout, "ok (%d warning(s))\n", len(deadEnds)+len(warnings))
 	return nil
 }
 

@@ -41,6 +41,7 @@ var commands = []*command{
 	evidenceReplayCommand,
 	eventsCommand,
 	demoCommand,
+	initCommand,
 	versionCommand,
 }
 
@@ -100,7 +101,8 @@ func topUsage() string {
 	for _, c := range commands {
 		writeSynopsis(&b, "  ", c)
 	}
-	b.WriteString("\nRun \"browsergate COMMAND -h\" for a command's flags, with their descriptions and defaults.\n")
+	b.WriteString("\nRun \"browsergate COMMAND -h\" for a command's flags, with their descriptions and defaults;\n" +
+		"\"browsergate --version\" is \"browsergate version\".\n")
 	return b.String()
 }
 

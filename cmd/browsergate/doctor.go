@@ -14,7 +14,8 @@ var doctorCommand = &command{
 	synopsis: `--manifest FILE [--manifest FILE...] --policies DIR [--agents FILE] [--operator-token-file FILE]
 		[--http ADDR] [--signing-key FILE]`,
 	summary: "The posture of a daemon at a glance: check's validation and summary, then a warning for each risky\n" +
-		"choice of the manifests, policies and the serve flags given (live mode, and in the user's context a browser\n" +
+		"choice of the manifests, policies and the serve flags given (live mode, a live endpoint where no browser answers,\n" +
+		"and in the user's context a browser\n" +
 		"whose \"Preload pages\" is on or cannot be asked, allow_external, wide private grants,\n" +
 		"* domains, execute_js or submit_form without approval, a listener beyond loopback, no signing key, root).",
 	setup: func(fs *flag.FlagSet) action {

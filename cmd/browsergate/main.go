@@ -8,7 +8,8 @@
 //	browsergate approvals list|approve ID|deny ID --evidence FILE | --socket PATH
 //	browsergate evidence show|verify|export|keygen|prune|replay [...]
 //	browsergate demo     [--evidence FILE]   (built with -tags demo)
-//	browsergate version
+//	browsergate init     URL [--dir DIR]
+//	browsergate version  (or --version)
 //
 // This package holds the command line only: flags, wiring and printing.
 // The work is done by the packages it wires together (executor and its
@@ -41,6 +42,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if isHelp(args[0]) || args[0] == "help" {
 		return help(args[1:], stdout, stderr)
+	}
+	if args[0] == "--version" || args[0] == "-version" {
+		args = append([]string{"version"}, args[1:]...)
 	}
 	cmd, rest, err := lookup(args)
 	if err != nil {
@@ -76,9 +80,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 // help is `browsergate -h`, `browsergate help` and `browsergate help
-// COMMAND`.
+// COMMAND`. Help about help (`help help`, `help -h`) is the top-level
+// usage: handing it on to run as "help -h" would come back here forever.
 func help(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
+	if len(args) == 0 || args[0] == "help" || isHelp(args[0]) {
 		fmt.Fprint(stdout, topUsage())
 		return 0
 	}

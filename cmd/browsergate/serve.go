@@ -136,6 +136,11 @@ func (o *serveOptions) run(stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// The dead ends check warns of: the daemon serves such a manifest, but
+	// its operator should hear that a command can never work.
+	for _, w := range deadEndWarnings(set.Manifests) {
+		logger.Warn(w.String(), "file", w.File, "line", w.Line, "key", w.Key)
+	}
 	if o.agents != "" {
 		if set.Agents, err = toolclad.LoadAgents(o.agents); err != nil {
 			return err

@@ -15,7 +15,7 @@ const version = "0.1.0"
 
 var versionCommand = &command{
 	name:    "version",
-	summary: "Print browsergate's version, and the Go version and source revision it was built from when the binary records them.",
+	summary: "Print browsergate's version (also `browsergate --version`), and the Go version and source revision it was built from when the binary records them.",
 	setup: func(*flag.FlagSet) action {
 		return func(_ []string, stdout, _ io.Writer) error {
 			info, _ := debug.ReadBuildInfo()
