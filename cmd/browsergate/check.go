@@ -82,6 +82,7 @@ func check(manifests []string, policies, sep string, matrix bool, sc serveChoice
 			describeBrowser(stdout, m, preloading)
 		}
 		fmt.Fprintf(stdout, "  %s\n", m.ScopeSummary())
+		describeAskExternal(stdout, m)
 		if m.ImpliedCommands {
 			fmt.Fprintf(stdout, "  no [browser.commands]: ToolClad's read-only commands at their documented tiers (mutating commands must be declared)\n")
 		}
@@ -101,6 +102,7 @@ func check(manifests []string, policies, sep string, matrix bool, sc serveChoice
 		printMatrix(stdout, ms, engine, sep)
 	}
 	warnings := append(postureWarnings(ms, engine, sc), preloadingWarnings(ms, preloading)...)
+	warnings = append(warnings, askExternalWarnings(ms, engine)...)
 	for _, w := range warnings {
 		fmt.Fprintln(stdout, "warning: "+w)
 	}
