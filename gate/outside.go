@@ -145,8 +145,10 @@ func (a *OutsideOrigins) Check(check URLCheck) URLCheck {
 
 // CheckHost lifts a proxy's verdict on host:port (the scope's CheckHost)
 // when an approved origin has that host and port, of either scheme: a
-// proxy sees no scheme, and request interception has held the URL to its
-// origin before the browser asked the proxy.
+// proxy sees no scheme, and request interception has held each http(s)
+// URL to its origin before the browser asked the proxy. A WebSocket,
+// which interception does not see, reaches the approved host and port by
+// this lift too: the same server, on the same port.
 func (a *OutsideOrigins) CheckHost(v scope.Verdict) scope.Verdict {
 	if a == nil || v.Allowed || !v.Ask {
 		return v
