@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/browsergate/browsergate/evidence"
 )
 
@@ -98,8 +100,14 @@ func (o *outsideSite) url(host, path string) string {
 // startAsk starts serve with askManifest, the outside site and the names.
 func startAsk(t *testing.T, serveArgs ...string) (*fixture, *outsideSite) {
 	t.Helper()
+	return startAskClient(t, nil, serveArgs...)
+}
+
+// startAskClient is startAsk with options for the MCP client.
+func startAskClient(t *testing.T, opts *mcp.ClientOptions, serveArgs ...string) (*fixture, *outsideSite) {
+	t.Helper()
 	o := serveOutside(t)
-	f := startWith(t, askManifest, append([]string{
+	f := startClient(t, askManifest, opts, append([]string{
 		"--resolve", "outside.test=127.0.0.5",
 		"--resolve", "third.test=127.0.0.5",
 		"--resolve", "private.test=127.0.0.2",
@@ -288,5 +296,32 @@ func TestAskOutsideScopeNeverForPrivate(t *testing.T) {
 	stop()
 	if n := f.canary.Hits(); n != 0 {
 		t.Fatalf("LEAK: the canary on 127.0.0.2 saw %d request(s): %v", n, f.canary.Seen())
+	}
+}
+
+// TestAskOutsideScopeNotByTheClient: leaving the scope is decided by the
+// operator only: with --elicitation on and a client that would accept
+// anything, the client is never asked, the navigate waits for the
+// operator, and with no answer it is refused and the host sees nothing.
+func TestAskOutsideScopeNotByTheClient(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	asked := 0
+	opts := &mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		mu.Lock()
+		asked++
+		mu.Unlock()
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approved_by": "the agent"}}, nil
+	}}
+	f, o := startAskClient(t, opts, "--elicitation", "--approval-timeout", "3s")
+	f.mustRefuse(t, "ask.navigate", map[string]any{"url": o.url("outside.test", "/")}, "DENIED at approval", "nobody approved")
+	mu.Lock()
+	n := asked
+	mu.Unlock()
+	if n != 0 {
+		t.Errorf("the MCP client was asked %d time(s) to approve leaving the scope", n)
+	}
+	if got := o.requests("outside.test"); len(got) != 0 {
+		t.Fatalf("LEAK: the host nobody approved saw %v", got)
 	}
 }
