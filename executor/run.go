@@ -193,7 +193,7 @@ func (e *Executor) runTurn(ctx context.Context, s *session, t *turn) {
 		cancel()
 		actx, cancel = e.actContext(ctx, s)
 		defer cancel()
-		s.admitOutside(t)
+		s.admitOutside(&t.verdict, t.approval)
 		t.mark("approval")
 	}
 

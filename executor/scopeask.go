@@ -3,6 +3,7 @@ package executor
 import (
 	"fmt"
 
+	"github.com/browsergate/browsergate/evidence"
 	"github.com/browsergate/browsergate/gate"
 	"github.com/browsergate/browsergate/scope"
 	"github.com/browsergate/browsergate/toolclad"
@@ -29,16 +30,19 @@ func (s *session) check(u string) scope.Verdict {
 // document and subresources are judged by s.check from the first request.
 // Only a call the gate held for that reason, decided again with the
 // approval and allowed, gets here (runTurn, after approve).
-func (s *session) admitOutside(t *turn) {
-	o := t.verdict.Outside
-	if o == nil || t.approval == nil || !t.approval.Approved {
+//
+// It takes the verdict and the approval rather than the turn, so that the
+// session's files need not reach the loop's (cmd/knots).
+func (s *session) admitOutside(v *gate.Verdict, a *evidence.Approval) {
+	o := v.Outside
+	if o == nil || a == nil || !a.Approved {
 		return
 	}
-	s.egress.outside.Add(o.Origin, t.approval.ID)
+	s.egress.outside.Add(o.Origin, a.ID)
 	// The record says what the approval left behind.
-	t.verdict.ScopeRule = fmt.Sprintf("%s: held for a human; approval %s admitted %s for the session", t.verdict.ScopeRule, t.approval.ID, o.Origin)
+	v.ScopeRule = fmt.Sprintf("%s: held for a human; approval %s admitted %s for the session", v.ScopeRule, a.ID, o.Origin)
 	s.backend.logger.Warn("origin outside allowed_domains admitted for the session", "session", s.id, "origin", o.Origin.String(),
-		"url", s.masker.Mask(o.URL), "approval", t.approval.ID, "by", t.approval.By)
+		"url", s.masker.Mask(o.URL), "approval", a.ID, "by", a.By)
 }
 
 // askNote tells the agent, when the egress gate refused a request to a
