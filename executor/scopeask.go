@@ -22,7 +22,16 @@ import (
 // check judges one URL for the session: the backend's scope and the
 // daemon's own endpoints, and the origins a human approved for it.
 func (s *session) check(u string) scope.Verdict {
-	return s.egress.outside.Check(s.backend.check)(u)
+	v := s.egress.outside.Check(s.backend.check)(u)
+	if v.Allowed && v.Ask && v.Port != 0 {
+		// Lifted by an approval: the daemon's own endpoints, which the
+		// backend's check judges only of what the scope allowed, are
+		// refused still.
+		if deny, ok := s.backend.listeners.hostVerdict(v.Host, v.Port); ok {
+			return deny
+		}
+	}
+	return v
 }
 
 // admitOutside makes the origin of an approved navigate outside
