@@ -204,6 +204,18 @@ func TestOutsideOriginsAdmitTheOriginOnly(t *testing.T) {
 			t.Errorf("check(%s) allowed by %s", u, v.Rule)
 		}
 	}
+	// A scope that no longer asks (a reload turned ask_external off, or
+	// blocked the host) lifts nothing, approved or not.
+	noAsk := testkit.Manifest(t, strings.Replace(askManifest, "ask_external = true", "", 1)).Scope()
+	blocked := testkit.Manifest(t, strings.Replace(askManifest, `"*.evil.org"`, `"*.evil.org", "news.example.org"`, 1)).Scope()
+	for name, sc := range map[string]*scope.Scope{"ask_external off": noAsk, "host blocked": blocked} {
+		if v := origins.Check(sc.Check)("https://news.example.org/"); v.Allowed {
+			t.Errorf("%s: the approved origin is still reachable (%s)", name, v.Rule)
+		}
+		if v := origins.CheckHost(sc.CheckHost("news.example.org", 443)); v.Allowed {
+			t.Errorf("%s: the proxy still lets the approved origin through (%s)", name, v.Rule)
+		}
+	}
 	// The proxy's view: the host and port, of the approved origin only.
 	if v := origins.CheckHost(sc.CheckHost("news.example.org", 443)); !v.Allowed {
 		t.Errorf("CheckHost(news.example.org:443) = %+v", v)

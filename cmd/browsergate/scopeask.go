@@ -38,7 +38,7 @@ func askExternalWarnings(ms []*toolclad.Manifest, engine *cedar.Engine) []string
 			continue
 		}
 		if !gate.AsksOutside(m) {
-			out = append(out, fmt.Sprintf("%s: ask_external = true, but navigate is not declared with a scope-checked url: no navigate can ever be put to a human", m.Path))
+			out = append(out, fmt.Sprintf("%s: ask_external = true, but navigate is not declared with a scope-checked url (the browserless engine has no navigate): no call can ever be put to a human", m.Path))
 			continue
 		}
 		url := "https://" + askSampleHost + "/"
