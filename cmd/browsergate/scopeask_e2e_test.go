@@ -164,9 +164,10 @@ func TestAskOutsideScopeApproved(t *testing.T) {
 	} else if out := f.mustAllow(t, "ask.click", map[string]any{"ref": second}); !strings.Contains(out, `title="Second story"`) {
 		t.Errorf("the link within the approved origin did not lead there:\n%s", out)
 	}
-	// A link to yet another host is refused before the click, and the
-	// refusal says how to ask.
-	f.mustAllow(t, "ask.navigate", map[string]any{"url": f.siteURL + "/docs"}) // leave, to come back by the approved origin's link page
+	// Back on the first page of the approved origin (a navigate there is
+	// asked about again), its link to yet another host is refused before
+	// the click, and the refusal says how to ask.
+	f.mustAllow(t, "ask.navigate", map[string]any{"url": f.siteURL + "/docs"})
 	back := f.callAsync(t, "ask.navigate", map[string]any{"url": target})
 	if out, err := f.approvals(t, "approve", f.pendingID(t, back)); err != nil {
 		t.Fatalf("approvals approve: %v\n%s", err, out)
@@ -257,11 +258,14 @@ func TestAskOutsideScopeRedirectLeaves(t *testing.T) {
 func TestAskOutsideScopeNeverForPrivate(t *testing.T) {
 	t.Parallel()
 	f, _ := startAsk(t)
-	ctx, stop := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(context.Background())
+	operatorDone := make(chan struct{})
+	stop := func() { cancel(); <-operatorDone }
 	defer stop()
 	approved := make(chan string, 16)
 	go func() {
 		// An operator who approves anything.
+		defer close(operatorDone)
 		for ctx.Err() == nil {
 			out, _ := f.approvals(t, "list")
 			for _, line := range strings.Split(out, "\n") {
@@ -293,7 +297,6 @@ func TestAskOutsideScopeNeverForPrivate(t *testing.T) {
 	if !strings.Contains(text, "egress gate blocked") || !strings.Contains(text, "proxy") {
 		t.Errorf("the proxy did not report refusing the approved name's private address:\n%s", text)
 	}
-	stop()
 	if n := f.canary.Hits(); n != 0 {
 		t.Fatalf("LEAK: the canary on 127.0.0.2 saw %d request(s): %v", n, f.canary.Seen())
 	}
