@@ -211,7 +211,7 @@ type sessionEgress struct {
 	// navigate to: reachable by the session's pages until it ends
 	// (scopeask.go).
 	outside *gate.OutsideOrigins
-	guard   *targetGuard        // the session's target guard (nil before the first tab)
+	guard   *targetGuard // the session's target guard (nil before the first tab)
 	// ic is the current tab's interceptor (nil before the first tab): its
 	// docGen tells the tab's document apart.
 	ic atomic.Pointer[interceptor]
