@@ -120,6 +120,7 @@ func TestShippedPolicyList(t *testing.T) {
 	}
 	want := map[string]string{
 		"navigate-allowed-domains":            "permit",
+		"navigate-approved-outside-scope":     "permit",
 		"submit-authenticated-needs-approval": "forbid",
 		"execute-js-needs-approval":           "forbid",
 		"submit-rate-limit":                   "forbid",

@@ -59,6 +59,10 @@ func (e *Executor) approve(ctx context.Context, s *session, t *turn) *DenyError 
 	want := e.approvalRequest(s, t)
 	var p *approval.Pending
 	if r := t.call.Resume; r != nil {
+		if t.verdict.Outside != nil {
+			return deny(evidence.StageApproval, "outside the scope",
+				"a navigate outside allowed_domains is decided by the operator only, not through the MCP client; nothing was done")
+		}
 		var d *DenyError
 		if p, d = e.resume(r, s, want); d != nil {
 			return d
@@ -66,7 +70,10 @@ func (e *Executor) approve(ctx context.Context, s *session, t *turn) *DenyError 
 	} else {
 		p = e.openApproval(s, want, "call held for human approval")
 		s.hold.id = p.ID
-		if e.cfg.Elicitation && t.call.CanElicit && want.Tier != "critical" {
+		// Leaving the scope widens what the session's pages reach until
+		// it ends: like a critical call, it is never put to the client,
+		// which is the agent's side of the connection.
+		if e.cfg.Elicitation && t.call.CanElicit && want.Tier != "critical" && t.verdict.Outside == nil {
 			t.ask = &toolclad.Question{Key: approvalKey, Message: elicitMessage(p), State: e.seal(p.ID, s.id)}
 			return nil
 		}

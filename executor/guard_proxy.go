@@ -159,6 +159,12 @@ type policyRef struct {
 
 func (r policyRef) CheckHost(host string, port uint16) scope.Verdict {
 	v := r.b.scope.Load().CheckHost(host, port)
+	if r.s != nil {
+		// An origin a human approved for the session (only what the
+		// scope marked askable is lifted); its addresses are judged as
+		// every answer is (CheckAddrPort).
+		v = r.s.outside.CheckHost(v)
+	}
 	if v.Allowed {
 		if deny, ok := r.b.listeners.hostVerdict(v.Host, port); ok {
 			return deny
@@ -216,7 +222,11 @@ type sessionEgress struct {
 	blocked *blockLog           // requests the guard refused for this session
 	acting  *actingGuard        // what the gate judged of the action running now
 	bound   *gate.SecretBinding // the document a secret was typed into, held to its domains
-	guard   *targetGuard        // the session's target guard (nil before the first tab)
+	// outside are the origins outside allowed_domains a human approved a
+	// navigate to: reachable by the session's pages until it ends
+	// (scopeask.go).
+	outside *gate.OutsideOrigins
+	guard   *targetGuard // the session's target guard (nil before the first tab)
 	// ic is the current tab's interceptor (nil before the first tab): its
 	// docGen tells the tab's document apart.
 	ic atomic.Pointer[interceptor]

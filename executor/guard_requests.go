@@ -27,6 +27,9 @@ type Blocked struct {
 	Rule   string
 	Reason string
 	Layer  string // "interception" or "proxy"
+	// Ask: outside allowed_domains, a host the agent could ask a human
+	// for with navigate (scope.Verdict.Ask).
+	Ask bool
 	// Between: refused after the previous call had returned, before this
 	// one began (the page's own doing).
 	Between bool

@@ -679,7 +679,7 @@ func (g *targetGuard) refuse(ctx context.Context, session, id, url string, v sco
 	if !g.answer(ctx, session, "Fetch.failRequest", map[string]any{"requestId": id, "errorReason": "BlockedByClient"}, url) {
 		return false
 	}
-	g.ic.log.add(Blocked{Time: time.Now(), URL: url, Rule: v.Rule, Reason: v.Reason, Layer: "interception"})
+	g.ic.log.add(Blocked{Time: time.Now(), URL: url, Rule: v.Rule, Reason: v.Reason, Layer: "interception", Ask: v.Ask})
 	return true
 }
 

@@ -21,7 +21,7 @@ func (e *Executor) reply(s *session, t *turn) *toolclad.Reply {
 	} else if t.facts != nil {
 		state = t.facts.State.Select(fields)
 	}
-	blocked := blockedNote(t.blocked, t.dropped)
+	blocked := blockedNote(t.blocked, t.dropped) + askNote(s.manifest, t.blocked)
 	if s.notice != "" {
 		// Said once, after the first reply's text: a reload or an expiry
 		// gave the agent a new session.

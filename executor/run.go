@@ -193,6 +193,7 @@ func (e *Executor) runTurn(ctx context.Context, s *session, t *turn) {
 		cancel()
 		actx, cancel = e.actContext(ctx, s)
 		defer cancel()
+		s.admitOutside(&t.verdict, t.approval)
 		t.mark("approval")
 	}
 
@@ -356,11 +357,11 @@ func (e *Executor) checkAfter(s *session, t *turn, unjudged *Blocked) {
 		t.out.Text = withStatus(t.out.Text, after.HTTPStatus)
 	}
 	pages, pagesErr := s.otherPages(pctx, popupSettle, all, allErr)
-	o := &gate.Outcome{Command: t.call.Command.Name, State: after, Pages: pages, PagesErr: pagesErr}
+	o := &gate.Outcome{Command: t.call.Command.Name, State: after, Pages: pages, PagesErr: pagesErr, Asks: gate.AsksOutside(s.manifest)}
 	if unjudged != nil {
 		o.Unjudged = &gate.Unjudged{Rule: unjudged.Rule, Reason: unjudged.Reason}
 	}
-	av := gate.After(s.backend.check, o)
+	av := gate.After(s.check, o)
 	if d := e.enforce(pctx, s, t, av); d != nil {
 		t.deny = d
 	}
@@ -409,7 +410,7 @@ func (e *Executor) question(s *session, t *turn, f *facts, approved bool) *gate.
 		Observes:   spec.observes,
 		ChangesTab: spec.changesTab,
 		Scope:      s.backend.scope.Load(),
-		Check:      s.backend.check,
+		Check:      s.check,
 		Policies:   e.policies.Load(),
 		Secrets:    s.secrets,
 		Principal:  s.principal,

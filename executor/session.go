@@ -100,7 +100,7 @@ func newSession(m *toolclad.Manifest, mcpID string, b *backend, now time.Time) *
 		manifest:  m,
 		backend:   b,
 		limits:    limits{Limits: gate.NewLimits(now)},
-		egress:    sessionEgress{blocked: &blockLog{}, acting: &actingGuard{}, bound: &gate.SecretBinding{}},
+		egress:    sessionEgress{blocked: &blockLog{}, acting: &actingGuard{}, bound: &gate.SecretBinding{}, outside: &gate.OutsideOrigins{}},
 		worldLock: newCtxLock(),
 	}
 	return s

@@ -308,7 +308,7 @@ func (b *backend) newSessionContext(s *session, w *pageWatch, opts ...chromedp.C
 		// pause every request the user makes), and in both modes each
 		// refusal is the session's own to report.
 		c := chromedp.FromContext(ctx)
-		ic := &interceptor{check: b.check, log: s.egress.blocked, acting: s.egress.acting, navs: w.navigationCount, bound: s.egress.bound}
+		ic := &interceptor{check: s.check, log: s.egress.blocked, acting: s.egress.acting, navs: w.navigationCount, bound: s.egress.bound}
 		cfg := guardConfig{wsURL: b.wsURL, context: string(c.BrowserContextID), tab: string(c.Target.TargetID), user: b.userContext()}
 		var rulesGen uint64
 		if cfg.user {
@@ -400,7 +400,7 @@ func (s *session) downloadsFor(b *backend) (*downloads, error) {
 		}
 	}
 	f := s.manifest.Browser.Files
-	d := newDownloads(s.manifest.Command("download") != nil, f.DownloadDir, f.MaxDownloadBytes, staging, b.check, b.logger)
+	d := newDownloads(s.manifest.Command("download") != nil, f.DownloadDir, f.MaxDownloadBytes, staging, s.check, b.logger)
 	d.gate, d.record, d.view = s.downloadGate, s.downloadRecord, s.view()
 	s.downloads = d
 	return d, nil

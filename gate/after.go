@@ -19,6 +19,9 @@ type Outcome struct {
 	// during the action that the gate had not judged, which the
 	// executor's acting guard stopped (nil: none).
 	Unjudged *Unjudged
+	// Asks: the agent could ask a human for a URL outside allowed_domains
+	// (AsksOutside): a refusal of one says how.
+	Asks bool
 }
 
 // Unjudged is a request the acting guard stopped: the rule it names and
@@ -46,7 +49,7 @@ func After(check URLCheck, o *Outcome) Verdict {
 		sv := check(o.State.URL)
 		v.Reset = true
 		v.Deny = Deny(evidence.StageFinalURL, sv.Rule,
-			"the %s led the tab to %s, which is out of scope (%s)", command, o.State.URL, sv.Reason)
+			"the %s led the tab to %s, which is out of scope (%s)"+AskHint(o.Asks, sv), command, o.State.URL, sv.Reason)
 	case o.PagesErr != nil:
 		v.Reset = true
 		v.Deny = Deny(evidence.StageFinalURL, "tabs", "cannot list the session's tabs after the %s: %v", command, o.PagesErr)

@@ -27,6 +27,22 @@ func (v *Verdict) cedar(q *Question, submitCmd *toolclad.Command) *DenyError {
 		v.Requests = append(v.Requests, &sub)
 	}
 	for i, r := range v.Requests {
+		if i == 0 && v.Outside != nil && !q.Approved {
+			// Outside allowed_domains, the policies cannot permit the
+			// navigate before a human approves it: they are asked about
+			// it as approved. A denial then is final, and nobody is
+			// asked; an allowance holds it for the human, and the
+			// policies decide it again, approved, afterwards.
+			approved := *r
+			approved.HumanApproved = true
+			if d := q.Policies.Decide(&approved); !d.Allowed {
+				v.Cedar, v.Approval = "deny", nil
+				dn := cedarDenial(d)
+				dn.Reason = "navigate to " + v.Outside.URL + " is outside allowed_domains and would wait for a human, but Cedar denies it even if approved: " + dn.Reason
+				return dn
+			}
+			continue
+		}
 		d := q.Policies.Decide(r)
 		switch {
 		case d.Allowed:

@@ -87,8 +87,21 @@ func (v *Verdict) judge(q *Question) *DenyError {
 			continue
 		}
 		sv := q.check(u)
+		if sv.Ask && cmd.Name == "navigate" {
+			// Outside allowed_domains, and the scope asks: a human
+			// decides, each time (an origin approved before is asked
+			// about again: an approval is for one navigate).
+			if d := v.outside(q, a.Name, u, sv); d != nil {
+				return d
+			}
+			continue
+		}
 		if !sv.Allowed {
-			return Deny(evidence.StageScope, sv.Rule, "argument %q: %s", a.Name, sv.Reason)
+			note := AskHint(AsksOutside(m), sv)
+			if cmd.Name == "navigate" && m.Browser.Scope.AskExternal {
+				note = NotAskable
+			}
+			return Deny(evidence.StageScope, sv.Rule, "argument %q: %s"+note, a.Name, sv.Reason)
 		}
 		v.ScopeRule, v.Target = sv.Rule, u
 	}
@@ -242,7 +255,7 @@ func (v *Verdict) leads(q *Question) *DenyError {
 		}
 		v.Submits = d.Submits && !submit // a click that submits
 		for _, u := range append([]string{d.URL}, d.URLs...) {
-			if dn := v.destination(q.check, cmd.Name, el.Label, u); dn != nil {
+			if dn := v.destination(q, cmd.Name, el.Label, u); dn != nil {
 				return dn
 			}
 		}
@@ -302,7 +315,7 @@ func (v *Verdict) leads(q *Question) *DenyError {
 			return Deny(evidence.StageObserve, "history", "%v", f.History.Err)
 		}
 		if to := f.History.To; to != "" {
-			if dn := v.destination(q.check, cmd.Name, "the tab", to); dn != nil {
+			if dn := v.destination(q, cmd.Name, "the tab", to); dn != nil {
 				return dn
 			}
 			v.Target = to
@@ -383,14 +396,17 @@ func selectorOracle(cmd *toolclad.Command, args map[string]any) *DenyError {
 	return nil
 }
 
-// destination checks where an action would send the tab.
-func (v *Verdict) destination(check URLCheck, what, label, dest string) *DenyError {
+// destination checks where an action would send the tab. A link out of
+// the scope is refused even when a human could be asked for its URL: the
+// refusal says how (a navigate), since a click's destination is the
+// page's to choose, and an approval is for the URL the agent names.
+func (v *Verdict) destination(q *Question, what, label, dest string) *DenyError {
 	if dest == "" || strings.HasPrefix(strings.ToLower(dest), "javascript:") {
 		return nil // no navigation (a javascript: link runs the page's own script)
 	}
-	sv := check(dest)
+	sv := q.check(dest)
 	if !sv.Allowed {
-		return Deny(evidence.StageScope, sv.Rule, "the %s on %s leads to %s: %s", what, label, dest, sv.Reason)
+		return Deny(evidence.StageScope, sv.Rule, "the %s on %s leads to %s: %s"+AskHint(AsksOutside(q.Call.Manifest), sv), what, label, dest, sv.Reason)
 	}
 	v.ScopeRule = sv.Rule
 	return nil

@@ -26,5 +26,7 @@
 // sent by (Secrets), the secrets typed on the current page
 // (TypedSecrets), and the binding that holds a page a secret was typed
 // into to the secret's domains (SecretBinding), which the executor's
-// request guard consults for every request.
+// request guard consults for every request; and the origins outside
+// allowed_domains a human approved a navigate to (OutsideOrigins, see
+// outside.go), which the session's check lets its pages reach.
 package gate

@@ -16,6 +16,10 @@ type Verdict struct {
 	Submits  bool   // a click that submits a form: judged and counted as a submit_form too
 	Masked   bool   // type_text into a password field: the text is kept out of the evidence
 	Target   string // the URL the call is about
+	// Outside: a navigate outside allowed_domains that a human must
+	// approve (ask_external); after the approval the executor makes its
+	// origin reachable for the session (OutsideOrigins).
+	Outside *Outside
 	// Recorded in the evidence.
 	ScopeRule string
 	Cedar     string // "allow", "deny", or "" when not reached

@@ -76,6 +76,20 @@
 // must still be allowed by allowed_domains or allow_external, and an
 // allowance that needed a grant names the grant as its rule.
 //
+// # Hosts a human may be asked about
+//
+// With Config.AskExternal (ask_external), a public host outside
+// allowed_domains — a domain name, or a globally reachable IP literal, on a
+// port allowed_ports allows — is still denied, with rule "not in
+// allowed_domains (ask_external)" and Verdict.Ask set, and DomainSets puts
+// it in the set "ask_external". Only the gate's decision on a navigate
+// turns such a denial into a call held for a human, and only the
+// session's check lifts it afterwards, for the approved Origin. Nothing
+// refused by an earlier rule is ever askable: a blocked domain, a
+// non-global address (granted or not), a localhost name, a port outside
+// allowed_ports. An empty allowed_domains with AskExternal is not an
+// empty scope: every public host is askable.
+//
 // # Grants limited to ports
 //
 // An allow_private_cidrs entry is a CIDR prefix in canonical form,

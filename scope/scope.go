@@ -23,6 +23,16 @@ type Config struct {
 	// AllowExternal allows hosts that match no AllowedDomains entry. They
 	// must still not be blocked, and must still not be non-global addresses.
 	AllowExternal bool
+	// AskExternal (manifest key ask_external, or default_action = "ask")
+	// marks a public host outside AllowedDomains as one a human may be
+	// asked about, instead of one refused outright: Check still denies it,
+	// with Verdict.Ask set, and only the gate's decision on a navigate
+	// turns that denial into a call held for a human. A public host is a
+	// domain name or a globally reachable IP literal; a blocked domain, a
+	// non-global address (granted or not), a localhost name and a port
+	// outside AllowedPorts are never askable. It has no effect with
+	// AllowExternal, which allows such hosts already.
+	AskExternal bool
 	// AllowPrivateCIDRs are CIDR prefixes ("127.0.0.1/32", "::1/128") whose
 	// non-global addresses may be reached; they are the only way to reach
 	// loopback, private, link-local and other non-global space. An entry
@@ -88,6 +98,9 @@ const (
 	// RuleAllowedPorts denies a host, allowed otherwise, on a port outside
 	// Config.AllowedPorts (80 and 443 by default).
 	RuleAllowedPorts = "allowed_ports"
+	// RuleAskExternal denies a public host outside allowed_domains that
+	// Config.AskExternal lets a human be asked about (Verdict.Ask).
+	RuleAskExternal = "not in allowed_domains (ask_external)"
 )
 
 // Verdict is the outcome of a scope check: a value, not an error, so that a
@@ -112,6 +125,14 @@ type Verdict struct {
 	// localhost name, and "" for other domain names (whose addresses are
 	// judged when they are resolved).
 	Class string
+	// Ask is true when the host is a public one outside allowed_domains
+	// and the scope asks about such hosts (Config.AskExternal): the URL is
+	// denied (Allowed is false, rule RuleAskExternal), but a human may
+	// approve a navigate to it. Nothing else is ever askable. A caller
+	// that lifts the denial for an origin a human approved keeps Ask set
+	// on the Verdict it allows, so that it still reads as outside
+	// allowed_domains.
+	Ask bool
 }
 
 // LogValue lets a Verdict be logged as one structured slog group.
@@ -122,6 +143,7 @@ func (v Verdict) LogValue() slog.Value {
 		slog.String("host", v.Host),
 		slog.Int("port", int(v.Port)),
 		slog.String("class", v.Class),
+		slog.Bool("ask", v.Ask),
 		slog.String("rule", v.Rule),
 		slog.String("reason", v.Reason),
 	)
@@ -133,6 +155,7 @@ type Scope struct {
 	allowed       []*Pattern
 	blocked       []*Pattern
 	allowExternal bool
+	askExternal   bool
 	grants        []grant
 	deny          []netip.AddrPort
 	ports         portPolicy
@@ -148,7 +171,7 @@ type namedSet struct {
 // New validates cfg and compiles it. Every bad entry is reported, each as an
 // *EntryError naming its field and the entry, joined with errors.Join.
 func New(cfg Config) (*Scope, error) {
-	s := &Scope{allowExternal: cfg.AllowExternal}
+	s := &Scope{allowExternal: cfg.AllowExternal, askExternal: cfg.AskExternal && !cfg.AllowExternal}
 	var errs []error
 	compile := func(field string, list []string) []*Pattern {
 		out := make([]*Pattern, 0, len(list))
@@ -300,7 +323,7 @@ func (s *Scope) judgeHost(v Verdict, ip netip.Addr) Verdict {
 	if p := firstMatch(s.blocked, host); p != nil {
 		return v.deny(entryRule("blocked_domains", p.raw), "host %s matches blocked_domains %q, and a blocked domain is never visited", host, p.raw)
 	}
-	if len(s.allowed) == 0 && !s.allowExternal {
+	if len(s.allowed) == 0 && !s.allowExternal && !s.askExternal {
 		return v.deny(RuleNoScope, "host %s is refused: the scope has no allowed_domains and allow_external is false, so nothing may be navigated", host)
 	}
 	grantRule, grantWhy := "", ""
@@ -313,7 +336,17 @@ func (s *Scope) judgeHost(v Verdict, ip netip.Addr) Verdict {
 	}
 	p := firstMatch(s.allowed, host)
 	if p == nil && !s.allowExternal {
-		return v.deny(RuleNotAllowed, "host %s matches no allowed_domains entry and allow_external is false", host)
+		// Only a public host may be put to a human: a grant lifted the
+		// address-class block of a private one for allowed_domains alone,
+		// and a port outside allowed_ports stays refused.
+		if !s.askExternal || grantRule != "" {
+			return v.deny(RuleNotAllowed, "host %s matches no allowed_domains entry and allow_external is false", host)
+		}
+		if !s.ports.allows(v.Port) {
+			return s.denyPort(v, "host "+host)
+		}
+		v.Ask = true
+		return v.deny(RuleAskExternal, "host %s matches no allowed_domains entry; ask_external lets a human approve a navigate to it", host)
 	}
 	// A private grant already judged the port; every other host is held to
 	// allowed_ports.
@@ -388,10 +421,13 @@ func (s *Scope) checkAddressClass(v *Verdict, ip netip.Addr) (rule, why string, 
 	return rule, fmt.Sprintf("is a %s address granted by %s", c.Name, rule), nil
 }
 
-// DomainSets returns which sets a host matches — "allowed", "blocked", then
-// the named DomainSets in name order — for the parents of its Cedar
-// Web::Domain entity. The host is
-// canonicalised first; a host that does not canonicalise belongs to no set.
+// DomainSets returns which sets a host matches — "allowed", "blocked",
+// "ask_external", then the named DomainSets in name order — for the
+// parents of its Cedar Web::Domain entity. A host is in "ask_external"
+// when the scope asks about hosts outside allowed_domains
+// (Config.AskExternal) and it matches neither list: a policy can then
+// permit an approved navigate to it. The host is canonicalised first; a
+// host that does not canonicalise belongs to no set.
 func (s *Scope) DomainSets(host string) []string {
 	if s == nil {
 		return nil
@@ -404,8 +440,12 @@ func (s *Scope) DomainSets(host string) []string {
 	if firstMatch(s.allowed, h) != nil {
 		sets = append(sets, "allowed")
 	}
-	if firstMatch(s.blocked, h) != nil {
+	blocked := firstMatch(s.blocked, h) != nil
+	if blocked {
 		sets = append(sets, "blocked")
+	}
+	if s.askExternal && !blocked && len(sets) == 0 {
+		sets = append(sets, SetAskExternal)
 	}
 	for _, ns := range s.sets {
 		if firstMatch(ns.pats, h) != nil {
@@ -415,10 +455,15 @@ func (s *Scope) DomainSets(host string) []string {
 	return sets
 }
 
+// SetAskExternal names the domain set of the hosts a human may be asked
+// about (Scope.DomainSets): Web::DomainSet::"ask_external" in Cedar.
+const SetAskExternal = "ask_external"
+
 // ValidSetName reports whether name can name a domain set: non-empty,
-// lowercase ASCII letters, digits, '_' and '-', and not a reserved name.
+// lowercase ASCII letters, digits, '_' and '-', and not a reserved name
+// ("allowed", "blocked", "ask_external").
 func ValidSetName(name string) bool {
-	if name == "" || name == "allowed" || name == "blocked" {
+	if name == "" || name == "allowed" || name == "blocked" || name == SetAskExternal {
 		return false
 	}
 	for _, c := range name {

@@ -193,6 +193,7 @@ func decodeScope(t *table, m *Manifest) (rate float64, rateSet bool) {
 	t.strings("allowed_domains", &s.AllowedDomains)
 	t.strings("blocked_domains", &s.BlockedDomains)
 	t.boolean("allow_external", &s.AllowExternal)
+	decodeAskExternal(t, s)
 	t.strings("allow_private_cidrs", &s.AllowPrivateCIDRs)
 	decodePorts(t, "allowed_ports", &s.AllowedPorts)
 	if t.has("domain_sets") {
@@ -201,7 +202,7 @@ func decodeScope(t *table, m *Manifest) (rate float64, rateSet bool) {
 		for _, name := range slices.Sorted(maps.Keys(sets.m)) {
 			if !scope.ValidSetName(name) {
 				sets.used[name] = true
-				t.r.errorf(sets.at(name), "%q cannot name a domain set: use lowercase letters, digits, '_' and '-'; \"allowed\" and \"blocked\" are taken by allowed_domains and blocked_domains", name)
+				t.r.errorf(sets.at(name), "%q cannot name a domain set: use lowercase letters, digits, '_' and '-'; \"allowed\", \"blocked\" and \"ask_external\" are taken by allowed_domains, blocked_domains and ask_external", name)
 				continue
 			}
 			var pats []string
@@ -228,6 +229,7 @@ func (s *Scope) config() scope.Config {
 		AllowedDomains:    s.AllowedDomains,
 		BlockedDomains:    s.BlockedDomains,
 		AllowExternal:     s.AllowExternal,
+		AskExternal:       s.AskExternal,
 		AllowPrivateCIDRs: s.AllowPrivateCIDRs,
 		AllowedPorts:      s.AllowedPorts,
 		DomainSets:        s.DomainSets,

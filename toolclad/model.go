@@ -191,6 +191,11 @@ type Scope struct {
 	BlockedDomains []string
 	// AllowExternal allows domains outside AllowedDomains (still not blocked ones).
 	AllowExternal bool
+	// AskExternal (key ask_external, our extension; wcore-browser's
+	// default_action = "ask" is read as the same) holds a navigate to a
+	// public host outside AllowedDomains for a human's approval instead of
+	// refusing it (scope.Config.AskExternal).
+	AskExternal bool
 	// AllowPrivateCIDRs (key allow_private_cidrs, our extension) grants
 	// address ranges that are otherwise always blocked, such as loopback.
 	AllowPrivateCIDRs []string

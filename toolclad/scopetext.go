@@ -31,6 +31,9 @@ func (m *Manifest) scopeSummary(schemes []string) string {
 		hosts += " (" + strings.Join(schemes, ", ") + ")"
 	}
 	parts = append(parts, hosts)
+	if sc.AskExternal {
+		parts = append(parts, "other public sites only with a human's approval: navigate to one waits for it")
+	}
 	ports := sc.AllowedPorts
 	if ports == nil {
 		ports = []string{"80", "443"}

@@ -83,6 +83,7 @@ func check(manifests []string, policies, sep string, matrix bool, sc serveChoice
 			describeBrowser(stdout, m, preloading)
 		}
 		fmt.Fprintf(stdout, "  %s\n", m.ScopeSummary())
+		describeAskExternal(stdout, m)
 		if m.ImpliedCommands {
 			fmt.Fprintf(stdout, "  no [browser.commands]: ToolClad's read-only commands at their documented tiers (mutating commands must be declared)\n")
 		}
@@ -115,6 +116,7 @@ func check(manifests []string, policies, sep string, matrix bool, sc serveChoice
 	}
 	warnings := append(postureWarnings(ms, engine, sc), preloadingWarnings(ms, preloading)...)
 	warnings = append(warnings, absent...)
+	warnings = append(warnings, askExternalWarnings(ms, engine)...)
 	for _, w := range warnings {
 		fmt.Fprintln(stdout, "warning: "+w)
 	}

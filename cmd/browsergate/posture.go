@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/browsergate/browsergate/cedar"
+	"github.com/browsergate/browsergate/scope"
 	"github.com/browsergate/browsergate/toolclad"
 )
 
@@ -227,7 +228,7 @@ var (
 // that is not a built-in (a permit for it never applies, a forbid never
 // stops anything).
 func policyLiterals(ms []*toolclad.Manifest, engine *cedar.Engine) []string {
-	sets := map[string]bool{"allowed": true, "blocked": true}
+	sets := map[string]bool{"allowed": true, "blocked": true, scope.SetAskExternal: true} // ask_external: filled by the scope when a manifest asks
 	for _, m := range ms {
 		for name := range m.Browser.Scope.DomainSets {
 			sets[name] = true

@@ -141,6 +141,9 @@ func (o *serveOptions) run(stderr io.Writer) error {
 	for _, w := range deadEndWarnings(set.Manifests) {
 		logger.Warn(w.String(), "file", w.File, "line", w.Line, "key", w.Key)
 	}
+	for _, w := range askExternalWarnings(set.Manifests, set.Policies) {
+		logger.Warn(w)
+	}
 	if o.agents != "" {
 		if set.Agents, err = toolclad.LoadAgents(o.agents); err != nil {
 			return err
