@@ -196,6 +196,11 @@ func (e *Executor) runTurn(ctx context.Context, s *session, t *turn) {
 		t.mark("approval")
 	}
 
+	if commandTable[cmd.Name].asksHuman {
+		cancel()
+		actx, cancel = questionContext(ctx, s, t.call)
+		defer cancel()
+	}
 	acted = true
 	unjudged := e.act(actx, s, t)
 	t.mark("act")
@@ -411,7 +416,7 @@ func (e *Executor) question(s *session, t *turn, f *facts, approved bool) *gate.
 		Scope:      s.backend.scope.Load(),
 		Check:      s.backend.check,
 		Policies:   e.policies.Load(),
-		Secrets:    s.secrets,
+		Secrets:    s.secrets.Load(),
 		Principal:  s.principal,
 		Groups:     t.call.Groups, // as the agents file says now (it is reloaded with the policies)
 		Session:    s.id,
