@@ -63,6 +63,22 @@ func actAwaitHuman(ctx context.Context, s *session, args map[string]any, f *fact
 	return s.askHuman(ctx, call, f)
 }
 
+// questionTimeout is how long a question waits: its timeout_seconds, or
+// else the daemon's approval timeout, held to the bound the manifest
+// declares for timeout_seconds (a manifest that allows at most a minute
+// means it of the default too).
+func questionTimeout(call *toolclad.Call, approvals time.Duration) time.Duration {
+	if n, ok := call.Args["timeout_seconds"].(int64); ok {
+		return time.Duration(n) * time.Second
+	}
+	if call.Command != nil {
+		if a := call.Command.Arg("timeout_seconds"); a != nil && a.Max != nil {
+			return min(approvals, time.Duration(*a.Max)*time.Second)
+		}
+	}
+	return approvals
+}
+
 // askHuman puts the call's question to the operator and waits for the
 // answer, or the question's deadline.
 func (e *Executor) askHuman(ctx context.Context, s *session, call *toolclad.Call, f *facts) (output, error) {
@@ -71,10 +87,7 @@ func (e *Executor) askHuman(ctx context.Context, s *session, call *toolclad.Call
 	if call.Command != nil && call.Command.SecretAnswers {
 		wantSecret = true
 	}
-	timeout := e.cfg.ApprovalTimeout
-	if n, ok := call.Args["timeout_seconds"].(int64); ok {
-		timeout = time.Duration(n) * time.Second
-	}
+	timeout := questionTimeout(call, e.cfg.ApprovalTimeout)
 	if e.cfg.Approvals == nil {
 		return output{}, fmt.Errorf("await_human: no operator channel is configured on this daemon, so nobody can answer")
 	}
