@@ -238,7 +238,10 @@ func (e *Executor) act(actx context.Context, s *session, t *turn) *Blocked {
 	// waits for with it: held for the agent ("ask"), it ends the wait.
 	w := s.tab.watch
 	holding := false
-	if cmd.Name != "handle_dialog" {
+	// A question to the operator is not the page's business: a dialog the
+	// page opens while it waits is answered as between calls, and does
+	// not end the wait.
+	if cmd.Name != "handle_dialog" && !spec.asksHuman {
 		var stop context.CancelFunc
 		actx, stop = context.WithCancel(actx)
 		defer stop()
