@@ -3,6 +3,9 @@
 // the agent cannot reach (the operator socket, or MCP elicitation shown to
 // the user by the client), or until its deadline passes, which denies it.
 //
+// An agent's question to the operator (await_human) is held the same way,
+// and answered with text (Outcome.Answer) or declined (question.go).
+//
 // The broker knows nothing of MCP, sockets or Cedar: channels call Decide,
 // the executor calls Open and Wait, and the operator listing calls List.
 package approval
