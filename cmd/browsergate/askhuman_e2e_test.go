@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/browsergate/browsergate/internal/testkit"
 )
 
 // askManifest declares await_human beside the commands a sign-in needs;
@@ -229,5 +231,33 @@ func TestAwaitHumanSecretAnswerIsTypedUnseen(t *testing.T) {
 				t.Errorf("LEAK: %s hold the secret answer as %q: …%s…", name, form, text[max(0, i-80):min(len(text), i+80)])
 			}
 		}
+	}
+}
+
+// TestAwaitHumanIsGovernedByCedar: whether an agent may ask is Cedar's
+// decision like any command's: a forbid on the question's text refuses the
+// call at stage cedar before any operator hears of it; another question
+// is put to the operator, who declines it, and the agent is told so.
+func TestAwaitHumanIsGovernedByCedar(t *testing.T) {
+	t.Parallel()
+	policies := testkit.CopyPolicies(t)
+	testkit.WriteFile(t, policies, "questions.cedar", `@id("no-password-questions")
+forbid (principal, action == Web::Action::"browse", resource)
+when { resource.command == "await_human" && resource.args has question && resource.args.question like "*password*" };
+`)
+	f := startWith(t, strings.Replace(askManifest, "%s", "", 1), "--policies", policies)
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": f.siteURL + "/echo"})
+	f.mustRefuse(t, "e2e.await_human", map[string]any{"question": "What is alice's password?"}, "DENIED at cedar", "no-password-questions")
+	if out, err := f.approvals(t, "list"); err != nil || !strings.Contains(out, "no calls are waiting") {
+		t.Errorf("a question Cedar refused was put to the operator: %v\n%s", err, out)
+	}
+	h := f.callAsync(t, "e2e.await_human", map[string]any{"question": "May I delete the draft?"})
+	id := f.pendingID(t, h)
+	if out, err := f.approvals(t, "deny", id, "--by", "bob", "--note", "keep it"); err != nil {
+		t.Fatalf("approvals deny: %v\n%s", err, out)
+	}
+	text, refused := h.wait(t)
+	if !refused || !strings.Contains(text, "the operator declined to answer question "+id+" (via operator by bob (uid ") || !strings.Contains(text, "keep it") {
+		t.Fatalf("a declined question:\n%s", text)
 	}
 }
