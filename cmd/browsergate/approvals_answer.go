@@ -8,7 +8,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
+	"sync"
+	"syscall"
+	"unsafe"
 
 	"github.com/browsergate/browsergate/approval"
 	"github.com/browsergate/browsergate/approval/operator"
@@ -91,12 +95,15 @@ func pendingRequest(ctx context.Context, c *operator.Client, id string) (approva
 }
 
 // readAnswer reads the answer's first line from in (its line break
-// dropped). On a terminal it asks for it on prompt first.
+// dropped). On a terminal it asks for it on prompt first, and a secret
+// answer is not shown as it is typed.
 func readAnswer(in *os.File, prompt io.Writer, id string, secret bool) (string, error) {
 	if fi, err := in.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
 		what := "answer"
 		if secret {
-			what = "secret answer (it is shown as you type it; pipe it in to avoid that)"
+			what = "secret answer (not shown as you type it)"
+			restore := echoOff(in, prompt)
+			defer restore()
 		}
 		fmt.Fprintf(prompt, "%s to %s: ", what, id)
 	}
@@ -109,4 +116,45 @@ func readAnswer(in *os.File, prompt io.Writer, id string, secret bool) (string, 
 		return "", fmt.Errorf("%w: no answer on stdin (give it on the first line; to decline the question, deny it)", errUsage)
 	}
 	return line, nil
+}
+
+// echoOff turns the terminal's echo off, so that a secret answer typed at
+// the prompt is not shown, and returns what turns it back on (a line break
+// on prompt, since the typed one was not shown). An interrupt while it is
+// off turns it back on before the command exits. A terminal whose mode
+// cannot be read is left as it is.
+func echoOff(tty *os.File, prompt io.Writer) (restore func()) {
+	fd := tty.Fd()
+	var old syscall.Termios
+	if _, _, errno := syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TCGETS, uintptr(unsafe.Pointer(&old))); errno != 0 {
+		return func() {}
+	}
+	quiet := old
+	quiet.Lflag &^= syscall.ECHO
+	if _, _, errno := syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TCSETS, uintptr(unsafe.Pointer(&quiet))); errno != 0 {
+		return func() {}
+	}
+	var once sync.Once
+	back := func() {
+		once.Do(func() {
+			syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TCSETS, uintptr(unsafe.Pointer(&old)))
+			fmt.Fprintln(prompt)
+		})
+	}
+	interrupted := make(chan os.Signal, 1)
+	signal.Notify(interrupted, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-interrupted:
+			back()
+			os.Exit(130)
+		case <-done:
+		}
+	}()
+	return func() {
+		signal.Stop(interrupted)
+		close(done)
+		back()
+	}
 }

@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/browsergate/browsergate/approval"
 )
@@ -56,5 +59,48 @@ func TestReadAnswerTakesTheFirstLine(t *testing.T) {
 	}
 	if _, err := read(""); !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "no answer on stdin") {
 		t.Errorf("an empty stdin: %v", err)
+	}
+}
+
+// TestEchoOffHidesTheSecretAnswer: at a terminal (a pseudo-terminal here)
+// echo is off while a secret answer is read, and on again after.
+func TestEchoOffHidesTheSecretAnswer(t *testing.T) {
+	t.Parallel()
+	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals here: %v", err)
+	}
+	defer ptmx.Close()
+	var n uint32
+	unlock := int32(0)
+	if _, _, errno := syscall.Syscall(syscall.SYS_IOCTL, ptmx.Fd(), syscall.TIOCSPTLCK, uintptr(unsafe.Pointer(&unlock))); errno != 0 {
+		t.Fatal(errno)
+	}
+	if _, _, errno := syscall.Syscall(syscall.SYS_IOCTL, ptmx.Fd(), syscall.TIOCGPTN, uintptr(unsafe.Pointer(&n))); errno != 0 {
+		t.Fatal(errno)
+	}
+	tty, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tty.Close()
+	echoes := func() bool {
+		var tio syscall.Termios
+		if _, _, errno := syscall.Syscall(syscall.SYS_IOCTL, tty.Fd(), syscall.TCGETS, uintptr(unsafe.Pointer(&tio))); errno != 0 {
+			t.Fatal(errno)
+		}
+		return tio.Lflag&syscall.ECHO != 0
+	}
+	if !echoes() {
+		t.Fatal("a fresh terminal does not echo")
+	}
+	var prompt bytes.Buffer
+	restore := echoOff(tty, &prompt)
+	if echoes() {
+		t.Error("the terminal echoes while the secret answer is read")
+	}
+	restore()
+	if !echoes() {
+		t.Error("echo is still off after the answer was read")
 	}
 }
