@@ -197,6 +197,8 @@ func (e *Executor) runTurn(ctx context.Context, s *session, t *turn) {
 	}
 
 	if commandTable[cmd.Name].asksHuman {
+		// Waiting for the operator's answer does not use up the action's
+		// time either: the question has its own deadline.
 		cancel()
 		actx, cancel = questionContext(ctx, s, t.call)
 		defer cancel()
