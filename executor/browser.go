@@ -87,7 +87,7 @@ type backend struct {
 	logger     *slog.Logger
 	// logMasker masks the logger's lines: the manifest's secrets, and the
 	// secret answers operators gave its sessions (answered, under
-	// answersMu; commands_human.go).
+	// answersMu; question.go).
 	logMasker atomic.Pointer[mask.Masker]
 	answersMu sync.Mutex
 	answered  []*toolclad.Secret

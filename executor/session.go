@@ -39,10 +39,10 @@ type session struct {
 	manifest  *toolclad.Manifest
 	backend   *backend
 	// secrets are the manifest's secrets and the session's secret answers
-	// (commands_human.go), for type_text and upload_file.
+	// (question.go), for type_text and upload_file.
 	secrets atomic.Pointer[gate.Secrets]
 	// masker masks the manifest's secrets (and no other manifest's), and
-	// the secret answers the operator gave the session (commands_human.go):
+	// the secret answers the operator gave the session (question.go):
 	// in full for the record and the log, and for the agent those
 	// considered on the page a text comes from (maskscope.go). Atomic: a
 	// secret answer replaces it during a call while the request guard's
@@ -98,7 +98,7 @@ type session struct {
 	// browser's engine, and until its first call).
 	web *webSession
 	// askHuman puts await_human's question to the operator and waits for
-	// the answer (commands_human.go); answers are the secret answers the
+	// the answer (question.go); answers are the secret answers the
 	// operator gave the session.
 	askHuman func(ctx context.Context, call *toolclad.Call, f *facts) (output, error)
 	answers  secretAnswers
