@@ -3,6 +3,9 @@
 // the agent cannot reach (the operator socket, or MCP elicitation shown to
 // the user by the client), or until its deadline passes, which denies it.
 //
+// An agent's question to the operator (await_human) is held the same way,
+// and answered with text (Outcome.Answer) or declined (question.go).
+//
 // The broker knows nothing of MCP, sockets or Cedar: channels call Decide,
 // the executor calls Open and Wait, and the operator listing calls List.
 package approval
@@ -46,6 +49,14 @@ type Request struct {
 	URL     string         `json:"url,omitempty"`  // where the call leads: its url argument, the link or form's destination, else the page
 	Tier    string         `json:"risk_tier,omitempty"`
 	Why     []string       `json:"why"` // what requires the approval
+	// Question is set when the agent asks the operator a question
+	// (await_human) rather than a call waiting for approval: the agent's
+	// own words, untrusted, which every channel shows as text. Such a
+	// request is answered with text (Outcome.Answer), or declined.
+	Question string `json:"question,omitempty"`
+	// SecretAnswer: the answer is kept from the agent (the manifest or the
+	// agent declared it a secret); the operator can also mark one so.
+	SecretAnswer bool `json:"secret_answer,omitempty"`
 	// Fingerprint binds the approval to the exact arguments, unmasked,
 	// without showing them: a second round must carry the same.
 	Fingerprint string    `json:"-"`
@@ -82,6 +93,12 @@ type Outcome struct {
 	By       string    `json:"by,omitempty"` // who answered, as the channel names them
 	At       time.Time `json:"at"`
 	Note     string    `json:"note,omitempty"`
+	// Answer is the operator's answer to a question (Request.Question),
+	// never encoded: a secret one must not reach a log or an event by way
+	// of an outcome printed whole.
+	Answer string `json:"-"`
+	// Secret: the operator marked the answer as a secret.
+	Secret bool `json:"secret,omitempty"`
 }
 
 // Broker is the set of held calls. It is safe for concurrent use.
@@ -161,14 +178,20 @@ func (p *Pending) Wait(ctx context.Context) Outcome {
 }
 
 // Decide answers the held call id. The first answer wins; a later one, an
-// answer after the deadline, or an unknown id is ErrUnknown. The outcome's
-// time is set here.
+// answer after the deadline, or an unknown id is ErrUnknown. An answer
+// that does not fit the request (text for a held call, an approval of a
+// question without text, a secret too short to mask) is ErrBadAnswer and
+// leaves the request waiting. The outcome's time is set here.
 func (b *Broker) Decide(id string, o Outcome) error {
 	b.mu.Lock()
 	p, ok := b.pending[id]
 	if !ok || p.decided || !b.now().Before(p.Deadline) {
 		b.mu.Unlock()
 		return fmt.Errorf("%w: %q", ErrUnknown, id)
+	}
+	if err := p.Request.check(o); err != nil {
+		b.mu.Unlock()
+		return err
 	}
 	p.decided = true
 	b.mu.Unlock()

@@ -351,8 +351,8 @@ func (c *console) decide(w http.ResponseWriter, r *http.Request, who *signIn) {
 		return
 	}
 	verdict := r.PostFormValue("decision")
-	if verdict != "approve" && verdict != "deny" {
-		http.Error(w, `decision must be "approve" or "deny"`, http.StatusBadRequest)
+	if verdict != "approve" && verdict != "deny" && verdict != "answer" {
+		http.Error(w, `decision must be "approve", "deny" or "answer"`, http.StatusBadRequest)
 		return
 	}
 	if c.f.cfg.Broker == nil {
@@ -361,14 +361,25 @@ func (c *console) decide(w http.ResponseWriter, r *http.Request, who *signIn) {
 	}
 	id := r.PathValue("id")
 	p := c.f.cfg.Broker.Get(id)
-	o := approval.Outcome{Approved: verdict == "approve", Channel: approval.ChannelConsole, By: who.operator, Note: strings.TrimSpace(r.PostFormValue("note"))}
+	o := approval.Outcome{Approved: verdict != "deny", Channel: approval.ChannelConsole,
+		By: who.operator, Note: strings.TrimSpace(r.PostFormValue("note"))}
+	if verdict == "answer" {
+		// An answer to a question (await_human); the broker refuses one
+		// for a held call, and an empty one.
+		o.Answer, o.Secret = r.PostFormValue("answer"), r.PostFormValue("secret") == "yes"
+	}
 	err := c.f.cfg.Broker.Decide(id, o)
-	if p == nil || errors.Is(err, approval.ErrUnknown) {
+	switch {
+	case p == nil || errors.Is(err, approval.ErrUnknown):
 		http.Error(w, "no pending approval "+id+" (already answered, expired, or never held)", http.StatusNotFound)
+		return
+	case err != nil:
+		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
 	c.live.answeredHere(p.Request, o, c.f.cfg.Now())
-	c.f.cfg.Logger.Warn("approval answered in the console", "id", id, "approved", verdict == "approve", "operator", who.operator)
+	// The answer itself is never logged: it may be a secret.
+	c.f.cfg.Logger.Warn("approval answered in the console", "id", id, "approved", o.Approved, "answered", verdict == "answer", "operator", who.operator)
 	http.Redirect(w, r, who.base()+"/", http.StatusSeeOther)
 }
 

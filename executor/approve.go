@@ -209,10 +209,10 @@ func (e *Executor) approvalRequest(s *session, t *turn) approval.Request {
 		r.Fingerprint = e.fingerprint(map[string]any{"args": t.call.Args, "file_sha256": f.SHA256})
 	}
 	if t.facts != nil {
-		r.Page = s.masker.Mask(t.facts.State.URL)
+		r.Page = s.masker.Load().Mask(t.facts.State.URL)
 	}
 	if reqs := t.verdict.Requests; len(reqs) > 0 {
-		r.Command, r.URL = reqs[0].Command, s.masker.Mask(reqs[0].URL)
+		r.Command, r.URL = reqs[0].Command, s.masker.Load().Mask(reqs[0].URL)
 		for i, q := range reqs {
 			if i > 0 {
 				// A click that submits a form: the human is asked about

@@ -24,6 +24,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/remote"
 
+	"github.com/browsergate/browsergate/executor/mask"
 	"github.com/browsergate/browsergate/executor/web"
 	"github.com/browsergate/browsergate/scope"
 	"github.com/browsergate/browsergate/scope/egress"
@@ -84,6 +85,12 @@ type backend struct {
 	// from: never passed to a launched browser, whatever their name.
 	secretVars []string
 	logger     *slog.Logger
+	// logMasker masks the logger's lines: the manifest's secrets, and the
+	// secret answers operators gave its sessions (answered, under
+	// answersMu; question.go).
+	logMasker atomic.Pointer[mask.Masker]
+	answersMu sync.Mutex
+	answered  []*toolclad.Secret
 
 	listeners *listeners     // the daemon's own endpoints, refused to every page
 	devtools  netip.AddrPort // a launched browser's, as registered in listeners

@@ -64,6 +64,10 @@ type commandSpec struct {
 	// navigates: the command is the agent's own navigation of the tab
 	// (it may leave a site a secret was typed on; see secretbind.go).
 	navigates bool
+	// asksHuman: the command waits for a human's answer (await_human),
+	// which does not use up the action's time: it acts in
+	// questionContext, bounded by the question's own deadline.
+	asksHuman bool
 	// pageContent: the output is the page's own text (a snapshot, HTML,
 	// a script's value, titles, URLs), fenced in the reply as untrusted
 	// data so that it cannot pass for browsergate's own lines.
@@ -107,6 +111,7 @@ var commandTable = map[string]commandSpec{
 	"network_log":      {act: actNetworkLog, settle: noSettle, pageContent: true},
 	"upload_file":      {observes: gate.ObserveUpload, act: actUploadFile, settle: 50 * time.Millisecond, guarded: true},
 	"download":         {act: actDownload, settle: noSettle},
+	"await_human":      {act: actAwaitHuman, settle: noSettle, asksHuman: true},
 	// The browserless engine's (engine = "http"; webengine.go): they run
 	// in runWebTurn, with no tab, so only act and pageContent apply.
 	"fetch_page":    {act: actFetchPage, settle: noSettle, pageContent: true},

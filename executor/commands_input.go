@@ -40,7 +40,7 @@ func actTypeText(ctx context.Context, s *session, args map[string]any, f *facts)
 // value with the text and fires the input events a user's typing would.
 func (s *session) typeText(ctx context.Context, args map[string]any) (output, error) {
 	text, _ := args["text"].(string)
-	secs := s.secrets.Placeholders(text)
+	secs := s.secrets.Load().Placeholders(text)
 	el, named, err := s.target(ctx, args)
 	if err != nil {
 		return output{}, err
@@ -49,7 +49,7 @@ func (s *session) typeText(ctx context.Context, args map[string]any) (output, er
 	if len(secs) > 0 {
 		// The gate checked the secrets' domains; the page may have moved
 		// since, so they are checked again right before the value goes in.
-		if err := s.secrets.MayType(text, s.observeField(ctx, args)); err != nil {
+		if err := s.secrets.Load().MayType(text, s.observeField(ctx, args)); err != nil {
 			return output{}, err
 		}
 		for _, sec := range secs {
@@ -105,7 +105,7 @@ func (s *session) typeText(ctx context.Context, args map[string]any) (output, er
 				return output{}, gate.BesideError(secs[0].Name, beside)
 			}
 		}
-		s.egress.bound.Bind(hostOf(field.Field.URL), secs, s.secrets)
+		s.egress.bound.Bind(hostOf(field.Field.URL), secs, s.secrets.Load())
 		// A connection the page opened before (a WebSocket) was judged
 		// before the rule: those to hosts outside the domains are closed.
 		if s.egress.proxy != nil {
@@ -117,7 +117,7 @@ func (s *session) typeText(ctx context.Context, args map[string]any) (output, er
 	}
 	// Into the element's own process (an out-of-process frame's input
 	// goes to its widget).
-	if _, err := chromedp.Call(el.in(ctx), input.InsertText, input.InsertTextParams{Text: s.secrets.Fill(text)}); err != nil {
+	if _, err := chromedp.Call(el.in(ctx), input.InsertText, input.InsertTextParams{Text: s.secrets.Load().Fill(text)}); err != nil {
 		return output{}, fmt.Errorf("type into %s: %w", label, err)
 	}
 	if len(secs) > 0 {

@@ -107,7 +107,7 @@ func (s *session) copyUpload(name string) (*gate.File, error) {
 		os.RemoveAll(sub)
 		return nil, fmt.Errorf("copy file %q: %w", name, err)
 	}
-	holds, err := s.secrets.HeldIn(dst.Name())
+	holds, err := s.secrets.Load().HeldIn(dst.Name())
 	if err != nil {
 		os.RemoveAll(sub)
 		return nil, fmt.Errorf("read file %q for secrets: %w", name, err)
@@ -138,7 +138,7 @@ func actUploadFile(ctx context.Context, s *session, args map[string]any, f *fact
 	if len(file.Holds) > 0 {
 		// As for a typed value: from before the page has the file, it may
 		// send only to the secrets' domains.
-		s.egress.bound.Bind(hostOf(f.State.URL), file.Holds, s.secrets)
+		s.egress.bound.Bind(hostOf(f.State.URL), file.Holds, s.secrets.Load())
 		defer s.typed.Note(file.Holds, s.tab.watch.navigationCount())
 	}
 	if _, err := chromedp.Call(el.in(ctx), dom.SetFileInputFiles, dom.SetFileInputFilesParams{Files: []string{file.Copy}, ObjectID: el.object}); err != nil {

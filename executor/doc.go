@@ -28,8 +28,8 @@
 // DevTools endpoint and likewise opens a fresh browser context per session.
 //
 // Its files, by concern: the loop — executor.go (the Executor and its
-// sessions), run.go (one call's turn), approve.go, operator_end.go (an
-// operator ends a session), enforce.go, record.go,
+// sessions), run.go (one call's turn), approve.go, question.go, operator_end.go
+// (an operator ends a session), enforce.go, record.go,
 // reply.go, and webengine.go for the browserless engine; the command
 // table, commands.go, the file to open to add a command, with each
 // command's act in a commands_<what>.go file; a session and its browser —

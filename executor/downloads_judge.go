@@ -150,7 +150,7 @@ func (e *Executor) recordPageDownload(s *session, dl *download) {
 		Decision:       c.decision(),
 		Output:         c.out.Text,
 		DurationMicros: e.cfg.Now().Sub(c.start).Microseconds(),
-		Files:          maskFiles(c.out.Files, s.masker),
+		Files:          maskFiles(c.out.Files, s.masker.Load()),
 		CallSeq:        dl.callSeq,
 		BetweenCalls:   dl.between,
 	}

@@ -90,6 +90,10 @@ type Executor struct {
 	// allSecrets masks the daemon's own log lines (of no one manifest) and
 	// finds the pieces of secrets in what an agent writes (mask.AgentTexts).
 	allSecrets atomic.Pointer[mask.Masker]
+	// secretAnswers are the secret answers operators gave sessions
+	// (await_human), which the daemon's log lines are masked for too;
+	// guarded by mu.
+	secretAnswers []*toolclad.Secret
 	// logs is the daemon's log handler before masking: each backend masks
 	// its own lines with its manifest's secrets over it.
 	logs    slog.Handler
@@ -243,7 +247,7 @@ func (e *Executor) Reload(ms []*toolclad.Manifest, policies *cedar.Engine) error
 	// The ended sessions' last record is masked with the secrets of their
 	// manifests, which each session holds (session.masker).
 	e.maskers = manifestMaskers(ms)
-	e.allSecrets.Store(mask.FromManifests(ms))
+	e.allSecrets.Store(mask.New(append(secretsOf(ms), e.secretAnswers...)))
 	e.ending.Add(1)
 	e.mu.Unlock()
 	// Registered once e.mu is let go: each new registration sends the
@@ -343,7 +347,7 @@ func (e *Executor) newSessionLocked(k sessionKey, notice string) *session {
 	if s.principal == "" {
 		s.principal = e.cfg.Principal
 	}
-	s.masker = e.maskers[m]
+	s.masker.Store(e.maskers[m])
 	s.egress.blocked.stamp = s.stampBlocked
 	s.egress.blocked.onAdd = func(b Blocked) {
 		// The proxy logs its own decisions; interception's are logged
@@ -353,14 +357,17 @@ func (e *Executor) newSessionLocked(k sessionKey, notice string) *session {
 		}
 		if e.cfg.Events != nil {
 			e.cfg.Events.Publish(events.Event{Type: events.Blocked, Session: s.id, Agent: s.principal, Tool: s.manifest.Tool.Name,
-				URL: s.masker.Mask(b.URL), Rule: b.Rule, Reason: s.masker.Finish(reasonMarked(b), true), Layer: b.Layer})
+				URL: s.masker.Load().Mask(b.URL), Rule: b.Rule, Reason: s.masker.Load().Finish(reasonMarked(b), true), Layer: b.Layer})
 		}
 	}
-	s.secrets = e.secrets[m]
+	s.secrets.Store(e.secrets[m])
 	s.downloadGate = func(ctx context.Context, dl *download, asking func(string)) downloadAnswer {
 		return e.judgePageDownload(ctx, s, dl, asking)
 	}
 	s.downloadRecord = func(dl *download) { e.recordPageDownload(s, dl) }
+	s.askHuman = func(ctx context.Context, call *toolclad.Call, f *facts) (output, error) {
+		return e.askHuman(ctx, s, call, f)
+	}
 	// One agent's texts for all its sessions: a new session after an
 	// expiry or a reload, or on another tool, shows them as written too.
 	if e.agents[k.mcp] == nil {
@@ -368,7 +375,7 @@ func (e *Executor) newSessionLocked(k sessionKey, notice string) *session {
 	}
 	s.agent = e.agents[k.mcp]
 	s.maskText = func(v string) string { return s.maskPage(v, s.pageHosts()...) }
-	s.secretSpans = s.masker.Spans
+	s.secretSpans = func(v string) [][2]int { return s.masker.Load().Spans(v) }
 	if n, ok := e.notices[noticeKey{k.mcp, m.Tool.Name}]; ok {
 		delete(e.notices, noticeKey{k.mcp, m.Tool.Name})
 		notice = n
@@ -391,10 +398,10 @@ func (e *Executor) backendLocked(m *toolclad.Manifest) *backend {
 	}
 	b, ok := e.backends[bk]
 	if !ok {
-		mk := e.maskers[m]
-		logger := slog.New(mask.NewLogHandler(e.logs, func() *mask.Masker { return mk }))
-		b = &backend{key: bk, startup: m.Browser.StartupTimeout, resolver: e.cfg.Resolver, logger: logger,
+		b = &backend{key: bk, startup: m.Browser.StartupTimeout, resolver: e.cfg.Resolver,
 			secretVars: e.secretVars(), listeners: &e.listeners}
+		b.logMasker.Store(e.maskers[m])
+		b.logger = slog.New(mask.NewLogHandler(e.logs, b.logMasker.Load))
 		b.scope.Store(e.scopes[m])
 		e.backends[bk] = b
 	}

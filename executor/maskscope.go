@@ -64,7 +64,7 @@ func (s *session) pageHosts() []string {
 // considered are the session's secrets a text from pages on hosts is
 // masked for, for the agent.
 func (s *session) considered(hosts ...string) []*toolclad.Secret {
-	if s.masker == nil {
+	if s.masker.Load() == nil {
 		return nil
 	}
 	s.reach.mu.Lock()
@@ -80,7 +80,7 @@ func (s *session) considered(hosts ...string) []*toolclad.Secret {
 		if h == "" || err != nil {
 			continue
 		}
-		for _, sec := range s.manifest.Secrets {
+		for _, sec := range s.secrets.Load().All() { // the manifest's, and the operator's secret answers
 			if s.onDomains(sec, c) {
 				add(sec)
 			}
@@ -94,7 +94,7 @@ func (s *session) considered(hosts ...string) []*toolclad.Secret {
 
 // onDomains reports whether canonical host c is on sec's domains.
 func (s *session) onDomains(sec *toolclad.Secret, c string) bool {
-	return s.secrets.OnDomains(sec, c)
+	return s.secrets.Load().OnDomains(sec, c)
 }
 
 // carry notes that the tab went from host from to host to without an
@@ -129,7 +129,7 @@ func (s *session) carry(from, to string) {
 // agentMasker masks, for the agent, text from pages on hosts: the
 // secrets considered there, the agent's own texts as it wrote them.
 func (s *session) agentMasker(hosts ...string) *mask.Masker {
-	return s.masker.Only(s.considered(hosts...)).ForAgent(s.agent)
+	return s.masker.Load().Only(s.considered(hosts...)).ForAgent(s.agent)
 }
 
 // maskPage masks page content as it is read from pages on hosts, for the

@@ -63,13 +63,13 @@ func TestMaskerConsidersTheSecretsOfThePage(t *testing.T) {
 		if masked(s, "app.example.com") {
 			t.Error("a secret never typed is masked on a page off its domains")
 		}
-		if got := s.masker.Mask(value); got != "[secret PW]" {
+		if got := s.masker.Load().Mask(value); got != "[secret PW]" {
 			t.Errorf("the record's masker left %q", got)
 		}
 		// Page content a call reads is of the page it observed, even when
 		// the guard saw no commit there (a tab switched to); until the
 		// call is recorded.
-		read := func() string { return s.masker.Finish(s.maskText("x "+value), false) }
+		read := func() string { return s.masker.Load().Finish(s.maskText("x "+value), false) }
 		s.egress.bound.Committed("evil.example.com")
 		if got := read(); got != "x "+value {
 			t.Errorf("read on a page off the secret's domains: %q", got)
@@ -85,7 +85,7 @@ func TestMaskerConsidersTheSecretsOfThePage(t *testing.T) {
 	})
 	t.Run("typed", func(t *testing.T) {
 		s := maskSession(t, m)
-		s.egress.bound.Bind("login.example.com", []*toolclad.Secret{pw}, s.secrets)
+		s.egress.bound.Bind("login.example.com", []*toolclad.Secret{pw}, s.secrets.Load())
 		s.noteReach(moved("type_text", "login.example.com", "login.example.com"))
 		// A judged sign-in's click, which the server redirects to
 		// app.example.com, carries it there; and on to a page app moves
@@ -135,7 +135,7 @@ func TestMaskerConsidersTheSecretsOfThePage(t *testing.T) {
 	t.Run("another manifest's secret", func(t *testing.T) {
 		other := testkit.SecretManifest(t, "Other-Value-5531")
 		s := maskSession(t, m, other)
-		if got := s.masker.Mask("Other-Value-5531 " + value); got != "Other-Value-5531 [secret PW]" {
+		if got := s.masker.Load().Mask("Other-Value-5531 " + value); got != "Other-Value-5531 [secret PW]" {
 			t.Errorf("the session's masker masked %q", got)
 		}
 		if got := s.agentMasker("login.example.com").Mask("Other-Value-5531"); got != "Other-Value-5531" {

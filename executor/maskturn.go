@@ -136,7 +136,7 @@ func (s *session) noteReach(t *turn) {
 // its own host, a refused request by the page that made it too.
 func (s *session) turnMasks(t *turn, record bool) turnMasks {
 	if record {
-		m := s.masker
+		m := s.masker.Load()
 		return turnMasks{record: true, values: m,
 			page: func(string) *mask.Masker { return m }, blocked: func(Blocked) *mask.Masker { return m }}
 	}
@@ -151,7 +151,7 @@ func (s *session) turnMasks(t *turn, record bool) turnMasks {
 		values: s.agentMasker(hosts...),
 		page:   func(u string) *mask.Masker { return s.agentMasker(hostOf(u)) },
 		blocked: func(b Blocked) *mask.Masker {
-			m := s.masker.Only(append(s.considered(append(hosts, b.Page)...), b.Held...))
+			m := s.masker.Load().Only(append(s.considered(append(hosts, b.Page)...), b.Held...))
 			return m.ForAgent(s.agent)
 		},
 	}

@@ -95,7 +95,7 @@ func (s *session) observe(ctx context.Context, cmd *toolclad.Command, args map[s
 	case gate.ObserveTab:
 		f.Tab, f.TabGroup, f.TabErr = s.observeTab(ctx, args)
 	case gate.ObserveField:
-		if text, _ := args["text"].(string); len(s.secrets.Placeholders(text)) > 0 && f.Element != nil {
+		if text, _ := args["text"].(string); len(s.secrets.Load().Placeholders(text)) > 0 && f.Element != nil {
 			if everyTarget, err := chromedp.Targets(ctx); err != nil {
 				f.BesideErr = err
 			} else {

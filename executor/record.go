@@ -32,7 +32,7 @@ func (e *Executor) record(s *session, t *turn) *toolclad.Reply {
 	// browser and the agent is masked, never browsergate's words around it
 	// (package pagetext).
 	s.noteReach(t)
-	full := s.masker
+	full := s.masker.Load()
 	c := *t
 	c.blocked = slices.Clone(t.blocked)
 	maskTurn(&c, s.turnMasks(t, false))
@@ -199,7 +199,7 @@ func (t *turn) decision() evidence.Decision {
 
 func (e *Executor) logDecision(s *session, t *turn, d evidence.Decision, appendErr error) {
 	attrs := []any{
-		"session", s.id, "tool", s.manifest.Tool.Name, "command", t.recordedCommand(s.masker),
+		"session", s.id, "tool", s.manifest.Tool.Name, "command", t.recordedCommand(s.masker.Load()),
 		"allowed", d.Allowed, "stage", string(d.Stage),
 		"duration", e.cfg.Now().Sub(t.start),
 	}
@@ -250,7 +250,7 @@ func (t *turn) recordedArgs() map[string]any {
 // password-field text masked, and any secret value masked (an agent that
 // knows a secret and types it itself does not get it recorded).
 func (e *Executor) shownArgs(s *session, t *turn) map[string]any {
-	args, _ := s.masker.MaskValue(t.recordedArgs()).(map[string]any)
+	args, _ := s.masker.Load().MaskValue(t.recordedArgs()).(map[string]any)
 	return args
 }
 

@@ -197,6 +197,13 @@ func (e *Executor) runTurn(ctx context.Context, s *session, t *turn) {
 		t.mark("approval")
 	}
 
+	if commandTable[cmd.Name].asksHuman {
+		// Waiting for the operator's answer does not use up the action's
+		// time either: the question has its own deadline.
+		cancel()
+		actx, cancel = questionContext(ctx, s, t.call)
+		defer cancel()
+	}
 	acted = true
 	unjudged := e.act(actx, s, t)
 	t.mark("act")
@@ -234,7 +241,10 @@ func (e *Executor) act(actx context.Context, s *session, t *turn) *Blocked {
 	// waits for with it: held for the agent ("ask"), it ends the wait.
 	w := s.tab.watch
 	holding := false
-	if cmd.Name != "handle_dialog" {
+	// A question to the operator is not the page's business: a dialog the
+	// page opens while it waits is answered as between calls, and does
+	// not end the wait.
+	if cmd.Name != "handle_dialog" && !spec.asksHuman {
 		var stop context.CancelFunc
 		actx, stop = context.WithCancel(actx)
 		defer stop()
@@ -412,7 +422,7 @@ func (e *Executor) question(s *session, t *turn, f *facts, approved bool) *gate.
 		Scope:      s.backend.scope.Load(),
 		Check:      s.check,
 		Policies:   e.policies.Load(),
-		Secrets:    s.secrets,
+		Secrets:    s.secrets.Load(),
 		Principal:  s.principal,
 		Groups:     t.call.Groups, // as the agents file says now (it is reloaded with the policies)
 		Session:    s.id,

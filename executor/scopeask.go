@@ -51,7 +51,7 @@ func (s *session) admitOutside(v *gate.Verdict, a *evidence.Approval) {
 	// The record says what the approval left behind.
 	v.ScopeRule = fmt.Sprintf("%s: held for a human; approval %s admitted %s for the session", v.ScopeRule, a.ID, o.Origin)
 	s.backend.logger.Warn("origin outside allowed_domains admitted for the session", "session", s.id, "origin", o.Origin.String(),
-		"url", s.masker.Mask(o.URL), "approval", a.ID, "by", a.By)
+		"url", s.masker.Load().Mask(o.URL), "approval", a.ID, "by", a.By)
 }
 
 // askNote tells the agent, when the egress gate refused a request to a

@@ -26,7 +26,7 @@ func TestAgentTextsAreTheMCPSessions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return s.masker.ForAgent(s.agent).Mask("?q=Zq8-Lm") == "?q=Zq8-Lm"
+		return s.masker.Load().ForAgent(s.agent).Mask("?q=Zq8-Lm") == "?q=Zq8-Lm"
 	}
 	a1, _ := e.session(&toolclad.Call{SessionID: "a", Manifest: m1})
 	a1.agent.Note(e.allSecrets.Load(), mask.ArgTexts(map[string]any{"url": "http://127.0.0.1/?q=Zq8-Lm"}))

@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/browsergate/browsergate/executor/mask"
@@ -37,11 +38,16 @@ type session struct {
 	principal string
 	manifest  *toolclad.Manifest
 	backend   *backend
-	secrets   *gate.Secrets // the manifest's secrets, for type_text
-	// masker masks the manifest's secrets (and no other manifest's): in
-	// full for the record and the log, and for the agent those considered
-	// on the page a text comes from (maskscope.go).
-	masker *mask.Masker
+	// secrets are the manifest's secrets and the session's secret answers
+	// (question.go), for type_text and upload_file.
+	secrets atomic.Pointer[gate.Secrets]
+	// masker masks the manifest's secrets (and no other manifest's), and
+	// the secret answers the operator gave the session (question.go):
+	// in full for the record and the log, and for the agent those
+	// considered on the page a text comes from (maskscope.go). Atomic: a
+	// secret answer replaces it during a call while the request guard's
+	// refusals are masked as they happen.
+	masker atomic.Pointer[mask.Masker]
 	// reach is where the secrets typed in the session may have gone.
 	reach secretReach
 	// maskText masks page content of the tab's page for the agent as it
@@ -91,6 +97,11 @@ type session struct {
 	// web is the session's browserless engine (websession.go; nil on the
 	// browser's engine, and until its first call).
 	web *webSession
+	// askHuman puts await_human's question to the operator and waits for
+	// the answer (question.go); answers are the secret answers the
+	// operator gave the session.
+	askHuman func(ctx context.Context, call *toolclad.Call, f *facts) (output, error)
+	answers  secretAnswers
 }
 
 func newSession(m *toolclad.Manifest, mcpID string, b *backend, now time.Time) *session {

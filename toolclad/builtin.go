@@ -18,6 +18,9 @@ const (
 	urlMaxLen = 8192
 	// textMaxLen bounds typed text and script expressions.
 	textMaxLen = 65536
+	// questionMaxLen bounds a question to the operator: a few sentences,
+	// shown whole.
+	questionMaxLen = 2000
 )
 
 // refPattern is the shape of the element refs that snapshot hands out.
@@ -292,6 +295,20 @@ var builtins = []*builtinCommand{
 			Name: "url", Type: TypeURL, Required: true, ScopeCheck: true, MaxLen: urlMaxLen,
 			Schemes: []string{"http", "https"}, Description: "Absolute URL of the file.",
 		}},
+	},
+	{
+		name: "await_human",
+		description: "Ask the operator (a human, out of band) a question and wait for the answer: a one-time code, which account to use, " +
+			"whether to go on. With secret: true (or when the manifest says so) the answer is kept from you: you get a placeholder such as <ANSWER_1> " +
+			"to type with type_text into a field of the page you asked on, as a manifest secret is typed.",
+		args: []Arg{
+			{Name: "question", Type: TypeString, Required: true, MaxLen: questionMaxLen, Description: "The question, as the operator will read it: say what you need and why."},
+			{Name: "secret", Type: TypeBoolean, Description: "true when the answer is a secret (a one-time code, a password): you get a placeholder to type, never the answer."},
+			{
+				Name: "timeout_seconds", Type: TypeInteger, Min: i64(5), Max: i64(3600),
+				Description: "How long to wait for the answer, in seconds (default: the daemon's approval timeout, 55 s unless set); unanswered by then, the call fails and says so.",
+			},
+		},
 	},
 	{
 		name:        "reload",

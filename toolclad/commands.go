@@ -103,6 +103,9 @@ func decodeCommand(t *table, b *builtinCommand) *Command {
 	if b.name == "close_tab" {
 		t.boolean("allow_user_tabs", &c.AllowUserTabs)
 	}
+	if b.name == "await_human" {
+		t.boolean("secret_answers", &c.SecretAnswers)
+	}
 
 	args := t.sub("args")
 	if len(args.m) > 0 {

@@ -237,6 +237,10 @@ type Command struct {
 	// own tabs (live mode, the user's browser context), not only the tabs
 	// the session opened.
 	AllowUserTabs bool
+	// SecretAnswers (await_human only): every answer is kept from the
+	// agent, which gets a placeholder to type, whatever its secret
+	// argument says.
+	SecretAnswers bool
 	// Args is the effective signature in built-in order: the built-in
 	// arguments, narrowed by the declared ones when args are declared.
 	Args []*Arg

@@ -26,6 +26,8 @@ type Decision struct {
 type Answer struct {
 	ID       string `json:"id"`
 	Approved bool   `json:"approved"`
+	// Answered: the request was a question, and it took the answer.
+	Answered bool `json:"answered,omitempty"`
 	// By is the name given, followed by the uid the kernel reported for
 	// the caller: "alice (uid 1000)".
 	By string `json:"by"`
@@ -70,6 +72,23 @@ func (c *Client) List(ctx context.Context) ([]approval.Request, error) {
 func (c *Client) Decide(ctx context.Context, id string, d Decision) (Answer, error) {
 	var a Answer
 	err := c.do(ctx, http.MethodPost, "/v1/approvals/"+id, decideBody{Approve: &d.Approve, By: d.By, Note: d.Note}, &a)
+	return a, err
+}
+
+// Reply is an operator's answer to a question (await_human).
+type Reply struct {
+	Text   string // the answer
+	Secret bool   // keep it from the agent: it gets a placeholder to type
+	By     string // the operator's name, recorded in the evidence
+	Note   string // recorded with the answer
+}
+
+// AnswerQuestion answers the question id with r. An id that is not
+// pending is ErrNotPending; an answer that does not fit the request (a
+// held call, a secret too short to mask) is ErrBadRequest.
+func (c *Client) AnswerQuestion(ctx context.Context, id string, r Reply) (Answer, error) {
+	var a Answer
+	err := c.do(ctx, http.MethodPost, "/v1/approvals/"+id, decideBody{Answer: &r.Text, Secret: r.Secret, By: r.By, Note: r.Note}, &a)
 	return a, err
 }
 

@@ -12,6 +12,7 @@
 // only, and no browser command reaches a Unix socket.
 //
 //	GET  /v1/approvals        the pending calls, oldest first
-//	POST /v1/approvals/{id}   {"approve": bool, "by": "...", "note": "..."}
+//	POST /v1/approvals/{id}   {"approve": bool, "by": "...", "note": "..."}, or for
+//	                          a question {"answer": "...", "secret": bool, "by": "..."}
 //	GET  /v1/evidence         a consistent copy of the evidence file (bbolt)
 package operator

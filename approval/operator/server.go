@@ -172,11 +172,15 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s.broker.List())
 }
 
-// decideBody is the body of POST /v1/approvals/{id}.
+// decideBody is the body of POST /v1/approvals/{id}: approve or deny a
+// held call, or answer a question (answer, which approves it; secret marks
+// the answer as one the agent must not see).
 type decideBody struct {
-	Approve *bool  `json:"approve"`
-	By      string `json:"by"`
-	Note    string `json:"note"`
+	Approve *bool   `json:"approve"`
+	Answer  *string `json:"answer,omitempty"`
+	Secret  bool    `json:"secret,omitempty"`
+	By      string  `json:"by"`
+	Note    string  `json:"note"`
 }
 
 type errorBody struct {
@@ -187,8 +191,17 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 	var body decideBody
 	dec := json.NewDecoder(io.LimitReader(r.Body, 64<<10))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&body); err != nil || body.Approve == nil {
-		writeJSON(w, http.StatusBadRequest, errorBody{`want a JSON body {"approve": true|false, "by": "...", "note": "..."}`})
+	err := dec.Decode(&body)
+	if err == nil && body.Answer != nil {
+		// An answer approves the question; "approve": false with it is a
+		// contradiction, not a denial.
+		if body.Approve != nil && !*body.Approve {
+			err = errors.New("an answer with approve: false")
+		}
+		body.Approve = new(true)
+	}
+	if err != nil || body.Approve == nil {
+		writeJSON(w, http.StatusBadRequest, errorBody{`want a JSON body {"approve": true|false, "by": "...", "note": "..."}, or {"answer": "...", "secret": true|false, "by": "..."} for a question`})
 		return
 	}
 	// Who answered: the name the operator gave, and the uid the kernel
@@ -198,13 +211,25 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 		by = strings.TrimSpace(by + " (uid " + strconv.Itoa(uid) + ")")
 	}
 	id := r.PathValue("id")
-	err := s.broker.Decide(id, approval.Outcome{Approved: *body.Approve, Channel: approval.ChannelOperator, By: by, Note: body.Note})
-	if errors.Is(err, approval.ErrUnknown) {
+	o := approval.Outcome{Approved: *body.Approve, Channel: approval.ChannelOperator, By: by, Note: body.Note, Secret: body.Secret}
+	if body.Answer != nil {
+		o.Answer = *body.Answer
+	}
+	err = s.broker.Decide(id, o)
+	switch {
+	case errors.Is(err, approval.ErrUnknown):
 		writeJSON(w, http.StatusNotFound, errorBody{fmt.Sprintf("no pending approval %q (already answered, expired, or never held)", id)})
 		return
+	case errors.Is(err, approval.ErrBadAnswer):
+		writeJSON(w, http.StatusBadRequest, errorBody{err.Error()})
+		return
+	case err != nil:
+		writeJSON(w, http.StatusInternalServerError, errorBody{err.Error()})
+		return
 	}
-	s.logger.Warn("approval answered on the operator socket", "id", id, "approved", *body.Approve, "by", by)
-	writeJSON(w, http.StatusOK, Answer{ID: id, Approved: *body.Approve, By: by})
+	// The answer itself is never logged: it may be a secret.
+	s.logger.Warn("approval answered on the operator socket", "id", id, "approved", *body.Approve, "answered", body.Answer != nil, "by", by)
+	writeJSON(w, http.StatusOK, Answer{ID: id, Approved: *body.Approve, Answered: body.Answer != nil, By: by})
 }
 
 // peerUID is the uid of the process at the other end of a Unix socket, or

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"os/user"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -175,6 +176,15 @@ func printPending(w io.Writer, pending []approval.Request, now time.Time) {
 			p.Deadline.UTC().Format(time.RFC3339), line(p.Session))
 		if p.Agent != "" {
 			fmt.Fprintf(w, "  agent:  %s\n", line(p.Agent))
+		}
+		if p.IsQuestion() {
+			// The agent's own words: shown as text, escaped as the
+			// arguments are, never as a line of this listing.
+			kind := "question"
+			if p.SecretAnswer {
+				kind = "question, secret answer"
+			}
+			fmt.Fprintf(w, "  asks:   %s (%s; answer with approvals answer %s, or deny it)\n", evidence.Visible(strconv.Quote(p.Question)), kind, line(p.ID))
 		}
 		fmt.Fprintf(w, "  call:   %s %s\n", line(p.Tool), evidence.Visible(string(args)))
 		fmt.Fprintf(w, "  page:   %s\n", line(p.Page))

@@ -32,6 +32,7 @@ var commands = []*command{
 	approvalsWatchCommand,
 	approvalsDecideCommand("approve"),
 	approvalsDecideCommand("deny"),
+	approvalsAnswerCommand,
 	evidenceShowCommand,
 	evidenceVerifyCommand,
 	evidenceExportCommand,
