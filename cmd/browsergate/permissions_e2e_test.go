@@ -20,7 +20,8 @@ import (
 // as it loads, and writes what it saw: for each, the state the Permissions
 // API reports before the request, and how the request was answered
 // ("denied", or "answered" for anything else: a position, a timeout with
-// no position to give, a grant).
+// no position to give, a grant); and how notifications were answered to
+// a frame it made blank.
 const permissionsPage = `<!doctype html><title>permissions</title><pre id=out>asking</pre><script>
 (async () => {
   const state = async n => { try { return (await navigator.permissions.query({name: n})).state; } catch (e) { return 'error'; } };
@@ -31,8 +32,12 @@ const permissionsPage = `<!doctype html><title>permissions</title><pre id=out>as
   try { notif = await Notification.requestPermission(); notif = notif === 'denied' ? 'denied' : 'answered'; } catch (e) { notif = 'denied'; }
   let clip;
   try { await navigator.clipboard.readText(); clip = 'answered'; } catch (e) { clip = /permission/i.test(e.message) ? 'denied' : 'answered'; }
+  // The same request from a frame the page makes blank, a world of its own.
+  const frame = document.body.appendChild(document.createElement('iframe')).contentWindow;
+  let framed;
+  try { framed = await frame.Notification.requestPermission(); framed = framed === 'denied' ? 'denied' : 'answered'; } catch (e) { framed = 'denied'; }
   document.getElementById('out').textContent = 'geolocation=' + before.g + '/' + geo + ' notifications=' + before.n + '/' + notif +
-    ' clipboard-read=' + before.c + '/' + clip + ' asked';
+    ' clipboard-read=' + before.c + '/' + clip + ' framed-notifications=' + framed + ' asked';
 })();
 </script>`
 
@@ -42,9 +47,13 @@ func permissionsSeen(t *testing.T, f *fixture, pageURL string) map[string]string
 	f.mustAllow(t, "e2e.navigate", map[string]any{"url": pageURL})
 	f.mustAllow(t, "e2e.wait_for", map[string]any{"text": " asked", "timeout_ms": 10000})
 	snap := f.mustAllow(t, "e2e.snapshot", nil)
-	m := regexp.MustCompile(`geolocation=(\S+) notifications=(\S+) clipboard-read=(\S+) asked`).FindStringSubmatch(snap)
+	m := regexp.MustCompile(`geolocation=(\S+) notifications=(\S+) clipboard-read=(\S+) framed-notifications=(\S+) asked`).FindStringSubmatch(snap)
 	if m == nil {
 		t.Fatalf("the page did not say what it saw:\n%s", snap)
+	}
+	// No test grants notifications: a blank frame's request is denied too.
+	if m[4] != "denied" {
+		t.Errorf("a blank frame's request for notifications was %s, want denied", m[4])
 	}
 	return map[string]string{"geolocation": m[1], "notifications": m[2], "clipboard-read": m[3]}
 }
