@@ -82,6 +82,9 @@ func check(manifests []string, policies, sep string, matrix bool, sc serveChoice
 			describeBrowser(stdout, m, preloading)
 		}
 		fmt.Fprintf(stdout, "  %s\n", m.ScopeSummary())
+		if p := permissionsSummary(m); p != "" {
+			fmt.Fprintf(stdout, "  %s\n", p)
+		}
 		if m.ImpliedCommands {
 			fmt.Fprintf(stdout, "  no [browser.commands]: ToolClad's read-only commands at their documented tiers (mutating commands must be declared)\n")
 		}
