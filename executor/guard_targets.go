@@ -901,8 +901,14 @@ func (g *targetGuard) prepare(ctx context.Context, session, kind string, running
 			case 2:
 				method = "Runtime.addBinding"
 			}
-			if _, err := g.await(ctx, method, ch, wait); err != nil && !tolerate(err) {
-				return fmt.Errorf("%s: %w", method, err)
+			if _, err := g.await(ctx, method, ch, wait); err != nil {
+				if !tolerate(err) {
+					return fmt.Errorf("%s: %w", method, err)
+				}
+				// A page with no renderer yet answers none of them until
+				// it runs: the rest are not waited for either, or each
+				// would hold its start back by wait again.
+				break
 			}
 		}
 	}
