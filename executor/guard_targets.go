@@ -100,6 +100,9 @@ type targetGuard struct {
 	// guard leaves the browser's download behaviour alone).
 	downloads *downloads
 	wsURL     string // the browser's DevTools endpoint
+	// permissionAsked records a permission request a page reported, with
+	// the URL of its page as the browser reported it ("" when unknown).
+	permissionAsked func(payload, pageURL string)
 }
 
 type cdpMessage struct {
@@ -140,6 +143,9 @@ type guardConfig struct {
 	user      bool
 	wsRules   []wsRule
 	downloads *downloads
+	// permissionAsked records a permission request a page reported
+	// (permissions.go).
+	permissionAsked func(payload, pageURL string)
 }
 
 // guardTargets connects to the browser and guards the tab and every
@@ -157,7 +163,7 @@ func guardTargets(ctx context.Context, cfg guardConfig, ic *interceptor, logger 
 	g := &targetGuard{conn: conn, context: cfg.context, ic: ic, logger: logger, user: cfg.user, wsRules: cfg.wsRules, wsSessions: map[string]bool{},
 		pending: map[int64]chan cdpReply{}, guarded: map[string]bool{}, ready: map[string]bool{}, pages: map[string]string{}, home: tab,
 		parent: map[string]string{}, doomed: map[string]bool{}, extra: map[string]bool{}, users: map[string]bool{},
-		frames: map[string]string{tab: ""}, downloads: cfg.downloads, wsURL: cfg.wsURL,
+		frames: map[string]string{tab: ""}, downloads: cfg.downloads, wsURL: cfg.wsURL, permissionAsked: cfg.permissionAsked,
 		waiting: map[string]chan error{tab: make(chan error, 1)}, done: make(chan struct{})}
 	g.tab.Store(tab)
 	tabDone := g.waiting[tab]
@@ -575,6 +581,20 @@ func (g *targetGuard) event(m cdpMessage) {
 				g.ic.log.navBlocked(e.FrameID, url)
 			}
 		}
+	case "Runtime.bindingCalled":
+		var e struct {
+			Name    string `json:"name"`
+			Payload string `json:"payload"`
+		}
+		if json.Unmarshal(m.Params, &e) == nil && e.Name == permissionBinding && g.permissionAsked != nil {
+			// The page's URL as the browser reported it committed, where
+			// the guard knows it (a page target's main frame), rather than
+			// as the page's script says.
+			g.mu.Lock()
+			url := g.frames[g.pages[m.SessionID]]
+			g.mu.Unlock()
+			g.permissionAsked(e.Payload, url)
+		}
 	case "Target.attachedToTarget":
 		var e struct {
 			SessionID          string     `json:"sessionId"`
@@ -651,15 +671,25 @@ type httpHeader struct {
 // continueResponse lets a document's response (paused at its headers, in
 // the user's context) go on, without a Speculation-Rules header: the rules
 // it names would have the browser process prefetch and prerender where no
-// interception sees it (no_speculation.js takes out the inline ones).
+// interception sees it (no_speculation.js takes out the inline ones). It
+// gets browsergate's Permissions-Policy after the server's own headers,
+// which turns off in the document what a permission prompt could ask for
+// (permissions.go).
 func (g *targetGuard) continueResponse(ctx context.Context, session, id, url string, status int, text string, headers []httpHeader) {
-	kept := make([]httpHeader, 0, len(headers))
+	kept := make([]httpHeader, 0, len(headers)+1)
 	for _, h := range headers {
 		if !strings.EqualFold(strings.TrimSpace(h.Name), "Speculation-Rules") {
 			kept = append(kept, h)
 		}
 	}
-	if len(kept) == len(headers) {
+	changed := len(kept) != len(headers)
+	// (Not on a redirect, whose document is the next response's, nor on
+	// a response that failed.)
+	if status >= 200 && (status < 300 || status >= 400) {
+		kept = append(kept, httpHeader{Name: "Permissions-Policy", Value: permissionsPolicy})
+		changed = true
+	}
+	if !changed {
 		g.answer(ctx, session, "Fetch.continueResponse", map[string]any{"requestId": id}, url)
 		return
 	}
@@ -670,7 +700,7 @@ func (g *targetGuard) continueResponse(ctx context.Context, session, id, url str
 	}
 	if !g.answer(ctx, session, "Fetch.continueResponse", params, url) {
 		g.refuse(ctx, session, id, url, scope.Verdict{URL: url, Rule: "speculation-rules",
-			Reason: "the response's Speculation-Rules header could not be taken out"})
+			Reason: "the response's headers could not be changed (its Speculation-Rules taken out, browsergate's Permissions-Policy added)"})
 	}
 }
 
@@ -834,7 +864,18 @@ func (g *targetGuard) prepare(ctx context.Context, session, kind string, running
 		if err != nil {
 			return fmt.Errorf("Page.enable: %w", err)
 		}
-		source := noWebRTCJS
+		// The permission script reports through a binding, added first so
+		// that the script finds it (permissions.go); Chromium 156 reports
+		// a binding's calls only to a client that has Runtime enabled.
+		runtimeOn, err := g.send(session, "Runtime.enable", map[string]any{})
+		if err != nil {
+			return fmt.Errorf("Runtime.enable: %w", err)
+		}
+		binding, err := g.send(session, "Runtime.addBinding", map[string]any{"name": permissionBinding})
+		if err != nil {
+			return fmt.Errorf("Runtime.addBinding: %w", err)
+		}
+		source := noWebRTCJS + ";\n" + permissionsScript(g.user)
 		if g.user {
 			source += ";\n" + userContextJS
 		}
@@ -842,7 +883,7 @@ func (g *targetGuard) prepare(ctx context.Context, session, kind string, running
 		if g.user {
 			scripts = append(scripts, map[string]any{"source": noSpeculationJS, "runImmediately": true, "worldName": guardWorld})
 		}
-		replies := []chan cdpReply{enable}
+		replies := []chan cdpReply{enable, runtimeOn, binding}
 		for _, params := range scripts {
 			ch, err := g.send(session, "Page.addScriptToEvaluateOnNewDocument", params)
 			if err != nil {
@@ -852,11 +893,22 @@ func (g *targetGuard) prepare(ctx context.Context, session, kind string, running
 		}
 		for i, ch := range replies {
 			method := "Page.addScriptToEvaluateOnNewDocument"
-			if i == 0 {
+			switch i {
+			case 0:
 				method = "Page.enable"
+			case 1:
+				method = "Runtime.enable"
+			case 2:
+				method = "Runtime.addBinding"
 			}
-			if _, err := g.await(ctx, method, ch, wait); err != nil && !tolerate(err) {
-				return fmt.Errorf("%s: %w", method, err)
+			if _, err := g.await(ctx, method, ch, wait); err != nil {
+				if !tolerate(err) {
+					return fmt.Errorf("%s: %w", method, err)
+				}
+				// A page with no renderer yet answers none of them until
+				// it runs: the rest are not waited for either, or each
+				// would hold its start back by wait again.
+				break
 			}
 		}
 	}

@@ -298,6 +298,13 @@ func (b *backend) newSessionContext(s *session, w *pageWatch, opts ...chromedp.C
 		stop()
 		return nil, nil, fmt.Errorf("%w: open a browser context: %v", ErrBrowserStart, err)
 	}
+	if !b.userContext() {
+		// Before the tab, blank still, loads anything.
+		if err := setPermissions(ctx, chromedp.FromContext(ctx).BrowserContextID, s.manifest.Browser.Permissions); err != nil {
+			stop()
+			return nil, nil, fmt.Errorf("%w: set the session's permissions: %v", ErrBrowserStart, err)
+		}
+	}
 	t2 := time.Now()
 	s.egress.proxy = proxy
 	{
@@ -310,6 +317,8 @@ func (b *backend) newSessionContext(s *session, w *pageWatch, opts ...chromedp.C
 		c := chromedp.FromContext(ctx)
 		ic := &interceptor{check: s.check, log: s.egress.blocked, acting: s.egress.acting, navs: w.navigationCount, bound: s.egress.bound}
 		cfg := guardConfig{wsURL: b.wsURL, context: string(c.BrowserContextID), tab: string(c.Target.TargetID), user: b.userContext()}
+		grants, log := s.manifest.Browser.Permissions, s.egress.blocked
+		cfg.permissionAsked = func(payload, pageURL string) { permissionAsked(log, grants, b.logger, payload, pageURL) }
 		var rulesGen uint64
 		if cfg.user {
 			rulesGen = b.listeners.generation()

@@ -99,6 +99,9 @@ func decodeBrowser(t *table, m *Manifest, wantCommands bool) {
 
 	rate, rateSet := decodeScope(t.sub("scope"), m)
 	decodeFiles(t.sub("files"), m)
+	perms := t.sub("permissions")
+	decodePermissions(perms, m)
+	perms.done()
 
 	st := t.sub("state")
 	var fields []string

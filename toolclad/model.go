@@ -137,6 +137,9 @@ type Browser struct {
 	Dialogs string
 	// Files is the [browser.files] table.
 	Files Files
+	// Permissions is the [browser.permissions] table: the permissions
+	// granted, by origin; nil grants none (every permission is denied).
+	Permissions Permissions
 	// Search is the [browser.search] table (engine = "http").
 	Search Search
 	// HTTP holds the browserless engine's limits ([browser.http], and

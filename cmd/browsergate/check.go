@@ -84,6 +84,9 @@ func check(manifests []string, policies, sep string, matrix bool, sc serveChoice
 		}
 		fmt.Fprintf(stdout, "  %s\n", m.ScopeSummary())
 		describeAskExternal(stdout, m)
+		if p := permissionsSummary(m); p != "" {
+			fmt.Fprintf(stdout, "  %s\n", p)
+		}
 		if m.ImpliedCommands {
 			fmt.Fprintf(stdout, "  no [browser.commands]: ToolClad's read-only commands at their documented tiers (mutating commands must be declared)\n")
 		}

@@ -1,0 +1,189 @@
+package executor
+
+import (
+	"context"
+	_ "embed" // the page script below
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/chromedp"
+
+	"github.com/browsergate/browsergate/scope"
+	"github.com/browsergate/browsergate/toolclad"
+)
+
+// Permission prompts (camera, microphone, geolocation, notifications, the
+// clipboard, ...) are denied to every page of a session unless the
+// manifest's [browser.permissions] grants the permission to the page's
+// origin, and no page of a session ever raises a prompt:
+//
+//   - In a browser context of the session's own (launch, and live with
+//     context = "isolated"), the context's permission overrides answer
+//     every request: all denied, then each grant set for its origin
+//     (setPermissions). They are the context's, so they go with it when
+//     the session ends, and no other context (the user's own tabs) sees
+//     them.
+//   - In the user's own context the overrides would be the user's site
+//     settings for every tab of the origin, so browsergate sets none:
+//     each document of the session's pages gets a Permissions-Policy
+//     header that turns the features it covers off in it and its frames
+//     (permissionsPolicy, added by the target guard as the response
+//     headers pass), and the page script answers the rest with a denial.
+//
+// Each request a page makes is seen by a script in the page
+// (js/permission_requests.js), the only place Chromium 156 shows one, and
+// recorded with the session's refused requests (layer "permission").
+
+// permissionLayer is the Blocked.Layer of a permission request denied.
+const permissionLayer = "permission"
+
+// permissionBinding is the binding the page script reports requests
+// through; the script takes it out of the page's sight before any page
+// script runs.
+const permissionBinding = "__browsergatePermissionAsked"
+
+// grantPermissionsCmd is Browser.grantPermissions, which cdproto no longer
+// has (the protocol marks it deprecated for setPermission) and Chromium 156
+// still answers: with no permission listed and no origin, it denies every
+// permission type the browser knows to every origin of the context,
+// those PermissionNames has no name for included.
+var grantPermissionsCmd = cdp.Command[grantPermissionsParams, cdp.Empty]{Method: "Browser.grantPermissions"}
+
+type grantPermissionsParams struct {
+	Permissions      []string             `json:"permissions"`
+	BrowserContextID cdp.BrowserContextID `json:"browserContextId"`
+}
+
+// setPermissions denies every permission in the browser context bc, then
+// grants each of grants to its origins. An override without a context
+// would be the default context's, the user's in live mode: it refuses
+// that. Any error leaves the session without its browser context (the
+// caller closes it): a page must never run with permissions unset.
+func setPermissions(ctx context.Context, bc cdp.BrowserContextID, grants toolclad.Permissions) error {
+	if bc == "" {
+		return fmt.Errorf("permission overrides need a browser context of the session's own")
+	}
+	if _, err := chromedp.CallBrowser(ctx, grantPermissionsCmd, grantPermissionsParams{Permissions: []string{}, BrowserContextID: bc}); err != nil {
+		return fmt.Errorf("deny every permission: %w", err)
+	}
+	for _, name := range slices.Sorted(maps.Keys(grants)) {
+		for _, origin := range grants[name] {
+			p := browser.SetPermissionParams{Permission: permissionDescriptor(name), Setting: browser.PermissionSettingGranted,
+				Origin: origin, BrowserContextID: bc}
+			if _, err := chromedp.CallBrowser(ctx, browser.SetPermission, p); err != nil {
+				return fmt.Errorf("grant %s to %s: %w", name, origin, err)
+			}
+		}
+	}
+	return nil
+}
+
+// permissionDescriptor is the descriptor Chromium wants for a permission:
+// push only for notifications the user sees, fullscreen as the automatic
+// fullscreen a page asks for without a gesture (the only one that is a
+// permission).
+func permissionDescriptor(name string) *browser.PermissionDescriptor {
+	d := &browser.PermissionDescriptor{Name: name}
+	switch name {
+	case "push":
+		d.UserVisibleOnly = true
+	case "fullscreen":
+		d.AllowWithoutGesture = true
+	}
+	return d
+}
+
+// permissionsPolicyFeatures are the Permissions-Policy features that turn
+// off what a session's document could ask a permission for, in the user's
+// context (where no override is browsergate's to set). A feature off in a
+// document is off in its frames, whatever their allow attributes say, and
+// the browser refuses a request for it without a prompt.
+var permissionsPolicyFeatures = []string{
+	"accelerometer", "ambient-light-sensor", "camera", "captured-surface-control",
+	"clipboard-read", "clipboard-write", "display-capture", "geolocation", "gyroscope",
+	"idle-detection", "local-fonts", "local-network-access", "magnetometer", "microphone",
+	"midi", "payment", "screen-wake-lock", "speaker-selection", "storage-access", "window-management",
+}
+
+// permissionsPolicy is the Permissions-Policy header value a session's
+// document gets in the user's context: every feature of
+// permissionsPolicyFeatures allowed to no origin. It is added after the
+// server's own headers: of a feature named twice the last value counts,
+// so the server cannot turn one back on.
+var permissionsPolicy = func() string {
+	parts := make([]string, len(permissionsPolicyFeatures))
+	for i, f := range permissionsPolicyFeatures {
+		parts[i] = f + "=()"
+	}
+	return strings.Join(parts, ", ")
+}()
+
+// permissionRequestsJS is the page script that reports (and, in the
+// user's context, answers) permission requests.
+//
+//go:embed js/permission_requests.js
+var permissionRequestsJS string
+
+// permissionsScript is js/permission_requests.js for a session: deny is
+// true in the user's context, where the script answers what no
+// Permissions-Policy covers.
+func permissionsScript(deny bool) string {
+	return strings.NewReplacer("DENY", strconv.FormatBool(deny), "BINDING", strconv.Quote(permissionBinding)).Replace(permissionRequestsJS)
+}
+
+// maxPermissionReport bounds what one report of the page script may be:
+// a permission's name and the page's URL. A longer one is the page's own
+// doing and is cut.
+const maxPermissionReport = 8 << 10
+
+// permissionAsked records one request a page reported ("name[,name] url"):
+// each permission not granted to the page's origin goes into the
+// session's refused requests; a granted one is logged. pageURL is the
+// page's URL as the browser reported it, when the guard knows it: then
+// the URL the page's script gave counts for nothing. A name browsergate
+// does not know is not recorded (the page can call the binding itself:
+// it can add a record, never a grant).
+func permissionAsked(log *blockLog, grants toolclad.Permissions, logger *slog.Logger, payload, pageURL string) {
+	if len(payload) > maxPermissionReport {
+		payload = payload[:maxPermissionReport]
+	}
+	names, reported, _ := strings.Cut(payload, " ")
+	if pageURL == "" {
+		pageURL = reported
+	}
+	origin := pageOrigin(pageURL)
+	for _, name := range strings.Split(names, ",") {
+		if !slices.Contains(toolclad.PermissionNames, name) {
+			continue
+		}
+		if origin != "" && grants.Granted(name, origin) {
+			logger.Info("a page asked for a permission [browser.permissions] grants its origin", "permission", name, "origin", origin)
+			continue
+		}
+		reason := fmt.Sprintf("the page asked for %s: denied without a prompt, [browser.permissions] grants it to no page of this origin", name)
+		if origin == "" {
+			reason = fmt.Sprintf("the page asked for %s: denied without a prompt (a page of no web origin)", name)
+		}
+		log.add(Blocked{Time: time.Now(), URL: pageURL, Rule: "permissions " + strconv.Quote(name), Reason: reason, Layer: permissionLayer})
+	}
+}
+
+// pageOrigin is the origin of an http or https page URL, as the browser
+// serialises it, or "".
+func pageOrigin(raw string) string {
+	u, err := scope.ParseURL(raw)
+	if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+		return ""
+	}
+	if u.Port != "" {
+		return u.Scheme + "://" + u.Host + ":" + u.Port
+	}
+	return u.Scheme + "://" + u.Host
+}
