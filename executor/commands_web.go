@@ -125,7 +125,7 @@ func actFetchPage(ctx context.Context, s *session, args map[string]any, _ *facts
 		return output{}, fmt.Errorf("%s answered HTTP %s", inert(resp.URL), resp.Status)
 	}
 	if !readable(ctype) {
-		return output{}, fmt.Errorf("%s is %s, not a page fetch_page reads: download it with download_file", inert(resp.URL), ctype)
+		return output{}, fmt.Errorf("%s is %s, not a page fetch_page reads%s", inert(resp.URL), ctype, offer(s.manifest, ": download it with download_file", "download_file", "url"))
 	}
 	isHTML := ctype == "text/html" || ctype == "application/xhtml+xml"
 	st := PageState{URL: resp.URL, PageLoaded: true, TabCount: 1}
@@ -141,6 +141,9 @@ func actFetchPage(ctx context.Context, s *session, args map[string]any, _ *facts
 	var doc *web.Document
 	if isHTML {
 		if doc, err = web.Parse(body, resp.Header.Get("Content-Type"), resp.URL); err != nil {
+			if errors.Is(err, web.ErrTooLarge) {
+				err = fmt.Errorf("%w%s", err, offer(s.manifest, " (download_file saves it whole)", "download_file", "url"))
+			}
 			return output{}, err
 		}
 		st.Title, st.HasForms, st.IsAuthenticated = doc.Title(), doc.Forms() > 0, doc.LogoutControl()
@@ -368,7 +371,7 @@ func actSearchWeb(ctx context.Context, s *session, args map[string]any, _ *facts
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d results from %s", len(results), sc.Backend)
 	if len(results) > 0 {
-		b.WriteString(" (the URLs are not fetched yet: fetch_page judges each against the scope)")
+		b.WriteString(" (the URLs are not fetched yet" + offer(s.manifest, ": fetch_page judges each against the scope", "fetch_page", "url") + ")")
 	}
 	b.WriteString("\n")
 	host := hostOf(sc.URL) // the results are the search page's

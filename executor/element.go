@@ -58,7 +58,7 @@ func (s *session) target(ctx context.Context, args map[string]any) (element, boo
 func (s *session) resolveRef(ctx context.Context, ref string) (element, error) {
 	rt, ok := s.tab.refs[ref]
 	if !ok {
-		return element{}, fmt.Errorf("%w %q: take a snapshot first and use a ref from the latest one", ErrNoSuchRef, ref)
+		return element{}, fmt.Errorf("%w %q: %s", ErrNoSuchRef, ref, s.refsHint())
 	}
 	if s.tab.refsNavs != s.tab.watch.navigationCount() {
 		return element{}, fmt.Errorf("%w %q: it is from the document the tab showed before (the page moved since the snapshot): take a new snapshot", ErrNoSuchRef, ref)
