@@ -57,6 +57,11 @@ func serveLongSite(t *testing.T) string {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		fmt.Fprintf(w, `<!doctype html><title>Chapter two</title><h1>Chapter two</h1><p>Query: %s</p>`, strconv.Quote(r.URL.Query().Get("q")))
 	})
+	mux.HandleFunc("/noisy", func(w http.ResponseWriter, r *http.Request) {
+		// More console messages than one reply holds (200).
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = w.Write([]byte(`<!doctype html><title>Noisy</title><p>Noisy</p><script>for (let i = 1; i <= 250; i++) console.log("message " + i)</script>`))
+	})
 	mux.HandleFunc("/report.csv", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/csv")
 		w.Header().Set("Content-Disposition", `attachment; filename="report.csv"`)
