@@ -92,7 +92,7 @@ func compareStep(want, got *evidence.Envelope) []string {
 			diffs = append(diffs, fmt.Sprintf("%s: %q, now %q", field, w, g))
 		}
 	}
-	if !noOutputCompare[want.Command] && want.OutputSHA256 != got.OutputSHA256 {
+	if !noOutputCompare[want.Command] && !sameOutput(want, got) {
 		diffs = append(diffs, "output differs (sha256 "+short(want.OutputSHA256)+" -> "+short(got.OutputSHA256)+")")
 	}
 	return diffs
