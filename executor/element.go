@@ -92,6 +92,25 @@ func (s *session) resolveRef(ctx context.Context, ref string) (element, error) {
 	return el, nil
 }
 
+// refsHint is what an agent that gave a ref no snapshot handed out can do:
+// take a snapshot, where the manifest's snapshots hand out refs; else
+// name the element by a selector, where the call takes one.
+func (s *session) refsHint() string {
+	m := s.manifest
+	if m.GivesRefs() {
+		return "take a snapshot first and use a ref from the latest one"
+	}
+	why := "snapshot is not declared"
+	if m.Offers("snapshot") {
+		why = fmt.Sprintf("its snapshots are extract_mode = %q, which has none", m.Browser.ExtractMode)
+	}
+	hint := "no ref is known: this manifest hands out no refs (" + why + ")"
+	if s.command != nil && s.command.Arg("selector") != nil {
+		hint += "; name the element by a CSS selector instead (selector)"
+	}
+	return hint
+}
+
 // errFrameMoved refuses a ref into an out-of-process frame that has
 // loaded another document since the snapshot.
 func errFrameMoved(ref string) error {
