@@ -57,6 +57,17 @@ func serveLongSite(t *testing.T) string {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		fmt.Fprintf(w, `<!doctype html><title>Chapter two</title><h1>Chapter two</h1><p>Query: %s</p>`, strconv.Quote(r.URL.Query().Get("q")))
 	})
+	mux.HandleFunc("/medium", func(w http.ResponseWriter, r *http.Request) {
+		// Longer than fetch_page's default max_length (5,000), shorter
+		// than four of them.
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		var b strings.Builder
+		b.WriteString("<!doctype html><title>Medium</title><h1>Medium</h1>")
+		for i := 1; i <= 100; i++ {
+			fmt.Fprintf(&b, "<p>Paragraph %d of the medium page, which goes on so that no one reply can hold it all: words and words.</p>\n", i)
+		}
+		_, _ = w.Write([]byte(b.String()))
+	})
 	mux.HandleFunc("/noisy", func(w http.ResponseWriter, r *http.Request) {
 		// More console messages than one reply holds (200).
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
