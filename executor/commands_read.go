@@ -8,6 +8,7 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/browsergate/browsergate/executor/web"
+	"github.com/browsergate/browsergate/toolclad"
 )
 
 // read gives the page's content as Markdown, for reading documentation and
@@ -43,11 +44,12 @@ func actRead(ctx context.Context, s *session, args map[string]any, f *facts) (ou
 }
 
 // pageMarkdown converts a page's HTML to Markdown (web.Markdown): its main
-// content (mode "main" or "") or its whole body ("raw").
+// content (mode "main", "" or wcore-browser's names for it, "main_content"
+// and "article") or its whole body ("raw").
 func pageMarkdown(page, pageURL, mode string) (string, error) {
 	root, err := html.Parse(strings.NewReader(page))
 	if err != nil {
 		return "", fmt.Errorf("parse the page's HTML: %w", err)
 	}
-	return web.Markdown(root, pageURL, mode)
+	return web.Markdown(root, pageURL, toolclad.ReadMode(mode))
 }

@@ -182,6 +182,12 @@ func actNewTab(ctx context.Context, s *session, args map[string]any, f *facts) (
 	if err := s.switchTo(ctx, created.TargetID); err != nil {
 		return undo(err)
 	}
+	if u == "" {
+		// Without a URL the tab stays blank, as wcore-browser's new_tab
+		// does: about:blank is no page of any site, so it is inside every
+		// scope (gate.After).
+		return output{Text: fmt.Sprintf("opened %s, blank (about:blank)", s.tabIDs.id(created.TargetID))}, nil
+	}
 	tctx, cancel := s.onCurrent(ctx)
 	defer cancel()
 	if err := chromedp.Do(tctx, chromedp.Navigate(u)); err != nil {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -124,7 +125,7 @@ func actFetchPage(ctx context.Context, s *session, args map[string]any, _ *facts
 		return output{}, fmt.Errorf("%s answered HTTP %s", inert(resp.URL), resp.Status)
 	}
 	if !readable(ctype) {
-		return output{}, fmt.Errorf("%s is %s, not a page fetch_page reads: download it with download_file", inert(resp.URL), ctype)
+		return output{}, fmt.Errorf("%s is %s, not a page fetch_page reads%s", inert(resp.URL), ctype, offer(s.manifest, ": download it with download_file", "download_file", "url"))
 	}
 	isHTML := ctype == "text/html" || ctype == "application/xhtml+xml"
 	st := PageState{URL: resp.URL, PageLoaded: true, TabCount: 1}
@@ -140,6 +141,9 @@ func actFetchPage(ctx context.Context, s *session, args map[string]any, _ *facts
 	var doc *web.Document
 	if isHTML {
 		if doc, err = web.Parse(body, resp.Header.Get("Content-Type"), resp.URL); err != nil {
+			if errors.Is(err, web.ErrTooLarge) {
+				err = fmt.Errorf("%w%s", err, offer(s.manifest, " (download_file saves it whole)", "download_file", "url"))
+			}
 			return output{}, err
 		}
 		st.Title, st.HasForms, st.IsAuthenticated = doc.Title(), doc.Forms() > 0, doc.LogoutControl()
@@ -150,7 +154,7 @@ func actFetchPage(ctx context.Context, s *session, args map[string]any, _ *facts
 	s.web.page = st
 
 	var text string
-	var structured map[string]any
+	var items []string // the links' or tables' parts of text, in order
 	switch {
 	case extract == "html" || !isHTML:
 		text = toValidUTF8(body)
@@ -159,63 +163,127 @@ func actFetchPage(ctx context.Context, s *session, args map[string]any, _ *facts
 			return output{}, err
 		}
 	case extract == "links":
-		links := doc.Links()
-		lines := make([]string, len(links))
-		for i, l := range links {
-			lines[i] = s.maskPage(fmt.Sprintf("- [%s](%s)\n", l.Text, l.URL), hostOf(resp.URL))
+		for _, l := range doc.Links() {
+			items = append(items, s.maskPage(fmt.Sprintf("- [%s](%s)\n", l.Text, l.URL), hostOf(resp.URL)))
 		}
-		n := fitting(lines, maxLen)
-		text, structured = strings.Join(lines, ""), map[string]any{"links": links[:n], "total": len(links)}
 	case extract == "tables":
-		tables := doc.Tables()
-		parts := make([]string, len(tables))
-		for i, tab := range tables {
-			parts[i] = s.maskPage(tableText(i+1, tab), hostOf(resp.URL))
+		for i, tab := range doc.Tables() {
+			items = append(items, s.maskPage(tableText(i+1, tab), hostOf(resp.URL)))
 		}
-		n := fitting(parts, maxLen)
-		text, structured = strings.Join(parts, ""), map[string]any{"tables": tables[:n], "total": len(tables)}
 	}
-	if structured == nil {
+	if items != nil {
+		text = strings.Join(items, "")
+	} else {
 		text = s.maskPage(text, hostOf(resp.URL)) // before the cut: a cut secret would show its prefix
 	}
-	total := utf8.RuneCountInString(text)
-	shown := cutRunes(text, maxLen)
-	head := fmt.Sprintf("Title: %s\nURL: %s\nLength: %d characters", pagetext.Value(st.Title), pagetext.Value(resp.URL), total)
+	start := 0
+	if n, ok := args["start_index"].(int64); ok {
+		start = int(n)
+	}
+	w, err := windowOf(text, start, maxLen)
+	if err != nil {
+		return output{}, err
+	}
+	var structured map[string]any
+	// Structured content (links, tables) holds the items the text shows
+	// whole, and how many the page has.
+	switch first, n := w.whole(items); extract {
+	case "links":
+		if isHTML {
+			links := doc.Links()
+			structured = map[string]any{"links": links[first : first+n], "total": len(links)}
+		}
+	case "tables":
+		if isHTML {
+			tables := doc.Tables()
+			structured = map[string]any{"tables": tables[first : first+n], "total": len(tables)}
+		}
+	}
+	head := fmt.Sprintf("Title: %s\nURL: %s\nFetched: %s\nLength: %d characters",
+		pagetext.Value(st.Title), pagetext.Value(resp.URL), s.web.fetchTime().UTC().Format(time.RFC3339), w.total)
 	if len(resp.Hops) > 1 {
 		head += fmt.Sprintf(" (after %d redirects)", len(resp.Hops)-1)
 	}
-	if len(shown) < len(text) {
-		head += fmt.Sprintf("; the first %d follow (pass max_length, up to %d, for more)", maxLen, fetchMaxLength(s))
+	if asked, ok := s.web.clamped["max_length"]; ok {
+		head += fmt.Sprintf("; max_length %d was clamped to %d", asked, maxLen)
 	}
-	// Structured content (links, tables) holds the items the text shows
-	// whole, and how many the page has.
-	return output{Text: head + "\n\n" + shown, Structured: structured}, nil
+	if w.start > 0 || w.end < w.total {
+		head += fmt.Sprintf("; characters %d to %d follow", w.start, w.end)
+	}
+	if w.end < w.total {
+		head += "; the rest: " + fetchNext(u, w.end, args, s.web.asked)
+	}
+	return output{Text: head + "\n\n" + w.text, Structured: structured}, nil
 }
 
-// fitting is how many of parts, from the first, fit in n characters
-// together.
-func fitting(parts []string, n int) int {
-	used := 0
-	for i, p := range parts {
-		used += utf8.RuneCountInString(p)
-		if used > n {
-			return i
+// window is the part of a reply's text that one fetch_page reply shows:
+// characters [start, end) of total.
+type window struct {
+	text              string
+	start, end, total int
+}
+
+// windowOf is the window of text from character start, at most n long.
+// A start past the end is an error that says where the end is; a start
+// at the end of an empty text is the empty window.
+func windowOf(text string, start, n int) (window, error) {
+	total := utf8.RuneCountInString(text)
+	if start > total || start == total && total > 0 {
+		return window{}, fmt.Errorf("start_index %d is past the end of the page's text, which has %d characters (the first is 0)", start, total)
+	}
+	rest := text[runeOffset(text, start):]
+	shown := cutRunes(rest, n)
+	return window{text: shown, start: start, end: start + utf8.RuneCountInString(shown), total: total}, nil
+}
+
+// runeOffset is the byte offset of character i of s (len(s) past its
+// end).
+func runeOffset(s string, i int) int {
+	n := 0
+	for pos := range s {
+		if n == i {
+			return pos
 		}
+		n++
 	}
-	return len(parts)
+	return len(s)
 }
 
-// fetchMaxLength is the largest max_length the manifest lets fetch_page
-// ask for.
-func fetchMaxLength(s *session) int64 {
-	if c := s.manifest.Command("fetch_page"); c != nil {
-		for _, a := range c.Args {
-			if a.Name == "max_length" && a.Max != nil {
-				return *a.Max
+// whole is which of items, the parts the text is made of in order, the
+// window shows whole: from index first, n of them.
+func (w window) whole(items []string) (first, n int) {
+	off := 0
+	first = -1
+	for i, it := range items {
+		end := off + utf8.RuneCountInString(it)
+		if off >= w.start && end <= w.end {
+			if first < 0 {
+				first = i
 			}
+			n++
 		}
+		off = end
 	}
-	return 20000
+	if first < 0 {
+		first = 0
+	}
+	return first, n
+}
+
+// fetchNext is the call that reads on from character next: the same URL
+// and the arguments the call gave that shape the text (extract,
+// max_length), with start_index, which fetch_page always takes
+// (toolclad's continuation arguments), so the call it offers is never
+// refused for its arguments.
+func fetchNext(u string, next int, args, asked map[string]any) string {
+	call := fmt.Sprintf("fetch_page {url: %s", pagetext.Value(strconv.Quote(u)))
+	if e, ok := asked["extract"]; ok && e != nil {
+		call += fmt.Sprintf(", extract: %q", args["extract"])
+	}
+	if m, ok := asked["max_length"]; ok && m != nil {
+		call += fmt.Sprintf(", max_length: %d", args["max_length"])
+	}
+	return call + fmt.Sprintf(", start_index: %d}", next)
 }
 
 // tableText is one table as text: its number and caption, then each row
@@ -303,7 +371,7 @@ func actSearchWeb(ctx context.Context, s *session, args map[string]any, _ *facts
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d results from %s", len(results), sc.Backend)
 	if len(results) > 0 {
-		b.WriteString(" (the URLs are not fetched yet: fetch_page judges each against the scope)")
+		b.WriteString(" (the URLs are not fetched yet" + offer(s.manifest, ": fetch_page judges each against the scope", "fetch_page", "url") + ")")
 	}
 	b.WriteString("\n")
 	host := hostOf(sc.URL) // the results are the search page's

@@ -350,15 +350,17 @@ func (w *pageWatch) dismissHeld(ctx context.Context) {
 }
 
 // heldDialogText tells the agent about the dialog its call opened, the
-// page's message quoted and inert.
-func heldDialogText(d *gate.Dialog) string {
+// page's message quoted and inert. ("ask" is refused at load without
+// handle_dialog; a prompt's text is offered only when handle_dialog takes
+// it.)
+func heldDialogText(m *toolclad.Manifest, d *gate.Dialog) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "the page opened a JavaScript %s dialog: %s", d.Type, pagetext.Value(inert(strconv.Quote(d.Message))))
 	if d.Type == string(page.DialogTypePrompt) {
 		fmt.Fprintf(&b, " (default answer %s)", pagetext.Value(inert(strconv.Quote(d.Default))))
 	}
 	b.WriteString("\nIt is waiting: answer it with handle_dialog {accept: true|false")
-	if d.Type == string(page.DialogTypePrompt) {
+	if d.Type == string(page.DialogTypePrompt) && m.Offers("handle_dialog", "text") {
 		b.WriteString(", text")
 	}
 	b.WriteString("}. Other commands are refused until then.")

@@ -63,7 +63,7 @@ func (s *session) resolveRef(ctx context.Context, ref string) (element, error) {
 		return element{}, fmt.Errorf("%w %q: this manifest's snapshots carry no refs (extract_mode = %q): no ref can be used here, give a selector if the command takes one", ErrNoSuchRef, ref, mode)
 	}
 	if !ok {
-		return element{}, fmt.Errorf("%w %q: take a snapshot first and use a ref from the latest one", ErrNoSuchRef, ref)
+		return element{}, fmt.Errorf("%w %q: %s", ErrNoSuchRef, ref, s.refsHint())
 	}
 	if s.tab.refsNavs != s.tab.watch.navigationCount() {
 		return element{}, fmt.Errorf("%w %q: it is from the document the tab showed before (the page moved since the snapshot): take a new snapshot", ErrNoSuchRef, ref)
@@ -95,6 +95,25 @@ func (s *session) resolveRef(ctx context.Context, ref string) (element, error) {
 	}
 	el.object = res.Object.ObjectID
 	return el, nil
+}
+
+// refsHint is what an agent that gave a ref no snapshot handed out can do:
+// take a snapshot, where the manifest's snapshots hand out refs; else
+// name the element by a selector, where the call takes one.
+func (s *session) refsHint() string {
+	m := s.manifest
+	if m.GivesRefs() {
+		return "take a snapshot first and use a ref from the latest one"
+	}
+	why := "snapshot is not declared"
+	if m.Offers("snapshot") {
+		why = fmt.Sprintf("its snapshots are extract_mode = %q, which has none", m.Browser.ExtractMode)
+	}
+	hint := "no ref is known: this manifest hands out no refs (" + why + ")"
+	if s.command != nil && s.command.Arg("selector") != nil {
+		hint += "; name the element by a CSS selector instead (selector)"
+	}
+	return hint
 }
 
 // errFrameMoved refuses a ref into an out-of-process frame that has

@@ -97,7 +97,7 @@ func (e *Executor) Run(ctx context.Context, call *toolclad.Call) *toolclad.Reply
 	// reply shows it as written (mask.Masker.ForAgent).
 	s.agent.Note(e.allSecrets.Load(), mask.ArgTexts(call.RawArgs))
 	mark := s.egress.blocked.mark()
-	s.groups = call.Groups
+	s.groups, s.command = call.Groups, call.Command
 	if s.downloads != nil {
 		s.downloads.beginCall(s.view())
 	}
@@ -262,7 +262,7 @@ func (e *Executor) act(actx context.Context, s *session, t *turn) *Blocked {
 	}
 	held := w.pendingDialog()
 	if held != nil {
-		t.out, t.err = output{Text: heldDialogText(held)}, nil
+		t.out, t.err = output{Text: heldDialogText(s.manifest, held)}, nil
 	}
 	if spec.changesPage() && held == nil {
 		// The isolated world of a document the action led to is made while
@@ -290,7 +290,7 @@ func (e *Executor) act(actx context.Context, s *session, t *turn) *Blocked {
 		// A dialog the action's effects open a moment later (a message
 		// to another frame, a timer) is held for the agent too.
 		if held = w.pendingDialog(); held != nil {
-			t.out, t.err = withDialog(t.out, t.err, held)
+			t.out, t.err = withDialog(s.manifest, t.out, t.err, held)
 		}
 	}
 	if w.navigationCount() == navs {
@@ -315,7 +315,7 @@ func (e *Executor) act(actx context.Context, s *session, t *turn) *Blocked {
 	// is held that the reply does not show.
 	if holding {
 		if late := w.endHold(); late != nil && held == nil {
-			t.out, t.err = withDialog(t.out, t.err, late)
+			t.out, t.err = withDialog(s.manifest, t.out, t.err, late)
 		}
 	}
 	s.egress.acting.end()
@@ -343,11 +343,11 @@ func downloadWaits(spec commandSpec, held, linkDownload bool, newDocs, newNavs i
 // withDialog adds the dialog held for the agent to what the action
 // returned: a dialog its effects opened a moment after it ended, which did
 // not stop it (an error of its own stays one, and says so too).
-func withDialog(out output, err error, held *gate.Dialog) (output, error) {
+func withDialog(m *toolclad.Manifest, out output, err error, held *gate.Dialog) (output, error) {
 	if err != nil {
-		return output{}, fmt.Errorf("%w\n%s", err, heldDialogText(held))
+		return output{}, fmt.Errorf("%w\n%s", err, heldDialogText(m, held))
 	}
-	out.Text = strings.TrimRight(out.Text, "\n") + "\n" + heldDialogText(held)
+	out.Text = strings.TrimRight(out.Text, "\n") + "\n" + heldDialogText(m, held)
 	return out, nil
 }
 

@@ -94,6 +94,9 @@ type session struct {
 	downloadGate   func(ctx context.Context, dl *download, asking func(id string)) downloadAnswer
 	downloadRecord func(dl *download)
 	groups         []string
+	// command is the command of the call running now, so that a refusal
+	// deep in it can offer only a call of arguments it takes.
+	command *toolclad.Command
 	// web is the session's browserless engine (websession.go; nil on the
 	// browser's engine, and until its first call).
 	web *webSession

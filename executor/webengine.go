@@ -112,8 +112,9 @@ func (e *Executor) runWebTurn(ctx context.Context, s *session, t *turn) {
 	}
 	cmd := t.call.Command
 	s.web.hop = e.hopJudge(s, t)
+	s.web.asked, s.web.clamped, s.web.now = t.call.RawArgs, cmd.Clamped(t.call.RawArgs), e.cfg.Now
 	t.out, t.err = commandTable[cmd.Name].act(actx, s, t.call.Args, t.facts)
-	s.web.hop = nil
+	s.web.hop, s.web.asked, s.web.clamped = nil, nil, nil
 	t.mark("act")
 	// Counted after: the redirects were judged on the counters the call
 	// itself was decided on.

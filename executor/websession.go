@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"net/url"
+	"time"
 
 	"github.com/browsergate/browsergate/executor/web"
 	"github.com/browsergate/browsergate/scope/egress"
@@ -23,6 +24,21 @@ type webSession struct {
 	page   PageState // the page fetch_page last read
 	// hop judges a redirect of the call running now (nil: none runs).
 	hop func(hop int, url string) error
+	// The call running now: its arguments as the agent gave them, those
+	// of them brought to a bound (toolclad.Command.Clamped), and the
+	// executor's clock, so that a reply can say what it was asked, what
+	// it gives and when it fetched.
+	asked   map[string]any
+	clamped map[string]int64
+	now     func() time.Time
+}
+
+// fetchTime is the time of a fetch, on the executor's clock.
+func (w *webSession) fetchTime() time.Time {
+	if w.now == nil {
+		return time.Now()
+	}
+	return w.now()
 }
 
 // close ends the session's requests and connections.

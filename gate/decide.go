@@ -70,12 +70,13 @@ func (v *Verdict) judge(q *Question) *DenyError {
 		return d
 	}
 	if len(f.Typed) > 0 || len(f.Held) > 0 {
-		if d := selectorOracle(cmd, call.Args); d != nil {
+		if d := selectorOracle(call.Manifest, cmd, call.Args); d != nil {
 			return d
 		}
 		if q.ChangesTab {
 			return Deny(evidence.StageSecrets, "secret tab",
-				"a secret was typed on this site: %s may not run until the tab has left it (navigate away first), so that the pages that may hold the value stay the ones the gate watches", cmd.Name)
+				"a secret was typed on this site: %s may not run until the tab has left it%s, so that the pages that may hold the value stay the ones the gate watches",
+				cmd.Name, offer(call.Manifest, " (navigate away first)", "navigate", "url"))
 		}
 	}
 	for _, a := range cmd.Args {
@@ -274,7 +275,8 @@ func (v *Verdict) leads(q *Question) *DenyError {
 			}
 			if err := q.Secrets.maySubmitTo(f.Held, u); err != nil {
 				return Deny(evidence.StageSecrets, "secret domains",
-					"a secret was typed on this site, and the %s on %s leads to %s, outside its domains: leave the site with navigate, which empties the page first", cmd.Name, el.Label, u)
+					"a secret was typed on this site, and the %s on %s leads to %s, outside its domains%s",
+					cmd.Name, el.Label, u, offer(q.Call.Manifest, ": leave the site with navigate, which empties the page first", "navigate", "url"))
 			}
 		}
 		if d.URL != "" {
@@ -336,7 +338,7 @@ func (v *Verdict) tab(q *Question) *DenyError {
 	id, _ := q.Call.Args["tab"].(string)
 	t := f.Tab
 	if t == nil {
-		return Deny(evidence.StageArgs, "tab", "there is no tab %s among the tabs this session may use (list_tabs lists them)", id)
+		return Deny(evidence.StageArgs, "tab", "there is no tab %s among the tabs this session may use%s", id, offer(q.Call.Manifest, " (list_tabs lists them)", "list_tabs"))
 	}
 	v.Target = t.URL
 	switch cmd.Name {
@@ -351,8 +353,10 @@ func (v *Verdict) tab(q *Question) *DenyError {
 			// the tab, or be navigated by it: a way out of the scope, and
 			// of a secret's domains, that no guard of the session's sees.
 			return Deny(evidence.StageScope, ruleBrowsingGroup,
-				"tab %s shares a browsing-context group with %s: one opened the other and can still script or navigate it, so the session cannot govern tab %s alone; close that tab first, or open the page in a tab of the session's own (new_tab)",
-				id, strings.Join(out, " and "), id)
+				"tab %s shares a browsing-context group with %s: one opened the other and can still script or navigate it, so the session cannot govern tab %s alone%s",
+				id, strings.Join(out, " and "), id, offers(q.Call.Manifest, "; ",
+					offered{"close that tab first", "close_tab", []string{"tab"}},
+					offered{"open the page in a tab of the session's own (new_tab)", "new_tab", []string{"url"}}))
 		}
 	case "close_tab":
 		if t.Home {
@@ -377,7 +381,7 @@ func (v *Verdict) tab(q *Question) *DenyError {
 // wait_for's text, on a page that echoes the value. In a selector, "="
 // appears only in an attribute value test, and a CSS escape or comment
 // could spell or hide one, so any of them is refused.
-func selectorOracle(cmd *toolclad.Command, args map[string]any) *DenyError {
+func selectorOracle(m *toolclad.Manifest, cmd *toolclad.Command, args map[string]any) *DenyError {
 	if cmd.Name == "execute_js" {
 		return Deny(evidence.StageSecrets, "secret oracle",
 			"a secret was typed on this site: execute_js may not run on its pages, or a script could read the value and pass it on in a form the masker does not know")
@@ -390,7 +394,8 @@ func selectorOracle(cmd *toolclad.Command, args map[string]any) *DenyError {
 				"a secret was typed on this site: a selector may not test attribute values here, nor hold a CSS escape or comment (argument %q), or it could read the secret a character at a time", a.Name)
 		case cmd.Name == "wait_for" && (a.Name == "text" || a.Name == "name") && s != "":
 			return Deny(evidence.StageSecrets, "secret oracle",
-				"a secret was typed on this site: wait_for may not test the page's text here (argument %q), or it could read the secret a piece at a time; wait for a selector instead", a.Name)
+				"a secret was typed on this site: wait_for may not test the page's text here (argument %q), or it could read the secret a piece at a time%s",
+				a.Name, offer(m, "; wait for a selector instead", "wait_for", "selector"))
 		}
 	}
 	return nil

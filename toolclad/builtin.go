@@ -45,7 +45,16 @@ type builtinCommand struct {
 	// engine is the engine that runs the command: "" for the browser's
 	// (cdp-direct), EngineHTTP for the browserless engine's.
 	engine string
+	// notHere are arguments other tools give the command that browsergate
+	// deliberately does not take, each with the reason: a manifest that
+	// declares one gets a load error that says why, and an agent that
+	// passes one a refusal that says why, rather than "unknown argument".
+	notHere map[string]string
 }
+
+// confinedDownloads is why a download takes no directory of the agent's
+// choosing (wcore-browser's dest_path, GAIA's save_to).
+const confinedDownloads = "browsergate saves downloads only into the manifest's download directory ([browser.files] download_dir), under a safe name, never overwriting: where a file goes is the manifest's choice, not the call's"
 
 func i64(v int64) *int64 { return &v }
 
@@ -86,7 +95,7 @@ var builtins = []*builtinCommand{
 		description: "Get the current page as text, one line per block (## headings, - list items, | table rows |, fenced code), with a ref on every element you can act on: [link text](e4 /target), [button \"Save\" e5], [textbox \"Email\" e6 value=\"...\"]. Pass refs to click, type_text and the other commands. A page longer than max_chars comes in pages: the reply ends with the call for the next one.",
 		args: []Arg{
 			selectorArg("Optional CSS selector to scope the snapshot to one element."),
-			{Name: "page", Type: TypeInteger, Min: i64(1), Max: i64(10000), Description: "Page of the latest snapshot to return (its replies say how many there are)."},
+			{Name: "page", Type: TypeInteger, Min: i64(1), Max: i64(10000), Continuation: true, Description: "Page of the latest snapshot to return (its replies say how many there are)."},
 			{Name: "max_chars", Type: TypeInteger, Min: i64(1000), Max: i64(1000000), Description: "Longest reply, in characters (default 200000); a longer snapshot comes in pages."},
 		},
 		readOnly: true,
@@ -171,10 +180,10 @@ var builtins = []*builtinCommand{
 	},
 	{
 		name:        "new_tab",
-		description: "Open a new tab at a URL and make it the current tab. The URL must be inside the manifest's scope.",
+		description: "Open a new tab and make it the current tab: at a URL, which must be inside the manifest's scope, or blank (about:blank) without one.",
 		args: []Arg{{
-			Name: "url", Type: TypeURL, Required: true, ScopeCheck: true, MaxLen: urlMaxLen,
-			Schemes: []string{"http", "https"}, Description: "Absolute URL to open.",
+			Name: "url", Type: TypeURL, ScopeCheck: true, MaxLen: urlMaxLen,
+			Schemes: []string{"http", "https"}, Description: "Absolute URL to open (optional: without it the tab is blank).",
 		}},
 	},
 	{
@@ -252,8 +261,8 @@ var builtins = []*builtinCommand{
 		description: "Get the page's content as Markdown (headings, lists, code blocks, tables, links), for reading documentation and articles: " +
 			"its main content (mode main, the default) or the whole page (mode raw). A long page comes in pages: the reply ends with the call for the next one.",
 		args: []Arg{
-			{Name: "mode", Type: TypeEnum, Allowed: []string{"main", "raw"}, Description: "main: the main content, without navigation and sidebars; raw: the whole page."},
-			{Name: "page", Type: TypeInteger, Min: i64(1), Max: i64(10000), Description: "Page of the latest read to return (its replies say how many there are)."},
+			{Name: "mode", Type: TypeEnum, Allowed: readModes, Description: "main: the main content, without navigation and sidebars (main_content and article are other names for it); raw: the whole page."},
+			{Name: "page", Type: TypeInteger, Min: i64(1), Max: i64(10000), Continuation: true, Description: "Page of the latest read to return (its replies say how many there are)."},
 			{Name: "max_chars", Type: TypeInteger, Min: i64(1000), Max: i64(1000000), Description: "Longest reply, in characters (default 200000); a longer page comes in pages."},
 		},
 		readOnly: true,
@@ -263,7 +272,7 @@ var builtins = []*builtinCommand{
 		description: "Get what the page logged: console calls, uncaught exceptions and the browser's messages, each with a sequence number, oldest first.",
 		args: []Arg{
 			{Name: "level", Type: TypeEnum, Allowed: []string{"debug", "info", "warning", "error"}, Description: "The least level to return (default: all)."},
-			{Name: "since", Type: TypeInteger, Min: i64(0), Max: i64(1 << 40), Description: "Only messages after this sequence number (from an earlier reply)."},
+			{Name: "since", Type: TypeInteger, Min: i64(0), Max: i64(1 << 40), Continuation: true, Description: "Only messages after this sequence number (from an earlier reply)."},
 		},
 		readOnly: true,
 	},
@@ -271,7 +280,7 @@ var builtins = []*builtinCommand{
 		name:        "network_log",
 		description: "Get the requests the page made: method, URL, type, status, size and time, and the rule of each one the gate refused; each with a sequence number, oldest first.",
 		args: []Arg{
-			{Name: "since", Type: TypeInteger, Min: i64(0), Max: i64(1 << 40), Description: "Only requests after this sequence number (from an earlier reply)."},
+			{Name: "since", Type: TypeInteger, Min: i64(0), Max: i64(1 << 40), Continuation: true, Description: "Only requests after this sequence number (from an earlier reply)."},
 		},
 		readOnly: true,
 	},
@@ -295,6 +304,7 @@ var builtins = []*builtinCommand{
 			Name: "url", Type: TypeURL, Required: true, ScopeCheck: true, MaxLen: urlMaxLen,
 			Schemes: []string{"http", "https"}, Description: "Absolute URL of the file.",
 		}},
+		notHere: map[string]string{"dest_path": confinedDownloads, "save_to": confinedDownloads},
 	},
 	{
 		name: "await_human",
@@ -326,8 +336,10 @@ var builtins = []*builtinCommand{
 				Schemes: []string{"http", "https"}, Description: "Absolute URL of the page."},
 			{Name: "extract", Type: TypeEnum, Allowed: []string{"text", "html", "links", "tables"}, Default: "text",
 				Description: "What to return: text, html, links or tables."},
-			{Name: "max_length", Type: TypeInteger, Min: i64(100), Max: i64(fetchMaxLength), Default: int64(5000),
+			{Name: "max_length", Type: TypeInteger, Min: i64(100), Max: i64(fetchMaxLength), Default: int64(5000), Clamp: true,
 				Description: fmt.Sprintf("Longest reply, in characters (default 5000, at most %d).", fetchMaxLength)},
+			{Name: "start_index", Type: TypeInteger, Min: i64(0), Max: i64(fetchMaxStart), Continuation: true,
+				Description: "Where the reply starts, in characters of the page's text (default 0): a page longer than max_length is read on from where the reply says the next part starts."},
 		},
 		readOnly: true,
 	},
@@ -353,6 +365,7 @@ var builtins = []*builtinCommand{
 				Schemes: []string{"http", "https"}, Description: "Absolute URL of the file."},
 			{Name: "filename", Type: TypeString, MaxLen: 255, Description: "Name to save the file under (made safe: letters, digits, '.', '_', '-'); default: the server's name for it."},
 		},
+		notHere: map[string]string{"save_to": confinedDownloads + " (filename names the file)", "dest_path": confinedDownloads + " (filename names the file)"},
 	},
 }
 
@@ -361,8 +374,28 @@ var builtins = []*builtinCommand{
 // download_file only.
 const EngineHTTP = "http"
 
-// fetchMaxLength is the longest reply fetch_page's max_length may ask for.
+// fetchMaxLength is the longest reply fetch_page's max_length may ask for
+// (GAIA's limit; larger values are clamped to it, as GAIA's design, D14,
+// clamps the model's extremes).
 const fetchMaxLength = 20000
+
+// fetchMaxStart bounds fetch_page's start_index: far past any page that
+// max_response_bytes lets through.
+const fetchMaxStart = 1 << 30
+
+// readModes are read's modes: main and raw, and the names wcore-browser
+// gives main (main_content, article), which read as main.
+var readModes = []string{"main", "raw", "main_content", "article"}
+
+// ReadMode is the mode read runs for a mode argument: main_content and
+// article are main by other names, and "" is main.
+func ReadMode(mode string) string {
+	switch mode {
+	case "", "main_content", "article":
+		return "main"
+	}
+	return mode
+}
 
 // fileNamePattern is the shape of upload_file's file: a relative path of
 // plain names (the directory itself is checked when the file is opened).

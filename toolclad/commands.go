@@ -111,6 +111,11 @@ func decodeCommand(t *table, b *builtinCommand) *Command {
 	if len(args.m) > 0 {
 		c.Args = nil
 		for _, name := range sortedKeys(args.m) {
+			if why, ok := b.notHere[name]; ok {
+				args.get(name)
+				args.r.errorf(args.at(name), "%s does not take %s: %s", b.name, name, why)
+				continue
+			}
 			if b.arg(name) == nil {
 				args.get(name)
 				known := "none"
@@ -121,8 +126,15 @@ func decodeCommand(t *table, b *builtinCommand) *Command {
 			}
 		}
 		for _, base := range b.args {
-			if args.has(base.Name) {
+			switch {
+			case args.has(base.Name) && base.Continuation:
+				c.Args = append(c.Args, decodeContinuation(args.sub(base.Name), &base))
+			case args.has(base.Name):
 				c.Args = append(c.Args, decodeArg(args.sub(base.Name), &base))
+			case base.Continuation:
+				// Declared or not, a continuation is taken: without it the
+				// rest of a long reply would be out of reach.
+				c.Args = append(c.Args, base.clone())
 			}
 		}
 		c.groups = narrowGroups(args, c)
@@ -130,6 +142,31 @@ func decodeCommand(t *table, b *builtinCommand) *Command {
 	args.done()
 	t.done()
 	return c
+}
+
+// decodeContinuation reads the declaration of a continuation argument,
+// which may describe it (and name its type and required = false, as
+// ToolClad writes every argument) but not narrow it: bounds that hid part of a reply would make
+// the call its reply offers a refusal.
+func decodeContinuation(t *table, base *Arg) *Arg {
+	a := base.clone()
+	var typ string
+	if t.str("type", &typ) && ArgType(typ) != base.Type {
+		t.r.errorf(t.at("type"), "type %q is not the built-in %s argument's type (%s)", typ, base.Name, base.Type)
+	}
+	t.str("description", &a.Description)
+	var req bool
+	if t.boolean("required", &req) && req {
+		t.r.errorf(t.at("required"), "%s only asks for more of an earlier reply: it cannot be required", base.Name)
+	}
+	for _, key := range sortedKeys(t.m) {
+		if !t.used[key] {
+			t.get(key)
+			t.r.errorf(t.at(key), "%s only asks for more of an earlier reply, so it is always accepted with its built-in bounds and no default: declare only its description, or leave it out", base.Name)
+		}
+	}
+	t.done()
+	return a
 }
 
 // narrowGroups keeps the one-of constraints over the declared arguments. An

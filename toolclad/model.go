@@ -309,6 +309,12 @@ type Arg struct {
 	Clamp bool
 	// Sanitize names opt-in sanitizers; only "injection" exists.
 	Sanitize []string
+	// Continuation marks an argument that only asks for more of what an
+	// earlier reply gave (snapshot's and read's page, fetch_page's
+	// start_index, the logs' since): it adds no capability, so a command
+	// takes it whatever the manifest declares, with its built-in bounds,
+	// and the call a reply offers for the rest is always one it accepts.
+	Continuation bool
 }
 
 // argGroup is a constraint over several arguments of one command.

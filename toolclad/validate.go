@@ -33,6 +33,10 @@ func (c *Command) Validate(raw map[string]any) (map[string]any, error) {
 	}
 	sort.Strings(unknown)
 	for _, k := range unknown {
+		if c.builtin != nil && c.builtin.notHere[k] != "" {
+			fail(k, "unknown", "%s does not take %s: %s", c.Name, k, c.builtin.notHere[k])
+			continue
+		}
 		if len(c.Args) == 0 {
 			fail(k, "unknown", "unknown argument (%s takes no arguments)", c.Name)
 		} else {
@@ -288,4 +292,26 @@ func quoteShort(s string) string {
 		return strconv.Quote(string(r[:64])) + "..."
 	}
 	return strconv.Quote(s)
+}
+
+// Clamped returns the integer arguments of raw that Validate brought to a
+// bound, each with the value the call asked for, so that a reply can say
+// that it gives less (or more) than was asked. Values Validate refuses are
+// not in it.
+func (c *Command) Clamped(raw map[string]any) map[string]int64 {
+	var out map[string]int64
+	for _, a := range c.Args {
+		if a.Type != TypeInteger || !a.Clamp {
+			continue
+		}
+		n, ok := toInt64(raw[a.Name])
+		if !ok || (a.Min == nil || n >= *a.Min) && (a.Max == nil || n <= *a.Max) {
+			continue
+		}
+		if out == nil {
+			out = make(map[string]int64)
+		}
+		out[a.Name] = n
+	}
+	return out
 }

@@ -243,7 +243,7 @@ func TestWebEngine(t *testing.T) {
 
 	t.Run("text", func(t *testing.T) {
 		out := f.mustAllow(t, "web.fetch_page", map[string]any{"url": mem})
-		for _, want := range []string{"Title: The Go Memory Model - The Go Programming Language", "URL: " + mem, "characters; the first 5000 follow",
+		for _, want := range []string{"Title: The Go Memory Model - The Go Programming Language", "URL: " + mem, "characters; characters 0 to 5000 follow", "; the rest: fetch_page {url: ",
 			"# The Go Memory Model", "## Introduction", "data race"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("text lacks %q:\n%s", want, clipText(out, 3000))
@@ -258,11 +258,16 @@ func TestWebEngine(t *testing.T) {
 		if len(long) < 15000 || !strings.Contains(long, "## Advice") {
 			t.Errorf("max_length 20000 gave %d bytes", len(long))
 		}
-		f.mustRefuse(t, "web.fetch_page", map[string]any{"url": mem, "max_length": 20001}, "max_length")
+		// Above the limit is clamped to it, and the header says so (GAIA's
+		// design clamps the model's extremes).
+		clamped := f.mustAllow(t, "web.fetch_page", map[string]any{"url": mem, "max_length": 20001})
+		if !strings.Contains(clamped, "max_length 20001 was clamped to 20000; characters 0 to 20000 follow") {
+			t.Errorf("max_length 20001 does not say it was clamped:\n%s", clipText(clamped, 500))
+		}
 	})
 	t.Run("html", func(t *testing.T) {
 		out := f.mustAllow(t, "web.fetch_page", map[string]any{"url": mem, "extract": "html", "max_length": 20000})
-		if !strings.Contains(out, "<!DOCTYPE html>") || !strings.Contains(out, `<nav class="site-nav">`) || !strings.Contains(out, "the first 20000 follow") {
+		if !strings.Contains(out, "<!DOCTYPE html>") || !strings.Contains(out, `<nav class="site-nav">`) || !strings.Contains(out, "characters 0 to 20000 follow") {
 			t.Errorf("html is not the raw page, capped:\n%s", clipText(out, 3000))
 		}
 	})

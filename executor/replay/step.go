@@ -110,7 +110,7 @@ func compareStep(want, got *evidence.Envelope) []string {
 // outputDiffers reports whether a step's output came out differently,
 // for a command whose output is expected to repeat.
 func outputDiffers(want, got *evidence.Envelope) bool {
-	return !noOutputCompare[want.Command] && want.OutputSHA256 != got.OutputSHA256
+	return !noOutputCompare[want.Command] && !sameOutput(want, got)
 }
 
 // outputLines is the readable difference between the output a step

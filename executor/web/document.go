@@ -30,7 +30,7 @@ type Document struct {
 const MaxNodes = 150000
 
 // ErrTooLarge is Parse's refusal of a page over MaxNodes.
-var ErrTooLarge = fmt.Errorf("the page would make more than %d nodes: too large to read without a browser (download_file saves it whole)", MaxNodes)
+var ErrTooLarge = fmt.Errorf("the page would make more than %d nodes: too large to read without a browser", MaxNodes)
 
 // Parse reads body as HTML in the encoding its Content-Type (or its own
 // <meta charset>, or a sniff) names, converted to UTF-8. A page estimated
