@@ -259,6 +259,8 @@ type interceptor struct {
 	// agent's own navigation or lead where a judged action leads: their
 	// redirects may leave a site a secret was typed on.
 	vouched sync.Map
+	// pacing spaces the requests it allows per host (guard_pacing.go).
+	pacing requestPacing
 }
 
 // noteFrameNav records a form submission or link a frame follows while
@@ -657,7 +659,7 @@ func (ic *interceptor) decideRequest(r pausedRequest) scope.Verdict {
 			}
 		}
 	}
-	return v
+	return ic.pacing.paced(v, url)
 }
 
 // decide judges one paused request. Schemes that never leave the machine
