@@ -94,7 +94,7 @@ func servePacedSite(t *testing.T, rate string) (*fixture, *arrivals, string) {
 // the requests a browser session's pages make to one host, in the request
 // guard.
 //
-//   - At 4 per second, the page and its four images arrive at the server
+//   - At 4 per second (which check reports), the page and its four images arrive at the server
 //     one turn apart: every gap between two arrivals is at least most of
 //     a turn (250 ms), whatever the browser would have done at once. The
 //     spacing measured is the server's view of the browser's requests,
@@ -116,6 +116,9 @@ func TestBrowserPacing(t *testing.T) {
 			}
 			return ""
 		})
+		if out, code := runBinary(t, "check", "--manifest", f.manifest, "--policies", repoPath("policies")); code != 0 || !strings.Contains(out, "requests: paced to 4 per second per host") {
+			t.Errorf("check does not say the requests are paced (exit %d):\n%s", code, out)
+		}
 		paths, times := site.seen()
 		// A turn is 250 ms; a request continued at its turn reaches the
 		// server a little earlier or later than the one before it did.
