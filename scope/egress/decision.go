@@ -33,7 +33,7 @@ const (
 	RuleClosed = "closed"
 	// RuleTurn refuses a dial whose turn at its address did not come in
 	// time (WithDialTurn): no connection is opened.
-	RuleTurn = "turn"
+	RuleTurn = "rate limit"
 )
 
 // Decision is the record of one proxied request or tunnel, allowed or not.
