@@ -584,6 +584,13 @@ func (ic *interceptor) decideRequest(r pausedRequest) scope.Verdict {
 	if !v.Allowed {
 		return v
 	}
+	// A request waits for its host's turn before the rest is judged, so
+	// that it is judged as things stand when it goes, and one refused
+	// its turn leaves nothing behind (a secret binding told the tab is
+	// leaving, a vouched redirect).
+	if v = ic.pacing.paced(v, url); !v.Allowed {
+		return v
+	}
 	if resourceType == "Document" {
 		// A popup the action opened: its first navigation is the action's,
 		// however late it starts.
@@ -659,7 +666,7 @@ func (ic *interceptor) decideRequest(r pausedRequest) scope.Verdict {
 			}
 		}
 	}
-	return ic.pacing.paced(v, url)
+	return v
 }
 
 // decide judges one paused request. Schemes that never leave the machine
