@@ -145,8 +145,16 @@ func TestBrowserPacing(t *testing.T) {
 				t.Errorf("the reply does not report image %d refused its turn (%q):\n%s", i, want, out)
 			}
 		}
+		// The agent's own navigation to the host waits its turn like any
+		// request: one that would come after timeout_seconds is refused,
+		// saying why.
+		text, refused := f.call(t, "paced.navigate", map[string]any{"url": url + "/page?again"})
+		t.Logf("navigate again:\n%s", text)
+		if !refused || !strings.Contains(text, "requests_per_second_per_host") {
+			t.Errorf("a navigation whose turn comes after timeout_seconds was not refused by requests_per_second_per_host:\n%s", text)
+		}
 		if paths, _ := site.seen(); !slices.Equal(paths, []string{"/page"}) {
-			t.Errorf("the server saw %v, want only /page: an image went without its turn", paths)
+			t.Errorf("the server saw %v, want only /page: a request went without its turn", paths)
 		}
 	})
 	t.Run("off by default", func(t *testing.T) {
