@@ -26,7 +26,32 @@ func actNavigate(ctx context.Context, s *session, args map[string]any, f *facts)
 	}
 	// The document's HTTP status is added from the read after the action
 	// (checkAfter), once the page has settled.
-	return output{Text: "navigated to " + pagetext.Value(u), reportStatus: true}, nil
+	return output{Text: "navigated to " + pagetext.Value(u), reportStatus: true, asked: u}, nil
+}
+
+// withLanding adds to the first line of a navigate's output where the
+// tab landed when it is not the URL asked for (a server's redirect, a
+// page that moved itself on at once): "navigated to A, and was
+// redirected to B", and the same in its structured content (final_url,
+// redirected), so that an agent never takes the page it reads for the
+// one it asked for. The URLs are compared as the browser requests them,
+// fragments included.
+func withLanding(out output, landed string) output {
+	if out.asked == "" || landed == "" || canonicalNav(landed) == canonicalNav(out.asked) {
+		return out
+	}
+	first, rest, more := strings.Cut(out.Text, "\n")
+	first += ", and was redirected to " + pagetext.Value(inert(landed))
+	if more {
+		first += "\n" + rest
+	}
+	out.Text = first
+	if out.Structured == nil {
+		out.Structured = map[string]any{}
+	}
+	out.Structured["final_url"] = landed
+	out.Structured["redirected"] = true
+	return out
 }
 
 // withStatus adds the document's HTTP status, as the read after the

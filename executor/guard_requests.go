@@ -262,6 +262,8 @@ type interceptor struct {
 	// agent's own navigation or lead where a judged action leads: their
 	// redirects may leave a site a secret was typed on.
 	vouched sync.Map
+	// pacing spaces the requests it allows per host (guard_pacing.go).
+	pacing requestPacing
 }
 
 // noteFrameNav records a form submission or link a frame follows while
@@ -583,6 +585,13 @@ func (ic *interceptor) decideRequest(r pausedRequest) scope.Verdict {
 	session, url, method, resourceType, redirectedFrom, pageNav := r.session, r.url, r.method, r.resourceType, r.redirectedFrom, r.pageNav
 	v := ic.decide(url)
 	if !v.Allowed {
+		return v
+	}
+	// A request waits for its host's turn before the rest is judged, so
+	// that it is judged as things stand when it goes, and one refused
+	// its turn leaves nothing behind (a secret binding told the tab is
+	// leaving, a vouched redirect).
+	if v = ic.pacing.paced(v, url); !v.Allowed {
 		return v
 	}
 	if resourceType == "Document" {

@@ -62,6 +62,9 @@ type output struct {
 	// of the document the command committed, from the read after the
 	// action (navigate; withStatus).
 	reportStatus bool
+	// asked is the URL navigate was asked for: where the tab landed is
+	// reported when it is elsewhere (withLanding).
+	asked string
 }
 
 // origin is scheme://host[:port] of a URL, used to shorten same-origin

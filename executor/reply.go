@@ -31,8 +31,10 @@ func (e *Executor) reply(s *session, t *turn) *toolclad.Reply {
 	if t.deny != nil {
 		var b strings.Builder
 		// The reason may name what the page chose (a URL, a host, a
-		// script's error): made inert, as a whole.
-		fmt.Fprintf(&b, "DENIED at %s: %s\nrule: %s", t.deny.Stage, inert(t.deny.Reason), t.deny.Rule)
+		// script's error, an operator's words): on one line, its line
+		// breaks spaces (an escaped \n reads as noise), and inert as a
+		// whole.
+		fmt.Fprintf(&b, "DENIED at %s: %s\nrule: %s", t.deny.Stage, inert(strings.Join(strings.Fields(t.deny.Reason), " ")), t.deny.Rule)
 		if len(t.deny.PolicyIDs) > 0 {
 			fmt.Fprintf(&b, "\npolicies: %s", strings.Join(t.deny.PolicyIDs, ", "))
 		}

@@ -364,6 +364,7 @@ func (e *Executor) checkAfter(s *session, t *turn, unjudged *Blocked) {
 	after, _, all, allErr := s.readPage(pctx)
 	t.after = &after
 	if t.out.reportStatus && t.err == nil {
+		t.out = withLanding(t.out, after.URL)
 		t.out.Text = withStatus(t.out.Text, after.HTTPStatus)
 	}
 	pages, pagesErr := s.otherPages(pctx, popupSettle, all, allErr)

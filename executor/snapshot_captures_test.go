@@ -70,6 +70,15 @@ const dl = document.createElement('datalist'); dl.innerHTML = '<option>Listed</o
 </main>
 <footer>Footer text</footer>`
 
+// passwordPage has password fields holding values of two lengths, one
+// empty, and a text field beside them.
+const passwordPage = `<!doctype html><title>Sign in</title><main><form aria-label="Sign in">
+<label>User <input name=u value="alice"></label>
+<label>Password <input type=password name=p value="correct horse battery staple"></label>
+<label>PIN <input type=PASSWORD name=pin value="12"></label>
+<label>New password <input type=password name=n></label>
+<button>Sign in</button></form></main>`
+
 // nestedTablesPage has a table inside a cell of another (two tables side
 // by side in one row, as LWN lays out its statistics). Package snapshot's
 // TestRenderNestedTables says what it renders to.
@@ -143,6 +152,10 @@ func captureSites(t *testing.T) (pages []capturedPage, bases map[string]string, 
 <input aria-label=Name><a href="/after">After</a>`,
 		"/oopif":      `<title>other</title><div style="height:1500px">tall</div><iframe src="` + other + `/x" width=600 height=300></iframe>`,
 		"/oopif-deep": `<title>deep</title><iframe src="` + holder + `/holder" width=650 height=350></iframe>`,
+		// Password fields, filled with values of two lengths and empty:
+		// package snapshot's TestRenderPasswordMask says what they render
+		// to.
+		"/password": passwordPage,
 		// The Go specification as BenchmarkSnapshotLongPage serves it.
 		"/go-spec": "<!doctype html><title>The Go Programming Language Specification</title>" + string(spec),
 	}
@@ -152,7 +165,7 @@ func captureSites(t *testing.T) (pages []capturedPage, bases map[string]string, 
 	}
 	site := serve("127.0.0.1:0", "http://127.0.0.1:8001", pageHandler(own))
 	demo = serve("127.0.0.1:0", "http://127.0.0.1:8002", demosite.New(demosite.Options{ForbiddenURL: "http://127.0.0.2:9/canary"}))
-	for _, name := range []string{"format", "nested-tables", "frames", "oopif", "oopif-deep", "controls", "tables-more", "modal", "films", "go-spec"} {
+	for _, name := range []string{"format", "nested-tables", "frames", "oopif", "oopif-deep", "controls", "tables-more", "modal", "films", "go-spec", "password"} {
 		pages = append(pages, capturedPage{name: name, url: site + "/" + name})
 	}
 	pages = append(pages,

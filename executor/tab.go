@@ -315,7 +315,8 @@ func (b *backend) newSessionContext(s *session, w *pageWatch, opts ...chromedp.C
 		// pause every request the user makes), and in both modes each
 		// refusal is the session's own to report.
 		c := chromedp.FromContext(ctx)
-		ic := &interceptor{check: s.check, log: s.egress.blocked, acting: s.egress.acting, navs: w.navigationCount, bound: s.egress.bound}
+		ic := &interceptor{check: s.check, log: s.egress.blocked, acting: s.egress.acting, navs: w.navigationCount, bound: s.egress.bound,
+			pacing: requestPacing{limiter: b.hostLimiter(), within: time.Duration(s.manifest.Tool.TimeoutSeconds) * time.Second}}
 		cfg := guardConfig{wsURL: b.wsURL, context: string(c.BrowserContextID), tab: string(c.Target.TargetID), user: b.userContext()}
 		grants, log := s.manifest.Browser.Permissions, s.egress.blocked
 		cfg.permissionAsked = func(payload, pageURL string) { permissionAsked(log, grants, b.logger, payload, pageURL) }

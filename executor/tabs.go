@@ -1,9 +1,11 @@
 package executor
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -55,6 +57,20 @@ func (b *tabIDs) id(t target.ID) string {
 	return id
 }
 
+// sort puts tabs in the order the session first saw them (the order of
+// their ids: a tab the session opens gets its id as it opens), so that
+// list_tabs keeps one order across calls: the browser's own target list
+// reorders itself as tabs are activated.
+func (b *tabIDs) sort(tabs []tabInfo) {
+	slices.SortStableFunc(tabs, func(x, y tabInfo) int { return cmp.Compare(idNumber(x.ID), idNumber(y.ID)) })
+}
+
+// idNumber is the number of a short tab id ("t3": 3).
+func idNumber(id string) int {
+	n, _ := strconv.Atoi(strings.TrimPrefix(id, "t"))
+	return n
+}
+
 // target returns the target an id was given to.
 func (b *tabIDs) target(id string) (target.ID, bool) {
 	for t, i := range b.ids {
@@ -82,6 +98,7 @@ func tabListing(all []*target.Info, ours []*target.Info, current target.ID, user
 			Owner: ownerSession, Active: t.TargetID == current})
 	}
 	if !user {
+		ids.sort(shown)
 		return shown, 0
 	}
 	var context string
@@ -101,6 +118,7 @@ func tabListing(all []*target.Info, ours []*target.Info, current target.ID, user
 		}
 		shown = append(shown, tabInfo{ID: ids.id(t.TargetID), Target: t.TargetID, URL: t.URL, Title: t.Title, Owner: ownerUser})
 	}
+	ids.sort(shown)
 	return shown, hidden
 }
 

@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -143,5 +144,45 @@ func TestTabClaims(t *testing.T) {
 	c.release("s1")
 	if got := c.others("s2"); len(got) != 0 {
 		t.Errorf("after s1 released everything, others(s2) = %v", got)
+	}
+}
+
+// TestTabListingKeepsItsOrder: list_tabs lists tabs in the order the
+// session first saw them, however the browser orders its targets from one
+// call to the next (it moves an activated tab first); a tab opened later
+// comes last, in the user's context and in a context of the session's own.
+func TestTabListingKeepsItsOrder(t *testing.T) {
+	for _, user := range []bool{true, false} {
+		ctx := "D"
+		if !user {
+			ctx = "C1"
+		}
+		browserCtx := ctx
+		if user {
+			browserCtx = "" // the user's context: the session's pages are found by their roots
+		}
+		s := pageTarget("S", ctx, "https://example.com/s", "", "")
+		p := pageTarget("P", ctx, "https://example.com/p", "", "S")
+		u := pageTarget("U", ctx, "https://example.com/u", "", "")
+		n := pageTarget("N", ctx, "https://example.com/n", "", "S")
+		var ids tabIDs
+		ids.id("S") // the session's tab has its id from the first call
+		list := func(all ...*target.Info) string {
+			shown, _ := tabListing(all, sessionPages(all, cdp.BrowserContextID(browserCtx), "S"), "S", user, inExample, &ids, nil)
+			var order []string
+			for _, tb := range shown {
+				order = append(order, tb.ID+"="+string(tb.Target))
+			}
+			return strings.Join(order, " ")
+		}
+		first := list(s, p, u)
+		for _, again := range [][]*target.Info{{u, p, s}, {p, s, u}, {s, u, p}} {
+			if got := list(again...); got != first {
+				t.Errorf("user=%v: listed %s, then %s: the order changed with the browser's", user, first, got)
+			}
+		}
+		if got, want := list(n, u, s, p), fmt.Sprintf("%s t%d=N", first, strings.Count(first, "=")+1); got != want {
+			t.Errorf("user=%v: with a new tab, listed %s, want %s (the new tab last)", user, got, want)
+		}
 	}
 }

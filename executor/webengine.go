@@ -31,15 +31,6 @@ import (
 // when Config.UserAgent is empty.
 const DefaultUserAgent = "browsergate (governed AI agent; +https://github.com/browsergate/browsergate)"
 
-// hostLimiter is the manifest's per-host spacing of requests, shared by
-// its sessions: politeness to a host is about all the traffic it gets.
-func (b *backend) hostLimiter() *web.HostLimiter {
-	b.limiterOnce.Do(func() {
-		b.limiter = web.NewHostLimiter(b.key.manifest.Browser.HTTP.RequestsPerSecondPerHost)
-	})
-	return b.limiter
-}
-
 // ensureWeb makes the session's client on its first call.
 func (e *Executor) ensureWeb(s *session) error {
 	if s.web != nil {

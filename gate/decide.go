@@ -35,7 +35,7 @@ func Preflight(q *Question) Verdict {
 		v.Deny = Deny(evidence.StageManifest, "undeclared tool",
 			"%s is not a tool of this server: no manifest declares it", clip(call.Tool, MaxToolNameLen))
 	case call.ArgErr != nil:
-		v.Deny = &DenyError{Stage: evidence.StageArgs, Rule: argRule(call.ArgErr), Reason: pagetext.Value(call.ArgErr.Error())} // it quotes the agent's arguments
+		v.Deny = &DenyError{Stage: evidence.StageArgs, Rule: argRule(call.ArgErr), Reason: pagetext.Value(argReason(call.ArgErr))} // it quotes the agent's arguments
 	default:
 		if why := q.Limits.Expiry(&m.Browser, q.Now); why != "" {
 			v.Deny = Deny(evidence.StageLimits, ruleName(why), "session expired (%s); reconnect to start a new session", why)
@@ -424,6 +424,22 @@ func argRule(err error) string {
 		return "argument " + ae.Arg + ": " + ae.Rule
 	}
 	return "arguments"
+}
+
+// argReason is the refusal's reason for the arguments err refuses: each
+// argument's problem, on one line, joined by "; " (errors.Join would put
+// them on lines of their own, which a refusal's one-line reason shows as
+// a literal \n).
+func argReason(err error) string {
+	aes := toolclad.ArgErrors(err)
+	if len(aes) == 0 {
+		return err.Error()
+	}
+	parts := make([]string, len(aes))
+	for i, ae := range aes {
+		parts[i] = ae.Error()
+	}
+	return strings.Join(parts, "; ")
 }
 
 // ruleName is the bound an expiry reason names (its text up to ':').

@@ -1,7 +1,6 @@
 package toolclad
 
 import (
-	"math"
 	"net/url"
 )
 
@@ -45,15 +44,14 @@ const DefaultMaxResponseBytes = 10 << 20
 
 // decodeHTTPEngine reads what only engine = "http" uses: [browser.search],
 // [browser.http] and [browser.scope] requests_per_second_per_host (read
-// by decodeScope into rate). In a browser manifest these keys are errors.
+// by decodeScope into rate). In a browser manifest [browser.search] and
+// [browser.http] are errors, and the rate is the browser's pacing.
 func decodeHTTPEngine(t *table, m *Manifest, rate float64, rateAt keyPath, rateSet bool) {
 	b := &m.Browser
 	b.HTTP = HTTPEngine{MaxResponseBytes: DefaultMaxResponseBytes, RequestsPerSecondPerHost: 1}
 	isHTTP := b.Engine == EngineHTTP
 	if !isHTTP {
-		if rateSet {
-			t.r.errorf(rateAt, "requests_per_second_per_host spaces the requests of engine = \"http\"; a browser's pages are not rate-limited")
-		}
+		decodeBrowserPacing(t, m, rate, rateAt, rateSet)
 		for _, key := range []string{"search", "http"} {
 			if t.has(key) {
 				t.get(key)
@@ -62,12 +60,8 @@ func decodeHTTPEngine(t *table, m *Manifest, rate float64, rateAt keyPath, rateS
 		}
 		return
 	}
-	if rateSet {
-		if rate < 0 || rate > 1000 || math.IsNaN(rate) {
-			t.r.errorf(rateAt, "must be between 0 (no limit) and 1000 requests per second, got %v", rate)
-		} else {
-			b.HTTP.RequestsPerSecondPerHost = rate
-		}
+	if rateSet && checkRate(t, rate, rateAt) {
+		b.HTTP.RequestsPerSecondPerHost = rate
 	}
 	h := t.sub("http")
 	var n int64

@@ -346,7 +346,7 @@ func (h *handler) description() string {
 	d := h.command.ToolDescription()
 	for _, a := range h.command.Args {
 		if a.Type == TypeURL && a.ScopeCheck {
-			return d + " " + h.manifest.scopeSummary(a.Schemes)
+			return joinSentences(d, h.manifest.scopeSummary(a.Schemes))
 		}
 	}
 	return d

@@ -145,6 +145,13 @@ type Browser struct {
 	// HTTP holds the browserless engine's limits ([browser.http], and
 	// [browser.scope] requests_per_second_per_host).
 	HTTP HTTPEngine
+	// RequestsPerSecondPerHost is, for a browser (engine = "cdp-direct"),
+	// [browser.scope] requests_per_second_per_host: the requests the
+	// session's pages make to one host are spaced to this rate by the
+	// request guard, a request waiting for its turn at most the call's
+	// timeout_seconds. 0 (the default) turns pacing off. The browserless
+	// engine's rate is HTTP.RequestsPerSecondPerHost.
+	RequestsPerSecondPerHost float64
 	// ExtractMode is the default content form: accessibility_tree, html or text.
 	ExtractMode string
 	// StartupTimeout bounds browser start or attach (default 60s).

@@ -108,7 +108,7 @@ func (c *Command) ToolDescription() string {
 	case c.builtin != nil:
 		d = c.builtin.description
 	}
-	return strings.TrimRight(d, " ") + " " + UntrustedNote
+	return joinSentences(d, UntrustedNote)
 }
 
 // UntrustedNote ends every tool's description: what a page says is data.

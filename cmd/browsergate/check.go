@@ -175,6 +175,9 @@ func describeBrowser(stdout io.Writer, m *toolclad.Manifest, preloading map[stri
 		fmt.Fprintf(stdout, "  context=isolated: each session in a fresh browser context behind its own egress proxy (not the user's sign-ins)\n")
 	}
 	fmt.Fprintf(stdout, "  dialogs=%s: %s\n", m.Browser.Dialogs, dialogsSay[m.Browser.Dialogs])
+	if r := m.Browser.RequestsPerSecondPerHost; r > 0 {
+		fmt.Fprintf(stdout, "  requests: paced to %g per second per host; a request whose turn comes after timeout_seconds is refused\n", r)
+	}
 	if m.Command("download") != nil {
 		fmt.Fprintf(stdout, "  downloads: saved in %s, at most %d bytes each\n", m.Browser.Files.DownloadDir, m.Browser.Files.MaxDownloadBytes)
 	} else {

@@ -58,7 +58,13 @@ func (r *renderer) control(v *docView, i int, tag, role string, ax *AXNode) bool
 		}
 	}
 	if ax.Value != "" {
-		b.WriteString(" value=" + strconv.Quote(clip(ax.Value, maxTextLen)))
+		value := ax.Value
+		if r.isPassword(v, i, tag) {
+			// Chromium gives a password field's value as one dot a
+			// character: its length, which is a secret's too.
+			value = PasswordMask
+		}
+		b.WriteString(" value=" + strconv.Quote(clip(value, maxTextLen)))
 	}
 	if tag == "select" {
 		if opts := r.options(v, i, role != "combobox"); opts != "" {
@@ -187,4 +193,19 @@ func clip(s string, n int) string {
 		cut--
 	}
 	return s[:cut] + "…"
+}
+
+// PasswordMask is what a snapshot shows as the value of a password field
+// that holds one, whatever its length: the browser's one dot a character
+// would tell the length of the password (or of the secret typed there).
+const PasswordMask = "••••••••"
+
+// isPassword reports whether node i, a control of tag tag, is a password
+// field (an input of type password, in any case).
+func (r *renderer) isPassword(v *docView, i int, tag string) bool {
+	if tag != "input" {
+		return false
+	}
+	typ, _ := r.attr(v, i, "type")
+	return strings.EqualFold(strings.TrimSpace(typ), "password")
 }

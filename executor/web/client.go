@@ -9,9 +9,12 @@ import (
 	"net/http/httptrace"
 	"net/netip"
 	"net/url"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/browsergate/browsergate/scope"
+	"github.com/browsergate/browsergate/scope/egress"
 )
 
 // MaxRedirects is how many redirects a request follows before it fails.
@@ -117,11 +120,11 @@ func (c *Client) Get(ctx context.Context, rawURL string, header http.Header) (*R
 			}
 		}
 		resp, err := c.transport.RoundTrip(req)
-		if turn.err != nil {
+		if dest, terr := turn.failed(); terr != nil {
 			if err == nil {
 				resp.Body.Close()
 			}
-			return nil, fmt.Errorf("waiting for its turn at %s (%s; requests_per_second_per_host counts by the address dialled): %w", turn.dest, u.Host, turn.err)
+			return nil, fmt.Errorf("waiting for its turn at %s (%s; requests_per_second_per_host counts by the address dialled): %w", dest, u.Host, terr)
 		}
 		if err != nil {
 			return nil, err // a refused dial is an *egress.RefusedError in the chain
@@ -151,34 +154,91 @@ func (c *Client) Get(ctx context.Context, rawURL string, header http.Header) (*R
 	}
 }
 
-// turn is one request's wait for its turn at its destination: the address
-// of the connection the transport gives the request, new or kept alive.
+// turn is one request's wait for its turn at its destination, the
+// address its connection goes to.
 type turn struct {
-	ctx  context.Context // the request's, with the trace that waits
-	dest netip.Addr      // the address the wait was for
-	err  error           // the wait failed: the connection was closed unused
+	ctx context.Context // the request's, with the waits
+
+	mu   sync.Mutex
+	dest netip.Addr // the address a wait failed for
+	err  error      // a wait failed: the request was not written
+	// dialled are the addresses this request's own dials took a turn at
+	// and that no connection it got has used yet.
+	dialled []netip.Addr
+}
+
+// fail records the wait for dest that failed.
+func (t *turn) fail(dest netip.Addr, err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.err == nil {
+		t.dest, t.err = dest, err
+	}
+}
+
+// failed is the wait that failed, if one did.
+func (t *turn) failed() (netip.Addr, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.dest, t.err
+}
+
+// useDialled reports whether a dial of this request took a turn at dest
+// that no connection has used yet, and uses it.
+func (t *turn) useDialled(dest netip.Addr) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if i := slices.Index(t.dialled, dest); i >= 0 {
+		t.dialled = slices.Delete(t.dialled, i, i+1)
+		return true
+	}
+	return false
 }
 
 // turn spaces the request made with the returned turn's ctx to
-// c.Limiter, counted by the address its connection was dialled to (the
-// IP literal the egress gate's pinned dial connected to, after
-// resolution), so that every spelling of one destination, and every
-// redirect hop to it, shares one budget. The wait is in GotConn, which
-// net/http calls on the request's own goroutine once it has a connection
-// and before it writes the request, for HTTP/1 and HTTP/2 alike; a wait
-// that fails (the turn would come after the deadline) closes the
-// connection there, so that the request is never written.
+// c.Limiter, counted by the address its connection goes to (the IP
+// literal the egress gate's pinned dial connected to, after resolution),
+// so that every spelling of one destination, and every redirect hop to
+// it, shares one budget.
+//
+// A request that needs a new connection waits in the dial, once the
+// egress gate has chosen the address and before it connects
+// (egress.WithDialTurn): a turn that would come after the deadline
+// refuses the dial, and the host never sees a connection. A request that
+// gets a connection already open (kept alive, or dialled for another
+// request) waits in GotConn, which net/http calls on the request's own
+// goroutine before it writes the request, for HTTP/1 and HTTP/2 alike; a
+// wait that fails there closes the connection, so that the request is
+// never written. A dial's turn counts for the request that dialled,
+// when the connection it gets goes to that address; otherwise it waits
+// again: a turn is never shared, so requests never outnumber turns.
 func (c *Client) turn(ctx context.Context) *turn {
 	t := &turn{ctx: ctx}
 	if c.Limiter == nil {
 		return t
 	}
-	t.ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
-		t.dest, t.err = destination(info.Conn)
-		if t.err == nil {
-			t.err = c.Limiter.Wait(ctx, t.dest)
+	dialCtx := egress.WithDialTurn(ctx, func(dest netip.Addr) error {
+		// The dial runs detached from the request's cancellation; the
+		// wait is bounded by the request's own deadline.
+		if err := c.Limiter.Wait(ctx, dest); err != nil {
+			t.fail(dest.Unmap(), err)
+			return err
 		}
-		if t.err != nil {
+		t.mu.Lock()
+		t.dialled = append(t.dialled, dest.Unmap())
+		t.mu.Unlock()
+		return nil
+	})
+	t.ctx = httptrace.WithClientTrace(dialCtx, &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
+		dest, err := destination(info.Conn)
+		if err == nil && t.useDialled(dest.Unmap()) {
+			return
+		}
+		if err == nil {
+			err = c.Limiter.Wait(ctx, dest)
+		}
+		if err != nil {
+			t.fail(dest.Unmap(), err)
 			info.Conn.Close()
 		}
 	}})

@@ -31,6 +31,9 @@ const (
 	RulePolicyError = "policy error"
 	// RuleClosed marks a request that arrived while the proxy was closing.
 	RuleClosed = "closed"
+	// RuleTurn refuses a dial whose turn at its address did not come in
+	// time (WithDialTurn): no connection is opened.
+	RuleTurn = "rate limit"
 )
 
 // Decision is the record of one proxied request or tunnel, allowed or not.

@@ -22,7 +22,8 @@ func (e *RefusedError) Error() string { return e.Reason }
 // checked, and the first answer is dialled — no second lookup, so DNS
 // rebinding cannot swap the target. Each call is reported once to
 // OnDecision and the log, like a CONNECT tunnel (Method "DIAL"). A refusal
-// is a *RefusedError. The proxy need not listen; Close stops further
+// is a *RefusedError. A context from WithDialTurn waits for the dial's
+// turn before it connects. The proxy need not listen; Close stops further
 // dials.
 func (p *Proxy) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
 	d := &Decision{Time: p.cfg.Now(), Method: "DIAL", Target: addr}
@@ -44,6 +45,9 @@ func (p *Proxy) DialContext(ctx context.Context, network, addr string) (net.Conn
 	}
 	ap, ref := p.gate(ctx, d, host, port)
 	if ref != nil {
+		return nil, refused(ref)
+	}
+	if ref := takeDialTurn(ctx, ap); ref != nil {
 		return nil, refused(ref)
 	}
 	d.Dialed = ap
