@@ -110,6 +110,9 @@ func (e *Executor) runWebTurn(ctx context.Context, s *session, t *turn) {
 		defer cancel()
 		t.mark("approval")
 	}
+	if t.deny = s.stopped(); t.deny != nil { // nothing acts once the session has begun to end
+		return
+	}
 	cmd := t.call.Command
 	s.web.hop = e.hopJudge(s, t)
 	t.out, t.err = commandTable[cmd.Name].act(actx, s, t.call.Args, t.facts)
