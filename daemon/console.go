@@ -244,8 +244,9 @@ func (c *console) loginPage(w http.ResponseWriter, r *http.Request) {
 // and a wrong token sent while it must wait counts as a failure too. What
 // the back-off cannot do is stop a client that ignores Retry-After from
 // having each guess checked, since a right token must be admitted at
-// once: what makes guessing hopeless is the token itself (24 or more
-// characters, of 80 bits or more as toolclad.TokenStrength estimates).
+// once: what makes guessing hopeless is the token itself (32 or more
+// characters, of 80 bits or more as toolclad.TokenStrength estimates
+// with zxcvbn).
 // A right token does not clear the address's failures either: it does
 // not show that the wrong ones were its holder's (signInBackoff).
 func (c *console) login(w http.ResponseWriter, r *http.Request) {

@@ -229,7 +229,7 @@ func TestServeRefusesAWeakOperatorToken(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	tokens := filepath.Join(dir, "operators")
-	if err := os.WriteFile(tokens, []byte("# operators\nolga:"+olga+"\npat:123456789012345678901234\n"), 0o600); err != nil {
+	if err := os.WriteFile(tokens, []byte("# operators\nolga:"+olga+"\npat:pat-browsergate-operator-token-2026\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	manifest := filepath.Join(dir, "m.toml")
