@@ -18,12 +18,21 @@ import (
 // drives up as one. Nothing else resets an entry: not a right token (it
 // does not show that the wrong ones were its holder's), not another
 // source's, not a timer.
+//
+// The sweep for forgotten sources walks the whole table: it runs at most
+// once a second (sweepEvery), so that a flood of new sources with the
+// table full costs one walk a second, not one a wrong token. A source
+// that came while the table was full waits in the overflow until then.
 type signInBackoff struct {
 	mu       sync.Mutex
 	max      int
 	sources  map[string]*failures
 	overflow failures
+	swept    time.Time // when the table was last swept
 }
+
+// sweepEvery is how often at most the full table is swept.
+const sweepEvery = time.Second
 
 // failures are a source's wrong tokens in a row, and when its next
 // wrong one is answered 401 rather than 429.
@@ -64,7 +73,8 @@ func (b *signInBackoff) entry(source string, now time.Time) *failures {
 	if f := b.sources[source]; f != nil {
 		return f
 	}
-	if len(b.sources) >= b.max {
+	if len(b.sources) >= b.max && now.Sub(b.swept) >= sweepEvery {
+		b.swept = now
 		for k, f := range b.sources {
 			if now.Sub(f.next) > failuresForgotten {
 				delete(b.sources, k)

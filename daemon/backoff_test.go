@@ -54,3 +54,30 @@ func TestSignInBackoffKeepsEachSourcesWait(t *testing.T) {
 		t.Errorf("an IPv4-mapped address and its IPv4 one: failure %d, want one source's second", n)
 	}
 }
+
+// TestSignInBackoffSweepsAtMostOnceASecond: with the table full, the walk
+// for forgotten sources runs at most once a second: sources forgotten
+// just after a sweep make room only at the next one, a second later, and
+// a new source meanwhile shares the overflow.
+func TestSignInBackoffSweepsAtMostOnceASecond(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+	b := newSignInBackoff(2)
+	// Their waits end at now+1s: they are forgotten after now+1s+failuresForgotten.
+	b.failed("192.0.2.1", now)
+	b.failed("192.0.2.2", now)
+	sweep := now.Add(time.Second + failuresForgotten) // nothing forgotten yet: a sweep drops none
+	if _, n := b.failed("198.51.100.1", sweep); n != 1 {
+		t.Fatalf("the first source over the bound: failure %d of the overflow, want 1", n)
+	}
+	soon := sweep.Add(500 * time.Millisecond) // both forgotten now, but the last sweep was half a second ago
+	if _, n := b.failed("198.51.100.2", soon); n != 2 {
+		t.Errorf("a new source half a second after a sweep: failure %d, want the overflow's 2nd (no sweep yet)", n)
+	}
+	if len(b.sources) != 2 || b.sources["192.0.2.1"] == nil {
+		t.Errorf("the table was swept within a second of the last sweep: %v", b.sources)
+	}
+	if _, n := b.failed("198.51.100.3", sweep.Add(time.Second)); n != 1 || b.sources["198.51.100.3"] == nil {
+		t.Errorf("a new source a second after the last sweep: failure %d, in the table %v; want its own first", n, b.sources["198.51.100.3"] != nil)
+	}
+}

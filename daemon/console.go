@@ -244,8 +244,9 @@ func (c *console) loginPage(w http.ResponseWriter, r *http.Request) {
 // and a wrong token sent while it must wait counts as a failure too. What
 // the back-off cannot do is stop a client that ignores Retry-After from
 // having each guess checked, since a right token must be admitted at
-// once: what makes guessing hopeless is the token itself (24 or more
-// characters, of 80 bits or more as toolclad.TokenStrength estimates).
+// once: what makes guessing hopeless is the token itself (32 or more
+// characters, of 80 bits or more as toolclad.TokenStrength estimates
+// with zxcvbn).
 // A right token does not clear the address's failures either: it does
 // not show that the wrong ones were its holder's (signInBackoff).
 func (c *console) login(w http.ResponseWriter, r *http.Request) {
@@ -326,7 +327,7 @@ func (c *console) index(w http.ResponseWriter, r *http.Request, who *signIn) {
 	}
 	c.render(w, "index.html", http.StatusOK, map[string]any{
 		"Operator": who.operator, "CSRF": who.csrf, "Base": who.base(), "Held": held, "Answered": c.live.answered(),
-		"Sessions": c.live.list(), "CanEnd": c.f.cfg.EndSession != nil, "Now": c.f.cfg.Now(),
+		"Sessions": c.live.list(), "CanEnd": c.f.cfg.EndSession != nil, "Now": c.f.cfg.Now(), "Missed": c.live.missedAt(),
 	})
 }
 
@@ -383,9 +384,18 @@ func (c *console) decide(w http.ResponseWriter, r *http.Request, who *signIn) {
 	http.Redirect(w, r, who.base()+"/", http.StatusSeeOther)
 }
 
+// ErrEndNotRecorded is what Config.EndSession's error wraps when the
+// session has ended but the evidence log did not take the record of its
+// end: the console shows it as ended, with a warning.
+var ErrEndNotRecorded = errors.New("the session has ended, but its end was not recorded")
+
 // endSession ends an open session for the operator: its browser context
 // closes, its end is recorded with the operator's name, and the agent's
-// next call in it is refused, saying so.
+// next call in it is refused, saying so. The End button asks first: its
+// POST without confirm=yes is answered with a page that asks again, so
+// that a click meant for something the page moved under the pointer ends
+// nothing. A session that ended but whose end the evidence log did not
+// take (ErrEndNotRecorded) is shown as ended, with the warning.
 func (c *console) endSession(w http.ResponseWriter, r *http.Request, who *signIn) {
 	r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
 	if !c.csrfOK(r, who) {
@@ -397,13 +407,25 @@ func (c *console) endSession(w http.ResponseWriter, r *http.Request, who *signIn
 		return
 	}
 	id := r.PathValue("id")
-	if err := c.f.cfg.EndSession(id, who.operator); err != nil {
+	page := map[string]any{"Title": "End session", "Operator": who.operator, "CSRF": who.csrf, "Base": who.base(), "ID": id}
+	if r.PostFormValue("confirm") != "yes" {
+		c.render(w, "end.html", http.StatusOK, page)
+		return
+	}
+	err := c.f.cfg.EndSession(id, who.operator)
+	if err != nil && !errors.Is(err, ErrEndNotRecorded) {
 		c.f.cfg.Logger.Warn("console: ending a session failed", "session", id, "operator", who.operator, "error", err.Error())
 		http.Error(w, "the session could not be ended: "+err.Error(), http.StatusConflict)
 		return
 	}
 	c.live.endedHere(id, fmt.Sprintf("the operator %s ended it (%s)", who.operator, approval.ChannelConsole), c.f.cfg.Now())
 	c.f.cfg.Logger.Warn("session ended in the console", "session", id, "operator", who.operator)
+	if err != nil {
+		c.f.cfg.Logger.Error("console: a session ended, but its end was not recorded", "session", id, "operator", who.operator, "error", err.Error())
+		page["Warning"] = err.Error()
+		c.render(w, "end.html", http.StatusOK, page)
+		return
+	}
 	http.Redirect(w, r, who.base()+"/", http.StatusSeeOther)
 }
 

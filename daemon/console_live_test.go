@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -55,6 +56,9 @@ func TestConsoleEndsASession(t *testing.T) {
 			if id == "gone" {
 				return errors.New("no open session with that id: gone")
 			}
+			if id == "unrecorded" {
+				return fmt.Errorf("%w: evidence log: disk full", ErrEndNotRecorded)
+			}
 			mu.Lock()
 			ended = append(ended, id+" by "+operator)
 			mu.Unlock()
@@ -85,12 +89,19 @@ func TestConsoleEndsASession(t *testing.T) {
 	if code, _, _ := anon.do("POST", end, url.Values{"csrf": {csrf}}, map[string]string{"Sec-Fetch-Site": "same-origin"}); code != http.StatusUnauthorized {
 		t.Errorf("end without the sign-in's cookie: %d, want 401", code)
 	}
+	// The End button's POST asks again: a click that was meant for
+	// something else ends nothing.
+	if code, _, body := b.do("POST", end, url.Values{"csrf": {csrf}}, map[string]string{"Sec-Fetch-Site": "same-origin"}); code != http.StatusOK ||
+		!strings.Contains(body, "End session <code>s1</code>?") || !strings.Contains(body, `name="confirm" value="yes"`) || !strings.Contains(body, `action="`+end+`"`) {
+		t.Errorf("End without confirming: %d, want 200 and a page that asks again:\n%s", code, body)
+	}
 	mu.Lock()
 	if len(ended) != 0 {
-		t.Errorf("a refused request ended a session: %v", ended)
+		t.Errorf("a refused or unconfirmed request ended a session: %v", ended)
 	}
 	mu.Unlock()
-	if code, h, _ := b.do("POST", end, url.Values{"csrf": {csrf}}, map[string]string{"Sec-Fetch-Site": "same-origin"}); code != http.StatusSeeOther || h.Get("Location") != home {
+	confirmed := url.Values{"csrf": {csrf}, "confirm": {"yes"}}
+	if code, h, _ := b.do("POST", end, confirmed, map[string]string{"Sec-Fetch-Site": "same-origin"}); code != http.StatusSeeOther || h.Get("Location") != home {
 		t.Errorf("end: %d %q", code, h.Get("Location"))
 	}
 	mu.Lock()
@@ -102,9 +113,22 @@ func TestConsoleEndsASession(t *testing.T) {
 	if !strings.Contains(page, "<b>ended</b>") || !strings.Contains(page, "the operator olga ended it (console)") || strings.Contains(page, home+"sessions/s1/end") {
 		t.Errorf("the ended session is not shown as ended by olga, or still has its button:\n%s", page)
 	}
-	code, _, body := b.do("POST", home+"sessions/gone/end", url.Values{"csrf": {csrf}}, map[string]string{"Sec-Fetch-Site": "same-origin"})
+	code, _, body := b.do("POST", home+"sessions/gone/end", confirmed, map[string]string{"Sec-Fetch-Site": "same-origin"})
 	if code != http.StatusConflict || !strings.Contains(body, "no open session with that id") {
 		t.Errorf("ending a session that is not open: %d %q, want 409 saying why", code, body)
+	}
+	// Ended, but the evidence log did not take the record: ended, with a
+	// warning, not "could not be ended".
+	hub.Publish(events.Event{Type: events.SessionOpened, Session: "unrecorded", Agent: "alice", Tool: "t"})
+	f.console.live.caughtUp(hub.Seq(), time.Minute)
+	code, _, body = b.do("POST", home+"sessions/unrecorded/end", confirmed, map[string]string{"Sec-Fetch-Site": "same-origin"})
+	if code != http.StatusOK || !strings.Contains(body, "Session <code>unrecorded</code> has ended") || !strings.Contains(body, "could not be written to the evidence log") ||
+		!strings.Contains(body, "disk full") || strings.Contains(body, "could not be ended") {
+		t.Errorf("a session ended whose end was not recorded: %d, want 200 saying it ended, with the warning:\n%s", code, body)
+	}
+	_, _, page = b.do("GET", home, nil, nil)
+	if !strings.Contains(page, `id="session-unrecorded" data-key="unrecorded"`) || strings.Contains(page, home+"sessions/unrecorded/end") {
+		t.Errorf("the session ended unrecorded is still shown open:\n%s", page)
 	}
 }
 

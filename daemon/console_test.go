@@ -16,7 +16,7 @@ import (
 	"github.com/browsergate/browsergate/toolclad"
 )
 
-const olgaToken = "olga-operator-token-0123456789"
+const olgaToken = "14f2844098435e55ef4e6d4b538854a3"
 
 // consoleFront serves the console for operator olga, with a broker and an
 // event hub; ops swaps the operator file in force (a reload).
@@ -145,7 +145,7 @@ func TestConsoleSignIn(t *testing.T) {
 		t.Errorf("the console's events from an allowed origin's page: %d, want 403", code)
 	}
 
-	other, _ := toolclad.ParseOperators("ops", []byte("pat:pat-operator-token-0123456789\n"))
+	other, _ := toolclad.ParseOperators("ops", []byte("pat:3568ea037310a8911a19f7de747de548\n"))
 	ops.Store(other)
 	if code, h, _ := b.do("GET", home, nil, nil); code != http.StatusSeeOther || h.Get("Location") != "/console/login" {
 		t.Errorf("after olga's token left the file: %d %q", code, h.Get("Location"))

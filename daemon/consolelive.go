@@ -23,6 +23,11 @@ type liveView struct {
 	// each, for caughtUp.
 	seq     uint64
 	changed chan struct{}
+	// missed is when the view's watch was dropped for falling behind
+	// (zero: never): the events it missed will not come again, and the
+	// daemon keeps no list of them to rebuild from, so the page says
+	// that what it shows of sessions and answers may be incomplete.
+	missed time.Time
 }
 
 // liveSession is a session and its last calls, newest first. Version
@@ -86,7 +91,17 @@ func (v *liveView) follow(h *events.Hub) {
 		if !w.Dropped() {
 			return
 		}
+		v.mu.Lock()
+		v.missed = time.Now()
+		v.mu.Unlock()
 	}
+}
+
+// missedAt is when the view last missed events (zero: never).
+func (v *liveView) missedAt() time.Time {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.missed
 }
 
 func (v *liveView) take(e events.Event) {

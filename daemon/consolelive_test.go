@@ -130,3 +130,69 @@ func TestLiveViewKeepsEndedSessionsBounded(t *testing.T) {
 		t.Errorf("%d sessions kept (first %s), want the open one and the last %d ended", len(list), list[0].ID, liveEnded)
 	}
 }
+
+// TestLiveViewSaysWhenItMissedEvents: a view whose watch is dropped for
+// falling behind follows again, and the index says that it missed
+// events and what it shows may be incomplete; a view that missed
+// nothing says nothing of the kind.
+func TestLiveViewSaysWhenItMissedEvents(t *testing.T) {
+	t.Parallel()
+	hub := events.NewHub(1)
+	v := newLiveView()
+	go v.follow(hub)
+	for hub.Watchers() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	page := func() string {
+		var b strings.Builder
+		if err := consolePages.ExecuteTemplate(&b, "index.html", map[string]any{"Base": "/console/s/k", "Sessions": v.list(), "Answered": v.answered(), "Missed": v.missedAt()}); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	if p := page(); strings.Contains(p, "missed some") {
+		t.Errorf("a view that missed nothing says it did:\n%s", p)
+	}
+	// The view cannot take an event while its lock is held: its watch's
+	// buffer (one event) fills and the hub drops it.
+	v.mu.Lock()
+	for i := range 5 {
+		hub.Publish(events.Event{Type: events.SessionOpened, Session: "s" + string(rune('0'+i)), Tool: "t"})
+	}
+	v.mu.Unlock()
+	for deadline := time.Now().Add(10 * time.Second); v.missedAt().IsZero(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the view's watch was dropped, and the view does not say it missed events")
+		}
+	}
+	if p := page(); !strings.Contains(p, "The console fell behind the daemon's events") || !strings.Contains(p, "may be incomplete") {
+		t.Errorf("a view that missed events does not say so:\n%s", p)
+	}
+	// It follows again: a later event is taken.
+	hub.Publish(events.Event{Type: events.SessionOpened, Session: "later", Tool: "t"})
+	v.caughtUp(hub.Seq(), time.Minute)
+	if l := v.list(); len(l) == 0 || l[len(l)-1].ID != "later" {
+		t.Errorf("after the drop, the view did not take a later event: %+v", l)
+	}
+}
+
+// TestIndexShowsWhenAnAnsweredCallWasAsked: an answered call whose
+// question the view never saw (its approval_asked came before the view
+// followed) does not say it was asked at an empty time.
+func TestIndexShowsWhenAnAnsweredCallWasAsked(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+	render := func(a liveAnswer) string {
+		var b strings.Builder
+		if err := consolePages.ExecuteTemplate(&b, "index.html", map[string]any{"Base": "/console/s/k", "Answered": []liveAnswer{a}, "Missed": time.Time{}}); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	if p := render(liveAnswer{Request: approval.Request{ID: "a1"}, Answered: at}); strings.Contains(p, "asked") {
+		t.Errorf("an answer whose question was not seen says when it was asked:\n%s", p)
+	}
+	if p := render(liveAnswer{Request: approval.Request{ID: "a1", Created: at.Add(-time.Minute)}, Answered: at}); !strings.Contains(p, "asked 2026-11-28 09:59:00Z, answered") {
+		t.Errorf("an answer whose question was seen does not say when it was asked:\n%s", p)
+	}
+}

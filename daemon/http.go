@@ -78,7 +78,8 @@ type Config struct {
 	Evidence *evidence.Store
 	// EndSession ends the open session id for the operator named (the
 	// console's End button; nil: the console cannot end sessions). After
-	// it, the session's agent's next call is refused, saying so.
+	// it, the session's agent's next call is refused, saying so. An error
+	// that wraps ErrEndNotRecorded says the session ended all the same.
 	EndSession func(id, operator string) error
 	Logger     *slog.Logger
 	// Now is the clock of the console's sign-ins and of its back-off

@@ -56,6 +56,14 @@ func (e *Executor) approve(ctx context.Context, s *session, t *turn) *DenyError 
 		return deny(evidence.StageApproval, "human_approval",
 			"%s, and no approval channel is configured on this daemon", strings.Join(why, "; "))
 	}
+	// An operator may have ended the session while this call observed
+	// and decided: nothing is held for a session that is ending.
+	if d := s.stopped(); d != nil {
+		return d
+	}
+	if e.beforeApproval != nil {
+		e.beforeApproval(s.id)
+	}
 	want := e.approvalRequest(s, t)
 	var p *approval.Pending
 	if r := t.call.Resume; r != nil {
@@ -79,18 +87,23 @@ func (e *Executor) approve(ctx context.Context, s *session, t *turn) *DenyError 
 		}
 	}
 
-	waitCtx, stopWaiting := context.WithCancel(s.lifetime())
+	// The wait ends when the session begins to end (stopCalls), even if
+	// that came before the approval was opened.
+	waitCtx, stopWaiting := s.untilStopped(s.lifetime())
 	stopOnClient := context.AfterFunc(ctx, stopWaiting)
-	s.hold.setAbort(stopWaiting)
 	if !p.Answered() {
 		go tellProgress(waitCtx, t.call, p)
 	}
 	o := p.Wait(waitCtx)
-	s.hold.setAbort(nil)
 	stopOnClient()
 	stopWaiting()
 	s.hold.id = ""
 	t.approval = e.answered(s, p, o)
+	// An approval given on another channel as the session was being ended
+	// does not outlive the end.
+	if d := s.stopped(); d != nil {
+		return d
+	}
 	if !o.Approved {
 		return e.notApproved(p, o, why)
 	}

@@ -32,6 +32,11 @@ var ErrLiveEndpoint = errors.New("live endpoint")
 // not open (it ended, or never was).
 var ErrSessionNotOpen = errors.New("no open session with that id")
 
+// ErrEndNotRecorded is returned by EndByOperator when the session has
+// ended but the evidence log did not take the record of its end: the
+// operator is told it ended, and that its record is missing.
+var ErrEndNotRecorded = errors.New("the session has ended, but its end could not be recorded in the evidence log")
+
 // DenyError is a gate refusal: which stage refused, the rule that decided
 // and why (gate.DenyError, where the stages are listed). It is a value the
 // caller inspects (errors.As), never a crash.

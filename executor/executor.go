@@ -105,6 +105,9 @@ type Executor struct {
 	// still being ended: Close waits for them, so that what their ending
 	// records is written before the evidence log closes.
 	ending sync.WaitGroup
+	// beforeApproval, set by tests only, is called as a call of session
+	// id is about to be held for a human, with the session's lock held.
+	beforeApproval func(id string)
 	// operatorEnded are the sessions operators ended (operator_end.go).
 	operatorEnded operatorEnds
 }
@@ -564,7 +567,7 @@ func (e *Executor) addLiveEndpoints(ms []*toolclad.Manifest) {
 }
 
 // endSessions ends each session, after a call in progress on it: a call
-// that waits for a human is stopped (and denied) first, and an approval
+// in flight is stopped (and denied) first (stopCalls), and an approval
 // the session's client was asked about is withdrawn from the operator's
 // list (nothing could run under it any more). Requests its pages made
 // after its last call that the request guard refused are recorded, in a
@@ -572,8 +575,10 @@ func (e *Executor) addLiveEndpoints(ms []*toolclad.Manifest) {
 // the sessions end.
 func (e *Executor) endSessions(ss []*session, why string) {
 	deadline := time.Now().Add(saveEndWait) // for all of them together
+	for _, s := range ss {                  // all before any lock is waited for
+		s.stopCalls("session ended", "the session ended while this call was in flight ("+why+"); nothing was done")
+	}
 	for _, s := range ss {
-		s.hold.abortWait()
 		s.mu.Lock()
 		if s.hold.id != "" && e.cfg.Approvals != nil {
 			e.withdraw(s)

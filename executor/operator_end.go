@@ -15,11 +15,22 @@ const RuleEndedByOperator = "ended by the operator"
 
 // operatorEnds are the sessions operators ended, by the key their calls
 // come with: every later call with that key (the same MCP session, agent
-// and manifest) is refused, until the MCP session itself ends. Its own
-// lock: Run reads it while holding a session's.
+// and tool) is refused, until the MCP session itself ends. The tool is
+// named, not its manifest: a reload gives a changed manifest a new one,
+// and must not open again what an operator ended. Its own lock: Run reads
+// it while holding a session's.
 type operatorEnds struct {
 	mu   sync.Mutex
-	keys map[sessionKey]operatorEnd
+	keys map[endKey]operatorEnd
+}
+
+// endKey is a sessionKey with the tool's name for its manifest.
+type endKey struct {
+	mcp, agent, tool string
+}
+
+func endKeyOf(k sessionKey) endKey {
+	return endKey{mcp: k.mcp, agent: k.agent, tool: k.manifest.Tool.Name}
 }
 
 // operatorEnd is who ended a session, through what, and when.
@@ -32,16 +43,16 @@ func (o *operatorEnds) add(k sessionKey, end operatorEnd) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.keys == nil {
-		o.keys = map[sessionKey]operatorEnd{}
+		o.keys = map[endKey]operatorEnd{}
 	}
-	o.keys[k] = end
+	o.keys[endKeyOf(k)] = end
 }
 
 // of is the operator's end of the calls with key k, if there was one.
 func (o *operatorEnds) of(k sessionKey) (operatorEnd, bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	end, ok := o.keys[k]
+	end, ok := o.keys[endKeyOf(k)]
 	return end, ok
 }
 
@@ -70,8 +81,8 @@ func (end operatorEnd) refusal() string {
 // requests its pages made after its last call that the egress gate
 // refused) and published, and every later call with the session's key is
 // refused, saying so. A session that is not open is ErrSessionNotOpen. The
-// session has ended even when its record could not be written: that is
-// the error then.
+// session has ended even when its record could not be written: the error
+// is then ErrEndNotRecorded.
 func (e *Executor) EndByOperator(id, operator, channel string) error {
 	e.mu.Lock()
 	var key sessionKey
@@ -88,13 +99,20 @@ func (e *Executor) EndByOperator(id, operator, channel string) error {
 	delete(e.sessions, key)
 	end := operatorEnd{session: id, operator: operator, channel: channel, at: e.cfg.Now()}
 	e.operatorEnded.add(key, end)
+	// Before the session's lock is waited for, and before e.mu is let go:
+	// a call that holds the lock is refused wherever it is (stopCalls).
+	s.stopCalls(RuleEndedByOperator, fmt.Sprintf("the operator %s ended session %s (%s) while this call was in flight: it was refused and nothing was done",
+		operator, id, channel))
 	e.ending.Add(1)
 	e.mu.Unlock()
 	defer e.ending.Done()
 
 	why := fmt.Sprintf("the operator %s ended it (%s)", operator, channel)
-	s.hold.abortWait()
 	s.mu.Lock()
+	// The end is recorded as of now, after the call that held the lock
+	// was recorded, so that no record of the session comes after its end.
+	end.at = e.cfg.Now()
+	e.operatorEnded.add(key, end)
 	if s.hold.id != "" && e.cfg.Approvals != nil {
 		e.withdraw(s)
 	}
@@ -129,7 +147,7 @@ func (e *Executor) recordOperatorEnd(s *session, end operatorEnd) error {
 	}
 	if err := e.cfg.Evidence.Append(env, nil); err != nil {
 		s.backend.logger.Error("a session's end by an operator could not be recorded", "session", s.id, "operator", end.operator, "evidence_error", err.Error())
-		return fmt.Errorf("the session %s has ended, but its end could not be recorded in the evidence log: %w", s.id, err)
+		return fmt.Errorf("%w (session %s): %w", ErrEndNotRecorded, s.id, err)
 	}
 	return nil
 }

@@ -22,11 +22,12 @@ import (
 func answerName(n int) string { return "ANSWER_" + strconv.Itoa(n) }
 
 // questionContext is await_human's context: the session's lifetime, ended
-// when the client gives up, and not bounded by the command's timeout
+// when the client gives up or the session begins to end (an operator
+// ended it), and not bounded by the command's timeout
 // (waiting for a human does not use up the action's time, as for an
 // approval; the question has its own deadline).
 func questionContext(ctx context.Context, s *session, call *toolclad.Call) (context.Context, context.CancelFunc) {
-	qctx, cancel := context.WithCancel(context.WithValue(s.lifetime(), questionCall{}, call))
+	qctx, cancel := s.untilStopped(context.WithValue(s.lifetime(), questionCall{}, call))
 	stop := context.AfterFunc(ctx, cancel)
 	return qctx, func() { stop(); cancel() }
 }
@@ -81,10 +82,9 @@ func (e *Executor) askHuman(ctx context.Context, s *session, call *toolclad.Call
 	e.cfg.Events.Publish(events.Event{Type: events.ApprovalAsked, Session: s.id, Agent: s.principal, Tool: p.Tool, Command: p.Command,
 		Args: p.Args, URL: p.Page, Approval: p.ID, Reason: "question: " + p.Question, Detail: p.Request})
 
+	// ctx is questionContext's: it ends when the session begins to end.
 	waitCtx, stopWaiting := context.WithCancel(ctx)
 	defer stopWaiting()
-	s.hold.setAbort(stopWaiting)
-	defer s.hold.setAbort(nil)
 	go tellWaiting(waitCtx, call, p)
 	o := p.Wait(waitCtx)
 	stopWaiting()

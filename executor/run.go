@@ -90,7 +90,7 @@ func (e *Executor) Run(ctx context.Context, call *toolclad.Call) *toolclad.Reply
 		s.mu.Lock()
 	}
 	defer s.mu.Unlock()
-	if s.ended {
+	if s.ended || s.stopped() != nil {
 		return &toolclad.Reply{Text: "error: " + e.endedText(s), IsError: true}
 	}
 	// What the agent writes is its own for the rest of the session: every
@@ -197,6 +197,11 @@ func (e *Executor) runTurn(ctx context.Context, s *session, t *turn) {
 		t.mark("approval")
 	}
 
+	// Nothing acts once the session has begun to end, whatever the call
+	// was waiting for.
+	if t.deny = s.stopped(); t.deny != nil {
+		return
+	}
 	if commandTable[cmd.Name].asksHuman {
 		// Waiting for the operator's answer does not use up the action's
 		// time either: the question has its own deadline.
@@ -397,7 +402,7 @@ func (e *Executor) actContext(ctx context.Context, s *session) (context.Context,
 
 // commandContext is a command's context on the session's engine (parent:
 // its tab, or its browserless engine): bounded by [tool] timeout_seconds,
-// and ended when the client gives up (ctx).
+// and ended when the client gives up (ctx) or the session begins to end.
 func commandContext(ctx, parent context.Context, s *session) (context.Context, context.CancelFunc) {
 	timeout := defaultActTimeout
 	if n := s.manifest.Tool.TimeoutSeconds; n > 0 {
@@ -405,7 +410,8 @@ func commandContext(ctx, parent context.Context, s *session) (context.Context, c
 	}
 	actx, cancel := context.WithTimeout(parent, timeout)
 	stop := context.AfterFunc(ctx, cancel)
-	return actx, func() { stop(); cancel() }
+	stopOnEnd := context.AfterFunc(s.stopping, cancel) // the session began to end (stopCalls)
+	return actx, func() { stop(); stopOnEnd(); cancel() }
 }
 
 // question gathers what the gate reads for the turn's call: with the

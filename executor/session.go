@@ -64,7 +64,11 @@ type session struct {
 
 	mu    sync.Mutex
 	ended bool // the MCP session ended or the executor closed
-	tab   tab
+	// stopping is cancelled as the session begins to end, before mu is
+	// taken, with why (a *sessionStop): stopCalls.
+	stopping context.Context
+	stopNow  context.CancelCauseFunc
+	tab      tab
 	// worldLock guards tab.worldID and tab.worldNavs: observe reads the
 	// page and the element a command acts on side by side, and both may
 	// make the isolated world (world.go).
@@ -117,6 +121,7 @@ func newSession(m *toolclad.Manifest, mcpID string, b *backend, now time.Time) *
 		egress:    sessionEgress{blocked: &blockLog{}, acting: &actingGuard{}, bound: &gate.SecretBinding{}, outside: &gate.OutsideOrigins{}},
 		worldLock: newCtxLock(),
 	}
+	s.stopping, s.stopNow = context.WithCancelCause(context.Background())
 	return s
 }
 
@@ -148,29 +153,10 @@ func (s *session) end(deadline time.Time) {
 
 // hold is a session's held approval: the approval a call opened and
 // asked the client's user about (a two-round call), guarded by the
-// session's mu, and the way to stop a call waiting for a human without
-// taking mu (which the waiting call holds).
+// session's mu. A call waiting for a human is stopped without taking mu
+// (which the waiting call holds) by the session's stopping context.
 type hold struct {
-	id      string // the approval asked about in an earlier round; any other call withdraws it
-	abortMu sync.Mutex
-	abort   context.CancelFunc
-}
-
-// setAbort records how to stop the call's wait for a human (nil: none).
-func (h *hold) setAbort(f context.CancelFunc) {
-	h.abortMu.Lock()
-	h.abort = f
-	h.abortMu.Unlock()
-}
-
-// abortWait stops a call that waits for a human, so that the session can
-// be ended without waiting for the answer; the call is denied.
-func (h *hold) abortWait() {
-	h.abortMu.Lock()
-	if h.abort != nil {
-		h.abort()
-	}
-	h.abortMu.Unlock()
+	id string // the approval asked about in an earlier round; any other call withdraws it
 }
 
 // fileDir is the session's own directory for file copies (uploads,

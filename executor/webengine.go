@@ -101,6 +101,9 @@ func (e *Executor) runWebTurn(ctx context.Context, s *session, t *turn) {
 		defer cancel()
 		t.mark("approval")
 	}
+	if t.deny = s.stopped(); t.deny != nil { // nothing acts once the session has begun to end
+		return
+	}
 	cmd := t.call.Command
 	s.web.hop = e.hopJudge(s, t)
 	s.web.asked, s.web.clamped, s.web.now = t.call.RawArgs, cmd.Clamped(t.call.RawArgs), e.cfg.Now

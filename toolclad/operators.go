@@ -28,8 +28,14 @@ type operator struct {
 
 // minOperatorToken is the shortest operator token taken: an operator can
 // approve what agents may not do alone, so the token must not be
-// guessable.
-const minOperatorToken = 24
+// guessable. 32: zxcvbn (TokenStrength) counts 10 guesses a character
+// that is part of no pattern, so a random token of 32 characters, which
+// holds 128 bits as hex and more in any larger alphabet, comes out over
+// minOperatorTokenBits even with the words and dates it holds by chance.
+const minOperatorToken = 32
+
+// howToMakeAToken is what an error about a weak or short token advises.
+const howToMakeAToken = "make one at random: openssl rand -hex 16, or head -c 32 /dev/urandom | base64"
 
 // LoadOperators reads an operator token file.
 func LoadOperators(path string) (*Operators, error) {
@@ -64,11 +70,16 @@ func ParseOperators(name string, data []byte) (*Operators, error) {
 			errs = append(errs, fmt.Errorf("%s:%d: operator name %q: want 1 to 64 letters, digits, '_', '.' or '-'", name, n, who))
 			continue
 		case len(token) < minOperatorToken || strings.ContainsAny(token, " \t"):
-			errs = append(errs, fmt.Errorf("%s:%d: %s's token: want %d or more characters without spaces", name, n, who, minOperatorToken))
+			errs = append(errs, fmt.Errorf("%s:%d: %s's token: want %d or more characters without spaces; %s", name, n, who, minOperatorToken, howToMakeAToken))
 			continue
-		case TokenStrength(token) < minOperatorTokenBits:
-			errs = append(errs, fmt.Errorf("%s:%d: %s's token is too easy to guess: about %.0f bits (repeated characters, runs such as 1234 and repeated pieces add nothing), want %d or more: make it random (head -c 32 /dev/urandom | base64)",
-				name, n, who, TokenStrength(token), minOperatorTokenBits))
+		}
+		if bits, found := TokenStrength(token, who); bits < minOperatorTokenBits {
+			what := ""
+			if len(found) > 0 {
+				what = " (it holds " + strings.Join(found, ", ") + ")"
+			}
+			errs = append(errs, fmt.Errorf("%s:%d: %s's token is too easy to guess: about %.0f bits as zxcvbn estimates it%s, want %d or more; %s",
+				name, n, who, bits, what, minOperatorTokenBits, howToMakeAToken))
 			continue
 		}
 		h := sha256.Sum256([]byte(token))

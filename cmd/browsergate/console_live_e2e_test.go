@@ -41,13 +41,14 @@ const consoleWait = 60 * time.Second
 
 // TestConsoleLive: an operator has the console open in Chromium while
 // agents work. Without a reload (a mark set in the page survives): a
-// session appears; a call held for a human appears, its arguments as the
-// agent wrote them (<PORTAL_PW>, as text, no element of that name); a
-// session whose client ended it shows as ended, with why; a call denied
-// on the operator socket keeps its place, greyed, its buttons gone, and
-// the denial shows. Approve in the page, and the call's outcome (it ran)
-// shows. End session in the page:
-// the row shows the session ended by the operator, the agent's next call
+// session appears; a call held for a human is offered ("1 new held call:
+// show it") without moving the End session button, and shown when asked
+// for, its arguments as the agent wrote them (<PORTAL_PW>, as text, no
+// element of that name); a session whose client ended it shows as ended,
+// with why; a call denied on the operator socket keeps its place, greyed,
+// its buttons disabled, and the denial shows. Approve in the page, and
+// the call's outcome (it ran) shows. End session in the page asks again;
+// once confirmed, the row shows the session ended by the operator, the agent's next call
 // is refused saying so, and the evidence records the end with the
 // operator's name and the approval as the console's. serve printed
 // where to sign in, and not the token.
@@ -106,6 +107,25 @@ func TestConsoleLive(t *testing.T) {
 		text    string
 		refused bool
 	}
+	endTop := func() float64 {
+		t.Helper()
+		top, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`document.querySelector('#sessions tr[data-key="`+aliceSession+`"] button.end').getBoundingClientRect().top`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return top
+	}
+	// showHeld asks for the held calls the page offers, and waits until
+	// the console takes clicks on their buttons again.
+	showHeld := func(what string) {
+		t.Helper()
+		waitFor(what+" offered", `(document.querySelector('#held-new button.show-held') || {}).textContent`)
+		if err := chromedp.Do(ctx, chromedp.Click(`#held-new button.show-held`)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second) // clicks on Approve, Deny and End are ignored for half a second after the page changed
+	}
+	before := endTop()
 	held := make(chan reply, 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -117,6 +137,17 @@ func TestConsoleLive(t *testing.T) {
 		}
 		held <- reply{resultText(res), res.IsError}
 	}()
+	offered := waitFor("the held call offered", `(document.querySelector('#held-new button.show-held') || {}).textContent`)
+	if offered != "1 new held call: show it" {
+		t.Errorf("the new held call is offered as %q", offered)
+	}
+	if n, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#held section.held').length`)); n != 0 {
+		t.Errorf("the new held call was put into the page (%d) before the operator asked for it", n)
+	}
+	if after := endTop(); after != before {
+		t.Errorf("the End session button moved from %v to %v as a held call came", before, after)
+	}
+	showHeld("the held call")
 	args := waitFor("the held call", `(document.querySelector('#held section.held[data-version="pending"] pre.args') || {}).textContent`)
 	notReloaded("the session and the held call")
 	if !strings.Contains(args, `"text": "<PORTAL_PW>"`) || strings.Contains(args, `\u003c`) {
@@ -159,11 +190,12 @@ func TestConsoleLive(t *testing.T) {
 		}
 		held <- reply{resultText(res), res.IsError}
 	}()
+	showHeld("the second held call")
 	id := waitFor("the second held call", `(document.querySelector('#held section.held[data-version="pending"]:not(.gone)') || {dataset: {}}).dataset.key`)
 	if out, err := exec.Command(binary, "approvals", "deny", id, "--evidence", d.evidence, "--by", "bob", "--note", "not this one").CombinedOutput(); err != nil {
 		t.Fatalf("approvals deny: %v\n%s", err, out)
 	}
-	waitFor("the denied call's card greyed in place", `document.querySelector('#held section.held.gone[data-key="`+id+`"]:not(:has(form))') && 'gone'`)
+	waitFor("the denied call's card greyed in place", `document.querySelector('#held section.held.gone[data-key="`+id+`"]:has(button.approve:disabled):has(button.deny:disabled)') && 'gone'`)
 	denied := waitFor("the denial", `(document.querySelector('#answered section[id="answer-`+id+`"] .answer') || {}).textContent`)
 	notReloaded("a call denied elsewhere")
 	if !strings.Contains(denied, "Denied by bob") || !strings.Contains(denied, "not this one") {
@@ -190,9 +222,16 @@ func TestConsoleLive(t *testing.T) {
 		t.Errorf("bob's session is not shown as ended by its client: %q", why)
 	}
 
-	// End alice's session: the agent's next call is refused, saying so.
-	if err := chromedp.Do(ctx, chromedp.Click(`#sessions tr[data-key="`+aliceSession+`"] button.end`),
-		chromedp.WaitVisible(`#sessions tr.ended[data-key="`+aliceSession+`"]`)); err != nil {
+	// End alice's session, which asks again: the agent's next call is
+	// refused, saying so.
+	time.Sleep(time.Second) // clicks are ignored for half a second after the page changed
+	if err := chromedp.Do(ctx, chromedp.Click(`#sessions tr[data-key="`+aliceSession+`"] button.end`), chromedp.WaitVisible(`#end-confirm`)); err != nil {
+		t.Fatal(err)
+	}
+	if text, _ := callText(t, alice, "e2e.snapshot", nil); strings.Contains(text, "ended by the operator") {
+		t.Errorf("the session ended before the operator confirmed:\n%s", text)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(`#end-confirm`), chromedp.WaitVisible(`#sessions tr.ended[data-key="`+aliceSession+`"]`)); err != nil {
 		t.Fatal(err)
 	}
 	if why, _ := chromedp.Run(ctx, chromedp.Text(`#sessions tr[data-key="`+aliceSession+`"] td.state`)); !strings.Contains(why, "the operator olga ended it (console)") {
@@ -229,7 +268,7 @@ func TestServeRefusesAWeakOperatorToken(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	tokens := filepath.Join(dir, "operators")
-	if err := os.WriteFile(tokens, []byte("# operators\nolga:"+olga+"\npat:123456789012345678901234\n"), 0o600); err != nil {
+	if err := os.WriteFile(tokens, []byte("# operators\nolga:"+olga+"\npat:pat-browsergate-operator-token-2026\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	manifest := filepath.Join(dir, "m.toml")

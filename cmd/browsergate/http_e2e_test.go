@@ -362,7 +362,7 @@ func TestHTTPEventStream(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	tokens := filepath.Join(dir, "operators")
-	if err := os.WriteFile(tokens, []byte("# operators\nolga:olga-operator-token-1234\n"), 0o600); err != nil {
+	if err := os.WriteFile(tokens, []byte("# operators\nolga:"+olga+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	d := startHTTP(t, inputManifest(), "", "--operator-token-file", tokens)
@@ -371,7 +371,7 @@ func TestHTTPEventStream(t *testing.T) {
 	}
 
 	// An operator's token is not an agent's.
-	if code, _, _ := d.raw(t, "POST", "/mcp", map[string]string{"Authorization": "Bearer olga-operator-token-1234",
+	if code, _, _ := d.raw(t, "POST", "/mcp", map[string]string{"Authorization": "Bearer " + olga,
 		"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}, initializeBody); code != http.StatusUnauthorized {
 		t.Errorf("/mcp with an operator's token: %d, want 401", code)
 	}
@@ -582,7 +582,7 @@ func TestConsole(t *testing.T) {
 }
 
 // olga is the operator token of the HTTP tests' operator file.
-const olga = "olga-operator-token-1234"
+const olga = "68c3f38e63867f56c6922ff60a022ba2" // random (openssl rand -hex 16), as the docs advise
 
 // operatorFile writes an operator file naming olga and returns its path.
 func operatorFile(t *testing.T) string {

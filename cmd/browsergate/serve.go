@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -255,7 +256,13 @@ func (o *serveOptions) run(stderr io.Writer) error {
 		AllowedOrigins: o.allowedOrigins, AllowedHosts: o.httpHosts,
 		MaxSessions: o.maxSessions, MaxSessionsPerAgent: o.perAgent, SessionIdle: o.sessionIdle, BodyWait: o.bodyWait, Logger: logger,
 		Operators: operatorsOf(rl, o.operatorTokens), Events: hub, Broker: broker, Evidence: store,
-		EndSession: func(id, operator string) error { return ex.EndByOperator(id, operator, approval.ChannelConsole) },
+		EndSession: func(id, operator string) error {
+			err := ex.EndByOperator(id, operator, approval.ChannelConsole)
+			if errors.Is(err, executor.ErrEndNotRecorded) {
+				return fmt.Errorf("%w: %w", daemon.ErrEndNotRecorded, err)
+			}
+			return err
+		},
 	})
 	if err != nil {
 		return err
