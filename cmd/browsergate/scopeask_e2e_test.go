@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -303,6 +305,12 @@ func TestAskOutsideScopeNeverForPrivate(t *testing.T) {
 		"http://localhost:" + canaryPort + "/", "http://[::1]:" + canaryPort + "/"} {
 		f.mustRefuse(t, "ask.navigate", map[string]any{"url": u}, "DENIED at scope", "no human is asked")
 	}
+	// Names public DNS does not answer, whatever a local resolver would
+	// make of them, are refused as such, never held either.
+	for _, u := range []string{"http://intranet:" + canaryPort + "/", "http://metadata.google.internal/computeMetadata/v1/",
+		"http://printer.local:" + canaryPort + "/", "http://nas.home.arpa:" + canaryPort + "/"} {
+		f.mustRefuse(t, "ask.navigate", map[string]any{"url": u}, "DENIED at scope", "never put to a human", "no human is asked")
+	}
 	if len(approved) != 0 {
 		t.Fatalf("a call to a private address was held for approval: %d approved", len(approved))
 	}
@@ -367,5 +375,31 @@ func TestAskOutsideScopeApprovedNameNeverReachesAGrant(t *testing.T) {
 	}
 	if n := f.canary.Hits(); n != 0 {
 		t.Fatalf("LEAK: the canary on 127.0.0.2 saw %d request(s): %v", n, f.canary.Seen())
+	}
+}
+
+// TestAskOutsideScopeRefusedInTheUsersContext: live mode's user context
+// has no egress proxy to check an approved host's addresses, so check
+// refuses a manifest that asks there, at the key, saying to use context =
+// "isolated"; the same manifest with context = "isolated" is accepted.
+func TestAskOutsideScopeRefusedInTheUsersContext(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	const body = "[tool]\nname = \"live\"\n[browser]\nconnect = \"live\"\n%s[browser.scope]\nallowed_domains = [\"docs.example.com\"]\nask_external = true\n[browser.commands.navigate]\nargs.url = { type = \"url\", scope_check = true }\n"
+	user, isolated := filepath.Join(dir, "user.toml"), filepath.Join(dir, "isolated.toml")
+	if err := os.WriteFile(user, []byte(fmt.Sprintf(body, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(isolated, []byte(fmt.Sprintf(body, "context = \"isolated\"\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, code := runBinary(t, "check", "--policies", repoPath("policies"), "--manifest", user)
+	for _, want := range []string{user + ":7:1: browser.scope.ask_external", "needs the session's egress proxy", `context = "user"`, `write context = "isolated"`} {
+		if code == 0 || !strings.Contains(out, want) {
+			t.Errorf("check of an asking manifest in the user's context: exit %d, output lacks %q:\n%s", code, want, out)
+		}
+	}
+	if out, code := runBinary(t, "check", "--policies", repoPath("policies"), "--manifest", isolated); code != 0 {
+		t.Errorf("check of the same manifest with context = \"isolated\": exit %d\n%s", code, out)
 	}
 }
