@@ -30,6 +30,7 @@ const (
 	ChannelTimeout     = "timeout"     // nobody answered before the deadline
 	ChannelCancelled   = "cancelled"   // the call or the session ended first
 	ChannelConsole     = "console"     // the operator console served by serve --http
+	ChannelReplay      = "replay"      // evidence replay, answering as the recorded approval did
 )
 
 // ErrUnknown means Decide was given an id that is not pending: never held,

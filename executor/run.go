@@ -186,6 +186,9 @@ func (e *Executor) runTurn(ctx context.Context, s *session, t *turn) {
 		return
 	}
 	if len(t.verdict.Approval) > 0 {
+		// What the human is asked to let the session reach (the verdict
+		// is decided again after the approval).
+		held := t.verdict.Outside
 		// Waiting for a human does not use up the action's time.
 		if t.deny = e.approve(ctx, s, t); t.deny != nil || t.ask != nil {
 			return
@@ -193,7 +196,9 @@ func (e *Executor) runTurn(ctx context.Context, s *session, t *turn) {
 		cancel()
 		actx, cancel = e.actContext(ctx, s)
 		defer cancel()
-		s.admitOutside(&t.verdict, t.approval)
+		if t.deny = s.admitOutside(&t.verdict, held, t.approval); t.deny != nil {
+			return
+		}
 		t.mark("approval")
 	}
 

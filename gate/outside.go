@@ -71,7 +71,7 @@ func AskHint(asks bool, sv scope.Verdict) string {
 // NotAskable ends the refusal of a navigate, under a scope that asks
 // about hosts outside allowed_domains, to a URL it did not mark askable:
 // the agent learns that no human will be asked, and why.
-const NotAskable = "; no human is asked about it: ask_external holds only a navigate to a public host outside allowed_domains, on an allowed port, and never one to a blocked domain or to a private, loopback, link-local or metadata address"
+const NotAskable = "; no human is asked about it: ask_external holds only a navigate to a public host outside allowed_domains, on an allowed port, and never one to a blocked domain, a single-label or special-use name (.local, .internal, .onion and the like), a cloud metadata name, or a private, loopback, link-local or metadata address"
 
 // outside judges a navigate's url argument the scope refused with Ask set:
 // it is held for a human (nil), or, when no approval could admit it, the

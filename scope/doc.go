@@ -87,8 +87,12 @@
 // session's check lifts it afterwards, for the approved Origin. Nothing
 // refused by an earlier rule is ever askable: a blocked domain, a
 // non-global address (granted or not), a localhost name, a port outside
-// allowed_ports. An empty allowed_domains with AskExternal is not an
-// empty scope: every public host is askable.
+// allowed_ports; nor is a name public DNS does not answer (a single-label
+// name, a special-use or private-use top-level name such as .local or
+// .internal, a cloud metadata name: askable.go). An empty allowed_domains
+// with AskExternal is not an empty scope: every public host is askable.
+// The egress proxy (package egress) dials a host allowed with Ask set —
+// one a human approved — only at a globally reachable address.
 //
 // # Grants limited to ports
 //

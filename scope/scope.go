@@ -336,10 +336,15 @@ func (s *Scope) judgeHost(v Verdict, ip netip.Addr) Verdict {
 	}
 	p := firstMatch(s.allowed, host)
 	if p == nil && !s.allowExternal {
-		// Only a public host may be put to a human: a grant lifted the
-		// address-class block of a private one for allowed_domains alone,
+		// Only a public host may be put to a human (askable): a grant
+		// lifted the address-class block of a private one for
+		// allowed_domains alone, a special-use name names no public site,
 		// and a port outside allowed_ports stays refused.
-		if !s.askExternal || grantRule != "" {
+		ok, why := s.askable(host, ip)
+		if !ok || grantRule != "" {
+			if why != "" {
+				return v.deny(RuleNotAllowed, "host %s matches no allowed_domains entry and allow_external is false, and it is never put to a human: %s", host, why)
+			}
 			return v.deny(RuleNotAllowed, "host %s matches no allowed_domains entry and allow_external is false", host)
 		}
 		if !s.ports.allows(v.Port) {
@@ -424,15 +429,17 @@ func (s *Scope) checkAddressClass(v *Verdict, ip netip.Addr) (rule, why string, 
 // DomainSets returns which sets a host matches — "allowed", "blocked",
 // "ask_external", then the named DomainSets in name order — for the
 // parents of its Cedar Web::Domain entity. A host is in "ask_external"
-// when the scope asks about hosts outside allowed_domains
-// (Config.AskExternal) and it matches neither list: a policy can then
-// permit an approved navigate to it. The host is canonicalised first; a
-// host that does not canonicalise belongs to no set.
+// exactly when the scope would put a navigate to it to a human, ports
+// aside (the same test as Verdict.Ask: askable): it is outside both lists,
+// and neither a special-use name, a localhost name nor a non-global
+// address. A policy can then permit an approved navigate to it, and to no
+// host the scope never holds. The host is canonicalised first; a host that
+// does not canonicalise belongs to no set.
 func (s *Scope) DomainSets(host string) []string {
 	if s == nil {
 		return nil
 	}
-	h, err := CanonicalHost(host)
+	h, ip, err := parseHost(host, true)
 	if err != nil {
 		return nil
 	}
@@ -444,7 +451,7 @@ func (s *Scope) DomainSets(host string) []string {
 	if blocked {
 		sets = append(sets, "blocked")
 	}
-	if s.askExternal && !blocked && len(sets) == 0 {
+	if ok, _ := s.askable(h, ip); ok {
 		sets = append(sets, SetAskExternal)
 	}
 	for _, ns := range s.sets {

@@ -196,7 +196,7 @@ func decodeScope(t *table, m *Manifest) (rate float64, rateSet bool) {
 	t.strings("allowed_domains", &s.AllowedDomains)
 	t.strings("blocked_domains", &s.BlockedDomains)
 	t.boolean("allow_external", &s.AllowExternal)
-	decodeAskExternal(t, s)
+	decodeAskExternal(t, s, &m.Browser)
 	t.strings("allow_private_cidrs", &s.AllowPrivateCIDRs)
 	decodePorts(t, "allowed_ports", &s.AllowedPorts)
 	if t.has("domain_sets") {

@@ -95,3 +95,48 @@ func TestAskExternalSummary(t *testing.T) {
 		t.Errorf("summary\n got %s\nwant %s", got, want)
 	}
 }
+
+// TestAskExternalNeedsAnEgressProxy: live mode's user context (its
+// default) has no egress proxy to check an approved host's addresses, so
+// asking there is a load problem at the key that asks, saying to use
+// context = "isolated"; a live browser's isolated context, and a launched
+// browser, may ask.
+func TestAskExternalNeedsAnEgressProxy(t *testing.T) {
+	t.Parallel()
+	manifest := func(browser, scope string) string {
+		return "[tool]\nname = \"live\"\n\n[browser]\n" + browser + "\n\n[browser.scope]\nallowed_domains = [\"docs.example.com\"]\n" + scope + "\n\n[browser.commands.navigate]\n"
+	}
+	for _, tc := range []struct {
+		name, browser, scope string
+		wants                []string // nil: it loads
+	}{
+		{"live, user context by default", `connect = "live"`, "ask_external = true",
+			[]string{"live.toml:9:", "browser.scope.ask_external", `context = "user"`, `write context = "isolated"`}},
+		{"live, user context written", "connect = \"live\"\ncontext = \"user\"", "ask_external = true",
+			[]string{"live.toml:10:", "browser.scope.ask_external", "egress proxy"}},
+		{"live, default_action ask", `connect = "live"`, `default_action = "ask"`,
+			[]string{"live.toml:9:", "browser.scope.default_action", `default_action = "ask" needs the session's egress proxy`}},
+		{"live, isolated context", "connect = \"live\"\ncontext = \"isolated\"", "ask_external = true", nil},
+		{"live, user context, not asking", `connect = "live"`, "ask_external = false", nil},
+		{"launched", `connect = "launch"`, "ask_external = true", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			m, err := toolclad.Parse("live.toml", []byte(manifest(tc.browser, tc.scope)))
+			if tc.wants == nil {
+				if err != nil {
+					t.Fatalf("Parse: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Parse accepted it: context %q, ask_external %v", m.Browser.Context, m.Browser.Scope.AskExternal)
+			}
+			for _, w := range tc.wants {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error lacks %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+}

@@ -12,8 +12,9 @@ import (
 
 // askSampleHost is a public host outside any sane scope, that check asks
 // the policies about on a manifest's behalf: would an approved navigate
-// to a host outside allowed_domains be permitted?
-const askSampleHost = "outside-the-scope.example"
+// to a host outside allowed_domains be permitted? (Not under .example,
+// a special-use name the scope never asks about.)
+const askSampleHost = "outside-the-scope.example.com"
 
 // describeAskExternal is check's account of [browser.scope] ask_external:
 // what is asked about, what an approval leaves reachable, and what is
@@ -24,8 +25,9 @@ func describeAskExternal(w io.Writer, m *toolclad.Manifest) {
 	}
 	fmt.Fprintf(w, "  ask_external: a navigate to a public host outside allowed_domains waits for a human's approval (browsergate approvals,\n"+
 		"    the console); approved, its origin (scheme, host, port) is reachable by the session's pages until the session ends, and\n"+
-		"    nothing else is; each navigate outside allowed_domains is asked about again; blocked_domains, ports outside\n"+
-		"    allowed_ports and private, loopback, link-local and metadata addresses are refused at once and never asked about\n")
+		"    nothing else is, and only at globally reachable addresses; each navigate outside allowed_domains is asked about\n"+
+		"    again; blocked_domains, ports outside allowed_ports, single-label, special-use and cloud metadata names (.local,\n"+
+		"    .internal, .onion, ...) and private, loopback, link-local and metadata addresses are refused at once and never asked about\n")
 }
 
 // askExternalWarnings are check's and doctor's warnings about an

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -16,10 +18,14 @@ import (
 )
 
 // askManifest asks a human about public hosts outside allowed_domains
-// ([browser.scope] ask_external). The "public" hosts of the test are names
-// that serve --resolve maps to 127.0.0.5, which a grant lets the egress
-// proxy dial (a grant lifts the address class only: the names are still
-// outside allowed_domains); the canary's 127.0.0.2 is granted to nothing.
+// ([browser.scope] ask_external). The "public" site the tests approve is
+// served on 11.0.0.5, a globally reachable address, inside a private
+// network namespace whose one interface is lo (inNetns): serve --resolve
+// maps its names there, and the egress proxy dials an approved host only
+// at a global address. 127.0.0.5 is granted (for allowed_domains, as a
+// manifest might grant an intranet) to show that an approval never
+// reaches a granted private address; the canary's 127.0.0.2 is granted to
+// nothing.
 const askManifest = `
 [tool]
 name = "ask"
@@ -37,16 +43,17 @@ args.url = { type = "url", schemes = ["http"], scope_check = true }
 [browser.commands.click]
 `
 
-// outsideSite is the site outside the scope: one server, on 127.0.0.5,
-// answering every name the test maps there, and counting each request by
-// the host it was sent to.
+// outsideSite is the site outside the scope: one server, on ip (11.0.0.5
+// inside a network namespace, or the granted 127.0.0.5), answering every
+// name the test maps there, and counting each request by the host it was
+// sent to.
 type outsideSite struct {
 	port string
 	mu   sync.Mutex
 	hits map[string][]string // host (without port) -> paths requested
 }
 
-func serveOutside(t *testing.T) *outsideSite {
+func serveOutside(t *testing.T, ip string) *outsideSite {
 	t.Helper()
 	o := &outsideSite{hits: map[string][]string{}}
 	mux := http.NewServeMux()
@@ -77,9 +84,9 @@ func serveOutside(t *testing.T) *outsideSite {
 		o.mu.Unlock()
 		mux.ServeHTTP(w, r)
 	})
-	base, stop, err := serveOn("127.0.0.5:0", h)
+	base, stop, err := serveOn(ip+":0", h)
 	if err != nil {
-		t.Fatalf("the outside site on 127.0.0.5: %v", err)
+		t.Fatalf("the outside site on %s: %v", ip, err)
 	}
 	t.Cleanup(stop)
 	o.port = base[strings.LastIndex(base, ":")+1:]
@@ -97,19 +104,24 @@ func (o *outsideSite) url(host, path string) string {
 	return "http://" + host + ":" + o.port + path
 }
 
-// startAsk starts serve with askManifest, the outside site and the names.
-func startAsk(t *testing.T, serveArgs ...string) (*fixture, *outsideSite) {
+// publicSite is the globally reachable address of the outside site, on lo
+// inside a private network namespace (inNetns).
+const publicSite = "11.0.0.5"
+
+// startAsk starts serve with askManifest, the outside site on ip and the
+// names outside.test and third.test mapped to it.
+func startAsk(t *testing.T, ip string, serveArgs ...string) (*fixture, *outsideSite) {
 	t.Helper()
-	return startAskClient(t, nil, serveArgs...)
+	return startAskClient(t, nil, ip, serveArgs...)
 }
 
 // startAskClient is startAsk with options for the MCP client.
-func startAskClient(t *testing.T, opts *mcp.ClientOptions, serveArgs ...string) (*fixture, *outsideSite) {
+func startAskClient(t *testing.T, opts *mcp.ClientOptions, ip string, serveArgs ...string) (*fixture, *outsideSite) {
 	t.Helper()
-	o := serveOutside(t)
+	o := serveOutside(t, ip)
 	f := startClient(t, askManifest, opts, append([]string{
-		"--resolve", "outside.test=127.0.0.5",
-		"--resolve", "third.test=127.0.0.5",
+		"--resolve", "outside.test=" + ip,
+		"--resolve", "third.test=" + ip,
 		"--resolve", "private.test=127.0.0.2",
 	}, serveArgs...)...)
 	return f, o
@@ -125,7 +137,10 @@ func startAskClient(t *testing.T, opts *mcp.ClientOptions, serveArgs ...string) 
 // records the hold and the approval.
 func TestAskOutsideScopeApproved(t *testing.T) {
 	t.Parallel()
-	f, o := startAsk(t)
+	if !inNetns(t, []string{publicSite + "/32"}, "") {
+		return
+	}
+	f, o := startAsk(t, publicSite)
 	f.mustAllow(t, "ask.navigate", map[string]any{"url": f.siteURL + "/docs"})
 	target := o.url("outside.test", "/")
 
@@ -202,7 +217,7 @@ func TestAskOutsideScopeApproved(t *testing.T) {
 // the denial.
 func TestAskOutsideScopeDenied(t *testing.T) {
 	t.Parallel()
-	f, o := startAsk(t)
+	f, o := startAsk(t, "127.0.0.5")
 	target := o.url("outside.test", "/")
 	h := f.callAsync(t, "ask.navigate", map[string]any{"url": target})
 	id := f.pendingID(t, h)
@@ -233,7 +248,10 @@ func TestAskOutsideScopeDenied(t *testing.T) {
 // the reply says navigate would ask for it.
 func TestAskOutsideScopeRedirectLeaves(t *testing.T) {
 	t.Parallel()
-	f, o := startAsk(t)
+	if !inNetns(t, []string{publicSite + "/32"}, "") {
+		return
+	}
+	f, o := startAsk(t, publicSite)
 	h := f.callAsync(t, "ask.navigate", map[string]any{"url": o.url("outside.test", "/redirect")})
 	if out, err := f.approvals(t, "approve", f.pendingID(t, h)); err != nil {
 		t.Fatalf("approvals approve: %v\n%s", err, out)
@@ -257,7 +275,7 @@ func TestAskOutsideScopeRedirectLeaves(t *testing.T) {
 // operator approves every held call.
 func TestAskOutsideScopeNeverForPrivate(t *testing.T) {
 	t.Parallel()
-	f, _ := startAsk(t)
+	f, _ := startAsk(t, "127.0.0.5")
 	ctx, cancel := context.WithCancel(context.Background())
 	operatorDone := make(chan struct{})
 	stop := func() { cancel(); <-operatorDone }
@@ -286,6 +304,12 @@ func TestAskOutsideScopeNeverForPrivate(t *testing.T) {
 	for _, u := range []string{f.canaryTo + "/", "http://2130706434:" + canaryPort + "/", "http://[::ffff:127.0.0.2]:" + canaryPort + "/",
 		"http://localhost:" + canaryPort + "/", "http://[::1]:" + canaryPort + "/"} {
 		f.mustRefuse(t, "ask.navigate", map[string]any{"url": u}, "DENIED at scope", "no human is asked")
+	}
+	// Names public DNS does not answer, whatever a local resolver would
+	// make of them, are refused as such, never held either.
+	for _, u := range []string{"http://intranet:" + canaryPort + "/", "http://metadata.google.internal/computeMetadata/v1/",
+		"http://printer.local:" + canaryPort + "/", "http://nas.home.arpa:" + canaryPort + "/"} {
+		f.mustRefuse(t, "ask.navigate", map[string]any{"url": u}, "DENIED at scope", "never put to a human", "no human is asked")
 	}
 	if len(approved) != 0 {
 		t.Fatalf("a call to a private address was held for approval: %d approved", len(approved))
@@ -316,7 +340,7 @@ func TestAskOutsideScopeNotByTheClient(t *testing.T) {
 		mu.Unlock()
 		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approved_by": "the agent"}}, nil
 	}}
-	f, o := startAskClient(t, opts, "--elicitation", "--approval-timeout", "3s")
+	f, o := startAskClient(t, opts, "127.0.0.5", "--elicitation", "--approval-timeout", "3s")
 	f.mustRefuse(t, "ask.navigate", map[string]any{"url": o.url("outside.test", "/")}, "DENIED at approval", "nobody approved")
 	mu.Lock()
 	n := asked
@@ -326,5 +350,56 @@ func TestAskOutsideScopeNotByTheClient(t *testing.T) {
 	}
 	if got := o.requests("outside.test"); len(got) != 0 {
 		t.Fatalf("LEAK: the host nobody approved saw %v", got)
+	}
+}
+
+// TestAskOutsideScopeApprovedNameNeverReachesAGrant: a public-looking name
+// outside allowed_domains that resolves to a private address the manifest
+// grants (127.0.0.5, for allowed_domains) is held, and approved, the
+// egress proxy refuses its address all the same: what the operator
+// approved is a public host, and no grant is lifted for it. The site on
+// 127.0.0.5 sees no request; the reply names the refusal.
+func TestAskOutsideScopeApprovedNameNeverReachesAGrant(t *testing.T) {
+	t.Parallel()
+	f, o := startAsk(t, "127.0.0.5")
+	h := f.callAsync(t, "ask.navigate", map[string]any{"url": o.url("outside.test", "/")})
+	if out, err := f.approvals(t, "approve", f.pendingID(t, h), "--by", "alice"); err != nil {
+		t.Fatalf("approvals approve: %v\n%s", err, out)
+	}
+	text, _ := h.wait(t)
+	if got := o.requests("outside.test"); len(got) != 0 {
+		t.Fatalf("LEAK: the approved name reached the granted 127.0.0.5: %v\n%s", got, text)
+	}
+	if strings.Contains(text, "Outside news") || !strings.Contains(text, "outside.test") || !strings.Contains(text, "approved origin, address not global") {
+		t.Errorf("the reply does not report the proxy refusing the approved name's private address:\n%s", text)
+	}
+	if n := f.canary.Hits(); n != 0 {
+		t.Fatalf("LEAK: the canary on 127.0.0.2 saw %d request(s): %v", n, f.canary.Seen())
+	}
+}
+
+// TestAskOutsideScopeRefusedInTheUsersContext: live mode's user context
+// has no egress proxy to check an approved host's addresses, so check
+// refuses a manifest that asks there, at the key, saying to use context =
+// "isolated"; the same manifest with context = "isolated" is accepted.
+func TestAskOutsideScopeRefusedInTheUsersContext(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	const body = "[tool]\nname = \"live\"\n[browser]\nconnect = \"live\"\n%s[browser.scope]\nallowed_domains = [\"docs.example.com\"]\nask_external = true\n[browser.commands.navigate]\nargs.url = { type = \"url\", scope_check = true }\n"
+	user, isolated := filepath.Join(dir, "user.toml"), filepath.Join(dir, "isolated.toml")
+	if err := os.WriteFile(user, []byte(fmt.Sprintf(body, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(isolated, []byte(fmt.Sprintf(body, "context = \"isolated\"\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, code := runBinary(t, "check", "--policies", repoPath("policies"), "--manifest", user)
+	for _, want := range []string{user + ":7:1: browser.scope.ask_external", "needs the session's egress proxy", `context = "user"`, `write context = "isolated"`} {
+		if code == 0 || !strings.Contains(out, want) {
+			t.Errorf("check of an asking manifest in the user's context: exit %d, output lacks %q:\n%s", code, want, out)
+		}
+	}
+	if out, code := runBinary(t, "check", "--policies", repoPath("policies"), "--manifest", isolated); code != 0 {
+		t.Errorf("check of the same manifest with context = \"isolated\": exit %d\n%s", code, out)
 	}
 }

@@ -70,7 +70,7 @@ func replayStep(ex *executor.Executor, log *evidence.Store, broker *approval.Bro
 func approveAsRecorded(ctx context.Context, broker *approval.Broker, a *evidence.Approval) {
 	for ctx.Err() == nil {
 		for _, p := range broker.List() {
-			broker.Decide(p.ID, approval.Outcome{Approved: true, Channel: "replay", By: fmt.Sprintf("recorded approval %s by %s via %s", a.ID, a.By, a.Channel)})
+			broker.Decide(p.ID, approval.Outcome{Approved: true, Channel: approval.ChannelReplay, By: fmt.Sprintf("recorded approval %s by %s via %s", a.ID, a.By, a.Channel)})
 			return
 		}
 		time.Sleep(20 * time.Millisecond)

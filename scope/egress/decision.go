@@ -34,6 +34,12 @@ const (
 	// RuleTurn refuses a dial whose turn at its address did not come in
 	// time (WithDialTurn): no connection is opened.
 	RuleTurn = "rate limit"
+	// RuleApprovedNotGlobal refuses a host the policy allowed only because
+	// a human approved its origin (Verdict.Allowed with Verdict.Ask set)
+	// when one of its answers is not globally reachable: what was put to
+	// the human was a public host, and no allow_private_cidrs grant may
+	// turn that approval into a way to a private address.
+	RuleApprovedNotGlobal = "approved origin, address not global"
 )
 
 // Decision is the record of one proxied request or tunnel, allowed or not.

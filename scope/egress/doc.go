@@ -35,7 +35,11 @@
 //     Resolver, within ResolveTimeout; no answer is a failure;
 //  3. asks Policy.CheckAddrPort about every answer: one denied answer
 //     refuses the request, so a mixed public/private answer set cannot be
-//     used to reach the private half;
+//     used to reach the private half. A host the policy allowed with
+//     Verdict.Ask set is outside the scope's own domains and reachable
+//     only because a human approved it as a public host: every one of its
+//     answers must also be globally reachable (scope.Classify), whatever
+//     the policy's grants admit (RuleApprovedNotGlobal);
 //  4. refuses its own listening address (a request looping through the
 //     proxy would be checked against the proxy, not the page);
 //  5. dials exactly one checked address, as an IP literal "ip:port", never

@@ -9,6 +9,8 @@ import (
 	"net/netip"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/browsergate/browsergate/scope"
 )
 
 // refusal is an outcome that ends a request with a response from the proxy
@@ -62,6 +64,16 @@ func (p *Proxy) gate(ctx context.Context, d *Decision, host string, port uint16)
 				reason = fmt.Sprintf("host %s resolves to %s: %s", d.Host, a, av.Reason)
 			}
 			return netip.AddrPort{}, &refusal{status: http.StatusForbidden, rule: av.Rule, reason: reason}
+		}
+		if v.Ask {
+			// Reachable only by a human's approval of a public host: the
+			// policy's grants (which may admit a private address for
+			// allowed_domains) lift nothing here, and every answer must
+			// be globally reachable.
+			if c := scope.Classify(a); !c.Global {
+				return netip.AddrPort{}, &refusal{status: http.StatusForbidden, rule: RuleApprovedNotGlobal,
+					reason: fmt.Sprintf("host %s is reachable only because a human approved it as a public host, and it resolves to %s, a %s address (%s): only globally reachable answers are dialled for it, whatever allow_private_cidrs grants", d.Host, a, c.Name, c.Ref)}
+			}
 		}
 	}
 	return netip.AddrPortFrom(answers[0], port), nil
