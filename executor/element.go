@@ -57,12 +57,9 @@ func (s *session) target(ctx context.Context, args map[string]any) (element, boo
 
 func (s *session) resolveRef(ctx context.Context, ref string) (element, error) {
 	rt, ok := s.tab.refs[ref]
-	if mode := s.manifest.Browser.ExtractMode; !ok && mode != "accessibility_tree" {
-		// "Take a snapshot" would send the agent round in a loop: its
-		// snapshots have no refs to give (check warns of such a manifest).
-		return element{}, fmt.Errorf("%w %q: this manifest's snapshots carry no refs (extract_mode = %q): no ref can be used here, give a selector if the command takes one", ErrNoSuchRef, ref, mode)
-	}
 	if !ok {
+		// refsHint never says "take a snapshot" where snapshots hand out
+		// no refs: that would send the agent round in a loop.
 		return element{}, fmt.Errorf("%w %q: %s", ErrNoSuchRef, ref, s.refsHint())
 	}
 	if s.tab.refsNavs != s.tab.watch.navigationCount() {

@@ -65,7 +65,7 @@ func TestRefsUnderTextSnapshotsAreRefusedPlainly(t *testing.T) {
 	if snap := f.mustAllow(t, "scraper.snapshot", nil); findRef(snap, "Docs") != "" {
 		t.Fatalf("a text snapshot hands out refs:\n%s", snap)
 	}
-	text := f.mustRefuse(t, "scraper.click", map[string]any{"ref": "e1"}, `snapshots carry no refs (extract_mode = "text")`)
+	text := f.mustRefuse(t, "scraper.click", map[string]any{"ref": "e1"}, `its snapshots are extract_mode = "text", which has none`)
 	if strings.Contains(text, "take a snapshot first") {
 		t.Errorf("the refusal sends the agent to take a snapshot, which carries no refs:\n%s", text)
 	}
