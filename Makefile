@@ -29,7 +29,7 @@ test: deps
 	go vet -tags demo ./cmd/browsergate
 	go run ./cmd/knots -max 20 ./executor
 	go test -count=1 -race -timeout 10m $$(go list ./... | grep -v -x -e '.*/executor' -e '.*/cmd/browsergate')
-	go test -count=1 -timeout 30m $(BROWSER_PKGS)
+	go test -count=1 -timeout 45m $(BROWSER_PKGS)
 
 bench: deps
 	go test -run '^$$' -bench . -benchtime 2s ./...
