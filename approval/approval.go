@@ -97,6 +97,11 @@ type Outcome struct {
 	// never encoded: a secret one must not reach a log or an event by way
 	// of an outcome printed whole.
 	Answer string `json:"-"`
+	// Answering: the outcome is an answer to a question (the socket's
+	// "answer", the console's "answer" verdict), even an empty one. The
+	// broker takes it only for a question, and takes nothing else as a
+	// question's approval: an empty answer must not approve a held call.
+	Answering bool `json:"-"`
 	// Secret: the operator marked the answer as a secret.
 	Secret bool `json:"secret,omitempty"`
 }
@@ -189,7 +194,8 @@ func (b *Broker) Decide(id string, o Outcome) error {
 		b.mu.Unlock()
 		return fmt.Errorf("%w: %q", ErrUnknown, id)
 	}
-	if err := p.Request.check(o); err != nil {
+	o, err := p.Request.fit(o)
+	if err != nil {
 		b.mu.Unlock()
 		return err
 	}
