@@ -57,6 +57,14 @@ type Request struct {
 	// SecretAnswer: the answer is kept from the agent (the manifest or the
 	// agent declared it a secret); the operator can also mark one so.
 	SecretAnswer bool `json:"secret_answer,omitempty"`
+	// SecretDomains are where a secret answer to the question may be
+	// typed (the host the question was asked on, or await_human's
+	// secret_answer_domains), for the operator to see before giving one.
+	// NoSecret says why no secret answer can be given to it (the page has
+	// no host, or is not on secret_answer_domains): an answer marked
+	// secret is then refused.
+	SecretDomains []string `json:"secret_domains,omitempty"`
+	NoSecret      string   `json:"no_secret,omitempty"`
 	// Fingerprint binds the approval to the exact arguments, unmasked,
 	// without showing them: a second round must carry the same.
 	Fingerprint string    `json:"-"`

@@ -67,6 +67,8 @@ func (r Request) fit(o Outcome) (Outcome, error) {
 		return o, fmt.Errorf("%w: the answer to question %s is empty: answer it with text (browsergate approvals answer %s), or decline it (deny)", ErrBadAnswer, r.ID, r.ID)
 	case n > MaxAnswer:
 		return o, fmt.Errorf("%w: the answer to %s is longer than %d characters", ErrBadAnswer, r.ID, MaxAnswer)
+	case r.KeptSecret(o) && r.NoSecret != "":
+		return o, fmt.Errorf("%w: question %s cannot take a secret answer: %s; answer it without --secret, or decline it", ErrBadAnswer, r.ID, r.NoSecret)
 	case r.KeptSecret(o) && utf8.RuneCountInString(strings.Join(strings.Fields(o.Answer), "")) < MinSecretAnswer:
 		return o, fmt.Errorf("%w: a secret answer must be at least %d characters besides white space, or it cannot be masked where a page shows it (%s)", ErrBadAnswer, MinSecretAnswer, r.ID)
 	}
