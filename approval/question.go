@@ -52,7 +52,7 @@ func (r Request) fit(o Outcome) (Outcome, error) {
 	case !o.Approved:
 		return o, nil
 	case !o.Answering:
-		return o, fmt.Errorf("%w: %s is a question, which is not approved: answer it with text (browsergate approvals answer %s), or decline it (deny)", ErrBadAnswer, r.ID, r.ID)
+		return o, fmt.Errorf("%w: %s is a question: answer it with text (browsergate approvals answer %s), or decline it (deny); a question is not approved", ErrBadAnswer, r.ID, r.ID)
 	case !utf8.ValidString(o.Answer):
 		return o, fmt.Errorf("%w: the answer to %s is not valid UTF-8", ErrBadAnswer, r.ID)
 	}
