@@ -58,6 +58,14 @@ type Request struct {
 	// SecretAnswer: the answer is kept from the agent (the manifest or the
 	// agent declared it a secret); the operator can also mark one so.
 	SecretAnswer bool `json:"secret_answer,omitempty"`
+	// SecretDomains are where a secret answer to the question may be
+	// typed (the host the question was asked on, or await_human's
+	// secret_answer_domains), for the operator to see before giving one.
+	// NoSecret says why no secret answer can be given to it (the page has
+	// no host, or is not on secret_answer_domains): an answer marked
+	// secret is then refused.
+	SecretDomains []string `json:"secret_domains,omitempty"`
+	NoSecret      string   `json:"no_secret,omitempty"`
 	// Fingerprint binds the approval to the exact arguments, unmasked,
 	// without showing them: a second round must carry the same.
 	Fingerprint string    `json:"-"`
@@ -98,6 +106,11 @@ type Outcome struct {
 	// never encoded: a secret one must not reach a log or an event by way
 	// of an outcome printed whole.
 	Answer string `json:"-"`
+	// Answering: the outcome is an answer to a question (the socket's
+	// "answer", the console's "answer" verdict), even an empty one. The
+	// broker takes it only for a question, and takes nothing else as a
+	// question's approval: an empty answer must not approve a held call.
+	Answering bool `json:"-"`
 	// Secret: the operator marked the answer as a secret.
 	Secret bool `json:"secret,omitempty"`
 }
@@ -190,7 +203,8 @@ func (b *Broker) Decide(id string, o Outcome) error {
 		b.mu.Unlock()
 		return fmt.Errorf("%w: %q", ErrUnknown, id)
 	}
-	if err := p.Request.check(o); err != nil {
+	o, err := p.Request.fit(o)
+	if err != nil {
 		b.mu.Unlock()
 		return err
 	}

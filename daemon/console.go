@@ -367,7 +367,7 @@ func (c *console) decide(w http.ResponseWriter, r *http.Request, who *signIn) {
 	if verdict == "answer" {
 		// An answer to a question (await_human); the broker refuses one
 		// for a held call, and an empty one.
-		o.Answer, o.Secret = r.PostFormValue("answer"), r.PostFormValue("secret") == "yes"
+		o.Answer, o.Secret, o.Answering = r.PostFormValue("answer"), r.PostFormValue("secret") == "yes", true
 	}
 	err := c.f.cfg.Broker.Decide(id, o)
 	switch {

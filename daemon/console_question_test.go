@@ -62,3 +62,21 @@ func TestConsoleAnswersAQuestion(t *testing.T) {
 		t.Errorf("the outcome: %+v", o)
 	}
 }
+
+// TestConsoleEmptyAnswerDoesNotApproveAHeldCall: the "answer" verdict with
+// no text, posted for a call held for approval, is refused and the call
+// waits on: only "approve" approves it.
+func TestConsoleEmptyAnswerDoesNotApproveAHeldCall(t *testing.T) {
+	f, broker, _ := consoleFront(t)
+	b := &browser{t: t, base: f.URL()}
+	_, h, _ := b.do("POST", "/console/login", url.Values{"token": {olgaToken}}, nil)
+	home := h.Get("Location")
+	held := broker.Open(approval.Request{Session: "s1", Tool: "t.submit_form", Command: "submit_form", Why: []string{"policy p"}}, time.Minute)
+	_, _, page := b.do("GET", home, nil, nil)
+	csrf := between(page, `name="csrf" value="`, `"`)
+	form := url.Values{"csrf": {csrf}, "decision": {"answer"}, "answer": {""}}
+	code, _, body := b.do("POST", home+"approvals/"+held.ID, form, map[string]string{"Sec-Fetch-Site": "same-origin"})
+	if code != http.StatusBadRequest || !strings.Contains(body, "not a question") || held.Answered() {
+		t.Errorf("an empty answer to a held call: %d %q, answered %v", code, body, held.Answered())
+	}
+}

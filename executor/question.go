@@ -5,18 +5,25 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/browsergate/browsergate/approval"
 	"github.com/browsergate/browsergate/events"
+	"github.com/browsergate/browsergate/evidence"
 	"github.com/browsergate/browsergate/executor/mask"
 	"github.com/browsergate/browsergate/internal/pagetext"
+	"github.com/browsergate/browsergate/scope"
 	"github.com/browsergate/browsergate/toolclad"
 )
 
 // The executor's side of await_human (commands_human.go): the question
 // held in the approval broker, the wait for the answer, and a secret
 // answer kept as a secret of the session.
+
+// questionRecord carries, to askHuman, where the turn keeps the human's
+// decision for the evidence (questionContext).
+type questionRecord struct{}
 
 // answerName is the placeholder name of the session's n-th secret answer.
 func answerName(n int) string { return "ANSWER_" + strconv.Itoa(n) }
@@ -26,8 +33,12 @@ func answerName(n int) string { return "ANSWER_" + strconv.Itoa(n) }
 // ended it), and not bounded by the command's timeout
 // (waiting for a human does not use up the action's time, as for an
 // approval; the question has its own deadline).
-func questionContext(ctx context.Context, s *session, call *toolclad.Call) (context.Context, context.CancelFunc) {
-	qctx, cancel := s.untilStopped(context.WithValue(s.lifetime(), questionCall{}, call))
+//
+// record is where the turn keeps the human's decision for its evidence
+// record (turn.approval): the question's answer, refusal or timeout goes
+// there, with who answered and on which channel, as a held call's does.
+func questionContext(ctx context.Context, s *session, call *toolclad.Call, record **evidence.Approval) (context.Context, context.CancelFunc) {
+	qctx, cancel := s.untilStopped(context.WithValue(context.WithValue(s.lifetime(), questionCall{}, call), questionRecord{}, record))
 	stop := context.AfterFunc(ctx, cancel)
 	return qctx, func() { stop(); cancel() }
 }
@@ -65,17 +76,26 @@ func (e *Executor) askHuman(ctx context.Context, s *session, call *toolclad.Call
 		page = f.State.URL
 	}
 	host := hostOf(page)
-	if wantSecret && host == "" {
-		return output{}, pagetext.Ownf("await_human: a secret answer can only be typed on the site it was asked on, and the tab is on %s, which has no host: navigate to the page that needs it first", pagetext.Value(strconv.Quote(page)))
+	domains, noSecret := secretAnswerDomains(call.Command, page, host)
+	if wantSecret && noSecret != "" {
+		return output{}, pagetext.Ownf("await_human: %s", noSecret)
 	}
 	m := s.masker.Load()
+	why := []string{"the agent asks the operator a question"}
+	if noSecret == "" {
+		// Said to the operator on every channel (the list, the console,
+		// the hook's data): where the answer goes if it is a secret.
+		why = append(why, "a secret answer can be typed on: "+strings.Join(domains, ", "))
+	}
 	req := approval.Request{
 		Session: s.id, Agent: s.agentID, Tool: call.Tool, Command: "await_human",
-		Args:         m.MaskValue(call.Args).(map[string]any),
-		Page:         m.Mask(page),
-		Why:          []string{"the agent asks the operator a question"},
-		Question:     m.Mask(question),
-		SecretAnswer: wantSecret,
+		Args:          m.MaskValue(call.Args).(map[string]any),
+		Page:          m.Mask(page),
+		Why:           why,
+		Question:      m.Mask(question),
+		SecretAnswer:  wantSecret,
+		SecretDomains: domains,
+		NoSecret:      m.Mask(noSecret),
 	}
 	p := e.cfg.Approvals.Open(req, timeout)
 	s.backend.logger.Warn("question for the operator", "id", p.ID, "session", s.id, "secret_answer", wantSecret, "deadline", p.Deadline)
@@ -88,7 +108,13 @@ func (e *Executor) askHuman(ctx context.Context, s *session, call *toolclad.Call
 	go tellWaiting(waitCtx, call, p)
 	o := p.Wait(waitCtx)
 	stopWaiting()
-	e.answered(s, p, o) // logs and publishes the outcome, never the answer
+	a := e.answered(s, p, o) // logs and publishes the outcome, never the answer
+	if record, _ := ctx.Value(questionRecord{}).(**evidence.Approval); record != nil && *record == nil {
+		// The turn's record says who answered, and on which channel. (A
+		// call that was itself held for approval first keeps that
+		// approval there; its reply names the answer's channel and who.)
+		*record = a
+	}
 
 	by := ""
 	if o.By != "" {
@@ -110,24 +136,46 @@ func (e *Executor) askHuman(ctx context.Context, s *session, call *toolclad.Call
 		text := fmt.Sprintf("the operator answered question %s (via %s%s): %s", p.ID, o.Channel, by, pagetext.Value(o.Answer))
 		return output{Text: text, Structured: map[string]any{"question": p.ID, "answer": pagetext.Value(o.Answer)}}, nil
 	}
-	if host == "" {
-		return output{}, pagetext.Ownf("await_human: the operator marked the answer to question %s a secret, and a secret answer can only be typed on the site it was asked on, but the question was asked on %s, which has no host: ask again on the page that needs it", p.ID, pagetext.Value(strconv.Quote(page)))
+	if noSecret != "" { // the broker refuses such an answer: never typed anywhere
+		return output{}, pagetext.Ownf("await_human: the operator marked the answer to question %s a secret, but %s", p.ID, noSecret)
 	}
-	sec, err := e.keepAnswer(s, o.Answer, host)
+	sec, err := e.keepAnswer(s, o.Answer, domains)
 	if err != nil {
 		return output{}, fmt.Errorf("await_human: the secret answer to question %s could not be kept: %w", p.ID, err)
 	}
+	on := strings.Join(domains, ", ")
 	text := fmt.Sprintf("the operator gave a secret answer to question %s (via %s%s): you do not see it. Type it as %s with type_text into a text field of a page on %s (named by ref or selector), as a manifest secret is typed",
-		p.ID, o.Channel, by, sec.Placeholder(), pagetext.Value(host))
-	return output{Text: text, Structured: map[string]any{"question": p.ID, "placeholder": sec.Placeholder(), "domain": pagetext.Value(host)}}, nil
+		p.ID, o.Channel, by, sec.Placeholder(), pagetext.Value(on))
+	return output{Text: text, Structured: map[string]any{"question": p.ID, "placeholder": sec.Placeholder(), "domain": pagetext.Value(on)}}, nil
 }
 
-// keepAnswer makes value a secret of the session, typed on host: the
+// secretAnswerDomains are where a secret answer to a question asked on
+// page (whose host is host) may be typed: await_human's
+// secret_answer_domains when the manifest declares them and host is on
+// them, else the host itself; or why no secret answer can be given there.
+// The agent chooses the page it asks on, so without the key it chooses
+// the host; the operator is shown it before answering.
+func secretAnswerDomains(cmd *toolclad.Command, page, host string) ([]string, string) {
+	if host == "" {
+		return nil, fmt.Sprintf("a secret answer can only be typed on the site it was asked on, and the tab is on %s, which has no host: navigate to the page that needs it first", pagetext.Value(strconv.Quote(page)))
+	}
+	if cmd == nil || len(cmd.SecretAnswerDomains) == 0 {
+		return []string{host}, ""
+	}
+	for _, d := range cmd.SecretAnswerDomains {
+		if p, err := scope.ParsePattern(d); err == nil && p.Match(host) {
+			return slices.Clone(cmd.SecretAnswerDomains), ""
+		}
+	}
+	return nil, fmt.Sprintf("a secret answer may only be asked for on a page of await_human's secret_answer_domains (%s), and the tab is on %s: navigate to the page that needs it first", strings.Join(cmd.SecretAnswerDomains, ", "), pagetext.Value(host))
+}
+
+// keepAnswer makes value a secret of the session, typed on domains: the
 // session's secrets and masker take it, and so do the log lines of its
 // backend and of the daemon. It runs within the session's call, so no
 // other call of the session reads the set as it changes; the request
 // guard's refusals, masked as they happen, read the masker atomically.
-func (e *Executor) keepAnswer(s *session, value, host string) (*toolclad.Secret, error) {
+func (e *Executor) keepAnswer(s *session, value string, domains []string) (*toolclad.Secret, error) {
 	s.answers.mu.Lock()
 	defer s.answers.mu.Unlock()
 	taken := func(name string) bool {
@@ -137,7 +185,7 @@ func (e *Executor) keepAnswer(s *session, value, host string) (*toolclad.Secret,
 	for taken(answerName(n)) {
 		n++
 	}
-	sec := toolclad.AnsweredSecret(answerName(n), value, []string{host})
+	sec := toolclad.AnsweredSecret(answerName(n), value, domains)
 	secrets, err := s.secrets.Load().With(sec)
 	if err != nil {
 		return nil, err

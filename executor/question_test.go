@@ -1,10 +1,12 @@
 package executor
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/browsergate/browsergate/internal/pagetext"
 	"github.com/browsergate/browsergate/internal/testkit"
 	"github.com/browsergate/browsergate/toolclad"
 )
@@ -31,7 +33,7 @@ func TestSecretAnswerIsTheSessionsOwn(t *testing.T) {
 		t.Fatal(err)
 	}
 	const code = "OTP-731904-Zq"
-	sec, err := e.keepAnswer(asked, code, "login.example.com")
+	sec, err := e.keepAnswer(asked, code, []string{"login.example.com"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +64,7 @@ func TestSecretAnswerIsTheSessionsOwn(t *testing.T) {
 	if got := e.maskers[m].Mask(code); got != code {
 		t.Errorf("the manifest's masker, which new sessions take, masks the answer: %q", got)
 	}
-	if sec, err := e.keepAnswer(asked, "OTP-2-000000", "login.example.com"); err != nil || sec.Name != "ANSWER_3" {
+	if sec, err := e.keepAnswer(asked, "OTP-2-000000", []string{"login.example.com"}); err != nil || sec.Name != "ANSWER_3" {
 		t.Errorf("the second answer: %v, %v", sec, err)
 	}
 }
@@ -95,6 +97,34 @@ args.timeout_seconds = { max = 30 }
 	for _, c := range cases {
 		if got := questionTimeout(c.call, 55*time.Second); got != c.want {
 			t.Errorf("%s: %s, want %s", c.name, got, c.want)
+		}
+	}
+}
+
+// TestSecretAnswerDomains: without secret_answer_domains a secret answer
+// is bound to the host the question was asked on; with it, only a page on
+// one of them may ask for one, and the answer is bound to all of them; a
+// page without a host never may.
+func TestSecretAnswerDomains(t *testing.T) {
+	bound := &toolclad.Command{Name: "await_human", SecretAnswerDomains: []string{"login.example.com", "*.sso.example.com"}}
+	free := &toolclad.Command{Name: "await_human"}
+	cases := []struct {
+		name     string
+		cmd      *toolclad.Command
+		page     string
+		want     []string
+		noSecret string // a piece of why no secret answer can be given
+	}{
+		{"unbound: the page's host", free, "https://user:pw@bücher.example/otp", []string{"xn--bcher-kva.example"}, ""},
+		{"on the declared host", bound, "https://login.example.com/otp", []string{"login.example.com", "*.sso.example.com"}, ""},
+		{"on the declared glob", bound, "https://eu.sso.example.com/", []string{"login.example.com", "*.sso.example.com"}, ""},
+		{"elsewhere", bound, "https://www.example.com/", nil, "only be asked for on a page of await_human's secret_answer_domains (login.example.com, *.sso.example.com), and the tab is on www.example.com"},
+		{"no host", free, "about:blank", nil, "which has no host"},
+	}
+	for _, c := range cases {
+		got, noSecret := secretAnswerDomains(c.cmd, c.page, hostOf(c.page))
+		if !slices.Equal(got, c.want) || (c.noSecret == "") != (noSecret == "") || !strings.Contains(pagetext.Unmarked(noSecret), c.noSecret) {
+			t.Errorf("%s: %q, %q; want %q, %q", c.name, got, noSecret, c.want, c.noSecret)
 		}
 	}
 }

@@ -211,7 +211,7 @@ func (e *Executor) runTurn(ctx context.Context, s *session, t *turn) {
 		// Waiting for the operator's answer does not use up the action's
 		// time either: the question has its own deadline.
 		cancel()
-		actx, cancel = questionContext(ctx, s, t.call)
+		actx, cancel = questionContext(ctx, s, t.call, &t.approval)
 		defer cancel()
 	}
 	acted = true

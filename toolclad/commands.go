@@ -50,7 +50,7 @@ func decodeCommands(t *table, m *Manifest, wantCommands bool) {
 			}
 			continue
 		}
-		m.Commands = append(m.Commands, decodeCommand(t.sub(name), b))
+		m.Commands = append(m.Commands, decodeCommand(t.sub(name), b, m))
 	}
 	t.done()
 }
@@ -95,7 +95,7 @@ func engineCommands(engine string) []string {
 	return names
 }
 
-func decodeCommand(t *table, b *builtinCommand) *Command {
+func decodeCommand(t *table, b *builtinCommand, m *Manifest) *Command {
 	c := b.fullCommand()
 	t.str("description", &c.Description)
 	t.oneOf("risk_tier", &c.RiskTier, riskTiers...)
@@ -105,6 +105,7 @@ func decodeCommand(t *table, b *builtinCommand) *Command {
 	}
 	if b.name == "await_human" {
 		t.boolean("secret_answers", &c.SecretAnswers)
+		decodeSecretAnswerDomains(t, c, m)
 	}
 
 	args := t.sub("args")

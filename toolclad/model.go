@@ -251,6 +251,10 @@ type Command struct {
 	// agent, which gets a placeholder to type, whatever its secret
 	// argument says.
 	SecretAnswers bool
+	// SecretAnswerDomains (await_human only) are the domain globs of the
+	// pages a secret answer may be asked for and typed on; empty: the
+	// host of the page the question was asked on, whatever it is.
+	SecretAnswerDomains []string
 	// Args is the effective signature in built-in order: the built-in
 	// arguments, narrowed by the declared ones when args are declared.
 	Args []*Arg

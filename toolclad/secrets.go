@@ -30,6 +30,9 @@ type Secret struct {
 	Fields string
 
 	value string
+	// answered: the operator gave the value while a session ran
+	// (AnsweredSecret), rather than the manifest.
+	answered bool
 }
 
 // Value is the secret itself. It is read when the manifest is loaded and

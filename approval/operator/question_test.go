@@ -47,3 +47,22 @@ func TestAnswerAQuestionOnTheSocket(t *testing.T) {
 		t.Errorf("the waiting call got %+v", o)
 	}
 }
+
+// TestEmptyAnswerDoesNotApproveAHeldCall: {"answer": ""} is an answer, not
+// an approval: on a held call it is refused, and the call waits on.
+func TestEmptyAnswerDoesNotApproveAHeldCall(t *testing.T) {
+	t.Parallel()
+	ch := newChannel(t)
+	ctx := context.Background()
+	held := ch.hold("t.submit_form")
+	q := ch.broker.Open(approval.Request{Session: "s1", Tool: "t.await_human", Command: "await_human", Question: "The code?"}, time.Minute)
+	if _, err := ch.client.AnswerQuestion(ctx, held.ID, operator.Reply{Text: ""}); !errors.Is(err, operator.ErrBadRequest) || !strings.Contains(err.Error(), "not a question") {
+		t.Errorf("an empty answer to a held call: %v", err)
+	}
+	if _, err := ch.client.AnswerQuestion(ctx, q.ID, operator.Reply{Text: ""}); !errors.Is(err, operator.ErrBadRequest) || !strings.Contains(err.Error(), "is empty") {
+		t.Errorf("an empty answer to a question: %v", err)
+	}
+	if held.Answered() || q.Answered() {
+		t.Fatal("an empty answer answered a request")
+	}
+}

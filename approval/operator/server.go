@@ -213,7 +213,9 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	o := approval.Outcome{Approved: *body.Approve, Channel: approval.ChannelOperator, By: by, Note: body.Note, Secret: body.Secret}
 	if body.Answer != nil {
-		o.Answer = *body.Answer
+		// An answer, even an empty one, is an answer: the broker takes it
+		// for a question only, never as a held call's approval.
+		o.Answer, o.Answering = *body.Answer, true
 	}
 	err = s.broker.Decide(id, o)
 	switch {

@@ -183,6 +183,22 @@ func describeBrowser(stdout io.Writer, m *toolclad.Manifest, preloading map[stri
 	} else {
 		fmt.Fprintln(stdout, "  downloads: refused (download is not declared)")
 	}
+	if c := m.Command("await_human"); c != nil {
+		fmt.Fprintf(stdout, "  await_human: %s\n", secretAnswersSay(c))
+	}
+}
+
+// secretAnswersSay is check's account of where await_human's secret
+// answers may be typed.
+func secretAnswersSay(c *toolclad.Command) string {
+	kept := "answers are the agent's unless it or the operator asks for a secret one"
+	if c.SecretAnswers {
+		kept = "every answer is a secret (secret_answers)"
+	}
+	if len(c.SecretAnswerDomains) == 0 {
+		return kept + "; a secret answer is typed only on the host of the page the agent asked on, which the agent chooses (the operator is shown it; secret_answer_domains would fix it)"
+	}
+	return kept + "; a secret answer may be asked for, and typed, only on pages of " + strings.Join(c.SecretAnswerDomains, ", ") + " (secret_answer_domains)"
 }
 
 // describeHTTPEngine is check's account of a browserless manifest: its

@@ -68,7 +68,7 @@ func (m *Masker) MaskSource(s string) string {
 		return s
 	}
 	var b strings.Builder
-	m.maskSourceTo(&b, s)
+	m.maskSourceTo(&b, m.hideValues(s))
 	return b.String()
 }
 

@@ -12,8 +12,13 @@ func (m *Masker) Mask(s string) string {
 	if m == nil || s == "" {
 		return s
 	}
+	return m.mask(m.hideValues(s))
+}
+
+// mask is Mask, after hideValues.
+func (m *Masker) mask(s string) string {
 	if i, j := labelIn(s); j > 0 {
-		return m.Mask(s[:i]) + s[i:j] + m.Mask(s[j:])
+		return m.mask(s[:i]) + s[i:j] + m.mask(s[j:])
 	}
 	runs := m.runs(s)
 	if runs == nil {
@@ -61,10 +66,14 @@ func labelIn(s string) (i, j int) {
 
 // label is what shows in place of run r, spelled text: the text itself
 // when the agent's own texts hold it (ForAgent), else [secret NAME] for a
-// whole value and [part of secret NAME] for a part.
+// whole value and [part of secret NAME] for a part. An operator's secret
+// answer is never left as the agent's own text: a six-digit code is one
+// of a million, and an agent that wrote them all (a megabyte of text, or
+// one refused call, whose arguments are noted too) would see the one the
+// page shows come back in clear.
 func (m *Masker) label(r run, text string) string {
 	f := m.forms[r.form]
-	if len(m.own) > 0 {
+	if len(m.own) > 0 && !f.answer {
 		c := canonical(f.chars[r.k : r.k+r.n])
 		for _, p := range m.own {
 			if strings.Contains(p, c) {

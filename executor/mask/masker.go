@@ -46,6 +46,8 @@ type Masker struct {
 	// own are the pieces of secrets the agent itself wrote in its session,
 	// canonical (ForAgent): a run that one of them holds is left as it is.
 	own []string
+	// answers: some of the secrets are operators' answers (hideValues).
+	answers bool
 	// secrets are the secrets it masks, in order; subs its maskers of some
 	// of them (Only), made once each.
 	secrets []*toolclad.Secret
@@ -64,6 +66,9 @@ type multiFold struct {
 type secretForm struct {
 	name  string
 	chars []rune
+	// answer: the form is of an operator's secret answer (ForAgent, and
+	// hideValues).
+	answer bool
 }
 
 // formAt is character k of form.
@@ -90,9 +95,16 @@ func New(secs []*toolclad.Secret) *Masker {
 		secrets: secs, subs: &sync.Map{}}
 	for _, sec := range secs {
 		v := sec.Value()
+		first := len(m.forms)
 		m.addForm(sec.Name, v)
 		if c := collapse(v); c != v && utf8.RuneCountInString(c) >= MinPart {
 			m.addForm(sec.Name, c)
+		}
+		if sec.Answered() {
+			m.answers = true
+			for f := first; f < len(m.forms); f++ {
+				m.forms[f].answer = true
+			}
 		}
 	}
 	return m
