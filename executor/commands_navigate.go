@@ -21,7 +21,12 @@ func actNavigate(ctx context.Context, s *session, args map[string]any, f *facts)
 	if err := s.emptyBeforeLeaving(ctx, u); err != nil {
 		return output{}, err
 	}
-	if err := chromedp.Do(ctx, chromedp.Navigate(u)); err != nil {
+	mark := s.egress.unreachable.mark()
+	err := chromedp.Do(ctx, chromedp.Navigate(u))
+	if why := s.egress.unreachable.since(mark, u); why != "" {
+		return output{}, s.siteDidNotAnswer(ctx, u, why, err == nil)
+	}
+	if err != nil {
 		return output{}, fmt.Errorf("navigate to %s: %w", u, err)
 	}
 	// The document's HTTP status is added from the read after the action

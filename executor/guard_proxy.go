@@ -113,6 +113,11 @@ func (b *backend) newDialProxy(log *blockLog, sess *sessionEgress) (*egress.Prox
 		Policy:   policyRef{b: b, s: sess},
 		Resolver: b.resolver,
 		OnDecision: func(d egress.Decision) {
+			if !d.Allowed && sess != nil && isUnreachableRule(d.Rule) {
+				// The site did not answer: no refusal (unreachable.go).
+				sess.unreachable.note(d.Target, d.Reason)
+				return
+			}
 			if !d.Allowed && log != nil {
 				log.add(Blocked{Time: d.Time, URL: d.Target, Rule: d.Rule, Reason: d.Reason, Layer: "proxy"})
 			}
@@ -226,7 +231,10 @@ type sessionEgress struct {
 	// navigate to: reachable by the session's pages until it ends
 	// (scopeask.go).
 	outside *gate.OutsideOrigins
-	guard   *targetGuard // the session's target guard (nil before the first tab)
+	// unreachable are the session's dials that failed: sites that did
+	// not answer, kept apart from blocked (unreachable.go).
+	unreachable unreachableLog
+	guard       *targetGuard // the session's target guard (nil before the first tab)
 	// ic is the current tab's interceptor (nil before the first tab): its
 	// docGen tells the tab's document apart.
 	ic atomic.Pointer[interceptor]

@@ -45,6 +45,8 @@ func Preflight(q *Question) Verdict {
 			// read), so the agent must reconnect.
 			v.Deny = Deny(evidence.StageLimits, "max_interactions",
 				"the session has used all %d interactions of max_interactions; no further call runs in it (reconnect for a new session)", m.Browser.MaxInteractions)
+		} else {
+			v.Deny = placeholderArgs(q)
 		}
 	}
 	return v
