@@ -1,16 +1,11 @@
 package executor
 
 import (
-	"context"
-	"fmt"
 	"net"
 	"net/url"
 	"strings"
 	"sync"
 
-	"github.com/chromedp/chromedp"
-
-	"github.com/browsergate/browsergate/internal/pagetext"
 	"github.com/browsergate/browsergate/scope/egress"
 )
 
@@ -124,19 +119,4 @@ func unreachableWhy(reason string) string {
 		return reason[i+2:]
 	}
 	return reason
-}
-
-// siteDidNotAnswer is navigate's error when its own request found no
-// site. committed: the tab shows the proxy's error response as a page (a
-// plain request's; a tunnel's failure makes the browser show its own
-// error page), which is replaced by about:blank, so that no snapshot
-// shows browsergate's words as if the page said them.
-func (s *session) siteDidNotAnswer(ctx context.Context, u, why string, committed bool) error {
-	err := fmt.Errorf("the site did not answer: %s could not be reached (%s); no page was loaded", pagetext.Value(u), why)
-	if committed {
-		if berr := chromedp.Do(ctx, chromedp.Navigate("about:blank")); berr != nil {
-			return fmt.Errorf("%w; the tab still shows the egress proxy's error response, as about:blank could not replace it: %v", err, berr)
-		}
-	}
-	return err
 }
