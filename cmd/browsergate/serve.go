@@ -275,7 +275,7 @@ func (o *serveOptions) run(stderr io.Writer) error {
 		// own line of the file, and this stream goes to logs (journald,
 		// files) that more people read, and keep, than may answer held
 		// calls.
-		fmt.Fprintf(stderr, "browsergate: console at %s/console/login (sign in with your operator token, your line of %s)\n", front.URL(), o.operatorTokens)
+		fmt.Fprintf(stderr, "browsergate: console at %s/console/login (sign in with your operator token: in your line NAME:TOKEN of %s, the part after NAME:)\n", front.URL(), o.operatorTokens)
 	}
 	if o.stdio {
 		go func() {
