@@ -58,6 +58,11 @@ func TestDemoEndsWithCommandsThatRunAgain(t *testing.T) {
 	// The replay visits the demo site again, which stopped with the demo:
 	// it runs, and its steps differ (the demo itself replayed the
 	// session while the site was up, and found none that did).
+	// The demo's operator approved its submit_form: the replay says, before
+	// it starts, that the step will run again.
+	if !strings.Contains(text, "\n1 step(s) a human approved will run again, approved as recorded, with their side effects: #") || !strings.Contains(text, " submit_form (") {
+		t.Errorf("the demo's replay does not say the approved submit_form runs again:\n%s", text)
+	}
 	if !strings.Contains(text, "replayed 8 of 8 step(s) that ran: 0 differ, 0 not replayable") {
 		t.Errorf("the demo's own replay did not find every step the same:\n%s", text)
 	}
