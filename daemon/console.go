@@ -252,8 +252,7 @@ func (c *console) loginPage(w http.ResponseWriter, r *http.Request) {
 func (c *console) login(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
 	addr, _, _ := net.SplitHostPort(r.RemoteAddr)
-	token := strings.TrimSpace(r.PostFormValue("token"))
-	name := c.f.operators().Lookup(token)
+	name, token := signInToken(c.f.operators(), r.PostFormValue("token"))
 	if name == "" {
 		if wait := c.failedFrom(addr, r.RemoteAddr); wait > 0 {
 			w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))

@@ -116,7 +116,7 @@ func (e *Executor) approve(ctx context.Context, s *session, t *turn) *DenyError 
 func (e *Executor) openApproval(s *session, want approval.Request, what string) *approval.Pending {
 	p := e.cfg.Approvals.Open(want, e.cfg.ApprovalTimeout)
 	s.backend.logger.Warn(what, "id", p.ID, "session", s.id, "call", p.Summary(), "deadline", p.Deadline)
-	e.cfg.Events.Publish(events.Event{Type: events.ApprovalAsked, Session: s.id, Agent: s.principal, Tool: p.Tool, Command: p.Command,
+	e.cfg.Events.Publish(events.Event{Type: events.ApprovalAsked, Session: s.id, Agent: s.principal, Tool: s.manifest.Tool.Name, Command: p.Command,
 		Args: p.Args, URL: p.URL, Approval: p.ID, Reason: strings.Join(p.Why, "; "), Detail: p.Request})
 	return p
 }
@@ -125,7 +125,7 @@ func (e *Executor) openApproval(s *session, want approval.Request, what string) 
 // it as the evidence records it.
 func (e *Executor) answered(s *session, p *approval.Pending, o approval.Outcome) *evidence.Approval {
 	s.backend.logger.Warn("approval answered", "id", p.ID, "approved", o.Approved, "channel", o.Channel, "by", o.By)
-	e.cfg.Events.Publish(events.Event{Type: events.ApprovalAnswered, Session: s.id, Agent: s.principal, Tool: p.Tool, Command: p.Command,
+	e.cfg.Events.Publish(events.Event{Type: events.ApprovalAnswered, Session: s.id, Agent: s.principal, Tool: s.manifest.Tool.Name, Command: p.Command,
 		Approval: p.ID, Allowed: events.Bool(o.Approved), Channel: o.Channel, By: o.By, Reason: o.Note})
 	return &evidence.Approval{ID: p.ID, Approved: o.Approved, Channel: o.Channel, By: o.By, At: o.At.UTC(), Note: o.Note}
 }

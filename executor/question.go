@@ -99,7 +99,7 @@ func (e *Executor) askHuman(ctx context.Context, s *session, call *toolclad.Call
 	}
 	p := e.cfg.Approvals.Open(req, timeout)
 	s.backend.logger.Warn("question for the operator", "id", p.ID, "session", s.id, "secret_answer", wantSecret, "deadline", p.Deadline)
-	e.cfg.Events.Publish(events.Event{Type: events.ApprovalAsked, Session: s.id, Agent: s.principal, Tool: p.Tool, Command: p.Command,
+	e.cfg.Events.Publish(events.Event{Type: events.ApprovalAsked, Session: s.id, Agent: s.principal, Tool: s.manifest.Tool.Name, Command: p.Command,
 		Args: p.Args, URL: p.Page, Approval: p.ID, Reason: "question: " + p.Question, Detail: p.Request})
 
 	// ctx is questionContext's: it ends when the session begins to end.

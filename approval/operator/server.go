@@ -230,7 +230,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// The answer itself is never logged: it may be a secret.
-	s.logger.Warn("approval answered on the operator socket", "id", id, "approved", *body.Approve, "answered", body.Answer != nil, "by", by)
+	s.logger.Warn("approval answered on the operator socket", "id", id, "approved", *body.Approve, "question", body.Answer != nil, "by", by)
 	writeJSON(w, http.StatusOK, Answer{ID: id, Approved: *body.Approve, Answered: body.Answer != nil, By: by})
 }
 

@@ -172,6 +172,9 @@ func printPending(w io.Writer, pending []approval.Request, now time.Time) {
 	line := evidence.VisibleLine
 	for _, p := range pending {
 		args, _ := json.Marshal(p.Args)
+		if len(p.Args) == 0 {
+			args = []byte("{}") // a call with no arguments, as the console and the evidence show it (not null)
+		}
 		fmt.Fprintf(w, "%s  (%s left, until %s)  session %s\n", line(p.ID), p.Deadline.Sub(now).Round(time.Second),
 			p.Deadline.UTC().Format(time.RFC3339), line(p.Session))
 		if p.Agent != "" {

@@ -91,3 +91,15 @@ func TestPendingShowsHiddenCharactersEscaped(t *testing.T) {
 		t.Errorf("approvals list shows hidden characters raw: %q", out)
 	}
 }
+
+// TestPendingShowsACallWithoutArgumentsAsAnEmptyObject: a held call with
+// no arguments is listed as "{}", as the console shows it, not "null".
+func TestPendingShowsACallWithoutArgumentsAsAnEmptyObject(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 23, 18, 2, 5, 0, time.UTC)
+	var b bytes.Buffer
+	printPending(&b, []approval.Request{{ID: "apr-1", Session: "s", Tool: "site_submit_form", Page: "p", Deadline: now.Add(time.Minute), Why: []string{"w"}}}, now)
+	if want := "  call:   site_submit_form {}\n"; !strings.Contains(b.String(), want) {
+		t.Errorf("approvals list:\n%s\nwant the line %q", b.String(), want)
+	}
+}

@@ -112,7 +112,7 @@ func check(manifests []string, policies, sep string, matrix bool, sc serveChoice
 	var absent []string
 	if sc.known { // doctor: is the live browser there?
 		var silent []string
-		absent, silent = liveEndpointWarnings(ms)
+		absent, silent = liveEndpointWarnings(ms, sc.root)
 		for _, endpoint := range silent {
 			delete(preloading, endpoint) // "nothing answers" says it; "could not tell whether preloading is off" adds nothing
 		}
@@ -123,9 +123,20 @@ func check(manifests []string, policies, sep string, matrix bool, sc serveChoice
 	for _, w := range warnings {
 		fmt.Fprintln(stdout, "warning: "+w)
 	}
+	if len(absent) > 0 {
+		// A live manifest with no browser at its endpoint is not a risk
+		// to weigh but a daemon that refuses every call of that manifest:
+		// doctor fails, as check fails on a manifest that does not load.
+		fmt.Fprintf(stdout, "not ok (%d warning(s)): no browser answers at a live manifest's live_endpoint, so serve would refuse every call of it\n", len(deadEnds)+len(warnings))
+		return errLiveBrowserAbsent
+	}
 	fmt.Fprintf(stdout, "ok (%d warning(s))\n", len(deadEnds)+len(warnings))
 	return nil
 }
+
+// errLiveBrowserAbsent is doctor's failure when a live manifest's browser
+// does not answer (exit 1).
+var errLiveBrowserAbsent = errors.New("doctor: not ok: start the live browser (see the warning above), then run doctor again")
 
 // printMatrix prints each declared command's decision on a page in its
 // manifest's scope, without and with a human's approval (Cedar's, and

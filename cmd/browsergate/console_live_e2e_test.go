@@ -243,7 +243,7 @@ func TestConsoleLive(t *testing.T) {
 	}
 
 	d.stop(t)
-	if want := "browsergate: console at " + d.url + "/console/login (sign in with your operator token"; !strings.Contains(d.stderr.String(), want) {
+	if want := "browsergate: console at " + d.url + "/console/login (sign in with your operator token: in your line NAME:TOKEN of "; !strings.Contains(d.stderr.String(), want) {
 		t.Errorf("serve did not print where to sign in (%q):\n%s", want, d.stderr.String())
 	}
 	if strings.Contains(d.stderr.String(), olga) {

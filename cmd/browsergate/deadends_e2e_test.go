@@ -83,7 +83,9 @@ func TestServeLogsDeadEnds(t *testing.T) {
 
 // TestDoctorSaysNothingAnswersAtTheLiveEndpoint: doctor tries a live
 // manifest's endpoint and, where nothing listens, says so and how to start
-// a browser with remote debugging, instead of calling the set fine.
+// a browser with remote debugging on that endpoint's port (with
+// --no-sandbox as root), says "not ok" and exits 1, since serve would
+// refuse every call of that manifest.
 func TestDoctorSaysNothingAnswersAtTheLiveEndpoint(t *testing.T) {
 	t.Parallel()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -104,20 +106,28 @@ allowed_domains = ["docs.example.com"]
 [browser.commands.snapshot]
 `, endpoint))
 	out, code := runBinary(t, "doctor", "--manifest", m, "--policies", repoPath("policies"))
-	if code != 0 {
-		t.Fatalf("doctor: exit %d\n%s", code, out)
+	if code != 1 {
+		t.Errorf("doctor with no browser at the live endpoint: exit %d, want 1\n%s", code, out)
 	}
-	for _, want := range []string{m + ": live_endpoint " + endpoint + ": nothing answers there", "--remote-debugging-port=9222"} {
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	wants := []string{m + ": live_endpoint " + endpoint + ": nothing answers there", "chromium --remote-debugging-port=" + port + " ", "\nnot ok ("}
+	if os.Geteuid() == 0 {
+		wants = append(wants, "--remote-debugging-port="+port+" --no-sandbox ")
+	}
+	for _, want := range wants {
 		if !strings.Contains(out, want) {
 			t.Errorf("doctor's output lacks %q:\n%s", want, out)
 		}
+	}
+	if (port != "9222" && strings.Contains(out, "port=9222")) || strings.Contains(out, "\nok (") {
+		t.Errorf("doctor names the default port, or calls the set ok:\n%s", out)
 	}
 	if strings.Contains(out, "could not tell whether") {
 		t.Errorf("doctor also asks the absent browser about preloading:\n%s", out)
 	}
 
 	// A browser that is there gets no such warning.
-	port, _ := startChromium(t)
+	livePort, _ := startChromium(t)
 	m = writeManifest(t, "live.toml", fmt.Sprintf(`[tool]
 name = "live"
 mode = "browser"
@@ -128,7 +138,7 @@ live_endpoint = "http://127.0.0.1:%d"
 [browser.scope]
 allowed_domains = ["docs.example.com"]
 [browser.commands.navigate]
-`, port))
+`, livePort))
 	if out, code := runBinary(t, "doctor", "--manifest", m, "--policies", repoPath("policies")); code != 0 || strings.Contains(out, "nothing answers") {
 		t.Errorf("doctor with a browser at the endpoint: exit %d\n%s", code, out)
 	}

@@ -51,6 +51,14 @@ func commandLine(args []string) string {
 	return strings.Join(quoted, " ")
 }
 
+// builtCommandLine is commandLine for the binary make build leaves in the
+// repository root: the demo itself runs as go run, so a reader who typed
+// make demo has no browsergate on their PATH, and "browsergate …" as
+// printed would not be found.
+func builtCommandLine(args []string) string {
+	return "./" + commandLine(args)
+}
+
 // shellQuote leaves a word of plain characters as it is and puts anything
 // else between single quotes, which a POSIX shell reads literally (a
 // single quote inside written '\”).

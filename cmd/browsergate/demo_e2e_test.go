@@ -11,7 +11,8 @@ import (
 // from the repository root as make demo runs it) prints the serve it
 // starts and each evidence command before its output, and ends with the
 // show, verify, replay and export lines for its file; typed into a shell,
-// each of those runs with the release binary and does what it says.
+// each of those runs with the release binary (as ./browsergate, which
+// make build leaves in the repository root) and does what it says.
 func TestDemoEndsWithCommandsThatRunAgain(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -42,10 +43,13 @@ func TestDemoEndsWithCommandsThatRunAgain(t *testing.T) {
 	if !ok {
 		t.Fatalf("the demo does not end with the commands for its file:\n%s", text)
 	}
+	if !strings.HasPrefix(again, "  (from the repository root; make build makes ./browsergate)\n") {
+		t.Errorf("the demo does not say where ./browsergate comes from:\n%s", again)
+	}
 	var lines []string
 	for _, l := range strings.Split(strings.TrimSuffix(again, "\n"), "\n") {
-		if line, ok := strings.CutPrefix(l, "  browsergate "); ok {
-			lines = append(lines, "browsergate "+line)
+		if line, ok := strings.CutPrefix(l, "  ./browsergate "); ok {
+			lines = append(lines, "./browsergate "+line)
 		}
 	}
 	if len(lines) != 5 {
@@ -54,6 +58,11 @@ func TestDemoEndsWithCommandsThatRunAgain(t *testing.T) {
 	// The replay visits the demo site again, which stopped with the demo:
 	// it runs, and its steps differ (the demo itself replayed the
 	// session while the site was up, and found none that did).
+	// The demo's operator approved its submit_form: the replay says, before
+	// it starts, that the step will run again.
+	if !strings.Contains(text, "\n1 step(s) a human approved will run again, approved as recorded, with their side effects: #") || !strings.Contains(text, " submit_form (") {
+		t.Errorf("the demo's replay does not say the approved submit_form runs again:\n%s", text)
+	}
 	if !strings.Contains(text, "replayed 8 of 8 step(s) that ran: 0 differ, 0 not replayable") {
 		t.Errorf("the demo's own replay did not find every step the same:\n%s", text)
 	}
@@ -61,7 +70,7 @@ func TestDemoEndsWithCommandsThatRunAgain(t *testing.T) {
 		"DIFFERS", "wrote demo-report.html: 1 session(s), 10 record(s), verification intact"}
 	for i, line := range lines {
 		words := shellWords(t, line)
-		if words[0] != "browsergate" {
+		if words[0] != "./browsergate" {
 			t.Fatalf("%q is not a browsergate command", line)
 		}
 		run := exec.Command(binary, words[1:]...)

@@ -46,8 +46,9 @@ func runDemo(o *demoOptions, stdout, stderr io.Writer) error {
 	// Whatever became of them, the commands are printed as they are
 	// typed, to run again on the file the demo leaves.
 	fmt.Fprintf(stdout, "\nThe evidence is in %s. To read, check and replay it again, or export it for people:\n", o.evidence)
+	fmt.Fprintln(stdout, "  (from the repository root; make build makes ./browsergate)")
 	for _, c := range cmds {
-		fmt.Fprintf(stdout, "  %s\n", commandLine(c))
+		fmt.Fprintf(stdout, "  %s\n", builtCommandLine(c))
 		if c[1] == "replay" {
 			// The site is the demo's own, served only while it runs.
 			fmt.Fprintln(stdout, "    (replay visits the site again, and the demo site stopped with the demo: run now, every step differs, and the replay shows how)")

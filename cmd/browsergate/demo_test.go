@@ -57,10 +57,10 @@ func TestDemoPrintsCommandsThatRun(t *testing.T) {
 		cmds := demoEvidenceCommands(path, "demo-20261128T122154-76172422a102", []string{"--secret", "DEMO_PASSWORD=file:examples/demo-password.txt"})
 		var names []string
 		for _, args := range cmds {
-			line := commandLine(args)
+			line := builtCommandLine(args)
 			words := shellWords(t, line)
-			if words[0] != "browsergate" || !slices.Equal(words[1:], args) {
-				t.Fatalf("%q reads back as %q, want browsergate %q", line, words, args)
+			if words[0] != "./browsergate" || !slices.Equal(words[1:], args) {
+				t.Fatalf("%q reads back as %q, want ./browsergate %q", line, words, args)
 			}
 			c, rest, err := lookup(words[1:])
 			if err != nil || c == nil {

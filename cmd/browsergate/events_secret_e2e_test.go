@@ -92,6 +92,17 @@ new Image().src = 'http://127.0.0.9/x?v=' + encodeURIComponent(v);
 		}
 		typ, _ := e["type"].(string)
 		types[typ]++
+		// Decisions and approvals name the call alike: the manifest's tool
+		// in "tool", the command in "command" (not the MCP tool name).
+		switch typ {
+		case "decision", "approval_asked", "approval_answered":
+			if e["tool"] != "e2e" || e["command"] == "" || e["command"] == nil {
+				t.Errorf("a %s event names its call %v %v, want the manifest's tool e2e and a command: %s", typ, e["tool"], e["command"], msg)
+			}
+			if typ != "decision" && e["command"] != "submit_form" {
+				t.Errorf("the %s event's command is %v, want submit_form: %s", typ, e["command"], msg)
+			}
+		}
 		texts = append(texts, string(msg))
 		texts = append(texts, jsonStrings(e)...)
 	}

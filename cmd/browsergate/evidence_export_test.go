@@ -269,8 +269,8 @@ func TestExportJSONL(t *testing.T) {
 		{"evidence", "export", "--evidence", f.evidence, "--pubkey", "k.pub"},
 		{"evidence", "export", "--format", "html"},
 	} {
-		if out, code := runBinary(t, args...); code != 2 || !strings.Contains(out, "usage:") {
-			t.Errorf("browsergate %v: exit %d, want 2 with usage\n%s", args, code, out)
+		if out, code := runBinary(t, args...); code != 2 || !strings.Contains(out, "run `browsergate help evidence export` for its flags") {
+			t.Errorf("browsergate %v: exit %d, want 2 with where its flags are\n%s", args, code, out)
 		}
 	}
 }

@@ -137,8 +137,8 @@ func TestPruneCLIRefuses(t *testing.T) {
 		if code != tc.code || !strings.Contains(out, tc.want) {
 			t.Errorf("%s: exit %d, want %d with %q\n%s", tc.name, code, tc.code, tc.want, out)
 		}
-		if code == 2 && !strings.Contains(out, "usage:") {
-			t.Errorf("%s: no usage\n%s", tc.name, out)
+		if code == 2 && !strings.Contains(out, "run `browsergate help evidence prune` for its flags") {
+			t.Errorf("%s: does not say where the flags are\n%s", tc.name, out)
 		}
 	}
 	if _, err := os.Stat(absent); err == nil {

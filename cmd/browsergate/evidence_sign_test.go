@@ -63,7 +63,7 @@ func TestKeygenWritesPrivateAndPublicPEM(t *testing.T) {
 	if after, _ := os.ReadFile(prefix + ".key"); !bytes.Equal(before, after) {
 		t.Error("keygen replaced an existing private key")
 	}
-	if out, code := runBinary(t, "evidence", "keygen"); code != 2 || !strings.Contains(out, "usage:") {
+	if out, code := runBinary(t, "evidence", "keygen"); code != 2 || !strings.Contains(out, "run `browsergate help evidence keygen` for its flags") {
 		t.Errorf("keygen without --out: exit %d, want 2\n%s", code, out)
 	}
 }

@@ -86,9 +86,11 @@ func TestHelpForEveryCommand(t *testing.T) {
 	}
 }
 
-// TestUnknownFlagShowsTheCommandsUsage: a flag the command does not have
-// exits 2 with that command's usage on stderr.
-func TestUnknownFlagShowsTheCommandsUsage(t *testing.T) {
+// TestUnknownFlagSaysWhereTheFlagsAre: a flag the command does not have
+// exits 2 with the reason on stderr and one line saying how to see the
+// command's flags, not the whole flag reference, which would bury the
+// reason.
+func TestUnknownFlagSaysWhereTheFlagsAre(t *testing.T) {
 	t.Parallel()
 	for _, c := range commands {
 		t.Run(c.name, func(t *testing.T) {
@@ -98,8 +100,9 @@ func TestUnknownFlagShowsTheCommandsUsage(t *testing.T) {
 			if code := run(args, &stdout, &stderr); code != 2 || stdout.Len() != 0 {
 				t.Fatalf("exit %d, stdout %q; want 2 and nothing on stdout", code, stdout.String())
 			}
-			if !strings.Contains(stderr.String(), "no-such-flag") || !strings.Contains(stderr.String(), "usage: browsergate "+c.name) {
-				t.Errorf("stderr lacks the error or the command's usage:\n%s", stderr.String())
+			want := "browsergate: " + c.name + ": flag provided but not defined: -no-such-flag\nrun `browsergate help " + c.name + "` for its flags\n"
+			if stderr.String() != want {
+				t.Errorf("stderr:\n%s\nwant:\n%s", stderr.String(), want)
 			}
 		})
 	}
@@ -216,5 +219,24 @@ func TestReleaseBinaryHasNoDemo(t *testing.T) {
 	// The binary TestMain built, as `go build` does, says how to get it.
 	if out, code := runBinary(t, "demo"); code != 1 || !strings.Contains(out, "go run -tags demo ./cmd/browsergate demo") {
 		t.Errorf("demo in a binary built without it: exit %d\n%s", code, out)
+	}
+}
+
+// TestOperatorTokenFileHelpSaysWhatTheTokensDo: serve's help for
+// --operator-token-file says every use of an operator's token over HTTP:
+// the event stream, and the console's sign-in, where held calls are
+// answered.
+func TestOperatorTokenFileHelpSaysWhatTheTokensDo(t *testing.T) {
+	t.Parallel()
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"help", "serve"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("help serve: exit %d\n%s", code, stderr.String())
+	}
+	_, help, _ := strings.Cut(stdout.String(), "\n  --operator-token-file FILE\n")
+	help, _, _ = strings.Cut(help, "\n  --")
+	for _, want := range []string{"watch /events", "sign in to the console", "answer held calls"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("--operator-token-file's help does not say %q:\n%s", want, help)
+		}
 	}
 }

@@ -70,8 +70,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		writeUsage(stdout, cmd, fs)
 		return 0
 	case errors.Is(err, errUsage):
+		// The reason, and where the flags are: the whole flag reference
+		// after it (sixty lines for serve) would scroll the reason away.
 		fmt.Fprintln(stderr, "browsergate:", strings.TrimPrefix(err.Error(), "usage: "))
-		writeUsage(stderr, cmd, fs)
+		fmt.Fprintln(stderr, helpHint(cmd))
 		return 2
 	default:
 		fmt.Fprintln(stderr, "browsergate:", err)
@@ -88,6 +90,12 @@ func help(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	return run(append(args, "-h"), stdout, stderr)
+}
+
+// helpHint is the line a usage mistake ends with: where the command's
+// flags are described.
+func helpHint(c *command) string {
+	return "run `browsergate help " + c.name + "` for its flags"
 }
 
 func isHelp(arg string) bool { return arg == "-h" || arg == "--help" || arg == "-help" }

@@ -95,7 +95,7 @@ func serveFlags(fs *flag.FlagSet) action {
 	fs.IntVar(&o.perAgent, "max-sessions-per-agent", daemon.DefaultMaxSessionsPerAgent, "most MCP sessions one agent may have open over HTTP at once")
 	fs.DurationVar(&o.sessionIdle, "session-idle", daemon.DefaultSessionIdle, "end an MCP session over HTTP after this long without a request")
 	fs.DurationVar(&o.bodyWait, "http-body-timeout", daemon.DefaultBodyWait, "how long an HTTP request's body may take to arrive")
-	fs.StringVar(&o.operatorTokens, "operator-token-file", "", "operators' token `FILE` (NAME:TOKEN a line, mode 600): who may watch /events over HTTP")
+	fs.StringVar(&o.operatorTokens, "operator-token-file", "", "operators' token `FILE` (NAME:TOKEN a line, mode 600): who may, over HTTP, watch /events and sign in to the console at /console/ (with the TOKEN part) to answer held calls and questions")
 	fs.BoolVar(&o.stdio, "stdio", false, "with --http, also serve MCP on stdio (as --principal)")
 	fs.Var(&o.resolve, "resolve", "answer `NAME=IP[,IP...]` in the egress proxy instead of asking DNS for NAME (repeatable; tests, air-gapped setups)")
 	return func(_ []string, _, stderr io.Writer) error { return o.run(stderr) }
@@ -282,7 +282,7 @@ func (o *serveOptions) run(stderr io.Writer) error {
 		// own line of the file, and this stream goes to logs (journald,
 		// files) that more people read, and keep, than may answer held
 		// calls.
-		fmt.Fprintf(stderr, "browsergate: console at %s/console/login (sign in with your operator token, your line of %s)\n", front.URL(), o.operatorTokens)
+		fmt.Fprintf(stderr, "browsergate: console at %s/console/login (sign in with your operator token: in your line NAME:TOKEN of %s, the part after NAME:)\n", front.URL(), o.operatorTokens)
 	}
 	if o.stdio {
 		go func() {

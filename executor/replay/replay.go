@@ -126,7 +126,7 @@ func (rec *Recorded) Replay(opts Options, out io.Writer) error {
 	defer log.Close()
 	broker := approval.NewBroker(nil)
 	ex, err := executor.New(executor.Config{Manifests: []*toolclad.Manifest{m}, Policies: engine, Evidence: log,
-		Principal: cfg.Principal, Approvals: broker, ApprovalTimeout: 30 * time.Second, Logger: slog.New(slog.DiscardHandler),
+		Principal: cfg.Principal, Approvals: broker, ApprovalTimeout: replayApprovalTimeout, Logger: slog.New(slog.DiscardHandler),
 		Resolver: opts.Resolver})
 	if err != nil {
 		return err
@@ -148,6 +148,9 @@ func (rec *Recorded) Replay(opts Options, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "%s, scope: allowed_domains %v, allow_external %v, allow_private_cidrs %v\n",
 		where, sc.AllowedDomains, sc.AllowExternal, sc.AllowPrivateCIDRs)
+	if line := approvedLine(recs); line != "" {
+		fmt.Fprintln(out, line)
+	}
 	differ, skipped, replayed := 0, 0, 0
 	for _, r := range recs {
 		if r.Kind == evidence.KindPageDownload {
@@ -172,6 +175,9 @@ func (rec *Recorded) Replay(opts Options, out io.Writer) error {
 			skipped++
 			fmt.Fprintf(out, "%s NOT REPLAYED: %s\n", label, why)
 			continue
+		}
+		if line := waitLine(r, m.Command(r.Command)); line != "" {
+			fmt.Fprintln(out, line)
 		}
 		got, err := replayStep(ex, log, broker, m, r)
 		if err != nil {

@@ -46,7 +46,7 @@ func replayStep(ex *executor.Executor, log *evidence.Store, broker *approval.Bro
 	if cmd == nil {
 		return nil, fmt.Errorf("the recorded manifest does not declare %s", r.Command)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), replayStepTimeout)
 	defer cancel()
 	if a := r.Decision.Approval; a != nil && a.Approved {
 		go approveAsRecorded(ctx, broker, a)
