@@ -14,8 +14,8 @@ import (
 // names another operator, a line with a wrong token, and a token that
 // contains a colon are each read as they should be.
 func TestSignInTokenReadsATokenOrItsLine(t *testing.T) {
-	const adaToken = "ada-operator-token-0123456789"
-	const colonToken = "bob:operator-token-0123456789"
+	const adaToken = "5f0c9e2a7d4b81c3e6a09f4d2b7c8e15" // random, as the docs advise
+	const colonToken = "bob:9d3e71a04c6b25f8e0a7d19c4b63f2e8"
 	ops, err := toolclad.ParseOperators("ops", []byte("ada:"+adaToken+"\nolga:"+olgaToken+"\ncarl:"+colonToken+"\n"))
 	if err != nil {
 		t.Fatal(err)

@@ -34,7 +34,7 @@ const aroundCommands = `[tool]
 name = "docs"
 description = "a block of commands from the manual"
 [browser.scope]
-allowed_domains = ["example.com"]
+allowed_domains = ["example.com", "*.example.com"]
 `
 
 // docManifests returns the manifests the manual shows, keyed by
