@@ -671,14 +671,14 @@ type httpHeader struct {
 // continueResponse lets a document's response (paused at its headers, in
 // the user's context) go on, without a Speculation-Rules header: the rules
 // it names would have the browser process prefetch and prerender where no
-// interception sees it (no_speculation.js takes out the inline ones). It
-// gets browsergate's Permissions-Policy after the server's own headers,
-// which turns off in the document what a permission prompt could ask for
-// (permissions.go).
+// interception sees it (no_speculation.js takes out the inline ones). Its
+// own Permissions-Policy and Feature-Policy fields are taken out and it
+// gets browsergate's Permissions-Policy alone, which turns off in the
+// document what a permission prompt could ask for (permissions.go).
 func (g *targetGuard) continueResponse(ctx context.Context, session, id, url string, status int, text string, headers []httpHeader) {
 	kept := make([]httpHeader, 0, len(headers)+1)
 	for _, h := range headers {
-		if !strings.EqualFold(strings.TrimSpace(h.Name), "Speculation-Rules") {
+		if !droppedResponseHeader(h.Name) {
 			kept = append(kept, h)
 		}
 	}
@@ -702,6 +702,32 @@ func (g *targetGuard) continueResponse(ctx context.Context, session, id, url str
 		g.refuse(ctx, session, id, url, scope.Verdict{URL: url, Rule: "speculation-rules",
 			Reason: "the response's headers could not be changed (its Speculation-Rules taken out, browsergate's Permissions-Policy added)"})
 	}
+}
+
+// droppedResponseHeader reports whether a document's response header is
+// taken out before the browser reads it (continueResponse):
+//
+//   - Speculation-Rules, whose rules the browser process would follow
+//     where no interception sees them;
+//   - the server's Permissions-Policy: Chromium joins every field of the
+//     header into one list and, if that list does not parse, drops the
+//     whole policy, browsergate's with it (a server's "camera=(self" would
+//     turn every feature back on). Only browsergate's own field is sent;
+//   - Feature-Policy, the header Permissions-Policy replaced, which
+//     Chromium 156 still reads: it has no say on a feature the
+//     Permissions-Policy names, but it is the server's, and browsergate
+//     does not let the server's policy headers near its own.
+//
+// The page loses whatever else its server's policy turned off (autoplay,
+// sync-xhr, ...): none of it is a permission prompt.
+func droppedResponseHeader(name string) bool {
+	name = strings.TrimSpace(name)
+	for _, h := range []string{"Speculation-Rules", "Permissions-Policy", "Feature-Policy"} {
+		if strings.EqualFold(name, h) {
+			return true
+		}
+	}
+	return false
 }
 
 // refuse fails a paused request and logs the refusal for the session.

@@ -114,9 +114,10 @@ var permissionsPolicyFeatures = []string{
 
 // permissionsPolicy is the Permissions-Policy header value a session's
 // document gets in the user's context: every feature of
-// permissionsPolicyFeatures allowed to no origin. It is added after the
-// server's own headers: of a feature named twice the last value counts,
-// so the server cannot turn one back on.
+// permissionsPolicyFeatures allowed to no origin. It is the document's
+// only Permissions-Policy: the server's own fields are taken out
+// (droppedResponseHeader), since one that does not parse would void the
+// joined header, this field with it.
 var permissionsPolicy = func() string {
 	parts := make([]string, len(permissionsPolicyFeatures))
 	for i, f := range permissionsPolicyFeatures {
