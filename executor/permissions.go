@@ -105,12 +105,26 @@ func permissionDescriptor(name string) *browser.PermissionDescriptor {
 // context (where no override is browsergate's to set). A feature off in a
 // document is off in its frames, whatever their allow attributes say, and
 // the browser refuses a request for it without a prompt.
+//
+// Besides the permissions, it turns off the device choosers (bluetooth,
+// hid, serial, usb) and what would ask for the user's credentials (a
+// passkey or security key, a federated sign-in, an SMS code): none of
+// them is a permission an override answers, and each would show the user
+// a dialog. Fullscreen stays on: it asks nothing of the user (it needs a
+// click, and shows how to leave it), and video players and slide decks
+// would lose their fullscreen button.
 var permissionsPolicyFeatures = []string{
-	"accelerometer", "ambient-light-sensor", "camera", "captured-surface-control",
-	"clipboard-read", "clipboard-write", "display-capture", "geolocation", "gyroscope",
-	"idle-detection", "local-fonts", "local-network-access", "magnetometer", "microphone",
-	"midi", "payment", "screen-wake-lock", "speaker-selection", "storage-access", "window-management",
+	"accelerometer", "ambient-light-sensor", "bluetooth", "camera", "captured-surface-control",
+	"clipboard-read", "clipboard-write", "digital-credentials-get", "display-capture", "geolocation", "gyroscope",
+	"hid", "identity-credentials-get", "idle-detection", "local-fonts", "local-network-access", "magnetometer", "microphone",
+	"midi", "otp-credentials", "payment", "publickey-credentials-create", "publickey-credentials-get",
+	"screen-wake-lock", "serial", "speaker-selection", "storage-access", "usb", "window-management", "xr-spatial-tracking",
 }
+
+// deviceChoosers are the device choosers the page script refuses in every
+// mode (js/permission_requests.js): a request for one is recorded like a
+// permission's, and no manifest key grants one.
+var deviceChoosers = []string{"bluetooth", "hid", "serial", "usb"}
 
 // permissionsPolicy is the Permissions-Policy header value a session's
 // document gets in the user's context: every feature of
@@ -161,6 +175,11 @@ func permissionAsked(log *blockLog, grants toolclad.Permissions, logger *slog.Lo
 	}
 	origin := pageOrigin(pageURL)
 	for _, name := range strings.Split(names, ",") {
+		if slices.Contains(deviceChoosers, name) {
+			log.add(Blocked{Time: time.Now(), URL: pageURL, Rule: "permissions " + strconv.Quote(name), Layer: permissionLayer,
+				Reason: fmt.Sprintf("the page asked for a %s device: denied without a prompt, browsergate shows no device chooser", name)})
+			continue
+		}
 		if !slices.Contains(toolclad.PermissionNames, name) {
 			continue
 		}

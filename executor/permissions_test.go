@@ -32,6 +32,8 @@ func TestPermissionAskedRecordsWhatIsNotGranted(t *testing.T) {
 		{"the browser's URL counts, not the page's claim", "geolocation https://maps.example.test/", "https://evil.example.test/",
 			[]string{`permissions "geolocation" https://evil.example.test/`}},
 		{"a name browsergate does not know", "rootkit https://maps.example.test/", "", nil},
+		{"a device chooser", "hid,usb https://maps.example.test/", "", []string{
+			`permissions "hid" https://maps.example.test/`, `permissions "usb" https://maps.example.test/`}},
 		{"a page of no web origin", "geolocation about:blank", "", []string{`permissions "geolocation" about:blank`}},
 		{"no URL at all", "geolocation", "", []string{`permissions "geolocation" `}},
 	}

@@ -109,3 +109,90 @@ func TestLivePermissionsServerPolicyCannotVoidTheSessions(t *testing.T) {
 		}
 	}
 }
+
+// choosersPage asks, on a click (a chooser wants one), for a device of
+// each chooser the browser has and for the camera by the older
+// webkitGetUserMedia, and writes how each was answered: the error's name,
+// "answered" for anything else, "absent" where the browser has no such
+// API.
+const choosersPage = `<!doctype html><title>choosers</title><button id=ask onclick="ask()">ask</button><pre id=out>waiting</pre><script>
+async function ask() {
+  const out = [];
+  const tryIt = async (name, obj, call) => {
+    if (!obj) { out.push(name + '=absent'); return; }
+    try { await call(obj); out.push(name + '=answered'); } catch (e) { out.push(name + '=' + e.name); }
+  };
+  await tryIt('hid', navigator.hid, o => o.requestDevice({filters: []}));
+  await tryIt('usb', navigator.usb, o => o.requestDevice({filters: []}));
+  await tryIt('serial', navigator.serial, o => o.requestPort());
+  await tryIt('bluetooth', navigator.bluetooth, o => o.requestDevice({acceptAllDevices: true}));
+  await tryIt('webkit-camera', navigator.webkitGetUserMedia, f => new Promise((ok, fail) =>
+    f.call(navigator, {video: true}, ok, e => fail(e))));
+  document.getElementById('out').textContent = out.join(' ') + ' done';
+}
+</script>`
+
+// TestPermissionsDeviceChoosersAndOldGetUserMedia: the device choosers
+// (WebHID, WebUSB, Web Serial, Web Bluetooth) are no permission, so no
+// override answers them; in every mode the session's page is refused a
+// device as if none had been picked, and in the user's context its
+// document's policy turns them off too. The camera asked for by the
+// older navigator.webkitGetUserMedia is refused like getUserMedia's. Each
+// request is in the evidence.
+func TestPermissionsDeviceChoosersAndOldGetUserMedia(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"launch", "live"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			keys := ""
+			if mode == "live" {
+				port, _ := startUsersChromium(t)
+				keys = fmt.Sprintf("live_endpoint = %q", fmt.Sprintf("http://127.0.0.1:%d", port))
+			}
+			site, _ := serveLogged(t, map[string]string{"/ask": choosersPage, "/policy": policyProbePage})
+			f := startWith(t, permissionsManifest(mode, keys, ""))
+			if mode == "live" {
+				seen := policySeen(t, f, site+"/policy")
+				for _, feature := range []string{"hid", "usb", "serial", "bluetooth", "publickey-credentials-get", "publickey-credentials-create",
+					"identity-credentials-get", "otp-credentials"} {
+					if seen[feature] != "false" {
+						t.Errorf("the session's document allows %s (%q), want it off", feature, seen[feature])
+					}
+				}
+			}
+			f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/ask"})
+			f.mustAllow(t, "e2e.click", map[string]any{"selector": "#ask"})
+			f.mustAllow(t, "e2e.wait_for", map[string]any{"text": " done", "timeout_ms": 15000})
+			snap := f.mustAllow(t, "e2e.snapshot", nil)
+			got := map[string]string{}
+			for _, m := range regexp.MustCompile(`([a-z-]+)=(\w+)`).FindAllStringSubmatch(snap, -1) {
+				got[m[1]] = m[2]
+			}
+			var asked []string
+			for _, chooser := range []string{"hid", "usb", "serial", "bluetooth"} {
+				switch got[chooser] {
+				case "absent":
+				case "NotFoundError":
+					asked = append(asked, chooser)
+				default:
+					t.Errorf("%s: the page's request for a device was answered %q, want NotFoundError (none picked)", chooser, got[chooser])
+				}
+			}
+			if got["hid"] == "absent" || got["usb"] == "absent" {
+				t.Fatalf("Chromium has no WebHID or WebUSB here: the test proves nothing:\n%s", snap)
+			}
+			// In the user's context the page script denies it; in a launched
+			// browser the browser answers (with no camera to give, it may
+			// say none was found before it reads the denial).
+			if cam := got["webkit-camera"]; mode == "live" && cam != "NotAllowedError" || cam == "answered" || cam == "absent" || cam == "" {
+				t.Errorf("the camera by webkitGetUserMedia was answered %q, want it refused", cam)
+			}
+			records := permissionRecords(t, f)
+			for _, p := range append(asked, "camera") {
+				if !recorded(records, p, site+"/ask") {
+					t.Errorf("the evidence does not record the page's request for %s: %q", p, records)
+				}
+			}
+		})
+	}
+}
