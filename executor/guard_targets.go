@@ -101,8 +101,12 @@ type targetGuard struct {
 	downloads *downloads
 	wsURL     string // the browser's DevTools endpoint
 	// permissionAsked records a permission request a page reported, with
-	// the URL of its page as the browser reported it ("" when unknown).
+	// the URL of its frame as the browser reported it ("" when unknown).
 	permissionAsked func(payload, pageURL string)
+	// contexts are, for each guard session, the frame of each main-world
+	// execution context the browser reported (read loop only): where a
+	// permission report came from (guard_permissions.go).
+	contexts map[string]map[int64]string
 }
 
 type cdpMessage struct {
@@ -164,7 +168,8 @@ func guardTargets(ctx context.Context, cfg guardConfig, ic *interceptor, logger 
 		pending: map[int64]chan cdpReply{}, guarded: map[string]bool{}, ready: map[string]bool{}, pages: map[string]string{}, home: tab,
 		parent: map[string]string{}, doomed: map[string]bool{}, extra: map[string]bool{}, users: map[string]bool{},
 		frames: map[string]string{tab: ""}, downloads: cfg.downloads, wsURL: cfg.wsURL, permissionAsked: cfg.permissionAsked,
-		waiting: map[string]chan error{tab: make(chan error, 1)}, done: make(chan struct{})}
+		contexts: map[string]map[int64]string{},
+		waiting:  map[string]chan error{tab: make(chan error, 1)}, done: make(chan struct{})}
 	g.tab.Store(tab)
 	tabDone := g.waiting[tab]
 	ic.docGen = g.docGen.Load
@@ -405,7 +410,17 @@ func (g *targetGuard) read() {
 		if m.Method == "Target.attachedToTarget" {
 			g.notePopup(m) // while the action that opened it still runs
 		}
+		if strings.HasPrefix(m.Method, "Runtime.") {
+			g.runtimeEvent(m) // in order with the commits (guard_permissions.go)
+			continue
+		}
 		if m.Method == "Target.detachedFromTarget" {
+			var e struct {
+				SessionID string `json:"sessionId"`
+			}
+			if json.Unmarshal(m.Params, &e) == nil {
+				delete(g.contexts, e.SessionID)
+			}
 			go g.forgetRules(m) // not in the read loop: a refresh may hold wsMu
 			continue
 		}
@@ -580,20 +595,6 @@ func (g *targetGuard) event(m cdpMessage) {
 			if e.ResourceType == "Document" && g.isPage(m.SessionID, e.FrameID) {
 				g.ic.log.navBlocked(e.FrameID, url)
 			}
-		}
-	case "Runtime.bindingCalled":
-		var e struct {
-			Name    string `json:"name"`
-			Payload string `json:"payload"`
-		}
-		if json.Unmarshal(m.Params, &e) == nil && e.Name == permissionBinding && g.permissionAsked != nil {
-			// The page's URL as the browser reported it committed, where
-			// the guard knows it (a page target's main frame), rather than
-			// as the page's script says.
-			g.mu.Lock()
-			url := g.frames[g.pages[m.SessionID]]
-			g.mu.Unlock()
-			g.permissionAsked(e.Payload, url)
 		}
 	case "Target.attachedToTarget":
 		var e struct {

@@ -159,21 +159,23 @@ func permissionsScript(deny bool) string {
 const maxPermissionReport = 8 << 10
 
 // permissionAsked records one request a page reported ("name[,name] url"):
-// each permission not granted to the page's origin goes into the
-// session's refused requests; a granted one is logged. pageURL is the
-// page's URL as the browser reported it, when the guard knows it: then
-// the URL the page's script gave counts for nothing. A name browsergate
-// does not know is not recorded (the page can call the binding itself:
-// it can add a record, never a grant).
+// each permission not granted to the frame's origin goes into the
+// session's refused requests; a granted one is logged. pageURL is the URL
+// of the frame that asked, as the browser reported it committed; "" when
+// the guard does not know the frame, and then the request is recorded as
+// refused, at the URL the page's script gave, whatever the grants: what
+// the page says decides no grant. A name browsergate does not know is not
+// recorded (the page can call the binding itself: it can add a record,
+// never a grant).
 func permissionAsked(log *blockLog, grants toolclad.Permissions, logger *slog.Logger, payload, pageURL string) {
 	if len(payload) > maxPermissionReport {
 		payload = payload[:maxPermissionReport]
 	}
 	names, reported, _ := strings.Cut(payload, " ")
-	if pageURL == "" {
+	origin, known := pageOrigin(pageURL), pageURL != ""
+	if !known {
 		pageURL = reported
 	}
-	origin := pageOrigin(pageURL)
 	for _, name := range strings.Split(names, ",") {
 		if slices.Contains(deviceChoosers, name) {
 			log.add(Blocked{Time: time.Now(), URL: pageURL, Rule: "permissions " + strconv.Quote(name), Layer: permissionLayer,
@@ -188,7 +190,10 @@ func permissionAsked(log *blockLog, grants toolclad.Permissions, logger *slog.Lo
 			continue
 		}
 		reason := fmt.Sprintf("the page asked for %s: denied without a prompt, [browser.permissions] grants it to no page of this origin", name)
-		if origin == "" {
+		switch {
+		case !known:
+			reason = fmt.Sprintf("the page asked for %s: denied without a prompt (recorded as refused: the frame that asked is not one browsergate knows)", name)
+		case origin == "":
 			reason = fmt.Sprintf("the page asked for %s: denied without a prompt (a page of no web origin)", name)
 		}
 		log.add(Blocked{Time: time.Now(), URL: pageURL, Rule: "permissions " + strconv.Quote(name), Reason: reason, Layer: permissionLayer})

@@ -196,3 +196,25 @@ func TestPermissionsDeviceChoosersAndOldGetUserMedia(t *testing.T) {
 		})
 	}
 }
+
+// TestPermissionsFramesRequestIsTheFramesOwn: a frame of another origin
+// inside a page whose origin is granted geolocation asks for it; the
+// record is the frame's, at the frame's URL, not taken for the granted
+// page's (which would have counted it as granted and left it out).
+func TestPermissionsFramesRequestIsTheFramesOwn(t *testing.T) {
+	t.Parallel()
+	const ask = `<script>navigator.geolocation.getCurrentPosition(() => {}, () => {}, {timeout: 300});</script>`
+	framed, _ := serveLogged(t, map[string]string{"/frame": `<!doctype html><title>frame</title>` + ask})
+	granted, _ := serveLogged(t, map[string]string{"/top": fmt.Sprintf(`<!doctype html><title>top</title>%s
+<iframe allow="geolocation" src="%s/frame" onload="document.body.append(' framed')"></iframe>`, ask, framed)})
+	f := startWith(t, permissionsManifest("launch", "", fmt.Sprintf("geolocation = [%q]", granted)))
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": granted + "/top"})
+	f.mustAllow(t, "e2e.wait_for", map[string]any{"text": " framed", "timeout_ms": 10000})
+	records := permissionRecords(t, f)
+	if !recorded(records, "geolocation", framed+"/frame") {
+		t.Errorf("the evidence does not record the frame's request for geolocation at its own URL: %q", records)
+	}
+	if recorded(records, "geolocation", granted+"/top") {
+		t.Errorf("the granted page's own request is recorded as refused: %q", records)
+	}
+}
