@@ -2,6 +2,10 @@ package executor
 
 import (
 	"encoding/json"
+	"slices"
+	"strings"
+
+	"github.com/browsergate/browsergate/toolclad"
 )
 
 // runtimeEvent reads, in the read loop, the Runtime events the guard
@@ -17,6 +21,8 @@ import (
 // never taken for the next document's. A report from a context the guard
 // does not know (another world's, one already gone) reaches
 // permissionAsked with no URL: recorded as refused, never as granted.
+// Each document's reports of one permission make one record
+// (firstReports).
 func (g *targetGuard) runtimeEvent(m cdpMessage) {
 	switch m.Method {
 	case "Runtime.executionContextCreated":
@@ -42,8 +48,12 @@ func (g *targetGuard) runtimeEvent(m cdpMessage) {
 		}
 		if json.Unmarshal(m.Params, &e) == nil {
 			delete(g.contexts[m.SessionID], e.ID)
+			g.forgetReports(m.SessionID, e.ID)
 		}
 	case "Runtime.executionContextsCleared":
+		for id := range g.contexts[m.SessionID] {
+			g.forgetReports(m.SessionID, id)
+		}
 		delete(g.contexts, m.SessionID)
 	case "Runtime.bindingCalled":
 		var e struct {
@@ -55,12 +65,70 @@ func (g *targetGuard) runtimeEvent(m cdpMessage) {
 			return
 		}
 		url := ""
-		if frame, ok := g.contexts[m.SessionID][e.ContextID]; ok {
+		frame, known := g.contexts[m.SessionID][e.ContextID]
+		if known {
 			g.mu.Lock()
 			url = g.frames[frame]
 			g.mu.Unlock()
+		} else {
+			e.ContextID = unknownContext
+		}
+		payload, ok := g.firstReports(m.SessionID, e.ContextID, e.Payload)
+		if !ok {
+			return
 		}
 		// Recording may wait on the session's log; the read loop does not.
-		go g.permissionAsked(e.Payload, url)
+		go g.permissionAsked(payload, url)
+	}
+}
+
+// unknownContext stands for every context the guard does not know, in
+// reportKey: their reports share one record per permission.
+const unknownContext = -1
+
+// reportKey is one permission reported by one document (its main
+// world's execution context) of one guard session.
+type reportKey struct {
+	session string
+	context int64
+	name    string
+}
+
+// firstReports is payload ("name[,name] url") with only the permissions
+// its document has not reported before: a page that asks again and again
+// (or calls the binding in a loop) makes one record of each, so its
+// reports cannot crowd the session's other refusals (its egress) out of
+// the evidence's bounded list. false when nothing is left to record.
+// Names that are no permission are dropped here, so they cannot make
+// reports of their own.
+func (g *targetGuard) firstReports(session string, context int64, payload string) (string, bool) {
+	if len(payload) > maxPermissionReport {
+		payload = payload[:maxPermissionReport]
+	}
+	names, url, _ := strings.Cut(payload, " ")
+	var fresh []string
+	for _, name := range strings.Split(names, ",") {
+		if !slices.Contains(toolclad.PermissionNames, name) && !slices.Contains(deviceChoosers, name) {
+			continue
+		}
+		k := reportKey{session, context, name}
+		if g.reported[k] {
+			continue
+		}
+		g.reported[k] = true
+		fresh = append(fresh, name)
+	}
+	if len(fresh) == 0 {
+		return "", false
+	}
+	return strings.Join(fresh, ",") + " " + url, true
+}
+
+// forgetReports forgets what a document that is gone reported.
+func (g *targetGuard) forgetReports(session string, context int64) {
+	for k := range g.reported {
+		if k.session == session && k.context == context {
+			delete(g.reported, k)
+		}
 	}
 }

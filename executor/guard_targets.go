@@ -107,6 +107,9 @@ type targetGuard struct {
 	// execution context the browser reported (read loop only): where a
 	// permission report came from (guard_permissions.go).
 	contexts map[string]map[int64]string
+	// reported are the permissions each document reported (read loop
+	// only): it is recorded once (firstReports).
+	reported map[reportKey]bool
 }
 
 type cdpMessage struct {
@@ -168,8 +171,8 @@ func guardTargets(ctx context.Context, cfg guardConfig, ic *interceptor, logger 
 		pending: map[int64]chan cdpReply{}, guarded: map[string]bool{}, ready: map[string]bool{}, pages: map[string]string{}, home: tab,
 		parent: map[string]string{}, doomed: map[string]bool{}, extra: map[string]bool{}, users: map[string]bool{},
 		frames: map[string]string{tab: ""}, downloads: cfg.downloads, wsURL: cfg.wsURL, permissionAsked: cfg.permissionAsked,
-		contexts: map[string]map[int64]string{},
-		waiting:  map[string]chan error{tab: make(chan error, 1)}, done: make(chan struct{})}
+		contexts: map[string]map[int64]string{}, reported: map[reportKey]bool{},
+		waiting: map[string]chan error{tab: make(chan error, 1)}, done: make(chan struct{})}
 	g.tab.Store(tab)
 	tabDone := g.waiting[tab]
 	ic.docGen = g.docGen.Load
@@ -419,6 +422,10 @@ func (g *targetGuard) read() {
 				SessionID string `json:"sessionId"`
 			}
 			if json.Unmarshal(m.Params, &e) == nil {
+				for id := range g.contexts[e.SessionID] {
+					g.forgetReports(e.SessionID, id)
+				}
+				g.forgetReports(e.SessionID, unknownContext)
 				delete(g.contexts, e.SessionID)
 			}
 			go g.forgetRules(m) // not in the read loop: a refresh may hold wsMu

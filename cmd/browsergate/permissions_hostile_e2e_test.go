@@ -2,15 +2,19 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/remote"
+
+	"github.com/browsergate/browsergate/evidence"
 )
 
 // policyProbePage writes, once loaded, whether the document's policy
@@ -216,5 +220,45 @@ func TestPermissionsFramesRequestIsTheFramesOwn(t *testing.T) {
 	}
 	if recorded(records, "geolocation", granted+"/top") {
 		t.Errorf("the granted page's own request is recorded as refused: %q", records)
+	}
+}
+
+// TestPermissionsReportsDoNotCrowdOutEgress: a page that asks for
+// geolocation a few thousand times, then fetches from outside the scope,
+// makes one permission record, and its refused fetch is in the evidence.
+func TestPermissionsReportsDoNotCrowdOutEgress(t *testing.T) {
+	t.Parallel()
+	site, _ := serveLogged(t, map[string]string{"/flood": `<!doctype html><title>flood</title><pre id=out>asking</pre><script>
+for (let i = 0; i < 3000; i++) navigator.geolocation.getCurrentPosition(() => {}, () => {});
+fetch('http://127.0.0.2:9/after-the-flood').catch(() => {}).finally(() => { document.getElementById('out').textContent = 'fetched'; });
+</script>`})
+	f := startWith(t, permissionsManifest("launch", "", ""))
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/flood"})
+	f.mustAllow(t, "e2e.wait_for", map[string]any{"text": "fetched", "timeout_ms": 15000})
+	f.cs.Close()
+	export, code := runBinary(t, "evidence", "export", "--evidence", f.evidence, "--format", "jsonl")
+	if code != 0 {
+		t.Fatalf("export: exit %d\n%s", code, export)
+	}
+	geolocation, egress := 0, false
+	for _, line := range strings.Split(strings.TrimSpace(export), "\n") {
+		var e evidence.Envelope
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("export line %q: %v", line, err)
+		}
+		for _, b := range e.Blocked {
+			if b.Layer == "permission" && b.Rule == `permissions "geolocation"` {
+				geolocation++
+			}
+			if strings.Contains(b.URL, "/after-the-flood") {
+				egress = true
+			}
+		}
+	}
+	if geolocation != 1 {
+		t.Errorf("the page's requests for geolocation made %d records, want 1", geolocation)
+	}
+	if !egress {
+		t.Errorf("the refused fetch after the page's requests is not in the evidence")
 	}
 }
