@@ -642,7 +642,7 @@ func (g *targetGuard) event(m cdpMessage) {
 			g.workers = append(g.workers, t.TargetID)
 			g.mu.Unlock()
 		}
-		err := g.prepare(ctx, e.SessionID, t.Type, !e.WaitingForDebugger)
+		err := g.prepare(ctx, e.SessionID, t.TargetID, t.Type, !e.WaitingForDebugger)
 		if err != nil {
 			g.logger.Warn("target guard: a target could not be guarded; it stays paused",
 				"target", t.TargetID, "type", t.Type, "error", err)
@@ -827,7 +827,7 @@ func (g *targetGuard) answer(ctx context.Context, session, method string, params
 // renderer yet gives only once it runs.
 const renderlessWait = 200 * time.Millisecond
 
-func (g *targetGuard) prepare(ctx context.Context, session, kind string, running bool) error {
+func (g *targetGuard) prepare(ctx context.Context, session, target, kind string, running bool) error {
 	// A target that is already running (a user's tab adopted) answers at
 	// once: each answer is awaited in full, so that nothing it loads next
 	// (the adoption's reload) can overtake its interception or its
@@ -836,6 +836,9 @@ func (g *targetGuard) prepare(ctx context.Context, session, kind string, running
 	if running {
 		wait, tolerate = guardCallWait, func(error) bool { return false }
 	}
+	// late are the answers not awaited in full (a paused target with no
+	// renderer yet): they are read once it runs (checkLate).
+	var late []lateReply
 	patterns := []map[string]any{{"urlPattern": "*"}}
 	if g.user {
 		// Documents are also paused at their response headers, for the
@@ -880,7 +883,9 @@ func (g *targetGuard) prepare(ctx context.Context, session, kind string, running
 				ch, err = g.send(session, c.method, c.params)
 			}
 			if err == nil {
-				_, err = g.await(ctx, c.method, ch, wait)
+				if _, err = g.await(ctx, c.method, ch, wait); err != nil && tolerate(err) {
+					late = append(late, lateReply{c.method, ch})
+				}
 			}
 			if err != nil && !tolerate(err) {
 				return fmt.Errorf("%s: %w", c.method, err)
@@ -925,23 +930,20 @@ func (g *targetGuard) prepare(ctx context.Context, session, kind string, running
 			}
 			replies = append(replies, ch)
 		}
+		replyMethods := []string{"Page.enable", "Runtime.enable", "Runtime.addBinding", "Page.addScriptToEvaluateOnNewDocument"}
 		for i, ch := range replies {
-			method := "Page.addScriptToEvaluateOnNewDocument"
-			switch i {
-			case 0:
-				method = "Page.enable"
-			case 1:
-				method = "Runtime.enable"
-			case 2:
-				method = "Runtime.addBinding"
-			}
+			method := replyMethods[min(i, len(replyMethods)-1)]
 			if _, err := g.await(ctx, method, ch, wait); err != nil {
 				if !tolerate(err) {
 					return fmt.Errorf("%s: %w", method, err)
 				}
 				// A page with no renderer yet answers none of them until
-				// it runs: the rest are not waited for either, or each
-				// would hold its start back by wait again.
+				// it runs: the rest are not waited for now either, or each
+				// would hold its start back by wait again. They are read
+				// once it runs.
+				for j := i; j < len(replies); j++ {
+					late = append(late, lateReply{replyMethods[min(j, len(replyMethods)-1)], replies[j]})
+				}
 				break
 			}
 		}
@@ -956,12 +958,67 @@ func (g *targetGuard) prepare(ctx context.Context, session, kind string, running
 		}
 		ch, err := g.send(session, "Target.setAutoAttach", params)
 		if err == nil {
-			_, err = g.await(ctx, "Target.setAutoAttach", ch, wait)
+			if _, err = g.await(ctx, "Target.setAutoAttach", ch, wait); err != nil && tolerate(err) {
+				late = append(late, lateReply{"Target.setAutoAttach", ch})
+			}
 		}
 		if err != nil && !tolerate(err) {
 			return fmt.Errorf("Target.setAutoAttach: %w", err)
 		}
 	}
 	_, err := g.call(ctx, session, "Runtime.runIfWaitingForDebugger", map[string]any{})
+	if err == nil && len(late) > 0 {
+		go g.checkLate(session, target, late)
+	}
 	return err
+}
+
+// lateReply is the answer to a command of prepare's that was not awaited
+// in full.
+type lateReply struct {
+	method string
+	ch     chan cdpReply
+}
+
+// checkLate reads the answers a target gave only once it ran. Any
+// failure (an error, or no answer at all) means the target may be
+// running without its interception, its WebSocket rules or its page
+// scripts: it is closed (fail closed), with the top-level page it
+// belongs to for a frame or a worker of one.
+func (g *targetGuard) checkLate(session, target string, late []lateReply) {
+	for _, r := range late {
+		_, err := g.await(context.Background(), r.method, r.ch, guardCallWait)
+		if err == nil {
+			continue
+		}
+		select {
+		case <-g.done:
+			return // the connection went: nothing of it is guarded, or runs on it
+		default:
+		}
+		page := g.pageOf(session)
+		g.logger.Warn("target guard: a target failed a command of its preparation once it ran; its page is closed",
+			"method", r.method, "page", page, "error", err)
+		if page == "" {
+			page = target // a service or shared worker
+		}
+		if _, err := g.call(context.Background(), "", "Target.closeTarget", map[string]any{"targetId": page}); err != nil {
+			g.logger.Warn("target guard: closing a target that failed its preparation", "page", page, "error", err)
+		}
+		return
+	}
+}
+
+// pageOf is the page target a guard session is, or is a frame or worker
+// of ("" when the guard knows none).
+func (g *targetGuard) pageOf(session string) string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for i := 0; session != "" && i < 32; i++ {
+		if id, ok := g.pages[session]; ok {
+			return id
+		}
+		session = g.parent[session]
+	}
+	return ""
 }
