@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"context"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -131,4 +132,37 @@ func (g *targetGuard) forgetReports(session string, context int64) {
 			delete(g.reported, k)
 		}
 	}
+}
+
+// noteRestore reloads, in the user's context, a page of the session's
+// whose main frame the back/forward cache restored to a document from
+// before the guard held the page (a user's tab adopted, with its
+// history): that document was loaded without browsergate's
+// Permissions-Policy and page scripts, and the reload loads it again
+// through the guard. A document that committed while the guard held its
+// page has them already. (The restored document runs until the reload
+// replaces it.)
+func (g *targetGuard) noteRestore(m cdpMessage) {
+	var e struct {
+		Frame struct {
+			ParentID string `json:"parentId"`
+			LoaderID string `json:"loaderId"`
+		} `json:"frame"`
+		Type string `json:"type"`
+	}
+	if !g.user || json.Unmarshal(m.Params, &e) != nil || e.Frame.ParentID != "" || e.Frame.LoaderID == "" {
+		return
+	}
+	if e.Type != "BackForwardCacheRestore" {
+		g.loads[e.Frame.LoaderID] = true
+		return
+	}
+	if g.loads[e.Frame.LoaderID] {
+		return
+	}
+	go func() {
+		if _, err := g.call(context.Background(), m.SessionID, "Page.reload", map[string]any{}); err != nil {
+			g.logger.Warn("target guard: reloading a page the back/forward cache restored from before the guard", "error", err)
+		}
+	}()
 }

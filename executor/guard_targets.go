@@ -110,6 +110,11 @@ type targetGuard struct {
 	// reported are the permissions each document reported (read loop
 	// only): it is recorded once (firstReports).
 	reported map[reportKey]bool
+	// loads are the main-frame documents (loader ids) that committed
+	// while the guard held their page (read loop only): a document the
+	// back/forward cache restores that is not one of them is from
+	// before (noteRestore).
+	loads map[string]bool
 }
 
 type cdpMessage struct {
@@ -171,7 +176,7 @@ func guardTargets(ctx context.Context, cfg guardConfig, ic *interceptor, logger 
 		pending: map[int64]chan cdpReply{}, guarded: map[string]bool{}, ready: map[string]bool{}, pages: map[string]string{}, home: tab,
 		parent: map[string]string{}, doomed: map[string]bool{}, extra: map[string]bool{}, users: map[string]bool{},
 		frames: map[string]string{tab: ""}, downloads: cfg.downloads, wsURL: cfg.wsURL, permissionAsked: cfg.permissionAsked,
-		contexts: map[string]map[int64]string{}, reported: map[reportKey]bool{},
+		contexts: map[string]map[int64]string{}, reported: map[reportKey]bool{}, loads: map[string]bool{},
 		waiting: map[string]chan error{tab: make(chan error, 1)}, done: make(chan struct{})}
 	g.tab.Store(tab)
 	tabDone := g.waiting[tab]
@@ -399,7 +404,8 @@ func (g *targetGuard) read() {
 			continue // on for the WebSocket rules only; its events are not read
 		}
 		if m.Method == "Page.frameNavigated" {
-			g.noteCommit(m) // in order, before any later request is judged
+			g.noteRestore(m) // guard_permissions.go
+			g.noteCommit(m)  // in order, before any later request is judged
 			continue
 		}
 		if m.Method == "Page.frameAttached" {
