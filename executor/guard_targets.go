@@ -101,8 +101,20 @@ type targetGuard struct {
 	downloads *downloads
 	wsURL     string // the browser's DevTools endpoint
 	// permissionAsked records a permission request a page reported, with
-	// the URL of its page as the browser reported it ("" when unknown).
+	// the URL of its frame as the browser reported it ("" when unknown).
 	permissionAsked func(payload, pageURL string)
+	// contexts are, for each guard session, the frame of each main-world
+	// execution context the browser reported (read loop only): where a
+	// permission report came from (guard_permissions.go).
+	contexts map[string]map[int64]string
+	// reported are the permissions each document reported (read loop
+	// only): it is recorded once (firstReports).
+	reported map[reportKey]bool
+	// loads are the main-frame documents (loader ids) that committed
+	// while the guard held their page (read loop only): a document the
+	// back/forward cache restores that is not one of them is from
+	// before (noteRestore).
+	loads map[string]bool
 }
 
 type cdpMessage struct {
@@ -164,6 +176,7 @@ func guardTargets(ctx context.Context, cfg guardConfig, ic *interceptor, logger 
 		pending: map[int64]chan cdpReply{}, guarded: map[string]bool{}, ready: map[string]bool{}, pages: map[string]string{}, home: tab,
 		parent: map[string]string{}, doomed: map[string]bool{}, extra: map[string]bool{}, users: map[string]bool{},
 		frames: map[string]string{tab: ""}, downloads: cfg.downloads, wsURL: cfg.wsURL, permissionAsked: cfg.permissionAsked,
+		contexts: map[string]map[int64]string{}, reported: map[reportKey]bool{}, loads: map[string]bool{},
 		waiting: map[string]chan error{tab: make(chan error, 1)}, done: make(chan struct{})}
 	g.tab.Store(tab)
 	tabDone := g.waiting[tab]
@@ -391,7 +404,8 @@ func (g *targetGuard) read() {
 			continue // on for the WebSocket rules only; its events are not read
 		}
 		if m.Method == "Page.frameNavigated" {
-			g.noteCommit(m) // in order, before any later request is judged
+			g.noteRestore(m) // guard_permissions.go
+			g.noteCommit(m)  // in order, before any later request is judged
 			continue
 		}
 		if m.Method == "Page.frameAttached" {
@@ -405,7 +419,21 @@ func (g *targetGuard) read() {
 		if m.Method == "Target.attachedToTarget" {
 			g.notePopup(m) // while the action that opened it still runs
 		}
+		if strings.HasPrefix(m.Method, "Runtime.") {
+			g.runtimeEvent(m) // in order with the commits (guard_permissions.go)
+			continue
+		}
 		if m.Method == "Target.detachedFromTarget" {
+			var e struct {
+				SessionID string `json:"sessionId"`
+			}
+			if json.Unmarshal(m.Params, &e) == nil {
+				for id := range g.contexts[e.SessionID] {
+					g.forgetReports(e.SessionID, id)
+				}
+				g.forgetReports(e.SessionID, unknownContext)
+				delete(g.contexts, e.SessionID)
+			}
 			go g.forgetRules(m) // not in the read loop: a refresh may hold wsMu
 			continue
 		}
@@ -581,20 +609,6 @@ func (g *targetGuard) event(m cdpMessage) {
 				g.ic.log.navBlocked(e.FrameID, url)
 			}
 		}
-	case "Runtime.bindingCalled":
-		var e struct {
-			Name    string `json:"name"`
-			Payload string `json:"payload"`
-		}
-		if json.Unmarshal(m.Params, &e) == nil && e.Name == permissionBinding && g.permissionAsked != nil {
-			// The page's URL as the browser reported it committed, where
-			// the guard knows it (a page target's main frame), rather than
-			// as the page's script says.
-			g.mu.Lock()
-			url := g.frames[g.pages[m.SessionID]]
-			g.mu.Unlock()
-			g.permissionAsked(e.Payload, url)
-		}
 	case "Target.attachedToTarget":
 		var e struct {
 			SessionID          string     `json:"sessionId"`
@@ -634,7 +648,7 @@ func (g *targetGuard) event(m cdpMessage) {
 			g.workers = append(g.workers, t.TargetID)
 			g.mu.Unlock()
 		}
-		err := g.prepare(ctx, e.SessionID, t.Type, !e.WaitingForDebugger)
+		err := g.prepare(ctx, e.SessionID, t.TargetID, t.Type, !e.WaitingForDebugger)
 		if err != nil {
 			g.logger.Warn("target guard: a target could not be guarded; it stays paused",
 				"target", t.TargetID, "type", t.Type, "error", err)
@@ -671,14 +685,14 @@ type httpHeader struct {
 // continueResponse lets a document's response (paused at its headers, in
 // the user's context) go on, without a Speculation-Rules header: the rules
 // it names would have the browser process prefetch and prerender where no
-// interception sees it (no_speculation.js takes out the inline ones). It
-// gets browsergate's Permissions-Policy after the server's own headers,
-// which turns off in the document what a permission prompt could ask for
-// (permissions.go).
+// interception sees it (no_speculation.js takes out the inline ones). Its
+// own Permissions-Policy and Feature-Policy fields are taken out and it
+// gets browsergate's Permissions-Policy alone, which turns off in the
+// document what a permission prompt could ask for (permissions.go).
 func (g *targetGuard) continueResponse(ctx context.Context, session, id, url string, status int, text string, headers []httpHeader) {
 	kept := make([]httpHeader, 0, len(headers)+1)
 	for _, h := range headers {
-		if !strings.EqualFold(strings.TrimSpace(h.Name), "Speculation-Rules") {
+		if !droppedResponseHeader(h.Name) {
 			kept = append(kept, h)
 		}
 	}
@@ -702,6 +716,32 @@ func (g *targetGuard) continueResponse(ctx context.Context, session, id, url str
 		g.refuse(ctx, session, id, url, scope.Verdict{URL: url, Rule: "speculation-rules",
 			Reason: "the response's headers could not be changed (its Speculation-Rules taken out, browsergate's Permissions-Policy added)"})
 	}
+}
+
+// droppedResponseHeader reports whether a document's response header is
+// taken out before the browser reads it (continueResponse):
+//
+//   - Speculation-Rules, whose rules the browser process would follow
+//     where no interception sees them;
+//   - the server's Permissions-Policy: Chromium joins every field of the
+//     header into one list and, if that list does not parse, drops the
+//     whole policy, browsergate's with it (a server's "camera=(self" would
+//     turn every feature back on). Only browsergate's own field is sent;
+//   - Feature-Policy, the header Permissions-Policy replaced, which
+//     Chromium 156 still reads: it has no say on a feature the
+//     Permissions-Policy names, but it is the server's, and browsergate
+//     does not let the server's policy headers near its own.
+//
+// The page loses whatever else its server's policy turned off (autoplay,
+// sync-xhr, ...): none of it is a permission prompt.
+func droppedResponseHeader(name string) bool {
+	name = strings.TrimSpace(name)
+	for _, h := range []string{"Speculation-Rules", "Permissions-Policy", "Feature-Policy"} {
+		if strings.EqualFold(name, h) {
+			return true
+		}
+	}
+	return false
 }
 
 // refuse fails a paused request and logs the refusal for the session.
@@ -793,7 +833,7 @@ func (g *targetGuard) answer(ctx context.Context, session, method string, params
 // renderer yet gives only once it runs.
 const renderlessWait = 200 * time.Millisecond
 
-func (g *targetGuard) prepare(ctx context.Context, session, kind string, running bool) error {
+func (g *targetGuard) prepare(ctx context.Context, session, target, kind string, running bool) error {
 	// A target that is already running (a user's tab adopted) answers at
 	// once: each answer is awaited in full, so that nothing it loads next
 	// (the adoption's reload) can overtake its interception or its
@@ -802,6 +842,9 @@ func (g *targetGuard) prepare(ctx context.Context, session, kind string, running
 	if running {
 		wait, tolerate = guardCallWait, func(error) bool { return false }
 	}
+	// late are the answers not awaited in full (a paused target with no
+	// renderer yet): they are read once it runs (checkLate).
+	var late []lateReply
 	patterns := []map[string]any{{"urlPattern": "*"}}
 	if g.user {
 		// Documents are also paused at their response headers, for the
@@ -846,7 +889,9 @@ func (g *targetGuard) prepare(ctx context.Context, session, kind string, running
 				ch, err = g.send(session, c.method, c.params)
 			}
 			if err == nil {
-				_, err = g.await(ctx, c.method, ch, wait)
+				if _, err = g.await(ctx, c.method, ch, wait); err != nil && tolerate(err) {
+					late = append(late, lateReply{c.method, ch})
+				}
 			}
 			if err != nil && !tolerate(err) {
 				return fmt.Errorf("%s: %w", c.method, err)
@@ -891,23 +936,20 @@ func (g *targetGuard) prepare(ctx context.Context, session, kind string, running
 			}
 			replies = append(replies, ch)
 		}
+		replyMethods := []string{"Page.enable", "Runtime.enable", "Runtime.addBinding", "Page.addScriptToEvaluateOnNewDocument"}
 		for i, ch := range replies {
-			method := "Page.addScriptToEvaluateOnNewDocument"
-			switch i {
-			case 0:
-				method = "Page.enable"
-			case 1:
-				method = "Runtime.enable"
-			case 2:
-				method = "Runtime.addBinding"
-			}
+			method := replyMethods[min(i, len(replyMethods)-1)]
 			if _, err := g.await(ctx, method, ch, wait); err != nil {
 				if !tolerate(err) {
 					return fmt.Errorf("%s: %w", method, err)
 				}
 				// A page with no renderer yet answers none of them until
-				// it runs: the rest are not waited for either, or each
-				// would hold its start back by wait again.
+				// it runs: the rest are not waited for now either, or each
+				// would hold its start back by wait again. They are read
+				// once it runs.
+				for j := i; j < len(replies); j++ {
+					late = append(late, lateReply{replyMethods[min(j, len(replyMethods)-1)], replies[j]})
+				}
 				break
 			}
 		}
@@ -922,12 +964,67 @@ func (g *targetGuard) prepare(ctx context.Context, session, kind string, running
 		}
 		ch, err := g.send(session, "Target.setAutoAttach", params)
 		if err == nil {
-			_, err = g.await(ctx, "Target.setAutoAttach", ch, wait)
+			if _, err = g.await(ctx, "Target.setAutoAttach", ch, wait); err != nil && tolerate(err) {
+				late = append(late, lateReply{"Target.setAutoAttach", ch})
+			}
 		}
 		if err != nil && !tolerate(err) {
 			return fmt.Errorf("Target.setAutoAttach: %w", err)
 		}
 	}
 	_, err := g.call(ctx, session, "Runtime.runIfWaitingForDebugger", map[string]any{})
+	if err == nil && len(late) > 0 {
+		go g.checkLate(session, target, late)
+	}
 	return err
+}
+
+// lateReply is the answer to a command of prepare's that was not awaited
+// in full.
+type lateReply struct {
+	method string
+	ch     chan cdpReply
+}
+
+// checkLate reads the answers a target gave only once it ran. Any
+// failure (an error, or no answer at all) means the target may be
+// running without its interception, its WebSocket rules or its page
+// scripts: it is closed (fail closed), with the top-level page it
+// belongs to for a frame or a worker of one.
+func (g *targetGuard) checkLate(session, target string, late []lateReply) {
+	for _, r := range late {
+		_, err := g.await(context.Background(), r.method, r.ch, guardCallWait)
+		if err == nil {
+			continue
+		}
+		select {
+		case <-g.done:
+			return // the connection went: nothing of it is guarded, or runs on it
+		default:
+		}
+		page := g.pageOf(session)
+		g.logger.Warn("target guard: a target failed a command of its preparation once it ran; its page is closed",
+			"method", r.method, "page", page, "error", err)
+		if page == "" {
+			page = target // a service or shared worker
+		}
+		if _, err := g.call(context.Background(), "", "Target.closeTarget", map[string]any{"targetId": page}); err != nil {
+			g.logger.Warn("target guard: closing a target that failed its preparation", "page", page, "error", err)
+		}
+		return
+	}
+}
+
+// pageOf is the page target a guard session is, or is a frame or worker
+// of ("" when the guard knows none).
+func (g *targetGuard) pageOf(session string) string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for i := 0; session != "" && i < 32; i++ {
+		if id, ok := g.pages[session]; ok {
+			return id
+		}
+		session = g.parent[session]
+	}
+	return ""
 }

@@ -105,18 +105,33 @@ func permissionDescriptor(name string) *browser.PermissionDescriptor {
 // context (where no override is browsergate's to set). A feature off in a
 // document is off in its frames, whatever their allow attributes say, and
 // the browser refuses a request for it without a prompt.
+//
+// Besides the permissions, it turns off the device choosers (bluetooth,
+// hid, serial, usb) and what would ask for the user's credentials (a
+// passkey or security key, a federated sign-in, an SMS code): none of
+// them is a permission an override answers, and each would show the user
+// a dialog. Fullscreen stays on: it asks nothing of the user (it needs a
+// click, and shows how to leave it), and video players and slide decks
+// would lose their fullscreen button.
 var permissionsPolicyFeatures = []string{
-	"accelerometer", "ambient-light-sensor", "camera", "captured-surface-control",
-	"clipboard-read", "clipboard-write", "display-capture", "geolocation", "gyroscope",
-	"idle-detection", "local-fonts", "local-network-access", "magnetometer", "microphone",
-	"midi", "payment", "screen-wake-lock", "speaker-selection", "storage-access", "window-management",
+	"accelerometer", "ambient-light-sensor", "bluetooth", "camera", "captured-surface-control",
+	"clipboard-read", "clipboard-write", "digital-credentials-get", "display-capture", "geolocation", "gyroscope",
+	"hid", "identity-credentials-get", "idle-detection", "local-fonts", "local-network-access", "magnetometer", "microphone",
+	"midi", "otp-credentials", "payment", "publickey-credentials-create", "publickey-credentials-get",
+	"screen-wake-lock", "serial", "speaker-selection", "storage-access", "usb", "window-management", "xr-spatial-tracking",
 }
+
+// deviceChoosers are the device choosers the page script refuses in every
+// mode (js/permission_requests.js): a request for one is recorded like a
+// permission's, and no manifest key grants one.
+var deviceChoosers = []string{"bluetooth", "hid", "serial", "usb"}
 
 // permissionsPolicy is the Permissions-Policy header value a session's
 // document gets in the user's context: every feature of
-// permissionsPolicyFeatures allowed to no origin. It is added after the
-// server's own headers: of a feature named twice the last value counts,
-// so the server cannot turn one back on.
+// permissionsPolicyFeatures allowed to no origin. It is the document's
+// only Permissions-Policy: the server's own fields are taken out
+// (droppedResponseHeader), since one that does not parse would void the
+// joined header, this field with it.
 var permissionsPolicy = func() string {
 	parts := make([]string, len(permissionsPolicyFeatures))
 	for i, f := range permissionsPolicyFeatures {
@@ -144,22 +159,29 @@ func permissionsScript(deny bool) string {
 const maxPermissionReport = 8 << 10
 
 // permissionAsked records one request a page reported ("name[,name] url"):
-// each permission not granted to the page's origin goes into the
-// session's refused requests; a granted one is logged. pageURL is the
-// page's URL as the browser reported it, when the guard knows it: then
-// the URL the page's script gave counts for nothing. A name browsergate
-// does not know is not recorded (the page can call the binding itself:
-// it can add a record, never a grant).
+// each permission not granted to the frame's origin goes into the
+// session's refused requests; a granted one is logged. pageURL is the URL
+// of the frame that asked, as the browser reported it committed; "" when
+// the guard does not know the frame, and then the request is recorded as
+// refused, at the URL the page's script gave, whatever the grants: what
+// the page says decides no grant. A name browsergate does not know is not
+// recorded (the page can call the binding itself: it can add a record,
+// never a grant).
 func permissionAsked(log *blockLog, grants toolclad.Permissions, logger *slog.Logger, payload, pageURL string) {
 	if len(payload) > maxPermissionReport {
 		payload = payload[:maxPermissionReport]
 	}
 	names, reported, _ := strings.Cut(payload, " ")
-	if pageURL == "" {
+	origin, known := pageOrigin(pageURL), pageURL != ""
+	if !known {
 		pageURL = reported
 	}
-	origin := pageOrigin(pageURL)
 	for _, name := range strings.Split(names, ",") {
+		if slices.Contains(deviceChoosers, name) {
+			log.add(Blocked{Time: time.Now(), URL: pageURL, Rule: "permissions " + strconv.Quote(name), Layer: permissionLayer,
+				Reason: fmt.Sprintf("the page asked for a %s device: denied without a prompt, browsergate shows no device chooser", name)})
+			continue
+		}
 		if !slices.Contains(toolclad.PermissionNames, name) {
 			continue
 		}
@@ -168,7 +190,10 @@ func permissionAsked(log *blockLog, grants toolclad.Permissions, logger *slog.Lo
 			continue
 		}
 		reason := fmt.Sprintf("the page asked for %s: denied without a prompt, [browser.permissions] grants it to no page of this origin", name)
-		if origin == "" {
+		switch {
+		case !known:
+			reason = fmt.Sprintf("the page asked for %s: denied without a prompt (recorded as refused: the frame that asked is not one browsergate knows)", name)
+		case origin == "":
 			reason = fmt.Sprintf("the page asked for %s: denied without a prompt (a page of no web origin)", name)
 		}
 		log.add(Blocked{Time: time.Now(), URL: pageURL, Rule: "permissions " + strconv.Quote(name), Reason: reason, Layer: permissionLayer})

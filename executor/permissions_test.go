@@ -12,8 +12,9 @@ import (
 // TestPermissionAskedRecordsWhatIsNotGranted proves what a page's report
 // of a permission request becomes: a refused request of layer
 // "permission" for each permission its origin is not granted, nothing for
-// a granted one or a name browsergate does not know, and the page's URL as
-// the browser reported it rather than as the page's script says.
+// a granted one or a name browsergate does not know, the frame's URL as
+// the browser reported it rather than as the page's script says, and no
+// grant for a report from a frame the guard does not know.
 func TestPermissionAskedRecordsWhatIsNotGranted(t *testing.T) {
 	t.Parallel()
 	grants := toolclad.Permissions{"geolocation": {"https://maps.example.test"}}
@@ -25,13 +26,18 @@ func TestPermissionAskedRecordsWhatIsNotGranted(t *testing.T) {
 		want    []string
 	}{
 		{"not granted", "notifications https://maps.example.test/x", "", []string{`permissions "notifications" https://maps.example.test/x`}},
-		{"granted to the origin", "geolocation https://maps.example.test/x", "", nil},
-		{"granted to another origin", "geolocation http://maps.example.test/x", "", []string{`permissions "geolocation" http://maps.example.test/x`}},
+		{"granted to the origin", "geolocation https://maps.example.test/x", "https://maps.example.test/x", nil},
+		{"granted to another origin", "geolocation http://maps.example.test/x", "http://maps.example.test/x", []string{`permissions "geolocation" http://maps.example.test/x`}},
+		{"an unknown frame that claims a granted origin", "geolocation https://maps.example.test/x", "", []string{`permissions "geolocation" https://maps.example.test/x`}},
+		{"a frame of another origin in a granted page", "geolocation https://maps.example.test/", "https://ads.example.test/frame",
+			[]string{`permissions "geolocation" https://ads.example.test/frame`}},
 		{"two permissions at once", "camera,microphone https://maps.example.test/", "", []string{
 			`permissions "camera" https://maps.example.test/`, `permissions "microphone" https://maps.example.test/`}},
 		{"the browser's URL counts, not the page's claim", "geolocation https://maps.example.test/", "https://evil.example.test/",
 			[]string{`permissions "geolocation" https://evil.example.test/`}},
 		{"a name browsergate does not know", "rootkit https://maps.example.test/", "", nil},
+		{"a device chooser", "hid,usb https://maps.example.test/", "", []string{
+			`permissions "hid" https://maps.example.test/`, `permissions "usb" https://maps.example.test/`}},
 		{"a page of no web origin", "geolocation about:blank", "", []string{`permissions "geolocation" about:blank`}},
 		{"no URL at all", "geolocation", "", []string{`permissions "geolocation" `}},
 	}

@@ -33,18 +33,19 @@
   const denied = 'permission denied by browsergate';
 
   // wrap replaces a method: it tells of the request, then lets the
-  // browser answer (or, when deny, answers with denial).
-  const wrap = (obj, key, name, denial) => {
+  // browser answer (or, when deny or always, answers with denial).
+  const wrap = (obj, key, name, denial, always) => {
     if (!obj) return;
     const d = describe(obj, key);
     if (!d || typeof d.value !== 'function') return;
     const orig = d.value;
+    const refuse = (deny || always === true) && denial;
     const f = {[key](...args) {
       tell(typeof name === 'function' ? apply(name, this, [args]) : name);
-      if (deny && denial) return apply(denial, this, args);
+      if (refuse) return apply(denial, this, args);
       return apply(orig, this, args);
     }}[key];
-    try { define(obj, key, deny ? {value: f, writable: false, configurable: false, enumerable: d.enumerable} : {...d, value: f}); } catch (e) {}
+    try { define(obj, key, refuse ? {value: f, writable: false, configurable: false, enumerable: d.enumerable} : {...d, value: f}); } catch (e) {}
   };
   const proto = n => { const c = globalThis[n]; return c && c.prototype; };
 
@@ -64,6 +65,21 @@
   const notAllowed = () => reject('NotAllowedError', denied);
   wrap(proto('MediaDevices'), 'getUserMedia', media, notAllowed);
   wrap(proto('MediaDevices'), 'getDisplayMedia', 'display-capture', notAllowed);
+  // The older, callback-style ways to the camera and microphone.
+  const mediaDenial = function (constraints, ok, fail) {
+    later(() => { if (typeof fail === 'function') fail(new Err(denied, 'NotAllowedError')); });
+  };
+  wrap(proto('Navigator'), 'webkitGetUserMedia', media, mediaDenial);
+  wrap(proto('Navigator'), 'getUserMedia', media, mediaDenial);
+  // The device choosers (WebHID, WebUSB, Web Serial, Web Bluetooth) are no
+  // permission: no override answers them, in any mode, and a chooser
+  // would wait for someone to pick a device. They are refused in every
+  // mode, as if no device had been picked.
+  const noDevice = () => reject('NotFoundError', 'No device selected: device choosers are refused by browsergate');
+  wrap(proto('HID'), 'requestDevice', 'hid', noDevice, true);
+  wrap(proto('USB'), 'requestDevice', 'usb', noDevice, true);
+  wrap(proto('Serial'), 'requestPort', 'serial', noDevice, true);
+  wrap(proto('Bluetooth'), 'requestDevice', 'bluetooth', noDevice, true);
   wrap(proto('Clipboard'), 'read', 'clipboard-read', notAllowed);
   wrap(proto('Clipboard'), 'readText', 'clipboard-read', notAllowed);
   wrap(proto('Clipboard'), 'write', 'clipboard-write', notAllowed);
