@@ -39,20 +39,16 @@ func (e *Executor) keepTypedPassword(s *session, t *turn) {
 		args = t.call.RawArgs
 	}
 	text, _ := args["text"].(string)
-	pieces := []string{text}
+	var placeholders []string
 	for _, sec := range s.secrets.Load().Placeholders(text) {
-		var split []string
-		for _, p := range pieces {
-			split = append(split, strings.Split(p, sec.Placeholder())...)
-		}
-		pieces = split
+		placeholders = append(placeholders, sec.Placeholder())
 	}
+	pieces := typedPieces(text, placeholders)
 	s.answers.mu.Lock()
 	defer s.answers.mu.Unlock()
 	var kept []*toolclad.Secret
 	for _, p := range pieces {
-		known := slices.ContainsFunc(s.passwords.list, func(sec *toolclad.Secret) bool { return sec.Value() == p })
-		if len([]rune(p)) < toolclad.MinSecretLen || known {
+		if slices.ContainsFunc(s.passwords.list, func(sec *toolclad.Secret) bool { return sec.Value() == p }) {
 			continue
 		}
 		sec := toolclad.AnsweredSecret(typedPasswordName(len(s.passwords.list)+1), p, nil)
@@ -70,4 +66,20 @@ func (e *Executor) keepTypedPassword(s *session, t *turn) {
 	e.secretAnswers = append(e.secretAnswers, kept...) // the daemon's
 	e.allSecrets.Store(mask.New(append(secretsOf(e.cfg.Manifests), e.secretAnswers...)))
 	e.mu.Unlock()
+}
+
+// typedPieces are the literal pieces of text typed into a password field
+// that the record and the logs mask: text split at the declared secrets'
+// placeholders in it (whose values are masked already), without the
+// pieces shorter than a secret may be.
+func typedPieces(text string, placeholders []string) []string {
+	pieces := []string{text}
+	for _, ph := range placeholders {
+		var split []string
+		for _, p := range pieces {
+			split = append(split, strings.Split(p, ph)...)
+		}
+		pieces = split
+	}
+	return slices.DeleteFunc(pieces, func(p string) bool { return len([]rune(p)) < toolclad.MinSecretLen })
 }
