@@ -192,7 +192,7 @@ func (e *Executor) keepAnswer(s *session, value string, domains []string) (*tool
 	}
 	s.answers.list = append(s.answers.list, sec)
 	s.secrets.Store(secrets)
-	s.masker.Store(mask.New(secrets.All()))
+	s.masker.Store(mask.New(append(secrets.All(), s.passwords.list...)))
 	s.backend.keepAnswer(s.manifest, sec)
 	e.mu.Lock()
 	e.secretAnswers = append(e.secretAnswers, sec)

@@ -32,6 +32,7 @@ func (e *Executor) record(s *session, t *turn) *toolclad.Reply {
 	// browser and the agent is masked, never browsergate's words around it
 	// (package pagetext).
 	s.noteReach(t)
+	e.keepTypedPassword(s, t) // before the record's masker is read
 	full := s.masker.Load()
 	c := *t
 	c.blocked = slices.Clone(t.blocked)

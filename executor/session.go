@@ -109,6 +109,9 @@ type session struct {
 	// operator gave the session.
 	askHuman func(ctx context.Context, call *toolclad.Call, f *facts) (output, error)
 	answers  secretAnswers
+	// passwords are what the agent typed into password fields, which the
+	// record and the logs mask from then on (typedpasswords.go).
+	passwords typedPasswords
 }
 
 func newSession(m *toolclad.Manifest, mcpID string, b *backend, now time.Time) *session {

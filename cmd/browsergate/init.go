@@ -212,7 +212,16 @@ args.url = { type = "url", schemes = [%[4]q], scope_check = true }
 # risk_tier = "medium"
 # [browser.files]
 # download_dir = "downloads"
-`, s.name, s.origin, scopeLines.String(), s.scheme)
+
+# A sign-in. Declare the password as a secret: the agent types the
+# placeholder <APP_PASSWORD> and never sees the value, which goes only to
+# these domains (docs/secrets.md). A password the agent types itself is in
+# the agent's context; the evidence and the logs mask it once it is typed.
+#
+# [secrets.APP_PASSWORD]
+# env = "APP_PASSWORD"      # the variable serve reads it from (or: file = "password.txt")
+# domains = [%[5]q]
+`, s.name, s.origin, scopeLines.String(), s.scheme, s.host)
 }
 
 // starterPolicies is init's Cedar policy file for s.
