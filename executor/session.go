@@ -174,3 +174,14 @@ func (s *session) fileDir() (string, error) {
 	}
 	return s.files, nil
 }
+
+// typedPasswords are the texts the agent typed into password fields in a
+// session, literally (not as a declared secret's placeholder). The record
+// masks the text argument that carried one; the page then often sends it
+// on — a GET form puts it in the next URL, a page echoes it in a title or
+// a message — so the evidence and the logs mask it wherever it shows up
+// later, as they mask a declared secret. The replies do not: the agent
+// wrote the value, and is shown what it wrote.
+type typedPasswords struct {
+	list []*toolclad.Secret // guarded by the session's answers.mu
+}
