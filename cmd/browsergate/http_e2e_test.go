@@ -530,6 +530,7 @@ func TestConsole(t *testing.T) {
 			t.Errorf("the held call in the console lacks %q:\n%s", want, body)
 		}
 	}
+	time.Sleep(time.Second) // clicks on Approve are ignored for half a second after the page loaded or changed
 	if err := chromedp.Do(ctx, chromedp.Click(`section.held button.approve`)); err != nil {
 		t.Fatal(err)
 	}
