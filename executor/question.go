@@ -43,11 +43,12 @@ func questionContext(ctx context.Context, s *session, call *toolclad.Call, recor
 	return qctx, func() { stop(); cancel() }
 }
 
-// questionTimeout is how long a question waits: its timeout_seconds, or
+// QuestionTimeout is how long a question (await_human) waits, for the
+// executor and for a replay of it: its timeout_seconds, or
 // else the daemon's approval timeout, held to the bound the manifest
 // declares for timeout_seconds (a manifest that allows at most a minute
 // means it of the default too).
-func questionTimeout(call *toolclad.Call, approvals time.Duration) time.Duration {
+func QuestionTimeout(call *toolclad.Call, approvals time.Duration) time.Duration {
 	if n, ok := call.Args["timeout_seconds"].(int64); ok {
 		return time.Duration(n) * time.Second
 	}
@@ -67,7 +68,7 @@ func (e *Executor) askHuman(ctx context.Context, s *session, call *toolclad.Call
 	if call.Command != nil && call.Command.SecretAnswers {
 		wantSecret = true
 	}
-	timeout := questionTimeout(call, e.cfg.ApprovalTimeout)
+	timeout := QuestionTimeout(call, e.cfg.ApprovalTimeout)
 	if e.cfg.Approvals == nil {
 		return output{}, fmt.Errorf("await_human: no operator channel is configured on this daemon, so nobody can answer")
 	}

@@ -95,7 +95,7 @@ args.timeout_seconds = { max = 30 }
 		{"the default, unbounded", &toolclad.Call{Command: &toolclad.Command{Name: "await_human"}, Args: map[string]any{}}, 55 * time.Second},
 	}
 	for _, c := range cases {
-		if got := questionTimeout(c.call, 55*time.Second); got != c.want {
+		if got := QuestionTimeout(c.call, 55*time.Second); got != c.want {
 			t.Errorf("%s: %s, want %s", c.name, got, c.want)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/browsergate/browsergate/evidence"
+	"github.com/browsergate/browsergate/executor"
 	"github.com/browsergate/browsergate/toolclad"
 )
 
@@ -55,15 +56,9 @@ func waitLine(r *evidence.Envelope, cmd *toolclad.Command) string {
 }
 
 // questionWait is how long the replayed question waits: as the executor
-// reckons it (its timeout_seconds, else the replay's approval timeout
-// held to the manifest's bound for timeout_seconds), and never past the
-// step's own timeout.
+// reckons it (executor.QuestionTimeout, with the replay's approval
+// timeout), and never past the step's own timeout.
 func questionWait(cmd *toolclad.Command, args map[string]any) time.Duration {
-	wait := replayApprovalTimeout
-	if n, ok := args["timeout_seconds"].(int64); ok {
-		wait = time.Duration(n) * time.Second
-	} else if a := cmd.Arg("timeout_seconds"); a != nil && a.Max != nil {
-		wait = min(wait, time.Duration(*a.Max)*time.Second)
-	}
+	wait := executor.QuestionTimeout(&toolclad.Call{Command: cmd, Args: args}, replayApprovalTimeout)
 	return min(wait, replayStepTimeout)
 }
