@@ -68,6 +68,15 @@ type Envelope struct {
 	// stretch (between two calls, during a call) up to a bound, and counts
 	// the rest.
 	BlockedDropped int `json:"blocked_dropped,omitempty"`
+	// PermissionsGranted lists the permission requests the session's pages
+	// made that the manifest's [browser.permissions] granted to their
+	// origin (spec revision 12): during the call, and (Between) since the
+	// previous record. They are not refusals: Blocked never holds them.
+	PermissionsGranted []PermissionGrant `json:"permissions_granted,omitempty"`
+	// PermissionsGrantedDropped counts the granted requests of this record
+	// that PermissionsGranted does not list (bounded per stretch as
+	// Blocked is).
+	PermissionsGrantedDropped int `json:"permissions_granted_dropped,omitempty"`
 	// Tab is the tab the call acted in (spec revision 5); nil before the
 	// session had one.
 	Tab *TabRef `json:"tab,omitempty"`
@@ -111,7 +120,9 @@ type FileRef struct {
 // all between_calls; its decision is refused at StageEgress. An operator's
 // end of a session (the console) writes one too, whether or not requests
 // were refused: refused at StageLimits, rule "ended by the operator", its
-// reason naming the operator (spec revision 10).
+// reason naming the operator (spec revision 10). Since revision 12 it is
+// written too when only granted permission requests are pending
+// (PermissionsGranted), with the rule "recorded after the last call".
 const KindSessionEnd = "session_end"
 
 // KindPageDownload is the kind of a record that is not a call: a download
@@ -171,4 +182,15 @@ type BlockedRequest struct {
 	Reason  string `json:"reason,omitempty"`
 	Layer   string `json:"layer"`                   // "interception" or "proxy"
 	Between bool   `json:"between_calls,omitempty"` // refused between the previous call and this one
+}
+
+// PermissionGrant is one permission request (geolocation, the clipboard,
+// ...) a page of the session made that the manifest's
+// [browser.permissions] granted to the page's origin: the browser answered
+// it from the grant, without a prompt (spec revision 12).
+type PermissionGrant struct {
+	URL        string `json:"url"`        // the page that asked, as the browser reported it committed
+	Permission string `json:"permission"` // as [browser.permissions] names it
+	Origin     string `json:"origin"`     // the page's origin, the one the grant names
+	Between    bool   `json:"between_calls,omitempty"`
 }

@@ -55,7 +55,8 @@ type HTMLOptions struct {
 // per session its principal, first and last time, record count, head and
 // signature status, then every interaction: seq, time, tool and command,
 // arguments, the decision (stage, rule, policy ids, reasons, approval),
-// the page state before and after, blocked requests, the head of the
+// the page state before and after, blocked requests, permission requests
+// granted, the head of the
 // output, and the screenshot, embedded as a data: URI.
 //
 // The file loads nothing (no script, no external resource; its
@@ -147,31 +148,35 @@ type reportSession struct {
 }
 
 type reportRecord struct {
-	Anchor           string
-	Seq              uint64
-	Unreadable       string
-	Time             string
-	Duration         string
-	Interaction      string // "interaction N", or "not counted" for a call refused before it counted
-	Tool, Command    string
-	Kind             string // "" for a call
-	Args             string
-	Decision         Decision
-	ApprovalAt       string
-	Before, After    []reportKV
-	Blocked          []BlockedRequest
-	BlockedDropped   int
-	Error            string
-	Output           string
-	OutputRest       int
-	OutputTruncated  bool
-	OutputSHA256     string
-	Hash, PrevHash   string
-	ConfigSHA256     string
-	ScreenshotSHA256 string
-	Screenshot       template.URL // a data: URI of bytes whose type was sniffed as an image
-	ScreenshotNote   string
-	Problems         []string
+	Anchor         string
+	Seq            uint64
+	Unreadable     string
+	Time           string
+	Duration       string
+	Interaction    string // "interaction N", or "not counted" for a call refused before it counted
+	Tool, Command  string
+	Kind           string // "" for a call
+	Args           string
+	Decision       Decision
+	ApprovalAt     string
+	Before, After  []reportKV
+	Blocked        []BlockedRequest
+	BlockedDropped int
+	// PermissionsGranted are the permission requests the record lists as
+	// granted (spec revision 12), shown apart from the refusals.
+	PermissionsGranted        []PermissionGrant
+	PermissionsGrantedDropped int
+	Error                     string
+	Output                    string
+	OutputRest                int
+	OutputTruncated           bool
+	OutputSHA256              string
+	Hash, PrevHash            string
+	ConfigSHA256              string
+	ScreenshotSHA256          string
+	Screenshot                template.URL // a data: URI of bytes whose type was sniffed as an image
+	ScreenshotNote            string
+	Problems                  []string
 }
 
 type reportKV struct{ Key, Value string }
@@ -363,6 +368,7 @@ func (r *reportWriter) record(sess *reportSession, k, raw []byte) reportRecord {
 	}
 	rec.Before, rec.After = stateKVs(e.Before), stateKVs(e.After)
 	rec.Blocked, rec.BlockedDropped = e.Blocked, e.BlockedDropped
+	rec.PermissionsGranted, rec.PermissionsGrantedDropped = e.PermissionsGranted, e.PermissionsGrantedDropped
 	rec.Error = e.Error
 	rec.Output, rec.OutputRest = outputHead(e.Output, reportOutputHead)
 	rec.OutputTruncated = e.OutputTruncated

@@ -29,7 +29,7 @@ func TestBlockLogKeepsTheFirstBetweenCalls(t *testing.T) {
 	}
 	mark := l.mark()
 	l.add(refused("http://canary/during"))
-	got, dropped := l.take(mark)
+	got, dropped, _ := l.take(mark)
 	if len(got) != maxBlockLog+1 {
 		t.Fatalf("took %d refusals, want the first %d between calls and the one during the call", len(got), maxBlockLog)
 	}
@@ -46,7 +46,7 @@ func TestBlockLogKeepsTheFirstBetweenCalls(t *testing.T) {
 		t.Errorf("dropped = %+v, want 101 between calls", dropped)
 	}
 	// Everything was handed over: the next call starts afresh.
-	if got, dropped := l.take(l.mark()); len(got) != 0 || dropped.total() != 0 {
+	if got, dropped, _ := l.take(l.mark()); len(got) != 0 || dropped.total() != 0 {
 		t.Errorf("second take = %v, %+v; want nothing", urls(got), dropped)
 	}
 }
@@ -74,7 +74,7 @@ func TestBlockLogDuringACall(t *testing.T) {
 	if u := l.unjudgedSubmission(l.mark()); u != nil {
 		t.Errorf("unjudgedSubmission after a later mark = %+v, want nil", u)
 	}
-	got, dropped := l.take(start)
+	got, dropped, _ := l.take(start)
 	if len(got) != maxBlockLog+1 || got[maxBlockLog].URL != "http://x/submit" {
 		t.Errorf("took %d, last %q; want the first %d and the submission", len(got), got[len(got)-1].URL, maxBlockLog)
 	}
@@ -96,7 +96,7 @@ func TestBlockLogBoundsBytes(t *testing.T) {
 	long := "http://x/" + strings.Repeat("a", maxBlockLogBytes)
 	l.add(refused(long))
 	l.add(refused("http://x/short"))
-	got, dropped := l.takeAll()
+	got, dropped, _ := l.takeAll()
 	if len(got) != 1 || got[0].URL != long || dropped != (blockDrops{Between: 1}) {
 		t.Errorf("took %d (dropped %+v), want the long first one kept and the second counted", len(got), dropped)
 	}
@@ -110,11 +110,11 @@ func TestBlockLogTakeAll(t *testing.T) {
 	l.add(refused("http://x/1"))
 	mark := l.mark()
 	l.take(mark)
-	if got, d := l.takeAll(); len(got) != 0 || d.total() != 0 {
+	if got, d, _ := l.takeAll(); len(got) != 0 || d.total() != 0 {
 		t.Fatalf("takeAll after take = %v, %+v", urls(got), d)
 	}
 	l.add(refused("http://x/after-last-call"))
-	got, d := l.takeAll()
+	got, d, _ := l.takeAll()
 	if len(got) != 1 || got[0].URL != "http://x/after-last-call" || !got[0].Between || d.total() != 0 {
 		t.Errorf("takeAll = %+v, %+v", got, d)
 	}
@@ -144,5 +144,86 @@ func TestBlockedNoteCountsDropped(t *testing.T) {
 	}
 	if note := blockedNote(bs[:2], blockDrops{}); strings.Contains(note, "more") || strings.Contains(note, "blocked_dropped") {
 		t.Errorf("note without drops: %s", note)
+	}
+}
+
+func grant(url string) permissionGrant {
+	return permissionGrant{URL: url, Permission: "geolocation", Origin: "https://maps.example.test"}
+}
+
+// A granted permission request is kept apart from the refusals: take
+// hands it back on its own, marked between calls when no call ran, and
+// no reader of the refusals sees it (the decision log line and event,
+// network_log's rules, the acting guard's refusal).
+func TestBlockLogKeepsGrantsApartFromRefusals(t *testing.T) {
+	t.Parallel()
+	var told []string
+	l := blockLog{onAdd: func(b Blocked) { told = append(told, b.URL) }}
+	l.granted(grant("https://maps.example.test/before"))
+	mark := l.mark()
+	l.add(refused("http://x/refused"))
+	l.granted(grant("https://maps.example.test/during"))
+	if u := l.unjudgedSubmission(mark); u != nil {
+		t.Errorf("unjudgedSubmission = %+v, want none: a grant is no refusal", u)
+	}
+	if rules := l.refusedRules(); len(rules) != 1 || rules["http://x/refused"] == "" {
+		t.Errorf("refusedRules = %v, want only the refusal", rules)
+	}
+	blocked, dropped, granted := l.take(mark)
+	if len(blocked) != 1 || blocked[0].URL != "http://x/refused" || dropped.total() != 0 {
+		t.Errorf("refusals taken = %v (%+v), want only the refusal", urls(blocked), dropped)
+	}
+	if len(told) != 1 || told[0] != "http://x/refused" {
+		t.Errorf("onAdd was told of %q, want only the refusal", told)
+	}
+	want := []permissionGrant{grant("https://maps.example.test/before"), grant("https://maps.example.test/during")}
+	want[0].Between = true
+	if len(granted.list) != 2 || granted.list[0] != want[0] || granted.list[1] != want[1] || granted.dropped != 0 {
+		t.Errorf("grants taken = %+v, want %+v", granted, want)
+	}
+	if _, _, again := l.take(l.mark()); len(again.list) != 0 || again.dropped != 0 {
+		t.Errorf("second take = %+v, want no grant", again)
+	}
+}
+
+// What the session's pages were granted after its last call is handed
+// over when it ends, all between calls, even when nothing was refused.
+func TestBlockLogTakeAllHandsOverGrants(t *testing.T) {
+	t.Parallel()
+	var l blockLog
+	l.take(l.mark())
+	l.granted(grant("https://maps.example.test/after-last-call"))
+	blocked, dropped, granted := l.takeAll()
+	if len(blocked) != 0 || dropped.total() != 0 {
+		t.Errorf("refusals = %v (%+v), want none", urls(blocked), dropped)
+	}
+	if len(granted.list) != 1 || !granted.list[0].Between || granted.list[0].URL != "https://maps.example.test/after-last-call" {
+		t.Errorf("grants = %+v, want the one after the last call, between calls", granted)
+	}
+}
+
+// A page can be granted in a loop (a new frame each time): each stretch
+// keeps its first maxBlockLog grants and counts the rest, on a bound of
+// their own, so the grants crowd out no refusal, and the call's own
+// grants are kept after a flood between calls.
+func TestBlockLogBoundsGrantsPerStretch(t *testing.T) {
+	t.Parallel()
+	var l blockLog
+	for i := range maxBlockLog + 7 {
+		l.granted(grant(fmt.Sprintf("https://maps.example.test/%d", i)))
+	}
+	l.add(refused("http://x/refused-after-the-flood"))
+	mark := l.mark()
+	l.granted(grant("https://maps.example.test/during"))
+	blocked, dropped, granted := l.take(mark)
+	if len(blocked) != 1 || dropped.total() != 0 {
+		t.Errorf("refusals = %v (%+v), want the one refusal, kept", urls(blocked), dropped)
+	}
+	if len(granted.list) != maxBlockLog+1 || granted.dropped != 7 {
+		t.Fatalf("kept %d grants and counted %d, want %d and 7", len(granted.list), granted.dropped, maxBlockLog+1)
+	}
+	if first, last := granted.list[0], granted.list[maxBlockLog]; first.URL != "https://maps.example.test/0" || !first.Between ||
+		last.URL != "https://maps.example.test/during" || last.Between {
+		t.Errorf("first grant %+v, the call's own %+v", first, last)
 	}
 }

@@ -40,8 +40,27 @@ type Blocked struct {
 	Held []*toolclad.Secret
 }
 
+// permissionGrant is one permission request a page of the session made
+// that [browser.permissions] granted to the page's origin (permissionAsked).
+// It is no refusal: the block log keeps it apart from them, and only the
+// evidence lists it.
+type permissionGrant struct {
+	URL, Permission, Origin string
+	// Between: made while no call ran (the page's own doing).
+	Between bool
+}
+
+// permissionGrants are the granted requests a record lists, and how many
+// more of them it counts without listing.
+type permissionGrants struct {
+	list    []permissionGrant
+	dropped int
+}
+
 // blockLog collects refused requests so that each call can report those
-// that happened while it ran, and those the pages made between calls.
+// that happened while it ran, and those the pages made between calls; and,
+// apart from them, the permission requests that were granted, which the
+// evidence records the same way (granted, take).
 //
 // Its memory is bounded by stretch: the time between two calls is one
 // stretch, a call another (from its first mark to take). Of each stretch
@@ -79,6 +98,15 @@ type blockLog struct {
 	// to where: such a tab (a popup opened straight at a forbidden URL)
 	// may still show about:blank, and is closed all the same.
 	navs map[string]string
+	// grants are the granted permission requests kept since the last
+	// take, bounded per stretch like the refusals but on counts of their
+	// own (grantN, grantSize), so that a page granted something cannot
+	// crowd its refusals out of the record, nor they its grants;
+	// grantsDropped counts those not kept. No reader of the refusals
+	// (onAdd, recent, navs, unjudgedSubmission) sees them.
+	grants            []permissionGrant
+	grantN, grantSize int
+	grantsDropped     int
 }
 
 // keptBlock is a refusal the log keeps, with its position.
@@ -156,6 +184,22 @@ func (l *blockLog) add(b Blocked) {
 	l.kept = append(l.kept, keptBlock{pos, b})
 }
 
+// granted keeps a permission request that was granted, for the next
+// record. Made while no call runs, it is the page's own doing (Between),
+// as a refusal before the call's mark is.
+func (l *blockLog) granted(g permissionGrant) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	g.Between = !l.inCall
+	if l.grantN >= maxBlockLog || l.grantSize >= maxBlockLogBytes {
+		l.grantsDropped++
+		return
+	}
+	l.grantN++
+	l.grantSize += len(g.URL) + len(g.Permission) + len(g.Origin)
+	l.grants = append(l.grants, g)
+}
+
 // refusedRules are the rules of the latest refusals by URL.
 func (l *blockLog) refusedRules() map[string]string {
 	l.mu.Lock()
@@ -190,6 +234,7 @@ func (l *blockLog) mark() int {
 	defer l.mu.Unlock()
 	if !l.inCall {
 		l.inCall, l.n, l.size = true, 0, 0
+		l.grantN, l.grantSize = 0, 0
 	}
 	l.actingKept = false
 	return l.next
@@ -198,22 +243,26 @@ func (l *blockLog) mark() int {
 // take hands every refusal not yet handed to a record to the call that
 // began at mark: the kept ones, those before mark marked Between (the
 // pages' own doing after the previous record took its own), and how many
-// of each were not kept. The next stretch starts.
-func (l *blockLog) take(mark int) ([]Blocked, blockDrops) {
+// of each were not kept; and, apart, the granted permission requests not
+// yet handed over. The next stretch starts.
+func (l *blockLog) take(mark int) ([]Blocked, blockDrops, permissionGrants) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.takeLocked(mark)
 }
 
-// takeAll hands every refusal not yet handed to a record, all made between
-// calls (the session ends, or its browser context closed).
-func (l *blockLog) takeAll() ([]Blocked, blockDrops) {
+// takeAll hands every refusal and grant not yet handed to a record, all
+// made between calls (the session ends, or its browser context closed).
+func (l *blockLog) takeAll() ([]Blocked, blockDrops, permissionGrants) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	for i := range l.grants {
+		l.grants[i].Between = true
+	}
 	return l.takeLocked(l.next)
 }
 
-func (l *blockLog) takeLocked(mark int) ([]Blocked, blockDrops) {
+func (l *blockLog) takeLocked(mark int) ([]Blocked, blockDrops, permissionGrants) {
 	mark = min(max(mark, l.taken), l.next)
 	var out []Blocked
 	var between, during int
@@ -230,7 +279,9 @@ func (l *blockLog) takeLocked(mark int) ([]Blocked, blockDrops) {
 	d := blockDrops{Between: mark - l.taken - between, During: l.next - mark - during}
 	l.kept, l.taken = nil, l.next
 	l.inCall, l.n, l.size, l.actingKept = false, 0, 0, false
-	return out, d
+	g := permissionGrants{list: l.grants, dropped: l.grantsDropped}
+	l.grants, l.grantN, l.grantSize, l.grantsDropped = nil, 0, 0, 0
+	return out, d, g
 }
 
 // interceptor judges the URL of a paused request; refusals go to log.

@@ -87,6 +87,16 @@ func maskTurn(t *turn, k turnMasks) {
 		t.blocked[i].URL = m.Mask(pagetext.Unmarked(b.URL))
 		t.blocked[i].Reason = m.Finish(reasonMarked(b), k.record)
 	}
+	// The granted permission requests go only to the record; a new list,
+	// so that the agent's copy of the turn (record) shares none of it.
+	if len(t.granted.list) > 0 {
+		grants := make([]permissionGrant, len(t.granted.list))
+		for i, g := range t.granted.list {
+			g.URL, g.Origin = k.values.Mask(pagetext.Unmarked(g.URL)), k.values.Mask(pagetext.Unmarked(g.Origin))
+			grants[i] = g
+		}
+		t.granted.list = grants
+	}
 }
 
 // reasonMarked is a refused request's reason with the page's values in it

@@ -128,22 +128,27 @@ func (e *Executor) EndByOperator(id, operator, channel string) error {
 // recordOperatorEnd appends the session_end record of an operator's end
 // of the session; s.mu must be held.
 func (e *Executor) recordOperatorEnd(s *session, end operatorEnd) error {
-	blocked, dropped := s.egress.blocked.takeAll()
-	t := &turn{blocked: blocked, dropped: dropped}
+	blocked, dropped, granted := s.egress.blocked.takeAll()
+	t := &turn{blocked: blocked, dropped: dropped, granted: granted}
 	maskTurn(t, s.turnMasks(t, true))
 	reason := fmt.Sprintf("the operator %s ended the session (%s)", end.operator, end.channel)
 	if n := len(blocked) + dropped.total(); n > 0 {
 		reason += fmt.Sprintf("; the egress gate had refused %d request(s) the session's pages made by themselves after its last call", n)
 	}
+	if g := len(granted.list) + granted.dropped; g > 0 {
+		reason += fmt.Sprintf("; [browser.permissions] had granted %d permission request(s) the session's pages made after its last call", g)
+	}
 	env := &evidence.Envelope{
-		Kind:           evidence.KindSessionEnd,
-		Session:        s.id,
-		Time:           end.at.UTC(),
-		Principal:      s.principal,
-		Tool:           s.manifest.Tool.Name,
-		Decision:       evidence.Decision{Stage: evidence.StageLimits, Rule: RuleEndedByOperator, Reasons: []string{reason}},
-		Blocked:        recordedBlocked(t.blocked),
-		BlockedDropped: dropped.total(),
+		Kind:                      evidence.KindSessionEnd,
+		Session:                   s.id,
+		Time:                      end.at.UTC(),
+		Principal:                 s.principal,
+		Tool:                      s.manifest.Tool.Name,
+		Decision:                  evidence.Decision{Stage: evidence.StageLimits, Rule: RuleEndedByOperator, Reasons: []string{reason}},
+		Blocked:                   recordedBlocked(t.blocked),
+		BlockedDropped:            dropped.total(),
+		PermissionsGranted:        recordedGrants(t.granted.list),
+		PermissionsGrantedDropped: granted.dropped,
 	}
 	if err := e.cfg.Evidence.Append(env, nil); err != nil {
 		s.backend.logger.Error("a session's end by an operator could not be recorded", "session", s.id, "operator", end.operator, "evidence_error", err.Error())

@@ -39,7 +39,9 @@ import (
 //
 // Each request a page makes is seen by a script in the page
 // (js/permission_requests.js), the only place Chromium 156 shows one, and
-// recorded with the session's refused requests (layer "permission").
+// recorded with the session's refused requests (layer "permission"), or,
+// when the manifest grants it, as a grant in the record's
+// permissions_granted.
 
 // permissionLayer is the Blocked.Layer of a permission request denied.
 const permissionLayer = "permission"
@@ -160,7 +162,8 @@ const maxPermissionReport = 8 << 10
 
 // permissionAsked records one request a page reported ("name[,name] url"):
 // each permission not granted to the frame's origin goes into the
-// session's refused requests; a granted one is logged. pageURL is the URL
+// session's refused requests; a granted one is logged and kept in the
+// same log as a grant, never as a refusal (blockLog.granted). pageURL is the URL
 // of the frame that asked, as the browser reported it committed; "" when
 // the guard does not know the frame, and then the request is recorded as
 // refused, at the URL the page's script gave, whatever the grants: what
@@ -187,6 +190,7 @@ func permissionAsked(log *blockLog, grants toolclad.Permissions, logger *slog.Lo
 		}
 		if origin != "" && grants.Granted(name, origin) {
 			logger.Info("a page asked for a permission [browser.permissions] grants its origin", "permission", name, "origin", origin)
+			log.granted(permissionGrant{URL: pageURL, Permission: name, Origin: origin})
 			continue
 		}
 		reason := fmt.Sprintf("the page asked for %s: denied without a prompt, [browser.permissions] grants it to no page of this origin", name)

@@ -63,6 +63,7 @@ func (e *Executor) record(s *session, t *turn) *toolclad.Reply {
 		env.InteractionCount = s.limits.Interactions
 	}
 	env.Blocked, env.BlockedDropped = recordedBlocked(t.blocked), t.dropped.total()
+	env.PermissionsGranted, env.PermissionsGrantedDropped = recordedGrants(t.granted.list), t.granted.dropped
 	if t.facts != nil {
 		env.Before = t.facts.State.Map()
 	}
@@ -111,6 +112,16 @@ func recordedBlocked(blocked []Blocked) []evidence.BlockedRequest {
 	return out
 }
 
+// recordedGrants are granted permission requests as the evidence records
+// them.
+func recordedGrants(grants []permissionGrant) []evidence.PermissionGrant {
+	var out []evidence.PermissionGrant
+	for _, g := range grants {
+		out = append(out, evidence.PermissionGrant{URL: g.URL, Permission: g.Permission, Origin: g.Origin, Between: g.Between})
+	}
+	return out
+}
+
 // maskFiles masks what the page chose of the files a record lists.
 func maskFiles(files []evidence.FileRef, m *mask.Masker) []evidence.FileRef {
 	var out []evidence.FileRef
@@ -121,44 +132,62 @@ func maskFiles(files []evidence.FileRef, m *mask.Masker) []evidence.FileRef {
 	return out
 }
 
-// ruleAfterLastCall is the rule of a session_end record.
-const ruleAfterLastCall = "refused after the last call"
+// ruleAfterLastCall is the rule of a session_end record; ruleGrantedAfter
+// that of one which holds only permission requests granted, no refusal.
+const (
+	ruleAfterLastCall = "refused after the last call"
+	ruleGrantedAfter  = "recorded after the last call"
+)
 
 // recordPending writes the requests the session's pages made since its
-// last record that the request guard refused — which no call will take now —
-// in a record of their own (kind session_end), masked by the session's masker, when there
-// are any. (The pages' downloads have records of their own, written as
+// last record that the request guard refused, and the permission requests
+// [browser.permissions] granted them — which no call will take now — in a
+// record of their own (kind session_end), masked by the session's masker,
+// when there are any. (The pages' downloads have records of their own, written as
 // they end: downloads.stop.) ended says why the session (or its browser context) ended. s.mu
 // must be held, and the session's pages closed: no call and no page adds
 // to them later.
 func (e *Executor) recordPending(s *session, ended string) {
-	blocked, dropped := s.egress.blocked.takeAll()
-	n := len(blocked) + dropped.total()
-	if n == 0 {
+	blocked, dropped, granted := s.egress.blocked.takeAll()
+	n, g := len(blocked)+dropped.total(), len(granted.list)+granted.dropped
+	if n == 0 && g == 0 {
 		return
 	}
-	t := &turn{blocked: blocked, dropped: dropped}
+	t := &turn{blocked: blocked, dropped: dropped, granted: granted}
 	maskTurn(t, s.turnMasks(t, true))
+	rule, reason := ruleAfterLastCall, ended
+	if n == 0 {
+		rule = ruleGrantedAfter
+	} else {
+		reason += fmt.Sprintf("; the egress gate had refused %d request(s) the session's pages made by themselves after its last call", n)
+	}
+	if g > 0 {
+		reason += fmt.Sprintf("; [browser.permissions] had granted %d permission request(s) the session's pages made after its last call", g)
+	}
 	env := &evidence.Envelope{
-		Kind:      evidence.KindSessionEnd,
-		Session:   s.id,
-		Time:      e.cfg.Now().UTC(),
-		Principal: s.principal,
-		Tool:      s.manifest.Tool.Name,
-		Decision: evidence.Decision{Stage: evidence.StageEgress, Rule: ruleAfterLastCall, Reasons: []string{fmt.Sprintf(
-			"%s; the egress gate had refused %d request(s) the session's pages made by themselves after its last call", ended, n)}},
-		Blocked:        recordedBlocked(t.blocked),
-		BlockedDropped: dropped.total(),
+		Kind:                      evidence.KindSessionEnd,
+		Session:                   s.id,
+		Time:                      e.cfg.Now().UTC(),
+		Principal:                 s.principal,
+		Tool:                      s.manifest.Tool.Name,
+		Decision:                  evidence.Decision{Stage: evidence.StageEgress, Rule: rule, Reasons: []string{reason}},
+		Blocked:                   recordedBlocked(t.blocked),
+		BlockedDropped:            dropped.total(),
+		PermissionsGranted:        recordedGrants(t.granted.list),
+		PermissionsGrantedDropped: granted.dropped,
 	}
 	attrs := []any{"session", s.id, "tool", s.manifest.Tool.Name, "ended", ended, "blocked_requests", len(blocked)}
 	if dropped.total() > 0 {
 		attrs = append(attrs, "blocked_dropped", dropped.total())
 	}
+	if g > 0 {
+		attrs = append(attrs, "permissions_granted", g)
+	}
 	if err := e.cfg.Evidence.Append(env, nil); err != nil {
-		s.backend.logger.Error("requests refused after the session's last call could not be recorded", append(attrs, "evidence_error", err.Error())...)
+		s.backend.logger.Error("requests made after the session's last call could not be recorded", append(attrs, "evidence_error", err.Error())...)
 		return
 	}
-	s.backend.logger.Info("requests refused after the session's last call recorded", attrs...)
+	s.backend.logger.Info("requests made after the session's last call recorded", attrs...)
 }
 
 // commandName is the command called, or the undeclared tool's name (the

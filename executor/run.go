@@ -31,6 +31,7 @@ type turn struct {
 	counted   bool               // the call is an interaction (it passed the limits)
 	blocked   []Blocked          // requests the guard refused while the call ran
 	dropped   blockDrops         // refusals of the call (and before it) that blocked does not list
+	granted   permissionGrants   // permission requests [browser.permissions] granted (never refusals)
 	ask       *toolclad.Question // ask the client's user first (multi round-trip)
 	recordErr error              // the evidence append failed
 	seq       uint64             // the call's record (0 until written)
@@ -120,7 +121,8 @@ func (e *Executor) Run(ctx context.Context, call *toolclad.Call) *toolclad.Reply
 	// What the pages' own requests were refused between the previous
 	// record and this call is recorded with this one, marked so, with
 	// what the call's own refused; and how many of each were not kept.
-	t.blocked, t.dropped = s.egress.blocked.take(mark)
+	// The permission requests granted travel the same way, apart.
+	t.blocked, t.dropped, t.granted = s.egress.blocked.take(mark)
 	// What became of the pages' downloads since the last reply (this
 	// call's, and any that ended or began to wait for a human after it):
 	// each has a record of its own, linked to the call it began in, and
