@@ -162,9 +162,10 @@ func (rec *Recorded) Replay(opts Options, out io.Writer) error {
 		}
 		if r.Kind != "" {
 			// Not a call (session_end: what the pages did after the last
-			// call): nothing to run again.
-			fmt.Fprintf(out, "#%-3d %-14s not a call: %d request(s) the pages made after the last call, refused by the egress gate; nothing to replay\n",
-				r.Seq, "["+r.Kind+"]", len(r.Blocked)+r.BlockedDropped)
+			// call): nothing to run again, the permissions they were
+			// granted included.
+			fmt.Fprintf(out, "#%-3d %-14s not a call: %d request(s) the pages made after the last call, refused by the egress gate%s; nothing to replay\n",
+				r.Seq, "["+r.Kind+"]", len(r.Blocked)+r.BlockedDropped, grantedNote(r))
 			continue
 		}
 		if !ran(r) {
@@ -266,4 +267,15 @@ func recordedSession(store *evidence.Store, path, session string, pub ed25519.Pu
 		return nil, nil, fmt.Errorf("the configuration of session %s does not decode: %w", session, err)
 	}
 	return recs, &cfg, nil
+}
+
+// grantedNote is what a session_end record says of the permission
+// requests it lists as granted ("" when none): recorded, not refused, and
+// nothing replay runs again.
+func grantedNote(r *evidence.Envelope) string {
+	n := len(r.PermissionsGranted) + r.PermissionsGrantedDropped
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", and %d permission request(s) [browser.permissions] granted them", n)
 }
