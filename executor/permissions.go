@@ -189,8 +189,10 @@ func permissionAsked(log *blockLog, grants toolclad.Permissions, logger *slog.Lo
 			continue
 		}
 		if origin != "" && grants.Granted(name, origin) {
-			logger.Info("a page asked for a permission [browser.permissions] grants its origin", "permission", name, "origin", origin)
+			// Kept before it is logged: once the line shows, the next
+			// record takes it.
 			log.granted(permissionGrant{URL: pageURL, Permission: name, Origin: origin})
+			logger.Info("a page asked for a permission [browser.permissions] grants its origin", "permission", name, "origin", origin)
 			continue
 		}
 		reason := fmt.Sprintf("the page asked for %s: denied without a prompt, [browser.permissions] grants it to no page of this origin", name)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp/remote"
 
 	"github.com/browsergate/browsergate/evidence"
+	"github.com/browsergate/browsergate/internal/testkit"
 )
 
 // permissionsPage asks for geolocation, notifications and the clipboard
@@ -59,9 +61,18 @@ func permissionsSeen(t *testing.T, f *fixture, pageURL string) map[string]string
 }
 
 // permissionRecords ends the session (the client goes, and the daemon with
-// it) and returns the permission requests its evidence records, as
-// "permission url" lines, after checking that the log verifies.
+// it) and returns the permission requests its evidence records as
+// refused, as "permission url" lines, after checking that the log
+// verifies.
 func permissionRecords(t *testing.T, f *fixture) []string {
+	t.Helper()
+	return refusedPermissions(t, endedRecords(t, f))
+}
+
+// endedRecords ends the session (the client goes, and the daemon with it)
+// and returns the records of the evidence, after checking that the log
+// verifies.
+func endedRecords(t *testing.T, f *fixture) []*evidence.Envelope {
 	t.Helper()
 	f.cs.Close()
 	if out, code := runBinary(t, "evidence", "verify", "--evidence", f.evidence); code != 0 {
@@ -71,12 +82,23 @@ func permissionRecords(t *testing.T, f *fixture) []string {
 	if code != 0 {
 		t.Fatalf("export: exit %d\n%s", code, export)
 	}
-	var got []string
+	var recs []*evidence.Envelope
 	for _, line := range strings.Split(strings.TrimSpace(export), "\n") {
 		var e evidence.Envelope
 		if err := json.Unmarshal([]byte(line), &e); err != nil {
 			t.Fatalf("export line %q: %v", line, err)
 		}
+		recs = append(recs, &e)
+	}
+	return recs
+}
+
+// refusedPermissions are the permission requests records hold as
+// refused, as "permission url" lines.
+func refusedPermissions(t *testing.T, recs []*evidence.Envelope) []string {
+	t.Helper()
+	var got []string
+	for _, e := range recs {
 		for _, b := range e.Blocked {
 			if b.Layer != "permission" {
 				continue
@@ -85,6 +107,28 @@ func permissionRecords(t *testing.T, f *fixture) []string {
 				t.Errorf("a permission record does not say it was denied without a prompt: %+v", b)
 			}
 			got = append(got, strings.TrimPrefix(b.Rule, "permissions ")+" "+b.URL)
+		}
+	}
+	return got
+}
+
+// grantedPermissions are the permission requests records hold as granted,
+// as "permission origin url" lines, each with where it is: "#seq" for a
+// call's record, "[session_end]" for the record written at the end, and
+// " between_calls" when the page asked while no call ran.
+func grantedPermissions(recs []*evidence.Envelope) []string {
+	var got []string
+	for _, e := range recs {
+		where := fmt.Sprintf("#%d", e.Seq)
+		if e.Kind != "" {
+			where = "[" + e.Kind + "]"
+		}
+		for _, g := range e.PermissionsGranted {
+			line := where + " " + g.Permission + " " + g.Origin + " " + g.URL
+			if g.Between {
+				line += " between_calls"
+			}
+			got = append(got, line)
 		}
 	}
 	return got
@@ -138,7 +182,8 @@ func TestPermissionsDeniedByDefault(t *testing.T) {
 // have the permission without a prompt, and no other: the same page on
 // another port of the same host (another origin) is denied; a permission
 // the manifest does not grant is denied to both. The requests denied are
-// in the evidence; the granted ones are not refusals.
+// in the evidence as refusals; the granted ones as grants
+// (permissions_granted), each once, never as refusals.
 func TestPermissionsGrantedByOrigin(t *testing.T) {
 	t.Parallel()
 	granted, _ := serveLogged(t, map[string]string{"/ask": permissionsPage})
@@ -154,9 +199,25 @@ func TestPermissionsGrantedByOrigin(t *testing.T) {
 			t.Errorf("another origin: %s: the page saw %s, want denied/denied", p, seen[p])
 		}
 	}
-	records := permissionRecords(t, f)
+	recs := endedRecords(t, f)
+	records := refusedPermissions(t, recs)
 	if recorded(records, "geolocation", granted+"/ask") || recorded(records, "clipboard-read", granted+"/ask") {
 		t.Errorf("a granted request is recorded as refused: %q", records)
+	}
+	// Each granted request is in the evidence once, as a grant to the
+	// page's origin, in the record of a call (the page asks as it loads,
+	// during the calls that load and read it), and nowhere else.
+	var grants []string
+	for _, g := range grantedPermissions(recs) {
+		seq, rest, _ := strings.Cut(g, " ")
+		if !strings.HasPrefix(seq, "#") {
+			t.Errorf("a grant in a record that is no call's: %s", g)
+		}
+		grants = append(grants, strings.TrimSuffix(rest, " between_calls"))
+	}
+	slices.Sort(grants)
+	if want := []string{"clipboard-read " + granted + " " + granted + "/ask", "geolocation " + granted + " " + granted + "/ask"}; !slices.Equal(grants, want) {
+		t.Errorf("the evidence records as granted %q, want %q", grants, want)
 	}
 	for _, want := range []struct{ p, url string }{
 		{"notifications", granted + "/ask"}, {"geolocation", other + "/ask"}, {"notifications", other + "/ask"}, {"clipboard-read", other + "/ask"},
@@ -256,5 +317,99 @@ func TestLivePermissionsInTheUsersContext(t *testing.T) {
 	}
 	if got := userPermissionStates(t, endpoint, site+"/mine"); got != usersOwnStates {
 		t.Errorf("after the session the user's own tab says %q, want %q", got, usersOwnStates)
+	}
+}
+
+// TestPermissionGrantsRecordedWhenTheyHappen: a granted request is
+// recorded where a refused one would be. A page granted geolocation asks
+// for it when the agent clicks its button: the click's record lists the
+// grant. A page that asks from a timer after the navigate call returned:
+// the next call's record lists it, marked between_calls. A page that asks
+// after the session's last call: the session_end record written when the
+// session ends lists it, though nothing was refused. None of them is a
+// refusal anywhere, the log verifies, the HTML export shows them, and
+// replay runs none of them again.
+func TestPermissionGrantsRecordedWhenTheyHappen(t *testing.T) {
+	t.Parallel()
+	ask := func(beacon string) string {
+		return `navigator.geolocation.getCurrentPosition(() => ` + beacon + `, () => ` + beacon + `, {timeout: 300})`
+	}
+	later := func(name string) string {
+		return `<title>` + name + `</title>` + name + `<script>setTimeout(() => { fetch('/asking-` + name + `'); ` +
+			ask(`fetch('/answered-`+name+`')`) + `; }, 1500);</script>`
+	}
+	site, hits := serveLogged(t, map[string]string{
+		"/during":  `<title>during</title><button id=ask onclick="` + ask(`document.title = 'answered'`) + `">ask</button>`,
+		"/between": later("between"),
+		"/last":    later("last"),
+	})
+	// At level info the daemon logs each grant, once it is kept for the
+	// next record: the test waits for those lines.
+	f := startWith(t, permissionsManifest("launch", "", fmt.Sprintf("geolocation = [%q]", site)), "--log-level", "info")
+	grantLines := func() int {
+		return strings.Count(f.stderr.String(), "a page asked for a permission [browser.permissions] grants its origin")
+	}
+
+	// During a call: the click's own record (#2).
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/during"})
+	f.mustAllow(t, "e2e.click", map[string]any{"selector": "#ask"})
+
+	// Between calls: recorded with the next call, the snapshot (#4).
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/between"})
+	if hits.count("/asking-between") != 0 {
+		t.Fatal("the page's timer fired during the navigate call; the test needs it later")
+	}
+	testkit.Eventually(t, func() string {
+		if grantLines() < 2 {
+			return "the page's request between calls was not granted (or not logged)"
+		}
+		return ""
+	})
+	f.mustAllow(t, "e2e.snapshot", nil)
+
+	// After the last call: recorded when the session ends.
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/last"})
+	if hits.count("/asking-last") != 0 {
+		t.Fatal("the page's timer fired during the navigate call; the test needs it later")
+	}
+	testkit.Eventually(t, func() string {
+		if grantLines() < 3 {
+			return "the page's request after the last call was not granted (or not logged)"
+		}
+		return ""
+	})
+	recs := endedRecords(t, f)
+
+	want := []string{
+		"#2 geolocation " + site + " " + site + "/during",
+		"#4 geolocation " + site + " " + site + "/between between_calls",
+		"[session_end] geolocation " + site + " " + site + "/last between_calls",
+	}
+	if got := grantedPermissions(recs); !slices.Equal(got, want) {
+		t.Errorf("the evidence records as granted:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if refused := refusedPermissions(t, recs); len(refused) != 0 {
+		t.Errorf("granted requests recorded as refused: %q", refused)
+	}
+	if len(recs) != 6 || recs[1].Command != "click" || recs[3].Command != "snapshot" {
+		t.Fatalf("the session's records are not navigate, click, navigate, snapshot, navigate, session_end: %d records", len(recs))
+	}
+	end := recs[5]
+	if end.Kind != evidence.KindSessionEnd || len(end.Blocked) != 0 || end.Decision.Rule != "recorded after the last call" ||
+		!strings.Contains(strings.Join(end.Decision.Reasons, " "), "[browser.permissions] had granted 1 permission request(s)") {
+		t.Errorf("the session_end record of a grant alone: kind %q, rule %q, reasons %q, blocked %+v",
+			end.Kind, end.Decision.Rule, end.Decision.Reasons, end.Blocked)
+	}
+
+	page, code := runBinary(t, "evidence", "export", "--evidence", f.evidence, "--format", "html")
+	if code != 0 {
+		t.Fatalf("export html: exit %d", code)
+	}
+	if n := strings.Count(page, "geolocation, granted to "+site+" by [browser.permissions]"); n != 3 {
+		t.Errorf("the HTML export shows %d grants, want 3", n)
+	}
+	out, _ := runBinary(t, "evidence", "replay", "--evidence", f.evidence, "--session", end.Session)
+	if !strings.Contains(out, "[session_end]") || !strings.Contains(out, "not a call: 0 request(s) the pages made after the last call, refused by the egress gate, and 1 permission request(s) [browser.permissions] granted them; nothing to replay") {
+		t.Errorf("replay does not pass over the session_end record of a grant:\n%s", out)
 	}
 }
