@@ -108,3 +108,57 @@ func TestContinuationsForwardDoNotCountTowardMaxInteractions(t *testing.T) {
 		t.Errorf("the records:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestReadContinuationsForwardDoNotCountTowardMaxInteractions: the same
+// rule for read: under max_interactions = 3 a long page is read whole in
+// many pages after a navigate, and a page asked for again counts.
+func TestReadContinuationsForwardDoNotCountTowardMaxInteractions(t *testing.T) {
+	t.Parallel()
+	var long strings.Builder
+	long.WriteString("<title>Article</title><main><h1>Article</h1>")
+	for i := range 300 {
+		fmt.Fprintf(&long, "<p>Paragraph %d of an article long enough to come in many pages.</p>", i)
+	}
+	long.WriteString("</main>")
+	site, _ := serveLogged(t, map[string]string{"/article": long.String()})
+	f := startWith(t, strings.Replace(continuationBudgetManifest, "max_interactions = 5", "max_interactions = 3", 1)+"[browser.commands.read]\n")
+
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/article"})
+	first := f.mustAllow(t, "e2e.read", map[string]any{"max_chars": 1000})
+	m := regexp.MustCompile(`\[page 1 of (\d+) of this read`).FindStringSubmatch(first)
+	if m == nil {
+		t.Fatalf("the read came in one page:\n%s", first)
+	}
+	pages, _ := strconv.Atoi(m[1])
+	if pages < 4 {
+		t.Fatalf("the read has %d pages; the test needs more pages than max_interactions", pages)
+	}
+	for n := 2; n <= pages; n++ {
+		if out := f.mustAllow(t, "e2e.read", map[string]any{"page": n}); !strings.Contains(out, fmt.Sprintf("[page %d of %d of this read", n, pages)) {
+			t.Fatalf("page %d:\n%s", n, out)
+		}
+	}
+	f.mustAllow(t, "e2e.read", map[string]any{"page": 3}) // the third interaction
+	f.mustRefuse(t, "e2e.read", map[string]any{"page": 3}, "max_interactions")
+}
+
+// TestContinuationOfAnotherDocumentCounts: a continuation is free only in
+// the document its reply is of; once the tab has moved on, page 2 of the
+// old snapshot is an error, and it counts like any call.
+func TestContinuationOfAnotherDocumentCounts(t *testing.T) {
+	t.Parallel()
+	var long strings.Builder
+	for i := range 300 {
+		fmt.Fprintf(&long, "<p>Paragraph %d of a page long enough to come in many pages.</p>", i)
+	}
+	site, _ := serveLogged(t, map[string]string{"/long": long.String(), "/other": "<title>Other</title><p>other"})
+	f := startWith(t, strings.Replace(continuationBudgetManifest, "max_interactions = 5", "max_interactions = 4", 1))
+
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/long"})
+	if first := f.mustAllow(t, "e2e.snapshot", map[string]any{"max_chars": 1000}); !pageCount.MatchString(first) {
+		t.Fatalf("the snapshot came in one page:\n%s", first)
+	}
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/other"})
+	f.mustRefuse(t, "e2e.snapshot", map[string]any{"page": 2}, "another document") // the fourth interaction
+	f.mustRefuse(t, "e2e.snapshot", nil, "max_interactions")
+}
