@@ -17,6 +17,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/browsergate/browsergate/executor/snapshot"
+	"github.com/browsergate/browsergate/gate"
 	"github.com/browsergate/browsergate/internal/pagetext"
 )
 
@@ -88,6 +89,9 @@ type paged struct {
 	command string
 	pages   []string
 	navs    int
+	// reading is how far the agent has read it: a page further on is a
+	// continuation that does not count toward max_interactions.
+	reading gate.Reading
 }
 
 // firstPage keeps text's pages for command {page: N} when it does not
@@ -105,22 +109,25 @@ func (s *session) firstPage(command, text string, budget int) string {
 	if len(pages) == 1 {
 		return text
 	}
-	s.tab.paged = paged{command: command, pages: pages, navs: s.tab.watch.navigationCount()}
+	s.tab.paged = paged{command: command, pages: pages, navs: s.tab.watch.navigationCount(), reading: gate.NewReading(len(pages))}
 	return pageOf(command, pages, 1)
 }
 
-// nextPage is page n of command's latest reply that did not fit one.
-func (s *session) nextPage(command string, n int) (string, error) {
-	p := s.tab.paged
+// nextPage is page n of command's latest reply that did not fit one. It
+// is marked continued when it moves forward through that reply, in the tab
+// and document the reply is of (gate.Reading): such a call does not count
+// toward max_interactions.
+func (s *session) nextPage(command string, n int) (output, error) {
+	p := &s.tab.paged
 	switch {
 	case p.command != command:
-		return "", fmt.Errorf("there is no %s reply with more pages: call %s without page first", command, command)
+		return output{}, fmt.Errorf("there is no %s reply with more pages: call %s without page first", command, command)
 	case p.navs != s.tab.watch.navigationCount():
-		return "", fmt.Errorf("the tab has moved to another document since that %s: call it again", command)
+		return output{}, fmt.Errorf("the tab has moved to another document since that %s: call it again", command)
 	case n < 1 || n > len(p.pages):
-		return "", fmt.Errorf("the latest %s has pages 1 to %d, not %d", command, len(p.pages), n)
+		return output{}, fmt.Errorf("the latest %s has pages 1 to %d, not %d", command, len(p.pages), n)
 	}
-	return pageOf(command, p.pages, n), nil
+	return output{Text: pageOf(command, p.pages, n), continued: p.reading.Advance(n)}, nil
 }
 
 // maxFrameDepth bounds how deep out-of-process frames are read (a frame

@@ -21,10 +21,13 @@ func actNavigate(ctx context.Context, s *session, args map[string]any, f *facts)
 	if err := s.emptyBeforeLeaving(ctx, u); err != nil {
 		return output{}, err
 	}
-	mark := s.egress.unreachable.mark()
+	mark, navs := s.egress.unreachable.mark(), s.tab.watch.navigationCount()
 	err := chromedp.Do(ctx, chromedp.Navigate(u))
 	if why := s.egress.unreachable.since(mark, u); why != "" {
 		return output{}, s.siteDidNotAnswer(ctx, u, why, err == nil)
+	}
+	if landed, why := s.landedUnanswered(mark, navs, u); why != "" {
+		return output{}, s.redirectDidNotAnswer(ctx, u, landed, why, err == nil)
 	}
 	if err != nil {
 		return output{}, fmt.Errorf("navigate to %s: %w", u, err)
@@ -172,6 +175,13 @@ func reloadFresh(ctx context.Context) error {
 // shows browsergate's words as if the page said them.
 func (s *session) siteDidNotAnswer(ctx context.Context, u, why string, committed bool) error {
 	err := fmt.Errorf("the site did not answer: %s could not be reached (%s); no page was loaded", pagetext.Value(u), why)
+	return blankAfterSilence(ctx, err, committed)
+}
+
+// blankAfterSilence replaces the proxy's error response the tab shows
+// (committed) by about:blank, and returns err, the call's error, saying
+// so when it could not.
+func blankAfterSilence(ctx context.Context, err error, committed bool) error {
 	if committed {
 		if berr := chromedp.Do(ctx, chromedp.Navigate("about:blank")); berr != nil {
 			return fmt.Errorf("%w; the tab still shows the egress proxy's error response, as about:blank could not replace it: %v", err, berr)

@@ -21,8 +21,7 @@ import (
 
 func actRead(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
 	if n, _ := args["page"].(int64); n > 1 {
-		text, err := s.nextPage("read", int(n))
-		return output{Text: text}, err
+		return s.nextPage("read", int(n))
 	}
 	var doc struct {
 		HTML string `json:"html"`

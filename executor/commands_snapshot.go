@@ -44,8 +44,7 @@ func (s *session) snapshotIn(ctx context.Context, mode string, args map[string]a
 		return output{Text: clip(s.maskText(text), maxSnapshotLen)}, nil
 	}
 	if n, _ := args["page"].(int64); n > 1 {
-		text, err := s.nextPage("snapshot", int(n))
-		return output{Text: text}, err
+		return s.nextPage("snapshot", int(n))
 	}
 	budget := defaultSnapshotBudget
 	if n, ok := args["max_chars"].(int64); ok {

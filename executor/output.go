@@ -65,6 +65,9 @@ type output struct {
 	// asked is the URL navigate was asked for: where the tab landed is
 	// reported when it is elsewhere (withLanding).
 	asked string
+	// continued: the call handed out a page further on in a reply kept
+	// in pages (nextPage), which does not count toward max_interactions.
+	continued bool
 }
 
 // origin is scheme://host[:port] of a URL, used to shorten same-origin

@@ -22,7 +22,7 @@ import (
 // is reported as failed: nothing happens off the record without the agent
 // being told.
 func (e *Executor) record(s *session, t *turn) *toolclad.Reply {
-	if t.counted {
+	if t.counted && !t.freeContinuation() {
 		s.limits.Interactions++
 	}
 	// The reply is masked for the agent (the secrets considered on the

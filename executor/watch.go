@@ -32,6 +32,10 @@ type pageWatch struct {
 	docLoading   bool
 	lastActivity time.Time
 	navigations  int
+	// committed is the URL of the main frame's latest document as the
+	// browser committed it (after any redirect): the page's own history
+	// calls do not change it (unreachable_redirect.go).
+	committed string
 	// docRequests counts the document requests of the tab's frames (one
 	// that commits no document may have become a download) and the
 	// navigations the page asked for as downloads (a download link).
@@ -95,6 +99,7 @@ func (w *pageWatch) listen(ev any) {
 			// be quiet while it still parses and runs its scripts. The old
 			// document's requests are gone with it.
 			w.navigations++
+			w.committed = e.Frame.URL
 			w.docLoading = true
 			w.mainFrame = e.Frame.ID
 			clear(w.inflight)

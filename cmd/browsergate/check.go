@@ -98,7 +98,7 @@ func check(manifests []string, policies, sep string, matrix bool, sc serveChoice
 			fmt.Fprintf(stdout, "  %-32s %s\n", toolclad.ToolName(m, c, sep), flags)
 		}
 	}
-	fmt.Fprintf(stdout, "%s: %d polic(ies), checked against %s\n", policies, len(engine.Policies()), engine.SchemaFile())
+	fmt.Fprintf(stdout, "%s: %s, checked against %s\n", policies, engine.Tally(), engine.SchemaFile())
 	if tests > 0 {
 		fmt.Fprintf(stdout, "%s: %d policy test(s) passed\n", filepath.Join(policies, cedar.PolicyTestsFile), tests)
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/browsergate/browsergate/approval/operator"
+	"github.com/browsergate/browsergate/cedar"
 	"github.com/browsergate/browsergate/evidence"
 	"github.com/browsergate/browsergate/executor"
 )
@@ -246,7 +247,11 @@ func evidenceShow(path, only string, opts evidence.TimelineOptions, stdout io.Wr
 		if err != nil {
 			return "unreadable: " + err.Error()
 		}
-		return fmt.Sprintf("manifest %s, %d policy file(s), principal %s (evidence config --session prints them)", rc.Manifest.Path, len(rc.Policies), rc.Principal)
+		tally, err := cedar.TallySources(rc.Policies)
+		if err != nil {
+			return "unreadable: " + err.Error()
+		}
+		return fmt.Sprintf("manifest %s, %s, principal %s (evidence config --session prints them)", rc.Manifest.Path, tally, rc.Principal)
 	}
 	return evidence.WriteTimelineWith(stdout, sessions, records, opts)
 }

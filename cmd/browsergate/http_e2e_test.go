@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/browsergate/browsergate/cedar"
+
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/remote"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -335,10 +337,13 @@ when { resource.command == "type_text" };
 	}
 	// The auditor's views: refusals only (no hashes), a summary per
 	// session, and the configuration each session ran under.
+	// The shipped policies and extra.cedar's one.
+	shipped := shippedTally(t)
+	tally := cedar.Tally{Policies: shipped.Policies + 1, Files: shipped.Files + 1}.String()
 	out, err := exec.Command(binary, "evidence", "show", "--evidence", d.evidence, "--summary", "--refusals").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "summary: 2 call(s): 1 allowed, 1 refused (cedar 1)") ||
 		!strings.Contains(string(out), "type_text  DENY") || strings.Contains(string(out), "navigate  ALLOW") ||
-		strings.Contains(string(out), " head ") || !strings.Contains(string(out), "policy file(s), principal bob") {
+		strings.Contains(string(out), " head ") || !strings.Contains(string(out), tally+", principal bob") {
 		t.Errorf("evidence show --summary --refusals: %v\n%s", err, out)
 	}
 	out, err = exec.Command(binary, "evidence", "config", "--evidence", d.evidence, "--session", bobSession).CombinedOutput()

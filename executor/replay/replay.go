@@ -139,8 +139,8 @@ func (rec *Recorded) Replay(opts Options, out io.Writer) error {
 			allowed++
 		}
 	}
-	fmt.Fprintf(out, "replaying session %s: %d record(s), %d that ran, under its recorded manifest %s and %d polic(ies)\n",
-		session, len(recs), allowed, filepath.Base(cfg.Manifest.Path), len(engine.Policies()))
+	fmt.Fprintf(out, "replaying session %s: %d record(s), %d that ran, under its recorded manifest %s and %s\n",
+		session, len(recs), allowed, filepath.Base(cfg.Manifest.Path), engine.Tally())
 	sc := m.Browser.Scope
 	where := "in a launched headless browser"
 	if m.Browser.Engine == toolclad.EngineHTTP {
