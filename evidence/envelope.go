@@ -48,8 +48,13 @@ type Envelope struct {
 	// with Store.PutConfig), so that the call can be replayed later.
 	ConfigSHA256     string `json:"config_sha256,omitempty"`
 	InteractionCount int    `json:"interaction_count"`
-	DurationMicros   int64  `json:"duration_us"`
-	Error            string `json:"error,omitempty"`
+	// FreeContinuation marks a call that did not count toward
+	// max_interactions (spec revision 13): it handed out a page further on
+	// in a reply the agent already had, so InteractionCount is the count
+	// as it stood. nil for every call that counted.
+	FreeContinuation *Continuation `json:"free_continuation,omitempty"`
+	DurationMicros   int64         `json:"duration_us"`
+	Error            string        `json:"error,omitempty"`
 	// Kind is "" for the record of a call, KindSessionEnd or
 	// KindPageDownload.
 	Kind string `json:"kind,omitempty"`
@@ -193,4 +198,11 @@ type PermissionGrant struct {
 	Permission string `json:"permission"` // as [browser.permissions] names it
 	Origin     string `json:"origin"`     // the page's origin, the one the grant names
 	Between    bool   `json:"between_calls,omitempty"`
+}
+
+// Continuation is the page a free continuation handed out: page Page of
+// the Of pages of the reply it continued (spec revision 13).
+type Continuation struct {
+	Page int `json:"page"`
+	Of   int `json:"of"`
 }

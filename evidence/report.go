@@ -153,7 +153,7 @@ type reportRecord struct {
 	Unreadable     string
 	Time           string
 	Duration       string
-	Interaction    string // "interaction N", or "not counted" for a call refused before it counted
+	Interaction    string // "interaction N", "interaction N (continuation, not counted)", or "not counted" for a call refused before it counted
 	Tool, Command  string
 	Kind           string // "" for a call
 	Args           string
@@ -354,9 +354,14 @@ func (r *reportWriter) record(sess *reportSession, k, raw []byte) reportRecord {
 	rec.Duration = (time.Duration(e.DurationMicros) * time.Microsecond).String()
 	// A call refused before it counted as an interaction (bad arguments,
 	// an expired session) has count 0: there is no "interaction 0".
+	// A free continuation (rev. 13) did not count either: it carries the
+	// count as it stood, which the call before it made.
 	rec.Interaction = "not counted"
 	if e.InteractionCount > 0 {
 		rec.Interaction = "interaction " + strconv.Itoa(e.InteractionCount)
+		if e.FreeContinuation != nil {
+			rec.Interaction += " (continuation, not counted)"
+		}
 	}
 	rec.Tool, rec.Command, rec.Kind = e.Tool, e.Command, e.Kind
 	if len(e.Args) > 0 {

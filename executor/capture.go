@@ -109,14 +109,18 @@ func (s *session) firstPage(command, text string, budget int) string {
 	if len(pages) == 1 {
 		return text
 	}
-	s.tab.paged = paged{command: command, pages: pages, navs: s.tab.watch.navigationCount(), reading: gate.NewReading(len(pages))}
+	// Its free pages are those it has at the default size, whatever the
+	// budget the agent asked for (gate.FreePages).
+	free := gate.FreePages(len(text), defaultSnapshotBudget)
+	s.tab.paged = paged{command: command, pages: pages, navs: s.tab.watch.navigationCount(), reading: gate.NewReading(len(pages), free)}
 	return pageOf(command, pages, 1)
 }
 
 // nextPage is page n of command's latest reply that did not fit one. It
 // is marked continued when it moves forward through that reply, in the tab
-// and document the reply is of (gate.Reading): such a call does not count
-// toward max_interactions.
+// and document the reply is of, to a page the reply has free
+// (gate.Reading): such a call does not count toward max_interactions
+// unless it carries more than the page (freeContinuation).
 func (s *session) nextPage(command string, n int) (output, error) {
 	p := &s.tab.paged
 	switch {
@@ -127,7 +131,11 @@ func (s *session) nextPage(command string, n int) (output, error) {
 	case n < 1 || n > len(p.pages):
 		return output{}, fmt.Errorf("the latest %s has pages 1 to %d, not %d", command, len(p.pages), n)
 	}
-	return output{Text: pageOf(command, p.pages, n), continued: p.reading.Advance(n)}, nil
+	out := output{Text: pageOf(command, p.pages, n)}
+	if p.reading.Advance(n) {
+		out.continued = &continuation{page: n, of: len(p.pages), text: out.Text}
+	}
+	return out, nil
 }
 
 // maxFrameDepth bounds how deep out-of-process frames are read (a frame

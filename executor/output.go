@@ -66,8 +66,9 @@ type output struct {
 	// reported when it is elsewhere (withLanding).
 	asked string
 	// continued: the call handed out a page further on in a reply kept
-	// in pages (nextPage), which does not count toward max_interactions.
-	continued bool
+	// in pages (nextPage) that the reply had free, which does not count
+	// toward max_interactions (freeContinuation); nil otherwise.
+	continued *continuation
 }
 
 // origin is scheme://host[:port] of a URL, used to shorten same-origin

@@ -22,7 +22,8 @@ import (
 // is reported as failed: nothing happens off the record without the agent
 // being told.
 func (e *Executor) record(s *session, t *turn) *toolclad.Reply {
-	if t.counted && !t.freeContinuation() {
+	free := t.counted && t.freeContinuation(s.notice) && s.limits.TakeContinuation(&s.manifest.Browser)
+	if t.counted && !free {
 		s.limits.Interactions++
 	}
 	// The reply is masked for the agent (the secrets considered on the
@@ -61,6 +62,9 @@ func (e *Executor) record(s *session, t *turn) *toolclad.Reply {
 	}
 	if t.counted {
 		env.InteractionCount = s.limits.Interactions
+	}
+	if free {
+		env.FreeContinuation = &evidence.Continuation{Page: t.out.continued.page, Of: t.out.continued.of}
 	}
 	env.Blocked, env.BlockedDropped = recordedBlocked(t.blocked), t.dropped.total()
 	env.PermissionsGranted, env.PermissionsGrantedDropped = recordedGrants(t.granted.list), t.granted.dropped

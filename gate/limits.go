@@ -17,8 +17,12 @@ import (
 type Limits struct {
 	Created      time.Time
 	LastCall     time.Time
-	Interactions int            // concluded gated calls
-	Counts       map[string]int // executed commands by name
+	Interactions int // concluded gated calls
+	// Continuations are the free continuations the session has had: calls
+	// that handed out a page further on in a reply the agent had (Reading)
+	// and did not count in Interactions. TakeContinuation bounds them.
+	Continuations int
+	Counts        map[string]int // executed commands by name
 	// Expired is why the session takes no more calls ("" while it does).
 	Expired string
 }
@@ -52,6 +56,19 @@ func (l *Limits) BudgetUsed(b *toolclad.Browser) string {
 		return fmt.Sprintf("max_interactions: the session has used all %d interactions of max_interactions", b.MaxInteractions)
 	}
 	return ""
+}
+
+// TakeContinuation says whether a free continuation (Reading.Advance) may
+// go uncounted, and counts it among the session's continuations when it
+// may: a session has at most max_interactions of them, so that the calls
+// that run in it are at most twice max_interactions whatever its pages
+// hold. Past that bound a continuation counts as any call does.
+func (l *Limits) TakeContinuation(b *toolclad.Browser) bool {
+	if l.Continuations >= b.MaxInteractions {
+		return false
+	}
+	l.Continuations++
+	return true
 }
 
 // Snapshot is a copy of the limits that the session's later calls do not
