@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
@@ -23,11 +24,15 @@ func actNavigate(ctx context.Context, s *session, args map[string]any, f *facts)
 	}
 	mark, navs := s.egress.unreachable.mark(), s.tab.watch.navigationCount()
 	err := chromedp.Do(ctx, chromedp.Navigate(u))
+	// Whether a document committed, not whether Navigate returned without
+	// an error: one that ran out of time (or was stopped) may still have
+	// left the proxy's error response in the tab.
+	committed := s.tab.watch.navigationCount() != navs
 	if why := s.egress.unreachable.since(mark, u); why != "" {
-		return output{}, s.siteDidNotAnswer(ctx, u, why, err == nil)
+		return output{}, s.siteDidNotAnswer(u, why, committed)
 	}
-	if landed, why := s.landedUnanswered(mark, navs, u); why != "" {
-		return output{}, s.redirectDidNotAnswer(ctx, u, landed, why, err == nil)
+	if landed, why, redirected := s.landedUnanswered(mark, navs, u); why != "" {
+		return output{}, s.redirectDidNotAnswer(u, landed, why, redirected, committed)
 	}
 	if err != nil {
 		return output{}, fmt.Errorf("navigate to %s: %w", u, err)
@@ -173,17 +178,22 @@ func reloadFresh(ctx context.Context) error {
 // plain request's; a tunnel's failure makes the browser show its own
 // error page), which is replaced by about:blank, so that no snapshot
 // shows browsergate's words as if the page said them.
-func (s *session) siteDidNotAnswer(ctx context.Context, u, why string, committed bool) error {
+func (s *session) siteDidNotAnswer(u, why string, committed bool) error {
 	err := fmt.Errorf("the site did not answer: %s could not be reached (%s); no page was loaded", pagetext.Value(u), why)
-	return blankAfterSilence(ctx, err, committed)
+	return s.blankAfterSilence(err, committed)
 }
 
 // blankAfterSilence replaces the proxy's error response the tab shows
 // (committed) by about:blank, and returns err, the call's error, saying
-// so when it could not.
-func blankAfterSilence(ctx context.Context, err error, committed bool) error {
+// so when it could not. It runs on the tab's own context, bounded, as
+// checkAfter does: the command's may have run out (the navigate used up
+// its time waiting for the dead site), and the error response must not
+// stay in the tab for that.
+func (s *session) blankAfterSilence(err error, committed bool) error {
 	if committed {
-		if berr := chromedp.Do(ctx, chromedp.Navigate("about:blank")); berr != nil {
+		bctx, cancel := context.WithTimeout(s.tab.ctx, 5*time.Second)
+		defer cancel()
+		if berr := chromedp.Do(bctx, chromedp.Navigate("about:blank")); berr != nil {
 			return fmt.Errorf("%w; the tab still shows the egress proxy's error response, as about:blank could not replace it: %v", err, berr)
 		}
 	}

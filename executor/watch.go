@@ -36,6 +36,13 @@ type pageWatch struct {
 	// browser committed it (after any redirect): the page's own history
 	// calls do not change it (unreachable_redirect.go).
 	committed string
+	// committedByRedirect: the main frame's latest document came by a
+	// server's redirect of its own document request (its loader is the
+	// one redirectLoader names), not by a navigation of its own (a
+	// script's, a meta refresh's: a new loader, whose request begins
+	// with no redirect response).
+	committedByRedirect bool
+	redirectLoader      cdp.LoaderID // the main frame's latest redirected document request
 	// docRequests counts the document requests of the tab's frames (one
 	// that commits no document may have become a download) and the
 	// navigations the page asked for as downloads (a download link).
@@ -68,6 +75,9 @@ func (w *pageWatch) listen(ev any) {
 	case *network.EventRequestWillBeSent:
 		if e.Type == network.ResourceTypeDocument {
 			w.docRequests++
+			if e.RedirectResponse != nil && e.FrameID == w.mainFrame {
+				w.redirectLoader = e.LoaderID
+			}
 		}
 		// Requests of the main frame only: an iframe's request may finish
 		// (or fail) in another process and never be reported here.
@@ -100,6 +110,7 @@ func (w *pageWatch) listen(ev any) {
 			// document's requests are gone with it.
 			w.navigations++
 			w.committed = e.Frame.URL
+			w.committedByRedirect = e.Frame.LoaderID != "" && e.Frame.LoaderID == w.redirectLoader
 			w.docLoading = true
 			w.mainFrame = e.Frame.ID
 			clear(w.inflight)
