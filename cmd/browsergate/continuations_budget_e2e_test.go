@@ -29,13 +29,13 @@ args.url = { type = "url", schemes = ["http"], scope_check = true }
 var pageCount = regexp.MustCompile(`\[page 1 of (\d+) of this snapshot`)
 
 // longPage is a page whose text is about kb kilobytes, in paragraphs of
-// some 900 bytes each: several of the default 200000-byte pages of a
-// snapshot or a read.
+// some 4500 bytes each (few elements, for a light page): several of the
+// default 200000-byte pages of a snapshot or a read.
 func longPage(kb int) string {
 	var b strings.Builder
 	b.WriteString("<title>Long</title><main><h1>Long</h1>")
-	words := strings.Repeat("words of a page long enough to come in several default pages ", 14)
-	for i := range kb * 1000 / 900 {
+	words := strings.Repeat("words of a page long enough to come in several default pages ", 70)
+	for i := range kb * 1000 / 4500 {
 		fmt.Fprintf(&b, "<p>Paragraph %d: %s</p>", i, words)
 	}
 	b.WriteString("</main>")
@@ -140,12 +140,11 @@ func TestContinuationsForwardDoNotCountTowardMaxInteractions(t *testing.T) {
 	sameLines(t, callRecords(t, f), want)
 }
 
-// TestContinuationsOfASmallMaxCharsAreFreeOnlyForTheDefaultPages: a
-// snapshot with max_chars = 1000 of a long page comes in hundreds of
+// TestSmallMaxCharsGivesNoMoreFreeContinuations: a snapshot with max_chars = 1000 of a long page comes in hundreds of
 // pages, but only as many of them are free as the default snapshot of
 // the same page has after its first; the pages after those count, and
 // the budget ends the session.
-func TestContinuationsOfASmallMaxCharsAreFreeOnlyForTheDefaultPages(t *testing.T) {
+func TestSmallMaxCharsGivesNoMoreFreeContinuations(t *testing.T) {
 	t.Parallel()
 	site, _ := serveLogged(t, map[string]string{"/long": longPage(700)})
 	f := startWith(t, strings.Replace(continuationBudgetManifest, "max_interactions = 5", "max_interactions = 6", 1))

@@ -44,6 +44,9 @@ func TestNavigateRedirectedToASiteThatDoesNotAnswer(t *testing.T) {
 		!strings.Contains(text, asked) || !strings.Contains(text, dead) || !strings.Contains(text, "redirected to") {
 		t.Fatalf("navigate to %s, which redirects to %s where nothing listens: want an error naming both, saying the site did not answer (connection refused):\n%s", asked, dead, text)
 	}
+	if strings.Contains(text, "moved on") {
+		t.Errorf("the error calls the server's redirect the page's own move:\n%s", text)
+	}
 	for _, proxyWords := range []string{"502", "Bad Gateway", "egress proxy", "blocked", "DENIED"} {
 		if strings.Contains(text, proxyWords) {
 			t.Errorf("the reply has %q, the proxy's or the gate's words:\n%s", proxyWords, text)
@@ -77,5 +80,42 @@ func TestNavigateRedirectedToASiteThatDoesNotAnswer(t *testing.T) {
 	// before.
 	if reply := f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/"}); strings.Contains(reply, "did not answer") {
 		t.Errorf("navigate to the live site after the dead redirect:\n%s", reply)
+	}
+}
+
+// TestNavigateToAPageThatMovesOnToASiteThatDoesNotAnswer: a page that
+// loads and moves the tab on by itself (its script) to a site in scope
+// where nothing listens is a clear error too, but not called a redirect:
+// the site answered the navigate; the page moved on.
+func TestNavigateToAPageThatMovesOnToASiteThatDoesNotAnswer(t *testing.T) {
+	t.Parallel()
+	f := start(t, "launch", "")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := fmt.Sprintf("http://127.0.0.1:%d/landing", l.Addr().(*net.TCPAddr).Port)
+	l.Close()
+	site, stop, err := serveOn("127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		if r.URL.Path == "/hop" {
+			fmt.Fprintf(w, "<title>Hop</title><script>location.replace(%q)</script><p>moving on", dead)
+			return
+		}
+		fmt.Fprint(w, "<title>Alive</title><p>alive")
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	asked := site + "/hop"
+
+	text, failed := f.call(t, "e2e.navigate", map[string]any{"url": asked})
+	if !failed || !strings.Contains(text, "the site did not answer") || !strings.Contains(text, "moved on to") ||
+		!strings.Contains(text, asked) || !strings.Contains(text, dead) {
+		t.Fatalf("navigate to %s, whose script moves on to %s where nothing listens: want an error naming both, saying the page moved on:\n%s", asked, dead, text)
+	}
+	if strings.Contains(text, "redirected") {
+		t.Errorf("the error calls the page's own move a redirect:\n%s", text)
 	}
 }
