@@ -1,13 +1,5 @@
 package executor
 
-// continuation is the page a continuation handed out free (nextPage,
-// gate.Reading): page of the reply's pages, and the text it gave, to tell
-// whether the reply carries anything more.
-type continuation struct {
-	page, of int
-	text     string
-}
-
 // freeContinuation says whether the call, though it passed the limits,
 // may go uncounted toward max_interactions: it ran, without an error, and
 // only handed out a page further on in a reply the agent already had, in

@@ -103,3 +103,11 @@ func clip(s string, n int) string {
 
 // isRuneStart reports whether b begins a UTF-8 character.
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// continuation is the page a continuation handed out free (nextPage,
+// gate.Reading): page of the reply's pages, and the text it gave, to tell
+// whether the reply carries anything more (freeContinuation).
+type continuation struct {
+	page, of int
+	text     string
+}
