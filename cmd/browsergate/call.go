@@ -196,9 +196,10 @@ func resolveTool(name string, tools []string) (string, error) {
 }
 
 // nearestTool is the tool whose name, or name without its prefix, is
-// fewest edits from name; none when even that is more than half the name.
+// fewest edits from name; none when even that changes more than a third of
+// the name (screenshot is not a misspelt snapshot).
 func nearestTool(name string, tools []string) string {
-	best, bestDist := "", len(name)/2+1
+	best, bestDist := "", len(name)/3+1
 	for _, t := range tools {
 		d := editDistance(name, t)
 		if i := strings.LastIndexAny(t, "._"); i >= 0 {
