@@ -499,6 +499,9 @@ func callLines(ctx context.Context, cs *mcp.ClientSession, tools []string, in *o
 		if isError {
 			failed++
 		}
+		if terminal { // the next prompt apart from the reply
+			fmt.Fprintln(stdout)
+		}
 	}
 	if err := sc.Err(); err != nil {
 		return fmt.Errorf("read the calls: %v", err)
