@@ -259,6 +259,13 @@ func runCall(o callOptions, positional []string, stdout, stderr io.Writer) error
 	case hasHTTPWithoutStdio(serve):
 		return fmt.Errorf("%w: call: the serve it starts must speak on stdio: drop --http (or add --stdio)", errUsage)
 	}
+	if o.url != "" {
+		// The token is the agent's whole identity: never in the clear
+		// beyond this machine.
+		if err := clearTextAllowed(o.url); err != nil {
+			return err
+		}
+	}
 	calls, err := parseCalls(args)
 	if err != nil {
 		return err

@@ -162,3 +162,18 @@ func TestCallFlagMistakes(t *testing.T) {
 		}
 	}
 }
+
+// TestCallKeepsTheTokenOffTheNetworkInTheClear: --url over plain http is
+// refused beyond loopback, before the token file is even read.
+func TestCallKeepsTheTokenOffTheNetworkInTheClear(t *testing.T) {
+	t.Parallel()
+	var stdout, stderr strings.Builder
+	code := run([]string{"call", "--url", "http://10.0.0.5:8080/mcp", "--token-file", "no-such-file", "snapshot"}, &stdout, &stderr)
+	if code != 1 || !strings.Contains(stderr.String(), "the token would cross the network in the clear: use https") {
+		t.Errorf("exit %d, stderr %q", code, stderr.String())
+	}
+	code = run([]string{"call", "--url", "ftp://127.0.0.1/mcp", "--token-file", "t", "snapshot"}, &stdout, &stderr)
+	if code != 2 {
+		t.Errorf("an ftp URL: exit %d, want 2", code)
+	}
+}
