@@ -41,6 +41,7 @@ var commands = []*command{
 	evidencePruneCommand,
 	evidenceReplayCommand,
 	eventsCommand,
+	callCommand,
 	demoCommand,
 	initCommand,
 	versionCommand,

@@ -7,6 +7,7 @@
 //	browsergate policy test --policies DIR (--request FILE | --command C [...])
 //	browsergate approvals list|approve ID|deny ID --evidence FILE | --socket PATH
 //	browsergate evidence show|verify|export|keygen|prune|replay [...]
+//	browsergate call     --url URL --token-file FILE [TOOL [JSON]]... | [TOOL [JSON]]... -- SERVE-FLAGS...
 //	browsergate demo     [--evidence FILE]   (built with -tags demo)
 //	browsergate init     URL [--dir DIR]
 //	browsergate version  (or --version)

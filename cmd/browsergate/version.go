@@ -15,7 +15,7 @@ const version = "0.1.0"
 
 var versionCommand = &command{
 	name:    "version",
-	summary: "Print browsergate's version (also `browsergate --version`), and the Go version and source revision it was built from when the binary records them.",
+	summary: "Print browsergate's version (also `browsergate --version`), the Go version it was built with, and the source revision when the build recorded one.",
 	setup: func(*flag.FlagSet) action {
 		return func(_ []string, stdout, _ io.Writer) error {
 			info, _ := debug.ReadBuildInfo()
@@ -47,6 +47,11 @@ func versionText(info *debug.BuildInfo) string {
 			b.WriteString(", with uncommitted changes")
 		}
 		b.WriteString("\n")
+	} else {
+		// go run, -buildvcs=false and a build outside a git checkout
+		// record no revision: say so, rather than leave the reader to
+		// wonder why the line is missing.
+		b.WriteString("revision unknown (built without VCS information)\n")
 	}
 	return b.String()
 }
