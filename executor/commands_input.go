@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/chromedp/cdproto/dom"
 	"github.com/chromedp/cdproto/input"
@@ -45,15 +46,24 @@ func (s *session) typeText(ctx context.Context, args map[string]any) (output, er
 	if err != nil {
 		return output{}, err
 	}
-	filled := ""
+	// The reply counts the characters the agent wrote and names each
+	// secret: a secret's length is not the agent's to learn.
+	typed := fmt.Sprintf("typed %d characters", len([]rune(text)))
 	if len(secs) > 0 {
 		// The gate checked the secrets' domains; the page may have moved
 		// since, so they are checked again right before the value goes in.
 		if err := s.secrets.Load().MayType(text, s.observeField(ctx, args)); err != nil {
 			return output{}, err
 		}
+		own := text
+		var names []string
 		for _, sec := range secs {
-			filled += ", with secret " + sec.Name + " filled in"
+			own = strings.ReplaceAll(own, sec.Placeholder(), "")
+			names = append(names, "secret "+sec.Name)
+		}
+		typed = "typed " + strings.Join(names, " and ")
+		if n := len([]rune(own)); n > 0 {
+			typed = fmt.Sprintf("typed %d characters and %s", n, strings.Join(names, " and "))
 		}
 	}
 	label := "the focused element"
@@ -126,7 +136,7 @@ func (s *session) typeText(ctx context.Context, args map[string]any) (output, er
 		// as dots, so that no screenshot shows the secret.
 		_ = el.call(ctx, `function() { if (this.type !== 'password') this.style.setProperty('-webkit-text-security', 'disc', 'important'); }`, nil)
 	}
-	return output{Text: fmt.Sprintf("typed %d characters into %s%s", len([]rune(text)), pagetext.Value(label), filled)}, nil
+	return output{Text: typed + " into " + pagetext.Value(label)}, nil
 }
 
 func actSubmitForm(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {

@@ -64,5 +64,5 @@ func (s *Scope) checkAddr(a netip.Addr, port uint16, portKnown bool) Verdict {
 		at = fmt.Sprintf(" for every port (allow_private_cidrs %q names ports, and no port is known)", partial.raw)
 		partial = nil
 	}
-	return v.deny("address class "+c.Name, "address %s is a %s address (%s) and no allow_private_cidrs entry contains it%s%s", what, c.Name, c.Ref, at, portClause(partial, port))
+	return v.deny("address class "+c.Name, "address %s is a %s address (%s)%s%s", what, c.Name, c.Ref, notGranted(partial, port), at)
 }

@@ -135,3 +135,15 @@ func portClause(partial *grant, port uint16) string {
 	}
 	return fmt.Sprintf("; allow_private_cidrs %q contains it, but not at port %d", partial.raw, port)
 }
+
+// notGranted ends the reason an address that needs a grant was refused:
+// no entry contains it, or (partial) one does at other ports only. It
+// says one thing, never "no entry contains it" beside the entry that
+// does: ` and no allow_private_cidrs entry contains it`, or
+// `; allow_private_cidrs "127.0.0.1/32 ports 8741" grants it only at the ports it lists, not at port 8742`.
+func notGranted(partial *grant, port uint16) string {
+	if partial == nil {
+		return " and no allow_private_cidrs entry contains it"
+	}
+	return fmt.Sprintf("; allow_private_cidrs %q grants it only at the ports it lists, not at port %d", partial.raw, port)
+}

@@ -67,8 +67,9 @@ func TestCheckPorts(t *testing.T) {
 	})
 	// The reason of a port-limited denial names the grant that fell short.
 	v := s.Check("http://127.0.0.1/")
-	if !strings.Contains(v.Reason, `"127.0.0.1/32 ports 8080,8443" contains it, but not at port 80`) || v.Port != 80 {
-		t.Errorf("Check(http://127.0.0.1/) = %+v; want the port clause and Port 80", v)
+	if !strings.Contains(v.Reason, `allow_private_cidrs "127.0.0.1/32 ports 8080,8443" grants it only at the ports it lists, not at port 80`) ||
+		strings.Contains(v.Reason, "no allow_private_cidrs entry contains it") || v.Port != 80 {
+		t.Errorf("Check(http://127.0.0.1/) = %+v; want the port clause alone and Port 80", v)
 	}
 }
 

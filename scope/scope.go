@@ -419,7 +419,7 @@ func (s *Scope) checkAddressClass(v *Verdict, ip netip.Addr) (rule, why string, 
 	}
 	g, partial := s.grantFor(ip, port)
 	if g == nil {
-		dv := v.deny("address class "+c.Name, "host %s is a %s address (%s) and no allow_private_cidrs entry contains it%s", what, c.Name, c.Ref, portClause(partial, port))
+		dv := v.deny("address class "+c.Name, "host %s is a %s address (%s)%s", what, c.Name, c.Ref, notGranted(partial, port))
 		return "", "", &dv
 	}
 	rule = entryRule("allow_private_cidrs", g.raw)

@@ -194,7 +194,7 @@ func TestAwaitHumanSecretAnswerIsTypedUnseen(t *testing.T) {
 		t.Fatalf("the secret answer's reply:\n%s", text)
 	}
 
-	must("e2e.type_text", map[string]any{"selector": "#v", "text": "<ANSWER_1>"}, "with secret ANSWER_1 filled in")
+	must("e2e.type_text", map[string]any{"selector": "#v", "text": "<ANSWER_1>"}, "typed secret ANSWER_1 into")
 	must("e2e.snapshot", nil, "[secret ANSWER_1]")
 	must("e2e.submit_form", map[string]any{"selector": "form"}, `v=\x5bsecret ANSWER_1\x5d`)
 	must("e2e.snapshot", nil, "Sent: [secret ANSWER_1]")

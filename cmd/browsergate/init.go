@@ -72,15 +72,21 @@ func readStarterSite(raw string) (*starterSite, error) {
 		s.name = "site"
 	}
 	// Loopback and private addresses are refused unless granted: a site on
-	// this machine or the local network needs its address granted (every
-	// port of it), or no page of it would load.
+	// this machine or the local network needs its address granted, or no
+	// page of it would load. The grant names the site's port only: another
+	// server on the same address (a database's admin page, a dev tool) is
+	// not the site.
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
 	switch ip, err := netip.ParseAddr(strings.Trim(s.host, "[]")); {
 	case err == nil && scope.IsMetadata(ip):
 		return nil, fmt.Errorf("%w: init: %s is a cloud metadata address, which no manifest may let a browser reach", errUsage, s.host)
 	case err == nil && !scope.Classify(ip).Global:
-		s.grants = []string{netip.PrefixFrom(ip, ip.BitLen()).String()}
+		s.grants = []string{netip.PrefixFrom(ip, ip.BitLen()).String() + " ports " + port}
 	case err != nil && scope.IsLocalhost(s.host):
-		s.grants = []string{"127.0.0.1/32", "::1/128"}
+		s.grants = []string{"127.0.0.1/32 ports " + port, "::1/128 ports " + port}
 	case u.Port() != "" && u.Port() != map[string]string{"http": "80", "https": "443"}[u.Scheme]:
 		s.ports = []string{"80", "443", u.Port()}
 	}
@@ -140,8 +146,9 @@ func starterManifest(s *starterSite) string {
 	}
 	fmt.Fprintf(&scopeLines, "allowed_domains = %s\n", quotedList([]string{s.host}))
 	if len(s.grants) > 0 {
-		fmt.Fprintf(&scopeLines, "# %s is a loopback or private address, which is refused unless granted here\n"+
-			"# (a grant without a port list covers every port). A site on the internet needs no grant.\n"+
+		fmt.Fprintf(&scopeLines, "# %s is a loopback or private address, which is refused unless granted here,\n"+
+			"# at the site's port only: list more (\"ports 8000,8001\"), or drop \" ports …\" to grant\n"+
+			"# every port of the address. A site on the internet needs no grant.\n"+
 			"allow_private_cidrs = %s\n", s.host, quotedList(s.grants))
 	}
 	if len(s.ports) > 0 {
@@ -245,8 +252,9 @@ when { resource.command == "navigate" && resource.url_domain in Web::DomainSet::
 permit (principal, action == Web::Action::"browse", resource)
 when { resource.command != "navigate" };
 
-// A form is sent only when a human says yes (submit_form, and a key press
-// that submits a form, which is judged as submit_form).
+// A form is sent only when a human says yes (submit_form, and a click on a
+// submit button or a key press that submits a form, which are judged as
+// submit_form).
 @id("%[1]s-submit-needs-approval")
 forbid (principal, action == Web::Action::"browse", resource)
 when { resource.command == "submit_form" }

@@ -83,4 +83,18 @@ func TestInitWritesASetCheckAcceptsAndServeRuns(t *testing.T) {
 	if after := call("site.snapshot", nil); !strings.Contains(after, `title="Documentation"`) {
 		t.Errorf("the click on the Docs link did not lead to the documentation:\n%s", after)
 	}
+
+	// The grant names the site's port only: another server on the same
+	// address is out of scope, and never sees a request.
+	other := newRecordingCanary(t, "127.0.0.1:0", nil)
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "site.navigate", Arguments: map[string]any{"url": other.url + "/admin"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := resultText(res); !res.IsError || !strings.Contains(text, "grants it only at the ports it lists") {
+		t.Errorf("navigate to another port of the site's address was not refused for its port:\n%s", text)
+	}
+	if seen := other.all(); len(seen) != 0 {
+		t.Errorf("the server on another port of the site's address saw %q", seen)
+	}
 }

@@ -11,7 +11,7 @@ import (
 )
 
 // TestReadStarterSite: init takes the scope and the tool's name from the
-// URL's host, grants a loopback or private address (every port), lists a
+// URL's host, grants a loopback or private address (its port), lists a
 // name's port when it is not its scheme's default, and refuses what is not
 // an http(s) URL with a host, and a metadata address.
 func TestReadStarterSite(t *testing.T) {
@@ -23,10 +23,10 @@ func TestReadStarterSite(t *testing.T) {
 		{url: "https://example.test", name: "example_test", host: "example.test"},
 		{url: "https://WWW.Example.com:8443/a", name: "www_example_com", host: "www.example.com", ports: []string{"80", "443", "8443"}},
 		{url: "http://example.com:80/", name: "example_com", host: "example.com"},
-		{url: "http://127.0.0.1:8000/", name: "site", host: "127.0.0.1", grants: []string{"127.0.0.1/32"}},
-		{url: "http://192.168.1.20/", name: "site", host: "192.168.1.20", grants: []string{"192.168.1.20/32"}},
-		{url: "http://[::1]:9000/", name: "site", host: "[::1]", grants: []string{"::1/128"}},
-		{url: "http://localhost:3000/", name: "localhost", host: "localhost", grants: []string{"127.0.0.1/32", "::1/128"}},
+		{url: "http://127.0.0.1:8000/", name: "site", host: "127.0.0.1", grants: []string{"127.0.0.1/32 ports 8000"}},
+		{url: "http://192.168.1.20/", name: "site", host: "192.168.1.20", grants: []string{"192.168.1.20/32 ports 80"}},
+		{url: "http://[::1]:9000/", name: "site", host: "[::1]", grants: []string{"::1/128 ports 9000"}},
+		{url: "http://localhost:3000/", name: "localhost", host: "localhost", grants: []string{"127.0.0.1/32 ports 3000", "::1/128 ports 3000"}},
 	} {
 		s, err := readStarterSite(tc.url)
 		if err != nil {

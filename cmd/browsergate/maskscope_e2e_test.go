@@ -102,11 +102,11 @@ document.title = this.value; history.replaceState(null, '', '?v=' + encodeURICom
 		"DENIED at secrets: secret SEC goes only into password fields", "rule: ")
 	call("e2e.type_text", map[string]any{"text": "<SEC>"}, true, "DENIED at secrets: secret SEC can only be typed into an element named by ref or selector")
 	call("e2e.navigate", map[string]any{"url": "http://127.0.0.2:9/x"}, true, "DENIED at scope")
-	call("e2e.type_text", map[string]any{"selector": "#name", "text": "<NAV>"}, false, "typed 5 characters into", "with secret NAV filled in")
+	call("e2e.type_text", map[string]any{"selector": "#name", "text": "<NAV>"}, false, "typed secret NAV into")
 	// The page shows the typed value in its text, title and URL: masked,
 	// with a whole label that names the right secret.
 	call("e2e.type_text", map[string]any{"selector": "#pw", "text": "<SEC>"}, false,
-		"typed 5 characters into", "with secret SEC filled in", `title="\x5bsecret SEC\x5d"`, `?v=\x5bsecret SEC\x5d`)
+		"typed secret SEC into", `title="\x5bsecret SEC\x5d"`, `?v=\x5bsecret SEC\x5d`)
 	call("e2e.snapshot", nil, false, "you typed [secret SEC]", "[secret NAV]")
 	call("e2e.navigate", map[string]any{"url": site + "/home"}, false, "navigated to "+site+"/home")
 

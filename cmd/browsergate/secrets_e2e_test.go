@@ -82,7 +82,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 	const masked = "[secret APP_PASSWORD]"
 
 	must("e2e.navigate", map[string]any{"url": f.siteURL + "/echo"})
-	must("e2e.type_text", map[string]any{"selector": "#v", "text": "<APP_PASSWORD>"}, "with secret APP_PASSWORD filled in")
+	must("e2e.type_text", map[string]any{"selector": "#v", "text": "<APP_PASSWORD>"}, "typed secret APP_PASSWORD into")
 	must("e2e.snapshot", nil, masked)
 	must("e2e.extract_html", map[string]any{"selector": "main"}, masked)
 	// In the state line the page's URL is inert: the mask's brackets, too,
