@@ -148,16 +148,19 @@ type reportSession struct {
 }
 
 type reportRecord struct {
-	Anchor         string
-	Seq            uint64
-	Unreadable     string
-	Time           string
-	Duration       string
-	Interaction    string // "interaction N", or "not counted" for a call refused before it counted
-	Tool, Command  string
-	Kind           string // "" for a call
-	Args           string
-	Decision       Decision
+	Anchor        string
+	Seq           uint64
+	Unreadable    string
+	Time          string
+	Duration      string
+	Interaction   string // "interaction N", or "not counted" for a call refused before it counted
+	Tool, Command string
+	Kind          string // "" for a call
+	Args          string
+	Decision      Decision
+	// RecordsOnly: a session_end record that refused nothing
+	// (Envelope.RecordsOnly), shown as RECORDED, not DENIED.
+	RecordsOnly    bool
 	ApprovalAt     string
 	Before, After  []reportKV
 	Blocked        []BlockedRequest
@@ -362,7 +365,7 @@ func (r *reportWriter) record(sess *reportSession, k, raw []byte) reportRecord {
 	if len(e.Args) > 0 {
 		rec.Args = indentJSON(e.Args)
 	}
-	rec.Decision = e.Decision
+	rec.Decision, rec.RecordsOnly = e.Decision, e.RecordsOnly()
 	if a := e.Decision.Approval; a != nil {
 		rec.ApprovalAt = a.At.UTC().Format(reportTime)
 	}
