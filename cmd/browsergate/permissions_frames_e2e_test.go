@@ -3,8 +3,10 @@ package main
 import (
 	"fmt"
 	"maps"
+	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/browsergate/browsergate/evidence"
@@ -113,5 +115,64 @@ func TestPermissionGrantRecordedOnlyWhereTheBrowserAppliesIt(t *testing.T) {
 		if r, ok := refusals[url]; ok {
 			t.Errorf("a granted request is recorded as refused: %+v", r)
 		}
+	}
+}
+
+// TestRefusalsAndGrantsAfterTheLastCall: a page granted geolocation that,
+// after the session's last call, asks for it and makes a request out of
+// scope: the session_end record lists both, is shown as a refusal (DENY
+// by evidence show, DENIED by the HTML export), and the daemon's log line
+// says, as it did before grants were recorded, that requests refused
+// after the session's last call were recorded.
+func TestRefusalsAndGrantsAfterTheLastCall(t *testing.T) {
+	t.Parallel()
+	// The page waits, asking /go, until the test says go: after the last
+	// call has returned, however long that call took.
+	var went atomic.Bool
+	site, stop, err := serveOn("127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		switch r.URL.Path {
+		case "/go":
+			fmt.Fprint(w, went.Load())
+		default:
+			fmt.Fprint(w, `<title>last</title>last<script>const wait = setInterval(async () => {
+  if (await (await fetch('/go')).text() !== 'true') return;
+  clearInterval(wait);
+  fetch('http://127.0.0.2:9/after-the-last-call').catch(() => {});
+  navigator.geolocation.getCurrentPosition(() => {}, () => {}, {timeout: 5000});
+}, 200);</script>`)
+		}
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	f := startWith(t, permissionsManifest("launch", "", fmt.Sprintf("geolocation = [%q]", site)), "--log-level", "info")
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/last"})
+	went.Store(true)
+	testkit.Eventually(t, func() string {
+		log := f.stderr.String()
+		if !strings.Contains(log, "a page asked for a permission [browser.permissions] grants its origin") || !strings.Contains(log, "after-the-last-call") {
+			return "the page's grant and refusal after the last call were not both logged"
+		}
+		return ""
+	})
+	recs := endedRecords(t, f)
+	end := recs[len(recs)-1]
+	if end.Kind != evidence.KindSessionEnd || len(end.Blocked) != 1 || len(end.PermissionsGranted) != 1 || end.Decision.Rule != "refused after the last call" {
+		t.Fatalf("the session_end record: kind %q, rule %q, blocked %+v, granted %+v", end.Kind, end.Decision.Rule, end.Blocked, end.PermissionsGranted)
+	}
+	if shown, _ := runBinary(t, "evidence", "show", "--evidence", f.evidence); !strings.Contains(shown, "[session_end]  DENY egress: refused after the last call") {
+		t.Errorf("evidence show does not show the session_end record with a refusal as DENY:\n%s", shown)
+	}
+	page, code := runBinary(t, "evidence", "export", "--evidence", f.evidence, "--format", "html")
+	if code != 0 {
+		t.Fatalf("export html: exit %d", code)
+	}
+	if strings.Contains(page, `class="verdict recorded"`) {
+		t.Errorf("the HTML export shows the session_end record with a refusal as RECORDED")
+	}
+	if !strings.Contains(f.stderr.String(), `"msg":"requests refused after the session's last call recorded"`) {
+		t.Errorf("the daemon's log line for the session_end record with a refusal lost its words:\n%s", f.stderr.String())
 	}
 }
