@@ -158,6 +158,9 @@ type reportRecord struct {
 	Kind           string // "" for a call
 	Args           string
 	Decision       Decision
+	// RecordsOnly: a session_end record that refused nothing
+	// (Envelope.RecordsOnly), shown as RECORDED, not DENIED.
+	RecordsOnly    bool
 	ApprovalAt     string
 	Before, After  []reportKV
 	Blocked        []BlockedRequest
@@ -367,7 +370,7 @@ func (r *reportWriter) record(sess *reportSession, k, raw []byte) reportRecord {
 	if len(e.Args) > 0 {
 		rec.Args = indentJSON(e.Args)
 	}
-	rec.Decision = e.Decision
+	rec.Decision, rec.RecordsOnly = e.Decision, e.RecordsOnly()
 	if a := e.Decision.Approval; a != nil {
 		rec.ApprovalAt = a.At.UTC().Format(reportTime)
 	}

@@ -57,6 +57,10 @@ const (
 	StageGate Stage = "gate"
 	// StageEgress is not a call's: a record of kind session_end, of
 	// requests the session's pages made after its last call that the
-	// egress gate refused.
+	// egress gate refused, or (spec revision 12, rule "recorded after
+	// the last call") of permission requests [browser.permissions]
+	// granted them alone. The latter refused nothing: its decision is
+	// stored as refused, as older readers expect, and shown as RECORDED
+	// (Envelope.RecordsOnly).
 	StageEgress Stage = "egress"
 )

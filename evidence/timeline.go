@@ -156,7 +156,11 @@ func writeRecordLine(w *bufio.Writer, e *Envelope) {
 		}
 		what += fmt.Sprintf(" (%s #%d)", when, e.CallSeq)
 	}
-	fmt.Fprintf(w, "  #%d %s  %s  %s", e.Seq, e.Time.UTC().Format(timelineTime), what, verdict(e.Decision))
+	shown := verdict(e.Decision)
+	if e.RecordsOnly() {
+		shown = recordedVerdict(e.Decision)
+	}
+	fmt.Fprintf(w, "  #%d %s  %s  %s", e.Seq, e.Time.UTC().Format(timelineTime), what, shown)
 	if args := compactArgs(e.Args); args != "" {
 		fmt.Fprintf(w, "  %s", args)
 	}
@@ -182,12 +186,16 @@ func writeRecordLine(w *bufio.Writer, e *Envelope) {
 // verdict renders a decision as "ALLOW cedar: allow [p1]" or
 // "DENY scope: rule — reason; reason".
 func verdict(d Decision) string {
-	var b strings.Builder
 	if d.Allowed {
-		b.WriteString("ALLOW")
-	} else {
-		b.WriteString("DENY")
+		return labelledVerdict("ALLOW", d)
 	}
+	return labelledVerdict("DENY", d)
+}
+
+// labelledVerdict is d as verdict shows it, after label.
+func labelledVerdict(label string, d Decision) string {
+	var b strings.Builder
+	b.WriteString(label)
 	if d.Stage != "" {
 		b.WriteString(" " + VisibleLine(string(d.Stage)) + ":")
 	}
@@ -219,6 +227,13 @@ func verdict(d Decision) string {
 		b.WriteString(" (approval " + VisibleLine(a.ID) + ": " + verdict + VisibleLine(by) + " via " + VisibleLine(a.Channel) + ")")
 	}
 	return b.String()
+}
+
+// recordedVerdict is how a record that refused nothing (RecordsOnly)
+// shows its decision: RECORDED, not the DENY its stored decision would
+// read as.
+func recordedVerdict(d Decision) string {
+	return labelledVerdict("RECORDED", d)
 }
 
 // compactArgs renders args as "k=v k2=v2" in key order; strings bare when

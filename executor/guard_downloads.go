@@ -106,13 +106,16 @@ func (g *targetGuard) frameCommitted(id, url string) {
 	g.mu.Unlock()
 }
 
-// noteFrame takes a frame a page of the session's attached.
+// noteFrame takes a frame a page of the session's attached, and the
+// frame that embeds it.
 func (g *targetGuard) noteFrame(m cdpMessage) {
 	var e struct {
-		FrameID string `json:"frameId"`
+		FrameID       string `json:"frameId"`
+		ParentFrameID string `json:"parentFrameId"`
 	}
 	if json.Unmarshal(m.Params, &e) == nil {
 		g.addFrame(e.FrameID)
+		g.frameEmbedded(e.FrameID, e.ParentFrameID)
 	}
 }
 
@@ -135,22 +138,23 @@ func (g *targetGuard) seedFrames(ctx context.Context, targetID string) {
 		} `json:"frame"`
 		ChildFrames []json.RawMessage `json:"childFrames"`
 	}
-	var walk func(raw json.RawMessage)
-	walk = func(raw json.RawMessage) {
+	var walk func(raw json.RawMessage, parent string)
+	walk = func(raw json.RawMessage, parent string) {
 		var t frameTree
 		if json.Unmarshal(raw, &t) != nil {
 			return
 		}
 		g.frameCommitted(t.Frame.ID, t.Frame.URL)
+		g.frameEmbedded(t.Frame.ID, parent)
 		for _, c := range t.ChildFrames {
-			walk(c)
+			walk(c, t.Frame.ID)
 		}
 	}
 	var res struct {
 		FrameTree json.RawMessage `json:"frameTree"`
 	}
 	if json.Unmarshal(raw, &res) == nil {
-		walk(res.FrameTree)
+		walk(res.FrameTree, "")
 	}
 }
 

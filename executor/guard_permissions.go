@@ -1,10 +1,14 @@
 package executor
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/browsergate/browsergate/internal/pagetext"
 
 	"github.com/browsergate/browsergate/toolclad"
 )
@@ -19,9 +23,11 @@ import (
 // binding (the context's frame, as the browser said when it made the
 // context), at that frame's URL as the browser last reported it
 // committed; both are read in order with the commits, so a report is
-// never taken for the next document's. A report from a context the guard
-// does not know (another world's, one already gone) reaches
-// permissionAsked with no URL: recorded as refused, never as granted.
+// never taken for the next document's. Whether a grant to that URL's
+// origin reaches the frame is the browser's word too (askingFrame). A
+// report from a context the guard does not know (another world's, one
+// already gone) reaches permissionAsked with no URL: recorded as refused,
+// never as granted.
 // Each document's reports of one permission make one record
 // (firstReports).
 func (g *targetGuard) runtimeEvent(m cdpMessage) {
@@ -29,7 +35,8 @@ func (g *targetGuard) runtimeEvent(m cdpMessage) {
 	case "Runtime.executionContextCreated":
 		var e struct {
 			Context struct {
-				ID      int64 `json:"id"`
+				ID      int64  `json:"id"`
+				Origin  string `json:"origin"`
 				AuxData struct {
 					IsDefault bool   `json:"isDefault"`
 					FrameID   string `json:"frameId"`
@@ -40,9 +47,9 @@ func (g *targetGuard) runtimeEvent(m cdpMessage) {
 			return
 		}
 		if g.contexts[m.SessionID] == nil {
-			g.contexts[m.SessionID] = map[int64]string{}
+			g.contexts[m.SessionID] = map[int64]reportingContext{}
 		}
-		g.contexts[m.SessionID][e.Context.ID] = e.Context.AuxData.FrameID
+		g.contexts[m.SessionID][e.Context.ID] = reportingContext{frame: e.Context.AuxData.FrameID, origin: e.Context.Origin}
 	case "Runtime.executionContextDestroyed":
 		var e struct {
 			ID int64 `json:"executionContextId"`
@@ -65,12 +72,9 @@ func (g *targetGuard) runtimeEvent(m cdpMessage) {
 		if json.Unmarshal(m.Params, &e) != nil || e.Name != permissionBinding || g.permissionAsked == nil {
 			return
 		}
-		url := ""
-		frame, known := g.contexts[m.SessionID][e.ContextID]
-		if known {
-			g.mu.Lock()
-			url = g.frames[frame]
-			g.mu.Unlock()
+		var from askingFrame
+		if c, known := g.contexts[m.SessionID][e.ContextID]; known {
+			from = g.askingFrame(c)
 		} else {
 			e.ContextID = unknownContext
 		}
@@ -79,8 +83,90 @@ func (g *targetGuard) runtimeEvent(m cdpMessage) {
 			return
 		}
 		// Recording may wait on the session's log; the read loop does not.
-		go g.permissionAsked(payload, url)
+		go g.permissionAsked(payload, from)
 	}
+}
+
+// reportingContext is a main-world execution context a permission report
+// can come from: its frame, and its origin as the browser serialises it
+// (Runtime.executionContextCreated), "://" for an opaque one.
+type reportingContext struct{ frame, origin string }
+
+// maxEmbedDepth bounds the walk from a frame up to its page: deeper than
+// any page nests its frames, and a loop in what the guard was told ends.
+const maxEmbedDepth = 64
+
+// askingFrame is the frame of context c as the browser reported it: the
+// URL of its document, and whether a grant to that URL's origin reaches
+// it. Browser.setPermission grants an origin to a page of that origin
+// at the top level; the browser refuses the request from a frame of the
+// origin embedded by another origin's page (with or without an allow
+// attribute), and from a sandboxed document, whose origin is opaque
+// whatever its URL (and whatever the Permissions API says there). So a
+// grant is recorded only for a context whose own origin is its URL's,
+// in a frame that is its page's main frame or is embedded, frame by
+// frame up to that main frame, by documents of the same origin. Anything
+// else, or anything the guard does not know on the way up, is Unapplied:
+// recorded as refused.
+func (g *targetGuard) askingFrame(c reportingContext) askingFrame {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	url, known := g.frames[c.frame]
+	if !known || url == "" {
+		return askingFrame{}
+	}
+	from := askingFrame{URL: url}
+	origin := pageOrigin(url)
+	switch {
+	case origin == "":
+		return from // no web origin: no grant names it
+	case pageOrigin(c.origin) == "":
+		// Chromium 156 gives a sandboxed document's context the origin
+		// "://" (an opaque origin has no serialisation of its own).
+		from.Unapplied = "the document that asked is sandboxed (an opaque origin), and the browser applies no grant to it"
+		return from
+	case c.origin != origin:
+		from.Unapplied = fmt.Sprintf("the document that asked has the origin %s, not its URL's, and the browser applies the grant only to the granted origin", pagetext.Value(c.origin))
+		return from
+	}
+	frame := c.frame
+	for depth := 0; !g.isMainFrame(frame); depth++ {
+		parent, ok := g.frameParents[frame]
+		if !ok || depth >= maxEmbedDepth {
+			from.Unapplied = "browsergate does not know which page embeds the frame that asked (recorded as refused)"
+			return from
+		}
+		if embedder := g.frames[parent]; pageOrigin(embedder) != origin {
+			from.Unapplied = fmt.Sprintf("the browser applies the grant only to a top-level page of that origin (and its frames of the same origin): this frame was embedded by %s",
+				pagetext.Value(cmp.Or(pageOrigin(embedder), embedder, "a frame of no URL")))
+			return from
+		}
+		frame = parent
+	}
+	return from
+}
+
+// isMainFrame reports whether frame is the main frame of one of the
+// session's page targets (which has the target's id). g.mu must be held.
+func (g *targetGuard) isMainFrame(frame string) bool {
+	for _, id := range g.pages {
+		if id == frame {
+			return true
+		}
+	}
+	return false
+}
+
+// frameEmbedded takes the frame that embeds a frame of the session's
+// ("" for none: nothing is noted, so a page's main frame is told by its
+// target, never by a missing parent).
+func (g *targetGuard) frameEmbedded(frame, parent string) {
+	if frame == "" || parent == "" {
+		return
+	}
+	g.mu.Lock()
+	g.frameParents[frame] = parent
+	g.mu.Unlock()
 }
 
 // unknownContext stands for every context the guard does not know, in

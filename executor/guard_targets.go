@@ -102,11 +102,17 @@ type targetGuard struct {
 	wsURL     string // the browser's DevTools endpoint
 	// permissionAsked records a permission request a page reported, with
 	// the URL of its frame as the browser reported it ("" when unknown).
-	permissionAsked func(payload, pageURL string)
-	// contexts are, for each guard session, the frame of each main-world
-	// execution context the browser reported (read loop only): where a
-	// permission report came from (guard_permissions.go).
-	contexts map[string]map[int64]string
+	permissionAsked func(payload string, from askingFrame)
+	// contexts are, for each guard session, the frame and origin of each
+	// main-world execution context the browser reported (read loop
+	// only): where a permission report came from (guard_permissions.go).
+	contexts map[string]map[int64]reportingContext
+	// frameParents are the frames of the session's pages that are
+	// embedded, each with the frame that embeds it, as the browser
+	// reported them attached or committed (under mu): whether a grant
+	// reaches the frame that asked (askingFrame). A page target's main
+	// frame has none.
+	frameParents map[string]string
 	// reported are the permissions each document reported (read loop
 	// only): it is recorded once (firstReports).
 	reported map[reportKey]bool
@@ -157,7 +163,7 @@ type guardConfig struct {
 	downloads *downloads
 	// permissionAsked records a permission request a page reported
 	// (permissions.go).
-	permissionAsked func(payload, pageURL string)
+	permissionAsked func(payload string, from askingFrame)
 }
 
 // guardTargets connects to the browser and guards the tab and every
@@ -176,7 +182,7 @@ func guardTargets(ctx context.Context, cfg guardConfig, ic *interceptor, logger 
 		pending: map[int64]chan cdpReply{}, guarded: map[string]bool{}, ready: map[string]bool{}, pages: map[string]string{}, home: tab,
 		parent: map[string]string{}, doomed: map[string]bool{}, extra: map[string]bool{}, users: map[string]bool{},
 		frames: map[string]string{tab: ""}, downloads: cfg.downloads, wsURL: cfg.wsURL, permissionAsked: cfg.permissionAsked,
-		contexts: map[string]map[int64]string{}, reported: map[reportKey]bool{}, loads: map[string]bool{},
+		contexts: map[string]map[int64]reportingContext{}, frameParents: map[string]string{}, reported: map[reportKey]bool{}, loads: map[string]bool{},
 		waiting: map[string]chan error{tab: make(chan error, 1)}, done: make(chan struct{})}
 	g.tab.Store(tab)
 	tabDone := g.waiting[tab]
@@ -537,6 +543,7 @@ func (g *targetGuard) noteCommit(m cdpMessage) {
 	}
 	g.frameCommitted(e.Frame.ID, e.Frame.URL)
 	if e.Frame.ParentID != "" {
+		g.frameEmbedded(e.Frame.ID, e.Frame.ParentID)
 		return
 	}
 	if cur := g.curTab(); e.Frame.ID == cur {

@@ -160,21 +160,39 @@ func permissionsScript(deny bool) string {
 // doing and is cut.
 const maxPermissionReport = 8 << 10
 
+// askingFrame is the frame a permission request came from, as the
+// browser told the guard (never as the page's script says).
+type askingFrame struct {
+	// URL is the frame's document URL as the browser reported it
+	// committed; "" when the guard does not know the frame.
+	URL string
+	// Unapplied says why a grant to the origin of URL would not reach
+	// this frame ("" when it would): Browser.setPermission grants an
+	// origin's top-level pages, and the browser refuses the same request
+	// from a frame of that origin embedded by another origin's page, or
+	// from a sandboxed document (an opaque origin), whatever the
+	// Permissions API says there.
+	Unapplied string
+}
+
 // permissionAsked records one request a page reported ("name[,name] url"):
 // each permission not granted to the frame's origin goes into the
 // session's refused requests; a granted one is logged and kept in the
-// same log as a grant, never as a refusal (blockLog.granted). pageURL is the URL
-// of the frame that asked, as the browser reported it committed; "" when
-// the guard does not know the frame, and then the request is recorded as
-// refused, at the URL the page's script gave, whatever the grants: what
-// the page says decides no grant. A name browsergate does not know is not
-// recorded (the page can call the binding itself: it can add a record,
-// never a grant).
-func permissionAsked(log *blockLog, grants toolclad.Permissions, logger *slog.Logger, payload, pageURL string) {
+// same log as a grant, never as a refusal (blockLog.granted). from is the
+// frame that asked; when the guard does not know it (from.URL is "") the
+// request is recorded as refused, at the URL the page's script gave,
+// whatever the grants: what the page says decides no grant. A grant to
+// the frame's origin that the browser does not apply to that frame
+// (from.Unapplied) is recorded as refused too, with the reason: that is
+// what the page got. A name browsergate does not know is not recorded
+// (the page can call the binding itself: it can add a record, never a
+// grant).
+func permissionAsked(log *blockLog, grants toolclad.Permissions, logger *slog.Logger, payload string, from askingFrame) {
 	if len(payload) > maxPermissionReport {
 		payload = payload[:maxPermissionReport]
 	}
 	names, reported, _ := strings.Cut(payload, " ")
+	pageURL := from.URL
 	origin, known := pageOrigin(pageURL), pageURL != ""
 	if !known {
 		pageURL = reported
@@ -188,7 +206,8 @@ func permissionAsked(log *blockLog, grants toolclad.Permissions, logger *slog.Lo
 		if !slices.Contains(toolclad.PermissionNames, name) {
 			continue
 		}
-		if origin != "" && grants.Granted(name, origin) {
+		granted := origin != "" && grants.Granted(name, origin)
+		if granted && from.Unapplied == "" {
 			// Kept before it is logged: once the line shows, the next
 			// record takes it.
 			log.granted(permissionGrant{URL: pageURL, Permission: name, Origin: origin})
@@ -201,6 +220,8 @@ func permissionAsked(log *blockLog, grants toolclad.Permissions, logger *slog.Lo
 			reason = fmt.Sprintf("the page asked for %s: denied without a prompt (recorded as refused: the frame that asked is not one browsergate knows)", name)
 		case origin == "":
 			reason = fmt.Sprintf("the page asked for %s: denied without a prompt (a page of no web origin)", name)
+		case granted:
+			reason = fmt.Sprintf("the page asked for %s: denied without a prompt; [browser.permissions] grants it to %s, but %s", name, origin, from.Unapplied)
 		}
 		log.add(Blocked{Time: time.Now(), URL: pageURL, Rule: "permissions " + strconv.Quote(name), Reason: reason, Layer: permissionLayer})
 	}

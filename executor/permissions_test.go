@@ -26,38 +26,49 @@ func TestPermissionAskedRecordsWhatIsNotGranted(t *testing.T) {
 		name    string
 		payload string
 		pageURL string // as the browser reported it ("" when unknown)
-		want    []string
-		granted []string // "permission origin url"
+		// unapplied: why the browser would not apply a grant to the frame
+		unapplied string
+		want      []string
+		granted   []string // "permission origin url"
 	}{
-		{"not granted", "notifications https://maps.example.test/x", "", []string{`permissions "notifications" https://maps.example.test/x`}, nil},
-		{"granted to the origin", "geolocation https://maps.example.test/x", "https://maps.example.test/x", nil,
+		{"not granted", "notifications https://maps.example.test/x", "", "", []string{`permissions "notifications" https://maps.example.test/x`}, nil},
+		{"granted to the origin", "geolocation https://maps.example.test/x", "https://maps.example.test/x", "", nil,
 			[]string{"geolocation https://maps.example.test https://maps.example.test/x"}},
-		{"granted beside one that is not", "geolocation,camera https://maps.example.test/x", "https://maps.example.test/y",
+		{"granted beside one that is not", "geolocation,camera https://maps.example.test/x", "https://maps.example.test/y", "",
 			[]string{`permissions "camera" https://maps.example.test/y`}, []string{"geolocation https://maps.example.test https://maps.example.test/y"}},
-		{"granted to another origin", "geolocation http://maps.example.test/x", "http://maps.example.test/x", []string{`permissions "geolocation" http://maps.example.test/x`}, nil},
-		{"an unknown frame that claims a granted origin", "geolocation https://maps.example.test/x", "", []string{`permissions "geolocation" https://maps.example.test/x`}, nil},
-		{"a frame of another origin in a granted page", "geolocation https://maps.example.test/", "https://ads.example.test/frame",
+		{"granted to another origin", "geolocation http://maps.example.test/x", "http://maps.example.test/x", "", []string{`permissions "geolocation" http://maps.example.test/x`}, nil},
+		{"an unknown frame that claims a granted origin", "geolocation https://maps.example.test/x", "", "", []string{`permissions "geolocation" https://maps.example.test/x`}, nil},
+		{"a frame of another origin in a granted page", "geolocation https://maps.example.test/", "https://ads.example.test/frame", "",
 			[]string{`permissions "geolocation" https://ads.example.test/frame`}, nil},
-		{"two permissions at once", "camera,microphone https://maps.example.test/", "", []string{
+		{"two permissions at once", "camera,microphone https://maps.example.test/", "", "", []string{
 			`permissions "camera" https://maps.example.test/`, `permissions "microphone" https://maps.example.test/`}, nil},
-		{"the browser's URL counts, not the page's claim", "geolocation https://maps.example.test/", "https://evil.example.test/",
+		{"the browser's URL counts, not the page's claim", "geolocation https://maps.example.test/", "https://evil.example.test/", "",
 			[]string{`permissions "geolocation" https://evil.example.test/`}, nil},
-		{"a name browsergate does not know", "rootkit https://maps.example.test/", "", nil, nil},
-		{"a device chooser", "hid,usb https://maps.example.test/", "", []string{
+		{"a name browsergate does not know", "rootkit https://maps.example.test/", "", "", nil, nil},
+		{"a device chooser", "hid,usb https://maps.example.test/", "", "", []string{
 			`permissions "hid" https://maps.example.test/`, `permissions "usb" https://maps.example.test/`}, nil},
-		{"a page of no web origin", "geolocation about:blank", "", []string{`permissions "geolocation" about:blank`}, nil},
-		{"no URL at all", "geolocation", "", []string{`permissions "geolocation" `}, nil},
+		{"a page of no web origin", "geolocation about:blank", "", "", []string{`permissions "geolocation" about:blank`}, nil},
+		{"no URL at all", "geolocation", "", "", []string{`permissions "geolocation" `}, nil},
+		// A grant to the frame's origin that the browser does not apply
+		// there (a frame embedded by another origin, a sandboxed
+		// document) is what the page got: a refusal, never a grant.
+		{"granted to the origin but not applied to the frame", "geolocation,camera https://maps.example.test/x", "https://maps.example.test/x",
+			"this frame was embedded by https://ads.example.test", []string{`permissions "geolocation" https://maps.example.test/x`,
+				`permissions "camera" https://maps.example.test/x`}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			var l blockLog
-			permissionAsked(&l, grants, quiet, tt.payload, tt.pageURL)
+			permissionAsked(&l, grants, quiet, tt.payload, askingFrame{URL: tt.pageURL, Unapplied: tt.unapplied})
 			got, _, granted := l.takeAll()
 			var lines []string
 			for _, b := range got {
 				if b.Layer != permissionLayer || !strings.Contains(b.Reason, "denied without a prompt") {
 					t.Errorf("record %+v: want layer %q and a reason that says it was denied without a prompt", b, permissionLayer)
+				}
+				if tt.unapplied != "" && b.Rule == `permissions "geolocation"` && !strings.Contains(b.Reason, "grants it to https://maps.example.test, but "+tt.unapplied) {
+					t.Errorf("the refusal of a grant the browser did not apply does not say why: %q", b.Reason)
 				}
 				lines = append(lines, b.Rule+" "+b.URL)
 			}
@@ -80,7 +91,7 @@ func TestPermissionAskedRecordsWhatIsNotGranted(t *testing.T) {
 func TestPermissionReportIsBounded(t *testing.T) {
 	t.Parallel()
 	var l blockLog
-	permissionAsked(&l, nil, slog.New(slog.NewTextHandler(io.Discard, nil)), "geolocation https://a.test/"+strings.Repeat("x", 1<<20), "")
+	permissionAsked(&l, nil, slog.New(slog.NewTextHandler(io.Discard, nil)), "geolocation https://a.test/"+strings.Repeat("x", 1<<20), askingFrame{})
 	got, _, _ := l.takeAll()
 	if len(got) != 1 {
 		t.Fatalf("recorded %d request(s), want 1", len(got))

@@ -187,11 +187,17 @@ func (e *Executor) recordPending(s *session, ended string) {
 	if g > 0 {
 		attrs = append(attrs, "permissions_granted", g)
 	}
+	// With a refusal, the lines say "refused", as they did before grants
+	// were recorded: operators' alerts match those words.
+	what := "requests made after the session's last call"
+	if n > 0 {
+		what = "requests refused after the session's last call"
+	}
 	if err := e.cfg.Evidence.Append(env, nil); err != nil {
-		s.backend.logger.Error("requests made after the session's last call could not be recorded", append(attrs, "evidence_error", err.Error())...)
+		s.backend.logger.Error(what+" could not be recorded", append(attrs, "evidence_error", err.Error())...)
 		return
 	}
-	s.backend.logger.Info("requests made after the session's last call recorded", attrs...)
+	s.backend.logger.Info(what+" recorded", attrs...)
 }
 
 // commandName is the command called, or the undeclared tool's name (the

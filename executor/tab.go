@@ -319,7 +319,8 @@ func (b *backend) newSessionContext(s *session, w *pageWatch, opts ...chromedp.C
 			pacing: requestPacing{limiter: b.hostLimiter(), within: time.Duration(s.manifest.Tool.TimeoutSeconds) * time.Second}}
 		cfg := guardConfig{wsURL: b.wsURL, context: string(c.BrowserContextID), tab: string(c.Target.TargetID), user: b.userContext()}
 		grants, log := s.manifest.Browser.Permissions, s.egress.blocked
-		cfg.permissionAsked = func(payload, pageURL string) { permissionAsked(log, grants, b.logger, payload, pageURL) }
+		logger := b.logger.With("session", s.id) // the grant's log line, as a refusal's names its session
+		cfg.permissionAsked = func(payload string, from askingFrame) { permissionAsked(log, grants, logger, payload, from) }
 		var rulesGen uint64
 		if cfg.user {
 			rulesGen = b.listeners.generation()

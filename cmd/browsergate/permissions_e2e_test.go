@@ -408,6 +408,23 @@ func TestPermissionGrantsRecordedWhenTheyHappen(t *testing.T) {
 	if n := strings.Count(page, "geolocation, granted to "+site+" by [browser.permissions]"); n != 3 {
 		t.Errorf("the HTML export shows %d grants, want 3", n)
 	}
+	// The session_end record refused nothing: RECORDED, never a refusal.
+	if n := strings.Count(page, `<span class="verdict recorded">RECORDED</span>`); n != 1 {
+		t.Errorf("the HTML export shows %d record(s) as RECORDED, want the session_end record", n)
+	}
+	if shown, _ := runBinary(t, "evidence", "show", "--evidence", f.evidence); !strings.Contains(shown, "[session_end]  RECORDED egress: recorded after the last call") {
+		t.Errorf("evidence show does not show the session_end record of a grant as RECORDED:\n%s", shown)
+	}
+	// Each grant's log line names its session; the session_end record's
+	// says requests were made, not refused.
+	for _, line := range strings.Split(f.stderr.String(), "\n") {
+		if strings.Contains(line, "a page asked for a permission [browser.permissions] grants its origin") && !strings.Contains(line, `"session":"`+end.Session+`"`) {
+			t.Errorf("a grant's log line does not name its session %s: %s", end.Session, line)
+		}
+	}
+	if !strings.Contains(f.stderr.String(), `"msg":"requests made after the session's last call recorded"`) {
+		t.Errorf("the daemon did not log the session_end record of a grant as requests made after the last call:\n%s", f.stderr.String())
+	}
 	out, _ := runBinary(t, "evidence", "replay", "--evidence", f.evidence, "--session", end.Session)
 	if !strings.Contains(out, "[session_end]") || !strings.Contains(out, "not a call: 0 request(s) the pages made after the last call, refused by the egress gate, and 1 permission request(s) [browser.permissions] granted them; nothing to replay") {
 		t.Errorf("replay does not pass over the session_end record of a grant:\n%s", out)
