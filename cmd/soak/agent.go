@@ -140,7 +140,9 @@ func (a *agent) run(ctx context.Context, agents int) {
 		a.session(ctx, cs, session, time.Now().Add(length))
 		// The client ends its session (DELETE /mcp), as a well-behaved
 		// agent does when its task is done.
-		_ = cs.Close()
+		if err := cs.Close(); err != nil {
+			a.tally.failed("close", err.Error())
+		}
 	}
 }
 

@@ -273,9 +273,14 @@ func run(ctx context.Context, c config, out io.Writer) (*result, error) {
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("interrupted after %s", time.Since(start).Round(time.Second))
 	}
-	// Every agent has ended its session: what is left now is what the
-	// daemon keeps without them.
-	time.Sleep(5 * time.Second)
+	// Every agent has ended its session (DELETE /mcp); a call of it still
+	// running in the daemon when the soak's time ran out ends first. What
+	// is left then is what the daemon keeps without them.
+	for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) {
+		if m, err := sm.metrics(ctx); err == nil && m["browsergate_mcp_sessions_open"] == 0 {
+			break
+		}
+	}
 	if err := take("after"); err != nil {
 		return nil, err
 	}
@@ -309,9 +314,11 @@ func report(out io.Writer, c config, res *result, table string, start time.Time)
 		c.agents, c.duration, host, runtime.NumCPU(), loadAverage(), t.calls.Load(), float64(t.calls.Load())/c.duration.Seconds(),
 		t.errs.Load(), t.sessions.Load(), t.tabs.Load(), t.downloads.Load(), t.pageDownloads.Load(), res.csv)
 	fmt.Fprint(out, table)
-	last := res.samples[len(res.samples)-1]
-	fmt.Fprintf(out, "\nAfter the agents ended their sessions: %.0f MCP sessions open, %d Chromium processes, %.0f goroutines, %d open files, %d profile dirs, %d session file dirs, %d staging dirs. After the daemon stopped, its TMPDIR held %d entries%s.\n",
-		last.Sessions, last.ChromiumProcs, last.Goroutines, last.FDs, last.ProfileDirs, last.FilesDirs, last.StagingDirs, len(res.left), listed(res.left))
+	idle, last := res.samples[0], res.samples[len(res.samples)-1]
+	fmt.Fprintf(out, "\nAfter the agents ended their sessions, beside the idle daemon before them: %.0f MCP sessions open; %d Chromium processes (idle %d), %.0f goroutines (idle %.0f), %d open files (idle %d), whole tree %.0f MiB (idle %.0f), daemon %.1f MiB (idle %.1f); %d profile dirs, %d session file dirs, %d staging dirs. After the daemon stopped, its TMPDIR held %d entries%s.\n",
+		last.Sessions, last.ChromiumProcs, idle.ChromiumProcs, last.Goroutines, idle.Goroutines, last.FDs, idle.FDs,
+		float64(last.TreePSS)/mib, float64(idle.TreePSS)/mib, float64(last.DaemonPSS)/mib, float64(idle.DaemonPSS)/mib,
+		last.ProfileDirs, last.FilesDirs, last.StagingDirs, len(res.left), listed(res.left))
 	if errs := t.errorLines(); len(errs) > 0 {
 		fmt.Fprintf(out, "\nErrors, by first line:\n\n")
 		lines := make([]string, 0, len(errs))
