@@ -86,14 +86,19 @@ const callTimeout = 3 * time.Minute
 // call makes one tool call and counts it; ok is false when it failed (a
 // transport error, or a reply marked as an error: a refusal or a failed
 // action). A transport error is returned, for the session is suspect
-// after it.
+// after it; so is the end of the soak (ctx), before the call is made.
+//
+// A call under way when the soak ends is let finish: cut off, it would
+// keep running in the daemon, and the session's DELETE would wait for it
+// (the SDK's server drains a session's requests before it closes it),
+// beyond what the client waits for a DELETE.
 func (a *agent) call(ctx context.Context, cs *mcp.ClientSession, command string, args map[string]any) (string, bool, error) {
-	cctx, cancel := context.WithTimeout(ctx, callTimeout)
+	if ctx.Err() != nil {
+		return "", false, ctx.Err()
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), callTimeout)
 	defer cancel()
 	res, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: "soak." + command, Arguments: args})
-	if ctx.Err() != nil {
-		return "", false, ctx.Err() // the soak is over: not an error of the daemon's
-	}
 	a.tally.calls.Add(1)
 	if err != nil {
 		a.tally.failed(command, err.Error())
@@ -121,7 +126,11 @@ var openedTab = regexp.MustCompile(`\bopened (t[0-9]+)\b`)
 func (a *agent) run(ctx context.Context, agents int) {
 	first := a.sessionEvery * time.Duration(a.n+1) / time.Duration(agents)
 	for session := 0; ctx.Err() == nil; session++ {
-		cs, err := a.connect(ctx)
+		// A session being opened as the soak ends is opened all the same,
+		// and then ended: a client that gave up halfway through its
+		// initialize would leave the daemon a session it only forgets
+		// after --session-idle, which is no leak of the daemon's.
+		cs, err := a.connect(context.WithoutCancel(ctx))
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -159,7 +168,8 @@ func (a *agent) session(ctx context.Context, cs *mcp.ClientSession, session int,
 // round is one round of the mixed work: the app page (built, rebuilt by a
 // click, read); every second round a tab opened, read and closed; every
 // third a download by the agent; every fourth a page that starts a
-// download. It returns a transport error.
+// download. The first round of a session does all of them. It returns a
+// transport error.
 func (a *agent) round(ctx context.Context, cs *mcp.ClientSession, session, round int) error {
 	name := fmt.Sprintf("a%02d-s%d-r%d", a.n, session, round)
 	steps := []struct {
@@ -203,7 +213,7 @@ func (a *agent) round(ctx context.Context, cs *mcp.ClientSession, session, round
 			a.tally.downloads.Add(1)
 		}
 	}
-	if round%4 == 1 {
+	if round%4 == 0 {
 		_, ok, err := a.call(ctx, cs, "navigate", map[string]any{"url": a.site + "/export?n=" + name})
 		if err != nil {
 			return err
