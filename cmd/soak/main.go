@@ -62,6 +62,9 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// After the first Ctrl-C the agents let their calls under way finish;
+	// a second one ends the soak at once (and the daemon with it).
+	go func() { <-ctx.Done(); stop() }()
 	res, err := run(ctx, c, os.Stdout)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "soak:", err)
