@@ -230,11 +230,23 @@ func run(ctx context.Context, c config, out io.Writer) (*result, error) {
 		return nil
 	}
 	// The idle sample is of the daemon with its browser up (serve starts
-	// it beside the listener, without waiting for it).
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) {
-		if tree, _ := descendants(sm.pid); slices.ContainsFunc(tree, isChromium) {
-			break
+	// it beside the listener, without waiting for it): Chromium's
+	// processes there, and their count unchanged for five seconds.
+	chromium, steady := -1, 0
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline) && steady < 5; time.Sleep(time.Second) {
+		tree, _ := descendants(sm.pid)
+		n := 0
+		for _, p := range tree {
+			if isChromium(p) {
+				n++
+			}
 		}
+		if n > 0 && n == chromium {
+			steady++
+		} else {
+			steady = 0
+		}
+		chromium = n
 	}
 	if err := take("idle"); err != nil {
 		return nil, err
