@@ -1,7 +1,7 @@
 # browsergate: the two quick-start commands are `make demo` and `make test`.
 export PATH := /usr/local/go/bin:$(PATH)
 
-.PHONY: deps demo test bench build peers bench-peers peerbench
+.PHONY: deps demo test bench build peers bench-peers peerbench soak
 
 deps:
 	@bash .ci/install-deps
@@ -53,3 +53,13 @@ peers: peerbench
 # flows, long documentation pages, peak memory (a Markdown table).
 bench-peers: peerbench
 	.peers/peerbench -repo . -peers .peers -runs 5 -scenario speed -pages go-spec,wikipedia,wikipedia-time-loops,mozilla-1,ietf-1
+
+# One daemon (the shipped policies, durable evidence) under 16 agents'
+# mixed work over HTTP for SOAK_DURATION, every resource it could leak
+# sampled each minute, then a least-squares slope per hour of each after
+# the warm-up, and whether it rises beyond noise (a Markdown table; the
+# samples in soak-<time>.csv). Fails when one does. See docs/load.md.
+SOAK_DURATION ?= 1h
+soak: deps
+	go build -o .soak/browsergate ./cmd/browsergate
+	go run ./cmd/soak -binary .soak/browsergate -policies policies -duration $(SOAK_DURATION)

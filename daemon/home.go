@@ -18,6 +18,7 @@ var homePage = template.Must(template.New("home").Parse(`<!doctype html>
 {{else}}<li>The operator console is off: serve it with <code>--operator-token-file</code>.</li>
 {{end}}<li><code>/mcp</code>: the MCP endpoint, for agents with their bearer token (streamable HTTP).</li>
 {{if .Console}}<li><code>/events</code>: the operators' event stream (a WebSocket, with an operator's bearer token; <code>browsergate events --follow</code>).</li>
+<li><code>/metrics</code>: the daemon's gauges (goroutines, heap, open files, sessions, held calls) in Prometheus's text format, with an operator's bearer token.</li>
 {{end}}<li><a href="/healthz">/healthz</a>: the health check.</li>
 </ul>
 </body>

@@ -238,8 +238,9 @@ func (f *Front) names(loopback, tls bool) (hosts, own, allowed map[string]bool) 
 func (f *Front) ownOrigin(o string) bool { return f.own[strings.ToLower(o)] }
 
 // Handler is the front's routes: /healthz open, the rest behind the Host
-// and Origin checks (/ a page of links), and /mcp behind an agent's token
-// and the session limits.
+// and Origin checks (/ a page of links), /mcp behind an agent's token
+// and the session limits, /events, /metrics and the console behind an
+// operator's.
 func (f *Front) Handler() http.Handler {
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return f.cfg.Server },
 		&mcp.StreamableHTTPOptions{SessionTimeout: f.cfg.SessionIdle, MaxRequestBodyBytes: f.cfg.MaxRequestBytes, Logger: f.cfg.Logger,
@@ -254,6 +255,7 @@ func (f *Front) Handler() http.Handler {
 	mux.Handle("/mcp", f.guardFor(f.agent(f.limitSessions(mcpHandler)), true))
 	if f.cfg.Operators != nil && f.cfg.Events != nil {
 		mux.Handle("GET /events", f.guard(http.HandlerFunc(f.serveEvents)))
+		mux.Handle("GET /metrics", f.guard(http.HandlerFunc(f.serveMetrics)))
 		f.console = newConsole(f)
 		f.console.routes(mux)
 	}
