@@ -44,10 +44,13 @@ const (
 // End is one of the domQuiet* names above; Watched says whether the
 // document's watch was there before the wait (false: the wait started it,
 // and counted its window from its own start, as for a document that began
-// before the session's tab was watched or never finished parsing).
+// before the session's tab was watched or never finished parsing); Ready
+// is the document's readyState as the wait ended, read in the isolated
+// world ("" when unread).
 type domQuietEnd struct {
 	End     string `json:"end"`
 	Watched bool   `json:"watched"`
+	Ready   string `json:"ready"`
 }
 
 // domQuietFunc runs a quiet-DOM wait on the tab's document with the given
