@@ -935,6 +935,11 @@ func (g *targetGuard) prepare(ctx context.Context, session, target, kind string,
 		if g.user {
 			scripts = append(scripts, map[string]any{"source": noSpeculationJS, "runImmediately": true, "worldName": guardWorld})
 		}
+		if kind == "page" {
+			// A tab's documents are watched for the quiet-DOM wait
+			// (dom_quiet.go), in the world its reads run in.
+			scripts = append(scripts, map[string]any{"source": domWatchJS, "runImmediately": true, "worldName": worldName})
+		}
 		replies := []chan cdpReply{enable, runtimeOn, binding}
 		for _, params := range scripts {
 			ch, err := g.send(session, "Page.addScriptToEvaluateOnNewDocument", params)

@@ -7,8 +7,9 @@ import (
 
 // The JavaScript browsergate runs in pages lives in js/, one file a script,
 // each with its reason at the top. The world's scripts (state, destination,
-// hit_test, field, focused) run in the isolated world (world.go),
-// where the page's own scripts cannot redefine the built-ins they use.
+// hit_test, field, focused, and the quiet-DOM wait's dom_watch, dom_changes
+// and dom_quiet) run in the isolated world (world.go), where the page's
+// own scripts cannot redefine the built-ins they use.
 
 var (
 	//go:embed js/state.js
@@ -36,7 +37,11 @@ var (
 	//go:embed js/network_timing.js
 	networkTimingJS string
 	//go:embed js/dom_quiet.js
-	domQuietJS string
+	domQuietSrc string
+	//go:embed js/dom_changes.js
+	domChangesJS string
+	//go:embed js/dom_watch.js
+	domWatchSrc string
 	//go:embed js/no_webrtc.js
 	noWebRTCJS string
 	//go:embed js/user_context.js
@@ -52,6 +57,17 @@ var (
 	submitFormJS  = withResolve(submitFormSrc)
 	keyDestJS     = withResolve(keyDestinationSrc)
 )
+
+// The scripts of the quiet-DOM wait, with dom_changes.js (the watch of
+// the document's mutations) put in place of DOM_CHANGES.
+var (
+	domQuietJS = withDOMChanges(domQuietSrc)
+	domWatchJS = withDOMChanges(domWatchSrc)
+)
+
+func withDOMChanges(src string) string {
+	return strings.ReplaceAll(src, "DOM_CHANGES", "("+strings.TrimSpace(domChangesJS)+")")
+}
 
 func withResolve(src string) string {
 	return strings.ReplaceAll(src, "RESOLVE", "("+resolveJS+")")

@@ -263,6 +263,9 @@ func (e *Executor) logDecision(s *session, t *turn, d evidence.Decision, appendE
 	if appendErr != nil {
 		attrs = append(attrs, "evidence_error", appendErr.Error())
 	}
+	if t.domQuiet.End != "" {
+		attrs = append(attrs, "dom_quiet", t.domQuiet.End, "dom_watched", t.domQuiet.Watched)
+	}
 	t.mark("record")
 	attrs = append(attrs, "ms", t.timing())
 	s.backend.logger.Info("gate decision", attrs...)

@@ -37,6 +37,7 @@ type turn struct {
 	seq       uint64             // the call's record (0 until written)
 	approval  *evidence.Approval
 	tab       *evidence.TabRef // the tab the call acted in (as it began)
+	domQuiet  domQuietEnd      // how the quiet-DOM wait after the action ended ("": none ran)
 	// stages are how long each stage took, for the decision's log line.
 	stages []stageTime
 }
@@ -296,7 +297,7 @@ func (e *Executor) act(actx context.Context, s *session, t *turn) *Blocked {
 		}
 		// The quiet window starts when the action is done: a navigation
 		// it starts a moment later is still caught.
-		s.tab.watch.waitStable(actx, time.Now(), spec.settle, makeWorld)
+		t.domQuiet = s.tab.watch.waitStable(actx, time.Now(), spec.settle, makeWorld, s.waitDOMQuiet)
 		giveUp()
 		made.Wait()
 		// A dialog the action's effects open a moment later (a message

@@ -191,41 +191,57 @@ const afterLoadWindow = 20 * time.Millisecond
 // action that began at start: frames done loading (up to maxLoad), no
 // request in flight and no event for window (so a navigation the action
 // triggers a moment later is still caught; up to maxSettle past the load),
-// and a short mutation-free window of the DOM. The DOM wait runs alongside
-// the network wait; if the tab navigated, it runs again on the new
-// document, begun as soon as that document has loaded, alongside the
-// rest of the wait (afterLoadWindow); newDocument is called as that
-// document's DOM wait begins.
-func (w *pageWatch) waitStable(tab context.Context, start time.Time, window time.Duration, newDocument func()) {
+// and a short mutation-free window of the DOM of the document the tab is
+// on (domQuiet). If the tab navigated, the network's window is
+// afterLoadWindow once the new document has loaded, and newDocument is
+// called then. It returns how the last DOM wait ended.
+//
+// The DOM wait comes once the network is quiet, and counts its window
+// from the document's last mutation, which the document's watch in the
+// isolated world remembers (dom_changes.js): a document that stayed still
+// while the network wait ran is quiet at once, and one that changed while
+// it ran (a render a moment after a click, a fetch after load and then a
+// render) is waited for until it stops. Its cap, domQuietCap, counts from
+// the action's end, or from the new document's load.
+func (w *pageWatch) waitStable(tab context.Context, start time.Time, window time.Duration, newDocument func(), domQuiet domQuietFunc) domQuietEnd {
 	navs := w.navigationCount()
-	dom := startDOMWait(tab)
-	// newDOM is the DOM wait on the document of navigation newDOMNav.
-	var newDOM *domWait
-	newDOMNav := navs
+	seenNav, domFrom := navs, start
 	for {
 		win := window
 		if n := w.navigationCount(); n != navs && !w.isLoading() {
 			win = min(window, afterLoadWindow)
-			if n != newDOMNav {
-				newDOM, newDOMNav = startDOMWait(tab), n
+			if n != seenNav {
+				seenNav, domFrom = n, time.Now()
 				newDocument()
 			}
 		}
 		quiet, wait := w.quietFor(win, start)
 		if quiet {
 			// Events reach the listener on chromedp's read loop, which can
-			// lag behind the browser on a busy machine. A round trip on the
-			// same connection is a barrier: once its answer is back, every
-			// event sent before it has been seen. It also asks the page
-			// itself whether its document has finished loading.
-			// A document that is not complete is still loading, whatever
-			// the events said: wait for it (bounded by maxLoad), so the
-			// state read next is the new page's.
-			ready := readyState(tab)
-			if again, _ := w.quietFor(win, start); again && (ready == "complete" || time.Since(start) > maxLoad) {
-				break
+			// lag behind the browser on a busy machine. The DOM wait is a
+			// round trip on the same connection, and so a barrier: once its
+			// answer is back, every event sent before it has been seen, and
+			// the network's quiet is asked again. It also reads, in the
+			// isolated world where the page cannot redefine it, whether
+			// the document has finished loading. A document that is not
+			// complete is still loading, whatever the events said: wait for
+			// it (bounded by maxLoad), so the state read next is the new
+			// page's.
+			dom := domQuiet(tab, max(domQuietCap-time.Since(domFrom), 0))
+			ready := dom.Ready
+			if dom.End == domQuietUnread {
+				// No world to wait in (the document went away under the
+				// wait): the page's own world is asked, as the barrier.
+				ready = readyState(tab)
 			}
-			wait = 20 * time.Millisecond
+			again, left := w.quietFor(win, start)
+			if again && (ready == "complete" || time.Since(start) > maxLoad) {
+				return dom
+			}
+			wait = left
+			if again {
+				wait = 20 * time.Millisecond
+			}
 		}
 		elapsed := time.Since(start)
 		if elapsed > maxLoad || (elapsed > maxSettle && !w.isLoading()) {
@@ -235,54 +251,15 @@ func (w *pageWatch) waitStable(tab context.Context, start time.Time, window time
 		select {
 		case <-tab.Done():
 			timer.Stop()
-			return
+			return domQuietEnd{End: domQuietUnread}
 		case <-w.changed:
 		case <-timer.C:
 		}
 		timer.Stop()
 	}
-	for _, d := range []*domWait{dom, newDOM} {
-		if d == nil {
-			continue
-		}
-		select {
-		case <-d.done:
-		case <-tab.Done():
-			return
-		}
-	}
-	switch n := w.navigationCount(); {
-	case n != navs && n != newDOMNav:
-		waitDOMQuiet(tab) // the waits so far watched documents that are gone
-	case newDOM != nil && w.lastEvent().After(newDOM.end):
-		// The new document's DOM went quiet before its requests did (a
-		// fetch after load, then a render): its DOM is waited for again.
-		waitDOMQuiet(tab)
-	}
-}
-
-// domWait is a waitDOMQuiet running on its own: done is closed when it
-// has ended, at end.
-type domWait struct {
-	done chan struct{}
-	end  time.Time
-}
-
-func startDOMWait(tab context.Context) *domWait {
-	d := &domWait{done: make(chan struct{})}
-	go func() {
-		waitDOMQuiet(tab)
-		d.end = time.Now()
-		close(d.done)
-	}()
-	return d
-}
-
-// lastEvent is when the watch last saw the tab load, request or navigate.
-func (w *pageWatch) lastEvent() time.Time {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.lastActivity
+	// The network never went quiet (a page that polls or streams): the
+	// DOM is still waited for, within what is left of its cap.
+	return domQuiet(tab, max(domQuietCap-time.Since(domFrom), 0))
 }
 
 // readyState is document.readyState of the tab, or "" when the page cannot
@@ -295,12 +272,4 @@ func readyState(tab context.Context) string {
 		return ""
 	}
 	return state
-}
-
-// waitDOMQuiet waits for a short mutation-free window of the document
-// (client-side rendering), at most a second.
-func waitDOMQuiet(tab context.Context) {
-	ctx, cancel := context.WithTimeout(tab, time.Second)
-	defer cancel()
-	_, _ = chromedp.Run(ctx, chromedp.Evaluate[bool](domQuietJS, chromedp.EvalAwaitPromise))
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -97,6 +98,13 @@ func startFloor(waits bool) (*floorTab, error) {
 	}
 	if waits {
 		t.watch = &floorWatch{inflight: map[network.RequestID]bool{}, frame: cdp.FrameID(chromedp.FromContext(ctx).Target.TargetID), last: time.Now()}
+		// Each document's mutations are watched from the end of its
+		// parsing, as browsergate watches them (in the page's world here:
+		// the floor has no gate to keep the page from).
+		if _, err := chromedp.Call(ctx, cdppage.AddScriptToEvaluateOnNewDocument, cdppage.AddScriptToEvaluateOnNewDocumentParams{Source: domWatchJS}); err != nil {
+			t.cancel()
+			return nil, fmt.Errorf("watch the DOM's changes: %w", err)
+		}
 		if err := chromedp.Listen(ctx, t.watch.listen); err != nil {
 			t.cancel()
 			return nil, fmt.Errorf("listen to the tab: %w", err)
@@ -118,10 +126,40 @@ const (
 	afterLoadWindow = 20 * time.Millisecond
 )
 
-// domQuietJS is browsergate's own executor/js/dom_quiet.js, read from
-// the repository by runSpeed: it resolves once the document has seen no
-// mutation for 20 ms.
-var domQuietJS string
+// browsergate's own quiet-DOM wait, executor/js/dom_quiet.js and
+// dom_watch.js with dom_changes.js in them, read from the repository by
+// runSpeed (readDOMScripts): dom_watch.js starts the watch of each
+// document's mutations once it is parsed, and dom_quiet.js is a function of
+// its cap that resolves once the document has seen no mutation for 20 ms,
+// counted from the last.
+var domQuietJS, domWatchJS string
+
+// domQuietCap is the executor's cap on the quiet-DOM wait (dom_quiet.go),
+// counted from the action's end or the new document's load.
+const domQuietCap = 500 * time.Millisecond
+
+// readDOMScripts reads the quiet-DOM wait's scripts from the repository
+// at repo, and puts dom_changes.js in place of DOM_CHANGES as the executor
+// does (executor/js.go).
+func readDOMScripts(repo string) error {
+	read := func(name string) (string, error) {
+		b, err := os.ReadFile(filepath.Join(repo, "executor/js", name))
+		return string(b), err
+	}
+	changes, err := read("dom_changes.js")
+	if err != nil {
+		return err
+	}
+	with := func(name string) (string, error) {
+		src, err := read(name)
+		return strings.ReplaceAll(src, "DOM_CHANGES", "("+strings.TrimSpace(changes)+")"), err
+	}
+	if domQuietJS, err = with("dom_quiet.js"); err != nil {
+		return err
+	}
+	domWatchJS, err = with("dom_watch.js")
+	return err
+}
 
 // floorWatch follows the tab's requests, loads and navigations.
 type floorWatch struct {
@@ -178,33 +216,23 @@ func (w *floorWatch) state(window time.Duration, start time.Time) (quiet, loadin
 
 // settle waits as browsergate waits after an action: no request, load or
 // navigation for window after the action (once a navigation the action
-// started has loaded: afterLoadWindow), and the document without DOM
-// mutations for 20 ms, the new document's too (from its load on).
-// Nothing else of browsergate runs.
+// started has loaded: afterLoadWindow), and then the document the tab is
+// on without DOM mutations for 20 ms, counted from its last mutation (its
+// cap from the action's end or the new document's load). Nothing else of
+// browsergate runs.
 func (t *floorTab) settle(window time.Duration) {
 	if t.watch == nil {
 		return
 	}
 	start := time.Now()
 	_, _, navs := t.watch.state(0, start)
-	var wg sync.WaitGroup
-	domQuiet := func() {
-		defer wg.Done()
-		ctx, cancel := context.WithTimeout(t.ctx, time.Second)
-		defer cancel()
-		_, _ = chromedp.Run(ctx, chromedp.Evaluate[bool](domQuietJS, chromedp.EvalAwaitPromise))
-	}
-	wg.Add(1)
-	go domQuiet()
-	newDoc := false
+	domFrom, newDoc := start, false
 	for time.Since(start) < 5*time.Second {
 		win := window
 		if _, loading, n := t.watch.state(0, start); n != navs && !loading {
 			win = min(window, afterLoadWindow)
 			if !newDoc {
-				newDoc = true
-				wg.Add(1)
-				go domQuiet()
+				newDoc, domFrom = true, time.Now()
 			}
 		}
 		if quiet, _, _ := t.watch.state(win, start); quiet {
@@ -212,7 +240,10 @@ func (t *floorTab) settle(window time.Duration) {
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
-	wg.Wait()
+	cap := max(domQuietCap-time.Since(domFrom), 0)
+	ctx, cancel := context.WithTimeout(t.ctx, cap+500*time.Millisecond)
+	defer cancel()
+	_, _ = chromedp.Run(ctx, chromedp.Evaluate[json.RawMessage](fmt.Sprintf("(%s)(%d)", domQuietJS, cap.Milliseconds()), chromedp.EvalAwaitPromise))
 }
 
 func (t *floorTab) navigate(u string) error {

@@ -572,11 +572,9 @@ func runSpeed(repo, peers string, runs int, pages []page, only []string) {
 		}
 		s.cs.Close()
 	}
-	js, err := os.ReadFile(filepath.Join(repo, "executor/js/dom_quiet.js"))
-	if err != nil {
+	if err := readDOMScripts(repo); err != nil {
 		log.Fatal(err)
 	}
-	domQuietJS = string(js)
 	for _, name := range floors {
 		if only == nil || slices.Contains(only, name) {
 			log.Printf("%s: the same scenario, Chromium alone", name)
