@@ -65,7 +65,7 @@ var launchFlags = []chromedp.ExecAllocatorOption{
 // each in its own browser context.
 type backendKey struct {
 	connect    string
-	executable string // the manifest's executable_path; none: launchExecutable chooses
+	executable string
 	endpoint   string
 	headless   bool
 	// manifest: one browser (and one request guard) per manifest, so that
@@ -217,8 +217,7 @@ func (b *backend) start() error {
 		})
 		opts := append(chromedp.DefaultExecAllocatorOptions[:], launchFlags...)
 		opts = append(opts, proxyFlags(addr)...)
-		exe := launchExecutable(b.key.executable, b.key.headless, isExecutableFile)
-		opts = append(opts, chromedp.ExecPath(exe), chromedp.UserDataDir(userDir), remote.WebSocket,
+		opts = append(opts, chromedp.ExecPath(b.key.executable), chromedp.UserDataDir(userDir), remote.WebSocket,
 			chromedp.Flag("remote-debugging-address", "127.0.0.1"), chromedp.Flag("remote-debugging-port", "0"))
 		// The browser gets a minimal environment, not the daemon's: a
 		// manifest secret read from an environment variable must not sit
@@ -260,7 +259,7 @@ func (b *backend) start() error {
 			return err
 		}); err != nil {
 			b.release()
-			return fmt.Errorf("%w: launch %s: %v", ErrBrowserStart, exe, err)
+			return fmt.Errorf("%w: launch %s: %v", ErrBrowserStart, b.key.executable, err)
 		}
 		ws, err := resolveLiveEndpoint(filepath.Join(userDir, "DevToolsActivePort"), b.startup)
 		if err == nil {

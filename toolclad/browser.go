@@ -17,17 +17,18 @@ import (
 	"github.com/browsergate/browsergate/scope"
 )
 
-// Browser defaults, from ToolClad's browser-mode document. The default
-// executable is none: the executor chooses the browser a launch runs
-// (chromium-headless-shell or chromium).
-const defaultLiveEndpoint = "http://127.0.0.1:9222"
+// Browser defaults, from ToolClad's browser-mode document.
+const (
+	defaultExecutablePath = "/usr/bin/chromium"
+	defaultLiveEndpoint   = "http://127.0.0.1:9222"
+)
 
 func decodeBrowser(t *table, m *Manifest, wantCommands bool) {
 	b := &m.Browser
 	*b = Browser{
 		Engine: "cdp-direct", Connect: "launch", Headless: true, ExtractMode: "accessibility_tree",
 		StartupTimeout: 60 * time.Second, SessionTimeout: 1800 * time.Second, IdleTimeout: 300 * time.Second,
-		MaxInteractions: 100, OnExpiry: OnExpiryNewSession, LiveEndpoint: defaultLiveEndpoint,
+		MaxInteractions: 100, OnExpiry: OnExpiryNewSession, ExecutablePath: defaultExecutablePath, LiveEndpoint: defaultLiveEndpoint,
 		StateFields: slices.Clone(stateFields),
 	}
 

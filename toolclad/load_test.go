@@ -85,7 +85,7 @@ func TestLoadGood(t *testing.T) {
 			{"session", b.SessionTimeout, 1800 * time.Second},
 			{"idle", b.IdleTimeout, 300 * time.Second},
 			{"max", b.MaxInteractions, 100},
-			{"exe: the executor chooses", b.ExecutablePath, ""},
+			{"exe", b.ExecutablePath, "/usr/bin/chromium"},
 			{"live", b.LiveEndpoint, "http://127.0.0.1:9222"},
 			{"state", len(b.StateFields), 7},
 			{"no scope", len(b.Scope.AllowedDomains), 0},

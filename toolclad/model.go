@@ -168,10 +168,7 @@ type Browser struct {
 	// session for it; OnExpiryRefuse refuses it and every later call of
 	// the MCP session, which must reconnect.
 	OnExpiry string
-	// ExecutablePath is the browser binary for connect = "launch"; none
-	// (the default) leaves the choice to the executor:
-	// chromium-headless-shell for a headless launch when it is installed,
-	// else chromium.
+	// ExecutablePath is the browser binary for connect = "launch".
 	ExecutablePath string
 	// LiveEndpoint is where connect = "live" attaches: an http(s) DevTools
 	// address, a ws(s) browser endpoint, or a DevToolsActivePort file path.
