@@ -44,9 +44,6 @@ args.url = { type = "url", schemes = ["http"], scope_check = true }
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Browser.ExecutablePath != "" {
-		t.Fatalf("the manifest names executable_path %q: the test needs the default", m.Browser.ExecutablePath)
-	}
 	store, err := evidence.Open(filepath.Join(dir, "e.db"), nil)
 	if err != nil {
 		t.Fatal(err)
