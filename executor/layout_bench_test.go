@@ -29,7 +29,7 @@ import (
 //
 //   - idle-MiB: the browser started, no session;
 //   - 1-session-MiB: one session, its browser context and a tab with the
-//     Go memory model loaded;
+//     Go memory model (or BROWSERGATE_BENCH_PAGE) loaded;
 //   - MiB/session: what each of four more such sessions adds;
 //   - processes: the browser's processes with five sessions;
 //
