@@ -2,13 +2,7 @@ package executor
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"time"
-
-	"github.com/chromedp/cdproto/page"
-	"github.com/chromedp/cdproto/runtime"
-	"github.com/chromedp/chromedp"
 )
 
 // The quiet-DOM wait: after an action and the network's quiet window, the
@@ -56,34 +50,3 @@ type domQuietEnd struct {
 // domQuietFunc runs a quiet-DOM wait on the tab's document with the given
 // cap (waitStable's last step).
 type domQuietFunc func(tab context.Context, cap time.Duration) domQuietEnd
-
-// waitDOMQuiet is the session's domQuietFunc: the wait runs in the
-// isolated world of the tab's current document. A document that goes away
-// under it ends it (unread): the read after the action observes the new
-// one.
-func (s *session) waitDOMQuiet(tab context.Context, cap time.Duration) domQuietEnd {
-	// Past the cap, the wait's own bound is for a page whose thread is too
-	// busy to run the wait's timers.
-	ctx, cancel := context.WithTimeout(tab, cap+500*time.Millisecond)
-	defer cancel()
-	id, err := s.world(ctx)
-	if err != nil {
-		return domQuietEnd{End: domQuietUnread}
-	}
-	raw, err := chromedp.Run(ctx, chromedp.Evaluate[json.RawMessage](fmt.Sprintf("(%s)(%d)", domQuietJS, cap.Milliseconds()),
-		func(p *runtime.EvaluateParams) { p.ContextID = id }, chromedp.EvalAwaitPromise))
-	var end domQuietEnd
-	if err != nil || json.Unmarshal(raw, &end) != nil {
-		return domQuietEnd{End: domQuietUnread}
-	}
-	return end
-}
-
-// watchDOMChanges has every document of the tab watched for mutations
-// from the end of its parsing on, in the isolated world (js/dom_watch.js).
-func watchDOMChanges(ctx context.Context) error {
-	_, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
-		Source: domWatchJS, WorldName: worldName, RunImmediately: ptrTrue(),
-	})
-	return err
-}

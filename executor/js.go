@@ -72,3 +72,7 @@ func withDOMChanges(src string) string {
 func withResolve(src string) string {
 	return strings.ReplaceAll(src, "RESOLVE", "("+resolveJS+")")
 }
+
+// worldName names browsergate's isolated world in DevTools (world.go): the
+// world observe reads the page in and the quiet-DOM watch runs in.
+const worldName = "browsergate-gate"

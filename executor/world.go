@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
@@ -21,9 +22,6 @@ import (
 // Object.getOwnPropertyDescriptor in its own world therefore cannot lie to
 // the decision. A new world is made for each document. Commands that act as
 // the page (execute_js, wait_for) still run in the page's world.
-
-// worldName names browsergate's isolated world in DevTools.
-const worldName = "browsergate-gate"
 
 // world returns the id of the isolated world for the tab's current
 // document, creating it after each navigation.
@@ -145,3 +143,34 @@ func (l ctxLock) lock(ctx context.Context) error {
 }
 
 func (l ctxLock) unlock() { <-l }
+
+// waitDOMQuiet is the session's domQuietFunc: the wait runs in the
+// isolated world of the tab's current document. A document that goes away
+// under it ends it (unread): the read after the action observes the new
+// one.
+func (s *session) waitDOMQuiet(tab context.Context, cap time.Duration) domQuietEnd {
+	// Past the cap, the wait's own bound is for a page whose thread is too
+	// busy to run the wait's timers.
+	ctx, cancel := context.WithTimeout(tab, cap+500*time.Millisecond)
+	defer cancel()
+	id, err := s.world(ctx)
+	if err != nil {
+		return domQuietEnd{End: domQuietUnread}
+	}
+	raw, err := chromedp.Run(ctx, chromedp.Evaluate[json.RawMessage](fmt.Sprintf("(%s)(%d)", domQuietJS, cap.Milliseconds()),
+		func(p *runtime.EvaluateParams) { p.ContextID = id }, chromedp.EvalAwaitPromise))
+	var end domQuietEnd
+	if err != nil || json.Unmarshal(raw, &end) != nil {
+		return domQuietEnd{End: domQuietUnread}
+	}
+	return end
+}
+
+// watchDOMChanges has every document of the tab watched for mutations
+// from the end of its parsing on, in the isolated world (js/dom_watch.js).
+func watchDOMChanges(ctx context.Context) error {
+	_, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
+		Source: domWatchJS, WorldName: worldName, RunImmediately: ptrTrue(),
+	})
+	return err
+}
