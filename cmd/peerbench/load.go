@@ -125,12 +125,7 @@ func runLoad(repo, peers string, levels []int, duration time.Duration, pages []p
 	bin := buildBrowsergate(repo)
 	manifest := writeManifest(dir, "click", "type_text", "select_option", "submit_form")
 	site, docs := appSite(), serve(pages)
-	ds := drivers(bin, manifest, filepath.Join(repo, "policies"), peers, dir)
-	targets := []loadTarget{
-		{d: ds[0], start: func(n int) (*loadServer, error) { return startBrowsergateHTTP(bin, manifest, repo, dir, n) }},
-		{d: ds[1], start: func(int) (*loadServer, error) { return startPlaywrightHTTP(peers, dir) }},
-		{d: ds[2], start: func(int) (*loadServer, error) { return startDevtools(ds[2], peers, dir, devtools) }},
-	}
+	targets := loadTargets(bin, manifest, repo, peers, dir, devtools)
 	for _, name := range only {
 		if !slices.ContainsFunc(targets, func(t loadTarget) bool { return t.d.name == name }) {
 			log.Fatalf("-servers: %q is none of the load scenario's servers (browsergate, playwright-mcp, chrome-devtools-mcp)", name)
@@ -152,6 +147,18 @@ func runLoad(repo, peers string, levels []int, duration time.Duration, pages []p
 		}
 	}
 	printLoad(os.Stdout, targets, levels, duration, results, cmdlines, devtools)
+}
+
+// loadTargets are the three servers, browsergate first: bin is
+// browsergate's binary, manifest the harness's manifest (writeManifest),
+// dir the run's directory.
+func loadTargets(bin, manifest, repo, peers, dir, devtools string) []loadTarget {
+	ds := drivers(bin, manifest, filepath.Join(repo, "policies"), peers, dir)
+	return []loadTarget{
+		{d: ds[0], start: func(n int) (*loadServer, error) { return startBrowsergateHTTP(bin, manifest, repo, dir, n) }},
+		{d: ds[1], start: func(int) (*loadServer, error) { return startPlaywrightHTTP(peers, dir) }},
+		{d: ds[2], start: func(int) (*loadServer, error) { return startDevtools(ds[2], peers, dir, devtools) }},
+	}
 }
 
 // runLevel starts the server, connects n agents, warms each up with one
@@ -228,11 +235,19 @@ func runLevel(t loadTarget, n int, duration time.Duration, site, docs string, pa
 	return r, srv.cmdline
 }
 
-// addDistinct adds m to ms unless one there begins the same way (the
-// first 60 bytes: the same failure with another ref or count), keeping at
-// most limit.
+// addDistinct adds m to ms unless one there is the same failure (the
+// same words, whatever refs, counts and times they hold), keeping at most
+// limit.
 func addDistinct(ms []string, m string, limit int) []string {
-	key := func(s string) string { return s[:min(len(s), 60)] }
+	key := func(s string) string {
+		words := strings.Fields(s)
+		for i, w := range words {
+			if strings.ContainsAny(w, "0123456789") {
+				words[i] = "#"
+			}
+		}
+		return strings.Join(words, " ")
+	}
 	if len(ms) >= limit || slices.ContainsFunc(ms, func(o string) bool { return key(o) == key(m) }) {
 		return ms
 	}
@@ -545,14 +560,17 @@ func freePort() (int, error) {
 
 // startPlaywrightHTTP starts Playwright MCP's HTTP server: one browser, a
 // browser context per HTTP client (its default without
-// --shared-browser-context), launched as the speed scenario's is.
+// --shared-browser-context), launched as the speed scenario's is. It
+// answers only requests addressed to the name it listens under
+// (localhost:PORT unless told): --allowed-hosts names 127.0.0.1:PORT, the
+// address the clients use.
 func startPlaywrightHTTP(peers, dir string) (*loadServer, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command("node", filepath.Join(peers, "node_modules/@playwright/mcp/cli.js"), "--config", filepath.Join(dir, "playwright-mcp.json"),
-		"--host", "127.0.0.1", "--port", strconv.Itoa(port))
+		"--host", "127.0.0.1", "--port", strconv.Itoa(port), "--allowed-hosts", fmt.Sprintf("127.0.0.1:%d", port))
 	cmd.Dir = peers
 	tail := &stderrTail{}
 	cmd.Stdout, cmd.Stderr = tail, tail

@@ -22,6 +22,7 @@ import (
 type procStat struct {
 	pid, ppid int
 	comm      string
+	state     byte // R, S, D, Z …
 	// cpu is the clock ticks the process spent (utime + stime) and those of
 	// its children it has waited for (cutime + cstime): a renderer that
 	// ended during a level still counts, in its parent's.
@@ -54,7 +55,7 @@ func parseProcStat(line string) (procStat, error) {
 		}
 		return v, nil
 	}
-	s := procStat{pid: pid, comm: line[open+1 : end]}
+	s := procStat{pid: pid, comm: line[open+1 : end], state: f[0][0]}
 	ppid, err := num(4)
 	if err != nil {
 		return procStat{}, err
@@ -176,16 +177,35 @@ func stopAll() {
 // endTree ends root and all its descendants: it notes the tree, has end
 // end root (and wait for it), then kills whatever of the noted tree is
 // still there — Chromiums a server leaves behind — told from later
-// processes with their pids by their start times.
+// processes with their pids by their start times, and waits (up to 10 s)
+// until they are gone, so that the next level starts on a quiet machine.
 func endTree(root int, end func()) {
 	tree := treeOf(allProcs(), []int{root})
 	end()
-	now := allProcs()
-	for _, s := range tree {
-		if n, ok := now[s.pid]; ok && n.start == s.start {
+	for range 100 {
+		left := stillRunning(tree)
+		if len(left) == 0 {
+			return
+		}
+		for _, s := range left {
 			_ = syscall.Kill(s.pid, syscall.SIGKILL)
 		}
+		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// stillRunning are those of procs that still run: the same processes
+// (their start times too), not yet ended (a zombie has ended; its parent
+// has not yet waited for it).
+func stillRunning(procs []procStat) []procStat {
+	now := allProcs()
+	var out []procStat
+	for _, s := range procs {
+		if n, ok := now[s.pid]; ok && n.start == s.start && n.state != 'Z' {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // proc is a server process the load scenario started itself.
