@@ -1,7 +1,7 @@
 # browsergate: the two quick-start commands are `make demo` and `make test`.
 export PATH := /usr/local/go/bin:$(PATH)
 
-.PHONY: deps demo test bench build peers bench-peers peerbench
+.PHONY: deps demo test bench build peers bench-peers bench-load peerbench
 
 deps:
 	@bash .ci/install-deps
@@ -53,3 +53,8 @@ peers: peerbench
 # flows, long documentation pages, peak memory (a Markdown table).
 bench-peers: peerbench
 	.peers/peerbench -repo . -peers .peers -runs 5 -scenario speed -pages go-spec,wikipedia,wikipedia-time-loops,mozilla-1,ietf-1
+
+# Many agents at once: 1, 4, 16 and 64 agents for 30 s each on browsergate's
+# daemon over HTTP and the peers' multi-client modes (a Markdown table).
+bench-load: peerbench
+	.peers/peerbench -repo . -peers .peers -scenario load -agents 1,4,16,64 -duration 30s -pages go-spec,wikipedia,wikipedia-time-loops,mozilla-1,ietf-1
