@@ -334,10 +334,13 @@ func (a *loadAgent) steps() []func() error {
 		p := a.pages[(a.i+a.read)%len(a.pages)]
 		a.read++
 		ta := timedAgent{mcpAgent{a.d, &session{cs: a.s.cs}}, a}
-		if err := ta.navigate(a.docs + "/" + p.name); err != nil {
-			return err
+		err := ta.navigate(a.docs + "/" + p.name)
+		if err == nil {
+			_, err = ta.snapshot()
 		}
-		_, err := ta.snapshot()
+		if err != nil && !errors.Is(err, errLevelOver) {
+			err = fmt.Errorf("read %s: %w", p.name, err)
+		}
 		return err
 	}
 	return []func() error{flow(flows[0]), flow(flows[1]), read}
