@@ -1,7 +1,7 @@
 # browsergate: the two quick-start commands are `make demo` and `make test`.
 export PATH := /usr/local/go/bin:$(PATH)
 
-.PHONY: deps demo test bench build peers bench-peers peerbench soak
+.PHONY: deps demo test bench build peers bench-peers bench-load peerbench soak
 
 deps:
 	@bash .ci/install-deps
@@ -53,6 +53,11 @@ peers: peerbench
 # flows, long documentation pages, peak memory (a Markdown table).
 bench-peers: peerbench
 	.peers/peerbench -repo . -peers .peers -runs 5 -scenario speed -pages go-spec,wikipedia,wikipedia-time-loops,mozilla-1,ietf-1
+
+# Many agents at once: 1, 4, 16 and 64 agents for 30 s each on browsergate's
+# daemon over HTTP and the peers' multi-client modes (a Markdown table).
+bench-load: peerbench
+	.peers/peerbench -repo . -peers .peers -scenario load -agents 1,4,16,64 -duration 30s -pages go-spec,wikipedia,wikipedia-time-loops,mozilla-1,ietf-1
 
 # One daemon (the shipped policies, durable evidence) under 16 agents'
 # mixed work over HTTP for SOAK_DURATION, every resource it could leak

@@ -54,8 +54,11 @@ func main() {
 	runs := flag.Int("runs", 5, "timed runs per page and server (after one warm-up)")
 	only := flag.String("pages", "", "comma-separated page names to measure (default: all)")
 	dump := flag.String("dump", "", "write each snapshot to DIR/<server>-<page>.txt")
-	scenario := flag.String("scenario", "snapshots", "snapshots: tokens and words of each snapshot; speed: cold starts, app flows, documentation pages and memory, each server with its own Chromium")
-	onlyServers := flag.String("servers", "", "-scenario speed: comma-separated servers to measure (default: browsergate, playwright-mcp, chrome-devtools-mcp, "+floorName+" and "+floorWaitsName+")")
+	scenario := flag.String("scenario", "snapshots", "snapshots: tokens and words of each snapshot; speed: cold starts, app flows, documentation pages and memory, each server with its own Chromium; load: many agents at once, each server in its multi-client mode")
+	onlyServers := flag.String("servers", "", "-scenario speed and load: comma-separated servers to measure (default: browsergate, playwright-mcp, chrome-devtools-mcp, and for speed "+floorName+" and "+floorWaitsName+")")
+	agents := flag.String("agents", "1,4,16,64", "-scenario load: comma-separated numbers of agents at once, a level each")
+	duration := flag.Duration("duration", 30*time.Second, "-scenario load: how long the agents loop at each level, after their warm-up round")
+	devtools := flag.String("devtools", "isolated", "-scenario load: how Chrome DevTools MCP's processes (one per agent) get a browser: isolated (each launches its own) or shared (all attach to one the harness starts)")
 	flag.Parse()
 	log.SetFlags(0)
 	// Every Chromium a run starts (the peers', the floors') makes its
@@ -78,6 +81,24 @@ func main() {
 	pages := findPages(*repo)
 	if *only != "" {
 		pages = slices.DeleteFunc(pages, func(p page) bool { return !slices.Contains(strings.Split(*only, ","), p.name) })
+	}
+	if *scenario == "load" {
+		levels, err := parseLevels(*agents)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if *duration <= 0 {
+			log.Fatalf("-duration %v: the agents need some time to loop", *duration)
+		}
+		if !slices.Contains(devtoolsModes, *devtools) {
+			log.Fatalf("-devtools %q: want one of %s", *devtools, strings.Join(devtoolsModes, ", "))
+		}
+		var only []string
+		if *onlyServers != "" {
+			only = strings.Split(*onlyServers, ",")
+		}
+		runLoad(*repo, *peers, levels, *duration, pages, only, *devtools)
+		return
 	}
 	if *scenario == "speed" {
 		var only []string

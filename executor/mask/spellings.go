@@ -99,9 +99,14 @@ func spellingsAt(s string, p int, out []spelled) []spelled {
 	if ok {
 		out = append(out, spelled{c, w})
 	}
+	// The five bytes windows-1252 leaves undefined (81, 8D, 8F, 90, 9D)
+	// stand for themselves: reading them again would append the same
+	// character for ever.
 	for i := first; i < len(out); i++ {
 		if x := out[i]; x.c >= 0x80 && x.c <= 0x9f {
-			out = append(out, spelled{windows1252(byte(x.c)), x.w})
+			if c := windows1252(byte(x.c)); c != x.c {
+				out = append(out, spelled{c, x.w})
+			}
 		}
 	}
 	return out
