@@ -288,7 +288,7 @@ when { resource.command == "type_text" };
 	if cs, err := d.dial("alice-token"); err == nil {
 		cs.Close()
 		t.Error("alice opened a third session past --max-sessions-per-agent 2")
-	} else if !strings.Contains(err.Error(), "429") && !strings.Contains(err.Error(), "Too Many Requests") {
+	} else if !strings.Contains(err.Error(), "new MCP session refused") || !strings.Contains(err.Error(), "--max-sessions-per-agent 2") {
 		t.Errorf("the third session's refusal: %v", err)
 	}
 
