@@ -94,6 +94,10 @@ func (e *Executor) Run(ctx context.Context, call *toolclad.Call) *toolclad.Reply
 	if s.ended || s.stopped() != nil {
 		return &toolclad.Reply{Text: "error: " + e.endedText(s), IsError: true}
 	}
+	// The session's pages ran throttled since its last call: this one
+	// has them at full speed, until it ends (throttle.go).
+	s.fullSpeed()
+	defer s.throttleIdle()
 	// What the agent writes is its own for the rest of the session: every
 	// reply shows it as written (mask.Masker.ForAgent).
 	s.agent.Note(e.allSecrets.Load(), mask.ArgTexts(call.RawArgs))
@@ -266,6 +270,7 @@ func (e *Executor) act(actx context.Context, s *session, t *turn) *Blocked {
 	}
 	docs, navs, began := w.documentRequests(), w.navigationCount(), s.downloads.begun()
 	t.out, t.err = spec.act(actx, s, t.call.Args, t.facts)
+	t.err = s.unanswered(actx, t.err)
 	if t.err != nil && !s.tab.open() {
 		// The page closed its own tab as the action ran (window.close()
 		// in a click handler): the action reached it; checkAfter goes
