@@ -94,8 +94,9 @@ func (e *Executor) Run(ctx context.Context, call *toolclad.Call) *toolclad.Reply
 	if s.ended || s.stopped() != nil {
 		return &toolclad.Reply{Text: "error: " + e.endedText(s), IsError: true}
 	}
-	// The session's pages ran throttled since its last call: this one
-	// has them at full speed, until it ends (throttle.go).
+	// The session's pages run throttled from IdleThrottleAfter after its
+	// last call: this one has them at full speed, until it ends
+	// (throttle.go).
 	s.fullSpeed()
 	defer s.throttleIdle()
 	// What the agent writes is its own for the rest of the session: every

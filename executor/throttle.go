@@ -23,7 +23,7 @@ import (
 // before it acts and sets it again when it ends, so the agent's own page
 // runs at full speed while a call of its runs. Live mode is never
 // throttled: its browser is the user's, whose tabs are theirs to run.
-const IdleCPURate = 8
+const IdleCPURate = 32
 
 // throttleWait bounds each throttle command: a renderer that does not
 // answer in time is left as it is (the call goes on; it has its own
