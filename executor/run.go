@@ -94,11 +94,6 @@ func (e *Executor) Run(ctx context.Context, call *toolclad.Call) *toolclad.Reply
 	if s.ended || s.stopped() != nil {
 		return &toolclad.Reply{Text: "error: " + e.endedText(s), IsError: true}
 	}
-	// The session's pages run throttled from IdleThrottleAfter after its
-	// last call: this one has them at full speed, until it ends
-	// (throttle.go).
-	s.fullSpeed()
-	defer s.throttleIdle()
 	// What the agent writes is its own for the rest of the session: every
 	// reply shows it as written (mask.Masker.ForAgent).
 	s.agent.Note(e.allSecrets.Load(), mask.ArgTexts(call.RawArgs))

@@ -112,8 +112,6 @@ type session struct {
 	// passwords are what the agent typed into password fields, which the
 	// record and the logs mask from then on (typedpasswords.go).
 	passwords typedPasswords
-	// idle are the tabs throttled between calls (throttle.go).
-	idle idleThrottle
 }
 
 func newSession(m *toolclad.Manifest, mcpID string, b *backend, now time.Time) *session {

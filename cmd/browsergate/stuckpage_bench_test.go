@@ -14,8 +14,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/browsergate/browsergate/executor"
 )
 
 // stuckSessions is how many sessions work while one more sits on a page
@@ -78,9 +76,7 @@ func BenchmarkStuckNeighbour(b *testing.B) {
 				if out, refused := callText(b, cs, "e2e.navigate", map[string]any{"url": site + "/stuck"}); refused {
 					b.Fatalf("navigate to the stuck page: %s", out)
 				}
-				// Its loop has begun, and it has sat long enough to be held
-				// (executor.IdleThrottleAfter), as a page stuck for long is.
-				time.Sleep(executor.IdleThrottleAfter + 3*time.Second)
+				time.Sleep(3 * time.Second) // its loop has begun
 			}
 			var mu sync.Mutex
 			var took []time.Duration

@@ -11,9 +11,7 @@ import (
 // TestStuckPageSession: one session's page blocks its renderer for good
 // (for (;;) {}, after telling the test it has begun); meanwhile another
 // session's calls run and its page answers them (its script runs on a
-// click, and the snapshot shows what it wrote), every call of its taking
-// its pages off the throttle they sit under between its calls and putting
-// them back. The stuck session's own next call ends with an error that
+// click, and the snapshot shows what it wrote). The stuck session's own next call ends with an error that
 // says so, rather than holding the session for good, and the session can
 // then leave the page.
 func TestStuckPageSession(t *testing.T) {
