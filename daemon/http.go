@@ -57,6 +57,10 @@ type Config struct {
 	// MaxSessions and MaxSessionsPerAgent bound the MCP sessions open at
 	// once (0: DefaultMaxSessions, DefaultMaxSessionsPerAgent).
 	MaxSessions, MaxSessionsPerAgent int
+	// MaxCallsPerSession bounds the tool calls of one MCP session under
+	// way at once, the one running and those waiting for it (0:
+	// DefaultMaxCallsPerSession).
+	MaxCallsPerSession int
 	// MaxRequestBytes bounds a request's body (0: DefaultMaxRequestBytes).
 	MaxRequestBytes int64
 	// SessionIdle ends an MCP session without requests for this long (0:
@@ -130,6 +134,7 @@ func Listen(cfg Config) (*Front, error) {
 	}
 	cfg.MaxSessions = orDefault(cfg.MaxSessions, DefaultMaxSessions)
 	cfg.MaxSessionsPerAgent = orDefault(cfg.MaxSessionsPerAgent, DefaultMaxSessionsPerAgent)
+	cfg.MaxCallsPerSession = orDefault(cfg.MaxCallsPerSession, DefaultMaxCallsPerSession)
 	if cfg.MaxRequestBytes <= 0 {
 		cfg.MaxRequestBytes = DefaultMaxRequestBytes
 	}
@@ -164,6 +169,7 @@ func Listen(cfg Config) (*Front, error) {
 	}
 	f := &Front{cfg: cfg, ln: ln, sessions: &sessionCount{agent: map[string]string{}}}
 	f.hosts, f.own, f.allowed = f.names(loopback, tlsConfig != nil)
+	cfg.Server.AddReceivingMiddleware(newCallLimit(cfg.MaxCallsPerSession, cfg.Logger).middleware)
 	f.srv = &http.Server{
 		Handler:           f.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -418,9 +424,7 @@ func (f *Front) limitSessions(next http.Handler) http.Handler {
 		}
 		agent := auth.TokenInfoFromContext(r.Context()).UserID
 		if msg := f.reserve(agent); msg != "" {
-			f.cfg.Logger.Warn("http: session refused", "agent", agent, "reason", msg)
-			w.Header().Set("Retry-After", "30")
-			http.Error(w, msg, http.StatusTooManyRequests)
+			f.refuseSession(w, r, agent, msg)
 			return
 		}
 		// The reservation ends as the response starts: with the session
@@ -457,11 +461,8 @@ func (f *Front) reserve(agent string) string {
 			mine++
 		}
 	}
-	switch {
-	case mine >= f.cfg.MaxSessionsPerAgent:
-		return fmt.Sprintf("agent %q has %d MCP sessions open, its limit (--max-sessions-per-agent): end one (DELETE /mcp with its Mcp-Session-Id) or let one go idle for %s", agent, mine, f.cfg.SessionIdle)
-	case total >= f.cfg.MaxSessions:
-		return fmt.Sprintf("the daemon has %d MCP sessions open, its limit (--max-sessions): try again later", total)
+	if msg := sessionRefusal(agent, mine, total, f.cfg.MaxSessionsPerAgent, f.cfg.MaxSessions, f.cfg.SessionIdle); msg != "" {
+		return msg
 	}
 	c.pending++
 	c.reserved[agent]++

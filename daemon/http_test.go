@@ -61,12 +61,13 @@ func open(f *Front, token string) (*mcp.ClientSession, error) {
 		HTTPClient: &http.Client{Transport: withToken(token)}, MaxRetries: -1}, nil)
 }
 
-// TestSessionLimits: an agent at its limit is refused a new session (429)
-// while another agent is not; the daemon's total limit holds across
+// TestSessionLimits: an agent at its limit is refused a new session (the
+// MCP client is told which limit, and how many are open) while another
+// agent is not; the daemon's total limit holds across
 // agents; a session the client ends frees its place.
 func TestSessionLimits(t *testing.T) {
 	f := front(t, 2, 3)
-	refused := func(err error) bool { return err != nil && strings.Contains(err.Error(), "Too Many Requests") }
+	refused := func(err error) bool { return err != nil && strings.Contains(err.Error(), "new MCP session refused") }
 	a1, err := open(f, "a-token")
 	if err != nil {
 		t.Fatal(err)
@@ -74,14 +75,14 @@ func TestSessionLimits(t *testing.T) {
 	if _, err := open(f, "a-token"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := open(f, "a-token"); !refused(err) {
-		t.Errorf("a's third session: %v, want 429", err)
+	if _, err := open(f, "a-token"); !refused(err) || !strings.Contains(err.Error(), `agent "a" has 2 MCP sessions open, its limit (--max-sessions-per-agent 2)`) {
+		t.Errorf("a's third session: %v, want a refusal that names the limit", err)
 	}
 	if _, err := open(f, "b-token"); err != nil {
 		t.Errorf("b's first session: %v", err)
 	}
-	if _, err := open(f, "c-token"); !refused(err) {
-		t.Errorf("c's session past the total of 3: %v, want 429", err)
+	if _, err := open(f, "c-token"); !refused(err) || !strings.Contains(err.Error(), "the daemon has 3 MCP sessions open, its limit (--max-sessions 3)") {
+		t.Errorf("c's session past the total of 3: %v, want a refusal that names the limit", err)
 	}
 	if err := a1.Close(); err != nil {
 		t.Fatal(err)

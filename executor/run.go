@@ -267,6 +267,7 @@ func (e *Executor) act(actx context.Context, s *session, t *turn) *Blocked {
 	}
 	docs, navs, began := w.documentRequests(), w.navigationCount(), s.downloads.begun()
 	t.out, t.err = spec.act(actx, s, t.call.Args, t.facts)
+	t.err = s.unanswered(actx, t.err)
 	if t.err != nil && !s.tab.open() {
 		// The page closed its own tab as the action ran (window.close()
 		// in a click handler): the action reached it; checkAfter goes

@@ -34,7 +34,7 @@ var serveCommand = &command{
 		[--tool-separator .|_] [--principal ID] [--log-level debug|info|warn|error] [--resolve NAME=IP[,IP...]...]
 		[--approvals-socket PATH] [--approval-timeout 55s] [--approval-hook CMD] [--elicitation] [--watch] [--prelaunch=false]
 		[--http ADDR --agents FILE [--tls-cert FILE --tls-key FILE] [--allowed-origin ORIGIN...] [--http-host NAME...]
-		 [--max-sessions N] [--max-sessions-per-agent N] [--session-idle 30m] [--http-body-timeout 30s] [--operator-token-file FILE] [--stdio]]`,
+		 [--max-sessions N] [--max-sessions-per-agent N] [--max-calls-per-session N] [--session-idle 30m] [--http-body-timeout 30s] [--operator-token-file FILE] [--stdio]]`,
 	summary: "Serve the governed browser over MCP on stdio, or over streamable HTTP at /mcp (--http) for the agents of\n" +
 		"an agents file: every call is checked against the manifests' scope and the Cedar policies, and recorded in\n" +
 		"the evidence file. SIGHUP reloads manifests, policies and the agents file.",
@@ -64,6 +64,7 @@ type serveOptions struct {
 	allowedOrigins        multiFlag
 	httpHosts             multiFlag
 	maxSessions, perAgent int
+	callsPerSession       int
 	sessionIdle           time.Duration
 	bodyWait              time.Duration
 	operatorTokens        string
@@ -93,6 +94,7 @@ func serveFlags(fs *flag.FlagSet) action {
 	fs.Var(&o.httpHosts, "http-host", "another `NAME` (host or host:port) HTTP requests may be addressed to, besides the listening address (repeatable)")
 	fs.IntVar(&o.maxSessions, "max-sessions", daemon.DefaultMaxSessions, "most MCP sessions open over HTTP at once, in all")
 	fs.IntVar(&o.perAgent, "max-sessions-per-agent", daemon.DefaultMaxSessionsPerAgent, "most MCP sessions one agent may have open over HTTP at once")
+	fs.IntVar(&o.callsPerSession, "max-calls-per-session", daemon.DefaultMaxCallsPerSession, "most tool calls of one MCP session over HTTP under way at once (the one running and those waiting for it); those past it are refused at once")
 	fs.DurationVar(&o.sessionIdle, "session-idle", daemon.DefaultSessionIdle, "end an MCP session over HTTP after this long without a request")
 	fs.DurationVar(&o.bodyWait, "http-body-timeout", daemon.DefaultBodyWait, "how long an HTTP request's body may take to arrive")
 	fs.StringVar(&o.operatorTokens, "operator-token-file", "", "operators' token `FILE` (NAME:TOKEN a line, mode 600): who may, over HTTP, watch /events and sign in to the console at /console/ (with the TOKEN part) to answer held calls and questions")
@@ -121,8 +123,8 @@ func (o *serveOptions) run(stderr io.Writer) error {
 	if o.http != "" && o.agents == "" {
 		return fmt.Errorf("%w: --http needs --agents: every HTTP call is made by an agent the agents file names", errUsage)
 	}
-	if o.maxSessions <= 0 || o.perAgent <= 0 || o.sessionIdle <= 0 || o.bodyWait <= 0 {
-		return fmt.Errorf("%w: --max-sessions, --max-sessions-per-agent, --session-idle and --http-body-timeout must be positive", errUsage)
+	if o.maxSessions <= 0 || o.perAgent <= 0 || o.callsPerSession <= 0 || o.sessionIdle <= 0 || o.bodyWait <= 0 {
+		return fmt.Errorf("%w: --max-sessions, --max-sessions-per-agent, --max-calls-per-session, --session-idle and --http-body-timeout must be positive", errUsage)
 	}
 	if o.sep != "." && o.sep != "_" {
 		return fmt.Errorf("%w: --tool-separator must be \".\" or \"_\"", errUsage)
@@ -254,7 +256,7 @@ func (o *serveOptions) run(stderr io.Writer) error {
 		Addr: o.http, TLSCert: o.tlsCert, TLSKey: o.tlsKey, Server: server,
 		Agents:         func() *toolclad.Agents { return rl.Current().Agents },
 		AllowedOrigins: o.allowedOrigins, AllowedHosts: o.httpHosts,
-		MaxSessions: o.maxSessions, MaxSessionsPerAgent: o.perAgent, SessionIdle: o.sessionIdle, BodyWait: o.bodyWait, Logger: logger,
+		MaxSessions: o.maxSessions, MaxSessionsPerAgent: o.perAgent, MaxCallsPerSession: o.callsPerSession, SessionIdle: o.sessionIdle, BodyWait: o.bodyWait, Logger: logger,
 		Operators: operatorsOf(rl, o.operatorTokens), Events: hub, Broker: broker, Evidence: store,
 		EndSession: func(id, operator string) error {
 			err := ex.EndByOperator(id, operator, approval.ChannelConsole)
