@@ -2,6 +2,7 @@ package executor
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/browsergate/browsergate/approval"
 
@@ -58,10 +59,17 @@ func (s *session) admitOutside(v *gate.Verdict, held *gate.Outside, a *evidence.
 		return d
 	}
 	o := v.Outside
-	s.egress.outside.Add(o.Origin, a.ID)
+	// An approval of http://H also opens https://H, where Chromium's own
+	// upgrade takes the navigate (gate.AdmittedOrigins).
+	admitted := gate.AdmittedOrigins(o.Origin)
+	names := make([]string, len(admitted))
+	for i, origin := range admitted {
+		s.egress.outside.Add(origin, a.ID)
+		names[i] = origin.String()
+	}
 	// The record says what the approval left behind.
-	v.ScopeRule = fmt.Sprintf("%s: held for a human; approval %s admitted %s for the session", v.ScopeRule, a.ID, o.Origin)
-	s.backend.logger.Warn("origin outside allowed_domains admitted for the session", "session", s.id, "origin", o.Origin.String(),
+	v.ScopeRule = fmt.Sprintf("%s: held for a human; approval %s admitted %s for the session", v.ScopeRule, a.ID, strings.Join(names, " and "))
+	s.backend.logger.Warn("origin outside allowed_domains admitted for the session", "session", s.id, "origin", strings.Join(names, " "),
 		"url", s.masker.Load().Mask(o.URL), "approval", a.ID, "by", a.By, "channel", a.Channel)
 	return nil
 }

@@ -20,9 +20,12 @@ import (
 //   - the URL's origin (scheme, host and port) becomes reachable by the
 //     session's pages for the rest of the session (OutsideOrigins): the
 //     page's own subresources, its links and forms to that origin, and
-//     redirects within it. Every other host outside allowed_domains stays
-//     refused, a redirect from the approved URL to yet another host
-//     included;
+//     redirects within it. An http URL on the default port also opens
+//     the same host's https origin on its default port (AdmittedOrigins):
+//     Chromium upgrades http navigations to https by itself, and the
+//     upgrade goes to the host the human approved, on a stronger scheme.
+//     Every other host outside allowed_domains stays refused, a redirect
+//     from the approved URL to yet another host included;
 //   - Cedar still decides the navigate, with human_approved = true and
 //     url_domain in Web::DomainSet::"ask_external".
 //
@@ -85,9 +88,32 @@ func (v *Verdict) outside(q *Question, arg, u string, sv scope.Verdict) *DenyErr
 	v.Outside = &Outside{URL: sv.URL, Origin: o, Reason: sv.Reason}
 	v.ScopeRule, v.Target = sv.Rule, u
 	if !q.Approved {
-		v.Approval = append(v.Approval, fmt.Sprintf("navigate to %s leaves the scope: %s (once approved, %s is reachable for this session)", sv.URL, sv.Reason, o))
+		v.Approval = append(v.Approval, fmt.Sprintf("navigate to %s leaves the scope: %s (once approved, %s reachable for this session)", sv.URL, sv.Reason, originsPhrase(AdmittedOrigins(o))))
 	}
 	return nil
+}
+
+// AdmittedOrigins are the origins an approval of a navigate to o opens:
+// o, and for http on its default port the same host's https on its
+// default port too. Chromium upgrades an http navigation to https by
+// itself (HTTPS-Upgrades), so an approval of http://H alone would let the
+// browser land where the gate refuses it; the upgrade reaches the same
+// host, on a stronger scheme, and so is what the human approved. Another
+// port keeps to its own origin: Chromium does not upgrade it.
+func AdmittedOrigins(o scope.Origin) []scope.Origin {
+	if o.Scheme == "http" && o.Port == 80 {
+		return []scope.Origin{o, {Scheme: "https", Host: o.Host, Port: 443}}
+	}
+	return []scope.Origin{o}
+}
+
+// originsPhrase is the origins an approval opens, as a hold message says
+// them: "X is" or "X (and its https upgrade Y) are".
+func originsPhrase(os []scope.Origin) string {
+	if len(os) == 1 {
+		return os[0].String() + " is"
+	}
+	return fmt.Sprintf("%s (and its https upgrade %s) are", os[0], os[1])
 }
 
 // OutsideOrigins are the origins outside allowed_domains that a human
