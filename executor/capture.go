@@ -37,25 +37,25 @@ const (
 // each, in parallel) and renders them (package snapshot), from the element
 // sel matches when sel is set. It replaces the session's refs, and returns
 // the first page of the text; the others wait for snapshot {page: N}.
-func (s *session) snapshot(ctx context.Context, sel string, budget int) (string, error) {
+func (s *session) snapshot(ctx context.Context, sel string, budget int) (output, error) {
 	var scopeNode cdp.BackendNodeID
 	if sel != "" {
 		el, err := s.querySelector(ctx, sel)
 		if err != nil {
-			return "", err
+			return output{}, err
 		}
 		scopeNode = el.backend
 	}
 	top, err := s.capture(ctx, ctx, "", 0)
 	if err != nil {
-		return "", err
+		return output{}, err
 	}
 	page, err := snapshot.Render(top, snapshot.Options{Root: scopeNode})
 	if errors.Is(err, snapshot.ErrRootNotFound) {
-		return "", fmt.Errorf("selector %q matches no element of the tab's own document", sel)
+		return output{}, fmt.Errorf("selector %q matches no element of the tab's own document", sel)
 	}
 	if err != nil {
-		return "", err
+		return output{}, err
 	}
 	// Masked before it is split (a split secret would show its pieces), for
 	// the secrets considered on every document it shows (frames too).
@@ -95,8 +95,9 @@ type paged struct {
 }
 
 // firstPage keeps text's pages for command {page: N} when it does not
-// fit budget, and returns the first (or the whole text).
-func (s *session) firstPage(command, text string, budget int) string {
+// fit budget, and returns the first (or the whole text), with the line
+// that says where it is as a note of browsergate's own.
+func (s *session) firstPage(command, text string, budget int) output {
 	s.tab.paged = paged{}
 	var keep [][2]int
 	if s.secretSpans != nil && len(text) > budget {
@@ -107,13 +108,14 @@ func (s *session) firstPage(command, text string, budget int) string {
 		pages[i] = pagetext.Balanced(pages[i])
 	}
 	if len(pages) == 1 {
-		return text
+		return output{Text: text}
 	}
 	// Its free pages are those it has at the default size, whatever the
 	// budget the agent asked for (gate.FreePages).
 	free := gate.FreePages(len(text), defaultSnapshotBudget)
 	s.tab.paged = paged{command: command, pages: pages, navs: s.tab.watch.navigationCount(), reading: gate.NewReading(len(pages), free)}
-	return pageOf(command, pages, 1)
+	page, where := pageOf(command, pages, 1)
+	return output{Text: page, notes: where}
 }
 
 // nextPage is page n of command's latest reply that did not fit one. It
@@ -131,7 +133,8 @@ func (s *session) nextPage(command string, n int) (output, error) {
 	case n < 1 || n > len(p.pages):
 		return output{}, fmt.Errorf("the latest %s has pages 1 to %d, not %d", command, len(p.pages), n)
 	}
-	out := output{Text: pageOf(command, p.pages, n)}
+	page, where := pageOf(command, p.pages, n)
+	out := output{Text: page, notes: where}
 	if p.reading.Advance(n) {
 		out.continued = &continuation{page: n, of: len(p.pages), text: out.Text}
 	}
@@ -272,20 +275,15 @@ func paginate(text string, budget int, keep [][2]int) []string {
 	return append(pages, text)
 }
 
-// pageOf is page n of pages of command's reply with the line that says
-// where it is and how to go on.
-func pageOf(command string, pages []string, n int) string {
-	p := pages[n-1]
-	// A page that ends inside a line gets a line end, so that the marker
-	// has a line of its own; the closing marks Balanced adds (package pagetext)
-	// are not text, and do not count.
-	if !strings.HasSuffix(strings.TrimRight(p, string([]rune{pagetext.MarkClose, pagetext.DoneClose})), "\n") {
-		p += "\n"
-	}
+// pageOf is page n of pages of command's reply, and the line that says
+// where it is and how to go on. The line is browsergate's own: the reply
+// writes it after the page content's fence (reply), never inside, where a
+// page could print a look-alike.
+func pageOf(command string, pages []string, n int) (page, where string) {
 	if n < len(pages) {
-		return p + fmt.Sprintf("[page %d of %d of this %s; the next: %s {page: %d}]", n, len(pages), command, command, n+1)
+		return pages[n-1], fmt.Sprintf("[page %d of %d of this %s; the next: %s {page: %d}]", n, len(pages), command, command, n+1)
 	}
-	return p + fmt.Sprintf("[page %d of %d of this %s: the end]", n, len(pages), command)
+	return pages[n-1], fmt.Sprintf("[page %d of %d of this %s: the end]", n, len(pages), command)
 }
 
 // fullAXTree is Accessibility.getFullAXTree read into axNode: the fields

@@ -3,8 +3,6 @@ package executor
 import (
 	"strings"
 	"testing"
-
-	"github.com/browsergate/browsergate/internal/pagetext"
 )
 
 // TestPaginate: pages end at line ends, fit the budget, and join to the
@@ -22,14 +20,11 @@ func TestPaginate(t *testing.T) {
 			}
 		}
 	}
-	if got := pageOf("snapshot", []string{"a\n", "b"}, 1); !strings.Contains(got, "snapshot {page: 2}") {
-		t.Errorf("page 1 does not say how to get page 2: %q", got)
+	if page, where := pageOf("snapshot", []string{"a\n", "b"}, 1); page != "a\n" || !strings.Contains(where, "snapshot {page: 2}") {
+		t.Errorf("page 1 is not the page alone, or does not say how to get page 2: %q, %q", page, where)
 	}
-	// A page that ends at a line end inside a mark (pagetext.Balanced closes it)
-	// gets no second line end: joined, the pages are the text.
-	marked := string(pagetext.MarkOpen) + "a\n" + string(pagetext.MarkClose)
-	if got := pageOf("snapshot", []string{marked, "b"}, 1); !strings.HasPrefix(got, marked+"[page 1 of 2") {
-		t.Errorf("a page ending in a closing mark after its line end: %q", got)
+	if page, where := pageOf("snapshot", []string{"a\n", "b"}, 2); page != "b" || where != "[page 2 of 2 of this snapshot: the end]" {
+		t.Errorf("page 2: %q, %q", page, where)
 	}
 }
 

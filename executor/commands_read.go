@@ -39,7 +39,7 @@ func actRead(ctx context.Context, s *session, args map[string]any, f *facts) (ou
 	if n, ok := args["max_chars"].(int64); ok {
 		budget = int(n)
 	}
-	return output{Text: s.firstPage("read", s.maskText(md), budget)}, nil
+	return s.firstPage("read", s.maskText(md), budget), nil
 }
 
 // pageMarkdown converts a page's HTML to Markdown (web.Markdown): its main

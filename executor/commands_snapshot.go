@@ -50,8 +50,7 @@ func (s *session) snapshotIn(ctx context.Context, mode string, args map[string]a
 	if n, ok := args["max_chars"].(int64); ok {
 		budget = int(n)
 	}
-	text, err := s.snapshot(ctx, sel, budget)
-	return output{Text: text}, err
+	return s.snapshot(ctx, sel, budget)
 }
 
 func actScreenshot(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {

@@ -69,6 +69,10 @@ type output struct {
 	// in pages (nextPage) that the reply had free, which does not count
 	// toward max_interactions (freeContinuation); nil otherwise.
 	continued *continuation
+	// notes are browsergate's own lines about the output (where a paged
+	// reply is), written after the page content's fence (reply), where the
+	// page cannot reach, and kept in the record after Text.
+	notes string
 }
 
 // origin is scheme://host[:port] of a URL, used to shorten same-origin
@@ -110,4 +114,13 @@ func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 type continuation struct {
 	page, of int
 	text     string
+}
+
+// withNotes is out's text as the record keeps it: the text, and then
+// browsergate's own notes on a line of their own.
+func withNotes(out output) string {
+	if out.notes == "" {
+		return out.Text
+	}
+	return strings.TrimRight(out.Text, "\n") + "\n" + out.notes
 }

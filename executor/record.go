@@ -57,7 +57,7 @@ func (e *Executor) record(s *session, t *turn) *toolclad.Reply {
 		Command:        t.recordedCommand(full),
 		Args:           e.shownArgs(s, t),
 		Decision:       t.decision(),
-		Output:         t.out.Text,
+		Output:         withNotes(t.out),
 		DurationMicros: e.cfg.Now().Sub(t.start).Microseconds(),
 	}
 	if t.counted {

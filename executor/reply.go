@@ -59,6 +59,9 @@ func (e *Executor) reply(s *session, t *turn) *toolclad.Reply {
 	if commandTable[t.call.Command.Name].pageContent {
 		text = fence(text)
 	}
+	if t.out.notes != "" {
+		text = strings.TrimRight(text, "\n") + "\n" + t.out.notes
+	}
 	if state != nil {
 		text = strings.TrimRight(text, "\n") + "\n\n" + stateLine(state, fields)
 	}
