@@ -227,3 +227,24 @@ func TestBlockLogBoundsGrantsPerStretch(t *testing.T) {
 		t.Errorf("first grant %+v, the call's own %+v", first, last)
 	}
 }
+
+// Permissions refused are listed apart from the requests the egress gate
+// blocked, each name once per page.
+func TestBlockedNoteListsPermissionsApart(t *testing.T) {
+	bs := []Blocked{
+		{URL: "http://a.test/perm.html", Rule: `permissions "notifications"`, Layer: permissionLayer},
+		{URL: "http://a.test/x.js", Rule: "not in allowed_domains", Layer: "interception"},
+		{URL: "http://a.test/perm.html", Rule: `permissions "camera"`, Layer: permissionLayer},
+		{URL: "http://a.test/perm.html", Rule: `permissions "notifications"`, Layer: permissionLayer},
+	}
+	note := blockedNote(bs, blockDrops{})
+	if !strings.Contains(note, "\n[egress gate blocked 1 request(s): http://a.test/x.js (not in allowed_domains, interception)]") {
+		t.Errorf("the egress line: %q", note)
+	}
+	if !strings.HasSuffix(note, "\n[permissions refused without a prompt: notifications, camera (page http://a.test/perm.html)]") {
+		t.Errorf("the permissions line: %q", note)
+	}
+	if only := blockedNote(bs[:1], blockDrops{}); strings.Contains(only, "egress") {
+		t.Errorf("a permission alone is told as an egress block: %q", only)
+	}
+}

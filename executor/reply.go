@@ -114,8 +114,16 @@ const maxBlockedShown = 5
 
 // blockedNote tells the agent what the request guard refused during the
 // call: the count, and the first few URLs with their rule; and how many
-// the evidence record does not list (dropped).
-func blockedNote(blocked []Blocked, dropped blockDrops) string {
+// the evidence record does not list (dropped); and, apart, the
+// permissions the session's pages asked for and were refused.
+func blockedNote(all []Blocked, dropped blockDrops) string {
+	// Permissions refused are not requests: they are told apart.
+	blocked, refused := splitPermissions(all)
+	return egressNote(blocked, dropped) + permissionsNote(refused)
+}
+
+// egressNote is blockedNote of the requests the guard refused.
+func egressNote(blocked []Blocked, dropped blockDrops) string {
 	total := len(blocked) + dropped.total()
 	if total == 0 {
 		return ""
