@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -31,6 +32,18 @@ func TestDemoEndsWithCommandsThatRunAgain(t *testing.T) {
 		t.Fatalf("demo: %v\n%s", err, out)
 	}
 	text := string(out)
+	// The daemon's log goes to a file the demo names, not into the
+	// narrative.
+	logPath := filepath.Join(dir, "my evidence.log")
+	if strings.Contains(text, "approval answered") || strings.Contains(text, `"level":`) {
+		t.Errorf("the daemon's log lines are in the demo's narrative:\n%s", text)
+	}
+	if !strings.Contains(text, "browsergate serve's log (warnings and errors) is in "+logPath+"\n") {
+		t.Errorf("the demo does not name its daemon's log %s:\n%s", logPath, text)
+	}
+	if serveLog, err := os.ReadFile(logPath); err != nil || !strings.Contains(string(serveLog), "approval answered on the operator socket") {
+		t.Errorf("the daemon's log %s does not hold its warnings (%v):\n%s", logPath, err, serveLog)
+	}
 	for _, want := range []string{
 		"$ browsergate serve --manifest examples/demo.toml --policies policies --evidence '" + evidencePath + "' --log-level warn\n",
 		"\n$ browsergate evidence verify --evidence '" + evidencePath + "'\nok: 1 session(s)",

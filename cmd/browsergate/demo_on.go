@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/browsergate/browsergate/evidence"
@@ -25,13 +27,23 @@ func runDemo(o *demoOptions, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// The daemon's log (its warnings: each approval answered, each
+	// origin admitted) goes to a file beside the evidence, named at the
+	// end, so that it does not break into the narrative on stdout.
+	logPath := demoLogPath(o.evidence)
+	serveLog, err := os.Create(logPath)
+	if err != nil {
+		return fmt.Errorf("the demo's log for browsergate serve: %w", err)
+	}
+	defer serveLog.Close()
 	d, err := quickstart.Start(quickstart.Config{Binary: self, Version: version, Manifest: o.manifest,
-		Policies: o.policies, Evidence: o.evidence, Out: stdout, Stderr: stderr})
+		Policies: o.policies, Evidence: o.evidence, Out: stdout, Stderr: serveLog})
 	if err != nil {
 		return err
 	}
 	defer d.Close()
-	fmt.Fprintf(stdout, "$ %s\n  (the demo's agent speaks MCP to it over stdio, and its operator answers on its socket)\n\n", commandLine(d.ServeArgs()))
+	fmt.Fprintf(stdout, "$ %s\n  (the demo's agent speaks MCP to it over stdio, and its operator answers on its socket; its log goes to %s)\n\n", commandLine(d.ServeArgs()), logPath)
+	defer fmt.Fprintf(stderr, "browsergate serve's log (warnings and errors) is in %s\n", logPath)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if err := d.Run(ctx); err != nil {
@@ -74,6 +86,18 @@ func demoEvidence(o *demoOptions, sid string, d *quickstart.Demo, cmds [][]strin
 	}
 	fmt.Fprintf(stdout, "\n$ %s\n", commandLine(cmds[3]))
 	return evidenceReplay(o.evidence, sid, replay.Options{Secrets: d.ReplaySecrets()}, stdout)
+}
+
+// demoLogPath is where the demo's serve writes its log: beside the
+// evidence, with the evidence file's name ("demo-evidence.db" ->
+// "demo-evidence.log").
+func demoLogPath(evidencePath string) string {
+	p := strings.TrimSuffix(evidencePath, filepath.Ext(evidencePath)) + ".log"
+	if p == evidencePath {
+		// Evidence in a .log file of its own is never written over.
+		return evidencePath + ".serve.log"
+	}
+	return p
 }
 
 // newestSession is the id of the session that started last in the log.
