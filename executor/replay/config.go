@@ -37,6 +37,12 @@ func restoreConfig(dir string, cfg *executor.RecordedConfig, secrets map[string]
 	if err := os.Mkdir(scratch, 0o700); err != nil {
 		return nil, nil, err
 	}
+	// A --secret whose variable or file is missing is the auditor's
+	// flag's fault: said as such, before the manifest names it at a
+	// position of its own.
+	if err := checkSecretSources(secrets); err != nil {
+		return nil, nil, err
+	}
 	source, err := safeManifest(cfg.Manifest.Source, secrets, scratch)
 	if err != nil {
 		return nil, nil, fmt.Errorf("the recorded manifest: %w", err)
