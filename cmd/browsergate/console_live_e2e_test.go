@@ -168,6 +168,11 @@ func TestConsoleLive(t *testing.T) {
 	if answer, _ := chromedp.Run(ctx, chromedp.Text(`#answered .answer`)); !strings.Contains(answer, "Approved by olga (console)") {
 		t.Errorf("the answer: %q", answer)
 	}
+	// The answered call's heading names the tool once, not the tool and
+	// then its command again.
+	if heading, _ := chromedp.Run(ctx, chromedp.Text(`#answered section.answered h2`)); strings.TrimSpace(heading) != "e2e.type_text" {
+		t.Errorf("the answered call's heading: %q, want the tool once", heading)
+	}
 	select {
 	case r := <-held:
 		if r.refused {
