@@ -151,6 +151,10 @@ func (rec *Recorded) Replay(opts Options, out io.Writer) error {
 	if line := approvedLine(recs); line != "" {
 		fmt.Fprintln(out, line)
 	}
+	users := userTabs(recs)
+	if line := userTabsLine(users); line != "" {
+		fmt.Fprintln(out, line)
+	}
 	differ, skipped, replayed := 0, 0, 0
 	for _, r := range recs {
 		if r.Kind == evidence.KindPageDownload {
@@ -172,7 +176,11 @@ func (rec *Recorded) Replay(opts Options, out io.Writer) error {
 			continue
 		}
 		label := fmt.Sprintf("#%-3d %-14s", r.Seq, r.Command)
-		if why := notReplayable(r, m); why != "" {
+		why := onUserTab(r, users)
+		if why == "" {
+			why = notReplayable(r, m)
+		}
+		if why != "" {
 			skipped++
 			fmt.Fprintf(out, "%s NOT REPLAYED: %s\n", label, why)
 			continue
