@@ -9,7 +9,6 @@ import (
 	"github.com/chromedp/cdproto/inspector"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
-	"github.com/chromedp/chromedp"
 )
 
 // Stability bounds: the wait ends after maxSettle even if the network never
@@ -227,13 +226,11 @@ func (w *pageWatch) waitStable(tab context.Context, start time.Time, window time
 			// complete is still loading, whatever the events said: wait for
 			// it (bounded by maxLoad), so the state read next is the new
 			// page's.
+			// An unread wait reads readyState in the isolated world too
+			// (waitDOMQuiet); "" (no world answered) is not complete, and
+			// the loop waits on, bounded by maxSettle and maxLoad.
 			dom := domQuiet(tab, max(domQuietCap-time.Since(domFrom), 0))
 			ready := dom.Ready
-			if dom.End == domQuietUnread {
-				// No world to wait in (the document went away under the
-				// wait): the page's own world is asked, as the barrier.
-				ready = readyState(tab)
-			}
 			again, left := w.quietFor(win, start)
 			if again && (ready == "complete" || time.Since(start) > maxLoad) {
 				return dom
@@ -260,16 +257,4 @@ func (w *pageWatch) waitStable(tab context.Context, start time.Time, window time
 	// The network never went quiet (a page that polls or streams): the
 	// DOM is still waited for, within what is left of its cap.
 	return domQuiet(tab, max(domQuietCap-time.Since(domFrom), 0))
-}
-
-// readyState is document.readyState of the tab, or "" when the page cannot
-// answer (it is between documents).
-func readyState(tab context.Context) string {
-	ctx, cancel := context.WithTimeout(tab, time.Second)
-	defer cancel()
-	state, err := chromedp.Run(ctx, chromedp.Evaluate[string]("document.readyState"))
-	if err != nil {
-		return ""
-	}
-	return state
 }
