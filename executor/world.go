@@ -183,12 +183,3 @@ func (s *session) worldReadyState(tab context.Context) string {
 	}
 	return state
 }
-
-// watchDOMChanges has every document of the tab watched for mutations
-// from the end of its parsing on, in the isolated world (js/dom_watch.js).
-func watchDOMChanges(ctx context.Context) error {
-	_, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
-		Source: domWatchJS, WorldName: worldName, RunImmediately: ptrTrue(),
-	})
-	return err
-}
