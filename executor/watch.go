@@ -201,7 +201,12 @@ const afterLoadWindow = 20 * time.Millisecond
 // while the network wait ran is quiet at once, and one that changed while
 // it ran (a render a moment after a click, a fetch after load and then a
 // render) is waited for until it stops. Its cap, domQuietCap, counts from
-// the action's end, or from the new document's load.
+// the action's end, or from the new document's load, not from the DOM
+// wait's start: after a network wait as long as the cap it has no time
+// left. Only the top document's own mutations are watched: changes inside
+// shadow roots and frames are not seen. A document whose readyState stays
+// "loading" (document.open without close) holds the action up to
+// maxSettle (maxLoad while the browser reports it loading).
 func (w *pageWatch) waitStable(tab context.Context, start time.Time, window time.Duration, newDocument func(), domQuiet domQuietFunc) domQuietEnd {
 	navs := w.navigationCount()
 	seenNav, domFrom := navs, start
