@@ -100,8 +100,17 @@ func TestDOMQuietWaitsOutAPageThatKeepsChanging(t *testing.T) {
 		// How long each wait had left to wait depends on how busy the
 		// machine was; that each ended on the page going still, on a
 		// document watched since it loaded, does not.
-		for _, command := range []string{"click", "navigate"} {
-			for _, got := range domQuietLog(t, f, command) {
+		// One click, two navigates (the page, then the page that ticks as
+		// it loads): a log with fewer lines would leave a wait unchecked.
+		for _, c := range []struct {
+			command string
+			calls   int
+		}{{"click", 1}, {"navigate", 2}} {
+			command, lines := c.command, domQuietLog(t, f, c.command)
+			if len(lines) != c.calls {
+				t.Errorf("the log has %d gate decisions of a %s with their quiet-DOM wait, want %d: %q", len(lines), command, c.calls, lines)
+			}
+			for _, got := range lines {
 				if got != "waited watched=true" && got != "quiet watched=true" {
 					t.Errorf("a %s's quiet-DOM wait: %q, want it to end on the page going still, on a document watched since it loaded", command, got)
 				}
