@@ -160,3 +160,19 @@ func TestDOMQuietIsCappedOnAPageThatNeverStops(t *testing.T) {
 		t.Errorf("the click's quiet-DOM wait: %q, want it capped", got)
 	}
 }
+
+// TestDOMQuietWatchesANewTab: a tab the session opens is watched from its
+// document's load as the first tab is (the target guard registers the
+// watch for every page it prepares): a click on a still page in it ends
+// its wait at once, on a watched document.
+func TestDOMQuietWatchesANewTab(t *testing.T) {
+	t.Parallel()
+	f := startWith(t, fmt.Sprintf(e2eManifest, "launch", ""), "--log-level", "info")
+	site := serveDOMPages(t)
+	f.mustAllow(t, "e2e.new_tab", map[string]any{"url": site + "/still"})
+	f.mustAllow(t, "e2e.click", map[string]any{"selector": "#go"})
+	f.cs.Close() // serve exits: its log is whole
+	if got := domQuietLog(t, f, "click"); len(got) != 1 || got[0] != "quiet watched=true" {
+		t.Errorf("the click's quiet-DOM wait in the new tab: %q, want it to have ended at once, on a document watched since it loaded", got)
+	}
+}
