@@ -40,7 +40,7 @@ const (
 // and counted its window from its own start, as for a document that began
 // before the session's tab was watched or never finished parsing); Ready
 // is the document's readyState as the wait ended, read in the isolated
-// world ("" when unread).
+// world ("" when the wait went unread and no world answered).
 type domQuietEnd struct {
 	End     string `json:"end"`
 	Watched bool   `json:"watched"`

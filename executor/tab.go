@@ -384,10 +384,6 @@ func (b *backend) newSessionContext(s *session, w *pageWatch, opts ...chromedp.C
 		stop()
 		return nil, nil, fmt.Errorf("%w: disable WebRTC: %v", ErrBrowserStart, err)
 	}
-	if err := watchDOMChanges(ctx); err != nil {
-		stop()
-		return nil, nil, fmt.Errorf("%w: watch the DOM's changes: %v", ErrBrowserStart, err)
-	}
 	b.logger.Debug("session context ready", "session", s.id, "proxy_ms", msBetween(t0, t1), "context_and_tab_ms", msBetween(t1, t2),
 		"guard_ms", msSince(t2))
 	return ctx, stop, nil

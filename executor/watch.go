@@ -9,7 +9,6 @@ import (
 	"github.com/chromedp/cdproto/inspector"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
-	"github.com/chromedp/chromedp"
 )
 
 // Stability bounds: the wait ends after maxSettle even if the network never
@@ -202,7 +201,12 @@ const afterLoadWindow = 20 * time.Millisecond
 // while the network wait ran is quiet at once, and one that changed while
 // it ran (a render a moment after a click, a fetch after load and then a
 // render) is waited for until it stops. Its cap, domQuietCap, counts from
-// the action's end, or from the new document's load.
+// the action's end, or from the new document's load, not from the DOM
+// wait's start: after a network wait as long as the cap it has no time
+// left. Only the top document's own mutations are watched: changes inside
+// shadow roots and frames are not seen. A document whose readyState stays
+// "loading" (document.open without close) holds the action up to
+// maxSettle (maxLoad while the browser reports it loading).
 func (w *pageWatch) waitStable(tab context.Context, start time.Time, window time.Duration, newDocument func(), domQuiet domQuietFunc) domQuietEnd {
 	navs := w.navigationCount()
 	seenNav, domFrom := navs, start
@@ -227,13 +231,11 @@ func (w *pageWatch) waitStable(tab context.Context, start time.Time, window time
 			// complete is still loading, whatever the events said: wait for
 			// it (bounded by maxLoad), so the state read next is the new
 			// page's.
+			// An unread wait reads readyState in the isolated world too
+			// (waitDOMQuiet); "" (no world answered) is not complete, and
+			// the loop waits on, bounded by maxSettle and maxLoad.
 			dom := domQuiet(tab, max(domQuietCap-time.Since(domFrom), 0))
 			ready := dom.Ready
-			if dom.End == domQuietUnread {
-				// No world to wait in (the document went away under the
-				// wait): the page's own world is asked, as the barrier.
-				ready = readyState(tab)
-			}
 			again, left := w.quietFor(win, start)
 			if again && (ready == "complete" || time.Since(start) > maxLoad) {
 				return dom
@@ -260,16 +262,4 @@ func (w *pageWatch) waitStable(tab context.Context, start time.Time, window time
 	// The network never went quiet (a page that polls or streams): the
 	// DOM is still waited for, within what is left of its cap.
 	return domQuiet(tab, max(domQuietCap-time.Since(domFrom), 0))
-}
-
-// readyState is document.readyState of the tab, or "" when the page cannot
-// answer (it is between documents).
-func readyState(tab context.Context) string {
-	ctx, cancel := context.WithTimeout(tab, time.Second)
-	defer cancel()
-	state, err := chromedp.Run(ctx, chromedp.Evaluate[string]("document.readyState"))
-	if err != nil {
-		return ""
-	}
-	return state
 }

@@ -145,32 +145,41 @@ func (l ctxLock) lock(ctx context.Context) error {
 func (l ctxLock) unlock() { <-l }
 
 // waitDOMQuiet is the session's domQuietFunc: the wait runs in the
-// isolated world of the tab's current document. A document that goes away
-// under it ends it (unread): the read after the action observes the new
-// one.
+// isolated world of the tab's current document, through inWorld, so a
+// world id left over from a document that went away is forgotten and the
+// wait is run once more in a new world. A wait that still cannot run or
+// does not answer ends unread, with the document's readyState read in
+// the isolated world if it can be ("" if not): the page's own world is
+// never asked, so nothing the page defines decides whether it has loaded.
 func (s *session) waitDOMQuiet(tab context.Context, cap time.Duration) domQuietEnd {
 	// Past the cap, the wait's own bound is for a page whose thread is too
 	// busy to run the wait's timers.
 	ctx, cancel := context.WithTimeout(tab, cap+500*time.Millisecond)
 	defer cancel()
-	id, err := s.world(ctx)
-	if err != nil {
-		return domQuietEnd{End: domQuietUnread}
-	}
-	raw, err := chromedp.Run(ctx, chromedp.Evaluate[json.RawMessage](fmt.Sprintf("(%s)(%d)", domQuietJS, cap.Milliseconds()),
-		func(p *runtime.EvaluateParams) { p.ContextID = id }, chromedp.EvalAwaitPromise))
 	var end domQuietEnd
-	if err != nil || json.Unmarshal(raw, &end) != nil {
-		return domQuietEnd{End: domQuietUnread}
+	err := s.inWorld(ctx, func(id runtime.ExecutionContextID) error {
+		raw, err := chromedp.Run(ctx, chromedp.Evaluate[json.RawMessage](fmt.Sprintf("(%s)(%d)", domQuietJS, cap.Milliseconds()),
+			func(p *runtime.EvaluateParams) { p.ContextID = id }, chromedp.EvalAwaitPromise))
+		if err != nil {
+			return err
+		}
+		return json.Unmarshal(raw, &end)
+	})
+	if err != nil || end.End == "" {
+		return domQuietEnd{End: domQuietUnread, Ready: s.worldReadyState(tab)}
 	}
 	return end
 }
 
-// watchDOMChanges has every document of the tab watched for mutations
-// from the end of its parsing on, in the isolated world (js/dom_watch.js).
-func watchDOMChanges(ctx context.Context) error {
-	_, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
-		Source: domWatchJS, WorldName: worldName, RunImmediately: ptrTrue(),
-	})
-	return err
+// worldReadyState is the tab's document.readyState read in the isolated
+// world, or "" when no world answers within a second (the tab is between
+// documents, or its thread is busy).
+func (s *session) worldReadyState(tab context.Context) string {
+	ctx, cancel := context.WithTimeout(tab, time.Second)
+	defer cancel()
+	var state string
+	if err := s.evalValueInWorld(ctx, "document.readyState", &state); err != nil {
+		return ""
+	}
+	return state
 }

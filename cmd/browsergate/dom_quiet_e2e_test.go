@@ -100,8 +100,17 @@ func TestDOMQuietWaitsOutAPageThatKeepsChanging(t *testing.T) {
 		// How long each wait had left to wait depends on how busy the
 		// machine was; that each ended on the page going still, on a
 		// document watched since it loaded, does not.
-		for _, command := range []string{"click", "navigate"} {
-			for _, got := range domQuietLog(t, f, command) {
+		// One click, two navigates (the page, then the page that ticks as
+		// it loads): a log with fewer lines would leave a wait unchecked.
+		for _, c := range []struct {
+			command string
+			calls   int
+		}{{"click", 1}, {"navigate", 2}} {
+			command, lines := c.command, domQuietLog(t, f, c.command)
+			if len(lines) != c.calls {
+				t.Errorf("the log has %d gate decisions of a %s with their quiet-DOM wait, want %d: %q", len(lines), command, c.calls, lines)
+			}
+			for _, got := range lines {
 				if got != "waited watched=true" && got != "quiet watched=true" {
 					t.Errorf("a %s's quiet-DOM wait: %q, want it to end on the page going still, on a document watched since it loaded", command, got)
 				}
@@ -149,5 +158,21 @@ func TestDOMQuietIsCappedOnAPageThatNeverStops(t *testing.T) {
 	f.cs.Close() // serve exits: its log is whole
 	if got := domQuietLog(t, f, "click"); len(got) != 1 || got[0] != "capped watched=true" {
 		t.Errorf("the click's quiet-DOM wait: %q, want it capped", got)
+	}
+}
+
+// TestDOMQuietWatchesANewTab: a tab the session opens is watched from its
+// document's load as the first tab is (the target guard registers the
+// watch for every page it prepares): a click on a still page in it ends
+// its wait at once, on a watched document.
+func TestDOMQuietWatchesANewTab(t *testing.T) {
+	t.Parallel()
+	f := startWith(t, fmt.Sprintf(e2eManifest, "launch", ""), "--log-level", "info")
+	site := serveDOMPages(t)
+	f.mustAllow(t, "e2e.new_tab", map[string]any{"url": site + "/still"})
+	f.mustAllow(t, "e2e.click", map[string]any{"selector": "#go"})
+	f.cs.Close() // serve exits: its log is whole
+	if got := domQuietLog(t, f, "click"); len(got) != 1 || got[0] != "quiet watched=true" {
+		t.Errorf("the click's quiet-DOM wait in the new tab: %q, want it to have ended at once, on a document watched since it loaded", got)
 	}
 }
