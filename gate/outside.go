@@ -2,6 +2,8 @@ package gate
 
 import (
 	"fmt"
+	"net/netip"
+	"strings"
 	"sync"
 
 	"github.com/browsergate/browsergate/evidence"
@@ -99,8 +101,13 @@ func (v *Verdict) outside(q *Question, arg, u string, sv scope.Verdict) *DenyErr
 // itself (HTTPS-Upgrades), so an approval of http://H alone would let the
 // browser land where the gate refuses it; the upgrade reaches the same
 // host, on a stronger scheme, and so is what the human approved. Another
-// port keeps to its own origin: Chromium does not upgrade it.
+// port keeps to its own origin (an HSTS host Chromium upgrades on the same
+// port is then refused: it fails safe), and so does an IP address, which
+// Chromium does not upgrade.
 func AdmittedOrigins(o scope.Origin) []scope.Origin {
+	if _, err := netip.ParseAddr(strings.Trim(o.Host, "[]")); err == nil {
+		return []scope.Origin{o}
+	}
 	if o.Scheme == "http" && o.Port == 80 {
 		return []scope.Origin{o, {Scheme: "https", Host: o.Host, Port: 443}}
 	}

@@ -20,6 +20,9 @@ func TestAdmittedOriginsAddTheHTTPSUpgradeOfDefaultPortHTTP(t *testing.T) {
 		{"http://example.com:8080/", []string{"http://example.com:8080"}},
 		{"https://example.com/", []string{"https://example.com:443"}},
 		{"https://example.com:8443/", []string{"https://example.com:8443"}},
+		// Chromium upgrades no IP address: its http origin stays alone.
+		{"http://8.8.8.8/", []string{"http://8.8.8.8:80"}},
+		{"http://[2001:4860:4860::8888]/", []string{"http://[2001:4860:4860::8888]:80"}},
 	} {
 		o, err := scope.OriginOf(tc.url)
 		if err != nil {

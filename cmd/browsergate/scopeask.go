@@ -24,8 +24,9 @@ func describeAskExternal(w io.Writer, m *toolclad.Manifest) {
 		return
 	}
 	fmt.Fprintf(w, "  ask_external: a navigate to a public host outside allowed_domains waits for a human's approval (browsergate approvals,\n"+
-		"    the console); approved, its origin (scheme, host, port) is reachable by the session's pages until the session ends, and\n"+
-		"    nothing else is, and only at globally reachable addresses; each navigate outside allowed_domains is asked about\n"+
+		"    the console); approved, its origin (scheme, host, port) is reachable by the session's pages until the session ends (an\n"+
+		"    http URL of a host name on port 80 also opens the same host's https on 443, where Chromium upgrades it), and nothing\n"+
+		"    else is, and only at globally reachable addresses; each navigate outside allowed_domains is asked about\n"+
 		"    again; blocked_domains, ports outside allowed_ports, single-label, special-use and cloud metadata names (.local,\n"+
 		"    .internal, .onion, ...) and private, loopback, link-local and metadata addresses are refused at once and never asked about\n")
 }
