@@ -128,7 +128,7 @@ func grantOrigin(raw string, sc *scope.Scope) (string, string) {
 func permissionHint(name string) string {
 	var near []string
 	for _, p := range PermissionNames {
-		if strings.Contains(p, name) || permissionDistance(name, p) <= 2 {
+		if strings.Contains(p, name) || editDistance(name, p) <= 2 {
 			near = append(near, fmt.Sprintf("%q", p))
 		}
 	}
@@ -136,25 +136,4 @@ func permissionHint(name string) string {
 		return ""
 	}
 	return "; did you mean " + strings.Join(near, " or ") + "?"
-}
-
-// permissionDistance is the Levenshtein distance between two short names.
-func permissionDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }

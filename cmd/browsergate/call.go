@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/browsergate/browsergate/toolclad"
 )
 
 var callCommand = &command{
@@ -201,36 +203,15 @@ func resolveTool(name string, tools []string) (string, error) {
 func nearestTool(name string, tools []string) string {
 	best, bestDist := "", len(name)/3+1
 	for _, t := range tools {
-		d := editDistance(name, t)
+		d := toolclad.EditDistance(name, t)
 		if i := strings.LastIndexAny(t, "._"); i >= 0 {
-			d = min(d, editDistance(name, t[i+1:]))
+			d = min(d, toolclad.EditDistance(name, t[i+1:]))
 		}
 		if d < bestDist {
 			best, bestDist = t, d
 		}
 	}
 	return best
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
 
 // hasHTTPWithoutStdio says whether serve's flags make it listen on HTTP
