@@ -148,16 +148,16 @@ type reportSession struct {
 }
 
 type reportRecord struct {
-	Anchor         string
-	Seq            uint64
-	Unreadable     string
-	Time           string
-	Duration       string
-	Interaction    string // "interaction N", "interaction N (continuation, not counted)", or "not counted" for a call refused before it counted
-	Tool, Command  string
-	Kind           string // "" for a call
-	Args           string
-	Decision       Decision
+	Anchor        string
+	Seq           uint64
+	Unreadable    string
+	Time          string
+	Duration      string
+	Interaction   string // "interaction N", "interaction N (continuation, not counted)", or "not counted" for a call refused before it counted
+	Tool, Command string
+	Kind          string // "" for a call
+	Args          string
+	Decision      Decision
 	// RecordsOnly: a session_end record that refused nothing
 	// (Envelope.RecordsOnly), shown as RECORDED, not DENIED.
 	RecordsOnly    bool
