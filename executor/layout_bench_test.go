@@ -17,6 +17,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/browsergate/browsergate/evidence"
+	"github.com/browsergate/browsergate/internal/proctree"
 	"github.com/browsergate/browsergate/internal/testkit"
 	"github.com/browsergate/browsergate/toolclad"
 )
@@ -222,34 +223,10 @@ func (t processTree) String() string {
 
 // browserTree reads process pid and every process under it from /proc.
 func browserTree(pid int) processTree {
-	parent := map[int]int{}
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	for _, path := range stats {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			continue
-		}
-		// The command name in parentheses may hold spaces; the parent's
-		// id is the second field after it.
-		s := string(data)
-		after := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(after) < 2 {
-			continue
-		}
-		p, err1 := strconv.Atoi(filepath.Base(filepath.Dir(path)))
-		pp, err2 := strconv.Atoi(after[1])
-		if err1 == nil && err2 == nil {
-			parent[p] = pp
-		}
-	}
 	var tree processTree
-	for p := range parent {
-		for q := p; q > 1; q = parent[q] {
-			if q == pid {
-				tree = append(tree, treeProcess{pid: p, kind: processKind(p), pss: processPSS(p)})
-				break
-			}
-		}
+	for _, p := range append(proctree.Descendants(pid), pid) {
+		n, _ := proctree.PSS(p) // 0 when it has ended
+		tree = append(tree, treeProcess{pid: p, kind: processKind(p), pss: n})
 	}
 	return tree
 }
@@ -272,19 +249,4 @@ func processKind(pid int) string {
 		kind += " " + sub
 	}
 	return kind
-}
-
-// processPSS is the Pss line of /proc/pid/smaps_rollup, in bytes.
-func processPSS(pid int) int64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "Pss:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
 }

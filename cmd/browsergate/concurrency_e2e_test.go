@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/browsergate/browsergate/evidence"
+	"github.com/browsergate/browsergate/internal/proctree"
 )
 
 // cookieSite sets a cookie named who to the value asked (/set?v=...) and
@@ -149,7 +149,7 @@ func processFigures(t testing.TB, pid int) (rss int64, descendants int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return rss, len(descendantsOf(pid))
+	return rss, len(proctree.Descendants(pid))
 }
 
 // vmRSS is the resident memory of a process, in bytes.
@@ -172,37 +172,6 @@ func procBytes(pid int, file, field string) (int64, error) {
 		}
 	}
 	return 0, nil
-}
-
-// descendantsOf are the processes that descend from pid.
-func descendantsOf(pid int) []int {
-	parents := map[int]int{}
-	entries, _ := filepath.Glob("/proc/[0-9]*/stat")
-	for _, e := range entries {
-		data, err := os.ReadFile(e)
-		if err != nil {
-			continue
-		}
-		s := string(data)
-		rest := s[strings.LastIndexByte(s, ')')+2:]
-		fields := strings.Fields(rest)
-		if len(fields) < 2 {
-			continue
-		}
-		p, _ := strconv.Atoi(strings.Fields(s)[0])
-		pp, _ := strconv.Atoi(fields[1])
-		parents[p] = pp
-	}
-	var out []int
-	for p := range parents {
-		for q := parents[p]; q > 1; q = parents[q] {
-			if q == pid {
-				out = append(out, p)
-				break
-			}
-		}
-	}
-	return out
 }
 
 // TestHTTPSIGKILLLosesAtMostTheCallsInFlight: two agents make calls at

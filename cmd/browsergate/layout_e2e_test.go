@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+
+	"github.com/browsergate/browsergate/internal/proctree"
 )
 
 // Debian's two Chromium binaries, as /proc/<pid>/exe names them: the full
@@ -20,7 +22,7 @@ const (
 func browserBinaries(t *testing.T, servePID int) map[string]int {
 	t.Helper()
 	binaries := map[string]int{}
-	for _, pid := range descendants(t, servePID) {
+	for _, pid := range proctree.Descendants(servePID) {
 		exe, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "exe"))
 		if err != nil {
 			continue // the process exited meanwhile

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/browsergate/browsergate/evidence"
+	"github.com/browsergate/browsergate/internal/proctree"
 )
 
 // lyingPage redefines, in its own script and before the gate reads
@@ -142,7 +143,7 @@ domains = ["127.0.0.1"]
 	f := startWith(t, manifest)
 	f.mustAllow(t, "e2e.navigate", map[string]any{"url": f.siteURL + "/login"})
 
-	pids := descendants(t, f.pid)
+	pids := proctree.Descendants(f.pid)
 	browsers := 0
 	for _, pid := range pids {
 		cmdline, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
@@ -166,44 +167,4 @@ domains = ["127.0.0.1"]
 	if err != nil || !strings.Contains(string(env), value) {
 		t.Fatalf("serve itself should hold the secret's variable (the test's premise): %v", err)
 	}
-}
-
-// descendants lists every process below pid, read from /proc.
-func descendants(t *testing.T, pid int) []int {
-	t.Helper()
-	children := map[int][]int{}
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...: comm may hold spaces, so read after ')'.
-		rest := string(stat[strings.LastIndexByte(string(stat), ')')+1:])
-		fields := strings.Fields(rest)
-		if len(fields) < 2 {
-			continue
-		}
-		if ppid, err := strconv.Atoi(fields[1]); err == nil {
-			children[ppid] = append(children[ppid], p)
-		}
-	}
-	var out []int
-	queue := []int{pid}
-	for len(queue) > 0 {
-		p := queue[0]
-		queue = queue[1:]
-		for _, c := range children[p] {
-			out = append(out, c)
-			queue = append(queue, c)
-		}
-	}
-	return out
 }

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/browsergate/browsergate/internal/proctree"
 )
 
 // stuckSessions is how many sessions work while one more sits on a page
@@ -145,7 +147,7 @@ func stuckRound(b *testing.B, cs *mcp.ClientSession, site string, i int) []time.
 // renderer that spins shows here whatever it does to the calls.
 func treeCPU(pid int) time.Duration {
 	var ticks int64
-	for _, p := range append(descendantsOf(pid), pid) {
+	for _, p := range append(proctree.Descendants(pid), pid) {
 		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
 		if err != nil {
 			continue // ended meanwhile

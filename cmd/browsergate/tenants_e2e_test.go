@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/browsergate/browsergate/internal/proctree"
 	"github.com/browsergate/browsergate/internal/testkit"
 )
 
@@ -49,7 +50,7 @@ func TestOneBackendCannotReachAnother(t *testing.T) {
 func launchedBrowsers(t *testing.T, pid int) []map[string]string {
 	t.Helper()
 	var out []map[string]string
-	for _, child := range descendants(t, pid) {
+	for _, child := range proctree.Descendants(pid) {
 		raw, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(child), "cmdline"))
 		if err != nil {
 			continue

@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"strings"
 	"testing"
+
+	"github.com/browsergate/browsergate/internal/proctree"
 )
 
 // BenchmarkEngines measures what an agent waits for to read a
@@ -50,7 +52,7 @@ func BenchmarkEngines(b *testing.B) {
 
 // reportTree reports the memory of pid and its descendants.
 func reportTree(b *testing.B, pid int) {
-	procs := append(descendantsOf(pid), pid)
+	procs := append(proctree.Descendants(pid), pid)
 	var total int64
 	for _, p := range procs {
 		total += pss(b, p)
@@ -62,7 +64,7 @@ func reportTree(b *testing.B, pid int) {
 // pss is a process's proportional set size, in bytes (0 when it has
 // ended).
 func pss(b *testing.B, pid int) int64 {
-	n, err := procBytes(pid, "smaps_rollup", "Pss")
+	n, err := proctree.PSS(pid)
 	var gone *fs.PathError // the file cannot be read: the process has ended
 	if err != nil && !errors.As(err, &gone) {
 		b.Fatal(err)

@@ -33,6 +33,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/browsergate/browsergate/internal/proctree"
 	"github.com/browsergate/browsergate/toolclad"
 )
 
@@ -234,7 +235,7 @@ func run(ctx context.Context, c config, out io.Writer) (*result, error) {
 	// processes there, and their count unchanged for five seconds.
 	chromium, steady := -1, 0
 	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline) && steady < 5; time.Sleep(time.Second) {
-		tree, _ := descendants(sm.pid)
+		tree := proctree.Descendants(sm.pid)
 		n := 0
 		for _, p := range tree {
 			if isChromium(p) {

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/browsergate/browsergate/internal/proctree"
 )
 
 // sample is one minute's reading of the daemon and what it made.
@@ -60,16 +62,14 @@ type sampler struct {
 // that would read as a value in the slopes.
 func (sm *sampler) read(ctx context.Context) (sample, error) {
 	var s sample
-	tree, err := descendants(sm.pid)
-	if err != nil {
-		return s, err
-	}
-	if s.DaemonPSS, err = pss(sm.pid); err != nil {
+	tree := proctree.Descendants(sm.pid)
+	var err error
+	if s.DaemonPSS, err = proctree.PSS(sm.pid); err != nil {
 		return s, fmt.Errorf("the daemon's PSS: %w", err)
 	}
 	s.TreePSS = s.DaemonPSS
 	for _, p := range tree {
-		v, err := pss(p)
+		v, err := proctree.PSS(p)
 		if err != nil {
 			continue // ended between the listing and the reading
 		}
@@ -178,75 +178,6 @@ func (sm *sampler) temp(s *sample) error {
 		}
 	}
 	return nil
-}
-
-// descendants lists every process below pid (children, theirs, …), read
-// from /proc/*/stat.
-func descendants(pid int) ([]int, error) {
-	stats, err := filepath.Glob("/proc/[0-9]*/stat")
-	if err != nil {
-		return nil, err
-	}
-	children := map[int][]int{}
-	for _, path := range stats {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			continue // ended meanwhile
-		}
-		p, parent, ok := parentOf(string(data))
-		if ok {
-			children[parent] = append(children[parent], p)
-		}
-	}
-	var out []int
-	for queue := children[pid]; len(queue) > 0; queue = queue[1:] {
-		out = append(out, queue[0])
-		queue = append(queue, children[queue[0]]...)
-	}
-	return out, nil
-}
-
-// parentOf reads a process's id and its parent's from its /proc/PID/stat
-// line: "pid (comm) state ppid …", where comm may hold spaces and
-// parentheses, hence the last ")".
-func parentOf(stat string) (pid, parent int, ok bool) {
-	end := strings.LastIndexByte(stat, ')')
-	open := strings.IndexByte(stat, '(')
-	if end < 0 || open < 0 {
-		return 0, 0, false
-	}
-	rest := strings.Fields(stat[end+1:])
-	if len(rest) < 2 {
-		return 0, 0, false
-	}
-	var err1, err2 error
-	pid, err1 = strconv.Atoi(strings.TrimSpace(stat[:open]))
-	parent, err2 = strconv.Atoi(rest[1])
-	return pid, parent, err1 == nil && err2 == nil
-}
-
-// pss is a process's proportional set size in bytes (its share of every
-// page it maps), from /proc/PID/smaps_rollup.
-func pss(pid int) (int64, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
-	if err != nil {
-		return 0, err
-	}
-	return pssOf(string(data))
-}
-
-// pssOf reads the Pss line of a smaps_rollup.
-func pssOf(rollup string) (int64, error) {
-	for _, line := range strings.Split(rollup, "\n") {
-		if v, ok := strings.CutPrefix(line, "Pss:"); ok {
-			kib, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			if err != nil {
-				return 0, fmt.Errorf("smaps_rollup: %q: %v", line, err)
-			}
-			return kib << 10, nil
-		}
-	}
-	return 0, fmt.Errorf("smaps_rollup: no Pss line")
 }
 
 // isChromium reports whether the process runs a Chromium executable (its

@@ -129,26 +129,6 @@ func TestParseMetricsReadsGaugesAndRefusesOtherLines(t *testing.T) {
 	}
 }
 
-// TestProcReadings: a stat line whose command name holds spaces and
-// parentheses gives its process and parent; smaps_rollup's Pss line is
-// read in bytes.
-func TestProcReadings(t *testing.T) {
-	pid, parent, ok := parentOf("1234 (chromium (renderer) x) S 1200 1234 1200 0 -1 4194560")
-	if !ok || pid != 1234 || parent != 1200 {
-		t.Errorf("parentOf: %d %d %v", pid, parent, ok)
-	}
-	if _, _, ok := parentOf("garbage"); ok {
-		t.Error("parentOf took a line without a command name")
-	}
-	v, err := pssOf("55d0-7ffd ---p 00000000 00:00 0  [rollup]\nRss:              204800 kB\nPss:              102400 kB\nPss_Anon:          90000 kB\n")
-	if err != nil || v != 100*mib {
-		t.Errorf("pssOf: %d %v, want %d", v, err, 100*mib)
-	}
-	if _, err := pssOf("Rss: 1 kB\n"); err == nil {
-		t.Error("pssOf took a rollup without Pss")
-	}
-}
-
 // TestConfigCheckRefusesFlagsThatMakeNoSoak: each refusal names its flag
 // and why; a warm-up longer than a third of the duration is cut to it.
 func TestConfigCheckRefusesFlagsThatMakeNoSoak(t *testing.T) {
