@@ -50,6 +50,7 @@ type levelResult struct {
 	agents    int
 	failed    string // the server did not start (or died at once): why
 	calls     []time.Duration
+	kinds     []string // beside calls: what each call was (navigate, read: snapshot, …)
 	elapsed   time.Duration
 	errs      int
 	messages  []string // the first distinct error messages
@@ -217,6 +218,7 @@ func runLevel(t loadTarget, n int, duration time.Duration, site, docs string, pa
 	r.peak.pss = max(r.peak.pss, r.end.pss)
 	for _, a := range agents {
 		r.calls = append(r.calls, a.calls...)
+		r.kinds = append(r.kinds, a.kinds...)
 		r.starts = append(r.starts, a.starts...)
 		r.errs += len(a.errs)
 		for _, m := range a.errs {
@@ -268,9 +270,11 @@ type loadAgent struct {
 	submits     int
 	deadline    time.Time // zero in the warm-up
 	calls       []time.Duration
+	kinds       []string // the kind of each call (kindOf), beside calls
 	starts      []time.Duration
 	errs        []string
 	round, read int
+	reading     bool // in the long-page read: its calls are a kind of their own
 }
 
 // run connects, warms up with one round, reports ready, and from begin
@@ -287,7 +291,7 @@ func (a *loadAgent) run(ready *sync.WaitGroup, begin <-chan time.Time, duration 
 			}
 		}
 	}
-	a.calls, a.starts = nil, nil
+	a.calls, a.kinds, a.starts = nil, nil, nil
 	ready.Done()
 	t0 := <-begin
 	a.deadline = t0.Add(duration)
@@ -334,6 +338,8 @@ func (a *loadAgent) steps() []func() error {
 		p := a.pages[(a.i+a.read)%len(a.pages)]
 		a.read++
 		ta := timedAgent{mcpAgent{a.d, &session{cs: a.s.cs}}, a}
+		a.reading = true
+		defer func() { a.reading = false }()
 		err := ta.navigate(a.docs + "/" + p.name)
 		if err == nil {
 			_, err = ta.snapshot()
@@ -383,38 +389,42 @@ type timedAgent struct {
 	a *loadAgent
 }
 
-func (t timedAgent) timed(call func() error) error {
+func (t timedAgent) timed(kind string, call func() error) error {
 	if !t.a.deadline.IsZero() && !time.Now().Before(t.a.deadline) {
 		return errLevelOver
 	}
 	t0 := time.Now()
 	err := call()
 	if !t.a.deadline.IsZero() {
+		if t.a.reading {
+			kind = "read: " + kind
+		}
 		t.a.calls = append(t.a.calls, time.Since(t0))
+		t.a.kinds = append(t.a.kinds, kind)
 	}
 	return err
 }
 
 func (t timedAgent) navigate(u string) error {
-	return t.timed(func() error { return t.agent.navigate(u) })
+	return t.timed("navigate", func() error { return t.agent.navigate(u) })
 }
 
 func (t timedAgent) snapshot() (string, error) {
 	var snap string
-	err := t.timed(func() (err error) { snap, err = t.agent.snapshot(); return err })
+	err := t.timed("snapshot", func() (err error) { snap, err = t.agent.snapshot(); return err })
 	return snap, err
 }
 
 func (t timedAgent) fill(ref, text string) error {
-	return t.timed(func() error { return t.agent.fill(ref, text) })
+	return t.timed("fill", func() error { return t.agent.fill(ref, text) })
 }
 
 func (t timedAgent) click(ref string) error {
-	return t.timed(func() error { return t.agent.click(ref) })
+	return t.timed("click", func() error { return t.agent.click(ref) })
 }
 
 func (t timedAgent) choose(ref, value, label string) error {
-	return t.timed(func() error { return t.agent.choose(ref, value, label) })
+	return t.timed("choose", func() error { return t.agent.choose(ref, value, label) })
 }
 
 // httpClient is the HTTP client of a level's MCP sessions: enough idle

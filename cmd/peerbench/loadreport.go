@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"slices"
@@ -87,6 +88,7 @@ func printLoad(w io.Writer, targets []loadTarget, levels []int, duration time.Du
 	fmt.Fprintf(w, "\neach level: its number of agents at once, looping for %v after a warm-up round each (sign in, filter, a documentation page read); every MCP call timed\n\n", duration)
 	writeLoadTable(w, targets, results)
 	writeLoadRatios(w, targets, levels, results)
+	writeLoadKinds(w, targets, results)
 	writeLoadErrors(w, targets, results)
 	fmt.Fprintf(w, "\ncommand lines:\n")
 	for _, t := range targets {
@@ -121,6 +123,24 @@ func writeLoadTable(w io.Writer, targets []loadTarget, results map[string][]leve
 	}
 	fmt.Fprintf(w, "\nmarginal PSS a session is (PSS at the end of the level − PSS of the idle server) / agents; the idle server is what runs before the first agent connects (for Chrome DevTools MCP in isolated mode, nothing)\n")
 	fmt.Fprintf(w, "CPU is utime + stime of every process of the server's tree, and of the children they waited for, over the timed window\n")
+}
+
+// writeLoadKinds breaks each level's latencies down by the kind of call:
+// which calls make the p95.
+func writeLoadKinds(w io.Writer, targets []loadTarget, results map[string][]levelResult) {
+	fmt.Fprintf(w, "\nlatency by kind of call (p50 / p95 ms, and how many; \"read:\" is the long-page read):\n\n| server | agents | kind | calls | p50 ms | p95 ms |\n| --- | --- | --- | --- | --- | --- |\n")
+	for _, t := range targets {
+		for _, r := range results[t.d.name] {
+			byKind := map[string][]time.Duration{}
+			for i, k := range r.kinds {
+				byKind[k] = append(byKind[k], r.calls[i])
+			}
+			for _, k := range slices.Sorted(maps.Keys(byKind)) {
+				d := byKind[k]
+				fmt.Fprintf(w, "| %s | %d | %s | %d | %s | %s |\n", t.d.name, r.agents, k, len(d), msec(percentile(d, 50)), msec(percentile(d, 95)))
+			}
+		}
+	}
 }
 
 func writeLoadRatios(w io.Writer, targets []loadTarget, levels []int, results map[string][]levelResult) {

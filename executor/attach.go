@@ -1,0 +1,33 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/css"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+)
+
+// attach runs chromedp's attach of ctx's target (a tab or an
+// out-of-process frame), which enables the domains chromedp reads, then
+// turns off what the executor never reads and what costs the browser in
+// every session: the CSS domain (its agent reports every style sheet to
+// the client and keeps track of them), and Network's copies of response
+// bodies, which chromedp's Network.enable leaves at Chromium's default
+// (up to 100 MB a page, kept in its renderer) and no command reads. The
+// Network events that the page log and the load wait read are kept.
+func attach(ctx context.Context) error {
+	if err := chromedp.Do(ctx); err != nil {
+		return err
+	}
+	if _, err := chromedp.Call(ctx, css.Disable, cdp.Empty{}); err != nil {
+		return fmt.Errorf("CSS.disable: %w", err)
+	}
+	none := int64(0)
+	if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{MaxTotalBufferSize: &none, MaxResourceBufferSize: &none}); err != nil {
+		return fmt.Errorf("Network.enable: %w", err)
+	}
+	return nil
+}
