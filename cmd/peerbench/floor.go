@@ -78,14 +78,7 @@ func startFloor(waits bool) (*floorTab, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := []chromedp.ExecAllocatorOption{chromedp.ExecPath("/usr/bin/chromium"), chromedp.UserDataDir(dir)}
-	for _, f := range chromiumFlags {
-		opts = append(opts, chromedp.Flag(strings.TrimPrefix(f, "--"), true))
-	}
-	for name, value := range floorFlags {
-		opts = append(opts, chromedp.Flag(name, value))
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), floorAllocator(dir)...)
 	ctx, cancelTab := chromedp.NewContext(actx)
 	t := &floorTab{ctx: ctx, dir: dir, cancel: func() {
 		cancelTab()
@@ -115,6 +108,19 @@ func startFloor(waits bool) (*floorTab, error) {
 		}
 	}
 	return t, nil
+}
+
+// floorAllocator is how the floors launch Chromium: the binary and flags
+// of every server's, the floor's own, and the profile in dir.
+func floorAllocator(dir string) []chromedp.ExecAllocatorOption {
+	opts := []chromedp.ExecAllocatorOption{chromedp.ExecPath("/usr/bin/chromium"), chromedp.UserDataDir(dir)}
+	for _, f := range chromiumFlags {
+		opts = append(opts, chromedp.Flag(strings.TrimPrefix(f, "--"), true))
+	}
+	for name, value := range floorFlags {
+		opts = append(opts, chromedp.Flag(name, value))
+	}
+	return opts
 }
 
 // browsergate's quiet windows (executor/commands.go's settle and watch.go's

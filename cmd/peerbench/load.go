@@ -75,9 +75,12 @@ type loadServer struct {
 	cmdline string
 }
 
-// loadSession is one agent's MCP session with its server.
+// loadSession is one agent's session with its server: an MCP session (cs),
+// or the floor's browser context, and the agent the round runs through
+// (for an MCP session, its driver's tools: loadAgent.connect makes it).
 type loadSession struct {
 	cs    *mcp.ClientSession
+	agent agent
 	close func()
 }
 
@@ -127,17 +130,13 @@ func runLoad(repo, peers string, levels []int, duration time.Duration, pages []p
 	manifest := writeManifest(dir, "click", "type_text", "select_option", "submit_form")
 	site, docs := appSite(), serve(pages)
 	targets := loadTargets(bin, manifest, repo, peers, dir, devtools)
-	for _, name := range only {
-		if !slices.ContainsFunc(targets, func(t loadTarget) bool { return t.d.name == name }) {
-			log.Fatalf("-servers: %q is none of the load scenario's servers (browsergate, playwright-mcp, chrome-devtools-mcp)", name)
-		}
+	chosen, err := chooseTargets(targets, only)
+	if err != nil {
+		log.Fatal(err)
 	}
 	results := map[string][]levelResult{}
 	cmdlines := map[string]string{}
-	for _, t := range targets {
-		if only != nil && !slices.Contains(only, t.d.name) {
-			continue
-		}
+	for _, t := range chosen {
 		for _, n := range levels {
 			log.Printf("%s: %d agents", t.d.name, n)
 			r, cmdline := runLevel(t, n, duration, site, docs, pages)
@@ -150,16 +149,38 @@ func runLoad(repo, peers string, levels []int, duration time.Duration, pages []p
 	printLoad(os.Stdout, targets, levels, duration, results, cmdlines, devtools)
 }
 
-// loadTargets are the three servers, browsergate first: bin is
-// browsergate's binary, manifest the harness's manifest (writeManifest),
-// dir the run's directory.
+// loadTargets are the three servers, browsergate first, and the floor
+// last (chromium-alone, loadfloor.go): bin is browsergate's binary,
+// manifest the harness's manifest (writeManifest), dir the run's
+// directory.
 func loadTargets(bin, manifest, repo, peers, dir, devtools string) []loadTarget {
 	ds := drivers(bin, manifest, filepath.Join(repo, "policies"), peers, dir)
 	return []loadTarget{
 		{d: ds[0], start: func(n int) (*loadServer, error) { return startBrowsergateHTTP(bin, manifest, repo, dir, n) }},
 		{d: ds[1], start: func(int) (*loadServer, error) { return startPlaywrightHTTP(peers, dir) }},
 		{d: ds[2], start: func(int) (*loadServer, error) { return startDevtools(ds[2], peers, dir, devtools) }},
+		// The floor has no tools and no submit rate limit: its agent is
+		// the session's own (floorTab).
+		{d: driver{name: floorName}, start: func(int) (*loadServer, error) { return startFloorLoad() }},
 	}
+}
+
+// chooseTargets are the targets -servers names (only; nil: all), in
+// targets' order, or an error naming the first it does not know.
+func chooseTargets(targets []loadTarget, only []string) ([]loadTarget, error) {
+	var names []string
+	for _, t := range targets {
+		names = append(names, t.d.name)
+	}
+	for _, name := range only {
+		if !slices.Contains(names, name) {
+			return nil, fmt.Errorf("-servers: %q is none of the load scenario's servers (%s)", name, strings.Join(names, ", "))
+		}
+	}
+	if only == nil {
+		return targets, nil
+	}
+	return slices.DeleteFunc(slices.Clone(targets), func(t loadTarget) bool { return !slices.Contains(only, t.d.name) }), nil
 }
 
 // runLevel starts the server, connects n agents, warms each up with one
@@ -327,7 +348,7 @@ func (a *loadAgent) steps() []func() error {
 				}
 			}
 			a.submits += f.submits
-			_, err := f.run(timedAgent{mcpAgent{a.d, &session{cs: a.s.cs}}, a}, a.site)
+			_, err := f.run(timedAgent{a.s.agent, a}, a.site)
 			if err != nil && !errors.Is(err, errLevelOver) {
 				err = fmt.Errorf("%s: %w", f.name, err)
 			}
@@ -337,7 +358,7 @@ func (a *loadAgent) steps() []func() error {
 	read := func() error {
 		p := a.pages[(a.i+a.read)%len(a.pages)]
 		a.read++
-		ta := timedAgent{mcpAgent{a.d, &session{cs: a.s.cs}}, a}
+		ta := timedAgent{a.s.agent, a}
 		a.reading = true
 		defer func() { a.reading = false }()
 		err := ta.navigate(a.docs + "/" + p.name)
@@ -367,6 +388,9 @@ func (a *loadAgent) connect(timed bool) bool {
 	}
 	if timed {
 		a.starts = append(a.starts, time.Since(t0))
+	}
+	if s.agent == nil {
+		s.agent = mcpAgent{a.d, &session{cs: s.cs}}
 	}
 	a.s, a.submits = s, 0
 	return true

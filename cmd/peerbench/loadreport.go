@@ -85,7 +85,7 @@ func betterPeer(results map[string][]levelResult, peers []string, level int, get
 }
 
 func printLoad(w io.Writer, targets []loadTarget, levels []int, duration time.Duration, results map[string][]levelResult, cmdlines map[string]string, devtools string) {
-	fmt.Fprintf(w, "\neach level: its number of agents at once, looping for %v after a warm-up round each (sign in, filter, a documentation page read); every MCP call timed\n\n", duration)
+	fmt.Fprintf(w, "\neach level: its number of agents at once, looping for %v after a warm-up round each (sign in, filter, a documentation page read); every call timed (an MCP call; for %s, a step over the DevTools protocol)\n\n", duration, floorName)
 	writeLoadTable(w, targets, results)
 	writeLoadRatios(w, targets, levels, results)
 	writeLoadKinds(w, targets, results)
@@ -121,8 +121,9 @@ func writeLoadTable(w io.Writer, targets []loadTarget, results map[string][]leve
 				strconv.FormatFloat(float64(r.cpuPerCall().Microseconds())/1000, 'f', 1, 64), starts)
 		}
 	}
-	fmt.Fprintf(w, "\nmarginal PSS a session is (PSS at the end of the level − PSS of the idle server) / agents; the idle server is what runs before the first agent connects (for Chrome DevTools MCP in isolated mode, nothing)\n")
+	fmt.Fprintf(w, "\nmarginal PSS a session is (PSS at the end of the level − PSS of the idle server) / agents; the idle server is what runs before the first agent connects (for Chrome DevTools MCP in isolated mode, nothing; for %s, its Chromium with the browser's first tab, about:blank)\n", floorName)
 	fmt.Fprintf(w, "CPU is utime + stime of every process of the server's tree, and of the children they waited for, over the timed window\n")
+	fmt.Fprintf(w, "%s is the floor, not a server: one Chromium driven by chromedp in the harness, a browser context with one tab a session, each step the least any server needs (a snapshot is one Accessibility.getFullAXTree; no refs kept, no waits but a navigation's load event, no gate, no evidence, no submit rate limit); its CPU and memory are Chromium's alone, and its calls are CDP steps, timed as the servers' MCP calls are\n", floorName)
 }
 
 // writeLoadKinds breaks each level's latencies down by the kind of call:
@@ -143,20 +144,41 @@ func writeLoadKinds(w io.Writer, targets []loadTarget, results map[string][]leve
 	}
 }
 
-func writeLoadRatios(w io.Writer, targets []loadTarget, levels []int, results map[string][]levelResult) {
+// loadPeers are the peers among targets: neither browsergate (the first)
+// nor the floor, which the ratios are of and never to.
+func loadPeers(targets []loadTarget) []string {
 	var peers []string
 	for _, t := range targets[1:] {
-		peers = append(peers, t.d.name)
+		if t.d.name != floorName {
+			peers = append(peers, t.d.name)
+		}
 	}
-	fmt.Fprintf(w, "\nbrowsergate ÷ the better peer at the same load:\n\n| agents | calls/s | p95 | marginal PSS a session | CPU a call |\n| --- | --- | --- | --- | --- |\n")
+	return peers
+}
+
+// writeLoadRatios writes browsergate's figures over the better peer's at
+// each level, and then the floor's the same way: the ratio no server
+// sharing one Chromium could beat on this machine. Each table is written
+// if its server was measured.
+func writeLoadRatios(w io.Writer, targets []loadTarget, levels []int, results map[string][]levelResult) {
+	peers := loadPeers(targets)
+	for _, name := range []string{targets[0].d.name, floorName} {
+		if len(results[name]) > 0 {
+			writeLoadRatio(w, name, peers, levels, results)
+		}
+	}
+}
+
+func writeLoadRatio(w io.Writer, name string, peers []string, levels []int, results map[string][]levelResult) {
+	fmt.Fprintf(w, "\n%s ÷ the better peer at the same load:\n\n| agents | calls/s | p95 | marginal PSS a session | CPU a call |\n| --- | --- | --- | --- | --- |\n", name)
 	for _, n := range levels {
-		var bg *levelResult
-		for _, r := range results[targets[0].d.name] {
+		var of *levelResult
+		for _, r := range results[name] {
 			if r.agents == n && r.failed == "" {
-				bg = &r
+				of = &r
 			}
 		}
-		if bg == nil {
+		if of == nil {
 			fmt.Fprintf(w, "| %d | — | — | — | — |\n", n)
 			continue
 		}
@@ -165,10 +187,10 @@ func writeLoadRatios(w io.Writer, targets []loadTarget, levels []int, results ma
 		marg := func(r levelResult) float64 { return float64(r.marginal()) }
 		cpu := func(r levelResult) float64 { return float64(r.cpuPerCall()) }
 		fmt.Fprintf(w, "| %d | %s | %s | %s | %s |\n", n,
-			ratio(cps(*bg), betterPeer(results, peers, n, cps, true)),
-			ratio(p95(*bg), betterPeer(results, peers, n, p95, false)),
-			ratio(marg(*bg), betterPeer(results, peers, n, marg, false)),
-			ratio(cpu(*bg), betterPeer(results, peers, n, cpu, false)))
+			ratio(cps(*of), betterPeer(results, peers, n, cps, true)),
+			ratio(p95(*of), betterPeer(results, peers, n, p95, false)),
+			ratio(marg(*of), betterPeer(results, peers, n, marg, false)),
+			ratio(cpu(*of), betterPeer(results, peers, n, cpu, false)))
 	}
 }
 

@@ -55,7 +55,7 @@ func main() {
 	only := flag.String("pages", "", "comma-separated page names to measure (default: all)")
 	dump := flag.String("dump", "", "write each snapshot to DIR/<server>-<page>.txt")
 	scenario := flag.String("scenario", "snapshots", "snapshots: tokens and words of each snapshot; speed: cold starts, app flows, documentation pages and memory, each server with its own Chromium; load: many agents at once, each server in its multi-client mode")
-	onlyServers := flag.String("servers", "", "-scenario speed and load: comma-separated servers to measure (default: browsergate, playwright-mcp, chrome-devtools-mcp, and for speed "+floorName+" and "+floorWaitsName+")")
+	onlyServers := flag.String("servers", "", "-scenario speed and load: comma-separated servers to measure (default: browsergate, playwright-mcp, chrome-devtools-mcp and the floor "+floorName+", and for speed "+floorWaitsName+" too)")
 	agents := flag.String("agents", "1,4,16,64", "-scenario load: comma-separated numbers of agents at once, a level each")
 	duration := flag.Duration("duration", 30*time.Second, "-scenario load: how long the agents loop at each level, after their warm-up round")
 	devtools := flag.String("devtools", "isolated", "-scenario load: how Chrome DevTools MCP's processes (one per agent) get a browser: isolated (each launches its own) or shared (all attach to one the harness starts)")
