@@ -160,6 +160,95 @@ func TestLoadTableReportsAFailedServer(t *testing.T) {
 	}
 }
 
+// TestLoadReportOfTheFloor: the floor is a row of the load table and the
+// by-kind table like a server, and has a ratio table of its own over the
+// better peer; the better peer is one of the two peers, never the floor,
+// in browsergate's table as in the floor's.
+func TestLoadReportOfTheFloor(t *testing.T) {
+	t.Parallel()
+	targets := []loadTarget{{d: driver{name: "browsergate"}}, {d: driver{name: "playwright-mcp"}}, {d: driver{name: "chrome-devtools-mcp"}}, {d: driver{name: floorName}}}
+	calls := func(n int, d time.Duration) []time.Duration { return slices.Repeat([]time.Duration{d}, n) }
+	kinds := func(n int, k string) []string { return slices.Repeat([]string{k}, n) }
+	results := map[string][]levelResult{
+		"browsergate": {{agents: 2, calls: calls(100, 100*time.Millisecond), kinds: kinds(100, "click"), elapsed: 10 * time.Second,
+			idle: 50 << 20, end: treeSample{pss: 110 << 20, browsers: 1}, cpu: 100}},
+		"playwright-mcp": {{agents: 2, calls: calls(50, 400*time.Millisecond), kinds: kinds(50, "click"), elapsed: 10 * time.Second,
+			idle: 100 << 20, end: treeSample{pss: 300 << 20, browsers: 1}, cpu: 200}},
+		"chrome-devtools-mcp": {{agents: 2, calls: calls(40, 200*time.Millisecond), kinds: kinds(40, "click"), elapsed: 10 * time.Second,
+			end: treeSample{pss: 600 << 20, browsers: 2}, cpu: 400}},
+		// Better than either peer on every figure: were it taken for the
+		// better peer, browsergate's ratios would change.
+		floorName: {{agents: 2, calls: calls(400, 25*time.Millisecond), kinds: append(kinds(300, "snapshot"), kinds(100, "read: navigate")...),
+			elapsed: 10 * time.Second, idle: 40 << 20, end: treeSample{pss: 80 << 20, browsers: 1, chromiums: 5}, cpu: 40}},
+	}
+	var b bytes.Buffer
+	writeLoadTable(&b, targets, results)
+	writeLoadRatios(&b, targets, []int{2, 16}, results)
+	writeLoadKinds(&b, targets, results)
+	out := b.String()
+	for _, want := range []string{
+		"| chromium-alone | 2 | 40.0 | 25 | 25 | 25 | 0 | 80 | 0 | 40 | 20 | 5 (1) | 1.0 | — |",
+		// browsergate: calls/s 10 ÷ the better peer's 5; p95 100 ÷ 200 ms;
+		// marginal 30 ÷ 100 MiB; CPU 10 ÷ 40 ms a call (Playwright MCP's
+		// 2 s over 50 calls, Chrome DevTools MCP's 4 s over 40).
+		"browsergate ÷ the better peer at the same load:\n\n| agents | calls/s | p95 | marginal PSS a session | CPU a call |\n| --- | --- | --- | --- | --- |\n| 2 | 2.00 | 0.50 | 0.30 | 0.25 |\n| 16 | — | — | — | — |\n",
+		// The floor: 40 ÷ 5 calls/s; 25 ÷ 200 ms; 20 ÷ 100 MiB; 1 ÷ 40 ms.
+		"chromium-alone ÷ the better peer at the same load:\n\n| agents | calls/s | p95 | marginal PSS a session | CPU a call |\n| --- | --- | --- | --- | --- |\n| 2 | 8.00 | 0.12 | 0.20 | 0.03 |\n| 16 | — | — | — | — |\n",
+		"| chromium-alone | 2 | read: navigate | 100 | 25 | 25 |",
+		"| chromium-alone | 2 | snapshot | 300 | 25 | 25 |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the report lacks %q:\n%s", want, out)
+		}
+	}
+	// A run without the floor has no table of it.
+	delete(results, floorName)
+	b.Reset()
+	writeLoadRatios(&b, targets, []int{2}, results)
+	if strings.Contains(b.String(), floorName) || !strings.Contains(b.String(), "browsergate ÷ the better peer") {
+		t.Errorf("without the floor measured:\n%s", b.String())
+	}
+}
+
+// TestChooseTargets: the load scenario's targets are the three servers and
+// then the floor; -servers chromium-alone measures the floor alone, a list
+// keeps the targets' order, and a name that is no target is refused with
+// the names there are.
+func TestChooseTargets(t *testing.T) {
+	t.Parallel()
+	targets := loadTargets("browsergate", "manifest.toml", "repo", "peers", t.TempDir(), "isolated")
+	names := func(ts []loadTarget) []string {
+		var out []string
+		for _, t := range ts {
+			out = append(out, t.d.name)
+		}
+		return out
+	}
+	all := []string{"browsergate", "playwright-mcp", "chrome-devtools-mcp", floorName}
+	if got := names(targets); !slices.Equal(got, all) {
+		t.Fatalf("load targets %q, want %q", got, all)
+	}
+	for _, c := range []struct {
+		only, want []string
+	}{
+		{nil, all},
+		{[]string{"chromium-alone"}, []string{floorName}},
+		{[]string{"chromium-alone", "browsergate"}, []string{"browsergate", floorName}},
+	} {
+		got, err := chooseTargets(targets, c.only)
+		if err != nil || !slices.Equal(names(got), c.want) {
+			t.Errorf("-servers %q: %q, %v; want %q", c.only, names(got), err, c.want)
+		}
+	}
+	if got := names(targets); !slices.Equal(got, all) {
+		t.Errorf("choosing changed the targets: %q", got)
+	}
+	_, err := chooseTargets(targets, []string{"browsergate", "chromium-alone+waits"})
+	if err == nil || !strings.Contains(err.Error(), `-servers: "chromium-alone+waits" is none of the load scenario's servers (browsergate, playwright-mcp, chrome-devtools-mcp, chromium-alone)`) {
+		t.Errorf("-servers naming the speed scenario's second floor: %v", err)
+	}
+}
+
 func TestAddDistinct(t *testing.T) {
 	t.Parallel()
 	var ms []string
@@ -321,5 +410,48 @@ func TestLoadLevelOnPeers(t *testing.T) {
 		if left := w.left(); len(left) > 0 {
 			t.Errorf("%s: left running after the level: %+v", name, left)
 		}
+	}
+}
+
+// TestLoadLevelOnTheFloor: two agents on the floor, with Debian's Chromium:
+// every flow and page read succeeds through floor.go's agent, every call is
+// timed by kind, the level runs one browser for both sessions (a browser
+// context each), no session is reopened (the floor has no submit rate
+// limit), and neither a process nor the profile is left after the level.
+func TestLoadLevelOnTheFloor(t *testing.T) {
+	repo, bin, manifest, dir, site, docs, pages := loadFixture(t)
+	targets := loadTargets(bin, manifest, repo, "", dir, "isolated")
+	target := targets[len(targets)-1]
+	var w treeWatch
+	r, cmdline := runLevel(w.wrap(target), 2, 3*time.Second, site, docs, pages)
+	defer stopAll()
+	if r.failed != "" || r.errs != 0 {
+		t.Fatalf("failed %q, %d errors: %q", r.failed, r.errs, r.messages)
+	}
+	if len(r.calls) == 0 || len(r.kinds) != len(r.calls) {
+		t.Errorf("%d calls timed, %d kinds", len(r.calls), len(r.kinds))
+	}
+	for _, k := range []string{"navigate", "snapshot", "fill", "click"} {
+		if !slices.Contains(r.kinds, k) {
+			t.Errorf("no %s call timed: %q", k, slices.Compact(slices.Sorted(slices.Values(r.kinds))))
+		}
+	}
+	if len(r.starts) != 0 {
+		t.Errorf("%d sessions reopened in the timed window; the floor has no submit rate limit", len(r.starts))
+	}
+	if r.end.browsers != 1 || r.end.chromiums < 2 {
+		t.Errorf("the floor's tree holds %d Chromium processes of which %d browsers, want one browser (and its renderers)", r.end.chromiums, r.end.browsers)
+	}
+	if r.idle <= 0 || r.end.pss <= 0 || r.cpu <= 0 {
+		t.Errorf("memory and CPU: idle %d, end %d bytes, %d ticks", r.idle, r.end.pss, r.cpu)
+	}
+	if !strings.Contains(cmdline, "/usr/bin/chromium") || !strings.Contains(cmdline, "browser context") {
+		t.Errorf("command line %q", cmdline)
+	}
+	if left := w.left(); len(left) > 0 {
+		t.Errorf("left running after the level: %+v", left)
+	}
+	if profiles, _ := filepath.Glob(filepath.Join(dir, "peerbench-floor-*")); len(profiles) > 0 {
+		t.Errorf("the floor's profile is left: %q", profiles)
 	}
 }

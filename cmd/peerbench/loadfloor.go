@@ -73,7 +73,7 @@ func startFloorLoad() (*loadServer, error) {
 			}
 			return nil
 		},
-		stop: stop,
+		stop:    stop,
 		cmdline: floorCmdline(),
 	}, nil
 }

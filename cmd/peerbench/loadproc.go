@@ -127,7 +127,10 @@ func sampleTree(roots []int) treeSample {
 		t.cpu += s.cpu
 		if s.comm == "chromium" || s.comm == "chrome" {
 			t.chromiums++
-			if args, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", s.pid)); err == nil && !strings.Contains(string(args), "--type=") {
+			// A renderer that is ending (a zombie, or one whose memory is
+			// already gone) or just forked from the zygote has an empty
+			// command line: it is not a browser.
+			if args, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", s.pid)); err == nil && len(args) > 0 && !strings.Contains(string(args), "--type=") {
 				t.browsers++
 			}
 		}
