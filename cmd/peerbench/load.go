@@ -36,12 +36,15 @@ import (
 //     browser context per HTTP client (its default);
 //   - Chrome DevTools MCP: one process per client (it serves one, over
 //     stdio), each launching its own Chromium (-devtools isolated) or all
-//     attached to one the harness starts (-devtools shared).
+//     attached to one the harness starts (-devtools shared);
+//   - the floor, chromium-alone (loadfloor.go): one Chromium driven by
+//     chromedp in this process, a browser context with one tab an agent,
+//     each step the least any server needs (floor.go's agent).
 //
 // Each agent warms up with one round, then loops for -duration: the sign-in
 // flow, the filter flow (speed.go's), and a long page read (navigate and
 // snapshot one of the documentation pages, rotating), each with the
-// server's own tools and refs from its own snapshots. Every MCP call is
+// server's own tools and refs from its own snapshots. Every call is
 // timed. The server is started afresh for each N: its idle memory is taken
 // before the first agent connects.
 
