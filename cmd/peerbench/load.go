@@ -61,6 +61,9 @@ type levelResult struct {
 	idle      int64 // PSS of the server before any agent connected
 	end, peak treeSample
 	cpu       int64 // clock ticks the tree spent in the timed window
+	// mainThread is the busiest browser main thread's share of the timed
+	// window (busiestMainThread).
+	mainThread float64
 }
 
 // loadTarget is one server under load: start starts it for a level.
@@ -237,6 +240,7 @@ func runLevel(t loadTarget, n int, duration time.Duration, site, docs string, pa
 	r.elapsed = time.Since(t0)
 	r.end = sampleTree(srv.roots())
 	r.cpu = r.end.cpu - before.cpu
+	r.mainThread = busiestMainThread(before, r.end, int64(r.elapsed.Seconds()*clockTicks))
 	close(stopSampling)
 	r.peak = <-peak
 	r.peak.pss = max(r.peak.pss, r.end.pss)

@@ -45,7 +45,7 @@ func TestParseProcStat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (procStat{pid: 4242, ppid: 17, comm: "a) b (c)", state: 'S', cpu: 250 + 50 + 7 + 3, start: 123456}); s != want {
+	if want := (procStat{pid: 4242, ppid: 17, comm: "a) b (c)", state: 'S', cpu: 250 + 50 + 7 + 3, own: 250 + 50, start: 123456}); s != want {
 		t.Errorf("parseProcStat = %+v, want %+v", s, want)
 	}
 	for in, want := range map[string]string{
@@ -118,6 +118,21 @@ func TestLevelResultFigures(t *testing.T) {
 	}
 }
 
+// TestBusiestMainThread: the share of the window of the busiest browser
+// main thread seen in both samples; one that started or ended between
+// them (another process with a pid, or one started anew) is not compared.
+func TestBusiestMainThread(t *testing.T) {
+	t.Parallel()
+	before := treeSample{mainThreads: map[[2]int64]int64{{10, 1}: 100, {20, 1}: 500, {30, 1}: 0}}
+	after := treeSample{mainThreads: map[[2]int64]int64{{10, 1}: 400, {20, 1}: 650, {30, 9}: 1000, {40, 1}: 900}}
+	if got := busiestMainThread(before, after, 1000); got != 0.3 {
+		t.Errorf("busiest main thread = %v, want 0.3 (the first browser's 300 ticks of 1000)", got)
+	}
+	if got := busiestMainThread(before, after, 0); got != 0 {
+		t.Errorf("with no window: %v, want 0", got)
+	}
+}
+
 // TestLoadTableReportsAFailedServer: a server that failed at a level is a
 // row saying so (and why), and no ratio is made from it; the ratios take
 // the better peer: the higher calls/s, the lower p95 and memory.
@@ -179,7 +194,7 @@ func TestLoadReportOfTheFloor(t *testing.T) {
 		// Better than either peer on every figure: were it taken for the
 		// better peer, browsergate's ratios would change.
 		floorName: {{agents: 2, calls: calls(400, 25*time.Millisecond), kinds: append(kinds(300, "snapshot"), kinds(100, "read: navigate")...),
-			elapsed: 10 * time.Second, idle: 40 << 20, end: treeSample{pss: 80 << 20, browsers: 1, chromiums: 5}, cpu: 40}},
+			elapsed: 10 * time.Second, idle: 40 << 20, end: treeSample{pss: 80 << 20, browsers: 1, chromiums: 5}, cpu: 40, mainThread: 0.875}},
 	}
 	var b bytes.Buffer
 	writeLoadTable(&b, targets, results)
@@ -187,7 +202,7 @@ func TestLoadReportOfTheFloor(t *testing.T) {
 	writeLoadKinds(&b, targets, results)
 	out := b.String()
 	for _, want := range []string{
-		"| chromium-alone | 2 | 40.0 | 25 | 25 | 25 | 0 | 80 | 0 | 40 | 20 | 5 (1) | 1.0 | — |",
+		"| chromium-alone | 2 | 40.0 | 25 | 25 | 25 | 0 | 80 | 0 | 40 | 20 | 5 (1) | 1.0 | 88% | — |",
 		// browsergate: calls/s 10 ÷ the better peer's 5; p95 100 ÷ 200 ms;
 		// marginal 30 ÷ 100 MiB; CPU 10 ÷ 40 ms a call (Playwright MCP's
 		// 2 s over 50 calls, Chrome DevTools MCP's 4 s over 40).
@@ -361,6 +376,9 @@ func TestLoadLevelOnBrowsergate(t *testing.T) {
 	}
 	if r.idle <= 0 || r.end.pss <= r.idle || r.peak.pss < r.end.pss || r.cpu <= 0 {
 		t.Errorf("memory and CPU: idle %d, end %d, peak %d bytes, %d ticks", r.idle, r.end.pss, r.peak.pss, r.cpu)
+	}
+	if len(r.end.mainThreads) != 1 || r.mainThread <= 0 || r.mainThread > 1.05 {
+		t.Errorf("the browser's main thread: %d read, busy %.2f of the window", len(r.end.mainThreads), r.mainThread)
 	}
 	if !strings.Contains(cmdline, "serve") || !strings.Contains(cmdline, "--http 127.0.0.1:0") || !strings.Contains(cmdline, "--agents") {
 		t.Errorf("command line %q", cmdline)

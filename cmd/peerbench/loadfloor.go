@@ -10,6 +10,9 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/css"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 )
 
@@ -62,6 +65,16 @@ func startFloorLoad() (*loadServer, error) {
 			if err := chromedp.Do(ctx); err != nil {
 				cancel()
 				return nil, fmt.Errorf("open a browser context: %w", err)
+			}
+			// chromedp's attach turns on domains the floor never reads:
+			// Network (whose buffers keep every response body in the
+			// renderer, and whose events cross the browser's main thread)
+			// and CSS. The least a server needs is without them.
+			for _, off := range []cdp.Command[cdp.Empty, cdp.Empty]{network.Disable, css.Disable} {
+				if _, err := chromedp.Call(ctx, off, cdp.Empty{}); err != nil {
+					cancel()
+					return nil, fmt.Errorf("%s: %w", off.Method, err)
+				}
 			}
 			return &loadSession{agent: &floorTab{ctx: ctx, cancel: cancel}, close: cancel}, nil
 		},

@@ -27,6 +27,7 @@ type procStat struct {
 	// its children it has waited for (cutime + cstime): a renderer that
 	// ended during a level still counts, in its parent's.
 	cpu   int64
+	own   int64 // utime + stime alone: the process's own threads
 	start int64 // clock ticks after boot: tells a process from a later one with its pid
 }
 
@@ -67,6 +68,9 @@ func parseProcStat(line string) (procStat, error) {
 			return procStat{}, err
 		}
 		s.cpu += v
+		if field <= 15 {
+			s.own += v
+		}
 	}
 	if s.start, err = num(22); err != nil {
 		return procStat{}, err
@@ -118,6 +122,11 @@ type treeSample struct {
 	cpu       int64 // clock ticks, as procStat.cpu, summed
 	chromiums int   // processes of Chromium's binary (browsers, renderers, GPU, utilities, zygotes)
 	browsers  int   // of which browser processes (no --type= switch)
+	// mainThreads are the clock ticks of each browser process's main
+	// thread (by pid and start time): the one thread on which Chromium
+	// handles every DevTools command and event, every navigation and the
+	// browser's compositing, for all the browser's contexts.
+	mainThreads map[[2]int64]int64
 }
 
 func sampleTree(roots []int) treeSample {
@@ -132,6 +141,14 @@ func sampleTree(roots []int) treeSample {
 			// command line: it is not a browser.
 			if args, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", s.pid)); err == nil && len(args) > 0 && !strings.Contains(string(args), "--type=") {
 				t.browsers++
+				if data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/stat", s.pid, s.pid)); err == nil {
+					if m, err := parseProcStat(string(data)); err == nil {
+						if t.mainThreads == nil {
+							t.mainThreads = map[[2]int64]int64{}
+						}
+						t.mainThreads[[2]int64{int64(s.pid), s.start}] = m.own
+					}
+				}
 			}
 		}
 	}
@@ -251,4 +268,21 @@ func (p *proc) exited() bool {
 	default:
 		return false
 	}
+}
+
+// busiestMainThread is the share of the window (ticks of wall time) that
+// the busiest browser main thread present in both samples spent running
+// between them: 1 is a thread that never rested, the most one thread can
+// do whatever the machine's other cores are free to do.
+func busiestMainThread(before, after treeSample, window int64) float64 {
+	if window <= 0 {
+		return 0
+	}
+	var most int64
+	for k, end := range after.mainThreads {
+		if start, ok := before.mainThreads[k]; ok {
+			most = max(most, end-start)
+		}
+	}
+	return float64(most) / float64(window)
 }

@@ -103,26 +103,27 @@ func printLoad(w io.Writer, targets []loadTarget, levels []int, duration time.Du
 }
 
 func writeLoadTable(w io.Writer, targets []loadTarget, results map[string][]levelResult) {
-	fmt.Fprintf(w, "| server | agents | calls/s | p50 ms | p95 ms | p99 ms | errors | PSS at the end, MiB | peak PSS, MiB | idle server PSS, MiB | marginal PSS a session, MiB | Chromium processes (browsers) | CPU ms a call | session starts (p50 ms) |\n")
-	fmt.Fprintf(w, "|%s\n", strings.Repeat(" --- |", 14))
+	fmt.Fprintf(w, "| server | agents | calls/s | p50 ms | p95 ms | p99 ms | errors | PSS at the end, MiB | peak PSS, MiB | idle server PSS, MiB | marginal PSS a session, MiB | Chromium processes (browsers) | CPU ms a call | busiest browser main thread | session starts (p50 ms) |\n")
+	fmt.Fprintf(w, "|%s\n", strings.Repeat(" --- |", 15))
 	for _, t := range targets {
 		for _, r := range results[t.d.name] {
 			if r.failed != "" {
-				fmt.Fprintf(w, "| %s | %d | failed: %s |%s\n", t.d.name, r.agents, tableCell(r.failed, 300), strings.Repeat(" |", 11))
+				fmt.Fprintf(w, "| %s | %d | failed: %s |%s\n", t.d.name, r.agents, tableCell(r.failed, 300), strings.Repeat(" |", 12))
 				continue
 			}
 			starts := "—"
 			if len(r.starts) > 0 {
 				starts = fmt.Sprintf("%d (%s)", len(r.starts), msec(percentile(r.starts, 50)))
 			}
-			fmt.Fprintf(w, "| %s | %d | %.1f | %s | %s | %s | %d | %s | %s | %s | %s | %d (%d) | %s | %s |\n", t.d.name, r.agents, r.callsPerSecond(),
+			fmt.Fprintf(w, "| %s | %d | %.1f | %s | %s | %s | %d | %s | %s | %s | %s | %d (%d) | %s | %.0f%% | %s |\n", t.d.name, r.agents, r.callsPerSecond(),
 				msec(percentile(r.calls, 50)), msec(percentile(r.calls, 95)), msec(percentile(r.calls, 99)), r.errs,
 				mib(r.end.pss), mib(r.peak.pss), mib(r.idle), mib(r.marginal()), r.end.chromiums, r.end.browsers,
-				strconv.FormatFloat(float64(r.cpuPerCall().Microseconds())/1000, 'f', 1, 64), starts)
+				strconv.FormatFloat(float64(r.cpuPerCall().Microseconds())/1000, 'f', 1, 64), 100*r.mainThread, starts)
 		}
 	}
 	fmt.Fprintf(w, "\nmarginal PSS a session is (PSS at the end of the level − PSS of the idle server) / agents; the idle server is what runs before the first agent connects (for Chrome DevTools MCP in isolated mode, nothing; for %s, its Chromium with the browser's first tab, about:blank)\n", floorName)
 	fmt.Fprintf(w, "CPU is utime + stime of every process of the server's tree, and of the children they waited for, over the timed window\n")
+	fmt.Fprintf(w, "busiest browser main thread is the share of the timed window that the busiest of the server's browser processes' main threads ran (utime + stime of /proc/PID/task/PID): Chromium handles every DevTools message, navigation and browser-side compositing of all its contexts on that one thread, so near 100%% it is what every call queues on, whatever the other cores do\n")
 	fmt.Fprintf(w, "%s is the floor, not a server: one Chromium driven by chromedp in the harness, a browser context with one tab a session, each step the least any server needs (a snapshot is one Accessibility.getFullAXTree; no refs kept, no waits but a navigation's load event, no gate, no evidence, no submit rate limit); its CPU and memory are Chromium's alone, and its calls are CDP steps, timed as the servers' MCP calls are\n", floorName)
 }
 
