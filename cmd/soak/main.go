@@ -225,8 +225,8 @@ func run(ctx context.Context, c config, out io.Writer) (*result, error) {
 		mu.Lock()
 		res.samples = append(res.samples, s)
 		mu.Unlock()
-		fmt.Fprintf(out, "soak: %7s %-5s calls %6d errors %4d  tree %6.0f MiB  daemon %5.1f MiB  chromium %3d  goroutines %5.0f  heap %5.1f MiB  fds %4d  sessions %3.0f  profiles %d  files %d  evidence %6.1f MiB\n",
-			s.At.Round(time.Second), phase, s.Calls, s.Errors, float64(s.TreePSS)/mib, float64(s.DaemonPSS)/mib, s.ChromiumProcs,
+		fmt.Fprintf(out, "soak: %7s %-5s calls %6d errors %4d  tree %6.0f MiB  daemon %5.1f MiB (evidence map %4.1f)  chromium %3d  goroutines %5.0f  heap %5.1f MiB  fds %4d  sessions %3.0f  profiles %d  files %d  evidence %6.1f MiB\n",
+			s.At.Round(time.Second), phase, s.Calls, s.Errors, float64(s.TreePSS)/mib, float64(s.DaemonPSS)/mib, float64(s.EvidenceMapPSS)/mib, s.ChromiumProcs,
 			s.Goroutines, s.HeapInuse/mib, s.FDs, s.Sessions, s.ProfileDirs, s.FilesDirs, float64(s.EvidenceBytes)/mib)
 		return nil
 	}
@@ -331,10 +331,10 @@ func report(out io.Writer, c config, res *result, table string, start time.Time)
 		t.errs.Load(), t.sessions.Load(), t.tabs.Load(), t.downloads.Load(), t.pageDownloads.Load(), res.csv)
 	fmt.Fprint(out, table)
 	idle, last := res.samples[0], res.samples[len(res.samples)-1]
-	fmt.Fprintf(out, "\nAfter the agents ended their sessions, beside the idle daemon before them: %.0f MCP sessions open; %d Chromium processes (idle %d), %.0f goroutines (idle %.0f), %d open files (idle %d), whole tree %.0f MiB (idle %.0f), daemon %.1f MiB (idle %.1f); %d profile dirs, %d session file dirs, %d staging dirs. After the daemon stopped, its TMPDIR held %d entries%s.\n",
+	fmt.Fprintf(out, "\nAfter the agents ended their sessions, beside the idle daemon before them: %.0f MCP sessions open; %d Chromium processes (idle %d), %.0f goroutines (idle %.0f), %d open files (idle %d), whole tree %.0f MiB (idle %.0f), daemon %.1f MiB (idle %.1f), of which its mapping of the evidence file %.1f MiB (idle %.1f); %d profile dirs, %d session file dirs, %d staging dirs. After the daemon stopped, its TMPDIR held %d entries%s.\n",
 		last.Sessions, last.ChromiumProcs, idle.ChromiumProcs, last.Goroutines, idle.Goroutines, last.FDs, idle.FDs,
 		float64(last.TreePSS)/mib, float64(idle.TreePSS)/mib, float64(last.DaemonPSS)/mib, float64(idle.DaemonPSS)/mib,
-		last.ProfileDirs, last.FilesDirs, last.StagingDirs, len(res.left), listed(res.left))
+		float64(last.EvidenceMapPSS)/mib, float64(idle.EvidenceMapPSS)/mib, last.ProfileDirs, last.FilesDirs, last.StagingDirs, len(res.left), listed(res.left))
 	if errs := t.errorLines(); len(errs) > 0 {
 		fmt.Fprintf(out, "\nErrors, by first line:\n\n")
 		lines := make([]string, 0, len(errs))

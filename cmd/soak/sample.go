@@ -23,29 +23,33 @@ type sample struct {
 	Downloads     int64 // downloads asked for: by the agents' calls and by pages
 
 	DaemonPSS, TreePSS int64 // bytes
-	ChromiumProcs      int
-	Goroutines         float64
-	HeapInuse          float64 // bytes
-	HeapAlloc          float64 // bytes
-	FDs                int     // the daemon's, from /proc/PID/fd
-	Sessions           float64 // MCP sessions open, as the daemon says
-	ProfileDirs        int     // browsergate-chromium-* in the daemon's TMPDIR
-	FilesDirs          int     // browsergate-files-* (a session's files, its download staging)
-	StagingDirs        int     // downloads-* inside those
-	OtherTemp          int     // anything else in the daemon's TMPDIR
-	EvidenceBytes      int64
-	Downloaded         int // files in the download directory
+	// EvidenceMapPSS is the part of DaemonPSS that is the daemon's mapping
+	// of the evidence file: bbolt maps the whole file, so it grows with
+	// the evidence by design.
+	EvidenceMapPSS int64
+	ChromiumProcs  int
+	Goroutines     float64
+	HeapInuse      float64 // bytes
+	HeapAlloc      float64 // bytes
+	FDs            int     // the daemon's, from /proc/PID/fd
+	Sessions       float64 // MCP sessions open, as the daemon says
+	ProfileDirs    int     // browsergate-chromium-* in the daemon's TMPDIR
+	FilesDirs      int     // browsergate-files-* (a session's files, its download staging)
+	StagingDirs    int     // downloads-* inside those
+	OtherTemp      int     // anything else in the daemon's TMPDIR
+	EvidenceBytes  int64
+	Downloaded     int // files in the download directory
 }
 
 // columns are the CSV's header, in the order of row.
-var columns = []string{"seconds", "phase", "calls", "errors", "downloads", "daemon_pss_bytes", "tree_pss_bytes", "chromium_processes",
+var columns = []string{"seconds", "phase", "calls", "errors", "downloads", "daemon_pss_bytes", "evidence_map_pss_bytes", "tree_pss_bytes", "chromium_processes",
 	"goroutines", "heap_inuse_bytes", "heap_alloc_bytes", "daemon_fds", "mcp_sessions", "profile_dirs", "files_dirs",
 	"staging_dirs", "other_temp_entries", "evidence_bytes", "downloaded_files"}
 
 func (s sample) row() []string {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	d := func(v int64) string { return strconv.FormatInt(v, 10) }
-	return []string{f(s.At.Seconds()), s.Phase, d(s.Calls), d(s.Errors), d(s.Downloads), d(s.DaemonPSS), d(s.TreePSS), strconv.Itoa(s.ChromiumProcs),
+	return []string{f(s.At.Seconds()), s.Phase, d(s.Calls), d(s.Errors), d(s.Downloads), d(s.DaemonPSS), d(s.EvidenceMapPSS), d(s.TreePSS), strconv.Itoa(s.ChromiumProcs),
 		f(s.Goroutines), f(s.HeapInuse), f(s.HeapAlloc), strconv.Itoa(s.FDs), f(s.Sessions), strconv.Itoa(s.ProfileDirs),
 		strconv.Itoa(s.FilesDirs), strconv.Itoa(s.StagingDirs), strconv.Itoa(s.OtherTemp), d(s.EvidenceBytes), strconv.Itoa(s.Downloaded)}
 }
@@ -66,6 +70,13 @@ func (sm *sampler) read(ctx context.Context) (sample, error) {
 	var err error
 	if s.DaemonPSS, err = proctree.PSS(sm.pid); err != nil {
 		return s, fmt.Errorf("the daemon's PSS: %w", err)
+	}
+	evidence := sm.evidence
+	if real, err := filepath.EvalSymlinks(evidence); err == nil {
+		evidence = real // as the kernel names the mapping
+	}
+	if s.EvidenceMapPSS, err = proctree.MappingPSS(sm.pid, evidence); err != nil {
+		return s, fmt.Errorf("the daemon's mapping of the evidence file: %w", err)
 	}
 	s.TreePSS = s.DaemonPSS
 	for _, p := range tree {

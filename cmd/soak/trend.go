@@ -114,7 +114,7 @@ const mib = 1 << 20
 
 // resources are what the soak judges, in the summary's order.
 var resources = []resource{
-	{name: "daemon PSS", unit: "MiB", scale: mib, value: func(s sample) float64 { return float64(s.DaemonPSS) }},
+	{name: "daemon PSS, less its mapping of the evidence file", unit: "MiB", scale: mib, value: func(s sample) float64 { return float64(s.DaemonPSS - s.EvidenceMapPSS) }},
 	{name: "whole tree PSS (daemon + Chromium)", unit: "MiB", scale: mib, value: func(s sample) float64 { return float64(s.TreePSS) }},
 	{name: "Chromium processes", unit: "", scale: 1, value: func(s sample) float64 { return float64(s.ChromiumProcs) }},
 	{name: "goroutines", unit: "", scale: 1, value: func(s sample) float64 { return s.Goroutines }},
@@ -127,6 +127,8 @@ var resources = []resource{
 	{name: "other temp entries", unit: "", scale: 1, value: func(s sample) float64 { return float64(s.OtherTemp) }},
 	{name: "evidence file", unit: "MiB", scale: mib, value: func(s sample) float64 { return float64(s.EvidenceBytes) },
 		expected: "bytes per call", per: func(s sample) float64 { return float64(s.Calls) }},
+	{name: "the daemon's mapping of the evidence file (PSS)", unit: "MiB", scale: mib, value: func(s sample) float64 { return float64(s.EvidenceMapPSS) },
+		expected: "bytes resident per byte the file grew", per: func(s sample) float64 { return float64(s.EvidenceBytes) }},
 	{name: "downloaded files", unit: "", scale: 1, value: func(s sample) float64 { return float64(s.Downloaded) },
 		expected: "files per download asked for", per: func(s sample) float64 { return float64(s.Downloads) }},
 }

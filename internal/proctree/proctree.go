@@ -78,3 +78,41 @@ func PSSOf(rollup string) (int64, error) {
 	}
 	return 0, fmt.Errorf("smaps_rollup: no Pss line")
 }
+
+// MappingPSS is the part of a process's proportional set size that is its
+// mappings of the file at path (bbolt maps its whole database file, so a
+// daemon's PSS grows with its evidence file by design), from
+// /proc/PID/smaps. The error is an *fs.PathError when the process has
+// ended.
+func MappingPSS(pid int, path string) (int64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps", pid))
+	if err != nil {
+		return 0, err
+	}
+	return MappingPSSOf(string(data), path)
+}
+
+// MappingPSSOf sums the Pss lines of the mappings of path in an smaps
+// listing: each mapping is a header line (address range, permissions,
+// offset, device, inode, then the path) followed by its fields.
+func MappingPSSOf(smaps, path string) (int64, error) {
+	var total int64
+	in := false
+	for _, line := range strings.Split(smaps, "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 5 && strings.Contains(f[0], "-") && !strings.HasSuffix(f[0], ":") {
+			// A mapping's header: its path is what follows the inode, and
+			// may hold spaces.
+			in = len(f) >= 6 && strings.Join(f[5:], " ") == path
+			continue
+		}
+		if v, ok := strings.CutPrefix(line, "Pss:"); ok && in {
+			kib, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("smaps: %q: %v", line, err)
+			}
+			total += kib << 10
+		}
+	}
+	return total, nil
+}

@@ -59,3 +59,34 @@ func TestDescendantsFindsAGrandchild(t *testing.T) {
 		t.Errorf("PSS of this process: %d, %v", n, err)
 	}
 }
+
+// TestMappingPSSOf: only the mappings of the named file count, each
+// mapping's Pss once, whatever the other mappings and fields around them.
+func TestMappingPSSOf(t *testing.T) {
+	t.Parallel()
+	smaps := `55d0a000-55d0b000 r-xp 00000000 08:01 100  /usr/bin/browsergate
+Size:                  4 kB
+Pss:                 400 kB
+7f00000-7f10000 r--s 00000000 08:01 200  /tmp/soak dir/evidence.db
+Size:                 64 kB
+Rss:                  64 kB
+Pss:                  64 kB
+Pss_File:             64 kB
+7f20000-7f30000 rw-p 00000000 00:00 0 
+Pss:                1000 kB
+7f40000-7f50000 r--s 00010000 08:01 200  /tmp/soak dir/evidence.db
+Pss:                  16 kB
+7f60000-7f70000 r--s 00000000 08:01 300  /tmp/soak dir/evidence.db.old
+Pss:                 128 kB
+`
+	got, err := MappingPSSOf(smaps, "/tmp/soak dir/evidence.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != 80<<10 {
+		t.Errorf("MappingPSSOf = %d KiB, want 80 (64 + 16: the two mappings of the file, and no other's)", got>>10)
+	}
+	if got, _ := MappingPSSOf(smaps, "/nowhere"); got != 0 {
+		t.Errorf("a file not mapped: %d bytes, want 0", got)
+	}
+}
