@@ -49,6 +49,7 @@ func (f *Front) metricsText() string {
 		{"go_memstats_heap_alloc_bytes", "Number of heap bytes allocated and still in use.", float64(ms.HeapAlloc)},
 		{"go_memstats_heap_inuse_bytes", "Number of heap bytes that are in use.", float64(ms.HeapInuse)},
 		{"go_memstats_heap_sys_bytes", "Number of heap bytes obtained from the system.", float64(ms.HeapSys)},
+		{"go_memstats_heap_released_bytes", "Number of heap bytes released to OS.", float64(ms.HeapReleased)},
 		{"go_memstats_heap_objects", "Number of allocated objects.", float64(ms.HeapObjects)},
 		{"go_memstats_sys_bytes", "Number of bytes obtained from the system.", float64(ms.Sys)},
 		{"browsergate_mcp_sessions_open", "MCP sessions open over HTTP.", float64(f.openSessions())},

@@ -85,7 +85,7 @@ func TestMetricsNeedAnOperatorToken(t *testing.T) {
 		t.Fatalf("/metrics for the operator: %d %q %q\n%s", code, h.Get("Content-Type"), h.Get("Cache-Control"), body)
 	}
 	for _, name := range []string{"go_goroutines", "go_memstats_heap_alloc_bytes", "go_memstats_heap_inuse_bytes",
-		"go_memstats_heap_sys_bytes", "go_memstats_heap_objects", "go_memstats_sys_bytes", "process_open_fds",
+		"go_memstats_heap_sys_bytes", "go_memstats_heap_released_bytes", "go_memstats_heap_objects", "go_memstats_sys_bytes", "process_open_fds",
 		"browsergate_mcp_sessions_open", "browsergate_held_calls", "browsergate_questions_waiting"} {
 		if _, ok := gaugeValue(body, name); !ok {
 			t.Errorf("gauge %s: missing or unreadable", name)

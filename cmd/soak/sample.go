@@ -31,26 +31,29 @@ type sample struct {
 	Goroutines     float64
 	HeapInuse      float64 // bytes
 	HeapAlloc      float64 // bytes
-	FDs            int     // the daemon's, from /proc/PID/fd
-	Sessions       float64 // MCP sessions open, as the daemon says
-	ProfileDirs    int     // browsergate-chromium-* in the daemon's TMPDIR
-	FilesDirs      int     // browsergate-files-* (a session's files, its download staging)
-	StagingDirs    int     // downloads-* inside those
-	OtherTemp      int     // anything else in the daemon's TMPDIR
-	EvidenceBytes  int64
-	Downloaded     int // files in the download directory
+	// HeapHeld is the Go heap the daemon holds from the system (obtained
+	// less released): what of its heap counts in its PSS, in use or not.
+	HeapHeld      float64 // bytes
+	FDs           int     // the daemon's, from /proc/PID/fd
+	Sessions      float64 // MCP sessions open, as the daemon says
+	ProfileDirs   int     // browsergate-chromium-* in the daemon's TMPDIR
+	FilesDirs     int     // browsergate-files-* (a session's files, its download staging)
+	StagingDirs   int     // downloads-* inside those
+	OtherTemp     int     // anything else in the daemon's TMPDIR
+	EvidenceBytes int64
+	Downloaded    int // files in the download directory
 }
 
 // columns are the CSV's header, in the order of row.
 var columns = []string{"seconds", "phase", "calls", "errors", "downloads", "daemon_pss_bytes", "evidence_map_pss_bytes", "tree_pss_bytes", "chromium_processes",
-	"goroutines", "heap_inuse_bytes", "heap_alloc_bytes", "daemon_fds", "mcp_sessions", "profile_dirs", "files_dirs",
+	"goroutines", "heap_inuse_bytes", "heap_alloc_bytes", "heap_held_bytes", "daemon_fds", "mcp_sessions", "profile_dirs", "files_dirs",
 	"staging_dirs", "other_temp_entries", "evidence_bytes", "downloaded_files"}
 
 func (s sample) row() []string {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	d := func(v int64) string { return strconv.FormatInt(v, 10) }
 	return []string{f(s.At.Seconds()), s.Phase, d(s.Calls), d(s.Errors), d(s.Downloads), d(s.DaemonPSS), d(s.EvidenceMapPSS), d(s.TreePSS), strconv.Itoa(s.ChromiumProcs),
-		f(s.Goroutines), f(s.HeapInuse), f(s.HeapAlloc), strconv.Itoa(s.FDs), f(s.Sessions), strconv.Itoa(s.ProfileDirs),
+		f(s.Goroutines), f(s.HeapInuse), f(s.HeapAlloc), f(s.HeapHeld), strconv.Itoa(s.FDs), f(s.Sessions), strconv.Itoa(s.ProfileDirs),
 		strconv.Itoa(s.FilesDirs), strconv.Itoa(s.StagingDirs), strconv.Itoa(s.OtherTemp), d(s.EvidenceBytes), strconv.Itoa(s.Downloaded)}
 }
 
@@ -98,14 +101,17 @@ func (sm *sampler) read(ctx context.Context) (sample, error) {
 	if err != nil {
 		return s, err
 	}
+	var heapSys, heapReleased float64
 	for name, dst := range map[string]*float64{"go_goroutines": &s.Goroutines, "go_memstats_heap_inuse_bytes": &s.HeapInuse,
-		"go_memstats_heap_alloc_bytes": &s.HeapAlloc, "browsergate_mcp_sessions_open": &s.Sessions} {
+		"go_memstats_heap_alloc_bytes": &s.HeapAlloc, "go_memstats_heap_sys_bytes": &heapSys, "go_memstats_heap_released_bytes": &heapReleased,
+		"browsergate_mcp_sessions_open": &s.Sessions} {
 		v, ok := m[name]
 		if !ok {
 			return s, fmt.Errorf("%s: no gauge %s", sm.metricsURL, name)
 		}
 		*dst = v
 	}
+	s.HeapHeld = heapSys - heapReleased
 	if err := sm.temp(&s); err != nil {
 		return s, err
 	}

@@ -61,7 +61,7 @@ func TestShortSoakAgainstTheRealDaemon(t *testing.T) {
 	var phases []string
 	for _, s := range res.samples {
 		phases = append(phases, s.Phase)
-		if s.Phase == "run" && (s.Goroutines == 0 || s.HeapInuse == 0 || s.FDs == 0 || s.TreePSS <= s.DaemonPSS || s.ChromiumProcs == 0 || s.ProfileDirs != 1 ||
+		if s.Phase == "run" && (s.Goroutines == 0 || s.HeapInuse == 0 || s.HeapHeld < s.HeapInuse || s.FDs == 0 || s.TreePSS <= s.DaemonPSS || s.ChromiumProcs == 0 || s.ProfileDirs != 1 ||
 			s.EvidenceMapPSS <= 0 || s.EvidenceMapPSS >= s.DaemonPSS) {
 			t.Errorf("a sample missed a reading: %+v", s)
 		}

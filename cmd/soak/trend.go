@@ -119,6 +119,7 @@ var resources = []resource{
 	{name: "Chromium processes", unit: "", scale: 1, value: func(s sample) float64 { return float64(s.ChromiumProcs) }},
 	{name: "goroutines", unit: "", scale: 1, value: func(s sample) float64 { return s.Goroutines }},
 	{name: "Go heap in use", unit: "MiB", scale: mib, value: func(s sample) float64 { return s.HeapInuse }},
+	{name: "Go heap held from the system (in use or not)", unit: "MiB", scale: mib, value: func(s sample) float64 { return s.HeapHeld }},
 	{name: "daemon open files", unit: "", scale: 1, value: func(s sample) float64 { return float64(s.FDs) }},
 	{name: "MCP sessions open", unit: "", scale: 1, value: func(s sample) float64 { return s.Sessions }},
 	{name: "profile dirs", unit: "", scale: 1, value: func(s sample) float64 { return float64(s.ProfileDirs) }},
