@@ -104,6 +104,9 @@ type backend struct {
 	// rulesBuilt, set by tests only, runs once a user-context session's
 	// first WebSocket rules are built.
 	rulesBuilt func()
+	// sessionOpening, set by tests only, runs as each session begins to
+	// open its browser context, once the browser runs.
+	sessionOpening func(*session)
 
 	// limiter spaces the browserless engine's requests to each host, for
 	// every session of the manifest (hostLimiter).

@@ -2,11 +2,14 @@ package executor
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -132,6 +135,80 @@ func TestLaunchedBrowserOutlivesItsSessions(t *testing.T) {
 	navigate("third")
 	if got := browserPID(); got == pid {
 		t.Fatal("the session after the browser died reports the dead browser")
+	}
+}
+
+// TestSessionsOpenTheirContextsAtOnce: sessions of one browser open their
+// browser contexts, tabs and guards at the same time, none waiting for
+// another's, and each is guarded all the same. Four sessions are held at
+// the start of their openings until all four have got there (with the
+// browser's lock held through an opening, as it once was, only one ever
+// gets there, and the test fails at its deadline); then they open
+// together, and each navigates to a page whose script asks a canary on a
+// loopback address the scope leaves out (127.0.0.2): the canary must see
+// no request from any of them.
+func TestSessionsOpenTheirContextsAtOnce(t *testing.T) {
+	t.Parallel()
+	const sessions = 4
+	var canaryHits atomic.Int64
+	canary := serveOn(t, "127.0.0.2:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		canaryHits.Add(1)
+	}))
+	site := serveLoopback(t, func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `<title>here</title><img src="%[1]s/img"><script>fetch("%[1]s/fetch").catch(() => {})</script>`, canary)
+	}) + "/"
+	m := testkit.Manifest(t, "[tool]\nname = \"together\"\n[browser]\n[browser.scope]\nallowed_domains = [\"127.0.0.1\"]\nallow_private_cidrs = [\"127.0.0.1/32\"]\n[browser.commands.navigate]\n")
+	e, err := New(Config{Manifests: []*toolclad.Manifest{m}, Policies: testkit.Policies(t), Evidence: testkit.Store(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	e.mu.Lock()
+	b := e.backendLocked(m)
+	e.mu.Unlock()
+	arrived, release := make(chan struct{}, sessions), make(chan struct{})
+	var releaseOnce sync.Once
+	let := func() { releaseOnce.Do(func() { close(release) }) }
+	t.Cleanup(let) // before e.Close (cleanups run last first): no opening stays held
+	b.sessionOpening = func(*session) {
+		arrived <- struct{}{}
+		<-release
+	}
+	cmd := m.Command("navigate")
+	args, err := cmd.Validate(map[string]any{"url": site})
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := make(chan string, sessions)
+	for i := range sessions {
+		go func() {
+			id := fmt.Sprintf("s%d", i)
+			r := e.Run(context.Background(), &toolclad.Call{Manifest: m, Command: cmd, SessionID: id, Args: args, Progress: func(string) {}})
+			if r.IsError || !strings.Contains(r.Text, `title="here"`) {
+				results <- fmt.Sprintf("navigate in session %s: %s", id, r.Text)
+				return
+			}
+			results <- ""
+		}()
+	}
+	deadline := time.After(time.Minute)
+	for n := 0; n < sessions; n++ {
+		select {
+		case <-arrived:
+		case failed := <-results:
+			t.Fatalf("a session's navigate ended before all %d had begun to open: %s", sessions, failed)
+		case <-deadline:
+			t.Fatalf("only %d of %d sessions began to open their browser contexts: the openings wait for each other", n, sessions)
+		}
+	}
+	let()
+	for range sessions {
+		if failed := <-results; failed != "" {
+			t.Error(failed)
+		}
+	}
+	if n := canaryHits.Load(); n != 0 {
+		t.Errorf("the canary on 127.0.0.2, outside the scope, got %d requests from sessions that opened together, want 0", n)
 	}
 }
 

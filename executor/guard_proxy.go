@@ -77,8 +77,9 @@ func (b *backend) devtoolsEndpoint(ws string) (netip.AddrPort, bool) {
 }
 
 // newProxy starts an egress proxy on a random loopback port. Its refusals
-// go to log (nil: logged only). withBackend: closed with the backend (the
-// browser-wide proxy); otherwise its session closes it.
+// go to log (nil: logged only). withBackend (sess nil): closed with the
+// backend (the browser-wide proxy), so b.mu must be held (start); otherwise
+// its session closes it, and sessions call this without the lock.
 func (b *backend) newProxy(log *blockLog, sess *sessionEgress) (*egress.Proxy, string, error) {
 	withBackend := sess == nil
 	p, err := b.newDialProxy(log, sess)

@@ -248,29 +248,14 @@ func (t *tab) closePages(ctx context.Context, ids []target.ID) error {
 // the startup timeout. The returned stop func closes the context and the
 // session's proxy.
 func (b *backend) newSessionContext(s *session, w *pageWatch, opts ...chromedp.ContextOption) (context.Context, context.CancelFunc, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.stopped {
-		return nil, nil, fmt.Errorf("%w: the executor is shutting down", ErrBrowserStart)
-	}
-	if b.started && b.root != nil && b.root.Err() != nil {
-		// The launched browser died (crash, OOM kill): start a new one.
-		b.release()
-	}
-	if b.started && b.alloc != nil && b.alloc.Err() != nil {
-		b.release()
-	}
-	if err := b.startLocked("browser started"); err != nil {
+	parent, wsURL, err := b.running()
+	if err != nil {
 		return nil, nil, err
 	}
-	t0 := time.Now()
-	parent := b.root
-	if b.key.connect == "live" {
-		// Each live session holds its own DevTools connection; closing it
-		// closes the session's tab (and disposes of its browser context)
-		// and leaves the user's browser running.
-		parent = b.alloc
+	if b.sessionOpening != nil {
+		b.sessionOpening(s)
 	}
+	t0 := time.Now()
 	var proxy *egress.Proxy
 	stop := func() {}
 	if !b.userContext() {
@@ -317,7 +302,7 @@ func (b *backend) newSessionContext(s *session, w *pageWatch, opts ...chromedp.C
 		c := chromedp.FromContext(ctx)
 		ic := &interceptor{check: s.check, log: s.egress.blocked, acting: s.egress.acting, navs: w.navigationCount, bound: s.egress.bound,
 			pacing: requestPacing{limiter: b.hostLimiter(), within: time.Duration(s.manifest.Tool.TimeoutSeconds) * time.Second}}
-		cfg := guardConfig{wsURL: b.wsURL, context: string(c.BrowserContextID), tab: string(c.Target.TargetID), user: b.userContext()}
+		cfg := guardConfig{wsURL: wsURL, context: string(c.BrowserContextID), tab: string(c.Target.TargetID), user: b.userContext()}
 		grants, log := s.manifest.Browser.Permissions, s.egress.blocked
 		logger := b.logger.With("session", s.id) // the grant's log line, as a refusal's names its session
 		cfg.permissionAsked = func(payload string, from askingFrame) { permissionAsked(log, grants, logger, payload, from) }
@@ -387,6 +372,38 @@ func (b *backend) newSessionContext(s *session, w *pageWatch, opts ...chromedp.C
 	b.logger.Debug("session context ready", "session", s.id, "proxy_ms", msBetween(t0, t1), "context_and_tab_ms", msBetween(t1, t2),
 		"guard_ms", msSince(t2))
 	return ctx, stop, nil
+}
+
+// running starts the browser unless it runs (again, should the launched
+// one have died) and returns what a session's context is opened from: the
+// context its tab descends from and the browser's DevTools WebSocket. Only
+// this holds b.mu: sessions open their contexts, tabs and guards at the
+// same time, none waiting for another's (64 agents starting at once on
+// two cores queued for minutes behind one lock).
+func (b *backend) running() (parent context.Context, wsURL string, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.stopped {
+		return nil, "", fmt.Errorf("%w: the executor is shutting down", ErrBrowserStart)
+	}
+	if b.started && b.root != nil && b.root.Err() != nil {
+		// The launched browser died (crash, OOM kill): start a new one.
+		b.release()
+	}
+	if b.started && b.alloc != nil && b.alloc.Err() != nil {
+		b.release()
+	}
+	if err := b.startLocked("browser started"); err != nil {
+		return nil, "", err
+	}
+	parent = b.root
+	if b.key.connect == "live" {
+		// Each live session holds its own DevTools connection; closing it
+		// closes the session's tab (and disposes of its browser context)
+		// and leaves the user's browser running.
+		parent = b.alloc
+	}
+	return parent, b.wsURL, nil
 }
 
 // downloadsFor returns the session's downloads handler, made with its
