@@ -104,8 +104,12 @@ type backend struct {
 	// rulesBuilt, set by tests only, runs once a user-context session's
 	// first WebSocket rules are built.
 	rulesBuilt func()
+	// openings holds a place for each session opening its browser
+	// context, tab and guard (newSessionContext): at most openingsAtOnce.
+	openings chan struct{}
 	// sessionOpening, set by tests only, runs as each session begins to
-	// open its browser context, once the browser runs.
+	// open its browser context, once the browser runs and the session has
+	// its place among the openings.
 	sessionOpening func(*session)
 
 	// limiter spaces the browserless engine's requests to each host, for

@@ -139,17 +139,17 @@ func TestLaunchedBrowserOutlivesItsSessions(t *testing.T) {
 }
 
 // TestSessionsOpenTheirContextsAtOnce: sessions of one browser open their
-// browser contexts, tabs and guards at the same time, none waiting for
-// another's, and each is guarded all the same. Four sessions are held at
-// the start of their openings until all four have got there (with the
-// browser's lock held through an opening, as it once was, only one ever
-// gets there, and the test fails at its deadline); then they open
+// browser contexts, tabs and guards at the same time (as many as
+// openingsAtOnce), and each is guarded all the same. That many sessions
+// are held at the start of their openings until all have got there (with
+// the browser's lock held through an opening, as it once was, only one
+// ever gets there, and the test fails at its deadline); then they open
 // together, and each navigates to a page whose script asks a canary on a
 // loopback address the scope leaves out (127.0.0.2): the canary must see
 // no request from any of them.
 func TestSessionsOpenTheirContextsAtOnce(t *testing.T) {
 	t.Parallel()
-	const sessions = 4
+	const sessions = openingsAtOnce
 	var canaryHits atomic.Int64
 	canary := serveOn(t, "127.0.0.2:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		canaryHits.Add(1)

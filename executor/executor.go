@@ -402,7 +402,7 @@ func (e *Executor) backendLocked(m *toolclad.Manifest) *backend {
 	b, ok := e.backends[bk]
 	if !ok {
 		b = &backend{key: bk, startup: m.Browser.StartupTimeout, resolver: e.cfg.Resolver,
-			secretVars: e.secretVars(), listeners: &e.listeners}
+			secretVars: e.secretVars(), listeners: &e.listeners, openings: make(chan struct{}, openingsAtOnce)}
 		b.logMasker.Store(e.maskers[m])
 		b.logger = slog.New(mask.NewLogHandler(e.logs, b.logMasker.Load))
 		b.scope.Store(e.scopes[m])

@@ -252,6 +252,8 @@ func (b *backend) newSessionContext(s *session, w *pageWatch, opts ...chromedp.C
 	if err != nil {
 		return nil, nil, err
 	}
+	b.openings <- struct{}{}
+	defer func() { <-b.openings }()
 	if b.sessionOpening != nil {
 		b.sessionOpening(s)
 	}
@@ -374,12 +376,19 @@ func (b *backend) newSessionContext(s *session, w *pageWatch, opts ...chromedp.C
 	return ctx, stop, nil
 }
 
+// openingsAtOnce bounds the sessions of one browser that open their
+// contexts, tabs and guards at the same time. An opening is mostly
+// Chromium's work (a renderer process starts for the tab), and every
+// guard already there attaches to each new tab: 64 agents starting at
+// once, all opening together on two cores, left calls failing their
+// deadlines; one at a time, a slow opening held back every other.
+const openingsAtOnce = 4
+
 // running starts the browser unless it runs (again, should the launched
 // one have died) and returns what a session's context is opened from: the
 // context its tab descends from and the browser's DevTools WebSocket. Only
 // this holds b.mu: sessions open their contexts, tabs and guards at the
-// same time, none waiting for another's (64 agents starting at once on
-// two cores queued for minutes behind one lock).
+// same time (up to openingsAtOnce), not one after another.
 func (b *backend) running() (parent context.Context, wsURL string, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
