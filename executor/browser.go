@@ -110,7 +110,7 @@ type backend struct {
 	// sessionOpening, set by tests only, runs as each session begins to
 	// open its browser context, once the browser runs and the session has
 	// its place among the openings.
-	sessionOpening func(*session)
+	sessionOpening func()
 
 	// limiter spaces the browserless engine's requests to each host, for
 	// every session of the manifest (hostLimiter).

@@ -170,7 +170,7 @@ func TestSessionsOpenTheirContextsAtOnce(t *testing.T) {
 	var releaseOnce sync.Once
 	let := func() { releaseOnce.Do(func() { close(release) }) }
 	t.Cleanup(let) // before e.Close (cleanups run last first): no opening stays held
-	b.sessionOpening = func(*session) {
+	b.sessionOpening = func() {
 		arrived <- struct{}{}
 		<-release
 	}

@@ -255,7 +255,7 @@ func (b *backend) newSessionContext(s *session, w *pageWatch, opts ...chromedp.C
 	b.openings <- struct{}{}
 	defer func() { <-b.openings }()
 	if b.sessionOpening != nil {
-		b.sessionOpening(s)
+		b.sessionOpening()
 	}
 	t0 := time.Now()
 	var proxy *egress.Proxy
