@@ -65,6 +65,12 @@ type Config struct {
 	// Warm gets a new MCP session's browser context and tab ready before
 	// its first call (see Executor.Warm).
 	Warm bool
+	// CallsAtOnce bounds the calls of browser sessions that run at once,
+	// in all (turnstile). Default DefaultCallsPerCore a core.
+	CallsAtOnce int
+	// CallWait is how long a call waits for its turn before it is refused.
+	// Default DefaultCallWait.
+	CallWait time.Duration
 }
 
 // Executor implements toolclad.Runner: it gates, acts and records every
@@ -76,6 +82,7 @@ type Executor struct {
 	mu       sync.Mutex
 	backends map[backendKey]*backend
 	sessions map[sessionKey]*session
+	turns    *turnstile           // the browser calls running at once
 	notices  map[noticeKey]string // said in the first reply of an MCP session's next session
 	// agents are what each MCP session's agent wrote, in the calls of all
 	// its sessions: their replies show it as written (mask.Masker.ForAgent).
@@ -149,6 +156,7 @@ func New(cfg Config) (*Executor, error) {
 		sessions: map[sessionKey]*session{},
 		notices:  map[noticeKey]string{},
 		agents:   map[string]*mask.AgentTexts{},
+		turns:    newTurnstile(cfg.CallsAtOnce, cfg.CallWait),
 	}
 	rand.Read(e.stateKey[:])
 	e.policies.Store(cfg.Policies)

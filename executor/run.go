@@ -157,6 +157,22 @@ func (e *Executor) runTurn(ctx context.Context, s *session, t *turn) {
 		return
 	}
 
+	// The call waits for its turn among the browser calls running at
+	// once (turnstile). A human's answer is waited for without a place:
+	// await_human's, and an approval's.
+	var leave func()
+	defer func() {
+		if leave != nil {
+			leave()
+		}
+	}()
+	if !commandTable[t.call.Command.Name].asksHuman {
+		if leave, t.deny = e.turns.enter(ctx, s); t.deny != nil {
+			t.counted = false // it did nothing
+			return
+		}
+		t.mark("turn")
+	}
 	if err := s.ensureTab(); err != nil {
 		t.err = err
 		t.deny = deny(evidence.StageAct, "browser", "%v", err)
@@ -192,9 +208,20 @@ func (e *Executor) runTurn(ctx context.Context, s *session, t *turn) {
 		// What the human is asked to let the session reach (the verdict
 		// is decided again after the approval).
 		held := t.verdict.Outside
-		// Waiting for a human does not use up the action's time.
+		// Waiting for a human does not use up the action's time, nor a
+		// place among the calls running.
+		waitsTurn := leave != nil
+		if waitsTurn {
+			leave()
+			leave = nil
+		}
 		if t.deny = e.approve(ctx, s, t); t.deny != nil || t.ask != nil {
 			return
+		}
+		if waitsTurn {
+			if leave, t.deny = e.turns.enter(ctx, s); t.deny != nil {
+				return
+			}
 		}
 		cancel()
 		actx, cancel = e.actContext(ctx, s)

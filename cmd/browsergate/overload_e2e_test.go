@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -103,5 +106,78 @@ func TestHTTPOverloadRefusals(t *testing.T) {
 	}
 	if out, refused := callText(t, alice, "e2e.snapshot", nil); refused || !strings.Contains(out, "/stuck") {
 		t.Errorf("alice's session after its calls ended: %v %s", refused, out)
+	}
+}
+
+// TestHTTPCallsWaitTheirTurnPastTheBound: with --calls-at-once 1, while
+// alice's navigate holds the one place (its page does not answer), bob's
+// call waits its turn and, past --call-wait, is refused as the machine
+// saturated, having done nothing: recorded at stage limits and not counted
+// as an interaction. bob's next call, sent while the place is still held,
+// runs once alice's navigate ends.
+func TestHTTPCallsWaitTheirTurnPastTheBound(t *testing.T) {
+	t.Parallel()
+	d := startHTTP(t, inputManifest(), "", "--calls-at-once", "1", "--call-wait", "10s")
+	hit, release := make(chan struct{}, 1), make(chan struct{})
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		if r.URL.Path == "/stuck" {
+			hit <- struct{}{}
+			<-release
+		}
+		w.Write([]byte(`<title>` + r.URL.Path + `</title><button>ok</button>`))
+	}))
+	defer site.Close()
+	var released sync.Once
+	free := func() { released.Do(func() { close(release) }) }
+	defer free()
+
+	alice, bob := d.connect(t, "alice-token"), d.connect(t, "bob-token")
+	if out, refused := callText(t, bob, "e2e.navigate", map[string]any{"url": site.URL + "/bob"}); refused {
+		t.Fatalf("bob's navigate with the place free: %s", out)
+	}
+	aliceDone := make(chan string, 1)
+	go func() {
+		res, err := alice.CallTool(context.Background(), &mcp.CallToolParams{Name: "e2e.navigate", Arguments: map[string]any{"url": site.URL + "/stuck"}})
+		if err != nil {
+			aliceDone <- err.Error()
+			return
+		}
+		aliceDone <- resultText(res)
+	}()
+	<-hit // alice's navigate holds the place
+	out, refused := callText(t, bob, "e2e.snapshot", nil)
+	if !refused || !strings.Contains(out, "DENIED at limits: the daemon is running 1 browser calls at once, its bound (serve --calls-at-once), and 0 more were waiting before this one: it waited 10s for its turn and did not run; try again in a moment\nrule: machine saturated") {
+		t.Errorf("bob's call while alice's holds the only place: refused=%v %s, want the refusal that says the machine is saturated", refused, out)
+	}
+
+	bobDone := make(chan string, 1)
+	go func() {
+		out, refused := callText(t, bob, "e2e.snapshot", nil)
+		if refused {
+			out = "refused: " + out
+		}
+		bobDone <- out
+	}()
+	time.Sleep(time.Second) // bob's call waits for the place
+	free()
+	if got := <-bobDone; strings.HasPrefix(got, "refused") || !strings.Contains(got, "/bob") {
+		t.Errorf("bob's call sent while the place was held, once it was given back: %s", got)
+	}
+	if got := <-aliceDone; !strings.Contains(got, "/stuck") {
+		t.Errorf("alice's navigate: %s", got)
+	}
+
+	alice.Close()
+	bob.Close()
+	d.stop(t)
+	var bobs []string
+	for _, r := range readEnvelopes(t, d.evidence) {
+		if r.Kind == "" && r.Principal == "bob" {
+			bobs = append(bobs, fmt.Sprintf("%s:%s:%s:%d", r.Command, r.Decision.Stage, r.Decision.Rule, r.InteractionCount))
+		}
+	}
+	if got := strings.Join(bobs, " "); got != "navigate:gate::1 snapshot:limits:machine saturated:0 snapshot:gate::2" {
+		t.Errorf("bob's evidence (command:stage:rule:interactions): %s", got)
 	}
 }

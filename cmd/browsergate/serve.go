@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/debug"
 	"syscall"
 	"time"
@@ -33,6 +34,7 @@ var serveCommand = &command{
 	synopsis: `--manifest FILE [--manifest FILE...] --policies DIR --evidence FILE [--signing-key FILE]
 		[--tool-separator .|_] [--principal ID] [--log-level debug|info|warn|error] [--resolve NAME=IP[,IP...]...]
 		[--approvals-socket PATH] [--approval-timeout 55s] [--approval-hook CMD] [--elicitation] [--watch] [--prelaunch=false]
+		[--calls-at-once N] [--call-wait 30s]
 		[--http ADDR --agents FILE [--tls-cert FILE --tls-key FILE] [--allowed-origin ORIGIN...] [--http-host NAME...]
 		 [--max-sessions N] [--max-sessions-per-agent N] [--max-calls-per-session N] [--session-idle 30m] [--http-body-timeout 30s] [--operator-token-file FILE] [--stdio]]`,
 	summary: "Serve the governed browser over MCP on stdio, or over streamable HTTP at /mcp (--http) for the agents of\n" +
@@ -65,6 +67,8 @@ type serveOptions struct {
 	httpHosts             multiFlag
 	maxSessions, perAgent int
 	callsPerSession       int
+	callsAtOnce           int
+	callWait              time.Duration
 	sessionIdle           time.Duration
 	bodyWait              time.Duration
 	operatorTokens        string
@@ -95,6 +99,8 @@ func serveFlags(fs *flag.FlagSet) action {
 	fs.IntVar(&o.maxSessions, "max-sessions", daemon.DefaultMaxSessions, "most MCP sessions open over HTTP at once, in all")
 	fs.IntVar(&o.perAgent, "max-sessions-per-agent", daemon.DefaultMaxSessionsPerAgent, "most MCP sessions one agent may have open over HTTP at once")
 	fs.IntVar(&o.callsPerSession, "max-calls-per-session", daemon.DefaultMaxCallsPerSession, "most tool calls of one MCP session over HTTP under way at once (the one running and those waiting for it); those past it are refused at once")
+	fs.IntVar(&o.callsAtOnce, "calls-at-once", executor.DefaultCallsPerCore*runtime.GOMAXPROCS(0), "most calls of browser sessions that run at once, all agents together; the others wait for their turn, first come first served")
+	fs.DurationVar(&o.callWait, "call-wait", executor.DefaultCallWait, "how long a call waits for its turn (--calls-at-once) before it is refused as the machine saturated")
 	fs.DurationVar(&o.sessionIdle, "session-idle", daemon.DefaultSessionIdle, "end an MCP session over HTTP after this long without a request")
 	fs.DurationVar(&o.bodyWait, "http-body-timeout", daemon.DefaultBodyWait, "how long an HTTP request's body may take to arrive")
 	fs.StringVar(&o.operatorTokens, "operator-token-file", "", "operators' token `FILE` (NAME:TOKEN a line, mode 600): who may, over HTTP, watch /events and sign in to the console at /console/ (with the TOKEN part) to answer held calls and questions")
@@ -125,6 +131,9 @@ func (o *serveOptions) run(stderr io.Writer) error {
 	}
 	if o.maxSessions <= 0 || o.perAgent <= 0 || o.callsPerSession <= 0 || o.sessionIdle <= 0 || o.bodyWait <= 0 {
 		return fmt.Errorf("%w: --max-sessions, --max-sessions-per-agent, --max-calls-per-session, --session-idle and --http-body-timeout must be positive", errUsage)
+	}
+	if o.callsAtOnce <= 0 || o.callWait <= 0 {
+		return fmt.Errorf("%w: --calls-at-once and --call-wait must be positive", errUsage)
 	}
 	if o.sep != "." && o.sep != "_" {
 		return fmt.Errorf("%w: --tool-separator must be \".\" or \"_\"", errUsage)
@@ -198,7 +207,7 @@ func (o *serveOptions) run(stderr io.Writer) error {
 		Manifests: set.Manifests, Policies: set.Policies, Evidence: store, Principal: o.principal, Logger: logger,
 		Resolver: resolver, Approvals: broker, ApprovalTimeout: o.approvalTimeout, Elicitation: o.elicitation, Events: hub,
 		UserAgent: "browsergate/" + version + " (governed AI agent; +https://github.com/browsergate/browsergate)",
-		Warm:      o.prelaunch,
+		Warm:      o.prelaunch, CallsAtOnce: o.callsAtOnce, CallWait: o.callWait,
 	})
 	if err != nil {
 		return err

@@ -111,7 +111,7 @@ func parseLevels(s string) ([]int, error) {
 // devtoolsModes are how Chrome DevTools MCP's processes get their browser.
 var devtoolsModes = []string{"isolated", "shared"}
 
-func runLoad(repo, peers string, levels []int, duration time.Duration, pages []page, only []string, devtools string) {
+func runLoad(repo, peers string, levels []int, duration time.Duration, pages []page, only []string, devtools string, serveArgs []string) {
 	dir, err := os.MkdirTemp("", "peerbench-load-")
 	if err != nil {
 		log.Fatal(err)
@@ -135,7 +135,7 @@ func runLoad(repo, peers string, levels []int, duration time.Duration, pages []p
 	bin := buildBrowsergate(repo)
 	manifest := writeManifest(dir, "click", "type_text", "select_option", "submit_form")
 	site, docs := appSite(), serve(pages)
-	targets := loadTargets(bin, manifest, repo, peers, dir, devtools)
+	targets := loadTargets(bin, manifest, repo, peers, dir, devtools, serveArgs)
 	chosen, err := chooseTargets(targets, only)
 	if err != nil {
 		log.Fatal(err)
@@ -158,11 +158,11 @@ func runLoad(repo, peers string, levels []int, duration time.Duration, pages []p
 // loadTargets are the three servers, browsergate first, and the floor
 // last (chromium-alone, loadfloor.go): bin is browsergate's binary,
 // manifest the harness's manifest (writeManifest), dir the run's
-// directory.
-func loadTargets(bin, manifest, repo, peers, dir, devtools string) []loadTarget {
+// directory, serveArgs more flags for browsergate serve.
+func loadTargets(bin, manifest, repo, peers, dir, devtools string, serveArgs []string) []loadTarget {
 	ds := drivers(bin, manifest, filepath.Join(repo, "policies"), peers, dir)
 	return []loadTarget{
-		{d: ds[0], start: func(n int) (*loadServer, error) { return startBrowsergateHTTP(bin, manifest, repo, dir, n) }},
+		{d: ds[0], start: func(n int) (*loadServer, error) { return startBrowsergateHTTP(bin, manifest, repo, dir, n, serveArgs) }},
 		{d: ds[1], start: func(int) (*loadServer, error) { return startPlaywrightHTTP(peers, dir) }},
 		{d: ds[2], start: func(int) (*loadServer, error) { return startDevtools(ds[2], peers, dir, devtools) }},
 		// The floor has no tools and no submit rate limit: its agent is
@@ -528,8 +528,9 @@ func aliveProc(p *proc, tail *stderrTail) func() error {
 }
 
 // startBrowsergateHTTP starts one daemon for n agents, each an agent of
-// its own in the agents file with a fresh random token.
-func startBrowsergateHTTP(bin, manifest, repo, dir string, n int) (*loadServer, error) {
+// its own in the agents file with a fresh random token; extra are more
+// serve flags.
+func startBrowsergateHTTP(bin, manifest, repo, dir string, n int, extra []string) (*loadServer, error) {
 	tokens := make([]string, n)
 	var agents strings.Builder
 	for i := range tokens {
@@ -550,7 +551,7 @@ func startBrowsergateHTTP(bin, manifest, repo, dir string, n int) (*loadServer, 
 		"--evidence", filepath.Join(dir, fmt.Sprintf("load-%d.db", n)), "--log-level", "error",
 		"--http", "127.0.0.1:0", "--agents", agentsFile,
 		"--max-sessions", strconv.Itoa(max(64, 2*n)), "--max-sessions-per-agent", "2"}
-	cmd := exec.Command(bin, args...)
+	cmd := exec.Command(bin, append(args, extra...)...)
 	cmd.Dir = dir
 	tail := &stderrTail{}
 	pr, pw := io.Pipe()

@@ -231,7 +231,7 @@ func TestLoadReportOfTheFloor(t *testing.T) {
 // the names there are.
 func TestChooseTargets(t *testing.T) {
 	t.Parallel()
-	targets := loadTargets("browsergate", "manifest.toml", "repo", "peers", t.TempDir(), "isolated")
+	targets := loadTargets("browsergate", "manifest.toml", "repo", "peers", t.TempDir(), "isolated", nil)
 	names := func(ts []loadTarget) []string {
 		var out []string
 		for _, t := range ts {
@@ -355,7 +355,7 @@ func (w *treeWatch) left() []procStat {
 // level started is left running.
 func TestLoadLevelOnBrowsergate(t *testing.T) {
 	repo, bin, manifest, dir, site, docs, pages := loadFixture(t)
-	target := loadTargets(bin, manifest, repo, "", dir, "isolated")[0]
+	target := loadTargets(bin, manifest, repo, "", dir, "isolated", nil)[0]
 	// Two submissions a session (the warm-up round's): the first timed flow
 	// opens a new session.
 	target.d.submitsPerSession = 2
@@ -406,7 +406,7 @@ func TestLoadLevelOnPeers(t *testing.T) {
 		}
 	}
 	repo, bin, manifest, dir, site, docs, pages := loadFixture(t)
-	targets := loadTargets(bin, manifest, repo, peers, dir, "isolated")
+	targets := loadTargets(bin, manifest, repo, peers, dir, "isolated", nil)
 	defer stopAll()
 	for _, c := range []struct {
 		target   loadTarget
@@ -438,7 +438,7 @@ func TestLoadLevelOnPeers(t *testing.T) {
 // limit), and neither a process nor the profile is left after the level.
 func TestLoadLevelOnTheFloor(t *testing.T) {
 	repo, bin, manifest, dir, site, docs, pages := loadFixture(t)
-	targets := loadTargets(bin, manifest, repo, "", dir, "isolated")
+	targets := loadTargets(bin, manifest, repo, "", dir, "isolated", nil)
 	target := targets[len(targets)-1]
 	var w treeWatch
 	r, cmdline := runLevel(w.wrap(target), 2, 3*time.Second, site, docs, pages)

@@ -58,6 +58,7 @@ func main() {
 	onlyServers := flag.String("servers", "", "-scenario speed and load: comma-separated servers to measure (default: browsergate, playwright-mcp, chrome-devtools-mcp and the floor "+floorName+", and for speed "+floorWaitsName+" too)")
 	agents := flag.String("agents", "1,4,16,64", "-scenario load: comma-separated numbers of agents at once, a level each")
 	duration := flag.Duration("duration", 30*time.Second, "-scenario load: how long the agents loop at each level, after their warm-up round")
+	serveArgs := flag.String("serve-args", "", "-scenario load: more flags for browsergate serve, space-separated (\"--calls-at-once 8\")")
 	devtools := flag.String("devtools", "isolated", "-scenario load: how Chrome DevTools MCP's processes (one per agent) get a browser: isolated (each launches its own) or shared (all attach to one the harness starts)")
 	flag.Parse()
 	log.SetFlags(0)
@@ -97,7 +98,7 @@ func main() {
 		if *onlyServers != "" {
 			only = strings.Split(*onlyServers, ",")
 		}
-		runLoad(*repo, *peers, levels, *duration, pages, only, *devtools)
+		runLoad(*repo, *peers, levels, *duration, pages, only, *devtools, strings.Fields(*serveArgs))
 		return
 	}
 	if *scenario == "speed" {
