@@ -50,7 +50,11 @@ const approvalKey = "approval"
 // same approval. The operator can answer in between or instead. Commands
 // of risk tier critical are never put to the client: only the operator
 // decides them.
-func (e *Executor) approve(ctx context.Context, s *session, t *turn) *DenyError {
+//
+// retake, when not nil, is called once the call is approved and before it
+// is observed again: the call gave its place among the calls running back
+// while a human decided (turnstile), and takes one again there.
+func (e *Executor) approve(ctx context.Context, s *session, t *turn, retake func() *DenyError) *DenyError {
 	why := t.verdict.Approval
 	if e.cfg.Approvals == nil {
 		return deny(evidence.StageApproval, "human_approval",
@@ -106,6 +110,11 @@ func (e *Executor) approve(ctx context.Context, s *session, t *turn) *DenyError 
 	}
 	if !o.Approved {
 		return e.notApproved(p, o, why)
+	}
+	if retake != nil {
+		if d := retake(); d != nil {
+			return d
+		}
 	}
 	return e.recheck(ctx, s, t, p)
 }

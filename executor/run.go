@@ -167,7 +167,9 @@ func (e *Executor) runTurn(ctx context.Context, s *session, t *turn) {
 		}
 	}()
 	if !commandTable[t.call.Command.Name].asksHuman {
-		if leave, t.deny = e.turns.enter(ctx, s); t.deny != nil {
+		// A call coming back with a human's answer (an approval asked
+		// through the client) waits without the bound: it was decided.
+		if leave, t.deny = e.turns.enter(ctx, s, t.call.Resume == nil); t.deny != nil {
 			t.counted = false // it did nothing
 			return
 		}
@@ -210,18 +212,19 @@ func (e *Executor) runTurn(ctx context.Context, s *session, t *turn) {
 		held := t.verdict.Outside
 		// Waiting for a human does not use up the action's time, nor a
 		// place among the calls running.
-		waitsTurn := leave != nil
-		if waitsTurn {
+		// Once approved, the call takes a place again, waiting without
+		// the bound (a human decided it), before it reads the page again.
+		var retake func() *DenyError
+		if leave != nil {
 			leave()
 			leave = nil
-		}
-		if t.deny = e.approve(ctx, s, t); t.deny != nil || t.ask != nil {
-			return
-		}
-		if waitsTurn {
-			if leave, t.deny = e.turns.enter(ctx, s); t.deny != nil {
-				return
+			retake = func() (d *DenyError) {
+				leave, d = e.turns.enter(ctx, s, false)
+				return d
 			}
+		}
+		if t.deny = e.approve(ctx, s, t, retake); t.deny != nil || t.ask != nil {
+			return
 		}
 		cancel()
 		actx, cancel = e.actContext(ctx, s)

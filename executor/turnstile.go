@@ -52,9 +52,10 @@ func newTurnstile(n int, wait time.Duration) *turnstile {
 }
 
 // enter waits for a place for the call: it returns the function that
-// gives the place back, or the refusal when the wait ran out, the client
-// gave up (ctx) or the session began to end.
-func (ts *turnstile) enter(ctx context.Context, s *session) (leave func(), _ *DenyError) {
+// gives the place back, or the refusal when the wait ran out (bounded:
+// the turnstile's wait; otherwise there is none), the client gave up (ctx)
+// or the session began to end.
+func (ts *turnstile) enter(ctx context.Context, s *session, bounded bool) (leave func(), _ *DenyError) {
 	select {
 	case ts.places <- struct{}{}:
 		return ts.leave, nil
@@ -62,18 +63,26 @@ func (ts *turnstile) enter(ctx context.Context, s *session) (leave func(), _ *De
 	}
 	ahead := ts.waiting.Add(1) - 1
 	defer ts.waiting.Add(-1)
-	timer := time.NewTimer(ts.wait)
-	defer timer.Stop()
-	// Waiting senders of a channel are served in the order they came.
+	var waited <-chan time.Time // nil: no bound
+	if bounded {
+		timer := time.NewTimer(ts.wait)
+		defer timer.Stop()
+		waited = timer.C
+	}
+	// Go's runtime hands a place given back to the sender that has waited
+	// longest (its channels queue blocked senders in order; the language
+	// does not promise it): first come, first served. ahead counts the
+	// calls that were waiting as this one began to (approximately: one
+	// may be on its way into the select).
 	select {
 	case ts.places <- struct{}{}:
 		return ts.leave, nil
-	case <-timer.C:
+	case <-waited:
 		return nil, deny(evidence.StageLimits, "machine saturated",
 			"the daemon is running %d browser calls at once, its bound (serve --calls-at-once), and %d more were waiting before this one: it waited %v for its turn and did not run; try again in a moment",
 			cap(ts.places), ahead, ts.wait)
 	case <-ctx.Done():
-		return nil, deny(evidence.StageLimits, "machine saturated",
+		return nil, deny(evidence.StageLimits, "client gave up",
 			"the client gave up while the call waited for its turn (the daemon is running %d browser calls at once, its bound): it did not run", cap(ts.places))
 	case <-s.stopping.Done():
 		return nil, s.stopped()

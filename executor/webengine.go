@@ -93,7 +93,7 @@ func (e *Executor) runWebTurn(ctx context.Context, s *session, t *turn) {
 		return
 	}
 	if len(t.verdict.Approval) > 0 {
-		if t.deny = e.approve(ctx, s, t); t.deny != nil || t.ask != nil {
+		if t.deny = e.approve(ctx, s, t, nil); t.deny != nil || t.ask != nil {
 			return
 		}
 		cancel()
