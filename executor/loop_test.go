@@ -3,6 +3,7 @@ package executor_test
 import (
 	"context"
 	"fmt"
+	"github.com/browsergate/browsergate/approval"
 	"net/http"
 	"strings"
 	"testing"
@@ -60,6 +61,21 @@ func newHarness(t *testing.T, maxInteractions int, screenshots bool) *harness {
 }
 
 // newHarnessFrom is newHarness with the manifest's text.
+// newApprovalHarness is a harness whose click needs a human's approval,
+// with an approval broker; cfg sets more of the executor's configuration
+// (its manifests, policies, evidence and approvals are the harness's).
+func newApprovalHarness(t *testing.T, cfg executor.Config) (*harness, *approval.Broker) {
+	t.Helper()
+	m := testkit.Manifest(t, strings.Replace(fmt.Sprintf(loopManifest, false, 50), "[browser.commands.click]\n", "[browser.commands.click]\nhuman_approval = true\n", 1))
+	cfg.Manifests, cfg.Policies, cfg.Evidence, cfg.Approvals = []*toolclad.Manifest{m}, testkit.Policies(t), testkit.Store(t), approval.NewBroker(nil)
+	ex, err := executor.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ex.Close)
+	return &harness{ex: ex, m: m, store: cfg.Evidence}, cfg.Approvals
+}
+
 func newHarnessFrom(t *testing.T, manifest string) *harness {
 	t.Helper()
 	m := testkit.Manifest(t, manifest)

@@ -76,15 +76,8 @@ func TestEndByOperator(t *testing.T) {
 // it.
 func TestEndByOperatorStopsACallStillDeciding(t *testing.T) {
 	t.Parallel()
-	m := testkit.Manifest(t, strings.Replace(fmt.Sprintf(loopManifest, false, 50), "[browser.commands.click]\n", "[browser.commands.click]\nhuman_approval = true\n", 1))
-	broker := approval.NewBroker(nil)
-	store := testkit.Store(t)
-	ex, err := executor.New(executor.Config{Manifests: []*toolclad.Manifest{m}, Policies: testkit.Policies(t), Evidence: store, Approvals: broker})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(ex.Close)
-	h := &harness{ex: ex, m: m, store: store}
+	h, broker := newApprovalHarness(t, executor.Config{})
+	ex := h.ex
 	var clicks atomic.Int64
 	mux := http.NewServeMux()
 	mux.HandleFunc("/page", func(w http.ResponseWriter, r *http.Request) {

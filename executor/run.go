@@ -211,9 +211,9 @@ func (e *Executor) runTurn(ctx context.Context, s *session, t *turn) {
 		// is decided again after the approval).
 		held := t.verdict.Outside
 		// Waiting for a human does not use up the action's time, nor a
-		// place among the calls running.
-		// Once approved, the call takes a place again, waiting without
-		// the bound (a human decided it), before it reads the page again.
+		// place among the calls running: once approved, the call takes a
+		// place again (without the bound: a human decided it) before it
+		// reads the page again.
 		var retake func() *DenyError
 		if leave != nil {
 			leave()

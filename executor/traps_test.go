@@ -10,8 +10,6 @@ import (
 
 	"github.com/browsergate/browsergate/approval"
 	"github.com/browsergate/browsergate/executor"
-	"github.com/browsergate/browsergate/internal/testkit"
-	"github.com/browsergate/browsergate/toolclad"
 )
 
 // These pages try to make the gate judge one action while the browser
@@ -117,14 +115,7 @@ func TestElementChangedAfterTheDecision(t *testing.T) {
 // nothing posted.
 func TestApprovalForAClickDoesNotCoverASubmit(t *testing.T) {
 	t.Parallel()
-	m := testkit.Manifest(t, strings.Replace(fmt.Sprintf(loopManifest, false, 50), "[browser.commands.click]\n", "[browser.commands.click]\nhuman_approval = true\n", 1))
-	broker := approval.NewBroker(nil)
-	ex, err := executor.New(executor.Config{Manifests: []*toolclad.Manifest{m}, Policies: testkit.Policies(t), Evidence: testkit.Store(t), Approvals: broker})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(ex.Close)
-	h := &harness{ex: ex, m: m}
+	h, broker := newApprovalHarness(t, executor.Config{})
 	// The page makes the button a submit button a second after it loads:
 	// while the human reads the question.
 	// The form has no action: it posts to the page itself, so where the

@@ -10,7 +10,6 @@ import (
 
 	"github.com/browsergate/browsergate/approval"
 	"github.com/browsergate/browsergate/executor"
-	"github.com/browsergate/browsergate/internal/testkit"
 	"github.com/browsergate/browsergate/toolclad"
 )
 
@@ -20,16 +19,8 @@ import (
 // approved call takes a place again and acts.
 func TestCallHeldForApprovalGivesBackItsTurn(t *testing.T) {
 	t.Parallel()
-	m := testkit.Manifest(t, strings.Replace(fmt.Sprintf(loopManifest, false, 50), "[browser.commands.click]\n", "[browser.commands.click]\nhuman_approval = true\n", 1))
-	broker := approval.NewBroker(nil)
-	store := testkit.Store(t)
-	ex, err := executor.New(executor.Config{Manifests: []*toolclad.Manifest{m}, Policies: testkit.Policies(t), Evidence: store, Approvals: broker,
-		CallsAtOnce: 1, CallWait: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(ex.Close)
-	h := &harness{ex: ex, m: m, store: store}
+	h, broker := newApprovalHarness(t, executor.Config{CallsAtOnce: 1, CallWait: 5 * time.Second})
+	ex := h.ex
 	var clicks atomic.Int64
 	mux := http.NewServeMux()
 	mux.HandleFunc("/page", func(w http.ResponseWriter, r *http.Request) {
