@@ -60,13 +60,15 @@ func (e *Executor) approve(ctx context.Context, s *session, t *turn, retake func
 		return deny(evidence.StageApproval, "human_approval",
 			"%s, and no approval channel is configured on this daemon", strings.Join(why, "; "))
 	}
-	// An operator may have ended the session while this call observed
-	// and decided: nothing is held for a session that is ending.
-	if d := s.stopped(); d != nil {
-		return d
-	}
 	if e.beforeApproval != nil {
 		e.beforeApproval(s.id)
+	}
+	// An operator may have ended the session while this call observed
+	// and decided: nothing is held for a session that is ending. (One
+	// that begins to end from here on cuts the wait below short, and an
+	// answer given meanwhile is refused by the check after it.)
+	if d := s.stopped(); d != nil {
+		return d
 	}
 	want := e.approvalRequest(s, t)
 	var p *approval.Pending

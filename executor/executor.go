@@ -113,7 +113,9 @@ type Executor struct {
 	// records is written before the evidence log closes.
 	ending sync.WaitGroup
 	// beforeApproval, set by tests only, is called as a call of session
-	// id is about to be held for a human, with the session's lock held.
+	// id that needs a human is about to be held for one, with the
+	// session's lock held and before it checks that the session is not
+	// ending.
 	beforeApproval func(id string)
 	// operatorEnded are the sessions operators ended (operator_end.go).
 	operatorEnded operatorEnds
