@@ -7,6 +7,7 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/css"
 	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/performance"
 	"github.com/chromedp/chromedp"
 )
 
@@ -17,8 +18,10 @@ import (
 // the client and keeps track of them), and Network's copies of response
 // bodies, which chromedp's Network.enable leaves at Chromium's default
 // (up to 100 MB a page, kept in its renderer) and no command reads. The
-// Network events that the page log and the load wait read are kept.
-func attach(ctx context.Context) error {
+// Network events that the page log and the load wait read are kept. With
+// metrics, the Performance domain is enabled too, while the page still
+// answers: it is how the daemon finds a tab's renderer (spinning.go).
+func attach(ctx context.Context, metrics bool) error {
 	if err := chromedp.Do(ctx); err != nil {
 		return err
 	}
@@ -28,6 +31,11 @@ func attach(ctx context.Context) error {
 	none := int64(0)
 	if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{MaxTotalBufferSize: &none, MaxResourceBufferSize: &none}); err != nil {
 		return fmt.Errorf("Network.enable: %w", err)
+	}
+	if metrics {
+		if _, err := chromedp.Call(ctx, performance.Enable, performance.EnableParams{}); err != nil {
+			return fmt.Errorf("Performance.enable: %w", err)
+		}
 	}
 	return nil
 }

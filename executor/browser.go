@@ -140,6 +140,22 @@ func (b *backend) userContext() bool {
 	return b.key.connect == "live" && b.key.manifest.Browser.Context == toolclad.ContextUser
 }
 
+// browserPID is the process id of the browser the backend launched (0:
+// none runs, or the browser is the user's).
+func (b *backend) browserPID() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.started || b.key.connect != "launch" || b.root == nil {
+		return 0
+	}
+	if c := chromedp.FromContext(b.root); c != nil && c.Browser != nil {
+		if p := c.Browser.Process(); p != nil {
+			return p.Pid
+		}
+	}
+	return 0
+}
+
 // warm starts the browser if it is not running yet (Executor.Prelaunch).
 func (b *backend) warm() error {
 	b.mu.Lock()

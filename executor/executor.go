@@ -22,6 +22,7 @@ import (
 	"github.com/browsergate/browsergate/evidence"
 	"github.com/browsergate/browsergate/executor/mask"
 	"github.com/browsergate/browsergate/gate"
+	"github.com/browsergate/browsergate/internal/sparetime"
 	"github.com/browsergate/browsergate/scope"
 	"github.com/browsergate/browsergate/scope/egress"
 	"github.com/browsergate/browsergate/toolclad"
@@ -119,6 +120,9 @@ type Executor struct {
 	beforeApproval func(id string)
 	// operatorEnded are the sessions operators ended (operator_end.go).
 	operatorEnded operatorEnds
+	// stopSpinWatch stops the watch on renderers that keep a core busy
+	// (spinning.go; nil: it does not run).
+	stopSpinWatch chan struct{}
 }
 
 // sessionKey names a session: an MCP session's calls, by one agent, to
@@ -177,7 +181,20 @@ func New(cfg Config) (*Executor, error) {
 	// its manifest's secrets (backendLocked), the daemon's own with all.
 	e.logs = cfg.Logger.Handler()
 	e.cfg.Logger = slog.New(mask.NewLogHandler(e.logs, e.allSecrets.Load))
+	if sparetime.Allowed() {
+		e.stopSpinWatch = make(chan struct{})
+		go watchSpinning(e.stopSpinWatch, e.openSessions)
+	} else {
+		e.cfg.Logger.Debug("a page that keeps a core busy between its session's calls keeps its priority: the daemon could not give a renderer its priority back (it needs CAP_SYS_NICE or an RLIMIT_NICE of 20)")
+	}
 	return e, nil
+}
+
+// openSessions are the sessions open now.
+func (e *Executor) openSessions() []*session {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Collect(maps.Values(e.sessions))
 }
 
 // compiledScopes maps each manifest to its compiled scope (toolclad.Load compiled
@@ -197,6 +214,9 @@ func compiledScopes(ms []*toolclad.Manifest) (map[*toolclad.Manifest]*scope.Scop
 // Close ends every session and stops every browser browsergate launched.
 func (e *Executor) Close() {
 	e.mu.Lock()
+	if !e.closed && e.stopSpinWatch != nil {
+		close(e.stopSpinWatch)
+	}
 	e.closed = true
 	sessions := e.sessions
 	e.sessions = map[sessionKey]*session{}

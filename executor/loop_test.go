@@ -60,7 +60,6 @@ func newHarness(t *testing.T, maxInteractions int, screenshots bool) *harness {
 	return newHarnessFrom(t, fmt.Sprintf(loopManifest, screenshots, maxInteractions))
 }
 
-// newHarnessFrom is newHarness with the manifest's text.
 // newApprovalHarness is a harness whose click needs a human's approval,
 // with an approval broker; cfg sets more of the executor's configuration
 // (its manifests, policies, evidence and approvals are the harness's).
@@ -76,6 +75,7 @@ func newApprovalHarness(t *testing.T, cfg executor.Config) (*harness, *approval.
 	return &harness{ex: ex, m: m, store: cfg.Evidence}, cfg.Approvals
 }
 
+// newHarnessFrom is newHarness with the manifest's text.
 func newHarnessFrom(t *testing.T, manifest string) *harness {
 	t.Helper()
 	m := testkit.Manifest(t, manifest)

@@ -92,6 +92,8 @@ func (e *Executor) Run(ctx context.Context, call *toolclad.Call) *toolclad.Reply
 		s.mu.Lock()
 	}
 	defer s.mu.Unlock()
+	defer func() { s.lastCallEnd = time.Now() }()
+	s.raiseLowered()
 	if s.ended || s.stopped() != nil {
 		return &toolclad.Reply{Text: "error: " + e.endedText(s), IsError: true}
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/browsergate/browsergate/executor/mask"
 	"github.com/browsergate/browsergate/gate"
+	"github.com/browsergate/browsergate/internal/sparetime"
 	"github.com/browsergate/browsergate/toolclad"
 )
 
@@ -112,17 +113,23 @@ type session struct {
 	// passwords are what the agent typed into password fields, which the
 	// record and the logs mask from then on (typedpasswords.go).
 	passwords typedPasswords
+	// lastCallEnd is when the session's last call ended (its start until
+	// then), and lowered its renderers that run on spare processor time
+	// while it waits for the agent (spinning.go).
+	lastCallEnd time.Time
+	lowered     []*sparetime.Lowered
 }
 
 func newSession(m *toolclad.Manifest, mcpID string, b *backend, now time.Time) *session {
 	s := &session{
-		id:        newSessionID(m.Tool.Name),
-		mcpID:     mcpID,
-		manifest:  m,
-		backend:   b,
-		limits:    limits{Limits: gate.NewLimits(now)},
-		egress:    sessionEgress{blocked: &blockLog{}, acting: &actingGuard{}, bound: &gate.SecretBinding{}, outside: &gate.OutsideOrigins{}},
-		worldLock: newCtxLock(),
+		id:          newSessionID(m.Tool.Name),
+		mcpID:       mcpID,
+		manifest:    m,
+		backend:     b,
+		limits:      limits{Limits: gate.NewLimits(now)},
+		egress:      sessionEgress{blocked: &blockLog{}, acting: &actingGuard{}, bound: &gate.SecretBinding{}, outside: &gate.OutsideOrigins{}},
+		worldLock:   newCtxLock(),
+		lastCallEnd: time.Now(),
 	}
 	s.stopping, s.stopNow = context.WithCancelCause(context.Background())
 	return s

@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -163,20 +161,11 @@ func stuckRound(b *testing.B, cs *mcp.ClientSession, site string, i int) []time.
 func treeCPU(pid int) time.Duration {
 	var ticks int64
 	for _, p := range append(proctree.Descendants(pid), pid) {
-		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
-		if err != nil {
-			continue // ended meanwhile
+		if st, ok := proctree.ReadStat(p); ok { // else ended meanwhile
+			ticks += st.CPU
 		}
-		s := string(data)
-		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-		if len(fields) < 13 {
-			continue
-		}
-		utime, _ := strconv.ParseInt(fields[11], 10, 64)
-		stime, _ := strconv.ParseInt(fields[12], 10, 64)
-		ticks += utime + stime
 	}
-	return time.Duration(ticks) * 10 * time.Millisecond
+	return time.Duration(ticks) * time.Second / proctree.ClockTicks
 }
 
 // ms is d in milliseconds.

@@ -1,7 +1,9 @@
 // Package proctree reads a process tree from Linux's /proc: the processes
-// that descend from one (a daemon and the Chromium it launched), and what
-// each holds in memory. The benchmarks, the soak and the tests that count
-// or weigh the browser's processes read it here.
+// that descend from one (a daemon and the Chromium it launched), the
+// processor time each used, and what each holds in memory. The
+// benchmarks, the soak and the tests that count or weigh the browser's
+// processes read it here, and so does the daemon's watch on renderers
+// that keep a core busy (executor/spinning.go).
 package proctree
 
 import (
@@ -15,17 +17,13 @@ import (
 // Descendants are the processes below pid (its children, theirs, …),
 // read from /proc/*/stat; a process that ends while they are read is left
 // out.
-func Descendants(pid int) []int {
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+func Descendants(pid int) []int { return DescendantsIn(Stats(), pid) }
+
+// DescendantsIn are the processes below pid in stats.
+func DescendantsIn(stats map[int]Stat, pid int) []int {
 	children := map[int][]int{}
-	for _, path := range stats {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			continue // ended meanwhile
-		}
-		if p, parent, ok := ParentOf(string(data)); ok {
-			children[parent] = append(children[parent], p)
-		}
+	for p, st := range stats {
+		children[st.Parent] = append(children[st.Parent], p)
 	}
 	var out []int
 	for queue := children[pid]; len(queue) > 0; queue = queue[1:] {
@@ -35,23 +33,89 @@ func Descendants(pid int) []int {
 	return out
 }
 
-// ParentOf reads a process's id and its parent's from its /proc/PID/stat
-// line: "pid (comm) state ppid …", where comm may hold spaces and
-// parentheses, hence the last ")".
-func ParentOf(stat string) (pid, parent int, ok bool) {
+// ClockTicks is Linux's USER_HZ, the unit of /proc/PID/stat's CPU times:
+// 100 on every architecture Linux runs Chromium on.
+const ClockTicks = 100
+
+// Stat is what is read of a process's /proc/PID/stat.
+type Stat struct {
+	Parent int
+	// CPU is the processor time its threads used, in user and kernel
+	// mode, in clock ticks (ClockTicks a second).
+	CPU int64
+	// Start is when it started, in clock ticks after boot: a process id
+	// taken again is another process.
+	Start uint64
+}
+
+// Stats reads every process's stat; a process that ends meanwhile is left
+// out.
+func Stats() map[int]Stat {
+	out := map[int]Stat{}
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		if st, ok := ReadStat(pid); ok {
+			out[pid] = st
+		}
+	}
+	return out
+}
+
+// ReadStat reads process pid's stat (false: it has ended).
+func ReadStat(pid int) (Stat, bool) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return Stat{}, false
+	}
+	_, st, ok := StatOf(string(data))
+	return st, ok
+}
+
+// StatOf reads a /proc/PID/stat line: "pid (comm) state ppid …", where
+// comm may hold spaces and parentheses, hence the last ")"; after comm,
+// ppid is the 2nd field, utime and stime the 12th and 13th, starttime the
+// 20th.
+func StatOf(stat string) (pid int, st Stat, ok bool) {
 	end := strings.LastIndexByte(stat, ')')
 	open := strings.IndexByte(stat, '(')
-	if end < 0 || open < 0 {
-		return 0, 0, false
+	if end < 0 || open < 0 || open > end {
+		return 0, Stat{}, false
 	}
-	rest := strings.Fields(stat[end+1:])
-	if len(rest) < 2 {
-		return 0, 0, false
+	f := strings.Fields(stat[end+1:])
+	if len(f) < 20 {
+		return 0, Stat{}, false
 	}
-	var err1, err2 error
-	pid, err1 = strconv.Atoi(strings.TrimSpace(stat[:open]))
-	parent, err2 = strconv.Atoi(rest[1])
-	return pid, parent, err1 == nil && err2 == nil
+	var err error
+	if pid, err = strconv.Atoi(strings.TrimSpace(stat[:open])); err != nil {
+		return 0, Stat{}, false
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	start, err3 := strconv.ParseUint(f[19], 10, 64)
+	parent, err4 := strconv.Atoi(f[1])
+	if err1 != nil || err2 != nil || err3 != nil || err4 != nil {
+		return 0, Stat{}, false
+	}
+	return pid, Stat{Parent: parent, CPU: utime + stime, Start: start}, true
+}
+
+// Threads are process pid's threads (false: it has ended).
+func Threads(pid int) ([]int, bool) {
+	dirs, err := os.ReadDir(filepath.Join("/proc", strconv.Itoa(pid), "task"))
+	if err != nil {
+		return nil, false
+	}
+	var out []int
+	for _, d := range dirs {
+		if tid, err := strconv.Atoi(d.Name()); err == nil {
+			out = append(out, tid)
+		}
+	}
+	return out, true
 }
 
 // PSS is a process's proportional set size in bytes (its share of every

@@ -9,16 +9,19 @@ import (
 )
 
 // TestReadings: a stat line whose command name holds spaces and
-// parentheses gives its process and parent; smaps_rollup's Pss line is
-// read in bytes.
+// parentheses gives its process, its parent, its processor time (user and
+// kernel) and its start; smaps_rollup's Pss line is read in bytes.
 func TestReadings(t *testing.T) {
 	t.Parallel()
-	pid, parent, ok := ParentOf("1234 (chromium (renderer) x) S 1200 1234 1200 0 -1 4194560")
-	if !ok || pid != 1234 || parent != 1200 {
-		t.Errorf("ParentOf: %d %d %v", pid, parent, ok)
+	pid, st, ok := StatOf("1234 (chromium (renderer) x) S 1200 1234 1200 0 -1 4194560 100 0 0 0 150 30 0 0 20 0 12 0 5000 1000 200")
+	if want := (Stat{Parent: 1200, CPU: 180, Start: 5000}); !ok || pid != 1234 || st != want {
+		t.Errorf("StatOf: %d %+v %v, want 1234 %+v", pid, st, ok, want)
 	}
-	if _, _, ok := ParentOf("garbage"); ok {
-		t.Error("ParentOf took a line without a command name")
+	if _, _, ok := StatOf("garbage"); ok {
+		t.Error("StatOf took a line without a command name")
+	}
+	if _, _, ok := StatOf("1234 (x) S 1200 1234"); ok {
+		t.Error("StatOf took a line cut short")
 	}
 	v, err := PSSOf("55d0-7ffd ---p 00000000 00:00 0  [rollup]\nRss:              204800 kB\nPss:              102400 kB\nPss_Anon:          90000 kB\n")
 	if err != nil || v != 100<<20 {
