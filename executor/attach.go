@@ -20,7 +20,7 @@ import (
 // (up to 100 MB a page, kept in its renderer) and no command reads. The
 // Network events that the page log and the load wait read are kept. With
 // metrics, the Performance domain is enabled too, while the page still
-// answers: it is how the daemon finds a tab's renderer (spinning.go).
+// answers: it is how the daemon finds a busy renderer's tab (spinning.go).
 func attach(ctx context.Context, metrics bool) error {
 	if err := chromedp.Do(ctx); err != nil {
 		return err
@@ -33,9 +33,9 @@ func attach(ctx context.Context, metrics bool) error {
 		return fmt.Errorf("Network.enable: %w", err)
 	}
 	if metrics {
-		if _, err := chromedp.Call(ctx, performance.Enable, performance.EnableParams{}); err != nil {
-			return fmt.Errorf("Performance.enable: %w", err)
-		}
+		// Without it the tab's renderer is never found busy: it keeps its
+		// priority, and the tab works as before.
+		_, _ = chromedp.Call(ctx, performance.Enable, performance.EnableParams{})
 	}
 	return nil
 }

@@ -117,6 +117,13 @@ type backend struct {
 	limiter     *web.HostLimiter
 	limiterOnce sync.Once
 
+	// lowersSpinners says the executor's watch may lower this browser's
+	// busy renderers (spinning.go): its tabs then report their processor
+	// time. noLowering is set once a renderer could not be raised: none
+	// is lowered any more.
+	lowersSpinners bool
+	noLowering     atomic.Bool
+
 	mu      sync.Mutex
 	started bool
 	stopped bool            // shut down with the executor: never starts again
@@ -139,6 +146,11 @@ func ptrTrue() *bool { t := true; return &t }
 func (b *backend) userContext() bool {
 	return b.key.connect == "live" && b.key.manifest.Browser.Context == toolclad.ContextUser
 }
+
+// metrics says whether the backend's tabs report their processor time to
+// the watch on busy renderers: only a browser the daemon launched, and
+// only when the watch runs.
+func (b *backend) metrics() bool { return b.lowersSpinners && b.key.connect == "launch" }
 
 // browserPID is the process id of the browser the backend launched (0:
 // none runs, or the browser is the user's).

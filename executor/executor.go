@@ -121,8 +121,9 @@ type Executor struct {
 	// operatorEnded are the sessions operators ended (operator_end.go).
 	operatorEnded operatorEnds
 	// stopSpinWatch stops the watch on renderers that keep a core busy
-	// (spinning.go; nil: it does not run).
-	stopSpinWatch chan struct{}
+	// (spinning.go; nil: it does not run), and spinWatchDone is closed as
+	// it has.
+	stopSpinWatch, spinWatchDone chan struct{}
 }
 
 // sessionKey names a session: an MCP session's calls, by one agent, to
@@ -182,8 +183,11 @@ func New(cfg Config) (*Executor, error) {
 	e.logs = cfg.Logger.Handler()
 	e.cfg.Logger = slog.New(mask.NewLogHandler(e.logs, e.allSecrets.Load))
 	if sparetime.Allowed() {
-		e.stopSpinWatch = make(chan struct{})
-		go watchSpinning(e.stopSpinWatch, e.openSessions)
+		e.stopSpinWatch, e.spinWatchDone = make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(e.spinWatchDone)
+			watchSpinning(e.stopSpinWatch, e.openSessions)
+		}()
 	} else {
 		e.cfg.Logger.Debug("a page that keeps a core busy between its session's calls keeps its priority: the daemon could not give a renderer its priority back (it needs CAP_SYS_NICE or an RLIMIT_NICE of 20)")
 	}
@@ -226,6 +230,9 @@ func (e *Executor) Close() {
 	e.ending.Wait() // the sessions other paths were ending
 	for _, b := range backends {
 		b.shutdown()
+	}
+	if e.spinWatchDone != nil {
+		<-e.spinWatchDone
 	}
 }
 
@@ -432,7 +439,8 @@ func (e *Executor) backendLocked(m *toolclad.Manifest) *backend {
 	b, ok := e.backends[bk]
 	if !ok {
 		b = &backend{key: bk, startup: m.Browser.StartupTimeout, resolver: e.cfg.Resolver,
-			secretVars: e.secretVars(), listeners: &e.listeners, openings: make(chan struct{}, openingsAtOnce)}
+			secretVars: e.secretVars(), listeners: &e.listeners, openings: make(chan struct{}, openingsAtOnce),
+			lowersSpinners: e.stopSpinWatch != nil}
 		b.logMasker.Store(e.maskers[m])
 		b.logger = slog.New(mask.NewLogHandler(e.logs, b.logMasker.Load))
 		b.scope.Store(e.scopes[m])

@@ -113,11 +113,12 @@ type session struct {
 	// passwords are what the agent typed into password fields, which the
 	// record and the logs mask from then on (typedpasswords.go).
 	passwords typedPasswords
-	// lastCallEnd is when the session's last call ended (its start until
-	// then), and lowered its renderers that run on spare processor time
-	// while it waits for the agent (spinning.go).
+	// lastCallEnd is when the session's last call ended (when the session
+	// began, until then).
 	lastCallEnd time.Time
-	lowered     []*sparetime.Lowered
+	// lowered are the session's renderers that run on spare processor
+	// time while it waits for the agent (spinning.go).
+	lowered []*sparetime.Lowered
 }
 
 func newSession(m *toolclad.Manifest, mcpID string, b *backend, now time.Time) *session {

@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"math"
-	"os"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
@@ -23,27 +20,31 @@ import (
 // call: the daemon then lets the page's renderer run on spare processor
 // time only (package sparetime), and gives the renderer its priority back
 // as the session's next call begins, before it reads the page. The page
-// keeps running and is told nothing; it gets what no other session needs.
+// keeps running and is told nothing; it gets what no other process needs.
 //
-// Once a second the watch reads the processor time of each renderer of
-// each browser the daemon launched (a browser in live mode is the user's:
-// its processes are left alone). A renderer that kept a core busy for
-// spinTicks seconds is looked for among the tabs of the sessions that have
-// no call under way and have had none for spinGrace. Each browser context
-// has renderers of its own, so a renderer is one session's. A tab is in
-// that renderer when the processor time the renderer reports for itself
-// (Performance.getMetrics' ProcessTime, which a page whose script never
-// yields still answers) is the process's, read from /proc, twice, and
-// rising.
+// Once a second the watch reads, for each renderer of each browser the
+// daemon launched (a browser in live mode is the user's: its processes
+// are left alone), how long its main thread was running or waiting to
+// run: a thread that never yields is runnable all the time, however
+// little of a core it gets. For a renderer runnable spinBusyTicks seconds
+// in a row, the watch looks for its session among those with no call
+// under way that have had none for spinGrace. Each browser context has
+// renderers of its own, so a renderer is one session's. A tab is in that
+// renderer when the processor time the renderer reports for itself
+// (Performance.getMetrics' ProcessTime, which a page stuck in a loop still
+// answers) is that process's, and no other renderer's, in /proc, twice,
+// and rising.
 const (
-	spinTick  = time.Second
-	spinBusy  = 0.9 // the share of a core a renderer used over a tick to count as busy
-	spinTicks = 2
-	spinGrace = 3 * time.Second
-	// spinRetry is how long a busy renderer that was not found in an
-	// idle session's tab (its session may have had a call under way) is
-	// left before it is looked for again.
-	spinRetry = 2 * time.Second
+	spinTick      = time.Second
+	spinBusy      = 0.9 // the share of a tick a renderer's main thread was runnable to count as busy
+	spinBusyTicks = 2
+	spinGrace     = 3 * time.Second
+	// spinRetry is how long a busy renderer whose session was not found
+	// (it may have had a call under way, or be an out-of-process frame's)
+	// is left before it is looked for again; it doubles with each miss,
+	// up to spinRetryMax.
+	spinRetry    = 2 * time.Second
+	spinRetryMax = time.Minute
 	// spinAskWait bounds each question to a tab while the watch holds its
 	// session's lock: a call that arrives meanwhile waits for it.
 	spinAskWait = 300 * time.Millisecond
@@ -59,8 +60,8 @@ func watchSpinning(done <-chan struct{}, sessions func() []*session) {
 		select {
 		case <-done:
 			return
-		case now := <-ticker.C:
-			w.tick(sessions(), now)
+		case <-ticker.C:
+			w.tick(sessions())
 		}
 	}
 }
@@ -73,23 +74,28 @@ type spinWatch struct {
 
 // watchedProc is one process below a launched browser.
 type watchedProc struct {
-	start    uint64 // proctree.Stat.Start: a pid taken again is another process
-	renderer bool
-	cpu      int64 // proctree.Stat.CPU at the last tick
+	start uint64 // proctree.Stat.Start: a pid taken again is another process
+	// kind is its ChromiumType, read once it is first busy (a child just
+	// forked reads as its zygote for a moment).
+	kind     string
+	runnable time.Duration // proctree.Runnable at the last tick
 	at       time.Time
-	busy     int       // busy ticks in a row
-	nextLook time.Time // when a busy renderer is looked for again
+	busy     int // busy ticks in a row
+	misses   int // looks that found no session
+	nextLook time.Time
 }
 
 // tick is one look at the renderers of every launched browser of the
 // sessions.
-func (w *spinWatch) tick(sessions []*session, now time.Time) {
+func (w *spinWatch) tick(sessions []*session) {
 	browsers := map[int][]*session{} // browser pid → its sessions
 	pids := map[*backend]int{}
 	for _, s := range sessions {
 		pid, ok := pids[s.backend]
 		if !ok {
-			pid = s.backend.browserPID()
+			if !s.backend.noLowering.Load() {
+				pid = s.backend.browserPID()
+			}
 			pids[s.backend] = pid
 		}
 		if pid != 0 {
@@ -103,16 +109,37 @@ func (w *spinWatch) tick(sessions []*session, now time.Time) {
 	stats := proctree.Stats()
 	seen := map[int]bool{}
 	for browser, sessions := range browsers {
-		for _, pid := range proctree.DescendantsIn(stats, browser) {
+		below := proctree.DescendantsIn(stats, browser)
+		var due []int
+		for _, pid := range below {
 			seen[pid] = true
-			if w.busy(pid, stats[pid], now) && !sparetime.Idle(pid) {
-				w.procs[pid].nextLook = now.Add(spinRetry)
-				for _, s := range sessions {
-					if s.lowerIfIn(pid, stats[pid].Start) {
-						break
-					}
+			if w.due(pid, stats[pid].Start) && !sparetime.Idle(pid) {
+				due = append(due, pid)
+			}
+		}
+		if len(due) == 0 {
+			continue
+		}
+		var renderers []int
+		for _, pid := range below {
+			if p := w.procs[pid]; p != nil && p.kind == "renderer" {
+				renderers = append(renderers, pid)
+			}
+		}
+		for _, pid := range due {
+			p := w.procs[pid]
+			found := false
+			for _, s := range sessions {
+				if found = s.lowerIfIn(pid, p.start, renderers); found {
+					break
 				}
 			}
+			if found {
+				p.misses = 0
+			} else {
+				p.misses++
+			}
+			p.nextLook = time.Now().Add(min(spinRetry<<min(p.misses, 8), spinRetryMax))
 		}
 	}
 	for pid := range w.procs {
@@ -122,52 +149,64 @@ func (w *spinWatch) tick(sessions []*session, now time.Time) {
 	}
 }
 
-// busy notes process pid's processor time, and reports whether it is a
-// renderer that kept a core busy for spinTicks ticks and is due to be
-// looked for.
-func (w *spinWatch) busy(pid int, st proctree.Stat, now time.Time) bool {
+// due reads how long process pid (started at start) was runnable, and
+// reports whether it is a renderer due to be looked for (note).
+func (w *spinWatch) due(pid int, start uint64) bool {
+	r, ok := proctree.Runnable(pid)
+	if !ok {
+		return false // ended
+	}
+	return w.note(pid, start, r, time.Now(), func() string { return proctree.ChromiumType(pid) })
+}
+
+// note keeps that process pid (started at start) had been runnable for
+// runnable by now, and reports whether it is a renderer (kind) that was
+// runnable at least spinBusy of the time for spinBusyTicks ticks in a row
+// and is due to be looked for.
+func (w *spinWatch) note(pid int, start uint64, runnable time.Duration, now time.Time, kind func() string) bool {
 	p := w.procs[pid]
-	if p == nil || p.start != st.Start {
-		w.procs[pid] = &watchedProc{start: st.Start, renderer: isRenderer(pid), cpu: st.CPU, at: now}
+	if p == nil || p.start != start {
+		w.procs[pid] = &watchedProc{start: start, runnable: runnable, at: now}
 		return false
 	}
-	used := float64(st.CPU-p.cpu) / proctree.ClockTicks / now.Sub(p.at).Seconds()
-	p.cpu, p.at = st.CPU, now
-	if !p.renderer || used < spinBusy {
+	busy := float64(runnable-p.runnable)/float64(now.Sub(p.at)) >= spinBusy
+	p.runnable, p.at = runnable, now
+	if !busy {
 		p.busy = 0
 		return false
 	}
+	if p.kind == "" {
+		p.kind = kind()
+	}
+	if p.kind != "renderer" {
+		return false
+	}
 	p.busy++
-	return p.busy >= spinTicks && !now.Before(p.nextLook)
-}
-
-// isRenderer reports whether pid is a Chromium renderer: its command line
-// (which Chromium rewrites, spaces between the arguments) says
-// --type=renderer.
-func isRenderer(pid int) bool {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-	return err == nil && strings.Contains(strings.ReplaceAll(string(data), "\x00", " ")+" ", "--type=renderer ")
+	return p.busy >= spinBusyTicks && !now.Before(p.nextLook)
 }
 
 // lowerIfIn lowers renderer pid (started at start) if one of the
-// session's tabs is in it and the session has no call under way and has
-// had none for spinGrace. It reports whether the renderer is the
+// session's tabs is in it and the session has no call under way, has had
+// none for spinGrace and is not ending; renderers are every renderer of
+// the session's browser. It reports whether the renderer is the
 // session's.
-func (s *session) lowerIfIn(pid int, start uint64) bool {
+func (s *session) lowerIfIn(pid int, start uint64, renderers []int) bool {
 	if !s.mu.TryLock() {
 		return false // a call is under way
 	}
 	defer s.mu.Unlock()
-	if s.ended || time.Since(s.lastCallEnd) < spinGrace {
+	if s.ended || s.stopped() != nil || time.Since(s.lastCallEnd) < spinGrace {
 		return false
 	}
-	for _, ctx := range s.tabContexts() {
-		if !tabInProcess(ctx, pid) {
+	ctx, stop := s.untilStopped(context.Background())
+	defer stop()
+	for _, tab := range s.tabContexts() {
+		if !tabInProcess(ctx, tab, pid, renderers) {
 			continue
 		}
 		l, err := sparetime.Lower(pid, start)
 		if err != nil {
-			s.backend.logger.Debug("could not lower a busy renderer", "session", s.id, "pid", pid, "error", err)
+			s.backend.logger.Warn("could not lower a busy renderer", "session", s.id, "pid", pid, "error", err)
 			return true
 		}
 		s.lowered = append(s.lowered, l)
@@ -179,14 +218,24 @@ func (s *session) lowerIfIn(pid int, start uint64) bool {
 }
 
 // raiseLowered gives the session's lowered renderers their priority back,
-// as a call begins (s.mu held).
+// as a call begins (s.mu held). One it could not raise is kept, to try
+// again at the next call, and nothing of the session's browser is lowered
+// any more.
 func (s *session) raiseLowered() {
+	kept := s.lowered[:0]
 	for _, l := range s.lowered {
-		if err := l.Raise(); err != nil && !errors.Is(err, sparetime.ErrEnded) {
-			s.backend.logger.Warn("could not give a renderer its priority back", "session", s.id, "pid", l.PID, "error", err)
+		err := l.Raise()
+		switch {
+		case err == nil:
+			s.backend.logger.Debug("a renderer runs at its priority again", "session", s.id, "pid", l.PID)
+		case errors.Is(err, sparetime.ErrEnded):
+		default:
+			s.backend.noLowering.Store(true)
+			s.backend.logger.Error("could not give a renderer its priority back: no more renderers are lowered in this browser", "session", s.id, "pid", l.PID, "error", err)
+			kept = append(kept, l)
 		}
 	}
-	s.lowered = nil
+	s.lowered = kept
 }
 
 // tabContexts are the contexts of the session's open tabs.
@@ -203,43 +252,57 @@ func (s *session) tabContexts() []context.Context {
 	return out
 }
 
-// tabInProcess reports whether the tab of ctx is in process pid: twice,
-// the processor time its renderer reports is pid's, read right after, and
-// the second is later than the first (an idle renderer's time stands
-// still, and may equal a busy one's once).
-func tabInProcess(ctx context.Context, pid int) bool {
-	first, ok := reportsTimeOf(ctx, pid)
+// tabInProcess reports whether the tab of tab is in process pid: twice,
+// 50 ms apart, the processor time its renderer reports is pid's and no
+// other renderer's, and the second is later than the first (an idle
+// renderer's time stands still, and may equal a busy one's once). ctx
+// ends the questions early.
+func tabInProcess(ctx context.Context, tab context.Context, pid int, renderers []int) bool {
+	first, ok := processTimeMatches(ctx, tab, pid, renderers)
 	if !ok {
 		return false
 	}
-	time.Sleep(50 * time.Millisecond)
-	second, ok := reportsTimeOf(ctx, pid)
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(50 * time.Millisecond):
+	}
+	second, ok := processTimeMatches(ctx, tab, pid, renderers)
 	return ok && second > first
 }
 
-// reportsTimeOf asks the tab's renderer for its processor time and reads
-// pid's: it returns the renderer's, in clock ticks, and whether pid's is
-// the same, give or take a tick, or ahead of it by no more than a busy
-// process used while the answer came back.
-func reportsTimeOf(ctx context.Context, pid int) (int64, bool) {
-	ctx, cancel := context.WithTimeout(ctx, spinAskWait)
+// processTimeMatches asks the tab's renderer for its processor time and
+// returns it, in clock ticks, and whether pid is the one renderer whose
+// time, read from /proc right after the answer, fits it: the same or a
+// tick behind (the renderer rounds what /proc truncates), or ahead by no
+// more than a busy process used while the answer came back, and a tick
+// for the reading.
+func processTimeMatches(ctx context.Context, tab context.Context, pid int, renderers []int) (int64, bool) {
+	ctx, cancel := boundBy(tab, ctx)
 	defer cancel()
+	ctx, cancelAsk := context.WithTimeout(ctx, spinAskWait)
+	defer cancelAsk()
 	t0 := time.Now()
 	r, err := chromedp.Call(ctx, performance.GetMetrics, cdp.Empty{})
 	took := time.Since(t0)
 	if err != nil {
 		return 0, false
 	}
-	st, ok := proctree.ReadStat(pid)
-	if !ok {
-		return 0, false
-	}
+	var reported int64 = -1
 	for _, m := range r.Metrics {
 		if m.Name == "ProcessTime" {
-			reported := int64(math.Round(m.Value * proctree.ClockTicks))
-			ahead := st.CPU - reported
-			return reported, ahead >= -1 && ahead <= int64(took.Seconds()*proctree.ClockTicks)+2
+			reported = int64(math.Round(m.Value * proctree.ClockTicks))
 		}
 	}
-	return 0, false
+	if reported <= 0 {
+		return 0, false
+	}
+	slack := int64(math.Ceil(took.Seconds()*proctree.ClockTicks)) + 1
+	var fits []int
+	for _, other := range renderers {
+		if st, ok := proctree.ReadStat(other); ok && st.CPU-reported >= -1 && st.CPU-reported <= slack {
+			fits = append(fits, other)
+		}
+	}
+	return reported, len(fits) == 1 && fits[0] == pid
 }

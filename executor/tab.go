@@ -281,7 +281,7 @@ func (b *backend) newSessionContext(s *session, w *pageWatch, opts ...chromedp.C
 		stop = func() { cancel(); closeProxy() }
 	}
 	t1 := time.Now()
-	if err := runBounded(b.startup, func() error { return attach(ctx, b.key.connect == "launch") }); err != nil {
+	if err := runBounded(b.startup, func() error { return attach(ctx, b.metrics()) }); err != nil {
 		stop()
 		return nil, nil, fmt.Errorf("%w: open a browser context: %v", ErrBrowserStart, err)
 	}

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Descendants are the processes below pid (its children, theirs, …),
@@ -101,6 +102,45 @@ func StatOf(stat string) (pid int, st Stat, ok bool) {
 		return 0, Stat{}, false
 	}
 	return pid, Stat{Parent: parent, CPU: utime + stime, Start: start}, true
+}
+
+// Runnable is how long process pid's main thread has been running or
+// waiting to run, from /proc/PID/schedstat (false: it has ended): a
+// thread that never yields is runnable all the time, however little of a
+// core it gets.
+func Runnable(pid int) (time.Duration, bool) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/schedstat")
+	if err != nil {
+		return 0, false
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 2 {
+		return 0, false
+	}
+	run, err1 := strconv.ParseInt(f[0], 10, 64)
+	wait, err2 := strconv.ParseInt(f[1], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	return time.Duration(run + wait), true
+}
+
+// ChromiumType is the --type= a Chromium process was started with
+// (renderer, gpu-process, utility, zygote; "" for the browser process, or
+// a process that is not Chromium's). Chromium rewrites a child's command
+// line with spaces between the arguments; a child just forked reads as
+// its zygote until it has.
+func ChromiumType(pid int) string {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil {
+		return ""
+	}
+	for _, arg := range strings.FieldsFunc(string(data), func(r rune) bool { return r == 0 || r == ' ' }) {
+		if v, ok := strings.CutPrefix(arg, "--type="); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 // Threads are process pid's threads (false: it has ended).

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"slices"
 	"testing"
+	"time"
 )
 
 // TestReadings: a stat line whose command name holds spaces and
@@ -91,5 +92,32 @@ Pss:                 128 kB
 	}
 	if got, _ := MappingPSSOf(smaps, "/nowhere"); got != 0 {
 		t.Errorf("a file not mapped: %d bytes, want 0", got)
+	}
+}
+
+// TestRunnableAndChromiumType: a shell that never yields is runnable
+// about all the time it has lived, and a process started with
+// --type=renderer among its arguments is read as a renderer.
+func TestRunnableAndChromiumType(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command("sh", "-c", "while :; do :; done", "--type=renderer")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	pid := cmd.Process.Pid
+	if got := ChromiumType(pid); got != "renderer" {
+		t.Errorf("ChromiumType: %q, want renderer", got)
+	}
+	if got := ChromiumType(os.Getpid()); got != "" {
+		t.Errorf("ChromiumType of the test: %q, want none", got)
+	}
+	r0, ok := Runnable(pid)
+	t0 := time.Now()
+	time.Sleep(500 * time.Millisecond)
+	r1, ok1 := Runnable(pid)
+	wall := time.Since(t0)
+	if !ok || !ok1 || r1-r0 < wall*8/10 {
+		t.Errorf("runnable %v of %v (ok %v %v), want about all of it", r1-r0, wall, ok, ok1)
 	}
 }

@@ -8,7 +8,6 @@ package sparetime
 import (
 	"errors"
 	"fmt"
-	"os"
 
 	"golang.org/x/sys/unix"
 
@@ -16,21 +15,28 @@ import (
 )
 
 // Allowed reports whether this process may give another its priority
-// back once lowered: Linux lets a thread leave SCHED_IDLE only with
-// CAP_SYS_NICE (root has it) or an RLIMIT_NICE that allows nice 0 (20).
+// back once lowered: Linux lets a thread leave SCHED_IDLE only if the
+// process that asks has CAP_SYS_NICE in its effective set (root outside a
+// container usually has; Docker's default set does not), or if the
+// thread's RLIMIT_NICE allows nice 0 (20), which the browser's processes
+// inherit from this one.
 func Allowed() bool {
-	if os.Geteuid() == 0 {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if unix.Capget(&hdr, &data[0]) == nil && data[unix.CAP_SYS_NICE/32].Effective&(1<<(unix.CAP_SYS_NICE%32)) != 0 {
 		return true
 	}
 	var r unix.Rlimit
 	return unix.Getrlimit(unix.RLIMIT_NICE, &r) == nil && r.Cur >= 20
 }
 
-// Lowered is a process lowered by Lower: what each of its threads had.
+// Lowered is a process lowered by Lower.
 type Lowered struct {
-	PID     int
-	start   uint64
-	threads map[int]unix.SchedAttr
+	PID   int // the process
+	start uint64
+	// seen are its threads when it was lowered, each with whether Lower
+	// set it to SCHED_IDLE.
+	seen map[int]bool
 }
 
 // ErrEnded is the error of a process that ended (or whose id another
@@ -46,31 +52,34 @@ func Lower(pid int, start uint64) (*Lowered, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Lowered{PID: pid, start: start, threads: map[int]unix.SchedAttr{}}
+	l := &Lowered{PID: pid, start: start, seen: map[int]bool{}}
+	lowered := 0
 	var failed error
 	for _, tid := range tids {
+		l.seen[tid] = false
 		a, err := unix.SchedGetAttr(tid, 0)
 		if err != nil || a.Policy != unix.SCHED_NORMAL {
 			continue // ended meanwhile, or not one to change
 		}
-		idle := *a
-		idle.Policy = unix.SCHED_IDLE
-		if err := unix.SchedSetAttr(tid, &idle, 0); err != nil {
+		a.Policy = unix.SCHED_IDLE
+		if err := unix.SchedSetAttr(tid, a, 0); err != nil {
 			failed = err
 			continue
 		}
-		l.threads[tid] = *a
+		l.seen[tid] = true
+		lowered++
 	}
-	if len(l.threads) == 0 {
+	if lowered == 0 {
 		return nil, fmt.Errorf("no thread of process %d could be lowered: %v", pid, failed)
 	}
 	return l, nil
 }
 
-// Raise gives each thread of the process what it had; a thread started
-// since it was lowered (which began under SCHED_IDLE, like the thread that
-// started it) runs under the normal policy again, at the nice value it
-// has. A process that has ended is ErrEnded.
+// Raise puts back under the normal policy each thread Lower set to
+// SCHED_IDLE, and each thread started since (which began under SCHED_IDLE
+// like the thread that started it), at the nice value each has now (the
+// browser may have changed it meanwhile); a thread that was SCHED_IDLE
+// before is left so. A process that has ended is ErrEnded.
 func (l *Lowered) Raise() error {
 	tids, err := threadsOf(l.PID, l.start)
 	if err != nil {
@@ -82,12 +91,11 @@ func (l *Lowered) Raise() error {
 		if err != nil || a.Policy != unix.SCHED_IDLE {
 			continue
 		}
-		back, ok := l.threads[tid]
-		if !ok {
-			back = *a
-			back.Policy = unix.SCHED_NORMAL
+		if lowered, seen := l.seen[tid]; seen && !lowered {
+			continue
 		}
-		if err := unix.SchedSetAttr(tid, &back, 0); err != nil && failed == nil {
+		a.Policy = unix.SCHED_NORMAL
+		if err := unix.SchedSetAttr(tid, a, 0); err != nil && failed == nil {
 			failed = fmt.Errorf("thread %d of process %d: %w", tid, l.PID, err)
 		}
 	}
