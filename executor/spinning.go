@@ -39,10 +39,11 @@ const (
 	spinBusy      = 0.9 // the share of a tick a renderer's main thread was runnable to count as busy
 	spinBusyTicks = 2
 	spinGrace     = 3 * time.Second
-	// spinRetry is how long a busy renderer whose session was not found
-	// (it may have had a call under way, or be an out-of-process frame's)
-	// is left before it is looked for again; it doubles with each miss,
-	// up to spinRetryMax.
+	// spinRetry is how long a busy renderer whose session was not found is
+	// left before it is looked for again. When every session was asked
+	// (it may be an out-of-process frame's), it doubles with each such
+	// miss, up to spinRetryMax; not when a session could not be (a call
+	// under way, or one that just ended).
 	spinRetry    = 2 * time.Second
 	spinRetryMax = time.Minute
 	// spinAskWait bounds each question to a tab while the watch holds its
@@ -128,15 +129,19 @@ func (w *spinWatch) tick(sessions []*session) {
 		}
 		for _, pid := range due {
 			p := w.procs[pid]
-			found := false
+			look := lookNotIn
 			for _, s := range sessions {
-				if found = s.lowerIfIn(pid, p.start, renderers); found {
+				if l := s.lowerIfIn(pid, p.start, renderers); l == lookFound {
+					look = lookFound
 					break
+				} else if l == lookSkipped {
+					look = lookSkipped
 				}
 			}
-			if found {
+			switch look {
+			case lookFound, lookSkipped:
 				p.misses = 0
-			} else {
+			case lookNotIn:
 				p.misses++
 			}
 			p.nextLook = time.Now().Add(min(spinRetry<<min(p.misses, 8), spinRetryMax))
@@ -185,18 +190,29 @@ func (w *spinWatch) note(pid int, start uint64, runnable time.Duration, now time
 	return p.busy >= spinBusyTicks && !now.Before(p.nextLook)
 }
 
+// look is what a session's look for a busy renderer found.
+type look int
+
+const (
+	lookNotIn   look = iota // none of the session's tabs is in it
+	lookFound               // one is (and it was lowered, if it could be)
+	lookSkipped             // the session was not asked: a call under way, or one that just ended
+)
+
 // lowerIfIn lowers renderer pid (started at start) if one of the
 // session's tabs is in it and the session has no call under way, has had
 // none for spinGrace and is not ending; renderers are every renderer of
-// the session's browser. It reports whether the renderer is the
-// session's.
-func (s *session) lowerIfIn(pid int, start uint64, renderers []int) bool {
+// the session's browser.
+func (s *session) lowerIfIn(pid int, start uint64, renderers []int) look {
 	if !s.mu.TryLock() {
-		return false // a call is under way
+		return lookSkipped // a call is under way
 	}
 	defer s.mu.Unlock()
-	if s.ended || s.stopped() != nil || time.Since(s.lastCallEnd) < spinGrace {
-		return false
+	if s.ended || s.stopped() != nil {
+		return lookNotIn
+	}
+	if time.Since(s.lastCallEnd) < spinGrace {
+		return lookSkipped
 	}
 	ctx, stop := s.untilStopped(context.Background())
 	defer stop()
@@ -205,16 +221,19 @@ func (s *session) lowerIfIn(pid int, start uint64, renderers []int) bool {
 			continue
 		}
 		l, err := sparetime.Lower(pid, start)
+		if err != nil && !errors.Is(err, sparetime.ErrEnded) {
+			s.backend.noLowering.Store(true)
+			s.backend.logger.Warn("could not lower a busy renderer: no more renderers are lowered in this browser", "session", s.id, "pid", pid, "error", err)
+		}
 		if err != nil {
-			s.backend.logger.Warn("could not lower a busy renderer", "session", s.id, "pid", pid, "error", err)
-			return true
+			return lookFound
 		}
 		s.lowered = append(s.lowered, l)
 		s.backend.logger.Info("a page keeps its renderer busy while its session waits for the agent: it runs on spare processor time until the session's next call",
 			"session", s.id, "pid", pid)
-		return true
+		return lookFound
 	}
-	return false
+	return lookNotIn
 }
 
 // raiseLowered gives the session's lowered renderers their priority back,
