@@ -121,9 +121,12 @@ func (w *spinWatch) tick(sessions []*session) {
 		if len(due) == 0 {
 			continue
 		}
+		// Every renderer of the browser, busy or not, for the check that
+		// a tab's time fits no other (a process's kind is kept only once
+		// it is busy).
 		var renderers []int
 		for _, pid := range below {
-			if p := w.procs[pid]; p != nil && p.kind == "renderer" {
+			if proctree.ChromiumType(pid) == "renderer" {
 				renderers = append(renderers, pid)
 			}
 		}
