@@ -39,6 +39,9 @@ func (s *Scope) checkAddr(a netip.Addr, port uint16, portKnown bool) Verdict {
 	if s == nil {
 		return v.deny(RuleNilScope, "no scope is configured, so %s may not be reached", what)
 	}
+	if n, ok := s.deniedNetwork(a); ok {
+		return v.denyNetwork("address "+what, n)
+	}
 	if portKnown {
 		if port == 0 {
 			return v.deny(RulePort, "address %s port 0 is refused: no connection can be made to port 0", what)

@@ -158,6 +158,7 @@ type Scope struct {
 	askExternal   bool
 	grants        []grant
 	deny          []netip.AddrPort
+	denyNets      []DeniedNetwork // WithDeniedNetworks
 	ports         portPolicy
 	sets          []namedSet // sorted by name
 }
@@ -382,6 +383,10 @@ func (s *Scope) checkAddressClass(v *Verdict, ip netip.Addr) (rule, why string, 
 		v.Class = "loopback"
 		lo4, lo6 := netip.AddrFrom4([4]byte{127, 0, 0, 1}), netip.IPv6Loopback()
 		for _, a := range []netip.Addr{lo4, lo6} {
+			if n, ok := s.deniedNetwork(a); ok {
+				dv := v.denyNetwork(fmt.Sprintf("host %s, a name Chromium maps to loopback (%s),", host, a), n)
+				return "", "", &dv
+			}
 			if d, ok := s.deniedEndpoint(a, port); ok {
 				dv := v.deny(entryRule("deny_addr_ports", d.String()), "host %s port %d is a name Chromium maps to loopback, and %s is an endpoint that is never reachable", host, port, netip.AddrPortFrom(a, port))
 				return "", "", &dv
@@ -406,6 +411,10 @@ func (s *Scope) checkAddressClass(v *Verdict, ip netip.Addr) (rule, why string, 
 	c := Classify(ip)
 	v.Class = c.Name
 	what := describeAddr(host, c)
+	if n, ok := s.deniedNetwork(ip); ok {
+		dv := v.denyNetwork("host "+what, n)
+		return "", "", &dv
+	}
 	if d, ok := s.deniedEndpoint(ip, port); ok {
 		dv := v.deny(entryRule("deny_addr_ports", d.String()), "host %s port %d is an endpoint that is never reachable (deny_addr_ports %s)", what, port, d)
 		return "", "", &dv

@@ -45,15 +45,15 @@ func decodeBrowser(t *table, m *Manifest, wantCommands bool) {
 			t.r.errorf(t.at("engine"), "unknown engine %q: use \"cdp-direct\" (or its alias \"cdp\"), or \"http\" for the browserless engine", engine)
 		}
 	}
-	t.oneOf("connect", &b.Connect, "launch", "live")
-	if b.Engine == EngineHTTP && b.Connect == "live" {
-		t.r.errorf(t.at("connect"), "engine = \"http\" runs no browser, so there is none to attach to: remove connect = \"live\"")
+	t.oneOf("connect", &b.Connect, "launch", "live", ConnectRemote)
+	if b.Engine == EngineHTTP && b.Connect != "launch" {
+		t.r.errorf(t.at("connect"), "engine = \"http\" runs no browser, so there is none to attach to: remove connect = %q", b.Connect)
 	}
 	// A live session works in the user's own browser context (their
 	// cookies and signed-in sessions) unless the manifest asks for a
 	// fresh, isolated one; a launched browser has no user to share with.
 	if t.oneOf("context", &b.Context, ContextUser, ContextIsolated) && b.Connect != "live" && b.Context == ContextUser {
-		t.r.errorf(t.at("context"), "%q needs connect = \"live\": a launched browser has no user's context (its sessions are always isolated)", b.Context)
+		t.r.errorf(t.at("context"), "%q needs connect = \"live\": a launched or remote browser has no user's context (its sessions are always isolated)", b.Context)
 	}
 	if b.Context == "" {
 		b.Context = ContextIsolated
@@ -98,6 +98,7 @@ func decodeBrowser(t *table, m *Manifest, wantCommands bool) {
 	}
 
 	rate, rateSet := decodeScope(t.sub("scope"), m)
+	decodeRemote(t, m)
 	decodeFiles(t.sub("files"), m)
 	perms := t.sub("permissions")
 	decodePermissions(perms, m)
@@ -168,7 +169,7 @@ func checkEndpoint(s string) string {
 	// live browser must run on this machine.
 	if h := u.Hostname(); h != "localhost" {
 		if ip, err := netip.ParseAddr(h); err != nil || !ip.IsLoopback() {
-			return fmt.Sprintf("host %s is not this machine's loopback (127.0.0.1, ::1 or localhost): browsergate attaches only to a browser on this machine, with its DevTools port on loopback", h)
+			return fmt.Sprintf("host %s is not this machine's loopback (127.0.0.1, ::1 or localhost): a live browser runs on this machine, with its DevTools port on loopback; one on another host is connect = \"remote\" ([browser.remote])", h)
 		}
 	}
 	return ""

@@ -158,6 +158,22 @@ func TestLoadGood(t *testing.T) {
 			}
 		}
 	})
+	t.Run("remote reads the pool", func(t *testing.T) {
+		t.Parallel()
+		m := mustLoad(t, "testdata/good/remote.toml")
+		b := m.Browser
+		if b.Connect != toolclad.ConnectRemote || b.Context != toolclad.ContextIsolated || b.Remote == nil {
+			t.Fatalf("connect %q, context %q, remote %+v", b.Connect, b.Context, b.Remote)
+		}
+		r := b.Remote
+		if r.Provider != toolclad.ProviderCDPURL || strings.Join(r.Endpoints, ",") != "http://10.0.5.2:9223,ws://10.0.5.3:9223/devtools/browser/abc" ||
+			fmt.Sprint(r.PoolCIDRs) != "[10.0.5.0/24 fd00:5::/64]" || r.URL != "" || r.CredentialsFile != "" {
+			t.Errorf("remote = %+v", r)
+		}
+		if mustLoad(t, "testdata/good/minimal.toml").Browser.Remote != nil {
+			t.Error("a launched browser's manifest has a remote table")
+		}
+	})
 }
 
 // TestExamplesLoad proves that every shipped example manifest is valid.

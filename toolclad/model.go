@@ -120,7 +120,8 @@ type Browser struct {
 	// Engine is "cdp-direct" (chromedp; "cdp" is normalised to it) or
 	// EngineHTTP (no browser: fetch_page, search_web, download_file).
 	Engine string
-	// Connect is "launch" (start a browser) or "live" (attach to a running one).
+	// Connect is "launch" (start a browser), "live" (attach to a running
+	// one on this machine) or ConnectRemote (a browser on a pool host).
 	Connect string
 	// Context is where a session's tabs live: ContextUser (the default
 	// for connect = "live") is the user's own browser context, with their
@@ -170,6 +171,9 @@ type Browser struct {
 	OnExpiry string
 	// ExecutablePath is the browser binary for connect = "launch".
 	ExecutablePath string
+	// Remote is the [browser.remote] table: set exactly when Connect is
+	// ConnectRemote.
+	Remote *Remote
 	// LiveEndpoint is where connect = "live" attaches: an http(s) DevTools
 	// address, a ws(s) browser endpoint, or a DevToolsActivePort file path.
 	LiveEndpoint string
@@ -178,6 +182,10 @@ type Browser struct {
 	// StateFields are the page-state fields observed around each call.
 	StateFields []string
 }
+
+// ConnectRemote is [browser] connect = "remote": a browser on another
+// host ([browser.remote]).
+const ConnectRemote = "remote"
 
 // The values of [browser] context.
 const (

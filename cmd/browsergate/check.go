@@ -184,6 +184,8 @@ func describeBrowser(stdout io.Writer, m *toolclad.Manifest, preloading map[stri
 		}
 	case m.Browser.Connect == "live":
 		fmt.Fprintf(stdout, "  context=isolated: each session in a fresh browser context behind its own egress proxy (not the user's sign-ins)\n")
+	case m.Browser.Remote != nil:
+		describeRemote(stdout, m.Browser.Remote)
 	}
 	fmt.Fprintf(stdout, "  dialogs=%s: %s\n", m.Browser.Dialogs, dialogsSay[m.Browser.Dialogs])
 	if r := m.Browser.RequestsPerSecondPerHost; r > 0 {
@@ -282,4 +284,24 @@ func preloadingWarnings(ms []*toolclad.Manifest, preloading map[string]preloadin
 		}
 	}
 	return out
+}
+
+// describeRemote is check's account of [browser.remote]: where browsers
+// come from, and what holds their pages to the gate.
+func describeRemote(stdout io.Writer, r *toolclad.Remote) {
+	where := r.URL
+	if r.Provider == toolclad.ProviderCDPURL {
+		where = strings.Join(r.Endpoints, ", ")
+	}
+	fmt.Fprintf(stdout, "  remote: provider=%s at %s; each session in a fresh browser context on a pool host, whose proxy is the\n"+
+		"    daemon's gate (serve --gate-listen) with credentials of the session's own: a request without them is refused\n", r.Provider, where)
+	pools := make([]string, len(r.PoolCIDRs))
+	for i, p := range r.PoolCIDRs {
+		pools[i] = p.String()
+	}
+	fmt.Fprintf(stdout, "  pool networks %s and the daemon's own addresses: refused to every page, whatever the scope grants\n", strings.Join(pools, ", "))
+	fmt.Fprintf(stdout, "  the pool host's own traffic (outside the sessions' contexts) is not the gate's: let it reach only the gate (docs/remote.md)\n")
+	if r.CredentialsFile != "" {
+		fmt.Fprintf(stdout, "  credentials: read from %s when a browser is acquired, never shown\n", r.CredentialsFile)
+	}
 }
