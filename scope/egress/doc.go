@@ -40,8 +40,10 @@
 //     only because a human approved it as a public host: every one of its
 //     answers must also be globally reachable (scope.Classify), whatever
 //     the policy's grants admit (RuleApprovedNotGlobal);
-//  4. refuses its own listening address (a request looping through the
-//     proxy would be checked against the proxy, not the page);
+//  4. refuses its own listening address, and that of every Gateway it was
+//     added to (a request looping through the proxy would be checked
+//     against the proxy, not the page, and a page must not reach the
+//     listener every session shares);
 //  5. dials exactly one checked address, as an IP literal "ip:port", never
 //     the name: there is no second lookup, so DNS rebinding cannot swap the
 //     target between check and connect.
@@ -68,7 +70,8 @@
 //
 // # Bounds and shutdown
 //
-// The proxy listens on loopback only (Listen refuses anything else), bounds
+// The proxy listens on loopback only (Listen refuses anything else; a
+// Gateway, which admits only credentials, may listen anywhere), bounds
 // request headers in size and in read time, bounds the wait for an
 // upstream's response headers, closes a CONNECT tunnel in which no byte has
 // moved either way for TunnelIdleTimeout, and tracks every connection it
@@ -78,4 +81,20 @@
 // the proxy's goroutines to end. A closed proxy forwards nothing, and a
 // browser configured to use it gets connection errors: there is no direct
 // fallback.
+//
+// # One listener for many sessions
+//
+// A browser on another machine (a pool host) cannot reach a proxy on the
+// daemon's loopback. A Gateway is one listener, on an address the pool can
+// reach, for every session's Proxy: each session's browser context is
+// created with that address as its proxyServer, and Gateway.Add gives the
+// session random credentials that the daemon answers the gateway's 407
+// challenge with (Fetch.authRequired). Every request, CONNECT or
+// absolute-form, each one on a kept-alive connection, is routed by the
+// Basic credentials in its Proxy-Authorization to the one proxy they name
+// and judged by that proxy's policy alone; missing, malformed, unknown,
+// wrong or removed credentials get 407 and nothing is resolved, dialled or
+// forwarded. The field is removed before the proxy sees the request, so no
+// upstream ever receives it. Removing a route, or closing its proxy, ends
+// its requests in flight and its tunnels through the gateway.
 package egress

@@ -20,9 +20,15 @@ var (
 	// a target.
 	ErrListening = errors.New("egress: already listening")
 
-	// ErrClosed means the proxy was closed: it neither listens nor forwards
-	// again.
+	// ErrClosed means the proxy (or the gateway) was closed: it neither
+	// listens nor forwards again.
 	ErrClosed = errors.New("egress: proxy closed")
+
+	// ErrRemoved means a connection was to become a tunnel for credentials
+	// that were removed from their gateway (or whose proxy closed) while the
+	// request was under way: a session's tunnel ends with the session's
+	// route, so the connection is closed instead.
+	ErrRemoved = errors.New("egress: credentials removed from the gateway")
 
 	// ErrUnpinnedDial means the upstream transport tried to dial an address
 	// other than the one checked for the request it serves. It cannot happen

@@ -15,3 +15,14 @@ func (p *Proxy) GateForTest(ctx context.Context, host string, port uint16) (neti
 	}
 	return ap, ""
 }
+
+// ParseBasicForTest reads a Proxy-Authorization value in the Basic scheme:
+// the user-id and password, or why they cannot be read.
+func ParseBasicForTest(v string) (user, password, refused string) { return parseBasic(v) }
+
+// ReachesForTest reports whether a connection to ap could arrive at a
+// listener on ln, with local standing for the machine's interface
+// addresses.
+func ReachesForTest(ap, ln netip.AddrPort, local func(netip.Addr) bool) bool {
+	return reaches(ap, ln, local)
+}

@@ -2,6 +2,7 @@ package egress_test
 
 import (
 	"bufio"
+	"encoding/base64"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -65,6 +66,53 @@ func FuzzServeHTTP(f *testing.F) {
 		}
 		if w.Code >= 200 && w.Code < 300 {
 			t.Errorf("request %q got %d with every dial failing", raw, w.Code)
+		}
+	})
+}
+
+// FuzzParseBasic feeds arbitrary Proxy-Authorization values to the
+// gateway's credential parser. It must not panic; what it accepts must be
+// exactly one spelling of one pair: "Basic", spaces, and the canonical
+// base64 of user-id ":" password, with no ':' in the user-id; and what it
+// refuses must say why with one of the Auth constants.
+func FuzzParseBasic(f *testing.F) {
+	for _, s := range []string{
+		"Basic dXNlcjpwYXNz",
+		"basic   dXNlcjpwYXNz",
+		"BASIC dXNlcjpwYXNz ",
+		"Basic dXNlcjpwYXN=",
+		"Basic dXNlcjpwYXM",
+		"Basic dXNlcg==",
+		"Basic Og==",
+		"Basic",
+		"Basic ",
+		"Bearer dXNlcjpwYXNz",
+		"Basic dXNl\ncjpwYXNz",
+		"Basic dXNlcjpw YXNz",
+		"",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		user, password, why := egress.ParseBasicForTest(v)
+		if why != "" {
+			if user != "" || password != "" {
+				t.Errorf("%q refused (%s) but returned %q, %q", v, why, user, password)
+			}
+			switch why {
+			case egress.AuthScheme, egress.AuthMalformed:
+			default:
+				t.Errorf("%q refused with %q", v, why)
+			}
+			return
+		}
+		if strings.Contains(user, ":") {
+			t.Errorf("%q gave a user-id with a colon: %q", v, user)
+		}
+		scheme, token, _ := strings.Cut(strings.Trim(v, " \t"), " ")
+		token = strings.TrimLeft(token, " ")
+		if !strings.EqualFold(scheme, "Basic") || token != base64.StdEncoding.EncodeToString([]byte(user+":"+password)) {
+			t.Errorf("%q accepted as %q, %q, which is spelled otherwise", v, user, password)
 		}
 	})
 }

@@ -53,9 +53,9 @@ func (p *Proxy) gate(ctx context.Context, d *Decision, host string, port uint16)
 	d.Resolved = answers
 	for _, a := range answers {
 		ap := netip.AddrPortFrom(a, port)
-		if p.isSelf(ap) {
+		if what := p.isSelf(ap); what != "" {
 			return netip.AddrPort{}, &refusal{status: http.StatusForbidden, rule: RuleSelf,
-				reason: fmt.Sprintf("host %s resolves to %s, the egress proxy's own address", d.Host, ap)}
+				reason: fmt.Sprintf("host %s resolves to %s, the address of %s", d.Host, ap, what)}
 		}
 		av := p.cfg.Policy.CheckAddrPort(ap)
 		if !av.Allowed {
@@ -116,20 +116,66 @@ func (p *Proxy) resolve(ctx context.Context, host string) ([]netip.Addr, *refusa
 	return out, nil
 }
 
-// isSelf reports whether dialling ap could reach the proxy's own listener:
-// its port on the listening address itself, or on an unspecified address
-// (which connects locally); and, when the proxy listens on every address,
-// on any loopback address. The same port on another address (a site on
-// 127.0.0.3 while the proxy listens on 127.0.0.1) is not the proxy.
-func (p *Proxy) isSelf(ap netip.AddrPort) bool {
+// isSelf names the listener that dialling ap could reach, "the egress
+// proxy" (its own, from Listen) or "an egress gateway serving it" (every
+// Gateway it was added to), or returns "" for neither. A request to either
+// would loop back into browsergate: it would be judged as the proxy's own
+// traffic, not the page's, and a page could use it to reach the gateway
+// that every session of a pool shares.
+func (p *Proxy) isSelf(ap netip.AddrPort) string {
 	p.mu.Lock()
-	self := p.addr
+	self, gateways := p.addr, p.gateways
 	p.mu.Unlock()
-	if !self.IsValid() || ap.Port() != self.Port() {
+	if reaches(ap, self, isLocalAddr) {
+		return "the egress proxy"
+	}
+	for _, g := range gateways {
+		if reaches(ap, g.addrPort(), isLocalAddr) {
+			return "an egress gateway serving it"
+		}
+	}
+	return ""
+}
+
+// reaches reports whether a connection to ap could arrive at a listener
+// bound to ln: ln's port on ln's own address, or on an unspecified address
+// (which connects locally); and, when ln is unspecified (it listens on
+// every address of the machine), on a loopback address or any address
+// local says is the machine's. The same port on another address (a site
+// on 127.0.0.3 while the listener is on 127.0.0.1) is someone else's. An
+// invalid ln (not listening yet) is reached by nothing.
+func reaches(ap, ln netip.AddrPort, local func(netip.Addr) bool) bool {
+	if !ln.IsValid() || ap.Port() != ln.Port() {
 		return false
 	}
-	a, at := ap.Addr().Unmap().WithZone(""), self.Addr().Unmap().WithZone("")
-	return a == at || a.IsUnspecified() || at.IsUnspecified() && a.IsLoopback()
+	a, at := ap.Addr().Unmap().WithZone(""), ln.Addr().Unmap().WithZone("")
+	switch {
+	case a == at, a.IsUnspecified():
+		return true
+	case at.IsUnspecified():
+		return a.IsLoopback() || local(a)
+	}
+	return false
+}
+
+// isLocalAddr reports whether a is an address of one of this machine's
+// interfaces, asked at the moment of the check, since interfaces come and
+// go (a pool's network is set up after the gateway listens). A machine
+// whose interfaces cannot be listed counts every address as local: a
+// refusal, never a way through.
+func isLocalAddr(a netip.Addr) bool {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return true
+	}
+	for _, ia := range addrs {
+		if n, ok := ia.(*net.IPNet); ok {
+			if b, ok := netip.AddrFromSlice(n.IP); ok && b.Unmap() == a {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // dial connects to the checked address ap, within DialTimeout, and never

@@ -2,7 +2,6 @@ package egress
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -119,8 +118,11 @@ type Proxy struct {
 	// the policy judged for them (see CloseUpstreams).
 	upstreams map[*upstreamConn]string // guarded by upmu, not mu: Close closes tunnels under mu
 	upmu      sync.Mutex
-	handlers  sync.WaitGroup // requests in flight
-	serving   sync.WaitGroup // the Serve goroutine
+	// gateways are the Gateways the proxy was ever added to: their
+	// listening addresses are refused like its own (isSelf).
+	gateways []*Gateway
+	handlers sync.WaitGroup // requests in flight
+	serving  sync.WaitGroup // the Serve goroutine
 }
 
 // New validates cfg, applies its defaults and returns a proxy that does not
@@ -197,22 +199,8 @@ func (p *Proxy) Listen(addr string) (string, error) {
 		return "", fmt.Errorf("egress: listen: %w", err)
 	}
 	p.addr = ln.Addr().(*net.TCPAddr).AddrPort()
-	p.server = &http.Server{
-		Handler:           p,
-		ReadHeaderTimeout: p.cfg.ReadHeaderTimeout,
-		MaxHeaderBytes:    p.cfg.MaxHeaderBytes,
-		IdleTimeout:       2 * time.Minute,
-		BaseContext:       func(net.Listener) context.Context { return p.ctx },
-		ErrorLog:          slog.NewLogLogger(p.cfg.Logger.Handler(), slog.LevelDebug),
-	}
-	srv := p.server
-	p.serving.Add(1)
-	go func() {
-		defer p.serving.Done()
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			p.cfg.Logger.Error("egress proxy stopped serving", slog.Any("error", err))
-		}
-	}()
+	l := serverBounds{ReadHeaderTimeout: p.cfg.ReadHeaderTimeout, MaxHeaderBytes: p.cfg.MaxHeaderBytes, Logger: p.cfg.Logger}
+	p.server = l.serve(ln, p, p.ctx, &p.serving, "egress proxy")
 	return p.addr.String(), nil
 }
 
@@ -283,8 +271,9 @@ func (p *Proxy) untrack(c net.Conn) {
 // ServeHTTP dispatches one proxy request: CONNECT opens a tunnel,
 // absolute-form requests are forwarded, anything else is refused with 400.
 // It is exported for tests and embedding; mounted on another server it
-// loses what Listen guarantees (loopback only, header bounds, and, before
-// Listen, refusal of the proxy's own address).
+// loses what Listen (or a Gateway) guarantees: the listening address, the
+// header bounds, the refusal of the listener's own address, and the end of
+// requests in flight at Close.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.mu.Lock()
 	if p.closed {
