@@ -24,7 +24,8 @@ BROWSER_PKGS := ./executor ./cmd/browsergate
 # MCP client against the real binary), the packages without a browser under
 # -race; and no knot of more than 20 of the executor's files (files that all
 # use names declared in each other: docs/architecture.md).
-test: deps
+test:
+	@bash .ci/install-deps lab
 	go vet ./...
 	go vet -tags demo ./cmd/browsergate
 	go run ./cmd/knots -max 20 ./executor

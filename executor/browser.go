@@ -77,10 +77,14 @@ type backendKey struct {
 // request guard around it.
 type backend struct {
 	key      backendKey
-	startup  time.Duration
-	scope    atomic.Pointer[scope.Scope] // the manifest's scope; at start, with the proxy and DevTools ports denied
-	wsURL    string                      // live: the browser\'s DevTools WebSocket
-	resolver egress.Resolver             // the proxies' resolver (nil: the system's)
+	provider provider // where the browser comes from
+	// deniedNets are what no page reaches whatever the scope grants (a
+	// remote pool's networks and the daemon's own addresses; setScope).
+	deniedNets []scope.DeniedNetwork
+	startup    time.Duration
+	scope      atomic.Pointer[scope.Scope] // the manifest's scope; at start, with the proxy and DevTools ports denied
+	wsURL      string                      // live: the browser\'s DevTools WebSocket
+	resolver   egress.Resolver             // the proxies' resolver (nil: the system's)
 	// secretVars are the environment variables manifest secrets are read
 	// from: never passed to a launched browser, whatever their name.
 	secretVars []string
@@ -123,6 +127,10 @@ type backend struct {
 	// is lowered any more.
 	lowersSpinners bool
 	noLowering     atomic.Bool
+
+	// startFailed is when the browser last could not be started or
+	// reached (UnixNano; 0: never), read without b.mu (failedRecently).
+	startFailed atomic.Int64
 
 	mu      sync.Mutex
 	started bool
@@ -178,6 +186,13 @@ func (b *backend) warm() error {
 	return b.startLocked("browser started ahead of the first call")
 }
 
+// failedRecently says whether the browser could not be started or
+// reached within the last d.
+func (b *backend) failedRecently(d time.Duration) bool {
+	t := b.startFailed.Load()
+	return t != 0 && time.Since(time.Unix(0, t)) < d
+}
+
 // startLocked starts the browser unless it runs, and logs how long it
 // took (at debug level, with msg); b.mu must be held.
 func (b *backend) startLocked(msg string) error {
@@ -186,6 +201,7 @@ func (b *backend) startLocked(msg string) error {
 	}
 	t0 := time.Now()
 	if err := b.start(); err != nil {
+		b.startFailed.Store(time.Now().UnixNano())
 		return err
 	}
 	b.logger.Debug(msg, "connect", b.key.connect, "ms", msSince(t0))
@@ -193,123 +209,9 @@ func (b *backend) startLocked(msg string) error {
 }
 
 func (b *backend) start() error {
-	var devtools netip.AddrPort // devtoolsEndpoint of the browser's DevTools URL
-	switch b.key.connect {
-	case "live":
-		ws, err := resolveLiveEndpoint(b.key.endpoint, b.startup)
-		if err != nil {
-			return fmt.Errorf("%w: %v", ErrBrowserStart, err)
-		}
-		// The session contexts' proxy listens on this machine's loopback;
-		// a browser elsewhere would dial its own loopback instead.
-		if ap, ok := devtoolsAddr(ws); !ok || !ap.Addr().IsLoopback() {
-			return fmt.Errorf("%w: live endpoint %s is not on this machine's loopback: the egress proxy could not stand between it and the network", ErrBrowserStart, ws)
-		}
-		devtools, _ = b.devtoolsEndpoint(ws)
-		if err := b.setScope(devtools); err != nil {
-			return fmt.Errorf("%w: %v", ErrBrowserStart, err)
-		}
-		b.wsURL = ws
-		if b.key.manifest.Browser.Context == toolclad.ContextUser {
-			// Beside the start, not in its way: one hidden blank target.
-			go b.warnPreloading(ws)
-		}
-		alloc, cancel := remote.NewAllocator(context.Background(), ws, remote.NoModifyURL)
-		b.alloc = alloc
-		b.cancel = append(b.cancel, cancel)
-	default:
-		if err := b.setScope(netip.AddrPort{}); err != nil {
-			return fmt.Errorf("%w: %v", ErrBrowserStart, err)
-		}
-		// The browser-wide proxy carries what no session's context does:
-		// the browser's own background requests. Its refusals are logged,
-		// not reported to a session.
-		_, addr, err := b.newProxy(nil, nil)
-		if err != nil {
-			return fmt.Errorf("%w: egress proxy: %v", ErrBrowserStart, err)
-		}
-		// A DevTools WebSocket (not chromedp's default pipe), so that each
-		// session's target guard can hold a connection of its own; the
-		// port is on loopback and denied to pages like the live one.
-		sweepAbandonedProfiles(b.logger)
-		userDir, err := os.MkdirTemp("", profilePrefix)
-		if err != nil {
-			return fmt.Errorf("%w: %v", ErrBrowserStart, err)
-		}
-		// Held for the profile's life: a sweep by another daemon takes a
-		// profile whose lock is free for one a killed daemon left.
-		lock, err := lockProfile(userDir)
-		if err != nil {
-			// The profile is then never taken for abandoned: it stays
-			// only should the daemon be killed.
-			b.logger.Warn("could not lock the browser's profile; should the daemon be killed, it stays", "dir", userDir, "error", err)
-		}
-		b.cancel = append(b.cancel, func() {
-			removeProfile(userDir)
-			if lock != nil {
-				lock.Close()
-			}
-		})
-		opts := append(chromedp.DefaultExecAllocatorOptions[:], launchFlags...)
-		opts = append(opts, proxyFlags(addr)...)
-		opts = append(opts, chromedp.ExecPath(b.key.executable), chromedp.UserDataDir(userDir), remote.WebSocket,
-			chromedp.Flag("remote-debugging-address", "127.0.0.1"), chromedp.Flag("remote-debugging-port", "0"))
-		// The browser gets a minimal environment, not the daemon's: a
-		// manifest secret read from an environment variable must not sit
-		// in /proc/<pid>/environ of any browser process.
-		env := browserEnv(os.Environ(), b.secretVars, !b.key.headless)
-		// HOME inside the profile: not the daemon user's ~/.pki (client
-		// certificates, trusted CAs) or other dotfiles.
-		env = append(env, "HOME="+filepath.Join(userDir, "home"))
-		opts = append(opts, chromedp.NoInheritEnv, chromedp.Env(env...),
-			// No OS keyring: saved passwords stay in the throwaway profile.
-			chromedp.Flag("password-store", "basic"))
-		if b.key.headless {
-			// No window of its own: each session opens its tab in its own
-			// browser context, so the first tab Chromium would open is a
-			// renderer nobody uses, and waiting for it (and attaching to
-			// it) held every session back at launch (327 → 168 ms).
-			// Chromium stays up with no window at all
-			// (TestLaunchedBrowserOutlivesItsSessions).
-			opts = append(opts, chromedp.Flag("no-startup-window", true))
-		} else {
-			opts = append(opts, chromedp.VisibleWindow)
-		}
-		if os.Geteuid() == 0 {
-			// Chromium refuses to run its sandbox as root; outside root
-			// the sandbox stays on.
-			opts = append(opts, chromedp.NoSandbox)
-			warnNoSandbox(b.logger)
-		}
-		alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-		root, cancelRoot := chromedp.NewContext(alloc)
-		b.alloc, b.root = alloc, root
-		b.cancel = append(b.cancel, cancelAlloc, cancelRoot)
-		// The first call binds the browser's lifetime to root, so it must
-		// not carry the startup deadline itself: runBounded watches it
-		// instead. It is a call to the browser, not to a tab: root
-		// attaches to none.
-		if err := runBounded(b.startup, func() error {
-			_, err := chromedp.CallBrowser(root, browser.GetVersion, cdp.Empty{})
-			return err
-		}); err != nil {
-			b.release()
-			return fmt.Errorf("%w: launch %s: %v", ErrBrowserStart, b.key.executable, err)
-		}
-		ws, err := resolveLiveEndpoint(filepath.Join(userDir, "DevToolsActivePort"), b.startup)
-		if err == nil {
-			var ok bool
-			if devtools, ok = b.devtoolsEndpoint(ws); !ok {
-				err = fmt.Errorf("%s is not an address and port", ws)
-			} else {
-				err = b.setScope(devtools)
-			}
-		}
-		if err != nil {
-			b.release()
-			return fmt.Errorf("%w: read the launched browser's DevTools endpoint: %v", ErrBrowserStart, err)
-		}
-		b.wsURL = ws
+	devtools, err := b.provider.start(b)
+	if err != nil {
+		return err
 	}
 	if ap := devtools; ap.IsValid() {
 		what := "the DevTools endpoint of the browser of " + b.key.manifest.Tool.Name
@@ -330,6 +232,132 @@ func (b *backend) start() error {
 	}
 	b.started = true
 	return nil
+}
+
+// startLive attaches to the user's browser at the manifest's
+// live_endpoint (liveProvider).
+func (b *backend) startLive() (netip.AddrPort, error) {
+	var devtools netip.AddrPort
+	ws, err := resolveLiveEndpoint(b.key.endpoint, b.startup)
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("%w: %v", ErrBrowserStart, err)
+	}
+	// The session contexts' proxy listens on this machine's loopback;
+	// a browser elsewhere would dial its own loopback instead.
+	if ap, ok := devtoolsAddr(ws); !ok || !ap.Addr().IsLoopback() {
+		return netip.AddrPort{}, fmt.Errorf("%w: live endpoint %s is not on this machine's loopback: the egress proxy could not stand between it and the network", ErrBrowserStart, ws)
+	}
+	devtools, _ = b.devtoolsEndpoint(ws)
+	if err := b.setScope(devtools); err != nil {
+		return netip.AddrPort{}, fmt.Errorf("%w: %v", ErrBrowserStart, err)
+	}
+	b.wsURL = ws
+	if b.key.manifest.Browser.Context == toolclad.ContextUser {
+		// Beside the start, not in its way: one hidden blank target.
+		go b.warnPreloading(ws)
+	}
+	alloc, cancel := remote.NewAllocator(context.Background(), ws, remote.NoModifyURL)
+	b.alloc = alloc
+	b.cancel = append(b.cancel, cancel)
+	return devtools, nil
+}
+
+// startLaunch launches a Chromium of the backend's own (launchProvider).
+func (b *backend) startLaunch() (netip.AddrPort, error) {
+	var devtools netip.AddrPort
+	if err := b.setScope(netip.AddrPort{}); err != nil {
+		return netip.AddrPort{}, fmt.Errorf("%w: %v", ErrBrowserStart, err)
+	}
+	// The browser-wide proxy carries what no session's context does:
+	// the browser's own background requests. Its refusals are logged,
+	// not reported to a session.
+	_, addr, err := b.newProxy(nil, nil)
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("%w: egress proxy: %v", ErrBrowserStart, err)
+	}
+	// A DevTools WebSocket (not chromedp's default pipe), so that each
+	// session's target guard can hold a connection of its own; the
+	// port is on loopback and denied to pages like the live one.
+	sweepAbandonedProfiles(b.logger)
+	userDir, err := os.MkdirTemp("", profilePrefix)
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("%w: %v", ErrBrowserStart, err)
+	}
+	// Held for the profile's life: a sweep by another daemon takes a
+	// profile whose lock is free for one a killed daemon left.
+	lock, err := lockProfile(userDir)
+	if err != nil {
+		// The profile is then never taken for abandoned: it stays
+		// only should the daemon be killed.
+		b.logger.Warn("could not lock the browser's profile; should the daemon be killed, it stays", "dir", userDir, "error", err)
+	}
+	b.cancel = append(b.cancel, func() {
+		removeProfile(userDir)
+		if lock != nil {
+			lock.Close()
+		}
+	})
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], launchFlags...)
+	opts = append(opts, proxyFlags(addr)...)
+	opts = append(opts, chromedp.ExecPath(b.key.executable), chromedp.UserDataDir(userDir), remote.WebSocket,
+		chromedp.Flag("remote-debugging-address", "127.0.0.1"), chromedp.Flag("remote-debugging-port", "0"))
+	// The browser gets a minimal environment, not the daemon's: a
+	// manifest secret read from an environment variable must not sit
+	// in /proc/<pid>/environ of any browser process.
+	env := browserEnv(os.Environ(), b.secretVars, !b.key.headless)
+	// HOME inside the profile: not the daemon user's ~/.pki (client
+	// certificates, trusted CAs) or other dotfiles.
+	env = append(env, "HOME="+filepath.Join(userDir, "home"))
+	opts = append(opts, chromedp.NoInheritEnv, chromedp.Env(env...),
+		// No OS keyring: saved passwords stay in the throwaway profile.
+		chromedp.Flag("password-store", "basic"))
+	if b.key.headless {
+		// No window of its own: each session opens its tab in its own
+		// browser context, so the first tab Chromium would open is a
+		// renderer nobody uses, and waiting for it (and attaching to
+		// it) held every session back at launch (327 → 168 ms).
+		// Chromium stays up with no window at all
+		// (TestLaunchedBrowserOutlivesItsSessions).
+		opts = append(opts, chromedp.Flag("no-startup-window", true))
+	} else {
+		opts = append(opts, chromedp.VisibleWindow)
+	}
+	if os.Geteuid() == 0 {
+		// Chromium refuses to run its sandbox as root; outside root
+		// the sandbox stays on.
+		opts = append(opts, chromedp.NoSandbox)
+		warnNoSandbox(b.logger)
+	}
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	root, cancelRoot := chromedp.NewContext(alloc)
+	b.alloc, b.root = alloc, root
+	b.cancel = append(b.cancel, cancelAlloc, cancelRoot)
+	// The first call binds the browser's lifetime to root, so it must
+	// not carry the startup deadline itself: runBounded watches it
+	// instead. It is a call to the browser, not to a tab: root
+	// attaches to none.
+	if err := runBounded(b.startup, func() error {
+		_, err := chromedp.CallBrowser(root, browser.GetVersion, cdp.Empty{})
+		return err
+	}); err != nil {
+		b.release()
+		return netip.AddrPort{}, fmt.Errorf("%w: launch %s: %v", ErrBrowserStart, b.key.executable, err)
+	}
+	ws, err := resolveLiveEndpoint(filepath.Join(userDir, "DevToolsActivePort"), b.startup)
+	if err == nil {
+		var ok bool
+		if devtools, ok = b.devtoolsEndpoint(ws); !ok {
+			err = fmt.Errorf("%s is not an address and port", ws)
+		} else {
+			err = b.setScope(devtools)
+		}
+	}
+	if err != nil {
+		b.release()
+		return netip.AddrPort{}, fmt.Errorf("%w: read the launched browser's DevTools endpoint: %v", ErrBrowserStart, err)
+	}
+	b.wsURL = ws
+	return devtools, nil
 }
 
 // removeProfile removes a launched browser's profile directory once the

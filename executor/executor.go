@@ -72,6 +72,10 @@ type Config struct {
 	// CallWait is how long a call waits for its turn before it is refused.
 	// Default DefaultCallWait.
 	CallWait time.Duration
+	// Gate is the daemon's egress gate for browsers on other hosts
+	// (connect = "remote"), listening where the pool's hosts reach it
+	// (serve --gate-listen). Nil: a remote session cannot start.
+	Gate *egress.Gateway
 }
 
 // Executor implements toolclad.Runner: it gates, acts and records every
@@ -436,9 +440,12 @@ func (e *Executor) backendLocked(m *toolclad.Manifest) *backend {
 		headless:   m.Browser.Headless,
 		manifest:   m,
 	}
+	if m.Browser.Remote != nil {
+		bk.endpoint = e.poolEndpointLocked(m)
+	}
 	b, ok := e.backends[bk]
 	if !ok {
-		b = &backend{key: bk, startup: m.Browser.StartupTimeout, resolver: e.cfg.Resolver,
+		b = &backend{key: bk, provider: providerFor(m, e.cfg.Gate), startup: m.Browser.StartupTimeout, resolver: e.cfg.Resolver,
 			secretVars: e.secretVars(), listeners: &e.listeners, openings: make(chan struct{}, openingsAtOnce),
 			lowersSpinners: e.stopSpinWatch != nil}
 		b.logMasker.Store(e.maskers[m])
@@ -448,6 +455,38 @@ func (e *Executor) backendLocked(m *toolclad.Manifest) *backend {
 	}
 	return b
 }
+
+// poolEndpointLocked picks the pool host a new session of m opens its
+// browser context on: of the manifest's endpoints, the one with the
+// fewest open sessions, a host whose browser could not be reached in the
+// last poolRetryAfter taken only when every one failed so; e.mu must be
+// held. Each endpoint is a backend of its own, shared by its sessions.
+func (e *Executor) poolEndpointLocked(m *toolclad.Manifest) string {
+	open := map[string]int{}
+	for k, s := range e.sessions {
+		if k.manifest == m {
+			open[s.backend.key.endpoint]++
+		}
+	}
+	best, bestN, bestFailed := "", 0, true
+	for _, ep := range m.Browser.Remote.Endpoints {
+		failed := false
+		for k, b := range e.backends {
+			if k.manifest == m && k.endpoint == ep {
+				failed = b.failedRecently(poolRetryAfter)
+			}
+		}
+		n := open[ep]
+		if best == "" || bestFailed && !failed || failed == bestFailed && n < bestN {
+			best, bestN, bestFailed = ep, n, failed
+		}
+	}
+	return best
+}
+
+// poolRetryAfter is how long a pool host whose browser could not be
+// reached is passed over while another can take the session.
+const poolRetryAfter = 30 * time.Second
 
 // noticeKey names the session a notice is for: an MCP session's calls to
 // the tools of one tool name (which survives a reload of its manifest).

@@ -51,6 +51,9 @@ func (b *backend) setScope(devtools netip.AddrPort) error {
 		deny = append(deny, devtools)
 	}
 	sc, err := manifestScope(b.key.manifest, deny)
+	if err == nil && len(b.deniedNets) > 0 {
+		sc, err = sc.WithDeniedNetworks(b.deniedNets...)
+	}
 	if err != nil {
 		return err
 	}

@@ -47,6 +47,10 @@ type targetGuard struct {
 	// egress proxy stands: its targets are told from the user's by their
 	// opener, and each gets the WebSocket rules (guard_websockets.go).
 	user bool
+	// proxyAuth answers the session's proxy (guardConfig.proxyAuth);
+	// challenged are the requests it was given for (under mu).
+	proxyAuth  *proxyCredentials
+	challenged map[string]bool
 	// wsMu orders the WebSocket rules sent: those a target is prepared
 	// with and each refresh (refreshWebSocketRules) are sent under it,
 	// so the last a target gets is the newest. wsRules are the current
@@ -164,6 +168,11 @@ type guardConfig struct {
 	// permissionAsked records a permission request a page reported
 	// (permissions.go).
 	permissionAsked func(payload string, from askingFrame)
+	// proxyAuth are the credentials the session's proxy asks for (a
+	// remote session's, at the daemon's gate): each target's Fetch then
+	// handles authentication, and the guard answers the proxy's
+	// challenge (guard_proxyauth.go). nil: the proxy asks none.
+	proxyAuth *proxyCredentials
 }
 
 // guardTargets connects to the browser and guards the tab and every
@@ -181,7 +190,7 @@ func guardTargets(ctx context.Context, cfg guardConfig, ic *interceptor, logger 
 	g := &targetGuard{conn: conn, context: cfg.context, ic: ic, logger: logger, user: cfg.user, wsRules: cfg.wsRules, wsSessions: map[string]bool{},
 		pending: map[int64]chan cdpReply{}, guarded: map[string]bool{}, ready: map[string]bool{}, pages: map[string]string{}, home: tab,
 		parent: map[string]string{}, doomed: map[string]bool{}, extra: map[string]bool{}, users: map[string]bool{},
-		frames: map[string]string{tab: ""}, downloads: cfg.downloads, wsURL: cfg.wsURL, permissionAsked: cfg.permissionAsked,
+		frames: map[string]string{tab: ""}, downloads: cfg.downloads, wsURL: cfg.wsURL, permissionAsked: cfg.permissionAsked, proxyAuth: cfg.proxyAuth,
 		contexts: map[string]map[int64]reportingContext{}, frameParents: map[string]string{}, reported: map[reportKey]bool{}, loads: map[string]bool{},
 		waiting: map[string]chan error{tab: make(chan error, 1)}, done: make(chan struct{})}
 	g.tab.Store(tab)
@@ -616,6 +625,8 @@ func (g *targetGuard) event(m cdpMessage) {
 				g.ic.log.navBlocked(e.FrameID, url)
 			}
 		}
+	case "Fetch.authRequired":
+		g.authRequired(ctx, m)
 	case "Target.attachedToTarget":
 		var e struct {
 			SessionID          string     `json:"sessionId"`
@@ -858,7 +869,11 @@ func (g *targetGuard) prepare(ctx context.Context, session, target, kind string,
 		// Speculation-Rules header (continueResponse).
 		patterns = append(patterns, map[string]any{"urlPattern": "*", "resourceType": "Document", "requestStage": "Response"})
 	}
-	if _, err := g.call(ctx, session, "Fetch.enable", map[string]any{"patterns": patterns}); err != nil {
+	enable := map[string]any{"patterns": patterns}
+	if g.proxyAuth != nil {
+		enable["handleAuthRequests"] = true
+	}
+	if _, err := g.call(ctx, session, "Fetch.enable", enable); err != nil {
 		if !strings.Contains(kind, "worker") || g.user {
 			// In the user's context no proxy stands behind interception:
 			// a target it cannot intercept stays paused. That includes a

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
@@ -259,19 +260,23 @@ func (b *backend) newSessionContext(s *session, w *pageWatch, opts ...chromedp.C
 	}
 	t0 := time.Now()
 	var proxy *egress.Proxy
+	var proxyAuth *proxyCredentials
 	stop := func() {}
 	if !b.userContext() {
-		p, proxyAddr, err := b.newProxy(s.egress.blocked, &s.egress)
+		p, err := b.newDialProxy(s.egress.blocked, &s.egress)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: egress proxy: %v", ErrBrowserStart, err)
 		}
-		proxy = p
-		stop = func() {
-			p.Close()
-			b.forgetProxy(proxyAddr) // once closed: until then the port is its
+		server, creds, stopProxy, err := b.provider.sessionProxy(b, p)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: egress proxy: %v", ErrBrowserStart, err)
+		}
+		proxy, stop = p, stopProxy
+		if creds != nil {
+			proxyAuth = &proxyCredentials{gate: strings.TrimPrefix(server, "http://"), Credentials: *creds}
 		}
 		newContext := chromedp.WithNewBrowserContext(func(p *target.CreateBrowserContextParams) {
-			p.ProxyServer, p.ProxyBypassList = "http://"+proxyAddr, proxyBypass
+			p.ProxyServer, p.ProxyBypassList = server, proxyBypass
 		})
 		opts = append([]chromedp.ContextOption{newContext}, opts...)
 	}
@@ -304,7 +309,7 @@ func (b *backend) newSessionContext(s *session, w *pageWatch, opts ...chromedp.C
 		c := chromedp.FromContext(ctx)
 		ic := &interceptor{check: s.check, log: s.egress.blocked, acting: s.egress.acting, navs: w.navigationCount, bound: s.egress.bound,
 			pacing: requestPacing{limiter: b.hostLimiter(), within: time.Duration(s.manifest.Tool.TimeoutSeconds) * time.Second}}
-		cfg := guardConfig{wsURL: wsURL, context: string(c.BrowserContextID), tab: string(c.Target.TargetID), user: b.userContext()}
+		cfg := guardConfig{wsURL: wsURL, context: string(c.BrowserContextID), tab: string(c.Target.TargetID), user: b.userContext(), proxyAuth: proxyAuth}
 		grants, log := s.manifest.Browser.Permissions, s.egress.blocked
 		logger := b.logger.With("session", s.id) // the grant's log line, as a refusal's names its session
 		cfg.permissionAsked = func(payload string, from askingFrame) { permissionAsked(log, grants, logger, payload, from) }
@@ -406,10 +411,11 @@ func (b *backend) running() (parent context.Context, wsURL string, err error) {
 		return nil, "", err
 	}
 	parent = b.root
-	if b.key.connect == "live" {
-		// Each live session holds its own DevTools connection; closing it
+	if b.provider.ownConnections() {
+		// Each session of a browser the daemon does not own (the user's,
+		// a pool host's) holds its own DevTools connection; closing it
 		// closes the session's tab (and disposes of its browser context)
-		// and leaves the user's browser running.
+		// and leaves the browser running.
 		parent = b.alloc
 	}
 	return parent, b.wsURL, nil

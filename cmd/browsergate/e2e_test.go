@@ -171,7 +171,15 @@ func startClientEnv(t testing.TB, manifestBody string, opts *mcp.ClientOptions, 
 		t.Fatal(err)
 	}
 	t.Cleanup(stop)
+	f.startServe(t, manifestBody, opts, env, nil, serveArgs...)
+	return f
+}
 
+// startServe starts browsergate serve on the manifest and connects the
+// MCP client to it over stdio; prefix, when given, is the command serve
+// runs under (nsenter into a test's network namespace, say).
+func (f *fixture) startServe(t testing.TB, manifestBody string, opts *mcp.ClientOptions, env, prefix []string, serveArgs ...string) {
+	t.Helper()
 	dir := t.TempDir()
 	manifest := filepath.Join(dir, "e2e.toml")
 	if err := os.WriteFile(manifest, []byte(manifestBody), 0o644); err != nil {
@@ -182,6 +190,9 @@ func startClientEnv(t testing.TB, manifestBody string, opts *mcp.ClientOptions, 
 	args := append([]string{"serve", "--manifest", manifest, "--policies", repoPath("policies"),
 		"--evidence", f.evidence, "--log-level", "warn"}, serveArgs...)
 	cmd := exec.Command(binary, args...)
+	if len(prefix) > 0 {
+		cmd = exec.Command(prefix[0], append(append(prefix[1:], binary), args...)...)
+	}
 	if env != nil {
 		cmd.Env = append(os.Environ(), env...)
 	}
@@ -191,6 +202,7 @@ func startClientEnv(t testing.TB, manifestBody string, opts *mcp.ClientOptions, 
 	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "test"}, opts)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	var err error
 	f.cs, err = client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
 		t.Fatalf("connect to browsergate serve: %v\nstderr:\n%s", err, stderr.String())
@@ -202,7 +214,6 @@ func startClientEnv(t testing.TB, manifestBody string, opts *mcp.ClientOptions, 
 			t.Logf("browsergate stderr:\n%s", stderr.String())
 		}
 	})
-	return f
 }
 
 // call calls a tool and returns its text and whether it was refused.

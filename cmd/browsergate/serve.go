@@ -46,6 +46,7 @@ var serveCommand = &command{
 // serveOptions are serve's flags.
 type serveOptions struct {
 	manifests       multiFlag
+	gateListen      string
 	policies        string
 	evidence        string
 	signingKey      string
@@ -105,6 +106,7 @@ func serveFlags(fs *flag.FlagSet) action {
 	fs.DurationVar(&o.bodyWait, "http-body-timeout", daemon.DefaultBodyWait, "how long an HTTP request's body may take to arrive")
 	fs.StringVar(&o.operatorTokens, "operator-token-file", "", "operators' token `FILE` (NAME:TOKEN a line, mode 600): who may, over HTTP, watch /events and sign in to the console at /console/ (with the TOKEN part) to answer held calls and questions")
 	fs.BoolVar(&o.stdio, "stdio", false, "with --http, also serve MCP on stdio (as --principal)")
+	fs.StringVar(&o.gateListen, "gate-listen", "", "serve the egress gate for browsers on other hosts (connect = \"remote\") at `ADDR` (IP:port), an address the pool's hosts reach: each session's browser context goes out through it, with credentials of its own")
 	fs.Var(&o.resolve, "resolve", "answer `NAME=IP[,IP...]` in the egress proxy instead of asking DNS for NAME (repeatable; tests, air-gapped setups)")
 	return func(_ []string, _, stderr io.Writer) error { return o.run(stderr) }
 }
@@ -203,11 +205,18 @@ func (o *serveOptions) run(stderr io.Writer) error {
 		return err
 	}
 	defer ops.Close()
+	gate, err := openGate(o.gateListen, set.Manifests, logger)
+	if err != nil {
+		return err
+	}
+	if gate != nil {
+		defer gate.Close()
+	}
 	ex, err := executor.New(executor.Config{
 		Manifests: set.Manifests, Policies: set.Policies, Evidence: store, Principal: o.principal, Logger: logger,
 		Resolver: resolver, Approvals: broker, ApprovalTimeout: o.approvalTimeout, Elicitation: o.elicitation, Events: hub,
 		UserAgent: "browsergate/" + version + " (governed AI agent; +https://github.com/browsergate/browsergate)",
-		Warm:      o.prelaunch, CallsAtOnce: o.callsAtOnce, CallWait: o.callWait,
+		Warm:      o.prelaunch, CallsAtOnce: o.callsAtOnce, CallWait: o.callWait, Gate: gate,
 	})
 	if err != nil {
 		return err

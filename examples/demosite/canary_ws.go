@@ -39,10 +39,17 @@ func ListenCanary(addr string) (c *NetCanary, baseURL string, stop func(), err e
 	if err != nil {
 		return nil, "", nil, fmt.Errorf("canary listen on %s: %w", addr, err)
 	}
+	c, baseURL, stop = ServeCanary(ln)
+	return c, baseURL, stop, nil
+}
+
+// ServeCanary is ListenCanary on a listener already made (one made in a
+// test's network namespace, say); stop closes it.
+func ServeCanary(ln net.Listener) (c *NetCanary, baseURL string, stop func()) {
 	c = &NetCanary{}
 	srv := &http.Server{Handler: c, ReadHeaderTimeout: 5 * time.Second}
 	go srv.Serve(&countingListener{Listener: ln, c: c})
-	return c, "http://" + ln.Addr().String(), func() { srv.Close() }, nil
+	return c, "http://" + ln.Addr().String(), func() { srv.Close() }
 }
 
 // Conns is the number of TCP connections the canary has accepted.

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"net/netip"
+
+	"github.com/browsergate/browsergate/scope/egress"
+	"github.com/browsergate/browsergate/toolclad"
+)
+
+// openGate starts the egress gate for browsers on other hosts at addr
+// (serve --gate-listen), or none when addr is empty. A manifest with
+// connect = "remote" needs it; the address must be one the pool's hosts
+// dial, so a name or an unspecified address is refused: the browser
+// contexts are told to use exactly this address.
+func openGate(addr string, ms []*toolclad.Manifest, logger *slog.Logger) (*egress.Gateway, error) {
+	var remote []string
+	for _, m := range ms {
+		if m.Browser.Remote != nil {
+			remote = append(remote, m.Path)
+		}
+	}
+	if addr == "" {
+		if len(remote) > 0 {
+			return nil, fmt.Errorf("%w: %s connects to a remote pool (connect = \"remote\"): start serve with --gate-listen IP:PORT, an address of this host the pool's hosts reach, for their pages' requests", errUsage, remote[0])
+		}
+		return nil, nil
+	}
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil || ap.Addr().IsUnspecified() || ap.Addr().Zone() != "" {
+		return nil, fmt.Errorf("%w: --gate-listen %q: give the IP:PORT the pool's hosts reach this host at (like 10.0.5.1:8118), not a name or an unspecified address: each session's browser context is told to use exactly it", errUsage, addr)
+	}
+	gate, err := egress.NewGateway(egress.GatewayConfig{Logger: logger.With("source", "gate")})
+	if err != nil {
+		return nil, err
+	}
+	at, err := gate.Listen(addr)
+	if err != nil {
+		return nil, fmt.Errorf("--gate-listen: %w", err)
+	}
+	if len(remote) == 0 {
+		logger.Info("the gate for browsers on other hosts listens, but no manifest connects to a remote pool", "gate", at)
+	} else {
+		logger.Info("the gate for browsers on other hosts listens", "gate", at)
+	}
+	return gate, nil
+}

@@ -1,0 +1,300 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/browsergate/browsergate/examples/demosite"
+	"github.com/browsergate/browsergate/internal/testkit/netlab"
+)
+
+// remoteManifest serves a pool host's browser (connect = "remote"); its
+// scope grants the whole lab network, so that only the deny class of a
+// remote browser (the pool's network and the daemon's own addresses)
+// stands between a page and the pool host or the daemon.
+const remoteManifest = `
+[tool]
+name = "egress"
+mode = "browser"
+description = "a browser on a pool host"
+timeout_seconds = 30
+
+[browser]
+connect = "remote"
+startup_timeout_seconds = 30
+max_interactions = 100000
+
+[browser.remote]
+provider = "cdp-url"
+endpoints = [%q]
+pool_cidrs = ["10.77.1.0/24"]
+
+[browser.scope]
+allowed_domains = ["10.77.3.2", "10.77.3.4", "10.77.1.1", "10.77.1.2"]
+allow_private_cidrs = ["10.77.0.0/16"]
+allowed_ports = ["1-65535"]
+
+[browser.commands.navigate]
+args.url = { type = "url", schemes = ["http"], scope_check = true }
+[browser.commands.snapshot]
+[browser.commands.click]
+[browser.commands.wait_for]
+[browser.commands.submit_form]
+`
+
+// remoteLab is a daemon host D, a pool host P running Chromium behind a
+// forwarder, a web host W serving the allowed sites, and a canary host C
+// that P reaches straight (and D only through P): a request from a
+// session's page that went around the gate, and one the gate let through
+// wrongly, both reach it.
+//
+//	D 10.77.1.1 ── 10.77.1.2 P 10.77.2.1 ── 10.77.2.2 C
+//	D 10.77.3.1 ── 10.77.3.2 W (and 10.77.3.4)
+type remoteLab struct {
+	lab        *netlab.Lab
+	d, p, w, c *netlab.Host
+	devtools   string // the pool host's DevTools, through its forwarder
+	gate       string // the daemon's gate
+}
+
+// inside is the command prefix that runs a program in h's namespace.
+func (r *remoteLab) inside(h *netlab.Host) []string {
+	return []string{"nsenter", "--net=/run/netns/" + h.Netns(), "--"}
+}
+
+func newRemoteLab(t *testing.T) *remoteLab {
+	t.Helper()
+	lab := netlab.New(t)
+	r := &remoteLab{lab: lab, d: lab.Host("daemon"), p: lab.Host("pool"), w: lab.Host("web"), c: lab.Host("canary")}
+	lab.Link(r.d, "10.77.1.1/24", r.p, "10.77.1.2/24")
+	lab.Link(r.p, "10.77.2.1/24", r.c, "10.77.2.2/24")
+	wd, _ := lab.Link(r.w, "10.77.3.2/24", r.d, "10.77.3.1/24")
+	r.w.AddAddr(wd, "10.77.3.4/24")
+	r.p.SetForwarding(true)
+	r.d.Route("10.77.2.0/24", "10.77.1.2")
+	r.c.Route("10.77.1.0/24", "10.77.2.1")
+	r.p.Chromium(t, 9222)
+	r.p.Forward(t, "10.77.1.2:9223", "127.0.0.1:9222")
+	r.devtools, r.gate = "http://10.77.1.2:9223", "10.77.1.1:8118"
+	// The canary host must be in reach of the pool host (a request
+	// around the gate) and of the daemon (one the gate let through), or
+	// a clean canary proves nothing.
+	ln, err := r.c.Listen("tcp", "10.77.2.2:7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	for _, h := range []*netlab.Host{r.p, r.d} {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		c, err := h.Dial(ctx, "tcp", "10.77.2.2:7")
+		cancel()
+		if err != nil {
+			t.Fatalf("the canary host is out of reach of %s: %v", h.Name(), err)
+		}
+		c.Close()
+	}
+	return r
+}
+
+// remoteFixture starts the sites, the canary and browsergate serve in the
+// lab: serve runs in D with its gate on D's address towards the pool.
+func remoteFixture(t *testing.T, r *remoteLab) *egressFixture {
+	t.Helper()
+	listen := func(h *netlab.Host, addr string) net.Listener {
+		ln, err := h.Listen("tcp", addr)
+		if err != nil {
+			t.Fatalf("listen on %s: %v", addr, err)
+		}
+		return ln
+	}
+	nc, canaryURL, stop := demosite.ServeCanary(listen(r.c, "10.77.2.2:8080"))
+	t.Cleanup(stop)
+	f := &fixture{canary: &nc.Canary, canaryTo: canaryURL, net: nc}
+	f.site = demosite.New(demosite.Options{ForbiddenURL: canaryURL + "/"})
+	serve := func(ln net.Listener, h http.Handler) string {
+		srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+		go srv.Serve(ln)
+		t.Cleanup(func() { srv.Close() })
+		return "http://" + ln.Addr().String()
+	}
+	f.xsite = serve(listen(r.w, "10.77.3.4:8080"), demosite.NewAttackSite(f.site, &demosite.Attacks{Canary: canaryURL}))
+	f.siteURL = serve(listen(r.w, "10.77.3.2:8080"), demosite.NewAttackSite(f.site, &demosite.Attacks{Canary: canaryURL, CrossSite: f.xsite}))
+	f.startServe(t, fmt.Sprintf(remoteManifest, r.devtools), nil, nil, r.inside(r.d), "--gate-listen", r.gate)
+	return &egressFixture{fixture: f}
+}
+
+// TestRemotePoolGoesOutOnlyThroughTheGate: a session on a pool host's
+// browser works (navigate, snapshot, click through the daemon's gate), and
+// every request path of the egress suite leaves the canary at zero TCP
+// connections — the canary the pool host reaches straight, so that a
+// request around the gate would reach it too. The pool host's DevTools
+// port, its forwarder and the daemon's gate are refused to pages though
+// the scope grants them.
+func TestRemotePoolGoesOutOnlyThroughTheGate(t *testing.T) {
+	t.Parallel()
+	r := newRemoteLab(t)
+	f := remoteFixture(t, r)
+	f.stillWorks(t)
+	for _, tc := range []struct{ name, url, rule string }{
+		{"the pool host's DevTools forwarder", r.devtools + "/json/version", "denied network 10.77.1.0/24"},
+		{"the daemon's gate", "http://" + r.gate + "/", "denied network"},
+		{"the daemon's address towards the sites", "http://10.77.3.1:8118/", "denied network"},
+	} {
+		t.Run("navigate to "+tc.name, func(t *testing.T) {
+			m := f.mark()
+			f.mustRefuse(t, "egress.navigate", map[string]any{"url": tc.url}, tc.rule)
+			f.checkCanary(t, m)
+		})
+	}
+	runEgressSuite(t, f)
+	f.settle(t, 300)
+	if !f.net.Clean() {
+		t.Errorf("the canary the pool host reaches saw: %s", f.net)
+	}
+}
+
+// TestRemoteGateRefusesWrongCredentials: the gate lets nothing through
+// for a request from the pool host without a session's credentials, with
+// made-up ones, or from a browser context made on the pool browser with
+// the gate as its proxy but no session's guard to answer the challenge:
+// the site behind the gate sees none of them.
+func TestRemoteGateRefusesWrongCredentials(t *testing.T) {
+	t.Parallel()
+	r := newRemoteLab(t)
+	f := remoteFixture(t, r)
+	f.stillWorks(t) // a session is open: the gate has credentials to guess at
+	var hits atomic.Int64
+	ln, err := r.w.Listen("tcp", "10.77.3.2:8081")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		hits.Add(1)
+		fmt.Fprint(w, "<title>behind the gate</title>reached")
+	}), ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	target := "http://10.77.3.2:8081/"
+	for _, tc := range []struct{ name, header string }{
+		{"no credentials", ""},
+		{"made-up credentials", "Proxy-Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte("session:guess")) + "\r\n"},
+		{"another scheme", "Proxy-Authorization: Bearer abc\r\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			c, err := r.p.Dial(ctx, "tcp", r.gate)
+			if err != nil {
+				t.Fatalf("dial the gate from the pool host: %v", err)
+			}
+			defer c.Close()
+			fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: 10.77.3.2:8081\r\n%s\r\n", target, tc.header)
+			resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+			if err != nil {
+				t.Fatalf("read the gate's answer: %v", err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusProxyAuthRequired {
+				t.Errorf("the gate answered %s, want 407", resp.Status)
+			}
+		})
+	}
+	t.Run("a browser context with the gate and no guard", func(t *testing.T) {
+		if got := bareNavigate(t, r, target); strings.Contains(got, "reached") {
+			t.Errorf("a page loaded through the gate without a session's credentials: %q", got)
+		}
+	})
+	if n := hits.Load(); n != 0 {
+		t.Errorf("the site behind the gate saw %d request(s) without a session's credentials", n)
+	}
+	f.stillWorks(t) // and the session's own requests still go through
+}
+
+// bareNavigate makes a browser context on the pool host's browser with
+// the gate as its proxy, as a session's is made, but with no guard to
+// answer the gate's challenge; it navigates a tab of it to url and
+// returns the page's text ("" when nothing loaded).
+func bareNavigate(t *testing.T, r *remoteLab, url string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	client := &http.Client{Transport: &http.Transport{DialContext: r.p.Dial}}
+	resp, err := client.Get("http://127.0.0.1:9222/json/version")
+	if err != nil {
+		t.Fatalf("DevTools of the pool host: %v", err)
+	}
+	var v struct {
+		WS string `json:"webSocketDebuggerUrl"`
+	}
+	json.NewDecoder(resp.Body).Decode(&v)
+	resp.Body.Close()
+	dialer := websocket.Dialer{NetDialContext: r.p.Dial}
+	conn, _, err := dialer.DialContext(ctx, v.WS, nil)
+	if err != nil {
+		t.Fatalf("DevTools WebSocket of the pool host: %v", err)
+	}
+	defer conn.Close()
+	var id int64
+	call := func(session, method string, params map[string]any) json.RawMessage {
+		id++
+		msg := map[string]any{"id": id, "method": method, "params": params}
+		if session != "" {
+			msg["sessionId"] = session
+		}
+		if err := conn.WriteJSON(msg); err != nil {
+			t.Fatalf("%s: %v", method, err)
+		}
+		conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+		for {
+			var reply struct {
+				ID     int64                     `json:"id"`
+				Result json.RawMessage           `json:"result"`
+				Error  *struct{ Message string } `json:"error"`
+			}
+			if err := conn.ReadJSON(&reply); err != nil {
+				t.Fatalf("%s: %v", method, err)
+			}
+			if reply.ID != id {
+				continue
+			}
+			if reply.Error != nil {
+				t.Fatalf("%s: %s", method, reply.Error.Message)
+			}
+			return reply.Result
+		}
+	}
+	var bc struct{ BrowserContextID string }
+	json.Unmarshal(call("", "Target.createBrowserContext", map[string]any{"proxyServer": "http://" + r.gate, "proxyBypassList": "<-loopback>"}), &bc)
+	defer call("", "Target.disposeBrowserContext", map[string]any{"browserContextId": bc.BrowserContextID})
+	var tg struct{ TargetID string }
+	json.Unmarshal(call("", "Target.createTarget", map[string]any{"url": "about:blank", "browserContextId": bc.BrowserContextID}), &tg)
+	var at struct{ SessionID string }
+	json.Unmarshal(call("", "Target.attachToTarget", map[string]any{"targetId": tg.TargetID, "flatten": true}), &at)
+	call(at.SessionID, "Page.navigate", map[string]any{"url": url})
+	time.Sleep(2 * time.Second) // the 407 comes back at once; give a load every chance
+	var ev struct {
+		Result struct{ Value string }
+	}
+	json.Unmarshal(call(at.SessionID, "Runtime.evaluate", map[string]any{"expression": "document.body ? document.body.innerText : ''", "returnByValue": true}), &ev)
+	return ev.Result.Value
+}
