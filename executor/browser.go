@@ -78,13 +78,16 @@ type backendKey struct {
 type backend struct {
 	key      backendKey
 	provider provider // where the browser comes from
-	// deniedNets are what no page reaches whatever the scope grants (a
-	// remote pool's networks and the daemon's own addresses; setScope).
-	deniedNets []scope.DeniedNetwork
-	startup    time.Duration
-	scope      atomic.Pointer[scope.Scope] // the manifest's scope; at start, with the proxy and DevTools ports denied
-	wsURL      string                      // live: the browser\'s DevTools WebSocket
-	resolver   egress.Resolver             // the proxies' resolver (nil: the system's)
+	// sharedDeny are the networks no page of the daemon reaches (the
+	// pools of every remote manifest, the gate: sharedDenied), and
+	// deniedNets those no page of this backend's reaches besides (a
+	// remote backend's: the daemon's own addresses). No grant of the
+	// scope lifts either (setScope). Under mu.
+	sharedDeny, deniedNets []scope.DeniedNetwork
+	startup                time.Duration
+	scope                  atomic.Pointer[scope.Scope] // the manifest's scope; at start, with the proxy and DevTools ports denied
+	wsURL                  string                      // live: the browser\'s DevTools WebSocket
+	resolver               egress.Resolver             // the proxies' resolver (nil: the system's)
 	// secretVars are the environment variables manifest secrets are read
 	// from: never passed to a launched browser, whatever their name.
 	secretVars []string

@@ -88,6 +88,12 @@ func (e *Executor) judgePageDownload(ctx context.Context, s *session, dl *downlo
 		return t
 	}
 	t.facts = &facts{State: downloadPageState(dl.page)}
+	if s.manifest.Browser.Remote != nil {
+		// The browser would save the file on the pool host, where the
+		// daemon cannot take it into download_dir.
+		t.deny = deny(evidence.StageManifest, RuleRemoteDownload, "a download a page starts by itself in a browser on a pool host is not fetched back to this host yet: the download command fetches a URL of the scope from here, with the browser's cookies")
+		return t
+	}
 	judge := func(approved bool) {
 		q := e.question(s, t, t.facts, approved)
 		q.Limits, q.Check, q.Now = &view.limits, downloadCheck(q.Check, dl.page), e.cfg.Now()
@@ -116,6 +122,10 @@ func (e *Executor) judgePageDownload(ctx context.Context, s *session, dl *downlo
 	judge(true)
 	return t
 }
+
+// RuleRemoteDownload refuses a download a page starts by itself in a
+// browser on a pool host.
+const RuleRemoteDownload = "remote page download"
 
 // refusal is why the gate refused the page's download the turn judged
 // (downloadAnswer), nil when it allowed it.

@@ -91,8 +91,11 @@ type Executor struct {
 	notices  map[noticeKey]string // said in the first reply of an MCP session's next session
 	// agents are what each MCP session's agent wrote, in the calls of all
 	// its sessions: their replies show it as written (mask.Masker.ForAgent).
-	agents   map[string]*mask.AgentTexts
-	closed   bool
+	agents map[string]*mask.AgentTexts
+	closed bool
+	// shared are the networks no page of any manifest reaches
+	// (sharedDenied), under mu.
+	shared   []scope.DeniedNetwork
 	stateKey [32]byte // seals the request state of approvals asked in two rounds
 	policies atomic.Pointer[cedar.Engine]
 	secrets  map[*toolclad.Manifest]*gate.Secrets // guarded by mu
@@ -172,7 +175,8 @@ func New(cfg Config) (*Executor, error) {
 	rand.Read(e.stateKey[:])
 	e.policies.Store(cfg.Policies)
 	var err error
-	if e.scopes, err = compiledScopes(cfg.Manifests); err != nil {
+	e.shared = sharedDenied(cfg.Manifests, cfg.Gate)
+	if e.scopes, err = compiledScopes(cfg.Manifests, e.shared); err != nil {
 		return nil, err
 	}
 	if e.secrets, err = secretSets(cfg.Manifests); err != nil {
@@ -181,6 +185,11 @@ func New(cfg Config) (*Executor, error) {
 	e.maskers = manifestMaskers(cfg.Manifests)
 	e.allSecrets.Store(mask.FromManifests(cfg.Manifests))
 	e.addLiveEndpoints(cfg.Manifests)
+	if cfg.Gate != nil {
+		if ap, err := netip.ParseAddrPort(cfg.Gate.Addr()); err == nil {
+			e.listeners.add(ap, "browsergate's gate for browsers on other hosts")
+		}
+	}
 	// Log lines pass a masker too: a URL the proxy logs may carry a secret
 	// a form sent. A backend's and its sessions' lines are masked with
 	// its manifest's secrets (backendLocked), the daemon's own with all.
@@ -206,17 +215,56 @@ func (e *Executor) openSessions() []*session {
 }
 
 // compiledScopes maps each manifest to its compiled scope (toolclad.Load compiled
-// it, so a loaded manifest's scope is valid).
-func compiledScopes(ms []*toolclad.Manifest) (map[*toolclad.Manifest]*scope.Scope, error) {
+// it, so a loaded manifest's scope is valid), with the networks no page
+// of the daemon reaches (sharedDenied).
+func compiledScopes(ms []*toolclad.Manifest, shared []scope.DeniedNetwork) (map[*toolclad.Manifest]*scope.Scope, error) {
 	out := make(map[*toolclad.Manifest]*scope.Scope, len(ms))
 	for _, m := range ms {
 		sc := m.Scope()
 		if sc == nil {
 			return nil, fmt.Errorf("%s: the manifest's scope was not compiled (build manifests with toolclad.Load or Parse)", m.Path)
 		}
+		sc, err := sc.WithDeniedNetworks(shared...)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", m.Path, err)
+		}
 		out[m] = sc
 	}
 	return out, nil
+}
+
+// sharedDenied are the networks no page of any of the daemon's manifests
+// reaches, whatever its scope grants: the networks of every remote
+// manifest's pool (a pool host's DevTools drives every browser on it,
+// and every proxy of the daemon dials from the host the pool lets in)
+// and the address of the daemon's gate.
+func sharedDenied(ms []*toolclad.Manifest, gate *egress.Gateway) []scope.DeniedNetwork {
+	var out []scope.DeniedNetwork
+	for _, m := range ms {
+		if r := m.Browser.Remote; r != nil {
+			for _, p := range r.PoolCIDRs {
+				out = append(out, scope.DeniedNetwork{Prefix: p, What: "a network of the remote pool of " + m.Tool.Name + " (pool_cidrs)"})
+			}
+		}
+	}
+	if gate != nil {
+		if ap, err := netip.ParseAddrPort(gate.Addr()); err == nil {
+			a := ap.Addr().Unmap()
+			out = append(out, scope.DeniedNetwork{Prefix: netip.PrefixFrom(a, a.BitLen()), What: "the address of the daemon's gate for browsers on other hosts"})
+		}
+	}
+	return out
+}
+
+// newlyDenied are the networks of now that were not in before.
+func newlyDenied(before, now []scope.DeniedNetwork) []scope.DeniedNetwork {
+	var out []scope.DeniedNetwork
+	for _, n := range now {
+		if !slices.ContainsFunc(before, func(b scope.DeniedNetwork) bool { return b.Prefix == n.Prefix }) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // Close ends every session and stops every browser browsergate launched.
@@ -252,7 +300,8 @@ func (e *Executor) Reload(ms []*toolclad.Manifest, policies *cedar.Engine) error
 	if len(ms) == 0 || policies == nil {
 		return errors.New("reload: manifests and policies are required")
 	}
-	scopes, err := compiledScopes(ms)
+	shared := sharedDenied(ms, e.cfg.Gate)
+	scopes, err := compiledScopes(ms, shared)
 	if err != nil {
 		return err
 	}
@@ -281,11 +330,20 @@ func (e *Executor) Reload(ms []*toolclad.Manifest, policies *cedar.Engine) error
 			delete(e.backends, k)
 		}
 	}
+	// A pool a new remote manifest brings is refused to the pages of
+	// every kept backend too, from now on; a pool no longer served stays
+	// refused to them until the daemon restarts (fail closed).
+	added := newlyDenied(e.shared, shared)
 	for m, sc := range e.scopes {
 		if _, kept := scopes[m]; kept {
+			if len(added) > 0 {
+				sc, _ = sc.WithDeniedNetworks(added...) // valid: compiledScopes took them
+			}
 			scopes[m] = sc // unchanged manifest: its backend holds this scope
 		}
 	}
+	keptBackends := slices.Collect(maps.Values(e.backends))
+	e.shared = append(e.shared, added...)
 	e.cfg.Manifests, e.scopes, e.secrets = ms, scopes, secrets
 	e.policies.Store(policies)
 	// The ended sessions' last record is masked with the secrets of their
@@ -299,12 +357,47 @@ func (e *Executor) Reload(ms []*toolclad.Manifest, policies *cedar.Engine) error
 	// (refreshWebSocketRules), which the executor's lock need not wait
 	// for. A backend registers the endpoint it attaches to itself too.
 	e.addLiveEndpoints(ms)
+	for _, b := range keptBackends { // not under e.mu: a backend starting holds b.mu
+		b.denyMore(added)
+	}
 	defer e.ending.Done()
 	e.endSessions(ended, "the daemon reloaded its manifest")
 	for _, b := range stopped {
 		b.shutdown()
 	}
 	return nil
+}
+
+// RuleGuardLost is the rule of a session ended because its request guard
+// lost its DevTools connection (a call in flight is refused with it).
+const RuleGuardLost = "guard lost"
+
+// endGuardLost ends a session whose request guard lost its DevTools
+// connection: its pages can no longer be held to the scope, so its
+// browser context closes, a call in flight is refused, and the MCP
+// session's next call starts a fresh session, told why.
+func (e *Executor) endGuardLost(s *session) {
+	e.mu.Lock()
+	var key sessionKey
+	found := false
+	for k, cand := range e.sessions {
+		if cand == s {
+			key, found = k, true
+		}
+	}
+	if !found { // ending already
+		e.mu.Unlock()
+		return
+	}
+	delete(e.sessions, key)
+	why := "its request guard lost its DevTools connection to the browser, so its pages could no longer be held to the scope"
+	e.notices[noticeKey{key.mcp, key.manifest.Tool.Name}] = fmt.Sprintf(
+		"session %s ended: %s; this call started a new session with a fresh browser context (a blank tab, no cookies)", s.id, why)
+	s.stopCalls(RuleGuardLost, fmt.Sprintf("session %s ended while this call was in flight: %s; nothing more was done", s.id, why))
+	e.ending.Add(1)
+	e.mu.Unlock()
+	defer e.ending.Done()
+	e.endSessions([]*session{s}, why)
 }
 
 // EndSession closes the browser contexts of an MCP session that ended.
@@ -409,6 +502,7 @@ func (e *Executor) newSessionLocked(k sessionKey, notice string) *session {
 		return e.judgePageDownload(ctx, s, dl, asking)
 	}
 	s.downloadRecord = func(dl *download) { e.recordPageDownload(s, dl) }
+	s.guardLost = func() { e.endGuardLost(s) }
 	s.askHuman = func(ctx context.Context, call *toolclad.Call, f *facts) (output, error) {
 		return e.askHuman(ctx, s, call, f)
 	}
@@ -445,7 +539,7 @@ func (e *Executor) backendLocked(m *toolclad.Manifest) *backend {
 	}
 	b, ok := e.backends[bk]
 	if !ok {
-		b = &backend{key: bk, provider: providerFor(m, e.cfg.Gate), startup: m.Browser.StartupTimeout, resolver: e.cfg.Resolver,
+		b = &backend{key: bk, provider: providerFor(m, e.cfg.Gate), sharedDeny: slices.Clone(e.shared), startup: m.Browser.StartupTimeout, resolver: e.cfg.Resolver,
 			secretVars: e.secretVars(), listeners: &e.listeners, openings: make(chan struct{}, openingsAtOnce),
 			lowersSpinners: e.stopSpinWatch != nil}
 		b.logMasker.Store(e.maskers[m])

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"slices"
 	"sync/atomic"
 
 	"github.com/chromedp/chromedp"
@@ -51,14 +52,28 @@ func (b *backend) setScope(devtools netip.AddrPort) error {
 		deny = append(deny, devtools)
 	}
 	sc, err := manifestScope(b.key.manifest, deny)
-	if err == nil && len(b.deniedNets) > 0 {
-		sc, err = sc.WithDeniedNetworks(b.deniedNets...)
+	if err == nil {
+		sc, err = sc.WithDeniedNetworks(append(slices.Clone(b.sharedDeny), b.deniedNets...)...)
 	}
 	if err != nil {
 		return err
 	}
 	b.scope.Store(sc)
 	return nil
+}
+
+// denyMore refuses the networks nets to the backend's pages from now on
+// (a reload that brought a remote manifest with a pool of its own).
+func (b *backend) denyMore(nets []scope.DeniedNetwork) {
+	if len(nets) == 0 {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.sharedDeny = append(b.sharedDeny, nets...)
+	if sc, err := b.scope.Load().WithDeniedNetworks(nets...); err == nil {
+		b.scope.Store(sc)
+	}
 }
 
 // devtoolsEndpoint is the endpoint the DevTools URL ws names, as refused

@@ -47,6 +47,9 @@ type targetGuard struct {
 	// egress proxy stands: its targets are told from the user's by their
 	// opener, and each gets the WebSocket rules (guard_websockets.go).
 	user bool
+	// closing is set by Close: a connection that ends without it was
+	// lost (lost).
+	closing atomic.Bool
 	// proxyAuth answers the session's proxy (guardConfig.proxyAuth);
 	// challenged are the requests it was given for (under mu).
 	proxyAuth  *proxyCredentials
@@ -345,11 +348,19 @@ func (g *targetGuard) isUserTab(id string) bool {
 // Close drops the guard's connection (its sessions detach; nothing stays
 // paused on it).
 func (g *targetGuard) Close() {
+	g.closing.Store(true)
 	g.conn.Close()
 	if g.user {
 		g.leaveLive()
 	}
 }
+
+// lost is closed when the guard's DevTools connection has ended; it was
+// lost, not closed, when closedByUs says so.
+func (g *targetGuard) lost() <-chan struct{} { return g.done }
+
+// closedByUs says whether Close ended the connection.
+func (g *targetGuard) closedByUs() bool { return g.closing.Load() }
 
 func (g *targetGuard) call(ctx context.Context, session, method string, params any) (json.RawMessage, error) {
 	ch, err := g.send(session, method, params)

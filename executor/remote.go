@@ -2,11 +2,14 @@ package executor
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
-	"net"
+	"io"
+	"net/http"
 	"net/netip"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/chromedp/chromedp/remote"
 
@@ -36,17 +39,12 @@ func (r remoteProvider) start(b *backend) (netip.AddrPort, error) {
 	if rm.Provider != toolclad.ProviderCDPURL {
 		return netip.AddrPort{}, fmt.Errorf("%w: provider %q is not supported yet: use \"cdp-url\" with the DevTools endpoints of the Grid's or browserless's hosts", ErrBrowserStart, rm.Provider)
 	}
-	if err := inPool(b.key.endpoint, rm.PoolCIDRs, b.resolver); err != nil {
-		return netip.AddrPort{}, fmt.Errorf("%w: %v", ErrBrowserStart, err)
-	}
-	ws, err := resolveLiveEndpoint(b.key.endpoint, b.startup)
+	ws, err := poolBrowserURL(b.key.endpoint, rm.PoolCIDRs, b.startup)
 	if err != nil {
 		return netip.AddrPort{}, fmt.Errorf("%w: %v", ErrBrowserStart, err)
 	}
-	// The browser names its WebSocket URL from the request's Host: a
-	// forwarder that rewrites it must still point into the pool.
-	if err := inPool(ws, rm.PoolCIDRs, b.resolver); err != nil {
-		return netip.AddrPort{}, fmt.Errorf("%w: the browser at %s answered with %s: %v", ErrBrowserStart, b.key.endpoint, ws, err)
+	if err := probePool(ws, r.gate); err != nil {
+		return netip.AddrPort{}, fmt.Errorf("%w: %s: %v", ErrBrowserStart, b.key.endpoint, err)
 	}
 	devtools, _ := devtoolsAddr(ws)
 	b.deniedNets = remoteDeniedNetworks(rm.PoolCIDRs, r.gate.Addr())
@@ -98,32 +96,60 @@ func remoteDeniedNetworks(pools []netip.Prefix, gateAddr string) []scope.DeniedN
 	return out
 }
 
-// inPool checks that the host of a pool URL is, and resolves only to,
-// addresses in the pool's networks: the daemon drives only browsers there,
-// and pages never reach them.
-func inPool(raw string, pools []netip.Prefix, resolver egress.Resolver) error {
+// poolBrowserURL is the browser WebSocket URL of a pool endpoint: a ws(s)
+// URL as it is, or the one /json/version answers at an http(s) endpoint.
+// Both hosts must be addresses in the pool's networks (the manifest's
+// endpoints are, toolclad); nothing is resolved, no redirect followed
+// and no proxy of the environment used, so the browser the daemon
+// connects to is the one the check saw.
+func poolBrowserURL(endpoint string, pools []netip.Prefix, timeout time.Duration) (string, error) {
+	if err := inPool(endpoint, pools); err != nil {
+		return "", err
+	}
+	ws := endpoint
+	if u, err := url.Parse(endpoint); err == nil && (u.Scheme == "http" || u.Scheme == "https") {
+		u.Path, u.RawQuery = "/json/version", ""
+		client := &http.Client{Timeout: timeout,
+			Transport:     &http.Transport{Proxy: nil, ForceAttemptHTTP2: false},
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := client.Get(u.String())
+		if err != nil {
+			return "", fmt.Errorf("%w %q: %v", ErrLiveEndpoint, endpoint, err)
+		}
+		defer resp.Body.Close()
+		var v struct {
+			WebSocketDebuggerURL string `json:"webSocketDebuggerUrl"`
+		}
+		if resp.StatusCode != http.StatusOK {
+			return "", fmt.Errorf("%w %q: /json/version answered %s", ErrLiveEndpoint, endpoint, resp.Status)
+		}
+		if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&v); err != nil || v.WebSocketDebuggerURL == "" {
+			return "", fmt.Errorf("%w %q: /json/version has no webSocketDebuggerUrl", ErrLiveEndpoint, endpoint)
+		}
+		ws = v.WebSocketDebuggerURL
+	}
+	// The browser names its WebSocket URL from the request's Host: a
+	// forwarder that rewrites it must still point into the pool.
+	if err := inPool(ws, pools); err != nil {
+		return "", fmt.Errorf("the browser at %s answered with %s: %v", endpoint, ws, err)
+	}
+	return ws, nil
+}
+
+// inPool checks that the host of a pool URL is an address in the pool's
+// networks: the daemon drives only browsers there, and pages never reach
+// them.
+func inPool(raw string, pools []netip.Prefix) error {
 	u, err := url.Parse(raw)
 	if err != nil || u.Hostname() == "" {
 		return fmt.Errorf("%q is not a URL with a host", raw)
 	}
-	host := u.Hostname()
-	var addrs []netip.Addr
-	if a, err := netip.ParseAddr(host); err == nil {
-		addrs = []netip.Addr{a}
-	} else {
-		if resolver == nil {
-			resolver = net.DefaultResolver
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), egress.DefaultResolveTimeout)
-		defer cancel()
-		if addrs, err = resolver.LookupNetIP(ctx, "ip", host); err != nil {
-			return fmt.Errorf("resolve %s: %v", host, err)
-		}
+	a, err := netip.ParseAddr(u.Hostname())
+	if err != nil {
+		return fmt.Errorf("%s is a name, not the pool host's address", u.Hostname())
 	}
-	for _, a := range addrs {
-		if !poolContains(pools, a) {
-			return fmt.Errorf("%s (%s) is outside pool_cidrs %s: browsergate drives only browsers in the pool's networks, which pages never reach", host, a, prefixList(pools))
-		}
+	if !poolContains(pools, a) {
+		return fmt.Errorf("%s is outside pool_cidrs %s: browsergate drives only browsers in the pool's networks, which pages never reach", a, prefixList(pools))
 	}
 	return nil
 }
@@ -144,4 +170,27 @@ func prefixList(ps []netip.Prefix) string {
 		s[i] = p.String()
 	}
 	return strings.Join(s, ", ")
+}
+
+// forgetGoneBrowser lets the next session reach a pool host's browser
+// anew when the one at wsURL is gone (it restarted, with another
+// WebSocket URL, or no longer answers): a browser the backend does not
+// own is never started again by it, so without this its sessions would
+// fail for the daemon's life. The sessions still on the old browser have
+// lost it already. Only for a remote backend.
+func (b *backend) forgetGoneBrowser(wsURL string) {
+	if b.key.manifest.Browser.Remote == nil {
+		return
+	}
+	b.startFailed.Store(time.Now().UnixNano())
+	now, err := poolBrowserURL(b.key.endpoint, b.key.manifest.Browser.Remote.PoolCIDRs, b.startup)
+	if err == nil && now == wsURL {
+		return // the same browser, still there: the failure was the session's
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.started && b.wsURL == wsURL {
+		b.logger.Warn("a pool host's browser is gone: the next session reaches it anew", "endpoint", b.key.endpoint, "now", now, "error", err)
+		b.release()
+	}
 }

@@ -109,7 +109,10 @@ type session struct {
 	// the answer (question.go); answers are the secret answers the
 	// operator gave the session.
 	askHuman func(ctx context.Context, call *toolclad.Call, f *facts) (output, error)
-	answers  secretAnswers
+	// guardLost ends the session when its request guard lost its
+	// DevTools connection (guardWatch, tab.go); set by the executor.
+	guardLost func()
+	answers   secretAnswers
 	// passwords are what the agent typed into password fields, which the
 	// record and the logs mask from then on (typedpasswords.go).
 	passwords typedPasswords

@@ -288,6 +288,7 @@ func (b *backend) newSessionContext(s *session, w *pageWatch, opts ...chromedp.C
 	t1 := time.Now()
 	if err := runBounded(b.startup, func() error { return attach(ctx, b.metrics()) }); err != nil {
 		stop()
+		b.forgetGoneBrowser(wsURL)
 		return nil, nil, fmt.Errorf("%w: open a browser context: %v", ErrBrowserStart, err)
 	}
 	if !b.userContext() {
@@ -353,6 +354,21 @@ func (b *backend) newSessionContext(s *session, w *pageWatch, opts ...chromedp.C
 			if gen != rulesGen {
 				refresh()
 			}
+		}
+		if !cfg.user && s.guardLost != nil {
+			// Without its guard a session's pages are neither
+			// intercepted nor paused at start, and a remote session
+			// cannot answer its gate: a connection lost (not closed by
+			// stop) ends the session, which closes its browser context.
+			// In the user's context the pages are the user's tabs,
+			// which are left open.
+			go func() {
+				<-guard.lost()
+				if !guard.closedByUs() {
+					b.logger.Warn("a session's request guard lost its DevTools connection: the session ends", "session", s.id)
+					s.guardLost()
+				}
+			}()
 		}
 		stop = func() {
 			unwatch()

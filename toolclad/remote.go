@@ -158,9 +158,7 @@ func decodePoolCIDRs(rt *table) ([]netip.Prefix, bool) {
 }
 
 // checkRemoteURL judges an endpoint or provider URL: a scheme of schemes,
-// a host, and, when the host is an address, one inside the pool's
-// networks (a host named is resolved and checked when a browser is
-// acquired).
+// and a host that is an address inside the pool's networks.
 func checkRemoteURL(s string, schemes []string, pools []netip.Prefix) string {
 	u, err := url.Parse(s)
 	if err != nil || !strings.Contains(s, "://") {
@@ -176,7 +174,10 @@ func checkRemoteURL(s string, schemes []string, pools []netip.Prefix) string {
 		return fmt.Sprintf("%q carries credentials in the URL: put them in credentials_file, which is never shown or logged", s)
 	}
 	a, err := netip.ParseAddr(u.Hostname())
-	if err != nil || pools == nil {
+	if err != nil {
+		return fmt.Sprintf("host %s is a name: give the pool host's address, which is checked against pool_cidrs and connected to as it is (a name would be resolved apart from that check; Chromium's DevTools answers no Host header that is a name either)", u.Hostname())
+	}
+	if pools == nil {
 		return ""
 	}
 	a = a.Unmap()

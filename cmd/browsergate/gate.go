@@ -2,9 +2,11 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"log/slog"
 	"net/netip"
 
+	"github.com/browsergate/browsergate/executor"
 	"github.com/browsergate/browsergate/scope/egress"
 	"github.com/browsergate/browsergate/toolclad"
 )
@@ -45,4 +47,49 @@ func openGate(addr string, ms []*toolclad.Manifest, logger *slog.Logger) (*egres
 		logger.Info("the gate for browsers on other hosts listens", "gate", at)
 	}
 	return gate, nil
+}
+
+// probePools runs the conformance probe (executor.ProbePool) on every
+// endpoint of each remote manifest, with a gate of its own at gateListen;
+// without it, it says that nothing was probed. A browser that fails makes
+// doctor fail.
+func probePools(files []string, gateListen string, stdout io.Writer) error {
+	var remote []*toolclad.Manifest
+	for _, f := range files {
+		if m, err := toolclad.Load(f); err == nil && m.Browser.Remote != nil {
+			remote = append(remote, m)
+		}
+	}
+	if len(remote) == 0 {
+		return nil
+	}
+	if gateListen == "" {
+		fmt.Fprintln(stdout, "remote pools: not probed (give doctor --gate-listen IP:PORT, an address the pool's hosts reach, to probe each pool browser)")
+		return nil
+	}
+	gate, err := openGate(gateListen, remote, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return err
+	}
+	defer gate.Close()
+	failed := 0
+	for _, m := range remote {
+		r := m.Browser.Remote
+		if r.Provider != toolclad.ProviderCDPURL {
+			fmt.Fprintf(stdout, "%s: provider %q: not probed (not supported yet)\n", m.Path, r.Provider)
+			continue
+		}
+		for _, ep := range r.Endpoints {
+			if err := executor.ProbePool(ep, r.PoolCIDRs, gate); err != nil {
+				failed++
+				fmt.Fprintf(stdout, "%s: %s: FAILED the conformance probe: %v\n", m.Path, ep, err)
+				continue
+			}
+			fmt.Fprintf(stdout, "%s: %s: passed the conformance probe (a Chromium answering for its own URL, new targets wait at start, a context's proxy is honoured)\n", m.Path, ep)
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d pool browser(s) failed the conformance probe: sessions on them would be refused", failed)
+	}
+	return nil
 }

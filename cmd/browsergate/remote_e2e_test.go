@@ -8,6 +8,9 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -117,8 +120,15 @@ func newRemoteLab(t *testing.T) *remoteLab {
 }
 
 // remoteFixture starts the sites, the canary and browsergate serve in the
-// lab: serve runs in D with its gate on D's address towards the pool.
-func remoteFixture(t *testing.T, r *remoteLab) *egressFixture {
+// lab: serve runs in D with its gate on D's address towards the pool;
+// serveArgs are more of serve's flags.
+func remoteFixture(t *testing.T, r *remoteLab, serveArgs ...string) *egressFixture {
+	t.Helper()
+	return remoteFixtureWith(t, r, fmt.Sprintf(remoteManifest, r.devtools), serveArgs...)
+}
+
+// remoteFixtureWith is remoteFixture with the manifest's text.
+func remoteFixtureWith(t *testing.T, r *remoteLab, manifest string, serveArgs ...string) *egressFixture {
 	t.Helper()
 	listen := func(h *netlab.Host, addr string) net.Listener {
 		ln, err := h.Listen("tcp", addr)
@@ -139,7 +149,7 @@ func remoteFixture(t *testing.T, r *remoteLab) *egressFixture {
 	}
 	f.xsite = serve(listen(r.w, "10.77.3.4:8080"), demosite.NewAttackSite(f.site, &demosite.Attacks{Canary: canaryURL}))
 	f.siteURL = serve(listen(r.w, "10.77.3.2:8080"), demosite.NewAttackSite(f.site, &demosite.Attacks{Canary: canaryURL, CrossSite: f.xsite}))
-	f.startServe(t, fmt.Sprintf(remoteManifest, r.devtools), nil, nil, r.inside(r.d), "--gate-listen", r.gate)
+	f.startServe(t, manifest, nil, nil, r.inside(r.d), append([]string{"--gate-listen", r.gate}, serveArgs...)...)
 	return &egressFixture{fixture: f}
 }
 
@@ -171,6 +181,45 @@ func TestRemotePoolGoesOutOnlyThroughTheGate(t *testing.T) {
 	if !f.net.Clean() {
 		t.Errorf("the canary the pool host reaches saw: %s", f.net)
 	}
+}
+
+// TestRemotePoolIsRefusedToTheDaemonsOtherManifests: the pool's networks
+// and the gate are refused to the pages of every manifest the daemon
+// serves, not only the remote one's: a launched browser's manifest whose
+// scope grants the whole lab network (and names the pool host and the
+// gate) cannot reach the pool host's DevTools forwarder or the gate,
+// while the sites of that network load.
+func TestRemotePoolIsRefusedToTheDaemonsOtherManifests(t *testing.T) {
+	t.Parallel()
+	r := newRemoteLab(t)
+	other := filepath.Join(t.TempDir(), "local.toml")
+	if err := os.WriteFile(other, []byte(`[tool]
+name = "local"
+mode = "browser"
+description = "a launched browser beside the pool"
+timeout_seconds = 30
+
+[browser]
+connect = "launch"
+startup_timeout_seconds = 30
+
+[browser.scope]
+allowed_domains = ["10.77.3.2", "10.77.1.1", "10.77.1.2"]
+allow_private_cidrs = ["10.77.0.0/16"]
+allowed_ports = ["1-65535"]
+
+[browser.commands.navigate]
+args.url = { type = "url", schemes = ["http"], scope_check = true }
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := remoteFixture(t, r, "--manifest", other)
+	if text := f.mustAllow(t, "local.navigate", map[string]any{"url": f.siteURL + "/docs"}); !strings.Contains(text, `title="Documentation"`) {
+		t.Errorf("the launched browser's manifest did not load an allowed site:\n%s", text)
+	}
+	f.mustRefuse(t, "local.navigate", map[string]any{"url": r.devtools + "/json/list"}, "denied network 10.77.1.0/24")
+	f.mustRefuse(t, "local.navigate", map[string]any{"url": "http://" + r.gate + "/"}, "denied network")
+	f.stillWorks(t) // the remote manifest's session, beside it
 }
 
 // TestRemoteGateRefusesWrongCredentials: the gate lets nothing through
@@ -297,4 +346,73 @@ func bareNavigate(t *testing.T, r *remoteLab, url string) string {
 	}
 	json.Unmarshal(call(at.SessionID, "Runtime.evaluate", map[string]any{"expression": "document.body ? document.body.innerText : ''", "returnByValue": true}), &ev)
 	return ev.Result.Value
+}
+
+// TestDoctorProbesThePoolBrowsers: doctor --gate-listen runs the
+// conformance probe on every endpoint of a remote manifest's pool: the
+// pool host's Chromium passes it, an endpoint where no browser answers
+// fails it, and doctor then fails saying so.
+func TestDoctorProbesThePoolBrowsers(t *testing.T) {
+	t.Parallel()
+	r := newRemoteLab(t)
+	manifest := filepath.Join(t.TempDir(), "pool.toml")
+	body := strings.Replace(fmt.Sprintf(remoteManifest, r.devtools), fmt.Sprintf("endpoints = [%q]", r.devtools),
+		fmt.Sprintf("endpoints = [%q, %q]", r.devtools, "http://10.77.1.2:9224"), 1)
+	if err := os.WriteFile(manifest, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := append(r.inside(r.d), binary, "doctor", "--manifest", manifest, "--policies", repoPath("policies"), "--gate-listen", r.gate)
+	out, err := exec.Command(args[0], args[1:]...).CombinedOutput()
+	if err == nil {
+		t.Errorf("doctor passed with a pool endpoint where no browser answers:\n%s", out)
+	}
+	for _, want := range []string{
+		r.devtools + ": passed the conformance probe",
+		"http://10.77.1.2:9224: FAILED the conformance probe",
+		"1 pool browser(s) failed the conformance probe",
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("doctor does not say %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestRemotePageDownloadIsRefusedWithTheReason: a download a page starts
+// by itself in a pool host's browser is refused, saying why (the file
+// would be saved on the pool host), and nothing reaches download_dir.
+func TestRemotePageDownloadIsRefusedWithTheReason(t *testing.T) {
+	t.Parallel()
+	r := newRemoteLab(t)
+	down := t.TempDir()
+	f := remoteFixtureWith(t, r, fmt.Sprintf(remoteManifest, r.devtools)+fmt.Sprintf(`[browser.commands.download]
+[browser.files]
+download_dir = %q
+`, down))
+	mux := http.NewServeMux()
+	mux.HandleFunc("/auto", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, `<title>auto</title><a id=l href="/file">file</a><script>document.getElementById('l').click()</script>`)
+	})
+	mux.HandleFunc("/file", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Header().Set("Content-Disposition", `attachment; filename="pool.txt"`)
+		fmt.Fprint(w, "bytes")
+	})
+	ln, err := r.w.Listen("tcp", "10.77.3.2:8082")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	out := f.mustAllow(t, "egress.navigate", map[string]any{"url": "http://10.77.3.2:8082/auto"})
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(out, `("pool.txt") refused`) || !strings.Contains(out, "not fetched back"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the replies do not say the page's download was refused and why:\n%s", out)
+		}
+		time.Sleep(200 * time.Millisecond)
+		out += "\n" + f.mustAllow(t, "egress.snapshot", nil)
+	}
+	if names, _ := os.ReadDir(down); len(names) > 0 {
+		t.Errorf("download_dir holds %v", names)
+	}
 }

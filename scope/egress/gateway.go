@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/netip"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -48,6 +49,9 @@ type Gateway struct {
 	server *http.Server
 	addr   netip.AddrPort
 	routes map[string]*route // by user name
+	// expected are the hosts Expect waits for, with where to report a
+	// request for each.
+	expected map[string]chan netip.AddrPort
 
 	handlers sync.WaitGroup // requests in flight
 	serving  sync.WaitGroup // the Serve goroutine
@@ -264,6 +268,7 @@ func (g *Gateway) Close() error {
 // serveHTTP checks the credentials of one request and hands it, without
 // them, to the proxy they name.
 func (g *Gateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	g.sawRequest(r)
 	rt, why := g.authorize(r.Header)
 	if rt == nil {
 		g.refuse(w, r, why)
@@ -405,5 +410,55 @@ func (p *Proxy) servedBy(g *Gateway) {
 	if !slices.Contains(p.gateways, g) {
 		// A fresh array: isSelf reads the old one without the lock.
 		p.gateways = append(slices.Clip(p.gateways), g)
+	}
+}
+
+// Expect reports, on the returned channel, the client address of the
+// first request whose target host is host (a name, compared without case
+// and port), with or without credentials; the request itself is served
+// as any other (without a session's credentials it is refused). It lets
+// the daemon check that a browser context on another host really sends
+// its requests here: the conformance probe navigates a context made with
+// the gateway as its proxy to a name only it knows, and a browser that
+// ignored the context's proxy would never ask the gateway for it. stop
+// forgets host.
+func (g *Gateway) Expect(host string) (seen <-chan netip.AddrPort, stop func()) {
+	host = strings.ToLower(host)
+	ch := make(chan netip.AddrPort, 1)
+	g.mu.Lock()
+	if g.expected == nil {
+		g.expected = map[string]chan netip.AddrPort{}
+	}
+	g.expected[host] = ch
+	g.mu.Unlock()
+	return ch, func() {
+		g.mu.Lock()
+		if g.expected[host] == ch {
+			delete(g.expected, host)
+		}
+		g.mu.Unlock()
+	}
+}
+
+// sawRequest reports r to an Expect waiting for its host.
+func (g *Gateway) sawRequest(r *http.Request) {
+	host := r.Host
+	if r.Method != http.MethodConnect && r.URL != nil && r.URL.Host != "" {
+		host = r.URL.Host
+	}
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.ToLower(host)
+	g.mu.Lock()
+	ch := g.expected[host]
+	g.mu.Unlock()
+	if ch == nil {
+		return
+	}
+	remote, _ := netip.ParseAddrPort(r.RemoteAddr)
+	select {
+	case ch <- remote:
+	default:
 	}
 }

@@ -1,0 +1,112 @@
+package executor
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/browsergate/browsergate/scope/egress"
+)
+
+// fakePool is a DevTools endpoint that answers the probe's commands as a
+// pool browser would, or fails one of its checks as told.
+type fakePool struct {
+	product string
+	waits   bool // new targets wait at start
+	honours bool // a context's proxy is used: its pages ask the gate
+}
+
+func (f fakePool) serve(t *testing.T, gate string) *httptest.Server {
+	up := websocket.Upgrader{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := up.Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		for {
+			var m struct {
+				ID     int64          `json:"id"`
+				Method string         `json:"method"`
+				Params map[string]any `json:"params"`
+			}
+			if c.ReadJSON(&m) != nil {
+				return
+			}
+			result := map[string]any{}
+			switch m.Method {
+			case "Browser.getVersion":
+				result = map[string]any{"product": f.product, "protocolVersion": "1.3"}
+			case "Target.getTargetInfo":
+				result = map[string]any{"targetInfo": map[string]any{"targetId": "B1", "type": "browser"}}
+			case "Target.createBrowserContext":
+				result = map[string]any{"browserContextId": "C1"}
+			case "Target.createTarget":
+				c.WriteJSON(map[string]any{"id": m.ID, "result": map[string]any{"targetId": "T1"}})
+				c.WriteJSON(map[string]any{"method": "Target.attachedToTarget", "params": map[string]any{
+					"sessionId": "S1", "waitingForDebugger": f.waits, "targetInfo": map[string]any{"targetId": "T1", "type": "page"}}})
+				continue
+			case "Page.navigate":
+				if f.honours {
+					u, _ := m.Params["url"].(string)
+					client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(&url.URL{Scheme: "http", Host: gate})}}
+					if resp, err := client.Get(u); err == nil {
+						resp.Body.Close()
+					}
+				}
+			}
+			c.WriteJSON(map[string]any{"id": m.ID, "result": result})
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestProbeRefusesAPoolBrowserThatCannotBeGoverned: the conformance probe
+// passes a browser that is a Chromium, answers for the browser its URL
+// names, pauses a new target at start and sends a context's requests to
+// the context's proxy (the gate sees the probe's host), and refuses, with
+// the reason, one that fails any of those.
+func TestProbeRefusesAPoolBrowserThatCannotBeGoverned(t *testing.T) {
+	t.Parallel()
+	gate, err := egress.NewGateway(egress.GatewayConfig{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gate.Listen("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { gate.Close() })
+	good := fakePool{product: "HeadlessChrome/156.0.8078.108", waits: true, honours: true}
+	for _, tc := range []struct {
+		name    string
+		pool    fakePool
+		browser string // the browser id the URL names
+		want    string // "" passes
+	}{
+		{"a governable Chromium", good, "B1", ""},
+		{"not a Chromium", fakePool{product: "Firefox/140.0", waits: true, honours: true}, "B1", "not a Chromium browser"},
+		{"another browser than the URL names", good, "B2", "not for the browser it names"},
+		{"new targets do not wait at start", fakePool{product: good.product, honours: true}, "B1", "does not wait at start"},
+		{"the context's proxy is not used", fakePool{product: good.product, waits: true}, "B1", "per-context proxy is not honoured"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := tc.pool.serve(t, gate.Addr())
+			ws := "ws" + strings.TrimPrefix(srv.URL, "http") + "/devtools/browser/" + tc.browser
+			err := probePool(ws, gate)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("probe: %v", err)
+			case tc.want != "" && (!errors.Is(err, ErrProbe) || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("probe: %v, want ErrProbe saying %q", err, tc.want)
+			}
+		})
+	}
+}
