@@ -88,16 +88,35 @@ func probePool(ws string, gate *egress.Gateway) error {
 		return fmt.Errorf("%w: let the tab run: %v", ErrProbe, err)
 	}
 
-	// The context's proxy honoured: a name only the gate is asked about.
+	// The context's proxy honoured: a name only the gate is asked about,
+	// then a loopback address (a context's proxy applies to loopback only
+	// with the bypass rule the session's context is made with; a browser
+	// that sent it around the proxy would reach the pool host's own
+	// DevTools).
 	host := "probe-" + strings.ToLower(rand.Text()) + ".browsergate.invalid"
+	if err := c.expectAtGate(att.SessionID, gate, host, "http://"+host+"/"); err != nil {
+		return fmt.Errorf("%w: a page of a browser context made with the gate as its proxy did not ask the gate for a name (the per-context proxy is not honoured): its requests would go around the gate", ErrProbe)
+	}
+	var b [3]byte
+	rand.Read(b[:])
+	lo := fmt.Sprintf("127.%d.%d.%d", b[0], b[1], b[2]|1)
+	if err := c.expectAtGate(att.SessionID, gate, lo, "http://"+lo+":9/"); err != nil {
+		return fmt.Errorf("%w: a page of a browser context made with the gate as its proxy sent a loopback request around it (%s): it could reach the pool host's own DevTools", ErrProbe, lo)
+	}
+	return nil
+}
+
+// expectAtGate navigates the probe's tab to url and waits for the gate to
+// be asked for host.
+func (c *probeConn) expectAtGate(session string, gate *egress.Gateway, host, url string) error {
 	seen, stop := gate.Expect(host)
 	defer stop()
-	c.send(att.SessionID, "Page.navigate", map[string]any{"url": "http://" + host + "/"})
+	c.send(session, "Page.navigate", map[string]any{"url": url})
 	select {
 	case <-seen:
 		return nil
 	case <-time.After(probeWait):
-		return fmt.Errorf("%w: a page of a browser context made with the gate as its proxy did not ask the gate (the per-context proxy is not honoured): its requests would go around the gate", ErrProbe)
+		return errors.New("not seen")
 	}
 }
 

@@ -20,6 +20,8 @@ type fakePool struct {
 	product string
 	waits   bool // new targets wait at start
 	honours bool // a context's proxy is used: its pages ask the gate
+	// loopbackAround sends loopback requests around the context's proxy.
+	loopbackAround bool
 }
 
 func (f fakePool) serve(t *testing.T, gate string) *httptest.Server {
@@ -53,8 +55,8 @@ func (f fakePool) serve(t *testing.T, gate string) *httptest.Server {
 					"sessionId": "S1", "waitingForDebugger": f.waits, "targetInfo": map[string]any{"targetId": "T1", "type": "page"}}})
 				continue
 			case "Page.navigate":
-				if f.honours {
-					u, _ := m.Params["url"].(string)
+				u, _ := m.Params["url"].(string)
+				if f.honours && !(f.loopbackAround && strings.HasPrefix(u, "http://127.")) {
 					client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(&url.URL{Scheme: "http", Host: gate})}}
 					if resp, err := client.Get(u); err == nil {
 						resp.Body.Close()
@@ -71,8 +73,8 @@ func (f fakePool) serve(t *testing.T, gate string) *httptest.Server {
 // TestProbeRefusesAPoolBrowserThatCannotBeGoverned: the conformance probe
 // passes a browser that is a Chromium, answers for the browser its URL
 // names, pauses a new target at start and sends a context's requests to
-// the context's proxy (the gate sees the probe's host), and refuses, with
-// the reason, one that fails any of those.
+// the context's proxy (the gate sees the probe's host, and a loopback
+// address), and refuses, with the reason, one that fails any of those.
 func TestProbeRefusesAPoolBrowserThatCannotBeGoverned(t *testing.T) {
 	t.Parallel()
 	gate, err := egress.NewGateway(egress.GatewayConfig{Logger: slog.New(slog.DiscardHandler)})
@@ -95,6 +97,7 @@ func TestProbeRefusesAPoolBrowserThatCannotBeGoverned(t *testing.T) {
 		{"another browser than the URL names", good, "B2", "not for the browser it names"},
 		{"new targets do not wait at start", fakePool{product: good.product, honours: true}, "B1", "does not wait at start"},
 		{"the context's proxy is not used", fakePool{product: good.product, waits: true}, "B1", "per-context proxy is not honoured"},
+		{"loopback goes around the context's proxy", fakePool{product: good.product, waits: true, honours: true, loopbackAround: true}, "B1", "sent a loopback request around it"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -173,24 +173,28 @@ func prefixList(ps []netip.Prefix) string {
 }
 
 // forgetGoneBrowser lets the next session reach a pool host's browser
-// anew when the one at wsURL is gone (it restarted, with another
-// WebSocket URL, or no longer answers): a browser the backend does not
-// own is never started again by it, so without this its sessions would
-// fail for the daemon's life. The sessions still on the old browser have
-// lost it already. Only for a remote backend.
+// anew when the one at wsURL restarted (the endpoint answers with another
+// WebSocket URL): a browser the backend does not own is never started
+// again by it, so without this its sessions would fail for the daemon's
+// life. The sessions still on the old browser have lost it already. Only
+// for a remote backend.
 func (b *backend) forgetGoneBrowser(wsURL string) {
 	if b.key.manifest.Browser.Remote == nil {
 		return
 	}
 	b.startFailed.Store(time.Now().UnixNano())
 	now, err := poolBrowserURL(b.key.endpoint, b.key.manifest.Browser.Remote.PoolCIDRs, b.startup)
-	if err == nil && now == wsURL {
-		return // the same browser, still there: the failure was the session's
+	if err != nil || now == wsURL {
+		// The same browser, or no answer (a slow or unreachable host):
+		// the sessions still on it may be fine, and letting it go would
+		// end them all. A browser that comes back restarted answers with
+		// another URL, and the next failure lets it go then.
+		return
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.started && b.wsURL == wsURL {
-		b.logger.Warn("a pool host's browser is gone: the next session reaches it anew", "endpoint", b.key.endpoint, "now", now, "error", err)
+		b.logger.Warn("a pool host's browser restarted: the next session reaches it anew", "endpoint", b.key.endpoint, "was", wsURL, "now", now)
 		b.release()
 	}
 }

@@ -103,6 +103,9 @@ func decodeRemote(t *table, m *Manifest) {
 		}
 	}
 	if rt.str("credentials_file", &r.CredentialsFile) {
+		if r.Provider == ProviderCDPURL {
+			t.r.errorf(rt.at("credentials_file"), "is for the selenium and browserless providers: cdp-url reads none (a pool host's DevTools asks for no credentials; keep it on a network only the daemon reaches)")
+		}
 		r.CredentialsFile = checkCredentialsFile(rt, r.CredentialsFile)
 	}
 	if poolsGood {

@@ -27,8 +27,11 @@ import (
 // Fetch.authRequired with that session's Credentials. One listener for
 // every session means the listener alone no longer says whose a request
 // is, and what can reach it is more than one session's pages: a page in
-// another session's context on the same pool browser, any process on the
-// pool host, anyone on the pool's network guessing. So every request, each
+// another session's context on the same pool browser, a program on the
+// pool host that does not hold a session's credentials, anyone on the
+// pool's network guessing. (Whoever controls the pool host's browser or
+// reads the pool's network can learn credentials: the pool host and its
+// network are trusted, as a browser the daemon launches is.) So every request, each
 // CONNECT and each absolute-form request, every one on a kept-alive
 // connection and not only the first, must carry one session's credentials,
 // or it is refused with 407 before anything is resolved, dialled or
