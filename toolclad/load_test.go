@@ -25,6 +25,11 @@ func TestLoadBad(t *testing.T) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no bad manifests: %v", err)
 	}
+	// A checkout's umask decides the mode a file gets: the credentials
+	// file others may read is made so here.
+	if err := os.Chmod("testdata/bad/remote-credentials-open.txt", 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, file := range files {
 		name := strings.TrimSuffix(filepath.Base(file), ".toml")
 		t.Run(name, func(t *testing.T) {
