@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -44,8 +43,8 @@ func probePool(ws string, gate *egress.Gateway) error {
 	}
 	defer c.close()
 
-	// The browser it claims to be: a Chromium, and the browser whose
-	// WebSocket URL this is.
+	// The browser it claims to be: a Chromium, and its browser endpoint
+	// (not one of its pages').
 	var version struct{ Product, ProtocolVersion string }
 	if err := c.call(ctx, "", "Browser.getVersion", nil, &version); err != nil {
 		return fmt.Errorf("%w: Browser.getVersion: %v", ErrProbe, err)
@@ -59,8 +58,8 @@ func probePool(ws string, gate *egress.Gateway) error {
 	if err := c.call(ctx, "", "Target.getTargetInfo", nil, &self); err != nil {
 		return fmt.Errorf("%w: Target.getTargetInfo: %v", ErrProbe, err)
 	}
-	if u, err := url.Parse(ws); err != nil || self.TargetInfo.Type != "browser" || !strings.HasSuffix(u.Path, "/"+self.TargetInfo.TargetID) {
-		return fmt.Errorf("%w: the endpoint %s answers for target %q (%s), not for the browser it names", ErrProbe, ws, self.TargetInfo.TargetID, self.TargetInfo.Type)
+	if self.TargetInfo.Type != "browser" {
+		return fmt.Errorf("%w: the endpoint %s answers for a %q target, not for a browser", ErrProbe, ws, self.TargetInfo.Type)
 	}
 
 	// A throwaway context with the gate as its proxy, and a target in it
@@ -100,7 +99,7 @@ func probePool(ws string, gate *egress.Gateway) error {
 	var b [3]byte
 	rand.Read(b[:])
 	lo := fmt.Sprintf("127.%d.%d.%d", b[0], b[1], b[2]|1)
-	if err := c.expectAtGate(att.SessionID, gate, lo, "http://"+lo+":9/"); err != nil {
+	if err := c.expectAtGate(att.SessionID, gate, lo, "http://"+lo+"/"); err != nil {
 		return fmt.Errorf("%w: a page of a browser context made with the gate as its proxy sent a loopback request around it (%s): it could reach the pool host's own DevTools", ErrProbe, lo)
 	}
 	return nil

@@ -22,6 +22,7 @@ type fakePool struct {
 	honours bool // a context's proxy is used: its pages ask the gate
 	// loopbackAround sends loopback requests around the context's proxy.
 	loopbackAround bool
+	kind           string // the endpoint's target type ("browser", "page")
 }
 
 func (f fakePool) serve(t *testing.T, gate string) *httptest.Server {
@@ -46,7 +47,7 @@ func (f fakePool) serve(t *testing.T, gate string) *httptest.Server {
 			case "Browser.getVersion":
 				result = map[string]any{"product": f.product, "protocolVersion": "1.3"}
 			case "Target.getTargetInfo":
-				result = map[string]any{"targetInfo": map[string]any{"targetId": "B1", "type": "browser"}}
+				result = map[string]any{"targetInfo": map[string]any{"targetId": "B1", "type": f.kind}}
 			case "Target.createBrowserContext":
 				result = map[string]any{"browserContextId": "C1"}
 			case "Target.createTarget":
@@ -71,8 +72,8 @@ func (f fakePool) serve(t *testing.T, gate string) *httptest.Server {
 }
 
 // TestProbeRefusesAPoolBrowserThatCannotBeGoverned: the conformance probe
-// passes a browser that is a Chromium, answers for the browser its URL
-// names, pauses a new target at start and sends a context's requests to
+// passes a browser that is a Chromium, answers at a browser's endpoint,
+// pauses a new target at start and sends a context's requests to
 // the context's proxy (the gate sees the probe's host, and a loopback
 // address), and refuses, with the reason, one that fails any of those.
 func TestProbeRefusesAPoolBrowserThatCannotBeGoverned(t *testing.T) {
@@ -85,24 +86,23 @@ func TestProbeRefusesAPoolBrowserThatCannotBeGoverned(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { gate.Close() })
-	good := fakePool{product: "HeadlessChrome/156.0.8078.108", waits: true, honours: true}
+	const chromium = "HeadlessChrome/156.0.8078.108"
 	for _, tc := range []struct {
-		name    string
-		pool    fakePool
-		browser string // the browser id the URL names
-		want    string // "" passes
+		name string
+		pool fakePool
+		want string // "" passes
 	}{
-		{"a governable Chromium", good, "B1", ""},
-		{"not a Chromium", fakePool{product: "Firefox/140.0", waits: true, honours: true}, "B1", "not a Chromium browser"},
-		{"another browser than the URL names", good, "B2", "not for the browser it names"},
-		{"new targets do not wait at start", fakePool{product: good.product, honours: true}, "B1", "does not wait at start"},
-		{"the context's proxy is not used", fakePool{product: good.product, waits: true}, "B1", "per-context proxy is not honoured"},
-		{"loopback goes around the context's proxy", fakePool{product: good.product, waits: true, honours: true, loopbackAround: true}, "B1", "sent a loopback request around it"},
+		{"a governable Chromium", fakePool{product: chromium, kind: "browser", waits: true, honours: true}, ""},
+		{"not a Chromium", fakePool{product: "Firefox/140.0", kind: "browser", waits: true, honours: true}, "not a Chromium browser"},
+		{"a page's endpoint, not the browser's", fakePool{product: chromium, kind: "page", waits: true, honours: true}, "not for a browser"},
+		{"new targets do not wait at start", fakePool{product: chromium, kind: "browser", honours: true}, "does not wait at start"},
+		{"the context's proxy is not used", fakePool{product: chromium, kind: "browser", waits: true}, "per-context proxy is not honoured"},
+		{"loopback goes around the context's proxy", fakePool{product: chromium, kind: "browser", waits: true, honours: true, loopbackAround: true}, "sent a loopback request around it"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			srv := tc.pool.serve(t, gate.Addr())
-			ws := "ws" + strings.TrimPrefix(srv.URL, "http") + "/devtools/browser/" + tc.browser
+			ws := "ws" + strings.TrimPrefix(srv.URL, "http") + "/devtools/browser/B1"
 			err := probePool(ws, gate)
 			switch {
 			case tc.want == "" && err != nil:
