@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/netip"
 	"net/url"
 	"strings"
@@ -34,11 +35,15 @@ var ErrProbe = errors.New("the pool's browser failed the conformance probe")
 const probeWait = 10 * time.Second
 
 // probePool runs the conformance probe on the browser at ws, with gate as
-// the throwaway context's proxy.
-func probePool(ws string, gate *egress.Gateway) error {
+// the throwaway context's proxy; header is what the connection sends.
+// named says ws names the browser's target (/devtools/browser/ID, as a
+// Chromium's own endpoint does), which must then be the one answering; a
+// Grid's se:cdp names its WebDriver session instead, and must answer for
+// a browser.
+func probePool(ws string, header http.Header, gate *egress.Gateway, named bool) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*probeWait)
 	defer cancel()
-	c, err := dialProbe(ctx, ws)
+	c, err := dialProbe(ctx, ws, header)
 	if err != nil {
 		return fmt.Errorf("%w: connect to %s: %v", ErrProbe, ws, err)
 	}
@@ -59,7 +64,7 @@ func probePool(ws string, gate *egress.Gateway) error {
 	if err := c.call(ctx, "", "Target.getTargetInfo", nil, &self); err != nil {
 		return fmt.Errorf("%w: Target.getTargetInfo: %v", ErrProbe, err)
 	}
-	if u, err := url.Parse(ws); err != nil || self.TargetInfo.Type != "browser" || !strings.HasSuffix(u.Path, "/"+self.TargetInfo.TargetID) {
+	if u, err := url.Parse(ws); err != nil || self.TargetInfo.Type != "browser" || named && !strings.HasSuffix(u.Path, "/"+self.TargetInfo.TargetID) {
 		return fmt.Errorf("%w: the endpoint %s answers for target %q (%s), not for the browser it names", ErrProbe, ws, self.TargetInfo.TargetID, self.TargetInfo.Type)
 	}
 
@@ -121,9 +126,9 @@ type probeEvent struct {
 	params json.RawMessage
 }
 
-func dialProbe(ctx context.Context, ws string) (*probeConn, error) {
+func dialProbe(ctx context.Context, ws string, header http.Header) (*probeConn, error) {
 	d := websocket.Dialer{HandshakeTimeout: probeWait, Proxy: nil}
-	conn, _, err := d.DialContext(ctx, ws, nil)
+	conn, _, err := d.DialContext(ctx, ws, header)
 	if err != nil {
 		return nil, err
 	}
@@ -262,5 +267,5 @@ func ProbePool(endpoint string, pools []netip.Prefix, gate *egress.Gateway) erro
 	if err != nil {
 		return err
 	}
-	return probePool(ws, gate)
+	return probePool(ws, nil, gate, true)
 }
