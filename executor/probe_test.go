@@ -17,6 +17,7 @@ import (
 // fakePool is a DevTools endpoint that answers the probe's commands as a
 // pool browser would, or fails one of its checks as told.
 type fakePool struct {
+	target  string // the type Target.getTargetInfo answers ("": browser)
 	product string
 	waits   bool // new targets wait at start
 	honours bool // a context's proxy is used: its pages ask the gate
@@ -44,7 +45,11 @@ func (f fakePool) serve(t *testing.T, gate string) *httptest.Server {
 			case "Browser.getVersion":
 				result = map[string]any{"product": f.product, "protocolVersion": "1.3"}
 			case "Target.getTargetInfo":
-				result = map[string]any{"targetInfo": map[string]any{"targetId": "B1", "type": "browser"}}
+				typ := f.target
+				if typ == "" {
+					typ = "browser"
+				}
+				result = map[string]any{"targetInfo": map[string]any{"targetId": "B9", "type": typ}}
 			case "Target.createBrowserContext":
 				result = map[string]any{"browserContextId": "C1"}
 			case "Target.createTarget":
@@ -69,8 +74,8 @@ func (f fakePool) serve(t *testing.T, gate string) *httptest.Server {
 }
 
 // TestProbeRefusesAPoolBrowserThatCannotBeGoverned: the conformance probe
-// passes a browser that is a Chromium, answers for the browser its URL
-// names, pauses a new target at start and sends a context's requests to
+// passes a browser that is a Chromium, answers for a browser (not a page),
+// pauses a new target at start and sends a context's requests to
 // the context's proxy (the gate sees the probe's host), and refuses, with
 // the reason, one that fails any of those.
 func TestProbeRefusesAPoolBrowserThatCannotBeGoverned(t *testing.T) {
@@ -92,7 +97,7 @@ func TestProbeRefusesAPoolBrowserThatCannotBeGoverned(t *testing.T) {
 	}{
 		{"a governable Chromium", good, "B1", ""},
 		{"not a Chromium", fakePool{product: "Firefox/140.0", waits: true, honours: true}, "B1", "not a Chromium browser"},
-		{"another browser than the URL names", good, "B2", "not for the browser it names"},
+		{"a page's endpoint", fakePool{target: "page", product: good.product, waits: true, honours: true}, "B1", "answers for a page target (B9), not for a browser"},
 		{"new targets do not wait at start", fakePool{product: good.product, honours: true}, "B1", "does not wait at start"},
 		{"the context's proxy is not used", fakePool{product: good.product, waits: true}, "B1", "per-context proxy is not honoured"},
 	} {
@@ -100,7 +105,7 @@ func TestProbeRefusesAPoolBrowserThatCannotBeGoverned(t *testing.T) {
 			t.Parallel()
 			srv := tc.pool.serve(t, gate.Addr())
 			ws := "ws" + strings.TrimPrefix(srv.URL, "http") + "/devtools/browser/" + tc.browser
-			err := probePool(ws, nil, gate, true)
+			err := probePool(ws, nil, gate)
 			switch {
 			case tc.want == "" && err != nil:
 				t.Errorf("probe: %v", err)

@@ -43,7 +43,7 @@ func (r remoteProvider) start(b *backend) (netip.AddrPort, error) {
 	if err != nil {
 		return netip.AddrPort{}, fmt.Errorf("%w: %v", ErrBrowserStart, err)
 	}
-	if err := probePool(ws, nil, r.gate, true); err != nil {
+	if err := probePool(ws, nil, r.gate); err != nil {
 		return netip.AddrPort{}, fmt.Errorf("%w: %s: %v", ErrBrowserStart, b.key.endpoint, err)
 	}
 	devtools, _ := devtoolsAddr(ws)

@@ -69,7 +69,7 @@ func (p seleniumProvider) start(b *backend) (netip.AddrPort, error) {
 		return netip.AddrPort{}, fmt.Errorf("%w: the Grid answered session %s with se:cdp %s: %v", ErrBrowserStart, gs.id, gs.cdp, err)
 	}
 	header := grid.header()
-	if err := probePool(gs.cdp, header, p.gate, false); err != nil {
+	if err := probePool(gs.cdp, header, p.gate); err != nil {
 		return netip.AddrPort{}, fmt.Errorf("%w: %s, session %s: %v", ErrBrowserStart, rm.URL, gs.id, err)
 	}
 	devtools, _ := devtoolsAddr(gs.cdp)
@@ -169,7 +169,7 @@ func ProbeGrid(gridURL, credentialsFile string, pools []netip.Prefix, gate *egre
 	if err := inPool(gs.cdp, pools); err != nil {
 		return fmt.Errorf("the Grid answered session %s with se:cdp %s: %v", gs.id, gs.cdp, err)
 	}
-	return probePool(gs.cdp, grid.header(), gate, false)
+	return probePool(gs.cdp, grid.header(), gate)
 }
 
 // gateHost is the host of the gate's address, as a host rule names it

@@ -95,7 +95,7 @@ func probePools(files []string, gateListen string, stdout io.Writer) error {
 				fmt.Fprintf(stdout, "%s: %s: FAILED the conformance probe: %v\n", m.Path, ep, err)
 				continue
 			}
-			fmt.Fprintf(stdout, "%s: %s: passed the conformance probe (a Chromium answering for its own URL, new targets wait at start, a context's proxy is honoured)\n", m.Path, ep)
+			fmt.Fprintf(stdout, "%s: %s: passed the conformance probe (a Chromium, its browser endpoint, new targets wait at start, a context's proxy is honoured)\n", m.Path, ep)
 		}
 	}
 	if failed > 0 {
