@@ -52,14 +52,18 @@ var launchFlags = []chromedp.ExecAllocatorOption{
 	// Chromium 156 also keeps its omnibox popups (WebUI pages, about 60 MB
 	// a renderer) ready in every browser context, headless too, where no
 	// omnibox is ever shown: two features turned off save that memory.
-	chromedp.Flag("disable-features", "Translate,BlinkGenPropertyTrees,BackForwardCache,"+
-		"OptimizationHints,OptimizationGuideModelDownloading,OptimizationHintsFetching,OptimizationTargetPrediction,"+
-		"MediaRouter,DialMediaRouteProvider,NetworkTimeServiceQuerying,AutofillServerCommunication,"+
-		"CertificateTransparencyComponentUpdater,InterestFeedContentSuggestions,"+
-		"WebUIOmniboxPopup,WebUIOmniboxAimPopup"),
+	chromedp.Flag("disable-features", quietFeatures),
 	chromedp.Flag("no-pings", true),
 	chromedp.Flag("disable-domain-reliability", true),
 }
+
+// quietFeatures are the features a governed browser runs without
+// (launchFlags says why): launched here, or asked of a Selenium Grid.
+const quietFeatures = "Translate,BlinkGenPropertyTrees,BackForwardCache," +
+	"OptimizationHints,OptimizationGuideModelDownloading,OptimizationHintsFetching,OptimizationTargetPrediction," +
+	"MediaRouter,DialMediaRouteProvider,NetworkTimeServiceQuerying,AutofillServerCommunication," +
+	"CertificateTransparencyComponentUpdater,InterestFeedContentSuggestions," +
+	"WebUIOmniboxPopup,WebUIOmniboxAimPopup"
 
 // backendKey identifies one browser: sessions with the same key share it,
 // each in its own browser context.
@@ -88,6 +92,9 @@ type backend struct {
 	scope                  atomic.Pointer[scope.Scope] // the manifest's scope; at start, with the proxy and DevTools ports denied
 	wsURL                  string                      // live: the browser\'s DevTools WebSocket
 	resolver               egress.Resolver             // the proxies' resolver (nil: the system's)
+	// dialHeader is what each DevTools connection to wsURL sends (a
+	// Selenium Grid's basic authentication; nil: nothing).
+	dialHeader http.Header
 	// secretVars are the environment variables manifest secrets are read
 	// from: never passed to a launched browser, whatever their name.
 	secretVars []string

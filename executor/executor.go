@@ -89,6 +89,8 @@ type Executor struct {
 	sessions map[sessionKey]*session
 	turns    *turnstile           // the browser calls running at once
 	notices  map[noticeKey]string // said in the first reply of an MCP session's next session
+	// ownBrowsers numbers the sessions' own browsers (remotebackends.go).
+	ownBrowsers uint64
 	// agents are what each MCP session's agent wrote, in the calls of all
 	// its sessions: their replies show it as written (mask.Masker.ForAgent).
 	agents map[string]*mask.AgentTexts
@@ -534,7 +536,10 @@ func (e *Executor) backendLocked(m *toolclad.Manifest) *backend {
 		headless:   m.Browser.Headless,
 		manifest:   m,
 	}
-	if m.Browser.Remote != nil {
+	switch {
+	case ownBrowser(m):
+		bk.endpoint = e.ownBrowserSlotLocked(m.Browser.Remote.URL)
+	case m.Browser.Remote != nil:
 		bk.endpoint = e.poolEndpointLocked(m)
 	}
 	b, ok := e.backends[bk]
@@ -549,38 +554,6 @@ func (e *Executor) backendLocked(m *toolclad.Manifest) *backend {
 	}
 	return b
 }
-
-// poolEndpointLocked picks the pool host a new session of m opens its
-// browser context on: of the manifest's endpoints, the one with the
-// fewest open sessions, a host whose browser could not be reached in the
-// last poolRetryAfter taken only when every one failed so; e.mu must be
-// held. Each endpoint is a backend of its own, shared by its sessions.
-func (e *Executor) poolEndpointLocked(m *toolclad.Manifest) string {
-	open := map[string]int{}
-	for k, s := range e.sessions {
-		if k.manifest == m {
-			open[s.backend.key.endpoint]++
-		}
-	}
-	best, bestN, bestFailed := "", 0, true
-	for _, ep := range m.Browser.Remote.Endpoints {
-		failed := false
-		for k, b := range e.backends {
-			if k.manifest == m && k.endpoint == ep {
-				failed = b.failedRecently(poolRetryAfter)
-			}
-		}
-		n := open[ep]
-		if best == "" || bestFailed && !failed || failed == bestFailed && n < bestN {
-			best, bestN, bestFailed = ep, n, failed
-		}
-	}
-	return best
-}
-
-// poolRetryAfter is how long a pool host whose browser could not be
-// reached is passed over while another can take the session.
-const poolRetryAfter = 30 * time.Second
 
 // noticeKey names the session a notice is for: an MCP session's calls to
 // the tools of one tool name (which survives a reload of its manifest).
@@ -757,6 +730,7 @@ func (e *Executor) endSessions(ss []*session, why string) {
 		s.end(deadline)
 		e.recordPending(s, "the session ended: "+why)
 		s.mu.Unlock()
+		e.dropOwnBrowser(s)
 		e.cfg.Events.Publish(events.Event{Type: events.SessionEnded, Session: s.id, Agent: s.principal, Tool: s.manifest.Tool.Name, Reason: why})
 	}
 }
@@ -776,6 +750,9 @@ func (e *Executor) armTimers(s *session) {
 		if why := s.limits.Expiry(b, e.cfg.Now()); why != "" {
 			s.limits.Expired = why
 			s.closeTabs()
+			if s.backend.oneSession() {
+				s.backend.shutdown() // its next call starts a new session, with a browser of its own
+			}
 			s.downloads.stop(time.Now().Add(saveEndWait))
 			e.recordPending(s, "the session expired ("+why+") and its browser context closed")
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"strings"
 	"sync"
@@ -160,9 +161,10 @@ var topLevelTargets = []map[string]any{{"type": "page"}, {"type": "service_worke
 
 // guardConfig says what a target guard guards.
 type guardConfig struct {
-	wsURL   string // the browser's DevTools endpoint
-	context string // the session's browser context ("" for the user's)
-	tab     string // the session's tab
+	wsURL   string      // the browser's DevTools endpoint
+	header  http.Header // what the connection to wsURL sends (nil: nothing)
+	context string      // the session's browser context ("" for the user's)
+	tab     string      // the session's tab
 	// user: the session is in the user's browser context; wsRules are
 	// then set on each of its targets.
 	user      bool
@@ -184,7 +186,7 @@ type guardConfig struct {
 // the tab is intercepted.
 func guardTargets(ctx context.Context, cfg guardConfig, ic *interceptor, logger *slog.Logger) (*targetGuard, error) {
 	dialer := websocket.Dialer{HandshakeTimeout: 10 * time.Second}
-	conn, _, err := dialer.DialContext(ctx, cfg.wsURL, nil)
+	conn, _, err := dialer.DialContext(ctx, cfg.wsURL, cfg.header)
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", cfg.wsURL, err)
 	}

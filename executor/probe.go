@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/netip"
 	"strings"
 	"sync"
@@ -33,18 +34,24 @@ var ErrProbe = errors.New("the pool's browser failed the conformance probe")
 const probeWait = 10 * time.Second
 
 // probePool runs the conformance probe on the browser at ws, with gate as
-// the throwaway context's proxy.
-func probePool(ws string, gate *egress.Gateway) error {
+// the throwaway context's proxy; header is what the connection sends.
+func probePool(ws string, header http.Header, gate *egress.Gateway) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*probeWait)
 	defer cancel()
-	c, err := dialProbe(ctx, ws)
+	c, err := dialProbe(ctx, ws, header)
 	if err != nil {
 		return fmt.Errorf("%w: connect to %s: %v", ErrProbe, ws, err)
 	}
 	defer c.close()
 
-	// The browser it claims to be: a Chromium, and its browser endpoint
-	// (not one of its pages').
+	// The browser it claims to be: a Chromium, and the endpoint is the
+	// browser's, not a page's or a worker's (a forwarder that points a
+	// browser's URL at one). Which browser the URL names cannot be told:
+	// Chromium 156 answers Target.getTargetInfo on its browser endpoint
+	// with an id of the connection's own, never the one in the URL
+	// (measured: /devtools/browser/a5e3… answered e539… on one
+	// connection, 9a54… on the next), and a Grid's se:cdp names its
+	// WebDriver session.
 	var version struct{ Product, ProtocolVersion string }
 	if err := c.call(ctx, "", "Browser.getVersion", nil, &version); err != nil {
 		return fmt.Errorf("%w: Browser.getVersion: %v", ErrProbe, err)
@@ -59,7 +66,7 @@ func probePool(ws string, gate *egress.Gateway) error {
 		return fmt.Errorf("%w: Target.getTargetInfo: %v", ErrProbe, err)
 	}
 	if self.TargetInfo.Type != "browser" {
-		return fmt.Errorf("%w: the endpoint %s answers for a %q target, not for a browser", ErrProbe, ws, self.TargetInfo.Type)
+		return fmt.Errorf("%w: the endpoint %s answers for a %s target (%s), not for a browser", ErrProbe, ws, self.TargetInfo.Type, self.TargetInfo.TargetID)
 	}
 
 	// A throwaway context with the gate as its proxy, and a target in it
@@ -139,9 +146,9 @@ type probeEvent struct {
 	params json.RawMessage
 }
 
-func dialProbe(ctx context.Context, ws string) (*probeConn, error) {
+func dialProbe(ctx context.Context, ws string, header http.Header) (*probeConn, error) {
 	d := websocket.Dialer{HandshakeTimeout: probeWait, Proxy: nil}
-	conn, _, err := d.DialContext(ctx, ws, nil)
+	conn, _, err := d.DialContext(ctx, ws, header)
 	if err != nil {
 		return nil, err
 	}
@@ -280,5 +287,5 @@ func ProbePool(endpoint string, pools []netip.Prefix, gate *egress.Gateway) erro
 	if err != nil {
 		return err
 	}
-	return probePool(ws, gate)
+	return probePool(ws, nil, gate)
 }

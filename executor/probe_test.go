@@ -103,7 +103,7 @@ func TestProbeRefusesAPoolBrowserThatCannotBeGoverned(t *testing.T) {
 			t.Parallel()
 			srv := tc.pool.serve(t, gate.Addr())
 			ws := "ws" + strings.TrimPrefix(srv.URL, "http") + "/devtools/browser/B1"
-			err := probePool(ws, gate)
+			err := probePool(ws, nil, gate)
 			switch {
 			case tc.want == "" && err != nil:
 				t.Errorf("probe: %v", err)

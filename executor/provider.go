@@ -10,9 +10,10 @@ import (
 
 // provider is where a backend's browser comes from: a Chromium the
 // backend launches on this machine (launchProvider), the user's own
-// (liveProvider), or a browser on a pool host (remoteProvider,
-// remote.go). The rest of the executor — sessions, the loop, the guard —
-// does not know which: a session asks the backend for its browser
+// (liveProvider), a browser on a pool host (remoteProvider, remote.go),
+// or one a Selenium Grid makes for one session (seleniumProvider,
+// selenium.go). The rest of the executor — sessions, the loop, the guard
+// — does not know which: a session asks the backend for its browser
 // (running) and for the proxy its browser context names (sessionProxy).
 type provider interface {
 	// start brings the browser up or reaches it, within the backend's
@@ -39,6 +40,9 @@ func providerFor(m *toolclad.Manifest, gate *egress.Gateway) provider {
 	case "live":
 		return liveProvider{}
 	case toolclad.ConnectRemote:
+		if ownBrowser(m) {
+			return seleniumProvider{remoteProvider{gate: gate}}
+		}
 		return remoteProvider{gate: gate}
 	default:
 		return launchProvider{}

@@ -37,13 +37,13 @@ func (r remoteProvider) start(b *backend) (netip.AddrPort, error) {
 		return netip.AddrPort{}, errNoGate
 	}
 	if rm.Provider != toolclad.ProviderCDPURL {
-		return netip.AddrPort{}, fmt.Errorf("%w: provider %q is not supported yet: use \"cdp-url\" with the DevTools endpoints of the Grid's or browserless's hosts", ErrBrowserStart, rm.Provider)
+		return netip.AddrPort{}, fmt.Errorf("%w: provider %q is not supported yet: use \"cdp-url\" with the DevTools endpoints of its hosts", ErrBrowserStart, rm.Provider)
 	}
 	ws, err := poolBrowserURL(b.key.endpoint, rm.PoolCIDRs, b.startup)
 	if err != nil {
 		return netip.AddrPort{}, fmt.Errorf("%w: %v", ErrBrowserStart, err)
 	}
-	if err := probePool(ws, r.gate); err != nil {
+	if err := probePool(ws, nil, r.gate); err != nil {
 		return netip.AddrPort{}, fmt.Errorf("%w: %s: %v", ErrBrowserStart, b.key.endpoint, err)
 	}
 	devtools, _ := devtoolsAddr(ws)
@@ -180,6 +180,10 @@ func prefixList(ps []netip.Prefix) string {
 // for a remote backend.
 func (b *backend) forgetGoneBrowser(wsURL string) {
 	if b.key.manifest.Browser.Remote == nil {
+		return
+	}
+	if b.oneSession() {
+		b.forgetGridBrowser(wsURL)
 		return
 	}
 	b.startFailed.Store(time.Now().UnixNano())

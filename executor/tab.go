@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -249,7 +250,7 @@ func (t *tab) closePages(ctx context.Context, ids []target.ID) error {
 // the startup timeout. The returned stop func closes the context and the
 // session's proxy.
 func (b *backend) newSessionContext(s *session, w *pageWatch, opts ...chromedp.ContextOption) (context.Context, context.CancelFunc, error) {
-	parent, wsURL, err := b.running()
+	parent, wsURL, header, err := b.running()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -310,7 +311,7 @@ func (b *backend) newSessionContext(s *session, w *pageWatch, opts ...chromedp.C
 		c := chromedp.FromContext(ctx)
 		ic := &interceptor{check: s.check, log: s.egress.blocked, acting: s.egress.acting, navs: w.navigationCount, bound: s.egress.bound,
 			pacing: requestPacing{limiter: b.hostLimiter(), within: time.Duration(s.manifest.Tool.TimeoutSeconds) * time.Second}}
-		cfg := guardConfig{wsURL: wsURL, context: string(c.BrowserContextID), tab: string(c.Target.TargetID), user: b.userContext(), proxyAuth: proxyAuth}
+		cfg := guardConfig{wsURL: wsURL, header: header, context: string(c.BrowserContextID), tab: string(c.Target.TargetID), user: b.userContext(), proxyAuth: proxyAuth}
 		grants, log := s.manifest.Browser.Permissions, s.egress.blocked
 		logger := b.logger.With("session", s.id) // the grant's log line, as a refusal's names its session
 		cfg.permissionAsked = func(payload string, from askingFrame) { permissionAsked(log, grants, logger, payload, from) }
@@ -409,12 +410,13 @@ const openingsAtOnce = 4
 // one have died) and returns what a session's context is opened from: the
 // context its tab descends from and the browser's DevTools WebSocket. Only
 // this holds b.mu: sessions open their contexts, tabs and guards at the
-// same time (up to openingsAtOnce), not one after another.
-func (b *backend) running() (parent context.Context, wsURL string, err error) {
+// same time (up to openingsAtOnce), not one after another. header is what
+// a connection of the session's own to wsURL sends.
+func (b *backend) running() (parent context.Context, wsURL string, header http.Header, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.stopped {
-		return nil, "", fmt.Errorf("%w: the executor is shutting down", ErrBrowserStart)
+		return nil, "", nil, fmt.Errorf("%w: the executor is shutting down", ErrBrowserStart)
 	}
 	if b.started && b.root != nil && b.root.Err() != nil {
 		// The launched browser died (crash, OOM kill): start a new one.
@@ -424,7 +426,7 @@ func (b *backend) running() (parent context.Context, wsURL string, err error) {
 		b.release()
 	}
 	if err := b.startLocked("browser started"); err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	parent = b.root
 	if b.provider.ownConnections() {
@@ -434,7 +436,7 @@ func (b *backend) running() (parent context.Context, wsURL string, err error) {
 		// and leaves the browser running.
 		parent = b.alloc
 	}
-	return parent, b.wsURL, nil
+	return parent, b.wsURL, b.dialHeader, nil
 }
 
 // downloadsFor returns the session's downloads handler, made with its

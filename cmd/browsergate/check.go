@@ -293,8 +293,12 @@ func describeRemote(stdout io.Writer, r *toolclad.Remote) {
 	if r.Provider == toolclad.ProviderCDPURL {
 		where = strings.Join(r.Endpoints, ", ")
 	}
-	fmt.Fprintf(stdout, "  remote: provider=%s at %s; each session in a fresh browser context on a pool host, whose proxy is the\n"+
-		"    daemon's gate (serve --gate-listen) with credentials of the session's own: a request without them is refused\n", r.Provider, where)
+	each := "each session in a fresh browser context on a pool host"
+	if r.Provider == toolclad.ProviderSelenium {
+		each = "each session a browser of its own from the Grid (deleted when the session ends), in a fresh browser context"
+	}
+	fmt.Fprintf(stdout, "  remote: provider=%s at %s; %s, whose proxy is the\n"+
+		"    daemon's gate (serve --gate-listen) with credentials of the session's own: a request without them is refused\n", r.Provider, where, each)
 	pools := make([]string, len(r.PoolCIDRs))
 	for i, p := range r.PoolCIDRs {
 		pools[i] = p.String()

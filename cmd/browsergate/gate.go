@@ -50,7 +50,8 @@ func openGate(addr string, ms []*toolclad.Manifest, logger *slog.Logger) (*egres
 }
 
 // probePools runs the conformance probe (executor.ProbePool) on every
-// endpoint of each remote manifest, with a gate of its own at gateListen;
+// endpoint of each remote manifest, and on a browser each Selenium Grid
+// makes for it (executor.ProbeGrid), with a gate of its own at gateListen;
 // without it, it says that nothing was probed. A browser that fails makes
 // doctor fail.
 func probePools(files []string, gateListen string, stdout io.Writer) error {
@@ -75,6 +76,15 @@ func probePools(files []string, gateListen string, stdout io.Writer) error {
 	failed := 0
 	for _, m := range remote {
 		r := m.Browser.Remote
+		if r.Provider == toolclad.ProviderSelenium {
+			if err := executor.ProbeGrid(r.URL, r.CredentialsFile, r.PoolCIDRs, gate); err != nil {
+				failed++
+				fmt.Fprintf(stdout, "%s: a browser of the Grid at %s: FAILED the conformance probe: %v\n", m.Path, r.URL, err)
+				continue
+			}
+			fmt.Fprintf(stdout, "%s: a browser of the Grid at %s: passed the conformance probe (a WebDriver session made for it with se:cdp in the pool, and deleted; a Chromium, new targets wait at start, a context's proxy is honoured)\n", m.Path, r.URL)
+			continue
+		}
 		if r.Provider != toolclad.ProviderCDPURL {
 			fmt.Fprintf(stdout, "%s: provider %q: not probed (not supported yet)\n", m.Path, r.Provider)
 			continue
@@ -85,7 +95,7 @@ func probePools(files []string, gateListen string, stdout io.Writer) error {
 				fmt.Fprintf(stdout, "%s: %s: FAILED the conformance probe: %v\n", m.Path, ep, err)
 				continue
 			}
-			fmt.Fprintf(stdout, "%s: %s: passed the conformance probe (a Chromium answering for its own URL, new targets wait at start, a context's proxy is honoured)\n", m.Path, ep)
+			fmt.Fprintf(stdout, "%s: %s: passed the conformance probe (a Chromium, its browser endpoint, new targets wait at start, a context's proxy is honoured)\n", m.Path, ep)
 		}
 	}
 	if failed > 0 {

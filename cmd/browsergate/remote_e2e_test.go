@@ -78,6 +78,17 @@ func (r *remoteLab) inside(h *netlab.Host) []string {
 
 func newRemoteLab(t *testing.T) *remoteLab {
 	t.Helper()
+	r := newLabHosts(t)
+	r.p.Chromium(t, 9222)
+	r.p.Forward(t, "10.77.1.2:9223", "127.0.0.1:9222")
+	r.devtools = "http://10.77.1.2:9223"
+	return r
+}
+
+// newLabHosts makes the hosts of a remoteLab, with nothing running on
+// the pool host yet.
+func newLabHosts(t *testing.T) *remoteLab {
+	t.Helper()
 	lab := netlab.New(t)
 	r := &remoteLab{lab: lab, d: lab.Host("daemon"), p: lab.Host("pool"), w: lab.Host("web"), c: lab.Host("canary")}
 	lab.Link(r.d, "10.77.1.1/24", r.p, "10.77.1.2/24")
@@ -87,9 +98,7 @@ func newRemoteLab(t *testing.T) *remoteLab {
 	r.p.SetForwarding(true)
 	r.d.Route("10.77.2.0/24", "10.77.1.2")
 	r.c.Route("10.77.1.0/24", "10.77.2.1")
-	r.p.Chromium(t, 9222)
-	r.p.Forward(t, "10.77.1.2:9223", "127.0.0.1:9222")
-	r.devtools, r.gate = "http://10.77.1.2:9223", "10.77.1.1:8118"
+	r.gate = "10.77.1.1:8118"
 	// The canary host must be in reach of the pool host (a request
 	// around the gate) and of the daemon (one the gate let through), or
 	// a clean canary proves nothing.

@@ -1,0 +1,186 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"strings"
+
+	"github.com/chromedp/chromedp/remote"
+
+	"github.com/browsergate/browsergate/scope/egress"
+	"github.com/browsergate/browsergate/toolclad"
+)
+
+// seleniumProvider gets each browsergate session a browser of its own
+// from a Selenium Grid 4 ([browser.remote] provider = "selenium"): a
+// WebDriver session made when the session needs its browser, driven over
+// the se:cdp WebSocket the Grid answers with, and deleted when the
+// session ends (or the daemon closes). The rest is the remote provider's:
+// the session's browser context names the daemon's gate as its proxy,
+// with the session's credentials, the guard, the deny class, and the
+// conformance probe before the browser serves the session.
+//
+// Each such browser is a backend of its own, for one session
+// (oneSession): its key names a slot, not the Grid (ownBrowserKey), so no
+// other session shares it, and its end is the browser's.
+type seleniumProvider struct{ remoteProvider }
+
+func (p seleniumProvider) start(b *backend) (netip.AddrPort, error) {
+	rm := b.key.manifest.Browser.Remote
+	if p.gate == nil || p.gate.Addr() == "" {
+		return netip.AddrPort{}, errNoGate
+	}
+	if err := inPool(rm.URL, rm.PoolCIDRs); err != nil {
+		return netip.AddrPort{}, fmt.Errorf("%w: the Grid's url: %v", ErrBrowserStart, err)
+	}
+	grid, err := newGridClient(rm.URL, rm.CredentialsFile)
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("%w: %v", ErrBrowserStart, err)
+	}
+	logger := b.logger.With("grid", rm.URL)
+	gs, err := grid.create(b.startup, gridCapabilities(gateHost(p.gate.Addr())), func(id string, err error) {
+		if err != nil {
+			logger.Warn("the Grid made a session after the daemon stopped waiting, and it could not be deleted: the Grid's session timeout ends it", "webdriver_session", id, "error", err)
+			return
+		}
+		logger.Info("the Grid made a session after the daemon stopped waiting: it was deleted", "webdriver_session", id)
+	})
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("%w: %v", ErrBrowserStart, err)
+	}
+	let := func() {
+		if err := grid.delete(gs.id); err != nil {
+			logger.Warn("a Grid session could not be deleted: the Grid's session timeout ends it", "webdriver_session", gs.id, "error", err)
+			return
+		}
+		logger.Debug("Grid session deleted", "webdriver_session", gs.id)
+	}
+	kept := false
+	defer func() {
+		if !kept {
+			let()
+		}
+	}()
+	// The Grid names se:cdp from its own address: it must be one of the
+	// pool's too, as an endpoint of cdp-url must.
+	if err := inPool(gs.cdp, rm.PoolCIDRs); err != nil {
+		return netip.AddrPort{}, fmt.Errorf("%w: the Grid answered session %s with se:cdp %s: %v", ErrBrowserStart, gs.id, gs.cdp, err)
+	}
+	header := grid.header()
+	if err := probePool(gs.cdp, header, p.gate); err != nil {
+		return netip.AddrPort{}, fmt.Errorf("%w: %s, session %s: %v", ErrBrowserStart, rm.URL, gs.id, err)
+	}
+	devtools, _ := devtoolsAddr(gs.cdp)
+	b.deniedNets = remoteDeniedNetworks(rm.PoolCIDRs, p.gate.Addr())
+	if err := b.setScope(devtools); err != nil {
+		return netip.AddrPort{}, fmt.Errorf("%w: %v", ErrBrowserStart, err)
+	}
+	b.wsURL, b.dialHeader = gs.cdp, header
+	alloc, cancel := remote.NewAllocator(context.Background(), gs.cdp, remote.NoModifyURL, remote.WithDialHTTPHeader(header))
+	b.alloc = alloc
+	stopKeeping := grid.keepAlive(gs.id, grid.keepAliveEvery(), func(err error) {
+		logger.Warn("the Grid ended a session's browser: the session ends with it", "webdriver_session", gs.id, "error", err)
+	})
+	// release runs these last first: the connections close, the session
+	// is no longer kept alive, then the Grid quits the browser.
+	b.cancel = append(b.cancel, let, stopKeeping, cancel)
+	kept = true
+	logger.Info("a Grid session is the browser of a browsergate session", "webdriver_session", gs.id)
+	return devtools, nil
+}
+
+// gridCapabilities are the W3C capabilities a Grid is asked for: a
+// Chromium (browserName "chrome", which a Grid's Chrome and Chromium
+// nodes both answer), headless and quiet on a closed network as a
+// launched one is (launchFlags), with popups blocked (chromedriver turns
+// the blocker off unless told not to), WebRTC kept to proxied traffic,
+// and no name resolved by the browser itself: the gate resolves what
+// its pages ask for, and the browser has nothing else to look up. The
+// rule that maps every host to nothing maps addresses too (a context
+// whose proxy is the gate's address reached nothing with it: measured),
+// so the gate's host, gateHost, is left out of it.
+func gridCapabilities(gateHost string) map[string]any {
+	return map[string]any{
+		"browserName": "chrome",
+		"goog:chromeOptions": map[string]any{
+			"args": []string{
+				"--headless", "--disable-gpu", "--disable-quic", "--no-first-run",
+				"--disable-background-networking", "--disable-component-update", "--disable-sync",
+				"--disable-default-apps", "--no-pings", "--disable-domain-reliability",
+				"--disable-features=" + quietFeatures,
+				"--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+				"--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE " + gateHost,
+			},
+			"excludeSwitches": []string{"disable-popup-blocking"},
+		},
+	}
+}
+
+// oneSession says the backend's browser serves one session only (a Grid
+// session of its own): it stops when that session ends.
+func (b *backend) oneSession() bool { return ownBrowser(b.key.manifest) }
+
+// ownBrowser says each session of m gets a browser of its own.
+func ownBrowser(m *toolclad.Manifest) bool {
+	r := m.Browser.Remote
+	return r != nil && r.Provider == toolclad.ProviderSelenium
+}
+
+// forgetGridBrowser lets the session's next call get a new Grid session
+// when the one at wsURL could not open its context (the Grid ended it:
+// its session timeout, a node restarted): the old one is deleted, should
+// it still be there.
+func (b *backend) forgetGridBrowser(wsURL string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.started && b.wsURL == wsURL {
+		b.logger.Warn("a session's Grid browser could not open a context: the next call asks the Grid for another", "grid", b.key.manifest.Browser.Remote.URL)
+		b.release()
+	}
+}
+
+// ProbeGrid runs the conformance probe a session's acquire runs on a
+// browser of the Selenium Grid at gridURL (doctor's probe), with gate as
+// the throwaway context's proxy: the Grid makes a WebDriver session for
+// it, whose se:cdp must be an address in pools as the Grid's must, and
+// deletes it after.
+func ProbeGrid(gridURL, credentialsFile string, pools []netip.Prefix, gate *egress.Gateway) (err error) {
+	if gate == nil || gate.Addr() == "" {
+		return errNoGate
+	}
+	if err := inPool(gridURL, pools); err != nil {
+		return err
+	}
+	grid, err := newGridClient(gridURL, credentialsFile)
+	if err != nil {
+		return err
+	}
+	gs, err := grid.create(3*probeWait, gridCapabilities(gateHost(gate.Addr())), nil)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if derr := grid.delete(gs.id); derr != nil && err == nil {
+			err = derr
+		}
+	}()
+	if err := inPool(gs.cdp, pools); err != nil {
+		return fmt.Errorf("the Grid answered session %s with se:cdp %s: %v", gs.id, gs.cdp, err)
+	}
+	return probePool(gs.cdp, grid.header(), gate)
+}
+
+// gateHost is the host of the gate's address, as a host rule names it
+// (an IPv6 address in brackets).
+func gateHost(addr string) string {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if strings.Contains(host, ":") {
+		return "[" + host + "]"
+	}
+	return host
+}
