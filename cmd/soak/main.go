@@ -290,10 +290,13 @@ func run(ctx context.Context, c config, out io.Writer) (*result, error) {
 		return nil, fmt.Errorf("interrupted after %s", time.Since(start).Round(time.Second))
 	}
 	// Every agent has ended its session (DELETE /mcp); a call of it still
-	// running in the daemon when the soak's time ran out ends first. What
-	// is left then is what the daemon keeps without them.
+	// running in the daemon when the soak's time ran out ends first, and
+	// the daemon closes an ended session's browser context and removes
+	// its files after it has answered the DELETE. What is left then is
+	// what the daemon keeps without them.
 	for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) {
-		if m, err := sm.metrics(ctx); err == nil && m["browsergate_mcp_sessions_open"] == 0 {
+		var dirs sample
+		if m, err := sm.metrics(ctx); err == nil && m["browsergate_mcp_sessions_open"] == 0 && sm.temp(&dirs) == nil && dirs.FilesDirs == 0 {
 			break
 		}
 	}
