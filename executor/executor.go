@@ -21,6 +21,7 @@ import (
 	"github.com/browsergate/browsergate/events"
 	"github.com/browsergate/browsergate/evidence"
 	"github.com/browsergate/browsergate/executor/mask"
+	"github.com/browsergate/browsergate/executor/web"
 	"github.com/browsergate/browsergate/gate"
 	"github.com/browsergate/browsergate/internal/sparetime"
 	"github.com/browsergate/browsergate/scope"
@@ -95,6 +96,9 @@ type Executor struct {
 	// its sessions: their replies show it as written (mask.Masker.ForAgent).
 	agents map[string]*mask.AgentTexts
 	closed bool
+	// limiters are the request limiters of the remote manifests, shared
+	// by their backends (backendLocked), under mu.
+	limiters map[*toolclad.Manifest]*web.HostLimiter
 	// shared are the networks no page of any manifest reaches
 	// (sharedDenied), under mu.
 	shared   []scope.DeniedNetwork
@@ -170,6 +174,7 @@ func New(cfg Config) (*Executor, error) {
 		scopes:   map[*toolclad.Manifest]*scope.Scope{},
 		backends: map[backendKey]*backend{},
 		sessions: map[sessionKey]*session{},
+		limiters: map[*toolclad.Manifest]*web.HostLimiter{},
 		notices:  map[noticeKey]string{},
 		agents:   map[string]*mask.AgentTexts{},
 		turns:    newTurnstile(cfg.CallsAtOnce, cfg.CallWait),
@@ -330,6 +335,11 @@ func (e *Executor) Reload(ms []*toolclad.Manifest, policies *cedar.Engine) error
 		if _, kept := scopes[k.manifest]; !kept {
 			stopped = append(stopped, b)
 			delete(e.backends, k)
+		}
+	}
+	for m := range e.limiters {
+		if _, kept := scopes[m]; !kept {
+			delete(e.limiters, m)
 		}
 	}
 	// A pool a new remote manifest brings is refused to the pages of
@@ -550,6 +560,15 @@ func (e *Executor) backendLocked(m *toolclad.Manifest) *backend {
 		b.logMasker.Store(e.maskers[m])
 		b.logger = slog.New(mask.NewLogHandler(e.logs, b.logMasker.Load))
 		b.scope.Store(e.scopes[m])
+		if m.Browser.Remote != nil {
+			// A remote manifest has a backend per pool host or per
+			// session: requests_per_second_per_host holds for every
+			// session of the manifest, so they share one limiter.
+			if e.limiters[m] == nil {
+				e.limiters[m] = newHostLimiter(m)
+			}
+			b.limiter = e.limiters[m]
+		}
 		e.backends[bk] = b
 	}
 	return b

@@ -11,11 +11,18 @@ import (
 // (guard_pacing.go) each have their own rate.
 func (b *backend) hostLimiter() *web.HostLimiter {
 	b.limiterOnce.Do(func() {
-		rate := b.key.manifest.Browser.HTTP.RequestsPerSecondPerHost
-		if b.key.manifest.Browser.Engine != toolclad.EngineHTTP {
-			rate = b.key.manifest.Browser.RequestsPerSecondPerHost
+		if b.limiter == nil {
+			b.limiter = newHostLimiter(b.key.manifest)
 		}
-		b.limiter = web.NewHostLimiter(rate)
 	})
 	return b.limiter
+}
+
+// newHostLimiter is the limiter of a manifest's requests per host.
+func newHostLimiter(m *toolclad.Manifest) *web.HostLimiter {
+	rate := m.Browser.HTTP.RequestsPerSecondPerHost
+	if m.Browser.Engine != toolclad.EngineHTTP {
+		rate = m.Browser.RequestsPerSecondPerHost
+	}
+	return web.NewHostLimiter(rate)
 }

@@ -119,6 +119,7 @@ func (e *Executor) EndByOperator(id, operator, channel string) error {
 	s.end(time.Now().Add(saveEndWait))
 	err := e.recordOperatorEnd(s, end)
 	s.mu.Unlock()
+	e.dropOwnBrowser(s) // a Grid's browser of the session's own goes with it
 	s.backend.logger.Warn("session ended by an operator", "session", s.id, "operator", operator, "channel", channel)
 	e.cfg.Events.Publish(events.Event{Type: events.SessionEnded, Session: s.id, Agent: s.principal, Tool: s.manifest.Tool.Name,
 		Reason: why, By: operator, Channel: channel})
