@@ -106,7 +106,13 @@ func TestRunnableAndChromiumType(t *testing.T) {
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	pid := cmd.Process.Pid
-	if got := ChromiumType(pid); got != "renderer" {
+	// Start returns once the child is forked, maybe before it has exec'd
+	// sh (its command line is the test's until then).
+	got := ChromiumType(pid)
+	for deadline := time.Now().Add(5 * time.Second); got != "renderer" && time.Now().Before(deadline); got = ChromiumType(pid) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if got != "renderer" {
 		t.Errorf("ChromiumType: %q, want renderer", got)
 	}
 	if got := ChromiumType(os.Getpid()); got != "" {
