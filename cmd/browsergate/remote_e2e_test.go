@@ -43,7 +43,13 @@ provider = "cdp-url"
 endpoints = [%q]
 pool_cidrs = ["10.77.1.0/24"]
 
-[browser.scope]
+` + labScopeAndCommands
+
+// labScopeAndCommands ends the remote tests' manifests: a scope that
+// grants the whole lab network (and names the pool host and the gate),
+// so that only the deny class of browsers elsewhere stands between a
+// page and the pool or the daemon, and the egress suite's commands.
+const labScopeAndCommands = `[browser.scope]
 allowed_domains = ["10.77.3.2", "10.77.3.4", "10.77.1.1", "10.77.1.2"]
 allow_private_cidrs = ["10.77.0.0/16"]
 allowed_ports = ["1-65535"]

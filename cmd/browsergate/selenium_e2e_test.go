@@ -43,18 +43,7 @@ url = %[2]q
 credentials_file = %[3]q
 pool_cidrs = ["10.77.1.0/24"]
 
-[browser.scope]
-allowed_domains = ["10.77.3.2", "10.77.3.4", "10.77.1.1", "10.77.1.2"]
-allow_private_cidrs = ["10.77.0.0/16"]
-allowed_ports = ["1-65535"]
-
-[browser.commands.navigate]
-args.url = { type = "url", schemes = ["http"], scope_check = true }
-[browser.commands.snapshot]
-[browser.commands.click]
-[browser.commands.wait_for]
-[browser.commands.submit_form]
-`
+` + labScopeAndCommands
 
 // seleniumGrid is a Selenium Grid 4 (standalone: router, distributor and
 // one node in one Java process) on the lab's pool host, listening on the
