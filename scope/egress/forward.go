@@ -3,6 +3,7 @@ package egress
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -23,6 +24,12 @@ type forwardState struct {
 	mu      sync.Mutex
 	dialErr error
 	emitted bool
+
+	// upgraded is the upstream side of a 101 response. The forwarder
+	// closes it from a goroutine of its own after the request returns;
+	// serveForward closes it first, so that Close, which waits for
+	// requests, also waits for the close of every upgraded connection.
+	upgraded io.Closer
 }
 
 type forwardKey struct{}
@@ -97,6 +104,11 @@ func (p *Proxy) newForwarder() *httputil.ReverseProxy {
 		ErrorLog:      slog.NewLogLogger(p.cfg.Logger.Handler(), slog.LevelDebug),
 		ModifyResponse: func(res *http.Response) error {
 			st := res.Request.Context().Value(forwardKey{}).(*forwardState)
+			if res.StatusCode == http.StatusSwitchingProtocols {
+				st.mu.Lock()
+				st.upgraded = res.Body
+				st.mu.Unlock()
+			}
 			st.finish(p, func(d *Decision) {
 				d.Allowed, d.Status, d.Dialed = true, res.StatusCode, st.pinned
 			})
@@ -160,6 +172,12 @@ func (p *Proxy) serveForward(w http.ResponseWriter, r *http.Request) {
 	st := &forwardState{pinned: ap, d: d}
 	r = r.WithContext(context.WithValue(r.Context(), forwardKey{}, st))
 	p.forwarder.ServeHTTP(w, r)
+	st.mu.Lock()
+	upgraded := st.upgraded
+	st.mu.Unlock()
+	if upgraded != nil {
+		upgraded.Close()
+	}
 	// A request that ended without reaching ModifyResponse or the error
 	// handler (the client went away) still gets its one decision.
 	st.finish(p, func(d *Decision) {

@@ -26,8 +26,11 @@ type serverBounds struct {
 
 // serve starts an HTTP server for h on ln in the background. Every request's
 // context descends from base, so cancelling base ends every request in
-// flight. The server's goroutine is counted in serving; the caller stops it
-// with Close on the returned server.
+// flight. The server's goroutine and each connection's are counted in
+// serving (a connection until it closes or is hijacked: a hijacked one's
+// handler is the caller's to count), so that waiting on serving after Close
+// on the returned server also waits for a request that was read just before
+// Close and is still being refused.
 func (l serverBounds) serve(ln net.Listener, h http.Handler, base context.Context, serving *sync.WaitGroup, what string) *http.Server {
 	srv := &http.Server{
 		Handler:           h,
@@ -36,6 +39,16 @@ func (l serverBounds) serve(ln net.Listener, h http.Handler, base context.Contex
 		IdleTimeout:       serverIdleTimeout,
 		BaseContext:       func(net.Listener) context.Context { return base },
 		ErrorLog:          slog.NewLogLogger(l.Logger.Handler(), slog.LevelDebug),
+		// StateNew is reported by the Serve goroutine, which is itself
+		// counted, so the Add never races a Wait that could see zero.
+		ConnState: func(_ net.Conn, state http.ConnState) {
+			switch state {
+			case http.StateNew:
+				serving.Add(1)
+			case http.StateClosed, http.StateHijacked:
+				serving.Done()
+			}
+		},
 	}
 	serving.Add(1)
 	go func() {
