@@ -454,7 +454,17 @@ func (s *session) nodeAt(ctx context.Context, x, y float64, el element) (element
 		x, y = x-bx, y-by
 	}
 	exec := el.in(ctx)
-	res, err := chromedp.Call(exec, dom.GetNodeForLocation, dom.GetNodeForLocationParams{X: int64(x), Y: int64(y)})
+	// The point is in the viewport's coordinates (where the mouse goes);
+	// DOM.getNodeForLocation takes it in the document's (Chromium maps it
+	// with DocumentToFrame), so the viewport's scroll offset is added: else
+	// on a scrolled page the hit test looks where the point would be were
+	// the page at its top, and finds another element or none.
+	m, err := chromedp.Call(exec, page.GetLayoutMetrics, struct{}{})
+	if err != nil || m.CSSLayoutViewport == nil {
+		return element{}, fmt.Errorf("the browser cannot say how far the page is scrolled, so what is at the click point cannot be checked: %v", err)
+	}
+	px, py := x+float64(m.CSSLayoutViewport.PageX), y+float64(m.CSSLayoutViewport.PageY)
+	res, err := chromedp.Call(exec, dom.GetNodeForLocation, dom.GetNodeForLocationParams{X: int64(px), Y: int64(py)})
 	if err != nil {
 		return element{}, fmt.Errorf("the browser cannot say what is at the click point: %v", err)
 	}

@@ -336,7 +336,8 @@ func TestWaitForRole(t *testing.T) {
 // handler, text typed into its field lands there, and a click on its link
 // navigates the frame (judged by the scope like any link). A frame of
 // another site, in its own process and below the fold, is shown the same
-// way and its refs work too (the click lands on the button inside it);
+// way and its refs work too (the click lands on the button inside it, also
+// when both the page and the frame's document are scrolled to reach it);
 // its link to the canary is refused with the canary at zero, and a ref
 // from its document before it navigated is refused. A click into a frame
 // the page scales is refused (the pointer would land elsewhere).
@@ -347,7 +348,8 @@ func TestFrames(t *testing.T) {
 	other, otherLog := serveLoggedOn(t, "127.0.0.3:0", map[string]string{
 		"/x": `<title>x</title><p>another site</p><button onclick="document.getElementById('o').textContent='pressed there'">Press there</button><p id=o>idle there</p>
 <input aria-label="There"> <a href="/y">Onward</a> <a href="` + f.canaryTo + `/oopif-link">Away</a>`,
-		"/y": `<title>y</title>arrived`,
+		"/y":    `<title>y</title>arrived`,
+		"/tall": `<title>tall</title><div style="height:1000px">top of the frame</div><button onclick="document.getElementById('o').textContent='pressed far down'">Press far down</button><p id=o>idle far down</p><div style="height:1000px"></div>`,
 	})
 	// mid is the other site again on another port: same site, so in the
 	// process of other's frame, but another origin (its frameElement is
@@ -367,6 +369,7 @@ func TestFrames(t *testing.T) {
 		"/inner": `<title>inner</title><button onclick="document.getElementById('o').textContent='pressed'">Press</button><p id=o>idle</p>
 <input aria-label=Name><a href="/after">After</a>`,
 		"/other-site": `<title>other</title><div style="height:1500px">tall</div><iframe src="` + other + `/x" width=600 height=300></iframe>`,
+		"/scrolled":   `<title>scrolled</title><div style="height:1500px">tall</div><iframe src="` + other + `/tall" width=600 height=300></iframe><div style="height:1500px"></div>`,
 		"/scaled":     `<title>scaled</title><iframe style="transform: scale(1.1); transform-origin: 0 0" src="` + other + `/x" width=600 height=300></iframe>`,
 	})
 	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/outer"})
@@ -404,6 +407,15 @@ func TestFrames(t *testing.T) {
 		t.Errorf("the other site's frame's link was not followed (%d hits)", otherLog.count("/y"))
 	}
 	f.mustRefuse(t, "e2e.click", map[string]any{"ref": findRef(after, `button "Press there"`)}, "its frame has loaded another document since the snapshot")
+
+	// The same frame far down a page, with its button far down its own
+	// document: both the page and the frame scroll before the click.
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/scrolled"})
+	snap = f.mustAllow(t, "e2e.snapshot", nil)
+	f.mustAllow(t, "e2e.click", map[string]any{"ref": findRef(snap, `button "Press far down"`)})
+	if after := f.mustAllow(t, "e2e.snapshot", nil); !strings.Contains(after, "pressed far down") {
+		t.Errorf("the click did not reach the button far down the other site's frame:\n%s", after)
+	}
 
 	// A frame the page scales: where the pointer lands in it is not where
 	// the gate would check, so the click is refused.
