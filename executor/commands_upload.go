@@ -3,10 +3,12 @@ package executor
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"os"
 	"path/filepath"
 
@@ -141,12 +143,50 @@ func actUploadFile(ctx context.Context, s *session, args map[string]any, f *fact
 		s.egress.bound.Bind(hostOf(f.State.URL), file.Holds, s.secrets.Load())
 		defer s.typed.Note(file.Holds, s.tab.watch.navigationCount())
 	}
-	if _, err := chromedp.Call(el.in(ctx), dom.SetFileInputFiles, dom.SetFileInputFilesParams{Files: []string{file.Copy}, ObjectID: el.object}); err != nil {
+	attach := setInputFile
+	if s.manifest.Browser.Remote != nil {
+		attach = sendInputFile
+	}
+	if err := attach(ctx, el, file.Copy); err != nil {
 		return output{}, fmt.Errorf("attach %s to %s: %w", file.Name, el.label, err)
 	}
 	return output{Text: fmt.Sprintf("attached %s (%d bytes, sha256 %s) to %s", pagetext.Value(file.Name), file.Size, file.SHA256, pagetext.Value(el.label)),
 		Files: []evidence.FileRef{file.FileRef}}, nil
 }
+
+// setInputFile gives a file input the file at path, which the browser
+// reads itself: a browser on this host.
+func setInputFile(ctx context.Context, el element, path string) error {
+	_, err := chromedp.Call(el.in(ctx), dom.SetFileInputFiles, dom.SetFileInputFilesParams{Files: []string{path}, ObjectID: el.object})
+	return err
+}
+
+// sendInputFile gives a file input the file at path by its bytes, sent
+// over the DevTools connection: a browser on another host cannot read a
+// path of this one. The file is made in the isolated world (whose File
+// and DataTransfer the page cannot redefine) and set as the input's
+// files, with the input and change events the browser fires when a user
+// chooses a file.
+func sendInputFile(ctx context.Context, el element, path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	name := filepath.Base(path)
+	return el.call(ctx, sendFileJS, nil, name, mime.TypeByExtension(filepath.Ext(name)), base64.StdEncoding.EncodeToString(b))
+}
+
+// sendFileJS sets a file input's (this) files to one file of the name,
+// type and base64 content given, and fires input and change.
+const sendFileJS = `function(name, type, content) {
+  const bin = atob(content), bytes = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+  const dt = new DataTransfer();
+  dt.items.add(new File([bytes], name, {type}));
+  this.files = dt.files;
+  this.dispatchEvent(new Event('input', {bubbles: true, composed: true}));
+  this.dispatchEvent(new Event('change', {bubbles: true}));
+}`
 
 // uploadOf is the file an upload_file call read (nil: none).
 func uploadOf(f *facts) *gate.File {

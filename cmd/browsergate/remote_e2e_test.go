@@ -45,16 +45,22 @@ pool_cidrs = ["10.77.1.0/24"]
 
 ` + labScopeAndCommands
 
-// labScopeAndCommands ends the remote tests' manifests: a scope that
-// grants the whole lab network (and names the pool host and the gate),
-// so that only the deny class of browsers elsewhere stands between a
-// page and the pool or the daemon, and the egress suite's commands.
-const labScopeAndCommands = `[browser.scope]
+// labScopeAndCommands ends the remote tests' manifests: labScope and the
+// egress suite's commands (labCommands).
+const labScopeAndCommands = labScope + labCommands
+
+// labScope grants the whole lab network (and names the pool host and the
+// gate), so that only the deny class of browsers elsewhere stands between
+// a page and the pool or the daemon.
+const labScope = `[browser.scope]
 allowed_domains = ["10.77.3.2", "10.77.3.4", "10.77.1.1", "10.77.1.2"]
 allow_private_cidrs = ["10.77.0.0/16"]
 allowed_ports = ["1-65535"]
 
-[browser.commands.navigate]
+`
+
+// labCommands are the commands the egress suite calls.
+const labCommands = `[browser.commands.navigate]
 args.url = { type = "url", schemes = ["http"], scope_check = true }
 [browser.commands.snapshot]
 [browser.commands.click]
