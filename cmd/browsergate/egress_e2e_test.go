@@ -559,6 +559,12 @@ func udpCanary(t *testing.T) (net.PacketConn, *atomic.Int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return udp, countDatagrams(t, udp)
+}
+
+// countDatagrams counts the datagrams udp receives until the test ends,
+// when it is closed.
+func countDatagrams(t *testing.T, udp net.PacketConn) *atomic.Int64 {
 	t.Cleanup(func() { udp.Close() })
 	var packets atomic.Int64
 	go func() {
@@ -570,7 +576,7 @@ func udpCanary(t *testing.T) (net.PacketConn, *atomic.Int64) {
 			packets.Add(1)
 		}
 	}()
-	return udp, &packets
+	return &packets
 }
 
 // TestEgressWebRTC: ICE gathering sends STUN over UDP, which no HTTP proxy

@@ -437,3 +437,76 @@ download_dir = %q
 		t.Errorf("download_dir holds %v", names)
 	}
 }
+
+// TestRemotePoolPagesSendNothingOverUDP: WebRTC's STUN and WebTransport's
+// QUIC are UDP, which no proxy carries, and this lab's pool host reaches
+// the canary host straight (no firewall): a pool host's pages get no
+// WebRTC (in the tab, a cross-site frame and a popup) and their
+// WebTransport reaches nothing. A UDP canary on the canary host, shown to
+// receive a datagram the pool host sends it, receives none from a page.
+func TestRemotePoolPagesSendNothingOverUDP(t *testing.T) {
+	t.Parallel()
+	r := newRemoteLab(t)
+	f := remoteFixture(t, r)
+	udp, err := r.c.ListenPacket("udp", "10.77.2.2:3478")
+	if err != nil {
+		t.Fatal(err)
+	}
+	packets := countDatagrams(t, udp)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	probe, err := r.p.Dial(ctx, "udp", "10.77.2.2:3478")
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe.Write([]byte("reach"))
+	probe.Close()
+	for deadline := time.Now().Add(5 * time.Second); packets.Load() == 0 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if packets.Load() != 1 {
+		t.Fatalf("the UDP canary did not receive the pool host's datagram (%d): a clean canary would prove nothing", packets.Load())
+	}
+	packets.Store(0)
+
+	for _, page := range []string{"webrtc", "webrtc-frame", "webrtc-popup"} {
+		f.mustAllow(t, "egress.navigate", map[string]any{"url": f.siteURL + "/attack/" + page + "?stun=10.77.2.2:3478"})
+		if page == "webrtc-popup" {
+			f.mustAllow(t, "egress.click", map[string]any{"selector": "#go"})
+		}
+		text := f.mustAllow(t, "egress.wait_for", map[string]any{"text": "done", "timeout_ms": 5000})
+		if status, _ := f.call(t, "egress.snapshot", map[string]any{"selector": "#status"}); !strings.Contains(status, "no RTCPeerConnection") {
+			t.Errorf("%s: the page had WebRTC (%s)\n%s", page, strings.Join(strings.Fields(status), " "), text)
+		}
+	}
+
+	ln, err := r.w.Listen("tcp", "10.77.3.2:8082")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, `<title>wt</title><p id=out>trying</p><script>
+const out = document.getElementById('out');
+try {
+  const t = new WebTransport('https://10.77.2.2:3478/attack-webtransport');
+  t.ready.then(() => out.textContent = 'READY', e => out.textContent = 'ERR ' + e);
+} catch (e) { out.textContent = 'ERR ' + e }
+setTimeout(() => out.textContent += ' done', 2000);
+</script>`)
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	f.mustAllow(t, "egress.navigate", map[string]any{"url": "http://10.77.3.2:8082/"})
+	f.mustAllow(t, "egress.wait_for", map[string]any{"text": "done", "timeout_ms": 10000})
+	out := f.mustAllow(t, "egress.snapshot", map[string]any{"selector": "#out"})
+	if strings.Contains(out, "READY") || !strings.Contains(out, "ERR ") {
+		t.Errorf("the page's WebTransport did not fail:\n%s", out)
+	}
+	f.settle(t, 1000)
+	if n := packets.Load(); n != 0 {
+		t.Errorf("LEAK: the UDP canary the pool host reaches received %d datagram(s) from its pages", n)
+	}
+	if !f.net.Clean() {
+		t.Errorf("the canary saw: %s", f.net)
+	}
+}

@@ -30,6 +30,24 @@ func (h *Host) Listen(network, addr string) (net.Listener, error) {
 	return ln, nil
 }
 
+// ListenPacket makes a packet socket inside h (network "udp", "udp4" or
+// "udp6"; addr as for Listen). It is closed when the lab ends.
+func (h *Host) ListenPacket(network, addr string) (net.PacketConn, error) {
+	if err := literal(addr, true); err != nil {
+		return nil, err
+	}
+	var pc net.PacketConn
+	err := h.inside(func() (err error) {
+		pc, err = net.ListenPacket(network, addr)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("in %s: %w", h.name, err)
+	}
+	h.lab.track(pc)
+	return pc, nil
+}
+
 // Dial connects from inside h (network "tcp", "udp" and their 4 and 6
 // forms; addr an IP literal and port). Its signature is
 // http.Transport.DialContext's. The connection is closed when the lab
