@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -509,4 +510,103 @@ setTimeout(() => out.textContent += ' done', 2000);
 	if !f.net.Clean() {
 		t.Errorf("the canary saw: %s", f.net)
 	}
+}
+
+// TestRemotePoolPagesMakeNoDNSQuery: a pool host's browser resolves no
+// name for its sessions' pages (the gate resolves, on the daemon's host):
+// with the pool host's resolver pointed at a UDP canary on the canary host
+// (shown to receive the pool host's own query), names a page uses — in
+// resources, fetch, WebSockets, dns-prefetch and preconnect hints, a frame
+// and a navigation, both out of the scope and in it — bring no query to it.
+func TestRemotePoolPagesMakeNoDNSQuery(t *testing.T) {
+	t.Parallel()
+	r := newLabHosts(t)
+	udp, err := r.c.ListenPacket("udp", "10.77.2.2:53")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var asked []string
+	var queries atomic.Int64 // every query, also the browser's own
+	t.Cleanup(func() { udp.Close() })
+	go func() {
+		buf := make([]byte, 512)
+		for {
+			n, _, err := udp.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			queries.Add(1)
+			mu.Lock()
+			asked = append(asked, dnsQueryName(buf[:n]))
+			mu.Unlock()
+		}
+	}()
+	r.p.UseResolver(t, "10.77.2.2")
+	r.p.Chromium(t, 9222)
+	r.p.Forward(t, "10.77.1.2:9223", "127.0.0.1:9222")
+	r.devtools = "http://10.77.1.2:9223"
+	_ = r.p.Command(context.Background(), "getent", "hosts", "control.dns.test").Run()
+	for deadline := time.Now().Add(5 * time.Second); queries.Load() == 0 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if queries.Load() == 0 {
+		t.Fatal("the DNS canary received no query from the pool host's own lookup: a clean canary would prove nothing")
+	}
+	queries.Store(0)
+
+	manifest := strings.Replace(fmt.Sprintf(remoteManifest, r.devtools), `allowed_domains = [`, `allowed_domains = ["allowed.dns.test", `, 1)
+	f := remoteFixtureWith(t, r, manifest)
+	names := []string{"allowed.dns.test", "refused.dns.test"}
+	var tags strings.Builder
+	for i, n := range names {
+		fmt.Fprintf(&tags, `<img src="http://img%[1]d.%[2]s/x.png"><script src="http://script%[1]d.%[2]s/x.js"></script>
+<link rel=dns-prefetch href="//prefetch%[1]d.%[2]s"><link rel=preconnect href="http://preconnect%[1]d.%[2]s">
+<iframe src="http://frame%[1]d.%[2]s/"></iframe>
+<script>fetch("http://fetch%[1]d.%[2]s/").catch(() => {}); try { new WebSocket("ws://ws%[1]d.%[2]s/") } catch (e) {}</script>
+`, i, n)
+	}
+	ln, err := r.w.Listen("tcp", "10.77.3.2:8083")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		fmt.Fprintf(w, `<title>names</title>%s<p id=out>loaded</p><script>setTimeout(() => location = "http://go.%s/", 1000)</script>`, tags.String(), names[0])
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	f.call(t, "egress.navigate", map[string]any{"url": "http://10.77.3.2:8083/"})
+	f.call(t, "egress.navigate", map[string]any{"url": "http://allowed.dns.test/"})
+	f.settle(t, 2000)
+	// The browser's own lookups (its update and sign-in services, asked
+	// for even with --disable-background-networking) are the pool host's
+	// firewall's to stop; no name of a page may be asked for.
+	mu.Lock()
+	for _, name := range asked {
+		if strings.HasSuffix(name, ".dns.test") && name != "control.dns.test" {
+			t.Errorf("LEAK: the pool host's resolver (the DNS canary) was asked for a page's name: %s", name)
+		}
+	}
+	t.Logf("the pool host's resolver was asked for: %q", asked)
+	mu.Unlock()
+	if !f.net.Clean() {
+		t.Errorf("the canary saw: %s", f.net)
+	}
+}
+
+// dnsQueryName is the name a DNS query asks for ("?" if it cannot be read).
+func dnsQueryName(q []byte) string {
+	if len(q) < 13 {
+		return "?"
+	}
+	var labels []string
+	for i := 12; i < len(q) && q[i] != 0; {
+		n := int(q[i])
+		if i+1+n > len(q) {
+			return "?"
+		}
+		labels = append(labels, string(q[i+1:i+1+n]))
+		i += 1 + n
+	}
+	return strings.Join(labels, ".")
 }

@@ -18,6 +18,8 @@ type Host struct {
 	lab   *Lab
 	name  string
 	netns string
+
+	resolvConf string // a resolv.conf the programs h starts see (UseResolver)
 }
 
 // Name is the host's name in the lab ("P1").
@@ -85,7 +87,28 @@ func (h *Host) SetForwarding(on bool) {
 // nsenter --net, which execs it: the process's pid is the program's).
 // Whatever still runs inside h when the lab ends is killed.
 func (h *Host) Command(ctx context.Context, name string, args ...string) *exec.Cmd {
-	return exec.CommandContext(ctx, h.lab.nsenter, append([]string{"--net=" + h.path(), "--", name}, args...)...)
+	enter := append([]string{h.lab.nsenter, "--net=" + h.path(), "--", name}, args...)
+	if h.resolvConf == "" {
+		return exec.CommandContext(ctx, enter[0], enter[1:]...)
+	}
+	// A mount namespace of the program's own, with h's resolv.conf bound
+	// over the machine's; unshare and sh exec, so the pid is still the
+	// program's.
+	return exec.CommandContext(ctx, "unshare", append([]string{"--mount", "--propagation", "private", "--",
+		"sh", "-c", `mount --bind "$0" /etc/resolv.conf && exec "$@"`, h.resolvConf}, enter...)...)
+}
+
+// UseResolver makes the programs h runs from now on (Command, Run,
+// Chromium, Forward) resolve names by asking nameserver (an IP address)
+// only: each runs in a mount namespace of its own where /etc/resolv.conf
+// names it. Goroutines of the test (Dial, Listen) are not affected.
+func (h *Host) UseResolver(t testing.TB, nameserver string) {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "resolv.conf")
+	if err := os.WriteFile(f, []byte("nameserver "+nameserver+"\noptions timeout:1 attempts:1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h.resolvConf = f
 }
 
 // Run runs a program inside h and returns what it wrote to stdout; it

@@ -1,6 +1,7 @@
 package netlab_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -211,6 +212,49 @@ func TestNftDropsOutputToOneAddress(t *testing.T) {
 	}
 	if err := reach(b, kept); err != nil {
 		t.Errorf("B did not reach %s, which its ruleset keeps: %v", kept, err)
+	}
+}
+
+// TestUseResolverAsksOnlyTheNameserver: a program A runs after
+// UseResolver asks B's nameserver address for a name (the query reaches
+// B's UDP port 53), and the machine's resolv.conf is left as it was.
+func TestUseResolverAsksOnlyTheNameserver(t *testing.T) {
+	t.Parallel()
+	lab := netlab.New(t)
+	a, b := lab.Host("A"), lab.Host("B")
+	lab.Link(a, "10.77.5.1/24", b, "10.77.5.2/24")
+	before, err := os.ReadFile("/etc/resolv.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	udp, err := b.ListenPacket("udp", "10.77.5.2:53")
+	if err != nil {
+		t.Fatal(err)
+	}
+	queries := make(chan []byte, 8)
+	go func() {
+		buf := make([]byte, 512)
+		for {
+			n, _, err := udp.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			queries <- append([]byte(nil), buf[:n]...)
+		}
+	}()
+	a.UseResolver(t, "10.77.5.2")
+	// No answer comes: getent fails, having asked.
+	_ = a.Command(context.Background(), "getent", "hosts", "asked-by-a.test").Run()
+	select {
+	case q := <-queries:
+		if !bytes.Contains(q, []byte("asked-by-a")) {
+			t.Errorf("B's port 53 received %q, not the query for asked-by-a.test", q)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("B's nameserver address received no query from A's program")
+	}
+	if after, _ := os.ReadFile("/etc/resolv.conf"); !bytes.Equal(before, after) {
+		t.Errorf("the machine's resolv.conf changed: %q, was %q", after, before)
 	}
 }
 
