@@ -610,3 +610,77 @@ func dnsQueryName(q []byte) string {
 	}
 	return strings.Join(labels, ".")
 }
+
+// TestPoolHostRecipeLetsItReachOnlyTheGate applies docs/remote.md's
+// nftables ruleset for a pool host, as written there (its addresses
+// swapped for the lab's), to the lab's pool host: a session still works
+// through the gate, while the pool host no longer reaches the canary host
+// over TCP or UDP, and the canary host (which reached the pool host's
+// DevTools forwarder before) no longer does.
+func TestPoolHostRecipeLetsItReachOnlyTheGate(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile(repoPath("docs/remote.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(doc), "\n```\ntable inet pool {")
+	ruleset, _, ok2 := strings.Cut(rest, "\n```")
+	if !ok || !ok2 {
+		t.Fatal("docs/remote.md has no ```-fenced `table inet pool` ruleset")
+	}
+	ruleset = "table inet pool {" + strings.ReplaceAll(ruleset, "10.0.5.1", "10.77.1.1")
+
+	r := newRemoteLab(t)
+	udp, err := r.c.ListenPacket("udp", "10.77.2.2:3478")
+	if err != nil {
+		t.Fatal(err)
+	}
+	datagrams := countDatagrams(t, udp)
+	reachable := func(from *netlab.Host, addr string) bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		c, err := from.Dial(ctx, "tcp", addr)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	}
+	sendUDP := func() {
+		c, err := r.p.Dial(context.Background(), "udp", "10.77.2.2:3478")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Write([]byte("out"))
+		c.Close()
+	}
+	// Before the ruleset each path is open, or its closing would prove
+	// nothing.
+	if !reachable(r.p, "10.77.2.2:7") || !reachable(r.c, "10.77.1.2:9223") {
+		t.Fatal("before the ruleset the pool host and the canary host do not reach each other")
+	}
+	sendUDP()
+	for deadline := time.Now().Add(5 * time.Second); datagrams.Load() == 0 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if datagrams.Load() != 1 {
+		t.Fatalf("before the ruleset the UDP canary received %d datagrams from the pool host, want 1", datagrams.Load())
+	}
+
+	r.p.Nft(t, ruleset)
+	f := remoteFixture(t, r)
+	f.stillWorks(t)
+	if reachable(r.p, "10.77.2.2:7") {
+		t.Error("with the ruleset the pool host still reaches the canary host over TCP")
+	}
+	if reachable(r.c, "10.77.1.2:9223") {
+		t.Error("with the ruleset the canary host still reaches the pool host's DevTools forwarder")
+	}
+	sendUDP()
+	f.settle(t, 500)
+	if n := datagrams.Load(); n != 1 {
+		t.Errorf("with the ruleset the pool host's datagram still reached the UDP canary (%d in all)", n)
+	}
+	if !f.net.Clean() {
+		t.Errorf("the canary saw: %s", f.net)
+	}
+}
