@@ -258,3 +258,16 @@ func TestGridKeepAlive(t *testing.T) {
 		t.Errorf("delete a session the Grid no longer knows: %v", err)
 	}
 }
+
+// TestLoggedSessionShowsOnlyThePrefix: above debug, the daemon's log shows
+// a WebDriver session id by its first 8 characters, never whole (the id
+// drives the browser through the Grid).
+func TestLoggedSessionShowsOnlyThePrefix(t *testing.T) {
+	const id = "3f2a9c1e5b7d4e8f9a0b1c2d3e4f5a6b"
+	if got := loggedSession(id).Value.String(); got != "3f2a9c1e…" || strings.Contains(got, id) {
+		t.Errorf("loggedSession(%q) = %q, want its first 8 characters", id, got)
+	}
+	if got := loggedSession("short").Value.String(); got != "short" {
+		t.Errorf("loggedSession(%q) = %q", "short", got)
+	}
+}

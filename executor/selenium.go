@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/netip"
 	"strings"
@@ -42,17 +43,17 @@ func (p seleniumProvider) start(b *backend) (netip.AddrPort, error) {
 	logger := b.logger.With("grid", rm.URL)
 	gs, err := grid.create(b.startup, gridCapabilities(gateHost(p.gate.Addr())), func(id string, err error) {
 		if err != nil {
-			logger.Warn("the Grid made a session after the daemon stopped waiting, and it could not be deleted: the Grid's session timeout ends it", "webdriver_session", id, "error", err)
+			logger.Warn("the Grid made a session after the daemon stopped waiting, and it could not be deleted: the Grid's session timeout ends it", loggedSession(id), "error", err)
 			return
 		}
-		logger.Info("the Grid made a session after the daemon stopped waiting: it was deleted", "webdriver_session", id)
+		logger.Info("the Grid made a session after the daemon stopped waiting: it was deleted", loggedSession(id))
 	})
 	if err != nil {
 		return netip.AddrPort{}, fmt.Errorf("%w: %v", ErrBrowserStart, err)
 	}
 	let := func() {
 		if err := grid.delete(gs.id); err != nil {
-			logger.Warn("a Grid session could not be deleted: the Grid's session timeout ends it", "webdriver_session", gs.id, "error", err)
+			logger.Warn("a Grid session could not be deleted: the Grid's session timeout ends it", loggedSession(gs.id), "error", err)
 			return
 		}
 		logger.Debug("Grid session deleted", "webdriver_session", gs.id)
@@ -81,14 +82,26 @@ func (p seleniumProvider) start(b *backend) (netip.AddrPort, error) {
 	alloc, cancel := remote.NewAllocator(context.Background(), gs.cdp, remote.NoModifyURL, remote.WithDialHTTPHeader(header))
 	b.alloc = alloc
 	stopKeeping := grid.keepAlive(gs.id, grid.keepAliveEvery(), func(err error) {
-		logger.Warn("the Grid ended a session's browser: the session ends with it", "webdriver_session", gs.id, "error", err)
+		logger.Warn("the Grid ended a session's browser: the session ends with it", loggedSession(gs.id), "error", err)
 	})
 	// release runs these last first: the connections close, the session
 	// is no longer kept alive, then the Grid quits the browser.
 	b.cancel = append(b.cancel, let, stopKeeping, cancel)
 	kept = true
-	logger.Info("a Grid session is the browser of a browsergate session", "webdriver_session", gs.id)
+	logger.Info("a Grid session is the browser of a browsergate session", loggedSession(gs.id))
 	return devtools, nil
+}
+
+// loggedSession is a WebDriver session id as the daemon's log shows it
+// above debug: its first 8 characters. The whole id drives the session's
+// browser through the Grid (which answers se:cdp without its basic
+// authentication), so it is not for every reader of the log; debug
+// shows it whole.
+func loggedSession(id string) slog.Attr {
+	if len(id) > 8 {
+		id = id[:8] + "…"
+	}
+	return slog.String("webdriver_session", id)
 }
 
 // gridCapabilities are the W3C capabilities a Grid is asked for: a

@@ -5,6 +5,9 @@ import (
 	"io"
 	"log/slog"
 	"net/netip"
+	"slices"
+	"sync"
+	"time"
 
 	"github.com/browsergate/browsergate/executor"
 	"github.com/browsergate/browsergate/scope/egress"
@@ -33,7 +36,14 @@ func openGate(addr string, ms []*toolclad.Manifest, logger *slog.Logger) (*egres
 	if err != nil || ap.Addr().IsUnspecified() || ap.Addr().Zone() != "" {
 		return nil, fmt.Errorf("%w: --gate-listen %q: give the IP:PORT the pool's hosts reach this host at (like 10.0.5.1:8118), not a name or an unspecified address: each session's browser context is told to use exactly it", errUsage, addr)
 	}
-	gate, err := egress.NewGateway(egress.GatewayConfig{Logger: logger.With("source", "gate")})
+	var pools []netip.Prefix
+	for _, m := range ms {
+		if m.Browser.Remote != nil {
+			pools = append(pools, m.Browser.Remote.PoolCIDRs...)
+		}
+	}
+	warner := &refusalWarner{logger: logger.With("source", "gate"), pools: pools, now: time.Now}
+	gate, err := egress.NewGateway(egress.GatewayConfig{Logger: logger.With("source", "gate"), OnRefused: warner.refused})
 	if err != nil {
 		return nil, err
 	}
@@ -47,6 +57,62 @@ func openGate(addr string, ms []*toolclad.Manifest, logger *slog.Logger) (*egres
 		logger.Info("the gate for browsers on other hosts listens", "gate", at)
 	}
 	return gate, nil
+}
+
+// refusalWarner warns of the gate's refusals that are not part of a
+// browser's ordinary use of it: credentials that are wrong (not missing:
+// a browser's first request may carry none, answered with the challenge;
+// nor those of a session just ended), or any request from outside every
+// pool's networks — someone on the network trying the gate, or a browser
+// given what is not its session's. At most one warning a minute for each
+// client address; every refusal is also counted (Gateway.Refused) and
+// logged at debug by the gate.
+type refusalWarner struct {
+	logger *slog.Logger
+	pools  []netip.Prefix
+	now    func() time.Time
+
+	mu   sync.Mutex
+	last map[netip.Addr]time.Time // when each address was last warned of
+}
+
+// refusalWarnEvery is how often refusalWarner warns of one address.
+const refusalWarnEvery = time.Minute
+
+func (w *refusalWarner) refused(remote netip.AddrPort, why string) {
+	addr := remote.Addr().Unmap()
+	inPool := slices.ContainsFunc(w.pools, func(p netip.Prefix) bool { return p.Contains(addr) })
+	if inPool && (why == egress.AuthMissing || why == egress.AuthRemoved) {
+		return
+	}
+	now := w.now()
+	w.mu.Lock()
+	if w.last == nil || len(w.last) >= 4096 {
+		// Forget the addresses not warned of within the interval, so that
+		// many addresses cannot grow the map without bound.
+		kept := map[netip.Addr]time.Time{}
+		for a, at := range w.last {
+			if now.Sub(at) < refusalWarnEvery && len(kept) < 2048 {
+				kept[a] = at
+			}
+		}
+		w.last = kept
+	}
+	at, seen := w.last[addr]
+	warn := !seen || now.Sub(at) >= refusalWarnEvery
+	if warn {
+		w.last[addr] = now
+	}
+	w.mu.Unlock()
+	if !warn {
+		return
+	}
+	where := "an address of a pool's networks"
+	if !inPool {
+		where = "an address outside every pool's networks"
+	}
+	w.logger.Warn("the gate refused a request: "+why+", from "+where+" (at most one warning a minute for each address)",
+		"remote", remote.String(), "reason", why)
 }
 
 // probePools runs the conformance probe (executor.ProbePool) on every

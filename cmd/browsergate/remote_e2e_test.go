@@ -248,7 +248,8 @@ args.url = { type = "url", schemes = ["http"], scope_check = true }
 // for a request from the pool host without a session's credentials, with
 // made-up ones, or from a browser context made on the pool browser with
 // the gate as its proxy but no session's guard to answer the challenge:
-// the site behind the gate sees none of them.
+// the site behind the gate sees none of them, and the daemon's log warns
+// of the made-up credentials.
 func TestRemoteGateRefusesWrongCredentials(t *testing.T) {
 	t.Parallel()
 	r := newRemoteLab(t)
@@ -299,6 +300,11 @@ func TestRemoteGateRefusesWrongCredentials(t *testing.T) {
 		t.Errorf("the site behind the gate saw %d request(s) without a session's credentials", n)
 	}
 	f.stillWorks(t) // and the session's own requests still go through
+	// The made-up credentials are a warning in the daemon's log (the
+	// missing ones are a browser's ordinary first request).
+	if log := f.stderr.String(); !strings.Contains(log, "the gate refused a request: unknown user name") || !strings.Contains(log, `"remote":"10.77.1.2:`) {
+		t.Errorf("the daemon's log does not warn of the made-up credentials from the pool host:\n%s", log)
+	}
 }
 
 // bareNavigate makes a browser context on the pool host's browser with
