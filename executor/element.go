@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/dom"
@@ -268,6 +269,15 @@ func (s *session) centre(ctx context.Context, el element, verb string) (x, y flo
 		x += quad[i] / 4
 		y += quad[i+1] / 4
 	}
+	// The pointer goes to a whole pixel of the element's document, the
+	// one the hit check tests (nodeAt): a mouse event at a fraction of a
+	// pixel finds what lies up to a pixel beyond the point the check
+	// looked at, where a page could put a box of its own.
+	vx, vy, err := s.viewportOffset(el.in(ctx))
+	if err != nil {
+		return 0, 0, fmt.Errorf("%s cannot be %s: %w", el.label, verb, err)
+	}
+	x, y = math.Floor(x+vx)-vx, math.Floor(y+vy)-vy
 	if len(el.hosts) > 0 {
 		// The browser sends the pointer to an out-of-process frame by
 		// what the compositor last showed, not by the layout the hit
@@ -291,6 +301,26 @@ const framesShownJS = `function() {
     requestAnimationFrame(() => requestAnimationFrame(() => { clearTimeout(t); done(); }));
   });
 }`
+
+// wholePixelSlack is how far from a whole pixel a point that centre put on
+// one may be found again by nodeAt: the rounding of subtracting the
+// frames' offsets and adding them back, far below the 1/64 pixel Blink
+// lays out in.
+const wholePixelSlack = 1.0 / 256
+
+// viewportOffset is where the visual viewport of the document exec runs
+// in (the tab's, or an out-of-process frame's) starts in that document,
+// in CSS pixels: its scroll, and a pinch zoom's pan.
+func (s *session) viewportOffset(exec context.Context) (x, y float64, err error) {
+	m, err := chromedp.Call(exec, page.GetLayoutMetrics, struct{}{})
+	if err != nil {
+		return 0, 0, fmt.Errorf("the browser cannot say where the page's viewport is, so what is at the click point cannot be checked: %w", err)
+	}
+	if m.CSSVisualViewport == nil {
+		return 0, 0, errors.New("the browser cannot say where the page's viewport is, so what is at the click point cannot be checked")
+	}
+	return m.CSSVisualViewport.PageX, m.CSSVisualViewport.PageY, nil
+}
 
 // frameOffset scrolls the iframe elements that lead to an element in an
 // out-of-process frame into view, outermost first, and returns where the
@@ -454,17 +484,24 @@ func (s *session) nodeAt(ctx context.Context, x, y float64, el element) (element
 		x, y = x-bx, y-by
 	}
 	exec := el.in(ctx)
-	// The point is in the viewport's coordinates (where the mouse goes);
-	// DOM.getNodeForLocation takes it in the document's (Chromium maps it
-	// with DocumentToFrame), so the viewport's scroll offset is added: else
-	// on a scrolled page the hit test looks where the point would be were
-	// the page at its top, and finds another element or none.
-	m, err := chromedp.Call(exec, page.GetLayoutMetrics, struct{}{})
-	if err != nil || m.CSSLayoutViewport == nil {
-		return element{}, fmt.Errorf("the browser cannot say how far the page is scrolled, so what is at the click point cannot be checked: %v", err)
+	// The point is in the (visual) viewport's coordinates, where the mouse
+	// goes; DOM.getNodeForLocation takes it in the document's (Chromium
+	// maps it with DocumentToFrame), so the viewport's offset in the
+	// document is added: else on a scrolled (or pinch-zoomed) page the hit
+	// test looks where the point would be were the page at its top. centre
+	// chose the point so that it falls on a whole pixel of the document;
+	// if it no longer does, the viewport moved by a fraction of a pixel
+	// since, and the check would test another point than the pointer's.
+	vx, vy, err := s.viewportOffset(exec)
+	if err != nil {
+		return element{}, err
 	}
-	px, py := x+float64(m.CSSLayoutViewport.PageX), y+float64(m.CSSLayoutViewport.PageY)
-	res, err := chromedp.Call(exec, dom.GetNodeForLocation, dom.GetNodeForLocationParams{X: int64(px), Y: int64(py)})
+	px, py := x+vx, y+vy
+	rx, ry := math.Round(px), math.Round(py)
+	if math.Abs(px-rx) > wholePixelSlack || math.Abs(py-ry) > wholePixelSlack {
+		return element{}, errors.New("the page moved under the pointer by a fraction of a pixel while the click point was checked")
+	}
+	res, err := chromedp.Call(exec, dom.GetNodeForLocation, dom.GetNodeForLocationParams{X: int64(rx), Y: int64(ry)})
 	if err != nil {
 		return element{}, fmt.Errorf("the browser cannot say what is at the click point: %v", err)
 	}
