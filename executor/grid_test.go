@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -269,5 +270,29 @@ func TestLoggedSessionShowsOnlyThePrefix(t *testing.T) {
 	}
 	if got := loggedSession("short").Value.String(); got != "short" {
 		t.Errorf("loggedSession(%q) = %q", "short", got)
+	}
+}
+
+// TestGridCDPMustBeTheGridsOwnAddress: a session's se:cdp is used only at
+// the Grid's own address (its port defaulted by the scheme); a node's
+// host with the hub's port (a hub whose nodes lack grid-url), another
+// port, or an address outside the pool is refused, saying why.
+func TestGridCDPMustBeTheGridsOwnAddress(t *testing.T) {
+	pools := []netip.Prefix{netip.MustParsePrefix("10.0.5.0/24"), netip.MustParsePrefix("10.0.6.0/24")}
+	for _, tc := range []struct{ grid, cdp, want string }{
+		{"http://10.0.5.2:4444", "ws://10.0.5.2:4444/session/abc/se/cdp", ""},
+		{"http://10.0.5.2", "ws://10.0.5.2:80/session/abc/se/cdp", ""},
+		{"https://10.0.5.2", "wss://10.0.5.2/session/abc/se/cdp", ""},
+		{"http://10.0.5.2:4444", "ws://10.0.6.7:4444/session/abc/se/cdp", "give each node the Grid's URL as its grid-url"},
+		{"http://10.0.5.2:4444", "ws://10.0.5.2:5555/session/abc/se/cdp", "not at its own address 10.0.5.2:4444"},
+		{"http://10.0.5.2:4444", "ws://192.168.1.1:4444/session/abc/se/cdp", "outside pool_cidrs"},
+	} {
+		err := checkGridCDP(tc.grid, gridSession{id: "abc", cdp: tc.cdp}, pools)
+		if tc.want == "" && err != nil {
+			t.Errorf("%s for Grid %s refused: %v", tc.cdp, tc.grid, err)
+		}
+		if tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%s for Grid %s: %v, want an error saying %q", tc.cdp, tc.grid, err, tc.want)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"net/url"
 	"strings"
 
 	"github.com/chromedp/chromedp/remote"
@@ -64,10 +65,8 @@ func (p seleniumProvider) start(b *backend) (netip.AddrPort, error) {
 			let()
 		}
 	}()
-	// The Grid names se:cdp from its own address: it must be one of the
-	// pool's too, as an endpoint of cdp-url must.
-	if err := inPool(gs.cdp, rm.PoolCIDRs); err != nil {
-		return netip.AddrPort{}, fmt.Errorf("%w: the Grid answered session %s with se:cdp %s: %v", ErrBrowserStart, gs.id, gs.cdp, err)
+	if err := checkGridCDP(rm.URL, gs, rm.PoolCIDRs); err != nil {
+		return netip.AddrPort{}, fmt.Errorf("%w: %v", ErrBrowserStart, err)
 	}
 	header := grid.header()
 	if err := probePool(gs.cdp, header, p.gate); err != nil {
@@ -179,10 +178,46 @@ func ProbeGrid(gridURL, credentialsFile string, pools []netip.Prefix, gate *egre
 			err = derr
 		}
 	}()
+	if err := checkGridCDP(gridURL, gs, pools); err != nil {
+		return err
+	}
+	return probePool(gs.cdp, grid.header(), gate)
+}
+
+// checkGridCDP holds the se:cdp a Grid answered a session with to the
+// Grid's own address (and the pool's networks, as an endpoint of cdp-url
+// is held): the daemon speaks DevTools only through the Grid it was told
+// of, never to an address the Grid names. A hub whose nodes were not told
+// the Grid's URL names a node's host with the hub's port (measured on
+// Grid 4.48.0), which this refuses saying what to set.
+func checkGridCDP(gridURL string, gs gridSession, pools []netip.Prefix) error {
 	if err := inPool(gs.cdp, pools); err != nil {
 		return fmt.Errorf("the Grid answered session %s with se:cdp %s: %v", gs.id, gs.cdp, err)
 	}
-	return probePool(gs.cdp, grid.header(), gate)
+	grid, gerr := url.Parse(gridURL)
+	cdp, cerr := url.Parse(gs.cdp)
+	if gerr != nil || cerr != nil || hostPort(cdp) != hostPort(grid) {
+		return fmt.Errorf("the Grid answered session %s with se:cdp at %s, not at its own address %s: give each node the Grid's URL as its grid-url (%q), so that DevTools go through the Grid", gs.id, hostPort(cdp), hostPort(grid), gridURL)
+	}
+	return nil
+}
+
+// hostPort is a URL's host and port, the port its scheme's default when
+// it names none (nil: "").
+func hostPort(u *url.URL) string {
+	if u == nil {
+		return ""
+	}
+	port := u.Port()
+	if port == "" {
+		switch u.Scheme {
+		case "https", "wss":
+			port = "443"
+		default:
+			port = "80"
+		}
+	}
+	return net.JoinHostPort(u.Hostname(), port)
 }
 
 // gateHost is the host of the gate's address, as a host rule names it

@@ -51,10 +51,12 @@ pool_cidrs = ["10.77.1.0/24"]
 // chromedriver, inside the pool host. It asks its clients for basic
 // authentication.
 type seleniumGrid struct {
-	url   string       // http://10.77.1.2:4444
-	auth  string       // the Authorization its clients send
-	from  *netlab.Host // the host it is asked from (the daemon's)
-	creds string       // a credentials_file with its user:password, mode 600
+	url        string       // http://10.77.1.2:4444
+	user, pass string       // its basic authentication
+	auth       string       // the Authorization its clients send
+	from       *netlab.Host // the host it is asked from (the daemon's)
+	creds      string       // a credentials_file with its user:password, mode 600
+	dir        string       // its configuration and logs
 }
 
 // startGrid starts the Grid on r's pool host and returns once it is
@@ -62,12 +64,67 @@ type seleniumGrid struct {
 // chromedriver is not installed.
 func startGrid(t *testing.T, r *remoteLab) *seleniumGrid {
 	t.Helper()
+	g, jar, java := newGrid(t, r)
+	config := g.config(t, "grid.toml", `[server]
+host = "10.77.1.2"
+port = 4444
+
+`+g.routerConfig()+`
+`+gridNodeConfig(""))
+	done := g.run(t, r.p, java, jar, "standalone", config)
+	g.awaitReady(t, done, func(st gridStatus) bool { return st.Value.Ready })
+	return g
+}
+
+// startHubAndNode starts the Grid as a hub on r's pool host and one node
+// on node, a host of the pool's networks behind it, and returns once the
+// node has registered. It skips t as startGrid does.
+func startHubAndNode(t *testing.T, r *remoteLab, node *netlab.Host, nodeAddr string) *seleniumGrid {
+	t.Helper()
+	g, jar, java := newGrid(t, r)
+	hub := g.config(t, "hub.toml", `[server]
+host = "10.77.1.2"
+port = 4444
+
+[events]
+bind = true
+publish = "tcp://10.77.1.2:4442"
+subscribe = "tcp://10.77.1.2:4443"
+
+`+g.routerConfig())
+	// Without grid-url the node names its own host with the hub's port in
+	// se:cdp, which the daemon refuses (TestSeleniumHubWithANodeOnAnotherHost).
+	nodeConfig := g.config(t, "node.toml", `[server]
+host = "`+nodeAddr+`"
+port = 5555
+
+[events]
+publish = "tcp://10.77.1.2:4442"
+subscribe = "tcp://10.77.1.2:4443"
+`+gridNodeConfig(`grid-url = "`+g.url+`"`))
+	hubDone := g.run(t, r.p, java, jar, "hub", hub)
+	g.run(t, node, java, jar, "node", nodeConfig)
+	g.awaitReady(t, hubDone, func(st gridStatus) bool {
+		for _, n := range st.Value.Nodes {
+			if strings.Contains(n.URI, nodeAddr) && n.Availability == "UP" {
+				return true
+			}
+		}
+		return false
+	})
+	return g
+}
+
+// newGrid is the Grid of startGrid before it starts: its credentials, and
+// the jar and Java it runs with; it skips t when one is missing.
+func newGrid(t *testing.T, r *remoteLab) (g *seleniumGrid, jar, java string) {
+	t.Helper()
 	out, err := exec.Command("bash", repoPath(".ci/selenium"), "jar").CombinedOutput()
 	if err != nil {
 		t.Skipf("the Selenium Grid is not installed (bash .ci/selenium install, which needs npm): %s", strings.TrimSpace(string(out)))
 	}
-	jar := strings.TrimSpace(string(out))
-	java, err := exec.LookPath("java")
+	jar = strings.TrimSpace(string(out))
+	java, err = exec.LookPath("java")
 	if err != nil {
 		t.Skip("the Selenium Grid needs Java (apt-get install -y default-jre-headless)")
 	}
@@ -76,41 +133,54 @@ func startGrid(t *testing.T, r *remoteLab) *seleniumGrid {
 	}
 	dir := t.TempDir()
 	const user, pass = "gate", "grid-pass-e2e"
-	g := &seleniumGrid{url: "http://10.77.1.2:4444", from: r.d, creds: filepath.Join(dir, "grid-credentials"),
-		auth: "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+pass))}
+	g = &seleniumGrid{url: "http://10.77.1.2:4444", from: r.d, creds: filepath.Join(dir, "grid-credentials"), dir: dir,
+		user: user, pass: pass, auth: "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+pass))}
 	if err := os.WriteFile(g.creds, []byte(user+":"+pass+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	// One driver, Debian's chromedriver and Chromium, found by no lookup
-	// or download (Selenium Manager would go to the internet). The
-	// stereotype's --no-sandbox is the node's own: the test runs it as
-	// root, where Chromium's sandbox cannot start.
-	config := filepath.Join(dir, "grid.toml")
-	if err := os.WriteFile(config, []byte(`[server]
-host = "10.77.1.2"
-port = 4444
+	return g, jar, java
+}
 
-[router]
-username = "`+user+`"
-password = "`+pass+`"
+// routerConfig is the Grid router's table: basic authentication.
+func (g *seleniumGrid) routerConfig() string {
+	return "[router]\nusername = \"" + g.user + "\"\npassword = \"" + g.pass + "\"\n\n[logging]\ntracing = false\n"
+}
 
-[logging]
-tracing = false
-
+// gridNodeConfig is a node's tables, with more lines of its [node] table.
+// One driver, Debian's chromedriver
+// and Chromium, found by no lookup or download (Selenium Manager would go
+// to the internet). The stereotype's --no-sandbox is the node's own: the
+// test runs it as root, where Chromium's sandbox cannot start.
+func gridNodeConfig(more string) string {
+	return `
 [node]
 detect-drivers = false
 selenium-manager = false
 max-sessions = 4
 override-max-sessions = true
-
+` + more + `
 [[node.driver-configuration]]
 display-name = "Chromium"
 webdriver-executable = "/usr/bin/chromedriver"
 max-sessions = 4
 stereotype = '{"browserName": "chrome", "platformName": "linux", "goog:chromeOptions": {"binary": "/usr/bin/chromium", "args": ["--no-sandbox"]}}'
-`), 0o644); err != nil {
+`
+}
+
+// config writes a Grid configuration file and returns its path.
+func (g *seleniumGrid) config(t *testing.T, name, body string) string {
+	t.Helper()
+	p := filepath.Join(g.dir, name)
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return p
+}
+
+// run starts the Grid's jar in role (standalone, hub, node) inside h and
+// stops it when t ends; the returned channel is closed when it ends.
+func (g *seleniumGrid) run(t *testing.T, h *netlab.Host, java, jar, role, config string) <-chan struct{} {
+	t.Helper()
 	// The browsers' profiles, and their singleton sockets: a short path,
 	// as a Unix socket's must be (t.TempDir's is too long for one).
 	tmp, err := os.MkdirTemp("", "grid-")
@@ -118,19 +188,19 @@ stereotype = '{"browserName": "chrome", "platformName": "linux", "goog:chromeOpt
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(tmp) }) // after the Grid's processes have stopped (registered later, run first)
-	logPath := filepath.Join(dir, "grid.log")
+	logPath := filepath.Join(g.dir, role+".log")
 	log, err := os.Create(logPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer log.Close()
-	cmd := r.p.Command(context.Background(), java, "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-		"-jar", jar, "standalone", "--config", config)
+	cmd := h.Command(context.Background(), java, "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+		"-jar", jar, role, "--config", config)
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("start the Grid: %v", err)
+		t.Fatalf("start the Grid's %s: %v", role, err)
 	}
 	done := make(chan struct{})
 	go func() { cmd.Wait(); close(done) }()
@@ -145,18 +215,24 @@ stereotype = '{"browserName": "chrome", "platformName": "linux", "goog:chromeOpt
 		}
 		if t.Failed() {
 			data, _ := os.ReadFile(logPath)
-			t.Logf("the Grid's log:\n%s", data)
+			t.Logf("the Grid's %s log:\n%s", role, data)
 		}
 	})
+	return done
+}
+
+// awaitReady waits until the Grid's status satisfies ready (90 s at
+// most), failing t if the process behind done ends first.
+func (g *seleniumGrid) awaitReady(t *testing.T, done <-chan struct{}, ready func(gridStatus) bool) {
+	t.Helper()
 	for deadline := time.Now().Add(90 * time.Second); ; {
 		var st gridStatus
-		if err := g.get("/status", &st); err == nil && st.Value.Ready {
-			return g
+		if err := g.get("/status", &st); err == nil && ready(st) {
+			return
 		}
 		select {
 		case <-done:
-			data, _ := os.ReadFile(logPath)
-			t.Fatalf("the Grid ended: %s", data)
+			t.Fatal("the Grid ended before it was ready")
 		case <-time.After(200 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
@@ -170,7 +246,9 @@ type gridStatus struct {
 	Value struct {
 		Ready bool `json:"ready"`
 		Nodes []struct {
-			Slots []struct {
+			URI          string `json:"uri"`
+			Availability string `json:"availability"`
+			Slots        []struct {
 				Session *struct {
 					SessionID string `json:"sessionId"`
 				} `json:"session"`
@@ -345,4 +423,55 @@ func TestSeleniumSessionEndLetsItsGridSessionGo(t *testing.T) {
 		t.Errorf("doctor: %v\n%s", err, doctor)
 	}
 	g.awaitSessions(t, 0, "doctor's probe ended")
+}
+
+// TestSeleniumHubWithANodeOnAnotherHost: the Grid as a hub on the pool
+// host and its node on a host of its own behind it (both networks in
+// pool_cidrs): a session's browser is the node's, driven over the hub's
+// se:cdp; every command of the browser engine works on it (the
+// command-surface suite), its pages' requests of every kind that stays
+// on the page leave the canary (which the node reaches straight) at zero,
+// and the node's address is refused to them though the scope grants the
+// whole lab.
+func TestSeleniumHubWithANodeOnAnotherHost(t *testing.T) {
+	t.Parallel()
+	r := newLabHosts(t)
+	node := r.lab.Host("node")
+	r.lab.Link(r.p, "10.77.4.1/24", node, "10.77.4.2/24")
+	node.Route("10.77.1.0/24", "10.77.4.1")
+	node.Route("10.77.2.0/24", "10.77.4.1")
+	r.d.Route("10.77.4.0/24", "10.77.1.2")
+	r.c.Route("10.77.4.0/24", "10.77.2.1")
+	g := startHubAndNode(t, r, node, "10.77.4.2")
+
+	up, down := surfaceDirs(t)
+	manifest := strings.Replace(fmt.Sprintf(seleniumManifest, "egress", g.url, g.creds, ""),
+		`pool_cidrs = ["10.77.1.0/24"]`, `pool_cidrs = ["10.77.1.0/24", "10.77.4.0/24"]`, 1)
+	body, site := surfaceInLab(t, r, manifest, up, down)
+	f := &egressFixture{fixture: remoteFixtureWith(t, r, body).fixture}
+	(&surface{f: f.fixture, tool: "egress", site: site, down: down}).run(t)
+
+	var st gridStatus
+	if err := g.get("/status", &st); err != nil {
+		t.Fatal(err)
+	}
+	onNode := false
+	for _, n := range st.Value.Nodes {
+		for _, sl := range n.Slots {
+			onNode = onNode || (sl.Session != nil && strings.Contains(n.URI, "10.77.4.2"))
+		}
+	}
+	if !onNode {
+		t.Errorf("no session of the Grid runs on the node host: %+v", st.Value.Nodes)
+	}
+	f.mustRefuse(t, "egress.navigate", map[string]any{"url": "http://10.77.4.2:5555/status"}, "denied network 10.77.4.0/24")
+	for _, tc := range attackCases() {
+		if !tc.leaves && !strings.HasPrefix(tc.name, "redirect") {
+			t.Run(tc.name, func(t *testing.T) { f.runAttack(t, tc) })
+		}
+	}
+	f.settle(t, 300)
+	if !f.net.Clean() {
+		t.Errorf("the canary the node host reaches saw: %s", f.net)
+	}
 }
