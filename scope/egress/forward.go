@@ -1,6 +1,7 @@
 package egress
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"io"
@@ -24,6 +25,8 @@ type forwardState struct {
 	mu      sync.Mutex
 	dialErr error
 	emitted bool
+
+	w *forwardWriter // the client's side of the exchange
 
 	// upgraded is the upstream side of a 101 response. The forwarder
 	// closes it from a goroutine of its own after the request returns;
@@ -126,8 +129,14 @@ func (p *Proxy) forwardError(w http.ResponseWriter, r *http.Request, err error) 
 	st.emitted = true
 	st.mu.Unlock()
 	if emitted {
-		// The response had begun (an upgrade or body copy failed): the
-		// decision is made and the client sees a broken response.
+		// The upstream answered (the decision is made) and then the
+		// exchange failed: a body copy that broke off, or an upgrade the
+		// forwarder refused (a 101 to another protocol than asked). If
+		// nothing has reached the client yet, it is told; else it sees a
+		// broken response.
+		if st.w != nil && !st.w.started() {
+			http.Error(w, "upstream "+st.pinned.String()+" failed: "+err.Error(), http.StatusBadGateway)
+		}
 		return
 	}
 	var ref *refusal
@@ -171,7 +180,12 @@ func (p *Proxy) serveForward(w http.ResponseWriter, r *http.Request) {
 	}
 	st := &forwardState{pinned: ap, d: d}
 	r = r.WithContext(context.WithValue(r.Context(), forwardKey{}, st))
-	p.forwarder.ServeHTTP(w, r)
+	fw := &forwardWriter{ResponseWriter: w, p: p}
+	st.w = fw
+	p.forwarder.ServeHTTP(fw, r)
+	if fw.conn != nil {
+		p.untrack(fw.conn)
+	}
 	st.mu.Lock()
 	upgraded := st.upgraded
 	st.mu.Unlock()
@@ -185,6 +199,51 @@ func (p *Proxy) serveForward(w http.ResponseWriter, r *http.Request) {
 		d.Rule, d.Reason = RuleUpstream, "the exchange ended before the upstream answered"
 	})
 }
+
+// forwardWriter is the client's side of a forwarded exchange: it says
+// whether anything of the response has been sent, and registers the
+// client's connection when the forwarder takes it over for an upgrade, so
+// that Close ends the upgraded exchange as it ends a tunnel (the
+// forwarder closes it only when the upstream's side ends).
+type forwardWriter struct {
+	http.ResponseWriter
+	p *Proxy
+
+	wrote bool
+	conn  net.Conn // the client's connection, once hijacked
+}
+
+func (w *forwardWriter) WriteHeader(code int) {
+	w.wrote = true
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *forwardWriter) Write(b []byte) (int, error) {
+	w.wrote = true
+	return w.ResponseWriter.Write(b)
+}
+
+// Hijack takes over the client's connection and has the proxy track it.
+func (w *forwardWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	c, brw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	if err != nil {
+		return nil, nil, err
+	}
+	w.wrote = true
+	if !w.p.track(c) {
+		return nil, nil, errors.New("the egress proxy is closing")
+	}
+	w.conn = c
+	return c, brw, nil
+}
+
+// Unwrap lets an http.ResponseController reach the server's writer (to
+// flush).
+func (w *forwardWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// started reports whether any of the response has reached the client's
+// connection.
+func (w *forwardWriter) started() bool { return w.wrote }
 
 // splitTarget validates the host and port of a request-target. host is
 // bracketed again if it is an IPv6 address, as the policy reads hosts the

@@ -57,7 +57,7 @@ type Gateway struct {
 	expected map[string]chan netip.AddrPort
 
 	handlers sync.WaitGroup // requests in flight
-	serving  sync.WaitGroup // the Serve goroutine
+	serving  sync.WaitGroup // the Serve goroutine and its connections (serverBounds.serve)
 }
 
 // GatewayConfig configures a Gateway. Zero fields take the stated
@@ -76,7 +76,7 @@ type GatewayConfig struct {
 	// OnRefused, when set, is called for each request refused for its
 	// credentials, with the client's address and why (one of the Auth
 	// constants). It runs on the request's goroutine and must be safe for
-	// concurrent use.
+	// concurrent use; Close waits for it, so it must not call Close.
 	OnRefused func(remote netip.AddrPort, reason string)
 }
 

@@ -89,6 +89,9 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 	for _, g := range left {
 		t.Errorf("goroutine still in the proxy 5 s after Close:\n%s", g)
 	}
+	if n := r.proxy.CloseUpstreams(func(string) bool { return false }); n != 0 {
+		t.Errorf("%d upstream connection(s) still open after Close", n)
+	}
 	<-done
 	client.CloseIdleConnections()
 }

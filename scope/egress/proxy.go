@@ -122,7 +122,7 @@ type Proxy struct {
 	// listening addresses are refused like its own (isSelf).
 	gateways []*Gateway
 	handlers sync.WaitGroup // requests in flight
-	serving  sync.WaitGroup // the Serve goroutine
+	serving  sync.WaitGroup // the Serve goroutine and its connections (serverBounds.serve)
 }
 
 // New validates cfg, applies its defaults and returns a proxy that does not
