@@ -151,10 +151,12 @@ func (b *browserlessBrowser) hold() {
 
 // lost calls gone once should the holder's connection end before the
 // browser is released (browserless's TIMEOUT, its restart, a kill); it
-// returns what stops watching.
+// returns what stops watching, which returns once gone is not called any
+// more.
 func (b *browserlessBrowser) lost(gone func()) (stop func()) {
-	quit := make(chan struct{})
+	quit, exited := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(exited)
 		select {
 		case <-quit:
 		case <-b.done:
@@ -166,7 +168,7 @@ func (b *browserlessBrowser) lost(gone func()) (stop func()) {
 			}
 		}
 	}()
-	return sync.OnceFunc(func() { close(quit) })
+	return sync.OnceFunc(func() { close(quit); <-exited })
 }
 
 // release closes the holder's connection and kills the browser, which

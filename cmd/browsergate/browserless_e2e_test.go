@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/browsergate/browsergate/internal/testkit/netlab"
 )
@@ -155,5 +156,12 @@ func TestBrowserlessTimeoutEndsTheSessionAndItsBrowser(t *testing.T) {
 	f.stillWorks(t)
 	first := awaitHeld(t, s, 1, "a session's browser")
 	awaitHeld(t, s, 0, "browserless's TIMEOUT ended the connections that hold the browser")
+	// The session ends once its guard has seen its connection close (a
+	// call before that is refused: its page state cannot be read).
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(f.stderr.String(), "request guard lost its DevTools connection"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the session did not end within 30 s of its browser's")
+		}
+	}
 	nextCallGetsANewBrowser(t, f, s, first[0], "lost its DevTools connection")
 }
