@@ -189,28 +189,8 @@ func nextCallGetsANewBrowser(t *testing.T, f *egressFixture, s ownBrowserService
 
 // ownBrowserManifest is a manifest of the tool name whose sessions each
 // get a browser of their own from provider at url, with the credentials
-// in creds; extra adds to [browser]. Its scope grants the whole lab
-// network, as remoteManifest's does, so that only the deny class stands
-// between a page and the pool.
+// in creds; extra adds to [browser].
 func ownBrowserManifest(provider, name, url, creds, extra string) string {
-	return fmt.Sprintf(`
-[tool]
-name = %q
-mode = "browser"
-description = "a browser of its own from %s"
-timeout_seconds = 30
-
-[browser]
-connect = "remote"
-startup_timeout_seconds = 30
-max_interactions = 100000
-%s
-
-[browser.remote]
-provider = %q
-url = %q
-credentials_file = %q
-pool_cidrs = ["10.77.1.0/24"]
-
-`, name, provider, extra, provider, url, creds) + labScopeAndCommands
+	return labManifest(name, "a browser of its own from "+provider, extra,
+		fmt.Sprintf("provider = %q\nurl = %q\ncredentials_file = %q", provider, url, creds))
 }
