@@ -11,8 +11,8 @@ import (
 // provider is where a backend's browser comes from: a Chromium the
 // backend launches on this machine (launchProvider), the user's own
 // (liveProvider), a browser on a pool host (remoteProvider, remote.go),
-// or one a Selenium Grid makes for one session (seleniumProvider,
-// selenium.go). The rest of the executor — sessions, the loop, the guard
+// or one a Selenium Grid or a browserless makes for one session
+// (seleniumProvider, selenium.go; browserlessProvider, browserless.go). The rest of the executor — sessions, the loop, the guard
 // — does not know which: a session asks the backend for its browser
 // (running) and for the proxy its browser context names (sessionProxy).
 type provider interface {
@@ -40,8 +40,11 @@ func providerFor(m *toolclad.Manifest, gate *egress.Gateway) provider {
 	case "live":
 		return liveProvider{}
 	case toolclad.ConnectRemote:
-		if ownBrowser(m) {
+		switch ownBrowserProvider(m) {
+		case toolclad.ProviderSelenium:
 			return seleniumProvider{remoteProvider{gate: gate}}
+		case toolclad.ProviderBrowserless:
+			return browserlessProvider{remoteProvider{gate: gate}}
 		}
 		return remoteProvider{gate: gate}
 	default:

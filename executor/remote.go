@@ -183,7 +183,7 @@ func (b *backend) forgetGoneBrowser(wsURL string) {
 		return
 	}
 	if b.oneSession() {
-		b.forgetGridBrowser(wsURL)
+		b.forgetOwnBrowser(wsURL)
 		return
 	}
 	b.startFailed.Store(time.Now().UnixNano())

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/netip"
 	"net/url"
 	"strings"
@@ -68,18 +69,10 @@ func (p seleniumProvider) start(b *backend) (netip.AddrPort, error) {
 	if err := checkGridCDP(rm.URL, gs, rm.PoolCIDRs); err != nil {
 		return netip.AddrPort{}, fmt.Errorf("%w: %v", ErrBrowserStart, err)
 	}
-	header := grid.header()
-	if err := probePool(gs.cdp, header, p.gate); err != nil {
+	devtools, cancel, err := p.serveOwnBrowser(b, gs.cdp, grid.header())
+	if err != nil {
 		return netip.AddrPort{}, fmt.Errorf("%w: %s, session %s: %v", ErrBrowserStart, rm.URL, gs.id, err)
 	}
-	devtools, _ := devtoolsAddr(gs.cdp)
-	b.deniedNets = remoteDeniedNetworks(rm.PoolCIDRs, p.gate.Addr())
-	if err := b.setScope(devtools); err != nil {
-		return netip.AddrPort{}, fmt.Errorf("%w: %v", ErrBrowserStart, err)
-	}
-	b.wsURL, b.dialHeader = gs.cdp, header
-	alloc, cancel := remote.NewAllocator(context.Background(), gs.cdp, remote.NoModifyURL, remote.WithDialHTTPHeader(header))
-	b.alloc = alloc
 	stopKeeping := grid.keepAlive(gs.id, grid.keepAliveEvery(), func(err error) {
 		logger.Warn("the Grid ended a session's browser: the session ends with it", loggedSession(gs.id), "error", err)
 	})
@@ -103,6 +96,27 @@ func loggedSession(id string) slog.Attr {
 	return slog.String("webdriver_session", id)
 }
 
+// serveOwnBrowser makes the browser at ws, a session's own, the
+// backend's: the conformance probe, then the deny class and the scope,
+// and the allocator of the session's connections, each sending header.
+// It returns the browser's DevTools endpoint as refused to pages, and
+// what closes the allocator.
+func (p remoteProvider) serveOwnBrowser(b *backend, ws string, header http.Header) (netip.AddrPort, context.CancelFunc, error) {
+	rm := b.key.manifest.Browser.Remote
+	if err := probePool(ws, header, p.gate); err != nil {
+		return netip.AddrPort{}, nil, err
+	}
+	devtools, _ := devtoolsAddr(ws)
+	b.deniedNets = remoteDeniedNetworks(rm.PoolCIDRs, p.gate.Addr())
+	if err := b.setScope(devtools); err != nil {
+		return netip.AddrPort{}, nil, err
+	}
+	b.wsURL, b.dialHeader = ws, header
+	alloc, cancel := remote.NewAllocator(context.Background(), ws, remote.NoModifyURL, remote.WithDialHTTPHeader(header))
+	b.alloc = alloc
+	return devtools, cancel, nil
+}
+
 // gridCapabilities are the W3C capabilities a Grid is asked for: a
 // Chromium (browserName "chrome", which a Grid's Chrome and Chromium
 // nodes both answer), headless and quiet on a closed network as a
@@ -117,38 +131,56 @@ func gridCapabilities(gateHost string) map[string]any {
 	return map[string]any{
 		"browserName": "chrome",
 		"goog:chromeOptions": map[string]any{
-			"args": []string{
-				"--headless", "--disable-gpu", "--disable-quic", "--no-first-run",
-				"--disable-background-networking", "--disable-component-update", "--disable-sync",
-				"--disable-default-apps", "--no-pings", "--disable-domain-reliability",
-				"--disable-features=" + quietFeatures,
-				"--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
-				"--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE " + gateHost,
-			},
+			"args":            ownBrowserArgs(gateHost),
 			"excludeSwitches": []string{"disable-popup-blocking"},
 		},
 	}
 }
 
-// oneSession says the backend's browser serves one session only (a Grid
-// session of its own): it stops when that session ends.
-func (b *backend) oneSession() bool { return ownBrowser(b.key.manifest) }
-
-// ownBrowser says each session of m gets a browser of its own.
-func ownBrowser(m *toolclad.Manifest) bool {
-	r := m.Browser.Remote
-	return r != nil && r.Provider == toolclad.ProviderSelenium
+// ownBrowserArgs are the flags of a session's own browser on a pool
+// (gridCapabilities, browserlessLaunch): headless and quiet on a closed
+// network as a launched one is (launchFlags), WebRTC kept to proxied
+// traffic, and no name resolved by the browser itself but the gate's
+// host, gateHost.
+func ownBrowserArgs(gateHost string) []string {
+	return []string{
+		"--headless", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--disable-default-apps", "--no-pings", "--disable-domain-reliability",
+		"--disable-features=" + quietFeatures,
+		"--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+		"--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE " + gateHost,
+	}
 }
 
-// forgetGridBrowser lets the session's next call get a new Grid session
-// when the one at wsURL could not open its context (the Grid ended it:
-// its session timeout, a node restarted): the old one is deleted, should
-// it still be there.
-func (b *backend) forgetGridBrowser(wsURL string) {
+// oneSession says the backend's browser serves one session only (a Grid
+// session, or a browserless browser, of its own): it stops when that
+// session ends.
+func (b *backend) oneSession() bool { return ownBrowser(b.key.manifest) }
+
+// ownBrowser says each session of m gets a browser of its own (from a
+// Selenium Grid or a browserless).
+func ownBrowser(m *toolclad.Manifest) bool { return ownBrowserProvider(m) != "" }
+
+// ownBrowserProvider is the provider of m that gives each session a
+// browser of its own ("": none does).
+func ownBrowserProvider(m *toolclad.Manifest) string {
+	if r := m.Browser.Remote; r != nil && (r.Provider == toolclad.ProviderSelenium || r.Provider == toolclad.ProviderBrowserless) {
+		return r.Provider
+	}
+	return ""
+}
+
+// forgetOwnBrowser lets the session's next call get a new browser when
+// the one at wsURL could not open its context (the Grid or browserless
+// ended it: a session timeout, a node restarted): the old one is deleted,
+// should it still be there.
+func (b *backend) forgetOwnBrowser(wsURL string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.started && b.wsURL == wsURL {
-		b.logger.Warn("a session's Grid browser could not open a context: the next call asks the Grid for another", "grid", b.key.manifest.Browser.Remote.URL)
+		rm := b.key.manifest.Browser.Remote
+		b.logger.Warn("a session's own browser could not open a context: the next call asks for another", "provider", rm.Provider, "url", rm.URL)
 		b.release()
 	}
 }

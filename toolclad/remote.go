@@ -100,6 +100,8 @@ func decodeRemote(t *table, m *Manifest) {
 			t.r.errorf(t.at("remote"), "provider %q needs url: the address of its %s", r.Provider, map[string]string{ProviderSelenium: "Grid (like \"http://10.0.5.2:4444\")", ProviderBrowserless: "service (like \"ws://10.0.5.2:3000\")"}[r.Provider])
 		} else if msg := checkRemoteURL(r.URL, schemes, pools); hasURL && msg != "" {
 			t.r.errorf(rt.at("url"), "%s", msg)
+		} else if msg := checkServiceAddress(r.Provider, r.URL); hasURL && msg != "" {
+			t.r.errorf(rt.at("url"), "%s", msg)
 		}
 	}
 	if rt.str("credentials_file", &r.CredentialsFile) {
@@ -190,6 +192,24 @@ func checkRemoteURL(s string, schemes []string, pools []netip.Prefix) string {
 		}
 	}
 	return fmt.Sprintf("%s is outside pool_cidrs: a pool host's address must be in the pool's networks, which pages can never reach", a)
+}
+
+// checkServiceAddress refuses a browserless url that names more than the
+// service: the daemon asks for its routes (/chromium, /devtools/browser,
+// /sessions, /kill) itself, and a token in a query would be a secret in
+// the manifest, shown by check and logged with the url.
+func checkServiceAddress(provider, s string) string {
+	u, err := url.Parse(s)
+	if provider != ProviderBrowserless || err != nil {
+		return ""
+	}
+	if u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+		return fmt.Sprintf("%q has a query: give browserless's address only (like \"ws://10.0.5.2:3000\"), and its token in credentials_file, which is never shown or logged", s)
+	}
+	if u.Path != "" && u.Path != "/" {
+		return fmt.Sprintf("%q has a path: give browserless's address only (like \"ws://10.0.5.2:3000\"); the daemon asks for /chromium itself", s)
+	}
+	return ""
 }
 
 // checkCredentialsFile makes the path absolute (relative to the manifest)

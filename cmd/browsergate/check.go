@@ -294,8 +294,11 @@ func describeRemote(stdout io.Writer, r *toolclad.Remote) {
 		where = strings.Join(r.Endpoints, ", ")
 	}
 	each := "each session in a fresh browser context on a pool host"
-	if r.Provider == toolclad.ProviderSelenium {
+	switch r.Provider {
+	case toolclad.ProviderSelenium:
 		each = "each session a browser of its own from the Grid (deleted when the session ends), in a fresh browser context"
+	case toolclad.ProviderBrowserless:
+		each = "each session a browser of its own launched by browserless (killed when the session ends), in a fresh browser context"
 	}
 	fmt.Fprintf(stdout, "  remote: provider=%s at %s; %s, whose proxy is the\n"+
 		"    daemon's gate (serve --gate-listen) with credentials of the session's own: a request without them is refused\n", r.Provider, where, each)

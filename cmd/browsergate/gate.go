@@ -117,7 +117,8 @@ func (w *refusalWarner) refused(remote netip.AddrPort, why string) {
 
 // probePools runs the conformance probe (executor.ProbePool) on every
 // endpoint of each remote manifest, and on a browser each Selenium Grid
-// makes for it (executor.ProbeGrid), with a gate of its own at gateListen;
+// makes for it (executor.ProbeGrid) and on one each browserless launches
+// for it (executor.ProbeBrowserless), with a gate of its own at gateListen;
 // without it, it says that nothing was probed. A browser that fails makes
 // doctor fail.
 func probePools(files []string, gateListen string, stdout io.Writer) error {
@@ -151,8 +152,13 @@ func probePools(files []string, gateListen string, stdout io.Writer) error {
 			fmt.Fprintf(stdout, "%s: a browser of the Grid at %s: passed the conformance probe (a WebDriver session made for it with se:cdp in the pool, and deleted; a Chromium, new targets wait at start, a context's proxy is honoured)\n", m.Path, r.URL)
 			continue
 		}
-		if r.Provider != toolclad.ProviderCDPURL {
-			fmt.Fprintf(stdout, "%s: provider %q: not probed (not supported yet)\n", m.Path, r.Provider)
+		if r.Provider == toolclad.ProviderBrowserless {
+			if err := executor.ProbeBrowserless(r.URL, r.CredentialsFile, r.PoolCIDRs, gate); err != nil {
+				failed++
+				fmt.Fprintf(stdout, "%s: a browser of browserless at %s: FAILED the conformance probe: %v\n", m.Path, r.URL, err)
+				continue
+			}
+			fmt.Fprintf(stdout, "%s: a browser of browserless at %s: passed the conformance probe (launched for it, and killed; a Chromium, new targets wait at start, a context's proxy is honoured)\n", m.Path, r.URL)
 			continue
 		}
 		for _, ep := range r.Endpoints {

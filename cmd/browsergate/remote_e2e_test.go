@@ -27,24 +27,33 @@ import (
 // scope grants the whole lab network, so that only the deny class of a
 // remote browser (the pool's network and the daemon's own addresses)
 // stands between a page and the pool host or the daemon.
-const remoteManifest = `
+var remoteManifest = labManifest("egress", "a browser on a pool host", "", `provider = "cdp-url"
+endpoints = [%q]`)
+
+// labManifest is a remote manifest of the lab's tests: the tool name,
+// described so, with browserExtra added to [browser], and remote's lines
+// and the lab's pool network in [browser.remote]; its scope and commands
+// are labScopeAndCommands.
+func labManifest(name, description, browserExtra, remote string) string {
+	return `
 [tool]
-name = "egress"
+name = "` + name + `"
 mode = "browser"
-description = "a browser on a pool host"
+description = "` + description + `"
 timeout_seconds = 30
 
 [browser]
 connect = "remote"
 startup_timeout_seconds = 30
 max_interactions = 100000
+` + browserExtra + `
 
 [browser.remote]
-provider = "cdp-url"
-endpoints = [%q]
+` + remote + `
 pool_cidrs = ["10.77.1.0/24"]
 
 ` + labScopeAndCommands
+}
 
 // labScopeAndCommands ends the remote tests' manifests: labScope and the
 // egress suite's commands (labCommands).

@@ -9,41 +9,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/browsergate/browsergate/internal/testkit/netlab"
 )
-
-// seleniumManifest is a manifest whose sessions each get a browser of
-// their own from the Selenium Grid at %[2]q (provider = "selenium"), with
-// the Grid's credentials in %[3]q; %[1]s names its tool, %[4]s adds to
-// [browser]. Its scope grants the whole lab network, as remoteManifest's
-// does, so that only the deny class stands between a page and the pool.
-const seleniumManifest = `
-[tool]
-name = %[1]q
-mode = "browser"
-description = "a browser of its own from a Selenium Grid"
-timeout_seconds = 30
-
-[browser]
-connect = "remote"
-startup_timeout_seconds = 30
-max_interactions = 100000
-%[4]s
-
-[browser.remote]
-provider = "selenium"
-url = %[2]q
-credentials_file = %[3]q
-pool_cidrs = ["10.77.1.0/24"]
-
-` + labScopeAndCommands
 
 // seleniumGrid is a Selenium Grid 4 (standalone: router, distributor and
 // one node in one Java process) on the lab's pool host, listening on the
@@ -71,8 +42,7 @@ port = 4444
 
 `+g.routerConfig()+`
 `+gridNodeConfig(""))
-	done := g.run(t, r.p, java, jar, "standalone", config)
-	g.awaitReady(t, done, func(st gridStatus) bool { return st.Value.Ready })
+	g.run(t, r.p, java, jar, "standalone", config, func(st gridStatus) bool { return st.Value.Ready })
 	return g
 }
 
@@ -102,9 +72,8 @@ port = 5555
 publish = "tcp://10.77.1.2:4442"
 subscribe = "tcp://10.77.1.2:4443"
 `+gridNodeConfig(`grid-url = "`+g.url+`"`))
-	hubDone := g.run(t, r.p, java, jar, "hub", hub)
-	g.run(t, node, java, jar, "node", nodeConfig)
-	g.awaitReady(t, hubDone, func(st gridStatus) bool {
+	g.run(t, r.p, java, jar, "hub", hub, func(gridStatus) bool { return true })
+	g.run(t, node, java, jar, "node", nodeConfig, func(st gridStatus) bool {
 		for _, n := range st.Value.Nodes {
 			if strings.Contains(n.URI, nodeAddr) && n.Availability == "UP" {
 				return true
@@ -177,9 +146,10 @@ func (g *seleniumGrid) config(t *testing.T, name, body string) string {
 	return p
 }
 
-// run starts the Grid's jar in role (standalone, hub, node) inside h and
-// stops it when t ends; the returned channel is closed when it ends.
-func (g *seleniumGrid) run(t *testing.T, h *netlab.Host, java, jar, role, config string) <-chan struct{} {
+// run starts the Grid's jar in role (standalone, hub, node) inside h,
+// as a service of the pool's (startPoolService), and returns once the
+// Grid's status satisfies ready.
+func (g *seleniumGrid) run(t *testing.T, h *netlab.Host, java, jar, role, config string, ready func(gridStatus) bool) {
 	t.Helper()
 	// The browsers' profiles, and their singleton sockets: a short path,
 	// as a Unix socket's must be (t.TempDir's is too long for one).
@@ -188,57 +158,18 @@ func (g *seleniumGrid) run(t *testing.T, h *netlab.Host, java, jar, role, config
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(tmp) }) // after the Grid's processes have stopped (registered later, run first)
-	logPath := filepath.Join(g.dir, role+".log")
-	log, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer log.Close()
 	cmd := h.Command(context.Background(), java, "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
 		"-jar", jar, role, "--config", config)
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start the Grid's %s: %v", role, err)
-	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		// The Grid, chromedriver and the browsers are one process group:
-		// all of it stops before the profiles' directory is removed.
-		pgid := cmd.Process.Pid
-		syscall.Kill(-pgid, syscall.SIGKILL)
-		<-done
-		for deadline := time.Now().Add(10 * time.Second); syscall.Kill(-pgid, 0) == nil && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-			syscall.Kill(-pgid, syscall.SIGKILL)
-		}
-		if t.Failed() {
-			data, _ := os.ReadFile(logPath)
-			t.Logf("the Grid's %s log:\n%s", role, data)
-		}
-	})
-	return done
-}
-
-// awaitReady waits until the Grid's status satisfies ready (90 s at
-// most), failing t if the process behind done ends first.
-func (g *seleniumGrid) awaitReady(t *testing.T, done <-chan struct{}, ready func(gridStatus) bool) {
-	t.Helper()
-	for deadline := time.Now().Add(90 * time.Second); ; {
+	// The Grid, chromedriver and the browsers are one process group: all
+	// of it stops before the profiles' directory is removed.
+	startPoolService(t, cmd, filepath.Join(g.dir, role+".log"), "the Grid's "+role, func() error {
 		var st gridStatus
-		if err := g.get("/status", &st); err == nil && ready(st) {
-			return
+		if err := g.get("/status", &st); err != nil || !ready(st) {
+			return fmt.Errorf("not ready: %v", err)
 		}
-		select {
-		case <-done:
-			t.Fatal("the Grid ended before it was ready")
-		case <-time.After(200 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the Grid was not ready within 90 s")
-		}
-	}
+		return nil
+	})
 }
 
 // gridStatus is the Grid's GET /status.
@@ -259,30 +190,35 @@ type gridStatus struct {
 
 // get asks the Grid, from the daemon's host, with its credentials.
 func (g *seleniumGrid) get(path string, out any) error {
-	tr := &http.Transport{DialContext: g.from.Dial}
+	return labGet(g.from, g.url+path, g.auth, out)
+}
+
+// labGet asks url from host from with the Authorization auth, and decodes
+// its JSON answer into out.
+func labGet(from *netlab.Host, url, auth string, out any) error {
+	tr := &http.Transport{DialContext: from.Dial}
 	defer tr.CloseIdleConnections()
-	req, err := http.NewRequest(http.MethodGet, g.url+path, nil)
+	req, err := http.NewRequest(http.MethodGet, url, nil)
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Authorization", g.auth)
+	req.Header.Set("Authorization", auth)
 	resp, err := (&http.Client{Transport: tr, Timeout: 5 * time.Second}).Do(req)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", path, resp.Status)
+		return fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
 	return json.NewDecoder(resp.Body).Decode(out)
 }
 
-// sessions are the ids of the WebDriver sessions the Grid holds.
-func (g *seleniumGrid) sessions(t *testing.T) []string {
-	t.Helper()
+// held are the ids of the WebDriver sessions the Grid holds.
+func (g *seleniumGrid) held() ([]string, error) {
 	var st gridStatus
 	if err := g.get("/status", &st); err != nil {
-		t.Fatalf("the Grid's status: %v", err)
+		return nil, err
 	}
 	var ids []string
 	for _, n := range st.Value.Nodes {
@@ -292,23 +228,7 @@ func (g *seleniumGrid) sessions(t *testing.T) []string {
 			}
 		}
 	}
-	return ids
-}
-
-// awaitSessions waits until the Grid holds n sessions, and returns them.
-func (g *seleniumGrid) awaitSessions(t *testing.T, n int, why string) []string {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		ids := g.sessions(t)
-		if len(ids) == n {
-			return ids
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: the Grid holds sessions %v, want %d", why, ids, n)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	return ids, nil
 }
 
 // seleniumFixture starts the Grid on a new lab's pool host and browsergate
@@ -319,6 +239,14 @@ func seleniumFixture(t *testing.T, browserExtra string, more map[string]string) 
 	t.Helper()
 	r := newLabHosts(t)
 	g := startGrid(t, r)
+	f := remoteFixtureWith(t, r, ownBrowserManifest("selenium", "egress", g.url, g.creds, browserExtra), extraManifests(t, more)...)
+	return f, g, r
+}
+
+// extraManifests writes more manifests' bodies, by tool name, and returns
+// serve's flags that serve them.
+func extraManifests(t *testing.T, more map[string]string) []string {
+	t.Helper()
 	var args []string
 	dir := t.TempDir()
 	for name, body := range more {
@@ -328,8 +256,7 @@ func seleniumFixture(t *testing.T, browserExtra string, more map[string]string) 
 		}
 		args = append(args, "--manifest", p)
 	}
-	f := remoteFixtureWith(t, r, fmt.Sprintf(seleniumManifest, "egress", g.url, g.creds, browserExtra), args...)
-	return f, g, r
+	return args
 }
 
 // TestSeleniumGridSessionGoesOutOnlyThroughTheGate: a session gets a
@@ -348,51 +275,25 @@ func TestSeleniumGridSessionGoesOutOnlyThroughTheGate(t *testing.T) {
 		t.Fatal(err)
 	}
 	f, g, _ := seleniumFixture(t, "", map[string]string{
-		"nogrid":   fmt.Sprintf(seleniumManifest, "nogrid", "http://10.77.1.2:4445", wrong, ""),
-		"badcreds": fmt.Sprintf(seleniumManifest, "badcreds", "http://10.77.1.2:4444", wrong, ""),
+		"nogrid":   ownBrowserManifest("selenium", "nogrid", "http://10.77.1.2:4445", wrong, ""),
+		"badcreds": ownBrowserManifest("selenium", "badcreds", "http://10.77.1.2:4444", wrong, ""),
 	})
 
-	f.mustAllow(t, "egress.navigate", map[string]any{"url": f.siteURL + "/"})
-	snap := f.mustAllow(t, "egress.snapshot", nil)
-	m := regexp.MustCompile(`\[Docs\]\((e\d+) `).FindStringSubmatch(snap)
-	if m == nil {
-		t.Fatalf("the home page's snapshot has no Docs link:\n%s", snap)
-	}
-	if out := f.mustAllow(t, "egress.click", map[string]any{"ref": m[1]}); !strings.Contains(out, `title="Documentation"`) {
-		t.Errorf("the click did not lead to the docs:\n%s", out)
-	}
-	first := g.awaitSessions(t, 1, "a session's browser")
-
-	// Every request path of the egress suite a page makes and stays on
-	// (the redirects and the paths that leave the page are the same
-	// requests to the gate, and each waits out its bound: see
-	// TestRemotePoolGoesOutOnlyThroughTheGate for them on a pool host).
-	for _, tc := range attackCases() {
-		if !tc.leaves && !strings.HasPrefix(tc.name, "redirect") {
-			t.Run(tc.name, func(t *testing.T) { f.runAttack(t, tc) })
-		}
-	}
 	// The Grid answers se:cdp without its basic authentication (measured
 	// on 4.48.0): a page that reached it would drive the browsers. It is
 	// in the pool's networks, which no page reaches.
-	for _, u := range []string{g.url + "/status", g.url + "/session/" + first[0] + "/se/cdp"} {
-		m := f.mark()
-		f.mustRefuse(t, "egress.navigate", map[string]any{"url": u}, "denied network 10.77.1.0/24")
-		f.checkCanary(t, m)
-	}
-	f.settle(t, 300)
-	if !f.net.Clean() {
-		t.Errorf("the canary the pool host reaches saw: %s", f.net)
-	}
+	first, _ := ownBrowserGoesOutOnlyThroughTheGate(t, f, g, func(session string) []string {
+		return []string{g.url + "/status", g.url + "/session/" + session + "/se/cdp"}
+	})
 
 	f.mustRefuse(t, "nogrid.navigate", map[string]any{"url": f.siteURL + "/docs"}, "http://10.77.1.2:4445 did not answer", "connection refused")
 	f.mustRefuse(t, "badcreds.navigate", map[string]any{"url": f.siteURL + "/docs"}, "http://10.77.1.2:4444 answered 401")
-	if got := g.sessions(t); !slices.Equal(got, first) {
+	if got := heldNow(t, g); len(got) != 1 || got[0] != first {
 		t.Errorf("after the refused sessions the Grid holds %v, want only %v", got, first)
 	}
 
 	f.cs.Close() // serve ends, and with it the session
-	g.awaitSessions(t, 0, "the daemon closed")
+	awaitHeld(t, g, 0, "the daemon closed")
 }
 
 // TestSeleniumSessionEndLetsItsGridSessionGo: a session's WebDriver
@@ -402,27 +303,8 @@ func TestSeleniumGridSessionGoesOutOnlyThroughTheGate(t *testing.T) {
 func TestSeleniumSessionEndLetsItsGridSessionGo(t *testing.T) {
 	t.Parallel()
 	f, g, r := seleniumFixture(t, "idle_timeout_seconds = 3", nil)
-	f.stillWorks(t)
-	first := g.awaitSessions(t, 1, "a session's browser")
-	g.awaitSessions(t, 0, "the session expired")
-	out := f.mustAllow(t, "egress.navigate", map[string]any{"url": f.siteURL + "/docs"})
-	if !strings.Contains(out, "expired") || !strings.Contains(out, `title="Documentation"`) {
-		t.Errorf("the call after the expiry does not say the session was renewed, or did not load the docs:\n%s", out)
-	}
-	second := g.awaitSessions(t, 1, "the new session's browser")
-	if second[0] == first[0] {
-		t.Errorf("the new session has the expired one's WebDriver session %s", first[0])
-	}
-	f.cs.Close()
-	g.awaitSessions(t, 0, "the daemon closed")
-
 	// doctor probes a browser the Grid makes for it, and lets it go.
-	args := append(r.inside(r.d), binary, "doctor", "--manifest", f.manifest, "--policies", repoPath("policies"), "--gate-listen", "10.77.1.1:8119")
-	doctor, err := exec.Command(args[0], args[1:]...).CombinedOutput()
-	if err != nil || !strings.Contains(string(doctor), "a browser of the Grid at "+g.url+": passed the conformance probe") {
-		t.Errorf("doctor: %v\n%s", err, doctor)
-	}
-	g.awaitSessions(t, 0, "doctor's probe ended")
+	ownBrowserGoesWithItsSession(t, f, g, r, "a browser of the Grid at "+g.url+": passed the conformance probe")
 }
 
 // TestSeleniumHubWithANodeOnAnotherHost: the Grid as a hub on the pool
@@ -445,7 +327,7 @@ func TestSeleniumHubWithANodeOnAnotherHost(t *testing.T) {
 	g := startHubAndNode(t, r, node, "10.77.4.2")
 
 	up, down := surfaceDirs(t)
-	manifest := strings.Replace(fmt.Sprintf(seleniumManifest, "egress", g.url, g.creds, ""),
+	manifest := strings.Replace(ownBrowserManifest("selenium", "egress", g.url, g.creds, ""),
 		`pool_cidrs = ["10.77.1.0/24"]`, `pool_cidrs = ["10.77.1.0/24", "10.77.4.0/24"]`, 1)
 	body, site := surfaceInLab(t, r, manifest, up, down)
 	f := &egressFixture{fixture: remoteFixtureWith(t, r, body).fixture}

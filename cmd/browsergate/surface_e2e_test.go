@@ -334,7 +334,7 @@ func TestCommandSurfaceOnTheGrid(t *testing.T) {
 	r := newLabHosts(t)
 	g := startGrid(t, r)
 	up, down := surfaceDirs(t)
-	body, site := surfaceInLab(t, r, fmt.Sprintf(seleniumManifest, "egress", g.url, g.creds, ""), up, down)
+	body, site := surfaceInLab(t, r, ownBrowserManifest("selenium", "egress", g.url, g.creds, ""), up, down)
 	f := remoteFixtureWith(t, r, body)
 	(&surface{f: f.fixture, tool: "egress", site: site, down: down}).run(t)
 }
