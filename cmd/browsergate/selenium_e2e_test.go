@@ -60,7 +60,7 @@ type seleniumGrid struct {
 // startGrid starts the Grid on r's pool host and returns once it is
 // ready. It skips t when the Grid's jar (.ci/selenium), Java or
 // chromedriver is not installed.
-func startGrid(t *testing.T, r *remoteLab) *seleniumGrid {
+func startGrid(t testing.TB, r *remoteLab) *seleniumGrid {
 	t.Helper()
 	out, err := exec.Command("bash", repoPath(".ci/selenium"), "jar").CombinedOutput()
 	if err != nil {
@@ -119,35 +119,12 @@ stereotype = '{"browserName": "chrome", "platformName": "linux", "goog:chromeOpt
 	}
 	t.Cleanup(func() { os.RemoveAll(tmp) }) // after the Grid's processes have stopped (registered later, run first)
 	logPath := filepath.Join(dir, "grid.log")
-	log, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer log.Close()
 	cmd := r.p.Command(context.Background(), java, "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
 		"-jar", jar, "standalone", "--config", config)
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start the Grid: %v", err)
-	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		// The Grid, chromedriver and the browsers are one process group:
-		// all of it stops before the profiles' directory is removed.
-		pgid := cmd.Process.Pid
-		syscall.Kill(-pgid, syscall.SIGKILL)
-		<-done
-		for deadline := time.Now().Add(10 * time.Second); syscall.Kill(-pgid, 0) == nil && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-			syscall.Kill(-pgid, syscall.SIGKILL)
-		}
-		if t.Failed() {
-			data, _ := os.ReadFile(logPath)
-			t.Logf("the Grid's log:\n%s", data)
-		}
-	})
+	// The Grid, chromedriver and the browsers are one process group: all
+	// of it stops before the profiles' directory is removed.
+	done := startGroup(t, "the Grid", cmd, logPath)
 	for deadline := time.Now().Add(90 * time.Second); ; {
 		var st gridStatus
 		if err := g.get("/status", &st); err == nil && st.Value.Ready {
@@ -163,6 +140,39 @@ stereotype = '{"browserName": "chrome", "platformName": "linux", "goog:chromeOpt
 			t.Fatal("the Grid was not ready within 90 s")
 		}
 	}
+}
+
+// startGroup starts cmd (what runs inside a lab host: its Command) in a
+// process group of its own with its output in logPath, and kills the
+// whole group when t ends, showing the log when t failed. The channel is
+// closed once the program has ended.
+func startGroup(t testing.TB, what string, cmd *exec.Cmd, logPath string) <-chan struct{} {
+	t.Helper()
+	log, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", what, err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		pgid := cmd.Process.Pid
+		syscall.Kill(-pgid, syscall.SIGKILL)
+		<-done
+		for deadline := time.Now().Add(10 * time.Second); syscall.Kill(-pgid, 0) == nil && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			syscall.Kill(-pgid, syscall.SIGKILL)
+		}
+		if t.Failed() {
+			data, _ := os.ReadFile(logPath)
+			t.Logf("%s's log:\n%s", what, data)
+		}
+	})
+	return done
 }
 
 // gridStatus is the Grid's GET /status.
