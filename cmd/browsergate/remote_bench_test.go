@@ -113,15 +113,14 @@ func (l *benchLab) serve(b *testing.B, manifest string, more ...string) *httpDae
 	return startHTTPIn(b, l.r.d, manifest, "", append([]string{"--gate-listen", l.r.gate, "--log-level", "error"}, more...)...)
 }
 
-// setRTT sets the DevTools path's added round trip and returns a report
-// of the one the probe measures over it (rtt-ms: the median of 20 round
-// trips of a DevTools command that does no work, from the daemon's host),
-// to call after the timed loop (which drops metrics reported before it).
-func (l *benchLab) setRTT(b *testing.B, ms int) (report func()) {
+// setRTT sets the DevTools path's added round trip and returns the one
+// the probe measures over it, in ms: the median of 20 round trips of a
+// DevTools command that does no work, from the daemon's host. (Report it
+// after the timed loop, which drops metrics reported before it.)
+func (l *benchLab) setRTT(b *testing.B, ms int) float64 {
 	b.Helper()
 	l.tp.setRTT(b, ms)
-	measured := l.probe.rtt(b, 20)
-	return func() { b.ReportMetric(measured, "rtt-ms") }
+	return l.probe.rtt(b, 20)
 }
 
 // timedCall calls a tool and returns its text and how long the call took,
@@ -182,12 +181,17 @@ func cycle(cs *mcp.ClientSession, tool, site string, ms map[string][]float64) er
 // with its browser on the pool host at each added DevTools round trip,
 // and with a browser the daemon launched (launch, the baseline). One op
 // is a cycle (navigate, snapshot, type_text, click by ref, in one session
-// that has its browser); each command's median is reported (navigate-ms
-// …), and on the pool host also the median less the baseline's
-// (navigate-added-ms …) when the baseline ran first in the same run.
+// that has its browser). Reported: each command's median (navigate-ms …);
+// on the pool host the round trip the probe measured (rtt-ms), the
+// median less the launched browser's (navigate-added-ms …), and past
+// 0 ms the median less that at 0 ms divided by the round trip added
+// (navigate-trips …: how many DevTools round trips the call waits for,
+// one after another). The differences need the sub-benchmarks they
+// compare with in the same run.
 func BenchmarkRemoteCalls(b *testing.B) {
 	l := newBenchLab(b)
-	var base map[string]float64
+	var base, zero map[string]float64
+	var zeroRTT float64
 	run := func(b *testing.B, d *httpDaemon, tool string) map[string]float64 {
 		cs := d.connect(b, "alice-token")
 		if err := cycle(cs, tool, l.site, map[string][]float64{}); err != nil { // the session's browser, warm
@@ -203,9 +207,6 @@ func BenchmarkRemoteCalls(b *testing.B) {
 		for _, command := range cycleCommands {
 			medians[command] = median(ms[command])
 			b.ReportMetric(medians[command], command+"-ms")
-			if base != nil {
-				b.ReportMetric(medians[command]-base[command], command+"-added-ms")
-			}
 		}
 		return medians
 	}
@@ -215,9 +216,20 @@ func BenchmarkRemoteCalls(b *testing.B) {
 	d := l.serve(b, poolBench)
 	for _, rtt := range benchRTTs {
 		b.Run("cdp-url/"+rttName(rtt), func(b *testing.B) {
-			report := l.setRTT(b, rtt)
-			run(b, d, "pool")
-			report()
+			measured := l.setRTT(b, rtt)
+			medians := run(b, d, "pool")
+			b.ReportMetric(measured, "rtt-ms")
+			for _, command := range cycleCommands {
+				if base != nil {
+					b.ReportMetric(medians[command]-base[command], command+"-added-ms")
+				}
+				if zero != nil && rtt > 0 {
+					b.ReportMetric((medians[command]-zero[command])/(measured-zeroRTT), command+"-trips")
+				}
+			}
+			if rtt == 0 {
+				zero, zeroRTT = medians, measured
+			}
 		})
 	}
 }
@@ -284,9 +296,9 @@ func BenchmarkRemoteAcquire(b *testing.B) {
 	})
 	for _, rtt := range benchRTTs {
 		b.Run("cdp-url/"+rttName(rtt), func(b *testing.B) {
-			report := l.setRTT(b, rtt)
+			measured := l.setRTT(b, rtt)
 			run(b, l.serve(b, poolBench, "--prelaunch=false"), "pool")
-			report()
+			b.ReportMetric(measured, "rtt-ms")
 		})
 	}
 	l.tp.setRTT(b, 0)
