@@ -82,7 +82,7 @@ REMOTE_BENCH_COUNT ?= 3
 bench-remote:
 	@bash .ci/install-deps lab
 	GOBIN=$(CURDIR)/.bench/toxiproxy go install github.com/Shopify/toxiproxy/v2/cmd/server@$(TOXIPROXY_VERSION)
-	BROWSERGATE_TOXIPROXY=$(CURDIR)/.bench/toxiproxy/server go test -run '^$$' -bench 'BenchmarkRemote(Calls|Acquire)$$' \
+	BROWSERGATE_TOXIPROXY=$(CURDIR)/.bench/toxiproxy/server go test -run '^$$' -bench 'BenchmarkRemoteCalls$$|BenchmarkRemoteAcquire$$' \
 		-benchtime 10x -count $(REMOTE_BENCH_COUNT) -timeout 60m ./cmd/browsergate
 	BROWSERGATE_TOXIPROXY=$(CURDIR)/.bench/toxiproxy/server go test -run '^$$' -bench 'BenchmarkRemoteCapacity$$' \
 		-benchtime 2x -count $(REMOTE_BENCH_COUNT) -timeout 60m ./cmd/browsergate
