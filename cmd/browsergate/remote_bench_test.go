@@ -92,9 +92,10 @@ type benchLab struct {
 // its forwarder (no latency yet), and the demo site on the web host.
 func newBenchLab(b *testing.B) *benchLab {
 	b.Helper()
+	bin := toxiproxyServer(b) // before anything starts: without it, skip at once
 	r := newLabHosts(b)
 	r.p.Chromium(b, 9222)
-	tp := startToxiproxy(b, r.p, "10.77.1.2:9223", "127.0.0.1:9222")
+	tp := startToxiproxy(b, bin, r.p, "10.77.1.2:9223", "127.0.0.1:9222")
 	r.devtools = "http://10.77.1.2:9223"
 	ln, err := r.w.Listen("tcp", "10.77.3.2:8080")
 	if err != nil {

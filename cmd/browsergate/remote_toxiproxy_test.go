@@ -32,10 +32,9 @@ type toxiproxy struct {
 	client *http.Client
 }
 
-// startToxiproxy runs toxiproxy's server inside h with its API on h's
-// 127.0.0.1:8474, and has it forward listen to upstream (IP literals and
-// ports) with no latency yet. It skips t when the server is not built.
-func startToxiproxy(t testing.TB, h *netlab.Host, listen, upstream string) *toxiproxy {
+// toxiproxyServer is the path of toxiproxy's server; it skips t when
+// there is none.
+func toxiproxyServer(t testing.TB) string {
 	t.Helper()
 	bin := os.Getenv(toxiproxyEnv)
 	if bin == "" {
@@ -44,6 +43,14 @@ func startToxiproxy(t testing.TB, h *netlab.Host, listen, upstream string) *toxi
 	if _, err := os.Stat(bin); err != nil {
 		t.Skipf("toxiproxy's server: %v", err)
 	}
+	return bin
+}
+
+// startToxiproxy runs toxiproxy's server bin inside h with its API on h's
+// 127.0.0.1:8474, and has it forward listen to upstream (IP literals and
+// ports) with no latency yet.
+func startToxiproxy(t testing.TB, bin string, h *netlab.Host, listen, upstream string) *toxiproxy {
+	t.Helper()
 	cmd := h.Command(context.Background(), bin, "-host", "127.0.0.1", "-port", "8474")
 	done := startGroup(t, "toxiproxy", cmd, filepath.Join(t.TempDir(), "toxiproxy.log"))
 	tr := &http.Transport{DialContext: h.Dial}
