@@ -1,7 +1,7 @@
 # browsergate: the two quick-start commands are `make demo` and `make test`.
 export PATH := /usr/local/go/bin:$(PATH)
 
-.PHONY: deps demo test bench build peers bench-peers bench-load peerbench soak
+.PHONY: deps demo test bench build peers bench-peers bench-load peerbench soak bench-remote
 
 deps:
 	@bash .ci/install-deps
@@ -69,3 +69,20 @@ SOAK_DURATION ?= 1h
 soak: deps
 	go build -o .soak/browsergate ./cmd/browsergate
 	go run ./cmd/soak -binary .soak/browsergate -policies policies -duration $(SOAK_DURATION)
+
+# Browsers on other hosts (docs/performance.md, "Browsers on other
+# hosts"): time per call with the browser on a pool host at DevTools round
+# trips of 0, 2, 10 and 50 ms more (toxiproxy's latency toxics as the pool
+# host's forwarder) beside a launched browser, the time to acquire a
+# session's browser from each provider, and one daemon under 1, 4 and 16
+# sessions at once. Root only (the hosts are network namespaces); not part
+# of make test. toxiproxy's server is built from its Go module into .bench/.
+TOXIPROXY_VERSION := v2.5.0
+REMOTE_BENCH_COUNT ?= 3
+bench-remote:
+	@bash .ci/install-deps lab
+	GOBIN=$(CURDIR)/.bench/toxiproxy go install github.com/Shopify/toxiproxy/v2/cmd/server@$(TOXIPROXY_VERSION)
+	BROWSERGATE_TOXIPROXY=$(CURDIR)/.bench/toxiproxy/server go test -run '^$$' -bench 'BenchmarkRemoteCalls$$|BenchmarkRemoteAcquire$$' \
+		-benchtime 10x -count $(REMOTE_BENCH_COUNT) -timeout 60m ./cmd/browsergate
+	BROWSERGATE_TOXIPROXY=$(CURDIR)/.bench/toxiproxy/server go test -run '^$$' -bench 'BenchmarkRemoteCapacity$$' \
+		-benchtime 2x -count $(REMOTE_BENCH_COUNT) -timeout 60m ./cmd/browsergate

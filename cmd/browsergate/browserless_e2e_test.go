@@ -26,7 +26,7 @@ type browserlessService struct {
 // startBrowserless starts browserless on r's pool host, with timeout as
 // its TIMEOUT (ms; 0: none), and returns once it answers. It skips t when
 // browserless (.ci/browserless) is not installed.
-func startBrowserless(t *testing.T, r *remoteLab, timeout string) *browserlessService {
+func startBrowserless(t testing.TB, r *remoteLab, timeout string) *browserlessService {
 	t.Helper()
 	if out, err := exec.Command("bash", repoPath(".ci/browserless"), "check").CombinedOutput(); err != nil {
 		t.Skipf("browserless is not installed: %s", strings.TrimSpace(string(out)))

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -25,6 +26,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/browsergate/browsergate/evidence"
+	"github.com/browsergate/browsergate/internal/testkit/netlab"
 	"github.com/browsergate/browsergate/toolclad"
 )
 
@@ -35,6 +37,9 @@ type httpDaemon struct {
 	evidence string
 	cmd      *exec.Cmd
 	stderr   *syncBuffer
+	// dialer reaches url (nil: from this process's own network); a
+	// daemon in a lab host is reached from inside that host.
+	dialer func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // testAgents is the agents file of the HTTP tests: alice in research,
@@ -54,6 +59,14 @@ groups = ["readers"]
 // HTTP on a port of 127.0.0.1 the system chooses.
 func startHTTP(t testing.TB, manifest, extra string, args ...string) *httpDaemon {
 	t.Helper()
+	return startHTTPIn(t, nil, manifest, extra, args...)
+}
+
+// startHTTPIn is startHTTP with serve run inside a lab host (nil: here):
+// it listens on that host's 127.0.0.1, and its clients dial from inside
+// the host.
+func startHTTPIn(t testing.TB, h *netlab.Host, manifest, extra string, args ...string) *httpDaemon {
+	t.Helper()
 	dir := t.TempDir()
 	write := func(name, body string) string {
 		p := filepath.Join(dir, name)
@@ -64,8 +77,13 @@ func startHTTP(t testing.TB, manifest, extra string, args ...string) *httpDaemon
 	}
 	policies := shippedPoliciesWith(t, dir, extra)
 	d := &httpDaemon{evidence: filepath.Join(dir, "evidence.db"), stderr: &syncBuffer{}}
-	d.cmd = exec.Command(binary, append([]string{"serve", "--manifest", write("m.toml", manifest), "--policies", policies,
-		"--evidence", d.evidence, "--log-level", "warn", "--http", "127.0.0.1:0", "--agents", write("agents.toml", testAgents)}, args...)...)
+	serveArgs := append([]string{"serve", "--manifest", write("m.toml", manifest), "--policies", policies,
+		"--evidence", d.evidence, "--log-level", "warn", "--http", "127.0.0.1:0", "--agents", write("agents.toml", testAgents)}, args...)
+	d.cmd = exec.Command(binary, serveArgs...)
+	if h != nil {
+		d.cmd = h.Command(context.Background(), binary, serveArgs...)
+		d.dialer = h.Dial
+	}
 	pr, pw := io.Pipe()
 	d.cmd.Stderr = io.MultiWriter(d.stderr, pw)
 	if err := d.cmd.Start(); err != nil {
@@ -110,12 +128,19 @@ func (d *httpDaemon) stop(t testing.TB) {
 	}
 }
 
-// bearerTransport adds an agent's token to every request.
-type bearerTransport struct{ token string }
+// bearerTransport adds an agent's token to every request, sent by base
+// (nil: http.DefaultTransport).
+type bearerTransport struct {
+	token string
+	base  http.RoundTripper
+}
 
 func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
+	if b.base != nil {
+		return b.base.RoundTrip(r)
+	}
 	return http.DefaultTransport.RoundTrip(r)
 }
 
@@ -135,8 +160,12 @@ func (d *httpDaemon) dial(token string) (*mcp.ClientSession, error) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "e2e-http", Version: "test"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	tr := bearerTransport{token: token}
+	if d.dialer != nil {
+		tr.base = &http.Transport{DialContext: d.dialer}
+	}
 	return client.Connect(ctx, &mcp.StreamableClientTransport{
-		Endpoint: d.url + "/mcp", HTTPClient: &http.Client{Transport: bearerTransport{token}}, MaxRetries: -1,
+		Endpoint: d.url + "/mcp", HTTPClient: &http.Client{Transport: tr}, MaxRetries: -1,
 	}, nil)
 }
 

@@ -58,12 +58,30 @@ func heldNow(t *testing.T, s ownBrowserService) []string {
 	}
 }
 
-// startPoolService starts cmd, a service in the pool host, in a process
-// group of its own with its output in logPath, and returns once ready
-// says it answers. When t ends the group is sent SIGTERM (browserless
-// closes its browsers then), then SIGKILL, and the log is shown should t
-// have failed.
-func startPoolService(t *testing.T, cmd *exec.Cmd, logPath, what string, ready func() error) {
+// startPoolService starts cmd, a service in the pool host
+// (startGroup), and returns once ready says it answers.
+func startPoolService(t testing.TB, cmd *exec.Cmd, logPath, what string, ready func() error) {
+	t.Helper()
+	done := startGroup(t, what, cmd, logPath)
+	for deadline := time.Now().Add(90 * time.Second); ready() != nil; {
+		select {
+		case <-done:
+			data, _ := os.ReadFile(logPath)
+			t.Fatalf("%s ended: %s", what, data)
+		case <-time.After(200 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not answer within 90 s", what)
+		}
+	}
+}
+
+// startGroup starts cmd (what runs inside a lab host: its Command) in a
+// process group of its own with its output in logPath. When t ends the
+// group is sent SIGTERM (browserless closes its browsers then), then
+// SIGKILL, and the log is shown should t have failed. The channel is
+// closed once the program has ended.
+func startGroup(t testing.TB, what string, cmd *exec.Cmd, logPath string) <-chan struct{} {
 	t.Helper()
 	log, err := os.Create(logPath)
 	if err != nil {
@@ -94,17 +112,7 @@ func startPoolService(t *testing.T, cmd *exec.Cmd, logPath, what string, ready f
 			t.Logf("%s's log:\n%s", what, data)
 		}
 	})
-	for deadline := time.Now().Add(90 * time.Second); ready() != nil; {
-		select {
-		case <-done:
-			data, _ := os.ReadFile(logPath)
-			t.Fatalf("%s ended: %s", what, data)
-		case <-time.After(200 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not answer within 90 s", what)
-		}
-	}
+	return done
 }
 
 // ownBrowserGoesOutOnlyThroughTheGate: a session of f's tool egress, on

@@ -109,7 +109,7 @@ func newRemoteLab(t *testing.T) *remoteLab {
 
 // newLabHosts makes the hosts of a remoteLab, with nothing running on
 // the pool host yet.
-func newLabHosts(t *testing.T) *remoteLab {
+func newLabHosts(t testing.TB) *remoteLab {
 	t.Helper()
 	lab := netlab.New(t)
 	r := &remoteLab{lab: lab, d: lab.Host("daemon"), p: lab.Host("pool"), w: lab.Host("web"), c: lab.Host("canary")}

@@ -33,7 +33,7 @@ type seleniumGrid struct {
 // startGrid starts the Grid on r's pool host and returns once it is
 // ready. It skips t when the Grid's jar (.ci/selenium), Java or
 // chromedriver is not installed.
-func startGrid(t *testing.T, r *remoteLab) *seleniumGrid {
+func startGrid(t testing.TB, r *remoteLab) *seleniumGrid {
 	t.Helper()
 	g, jar, java := newGrid(t, r)
 	config := g.config(t, "grid.toml", `[server]
@@ -49,7 +49,7 @@ port = 4444
 // startHubAndNode starts the Grid as a hub on r's pool host and one node
 // on node, a host of the pool's networks behind it, and returns once the
 // node has registered. It skips t as startGrid does.
-func startHubAndNode(t *testing.T, r *remoteLab, node *netlab.Host, nodeAddr string) *seleniumGrid {
+func startHubAndNode(t testing.TB, r *remoteLab, node *netlab.Host, nodeAddr string) *seleniumGrid {
 	t.Helper()
 	g, jar, java := newGrid(t, r)
 	hub := g.config(t, "hub.toml", `[server]
@@ -86,7 +86,7 @@ subscribe = "tcp://10.77.1.2:4443"
 
 // newGrid is the Grid of startGrid before it starts: its credentials, and
 // the jar and Java it runs with; it skips t when one is missing.
-func newGrid(t *testing.T, r *remoteLab) (g *seleniumGrid, jar, java string) {
+func newGrid(t testing.TB, r *remoteLab) (g *seleniumGrid, jar, java string) {
 	t.Helper()
 	out, err := exec.Command("bash", repoPath(".ci/selenium"), "jar").CombinedOutput()
 	if err != nil {
@@ -137,7 +137,7 @@ stereotype = '{"browserName": "chrome", "platformName": "linux", "goog:chromeOpt
 }
 
 // config writes a Grid configuration file and returns its path.
-func (g *seleniumGrid) config(t *testing.T, name, body string) string {
+func (g *seleniumGrid) config(t testing.TB, name, body string) string {
 	t.Helper()
 	p := filepath.Join(g.dir, name)
 	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
@@ -149,7 +149,7 @@ func (g *seleniumGrid) config(t *testing.T, name, body string) string {
 // run starts the Grid's jar in role (standalone, hub, node) inside h,
 // as a service of the pool's (startPoolService), and returns once the
 // Grid's status satisfies ready.
-func (g *seleniumGrid) run(t *testing.T, h *netlab.Host, java, jar, role, config string, ready func(gridStatus) bool) {
+func (g *seleniumGrid) run(t testing.TB, h *netlab.Host, java, jar, role, config string, ready func(gridStatus) bool) {
 	t.Helper()
 	// The browsers' profiles, and their singleton sockets: a short path,
 	// as a Unix socket's must be (t.TempDir's is too long for one).
