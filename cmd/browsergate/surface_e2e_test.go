@@ -68,7 +68,8 @@ const surfaceCSV = "region,total\nnorth,42\n"
 // surfaceSite is the suite's site: a page with a field, a select, a menu
 // that opens on hover, a key log, a button that changes the page, a
 // dialog, text that appears later, a tall body to scroll and a form with a
-// file input that posts to /sent, which shows what it received.
+// file input that posts to /sent, which shows what it received; and a
+// page that asks for permissions (surfacePermissionsPage).
 func surfaceSite() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/form", func(w http.ResponseWriter, r *http.Request) {
@@ -104,12 +105,33 @@ console.log('surface console line');
 	mux.HandleFunc("/second", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `<!doctype html><title>Second</title><p>The second page.</p>`)
 	})
+	mux.HandleFunc("/permissions", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, surfacePermissionsPage)
+	})
 	mux.HandleFunc("/report.csv", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/csv")
 		fmt.Fprint(w, surfaceCSV)
 	})
 	return mux
 }
+
+// surfacePermissionsPage asks for geolocation, notifications and the
+// clipboard as it loads and writes, for each, the state the Permissions
+// API reports and whether the request got anything ("refused" or "got").
+// A clipboard read is refused for a permission, or on a browser elsewhere
+// because its page does not have the focus: either way nothing is read.
+const surfacePermissionsPage = `<!doctype html><title>permissions</title><pre id=out>asking</pre><script>
+(async () => {
+  const state = async n => { try { return (await navigator.permissions.query({name: n})).state; } catch (e) { return 'error'; } };
+  const geo = await new Promise(r => navigator.geolocation.getCurrentPosition(() => r('got'), () => r('refused'), {timeout: 300}));
+  let notif;
+  try { notif = (await Notification.requestPermission()) === 'granted' ? 'got' : 'refused'; } catch (e) { notif = 'refused'; }
+  let clip;
+  try { await navigator.clipboard.readText(); clip = 'got'; } catch (e) { clip = 'refused'; }
+  document.getElementById('out').textContent = 'geolocation=' + await state('geolocation') + '/' + geo +
+    ' notifications=' + await state('notifications') + '/' + notif + ' clipboard-read=' + await state('clipboard-read') + '/' + clip + ' asked';
+})();
+</script>`
 
 // surfaceDirs makes the upload directory, with the file to upload, and the
 // download directory.
@@ -207,6 +229,14 @@ func (s *surface) run(t *testing.T) {
 	s.allow(t, "click", map[string]any{"selector": "#ask"}, "Proceed?")
 	s.allow(t, "handle_dialog", map[string]any{"accept": true})
 	s.allow(t, "extract_html", map[string]any{"selector": "#answer"}, "answer: true")
+
+	// No permission is granted to a page without the manifest's say, on
+	// whatever browser: each is denied, and its request gets nothing.
+	s.allow(t, "navigate", map[string]any{"url": s.site + "/permissions"})
+	s.allow(t, "wait_for", map[string]any{"text": " asked", "timeout_ms": 10000})
+	s.allow(t, "snapshot", nil, "geolocation=denied/refused notifications=denied/refused clipboard-read=denied/refused asked")
+	s.allow(t, "navigate", map[string]any{"url": form})
+	s.allow(t, "type_text", map[string]any{"selector": "#q", "text": "Ada"})
 
 	sum := sha256.Sum256([]byte(surfaceUpload))
 	digest := hex.EncodeToString(sum[:])
@@ -335,6 +365,18 @@ func TestCommandSurfaceOnTheGrid(t *testing.T) {
 	g := startGrid(t, r)
 	up, down := surfaceDirs(t)
 	body, site := surfaceInLab(t, r, ownBrowserManifest("selenium", "egress", g.url, g.creds, ""), up, down)
+	f := remoteFixtureWith(t, r, body)
+	(&surface{f: f.fixture, tool: "egress", site: site, down: down}).run(t)
+}
+
+// TestCommandSurfaceOnBrowserless runs the command-surface suite on a
+// browser browserless launches for the session (provider browserless).
+func TestCommandSurfaceOnBrowserless(t *testing.T) {
+	t.Parallel()
+	r := newLabHosts(t)
+	bl := startBrowserless(t, r, "0")
+	up, down := surfaceDirs(t)
+	body, site := surfaceInLab(t, r, ownBrowserManifest("browserless", "egress", bl.url, bl.creds, ""), up, down)
 	f := remoteFixtureWith(t, r, body)
 	(&surface{f: f.fixture, tool: "egress", site: site, down: down}).run(t)
 }
