@@ -58,6 +58,9 @@ func (p browserlessProvider) start(b *backend) (netip.AddrPort, error) {
 	// session ends with it rather than run on a browser nothing holds.
 	stopWatching := br.lost(func() {
 		logger.Warn("browserless closed the connection that holds a session's browser (its TIMEOUT, a restart or a kill): the browser is killed and the session ends", "browser", br.id)
+		// The session's connections close whatever the kill does, so the
+		// session ends even when browserless does not answer.
+		cancel()
 		if err := svc.kill(br.tracking); err != nil {
 			logger.Warn("a browserless browser could not be killed: it closes when its last connection does", "browser", br.id, "error", err)
 		}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -123,20 +124,36 @@ func (c *browserlessClient) launch(wait time.Duration, options map[string]any) (
 			return nil, fmt.Errorf("%w: %s answered %s", ErrBrowserless, c.ws, browserlessAnswer(resp))
 		}
 		if errors.Is(err, context.DeadlineExceeded) {
+			// A browser whose handshake the daemon stopped waiting for
+			// may run on: it is killed by its trackingId (one browserless
+			// does not know is none).
+			_ = c.kill(tracking)
 			return nil, fmt.Errorf("%w: %s launched no browser within %s (startup_timeout_seconds)", ErrBrowserless, c.ws, wait)
 		}
 		return nil, fmt.Errorf("%w: %s did not answer: %v", ErrBrowserless, c.ws, err)
 	}
+	// Nothing is sent on the holder: a message is read only to be
+	// dropped, and none may be large.
+	conn.SetReadLimit(1 << 20)
 	b := &browserlessBrowser{tracking: tracking, holder: conn, done: make(chan struct{})}
 	go b.hold()
 	id, err := c.browserID(ctx, tracking)
+	if err == nil && !browserIDPattern.MatchString(id) {
+		err = fmt.Errorf("%w: %s lists the browser under an id that is not a browser's (%.40q): only letters, digits and dashes are taken", ErrBrowserless, c.api, id)
+	}
 	if err != nil {
 		b.release(c)
 		return nil, err
 	}
-	b.id, b.ws = id, c.ws+"/devtools/browser/"+id
+	b.id, b.ws = id, c.ws+"/devtools/browser/"+url.PathEscape(id)
 	return b, nil
 }
+
+// browserIDPattern is a browser id as Chromium makes them (a GUID): the
+// id browserless lists becomes a path of its URL, so nothing else is
+// taken (a path or a query would point the daemon's connections at
+// another browser than the one probed).
+var browserIDPattern = regexp.MustCompile(`^[A-Za-z0-9-]{1,64}$`)
 
 // hold reads the holder's connection until it ends; nothing is sent on
 // it, and a browser answers nothing it was not asked.

@@ -24,6 +24,7 @@ import (
 type fakeBrowserless struct {
 	token        string
 	failSessions int
+	browserID    string // the id /sessions lists ("": b-1)
 
 	mu       sync.Mutex
 	urls     []string
@@ -62,7 +63,11 @@ func (f *fakeBrowserless) serve(t *testing.T) *httptest.Server {
 				http.Error(w, "fetch failed", http.StatusInternalServerError)
 				return
 			}
-			fmt.Fprintf(w, `[{"id":"b-1","type":"browser","trackingId":%q},{"id":"P1","type":"page","trackingId":%q}]`, f.tracking, f.tracking)
+			id := f.browserID
+			if id == "" {
+				id = "b-1"
+			}
+			fmt.Fprintf(w, `[{"id":%q,"type":"browser","trackingId":%q},{"id":"P1","type":"page","trackingId":%q}]`, id, f.tracking, f.tracking)
 		case strings.HasPrefix(r.URL.Path, "/kill/"):
 			f.mu.Lock()
 			defer f.mu.Unlock()
@@ -141,6 +146,26 @@ func TestBrowserlessClient(t *testing.T) {
 			if strings.Contains(u, f.token) || f.auth[i] != "Bearer "+f.token {
 				t.Errorf("request %s sent Authorization %q: the token belongs in the header only", u, f.auth[i])
 			}
+		}
+	})
+	t.Run("an id that is no browser's is refused", func(t *testing.T) {
+		t.Parallel()
+		for _, id := range []string{"../../chromium?launch={}", "b-1/../x", "b 1", strings.Repeat("a", 65)} {
+			f := &fakeBrowserless{token: "tok-123", browserID: id}
+			srv := f.serve(t)
+			c, err := newBrowserlessClient(srv.URL, browserlessTokenFile(t, f.token))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := c.launch(5*time.Second, nil)
+			if err == nil || !strings.Contains(err.Error(), "not a browser's") {
+				t.Errorf("browser id %q: %v, %+v; want the launch refused", id, err, b)
+			}
+			f.mu.Lock()
+			if len(f.killed) != 1 {
+				t.Errorf("browser id %q: killed %v, want the launched browser killed", id, f.killed)
+			}
+			f.mu.Unlock()
 		}
 	})
 	t.Run("a holding connection browserless ends is reported", func(t *testing.T) {

@@ -177,13 +177,20 @@ func sendInputFile(ctx context.Context, el element, path string) error {
 }
 
 // sendFileJS sets a file input's (this) files to one file of the name,
-// type and base64 content given, and fires input and change.
+// type and base64 content given, and fires input and change. It throws
+// if the element is no file input now (the page may have changed its
+// type since the gate looked), or did not take the file.
 const sendFileJS = `function(name, type, content) {
+  const get = (p, k) => Object.getOwnPropertyDescriptor(p, k).get;
+  if (get(Element.prototype, 'localName').call(this) !== 'input' || get(HTMLInputElement.prototype, 'type').call(this) !== 'file')
+    throw new Error('the element is no longer a file input');
   const bin = atob(content), bytes = new Uint8Array(bin.length);
   for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
   const dt = new DataTransfer();
   dt.items.add(new File([bytes], name, {type}));
-  this.files = dt.files;
+  Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'files').set.call(this, dt.files);
+  const files = get(HTMLInputElement.prototype, 'files').call(this);
+  if (files.length !== 1 || files[0].name !== name) throw new Error('the input did not take the file');
   this.dispatchEvent(new Event('input', {bubbles: true, composed: true}));
   this.dispatchEvent(new Event('change', {bubbles: true}));
 }`

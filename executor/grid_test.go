@@ -276,7 +276,9 @@ func TestLoggedSessionShowsOnlyThePrefix(t *testing.T) {
 // TestGridCDPMustBeTheGridsOwnAddress: a session's se:cdp is used only at
 // the Grid's own address (its port defaulted by the scheme); a node's
 // host with the hub's port (a hub whose nodes lack grid-url), another
-// port, or an address outside the pool is refused, saying why.
+// port, an address outside the pool, or another scheme than the Grid's
+// (its credentials in clear to a Grid reached over TLS) is refused,
+// saying why.
 func TestGridCDPMustBeTheGridsOwnAddress(t *testing.T) {
 	pools := []netip.Prefix{netip.MustParsePrefix("10.0.5.0/24"), netip.MustParsePrefix("10.0.6.0/24")}
 	for _, tc := range []struct{ grid, cdp, want string }{
@@ -286,6 +288,8 @@ func TestGridCDPMustBeTheGridsOwnAddress(t *testing.T) {
 		{"http://10.0.5.2:4444", "ws://10.0.6.7:4444/session/abc/se/cdp", "give each node the Grid's URL as its grid-url"},
 		{"http://10.0.5.2:4444", "ws://10.0.5.2:5555/session/abc/se/cdp", "not at its own address 10.0.5.2:4444"},
 		{"http://10.0.5.2:4444", "ws://192.168.1.1:4444/session/abc/se/cdp", "outside pool_cidrs"},
+		{"https://10.0.5.2:4444", "ws://10.0.5.2:4444/session/abc/se/cdp", "over ws, not wss"},
+		{"http://10.0.5.2:4444", "wss://10.0.5.2:4444/session/abc/se/cdp", "over wss, not ws"},
 	} {
 		err := checkGridCDP(tc.grid, gridSession{id: "abc", cdp: tc.cdp}, pools)
 		if tc.want == "" && err != nil {

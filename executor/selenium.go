@@ -71,7 +71,7 @@ func (p seleniumProvider) start(b *backend) (netip.AddrPort, error) {
 	}
 	devtools, cancel, err := p.serveOwnBrowser(b, gs.cdp, grid.header())
 	if err != nil {
-		return netip.AddrPort{}, fmt.Errorf("%w: %s, session %s: %v", ErrBrowserStart, rm.URL, gs.id, err)
+		return netip.AddrPort{}, fmt.Errorf("%w: %s, session %s: %v", ErrBrowserStart, rm.URL, shortSession(gs.id), err)
 	}
 	stopKeeping := grid.keepAlive(gs.id, grid.keepAliveEvery(), func(err error) {
 		logger.Warn("the Grid ended a session's browser: the session ends with it", loggedSession(gs.id), "error", err)
@@ -90,10 +90,22 @@ func (p seleniumProvider) start(b *backend) (netip.AddrPort, error) {
 // authentication), so it is not for every reader of the log; debug
 // shows it whole.
 func loggedSession(id string) slog.Attr {
+	return slog.String("webdriver_session", shortSession(id))
+}
+
+// shortSession is a WebDriver session id by its first 8 characters, as
+// logs above debug and the errors an agent is told show it.
+func shortSession(id string) string {
 	if len(id) > 8 {
-		id = id[:8] + "…"
+		return id[:8] + "…"
 	}
-	return slog.String("webdriver_session", id)
+	return id
+}
+
+// parsedURL is the URL raw parses to (nil if it does not: hostPort says "").
+func parsedURL(raw string) *url.URL {
+	u, _ := url.Parse(raw)
+	return u
 }
 
 // serveOwnBrowser makes the browser at ws, a session's own, the
@@ -224,12 +236,17 @@ func ProbeGrid(gridURL, credentialsFile string, pools []netip.Prefix, gate *egre
 // Grid 4.48.0), which this refuses saying what to set.
 func checkGridCDP(gridURL string, gs gridSession, pools []netip.Prefix) error {
 	if err := inPool(gs.cdp, pools); err != nil {
-		return fmt.Errorf("the Grid answered session %s with se:cdp %s: %v", gs.id, gs.cdp, err)
+		return fmt.Errorf("the Grid answered session %s with se:cdp at %s: %v", shortSession(gs.id), hostPort(parsedURL(gs.cdp)), err)
 	}
 	grid, gerr := url.Parse(gridURL)
 	cdp, cerr := url.Parse(gs.cdp)
 	if gerr != nil || cerr != nil || hostPort(cdp) != hostPort(grid) {
-		return fmt.Errorf("the Grid answered session %s with se:cdp at %s, not at its own address %s: give each node the Grid's URL as its grid-url (%q), so that DevTools go through the Grid", gs.id, hostPort(cdp), hostPort(grid), gridURL)
+		return fmt.Errorf("the Grid answered session %s with se:cdp at %s, not at its own address %s: give each node the Grid's URL as its grid-url (%q), so that DevTools go through the Grid", shortSession(gs.id), hostPort(cdp), hostPort(grid), gridURL)
+	}
+	// The Grid's credentials go with the WebSocket's handshake: never in
+	// clear to a Grid reached over TLS.
+	if want := map[string]string{"http": "ws", "https": "wss"}[grid.Scheme]; cdp.Scheme != want {
+		return fmt.Errorf("the Grid at %s answered session %s with se:cdp over %s, not %s", gridURL, shortSession(gs.id), cdp.Scheme, want)
 	}
 	return nil
 }

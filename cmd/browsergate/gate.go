@@ -62,7 +62,8 @@ func openGate(addr string, ms []*toolclad.Manifest, logger *slog.Logger) (*egres
 // refusalWarner warns of the gate's refusals that are not part of a
 // browser's ordinary use of it: credentials that are wrong (not missing:
 // a browser's first request may carry none, answered with the challenge;
-// nor those of a session just ended), or any request from outside every
+// a request of a session just ended, its credentials gone, warns like
+// made-up ones, once a minute), or any request from outside every
 // pool's networks — someone on the network trying the gate, or a browser
 // given what is not its session's. At most one warning a minute for each
 // client address; every refusal is also counted (Gateway.Refused) and
@@ -72,12 +73,21 @@ type refusalWarner struct {
 	pools  []netip.Prefix
 	now    func() time.Time
 
-	mu   sync.Mutex
-	last map[netip.Addr]time.Time // when each address was last warned of
+	mu         sync.Mutex
+	last       map[netip.Addr]time.Time // when each address was last warned of
+	window     time.Time                // when the current minute of warnings began
+	warned     int                      // warnings in it
+	suppressed int                      // refusals in it not warned of for the cap
 }
 
 // refusalWarnEvery is how often refusalWarner warns of one address.
 const refusalWarnEvery = time.Minute
+
+// refusalWarnCap bounds the warnings of a minute, whatever the addresses:
+// a client that changes its address (a whole IPv6 network) cannot fill
+// the log; the refusals past it are counted in the next minute's first
+// warning.
+const refusalWarnCap = 20
 
 func (w *refusalWarner) refused(remote netip.AddrPort, why string) {
 	addr := remote.Addr().Unmap()
@@ -100,10 +110,22 @@ func (w *refusalWarner) refused(remote netip.AddrPort, why string) {
 	}
 	at, seen := w.last[addr]
 	warn := !seen || now.Sub(at) >= refusalWarnEvery
+	var before int
+	if now.Sub(w.window) >= refusalWarnEvery {
+		before, w.window, w.warned, w.suppressed = w.suppressed, now, 0, 0
+	}
+	if warn && w.warned >= refusalWarnCap {
+		warn = false
+		w.suppressed++
+	}
 	if warn {
 		w.last[addr] = now
+		w.warned++
 	}
 	w.mu.Unlock()
+	if before > 0 {
+		w.logger.Warn("the gate refused more requests than it warns of in a minute", "not_warned_of", before)
+	}
 	if !warn {
 		return
 	}

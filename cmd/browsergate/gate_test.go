@@ -15,7 +15,8 @@ import (
 // (a browser's first request, answered with the challenge) and the
 // credentials of a session just ended are no warning from a pool address;
 // wrong credentials are, and any refusal from outside the pools' networks,
-// at most once a minute for each address.
+// at most once a minute for each address, and at most refusalWarnCap a
+// minute in all.
 func TestGateWarnsOfWrongCredentialsOncePerMinute(t *testing.T) {
 	var log bytes.Buffer
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
@@ -46,5 +47,22 @@ func TestGateWarnsOfWrongCredentialsOncePerMinute(t *testing.T) {
 	w.refused(pool, egress.AuthWrongPassword)
 	if n := warnings(); n != 4 {
 		t.Fatalf("a minute later the same address: %d warnings, want 4:\n%s", n, log.String())
+	}
+
+	// A client that changes its address each time gets no more than
+	// refusalWarnCap warnings a minute; the rest are counted in the next
+	// minute's first one.
+	now = now.Add(refusalWarnEvery)
+	log.Reset()
+	for i := range refusalWarnCap + 30 {
+		w.refused(netip.AddrPortFrom(netip.AddrFrom4([4]byte{192, 168, byte(i >> 8), byte(i)}), 5000), egress.AuthMissing)
+	}
+	if n := warnings(); n != refusalWarnCap {
+		t.Fatalf("%d refusals from as many addresses in a minute: %d warnings, want %d", refusalWarnCap+30, n, refusalWarnCap)
+	}
+	now = now.Add(refusalWarnEvery)
+	w.refused(outside, egress.AuthMissing)
+	if !strings.Contains(log.String(), "not_warned_of=30") {
+		t.Errorf("the next minute does not count the 30 refusals not warned of:\n%s", log.String())
 	}
 }

@@ -214,7 +214,11 @@ type forwardWriter struct {
 }
 
 func (w *forwardWriter) WriteHeader(code int) {
-	w.wrote = true
+	// An informational response (103 Early Hints, passed on as it comes)
+	// leaves the final one still to be sent.
+	if code >= 200 || code == http.StatusSwitchingProtocols {
+		w.wrote = true
+	}
 	w.ResponseWriter.WriteHeader(code)
 }
 

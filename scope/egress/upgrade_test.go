@@ -71,27 +71,42 @@ func TestCloseEndsAnUpgradeTheClientHoldsOpen(t *testing.T) {
 }
 
 // TestUpgradeToAnotherProtocolIsRefused: an upstream that answers a
-// WebSocket upgrade by switching to another protocol gets the forwarder's
-// refusal: the client is answered 502 (not an empty 200), and the
-// upstream's connection is closed, none left to the proxy.
+// WebSocket upgrade by switching to another protocol (after early hints,
+// or at once) gets the forwarder's refusal: the client is answered 502
+// (not an empty 200), and the upstream's connection is closed, none left
+// to the proxy.
 func TestUpgradeToAnotherProtocolIsRefused(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, rigOptions{})
-	upstreamEnd := make(chan error, 1)
-	port := rawUpstream(t, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: other\r\nConnection: Upgrade\r\n\r\n", func(c net.Conn) {
-		c.SetReadDeadline(time.Now().Add(30 * time.Second))
-		_, err := c.Read(make([]byte, 1))
-		upstreamEnd <- err
-	})
-	res, _, _ := rawRequest(t, r, fmt.Sprintf(upgradeRequest, port))
-	if res.StatusCode != http.StatusBadGateway {
-		t.Errorf("the client got %d for an upgrade to another protocol, want 502", res.StatusCode)
-	}
-	if err := <-upstreamEnd; err != io.EOF {
-		t.Errorf("the upstream's connection after the refused upgrade: %v, want it closed (EOF)", err)
-	}
-	if n := r.proxy.CloseUpstreams(func(string) bool { return false }); n != 0 {
-		t.Errorf("%d upstream connection(s) left open after the refused upgrade", n)
+	for name, answer := range map[string]string{
+		"at once":           "",
+		"after early hints": "HTTP/1.1 103 Early Hints\r\nLink: </x.css>; rel=preload\r\n\r\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			r := newRig(t, rigOptions{})
+			upstreamEnd := make(chan error, 1)
+			port := rawUpstream(t, answer+"HTTP/1.1 101 Switching Protocols\r\nUpgrade: other\r\nConnection: Upgrade\r\n\r\n", func(c net.Conn) {
+				c.SetReadDeadline(time.Now().Add(30 * time.Second))
+				_, err := c.Read(make([]byte, 1))
+				upstreamEnd <- err
+			})
+			res, _, br := rawRequest(t, r, fmt.Sprintf(upgradeRequest, port))
+			for res.StatusCode >= 100 && res.StatusCode < 200 && res.StatusCode != http.StatusSwitchingProtocols {
+				var err error
+				if res, err = http.ReadResponse(br, nil); err != nil {
+					t.Fatalf("read the response after %s: %v", name, err)
+				}
+			}
+			if res.StatusCode != http.StatusBadGateway {
+				t.Errorf("the client got %d for an upgrade to another protocol, want 502", res.StatusCode)
+			}
+			if err := <-upstreamEnd; err != io.EOF {
+				t.Errorf("the upstream's connection after the refused upgrade: %v, want it closed (EOF)", err)
+			}
+			if n := r.proxy.CloseUpstreams(func(string) bool { return false }); n != 0 {
+				t.Errorf("%d upstream connection(s) left open after the refused upgrade", n)
+			}
+		})
 	}
 }
 
