@@ -559,19 +559,23 @@ func udpCanary(t *testing.T) (net.PacketConn, *atomic.Int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return udp, countDatagrams(t, udp)
+	return udp, countDatagrams(t, udp, nil)
 }
 
 // countDatagrams counts the datagrams udp receives until the test ends,
-// when it is closed.
-func countDatagrams(t *testing.T, udp net.PacketConn) *atomic.Int64 {
+// when it is closed, and hands each to each (unless nil) first.
+func countDatagrams(t *testing.T, udp net.PacketConn, each func([]byte)) *atomic.Int64 {
 	t.Cleanup(func() { udp.Close() })
 	var packets atomic.Int64
 	go func() {
 		buf := make([]byte, 2048)
 		for {
-			if _, _, err := udp.ReadFrom(buf); err != nil {
+			n, _, err := udp.ReadFrom(buf)
+			if err != nil {
 				return
+			}
+			if each != nil {
+				each(buf[:n])
 			}
 			packets.Add(1)
 		}

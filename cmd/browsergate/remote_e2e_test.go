@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -158,28 +157,33 @@ func remoteFixture(t *testing.T, r *remoteLab, serveArgs ...string) *egressFixtu
 	return remoteFixtureWith(t, r, fmt.Sprintf(remoteManifest, r.devtools), serveArgs...)
 }
 
+// serveIn serves h on addr (an address of host lab) until t ends, and
+// returns its base URL.
+func serveIn(t *testing.T, lab *netlab.Host, addr string, h http.Handler) string {
+	t.Helper()
+	ln, err := lab.Listen("tcp", addr)
+	if err != nil {
+		t.Fatalf("listen on %s: %v", addr, err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return "http://" + ln.Addr().String()
+}
+
 // remoteFixtureWith is remoteFixture with the manifest's text.
 func remoteFixtureWith(t *testing.T, r *remoteLab, manifest string, serveArgs ...string) *egressFixture {
 	t.Helper()
-	listen := func(h *netlab.Host, addr string) net.Listener {
-		ln, err := h.Listen("tcp", addr)
-		if err != nil {
-			t.Fatalf("listen on %s: %v", addr, err)
-		}
-		return ln
+	ln, err := r.c.Listen("tcp", "10.77.2.2:8080")
+	if err != nil {
+		t.Fatalf("listen on 10.77.2.2:8080: %v", err)
 	}
-	nc, canaryURL, stop := demosite.ServeCanary(listen(r.c, "10.77.2.2:8080"))
+	nc, canaryURL, stop := demosite.ServeCanary(ln)
 	t.Cleanup(stop)
 	f := &fixture{canary: &nc.Canary, canaryTo: canaryURL, net: nc}
 	f.site = demosite.New(demosite.Options{ForbiddenURL: canaryURL + "/"})
-	serve := func(ln net.Listener, h http.Handler) string {
-		srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
-		go srv.Serve(ln)
-		t.Cleanup(func() { srv.Close() })
-		return "http://" + ln.Addr().String()
-	}
-	f.xsite = serve(listen(r.w, "10.77.3.4:8080"), demosite.NewAttackSite(f.site, &demosite.Attacks{Canary: canaryURL}))
-	f.siteURL = serve(listen(r.w, "10.77.3.2:8080"), demosite.NewAttackSite(f.site, &demosite.Attacks{Canary: canaryURL, CrossSite: f.xsite}))
+	f.xsite = serveIn(t, r.w, "10.77.3.4:8080", demosite.NewAttackSite(f.site, &demosite.Attacks{Canary: canaryURL}))
+	f.siteURL = serveIn(t, r.w, "10.77.3.2:8080", demosite.NewAttackSite(f.site, &demosite.Attacks{Canary: canaryURL, CrossSite: f.xsite}))
 	f.startServe(t, manifest, nil, nil, r.inside(r.d), append([]string{"--gate-listen", r.gate}, serveArgs...)...)
 	return &egressFixture{fixture: f}
 }
@@ -265,17 +269,10 @@ func TestRemoteGateRefusesWrongCredentials(t *testing.T) {
 	f := remoteFixture(t, r)
 	f.stillWorks(t) // a session is open: the gate has credentials to guess at
 	var hits atomic.Int64
-	ln, err := r.w.Listen("tcp", "10.77.3.2:8081")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	target := serveIn(t, r.w, "10.77.3.2:8081", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		hits.Add(1)
 		fmt.Fprint(w, "<title>behind the gate</title>reached")
-	}), ReadHeaderTimeout: 5 * time.Second}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	target := "http://10.77.3.2:8081/"
+	})) + "/"
 	for _, tc := range []struct{ name, header string }{
 		{"no credentials", ""},
 		{"made-up credentials", "Proxy-Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte("session:guess")) + "\r\n"},
@@ -434,14 +431,8 @@ download_dir = %q
 		w.Header().Set("Content-Disposition", `attachment; filename="pool.txt"`)
 		fmt.Fprint(w, "bytes")
 	})
-	ln, err := r.w.Listen("tcp", "10.77.3.2:8082")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	out := f.mustAllow(t, "egress.navigate", map[string]any{"url": "http://10.77.3.2:8082/auto"})
+	site := serveIn(t, r.w, "10.77.3.2:8082", mux)
+	out := f.mustAllow(t, "egress.navigate", map[string]any{"url": site + "/auto"})
 	for deadline := time.Now().Add(time.Minute); !strings.Contains(out, `("pool.txt") refused`) || !strings.Contains(out, "not fetched back"); {
 		if time.Now().After(deadline) {
 			t.Fatalf("the replies do not say the page's download was refused and why:\n%s", out)
@@ -468,7 +459,7 @@ func TestRemotePoolPagesSendNothingOverUDP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	packets := countDatagrams(t, udp)
+	packets := countDatagrams(t, udp, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	probe, err := r.p.Dial(ctx, "udp", "10.77.2.2:3478")
@@ -496,11 +487,7 @@ func TestRemotePoolPagesSendNothingOverUDP(t *testing.T) {
 		}
 	}
 
-	ln, err := r.w.Listen("tcp", "10.77.3.2:8082")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	wt := serveIn(t, r.w, "10.77.3.2:8082", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprint(w, `<title>wt</title><p id=out>trying</p><script>
 const out = document.getElementById('out');
 try {
@@ -509,10 +496,8 @@ try {
 } catch (e) { out.textContent = 'ERR ' + e }
 setTimeout(() => out.textContent += ' done', 2000);
 </script>`)
-	})}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	f.mustAllow(t, "egress.navigate", map[string]any{"url": "http://10.77.3.2:8082/"})
+	}))
+	f.mustAllow(t, "egress.navigate", map[string]any{"url": wt + "/"})
 	f.mustAllow(t, "egress.wait_for", map[string]any{"text": "done", "timeout_ms": 10000})
 	out := f.mustAllow(t, "egress.snapshot", map[string]any{"selector": "#out"})
 	if strings.Contains(out, "READY") || !strings.Contains(out, "ERR ") {
@@ -542,21 +527,11 @@ func TestRemotePoolPagesMakeNoDNSQuery(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var asked []string
-	var queries atomic.Int64 // every query, also the browser's own
-	t.Cleanup(func() { udp.Close() })
-	go func() {
-		buf := make([]byte, 512)
-		for {
-			n, _, err := udp.ReadFrom(buf)
-			if err != nil {
-				return
-			}
-			queries.Add(1)
-			mu.Lock()
-			asked = append(asked, dnsQueryName(buf[:n]))
-			mu.Unlock()
-		}
-	}()
+	queries := countDatagrams(t, udp, func(q []byte) { // every query, also the browser's own
+		mu.Lock()
+		asked = append(asked, dnsQueryName(q))
+		mu.Unlock()
+	})
 	r.p.UseResolver(t, "10.77.2.2")
 	r.p.Chromium(t, 9222)
 	r.p.Forward(t, "10.77.1.2:9223", "127.0.0.1:9222")
@@ -581,16 +556,10 @@ func TestRemotePoolPagesMakeNoDNSQuery(t *testing.T) {
 <script>fetch("http://fetch%[1]d.%[2]s/").catch(() => {}); try { new WebSocket("ws://ws%[1]d.%[2]s/") } catch (e) {}</script>
 `, i, n)
 	}
-	ln, err := r.w.Listen("tcp", "10.77.3.2:8083")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	namesPage := serveIn(t, r.w, "10.77.3.2:8083", http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		fmt.Fprintf(w, `<title>names</title>%s<p id=out>loaded</p><script>setTimeout(() => location = "http://go.%s/", 1000)</script>`, tags.String(), names[0])
-	})}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	f.call(t, "egress.navigate", map[string]any{"url": "http://10.77.3.2:8083/"})
+	}))
+	f.call(t, "egress.navigate", map[string]any{"url": namesPage + "/"})
 	f.call(t, "egress.navigate", map[string]any{"url": "http://allowed.dns.test/"})
 	f.settle(t, 2000)
 	// The browser's own lookups (its update and sign-in services, asked
@@ -650,7 +619,7 @@ func TestPoolHostRecipeLetsItReachOnlyTheGate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	datagrams := countDatagrams(t, udp)
+	datagrams := countDatagrams(t, udp, nil)
 	reachable := func(from *netlab.Host, addr string) bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()

@@ -335,14 +335,8 @@ func surfaceInLab(t *testing.T, r *remoteLab, manifest, up, down string) (body, 
 	if !strings.Contains(manifest, labCommands) {
 		t.Fatal("the lab manifest does not end with labCommands")
 	}
-	ln, err := r.w.Listen("tcp", "10.77.3.2:8081")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: surfaceSite()}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	return strings.Replace(manifest, labCommands, surfaceCommands(up, down), 1), "http://10.77.3.2:8081"
+	site = serveIn(t, r.w, "10.77.3.2:8081", surfaceSite())
+	return strings.Replace(manifest, labCommands, surfaceCommands(up, down), 1), site
 }
 
 // TestCommandSurfaceOnAPoolHost runs the command-surface suite on a pool
