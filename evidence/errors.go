@@ -66,3 +66,9 @@ var ErrNotIntact = errors.New("evidence: log does not verify")
 // the store has no Options.SigningKey: each makes a new log-wide head, and
 // an unsigned one would make the log fail VerifyWithKey.
 var ErrNeedKey = errors.New("evidence: the log is signed: this needs the signing key")
+
+// ErrNotAcknowledged is returned (wrapped) by Append when the record was
+// committed to the file but the SetAcknowledge function refused it: a central
+// store did not confirm it in time. The record stays in the file (a
+// shipper copies it later); the caller withholds the call's result.
+var ErrNotAcknowledged = errors.New("it was not acknowledged by the central store")

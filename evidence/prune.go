@@ -124,6 +124,7 @@ func (s *Store) prune(before time.Time, pub ed25519.PublicKey) (PruneReport, err
 	if lw != nil {
 		s.log = lw.next
 	}
+	s.changedNow()
 	return rep, nil
 }
 

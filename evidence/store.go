@@ -3,7 +3,9 @@ package evidence
 import (
 	"bytes"
 	"crypto/ed25519"
+	"crypto/rand"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,6 +33,7 @@ var (
 	keyFormatVersion  = []byte("format_version")
 	keyLogHead        = []byte("log_head")
 	keyLogSet         = []byte("log_set")
+	keyLogID          = []byte("log_id")
 )
 
 // Options configures Open. A nil *Options, or a zero field, means the
@@ -75,6 +78,40 @@ type Store struct {
 	// signed: the log as opened has a signed head (log-wide or a
 	// session's), so a writer without the key may not extend it.
 	signed bool
+	// logID names this file's log (meta/log_id); "" in a file opened
+	// read-only that was written before revision 14.
+	logID string
+	// changed gets a value (without blocking) after every write
+	// transaction that changed records, heads or blobs.
+	changed chan struct{}
+	// acknowledge is what SetAcknowledge set.
+	acknowledge func(session string, seq uint64) error
+}
+
+// SetAcknowledge makes Append, after the record is committed to the file,
+// call ack with its session and sequence number; an error ack returns is
+// Append's (wrapping ErrNotAcknowledged), with the record kept in the
+// file and the envelope filled. A daemon that replies only after a central
+// store holds the record waits there. Call it before the first Append.
+func (s *Store) SetAcknowledge(ack func(session string, seq uint64) error) { s.acknowledge = ack }
+
+// LogID is the random id that names this file's log among others (the
+// logs of a fleet's replicas in a central store): meta/log_id, made when
+// the file was created, or when a file from before revision 14 was first
+// opened for writing. "" for such a file opened read-only.
+func (s *Store) LogID() string { return s.logID }
+
+// Changed delivers a value after a write (an append, a config, a prune)
+// committed since the last value was taken: one reader, such as a
+// shipper, wakes on it and reads what is new. Values do not pile up.
+func (s *Store) Changed() <-chan struct{} { return s.changed }
+
+// changedNow wakes the reader of Changed, if it is not awake already.
+func (s *Store) changedNow() {
+	select {
+	case s.changed <- struct{}{}:
+	default:
+	}
 }
 
 // Signed reports whether the log, as this writer opened it, is signed (a
@@ -120,11 +157,17 @@ func Open(path string, opts *Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open evidence %s: %w", path, err)
 	}
-	s := &Store{db: db, opts: o, keyID: keyID}
+	s := &Store{db: db, opts: o, keyID: keyID, changed: make(chan struct{}, 1)}
 	if o.ReadOnly {
 		err = db.View(checkFormat)
 	} else if err = db.Update(initFormat); err == nil {
 		err = db.View(s.loadLog)
+	}
+	if err == nil {
+		err = db.View(func(tx *bolt.Tx) error {
+			s.logID = string(tx.Bucket(bucketMeta).Get(keyLogID))
+			return nil
+		})
 	}
 	if err != nil {
 		_ = db.Close()
@@ -174,7 +217,17 @@ func initFormat(tx *bolt.Tx) error {
 			return err
 		}
 	}
+	if meta := tx.Bucket(bucketMeta); meta.Get(keyLogID) == nil {
+		return meta.Put(keyLogID, []byte(newLogID()))
+	}
 	return nil
+}
+
+// newLogID is a new log's id: 16 random bytes in lowercase hex.
+func newLogID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24 and later)
+	return hex.EncodeToString(b[:])
 }
 
 // Close releases the file and its lock.
@@ -226,7 +279,23 @@ func seqKey(seq uint64) []byte {
 // never overwritten, and the caller fails closed until an operator looks.
 // So does a log-wide head changed behind the store's back since it last
 // wrote one.
+//
+// After SetAcknowledge, Append then waits for it (outside the lock
+// that orders appends, so that other appends go on meanwhile).
 func (s *Store) Append(e *Envelope, screenshot []byte) error {
+	if err := s.append(e, screenshot); err != nil {
+		return err
+	}
+	s.changedNow()
+	if s.acknowledge != nil {
+		if err := s.acknowledge(e.Session, e.Seq); err != nil {
+			return fmt.Errorf("append evidence: session %s record %d is in the file, but %w: %w", e.Session, e.Seq, ErrNotAcknowledged, err)
+		}
+	}
+	return nil
+}
+
+func (s *Store) append(e *Envelope, screenshot []byte) error {
 	if s.opts.ReadOnly {
 		return ErrReadOnly
 	}

@@ -77,15 +77,15 @@ func runDemo(o *demoOptions, stdout, stderr io.Writer) error {
 // printed before its output.
 func demoEvidence(o *demoOptions, sid string, d *quickstart.Demo, cmds [][]string, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "\n$ %s\n", commandLine(cmds[0]))
-	if err := evidenceShow(o.evidence, sid, evidence.TimelineOptions{}, stdout); err != nil {
+	if err := evidenceShow(&evidenceSource{file: o.evidence}, sid, evidence.TimelineOptions{}, stdout); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "\n$ %s\n", commandLine(cmds[2]))
-	if err := evidenceVerifyWith(o.evidence, "", stdout); err != nil {
+	if err := evidenceVerifyWith(&evidenceSource{file: o.evidence}, "", stdout); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "\n$ %s\n", commandLine(cmds[3]))
-	return evidenceReplay(o.evidence, sid, replay.Options{Secrets: d.ReplaySecrets()}, stdout)
+	return evidenceReplay(&evidenceSource{file: o.evidence}, sid, replay.Options{Secrets: d.ReplaySecrets()}, stdout)
 }
 
 // demoLogPath is where the demo's serve writes its log: beside the

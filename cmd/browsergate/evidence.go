@@ -26,50 +26,50 @@ var errTampered = errors.New("evidence verification failed")
 
 var evidenceShowCommand = &command{
 	name:     "evidence show",
-	synopsis: "--evidence FILE [--session ID] [--summary] [--refusals]",
+	synopsis: "--evidence FILE|--store URL [--session ID] [--summary] [--refusals]",
 	summary: "Print the evidence timeline: every session with the manifest and policies it ran under, and every call in\n" +
 		"it with its decision, reasons and pages. --summary prints each session's header and one line counting its calls,\n" +
 		"instead of the calls; --refusals prints only the refused calls.",
 	setup: func(fs *flag.FlagSet) action {
-		path := evidenceFlag(fs)
+		src := sourceFlags(fs)
 		session := fs.String("session", "", "only this session `ID`")
 		summary := fs.Bool("summary", false, "per session, its header and one line counting the calls allowed, refused by stage, and decided by a human, instead of a line per call (with --refusals, the refused calls follow it)")
 		refusals := fs.Bool("refusals", false, "only the calls refused, without hashes")
 		return func(_ []string, stdout, _ io.Writer) error {
-			if err := needEvidence("show", *path); err != nil {
+			if err := src.need("show"); err != nil {
 				return err
 			}
-			return evidenceShow(*path, *session, evidence.TimelineOptions{Summary: *summary, RefusalsOnly: *refusals}, stdout)
+			return evidenceShow(src, *session, evidence.TimelineOptions{Summary: *summary, RefusalsOnly: *refusals}, stdout)
 		}
 	},
 }
 
 var evidenceConfigCommand = &command{
 	name:     "evidence config",
-	synopsis: "--evidence FILE --session ID",
+	synopsis: "--evidence FILE|--store URL --session ID",
 	summary:  "Print the manifest and the policy files a session ran under, as the evidence stored them.",
 	setup: func(fs *flag.FlagSet) action {
-		path := evidenceFlag(fs)
+		src := sourceFlags(fs)
 		session := fs.String("session", "", "the session `ID`")
 		return func(_ []string, stdout, _ io.Writer) error {
-			if err := needEvidence("config", *path); err != nil {
+			if err := src.need("config"); err != nil {
 				return err
 			}
 			if *session == "" {
 				return fmt.Errorf("%w: evidence config needs --session ID", errUsage)
 			}
-			return evidenceConfig(*path, *session, stdout)
+			return evidenceConfig(src, *session, stdout)
 		}
 	},
 }
 
 // evidenceConfig prints each configuration the session's records name.
-func evidenceConfig(path, session string, stdout io.Writer) error {
-	store, err := openReadOnly(path)
-	if err != nil {
-		return err
-	}
-	defer store.Close()
+func evidenceConfig(src *evidenceSource, session string, stdout io.Writer) error {
+	return src.each(session, true, func(store *liveStore, _ string) error { return printConfigs(store, session, stdout) })
+}
+
+// printConfigs prints each configuration the session's records name.
+func printConfigs(store *liveStore, session string, stdout io.Writer) error {
 	recs, err := store.Records(session)
 	if err != nil {
 		return err
@@ -116,24 +116,24 @@ func recordedConfig(store *evidence.Store, sha string) (*executor.RecordedConfig
 
 var evidenceVerifyCommand = &command{
 	name:     "evidence verify",
-	synopsis: "--evidence FILE [--pubkey FILE]",
+	synopsis: "--evidence FILE|--store URL [--pubkey FILE]",
 	summary: "Check every hash chain, head, screenshot and config blob of the log (and, with the public key, every\n" +
 		"head's signature). Exits 1 naming the first bad record when anything was altered, removed, inserted or reordered.",
 	setup: func(fs *flag.FlagSet) action {
-		path := evidenceFlag(fs)
+		src := sourceFlags(fs)
 		pubPath := fs.String("pubkey", "", "PKIX PEM ed25519 public key `FILE`: also check every head's signature")
 		return func(_ []string, stdout, _ io.Writer) error {
-			if err := needEvidence("verify", *path); err != nil {
+			if err := src.need("verify"); err != nil {
 				return err
 			}
-			return evidenceVerifyWith(*path, *pubPath, stdout)
+			return evidenceVerifyWith(src, *pubPath, stdout)
 		}
 	},
 }
 
 var evidenceExportCommand = &command{
 	name:     "evidence export",
-	synopsis: "--evidence FILE [--format jsonl|html] [--session ID] [--out FILE] [--pubkey FILE]",
+	synopsis: "--evidence FILE|--store URL [--format jsonl|html] [--session ID] [--out FILE] [--pubkey FILE]",
 	summary: "Write the log out: one stored envelope a line (jsonl, for a SIEM), or one self-contained HTML report with\n" +
 		"every interaction and the verification status (exit 1 when the log does not verify).",
 	setup: evidenceExportFlags,
@@ -168,7 +168,8 @@ func needEvidence(sub, path string) error {
 
 // liveStore is an evidence file opened for reading: the file itself, or,
 // while a running serve holds it, a consistent copy the daemon made
-// (copy: its path, removed on Close).
+// (copy: its path, removed on Close), or a log of the central store
+// written into a file of a temporary directory (copy: the directory).
 type liveStore struct {
 	*evidence.Store
 	copy string
@@ -177,7 +178,7 @@ type liveStore struct {
 func (l *liveStore) Close() error {
 	err := l.Store.Close()
 	if l.copy != "" {
-		os.Remove(l.copy)
+		os.RemoveAll(l.copy)
 	}
 	return err
 }
@@ -216,12 +217,17 @@ func openReadOnly(path string) (*liveStore, error) {
 	return &liveStore{Store: store, copy: tmp.Name()}, nil
 }
 
-func evidenceShow(path, only string, opts evidence.TimelineOptions, stdout io.Writer) error {
-	store, err := openReadOnly(path)
-	if err != nil {
-		return err
-	}
-	defer store.Close()
+func evidenceShow(src *evidenceSource, only string, opts evidence.TimelineOptions, stdout io.Writer) error {
+	return src.each(only, false, func(store *liveStore, name string) error {
+		if src.store != "" {
+			fmt.Fprintf(stdout, "# %s\n", name)
+		}
+		return showTimeline(store, name, only, opts, stdout)
+	})
+}
+
+// showTimeline prints the timeline of one log (of session only, when set).
+func showTimeline(store *liveStore, name, only string, opts evidence.TimelineOptions, stdout io.Writer) error {
 	all, err := store.Sessions()
 	if err != nil {
 		return err
@@ -240,7 +246,7 @@ func evidenceShow(path, only string, opts evidence.TimelineOptions, stdout io.Wr
 		records[s.ID] = recs
 	}
 	if only != "" && len(sessions) == 0 {
-		return fmt.Errorf("no session %q in %s", only, path)
+		return fmt.Errorf("no session %q in %s", only, name)
 	}
 	opts.Config = func(sha string) string {
 		rc, err := recordedConfig(store.Store, sha)
@@ -256,9 +262,9 @@ func evidenceShow(path, only string, opts evidence.TimelineOptions, stdout io.Wr
 	return evidence.WriteTimelineWith(stdout, sessions, records, opts)
 }
 
-// evidenceVerifyWith verifies the log and, when pubPath is set, every
-// head's signature against that key.
-func evidenceVerifyWith(path, pubPath string, stdout io.Writer) error {
+// evidenceVerifyWith verifies the log (each log of the central store)
+// and, when pubPath is set, every head's signature against that key.
+func evidenceVerifyWith(src *evidenceSource, pubPath string, stdout io.Writer) error {
 	var pub ed25519.PublicKey
 	if pubPath != "" {
 		var err error
@@ -266,12 +272,22 @@ func evidenceVerifyWith(path, pubPath string, stdout io.Writer) error {
 			return err
 		}
 	}
-	store, err := openReadOnly(path)
+	if src.store != "" {
+		return evidenceVerifyStore(src.store, pub, stdout)
+	}
+	store, err := openReadOnly(src.file)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
+	return verifyOpened(store.Store, pub, stdout)
+}
+
+// verifyOpened verifies an opened log (with pub, its signatures too) and
+// prints what it found.
+func verifyOpened(store *evidence.Store, pub ed25519.PublicKey, stdout io.Writer) error {
 	var rep *evidence.Report
+	var err error
 	if pub != nil {
 		rep, err = store.VerifyWithKey(pub)
 	} else {
@@ -305,7 +321,7 @@ func evidenceVerifyWith(path, pubPath string, stdout io.Writer) error {
 
 func evidenceExportFlags(fs *flag.FlagSet) action {
 	o := &exportOptions{}
-	fs.StringVar(&o.path, "evidence", "", "bbolt evidence `FILE`")
+	o.src = sourceFlags(fs)
 	fs.StringVar(&o.format, "format", "jsonl", "output format, `jsonl|html`: jsonl (one stored envelope a line) or html (a self-contained report)")
 	fs.StringVar(&o.session, "session", "", "only this session `ID`")
 	fs.StringVar(&o.out, "out", "", "write to this `FILE` (atomically, mode 0600) instead of standard output")
@@ -315,12 +331,13 @@ func evidenceExportFlags(fs *flag.FlagSet) action {
 
 // exportOptions are the flags of `evidence export`.
 type exportOptions struct {
-	path, format, session, out, pubPath string
+	src                           *evidenceSource
+	format, session, out, pubPath string
 }
 
 // evidenceExport writes the log out as jsonl or an HTML report.
 func evidenceExport(o *exportOptions, stdout io.Writer) error {
-	if err := needEvidence("export", o.path); err != nil {
+	if err := o.src.need("export"); err != nil {
 		return err
 	}
 	if o.format != "jsonl" && o.format != "html" {
@@ -336,19 +353,21 @@ func evidenceExport(o *exportOptions, stdout io.Writer) error {
 			return err
 		}
 	}
-	store, err := openReadOnly(o.path)
-	if err != nil {
-		return err
-	}
-	defer store.Close()
+	// A report verifies one log; jsonl lines of several follow each other.
+	one := o.format == "html"
+	return o.src.each(o.session, one, func(store *liveStore, name string) error { return exportLog(o, store, name, pub, stdout) })
+}
 
+// exportLog writes one log out.
+func exportLog(o *exportOptions, store *liveStore, name string, pub ed25519.PublicKey, stdout io.Writer) error {
 	var rep *evidence.Report
+	var err error
 	write := func(w io.Writer) error {
 		if o.format == "jsonl" {
 			return store.Export(w, o.session)
 		}
 		var err error
-		rep, err = store.ExportHTML(w, evidence.HTMLOptions{Session: o.session, PublicKey: pub, Source: filepath.Base(o.path)})
+		rep, err = store.ExportHTML(w, evidence.HTMLOptions{Session: o.session, PublicKey: pub, Source: filepath.Base(name)})
 		return err
 	}
 	if o.out == "" {

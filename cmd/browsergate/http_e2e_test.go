@@ -67,6 +67,13 @@ func startHTTP(t testing.TB, manifest, extra string, args ...string) *httpDaemon
 // the host.
 func startHTTPIn(t testing.TB, h *netlab.Host, manifest, extra string, args ...string) *httpDaemon {
 	t.Helper()
+	return launchHTTP(t, h, nil, manifest, extra, args...)
+}
+
+// launchHTTP is startHTTPIn with more environment variables (NAME=VALUE)
+// for serve.
+func launchHTTP(t testing.TB, h *netlab.Host, env []string, manifest, extra string, args ...string) *httpDaemon {
+	t.Helper()
 	dir := t.TempDir()
 	write := func(name, body string) string {
 		p := filepath.Join(dir, name)
@@ -83,6 +90,9 @@ func startHTTPIn(t testing.TB, h *netlab.Host, manifest, extra string, args ...s
 	if h != nil {
 		d.cmd = h.Command(context.Background(), binary, serveArgs...)
 		d.dialer = h.Dial
+	}
+	if env != nil {
+		d.cmd.Env = append(os.Environ(), env...)
 	}
 	pr, pw := io.Pipe()
 	d.cmd.Stderr = io.MultiWriter(d.stderr, pw)

@@ -12,13 +12,13 @@ import (
 
 var evidenceReplayCommand = &command{
 	name:     "evidence replay",
-	synopsis: "--evidence FILE --session ID [--pubkey FILE] [--secret NAME=env:VAR|file:PATH...] [--resolve NAME=IP[,IP...]...]",
+	synopsis: "--evidence FILE|--store URL --session ID [--pubkey FILE] [--secret NAME=env:VAR|file:PATH...] [--resolve NAME=IP[,IP...]...]",
 	summary: "Run a recorded session again in a fresh launched headless browser (or the browserless engine, for a session of\n" +
 		"engine = \"http\"), under the manifest and policies it recorded, and list the steps whose decision, URL, title,\n" +
 		"error or output differ, with the lines of the output that changed (exit 1 when any does). Only a log that\n" +
 		"verifies is replayed; a running serve's file is read from the copy the daemon makes, as show and verify read it.",
 	setup: func(fs *flag.FlagSet) action {
-		path := evidenceFlag(fs)
+		src := sourceFlags(fs)
 		session := fs.String("session", "", "the session `ID` to replay (see evidence show)")
 		pubkey := fs.String("pubkey", "", "verify the log's signed heads with this public key `FILE` before trusting it")
 		var secrets multiFlag
@@ -26,8 +26,11 @@ var evidenceReplayCommand = &command{
 		var resolve multiFlag
 		fs.Var(&resolve, "resolve", "answer `NAME=IP[,IP...]` instead of asking DNS for NAME, as serve --resolve does (repeatable)")
 		return func(_ []string, stdout, _ io.Writer) error {
-			if *path == "" || *session == "" {
-				return fmt.Errorf("%w: evidence replay needs --evidence and --session", errUsage)
+			if err := src.need("replay"); err != nil {
+				return err
+			}
+			if *session == "" {
+				return fmt.Errorf("%w: evidence replay needs --session", errUsage)
 			}
 			resolver, err := staticResolver(resolve)
 			if err != nil {
@@ -50,24 +53,22 @@ var evidenceReplayCommand = &command{
 					return err
 				}
 			}
-			return evidenceReplay(*path, *session, opts, stdout)
+			return evidenceReplay(src, *session, opts, stdout)
 		}
 	},
 }
 
-// evidenceReplay replays session from the log at path. The log is read as
+// evidenceReplay replays session from src (the log holding it). It is read as
 // show and verify read it (openReadOnly: the file itself, or the copy a
 // running serve makes of it), and let go before the first step runs, so
 // that neither the daemon writing it nor the replay waits for the other.
-func evidenceReplay(path, session string, opts replay.Options, stdout io.Writer) error {
-	store, err := openReadOnly(path)
-	if err != nil {
+func evidenceReplay(src *evidenceSource, session string, opts replay.Options, stdout io.Writer) error {
+	var rec *replay.Recorded
+	err := src.each(session, true, func(store *liveStore, name string) error {
+		var err error
+		rec, err = replay.Read(store.Store, name, session, opts.PublicKey)
 		return err
-	}
-	rec, err := replay.Read(store.Store, path, session, opts.PublicKey)
-	if cerr := store.Close(); err == nil {
-		err = cerr
-	}
+	})
 	if err != nil {
 		return err
 	}

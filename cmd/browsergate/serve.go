@@ -31,7 +31,7 @@ import (
 
 var serveCommand = &command{
 	name: "serve",
-	synopsis: `--manifest FILE [--manifest FILE...] --policies DIR --evidence FILE [--signing-key FILE]
+	synopsis: `--manifest FILE [--manifest FILE...] --policies DIR --evidence FILE [--signing-key FILE] [--store URL [--evidence-ack local|central]]
 		[--tool-separator .|_] [--principal ID] [--log-level debug|info|warn|error] [--resolve NAME=IP[,IP...]...]
 		[--approvals-socket PATH] [--approval-timeout 55s] [--approval-hook CMD] [--elicitation] [--watch] [--prelaunch=false]
 		[--calls-at-once N] [--call-wait 30s] [--gate-listen IP:PORT]
@@ -50,6 +50,9 @@ type serveOptions struct {
 	policies        string
 	evidence        string
 	signingKey      string
+	store           string
+	evidenceAck     string
+	replica         string
 	sep             string
 	principal       string
 	logLevel        string
@@ -82,6 +85,8 @@ func serveFlags(fs *flag.FlagSet) action {
 	fs.StringVar(&o.policies, "policies", "", "Cedar policy `DIR` (with its schema, and its policy-tests.json run first)")
 	fs.StringVar(&o.evidence, "evidence", "", "bbolt evidence `FILE` (created if missing)")
 	fs.StringVar(&o.signingKey, "signing-key", "", "PKCS #8 PEM ed25519 private key `FILE` (evidence keygen): sign every session's evidence head and the log-wide head")
+	fs.StringVar(&o.store, "store", "", "ship every evidence record to the central store at `URL` (postgres://USER@HOST[:PORT]/DB; the password from PGPASSFILE, ~/.pgpass or PGPASSWORD, never in the URL); the --evidence file stays the outbox written before each reply")
+	fs.StringVar(&o.evidenceAck, "evidence-ack", "local", "reply to a call once its record is in the --evidence file (`local`), or only once the central store (--store) holds it too (central): then a replica whose disk is lost loses nothing it acknowledged")
 	fs.StringVar(&o.sep, "tool-separator", ".", "tool name separator `SEP`: \".\" (<tool>.<command>) or \"_\" for LLM APIs that allow only [A-Za-z0-9_-]")
 	fs.StringVar(&o.principal, "principal", "local", "Cedar principal `ID` of the agent (Web::Agent)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "the least `LEVEL` logged: debug, info, warn or error (logs go to stderr)")
@@ -137,6 +142,9 @@ func (o *serveOptions) run(stderr io.Writer) error {
 	if o.callsAtOnce <= 0 || o.callWait <= 0 {
 		return fmt.Errorf("%w: --calls-at-once and --call-wait must be positive", errUsage)
 	}
+	if err := o.checkStoreFlags(); err != nil {
+		return err
+	}
 	if o.sep != "." && o.sep != "_" {
 		return fmt.Errorf("%w: --tool-separator must be \".\" or \"_\"", errUsage)
 	}
@@ -189,6 +197,11 @@ func (o *serveOptions) run(stderr io.Writer) error {
 		// recorded: refuse to start instead.
 		return fmt.Errorf("%w: %s is a signed evidence log: start serve with its --signing-key, or give --evidence a new file", evidence.ErrNeedKey, o.evidence)
 	}
+	stopShipper, err := startShipper(o, store, logger)
+	if err != nil {
+		return err
+	}
+	defer stopShipper()
 	resolver, err := staticResolver(o.resolve)
 	if err != nil {
 		return err

@@ -1,0 +1,251 @@
+package main
+
+import (
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/browsergate/browsergate/evidence"
+	"github.com/browsergate/browsergate/evidence/central"
+)
+
+// How long serve waits for the central store at start, and for the last
+// records to ship when it stops.
+const (
+	centralConnectWait = 30 * time.Second
+	centralFlushWait   = 30 * time.Second
+)
+
+// startShipper connects to the central store (--store) and ships the
+// evidence file to it until the returned stop is called (after the
+// executor closed, so that the records of the sessions it ends ship too);
+// with --evidence-ack central, every append waits for the store. No
+// --store: nothing, and stop does nothing.
+func startShipper(o *serveOptions, store *evidence.Store, logger *slog.Logger) (stop func(), err error) {
+	if o.store == "" {
+		return func() {}, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), centralConnectWait)
+	defer cancel()
+	c, err := central.Open(ctx, o.store)
+	if err != nil {
+		return nil, fmt.Errorf("--store: %w", err)
+	}
+	replica := o.replicaName()
+	shipper, err := central.NewShipper(ctx, store, c, replica, logger)
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("--store: %w", err)
+	}
+	if o.evidenceAck == "central" {
+		store.SetAcknowledge(shipper.Acknowledge)
+	}
+	runCtx, stopRun := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { shipper.Run(runCtx); close(done) }()
+	logger.Info("shipping evidence to the central store", "store", central.Redact(o.store), "log", store.LogID(), "replica", replica, "ack", o.evidenceAck)
+	return func() {
+		stopRun()
+		<-done
+		ctx, cancel := context.WithTimeout(context.Background(), centralFlushWait)
+		defer cancel()
+		if err := shipper.Flush(ctx); err != nil {
+			logger.Error("the last evidence records were not shipped; the next start ships them", "error", err)
+		}
+		c.Close()
+	}, nil
+}
+
+// checkStoreFlags checks --store and --evidence-ack.
+func (o *serveOptions) checkStoreFlags() error {
+	switch o.evidenceAck {
+	case "local":
+	case "central":
+		if o.store == "" {
+			return fmt.Errorf("%w: --evidence-ack central needs --store: the central store acknowledges the records", errUsage)
+		}
+	default:
+		return fmt.Errorf("%w: --evidence-ack must be local or central, not %q", errUsage, o.evidenceAck)
+	}
+	if o.store != "" {
+		if err := central.CheckURL(o.store); err != nil {
+			return fmt.Errorf("%w: --%v", errUsage, err)
+		}
+	}
+	return nil
+}
+
+// replicaName names this daemon in the central store: --replica, or the
+// host's name.
+func (o *serveOptions) replicaName() string {
+	if o.replica != "" {
+		return o.replica
+	}
+	host, _ := os.Hostname()
+	return host
+}
+
+// openCentral connects an evidence command to the central store.
+func openCentral(url string) (*central.Store, error) {
+	if err := central.CheckURL(url); err != nil {
+		return nil, fmt.Errorf("%w: --%v", errUsage, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), centralConnectWait)
+	defer cancel()
+	return central.Open(ctx, url)
+}
+
+// openStoreLog writes log logID of the central store into a temporary
+// evidence file and opens it, so that a command reads it as a file.
+func openStoreLog(c *central.Store, logID string) (*liveStore, error) {
+	dir, err := os.MkdirTemp("", "browsergate-central-")
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, "evidence.db")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	if _, err := c.AssembleLog(ctx, logID, path); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	store, err := evidence.Open(path, &evidence.Options{ReadOnly: true, Timeout: time.Second})
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return &liveStore{Store: store, copy: dir}, nil
+}
+
+// storeLogs are the logs of the central store a command reads: the one
+// that holds session, or every log when session is "".
+func storeLogs(c *central.Store, session string) ([]central.LogInfo, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	logs, err := c.Logs(ctx)
+	if err != nil || session == "" {
+		return logs, err
+	}
+	id, err := c.LogOf(ctx, session)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range logs {
+		if l.ID == id {
+			return []central.LogInfo{l}, nil
+		}
+	}
+	return nil, fmt.Errorf("no session %q in the central store", session)
+}
+
+// evidenceVerifyStore verifies every log of the central store at url, as
+// evidence verify verifies a file, one after the other.
+func evidenceVerifyStore(url string, pub ed25519.PublicKey, stdout io.Writer) error {
+	c, err := openCentral(url)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	logs, err := storeLogs(c, "")
+	if err != nil {
+		return err
+	}
+	if len(logs) == 0 {
+		return fmt.Errorf("the central store %s holds no evidence", central.Redact(url))
+	}
+	var bad []string
+	for _, l := range logs {
+		fmt.Fprintf(stdout, "log %s (replica %s):\n", l.ID, l.Replica)
+		store, err := openStoreLog(c, l.ID)
+		if err != nil {
+			return err
+		}
+		err = verifyOpened(store.Store, pub, stdout)
+		store.Close()
+		if errors.Is(err, errTampered) {
+			bad = append(bad, l.ID)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("%w: %d of %d log(s) of the central store: %v", errTampered, len(bad), len(logs), bad)
+	}
+	return nil
+}
+
+// evidenceSource is where an evidence command reads: a file (--evidence)
+// or the central store (--store).
+type evidenceSource struct{ file, store string }
+
+// sourceFlags declares --evidence and --store.
+func sourceFlags(fs *flag.FlagSet) *evidenceSource {
+	s := &evidenceSource{}
+	fs.StringVar(&s.file, "evidence", "", "bbolt evidence `FILE`")
+	fs.StringVar(&s.store, "store", "", "read the central evidence store at `URL` (postgres://USER@HOST[:PORT]/DB; the password from PGPASSFILE, ~/.pgpass or PGPASSWORD) instead of a file")
+	return s
+}
+
+// need is the usage error of `evidence sub` without one source, or with
+// both.
+func (s *evidenceSource) need(sub string) error {
+	switch {
+	case s.file != "" && s.store != "":
+		return fmt.Errorf("%w: evidence %s reads --evidence FILE or --store URL, not both", errUsage, sub)
+	case s.file == "" && s.store == "":
+		return fmt.Errorf("%w: evidence %s needs --evidence FILE (or --store URL)", errUsage, sub)
+	}
+	return nil
+}
+
+// each opens the logs a command reads, one after the other, and hands each
+// to fn with a name for messages: the file; or, in the central store, the
+// log that holds session, or every log when session is "". one: the
+// command is about one log (a report, a replay), and the store must
+// name one.
+func (s *evidenceSource) each(session string, one bool, fn func(store *liveStore, name string) error) error {
+	if s.store == "" {
+		store, err := openReadOnly(s.file)
+		if err != nil {
+			return err
+		}
+		defer store.Close()
+		return fn(store, s.file)
+	}
+	c, err := openCentral(s.store)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	logs, err := storeLogs(c, session)
+	if err != nil {
+		return err
+	}
+	if len(logs) == 0 {
+		return fmt.Errorf("the central store %s holds no evidence", central.Redact(s.store))
+	}
+	if one && len(logs) > 1 {
+		return fmt.Errorf("%w: the central store holds %d logs (one a replica's file): name a --session, whose log is read", errUsage, len(logs))
+	}
+	for _, l := range logs {
+		store, err := openStoreLog(c, l.ID)
+		if err != nil {
+			return err
+		}
+		err = fn(store, fmt.Sprintf("log %s (replica %s)", l.ID, l.Replica))
+		store.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/browsergate/browsergate/internal/testkit/pglab"
+)
+
+// centralStore is a PostgreSQL cluster with a database for the fleet's
+// evidence, and what serve and the evidence commands need to reach it.
+type centralStore struct {
+	pg  *pglab.Cluster
+	url string
+	env []string
+}
+
+func startCentralStore(t *testing.T) *centralStore {
+	t.Helper()
+	pg := pglab.Start(t, nil)
+	pg.CreateDatabase(t, "fleet")
+	return &centralStore{pg: pg, url: pg.URL("fleet"), env: []string{"PGPASSFILE=" + pg.PassFile}}
+}
+
+// run runs an evidence command against the store and returns its output.
+func (c *centralStore) run(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(binary, append(args, "--store", c.url)...)
+	cmd.Env = append(os.Environ(), c.env...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// TestCentralAckLosesNothingWithTheReplicasDisk: a daemon that replies
+// only once the central store holds a record (--evidence-ack central) is
+// killed and its evidence file lost; every call it answered is in the
+// central store, which verifies, shows, exports and replays it; the daemon
+// started again on a new file is a second log beside the first.
+func TestCentralAckLosesNothingWithTheReplicasDisk(t *testing.T) {
+	t.Parallel()
+	store := startCentralStore(t)
+	site, _ := serveLogged(t, map[string]string{
+		"/form": `<title>form</title><input id=q aria-label=Query><a href="/next">next</a>`,
+		"/next": `<title>next</title><p>the next page</p>`,
+	})
+	d := launchHTTP(t, nil, store.env, inputManifest(), "", "--store", store.url, "--evidence-ack", "central")
+	alice := d.connect(t, "alice-token")
+	answered := 0
+	for i := range 3 {
+		for _, c := range []struct {
+			tool string
+			args map[string]any
+		}{
+			{"e2e.navigate", map[string]any{"url": site + "/form"}},
+			{"e2e.type_text", map[string]any{"selector": "#q", "text": fmt.Sprintf("query %d", i)}},
+			{"e2e.snapshot", nil},
+		} {
+			if out, refused := callText(t, alice, c.tool, c.args); refused {
+				t.Fatalf("%s: %s", c.tool, out)
+			}
+			answered++
+		}
+	}
+	if err := d.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = d.cmd.Wait()
+	if err := os.Remove(d.evidence); err != nil {
+		t.Fatal(err)
+	}
+
+	if got := store.pg.SQL(t, "fleet", "SELECT count(*) FROM evidence_records"); got != fmt.Sprint(answered) {
+		t.Fatalf("the central store holds %s records of the %d calls the killed daemon answered", got, answered)
+	}
+	out, err := store.run(t, "evidence", "verify")
+	if err != nil || !strings.Contains(out, "ok: 1 session(s), 9 record(s), every hash chain intact") || !strings.Contains(out, "covers every session") {
+		t.Fatalf("evidence verify --store: %v\n%s", err, out)
+	}
+	session := sessionOf(t, store)
+	out, err = store.run(t, "evidence", "show", "--session", session)
+	if err != nil || strings.Count(out, "type_text") != 3 || !strings.Contains(out, "agent alice") {
+		t.Fatalf("evidence show --store --session: %v\n%s", err, out)
+	}
+	out, err = store.run(t, "evidence", "export", "--session", session)
+	if err != nil || len(bytes.Split(bytes.TrimSpace([]byte(out)), []byte("\n"))) != answered {
+		t.Fatalf("evidence export --store: %v, want %d lines\n%s", err, answered, out)
+	}
+
+	// The daemon again, on a new file: a second log.
+	d2 := launchHTTP(t, nil, store.env, inputManifest(), "", "--store", store.url, "--evidence-ack", "central")
+	if out, refused := callText(t, d2.connect(t, "alice-token"), "e2e.navigate", map[string]any{"url": site + "/next"}); refused {
+		t.Fatalf("navigate after the restart: %s", out)
+	}
+	d2.stop(t)
+	out, err = store.run(t, "evidence", "verify")
+	if err != nil || strings.Count(out, "every hash chain intact") != 2 || strings.Count(out, "log ") != 2 {
+		t.Fatalf("evidence verify --store with two logs: %v\n%s", err, out)
+	}
+	// A report is of one log: the store holds two, so it needs a session.
+	if out, err := store.run(t, "evidence", "export", "--format", "html"); err == nil || !strings.Contains(out, "name a --session") {
+		t.Fatalf("export html of a store of two logs without --session: %v\n%s", err, out)
+	}
+
+	// Tampering in the store shows.
+	store.pg.SQL(t, "fleet", `UPDATE evidence_records SET record = convert_to(replace(convert_from(record, 'UTF8'), 'query 1', 'query 9'), 'UTF8')`)
+	if out, err := store.run(t, "evidence", "verify"); err == nil || !strings.Contains(out, "FAIL:") {
+		t.Fatalf("evidence verify --store after a record was rewritten in it: %v\n%s", err, out)
+	}
+}
+
+// sessionOf is the one session the store's first log holds.
+func sessionOf(t *testing.T, store *centralStore) string {
+	t.Helper()
+	ids := store.pg.SQL(t, "fleet", "SELECT DISTINCT session FROM evidence_heads")
+	sc := bufio.NewScanner(strings.NewReader(ids))
+	var out []string
+	for sc.Scan() {
+		out = append(out, sc.Text())
+	}
+	if len(out) != 1 {
+		t.Fatalf("sessions in the central store: %q, want one", out)
+	}
+	return out[0]
+}
+
+// TestCentralAckWithTheStoreDownWithholdsTheResult: with the central
+// store gone, a call under --evidence-ack central acts, is recorded in the
+// file, and its result is withheld with an error that says why; once the
+// store is back the record is shipped.
+func TestCentralAckWithTheStoreDownWithholdsTheResult(t *testing.T) {
+	t.Parallel()
+	store := startCentralStore(t)
+	site, _ := serveLogged(t, map[string]string{"/": `<title>home</title><p>home</p>`})
+	d := launchHTTP(t, nil, store.env, inputManifest(), "", "--store", store.url, "--evidence-ack", "central")
+	alice := d.connect(t, "alice-token")
+	if out, refused := callText(t, alice, "e2e.navigate", map[string]any{"url": site + "/"}); refused {
+		t.Fatalf("navigate: %s", out)
+	}
+	store.pg.Stop()
+	out, refused := callText(t, alice, "e2e.snapshot", nil)
+	if !refused || !strings.Contains(out, "result is withheld") || !strings.Contains(out, "not acknowledged by the central store") {
+		t.Fatalf("a call with the central store down: refused %v: %s", refused, out)
+	}
+	store.pg.Restart(t)
+	if out, refused := callText(t, alice, "e2e.snapshot", nil); refused {
+		t.Fatalf("a call once the store is back: %s", out)
+	}
+	if got := store.pg.SQL(t, "fleet", "SELECT string_agg(seq::text, ',' ORDER BY seq) FROM evidence_records"); got != "1,2,3" {
+		t.Fatalf("records in the central store once it is back: %s, want 1,2,3", got)
+	}
+}
