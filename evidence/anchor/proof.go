@@ -24,6 +24,12 @@ func tileFetcher(src Source) client.TileFetcherFunc {
 // tiles, RFC 6962 §2.1.2) does not verify, is ErrInconsistent. Both
 // checkpoints must already have been verified (Verifier.Checkpoint).
 func (v *Verifier) Consistency(ctx context.Context, src Source, kept, cur Checkpoint) error {
+	return consistent(ctx, src, kept, cur)
+}
+
+// consistent is Consistency, for checkpoints whose signatures were checked
+// or that the anchorer trusts (its own log's and the bucket's).
+func consistent(ctx context.Context, src Source, kept, cur Checkpoint) error {
 	switch {
 	case kept.Size > cur.Size:
 		return fmt.Errorf("%w: kept %s, the current one has size %d", ErrRolledBack, kept, cur.Size)
