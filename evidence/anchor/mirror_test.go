@@ -17,16 +17,11 @@ import (
 func TestMirrorCopiesLogUnderObjectLock(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	const bucket = "fleet-log"
-	c := lockedBucket(t, bucket)
+	const bucket = testBucket
 	since := time.Now()
-	l := openLog(t)
+	l, c, m := mirrorSetup(t)
 	kept := l.appendAll(t, records("s1", 1, 600))
-	m := newMirror(t, c, bucket)
-	stats, err := m.Sync(ctx, l.Source())
-	if err != nil {
-		t.Fatal(err)
-	}
+	stats := syncOK(t, m, l.Source())
 	// 3 bundles, 3 leaf tiles, 1 level-1 tile, the checkpoint.
 	if stats.Size != 600 || stats.Objects != 8 {
 		t.Fatalf("first sync: %+v, want size 600 in 8 objects", stats)
@@ -37,17 +32,14 @@ func TestMirrorCopiesLogUnderObjectLock(t *testing.T) {
 	}
 
 	l.appendAll(t, records("s2", 1, 300))
-	stats, err = m.Sync(ctx, l.Source())
-	if err != nil {
-		t.Fatal(err)
-	}
+	stats = syncOK(t, m, l.Source())
 	// Bundle 2 and leaf tile 2 are full now, bundle 3 and leaf tile 3
 	// new and partial, the level-1 tile grew, and the checkpoint.
 	if stats.Size != 900 || stats.Objects != 6 {
 		t.Fatalf("second sync: %+v, want size 900 in 6 objects", stats)
 	}
-	if stats, err = m.Sync(ctx, l.Source()); err != nil || stats.Objects != 0 {
-		t.Fatalf("a sync with nothing new: %+v, %v; want no object written", stats, err)
+	if stats = syncOK(t, m, l.Source()); stats.Objects != 0 {
+		t.Fatalf("a sync with nothing new: %+v; want no object written", stats)
 	}
 	history, err := src.Checkpoints(ctx)
 	if err != nil {
@@ -71,15 +63,12 @@ func TestMirrorCopiesLogUnderObjectLock(t *testing.T) {
 func TestMirrorRefusesRolledBackLog(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	const bucket = "fleet-log"
-	c := lockedBucket(t, bucket)
-	l := openLog(t)
+	const bucket = testBucket
+	l, c, m := mirrorSetup(t)
 	l.appendAll(t, records("s1", 1, 300))
 	earlier := copyDir(t, l.dir)
 	l.appendAll(t, records("s2", 1, 300))
-	if _, err := newMirror(t, c, bucket).Sync(ctx, l.Source()); err != nil {
-		t.Fatal(err)
-	}
+	syncOK(t, m, l.Source())
 	if _, err := newMirror(t, c, bucket).Sync(ctx, anchor.DirSource(earlier)); !errors.Is(err, anchor.ErrMirrorAhead) {
 		t.Fatalf("an earlier copy: got %v, want ErrMirrorAhead", err)
 	}
@@ -98,18 +87,12 @@ func TestMirrorRefusesRolledBackLog(t *testing.T) {
 func TestAuditOfBucketDetectsOldCheckpointPutBack(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	const bucket = "fleet-log"
-	c := lockedBucket(t, bucket)
-	l := openLog(t)
-	m := newMirror(t, c, bucket)
+	const bucket = testBucket
+	l, c, m := mirrorSetup(t)
 	old := l.appendAll(t, records("s1", 1, 300))
-	if _, err := m.Sync(ctx, l.Source()); err != nil {
-		t.Fatal(err)
-	}
+	syncOK(t, m, l.Source())
 	l.appendAll(t, records("s2", 1, 300))
-	if _, err := m.Sync(ctx, l.Source()); err != nil {
-		t.Fatal(err)
-	}
+	syncOK(t, m, l.Source())
 	// The attacker's write: the old checkpoint as the current version.
 	putObject(t, c, bucket, "checkpoint", old)
 	src := anchor.BucketSource{Client: c, Bucket: bucket}

@@ -23,14 +23,11 @@ import (
 func TestObjectLockHoldsMirroredObjects(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	const bucket = "fleet-log"
-	c := lockedBucket(t, bucket)
-	l := openLog(t)
-	l.appendAll(t, records("s1", 1, 300))
+	const bucket = testBucket
 	since := time.Now()
-	if _, err := newMirror(t, c, bucket).Sync(ctx, l.Source()); err != nil {
-		t.Fatal(err)
-	}
+	l, c, m := mirrorSetup(t)
+	l.appendAll(t, records("s1", 1, 300))
+	syncOK(t, m, l.Source())
 	requireLocked(t, c, bucket, since)
 
 	key := "tile/entries/000"

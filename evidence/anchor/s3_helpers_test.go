@@ -28,6 +28,27 @@ func lockedBucket(t testing.TB, bucket string) *s3.Client {
 	return c
 }
 
+// testBucket is the bucket the tests mirror to.
+const testBucket = "fleet-log"
+
+// mirrorSetup starts versitygw with a locked testBucket, and opens a new
+// log and a mirror of it to that bucket.
+func mirrorSetup(t testing.TB) (*testLog, *s3.Client, *anchor.Mirror) {
+	t.Helper()
+	c := lockedBucket(t, testBucket)
+	return openLog(t), c, newMirror(t, c, testBucket)
+}
+
+// syncOK mirrors src, failing t on an error.
+func syncOK(t testing.TB, m *anchor.Mirror, src anchor.Source) anchor.MirrorStats {
+	t.Helper()
+	stats, err := m.Sync(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stats
+}
+
 // newMirror returns a Mirror to bucket holding objects for testRetention.
 func newMirror(t testing.TB, c *s3.Client, bucket string) *anchor.Mirror {
 	t.Helper()
