@@ -29,6 +29,9 @@ const (
 	DefaultBatchMaxAge = 10 * time.Millisecond
 )
 
+// maxLeaf is the largest leaf: a tlog-tiles entry's length is 16 bits.
+const maxLeaf = 1<<16 - 1
+
 // Config configures Open.
 type Config struct {
 	// Dir is the log's directory (created if missing): checkpoint,
@@ -156,7 +159,8 @@ func (l *Log) Dir() string { return l.cfg.Dir }
 // leaf is anchored once a checkpoint covers it: Checkpoint waits for one.
 // On an error some leaves may have been added: an index is assigned once
 // and for all, so the caller appends them again only if it keeps no
-// index for them (an index returned is never taken back).
+// index for them (an index returned is never taken back). A leaf larger
+// than 65535 bytes fails the call before any leaf is added.
 func (l *Log) Append(ctx context.Context, leaves [][]byte) ([]uint64, error) {
 	l.mu.Lock()
 	if l.closed {
@@ -164,11 +168,13 @@ func (l *Log) Append(ctx context.Context, leaves [][]byte) ([]uint64, error) {
 		return nil, ErrClosed
 	}
 	l.mu.Unlock()
+	for i, leaf := range leaves {
+		if len(leaf) > maxLeaf {
+			return nil, fmt.Errorf("append leaf %d: %d bytes, more than a tlog-tiles entry holds (%d)", i, len(leaf), maxLeaf)
+		}
+	}
 	futures := make([]tessera.IndexFuture, len(leaves))
 	for i, leaf := range leaves {
-		if len(leaf) > 1<<16-1 {
-			return nil, fmt.Errorf("append leaf %d: %d bytes, more than a tlog-tiles entry holds (65535)", i, len(leaf))
-		}
 		futures[i] = l.appender.Add(ctx, tessera.NewEntry(leaf))
 	}
 	indices := make([]uint64, len(leaves))

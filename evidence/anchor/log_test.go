@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -122,5 +124,56 @@ func TestOpenRefusesAnotherLogsDirectory(t *testing.T) {
 	_, err = anchor.Open(context.Background(), anchor.Config{Dir: t.TempDir(), Signer: other, Origin: testOrigin})
 	if !errors.Is(err, anchor.ErrConfig) {
 		t.Fatalf("an Origin that is not the signer's name: got %v, want ErrConfig", err)
+	}
+}
+
+// TestAppendRefusesOversizedLeafWhole appends a batch whose last leaf is
+// larger than a tlog-tiles entry holds: nothing of the batch is added.
+func TestAppendRefusesOversizedLeafWhole(t *testing.T) {
+	t.Parallel()
+	l := openLog(t)
+	ctx := context.Background()
+	batch := append(records("s1", 1, 2), make([]byte, 1<<16))
+	if _, err := l.Append(ctx, batch); err == nil {
+		t.Fatal("a leaf of 65536 bytes was appended")
+	}
+	cp, err := l.verifier.Checkpoint(l.appendAll(t, records("s2", 1, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cp.Size != 1 {
+		t.Fatalf("after the refused batch and one leaf the log has %d leaves, want 1", cp.Size)
+	}
+}
+
+// TestAuditReadsPartialsFromFullTiles audits an earlier checkpoint in a
+// copy from which the partial leaf tile and bundle of its size are gone,
+// as Tessera removes them once full ones replace them: the full ones'
+// first hashes and entries serve.
+func TestAuditReadsPartialsFromFullTiles(t *testing.T) {
+	t.Parallel()
+	l := openLog(t)
+	leaves := records("s1", 1, 900)
+	cp600 := l.appendAll(t, leaves[:600])
+	l.appendAll(t, leaves[600:])
+	dir := copyDir(t, l.dir)
+	for _, partial := range []string{"tile/entries/002.p/88", "tile/0/002.p/88"} {
+		if err := os.Remove(filepath.Join(dir, filepath.FromSlash(partial))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "checkpoint"), cp600, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	cp, err := l.verifier.Audit(context.Background(), anchor.DirSource(dir), anchor.AuditOptions{Leaf: func(i uint64, leaf []byte) error {
+		if !bytes.Equal(leaf, leaves[i]) {
+			t.Errorf("leaf %d is %q, want %q", i, leaf, leaves[i])
+		}
+		n++
+		return nil
+	}})
+	if err != nil || cp.Size != 600 || n != 600 {
+		t.Fatalf("audit of size %d with %d leaves: %v; want 600", cp.Size, n, err)
 	}
 }
