@@ -25,6 +25,7 @@ require (
 	golang.org/x/net v0.62.0
 	golang.org/x/sys v0.49.0
 	golang.org/x/time v0.15.0
+	k8s.io/klog/v2 v2.130.1
 )
 
 require (
@@ -60,5 +61,4 @@ require (
 	golang.org/x/oauth2 v0.35.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
-	k8s.io/klog/v2 v2.130.1 // indirect
 )
