@@ -226,8 +226,11 @@ func (l *Log) Checkpoint(ctx context.Context) ([]byte, error) {
 	}
 }
 
-// Source is the log read as an auditor or the mirror reads it.
-func (l *Log) Source() Source { return l.reader }
+// Source is the log's directory read as an auditor or the mirror reads
+// it: each file exactly as it is (Tessera's own reader hands out a full
+// tile for a partial one it removed, which is not what the partial's path
+// holds).
+func (l *Log) Source() Source { return DirSource(l.cfg.Dir) }
 
 // Close waits until a checkpoint covers every leaf appended (at most
 // ctx's deadline, or Tessera's one-minute shutdown timeout), then stops

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/browsergate/browsergate/evidence/anchor"
 )
 
@@ -105,5 +106,24 @@ func TestAuditOfBucketDetectsOldCheckpointPutBack(t *testing.T) {
 	}
 	if _, err := l.verifier.Audit(ctx, src, anchor.AuditOptions{Kept: history}); !errors.Is(err, anchor.ErrRolledBack) {
 		t.Fatalf("with the bucket's checkpoint versions: got %v, want ErrRolledBack", err)
+	}
+}
+
+// TestEnsureBucketRefusesBucketWithoutObjectLock: EnsureBucket accepts a
+// bucket it made (again), and refuses one made without Object Lock,
+// where the mirror's objects could be deleted.
+func TestEnsureBucketRefusesBucketWithoutObjectLock(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := lockedBucket(t, testBucket)
+	if err := anchor.EnsureBucket(ctx, c, testBucket); err != nil {
+		t.Fatalf("a second EnsureBucket of a locked bucket: %v", err)
+	}
+	plain := "plain-bucket"
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: &plain}); err != nil {
+		t.Fatal(err)
+	}
+	if err := anchor.EnsureBucket(ctx, c, plain); !errors.Is(err, anchor.ErrBucketNotLocked) {
+		t.Fatalf("a bucket without Object Lock: got %v, want ErrBucketNotLocked", err)
 	}
 }
