@@ -1,0 +1,113 @@
+package anchor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go"
+)
+
+// S3Config says how to reach an S3 service with static credentials.
+type S3Config struct {
+	// Endpoint is the service's base URL (https://s3.eu-west-1.amazonaws.com,
+	// http://127.0.0.1:7070); empty means AWS's endpoint for Region.
+	Endpoint string
+	// Region is the region requests are signed for (us-east-1 if empty).
+	Region string
+	// AccessKey and SecretKey are the credentials.
+	AccessKey, SecretKey string
+	// VirtualHosted addresses buckets as bucket.host instead of host/bucket
+	// (path style, which gateways such as versitygw need).
+	VirtualHosted bool
+}
+
+// NewS3Client returns an S3 client for cfg.
+func NewS3Client(cfg S3Config) *s3.Client {
+	region := cfg.Region
+	if region == "" {
+		region = "us-east-1"
+	}
+	creds := aws.Credentials{AccessKeyID: cfg.AccessKey, SecretAccessKey: cfg.SecretKey, Source: "browsergate anchor"}
+	return s3.New(s3.Options{
+		Region:       region,
+		BaseEndpoint: optional(cfg.Endpoint),
+		UsePathStyle: !cfg.VirtualHosted,
+		Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+			return creds, nil
+		}),
+	})
+}
+
+// optional is nil for "", else a pointer to s.
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// EnsureBucket creates bucket with Object Lock enabled (which turns
+// versioning on), unless it exists, and checks that it has both: an
+// object written with a retention there can then be neither deleted nor
+// overwritten in place before its retention ends (ErrBucketNotLocked
+// otherwise). For tests and for operators setting up the copy.
+func EnsureBucket(ctx context.Context, c *s3.Client, bucket string) error {
+	_, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: &bucket, ObjectLockEnabledForBucket: aws.Bool(true)})
+	if err != nil && !isCode(err, "BucketAlreadyOwnedByYou") {
+		return fmt.Errorf("create bucket %s: %w", bucket, err)
+	}
+	lock, err := c.GetObjectLockConfiguration(ctx, &s3.GetObjectLockConfigurationInput{Bucket: &bucket})
+	if err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrBucketNotLocked, bucket, err)
+	}
+	if lock.ObjectLockConfiguration == nil || lock.ObjectLockConfiguration.ObjectLockEnabled != types.ObjectLockEnabledEnabled {
+		return fmt.Errorf("%w: %s", ErrBucketNotLocked, bucket)
+	}
+	v, err := c.GetBucketVersioning(ctx, &s3.GetBucketVersioningInput{Bucket: &bucket})
+	if err != nil {
+		return fmt.Errorf("%w: %s: versioning: %v", ErrBucketNotLocked, bucket, err)
+	}
+	if v.Status != types.BucketVersioningStatusEnabled {
+		return fmt.Errorf("%w: %s: versioning is %q", ErrBucketNotLocked, bucket, v.Status)
+	}
+	return nil
+}
+
+// isCode says whether err is an S3 error with one of codes.
+func isCode(err error, codes ...string) bool {
+	var api smithy.APIError
+	if !errors.As(err, &api) {
+		return false
+	}
+	for _, c := range codes {
+		if api.ErrorCode() == c {
+			return true
+		}
+	}
+	return false
+}
+
+// getObject reads an object (its current version, or versionID's),
+// wrapping fs.ErrNotExist when there is none.
+func getObject(ctx context.Context, c *s3.Client, bucket, key, versionID string) ([]byte, error) {
+	out, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: &bucket, Key: &key, VersionId: optional(versionID)})
+	if err != nil {
+		var nsk *types.NoSuchKey
+		if errors.As(err, &nsk) || isCode(err, "NoSuchKey", "NotFound", "NoSuchVersion") {
+			return nil, fmt.Errorf("s3://%s/%s: %w", bucket, key, fs.ErrNotExist)
+		}
+		return nil, fmt.Errorf("s3://%s/%s: %w", bucket, key, err)
+	}
+	defer out.Body.Close()
+	b, err := io.ReadAll(out.Body)
+	if err != nil {
+		return nil, fmt.Errorf("s3://%s/%s: %w", bucket, key, err)
+	}
+	return b, nil
+}
