@@ -29,6 +29,13 @@ func CanonicalJSON(e *Envelope) ([]byte, error) {
 	return appendCanonical(nil, obj)
 }
 
+// AnchorLeaf is the leaf that anchors a record in a fleet's transparency
+// log: the canonical JSON of {"hash","log","seq","session"} (fleet.md).
+func AnchorLeaf(logID, session string, seq uint64, hash string) []byte {
+	b, _ := appendCanonical(nil, map[string]any{"hash": hash, "log": logID, "seq": json.Number(strconv.FormatUint(seq, 10)), "session": session})
+	return b
+}
+
 // Hash returns the lowercase hex SHA-256 of CanonicalJSON(e): what
 // Append stores in e.Hash and what Verify recomputes.
 func Hash(e *Envelope) (string, error) {

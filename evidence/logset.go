@@ -49,6 +49,14 @@ func headDigest(session string, seq uint64, hash string) string {
 	return sha256Hex(HeadMessage(session, seq, hash))
 }
 
+// HeadDigest is the digest a session's head is known by in the log-wide
+// head's set, and the key of its tombstone once pruned: what an auditor
+// matches the last anchored record of a session gone from a store
+// against.
+func HeadDigest(session string, seq uint64, hash string) string {
+	return headDigest(session, seq, hash)
+}
+
 func (s *setState) add(l *setState) {
 	for i := range s {
 		s[i] += l[i]

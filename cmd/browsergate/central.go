@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/browsergate/browsergate/evidence"
@@ -23,12 +24,14 @@ const (
 	centralFlushWait   = 30 * time.Second
 )
 
-// startShipper connects to the central store (--store) and ships the
+// startCentral connects to the central store (--store) and ships the
 // evidence file to it until the returned stop is called (after the
 // executor closed, so that the records of the sessions it ends ship too);
-// with --evidence-ack central, every append waits for the store. No
-// --store: nothing, and stop does nothing.
-func startShipper(o *serveOptions, store *evidence.Store, logger *slog.Logger) (stop func(), err error) {
+// with --evidence-ack central, every append waits for the store; with
+// --anchor, it also runs for the anchorer's lock and, holding it, anchors
+// the store in the fleet's transparency log. No --store: nothing, and
+// stop does nothing.
+func startCentral(o *serveOptions, store *evidence.Store, logger *slog.Logger) (stop func(), err error) {
 	if o.store == "" {
 		return func() {}, nil
 	}
@@ -44,20 +47,35 @@ func startShipper(o *serveOptions, store *evidence.Store, logger *slog.Logger) (
 		c.Close()
 		return nil, fmt.Errorf("--store: %w", err)
 	}
+	var anchorer *central.Anchorer
+	if o.anchor != "" {
+		if anchorer, err = openAnchorer(ctx, o.anchor, c, logger); err != nil {
+			c.Close()
+			return nil, err
+		}
+	}
 	if o.evidenceAck == "central" {
 		store.SetAcknowledge(shipper.Acknowledge)
 	}
 	runCtx, stopRun := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { shipper.Run(runCtx); close(done) }()
-	logger.Info("shipping evidence to the central store", "store", central.Redact(o.store), "log", store.LogID(), "replica", replica, "ack", o.evidenceAck)
+	var wg sync.WaitGroup
+	wg.Go(func() { shipper.Run(runCtx) })
+	if anchorer != nil {
+		wg.Go(func() { anchorer.Run(runCtx) })
+	}
+	logger.Info("shipping evidence to the central store", "store", central.Redact(o.store), "log", store.LogID(), "replica", replica, "ack", o.evidenceAck, "anchor", o.anchor)
 	return func() {
 		stopRun()
-		<-done
+		wg.Wait()
 		ctx, cancel := context.WithTimeout(context.Background(), centralFlushWait)
 		defer cancel()
 		if err := shipper.Flush(ctx); err != nil {
 			logger.Error("the last evidence records were not shipped; the next start ships them", "error", err)
+		}
+		if anchorer != nil {
+			if err := anchorer.Log.Close(ctx); err != nil {
+				logger.Error("the transparency log did not close cleanly", "error", err)
+			}
 		}
 		c.Close()
 	}, nil
@@ -78,6 +96,9 @@ func (o *serveOptions) checkStoreFlags() error {
 		if err := central.CheckURL(o.store); err != nil {
 			return fmt.Errorf("%w: --%v", errUsage, err)
 		}
+	}
+	if o.anchor != "" && o.store == "" {
+		return fmt.Errorf("%w: --anchor needs --store: the anchorer anchors the central store's records", errUsage)
 	}
 	return nil
 }
@@ -147,7 +168,7 @@ func storeLogs(c *central.Store, session string) ([]central.LogInfo, error) {
 
 // evidenceVerifyStore verifies every log of the central store at url, as
 // evidence verify verifies a file, one after the other.
-func evidenceVerifyStore(url string, pub ed25519.PublicKey, stdout io.Writer) error {
+func evidenceVerifyStore(url string, pub ed25519.PublicKey, emptyOK bool, stdout io.Writer) error {
 	c, err := openCentral(url)
 	if err != nil {
 		return err
@@ -158,6 +179,10 @@ func evidenceVerifyStore(url string, pub ed25519.PublicKey, stdout io.Writer) er
 		return err
 	}
 	if len(logs) == 0 {
+		if emptyOK {
+			fmt.Fprintln(stdout, "note: the central store holds no log")
+			return nil
+		}
 		return fmt.Errorf("the central store %s holds no evidence", central.Redact(url))
 	}
 	var bad []string

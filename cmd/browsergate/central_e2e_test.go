@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/browsergate/browsergate/internal/testkit/pglab"
+	"github.com/browsergate/browsergate/internal/testkit/s3lab"
 )
 
 // centralStore is a PostgreSQL cluster with a database for the fleet's
@@ -152,5 +155,64 @@ func TestCentralAckWithTheStoreDownWithholdsTheResult(t *testing.T) {
 	}
 	if got := store.pg.SQL(t, "fleet", "SELECT string_agg(seq::text, ',' ORDER BY seq) FROM evidence_records"); got != "1,2,3" {
 		t.Fatalf("records in the central store once it is back: %s, want 1,2,3", got)
+	}
+}
+
+// TestAnchoredFleetShowsADeletedLog: a daemon with --store and --anchor
+// anchors every record in the fleet's transparency log and copies it to
+// a bucket under Object Lock; an auditor's evidence verify --central,
+// reading the bucket with the verifier key alone, passes and keeps the
+// checkpoint; then a whole log deleted from the database — which leaves
+// every remaining log verifying by the file's rules — is named.
+func TestAnchoredFleetShowsADeletedLog(t *testing.T) {
+	t.Parallel()
+	s3 := s3lab.Start(t)
+	store := startCentralStore(t)
+	store.env = append(store.env, "AWS_ACCESS_KEY_ID="+s3.AccessKey, "AWS_SECRET_ACCESS_KEY="+s3.SecretKey)
+	dir := t.TempDir()
+	if out, err := exec.Command(binary, "evidence", "keygen", "--out", filepath.Join(dir, "fleet-log"), "--log", "browsergate.test/fleet-log").CombinedOutput(); err != nil {
+		t.Fatalf("keygen --log: %v\n%s", err, out)
+	}
+	copySection := fmt.Sprintf("\n[copy]\nendpoint = %q\nregion = %q\nbucket = \"fleet-evidence\"\nprefix = \"fleet-log/\"\nretention_days = 1\npath_style = true\n", s3.Endpoint, s3.Region)
+	anchorFile := filepath.Join(dir, "anchor.toml")
+	if err := os.WriteFile(anchorFile, []byte("dir = \"log\"\nkey_file = \"fleet-log.key\"\n"+copySection), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	auditorFile := filepath.Join(dir, "auditor.toml")
+	if err := os.WriteFile(auditorFile, []byte("verifier_key_file = \"fleet-log.vkey\"\n"+copySection), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	site, _ := serveLogged(t, map[string]string{"/": `<title>home</title><p>home</p>`})
+	d := launchHTTP(t, nil, store.env, inputManifest(), "", "--store", store.url, "--anchor", anchorFile)
+	alice := d.connect(t, "alice-token")
+	for range 3 {
+		if out, refused := callText(t, alice, "e2e.navigate", map[string]any{"url": site + "/"}); refused {
+			t.Fatalf("navigate: %s", out)
+		}
+	}
+	// The anchorer runs every second: wait for a checkpoint covering the
+	// three records before the daemon stops.
+	deadline := time.Now().Add(time.Minute)
+	for store.pg.SQL(t, "fleet", "SELECT coalesce(max(size), 0) FROM evidence_checkpoints") != "3" {
+		if time.Now().After(deadline) {
+			t.Fatal("no checkpoint of size 3 within a minute")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	d.stop(t)
+
+	kept := filepath.Join(dir, "kept-checkpoint")
+	out, err := store.run(t, "evidence", "verify", "--central", "--anchor", auditorFile, "--checkpoint", kept)
+	if err != nil || !strings.Contains(out, "checkpoint of size 3") || !strings.Contains(out, "3 anchored, 0 not yet anchored") {
+		t.Fatalf("evidence verify --central: %v\n%s", err, out)
+	}
+	if b, err := os.ReadFile(kept); err != nil || !strings.HasPrefix(string(b), "browsergate.test/fleet-log\n3\n") {
+		t.Fatalf("the kept checkpoint: %v %q", err, b)
+	}
+
+	store.pg.SQL(t, "fleet", "DELETE FROM evidence_records; DELETE FROM evidence_heads; DELETE FROM evidence_logs")
+	out, err = store.run(t, "evidence", "verify", "--central", "--anchor", auditorFile, "--checkpoint", kept)
+	if err == nil || !strings.Contains(out, "3 anchored record(s) (seq 1 to 3) are not in the store") {
+		t.Fatalf("evidence verify --central after a whole log was deleted from the store: %v\n%s", err, out)
 	}
 }

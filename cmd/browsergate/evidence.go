@@ -116,17 +116,28 @@ func recordedConfig(store *evidence.Store, sha string) (*executor.RecordedConfig
 
 var evidenceVerifyCommand = &command{
 	name:     "evidence verify",
-	synopsis: "--evidence FILE|--store URL [--pubkey FILE]",
+	synopsis: "--evidence FILE|--store URL [--pubkey FILE] [--central --anchor FILE [--checkpoint FILE]]",
 	summary: "Check every hash chain, head, screenshot and config blob of the log (and, with the public key, every\n" +
 		"head's signature). Exits 1 naming the first bad record when anything was altered, removed, inserted or reordered.",
 	setup: func(fs *flag.FlagSet) action {
 		src := sourceFlags(fs)
 		pubPath := fs.String("pubkey", "", "PKIX PEM ed25519 public key `FILE`: also check every head's signature")
+		a := &anchorCheck{}
+		fs.BoolVar(&a.central, "central", false, "with --store: also check the store against the fleet's transparency log (--anchor), so that a deleted or rolled-back session, a rewritten record or a rewritten tile shows")
+		fs.StringVar(&a.file, "anchor", "", "anchor `FILE` naming the log's copy (its [copy] bucket, else its dir) and verifier_key_file")
+		fs.StringVar(&a.checkpoint, "checkpoint", "", "the checkpoint `FILE` kept from the last verify: the log must be consistent with it; a verify that passes writes the current one there")
 		return func(_ []string, stdout, _ io.Writer) error {
 			if err := src.need("verify"); err != nil {
 				return err
 			}
-			return evidenceVerifyWith(src, *pubPath, stdout)
+			if err := a.check(src); err != nil {
+				return err
+			}
+			// With --central an empty store is the anchors' to judge.
+			if err := evidenceVerifyWith(src, *pubPath, a.central, stdout); err != nil || !a.central {
+				return err
+			}
+			return a.verify(src.store, stdout)
 		}
 	},
 }
@@ -141,8 +152,8 @@ var evidenceExportCommand = &command{
 
 var evidenceKeygenCommand = &command{
 	name:     "evidence keygen",
-	synopsis: "--out PREFIX",
-	summary:  "Generate an ed25519 key pair: the private key signs evidence heads (serve --signing-key), the public one checks them (--pubkey).",
+	synopsis: "--out PREFIX [--log ORIGIN]",
+	summary:  "Generate an ed25519 key pair: the private key signs evidence heads (serve --signing-key), the public one checks them (--pubkey);\nwith --log, the pair of a fleet's transparency log (anchor files' key_file and verifier_key_file).",
 	setup:    evidenceKeygenFlags,
 }
 
@@ -264,7 +275,8 @@ func showTimeline(store *liveStore, name, only string, opts evidence.TimelineOpt
 
 // evidenceVerifyWith verifies the log (each log of the central store)
 // and, when pubPath is set, every head's signature against that key.
-func evidenceVerifyWith(src *evidenceSource, pubPath string, stdout io.Writer) error {
+// A store that holds no log is an error, unless emptyOK.
+func evidenceVerifyWith(src *evidenceSource, pubPath string, emptyOK bool, stdout io.Writer) error {
 	var pub ed25519.PublicKey
 	if pubPath != "" {
 		var err error
@@ -273,7 +285,7 @@ func evidenceVerifyWith(src *evidenceSource, pubPath string, stdout io.Writer) e
 		}
 	}
 	if src.store != "" {
-		return evidenceVerifyStore(src.store, pub, stdout)
+		return evidenceVerifyStore(src.store, pub, emptyOK, stdout)
 	}
 	store, err := openReadOnly(src.file)
 	if err != nil {
@@ -425,7 +437,13 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 
 func evidenceKeygenFlags(fs *flag.FlagSet) action {
 	prefix := fs.String("out", "", "write `PREFIX`.key (private, 0600) and PREFIX.pub (public); never overwrites")
-	return func(_ []string, stdout, _ io.Writer) error { return evidenceKeygen(*prefix, stdout) }
+	origin := fs.String("log", "", "instead, a key pair for a fleet's transparency log named `ORIGIN` (example.com/fleet-log): PREFIX.key signs its checkpoints (the anchor file's key_file), PREFIX.vkey checks them (verifier_key_file)")
+	return func(_ []string, stdout, _ io.Writer) error {
+		if *origin != "" {
+			return logKeygen(*prefix, *origin, stdout)
+		}
+		return evidenceKeygen(*prefix, stdout)
+	}
 }
 
 // evidenceKeygen writes a new key pair to prefix.key and prefix.pub.

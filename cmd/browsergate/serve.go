@@ -31,7 +31,7 @@ import (
 
 var serveCommand = &command{
 	name: "serve",
-	synopsis: `--manifest FILE [--manifest FILE...] --policies DIR --evidence FILE [--signing-key FILE] [--store URL [--evidence-ack local|central]]
+	synopsis: `--manifest FILE [--manifest FILE...] --policies DIR --evidence FILE [--signing-key FILE] [--store URL [--evidence-ack local|central] [--anchor FILE]]
 		[--tool-separator .|_] [--principal ID] [--log-level debug|info|warn|error] [--resolve NAME=IP[,IP...]...]
 		[--approvals-socket PATH] [--approval-timeout 55s] [--approval-hook CMD] [--elicitation] [--watch] [--prelaunch=false]
 		[--calls-at-once N] [--call-wait 30s] [--gate-listen IP:PORT]
@@ -52,6 +52,7 @@ type serveOptions struct {
 	signingKey      string
 	store           string
 	evidenceAck     string
+	anchor          string
 	replica         string
 	sep             string
 	principal       string
@@ -87,6 +88,7 @@ func serveFlags(fs *flag.FlagSet) action {
 	fs.StringVar(&o.signingKey, "signing-key", "", "PKCS #8 PEM ed25519 private key `FILE` (evidence keygen): sign every session's evidence head and the log-wide head")
 	fs.StringVar(&o.store, "store", "", "ship every evidence record to the central store at `URL` (postgres://USER@HOST[:PORT]/DB; the password from PGPASSFILE, ~/.pgpass or PGPASSWORD, never in the URL); the --evidence file stays the outbox written before each reply")
 	fs.StringVar(&o.evidenceAck, "evidence-ack", "local", "reply to a call once its record is in the --evidence file (`local`), or only once the central store (--store) holds it too (central): then a replica whose disk is lost loses nothing it acknowledged")
+	fs.StringVar(&o.anchor, "anchor", "", "anchor file `FILE` (TOML: the fleet's transparency log's dir and key_file, and its [copy] in an S3 bucket with Object Lock): run for the anchorer's lock and, holding it, anchor every record of the central store (--store)")
 	fs.StringVar(&o.sep, "tool-separator", ".", "tool name separator `SEP`: \".\" (<tool>.<command>) or \"_\" for LLM APIs that allow only [A-Za-z0-9_-]")
 	fs.StringVar(&o.principal, "principal", "local", "Cedar principal `ID` of the agent (Web::Agent)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "the least `LEVEL` logged: debug, info, warn or error (logs go to stderr)")
@@ -197,11 +199,11 @@ func (o *serveOptions) run(stderr io.Writer) error {
 		// recorded: refuse to start instead.
 		return fmt.Errorf("%w: %s is a signed evidence log: start serve with its --signing-key, or give --evidence a new file", evidence.ErrNeedKey, o.evidence)
 	}
-	stopShipper, err := startShipper(o, store, logger)
+	stopCentral, err := startCentral(o, store, logger)
 	if err != nil {
 		return err
 	}
-	defer stopShipper()
+	defer stopCentral()
 	resolver, err := staticResolver(o.resolve)
 	if err != nil {
 		return err

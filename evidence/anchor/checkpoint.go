@@ -2,6 +2,7 @@ package anchor
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 
 	f_log "github.com/transparency-dev/formats/log"
@@ -65,4 +66,15 @@ func (v *Verifier) Checkpoint(raw []byte) (Checkpoint, error) {
 		return Checkpoint{}, fmt.Errorf("%w: %v", ErrCheckpointSignature, err)
 	}
 	return Checkpoint{Origin: cp.Origin, Size: cp.Size, Root: cp.Hash, Raw: raw}, nil
+}
+
+// Signed is Checkpoint, parsed: the checkpoint covering every leaf
+// appended so far, as this log signed it (its own bookkeeping; an
+// auditor opens checkpoints with a Verifier).
+func (l *Log) Signed(ctx context.Context) (Checkpoint, error) {
+	raw, err := l.Checkpoint(ctx)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	return parseUnverified(raw)
 }

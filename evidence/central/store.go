@@ -46,9 +46,11 @@ CREATE TABLE evidence_records (
 	recorded timestamptz,
 	shipped  timestamptz NOT NULL DEFAULT clock_timestamp(),
 	n        bigserial UNIQUE,
+	leaf     bigint,
 	PRIMARY KEY (log_id, session, seq)
 );
 CREATE INDEX evidence_records_session ON evidence_records (session);
+CREATE INDEX evidence_records_unanchored ON evidence_records (n) WHERE leaf IS NULL;
 CREATE TABLE evidence_heads (
 	log_id  text NOT NULL REFERENCES evidence_logs,
 	session text NOT NULL,
@@ -60,6 +62,11 @@ CREATE TABLE evidence_tombstones (
 	digest text NOT NULL,
 	value  bytea NOT NULL,
 	PRIMARY KEY (log_id, digest)
+);
+CREATE TABLE evidence_checkpoints (
+	size       bigint PRIMARY KEY,
+	checkpoint bytea NOT NULL,
+	made       timestamptz NOT NULL DEFAULT now()
 );
 CREATE TABLE evidence_blobs (
 	kind   text NOT NULL,

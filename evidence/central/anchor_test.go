@@ -1,0 +1,165 @@
+package central_test
+
+import (
+	"context"
+	"crypto/rand"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/mod/sumdb/note"
+
+	"github.com/browsergate/browsergate/evidence/anchor"
+	"github.com/browsergate/browsergate/evidence/central"
+)
+
+// anchored is a fleet whose store is anchored in a transparency log on a
+// directory.
+type anchored struct {
+	*fleet
+	anchorer *central.Anchorer
+	verifier *anchor.Verifier
+	dir      string
+}
+
+func newAnchored(t *testing.T) *anchored {
+	t.Helper()
+	f := newFleet(t)
+	skey, vkey, err := note.GenerateKey(rand.Reader, "browsergate.test/fleet-log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := note.NewSigner(skey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "log")
+	l, err := anchor.Open(context.Background(), anchor.Config{Dir: dir, Signer: signer, CheckpointInterval: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close(context.Background()) })
+	v, err := anchor.NewVerifier(vkey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &anchored{fleet: f, anchorer: &central.Anchorer{Store: f.central, Log: l}, verifier: v, dir: dir}
+}
+
+// shipAndAnchor ships the file and anchors what the store holds.
+func (a *anchored) shipAndAnchor(t *testing.T) {
+	t.Helper()
+	if err := a.shipper(t).Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.anchorer.AnchorOnce(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (a *anchored) verify(t *testing.T) *central.AnchorReport {
+	t.Helper()
+	rep, err := a.central.VerifyAnchors(context.Background(), a.verifier, anchor.DirSource(a.dir), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func TestAnchoredStoreVerifies(t *testing.T) {
+	a := newAnchored(t)
+	a.call(t, "s1", "https://a.example/", "")
+	a.call(t, "s1", "https://a.example/2", "")
+	a.call(t, "s2", "https://b.example/", "")
+	a.shipAndAnchor(t)
+	a.call(t, "s2", "https://b.example/2", "")
+	if err := a.shipper(t).Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	rep := a.verify(t)
+	if !rep.OK() || rep.Records != 4 || rep.Anchored != 3 || rep.Unanchored != 1 || rep.Checkpoint.Size != 3 {
+		t.Fatalf("report %+v, want 4 records, 3 anchored under a checkpoint of size 3, 1 not yet", rep)
+	}
+	if got := a.pg.SQL(t, a.db, "SELECT count(*) FROM evidence_checkpoints"); got != "1" {
+		t.Fatalf("%s checkpoints published in the store, want 1", got)
+	}
+}
+
+// TestAnchorsShowWhatTheStoreCannot: changes to the store that leave
+// every remaining log verifying by the file's rules — a whole log
+// deleted, with its records, heads and log-wide head — and the others
+// the file's rules see too, each named by the anchors.
+func TestAnchorsShowWhatTheStoreCannot(t *testing.T) {
+	for _, tc := range []struct {
+		name, sql, want string
+	}{
+		{"a whole log deleted", `DELETE FROM evidence_records; DELETE FROM evidence_heads; DELETE FROM evidence_logs`, "2 anchored record(s) (seq 1 to 2) are not in the store"},
+		{"a session rolled back", `DELETE FROM evidence_records WHERE session = 's1' AND seq = 2`, "session s1: 1 anchored record(s) (seq 2 to 2) are not in the store"},
+		{"a record rewritten", `UPDATE evidence_records SET hash = repeat('0', 64) WHERE session = 's2'`, "the record was rewritten"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := newAnchored(t)
+			a.call(t, "s1", "https://a.example/", "")
+			a.call(t, "s1", "https://a.example/2", "")
+			a.call(t, "s2", "https://b.example/", "")
+			a.shipAndAnchor(t)
+			if rep := a.verify(t); !rep.OK() {
+				t.Fatalf("before: %v", rep.Problems)
+			}
+			a.pg.SQL(t, a.db, tc.sql)
+			rep := a.verify(t)
+			if rep.OK() || !strings.Contains(strings.Join(rep.Problems, "\n"), tc.want) {
+				t.Fatalf("problems %q, want one saying %q", rep.Problems, tc.want)
+			}
+		})
+	}
+}
+
+func TestAnchorsShowARewrittenTile(t *testing.T) {
+	a := newAnchored(t)
+	a.call(t, "s1", "https://a.example/", "")
+	a.shipAndAnchor(t)
+	bundles, _ := filepath.Glob(filepath.Join(a.dir, "tile", "entries", "*", "*"))
+	if len(bundles) == 0 {
+		bundles, _ = filepath.Glob(filepath.Join(a.dir, "tile", "entries", "*"))
+	}
+	var target string
+	for _, b := range bundles {
+		if fi, err := os.Stat(b); err == nil && !fi.IsDir() {
+			target = b
+		}
+	}
+	if target == "" {
+		t.Fatal("no entry bundle in the log's directory")
+	}
+	raw, err := os.ReadFile(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(target, []byte(strings.Replace(string(raw), "s1", "s9", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep := a.verify(t)
+	if rep.OK() || !strings.Contains(rep.Problems[0], "the transparency log's copy") {
+		t.Fatalf("a rewritten entry bundle: problems %q", rep.Problems)
+	}
+}
+
+func TestAPrunedSessionIsNotMissing(t *testing.T) {
+	a := newAnchored(t)
+	a.call(t, "old", "https://a.example/", "")
+	time.Sleep(10 * time.Millisecond)
+	cut := time.Now()
+	a.call(t, "new", "https://b.example/", "")
+	a.shipAndAnchor(t)
+	if _, err := a.local.Prune(cut); err != nil {
+		t.Fatal(err)
+	}
+	a.shipAndAnchor(t)
+	rep := a.verify(t)
+	if !rep.OK() || rep.Pruned != 1 || rep.Records != 1 {
+		t.Fatalf("after a prune: %+v", rep)
+	}
+}

@@ -1,0 +1,186 @@
+package central
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/browsergate/browsergate/evidence"
+	"github.com/browsergate/browsergate/evidence/anchor"
+)
+
+// anchorLock is the advisory lock the fleet's anchorer holds: one replica
+// at a time appends to the transparency log.
+const anchorLock = 0x62675f616e63686f // "bg_ancho"
+
+// Anchorer appends a leaf for every record of the central store to the
+// fleet's transparency log (evidence/anchor), keeps each record's leaf
+// index, publishes the signed checkpoints in the store and, with a Mirror,
+// copies the log to an S3 bucket under Object Lock. Of the replicas that
+// run one, the one holding a PostgreSQL advisory lock anchors; the others
+// wait to take over. They must share the log's directory (or only one
+// replica is given it): the log's state lives there.
+type Anchorer struct {
+	Store  *Store
+	Log    *anchor.Log
+	Mirror *anchor.Mirror // nil: no copy
+	Logger *slog.Logger
+	// Every is how often it looks for records to anchor (DefaultAnchorEvery).
+	Every time.Duration
+	// Batch bounds the records of one append (DefaultAnchorBatch).
+	Batch int
+}
+
+// Defaults of an Anchorer.
+const (
+	DefaultAnchorEvery = time.Second
+	DefaultAnchorBatch = 5000
+)
+
+// Run anchors while it holds the lock, and waits for it while another
+// replica does, until ctx ends.
+func (a *Anchorer) Run(ctx context.Context) {
+	logger := a.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	every := cmpOr(a.Every, DefaultAnchorEvery)
+	for ctx.Err() == nil {
+		err := a.whileLeader(ctx, every)
+		if err != nil && ctx.Err() == nil {
+			logger.Warn("anchoring evidence stopped; trying again", "error", err)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(every):
+		}
+	}
+}
+
+// whileLeader takes the anchorer's lock on a connection of its own (when
+// no other replica holds it) and anchors until the connection or ctx
+// ends; it returns at once when another replica holds the lock.
+func (a *Anchorer) whileLeader(ctx context.Context, every time.Duration) error {
+	conn, err := a.Store.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	var held bool
+	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, int64(anchorLock)).Scan(&held); err != nil {
+		return err
+	}
+	if !held {
+		return nil
+	}
+	defer func() {
+		// A lock left on a pooled connection would keep every other
+		// replica from anchoring: give it back, or drop the connection.
+		if _, err := conn.Exec(context.Background(), `SELECT pg_advisory_unlock($1)`, int64(anchorLock)); err != nil {
+			conn.Conn().Close(context.Background())
+		}
+	}()
+	for {
+		n, err := a.AnchorOnce(ctx, conn)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(every):
+			}
+		}
+		// The lock is the connection's: while it answers, it is held.
+		if err := conn.Ping(ctx); err != nil {
+			return err
+		}
+	}
+}
+
+// AnchorOnce anchors the records without a leaf (at most Batch of them,
+// oldest first), stores their leaf indexes, waits for a checkpoint that
+// covers them, publishes it in the store and mirrors the log; it returns
+// how many it anchored. conn must hold the anchorer's lock (nil: the
+// caller takes care that nobody else anchors, as tests do).
+func (a *Anchorer) AnchorOnce(ctx context.Context, conn *pgxpool.Conn) (int, error) {
+	q := querier(a.Store.pool)
+	if conn != nil {
+		q = conn
+	}
+	rows, _ := q.Query(ctx, `SELECT log_id, session, seq, hash FROM evidence_records WHERE leaf IS NULL ORDER BY n LIMIT $1`, cmpOr(a.Batch, DefaultAnchorBatch))
+	type key struct {
+		log, session string
+		seq          int64
+	}
+	var keys []key
+	var leaves [][]byte
+	var k key
+	var hash string
+	if _, err := pgx.ForEachRow(rows, []any{&k.log, &k.session, &k.seq, &hash}, func() error {
+		keys = append(keys, k)
+		leaves = append(leaves, evidence.AnchorLeaf(k.log, k.session, uint64(k.seq), hash))
+		return nil
+	}); err != nil {
+		return 0, fmt.Errorf("read the records to anchor: %w", err)
+	}
+	if len(leaves) > 0 {
+		idx, err := a.Log.Append(ctx, leaves)
+		if err != nil {
+			return 0, fmt.Errorf("append to the transparency log: %w", err)
+		}
+		var b pgx.Batch
+		for i, k := range keys {
+			b.Queue(`UPDATE evidence_records SET leaf = $4 WHERE log_id = $1 AND session = $2 AND seq = $3`, k.log, k.session, k.seq, int64(idx[i]))
+		}
+		if err := q.SendBatch(ctx, &b).Close(); err != nil {
+			// The leaves are in the log; a record whose index was not
+			// kept is anchored again (a leaf twice is harmless).
+			return 0, fmt.Errorf("keep the leaf indexes: %w", err)
+		}
+	}
+	if err := a.publish(ctx, q); err != nil {
+		return 0, err
+	}
+	return len(leaves), nil
+}
+
+// publish stores the checkpoint covering everything appended, when it is
+// new, and mirrors the log.
+func (a *Anchorer) publish(ctx context.Context, q querier) error {
+	cp, err := a.Log.Signed(ctx)
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	if _, err := q.Exec(ctx, `INSERT INTO evidence_checkpoints (size, checkpoint) VALUES ($1, $2) ON CONFLICT DO NOTHING`, int64(cp.Size), cp.Raw); err != nil {
+		return fmt.Errorf("publish checkpoint of size %d: %w", cp.Size, err)
+	}
+	if a.Mirror == nil {
+		return nil
+	}
+	if _, err := a.Mirror.Sync(ctx, a.Log.Source()); err != nil {
+		return fmt.Errorf("copy the log to its bucket: %w", err)
+	}
+	return nil
+}
+
+// querier is what AnchorOnce needs of a pool or a connection.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+}
+
+func cmpOr[T comparable](v, d T) T {
+	var zero T
+	if v == zero {
+		return d
+	}
+	return v
+}

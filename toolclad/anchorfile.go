@@ -1,0 +1,109 @@
+package toolclad
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/pelletier/go-toml/v2"
+)
+
+// Anchor is an anchor file: where a fleet's transparency log lives, the
+// key that signs its checkpoints (serve --anchor) or the key that checks
+// them (evidence verify --central), and its copy in an S3 bucket with
+// Object Lock (docs/fleet.md, "Anchoring"). The S3 credentials come from
+// the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY), never the
+// file.
+type Anchor struct {
+	Path string
+	// Dir is the log's directory: every replica that may anchor reaches
+	// the same one.
+	Dir string
+	// KeyFile holds the note signing key of the log's checkpoints
+	// (evidence keygen --log); VerifierKeyFile its verifier key. Paths
+	// are relative to the file's directory.
+	KeyFile, VerifierKeyFile string
+	// Copy is the bucket the log is copied to (nil: none).
+	Copy *AnchorCopy
+}
+
+// AnchorCopy is an anchor file's [copy]: an S3 bucket with Object Lock.
+type AnchorCopy struct {
+	Endpoint, Region, Bucket, Prefix string
+	// Retention is how long each object is held in compliance mode.
+	Retention time.Duration
+	// PathStyle addresses the bucket as host/bucket (gateways such as
+	// versitygw and MinIO need it).
+	PathStyle bool
+}
+
+// LoadAnchor reads and checks the anchor file at path; a file wrong in any
+// way yields a *LoadError listing every problem.
+func LoadAnchor(path string) (*Anchor, error) {
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load anchor file: %w", err)
+	}
+	return ParseAnchor(path, doc)
+}
+
+// ParseAnchor checks an anchor file held in memory; name is the file name
+// its problems give, and the directory relative paths are taken from.
+func ParseAnchor(name string, doc []byte) (*Anchor, error) {
+	var root map[string]any
+	if err := toml.Unmarshal(doc, &root); err != nil {
+		return nil, &LoadError{Problems: []Problem{syntaxProblem(name, err)}}
+	}
+	r := &reader{file: name, pos: indexPositions(doc)}
+	top := r.table(nil, root)
+	a := &Anchor{Path: name}
+	base := filepath.Dir(name)
+	rel := func(p string) string {
+		if p == "" || filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(base, p)
+	}
+	top.str("dir", &a.Dir)
+	top.str("key_file", &a.KeyFile)
+	top.str("verifier_key_file", &a.VerifierKeyFile)
+	a.Dir, a.KeyFile, a.VerifierKeyFile = rel(a.Dir), rel(a.KeyFile), rel(a.VerifierKeyFile)
+	if top.has("copy") {
+		c := top.sub("copy")
+		a.Copy = &AnchorCopy{}
+		c.str("endpoint", &a.Copy.Endpoint)
+		c.str("region", &a.Copy.Region)
+		if !c.str("bucket", &a.Copy.Bucket) && !c.has("bucket") {
+			r.errorf(c.path, "missing bucket: the S3 bucket, with Object Lock, the log is copied to")
+		}
+		c.str("prefix", &a.Copy.Prefix)
+		if a.Copy.Prefix != "" && !strings.HasSuffix(a.Copy.Prefix, "/") {
+			r.errorf(c.at("prefix"), "%q: a prefix ends with /", a.Copy.Prefix)
+		}
+		var days int64
+		if c.integer("retention_days", &days) {
+			if days < 1 || days > 36500 {
+				r.errorf(c.at("retention_days"), "must be between 1 and 36500 days, got %d", days)
+			}
+			a.Copy.Retention = time.Duration(days) * 24 * time.Hour
+		} else if !c.has("retention_days") {
+			r.errorf(c.path, "missing retention_days: how long Object Lock holds each object of the copy")
+		}
+		c.boolean("path_style", &a.Copy.PathStyle)
+		c.done()
+	}
+	if a.Dir == "" && a.Copy == nil {
+		r.errorf(nil, "neither dir nor [copy]: the file names no log")
+	}
+	if a.KeyFile == "" && a.VerifierKeyFile == "" {
+		r.errorf(nil, "neither key_file (serve: signs checkpoints) nor verifier_key_file (evidence verify --central: checks them)")
+	}
+	top.done()
+	if len(r.problems) > 0 {
+		sortProblems(r.problems)
+		return nil, &LoadError{Problems: r.problems}
+	}
+	return a, nil
+}
