@@ -59,10 +59,13 @@ type Batch struct {
 // it: NextBatch reads what is beyond it, and Apply moves it on once the
 // central store has committed a batch.
 type Shipped struct {
-	// Records is the last record shipped, per session.
+	// Records is the last record shipped, per session, and Hashes its
+	// hash.
 	Records map[string]uint64
-	// Heads is the head (raw) shipped, per session.
-	Heads map[string][]byte
+	Hashes  map[string]string
+	// Heads is the head (raw) shipped, per session, and HeadSeqs its seq.
+	Heads    map[string][]byte
+	HeadSeqs map[string]uint64
 	// Blobs are the blobs shipped, as kind + "/" + sha256.
 	Blobs map[string]bool
 	// Tombstones are the head digests of the pruned sessions shipped.
@@ -73,19 +76,23 @@ type Shipped struct {
 
 // NewShipped is the state of a central store that holds nothing of a log.
 func NewShipped() *Shipped {
-	return &Shipped{Records: map[string]uint64{}, Heads: map[string][]byte{}, Blobs: map[string]bool{}, Tombstones: map[string]bool{}}
+	return &Shipped{Records: map[string]uint64{}, Hashes: map[string]string{}, Heads: map[string][]byte{}, HeadSeqs: map[string]uint64{},
+		Blobs: map[string]bool{}, Tombstones: map[string]bool{}}
 }
 
-// UpToDate reports whether the central store holds every record of
-// session up to seq.
+// UpToDate reports whether the central store holds session's record seq
+// and a head of the session that covers it: read back from the store, the
+// record is part of its session (records beyond the head are not).
 func (sh *Shipped) UpToDate(session string, seq uint64) bool {
-	return sh.Records[session] >= seq
+	return sh.HeadSeqs[session] >= seq
 }
 
 // Apply records that the central store committed b.
 func (sh *Shipped) Apply(b *Batch) {
 	for _, r := range b.Records {
-		sh.Records[r.Session] = max(sh.Records[r.Session], r.Seq)
+		if r.Seq > sh.Records[r.Session] {
+			sh.Records[r.Session], sh.Hashes[r.Session] = r.Seq, r.Hash
+		}
 	}
 	for _, bl := range b.Blobs {
 		sh.Blobs[bl.Kind+"/"+bl.SHA256] = true
@@ -95,10 +102,13 @@ func (sh *Shipped) Apply(b *Batch) {
 	}
 	for id, h := range b.Heads {
 		sh.Heads[id] = h
+		sh.HeadSeqs[id] = HeadSeq(h)
 	}
 	for _, id := range b.Removed {
 		delete(sh.Heads, id)
+		delete(sh.HeadSeqs, id)
 		delete(sh.Records, id)
+		delete(sh.Hashes, id)
 	}
 	for k := range b.Tombstones {
 		sh.Tombstones[k] = true
@@ -120,7 +130,10 @@ func (s *Store) NextBatch(sh *Shipped, maxRecords int) (*Batch, error) {
 		}
 		full := false
 		for _, c := range changed {
-			if full = s.batchRecords(tx, b, sh, c, maxRecords); full {
+			if full, err = s.batchRecords(tx, b, sh, c, maxRecords); err != nil {
+				return err
+			}
+			if full {
 				break
 			}
 		}
@@ -178,19 +191,19 @@ func changedHeads(tx *bolt.Tx, sh *Shipped) ([]changedHead, error) {
 
 // batchRecords adds the records of c beyond those shipped, and the blobs
 // they name that were not shipped, and reports whether the batch is full.
-func (s *Store) batchRecords(tx *bolt.Tx, b *Batch, sh *Shipped, c changedHead, maxRecords int) bool {
+// A record missing below the head is ErrCorrupt.
+func (s *Store) batchRecords(tx *bolt.Tx, b *Batch, sh *Shipped, c changedHead, maxRecords int) (bool, error) {
 	recs := tx.Bucket(bucketSessions).Bucket([]byte(c.session))
 	for seq := sh.Records[c.session] + 1; seq <= c.seq; seq++ {
 		if maxRecords > 0 && len(b.Records) >= maxRecords {
-			return true
+			return true, nil
 		}
 		var raw []byte
 		if recs != nil {
 			raw = recs.Get(seqKey(seq))
 		}
 		if raw == nil {
-			// Verify names it; the central store gets the chain up to it.
-			return true
+			return false, fmt.Errorf("%w: session %q has no record %d below its head %d (evidence verify names what is wrong): nothing of the session beyond it can ship", ErrCorrupt, c.session, seq, c.seq)
 		}
 		var refs struct {
 			Hash       string `json:"hash"`
@@ -202,7 +215,7 @@ func (s *Store) batchRecords(tx *bolt.Tx, b *Batch, sh *Shipped, c changedHead, 
 		b.addBlob(tx, sh, BlobScreenshot, bucketScreenshots, refs.Screenshot)
 		b.addBlob(tx, sh, BlobConfig, bucketConfigs, refs.Config)
 	}
-	return false
+	return false, nil
 }
 
 // addBlob adds the blob of a record, once, unless it was shipped.
@@ -243,4 +256,65 @@ func removedSince(tx *bolt.Tx, sh *Shipped) ([]string, map[string][]byte, error)
 		return nil
 	})
 	return removed, added, err
+}
+
+// HeadSeq is the seq of a head as the file stores it (0 when unreadable).
+func HeadSeq(raw []byte) uint64 {
+	var h head
+	_ = json.Unmarshal(raw, &h)
+	return h.Seq
+}
+
+// CheckShipped refuses (ErrCorrupt) to ship a file that is behind what
+// the central store holds of its log: a file put back from a backup, or a
+// copy of it that another daemon went on writing. Shipping from it would
+// roll the store's heads back and take acknowledgements from records the
+// store holds other bytes for. Each session the store holds must be in
+// the file with the same record at the store's last seq and a head at
+// least as far, or pruned from the file (its tombstone is there).
+func (s *Store) CheckShipped(sh *Shipped) error {
+	return s.db.View(func(tx *bolt.Tx) error {
+		heads, tombs, sessions := tx.Bucket(bucketHeads), tx.Bucket(bucketPruned), tx.Bucket(bucketSessions)
+		for id, seq := range sh.Records {
+			raw := heads.Get([]byte(id))
+			if raw == nil {
+				if h, ok := sh.Heads[id]; ok && tombs.Get([]byte(headDigest(id, HeadSeq(h), headHash(h)))) != nil {
+					continue // pruned since it shipped
+				}
+				return fmt.Errorf("%w: the central store holds session %q of this log (%d records), the file does not: it is older than the store, or not this log's file", ErrCorrupt, id, seq)
+			}
+			var rec []byte
+			if b := sessions.Bucket([]byte(id)); b != nil {
+				rec = b.Get(seqKey(seq))
+			}
+			var got struct {
+				Hash string `json:"hash"`
+			}
+			_ = json.Unmarshal(rec, &got)
+			if rec == nil || got.Hash != sh.Hashes[id] {
+				return fmt.Errorf("%w: session %q record %d is not the one the central store holds of this log: the file is older than the store (put back from a backup?), or another daemon wrote a copy of it", ErrCorrupt, id, seq)
+			}
+			if HeadSeq(raw) < sh.HeadSeqs[id] {
+				return fmt.Errorf("%w: session %q ends at record %d in the file, at %d in the central store: the file is older than the store", ErrCorrupt, id, HeadSeq(raw), sh.HeadSeqs[id])
+			}
+		}
+		return nil
+	})
+}
+
+// headHash is the hash of a head as the file stores it.
+func headHash(raw []byte) string {
+	var h head
+	_ = json.Unmarshal(raw, &h)
+	return h.Hash
+}
+
+// LogHeadN is the n of a log-wide head as the file stores it (0 when
+// there is none or it is unreadable): a central store takes a log-wide
+// head only forward.
+func LogHeadN(raw []byte) uint64 {
+	if h, err := parseLogHead(raw); err == nil {
+		return h.N
+	}
+	return 0
 }

@@ -184,6 +184,9 @@ func needEvidence(sub, path string) error {
 type liveStore struct {
 	*evidence.Store
 	copy string
+	// ahead counts the records of a central store's log left out beyond
+	// their session's head.
+	ahead int
 }
 
 func (l *liveStore) Close() error {
@@ -365,8 +368,9 @@ func evidenceExport(o *exportOptions, stdout io.Writer) error {
 			return err
 		}
 	}
-	// A report verifies one log; jsonl lines of several follow each other.
-	one := o.format == "html"
+	// A report verifies one log; jsonl lines of several follow each other
+	// on standard output (a file written atomically holds one).
+	one := o.format == "html" || o.out != ""
 	return o.src.each(o.session, one, func(store *liveStore, name string) error { return exportLog(o, store, name, pub, stdout) })
 }
 

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/klog/v2"
 
 	"github.com/browsergate/browsergate/evidence"
 	"github.com/browsergate/browsergate/evidence/central"
@@ -26,6 +29,9 @@ type fleet struct {
 }
 
 func TestMain(m *testing.M) {
+	// Tessera logs through klog, to stderr by default.
+	klog.LogToStderr(false)
+	klog.SetOutput(io.Discard)
 	code := m.Run()
 	pglab.StopShared()
 	os.Exit(code)

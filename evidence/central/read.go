@@ -3,7 +3,6 @@ package central
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -141,15 +140,19 @@ func assembleSessions(ctx context.Context, tx pgx.Tx, a *evidence.Assembler, log
 	return ahead, err
 }
 
-// LogOf is the id of the log that holds session ("" when none does).
+// LogOf is the id of the log that holds session ("" when none does); a
+// session id in two logs is an error, not a guess.
 func (s *Store) LogOf(ctx context.Context, session string) (string, error) {
-	var id string
-	err := s.pool.QueryRow(ctx, `SELECT log_id FROM evidence_heads WHERE session = $1 ORDER BY log_id LIMIT 1`, session).Scan(&id)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return "", nil
-	}
+	rows, _ := s.pool.Query(ctx, `SELECT DISTINCT log_id FROM evidence_heads WHERE session = $1 ORDER BY log_id LIMIT 2`, session)
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
 		return "", fmt.Errorf("find the log of session %s: %w", session, err)
 	}
-	return id, nil
+	switch len(ids) {
+	case 0:
+		return "", nil
+	case 1:
+		return ids[0], nil
+	}
+	return "", fmt.Errorf("session %s is in more than one log of the central store (%s, %s): two files made the same session id", session, ids[0], ids[1])
 }

@@ -102,9 +102,17 @@ func shipBlobs(ctx context.Context, tx pgx.Tx, b *evidence.Batch) error {
 // complete batch.
 func shipState(ctx context.Context, tx pgx.Tx, b *evidence.Batch) error {
 	for id, h := range b.Heads {
-		if _, err := tx.Exec(ctx, `INSERT INTO evidence_heads (log_id, session, head) VALUES ($1, $2, $3)
-			ON CONFLICT (log_id, session) DO UPDATE SET head = EXCLUDED.head`, b.LogID, id, h); err != nil {
+		// Forward only: a head is replaced by one further on, never by an
+		// earlier or another one of the same seq (a file put back, or two
+		// files of one log).
+		tag, err := tx.Exec(ctx, `INSERT INTO evidence_heads (log_id, session, head, head_seq) VALUES ($1, $2, $3, $4)
+			ON CONFLICT (log_id, session) DO UPDATE SET head = EXCLUDED.head, head_seq = EXCLUDED.head_seq
+			WHERE evidence_heads.head_seq < EXCLUDED.head_seq OR evidence_heads.head = EXCLUDED.head`, b.LogID, id, h, int64(evidence.HeadSeq(h)))
+		if err != nil {
 			return fmt.Errorf("head of session %s: %w", id, err)
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("head of session %s at record %d: %w (its head there is as far or further, and another)", id, evidence.HeadSeq(h), ErrConflict)
 		}
 	}
 	for _, id := range b.Removed {
@@ -121,7 +129,14 @@ func shipState(ctx context.Context, tx pgx.Tx, b *evidence.Batch) error {
 			return err
 		}
 	}
-	_, err := tx.Exec(ctx, `UPDATE evidence_logs SET log_head = $2, log_set = $3, updated = now() WHERE log_id = $1`,
-		b.LogID, b.LogHead, b.LogSet)
-	return err
+	n := evidence.LogHeadN(b.LogHead)
+	tag, err := tx.Exec(ctx, `UPDATE evidence_logs SET log_head = $2, log_set = $3, log_n = $4, updated = now()
+		WHERE log_id = $1 AND (log_n < $4 OR log_head IS NOT DISTINCT FROM $2)`, b.LogID, b.LogHead, b.LogSet, int64(n))
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("log-wide head #%d: %w (it holds a later one, or another #%d)", n, ErrConflict, n)
+	}
+	return nil
 }

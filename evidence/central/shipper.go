@@ -38,6 +38,7 @@ const (
 	DefaultMaxBatch   = 2000
 	DefaultAckTimeout = 10 * time.Second
 	maxRetryPause     = 5 * time.Second
+	batchTimeout      = 30 * time.Second
 )
 
 // NewShipper starts from what the central store holds of local's log.
@@ -48,6 +49,9 @@ func NewShipper(ctx context.Context, local *evidence.Store, central *Store, repl
 	sh, err := central.Shipped(ctx, local.LogID())
 	if err != nil {
 		return nil, err
+	}
+	if err := local.CheckShipped(sh); err != nil {
+		return nil, fmt.Errorf("ship evidence of log %s: %w; start on a new evidence file (a new log)", local.LogID(), err)
 	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -70,7 +74,7 @@ func (s *Shipper) Run(ctx context.Context) {
 			return
 		default:
 			pause = min(max(2*pause, 100*time.Millisecond), maxRetryPause)
-			s.logger.Warn("evidence not shipped to the central store; retrying", "error", err, "in", pause)
+			s.logger.Error("evidence not shipped to the central store; retrying", "error", err, "in", pause)
 		}
 		wait := tick.C
 		var retry <-chan time.Time
@@ -95,8 +99,13 @@ func (s *Shipper) Flush(ctx context.Context) error {
 			s.done(nil)
 			return nil
 		}
+		if err == nil && !b.Complete && len(b.Records) == 0 {
+			err = fmt.Errorf("ship evidence: a batch of log %s made no progress", b.LogID)
+		}
 		if err == nil {
-			err = s.central.Ship(ctx, s.replica, b)
+			bctx, cancel := context.WithTimeout(ctx, batchTimeout)
+			err = s.central.Ship(bctx, s.replica, b)
+			cancel()
 		}
 		if err != nil {
 			s.done(err)
@@ -121,9 +130,10 @@ func (s *Shipper) done(err error) {
 	s.progress = make(chan struct{})
 }
 
-// Acknowledge waits until the central store holds record seq of session,
-// up to AckTimeout: it is evidence.Options.Acknowledge of a daemon that
-// replies only after the central store has the record.
+// Acknowledge waits until the central store holds record seq of session
+// and a head of the session that covers it, up to AckTimeout: it is what
+// a daemon that replies only once the central store has the record gives
+// evidence.Store.SetAcknowledge.
 func (s *Shipper) Acknowledge(session string, seq uint64) error {
 	deadline := time.NewTimer(s.AckTimeout)
 	defer deadline.Stop()

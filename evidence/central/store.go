@@ -16,8 +16,10 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/browsergate/browsergate/evidence"
@@ -35,6 +37,7 @@ CREATE TABLE evidence_logs (
 	replica  text NOT NULL,
 	log_head bytea,
 	log_set  bytea,
+	log_n    bigint NOT NULL DEFAULT 0,
 	updated  timestamptz NOT NULL DEFAULT now()
 );
 CREATE TABLE evidence_records (
@@ -53,8 +56,9 @@ CREATE INDEX evidence_records_session ON evidence_records (session);
 CREATE INDEX evidence_records_unanchored ON evidence_records (n) WHERE leaf IS NULL;
 CREATE TABLE evidence_heads (
 	log_id  text NOT NULL REFERENCES evidence_logs,
-	session text NOT NULL,
-	head    bytea NOT NULL,
+	session  text NOT NULL,
+	head     bytea NOT NULL,
+	head_seq bigint NOT NULL,
 	PRIMARY KEY (log_id, session)
 );
 CREATE TABLE evidence_tombstones (
@@ -86,16 +90,25 @@ type Store struct {
 	pool *pgxpool.Pool
 }
 
-// CheckURL refuses a store URL that carries a password: a command line is
-// readable by every user of the machine (ps, /proc). The password goes in
-// a libpq password file (PGPASSFILE, ~/.pgpass) or PGPASSWORD.
+// urlKeys are the connection parameters a store URL may carry: where the
+// server is, who connects, and TLS. A password never: a command line is
+// readable by every user of the machine.
+var urlKeys = []string{"host", "port", "user", "dbname", "sslmode", "sslrootcert", "sslcert", "sslkey", "sslsni",
+	"sslnegotiation", "application_name", "connect_timeout", "target_session_attrs"}
+
+// CheckURL refuses a store URL that is not a postgres:// URL, or that
+// carries a password or a parameter beyond urlKeys, before anything reads
+// a file or the network. The password goes in a libpq password file
+// (PGPASSFILE, ~/.pgpass) or PGPASSWORD. Its errors never repeat the URL.
 func CheckURL(raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
-		return fmt.Errorf("store %q: not a postgres:// URL", Redact(raw))
+	if !strings.HasPrefix(raw, "postgres://") && !strings.HasPrefix(raw, "postgresql://") {
+		return errors.New("store: not a postgres:// URL")
 	}
-	if _, set := u.User.Password(); set || u.Query().Has("password") {
-		return fmt.Errorf("store %s: the URL carries a password, which every user of this machine can read from the command line; put it in a password file (PGPASSFILE or ~/.pgpass) or PGPASSWORD", Redact(raw))
+	if _, err := pgconn.ParseConfigWithOptions(raw, pgconn.ParseConfigOptions{ConnStringAllowedKeys: urlKeys}); err != nil {
+		if strings.Contains(err.Error(), "password") {
+			return fmt.Errorf("store: %v (a password goes in a password file, PGPASSFILE or ~/.pgpass, or PGPASSWORD: every user of this machine can read a command line)", err)
+		}
+		return fmt.Errorf("store: %v", err)
 	}
 	return nil
 }
@@ -173,15 +186,21 @@ func (s *Store) Shipped(ctx context.Context, logID string) (*evidence.Shipped, e
 		if err := tx.QueryRow(ctx, `SELECT log_head FROM evidence_logs WHERE log_id = $1`, logID).Scan(&sh.LogHead); err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return err
 		}
-		rows, _ := tx.Query(ctx, `SELECT session, max(seq) FROM evidence_records WHERE log_id = $1 GROUP BY session`, logID)
-		var id string
+		rows, _ := tx.Query(ctx, `SELECT DISTINCT ON (session) session, seq, hash FROM evidence_records WHERE log_id = $1 ORDER BY session, seq DESC`, logID)
+		var id, hash string
 		var seq int64
-		if _, err := pgx.ForEachRow(rows, []any{&id, &seq}, func() error { sh.Records[id] = uint64(seq); return nil }); err != nil {
+		if _, err := pgx.ForEachRow(rows, []any{&id, &seq, &hash}, func() error {
+			sh.Records[id], sh.Hashes[id] = uint64(seq), hash
+			return nil
+		}); err != nil {
 			return err
 		}
 		var head []byte
-		rows, _ = tx.Query(ctx, `SELECT session, head FROM evidence_heads WHERE log_id = $1`, logID)
-		if _, err := pgx.ForEachRow(rows, []any{&id, &head}, func() error { sh.Heads[id] = head; return nil }); err != nil {
+		rows, _ = tx.Query(ctx, `SELECT session, head, head_seq FROM evidence_heads WHERE log_id = $1`, logID)
+		if _, err := pgx.ForEachRow(rows, []any{&id, &head, &seq}, func() error {
+			sh.Heads[id], sh.HeadSeqs[id] = head, uint64(seq)
+			return nil
+		}); err != nil {
 			return err
 		}
 		rows, _ = tx.Query(ctx, `SELECT digest FROM evidence_tombstones WHERE log_id = $1`, logID)
