@@ -309,8 +309,9 @@ func checkReplicaEvidence(t *testing.T, path, replica string, sessions []*fleetS
 
 // TestReplicasBehindHAProxy: two replicas, each with its own Chromium and
 // evidence file, behind HAProxy running examples/haproxy/browsergate.cfg.
-// 16 sessions of two agents open through HAProxy land 8 on each replica
-// (their ids say which), and each makes 20 calls (navigate, snapshot and
+// 16 sessions of two agents open through HAProxy are spread over both
+// replicas (their ids say which; 8 and 8 in every run here, at least 6
+// each asked), and each makes 20 calls (navigate, snapshot and
 // click on a local site) without an error. Then, while every session
 // keeps calling, replica r1 is killed (SIGKILL): r2's sessions go on
 // without an error; each of r1's clients gets an error on its call, opens
@@ -335,9 +336,14 @@ func TestReplicasBehindHAProxy(t *testing.T) {
 		sessions = append(sessions, s)
 		on[replicaOf(s.id)] = append(on[replicaOf(s.id)], s)
 	}
+	// leastconn spreads them: each open session holds a connection to its
+	// replica (its event stream). It gave 8 and 8 in every run here; the
+	// exact split depends on when each client's stream is up, so the test
+	// asks only that neither replica is left with few (taking turns, the
+	// SDK client's discover probe went to r1 and every session to r2).
 	t.Logf("sessions by replica: r1 %d, r2 %d", len(on["r1"]), len(on["r2"]))
-	if len(on["r1"]) != 8 || len(on["r2"]) != 8 {
-		t.Fatalf("sessions by replica: r1 %d, r2 %d, other %d; want 8 and 8", len(on["r1"]), len(on["r2"]), 16-len(on["r1"])-len(on["r2"]))
+	if len(on["r1"]) < 6 || len(on["r2"]) < 6 || len(on["r1"])+len(on["r2"]) != 16 {
+		t.Fatalf("sessions by replica: r1 %d, r2 %d, other %d; want 16 spread over both", len(on["r1"]), len(on["r2"]), 16-len(on["r1"])-len(on["r2"]))
 	}
 
 	// 20 calls each, all sessions at once.
@@ -379,17 +385,22 @@ func TestReplicasBehindHAProxy(t *testing.T) {
 	for i, s := range on["r1"] {
 		r1wg.Go(func() {
 			o := &outcomes[i]
+			signalled := false
 			for n := 1; ; n++ {
 				err := s.next(site)
+				failedAt := time.Now()
 				if err == nil {
 					if n == 2 {
 						answered <- struct{}{}
+						signalled = true
 					}
 					continue
 				}
-				select {
-				case <-killed:
-				case <-time.After(10 * time.Second):
+				if !signalled {
+					answered <- struct{}{} // r1 is killed all the same; this session failed
+				}
+				<-killed
+				if failedAt.Before(killedAt) {
 					o.cut = fmt.Errorf("before r1 was killed: %w", err)
 					return
 				}
@@ -453,8 +464,12 @@ func TestReplicasBehindHAProxy(t *testing.T) {
 	var notFound, closed, badGateway int
 	for i, o := range outcomes {
 		s := on["r1"][i]
+		again := "none"
+		if o.again != nil {
+			again = o.again.id
+		}
 		t.Logf("r1's session %s: the call r1's death cut: %v; its next call: %v; a new session: %s, its first call answered %v after the kill",
-			s.id, o.cut, o.next, o.again.id, o.ready.Round(time.Millisecond))
+			s.id, o.cut, o.next, again, o.ready.Round(time.Millisecond))
 		// The next call is refused as a session no replica holds: r2
 		// answers it 404 (the SDK's ErrSessionMissing), or the client's
 		// event stream was answered so first and the client closed the
