@@ -85,7 +85,12 @@ type Config struct {
 	// it, the session's agent's next call is refused, saying so. An error
 	// that wraps ErrEndNotRecorded says the session ended all the same.
 	EndSession func(id, operator string) error
-	Logger     *slog.Logger
+	// Replica is the daemon's replica id behind a load balancer (""
+	// none): /healthz and /metrics name it, and a request for a session
+	// of another replica is logged (the MCP server's session ids are
+	// made with SessionIDs). Listen checks it with CheckReplica.
+	Replica string
+	Logger  *slog.Logger
 	// Now is the clock of the console's sign-ins and of its back-off
 	// after wrong tokens (nil: time.Now).
 	Now func() time.Time
@@ -125,6 +130,11 @@ func Listen(cfg Config) (*Front, error) {
 	}
 	if (cfg.TLSCert == "") != (cfg.TLSKey == "") {
 		return nil, errors.New("--tls-cert and --tls-key go together")
+	}
+	if cfg.Replica != "" {
+		if err := CheckReplica(cfg.Replica); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -256,9 +266,16 @@ func (f *Front) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if f.cfg.Replica != "" {
+			// Which replica answered, for the operator behind a load
+			// balancer; the replica's name is no secret (every session
+			// id it hands out starts with it).
+			fmt.Fprintln(w, "ok replica", f.cfg.Replica)
+			return
+		}
 		fmt.Fprintln(w, "ok")
 	})
-	mux.Handle("/mcp", f.guardFor(f.agent(f.limitSessions(mcpHandler)), true))
+	mux.Handle("/mcp", f.guardFor(f.agent(f.foreignSessions(f.limitSessions(mcpHandler))), true))
 	if f.cfg.Operators != nil && f.cfg.Events != nil {
 		mux.Handle("GET /events", f.guard(http.HandlerFunc(f.serveEvents)))
 		mux.Handle("GET /metrics", f.guard(http.HandlerFunc(f.serveMetrics)))

@@ -67,6 +67,13 @@ func (f *Front) metricsText() string {
 	for _, g := range gauges {
 		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s gauge\n%s %s\n", g.name, g.help, g.name, g.name, strconv.FormatFloat(g.value, 'f', -1, 64))
 	}
+	if f.cfg.Replica != "" {
+		// An info metric, as Prometheus names them: the replica is a label
+		// of a constant 1, joined to the other series by the scrape's
+		// target (CheckReplica keeps the value to [a-z0-9]: no escaping).
+		fmt.Fprintf(&b, "# HELP browsergate_replica_info The replica this daemon is behind its load balancer (serve --replica).\n"+
+			"# TYPE browsergate_replica_info gauge\nbrowsergate_replica_info{replica=%q} 1\n", f.cfg.Replica)
+	}
 	return b.String()
 }
 

@@ -96,16 +96,7 @@ func launchHTTP(t testing.TB, h *netlab.Host, env []string, manifest, extra stri
 	}
 	pr, pw := io.Pipe()
 	d.cmd.Stderr = io.MultiWriter(d.stderr, pw)
-	if err := d.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = d.cmd.Process.Kill()
-		_ = d.cmd.Wait()
-		if t.Failed() {
-			t.Logf("browsergate stderr:\n%s", d.stderr.String())
-		}
-	})
+	startUntilCleanup(t, d.cmd, "browsergate stderr", d.stderr)
 	found := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(pr)
@@ -272,6 +263,10 @@ func TestHTTPFront(t *testing.T) {
 	code, h, body := d.raw(t, "POST", "/mcp", with(map[string]string{"Authorization": "Bearer alice-token", "Origin": d.url}), initializeBody)
 	if code != 200 || h.Get("Mcp-Session-Id") == "" {
 		t.Errorf("alice from the daemon's own origin: %d %s", code, body)
+	}
+	// Without --replica, the SDK's own session ids: no replica's name.
+	if id := h.Get("Mcp-Session-Id"); strings.Contains(id, "-") || len(id) != 26 {
+		t.Errorf("session id %q, want the SDK's 26 characters", id)
 	}
 	cs := d.connect(t, "bob-token")
 	tools, err := cs.ListTools(context.Background(), nil)

@@ -36,7 +36,7 @@ var serveCommand = &command{
 		[--approvals-socket PATH] [--approval-timeout 55s] [--approval-hook CMD] [--elicitation] [--watch] [--prelaunch=false]
 		[--calls-at-once N] [--call-wait 30s] [--gate-listen IP:PORT]
 		[--http ADDR --agents FILE [--tls-cert FILE --tls-key FILE] [--allowed-origin ORIGIN...] [--http-host NAME...]
-		 [--max-sessions N] [--max-sessions-per-agent N] [--max-calls-per-session N] [--session-idle 30m] [--http-body-timeout 30s] [--operator-token-file FILE] [--stdio]]`,
+		 [--max-sessions N] [--max-sessions-per-agent N] [--max-calls-per-session N] [--session-idle 30m] [--http-body-timeout 30s] [--operator-token-file FILE] [--stdio] [--replica ID]]`,
 	summary: "Serve the governed browser over MCP on stdio, or over streamable HTTP at /mcp (--http) for the agents of\n" +
 		"an agents file: every call is checked against the manifests' scope and the Cedar policies, and recorded in\n" +
 		"the evidence file. SIGHUP reloads manifests, policies and the agents file.",
@@ -53,7 +53,6 @@ type serveOptions struct {
 	store           string
 	evidenceAck     string
 	anchor          string
-	replica         string
 	sep             string
 	principal       string
 	logLevel        string
@@ -78,6 +77,7 @@ type serveOptions struct {
 	bodyWait              time.Duration
 	operatorTokens        string
 	stdio                 bool
+	replica               string
 }
 
 func serveFlags(fs *flag.FlagSet) action {
@@ -112,6 +112,7 @@ func serveFlags(fs *flag.FlagSet) action {
 	fs.DurationVar(&o.sessionIdle, "session-idle", daemon.DefaultSessionIdle, "end an MCP session over HTTP after this long without a request")
 	fs.DurationVar(&o.bodyWait, "http-body-timeout", daemon.DefaultBodyWait, "how long an HTTP request's body may take to arrive")
 	fs.StringVar(&o.operatorTokens, "operator-token-file", "", "operators' token `FILE` (NAME:TOKEN a line, mode 600): who may, over HTTP, watch /events and sign in to the console at /console/ (with the TOKEN part) to answer held calls and questions")
+	fs.StringVar(&o.replica, "replica", "", "this daemon's replica `ID` behind a load balancer (a lower-case letter, then up to 15 lower-case letters or digits): every MCP session id it hands out is ID-<random>, so the balancer routes on the Mcp-Session-Id header's start (docs/fleet.md)")
 	fs.BoolVar(&o.stdio, "stdio", false, "with --http, also serve MCP on stdio (as --principal)")
 	fs.StringVar(&o.gateListen, "gate-listen", "", "serve the egress gate for browsers on other hosts (connect = \"remote\") at `ADDR` (IP:port), an address the pool's hosts reach: each session's browser context goes out through it, with credentials of its own")
 	fs.Var(&o.resolve, "resolve", "answer `NAME=IP[,IP...]` in the egress proxy instead of asking DNS for NAME (repeatable; tests, air-gapped setups)")
@@ -132,8 +133,13 @@ func (o *serveOptions) run(stderr io.Writer) error {
 	if len(o.manifests) == 0 || o.policies == "" || o.evidence == "" {
 		return fmt.Errorf("%w: serve needs --manifest, --policies and --evidence", errUsage)
 	}
-	if o.http == "" && (o.agents != "" || o.tlsCert != "" || o.tlsKey != "" || len(o.allowedOrigins) > 0 || len(o.httpHosts) > 0 || o.stdio || o.operatorTokens != "") {
-		return fmt.Errorf("%w: --agents, --tls-cert, --tls-key, --allowed-origin, --http-host, --operator-token-file and --stdio go with --http", errUsage)
+	if o.http == "" && (o.agents != "" || o.tlsCert != "" || o.tlsKey != "" || len(o.allowedOrigins) > 0 || len(o.httpHosts) > 0 || o.stdio || o.operatorTokens != "" || o.replica != "") {
+		return fmt.Errorf("%w: --agents, --tls-cert, --tls-key, --allowed-origin, --http-host, --operator-token-file, --stdio and --replica go with --http", errUsage)
+	}
+	if o.replica != "" {
+		if err := daemon.CheckReplica(o.replica); err != nil {
+			return fmt.Errorf("%w: %v", errUsage, err)
+		}
 	}
 	if o.http != "" && o.agents == "" {
 		return fmt.Errorf("%w: --http needs --agents: every HTTP call is made by an agent the agents file names", errUsage)
@@ -155,6 +161,11 @@ func (o *serveOptions) run(stderr io.Writer) error {
 		return fmt.Errorf("%w: --log-level: %v", errUsage, err)
 	}
 	logger := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
+	if o.replica != "" {
+		// Every line says which replica wrote it, for logs gathered from
+		// the whole fleet.
+		logger = logger.With("replica", o.replica)
+	}
 
 	set, err := reload.Load(o.manifests, o.policies, nil)
 	if err != nil {
@@ -243,8 +254,11 @@ func (o *serveOptions) run(stderr io.Writer) error {
 
 	// The instructions are the manifests' at start; a reload changes the
 	// tools' descriptions (navigate's names the scope), not these.
-	server := mcp.NewServer(&mcp.Implementation{Name: "browsergate", Version: version},
-		&mcp.ServerOptions{Instructions: toolclad.Instructions(set.Manifests, o.sep)})
+	serverOpts := &mcp.ServerOptions{Instructions: toolclad.Instructions(set.Manifests, o.sep)}
+	if o.replica != "" {
+		serverOpts.GetSessionID = daemon.SessionIDs(o.replica)
+	}
+	server := mcp.NewServer(&mcp.Implementation{Name: "browsergate", Version: version}, serverOpts)
 	tools, err := toolclad.NewToolSet(server, ex, toolclad.RegisterOptions{Separator: o.sep})
 	if err != nil {
 		return err
@@ -290,7 +304,7 @@ func (o *serveOptions) run(stderr io.Writer) error {
 		Agents:         func() *toolclad.Agents { return rl.Current().Agents },
 		AllowedOrigins: o.allowedOrigins, AllowedHosts: o.httpHosts,
 		MaxSessions: o.maxSessions, MaxSessionsPerAgent: o.perAgent, MaxCallsPerSession: o.callsPerSession, SessionIdle: o.sessionIdle, BodyWait: o.bodyWait, Logger: logger,
-		Operators: operatorsOf(rl, o.operatorTokens), Events: hub, Broker: broker, Evidence: store,
+		Operators: operatorsOf(rl, o.operatorTokens), Events: hub, Broker: broker, Evidence: store, Replica: o.replica,
 		EndSession: func(id, operator string) error {
 			err := ex.EndByOperator(id, operator, approval.ChannelConsole)
 			if errors.Is(err, executor.ErrEndNotRecorded) {
