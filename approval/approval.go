@@ -71,6 +71,9 @@ type Request struct {
 	Fingerprint string    `json:"-"`
 	Created     time.Time `json:"created"`
 	Deadline    time.Time `json:"deadline"`
+	// Replica is the fleet's replica that holds the call, for a call
+	// another replica holds (Fleet); "" for this broker's own.
+	Replica string `json:"replica,omitempty"`
 }
 
 // Summary is one line for a human: the call with its arguments, where it
@@ -120,6 +123,46 @@ type Broker struct {
 	now     func() time.Time
 	mu      sync.Mutex
 	pending map[string]*Pending
+	fleet   Fleet
+}
+
+// Fleet is the held calls of a fleet's other replicas (approval/central):
+// a Broker that has one tells it of each call it holds, lists the other
+// replicas' calls beside its own, and answers theirs through it, so that
+// an operator answers any replica's call on any replica.
+type Fleet interface {
+	// Opened and Closed tell the fleet of a call this broker holds, and
+	// of its end (answered, expired or withdrawn).
+	Opened(Request)
+	Closed(id string)
+	// Others lists the calls the other replicas hold, not yet answered
+	// (Request.Replica set).
+	Others() []Request
+	// Answer answers a call another replica holds, the answer already
+	// checked against its request; ErrUnknown when it is no longer held
+	// or was answered.
+	Answer(req Request, o Outcome) error
+}
+
+// SetFleet makes b a replica of a fleet: call it before the first Open.
+func (b *Broker) SetFleet(f Fleet) { b.fleet = f }
+
+// ErrSecretStaysHere refuses a secret answer to a question another
+// replica holds: it would cross the fleet's store.
+var ErrSecretStaysHere = errors.New("a secret answer does not cross the fleet's store")
+
+// other is the call another replica holds under id, if the fleet lists
+// one.
+func (b *Broker) other(id string) (Request, bool) {
+	if b.fleet == nil {
+		return Request{}, false
+	}
+	for _, r := range b.fleet.Others() {
+		if r.ID == id {
+			return r, true
+		}
+	}
+	return Request{}, false
 }
 
 // NewBroker returns an empty broker; now is its clock (nil: time.Now).
@@ -151,21 +194,30 @@ func (b *Broker) Open(req Request, timeout time.Duration) *Pending {
 	b.mu.Lock()
 	b.pending[req.ID] = p
 	b.mu.Unlock()
+	if b.fleet != nil {
+		b.fleet.Opened(req)
+	}
 	// A call whose client went away never waits: drop it at its deadline.
 	time.AfterFunc(timeout, func() { b.forget(req.ID) })
 	return p
 }
 
 // Get returns the held call id, answered or not, until it has been waited
-// for or its deadline has passed; nil otherwise.
+// for or its deadline has passed; nil otherwise. A call another replica
+// of the fleet holds is returned for what it asks (Request.Replica set);
+// it cannot be waited for here.
 func (b *Broker) Get(id string) *Pending {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	p := b.pending[id]
-	if p == nil || !b.now().Before(p.Deadline) && !p.decided {
-		return nil
+	if p != nil && (b.now().Before(p.Deadline) || p.decided) {
+		b.mu.Unlock()
+		return p
 	}
-	return p
+	b.mu.Unlock()
+	if r, ok := b.other(id); ok {
+		return &Pending{Request: r, b: b, done: make(chan Outcome, 1)}
+	}
+	return nil
 }
 
 // Wait blocks until the call is decided, its deadline passes (a denial on
@@ -199,7 +251,11 @@ func (p *Pending) Wait(ctx context.Context) Outcome {
 func (b *Broker) Decide(id string, o Outcome) error {
 	b.mu.Lock()
 	p, ok := b.pending[id]
-	if !ok || p.decided || !b.now().Before(p.Deadline) {
+	if !ok {
+		b.mu.Unlock()
+		return b.decideOther(id, o)
+	}
+	if p.decided || !b.now().Before(p.Deadline) {
 		b.mu.Unlock()
 		return fmt.Errorf("%w: %q", ErrUnknown, id)
 	}
@@ -215,6 +271,24 @@ func (b *Broker) Decide(id string, o Outcome) error {
 	return nil
 }
 
+// decideOther answers a call another replica of the fleet holds, once the
+// answer fits its request; a secret answer stays on its replica.
+func (b *Broker) decideOther(id string, o Outcome) error {
+	r, ok := b.other(id)
+	if !ok {
+		return fmt.Errorf("%w: %q", ErrUnknown, id)
+	}
+	o, err := r.fit(o)
+	if err != nil {
+		return err
+	}
+	if r.KeptSecret(o) {
+		return fmt.Errorf("%w: answer question %s on replica %s (its console or its approvals socket)", ErrSecretStaysHere, id, r.Replica)
+	}
+	o.At = b.now()
+	return b.fleet.Answer(r, o)
+}
+
 // Withdraw drops the held call id at once, answered or not: the call it
 // belonged to will not run (the session moved on, or ended). A later
 // Decide or Get finds nothing.
@@ -227,7 +301,8 @@ func (p *Pending) Answered() bool {
 	return p.decided
 }
 
-// List returns the calls still waiting for an answer, oldest first.
+// List returns the calls still waiting for an answer, oldest first: this
+// broker's, and those the fleet's other replicas hold.
 func (b *Broker) List() []Request {
 	now := b.now()
 	b.mu.Lock()
@@ -238,12 +313,19 @@ func (b *Broker) List() []Request {
 		}
 	}
 	b.mu.Unlock()
+	if b.fleet != nil {
+		out = append(out, b.fleet.Others()...)
+	}
 	slices.SortFunc(out, func(a, c Request) int { return a.Created.Compare(c.Created) })
 	return out
 }
 
 func (b *Broker) forget(id string) {
 	b.mu.Lock()
+	_, held := b.pending[id]
 	delete(b.pending, id)
 	b.mu.Unlock()
+	if held && b.fleet != nil {
+		b.fleet.Closed(id)
+	}
 }

@@ -177,6 +177,9 @@ func printPending(w io.Writer, pending []approval.Request, now time.Time) {
 		}
 		fmt.Fprintf(w, "%s  (%s left, until %s)  session %s\n", line(p.ID), p.Deadline.Sub(now).Round(time.Second),
 			p.Deadline.UTC().Format(time.RFC3339), line(p.Session))
+		if p.Replica != "" {
+			fmt.Fprintf(w, "  held:   on replica %s of the fleet (answered here, the answer goes to it through the fleet's store; a secret answer is given there)\n", line(p.Replica))
+		}
 		if p.Agent != "" {
 			fmt.Fprintf(w, "  agent:  %s\n", line(p.Agent))
 		}

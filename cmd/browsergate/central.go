@@ -13,6 +13,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/browsergate/browsergate/approval"
+	approvalcentral "github.com/browsergate/browsergate/approval/central"
+	"github.com/browsergate/browsergate/events"
 	"github.com/browsergate/browsergate/evidence"
 	"github.com/browsergate/browsergate/evidence/central"
 )
@@ -31,7 +34,7 @@ const (
 // --anchor, it also runs for the anchorer's lock and, holding it, anchors
 // the store in the fleet's transparency log. No --store: nothing, and
 // stop does nothing.
-func startCentral(o *serveOptions, store *evidence.Store, logger *slog.Logger) (stop func(), err error) {
+func startCentral(o *serveOptions, store *evidence.Store, broker *approval.Broker, hub *events.Hub, logger *slog.Logger) (stop func(), err error) {
 	if o.store == "" {
 		return func() {}, nil
 	}
@@ -54,6 +57,11 @@ func startCentral(o *serveOptions, store *evidence.Store, logger *slog.Logger) (
 			return nil, err
 		}
 	}
+	desk, err := fleetDesk(ctx, o, c, replica, broker, hub, logger)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
 	if o.evidenceAck == "central" {
 		store.SetAcknowledge(shipper.Acknowledge)
 	}
@@ -62,6 +70,9 @@ func startCentral(o *serveOptions, store *evidence.Store, logger *slog.Logger) (
 	wg.Go(func() { shipper.Run(runCtx) })
 	if anchorer != nil {
 		wg.Go(func() { anchorer.Run(runCtx) })
+	}
+	if desk != nil {
+		wg.Go(func() { desk.Run(runCtx) })
 	}
 	logger.Info("shipping evidence to the central store", "store", central.Redact(o.store), "log", store.LogID(), "replica", replica, "ack", o.evidenceAck, "anchor", o.anchor)
 	return func() {
@@ -79,6 +90,27 @@ func startCentral(o *serveOptions, store *evidence.Store, logger *slog.Logger) (
 		}
 		c.Close()
 	}, nil
+}
+
+// fleetDesk shares the held calls with the fleet's other replicas when
+// this one has an operators' token file (--operator-token-file), whose
+// contents key the answers that cross the store: every replica must have
+// the same. Without one, held calls stay on their replica (nil).
+func fleetDesk(ctx context.Context, o *serveOptions, c *central.Store, replica string, broker *approval.Broker, hub *events.Hub, logger *slog.Logger) (*approvalcentral.Desk, error) {
+	if o.operatorTokens == "" || o.replica == "" {
+		logger.Info("held calls are answered on their own replica: give every replica a --replica name and the same --operator-token-file to answer them on any")
+		return nil, nil
+	}
+	key, err := os.ReadFile(o.operatorTokens)
+	if err != nil {
+		return nil, fmt.Errorf("--operator-token-file: %w", err)
+	}
+	desk, err := approvalcentral.New(ctx, c.Pool(), replica, key, broker, hub, logger)
+	if err != nil {
+		return nil, fmt.Errorf("--store: %w", err)
+	}
+	broker.SetFleet(desk)
+	return desk, nil
 }
 
 // checkStoreFlags checks --store and --evidence-ack.

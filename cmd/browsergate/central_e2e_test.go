@@ -216,3 +216,38 @@ func TestAnchoredFleetShowsADeletedLog(t *testing.T) {
 		t.Fatalf("evidence verify --central after a whole log was deleted from the store: %v\n%s", err, out)
 	}
 }
+
+// TestAHeldCallIsAnsweredOnAnotherReplica: two replicas sharing a store and
+// the operators' token file; a call held for approval on r1 is listed by
+// `browsergate approvals list` on r2 (naming r1), approved there, and goes
+// ahead on r1, whose evidence records who approved it and on which replica.
+func TestAHeldCallIsAnsweredOnAnotherReplica(t *testing.T) {
+	t.Parallel()
+	store := startCentralStore(t)
+	tokens := operatorFile(t)
+	manifest := reloadManifest + "[browser.commands.scroll]\nhuman_approval = true\n"
+	site, _ := serveLogged(t, map[string]string{"/": `<title>long</title><div style="height:5000px">long</div>`})
+	r1 := launchHTTP(t, nil, store.env, manifest, "", "--store", store.url, "--replica", "r1", "--operator-token-file", tokens, "--approval-timeout", "2m")
+	r2 := launchHTTP(t, nil, store.env, manifest, "", "--store", store.url, "--replica", "r2", "--operator-token-file", tokens)
+	alice := r1.connect(t, "alice-token")
+	if out, refused := callText(t, alice, "e2e.navigate", map[string]any{"url": site + "/"}); refused {
+		t.Fatalf("navigate: %s", out)
+	}
+	f := &fixture{cs: alice, evidence: r2.evidence}
+	h := f.callAsync(t, "e2e.scroll", map[string]any{"direction": "down"})
+	id := f.pendingID(t, h)
+	if out, _ := f.approvals(t, "list"); !strings.Contains(out, "r1") {
+		t.Errorf("approvals list on r2 does not name the replica holding the call:\n%s", out)
+	}
+	if out, err := f.approvals(t, "approve", id, "--by", "olga"); err != nil {
+		t.Fatalf("approvals approve on r2: %v\n%s", err, out)
+	}
+	if text, refused := h.wait(t); refused {
+		t.Fatalf("the scroll approved on r2 was refused on r1:\n%s", text)
+	}
+	r1.stop(t)
+	out, err := exec.Command(binary, "evidence", "show", "--evidence", r1.evidence).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "olga") || !strings.Contains(string(out), "replica r2") {
+		t.Fatalf("r1's evidence of the approval given on r2: %v\n%s", err, out)
+	}
+}

@@ -210,7 +210,8 @@ func (o *serveOptions) run(stderr io.Writer) error {
 		// recorded: refuse to start instead.
 		return fmt.Errorf("%w: %s is a signed evidence log: start serve with its --signing-key, or give --evidence a new file", evidence.ErrNeedKey, o.evidence)
 	}
-	stopCentral, err := startCentral(o, store, logger)
+	broker := approval.NewBroker(nil)
+	stopCentral, err := startCentral(o, store, broker, hub, logger)
 	if err != nil {
 		return err
 	}
@@ -225,7 +226,6 @@ func (o *serveOptions) run(stderr io.Writer) error {
 	if o.approvalsSocket == "" {
 		o.approvalsSocket = operator.DefaultSocket(o.evidence)
 	}
-	broker := approval.NewBroker(nil)
 	ops, err := operator.Listen(operator.Config{Socket: o.approvalsSocket, Broker: broker, Logger: logger, Evidence: store.Backup})
 	if err != nil {
 		return err

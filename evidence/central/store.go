@@ -130,6 +130,10 @@ func Open(ctx context.Context, rawURL string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store %s: %w", Redact(rawURL), err)
 	}
+	// The shipper, the anchorer (a connection held while it anchors), the
+	// held calls' listener (one held for good) and the fleet's limits
+	// share the pool: more than pgx's default of four.
+	cfg.MaxConns = max(cfg.MaxConns, poolConns)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("store %s: %w", Redact(rawURL), err)
@@ -147,6 +151,9 @@ func (s *Store) Close() { s.pool.Close() }
 
 // Pool is the store's connection pool, for the fleet's other tables.
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// poolConns is the least pool size Open gives.
+const poolConns = 16
 
 // schemaLock is the advisory lock key under which tables are created.
 const schemaLock = 0x62675f736368656d // "bg_schem"

@@ -1,0 +1,158 @@
+package central_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/browsergate/browsergate/approval"
+	"github.com/browsergate/browsergate/approval/central"
+	"github.com/browsergate/browsergate/events"
+	"github.com/browsergate/browsergate/internal/testkit/pglab"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	pglab.StopShared()
+	os.Exit(code)
+}
+
+// replica is one replica's broker and desk, running.
+type replica struct {
+	broker *approval.Broker
+	desk   *central.Desk
+	hub    *events.Hub
+}
+
+func newReplica(t *testing.T, pool *pgxpool.Pool, name string, key string) *replica {
+	t.Helper()
+	r := &replica{broker: approval.NewBroker(nil), hub: events.NewHub(0)}
+	d, err := central.New(context.Background(), pool, name, []byte(key), r.broker, r.hub, slog.New(slog.NewTextHandler(os.Stderr, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.desk = d
+	r.broker.SetFleet(d)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { d.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return r
+}
+
+func newPool(t *testing.T) *pgxpool.Pool {
+	t.Helper()
+	pg, db := pglab.Shared(t)
+	pool, err := pgxpool.New(context.Background(), pg.URLWithPassword(db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+// held waits until r lists the call id.
+func held(t *testing.T, r *replica, id string) approval.Request {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, q := range r.broker.List() {
+			if q.ID == id {
+				return q
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("call %s never listed", id)
+	return approval.Request{}
+}
+
+// TestACallHeldOnOneReplicaIsAnsweredOnAnother: a call r1 holds is listed
+// on r2 (naming r1) and in r2's events; approved on r2, r1's call goes
+// ahead with the answer, which names who gave it and where.
+func TestACallHeldOnOneReplicaIsAnsweredOnAnother(t *testing.T) {
+	pool := newPool(t)
+	r1, r2 := newReplica(t, pool, "r1", "operators"), newReplica(t, pool, "r2", "operators")
+	watch := r2.hub.Watch()
+	defer watch.Close()
+	p := r1.broker.Open(approval.Request{Session: "s1", Agent: "alice", Tool: "web.submit_form", Command: "submit_form", Why: []string{"critical tier"}}, time.Minute)
+	q := held(t, r2, p.ID)
+	if q.Replica != "r1" || q.Agent != "alice" || q.Command != "submit_form" {
+		t.Fatalf("r2 lists %+v", q)
+	}
+	select {
+	case e := <-watch.C:
+		if e.Type != events.ApprovalAsked || e.Approval != p.ID {
+			t.Fatalf("r2's first event: %+v", e)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("r2's events never told of r1's held call")
+	}
+	if err := r2.broker.Decide(p.ID, approval.Outcome{Approved: true, Channel: approval.ChannelConsole, By: "olga"}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	o := p.Wait(ctx)
+	if !o.Approved || o.Channel != approval.ChannelConsole || o.By != "olga (replica r2)" {
+		t.Fatalf("r1's call got %+v", o)
+	}
+	if err := r2.broker.Decide(p.ID, approval.Outcome{Approved: false, Channel: approval.ChannelConsole, By: "olga"}); !errors.Is(err, approval.ErrUnknown) {
+		t.Fatalf("a second answer: %v, want ErrUnknown", err)
+	}
+}
+
+// TestASecretAnswerStaysOnItsReplica: a question whose answer is secret
+// is answered on the replica that holds it, never through the store.
+func TestASecretAnswerStaysOnItsReplica(t *testing.T) {
+	pool := newPool(t)
+	r1, r2 := newReplica(t, pool, "r1", "operators"), newReplica(t, pool, "r2", "operators")
+	p := r1.broker.Open(approval.Request{Session: "s1", Tool: "web.await_human", Question: "the one-time code?", SecretAnswer: true, SecretDomains: []string{"bank.example"}}, time.Minute)
+	held(t, r2, p.ID)
+	err := r2.broker.Decide(p.ID, approval.Outcome{Approved: true, Channel: approval.ChannelConsole, By: "olga", Answer: "493817", Answering: true})
+	if !errors.Is(err, approval.ErrSecretStaysHere) || !strings.Contains(err.Error(), "replica r1") {
+		t.Fatalf("a secret answer given on r2: %v", err)
+	}
+	var n int
+	if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM fleet_held WHERE position(convert_to('493817', 'UTF8') in coalesce(answer, ''::bytea)) > 0`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("the secret is in the store: %v %d", err, n)
+	}
+}
+
+// TestAnAnswerWithoutTheFleetsKeyIsIgnored: an answer written into the
+// store by whoever does not hold the operators' file — a replica with
+// another key, or anyone who can write the database — does not answer the
+// call, which stays held for a real answer.
+func TestAnAnswerWithoutTheFleetsKeyIsIgnored(t *testing.T) {
+	pool := newPool(t)
+	r1 := newReplica(t, pool, "r1", "operators")
+	mallory := newReplica(t, pool, "r3", "not the operators' file")
+	p := r1.broker.Open(approval.Request{Session: "s1", Tool: "web.click", Command: "click", Why: []string{"approval"}}, time.Minute)
+	held(t, mallory, p.ID)
+	if err := mallory.broker.Decide(p.ID, approval.Outcome{Approved: true, Channel: approval.ChannelConsole, By: "mallory"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(context.Background(), `SELECT pg_notify('browsergate_held', '')`); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second) // r1 looks at every notification and every second
+	if p.Answered() {
+		t.Fatal("an answer without the fleet's key answered the call")
+	}
+	r2 := newReplica(t, pool, "r2", "operators")
+	held(t, r2, p.ID)
+	if err := r2.broker.Decide(p.ID, approval.Outcome{Approved: false, Channel: approval.ChannelConsole, By: "olga"}); err != nil {
+		t.Fatalf("the real answer after the forged one: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if o := p.Wait(ctx); o.Approved || o.By != "olga (replica r2)" {
+		t.Fatalf("r1's call got %+v, want olga's denial", o)
+	}
+}
