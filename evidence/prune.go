@@ -103,6 +103,9 @@ func (s *Store) prune(before time.Time, pub ed25519.PublicKey) (PruneReport, err
 			if err := heads.Delete([]byte(sum.ID)); err != nil {
 				return fmt.Errorf("remove head of session %q: %w", sum.ID, err)
 			}
+			if err := tx.Bucket(bucketOpen).Delete([]byte(sum.ID)); err != nil {
+				return fmt.Errorf("remove session %q: %w", sum.ID, err)
+			}
 			removed[sum.ID] = true
 			rep.Sessions = append(rep.Sessions, sum)
 			rep.Records += sum.Records

@@ -34,6 +34,7 @@ var (
 	keyLogHead        = []byte("log_head")
 	keyLogSet         = []byte("log_set")
 	keyLogID          = []byte("log_id")
+	bucketOpen        = []byte("open")
 )
 
 // Options configures Open. A nil *Options, or a zero field, means the
@@ -212,7 +213,7 @@ func initFormat(tx *bolt.Tx) error {
 			return err
 		}
 	}
-	for _, name := range [][]byte{bucketSessions, bucketHeads, bucketScreenshots, bucketConfigs, bucketPruned} {
+	for _, name := range [][]byte{bucketSessions, bucketHeads, bucketScreenshots, bucketConfigs, bucketPruned, bucketOpen} {
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 			return err
 		}
@@ -354,6 +355,13 @@ func (s *Store) append(e *Envelope, screenshot []byte) error {
 			return fmt.Errorf("%w: %s (store it with PutConfig first)", ErrNoConfig, rec.ConfigSHA256)
 		}
 		rec.Seq, rec.PrevHash = h.Seq+1, h.Hash
+		if rec.Seq == 1 {
+			// Open until SessionsEnded: one still open when the writer
+			// starts again was open when its daemon died.
+			if err := tx.Bucket(bucketOpen).Put([]byte(rec.Session), []byte(rec.Time.Format(time.RFC3339Nano))); err != nil {
+				return err
+			}
+		}
 		key := seqKey(rec.Seq)
 		if sessions.Get(key) != nil {
 			return fmt.Errorf("%w: session %q already has a record %d", ErrCorrupt, rec.Session, rec.Seq)

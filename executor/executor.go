@@ -752,6 +752,16 @@ func (e *Executor) endSessions(ss []*session, why string) {
 		e.dropOwnBrowser(s)
 		e.cfg.Events.Publish(events.Event{Type: events.SessionEnded, Session: s.id, Agent: s.principal, Tool: s.manifest.Tool.Name, Reason: why})
 	}
+	if e.cfg.Evidence != nil && len(ss) > 0 {
+		ids := make([]string, len(ss))
+		for i, s := range ss {
+			ids[i] = s.id
+		}
+		// A session left open in the log is one its daemon died in.
+		if err := e.cfg.Evidence.SessionsEnded(ids...); err != nil {
+			e.cfg.Logger.Error("sessions ended, but the log still names them open: the next start records them as ended by a crash", "error", err.Error())
+		}
+	}
 }
 
 // armTimers closes the session's browser context as soon as the idle or

@@ -251,3 +251,45 @@ func TestAHeldCallIsAnsweredOnAnotherReplica(t *testing.T) {
 		t.Fatalf("r1's evidence of the approval given on r2: %v\n%s", err, out)
 	}
 }
+
+// TestASessionItsDaemonDiedInIsRecordedAsEnded: a daemon killed (-9) with
+// a session open, started again on its evidence file, records that
+// session's end — the daemon died in it — before serving; a session its
+// client ended before the kill gets no such record. The records ship to
+// the central store like any.
+func TestASessionItsDaemonDiedInIsRecordedAsEnded(t *testing.T) {
+	t.Parallel()
+	store := startCentralStore(t)
+	site, _ := serveLogged(t, map[string]string{"/": `<title>home</title><p>home</p>`})
+	d := launchHTTP(t, nil, store.env, inputManifest(), "", "--store", store.url)
+	closed := d.connect(t, "bob-token")
+	if out, refused := callText(t, closed, "e2e.navigate", map[string]any{"url": site + "/"}); refused {
+		t.Fatalf("navigate: %s", out)
+	}
+	closed.Close()
+	open := d.connect(t, "alice-token")
+	if out, refused := callText(t, open, "e2e.navigate", map[string]any{"url": site + "/"}); refused {
+		t.Fatalf("navigate: %s", out)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for store.pg.SQL(t, "fleet", "SELECT count(*) FROM evidence_records") != "2" {
+		if time.Now().After(deadline) {
+			t.Fatal("the two calls never reached the central store")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := d.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = d.cmd.Wait()
+
+	again := launchHTTP(t, nil, store.env, inputManifest(), "", "--store", store.url, "--evidence", d.evidence)
+	again.stop(t)
+	out, err := exec.Command(binary, "evidence", "show", "--evidence", d.evidence).CombinedOutput()
+	if err != nil || strings.Count(string(out), "the daemon stopped without ending it") != 1 {
+		t.Fatalf("evidence show after the restart: %v, want one session ended by its daemon's death\n%s", err, out)
+	}
+	if got := store.pg.SQL(t, "fleet", "SELECT count(*) FROM evidence_records WHERE convert_from(record, 'UTF8') LIKE '%the daemon stopped without ending it%'"); got != "1" {
+		t.Fatalf("%s records of the death in the central store, want 1", got)
+	}
+}

@@ -210,6 +210,13 @@ func (o *serveOptions) run(stderr io.Writer) error {
 		// recorded: refuse to start instead.
 		return fmt.Errorf("%w: %s is a signed evidence log: start serve with its --signing-key, or give --evidence a new file", evidence.ErrNeedKey, o.evidence)
 	}
+	// Sessions its last daemon died in (killed, crashed) are recorded as
+	// ended before anything else is: their records then ship too.
+	if died, err := store.RecordDiedSessions(); err != nil {
+		return fmt.Errorf("record the sessions the last daemon on %s died in: %w", o.evidence, err)
+	} else if len(died) > 0 {
+		logger.Warn("sessions the last daemon on this evidence file died in are recorded as ended", "sessions", died)
+	}
 	broker := approval.NewBroker(nil)
 	stopCentral, err := startCentral(o, store, broker, hub, logger)
 	if err != nil {
