@@ -91,6 +91,9 @@ type Config struct {
 	// made with SessionIDs). Listen checks it with CheckReplica.
 	Replica string
 	Logger  *slog.Logger
+	// Gauges are more gauges for /metrics (nil: none), read at each
+	// scrape: the evidence shipper's, for one.
+	Gauges func() []Gauge
 	// Now is the clock of the console's sign-ins and of its back-off
 	// after wrong tokens (nil: time.Now).
 	Now func() time.Time

@@ -38,6 +38,13 @@ type gauge struct {
 	value      float64
 }
 
+// Gauge is a gauge of /metrics the daemon's other parts add
+// (Config.Gauges): a name in Prometheus's form, one line of help, a value.
+type Gauge struct {
+	Name, Help string
+	Value      float64
+}
+
 // metricsText is the gauges as Prometheus's text format reads them.
 func (f *Front) metricsText() string {
 	var ms runtime.MemStats
@@ -58,6 +65,11 @@ func (f *Front) metricsText() string {
 	gauges = append(gauges,
 		gauge{"browsergate_held_calls", "Calls held for a human's approval, not yet answered.", float64(held)},
 		gauge{"browsergate_questions_waiting", "Agents' questions to the operator (await_human), not yet answered.", float64(questions)})
+	if f.cfg.Gauges != nil {
+		for _, g := range f.cfg.Gauges() {
+			gauges = append(gauges, gauge{g.Name, g.Help, g.Value})
+		}
+	}
 	// Where /proc cannot be read (not Linux), the gauge is left out rather
 	// than given as 0, which would read as a value.
 	if n, err := openFiles(); err == nil {
@@ -93,6 +105,9 @@ func (f *Front) heldCalls() (held, questions int) {
 		return 0, 0
 	}
 	for _, r := range f.cfg.Broker.List() {
+		if r.Replica != "" {
+			continue // another replica's: its own /metrics counts it
+		}
 		if r.Question != "" {
 			questions++
 		} else {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/browsergate/browsergate/approval"
 	approvalcentral "github.com/browsergate/browsergate/approval/central"
+	"github.com/browsergate/browsergate/daemon"
 	"github.com/browsergate/browsergate/events"
 	"github.com/browsergate/browsergate/evidence"
 	"github.com/browsergate/browsergate/evidence/central"
@@ -34,33 +35,33 @@ const (
 // --anchor, it also runs for the anchorer's lock and, holding it, anchors
 // the store in the fleet's transparency log. No --store: nothing, and
 // stop does nothing.
-func startCentral(o *serveOptions, store *evidence.Store, broker *approval.Broker, hub *events.Hub, logger *slog.Logger) (stop func(), err error) {
+func startCentral(o *serveOptions, store *evidence.Store, broker *approval.Broker, hub *events.Hub, logger *slog.Logger) (stop func(), gauges func() []daemon.Gauge, err error) {
 	if o.store == "" {
-		return func() {}, nil
+		return func() {}, nil, nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), centralConnectWait)
 	defer cancel()
 	c, err := central.Open(ctx, o.store)
 	if err != nil {
-		return nil, fmt.Errorf("--store: %w", err)
+		return nil, nil, fmt.Errorf("--store: %w", err)
 	}
 	replica := o.replicaName()
 	shipper, err := central.NewShipper(ctx, store, c, replica, logger)
 	if err != nil {
 		c.Close()
-		return nil, fmt.Errorf("--store: %w", err)
+		return nil, nil, fmt.Errorf("--store: %w", err)
 	}
 	var anchorer *central.Anchorer
 	if o.anchor != "" {
 		if anchorer, err = openAnchorer(ctx, o.anchor, c, logger); err != nil {
 			c.Close()
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	desk, err := fleetDesk(ctx, o, c, replica, broker, hub, logger)
 	if err != nil {
 		c.Close()
-		return nil, err
+		return nil, nil, err
 	}
 	if o.evidenceAck == "central" {
 		store.SetAcknowledge(shipper.Acknowledge)
@@ -75,6 +76,13 @@ func startCentral(o *serveOptions, store *evidence.Store, broker *approval.Broke
 		wg.Go(func() { desk.Run(runCtx) })
 	}
 	logger.Info("shipping evidence to the central store", "store", central.Redact(o.store), "log", store.LogID(), "replica", replica, "ack", o.evidenceAck, "anchor", o.anchor)
+	gauges = func() []daemon.Gauge {
+		behind, failures := shipper.Health()
+		return []daemon.Gauge{
+			{Name: "browsergate_evidence_unshipped_seconds", Help: "How long the evidence file has held records the central store lacks (0: none).", Value: behind.Seconds()},
+			{Name: "browsergate_evidence_ship_failures", Help: "Attempts to ship evidence to the central store that failed since the daemon started.", Value: float64(failures)},
+		}
+	}
 	return func() {
 		stopRun()
 		wg.Wait()
@@ -89,7 +97,7 @@ func startCentral(o *serveOptions, store *evidence.Store, broker *approval.Broke
 			}
 		}
 		c.Close()
-	}, nil
+	}, gauges, nil
 }
 
 // fleetDesk shares the held calls with the fleet's other replicas when

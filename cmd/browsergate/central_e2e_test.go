@@ -139,7 +139,7 @@ func TestCentralAckWithTheStoreDownWithholdsTheResult(t *testing.T) {
 	t.Parallel()
 	store := startCentralStore(t)
 	site, _ := serveLogged(t, map[string]string{"/": `<title>home</title><p>home</p>`})
-	d := launchHTTP(t, nil, store.env, inputManifest(), "", "--store", store.url, "--evidence-ack", "central")
+	d := launchHTTP(t, nil, store.env, inputManifest(), "", "--store", store.url, "--evidence-ack", "central", "--operator-token-file", operatorFile(t))
 	alice := d.connect(t, "alice-token")
 	if out, refused := callText(t, alice, "e2e.navigate", map[string]any{"url": site + "/"}); refused {
 		t.Fatalf("navigate: %s", out)
@@ -148,6 +148,13 @@ func TestCentralAckWithTheStoreDownWithholdsTheResult(t *testing.T) {
 	out, refused := callText(t, alice, "e2e.snapshot", nil)
 	if !refused || !strings.Contains(out, "result is withheld") || !strings.Contains(out, "not acknowledged by the central store") {
 		t.Fatalf("a call with the central store down: refused %v: %s", refused, out)
+	}
+	// The operators see it in /metrics.
+	_, _, metrics := d.raw(t, "GET", "/metrics", map[string]string{"Authorization": "Bearer " + olga}, "")
+	behind, _ := metricGauge(metrics, "browsergate_evidence_unshipped_seconds")
+	failures, _ := metricGauge(metrics, "browsergate_evidence_ship_failures")
+	if behind <= 0 || failures < 1 {
+		t.Errorf("/metrics with the central store down:\n%s", metrics)
 	}
 	store.pg.Restart(t)
 	if out, refused := callText(t, alice, "e2e.snapshot", nil); refused {

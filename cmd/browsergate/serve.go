@@ -218,7 +218,7 @@ func (o *serveOptions) run(stderr io.Writer) error {
 		logger.Warn("sessions the last daemon on this evidence file died in are recorded as ended", "sessions", died)
 	}
 	broker := approval.NewBroker(nil)
-	stopCentral, err := startCentral(o, store, broker, hub, logger)
+	stopCentral, centralGauges, err := startCentral(o, store, broker, hub, logger)
 	if err != nil {
 		return err
 	}
@@ -311,7 +311,7 @@ func (o *serveOptions) run(stderr io.Writer) error {
 		Agents:         func() *toolclad.Agents { return rl.Current().Agents },
 		AllowedOrigins: o.allowedOrigins, AllowedHosts: o.httpHosts,
 		MaxSessions: o.maxSessions, MaxSessionsPerAgent: o.perAgent, MaxCallsPerSession: o.callsPerSession, SessionIdle: o.sessionIdle, BodyWait: o.bodyWait, Logger: logger,
-		Operators: operatorsOf(rl, o.operatorTokens), Events: hub, Broker: broker, Evidence: store, Replica: o.replica,
+		Operators: operatorsOf(rl, o.operatorTokens), Events: hub, Broker: broker, Evidence: store, Replica: o.replica, Gauges: centralGauges,
 		EndSession: func(id, operator string) error {
 			err := ex.EndByOperator(id, operator, approval.ChannelConsole)
 			if errors.Is(err, executor.ErrEndNotRecorded) {

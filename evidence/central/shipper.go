@@ -31,6 +31,22 @@ type Shipper struct {
 	shipped  *evidence.Shipped
 	progress chan struct{} // closed, and replaced, after each attempt
 	lastErr  error
+	// behind is since when the file has held what the store lacks (zero:
+	// it holds nothing more); failures counts the attempts that failed.
+	behind   time.Time
+	failures int
+}
+
+// Health is how the shipper stands: for how long the file has held
+// records the store lacks (0: none), and how many attempts failed since
+// it started.
+func (s *Shipper) Health() (behind time.Duration, failures int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.behind.IsZero() {
+		behind = time.Since(s.behind)
+	}
+	return behind, s.failures
 }
 
 // Defaults of a Shipper.
@@ -93,9 +109,17 @@ func (s *Shipper) Run(ctx context.Context) {
 
 // Flush ships everything the file holds now, batch by batch.
 func (s *Shipper) Flush(ctx context.Context) error {
+	s.mu.Lock()
+	if s.behind.IsZero() {
+		s.behind = time.Now()
+	}
+	s.mu.Unlock()
 	for {
 		b, err := s.local.NextBatch(s.shipped, s.MaxBatch)
 		if err == nil && b.Empty(s.shipped) {
+			s.mu.Lock()
+			s.behind = time.Time{}
+			s.mu.Unlock()
 			s.done(nil)
 			return nil
 		}
@@ -113,6 +137,9 @@ func (s *Shipper) Flush(ctx context.Context) error {
 		}
 		s.mu.Lock()
 		s.shipped.Apply(b)
+		if b.Complete {
+			s.behind = time.Time{}
+		}
 		s.mu.Unlock()
 		s.done(nil)
 		if b.Complete {
@@ -126,6 +153,9 @@ func (s *Shipper) done(err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.lastErr = err
+	if err != nil {
+		s.failures++
+	}
 	close(s.progress)
 	s.progress = make(chan struct{})
 }
