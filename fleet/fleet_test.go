@@ -28,6 +28,12 @@ func TestMain(m *testing.M) {
 func replicas(t *testing.T, n int, o fleet.Options) []*fleet.Store {
 	t.Helper()
 	c, db := pglab.Shared(t)
+	return replicasOn(t, c, db, n, o)
+}
+
+// replicasOn is replicas on database db of cluster c.
+func replicasOn(t *testing.T, c *pglab.Cluster, db string, n int, o fleet.Options) []*fleet.Store {
+	t.Helper()
 	var out []*fleet.Store
 	for i := range n {
 		o := o
@@ -46,7 +52,12 @@ func replicas(t *testing.T, n int, o fleet.Options) []*fleet.Store {
 // more leases than the limits, in all and per agent, and a refusal comes
 // with the count that met its limit.
 func TestLeasesHoldTheLimitsAcrossReplicas(t *testing.T) {
-	stores := replicas(t, 4, fleet.Options{})
+	// fsync on: a lease inserted waits for its commit's fsync, unseen by
+	// the other replicas' counts meanwhile, as in production; the lock
+	// is what keeps them from counting then.
+	c := pglab.Start(t, &pglab.Options{Durable: true})
+	c.CreateDatabase(t, "fleet")
+	stores := replicasOn(t, c, "fleet", 4, fleet.Options{})
 	const most, perAgent = 3, 2
 	ctx := context.Background()
 	var mu sync.Mutex
