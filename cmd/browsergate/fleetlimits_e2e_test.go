@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -117,5 +118,32 @@ func TestFleetSessionLimitsAcrossTwoReplicas(t *testing.T) {
 	store.pg.Stop()
 	if _, err := live.dial("bob-token"); err == nil || !strings.Contains(err.Error(), "the fleet's count of open MCP sessions") || !strings.Contains(err.Error(), "could not be read") {
 		t.Fatalf("a session opened with the store down: %v", err)
+	}
+}
+
+// TestWebEnginePacingAcrossTheFleet: two daemons (browserless) on one
+// store, at one request per 1000 s to a host: the first daemon's fetch
+// goes; the second daemon's is refused at once, waiting for its turn,
+// since the fleet's schedule gave the host's turn to the first; the site
+// saw one request. With the store down, a fetch is refused with the
+// reason, and the site sees nothing more.
+func TestWebEnginePacingAcrossTheFleet(t *testing.T) {
+	t.Parallel()
+	store := startCentralStore(t)
+	site := serveWebSite(t)
+	daemon := func() *fixture {
+		manifest := fmt.Sprintf(webManifest, 0.001, t.TempDir(), site.URL)
+		return startClientEnv(t, manifest, nil, store.env, "--store", store.url)
+	}
+	r1, r2 := daemon(), daemon()
+	r1.mustAllow(t, "web.fetch_page", map[string]any{"url": site.URL + "/counted"})
+	r2.mustRefuse(t, "web.fetch_page", map[string]any{"url": site.URL + "/counted"}, "waiting for its turn", "fleet's schedule")
+	if n := len(site.times("/counted")); n != 1 {
+		t.Errorf("the site saw %d requests from two replicas at one per 1000 s, want 1", n)
+	}
+	store.pg.Stop()
+	r2.mustRefuse(t, "web.fetch_page", map[string]any{"url": site.URL + "/other"}, "waiting for its turn", "the fleet's store did not answer")
+	if n := len(site.times("/other")); n != 0 {
+		t.Errorf("the site saw %d requests with the store down, want 0", n)
 	}
 }
