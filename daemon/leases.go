@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 )
 
@@ -40,12 +41,18 @@ type fleetLeases struct {
 	of      map[string]string // session id -> lease
 	pending map[string]string // lease -> agent, of sessions being opened
 	ended   []string
+	// store orders the front's exchanges with the store: a renewal's
+	// snapshot of the live leases is written before a drop of one of
+	// them, never after (it would take the dropped lease again).
+	store sync.Mutex
 }
 
 // reserveLease takes the fleet's lease for a session agent opens, or says
 // why it may not be opened. A store that does not answer refuses it: the
 // fleet's count is unknown.
 func (f *Front) reserveLease(ctx context.Context, agent string) (lease, msg string) {
+	f.sessions.leases.store.Lock()
+	defer f.sessions.leases.store.Unlock()
 	ended := f.sweepSessions()
 	ctx, cancel := context.WithTimeout(ctx, leaseWait)
 	defer cancel()
@@ -79,6 +86,8 @@ func fleetRefusal(agent string, mine, total, perAgent, most int, idle time.Durat
 // or none ("": its lease is dropped).
 func (f *Front) releaseLease(agent, lease, id string) {
 	c := f.sessions
+	c.leases.store.Lock()
+	defer c.leases.store.Unlock()
 	c.mu.Lock()
 	delete(c.leases.pending, lease)
 	if id != "" {
@@ -133,6 +142,8 @@ func (f *Front) dropLater(leases []string) {
 // the client hears of it: the fleet has its place back at once.
 func (f *Front) closed(id string) {
 	c := f.sessions
+	c.leases.store.Lock()
+	defer c.leases.store.Unlock()
 	c.mu.Lock()
 	lease, ok := c.leases.of[id]
 	delete(c.leases.of, id)
@@ -163,29 +174,38 @@ func (f *Front) renewLeases(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		ended := f.sweepSessions()
-		c := f.sessions
-		c.mu.Lock()
-		live := make(map[string]string, len(c.leases.of)+len(c.leases.pending))
-		for id, l := range c.leases.of {
-			live[l] = c.agent[id]
-		}
-		for l, a := range c.leases.pending {
-			live[l] = a
-		}
-		c.mu.Unlock()
-		rctx, cancel := context.WithTimeout(ctx, min(leaseWait, every))
-		if err := f.cfg.Leases.Renew(rctx, live, ended); err != nil {
-			f.cfg.Logger.Error("http: the fleet's session leases were not renewed: they expire unless the next renewal reaches the store", "sessions", len(live), "error", err)
-			f.dropLater(ended)
-		}
-		cancel()
+		f.renewOnce(ctx, every)
+	}
+}
+
+// renewOnce renews the front's leases and drops the ended ones.
+func (f *Front) renewOnce(ctx context.Context, every time.Duration) {
+	c := f.sessions
+	c.leases.store.Lock()
+	defer c.leases.store.Unlock()
+	ended := f.sweepSessions()
+	c.mu.Lock()
+	live := make(map[string]string, len(c.leases.of)+len(c.leases.pending))
+	for id, l := range c.leases.of {
+		live[l] = c.agent[id]
+	}
+	for l, a := range c.leases.pending {
+		live[l] = a
+	}
+	c.mu.Unlock()
+	rctx, cancel := context.WithTimeout(ctx, min(leaseWait, every))
+	defer cancel()
+	if err := f.cfg.Leases.Renew(rctx, live, ended); err != nil {
+		f.cfg.Logger.Error("http: the fleet's session leases were not renewed: they expire unless the next renewal reaches the store", "sessions", len(live), "error", err)
+		f.dropLater(ended)
 	}
 }
 
 // dropAllLeases drops every lease of the front, as it stops.
 func (f *Front) dropAllLeases() {
 	c := f.sessions
+	c.leases.store.Lock()
+	defer c.leases.store.Unlock()
 	c.mu.Lock()
 	all := c.leases.ended
 	for _, l := range c.leases.of {

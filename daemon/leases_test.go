@@ -18,6 +18,8 @@ type memLeases struct {
 	agent map[string]string // lease -> agent
 	n     int
 	down  bool
+	// every is LeaseFor (0: an hour, so that no renewal runs).
+	every time.Duration
 }
 
 var errDown = errors.New("store down")
@@ -69,14 +71,26 @@ func (m *memLeases) Drop(_ context.Context, leases []string) error {
 	return nil
 }
 
-func (m *memLeases) LeaseFor() time.Duration { return time.Hour }
+func (m *memLeases) LeaseFor() time.Duration {
+	if m.every == 0 {
+		return time.Hour
+	}
+	return m.every
+}
 
 // TestFrontsCountTheFleetsSessions: two fronts on one fleet's leases hold
 // the limits together, and say it is the fleet's; a session closed on one
 // frees its place on the other before the client hears of the close; a
-// store that does not answer refuses the session.
+// store that does not answer refuses the session. Renewals every 10 ms
+// (leases of 30 ms) change none of it.
 func TestFrontsCountTheFleetsSessions(t *testing.T) {
-	leases := &memLeases{agent: map[string]string{}}
+	for _, every := range []time.Duration{0, 30 * time.Millisecond} {
+		t.Run(fmt.Sprint("lease ", every), func(t *testing.T) { frontsCountTheFleet(t, every) })
+	}
+}
+
+func frontsCountTheFleet(t *testing.T, every time.Duration) {
+	leases := &memLeases{agent: map[string]string{}, every: every}
 	cfg := Config{Agents: agentsOf(t, "a", "b"), MaxSessionsPerAgent: 2, MaxSessions: 3, Leases: leases}
 	f1, f2 := serve(t, cfg), serve(t, cfg)
 	a1, err := open(f1, "a-token")
