@@ -94,7 +94,7 @@ func TestLeasesHoldTheLimitsAcrossReplicas(t *testing.T) {
 			t.Errorf("agent %s holds %d leases, over its limit %d", a, n, perAgent)
 		}
 	}
-	if n, err := stores[0].Open(ctx); err != nil || n != most {
+	if n, err := stores[0].Sessions(ctx); err != nil || n != most {
 		t.Errorf("the store counts %d open (%v), want %d", n, err, most)
 	}
 }

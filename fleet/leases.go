@@ -108,8 +108,8 @@ func (s *Store) Drop(ctx context.Context, leases []string) error {
 	return nil
 }
 
-// Open counts the sessions the fleet's leases hold, in all, now.
-func (s *Store) Open(ctx context.Context) (int, error) {
+// Sessions counts the sessions the fleet's leases hold, in all, now.
+func (s *Store) Sessions(ctx context.Context) (int, error) {
 	var n int
 	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM fleet_sessions WHERE expires >= clock_timestamp()`).Scan(&n); err != nil {
 		return 0, storeErr("count the session leases", err)
