@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -145,5 +146,37 @@ func TestWebEnginePacingAcrossTheFleet(t *testing.T) {
 	r2.mustRefuse(t, "web.fetch_page", map[string]any{"url": site.URL + "/other"}, "waiting for its turn", "the fleet's store did not answer")
 	if n := len(site.times("/other")); n != 0 {
 		t.Errorf("the site saw %d requests with the store down, want 0", n)
+	}
+}
+
+// TestBrowserPacingAcrossTheFleet: two daemons, each launching its own
+// Chromium, on one store, with [browser.scope] requests_per_second_per_host
+// at one per 1000 s: the first daemon's navigation takes the host's turn
+// on the fleet's schedule; the second daemon's navigation to the host is
+// refused by the request guard (rule requests_per_second_per_host; its
+// log line names the fleet's schedule), and the server saw the first page
+// alone.
+func TestBrowserPacingAcrossTheFleet(t *testing.T) {
+	t.Parallel()
+	store := startCentralStore(t)
+	site := &arrivals{}
+	url, stop, err := serveOn("127.0.0.1:0", site)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	manifest := fmt.Sprintf(pacedManifest, "requests_per_second_per_host = 0.001")
+	r1 := startClientEnv(t, manifest, nil, store.env, "--store", store.url)
+	r2 := startClientEnv(t, manifest, nil, store.env, "--store", store.url)
+	r1.mustAllow(t, "paced.navigate", map[string]any{"url": url + "/page"})
+	text, refused := r2.call(t, "paced.navigate", map[string]any{"url": url + "/page?other-replica"})
+	if !refused || !strings.Contains(text, "requests_per_second_per_host") {
+		t.Errorf("the other replica's navigation to a host whose turn the first took was not refused by requests_per_second_per_host:\n%s", text)
+	}
+	if log := r2.stderr.String(); !strings.Contains(log, "its turn on the fleet's schedule comes after the request's deadline") {
+		t.Errorf("the other replica's refusal does not say the fleet's schedule refused it:\n%s", log)
+	}
+	if paths, _ := site.seen(); !slices.Equal(paths, []string{"/page"}) {
+		t.Errorf("the server saw %v, want the first replica's /page alone", paths)
 	}
 }
