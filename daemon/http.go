@@ -57,6 +57,9 @@ type Config struct {
 	// MaxSessions and MaxSessionsPerAgent bound the MCP sessions open at
 	// once (0: DefaultMaxSessions, DefaultMaxSessionsPerAgent).
 	MaxSessions, MaxSessionsPerAgent int
+	// Leases, when set, count the sessions of the whole fleet sharing a
+	// store against MaxSessions and MaxSessionsPerAgent (leases.go).
+	Leases Leases
 	// MaxCallsPerSession bounds the tool calls of one MCP session under
 	// way at once, the one running and those waiting for it (0:
 	// DefaultMaxCallsPerSession).
@@ -180,7 +183,8 @@ func Listen(cfg Config) (*Front, error) {
 	if tlsConfig != nil {
 		ln = tls.NewListener(ln, tlsConfig)
 	}
-	f := &Front{cfg: cfg, ln: ln, sessions: &sessionCount{agent: map[string]string{}}}
+	f := &Front{cfg: cfg, ln: ln, sessions: &sessionCount{agent: map[string]string{},
+		leases: fleetLeases{of: map[string]string{}, pending: map[string]string{}}}}
 	f.hosts, f.own, f.allowed = f.names(loopback, tlsConfig != nil)
 	cfg.Server.AddReceivingMiddleware(newCallLimit(cfg.MaxCallsPerSession, cfg.Logger).middleware)
 	f.srv = &http.Server{
@@ -208,6 +212,12 @@ func (f *Front) URL() string {
 // Serve serves until ctx ends, then shuts down (waiting a little for the
 // requests under way).
 func (f *Front) Serve(ctx context.Context) error {
+	if f.cfg.Leases != nil {
+		rctx, stopRenewing := context.WithCancel(context.Background())
+		renewed := make(chan struct{})
+		go func() { f.renewLeases(rctx); close(renewed) }()
+		defer func() { stopRenewing(); <-renewed }()
+	}
 	done := make(chan error, 1)
 	go func() { done <- f.srv.Serve(f.ln) }()
 	select {
@@ -431,18 +441,37 @@ type sessionCount struct {
 	agent    map[string]string // session id -> agent
 	reserved map[string]int    // agent -> sessions being opened
 	pending  int
+	leases   fleetLeases // with Config.Leases
 }
 
 // limitSessions refuses a request that opens an MCP session (one without
 // an Mcp-Session-Id) when its agent, or the daemon, has as many open as
 // allowed; nothing of the session is made.
+//
+// With Config.Leases, the limits count the fleet's sessions (leases.go).
 func (f *Front) limitSessions(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
+		id := r.Header.Get("Mcp-Session-Id")
+		if f.cfg.Leases != nil && r.Method == http.MethodDelete && id != "" {
+			next.ServeHTTP(&deleteWatch{ResponseWriter: w, ended: func() { f.closed(id) }}, r)
+			return
+		}
+		if r.Method != http.MethodPost || id != "" {
 			next.ServeHTTP(w, r)
 			return
 		}
 		agent := auth.TokenInfoFromContext(r.Context()).UserID
+		if f.cfg.Leases != nil {
+			lease, msg := f.reserveLease(r.Context(), agent)
+			if msg != "" {
+				f.refuseSession(w, r, agent, msg)
+				return
+			}
+			rec := &headerWatch{ResponseWriter: w, started: func(id string) { f.releaseLease(agent, lease, id) }}
+			defer rec.start()
+			next.ServeHTTP(rec, r)
+			return
+		}
 		if msg := f.reserve(agent); msg != "" {
 			f.refuseSession(w, r, agent, msg)
 			return
@@ -463,10 +492,7 @@ func (f *Front) reserve(agent string) string {
 	defer c.mu.Unlock()
 	// The live sessions are read under the lock: read before it, a session
 	// registered meanwhile would look ended and be forgotten.
-	live := map[string]bool{}
-	for ss := range f.cfg.Server.Sessions() {
-		live[ss.ID()] = true
-	}
+	live := f.liveSessions()
 	if c.reserved == nil {
 		c.reserved = map[string]int{}
 	}
@@ -487,6 +513,15 @@ func (f *Front) reserve(agent string) string {
 	c.pending++
 	c.reserved[agent]++
 	return ""
+}
+
+// liveSessions are the ids of the sessions the server has.
+func (f *Front) liveSessions() map[string]bool {
+	live := map[string]bool{}
+	for ss := range f.cfg.Server.Sessions() {
+		live[ss.ID()] = true
+	}
+	return live
 }
 
 // release ends a reservation; id is the session it opened ("": none).

@@ -17,15 +17,22 @@ import (
 // (tokens "a-token", ...), with the given limits.
 func front(t *testing.T, perAgent, total int) *Front {
 	t.Helper()
+	return serve(t, Config{Agents: agentsOf(t, "a", "b", "c"), MaxSessionsPerAgent: perAgent, MaxSessions: total})
+}
+
+// agentsOf is an agents file of the agents ids, each with the token
+// "<id>-token".
+func agentsOf(t *testing.T, ids ...string) func() *toolclad.Agents {
+	t.Helper()
 	var doc strings.Builder
-	for _, id := range []string{"a", "b", "c"} {
+	for _, id := range ids {
 		doc.WriteString("[agents." + id + "]\ntoken_sha256 = \"" + toolclad.TokenHash(id+"-token") + "\"\n")
 	}
 	as, err := toolclad.ParseAgents("agents.toml", []byte(doc.String()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return serve(t, Config{Agents: func() *toolclad.Agents { return as }, MaxSessionsPerAgent: perAgent, MaxSessions: total})
+	return func() *toolclad.Agents { return as }
 }
 
 // serve listens on a port of 127.0.0.1 the system chooses with cfg and an

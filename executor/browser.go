@@ -130,6 +130,8 @@ type backend struct {
 	// every session of the manifest (hostLimiter).
 	limiter     *web.HostLimiter
 	limiterOnce sync.Once
+	// pacing is the fleet's shared schedule (nil: none), for limiter.
+	pacing web.Schedule
 
 	// lowersSpinners says the executor's watch may lower this browser's
 	// busy renderers (spinning.go): its tabs then report their processor

@@ -77,6 +77,11 @@ type Config struct {
 	// (connect = "remote"), listening where the pool's hosts reach it
 	// (serve --gate-listen). Nil: a remote session cannot start.
 	Gate *egress.Gateway
+	// Pacing is the schedule a fleet of daemons shares for
+	// requests_per_second_per_host (serve --store: package fleet), each
+	// manifest's under its tool name (hostlimit.go). Nil: this daemon
+	// paces its own requests alone.
+	Pacing web.Schedule
 }
 
 // Executor implements toolclad.Runner: it gates, acts and records every
@@ -556,7 +561,7 @@ func (e *Executor) backendLocked(m *toolclad.Manifest) *backend {
 	if !ok {
 		b = &backend{key: bk, provider: providerFor(m, e.cfg.Gate), sharedDeny: slices.Clone(e.shared), startup: m.Browser.StartupTimeout, resolver: e.cfg.Resolver,
 			secretVars: e.secretVars(), listeners: &e.listeners, openings: make(chan struct{}, openingsAtOnce),
-			lowersSpinners: e.stopSpinWatch != nil}
+			lowersSpinners: e.stopSpinWatch != nil, pacing: e.cfg.Pacing}
 		b.logMasker.Store(e.maskers[m])
 		b.logger = slog.New(mask.NewLogHandler(e.logs, b.logMasker.Load))
 		b.scope.Store(e.scopes[m])
@@ -565,7 +570,7 @@ func (e *Executor) backendLocked(m *toolclad.Manifest) *backend {
 			// session: requests_per_second_per_host holds for every
 			// session of the manifest, so they share one limiter.
 			if e.limiters[m] == nil {
-				e.limiters[m] = newHostLimiter(m)
+				e.limiters[m] = newHostLimiter(m, e.cfg.Pacing)
 			}
 			b.limiter = e.limiters[m]
 		}

@@ -30,6 +30,7 @@ import (
 
 	"github.com/browsergate/browsergate/approval"
 	"github.com/browsergate/browsergate/events"
+	evidencecentral "github.com/browsergate/browsergate/evidence/central"
 )
 
 const schema = `
@@ -71,24 +72,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, replica string, key []byte, br
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(0x62675f68656c64)); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS browsergate_schema (part text PRIMARY KEY, version integer NOT NULL)`); err != nil {
-			return err
-		}
-		var v int
-		err := tx.QueryRow(ctx, `SELECT version FROM browsergate_schema WHERE part = 'held'`).Scan(&v)
-		if errors.Is(err, pgx.ErrNoRows) {
-			if _, err := tx.Exec(ctx, schema); err != nil {
-				return err
-			}
-			_, err = tx.Exec(ctx, `INSERT INTO browsergate_schema VALUES ('held', 1)`)
-			return err
-		}
-		return err
-	})
+	err := evidencecentral.MigratePart(ctx, pool, "held", 1, schema)
 	if err != nil {
 		return nil, fmt.Errorf("fleet approvals: %w", err)
 	}

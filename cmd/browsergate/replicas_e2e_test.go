@@ -35,7 +35,7 @@ var haproxyExampleAddrs = [3]string{"127.0.0.1:8080", "127.0.0.1:8081", "127.0.0
 // fleet is two replicas of `browsergate serve --http` (r1 and r2, each with
 // its own launched Chromium and evidence file) behind HAProxy running the
 // shipped example configuration.
-type fleet struct {
+type balancedFleet struct {
 	front    string // http://127.0.0.1:PORT, HAProxy's
 	replicas map[string]*httpDaemon
 	addrs    map[string]string // replica -> its listening address
@@ -60,13 +60,13 @@ func freeAddr(t testing.TB) string {
 // startFleet starts r1 and r2 on inputManifest, then HAProxy in front of
 // them with examples/haproxy/browsergate.cfg, its three addresses
 // replaced by the test's.
-func startFleet(t testing.TB, args ...string) *fleet {
+func startFleet(t testing.TB, args ...string) *balancedFleet {
 	t.Helper()
 	if _, err := os.Stat(haproxyBinary); err != nil {
 		t.Fatalf("HAProxy is not installed (%v): bash .ci/install-deps lab installs Debian's", err)
 	}
 	front := freeAddr(t)
-	f := &fleet{front: "http://" + front, replicas: map[string]*httpDaemon{}, addrs: map[string]string{}}
+	f := &balancedFleet{front: "http://" + front, replicas: map[string]*httpDaemon{}, addrs: map[string]string{}}
 	f.start = func(t testing.TB, id string) *httpDaemon {
 		addr := f.addrs[id]
 		if addr == "" {
@@ -120,7 +120,7 @@ func startFleet(t testing.TB, args ...string) *fleet {
 
 // dial opens an MCP session through HAProxy with the official client, as
 // an agent's client would: its default retries, its event stream.
-func (f *fleet) dial(token string) (*mcp.ClientSession, error) {
+func (f *balancedFleet) dial(token string) (*mcp.ClientSession, error) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "e2e-fleet", Version: "test"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -134,7 +134,7 @@ func (f *fleet) dial(token string) (*mcp.ClientSession, error) {
 // sessions that land elsewhere are held open meanwhile: each holds a
 // connection there, so that HAProxy's leastconn sends the next one to
 // the replica with fewer.
-func (f *fleet) sessionOn(t testing.TB, id string) *fleetSession {
+func (f *balancedFleet) sessionOn(t testing.TB, id string) *fleetSession {
 	t.Helper()
 	var elsewhere []*mcp.ClientSession
 	defer func() {

@@ -25,6 +25,7 @@ import (
 	"github.com/browsergate/browsergate/evidence"
 	"github.com/browsergate/browsergate/executor"
 	"github.com/browsergate/browsergate/executor/reload"
+	"github.com/browsergate/browsergate/fleet"
 	"github.com/browsergate/browsergate/scope/egress"
 	"github.com/browsergate/browsergate/toolclad"
 )
@@ -36,7 +37,7 @@ var serveCommand = &command{
 		[--approvals-socket PATH] [--approval-timeout 55s] [--approval-hook CMD] [--elicitation] [--watch] [--prelaunch=false]
 		[--calls-at-once N] [--call-wait 30s] [--gate-listen IP:PORT]
 		[--http ADDR --agents FILE [--tls-cert FILE --tls-key FILE] [--allowed-origin ORIGIN...] [--http-host NAME...]
-		 [--max-sessions N] [--max-sessions-per-agent N] [--max-calls-per-session N] [--session-idle 30m] [--http-body-timeout 30s] [--operator-token-file FILE] [--stdio] [--replica ID]]`,
+		 [--max-sessions N] [--max-sessions-per-agent N] [--max-calls-per-session N] [--session-idle 30m] [--session-lease 30s] [--http-body-timeout 30s] [--operator-token-file FILE] [--stdio] [--replica ID]]`,
 	summary: "Serve the governed browser over MCP on stdio, or over streamable HTTP at /mcp (--http) for the agents of\n" +
 		"an agents file: every call is checked against the manifests' scope and the Cedar policies, and recorded in\n" +
 		"the evidence file. SIGHUP reloads manifests, policies and the agents file.",
@@ -74,6 +75,7 @@ type serveOptions struct {
 	callsAtOnce           int
 	callWait              time.Duration
 	sessionIdle           time.Duration
+	sessionLease          time.Duration
 	bodyWait              time.Duration
 	operatorTokens        string
 	stdio                 bool
@@ -110,6 +112,7 @@ func serveFlags(fs *flag.FlagSet) action {
 	fs.IntVar(&o.callsAtOnce, "calls-at-once", executor.DefaultCallsPerCore*runtime.GOMAXPROCS(0), "most calls of browser sessions that run at once, all agents together; the others wait for their turn, first come first served")
 	fs.DurationVar(&o.callWait, "call-wait", executor.DefaultCallWait, "how long a call waits for its turn (--calls-at-once) before it is refused as the machine saturated")
 	fs.DurationVar(&o.sessionIdle, "session-idle", daemon.DefaultSessionIdle, "end an MCP session over HTTP after this long without a request")
+	fs.DurationVar(&o.sessionLease, "session-lease", fleet.DefaultLeaseFor, "with --store: how long an MCP session counts against the fleet's --max-sessions and --max-sessions-per-agent after its replica last renewed its lease (every third of it): a killed replica's sessions free their places after this")
 	fs.DurationVar(&o.bodyWait, "http-body-timeout", daemon.DefaultBodyWait, "how long an HTTP request's body may take to arrive")
 	fs.StringVar(&o.operatorTokens, "operator-token-file", "", "operators' token `FILE` (NAME:TOKEN a line, mode 600): who may, over HTTP, watch /events and sign in to the console at /console/ (with the TOKEN part) to answer held calls and questions")
 	fs.StringVar(&o.replica, "replica", "", "this daemon's replica `ID` behind a load balancer (a lower-case letter, then up to 15 lower-case letters or digits): every MCP session id it hands out is ID-<random>, so the balancer routes on the Mcp-Session-Id header's start (docs/fleet.md)")
@@ -144,8 +147,8 @@ func (o *serveOptions) run(stderr io.Writer) error {
 	if o.http != "" && o.agents == "" {
 		return fmt.Errorf("%w: --http needs --agents: every HTTP call is made by an agent the agents file names", errUsage)
 	}
-	if o.maxSessions <= 0 || o.perAgent <= 0 || o.callsPerSession <= 0 || o.sessionIdle <= 0 || o.bodyWait <= 0 {
-		return fmt.Errorf("%w: --max-sessions, --max-sessions-per-agent, --max-calls-per-session, --session-idle and --http-body-timeout must be positive", errUsage)
+	if o.maxSessions <= 0 || o.perAgent <= 0 || o.callsPerSession <= 0 || o.sessionIdle <= 0 || o.bodyWait <= 0 || o.sessionLease <= 0 {
+		return fmt.Errorf("%w: --max-sessions, --max-sessions-per-agent, --max-calls-per-session, --session-idle, --session-lease and --http-body-timeout must be positive", errUsage)
 	}
 	if o.callsAtOnce <= 0 || o.callWait <= 0 {
 		return fmt.Errorf("%w: --calls-at-once and --call-wait must be positive", errUsage)
@@ -223,6 +226,11 @@ func (o *serveOptions) run(stderr io.Writer) error {
 		return err
 	}
 	defer stopCentral()
+	limits, err := openFleet(o, logger)
+	if err != nil {
+		return err
+	}
+	defer limits.stop()
 	resolver, err := staticResolver(o.resolve)
 	if err != nil {
 		return err
@@ -249,7 +257,7 @@ func (o *serveOptions) run(stderr io.Writer) error {
 		Manifests: set.Manifests, Policies: set.Policies, Evidence: store, Principal: o.principal, Logger: logger,
 		Resolver: resolver, Approvals: broker, ApprovalTimeout: o.approvalTimeout, Elicitation: o.elicitation, Events: hub,
 		UserAgent: "browsergate/" + version + " (governed AI agent; +https://github.com/browsergate/browsergate)",
-		Warm:      o.prelaunch, CallsAtOnce: o.callsAtOnce, CallWait: o.callWait, Gate: gate,
+		Warm:      o.prelaunch, CallsAtOnce: o.callsAtOnce, CallWait: o.callWait, Gate: gate, Pacing: limits.pacing(),
 	})
 	if err != nil {
 		return err
@@ -310,7 +318,7 @@ func (o *serveOptions) run(stderr io.Writer) error {
 		Addr: o.http, TLSCert: o.tlsCert, TLSKey: o.tlsKey, Server: server,
 		Agents:         func() *toolclad.Agents { return rl.Current().Agents },
 		AllowedOrigins: o.allowedOrigins, AllowedHosts: o.httpHosts,
-		MaxSessions: o.maxSessions, MaxSessionsPerAgent: o.perAgent, MaxCallsPerSession: o.callsPerSession, SessionIdle: o.sessionIdle, BodyWait: o.bodyWait, Logger: logger,
+		MaxSessions: o.maxSessions, MaxSessionsPerAgent: o.perAgent, Leases: limits.leases(), MaxCallsPerSession: o.callsPerSession, SessionIdle: o.sessionIdle, BodyWait: o.bodyWait, Logger: logger,
 		Operators: operatorsOf(rl, o.operatorTokens), Events: hub, Broker: broker, Evidence: store, Replica: o.replica, Gauges: centralGauges,
 		EndSession: func(id, operator string) error {
 			err := ex.EndByOperator(id, operator, approval.ChannelConsole)

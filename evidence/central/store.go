@@ -159,7 +159,17 @@ const poolConns = 16
 const schemaLock = 0x62675f736368656d // "bg_schem"
 
 func (s *Store) migrate(ctx context.Context) error {
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	return MigratePart(ctx, s.pool, "evidence", schemaVersion, schema)
+}
+
+// MigratePart creates the tables of part, a part of browsergate's tables
+// in the store, by running schema, unless browsergate_schema says they are
+// there; tables of a newer version than version are refused. It runs under
+// one advisory lock for every part, so that replicas starting together
+// create them once. The fleet's limits (package fleet) create theirs with
+// it.
+func MigratePart(ctx context.Context, pool *pgxpool.Pool, part string, version int, schema string) error {
+	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(schemaLock)); err != nil {
 			return err
 		}
@@ -167,18 +177,18 @@ func (s *Store) migrate(ctx context.Context) error {
 			return err
 		}
 		var v int
-		err := tx.QueryRow(ctx, `SELECT version FROM browsergate_schema WHERE part = 'evidence'`).Scan(&v)
+		err := tx.QueryRow(ctx, `SELECT version FROM browsergate_schema WHERE part = $1`, part).Scan(&v)
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
 			if _, err := tx.Exec(ctx, schema); err != nil {
-				return fmt.Errorf("create the evidence tables: %w", err)
+				return fmt.Errorf("create the %s tables: %w", part, err)
 			}
-			_, err = tx.Exec(ctx, `INSERT INTO browsergate_schema VALUES ('evidence', $1)`, schemaVersion)
+			_, err = tx.Exec(ctx, `INSERT INTO browsergate_schema VALUES ($1, $2)`, part, version)
 			return err
 		case err != nil:
 			return err
-		case v > schemaVersion:
-			return fmt.Errorf("its evidence tables are of schema version %d, this build knows %d: upgrade browsergate", v, schemaVersion)
+		case v > version:
+			return fmt.Errorf("its %s tables are of schema version %d, this build knows %d: upgrade browsergate", part, v, version)
 		}
 		return nil
 	})

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/netip"
 	"strings"
 	"sync"
@@ -20,10 +21,34 @@ import (
 // (issue 31). The browser's request guard, which judges a request before
 // anything resolves it, counts by the host the URL names (WaitHost). A nil
 // HostLimiter, or one of rate 0, lets every request through at once.
+//
+// A HostLimiter made by NewSharedHostLimiter takes its turns from a
+// Schedule that a fleet of daemons shares instead of keeping its own.
 type HostLimiter struct {
 	perSecond float64
 	mu        sync.Mutex
 	hosts     map[string]*rate.Limiter
+	// shared, when set, gives the turns, under the schedule named key.
+	shared Schedule
+	key    string
+}
+
+// Schedule is a schedule of turns per host kept outside the process: the
+// one a fleet of daemons shares (package fleet). Take takes host's next
+// turn on the schedule named key, a turn every interval, and returns how
+// long to wait for it; a turn more than within away is not taken (an
+// error). Any error refuses the request: it is never sent unpaced.
+type Schedule interface {
+	Take(ctx context.Context, key, host string, interval, within time.Duration) (time.Duration, error)
+}
+
+// NewSharedHostLimiter spaces requests to each host to perSecond (0: no
+// limit) on s's schedule named key, shared with every limiter of that
+// key: the fleet's replicas together send a host no more than perSecond.
+func NewSharedHostLimiter(perSecond float64, s Schedule, key string) *HostLimiter {
+	l := NewHostLimiter(perSecond)
+	l.shared, l.key = s, key
+	return l
 }
 
 // NewHostLimiter spaces requests to each host to perSecond (0: no limit).
@@ -68,6 +93,9 @@ func (l *HostLimiter) Enabled() bool { return l != nil && l.perSecond > 0 }
 // wait takes a turn at host. The turn is taken under the lock, so that a
 // limiter is never forgotten while a request holds a turn of it.
 func (l *HostLimiter) wait(ctx context.Context, host string) error {
+	if l.shared != nil {
+		return l.waitShared(ctx, host)
+	}
 	now := time.Now()
 	l.mu.Lock()
 	lim, ok := l.hosts[host]
@@ -88,13 +116,38 @@ func (l *HostLimiter) wait(ctx context.Context, host string) error {
 		r.CancelAt(now)
 		return fmt.Errorf("its turn comes in %s, after the call's deadline", delay.Round(time.Millisecond))
 	}
-	t := time.NewTimer(delay)
+	if err := sleep(ctx, delay); err != nil {
+		r.Cancel()
+		return err
+	}
+	return nil
+}
+
+// waitShared takes a turn at host on the shared schedule and waits for it.
+func (l *HostLimiter) waitShared(ctx context.Context, host string) error {
+	within := time.Duration(math.MaxInt64)
+	if dl, ok := ctx.Deadline(); ok {
+		within = time.Until(dl)
+	}
+	interval := time.Duration(float64(time.Second) / l.perSecond)
+	delay, err := l.shared.Take(ctx, l.key, host, interval, within)
+	if err != nil {
+		return err
+	}
+	return sleep(ctx, delay)
+}
+
+// sleep waits for d, or fails when ctx ends first.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
 		return nil
 	case <-ctx.Done():
-		r.Cancel()
 		return ctx.Err()
 	}
 }
