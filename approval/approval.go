@@ -142,6 +142,10 @@ type Fleet interface {
 	// checked against its request; ErrUnknown when it is no longer held
 	// or was answered.
 	Answer(req Request, o Outcome) error
+	// Claim is asked before a call this broker holds is answered here:
+	// an error (wrapping ErrUnknown) when another replica's answer got
+	// there first, which the fleet then brings (DecideHere).
+	Claim(id string) error
 }
 
 // SetFleet makes b a replica of a fleet: call it before the first Open.
@@ -250,19 +254,41 @@ func (p *Pending) Wait(ctx context.Context) Outcome {
 // leaves the request waiting. The outcome's time is set here.
 func (b *Broker) Decide(id string, o Outcome) error {
 	b.mu.Lock()
-	p, ok := b.pending[id]
+	_, ok := b.pending[id]
+	b.mu.Unlock()
 	if !ok {
-		b.mu.Unlock()
 		return b.decideOther(id, o)
 	}
-	if p.decided || !b.now().Before(p.Deadline) {
+	return b.decideHere(id, o, b.fleet != nil)
+}
+
+// DecideHere is Decide for a call this broker holds, and for no other: a
+// fleet's answer given on another replica, taken by this one.
+func (b *Broker) DecideHere(id string, o Outcome) error { return b.decideHere(id, o, false) }
+
+// decideHere answers a call this broker holds; with claim, the fleet is
+// asked first whether another replica's answer got there before.
+func (b *Broker) decideHere(id string, o Outcome, claim bool) error {
+	b.mu.Lock()
+	p, ok := b.pending[id]
+	if !ok || p.decided || !b.now().Before(p.Deadline) {
 		b.mu.Unlock()
 		return fmt.Errorf("%w: %q", ErrUnknown, id)
 	}
 	o, err := p.Request.fit(o)
+	b.mu.Unlock()
 	if err != nil {
-		b.mu.Unlock()
 		return err
+	}
+	if claim {
+		if err := b.fleet.Claim(id); err != nil {
+			return err
+		}
+	}
+	b.mu.Lock()
+	if p.decided {
+		b.mu.Unlock()
+		return fmt.Errorf("%w: %q", ErrUnknown, id)
 	}
 	p.decided = true
 	b.mu.Unlock()

@@ -2,14 +2,18 @@
 // the console, `browsergate approvals` and /events of any replica see, and
 // decide, the calls every replica holds for a human (approval.Fleet).
 //
-// Each replica writes the calls its broker holds to a table, and deletes
-// them when they end. An answer given on another replica is written on
-// the call's row, with a MAC keyed by the operators' token file all the
-// replicas share, and the holding replica, told by a notification (and
-// by a poll, should one be lost), checks the MAC and answers its broker
-// with it: whoever can write the database but does not hold the token
-// file cannot answer a call. A secret answer never crosses: it is given
-// on the holding replica.
+// Each replica writes the calls its broker holds to a table, each with a
+// MAC of the request's bytes, and deletes them when they end; the others
+// list only requests whose MAC verifies, so what an operator is shown is
+// what the holder asked. An answer given on another replica is written on
+// the call's row with a MAC over the call's id, replica, request MAC and
+// the answer; the holder, told by a notification (and by a poll, should
+// one be lost), checks it against the request it wrote and answers its
+// broker with it. The MACs are keyed by the operators' token file all the
+// replicas share: whoever can write the database but does not hold that
+// file can neither answer a call nor change what an operator approves. A
+// secret answer never crosses: it is given on the holding replica. The
+// first answer wins, wherever it was given (Claim).
 package central
 
 import (
@@ -21,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -35,12 +40,13 @@ import (
 
 const schema = `
 CREATE TABLE fleet_held (
-	id       text PRIMARY KEY,
-	replica  text NOT NULL,
-	request  jsonb NOT NULL,
-	deadline timestamptz NOT NULL,
-	answer   bytea, -- bytes as MACed (jsonb would reorder them)
-	mac      text
+	id          text PRIMARY KEY,
+	replica     text NOT NULL,
+	request     bytea NOT NULL, -- bytes as MACed
+	request_mac text NOT NULL,
+	deadline    timestamptz NOT NULL,
+	answer      bytea,          -- bytes as MACed
+	mac         text
 );
 CREATE INDEX fleet_held_replica ON fleet_held (replica);
 `
@@ -56,15 +62,37 @@ type Desk struct {
 	broker  *approval.Broker
 	hub     *events.Hub
 	logger  *slog.Logger
+	// ops are the writes of Opened and Closed, in order, for Run: the
+	// call path never waits for the store.
+	ops chan op
 
-	mu   sync.Mutex
-	seen map[string]bool // the other replicas' calls already told to the hub
+	mu     sync.Mutex
+	own    map[string]string // this replica's calls: id -> request MAC
+	others []other           // the other replicas' calls, as Run last read them
+	seen   map[string]bool   // the other replicas' calls already told to the hub
 }
 
+// other is another replica's call, its request verified.
+type other struct {
+	req approval.Request
+	mac string
+}
+
+// op is a write Run makes for Opened (req set) or Closed.
+type op struct {
+	id  string
+	req []byte
+	mac string
+	at  time.Time
+}
+
+// opsQueue bounds the writes waiting for the store.
+const opsQueue = 1024
+
 // New makes the table if it is not there and returns the desk of replica,
-// answering broker. key keys the MAC of answers: every replica must be
-// given the same (the operators' token file's contents). Events of the
-// other replicas' calls go to hub.
+// answering broker. key keys the MACs: every replica must be given the
+// same (the operators' token file's contents). Events of the other
+// replicas' calls go to hub.
 func New(ctx context.Context, pool *pgxpool.Pool, replica string, key []byte, broker *approval.Broker, hub *events.Hub, logger *slog.Logger) (*Desk, error) {
 	if len(key) == 0 {
 		return nil, errors.New("fleet approvals: no key for answers (the operators' token file)")
@@ -72,62 +100,70 @@ func New(ctx context.Context, pool *pgxpool.Pool, replica string, key []byte, br
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	err := evidencecentral.MigratePart(ctx, pool, "held", 1, schema)
-	if err != nil {
+	if err := evidencecentral.MigratePart(ctx, pool, "held", 1, schema); err != nil {
 		return nil, fmt.Errorf("fleet approvals: %w", err)
 	}
 	mac := sha256.Sum256(append([]byte("browsergate fleet answers\n"), key...))
-	return &Desk{pool: pool, replica: replica, key: mac[:], broker: broker, hub: hub, logger: logger, seen: map[string]bool{}}, nil
+	return &Desk{pool: pool, replica: replica, key: mac[:], broker: broker, hub: hub, logger: logger,
+		ops: make(chan op, opsQueue), own: map[string]string{}, seen: map[string]bool{}}, nil
 }
 
 // timeout bounds one statement of the desk.
 const timeout = 5 * time.Second
 
-// Opened writes a call this replica holds.
+// mac is the MAC of the parts, each length-prefixed.
+func (d *Desk) mac(parts ...[]byte) string {
+	h := hmac.New(sha256.New, d.key)
+	for _, p := range parts {
+		fmt.Fprintf(h, "%d:", len(p))
+		h.Write(p)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Opened queues the write of a call this replica holds, with the MAC of
+// its request.
 func (d *Desk) Opened(r approval.Request) {
 	r.Replica = d.replica
 	raw, err := json.Marshal(r)
-	if err == nil {
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
-		defer cancel()
-		_, err = d.pool.Exec(ctx, `WITH held AS (INSERT INTO fleet_held (id, replica, request, deadline) VALUES ($1, $2, $3, $4) RETURNING 1)
-			SELECT pg_notify($5, '') FROM held`, r.ID, d.replica, raw, r.Deadline, channel)
-	}
 	if err != nil {
-		// The call is still held here, and answered here.
 		d.logger.Error("a held call is not shown to the fleet's other replicas", "id", r.ID, "error", err)
+		return
 	}
+	m := d.mac([]byte("request"), []byte(r.ID), []byte(d.replica), raw)
+	d.mu.Lock()
+	d.own[r.ID] = m
+	d.mu.Unlock()
+	d.queue(op{id: r.ID, req: raw, mac: m, at: r.Deadline})
 }
 
-// Closed deletes a call this replica no longer holds.
+// Closed queues the deletion of a call this replica no longer holds.
 func (d *Desk) Closed(id string) {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	if _, err := d.pool.Exec(ctx, `DELETE FROM fleet_held WHERE id = $1 AND replica = $2`, id, d.replica); err != nil {
-		d.logger.Warn("an ended held call is left in the fleet's table until its deadline", "id", id, "error", err)
+	d.mu.Lock()
+	delete(d.own, id)
+	d.mu.Unlock()
+	d.queue(op{id: id})
+}
+
+func (d *Desk) queue(o op) {
+	select {
+	case d.ops <- o:
+	default:
+		d.logger.Error("too many held calls waiting to be written to the fleet's store: one is not shown to the other replicas", "id", o.id)
 	}
 }
 
-// Others lists the calls the other replicas hold, not yet answered. A
-// store that cannot be read lists none (and says so in the log): no call
-// is answered from a list that could not be read.
+// Others lists the calls the other replicas hold, not yet answered, whose
+// request verifies, as Run last read them (every second, and at each
+// notification). A store that cannot be read lists none.
 func (d *Desk) Others() []approval.Request {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	rows, _ := d.pool.Query(ctx, `SELECT request FROM fleet_held WHERE replica <> $1 AND answer IS NULL AND deadline > now() ORDER BY deadline`, d.replica)
-	var out []approval.Request
-	var raw []byte
-	_, err := pgx.ForEachRow(rows, []any{&raw}, func() error {
-		var r approval.Request
-		if err := json.Unmarshal(raw, &r); err != nil || r.Replica == "" || r.Replica == d.replica {
-			return nil
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make([]approval.Request, 0, len(d.others))
+	for _, o := range d.others {
+		if time.Now().Before(o.req.Deadline) {
+			out = append(out, o.req)
 		}
-		out = append(out, r)
-		return nil
-	})
-	if err != nil {
-		d.logger.Error("the fleet's held calls could not be read", "error", err)
-		return nil
 	}
 	return out
 }
@@ -144,16 +180,20 @@ type answer struct {
 	From      string    `json:"from"` // the replica it was given on
 }
 
-// mac binds an answer to the call's id and its replica.
-func (d *Desk) mac(id, replica string, raw []byte) string {
-	h := hmac.New(sha256.New, d.key)
-	fmt.Fprintf(h, "%s\n%s\n", id, replica)
-	h.Write(raw)
-	return hex.EncodeToString(h.Sum(nil))
-}
-
-// Answer writes the answer to a call another replica holds, and tells it.
+// Answer writes the answer to a call another replica holds, bound to the
+// request the holder wrote, and tells it.
 func (d *Desk) Answer(r approval.Request, o approval.Outcome) error {
+	d.mu.Lock()
+	var reqMAC string
+	for _, x := range d.others {
+		if x.req.ID == r.ID && x.req.Replica == r.Replica {
+			reqMAC = x.mac
+		}
+	}
+	d.mu.Unlock()
+	if reqMAC == "" {
+		return fmt.Errorf("%w: %q (not listed as held by replica %s)", approval.ErrUnknown, r.ID, r.Replica)
+	}
 	raw, err := json.Marshal(answer{Approved: o.Approved, Channel: o.Channel, By: o.By, At: o.At, Note: o.Note,
 		Answer: o.Answer, Answering: o.Answering, From: d.replica})
 	if err != nil {
@@ -161,13 +201,14 @@ func (d *Desk) Answer(r approval.Request, o approval.Outcome) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
+	m := d.mac([]byte("answer"), []byte(r.ID), []byte(r.Replica), []byte(reqMAC), raw)
 	tag, err := d.pool.Exec(ctx, `UPDATE fleet_held SET answer = $3, mac = $4
-		WHERE id = $1 AND replica = $2 AND answer IS NULL AND deadline > now()`, r.ID, r.Replica, raw, d.mac(r.ID, r.Replica, raw))
+		WHERE id = $1 AND replica = $2 AND request_mac = $5 AND answer IS NULL AND deadline > now()`, r.ID, r.Replica, raw, m, reqMAC)
 	if err != nil {
 		return fmt.Errorf("answer %s on replica %s through the fleet's store: %w", r.ID, r.Replica, err)
 	}
 	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("%w: %q (no longer held by replica %s)", approval.ErrUnknown, r.ID, r.Replica)
+		return fmt.Errorf("%w: %q (no longer waiting on replica %s: answered, expired or withdrawn)", approval.ErrUnknown, r.ID, r.Replica)
 	}
 	if _, err := d.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, channel, r.ID); err != nil {
 		d.logger.Warn("replica not told of an answer; it finds it at its next look", "id", r.ID, "error", err)
@@ -175,23 +216,119 @@ func (d *Desk) Answer(r approval.Request, o approval.Outcome) error {
 	return nil
 }
 
-// Run takes the answers given on other replicas to this replica's calls,
-// and tells the hub of the other replicas' new calls, until ctx ends: at
-// each notification, and every second besides.
+// Claim takes this replica's call off the fleet's table before it is
+// answered here; when another replica's answer got there first, it says
+// so (the answer is taken by Run).
+func (d *Desk) Claim(id string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var answered bool
+	err := d.pool.QueryRow(ctx, `WITH gone AS (DELETE FROM fleet_held WHERE id = $1 AND replica = $2 AND answer IS NULL RETURNING 1)
+		SELECT NOT EXISTS (SELECT 1 FROM gone) AND EXISTS (SELECT 1 FROM fleet_held WHERE id = $1 AND replica = $2 AND answer IS NOT NULL)`,
+		id, d.replica).Scan(&answered)
+	if err != nil {
+		// The call is this replica's: answered here, as without a fleet.
+		d.logger.Warn("the fleet's store did not say whether another replica answered first; answered here", "id", id, "error", err)
+		return nil
+	}
+	if answered {
+		return fmt.Errorf("%w: %q was answered on another replica first (its answer is being taken)", approval.ErrUnknown, id)
+	}
+	return nil
+}
+
+// Run writes this replica's calls, reads the others', takes the answers
+// given elsewhere to this replica's calls and tells the hub of the
+// others' new calls, until ctx ends: at each notification, and every
+// second besides.
 func (d *Desk) Run(ctx context.Context) {
 	wake := make(chan struct{}, 1)
 	go d.listen(ctx, wake)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
+	var swept time.Time
 	for {
+		d.write(ctx)
+		d.read(ctx)
 		d.take(ctx)
 		d.announce()
+		if time.Since(swept) > time.Minute {
+			d.sweep(ctx)
+			swept = time.Now()
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-wake:
 		case <-tick.C:
+		case o := <-d.ops:
+			d.apply(ctx, o)
 		}
+	}
+}
+
+// write applies the queued writes.
+func (d *Desk) write(ctx context.Context) {
+	for {
+		select {
+		case o := <-d.ops:
+			d.apply(ctx, o)
+		default:
+			return
+		}
+	}
+}
+
+func (d *Desk) apply(ctx context.Context, o op) {
+	qctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var err error
+	if o.req != nil {
+		_, err = d.pool.Exec(qctx, `WITH held AS (INSERT INTO fleet_held (id, replica, request, request_mac, deadline) VALUES ($1, $2, $3, $4, $5)
+			ON CONFLICT DO NOTHING RETURNING 1) SELECT pg_notify($6, '') FROM held`, o.id, d.replica, o.req, o.mac, o.at, channel)
+	} else {
+		_, err = d.pool.Exec(qctx, `DELETE FROM fleet_held WHERE id = $1 AND replica = $2`, o.id, d.replica)
+	}
+	if err != nil && ctx.Err() == nil {
+		d.logger.Error("a held call's row in the fleet's store was not written (the call is answered on its replica as without a fleet; a row left is swept after its deadline)", "id", o.id, "error", err)
+	}
+}
+
+// read reads the other replicas' calls whose request verifies.
+func (d *Desk) read(ctx context.Context) {
+	qctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	rows, _ := d.pool.Query(qctx, `SELECT id, replica, request, request_mac FROM fleet_held WHERE replica <> $1 AND answer IS NULL AND deadline > now() ORDER BY deadline`, d.replica)
+	var out []other
+	var id, replica, m string
+	var raw []byte
+	_, err := pgx.ForEachRow(rows, []any{&id, &replica, &raw, &m}, func() error {
+		var r approval.Request
+		if !hmac.Equal([]byte(m), []byte(d.mac([]byte("request"), []byte(id), []byte(replica), raw))) ||
+			json.Unmarshal(raw, &r) != nil || r.ID != id || r.Replica != replica {
+			d.logger.Error("a held call in the fleet's store does not carry the fleet's MAC: not shown", "id", id, "replica", replica)
+			return nil
+		}
+		out = append(out, other{req: r, mac: m})
+		return nil
+	})
+	if err != nil {
+		if ctx.Err() == nil {
+			d.logger.Error("the fleet's held calls could not be read: the other replicas' are not listed", "error", err)
+		}
+		out = nil
+	}
+	d.mu.Lock()
+	d.others = out
+	d.mu.Unlock()
+}
+
+// sweep deletes the rows past their deadline: a dead replica's.
+func (d *Desk) sweep(ctx context.Context) {
+	qctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if _, err := d.pool.Exec(qctx, `DELETE FROM fleet_held WHERE deadline < now() - interval '1 minute'`); err != nil && ctx.Err() == nil {
+		d.logger.Warn("the fleet's expired held calls were not swept", "error", err)
 	}
 }
 
@@ -199,24 +336,26 @@ func (d *Desk) Run(ctx context.Context) {
 func (d *Desk) listen(ctx context.Context, wake chan<- struct{}) {
 	for ctx.Err() == nil {
 		conn, err := d.pool.Acquire(ctx)
-		if err != nil {
-			time.Sleep(time.Second)
-			continue
-		}
-		if _, err := conn.Exec(ctx, "LISTEN "+channel); err == nil {
-			for {
-				if _, err := conn.Conn().WaitForNotification(ctx); err != nil {
-					break
-				}
-				select {
-				case wake <- struct{}{}:
-				default:
+		if err == nil {
+			if _, err = conn.Exec(ctx, "LISTEN "+channel); err == nil {
+				for {
+					if _, err := conn.Conn().WaitForNotification(ctx); err != nil {
+						break
+					}
+					select {
+					case wake <- struct{}{}:
+					default:
+					}
 				}
 			}
+			// A connection that listened is not handed to anyone else.
+			conn.Conn().Close(context.Background())
+			conn.Release()
 		}
-		// A connection that listened is not handed to anyone else.
-		conn.Conn().Close(context.Background())
-		conn.Release()
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
 	}
 }
 
@@ -242,27 +381,35 @@ func (d *Desk) take(ctx context.Context) {
 	}
 }
 
+// takeOne checks an answer against the request this replica wrote, and
+// answers its broker with it.
 func (d *Desk) takeOne(ctx context.Context, id string, raw []byte, mac string) {
-	if !hmac.Equal([]byte(mac), []byte(d.mac(id, d.replica, raw))) {
-		// Not written by a replica that holds the operators' file: the
-		// call stays held, for an answer that is.
-		d.logger.Error("an answer in the fleet's store does not carry the fleet's MAC: ignored, the call stays held", "id", id)
+	d.mu.Lock()
+	reqMAC, mine := d.own[id]
+	d.mu.Unlock()
+	if !mine {
+		return // no longer held here: Closed deletes the row
+	}
+	if !hmac.Equal([]byte(mac), []byte(d.mac([]byte("answer"), []byte(id), []byte(d.replica), []byte(reqMAC), raw))) {
+		// Not written by a replica that holds the operators' file, or not
+		// for the request this replica asked: the call stays held, for an
+		// answer that is.
+		d.logger.Error("an answer in the fleet's store does not carry the fleet's MAC for this call: ignored, the call stays held", "id", id)
 		_, _ = d.pool.Exec(ctx, `UPDATE fleet_held SET answer = NULL, mac = NULL WHERE id = $1 AND replica = $2`, id, d.replica)
 		return
 	}
-	// Taken once: the row goes, whatever the broker makes of the answer
-	// (an answer it refuses leaves the call held here, answered here).
-	_, _ = d.pool.Exec(ctx, `DELETE FROM fleet_held WHERE id = $1 AND replica = $2`, id, d.replica)
 	var a answer
 	if err := json.Unmarshal(raw, &a); err != nil {
 		d.logger.Error("an answer in the fleet's store is unreadable: ignored", "id", id, "error", err)
 		return
 	}
 	by := strings.TrimSpace(a.By + " (replica " + a.From + ")")
-	err := d.broker.Decide(id, approval.Outcome{Approved: a.Approved, Channel: a.Channel, By: by, Note: a.Note, Answer: a.Answer, Answering: a.Answering})
+	err := d.broker.DecideHere(id, approval.Outcome{Approved: a.Approved, Channel: a.Channel, By: by, Note: a.Note, Answer: a.Answer, Answering: a.Answering})
 	if err != nil {
 		d.logger.Warn("an answer from another replica was not taken", "id", id, "from", a.From, "error", err)
+		return
 	}
+	_, _ = d.pool.Exec(ctx, `DELETE FROM fleet_held WHERE id = $1 AND replica = $2`, id, d.replica)
 }
 
 // announce publishes, once, each call another replica holds, so that
@@ -274,14 +421,17 @@ func (d *Desk) announce() {
 	others := d.Others()
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	now := map[string]bool{}
 	for _, r := range others {
-		now[r.ID] = true
 		if d.seen[r.ID] {
 			continue
 		}
+		d.seen[r.ID] = true
 		d.hub.Publish(events.Event{Type: events.ApprovalAsked, Session: r.Session, Agent: r.Agent, Tool: r.Tool, Command: r.Command,
 			Args: r.Args, URL: r.URL, Approval: r.ID, Detail: map[string]any{"replica": r.Replica, "why": r.Why, "question": r.Question}})
 	}
-	d.seen = now
+	for id := range d.seen { // forget the calls gone past their deadline
+		if !slices.ContainsFunc(others, func(r approval.Request) bool { return r.ID == id }) && len(d.seen) > 4096 {
+			delete(d.seen, id)
+		}
+	}
 }

@@ -125,27 +125,29 @@ func TestASecretAnswerStaysOnItsReplica(t *testing.T) {
 	}
 }
 
-// TestAnAnswerWithoutTheFleetsKeyIsIgnored: an answer written into the
-// store by whoever does not hold the operators' file — a replica with
-// another key, or anyone who can write the database — does not answer the
-// call, which stays held for a real answer.
+// TestAnAnswerWithoutTheFleetsKeyIsIgnored: a replica with another key
+// (not the operators' file) is not shown the call, and an answer written
+// into the store by whoever does not hold the key does not answer it: the
+// call stays held for a real answer.
 func TestAnAnswerWithoutTheFleetsKeyIsIgnored(t *testing.T) {
 	pool := newPool(t)
-	r1 := newReplica(t, pool, "r1", "operators")
+	r1, r2 := newReplica(t, pool, "r1", "operators"), newReplica(t, pool, "r2", "operators")
 	mallory := newReplica(t, pool, "r3", "not the operators' file")
 	p := r1.broker.Open(approval.Request{Session: "s1", Tool: "web.click", Command: "click", Why: []string{"approval"}}, time.Minute)
-	held(t, mallory, p.ID)
-	if err := mallory.broker.Decide(p.ID, approval.Outcome{Approved: true, Channel: approval.ChannelConsole, By: "mallory"}); err != nil {
-		t.Fatal(err)
+	held(t, r2, p.ID)
+	for _, q := range mallory.broker.List() {
+		if q.ID == p.ID {
+			t.Fatal("a replica with another key is shown the call")
+		}
 	}
-	if _, err := pool.Exec(context.Background(), `SELECT pg_notify('browsergate_held', '')`); err != nil {
+	if _, err := pool.Exec(context.Background(), `UPDATE fleet_held SET answer = convert_to('{"approved":true,"channel":"console","by":"mallory","from":"r2"}', 'UTF8'), mac = repeat('0', 64);
+		SELECT pg_notify('browsergate_held', '')`); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(2 * time.Second) // r1 looks at every notification and every second
 	if p.Answered() {
 		t.Fatal("an answer without the fleet's key answered the call")
 	}
-	r2 := newReplica(t, pool, "r2", "operators")
 	held(t, r2, p.ID)
 	if err := r2.broker.Decide(p.ID, approval.Outcome{Approved: false, Channel: approval.ChannelConsole, By: "olga"}); err != nil {
 		t.Fatalf("the real answer after the forged one: %v", err)
@@ -154,5 +156,59 @@ func TestAnAnswerWithoutTheFleetsKeyIsIgnored(t *testing.T) {
 	defer cancel()
 	if o := p.Wait(ctx); o.Approved || o.By != "olga (replica r2)" {
 		t.Fatalf("r1's call got %+v, want olga's denial", o)
+	}
+}
+
+// TestARequestChangedInTheStoreIsNotShown: what an operator approves is
+// what the holder asked: a request rewritten in the store (to look
+// harmless, or to drop its secret answer) is not listed on another
+// replica, and cannot be answered there.
+func TestARequestChangedInTheStoreIsNotShown(t *testing.T) {
+	pool := newPool(t)
+	r1, r2 := newReplica(t, pool, "r1", "operators"), newReplica(t, pool, "r2", "operators")
+	p := r1.broker.Open(approval.Request{Session: "s1", Tool: "web.submit_form", Command: "submit_form", Args: map[string]any{"form": "wire-transfer"}, Why: []string{"critical"}}, time.Minute)
+	held(t, r2, p.ID)
+	if _, err := pool.Exec(context.Background(), `UPDATE fleet_held SET request = convert_to(replace(convert_from(request, 'UTF8'), 'wire-transfer', 'newsletter'), 'UTF8')`); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		listed := false
+		for _, q := range r2.broker.List() {
+			listed = listed || q.ID == p.ID
+		}
+		if !listed {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("r2 still lists the call whose request was rewritten in the store")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := r2.broker.Decide(p.ID, approval.Outcome{Approved: true, Channel: approval.ChannelConsole, By: "olga"}); !errors.Is(err, approval.ErrUnknown) {
+		t.Fatalf("approving the rewritten request on r2: %v, want ErrUnknown", err)
+	}
+	if p.Answered() {
+		t.Fatal("the call was answered")
+	}
+}
+
+// TestTheFirstAnswerWins: answered on r2 first, a call then answered on
+// r1 itself is refused there; the call takes r2's answer.
+func TestTheFirstAnswerWins(t *testing.T) {
+	pool := newPool(t)
+	r1, r2 := newReplica(t, pool, "r1", "operators"), newReplica(t, pool, "r2", "operators")
+	p := r1.broker.Open(approval.Request{Session: "s1", Tool: "web.click", Command: "click", Why: []string{"approval"}}, time.Minute)
+	held(t, r2, p.ID)
+	if err := r2.broker.Decide(p.ID, approval.Outcome{Approved: false, Channel: approval.ChannelConsole, By: "olga"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r1.broker.Decide(p.ID, approval.Outcome{Approved: true, Channel: approval.ChannelOperator, By: "bob"}); !errors.Is(err, approval.ErrUnknown) {
+		t.Fatalf("a second answer, on the holder: %v, want ErrUnknown", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if o := p.Wait(ctx); o.Approved || o.By != "olga (replica r2)" {
+		t.Fatalf("the call got %+v, want olga's denial", o)
 	}
 }

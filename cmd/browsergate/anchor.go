@@ -93,6 +93,7 @@ func readSecretFile(path string) (string, error) {
 type anchorCheck struct {
 	central          bool
 	file, checkpoint string
+	grace            time.Duration
 }
 
 func (a *anchorCheck) check(src *evidenceSource) error {
@@ -157,7 +158,7 @@ func (a *anchorCheck) verify(url string, stdout io.Writer) error {
 		return err
 	}
 	defer c.Close()
-	rep, err := c.VerifyAnchors(ctx, v, src, kept)
+	rep, err := c.VerifyAnchors(ctx, v, src, kept, a.grace)
 	if err != nil {
 		return err
 	}

@@ -116,7 +116,7 @@ func recordedConfig(store *evidence.Store, sha string) (*executor.RecordedConfig
 
 var evidenceVerifyCommand = &command{
 	name:     "evidence verify",
-	synopsis: "--evidence FILE|--store URL [--pubkey FILE] [--central --anchor FILE [--checkpoint FILE]]",
+	synopsis: "--evidence FILE|--store URL [--pubkey FILE] [--central --anchor FILE [--checkpoint FILE] [--anchor-grace 10m]]",
 	summary: "Check every hash chain, head, screenshot and config blob of the log (and, with the public key, every\n" +
 		"head's signature). Exits 1 naming the first bad record when anything was altered, removed, inserted or reordered.",
 	setup: func(fs *flag.FlagSet) action {
@@ -125,6 +125,7 @@ var evidenceVerifyCommand = &command{
 		a := &anchorCheck{}
 		fs.BoolVar(&a.central, "central", false, "with --store: also check the store against the fleet's transparency log (--anchor), so that a deleted or rolled-back session, a rewritten record or a rewritten tile shows")
 		fs.StringVar(&a.file, "anchor", "", "anchor `FILE` naming the log's copy (its [copy] bucket, else its dir) and verifier_key_file")
+		fs.DurationVar(&a.grace, "anchor-grace", 10*time.Minute, "with --central: a record not anchored yet is counted while it is younger than this, and a problem when older (anchoring stalled, or the record was put in the store behind the anchorer's back)")
 		fs.StringVar(&a.checkpoint, "checkpoint", "", "the checkpoint `FILE` kept from the last verify: the log must be consistent with it; a verify that passes writes the current one there")
 		return func(_ []string, stdout, _ io.Writer) error {
 			if err := src.need("verify"); err != nil {

@@ -29,8 +29,8 @@ const (
 	DefaultBatchMaxAge = 10 * time.Millisecond
 )
 
-// maxLeaf is the largest leaf: a tlog-tiles entry's length is 16 bits.
-const maxLeaf = 1<<16 - 1
+// MaxLeaf is the largest leaf: a tlog-tiles entry's length is 16 bits.
+const MaxLeaf = 1<<16 - 1
 
 // Config configures Open.
 type Config struct {
@@ -169,8 +169,8 @@ func (l *Log) Append(ctx context.Context, leaves [][]byte) ([]uint64, error) {
 	}
 	l.mu.Unlock()
 	for i, leaf := range leaves {
-		if len(leaf) > maxLeaf {
-			return nil, fmt.Errorf("append leaf %d: %d bytes, more than a tlog-tiles entry holds (%d)", i, len(leaf), maxLeaf)
+		if len(leaf) > MaxLeaf {
+			return nil, fmt.Errorf("append leaf %d: %d bytes, more than a tlog-tiles entry holds (%d)", i, len(leaf), MaxLeaf)
 		}
 	}
 	futures := make([]tessera.IndexFuture, len(leaves))

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/mod/sumdb/note"
 
+	"github.com/browsergate/browsergate/evidence"
 	"github.com/browsergate/browsergate/evidence/anchor"
 	"github.com/browsergate/browsergate/evidence/central"
 )
@@ -61,7 +62,13 @@ func (a *anchored) shipAndAnchor(t *testing.T) {
 
 func (a *anchored) verify(t *testing.T) *central.AnchorReport {
 	t.Helper()
-	rep, err := a.central.VerifyAnchors(context.Background(), a.verifier, anchor.DirSource(a.dir), nil)
+	return a.verifyWithin(t, time.Hour)
+}
+
+// verifyWithin verifies with a grace for records not anchored yet.
+func (a *anchored) verifyWithin(t *testing.T, grace time.Duration) *central.AnchorReport {
+	t.Helper()
+	rep, err := a.central.VerifyAnchors(context.Background(), a.verifier, anchor.DirSource(a.dir), nil, grace)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +104,9 @@ func TestAnchorsShowWhatTheStoreCannot(t *testing.T) {
 	}{
 		{"a whole log deleted", `DELETE FROM evidence_records; DELETE FROM evidence_heads; DELETE FROM evidence_logs`, "2 anchored record(s) (seq 1 to 2) are not in the store"},
 		{"a session rolled back", `DELETE FROM evidence_records WHERE session = 's1' AND seq = 2`, "session s1: 1 anchored record(s) (seq 2 to 2) are not in the store"},
-		{"a record rewritten", `UPDATE evidence_records SET hash = repeat('0', 64) WHERE session = 's2'`, "the record was rewritten"},
+		{"a record rewritten", `UPDATE evidence_records SET record = convert_to(replace(convert_from(record, 'UTF8'), hash, repeat('0', 64)), 'UTF8') WHERE session = 's2'`, "the record was rewritten"},
+		{"a rollback disguised as a prune", `DELETE FROM evidence_records WHERE session = 's1' AND seq = 2;
+			INSERT INTO evidence_tombstones SELECT log_id, '%DIGEST%', '{"n":9}' FROM evidence_logs`, "the prune forged"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := newAnchored(t)
@@ -108,7 +117,15 @@ func TestAnchorsShowWhatTheStoreCannot(t *testing.T) {
 			if rep := a.verify(t); !rep.OK() {
 				t.Fatalf("before: %v", rep.Problems)
 			}
-			a.pg.SQL(t, a.db, tc.sql)
+			sql := tc.sql
+			if strings.Contains(sql, "%DIGEST%") {
+				recs, err := a.local.Records("s1")
+				if err != nil {
+					t.Fatal(err)
+				}
+				sql = strings.ReplaceAll(sql, "%DIGEST%", evidence.HeadDigest("s1", 2, recs[1].Hash))
+			}
+			a.pg.SQL(t, a.db, sql)
 			rep := a.verify(t)
 			if rep.OK() || !strings.Contains(strings.Join(rep.Problems, "\n"), tc.want) {
 				t.Fatalf("problems %q, want one saying %q", rep.Problems, tc.want)
@@ -161,5 +178,59 @@ func TestAPrunedSessionIsNotMissing(t *testing.T) {
 	rep := a.verify(t)
 	if !rep.OK() || rep.Pruned != 1 || rep.Records != 1 {
 		t.Fatalf("after a prune: %+v", rep)
+	}
+}
+
+// TestStalledAnchoringShows: a record no leaf covers that is older than
+// the grace is a problem, not a count: anchoring stalled, or the record
+// was put in the store behind the anchorer's back.
+func TestStalledAnchoringShows(t *testing.T) {
+	a := newAnchored(t)
+	a.call(t, "s1", "https://a.example/", "")
+	a.shipAndAnchor(t)
+	a.call(t, "s1", "https://a.example/2", "")
+	if err := a.shipper(t).Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if rep := a.verifyWithin(t, time.Hour); !rep.OK() || rep.Unanchored != 1 {
+		t.Fatalf("a record just shipped: %+v, want it counted as not yet anchored", rep)
+	}
+	rep := a.verifyWithin(t, 0)
+	if rep.OK() || !strings.Contains(strings.Join(rep.Problems, "\n"), "are not anchored: anchoring stalled") {
+		t.Fatalf("a record older than the grace, not anchored: %q", rep.Problems)
+	}
+}
+
+// TestARecordThatCannotBeAnchoredDoesNotStallTheOthers: a row no file
+// writes (a session id too long for a leaf), put in the store, is set
+// aside; the records after it are anchored.
+func TestARecordThatCannotBeAnchoredDoesNotStallTheOthers(t *testing.T) {
+	a := newAnchored(t)
+	a.call(t, "s1", "https://a.example/", "")
+	if err := a.shipper(t).Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	a.pg.SQL(t, a.db, `INSERT INTO evidence_logs (log_id, replica) VALUES ('forged', 'r9');
+		INSERT INTO evidence_records (log_id, session, seq, hash, record) VALUES ('forged', repeat('x', 70000), 1, repeat('0', 64), '\x7b7d')`)
+	a.call(t, "s2", "https://b.example/", "")
+	a.shipAndAnchor(t)
+	if got := a.pg.SQL(t, a.db, "SELECT string_agg(coalesce(leaf::text, 'null'), ',' ORDER BY n) FROM evidence_records"); got != "0,-1,1" {
+		t.Fatalf("leaves after anchoring past a record that cannot be anchored: %s, want 0,-1,1", got)
+	}
+}
+
+// TestALogDirectoryBehindTheFleetIsRefused: an anchorer whose log
+// directory holds fewer leaves than the fleet published (a directory not
+// shared, or lost) does not anchor: it would make a second log under the
+// same key.
+func TestALogDirectoryBehindTheFleetIsRefused(t *testing.T) {
+	a := newAnchored(t)
+	a.call(t, "s1", "https://a.example/", "")
+	a.shipAndAnchor(t)
+	other := newAnchored(t) // a log directory of its own, anchoring a's store
+	other.anchorer.Store = a.central
+	err := central.CheckLogForTest(context.Background(), other.anchorer)
+	if err == nil || !strings.Contains(err.Error(), "not the fleet's log") {
+		t.Fatalf("an anchorer with a fresh log directory: %v, want it refused", err)
 	}
 }

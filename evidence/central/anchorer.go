@@ -45,10 +45,7 @@ const (
 // Run anchors while it holds the lock, and waits for it while another
 // replica does, until ctx ends.
 func (a *Anchorer) Run(ctx context.Context) {
-	logger := a.Logger
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
+	logger := a.logger()
 	every := cmpOr(a.Every, DefaultAnchorEvery)
 	for ctx.Err() == nil {
 		err := a.whileLeader(ctx, every)
@@ -60,6 +57,13 @@ func (a *Anchorer) Run(ctx context.Context) {
 		case <-time.After(every):
 		}
 	}
+}
+
+func (a *Anchorer) logger() *slog.Logger {
+	if a.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return a.Logger
 }
 
 // whileLeader takes the anchorer's lock on a connection of its own (when
@@ -85,8 +89,13 @@ func (a *Anchorer) whileLeader(ctx context.Context, every time.Duration) error {
 			conn.Conn().Close(context.Background())
 		}
 	}()
+	if err := a.checkLog(ctx, conn); err != nil {
+		return err
+	}
 	for {
-		n, err := a.AnchorOnce(ctx, conn)
+		actx, cancel := context.WithTimeout(ctx, anchorRoundWait)
+		n, err := a.AnchorOnce(actx, conn)
+		cancel()
 		if err != nil {
 			return err
 		}
@@ -104,6 +113,30 @@ func (a *Anchorer) whileLeader(ctx context.Context, every time.Duration) error {
 	}
 }
 
+// anchorRoundWait bounds one round of anchoring and copying: a store or
+// bucket that hangs ends the round, and the lock is let go.
+const anchorRoundWait = 2 * time.Minute
+
+// checkLog refuses to anchor into a log directory behind the fleet's
+// published checkpoints: not the fleet's log (a directory that is not
+// shared, or was lost), whose leaves would make a second log under the
+// same key.
+func (a *Anchorer) checkLog(ctx context.Context, q querier) error {
+	var published int64
+	rows, _ := q.Query(ctx, `SELECT coalesce(max(size), 0) FROM evidence_checkpoints`)
+	if _, err := pgx.ForEachRow(rows, []any{&published}, func() error { return nil }); err != nil {
+		return fmt.Errorf("read the fleet's published checkpoints: %w", err)
+	}
+	cp, err := a.Log.Signed(ctx)
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	if cp.Size < uint64(published) {
+		return fmt.Errorf("the transparency log in %s holds %d leaves, the fleet published a checkpoint of size %d: it is not the fleet's log (every replica that may anchor must share the log's directory); not anchoring", a.Log.Dir(), cp.Size, published)
+	}
+	return nil
+}
+
 // AnchorOnce anchors the records without a leaf (at most Batch of them,
 // oldest first), stores their leaf indexes, waits for a checkpoint that
 // covers them, publishes it in the store and mirrors the log; it returns
@@ -119,16 +152,30 @@ func (a *Anchorer) AnchorOnce(ctx context.Context, conn *pgxpool.Conn) (int, err
 		log, session string
 		seq          int64
 	}
-	var keys []key
+	var keys, bad []key
 	var leaves [][]byte
 	var k key
 	var hash string
 	if _, err := pgx.ForEachRow(rows, []any{&k.log, &k.session, &k.seq, &hash}, func() error {
+		leaf := evidence.AnchorLeaf(k.log, k.session, uint64(k.seq), hash)
+		if len(k.session) > evidence.MaxSessionIDLen || len(hash) != 64 || len(leaf) > anchor.MaxLeaf {
+			// No file writes such a record: one put in the store by
+			// other hands. It must not stall the fleet's anchoring; it
+			// stays unanchored, which the auditor sees.
+			bad = append(bad, k)
+			return nil
+		}
 		keys = append(keys, k)
-		leaves = append(leaves, evidence.AnchorLeaf(k.log, k.session, uint64(k.seq), hash))
+		leaves = append(leaves, leaf)
 		return nil
 	}); err != nil {
 		return 0, fmt.Errorf("read the records to anchor: %w", err)
+	}
+	for _, k := range bad {
+		a.logger().Error("a record in the central store cannot be anchored (no evidence file writes one like it): left unanchored", "log", k.log, "seq", k.seq)
+		if _, err := q.Exec(ctx, `UPDATE evidence_records SET leaf = -1 WHERE log_id = $1 AND session = $2 AND seq = $3`, k.log, k.session, k.seq); err != nil {
+			return 0, fmt.Errorf("set aside a record that cannot be anchored: %w", err)
+		}
 	}
 	if len(leaves) > 0 {
 		idx, err := a.Log.Append(ctx, leaves)

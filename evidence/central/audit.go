@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -55,10 +56,20 @@ type anchoredLeaf struct {
 // a record, unless a prune removed its session. So a session deleted from
 // the store, one rolled back to an earlier head, a rewritten record and a
 // rewritten tile each show, whoever could write the database.
-func (s *Store) VerifyAnchors(ctx context.Context, v *anchor.Verifier, src anchor.Source, kept [][]byte) (*AnchorReport, error) {
+//
+// A record no leaf covers is counted as not yet anchored while it is
+// younger than grace (by its own time); older, it is a problem: anchoring
+// stalled, or the record was put in the store behind the anchorer's back.
+// The checkpoints the store published must verify and be consistent with
+// the copy's, as each of kept must.
+func (s *Store) VerifyAnchors(ctx context.Context, v *anchor.Verifier, src anchor.Source, kept [][]byte, grace time.Duration) (*AnchorReport, error) {
 	rep := &AnchorReport{}
+	published, err := s.publishedCheckpoints(ctx)
+	if err != nil {
+		return nil, err
+	}
 	leaves := map[leafKey]anchoredLeaf{}
-	cp, err := v.Audit(ctx, src, anchor.AuditOptions{Kept: kept, Leaf: func(index uint64, leaf []byte) error {
+	cp, err := v.Audit(ctx, src, anchor.AuditOptions{Kept: append(kept, published...), Leaf: func(index uint64, leaf []byte) error {
 		var l struct {
 			Hash    string `json:"hash"`
 			Log     string `json:"log"`
@@ -75,25 +86,36 @@ func (s *Store) VerifyAnchors(ctx context.Context, v *anchor.Verifier, src ancho
 		return nil
 	}})
 	if err != nil {
-		rep.Problems = append(rep.Problems, "the transparency log's copy: "+err.Error())
+		rep.Problems = append(rep.Problems, "the transparency log's copy (or a checkpoint the store published): "+err.Error())
 		return rep, nil
 	}
 	rep.Checkpoint = cp
+	stale := map[string][]uint64{} // per log and session, the old records no leaf covers
 	err = s.readOnly(ctx, func(tx pgx.Tx) error {
-		rows, _ := tx.Query(ctx, `SELECT log_id, session, seq, hash FROM evidence_records ORDER BY log_id, session, seq`)
+		// The record's own bytes, as the file's rules read them: not a
+		// column beside them that nothing ties to them.
+		rows, _ := tx.Query(ctx, `SELECT log_id, session, seq, record FROM evidence_records ORDER BY log_id, session, seq`)
 		var k leafKey
 		var seq int64
-		var hash string
-		_, err := pgx.ForEachRow(rows, []any{&k.log, &k.session, &seq, &hash}, func() error {
+		var raw []byte
+		_, err := pgx.ForEachRow(rows, []any{&k.log, &k.session, &seq, &raw}, func() error {
 			k.seq = uint64(seq)
 			rep.Records++
+			var r struct {
+				Hash string    `json:"hash"`
+				Time time.Time `json:"time"`
+			}
+			_ = json.Unmarshal(raw, &r)
 			l, ok := leaves[k]
 			switch {
+			case !ok && time.Since(r.Time) > grace:
+				sk := fmt.Sprintf("log %s session %s", k.log, evidence.Visible(k.session))
+				stale[sk] = append(stale[sk], k.seq)
 			case !ok:
 				rep.Unanchored++
-			case l.hash != hash:
+			case l.hash != r.Hash:
 				rep.Problems = append(rep.Problems, fmt.Sprintf("log %s session %s record %d: its hash is %s, the leaf at index %d says %s: the record was rewritten",
-					k.log, evidence.Visible(k.session), k.seq, hash, l.index, l.hash))
+					k.log, evidence.Visible(k.session), k.seq, r.Hash, l.index, l.hash))
 			default:
 				rep.Anchored++
 			}
@@ -108,7 +130,27 @@ func (s *Store) VerifyAnchors(ctx context.Context, v *anchor.Verifier, src ancho
 	if err != nil {
 		return nil, err
 	}
+	keys := make([]string, 0, len(stale))
+	for k := range stale {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		rep.Problems = append(rep.Problems, fmt.Sprintf("%s: %d record(s) (seq %d to %d) recorded more than %s ago are not anchored: anchoring stalled, or they were put in the store behind the anchorer's back",
+			k, len(stale[k]), stale[k][0], stale[k][len(stale[k])-1], grace))
+	}
 	return rep, nil
+}
+
+// publishedCheckpoints are the checkpoints the anchorer published in the
+// store: the current one must be consistent with each.
+func (s *Store) publishedCheckpoints(ctx context.Context) ([][]byte, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT checkpoint FROM evidence_checkpoints ORDER BY size`)
+	out, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	if err != nil {
+		return nil, fmt.Errorf("read the checkpoints the store published: %w", err)
+	}
+	return out, nil
 }
 
 // missing reports the leaves left without a record: per session, pruned
@@ -138,8 +180,17 @@ func (s *Store) missing(ctx context.Context, tx pgx.Tx, leaves map[leafKey]ancho
 			sk.log, evidence.HeadDigest(sk.session, last, l.hash)).Scan(&pruned); err != nil {
 			return err
 		}
-		if pruned {
+		var left int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM evidence_records WHERE log_id = $1 AND session = $2`, sk.log, sk.session).Scan(&left); err != nil {
+			return err
+		}
+		if pruned && left == 0 {
 			rep.Pruned++
+			continue
+		}
+		if pruned {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("log %s session %s: recorded as pruned after record %d, but %d of its records are still in the store: the session was rolled back, and the prune forged",
+				sk.log, evidence.Visible(sk.session), last, left))
 			continue
 		}
 		rep.Problems = append(rep.Problems, fmt.Sprintf("log %s session %s: %d anchored record(s) (seq %d to %d) are not in the store: the session was deleted or rolled back",
