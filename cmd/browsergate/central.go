@@ -160,7 +160,7 @@ func openCentral(url string) (*central.Store, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), centralConnectWait)
 	defer cancel()
-	return central.Open(ctx, url)
+	return central.OpenToRead(ctx, url)
 }
 
 // openStoreLog writes log logID of the central store into a temporary

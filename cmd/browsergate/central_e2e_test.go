@@ -80,6 +80,9 @@ func TestCentralAckLosesNothingWithTheReplicasDisk(t *testing.T) {
 	if got := store.pg.SQL(t, "fleet", "SELECT count(*) FROM evidence_records"); got != fmt.Sprint(answered) {
 		t.Fatalf("the central store holds %s records of the %d calls the killed daemon answered", got, answered)
 	}
+	// The auditor reads with a role that may only SELECT.
+	writer := store.url
+	store.url = store.pg.AddReader(t, "fleet", "auditor")
 	out, err := store.run(t, "evidence", "verify")
 	if err != nil || !strings.Contains(out, "ok: 1 session(s), 9 record(s), every hash chain intact") || !strings.Contains(out, "covers every session") {
 		t.Fatalf("evidence verify --store: %v\n%s", err, out)
@@ -95,7 +98,7 @@ func TestCentralAckLosesNothingWithTheReplicasDisk(t *testing.T) {
 	}
 
 	// The daemon again, on a new file: a second log.
-	d2 := launchHTTP(t, nil, store.env, inputManifest(), "", "--store", store.url, "--evidence-ack", "central")
+	d2 := launchHTTP(t, nil, store.env, inputManifest(), "", "--store", writer, "--evidence-ack", "central")
 	if out, refused := callText(t, d2.connect(t, "alice-token"), "e2e.navigate", map[string]any{"url": site + "/next"}); refused {
 		t.Fatalf("navigate after the restart: %s", out)
 	}

@@ -103,6 +103,7 @@ func TestAnchorsShowWhatTheStoreCannot(t *testing.T) {
 		name, sql, want string
 	}{
 		{"a whole log deleted", `DELETE FROM evidence_records; DELETE FROM evidence_heads; DELETE FROM evidence_logs`, "2 anchored record(s) (seq 1 to 2) are not in the store"},
+		{"a session deleted", `DELETE FROM evidence_records WHERE session = 's1'; DELETE FROM evidence_heads WHERE session = 's1'`, "session s1: 2 anchored record(s) (seq 1 to 2) are not in the store"},
 		{"a session rolled back", `DELETE FROM evidence_records WHERE session = 's1' AND seq = 2`, "session s1: 1 anchored record(s) (seq 2 to 2) are not in the store"},
 		{"a record rewritten", `UPDATE evidence_records SET record = convert_to(replace(convert_from(record, 'UTF8'), hash, repeat('0', 64)), 'UTF8') WHERE session = 's2'`, "the record was rewritten"},
 		{"a rollback disguised as a prune", `DELETE FROM evidence_records WHERE session = 's1' AND seq = 2;

@@ -126,6 +126,17 @@ func Redact(raw string) string {
 // not there (under an advisory lock, so that replicas starting together
 // create them once).
 func Open(ctx context.Context, rawURL string) (*Store, error) {
+	return open(ctx, rawURL, true)
+}
+
+// OpenToRead connects to the store at url to read it, as an auditor's
+// role that may only SELECT: it creates nothing, and refuses a store
+// without browsergate's evidence tables, or with newer ones.
+func OpenToRead(ctx context.Context, rawURL string) (*Store, error) {
+	return open(ctx, rawURL, false)
+}
+
+func open(ctx context.Context, rawURL string, write bool) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("store %s: %w", Redact(rawURL), err)
@@ -139,11 +150,30 @@ func Open(ctx context.Context, rawURL string) (*Store, error) {
 		return nil, fmt.Errorf("store %s: %w", Redact(rawURL), err)
 	}
 	s := &Store{pool: pool}
-	if err := s.migrate(ctx); err != nil {
+	check := s.migrate
+	if !write {
+		check = s.checkSchema
+	}
+	if err := check(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("store %s: %w", Redact(rawURL), err)
 	}
 	return s, nil
+}
+
+// checkSchema accepts a store whose evidence tables this build reads.
+func (s *Store) checkSchema(ctx context.Context) error {
+	var v int
+	err := s.pool.QueryRow(ctx, `SELECT version FROM browsergate_schema WHERE part = 'evidence'`).Scan(&v)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return errors.New("it holds no browsergate evidence tables (no daemon has shipped to it)")
+	case err != nil:
+		return fmt.Errorf("it holds no browsergate evidence tables, or they cannot be read: %w", err)
+	case v > schemaVersion:
+		return fmt.Errorf("its evidence tables are of schema version %d, this build knows %d: upgrade browsergate", v, schemaVersion)
+	}
+	return nil
 }
 
 // Close closes the pool.

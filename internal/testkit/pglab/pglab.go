@@ -241,3 +241,21 @@ func freePort(t testing.TB) int {
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port
 }
+
+// AddReader makes a role that may only read database db's tables as they
+// are now (an auditor's), with its password in PassFile, and returns its
+// URL.
+func (c *Cluster) AddReader(t testing.TB, db, role string) string {
+	t.Helper()
+	password := role + "-password"
+	c.SQL(t, db, fmt.Sprintf(`CREATE ROLE %s LOGIN PASSWORD '%s'; GRANT SELECT ON ALL TABLES IN SCHEMA public TO %s`, role, password, role))
+	f, err := os.OpenFile(c.PassFile, os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := fmt.Fprintf(f, "127.0.0.1:*:*:%s:%s\n", role, password); err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?sslmode=disable", role, c.Port, url.PathEscape(db))
+}
