@@ -1,7 +1,7 @@
 # browsergate: the two quick-start commands are `make demo` and `make test`.
 export PATH := /usr/local/go/bin:$(PATH)
 
-.PHONY: deps demo test bench build peers bench-peers bench-load peerbench soak bench-remote
+.PHONY: deps demo test bench build peers bench-peers bench-load peerbench soak bench-remote bench-fleet
 
 deps:
 	@bash .ci/install-deps
@@ -86,3 +86,13 @@ bench-remote:
 		-benchtime 10x -count $(REMOTE_BENCH_COUNT) -timeout 60m ./cmd/browsergate
 	BROWSERGATE_TOXIPROXY=$(CURDIR)/.bench/toxiproxy/server go test -run '^$$' -bench 'BenchmarkRemoteCapacity$$' \
 		-benchtime 2x -count $(REMOTE_BENCH_COUNT) -timeout 60m ./cmd/browsergate
+
+# A fleet (docs/performance.md, "A fleet"): the evidence lag to PostgreSQL,
+# what --evidence-ack central costs a real call, the checkpoint lag of the
+# transparency log and of its bucket, calls a second with one and with two
+# replicas behind HAProxy, and the failover time, as one Markdown table
+# (cmd/fleetbench; the benchmarks' output on stderr). About 4 minutes;
+# not part of make test.
+bench-fleet:
+	@bash .ci/install-deps fleet
+	go run ./cmd/fleetbench

@@ -124,7 +124,7 @@ func (sh *Shipped) Apply(b *Batch) {
 func (s *Store) NextBatch(sh *Shipped, maxRecords int) (*Batch, error) {
 	b := &Batch{LogID: s.logID}
 	err := s.db.View(func(tx *bolt.Tx) error {
-		changed, err := changedHeads(tx, sh)
+		changed, present, err := changedHeads(tx, sh)
 		if err != nil {
 			return err
 		}
@@ -145,7 +145,7 @@ func (s *Store) NextBatch(sh *Shipped, maxRecords int) (*Batch, error) {
 		for _, c := range changed {
 			b.Heads[c.session] = c.raw
 		}
-		if b.Removed, b.Tombstones, err = removedSince(tx, sh); err != nil {
+		if b.Removed, b.Tombstones, err = removedSince(tx, sh, present); err != nil {
 			return err
 		}
 		meta := tx.Bucket(bucketMeta)
@@ -172,11 +172,15 @@ type changedHead struct {
 }
 
 // changedHeads lists the sessions whose head differs from the one shipped,
-// in byte order of their ids.
-func changedHeads(tx *bolt.Tx, sh *Shipped) ([]changedHead, error) {
-	var out []changedHead
-	err := tx.Bucket(bucketHeads).ForEach(func(k, v []byte) error {
-		if bytes.Equal(sh.Heads[string(k)], v) {
+// in byte order of their ids, and counts the shipped sessions the file
+// still holds.
+func changedHeads(tx *bolt.Tx, sh *Shipped) (out []changedHead, present int, err error) {
+	err = tx.Bucket(bucketHeads).ForEach(func(k, v []byte) error {
+		shipped, ok := sh.Heads[string(k)]
+		if ok {
+			present++
+		}
+		if bytes.Equal(shipped, v) {
 			return nil
 		}
 		var h head
@@ -186,7 +190,7 @@ func changedHeads(tx *bolt.Tx, sh *Shipped) ([]changedHead, error) {
 		out = append(out, changedHead{session: string(k), raw: bytes.Clone(v), seq: h.Seq})
 		return nil
 	})
-	return out, err
+	return out, present, err
 }
 
 // batchRecords adds the records of c beyond those shipped, and the blobs
@@ -229,12 +233,19 @@ func (b *Batch) addBlob(tx *bolt.Tx, sh *Shipped, kind string, bucket []byte, sh
 }
 
 // removedSince lists the sessions shipped that a prune removed from the
-// file since, and the tombstones not shipped yet.
-func removedSince(tx *bolt.Tx, sh *Shipped) ([]string, map[string][]byte, error) {
+// file since, and the tombstones not shipped yet. present is how many of
+// the sessions shipped the file holds (changedHeads counts them while it
+// reads every head): when it is all of them, none was removed, and the
+// sessions are not looked up one by one, which in every batch would cost
+// more the more sessions the file holds.
+func removedSince(tx *bolt.Tx, sh *Shipped, present int) ([]string, map[string][]byte, error) {
 	tombs := tx.Bucket(bucketPruned)
 	heads := tx.Bucket(bucketHeads)
 	var removed []string
 	for id, raw := range sh.Heads {
+		if present == len(sh.Heads) {
+			break // none removed
+		}
 		if heads.Get([]byte(id)) != nil {
 			continue
 		}
