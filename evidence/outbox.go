@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -185,7 +186,7 @@ func changedHeads(tx *bolt.Tx, sh *Shipped) (out []changedHead, present int, err
 		}
 		var h head
 		if err := json.Unmarshal(v, &h); err != nil {
-			return fmt.Errorf("%w: head of session %q: %w", ErrCorrupt, k, err)
+			return fmt.Errorf("%w: head of session %s: %w", ErrCorrupt, shortID(string(k)), err)
 		}
 		out = append(out, changedHead{session: string(k), raw: bytes.Clone(v), seq: h.Seq})
 		return nil
@@ -207,7 +208,7 @@ func (s *Store) batchRecords(tx *bolt.Tx, b *Batch, sh *Shipped, c changedHead, 
 			raw = recs.Get(seqKey(seq))
 		}
 		if raw == nil {
-			return false, fmt.Errorf("%w: session %q has no record %d below its head %d (evidence verify names what is wrong): nothing of the session beyond it can ship", ErrCorrupt, c.session, seq, c.seq)
+			return false, fmt.Errorf("%w: session %s has no record %d below its head %d (evidence verify names what is wrong): nothing of the session beyond it can ship", ErrCorrupt, shortID(c.session), seq, c.seq)
 		}
 		var refs struct {
 			Hash       string `json:"hash"`
@@ -251,10 +252,10 @@ func removedSince(tx *bolt.Tx, sh *Shipped, present int) ([]string, map[string][
 		}
 		var h head
 		if err := json.Unmarshal(raw, &h); err != nil {
-			return nil, nil, fmt.Errorf("%w: shipped head of session %q: %w", ErrCorrupt, id, err)
+			return nil, nil, fmt.Errorf("%w: shipped head of session %s: %w", ErrCorrupt, shortID(id), err)
 		}
 		if tombs.Get([]byte(headDigest(id, h.Seq, h.Hash))) == nil {
-			return nil, nil, fmt.Errorf("%w: session %q (%d records) was shipped, and the file no longer has it nor a tombstone of its pruning", ErrCorrupt, id, h.Seq)
+			return nil, nil, fmt.Errorf("%w: session %s (%d records) was shipped, and the file no longer has it nor a tombstone of its pruning", ErrCorrupt, shortID(id), h.Seq)
 		}
 		removed = append(removed, id)
 	}
@@ -292,7 +293,7 @@ func (s *Store) CheckShipped(sh *Shipped) error {
 				if h, ok := sh.Heads[id]; ok && tombs.Get([]byte(headDigest(id, HeadSeq(h), headHash(h)))) != nil {
 					continue // pruned since it shipped
 				}
-				return fmt.Errorf("%w: the central store holds session %q of this log (%d records), the file does not: it is older than the store, or not this log's file", ErrCorrupt, id, seq)
+				return fmt.Errorf("%w: the central store holds session %s of this log (%d records), the file does not: it is older than the store, or not this log's file", ErrCorrupt, shortID(id), seq)
 			}
 			var rec []byte
 			if b := sessions.Bucket([]byte(id)); b != nil {
@@ -303,10 +304,10 @@ func (s *Store) CheckShipped(sh *Shipped) error {
 			}
 			_ = json.Unmarshal(rec, &got)
 			if rec == nil || got.Hash != sh.Hashes[id] {
-				return fmt.Errorf("%w: session %q record %d is not the one the central store holds of this log: the file is older than the store (put back from a backup?), or another daemon wrote a copy of it", ErrCorrupt, id, seq)
+				return fmt.Errorf("%w: session %s record %d is not the one the central store holds of this log: the file is older than the store (put back from a backup?), or another daemon wrote a copy of it", ErrCorrupt, shortID(id), seq)
 			}
 			if HeadSeq(raw) < sh.HeadSeqs[id] {
-				return fmt.Errorf("%w: session %q ends at record %d in the file, at %d in the central store: the file is older than the store", ErrCorrupt, id, HeadSeq(raw), sh.HeadSeqs[id])
+				return fmt.Errorf("%w: session %s ends at record %d in the file, at %d in the central store: the file is older than the store", ErrCorrupt, shortID(id), HeadSeq(raw), sh.HeadSeqs[id])
 			}
 		}
 		return nil
@@ -328,4 +329,13 @@ func LogHeadN(raw []byte) uint64 {
 		return h.N
 	}
 	return 0
+}
+
+// shortID is a session id for a message: quoted, escaped, and cut at 80
+// characters (a store's rows can hold ids no file writes).
+func shortID(id string) string {
+	if r := []rune(id); len(r) > 80 {
+		id = string(r[:80]) + "…"
+	}
+	return strconv.Quote(id)
 }
