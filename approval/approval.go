@@ -142,14 +142,18 @@ type Fleet interface {
 	// checked against its request; ErrUnknown when it is no longer held
 	// or was answered.
 	Answer(req Request, o Outcome) error
-	// Claim is asked before a call this broker holds is answered here:
-	// an error (wrapping ErrUnknown) when another replica's answer got
-	// there first, which the fleet then brings (DecideHere).
-	Claim(id string) error
+	// Claim is asked before a call this broker holds is answered here
+	// with o: an error (wrapping ErrUnknown) when another replica's answer
+	// got there first, which the fleet then brings (DecideHere).
+	Claim(id string, o Outcome) error
 }
 
 // SetFleet makes b a replica of a fleet: call it before the first Open.
 func (b *Broker) SetFleet(f Fleet) { b.fleet = f }
+
+// ErrUnavailable refuses an answer that could not be checked against the
+// fleet's (the store did not answer): it may be given again.
+var ErrUnavailable = errors.New("the answer could not be taken now")
 
 // ErrSecretStaysHere refuses a secret answer to a question another
 // replica holds: it would cross the fleet's store.
@@ -281,7 +285,7 @@ func (b *Broker) decideHere(id string, o Outcome, claim bool) error {
 		return err
 	}
 	if claim {
-		if err := b.fleet.Claim(id); err != nil {
+		if err := b.fleet.Claim(id, o); err != nil {
 			return err
 		}
 	}

@@ -217,24 +217,39 @@ func (d *Desk) Answer(r approval.Request, o approval.Outcome) error {
 }
 
 // Claim takes this replica's call off the fleet's table before it is
-// answered here; when another replica's answer got there first, it says
-// so (the answer is taken by Run).
-func (d *Desk) Claim(id string) error {
+// answered here with o. When another replica's answer, carrying the
+// fleet's MAC for this call, got there first, that answer is taken and o
+// refused; an answer without it is ignored. When the store cannot say, a
+// denial is taken here (it cannot do what nobody approved) and an
+// approval refused, to be given again.
+func (d *Desk) Claim(id string, o approval.Outcome) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	var answered bool
-	err := d.pool.QueryRow(ctx, `WITH gone AS (DELETE FROM fleet_held WHERE id = $1 AND replica = $2 AND answer IS NULL RETURNING 1)
-		SELECT NOT EXISTS (SELECT 1 FROM gone) AND EXISTS (SELECT 1 FROM fleet_held WHERE id = $1 AND replica = $2 AND answer IS NOT NULL)`,
-		id, d.replica).Scan(&answered)
-	if err != nil {
-		// The call is this replica's: answered here, as without a fleet.
-		d.logger.Warn("the fleet's store did not say whether another replica answered first; answered here", "id", id, "error", err)
+	var raw []byte
+	var mac *string
+	// The row's latest version, whatever committed meanwhile: a DELETE
+	// waits for a concurrent answer's UPDATE and returns what it wrote.
+	err := d.pool.QueryRow(ctx, `DELETE FROM fleet_held WHERE id = $1 AND replica = $2 RETURNING answer, mac`, id, d.replica).Scan(&raw, &mac)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return nil // not in the table (yet): this replica's alone
+	case err != nil && o.Approved:
+		return fmt.Errorf("%w: the fleet's store did not say whether another replica answered %s first (%v): give the answer again", approval.ErrUnavailable, id, err)
+	case err != nil:
+		d.logger.Warn("the fleet's store did not say whether another replica answered first; a denial is taken here", "id", id, "error", err)
+		return nil
+	case raw == nil || mac == nil:
 		return nil
 	}
-	if answered {
-		return fmt.Errorf("%w: %q was answered on another replica first (its answer is being taken)", approval.ErrUnknown, id)
+	if !d.answerVerifies(id, raw, *mac) {
+		d.logger.Error("an answer in the fleet's store does not carry the fleet's MAC for this call: ignored, answered here", "id", id)
+		return nil
 	}
-	return nil
+	from := d.decideFrom(id, raw)
+	if from == "" {
+		return nil // the broker did not take it: answered here
+	}
+	return fmt.Errorf("%w: %q was answered first on replica %s, whose answer is taken", approval.ErrUnknown, id, from)
 }
 
 // Run writes this replica's calls, reads the others', takes the answers
@@ -385,12 +400,12 @@ func (d *Desk) take(ctx context.Context) {
 // answers its broker with it.
 func (d *Desk) takeOne(ctx context.Context, id string, raw []byte, mac string) {
 	d.mu.Lock()
-	reqMAC, mine := d.own[id]
+	_, mine := d.own[id]
 	d.mu.Unlock()
 	if !mine {
 		return // no longer held here: Closed deletes the row
 	}
-	if !hmac.Equal([]byte(mac), []byte(d.mac([]byte("answer"), []byte(id), []byte(d.replica), []byte(reqMAC), raw))) {
+	if !d.answerVerifies(id, raw, mac) {
 		// Not written by a replica that holds the operators' file, or not
 		// for the request this replica asked: the call stays held, for an
 		// answer that is.
@@ -398,18 +413,36 @@ func (d *Desk) takeOne(ctx context.Context, id string, raw []byte, mac string) {
 		_, _ = d.pool.Exec(ctx, `UPDATE fleet_held SET answer = NULL, mac = NULL WHERE id = $1 AND replica = $2`, id, d.replica)
 		return
 	}
+	if d.decideFrom(id, raw) != "" {
+		_, _ = d.pool.Exec(ctx, `DELETE FROM fleet_held WHERE id = $1 AND replica = $2`, id, d.replica)
+	}
+}
+
+// answerVerifies checks an answer's MAC against the request this replica
+// wrote for call id.
+func (d *Desk) answerVerifies(id string, raw []byte, mac string) bool {
+	d.mu.Lock()
+	reqMAC, mine := d.own[id]
+	d.mu.Unlock()
+	return mine && hmac.Equal([]byte(mac), []byte(d.mac([]byte("answer"), []byte(id), []byte(d.replica), []byte(reqMAC), raw)))
+}
+
+// decideFrom answers this replica's call id with a verified answer from
+// another replica, and returns that replica ("" when the broker did not
+// take it).
+func (d *Desk) decideFrom(id string, raw []byte) string {
 	var a answer
 	if err := json.Unmarshal(raw, &a); err != nil {
 		d.logger.Error("an answer in the fleet's store is unreadable: ignored", "id", id, "error", err)
-		return
+		return ""
 	}
 	by := strings.TrimSpace(a.By + " (replica " + a.From + ")")
 	err := d.broker.DecideHere(id, approval.Outcome{Approved: a.Approved, Channel: a.Channel, By: by, Note: a.Note, Answer: a.Answer, Answering: a.Answering})
 	if err != nil {
 		d.logger.Warn("an answer from another replica was not taken", "id", id, "from", a.From, "error", err)
-		return
+		return ""
 	}
-	_, _ = d.pool.Exec(ctx, `DELETE FROM fleet_held WHERE id = $1 AND replica = $2`, id, d.replica)
+	return a.From
 }
 
 // announce publishes, once, each call another replica holds, so that

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"crypto/ed25519"
 	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -46,7 +48,12 @@ func openAnchorer(ctx context.Context, path string, c *central.Store, logger *sl
 	if err != nil {
 		return nil, fmt.Errorf("--anchor %s: %w", path, err)
 	}
-	an := &central.Anchorer{Store: c, Log: l, Logger: logger}
+	v, err := verifierOf(key)
+	if err != nil {
+		l.Close(ctx)
+		return nil, fmt.Errorf("--anchor %s: key_file %s: %w", path, a.KeyFile, err)
+	}
+	an := &central.Anchorer{Store: c, Log: l, Logger: logger, Verifier: v}
 	if a.Copy != nil {
 		client, err := s3Client(a.Copy)
 		if err != nil {
@@ -200,4 +207,28 @@ func logKeygen(prefix, origin string, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "wrote %s (private: the anchorer's key_file; keep it secret)\n", keyPath)
 	fmt.Fprintf(stdout, "wrote %s (public: auditors' verifier_key_file)\n", vkeyPath)
 	return nil
+}
+
+// verifierOf is the verifier of a note signing key: the anchorer checks
+// with it the checkpoints published in the store.
+func verifierOf(skey string) (*anchor.Verifier, error) {
+	vkey, err := verifierKeyOf(skey)
+	if err != nil {
+		return nil, err
+	}
+	return anchor.NewVerifier(vkey)
+}
+
+// verifierKeyOf is the verifier key of a note signing key
+// (PRIVATE+KEY+<name>+<hash>+<base64 of 0x01 and the Ed25519 seed>).
+func verifierKeyOf(skey string) (string, error) {
+	parts := strings.SplitN(skey, "+", 5)
+	if len(parts) != 5 || parts[0] != "PRIVATE" || parts[1] != "KEY" {
+		return "", errors.New("not a note signing key")
+	}
+	raw, err := base64.StdEncoding.DecodeString(parts[4])
+	if err != nil || len(raw) != 1+ed25519.SeedSize || raw[0] != 1 {
+		return "", errors.New("not an Ed25519 note signing key")
+	}
+	return note.NewEd25519VerifierKey(parts[2], ed25519.NewKeyFromSeed(raw[1:]).Public().(ed25519.PublicKey))
 }

@@ -46,7 +46,7 @@ func newAnchored(t *testing.T) *anchored {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &anchored{fleet: f, anchorer: &central.Anchorer{Store: f.central, Log: l}, verifier: v, dir: dir}
+	return &anchored{fleet: f, anchorer: &central.Anchorer{Store: f.central, Log: l, Verifier: v}, verifier: v, dir: dir}
 }
 
 // shipAndAnchor ships the file and anchors what the store holds.
@@ -197,7 +197,7 @@ func TestStalledAnchoringShows(t *testing.T) {
 		t.Fatalf("a record just shipped: %+v, want it counted as not yet anchored", rep)
 	}
 	rep := a.verifyWithin(t, 0)
-	if rep.OK() || !strings.Contains(strings.Join(rep.Problems, "\n"), "are not anchored: anchoring stalled") {
+	if rep.OK() || !strings.Contains(strings.Join(rep.Problems, "\n"), "are not anchored though they should be") {
 		t.Fatalf("a record older than the grace, not anchored: %q", rep.Problems)
 	}
 }
@@ -228,10 +228,51 @@ func TestALogDirectoryBehindTheFleetIsRefused(t *testing.T) {
 	a := newAnchored(t)
 	a.call(t, "s1", "https://a.example/", "")
 	a.shipAndAnchor(t)
-	other := newAnchored(t) // a log directory of its own, anchoring a's store
-	other.anchorer.Store = a.central
+	other := newAnchored(t) // a log directory of its own, anchoring a's store with a's key
+	other.anchorer.Store, other.anchorer.Verifier = a.central, a.verifier
 	err := central.CheckLogForTest(context.Background(), other.anchorer)
 	if err == nil || !strings.Contains(err.Error(), "not the fleet's log") {
 		t.Fatalf("an anchorer with a fresh log directory: %v, want it refused", err)
+	}
+}
+
+// TestRecordsPutInBehindTheAnchorerShow: records no leaf covers are a
+// problem, not a count, when dated ahead of the clock, or when they come
+// before an anchored record of their session.
+func TestRecordsPutInBehindTheAnchorerShow(t *testing.T) {
+	a := newAnchored(t)
+	a.call(t, "s1", "https://a.example/", "")
+	a.shipAndAnchor(t)
+	now := time.Now().UTC().Format(time.RFC3339Nano)
+	a.pg.SQL(t, a.db, `INSERT INTO evidence_logs (log_id, replica) VALUES ('forged', 'r9');
+		INSERT INTO evidence_records (log_id, session, seq, hash, record, leaf) VALUES
+		('forged', 'future', 1, repeat('0', 64), convert_to('{"time":"2099-01-01T00:00:00Z"}', 'UTF8'), -1),
+		('forged', 'gap', 1, repeat('1', 64), convert_to('{"time":"`+now+`"}', 'UTF8'), -1),
+		('forged', 'gap', 2, repeat('2', 64), convert_to('{"time":"`+now+`","hash":"`+strings.Repeat("2", 64)+`"}', 'UTF8'), NULL)`)
+	if _, err := a.anchorer.AnchorOnce(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	problems := strings.Join(a.verify(t).Problems, "\n")
+	for _, want := range []string{"log forged session future: 1 record(s)", "log forged session gap: 1 record(s) (seq 1 to 1) are not anchored though they should be"} {
+		if !strings.Contains(problems, want) {
+			t.Errorf("problems do not say %q:\n%s", want, problems)
+		}
+	}
+}
+
+// TestACheckpointWrittenByOtherHands: a row of evidence_checkpoints that
+// does not verify with the log's key neither stops the anchoring nor
+// passes the audit.
+func TestACheckpointWrittenByOtherHands(t *testing.T) {
+	a := newAnchored(t)
+	a.call(t, "s1", "https://a.example/", "")
+	a.shipAndAnchor(t)
+	a.pg.SQL(t, a.db, `INSERT INTO evidence_checkpoints (size, checkpoint) VALUES (1000000000, 'garbage')`)
+	if err := central.CheckLogForTest(context.Background(), a.anchorer); err != nil {
+		t.Fatalf("the fleet's anchorer, on its own log, after a garbage checkpoint row: %v", err)
+	}
+	problems := strings.Join(a.verify(t).Problems, "\n")
+	if !strings.Contains(problems, "published checkpoint of size 1000000000 does not verify") {
+		t.Fatalf("the audit does not name the garbage checkpoint:\n%s", problems)
 	}
 }

@@ -29,7 +29,10 @@ type Anchorer struct {
 	Store  *Store
 	Log    *anchor.Log
 	Mirror *anchor.Mirror // nil: no copy
-	Logger *slog.Logger
+	// Verifier checks the checkpoints published in the store with the
+	// log's own key: only those count (nil: none is checked, none counts).
+	Verifier *anchor.Verifier
+	Logger   *slog.Logger
 	// Every is how often it looks for records to anchor (DefaultAnchorEvery).
 	Every time.Duration
 	// Batch bounds the records of one append (DefaultAnchorBatch).
@@ -89,10 +92,10 @@ func (a *Anchorer) whileLeader(ctx context.Context, every time.Duration) error {
 			conn.Conn().Close(context.Background())
 		}
 	}()
-	if err := a.checkLog(ctx, conn); err != nil {
-		return err
-	}
 	for {
+		if err := a.checkLog(ctx, conn); err != nil {
+			return err
+		}
 		actx, cancel := context.WithTimeout(ctx, anchorRoundWait)
 		n, err := a.AnchorOnce(actx, conn)
 		cancel()
@@ -122,16 +125,35 @@ const anchorRoundWait = 2 * time.Minute
 // shared, or was lost), whose leaves would make a second log under the
 // same key.
 func (a *Anchorer) checkLog(ctx context.Context, q querier) error {
-	var published int64
-	rows, _ := q.Query(ctx, `SELECT coalesce(max(size), 0) FROM evidence_checkpoints`)
-	if _, err := pgx.ForEachRow(rows, []any{&published}, func() error { return nil }); err != nil {
+	if a.Verifier == nil {
+		return nil
+	}
+	// The largest published checkpoints, the first that verifies with the
+	// log's key counts: a row written by other hands neither stops the
+	// anchoring nor hides a lost directory.
+	rows, _ := q.Query(ctx, `SELECT size, checkpoint FROM evidence_checkpoints ORDER BY size DESC LIMIT 16`)
+	var size int64
+	var raw []byte
+	var published uint64
+	if _, err := pgx.ForEachRow(rows, []any{&size, &raw}, func() error {
+		if published > 0 {
+			return nil
+		}
+		cp, err := a.Verifier.Checkpoint(raw)
+		if err != nil || cp.Size != uint64(size) {
+			a.logger().Error("a checkpoint in the store's evidence_checkpoints does not verify with the log's key: written by other hands, ignored", "size", size)
+			return nil
+		}
+		published = cp.Size
+		return nil
+	}); err != nil {
 		return fmt.Errorf("read the fleet's published checkpoints: %w", err)
 	}
 	cp, err := a.Log.Signed(ctx)
 	if err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
-	if cp.Size < uint64(published) {
+	if cp.Size < published {
 		return fmt.Errorf("the transparency log in %s holds %d leaves, the fleet published a checkpoint of size %d: it is not the fleet's log (every replica that may anchor must share the log's directory); not anchoring", a.Log.Dir(), cp.Size, published)
 	}
 	return nil
@@ -198,21 +220,22 @@ func (a *Anchorer) AnchorOnce(ctx context.Context, conn *pgxpool.Conn) (int, err
 	return len(leaves), nil
 }
 
-// publish stores the checkpoint covering everything appended, when it is
-// new, and mirrors the log.
+// publish mirrors the log and then stores the checkpoint covering
+// everything appended, when it is new.
 func (a *Anchorer) publish(ctx context.Context, q querier) error {
 	cp, err := a.Log.Signed(ctx)
 	if err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
+	// The copy first: a checkpoint the store publishes is one the bucket
+	// has, so an auditor never finds the store ahead of the copy.
+	if a.Mirror != nil {
+		if _, err := a.Mirror.Sync(ctx, a.Log.Source()); err != nil {
+			return fmt.Errorf("copy the log to its bucket: %w", err)
+		}
+	}
 	if _, err := q.Exec(ctx, `INSERT INTO evidence_checkpoints (size, checkpoint) VALUES ($1, $2) ON CONFLICT DO NOTHING`, int64(cp.Size), cp.Raw); err != nil {
 		return fmt.Errorf("publish checkpoint of size %d: %w", cp.Size, err)
-	}
-	if a.Mirror == nil {
-		return nil
-	}
-	if _, err := a.Mirror.Sync(ctx, a.Log.Source()); err != nil {
-		return fmt.Errorf("copy the log to its bucket: %w", err)
 	}
 	return nil
 }

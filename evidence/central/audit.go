@@ -1,6 +1,7 @@
 package central
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -35,6 +36,9 @@ type AnchorReport struct {
 // OK reports whether the store's records and the log agree.
 func (r *AnchorReport) OK() bool { return len(r.Problems) == 0 }
 
+// clockSkew is how far ahead of the auditor's clock a record may be dated.
+const clockSkew = 5 * time.Minute
+
 // leafKey names a record: its log, session and seq.
 type leafKey struct {
 	log, session string
@@ -64,7 +68,7 @@ type anchoredLeaf struct {
 // the copy's, as each of kept must.
 func (s *Store) VerifyAnchors(ctx context.Context, v *anchor.Verifier, src anchor.Source, kept [][]byte, grace time.Duration) (*AnchorReport, error) {
 	rep := &AnchorReport{}
-	published, err := s.publishedCheckpoints(ctx)
+	published, err := s.publishedCheckpoints(ctx, v, rep)
 	if err != nil {
 		return nil, err
 	}
@@ -86,11 +90,13 @@ func (s *Store) VerifyAnchors(ctx context.Context, v *anchor.Verifier, src ancho
 		return nil
 	}})
 	if err != nil {
-		rep.Problems = append(rep.Problems, "the transparency log's copy (or a checkpoint the store published): "+err.Error())
+		rep.Problems = append(rep.Problems, "the transparency log's copy, against the checkpoints kept and published: "+err.Error())
 		return rep, nil
 	}
 	rep.Checkpoint = cp
-	stale := map[string][]uint64{} // per log and session, the old records no leaf covers
+	stale := map[string][]uint64{} // per log and session, the records no leaf covers that should be anchored
+	var gap []uint64               // the unanchored records of the session read now
+	var gapKey string
 	err = s.readOnly(ctx, func(tx pgx.Tx) error {
 		// The record's own bytes, as the file's rules read them: not a
 		// column beside them that nothing ties to them.
@@ -107,17 +113,31 @@ func (s *Store) VerifyAnchors(ctx context.Context, v *anchor.Verifier, src ancho
 			}
 			_ = json.Unmarshal(raw, &r)
 			l, ok := leaves[k]
+			sk := fmt.Sprintf("log %s session %s", k.log, evidence.Visible(k.session))
+			if sk != gapKey {
+				gap, gapKey = nil, sk
+			}
+			age := time.Since(r.Time)
 			switch {
-			case !ok && time.Since(r.Time) > grace:
-				sk := fmt.Sprintf("log %s session %s", k.log, evidence.Visible(k.session))
+			case !ok && (age > grace || age < -clockSkew):
+				// Old enough to be anchored, or dated ahead of the clock.
 				stale[sk] = append(stale[sk], k.seq)
 			case !ok:
 				rep.Unanchored++
+				gap = append(gap, k.seq)
 			case l.hash != r.Hash:
 				rep.Problems = append(rep.Problems, fmt.Sprintf("log %s session %s record %d: its hash is %s, the leaf at index %d says %s: the record was rewritten",
 					k.log, evidence.Visible(k.session), k.seq, r.Hash, l.index, l.hash))
 			default:
 				rep.Anchored++
+				// Records ship and are anchored in order: one before an
+				// anchored one in its session, not anchored, was put there
+				// behind the anchorer's back.
+				if len(gap) > 0 {
+					stale[sk] = append(stale[sk], gap...)
+					rep.Unanchored -= len(gap)
+					gap = nil
+				}
 			}
 			delete(leaves, k)
 			return nil
@@ -136,17 +156,32 @@ func (s *Store) VerifyAnchors(ctx context.Context, v *anchor.Verifier, src ancho
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		rep.Problems = append(rep.Problems, fmt.Sprintf("%s: %d record(s) (seq %d to %d) recorded more than %s ago are not anchored: anchoring stalled, or they were put in the store behind the anchorer's back",
-			k, len(stale[k]), stale[k][0], stale[k][len(stale[k])-1], grace))
+		seqs := stale[k]
+		slices.Sort(seqs)
+		rep.Problems = append(rep.Problems, fmt.Sprintf("%s: %d record(s) (seq %d to %d) are not anchored though they should be (recorded more than %s ago, dated ahead of the clock, or before an anchored record of their session): anchoring stalled, or they were put in the store behind the anchorer's back",
+			k, len(seqs), seqs[0], seqs[len(seqs)-1], grace))
 	}
 	return rep, nil
 }
 
 // publishedCheckpoints are the checkpoints the anchorer published in the
-// store: the current one must be consistent with each.
-func (s *Store) publishedCheckpoints(ctx context.Context) ([][]byte, error) {
-	rows, _ := s.pool.Query(ctx, `SELECT checkpoint FROM evidence_checkpoints ORDER BY size`)
-	out, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+// store that verify with the log's key: the current one must be
+// consistent with each. One that does not verify is a problem: the table
+// was written by other hands.
+func (s *Store) publishedCheckpoints(ctx context.Context, v *anchor.Verifier, rep *AnchorReport) ([][]byte, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT size, checkpoint FROM evidence_checkpoints ORDER BY size`)
+	var out [][]byte
+	var size int64
+	var raw []byte
+	_, err := pgx.ForEachRow(rows, []any{&size, &raw}, func() error {
+		cp, err := v.Checkpoint(raw)
+		if err != nil || cp.Size != uint64(size) {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("the store's published checkpoint of size %d does not verify with the log's key: the evidence_checkpoints table was written by other hands", size))
+			return nil
+		}
+		out = append(out, bytes.Clone(raw))
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("read the checkpoints the store published: %w", err)
 	}
