@@ -32,14 +32,21 @@ func TestAnAnswerRacingTheHoldersOwnIsTakenOnce(t *testing.T) {
 	if _, err := tx.Exec(ctx, `SELECT 1 FROM fleet_held WHERE id = $1 FOR UPDATE`, p.ID); err != nil {
 		t.Fatal(err)
 	}
+	// waiting returns once n statements of this database wait on the
+	// call's row lock.
 	waiting := func(n int) {
+		deadline := time.Now().Add(30 * time.Second)
 		for {
 			var c int
-			if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%fleet_held%'`).Scan(&c); err != nil {
+			if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+				WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%fleet_held%'`).Scan(&c); err != nil {
 				t.Fatal(err)
 			}
 			if c >= n {
 				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d answer(s) waiting on the call's row after 30 s, want %d", c, n)
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
