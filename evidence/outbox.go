@@ -271,10 +271,13 @@ func removedSince(tx *bolt.Tx, sh *Shipped, present int) ([]string, map[string][
 }
 
 // HeadSeq is the seq of a head as the file stores it (0 when unreadable).
-func HeadSeq(raw []byte) uint64 {
+func HeadSeq(raw []byte) uint64 { return rawHead(raw).Seq }
+
+// rawHead is a head as the file stores it (zero when unreadable).
+func rawHead(raw []byte) head {
 	var h head
 	_ = json.Unmarshal(raw, &h)
-	return h.Seq
+	return h
 }
 
 // CheckShipped refuses (ErrCorrupt) to ship a file that is behind what
@@ -290,7 +293,7 @@ func (s *Store) CheckShipped(sh *Shipped) error {
 		for id, seq := range sh.Records {
 			raw := heads.Get([]byte(id))
 			if raw == nil {
-				if h, ok := sh.Heads[id]; ok && tombs.Get([]byte(headDigest(id, HeadSeq(h), headHash(h)))) != nil {
+				if h, ok := sh.Heads[id]; ok && tombs.Get([]byte(headDigest(id, rawHead(h).Seq, rawHead(h).Hash))) != nil {
 					continue // pruned since it shipped
 				}
 				return fmt.Errorf("%w: the central store holds session %s of this log (%d records), the file does not: it is older than the store, or not this log's file", ErrCorrupt, shortID(id), seq)
@@ -312,13 +315,6 @@ func (s *Store) CheckShipped(sh *Shipped) error {
 		}
 		return nil
 	})
-}
-
-// headHash is the hash of a head as the file stores it.
-func headHash(raw []byte) string {
-	var h head
-	_ = json.Unmarshal(raw, &h)
-	return h.Hash
 }
 
 // LogHeadN is the n of a log-wide head as the file stores it (0 when

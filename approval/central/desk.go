@@ -25,7 +25,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -67,9 +66,9 @@ type Desk struct {
 	ops chan op
 
 	mu     sync.Mutex
-	own    map[string]string // this replica's calls: id -> request MAC
-	others []other           // the other replicas' calls, as Run last read them
-	seen   map[string]bool   // the other replicas' calls already told to the hub
+	own    map[string]string    // this replica's calls: id -> request MAC
+	others []other              // the other replicas' calls, as Run last read them
+	seen   map[string]time.Time // the other replicas' calls already told to the hub, with their deadline
 }
 
 // other is another replica's call, its request verified.
@@ -105,7 +104,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, replica string, key []byte, br
 	}
 	mac := sha256.Sum256(append([]byte("browsergate fleet answers\n"), key...))
 	return &Desk{pool: pool, replica: replica, key: mac[:], broker: broker, hub: hub, logger: logger,
-		ops: make(chan op, opsQueue), own: map[string]string{}, seen: map[string]bool{}}, nil
+		ops: make(chan op, opsQueue), own: map[string]string{}, seen: map[string]time.Time{}}, nil
 }
 
 // timeout bounds one statement of the desk.
@@ -455,15 +454,16 @@ func (d *Desk) announce() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, r := range others {
-		if d.seen[r.ID] {
+		if _, told := d.seen[r.ID]; told {
 			continue
 		}
-		d.seen[r.ID] = true
+		d.seen[r.ID] = r.Deadline
 		d.hub.Publish(events.Event{Type: events.ApprovalAsked, Session: r.Session, Agent: r.Agent, Tool: r.Tool, Command: r.Command,
 			Args: r.Args, URL: r.URL, Approval: r.ID, Detail: map[string]any{"replica": r.Replica, "why": r.Why, "question": r.Question}})
 	}
-	for id := range d.seen { // forget the calls gone past their deadline
-		if !slices.ContainsFunc(others, func(r approval.Request) bool { return r.ID == id }) && len(d.seen) > 4096 {
+	now := time.Now()
+	for id, deadline := range d.seen { // forget the calls gone past their deadline
+		if now.After(deadline) {
 			delete(d.seen, id)
 		}
 	}

@@ -1,6 +1,7 @@
 package central
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -49,7 +50,7 @@ const (
 // replica does, until ctx ends.
 func (a *Anchorer) Run(ctx context.Context) {
 	logger := a.logger()
-	every := cmpOr(a.Every, DefaultAnchorEvery)
+	every := cmp.Or(a.Every, DefaultAnchorEvery)
 	for ctx.Err() == nil {
 		err := a.whileLeader(ctx, every)
 		if err != nil && ctx.Err() == nil {
@@ -169,7 +170,7 @@ func (a *Anchorer) AnchorOnce(ctx context.Context, conn *pgxpool.Conn) (int, err
 	if conn != nil {
 		q = conn
 	}
-	rows, _ := q.Query(ctx, `SELECT log_id, session, seq, hash FROM evidence_records WHERE leaf IS NULL ORDER BY n LIMIT $1`, cmpOr(a.Batch, DefaultAnchorBatch))
+	rows, _ := q.Query(ctx, `SELECT log_id, session, seq, hash FROM evidence_records WHERE leaf IS NULL ORDER BY n LIMIT $1`, cmp.Or(a.Batch, DefaultAnchorBatch))
 	type key struct {
 		log, session string
 		seq          int64
@@ -245,12 +246,4 @@ type querier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
 	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
-}
-
-func cmpOr[T comparable](v, d T) T {
-	var zero T
-	if v == zero {
-		return d
-	}
-	return v
 }

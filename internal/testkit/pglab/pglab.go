@@ -127,11 +127,7 @@ func start(t testing.TB, o *Options, cleanup func(func())) *Cluster {
 	}
 	for attempt := 0; ; attempt++ {
 		c.Port = freePort(t)
-		opts := fmt.Sprintf("-h 127.0.0.1 -p %d -k %s -c max_connections=200", c.Port, dir)
-		if !o.durable() {
-			opts += " -F"
-		}
-		out, err := c.cmd("pg_ctl", "-D", c.data(), "-l", filepath.Join(dir, "log"), "-o", opts, "-w", "-t", "60", "start").CombinedOutput()
+		out, err := c.start(o.durable())
 		if err == nil {
 			return c
 		}
@@ -184,10 +180,18 @@ func (c *Cluster) Stop() { c.stop() }
 // Restart starts a stopped server again on the same port.
 func (c *Cluster) Restart(t testing.TB) {
 	t.Helper()
-	opts := fmt.Sprintf("-h 127.0.0.1 -p %d -k %s -c max_connections=200 -F", c.Port, c.dir)
-	if out, err := c.cmd("pg_ctl", "-D", c.data(), "-l", filepath.Join(c.dir, "log"), "-o", opts, "-w", "-t", "60", "start").CombinedOutput(); err != nil {
+	if out, err := c.start(false); err != nil {
 		t.Fatalf("pglab: pg_ctl start again: %v\n%s", err, out)
 	}
+}
+
+// start starts the server on c.Port (durable: fsync on).
+func (c *Cluster) start(durable bool) ([]byte, error) {
+	opts := fmt.Sprintf("-h 127.0.0.1 -p %d -k %s -c max_connections=200", c.Port, c.dir)
+	if !durable {
+		opts += " -F"
+	}
+	return c.cmd("pg_ctl", "-D", c.data(), "-l", filepath.Join(c.dir, "log"), "-o", opts, "-w", "-t", "60", "start").CombinedOutput()
 }
 
 func (c *Cluster) stop() {
