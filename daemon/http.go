@@ -43,6 +43,13 @@ type Config struct {
 	TLSCert, TLSKey string
 	// Server is the MCP server /mcp serves.
 	Server *mcp.Server
+	// Stateless, when set, is the server of /mcp's requests of clients of
+	// MCP's 2026-07-28 revision, which keep no MCP session (handles.go):
+	// its tools take the browser-session handles of Handles, which must
+	// be set with it. Unset, such clients are told to fall back to an
+	// earlier revision.
+	Stateless *mcp.Server
+	Handles   *Handles
 	// Agents returns the agents file in force (it is reloaded with the
 	// policies).
 	Agents func() *toolclad.Agents
@@ -134,6 +141,9 @@ func Listen(cfg Config) (*Front, error) {
 	if cfg.Server == nil || cfg.Agents == nil {
 		return nil, errors.New("daemon: no MCP server or no agents")
 	}
+	if (cfg.Stateless == nil) != (cfg.Handles == nil) {
+		return nil, errors.New("daemon: a stateless MCP server and its handles go together")
+	}
 	if (cfg.TLSCert == "") != (cfg.TLSKey == "") {
 		return nil, errors.New("--tls-cert and --tls-key go together")
 	}
@@ -186,7 +196,14 @@ func Listen(cfg Config) (*Front, error) {
 	f := &Front{cfg: cfg, ln: ln, sessions: &sessionCount{agent: map[string]string{},
 		leases: fleetLeases{of: map[string]string{}, pending: map[string]string{}}}}
 	f.hosts, f.own, f.allowed = f.names(loopback, tlsConfig != nil)
-	cfg.Server.AddReceivingMiddleware(newCallLimit(cfg.MaxCallsPerSession, cfg.Logger).middleware)
+	calls := newCallLimit(cfg.MaxCallsPerSession, cfg.Logger)
+	cfg.Server.AddReceivingMiddleware(calls.middleware)
+	if cfg.Stateless != nil {
+		cfg.Stateless.AddReceivingMiddleware(calls.middleware)
+		cfg.Handles.mu.Lock()
+		cfg.Handles.front = f
+		cfg.Handles.mu.Unlock()
+	}
 	f.srv = &http.Server{
 		Handler:           f.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -212,6 +229,11 @@ func (f *Front) URL() string {
 // Serve serves until ctx ends, then shuts down (waiting a little for the
 // requests under way).
 func (f *Front) Serve(ctx context.Context) error {
+	if f.cfg.Handles != nil {
+		hctx, stopExpiring := context.WithCancel(context.Background())
+		defer stopExpiring()
+		go f.cfg.Handles.expireIdle(hctx, f.cfg.SessionIdle)
+	}
 	if f.cfg.Leases != nil {
 		rctx, stopRenewing := context.WithCancel(context.Background())
 		renewed := make(chan struct{})
@@ -288,7 +310,18 @@ func (f *Front) Handler() http.Handler {
 		}
 		fmt.Fprintln(w, "ok")
 	})
-	mux.Handle("/mcp", f.guardFor(f.agent(f.foreignSessions(f.limitSessions(mcpHandler))), true))
+	var mcpRoute http.Handler = f.foreignSessions(f.limitSessions(mcpHandler))
+	if f.cfg.Stateless != nil {
+		statefulRoute, statelessRoute := mcpRoute, f.statelessHandler()
+		mcpRoute = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if stateless(r) {
+				statelessRoute.ServeHTTP(w, r)
+				return
+			}
+			statefulRoute.ServeHTTP(w, r)
+		})
+	}
+	mux.Handle("/mcp", f.guardFor(f.agent(mcpRoute), true))
 	if f.cfg.Operators != nil && f.cfg.Events != nil {
 		mux.Handle("GET /events", f.guard(http.HandlerFunc(f.serveEvents)))
 		mux.Handle("GET /metrics", f.guard(http.HandlerFunc(f.serveMetrics)))
@@ -520,6 +553,9 @@ func (f *Front) liveSessions() map[string]bool {
 	live := map[string]bool{}
 	for ss := range f.cfg.Server.Sessions() {
 		live[ss.ID()] = true
+	}
+	if f.cfg.Handles != nil {
+		f.cfg.Handles.live(live)
 	}
 	return live
 }

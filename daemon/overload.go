@@ -92,15 +92,15 @@ type callLimit struct {
 	most   int
 	logger *slog.Logger
 	mu     sync.Mutex
-	calls  map[*mcp.ServerSession]int
+	calls  map[string]int // by MCP session id, or browser-session handle
 }
 
 func newCallLimit(most int, logger *slog.Logger) *callLimit {
-	return &callLimit{most: most, logger: logger, calls: map[*mcp.ServerSession]int{}}
+	return &callLimit{most: most, logger: logger, calls: map[string]int{}}
 }
 
-// enter counts one more call of ss, or says why it may not run.
-func (c *callLimit) enter(ss *mcp.ServerSession) string {
+// enter counts one more call of session ss, or says why it may not run.
+func (c *callLimit) enter(ss string) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if n := c.calls[ss]; n >= c.most {
@@ -111,12 +111,29 @@ func (c *callLimit) enter(ss *mcp.ServerSession) string {
 }
 
 // leave ends a call that entered.
-func (c *callLimit) leave(ss *mcp.ServerSession) {
+func (c *callLimit) leave(ss string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.calls[ss]--; c.calls[ss] <= 0 {
 		delete(c.calls, ss)
 	}
+}
+
+// callSession is the session a tool call runs in: its MCP session, or
+// (a stateless client's) the browser-session handle it names, with its
+// agent (a handle is the agent's alone: another's call with it is refused
+// later, and must not count against it). "": none to count.
+func callSession(r *mcp.CallToolRequest, agent string) string {
+	if r.Session != nil && r.Session.ID() != "" {
+		return r.Session.ID()
+	}
+	var args struct {
+		Handle string `json:"browser_session"`
+	}
+	if json.Unmarshal(r.Params.Arguments, &args) != nil || args.Handle == "" {
+		return ""
+	}
+	return agent + "\x00" + args.Handle
 }
 
 // callRefusal says why a call was refused with n calls of its session
@@ -131,19 +148,20 @@ func callRefusal(n, most int) string {
 // of it ran, and it is in the daemon's log, not the evidence).
 func (c *callLimit) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		ss, ok := req.GetSession().(*mcp.ServerSession)
-		if method != "tools/call" || !ok || ss == nil {
+		r, ok := req.(*mcp.CallToolRequest)
+		if method != "tools/call" || !ok || r.Params == nil {
+			return next(ctx, method, req)
+		}
+		agent := ""
+		if extra := req.GetExtra(); extra != nil && extra.TokenInfo != nil {
+			agent = extra.TokenInfo.UserID
+		}
+		ss := callSession(r, agent)
+		if ss == "" {
 			return next(ctx, method, req)
 		}
 		if msg := c.enter(ss); msg != "" {
-			tool, agent := "", ""
-			if r, ok := req.(*mcp.CallToolRequest); ok && r.Params != nil {
-				tool = r.Params.Name
-			}
-			if extra := req.GetExtra(); extra != nil && extra.TokenInfo != nil {
-				agent = extra.TokenInfo.UserID
-			}
-			c.logger.Warn("mcp: tool call refused: too many under way in its session", "session", ss.ID(), "agent", agent, "tool", tool, "reason", msg)
+			c.logger.Warn("mcp: tool call refused: too many under way in its session", "session", ss, "agent", agent, "tool", r.Params.Name, "reason", msg)
 			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}, nil
 		}
 		defer c.leave(ss)

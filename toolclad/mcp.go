@@ -127,6 +127,10 @@ type RegisterOptions struct {
 	// "<tool>.<command>" as ToolClad names them; "_" gives "<tool>_<command>"
 	// for clients behind LLM APIs that accept only [A-Za-z0-9_-] in names.
 	Separator string
+	// Handles, when set, makes the set serve clients that keep no MCP
+	// session (a stateless server, handles.go): every command takes a
+	// browser-session handle, and two tools open and close one.
+	Handles Handles
 }
 
 // ToolName is the MCP tool name of command c of manifest m.
@@ -156,6 +160,7 @@ type ToolSet struct {
 	runner   Runner
 	sep      string
 	sessions *sessionIDs
+	handles  Handles // nil: sessions are MCP sessions
 
 	mu        sync.Mutex
 	tools     map[string]*handler // the tools registered, by name
@@ -177,9 +182,12 @@ func NewToolSet(s *mcp.Server, r Runner, opts RegisterOptions) (*ToolSet, error)
 	if sep != "." && sep != "_" {
 		return nil, fmt.Errorf("register tools: %w (got %q)", ErrBadSeparator, sep)
 	}
-	ts := &ToolSet{server: s, runner: r, sep: sep, tools: map[string]*handler{},
+	ts := &ToolSet{server: s, runner: r, sep: sep, tools: map[string]*handler{}, handles: opts.Handles,
 		sessions: &sessionIDs{ids: make(map[*mcp.ServerSession]string), runner: r}}
 	s.AddReceivingMiddleware(ts.undeclared)
+	if ts.handles != nil {
+		ts.sessionTools()
+	}
 	return ts, nil
 }
 
@@ -200,7 +208,7 @@ func (ts *ToolSet) Set(manifests []*Manifest) error {
 	next := make(map[string]*handler, len(seen))
 	for _, m := range manifests {
 		for _, c := range m.Commands {
-			h := &handler{manifest: m, command: c, name: ToolName(m, c, ts.sep), runner: ts.runner, sessions: ts.sessions}
+			h := &handler{manifest: m, command: c, name: ToolName(m, c, ts.sep), runner: ts.runner, sessions: ts.sessions, handles: ts.handles}
 			h.def = h.tool()
 			if old, ok := ts.tools[h.name]; ok && sameTool(old.def, h.def) {
 				old.swap(m, c)
@@ -224,6 +232,33 @@ func (ts *ToolSet) Set(manifests []*Manifest) error {
 	return nil
 }
 
+// ToolSets are tool sets of several servers kept to the same manifests
+// (the daemon's stateful and stateless servers).
+type ToolSets []*ToolSet
+
+// Check reports whether every set would accept manifests.
+func (sets ToolSets) Check(manifests []*Manifest) error {
+	for _, ts := range sets {
+		if err := ts.Check(manifests); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Set sets every set's tools to manifests, once each would accept them.
+func (sets ToolSets) Set(manifests []*Manifest) error {
+	if err := sets.Check(manifests); err != nil {
+		return err
+	}
+	for _, ts := range sets {
+		if err := ts.Set(manifests); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // sameTool reports whether two tool definitions are the same to a client.
 func sameTool(a, b *mcp.Tool) bool {
 	ja, errA := json.Marshal(a)
@@ -237,7 +272,7 @@ func sameTool(a, b *mcp.Tool) bool {
 // see.
 func (ts *ToolSet) undeclared(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if warmsUp[method] {
+		if warmsUp[method] && ts.handles == nil {
 			// The client is getting ready (the handshake, or listing the
 			// tools): a runner that can get a session's browser ready
 			// before its first call starts now, while the agent decides
@@ -263,13 +298,18 @@ func (ts *ToolSet) undeclared(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 		}
 		ts.mu.Unlock()
-		if known {
+		if known || ts.handles != nil && isSessionTool(r.Params.Name) {
 			return next(ctx, method, req)
 		}
-		call := &Call{Manifest: m, Tool: r.Params.Name, SessionID: ts.sessions.id(r.Session), Progress: func(string) {}}
+		call := &Call{Manifest: m, Tool: r.Params.Name, Progress: func(string) {}}
 		call.Agent, call.Groups = caller(r.Extra)
-		if raw, err := decodeArgs(r.Params.Arguments); err == nil {
+		raw, err := decodeArgs(r.Params.Arguments)
+		if err == nil {
 			call.RawArgs = raw
+		}
+		call.SessionID, err = ts.sessionOf(r, call)
+		if err != nil {
+			return errorResult(err.Error()), nil
 		}
 		reply := ts.runner.Run(ctx, call)
 		if reply == nil {
@@ -298,6 +338,11 @@ func (ts *ToolSet) toolNames(manifests []*Manifest) (map[string]string, error) {
 			seen[name] = m.Path
 		}
 	}
+	if ts.handles != nil {
+		if err := checkHandleArgs(seen, manifests); err != nil {
+			return nil, err
+		}
+	}
 	return seen, nil
 }
 
@@ -308,6 +353,7 @@ type handler struct {
 	def      *mcp.Tool
 	runner   Runner
 	sessions *sessionIDs
+	handles  Handles
 
 	mu       sync.Mutex
 	manifest *Manifest
@@ -337,6 +383,9 @@ func (h *handler) tool() *mcp.Tool {
 	if h.manifest.Output.Schema != nil {
 		t.OutputSchema = h.manifest.Output.Schema
 	}
+	if h.handles != nil {
+		t.InputSchema = withHandle(h.command.InputSchema())
+	}
 	return t
 }
 
@@ -354,15 +403,21 @@ func (h *handler) description() string {
 
 func (h *handler) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	m, c := h.current()
-	call := &Call{
-		Manifest:  m,
-		Command:   c,
-		Tool:      h.name,
-		SessionID: h.sessions.id(req.Session),
-		Progress:  func(string) {},
-	}
+	call := &Call{Manifest: m, Command: c, Tool: h.name, Progress: func(string) {}}
 	call.Agent, call.Groups = caller(req.Extra)
 	raw, err := decodeArgs(req.Params.Arguments)
+	if h.handles == nil {
+		call.SessionID = h.sessions.id(req.Session)
+	} else {
+		// Without its handle the call has no session to run, or be
+		// recorded, in: it is refused here.
+		if err == nil {
+			call.SessionID, err = checkedHandle(h.handles, raw, call.Agent)
+		}
+		if err != nil {
+			return errorResult(err.Error()), nil
+		}
+	}
 	if err != nil {
 		call.ArgErr = &ArgError{Command: c.Name, Rule: "type", Message: err.Error()}
 	} else {
@@ -381,10 +436,10 @@ func (h *handler) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Message: msg, Progress: p})
 		}
 	}
-	if ss := req.Session; ss != nil {
-		if ip := ss.InitializeParams(); ip != nil && ip.Capabilities != nil && ip.Capabilities.Elicitation != nil {
-			call.CanElicit = true
-		}
+	// The client's capabilities: of its MCP session, or (the 2026-07-28
+	// revision) of the request itself.
+	if caps := req.ClientCapabilities(); caps != nil && caps.Elicitation != nil {
+		call.CanElicit = true
 	}
 	if req.Params.RequestState != "" || req.Params.InputResponses != nil {
 		call.Resume = &Resume{State: req.Params.RequestState, Answers: map[string]ElicitAnswer{}}

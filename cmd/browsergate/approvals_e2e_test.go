@@ -99,7 +99,13 @@ func (f *fixture) pendingID(t *testing.T, h *heldCall) string {
 func (f *fixture) loggedApprovals(t *testing.T) []*evidence.Approval {
 	t.Helper()
 	f.cs.Close()
-	store, err := evidence.Open(f.evidence, &evidence.Options{ReadOnly: true, Timeout: 10 * time.Second})
+	return approvalsIn(t, f.evidence)
+}
+
+// approvalsIn are the approvals an evidence file records.
+func approvalsIn(t *testing.T, path string) []*evidence.Approval {
+	t.Helper()
+	store, err := evidence.Open(path, &evidence.Options{ReadOnly: true, Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

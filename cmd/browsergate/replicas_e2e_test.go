@@ -603,7 +603,8 @@ func TestReplicaSessions(t *testing.T) {
 		{[]string{"--http", "127.0.0.1:0", "--agents", "agents.toml", "--replica", "R1"}, `--replica "R1": a replica id is a lower-case letter`},
 		{[]string{"--http", "127.0.0.1:0", "--agents", "agents.toml", "--replica", "r-1"}, `--replica "r-1": a replica id is`},
 		{[]string{"--http", "127.0.0.1:0", "--agents", "agents.toml", "--replica", "replicanamedlong1"}, `--replica "replicanamedlong1": a replica id is`},
-		{[]string{"--replica", "r1"}, "--stdio and --replica go with --http"},
+		{[]string{"--replica", "r1"}, "--replica and --stateless-clients go with --http"},
+		{[]string{"--stateless-clients"}, "--replica and --stateless-clients go with --http"},
 	} {
 		out, code := runBinary(t, append([]string{"serve", "--manifest", "m.toml", "--policies", "p", "--evidence", "e.db"}, c.args...)...)
 		if code != 2 || !strings.Contains(out, c.want) {

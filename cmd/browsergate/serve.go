@@ -37,7 +37,7 @@ var serveCommand = &command{
 		[--approvals-socket PATH] [--approval-timeout 55s] [--approval-hook CMD] [--elicitation] [--watch] [--prelaunch=false]
 		[--calls-at-once N] [--call-wait 30s] [--gate-listen IP:PORT]
 		[--http ADDR --agents FILE [--tls-cert FILE --tls-key FILE] [--allowed-origin ORIGIN...] [--http-host NAME...]
-		 [--max-sessions N] [--max-sessions-per-agent N] [--max-calls-per-session N] [--session-idle 30m] [--session-lease 30s] [--http-body-timeout 30s] [--operator-token-file FILE] [--stdio] [--replica ID]]`,
+		 [--max-sessions N] [--max-sessions-per-agent N] [--max-calls-per-session N] [--session-idle 30m] [--session-lease 30s] [--http-body-timeout 30s] [--operator-token-file FILE] [--stdio] [--replica ID] [--stateless-clients]]`,
 	summary: "Serve the governed browser over MCP on stdio, or over streamable HTTP at /mcp (--http) for the agents of\n" +
 		"an agents file: every call is checked against the manifests' scope and the Cedar policies, and recorded in\n" +
 		"the evidence file. SIGHUP reloads manifests, policies and the agents file.",
@@ -80,6 +80,7 @@ type serveOptions struct {
 	operatorTokens        string
 	stdio                 bool
 	replica               string
+	statelessClients      bool
 }
 
 func serveFlags(fs *flag.FlagSet) action {
@@ -115,6 +116,7 @@ func serveFlags(fs *flag.FlagSet) action {
 	fs.DurationVar(&o.sessionLease, "session-lease", fleet.DefaultLeaseFor, "with --store: how long an MCP session counts against the fleet's --max-sessions and --max-sessions-per-agent after its replica last renewed its lease (every third of it): a killed replica's sessions free their places after this")
 	fs.DurationVar(&o.bodyWait, "http-body-timeout", daemon.DefaultBodyWait, "how long an HTTP request's body may take to arrive")
 	fs.StringVar(&o.operatorTokens, "operator-token-file", "", "operators' token `FILE` (NAME:TOKEN a line, mode 600): who may, over HTTP, watch /events and sign in to the console at /console/ (with the TOKEN part) to answer held calls and questions")
+	fs.BoolVar(&o.statelessClients, "stateless-clients", false, "serve clients of MCP's 2026-07-28 revision as it asks, with no MCP session: their tools take a browser-session handle (browser_session_open gives one; the client copies it into the Mcp-Param-Browser-Session header, on which a load balancer routes); without it they fall back to the 2025-11-25 revision and MCP sessions (docs/daemon.md)")
 	fs.StringVar(&o.replica, "replica", "", "this daemon's replica `ID` behind a load balancer (a lower-case letter, then up to 15 lower-case letters or digits): every MCP session id it hands out is ID-<random>, so the balancer routes on the Mcp-Session-Id header's start (docs/fleet.md)")
 	fs.BoolVar(&o.stdio, "stdio", false, "with --http, also serve MCP on stdio (as --principal)")
 	fs.StringVar(&o.gateListen, "gate-listen", "", "serve the egress gate for browsers on other hosts (connect = \"remote\") at `ADDR` (IP:port), an address the pool's hosts reach: each session's browser context goes out through it, with credentials of its own")
@@ -136,8 +138,8 @@ func (o *serveOptions) run(stderr io.Writer) error {
 	if len(o.manifests) == 0 || o.policies == "" || o.evidence == "" {
 		return fmt.Errorf("%w: serve needs --manifest, --policies and --evidence", errUsage)
 	}
-	if o.http == "" && (o.agents != "" || o.tlsCert != "" || o.tlsKey != "" || len(o.allowedOrigins) > 0 || len(o.httpHosts) > 0 || o.stdio || o.operatorTokens != "" || o.replica != "") {
-		return fmt.Errorf("%w: --agents, --tls-cert, --tls-key, --allowed-origin, --http-host, --operator-token-file, --stdio and --replica go with --http", errUsage)
+	if o.http == "" && (o.agents != "" || o.tlsCert != "" || o.tlsKey != "" || len(o.allowedOrigins) > 0 || len(o.httpHosts) > 0 || o.stdio || o.operatorTokens != "" || o.replica != "" || o.statelessClients) {
+		return fmt.Errorf("%w: --agents, --tls-cert, --tls-key, --allowed-origin, --http-host, --operator-token-file, --stdio, --replica and --stateless-clients go with --http", errUsage)
 	}
 	if o.replica != "" {
 		if err := daemon.CheckReplica(o.replica); err != nil {
@@ -278,13 +280,28 @@ func (o *serveOptions) run(stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := tools.Set(set.Manifests); err != nil {
+	sets := toolclad.ToolSets{tools}
+	// Over HTTP, clients of MCP's 2026-07-28 revision (no MCP sessions)
+	// get a stateless server whose tools take a browser-session handle.
+	var stateless *mcp.Server
+	var handles *daemon.Handles
+	if o.statelessClients {
+		handles = daemon.NewHandles(ex.EndSession)
+		stateless = mcp.NewServer(&mcp.Implementation{Name: "browsergate", Version: version},
+			&mcp.ServerOptions{Instructions: toolclad.HandleInstructions(set.Manifests, o.sep)})
+		htools, err := toolclad.NewToolSet(stateless, ex, toolclad.RegisterOptions{Separator: o.sep, Handles: handles})
+		if err != nil {
+			return err
+		}
+		sets = append(sets, htools)
+	}
+	if err := sets.Set(set.Manifests); err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	rl, err := reload.New(reload.Config{Manifests: o.manifests, Policies: o.policies, Agents: o.agents, Operators: o.operatorTokens,
-		Executor: ex, Tools: tools, Current: set, Logger: logger})
+		Executor: ex, Tools: sets, Current: set, Logger: logger})
 	if err != nil {
 		return err
 	}
@@ -315,7 +332,7 @@ func (o *serveOptions) run(stderr io.Writer) error {
 		return nil
 	}
 	front, err := daemon.Listen(daemon.Config{
-		Addr: o.http, TLSCert: o.tlsCert, TLSKey: o.tlsKey, Server: server,
+		Addr: o.http, TLSCert: o.tlsCert, TLSKey: o.tlsKey, Server: server, Stateless: stateless, Handles: handles,
 		Agents:         func() *toolclad.Agents { return rl.Current().Agents },
 		AllowedOrigins: o.allowedOrigins, AllowedHosts: o.httpHosts,
 		MaxSessions: o.maxSessions, MaxSessionsPerAgent: o.perAgent, Leases: limits.leases(), MaxCallsPerSession: o.callsPerSession, SessionIdle: o.sessionIdle, BodyWait: o.bodyWait, Logger: logger,
