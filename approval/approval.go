@@ -132,9 +132,10 @@ type Broker struct {
 // an operator answers any replica's call on any replica.
 type Fleet interface {
 	// Opened and Closed tell the fleet of a call this broker holds, and
-	// of its end (answered, expired or withdrawn).
+	// of its end: its outcome when it was waited for (answered, expired,
+	// cancelled), nil when it was withdrawn or dropped unwaited.
 	Opened(Request)
-	Closed(id string)
+	Closed(id string, o *Outcome)
 	// Others lists the calls the other replicas hold, not yet answered
 	// (Request.Replica set).
 	Others() []Request
@@ -205,8 +206,10 @@ func (b *Broker) Open(req Request, timeout time.Duration) *Pending {
 	if b.fleet != nil {
 		b.fleet.Opened(req)
 	}
-	// A call whose client went away never waits: drop it at its deadline.
-	time.AfterFunc(timeout, func() { b.forget(req.ID) })
+	// A call whose client went away never waits: drop it a second past its
+	// deadline (a Wait under way forgets it at the deadline itself, with
+	// its outcome).
+	time.AfterFunc(timeout+time.Second, func() { b.forget(req.ID, nil) })
 	return p
 }
 
@@ -231,8 +234,8 @@ func (b *Broker) Get(id string) *Pending {
 // Wait blocks until the call is decided, its deadline passes (a denial on
 // channel "timeout"), or ctx ends (a denial on channel "cancelled"). Either
 // way the call is no longer held afterwards.
-func (p *Pending) Wait(ctx context.Context) Outcome {
-	defer p.b.forget(p.ID)
+func (p *Pending) Wait(ctx context.Context) (o Outcome) {
+	defer func() { p.b.forget(p.ID, &o) }()
 	timer := time.NewTimer(time.Until(p.Deadline))
 	defer timer.Stop()
 	select {
@@ -322,7 +325,7 @@ func (b *Broker) decideOther(id string, o Outcome) error {
 // Withdraw drops the held call id at once, answered or not: the call it
 // belonged to will not run (the session moved on, or ended). A later
 // Decide or Get finds nothing.
-func (b *Broker) Withdraw(id string) { b.forget(id) }
+func (b *Broker) Withdraw(id string) { b.forget(id, nil) }
 
 // Answered reports whether the held call has an answer waiting.
 func (p *Pending) Answered() bool {
@@ -350,12 +353,12 @@ func (b *Broker) List() []Request {
 	return out
 }
 
-func (b *Broker) forget(id string) {
+func (b *Broker) forget(id string, o *Outcome) {
 	b.mu.Lock()
 	_, held := b.pending[id]
 	delete(b.pending, id)
 	b.mu.Unlock()
 	if held && b.fleet != nil {
-		b.fleet.Closed(id)
+		b.fleet.Closed(id, o)
 	}
 }

@@ -50,6 +50,34 @@ CREATE TABLE fleet_held (
 CREATE INDEX fleet_held_replica ON fleet_held (replica);
 `
 
+// schemaOutcomes are the tables of part "held_outcomes": what became of
+// each replica's held calls (for the other replicas' /events and
+// consoles), and when each replica's desk was last running (a call of a
+// replica not heard from is not offered for an answer).
+const schemaOutcomes = `
+CREATE TABLE fleet_held_outcomes (
+	id      text NOT NULL,
+	replica text NOT NULL,
+	outcome bytea NOT NULL, -- bytes as MACed; never a question's answer
+	mac     text NOT NULL,
+	at      timestamptz NOT NULL DEFAULT now(),
+	PRIMARY KEY (id, replica)
+);
+CREATE INDEX fleet_held_outcomes_at ON fleet_held_outcomes (at);
+CREATE TABLE fleet_desks (
+	replica text PRIMARY KEY,
+	alive   timestamptz NOT NULL
+);
+`
+
+// aliveEvery is how often a desk stamps its replica alive; a replica not
+// stamped for silentAfter is taken for down: its held calls are neither
+// listed nor answered elsewhere (its agents' calls failed with it).
+const (
+	aliveEvery  = 2 * time.Second
+	silentAfter = 10 * time.Second
+)
+
 // channel is the notification an answer, or a new held call, sends.
 const channel = "browsergate_held"
 
@@ -66,9 +94,10 @@ type Desk struct {
 	ops chan op
 
 	mu     sync.Mutex
-	own    map[string]string    // this replica's calls: id -> request MAC
-	others []other              // the other replicas' calls, as Run last read them
-	seen   map[string]time.Time // the other replicas' calls already told to the hub, with their deadline
+	own    map[string]string           // this replica's calls: id -> request MAC
+	others []other                     // the other replicas' calls, as Run last read them
+	seen   map[string]approval.Request // the other replicas' calls already told to the hub
+	ended  map[string]time.Time        // of those, the ones whose end was told, with their deadline
 }
 
 // other is another replica's call, its request verified.
@@ -77,12 +106,14 @@ type other struct {
 	mac string
 }
 
-// op is a write Run makes for Opened (req set) or Closed.
+// op is a write Run makes for Opened (req set) or Closed (outcome set
+// when the call was waited for).
 type op struct {
-	id  string
-	req []byte
-	mac string
-	at  time.Time
+	id      string
+	req     []byte
+	mac     string
+	at      time.Time
+	outcome []byte
 }
 
 // opsQueue bounds the writes waiting for the store.
@@ -102,9 +133,12 @@ func New(ctx context.Context, pool *pgxpool.Pool, replica string, key []byte, br
 	if err := evidencecentral.MigratePart(ctx, pool, "held", 1, schema); err != nil {
 		return nil, fmt.Errorf("fleet approvals: %w", err)
 	}
+	if err := evidencecentral.MigratePart(ctx, pool, "held_outcomes", 1, schemaOutcomes); err != nil {
+		return nil, fmt.Errorf("fleet approvals: %w", err)
+	}
 	mac := sha256.Sum256(append([]byte("browsergate fleet answers\n"), key...))
 	return &Desk{pool: pool, replica: replica, key: mac[:], broker: broker, hub: hub, logger: logger,
-		ops: make(chan op, opsQueue), own: map[string]string{}, seen: map[string]time.Time{}}, nil
+		ops: make(chan op, opsQueue), own: map[string]string{}, seen: map[string]approval.Request{}, ended: map[string]time.Time{}}, nil
 }
 
 // timeout bounds one statement of the desk.
@@ -136,12 +170,22 @@ func (d *Desk) Opened(r approval.Request) {
 	d.queue(op{id: r.ID, req: raw, mac: m, at: r.Deadline})
 }
 
-// Closed queues the deletion of a call this replica no longer holds.
-func (d *Desk) Closed(id string) {
+// Closed queues the deletion of a call this replica no longer holds, and
+// the write of its outcome (o, when it was waited for) with its MAC, for
+// the other replicas' /events. A question's answer is not written: it
+// may be a secret.
+func (d *Desk) Closed(id string, o *approval.Outcome) {
 	d.mu.Lock()
 	delete(d.own, id)
 	d.mu.Unlock()
-	d.queue(op{id: id})
+	w := op{id: id}
+	if o != nil {
+		raw, err := json.Marshal(answer{Approved: o.Approved, Channel: o.Channel, By: o.By, At: o.At, Note: o.Note, Answering: o.Answering, From: d.replica})
+		if err == nil {
+			w.outcome, w.mac = raw, d.mac([]byte("outcome"), []byte(id), []byte(d.replica), raw)
+		}
+	}
+	d.queue(w)
 }
 
 func (d *Desk) queue(o op) {
@@ -201,12 +245,18 @@ func (d *Desk) Answer(r approval.Request, o approval.Outcome) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	m := d.mac([]byte("answer"), []byte(r.ID), []byte(r.Replica), []byte(reqMAC), raw)
-	tag, err := d.pool.Exec(ctx, `UPDATE fleet_held SET answer = $3, mac = $4
-		WHERE id = $1 AND replica = $2 AND request_mac = $5 AND answer IS NULL AND deadline > now()`, r.ID, r.Replica, raw, m, reqMAC)
+	var alive, given bool
+	err = d.pool.QueryRow(ctx, `WITH up AS (SELECT 1 FROM fleet_desks WHERE replica = $2 AND alive > now() - $6 * interval '1 millisecond'),
+		given AS (UPDATE fleet_held SET answer = $3, mac = $4
+			WHERE id = $1 AND replica = $2 AND request_mac = $5 AND answer IS NULL AND deadline > now() AND EXISTS (SELECT 1 FROM up) RETURNING 1)
+		SELECT EXISTS (SELECT 1 FROM up), EXISTS (SELECT 1 FROM given)`, r.ID, r.Replica, raw, m, reqMAC, silentAfter.Milliseconds()).Scan(&alive, &given)
 	if err != nil {
 		return fmt.Errorf("answer %s on replica %s through the fleet's store: %w", r.ID, r.Replica, err)
 	}
-	if tag.RowsAffected() == 0 {
+	if !alive {
+		return fmt.Errorf("%w: %q (replica %s has not been heard from for %s: it is down, and its agent's call ended with it)", approval.ErrUnknown, r.ID, r.Replica, silentAfter)
+	}
+	if !given {
 		return fmt.Errorf("%w: %q (no longer waiting on replica %s: answered, expired or withdrawn)", approval.ErrUnknown, r.ID, r.Replica)
 	}
 	if _, err := d.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, channel, r.ID); err != nil {
@@ -260,12 +310,17 @@ func (d *Desk) Run(ctx context.Context) {
 	go d.listen(ctx, wake)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	var swept time.Time
+	var swept, stamped time.Time
 	for {
+		if time.Since(stamped) >= aliveEvery {
+			d.stampAlive(ctx)
+			stamped = time.Now()
+		}
 		d.write(ctx)
 		d.read(ctx)
 		d.take(ctx)
 		d.announce()
+		d.tellEnds(ctx)
 		if time.Since(swept) > time.Minute {
 			d.sweep(ctx)
 			swept = time.Now()
@@ -300,6 +355,10 @@ func (d *Desk) apply(ctx context.Context, o op) {
 	if o.req != nil {
 		_, err = d.pool.Exec(qctx, `WITH held AS (INSERT INTO fleet_held (id, replica, request, request_mac, deadline) VALUES ($1, $2, $3, $4, $5)
 			ON CONFLICT DO NOTHING RETURNING 1) SELECT pg_notify($6, '') FROM held`, o.id, d.replica, o.req, o.mac, o.at, channel)
+	} else if o.outcome != nil {
+		_, err = d.pool.Exec(qctx, `WITH gone AS (DELETE FROM fleet_held WHERE id = $1 AND replica = $2),
+			told AS (INSERT INTO fleet_held_outcomes (id, replica, outcome, mac) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING 1)
+			SELECT pg_notify($5, '') FROM told`, o.id, d.replica, o.outcome, o.mac, channel)
 	} else {
 		_, err = d.pool.Exec(qctx, `DELETE FROM fleet_held WHERE id = $1 AND replica = $2`, o.id, d.replica)
 	}
@@ -312,7 +371,9 @@ func (d *Desk) apply(ctx context.Context, o op) {
 func (d *Desk) read(ctx context.Context) {
 	qctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	rows, _ := d.pool.Query(qctx, `SELECT id, replica, request, request_mac FROM fleet_held WHERE replica <> $1 AND answer IS NULL AND deadline > now() ORDER BY deadline`, d.replica)
+	rows, _ := d.pool.Query(qctx, `SELECT h.id, h.replica, h.request, h.request_mac FROM fleet_held h JOIN fleet_desks k USING (replica)
+		WHERE h.replica <> $1 AND h.answer IS NULL AND h.deadline > now() AND k.alive > now() - $2 * interval '1 millisecond' ORDER BY h.deadline`,
+		d.replica, silentAfter.Milliseconds())
 	var out []other
 	var id, replica, m string
 	var raw []byte
@@ -343,6 +404,9 @@ func (d *Desk) sweep(ctx context.Context) {
 	defer cancel()
 	if _, err := d.pool.Exec(qctx, `DELETE FROM fleet_held WHERE deadline < now() - interval '1 minute'`); err != nil && ctx.Err() == nil {
 		d.logger.Warn("the fleet's expired held calls were not swept", "error", err)
+	}
+	if _, err := d.pool.Exec(qctx, `DELETE FROM fleet_held_outcomes WHERE at < now() - interval '10 minutes'`); err != nil && ctx.Err() == nil {
+		d.logger.Warn("the fleet's old held-call outcomes were not swept", "error", err)
 	}
 }
 
@@ -457,14 +521,77 @@ func (d *Desk) announce() {
 		if _, told := d.seen[r.ID]; told {
 			continue
 		}
-		d.seen[r.ID] = r.Deadline
+		d.seen[r.ID] = r
 		d.hub.Publish(events.Event{Type: events.ApprovalAsked, Session: r.Session, Agent: r.Agent, Tool: r.Tool, Command: r.Command,
 			Args: r.Args, URL: r.URL, Approval: r.ID, Detail: map[string]any{"replica": r.Replica, "why": r.Why, "question": r.Question}})
 	}
 	now := time.Now()
-	for id, deadline := range d.seen { // forget the calls gone past their deadline
-		if now.After(deadline) {
+	for id, r := range d.seen { // forget the calls gone past their deadline (and a minute)
+		if now.After(r.Deadline.Add(time.Minute)) {
 			delete(d.seen, id)
+			delete(d.ended, id)
 		}
 	}
+}
+
+// stampAlive notes that this replica's desk is running.
+func (d *Desk) stampAlive(ctx context.Context) {
+	qctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if _, err := d.pool.Exec(qctx, `INSERT INTO fleet_desks (replica, alive) VALUES ($1, now()) ON CONFLICT (replica) DO UPDATE SET alive = now()`, d.replica); err != nil && ctx.Err() == nil {
+		d.logger.Warn("this replica was not stamped alive in the fleet's store: the others stop offering its held calls after "+silentAfter.String(), "error", err)
+	}
+}
+
+// tellEnds publishes, once, what became of each call another replica held
+// that was announced here, when its holder wrote it with the fleet's MAC.
+func (d *Desk) tellEnds(ctx context.Context) {
+	if d.hub == nil {
+		return
+	}
+	d.mu.Lock()
+	var ids []string
+	for id := range d.seen {
+		if _, told := d.ended[id]; !told {
+			ids = append(ids, id)
+		}
+	}
+	d.mu.Unlock()
+	if len(ids) == 0 {
+		return
+	}
+	qctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	rows, _ := d.pool.Query(qctx, `SELECT id, replica, outcome, mac FROM fleet_held_outcomes WHERE id = ANY($1) AND replica <> $2`, ids, d.replica)
+	var id, replica, m string
+	var raw []byte
+	_, err := pgx.ForEachRow(rows, []any{&id, &replica, &raw, &m}, func() error {
+		d.tellEnd(id, replica, raw, m)
+		return nil
+	})
+	if err != nil && ctx.Err() == nil {
+		d.logger.Warn("the outcomes of the other replicas' held calls could not be read", "error", err)
+	}
+}
+
+// tellEnd publishes the outcome of another replica's call id, once, if it
+// carries the fleet's MAC.
+func (d *Desk) tellEnd(id, replica string, raw []byte, m string) {
+	var a answer
+	if !hmac.Equal([]byte(m), []byte(d.mac([]byte("outcome"), []byte(id), []byte(replica), raw))) || json.Unmarshal(raw, &a) != nil {
+		d.logger.Error("a held call's outcome in the fleet's store does not carry the fleet's MAC: not told", "id", id, "replica", replica)
+		return
+	}
+	d.mu.Lock()
+	r, ok := d.seen[id]
+	_, told := d.ended[id]
+	if ok && !told && r.Replica == replica {
+		d.ended[id] = r.Deadline
+	}
+	d.mu.Unlock()
+	if !ok || told || r.Replica != replica {
+		return
+	}
+	d.hub.Publish(events.Event{Type: events.ApprovalAnswered, Session: r.Session, Agent: r.Agent, Tool: r.Tool, Command: r.Command,
+		Approval: id, Allowed: events.Bool(a.Approved), Channel: a.Channel, By: a.By, Reason: a.Note, Detail: map[string]any{"replica": replica}})
 }

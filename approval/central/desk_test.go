@@ -28,6 +28,7 @@ type replica struct {
 	broker *approval.Broker
 	desk   *central.Desk
 	hub    *events.Hub
+	stop   func() // stops its desk, as a replica that dies
 }
 
 func newReplica(t *testing.T, pool *pgxpool.Pool, name string, key string) *replica {
@@ -42,7 +43,8 @@ func newReplica(t *testing.T, pool *pgxpool.Pool, name string, key string) *repl
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { d.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
+	r.stop = func() { cancel(); <-done }
+	t.Cleanup(r.stop)
 	return r
 }
 
@@ -210,5 +212,89 @@ func TestTheFirstAnswerWins(t *testing.T) {
 	defer cancel()
 	if o := p.Wait(ctx); o.Approved || o.By != "olga (replica r2)" {
 		t.Fatalf("the call got %+v, want olga's denial", o)
+	}
+}
+
+// nextEvent waits for w's next event of type kind.
+func nextEvent(t *testing.T, w *events.Watch, kind string) events.Event {
+	t.Helper()
+	timeout := time.After(15 * time.Second)
+	for {
+		select {
+		case e := <-w.C:
+			if e.Type == kind {
+				return e
+			}
+		case <-timeout:
+			t.Fatalf("no %s event", kind)
+		}
+	}
+}
+
+// TestTheOtherReplicasAreToldWhatBecameOfACall: a replica that was told of
+// another's held call is told of its end too: the answer given on a third
+// replica, and a call nobody answered.
+func TestTheOtherReplicasAreToldWhatBecameOfACall(t *testing.T) {
+	pool := newPool(t)
+	r1, r2, r3 := newReplica(t, pool, "r1", "operators"), newReplica(t, pool, "r2", "operators"), newReplica(t, pool, "r3", "operators")
+	watch := r3.hub.Watch()
+	defer watch.Close()
+	p := r1.broker.Open(approval.Request{Session: "s1", Agent: "alice", Tool: "web.click", Command: "click", Why: []string{"approval"}}, time.Minute)
+	held(t, r2, p.ID)
+	if e := nextEvent(t, watch, events.ApprovalAsked); e.Approval != p.ID {
+		t.Fatalf("r3 told of %+v", e)
+	}
+	if err := r2.broker.Decide(p.ID, approval.Outcome{Approved: true, Channel: approval.ChannelConsole, By: "olga"}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	p.Wait(ctx)
+	e := nextEvent(t, watch, events.ApprovalAnswered)
+	if e.Approval != p.ID || e.Allowed == nil || !*e.Allowed || e.By != "olga (replica r2)" || e.Channel != approval.ChannelConsole || e.Agent != "alice" || e.Command != "click" {
+		t.Errorf("r3 told of the answer as %+v", e)
+	}
+
+	q := r1.broker.Open(approval.Request{Session: "s1", Agent: "alice", Tool: "web.click", Command: "click", Why: []string{"approval"}}, 500*time.Millisecond)
+	if e := nextEvent(t, watch, events.ApprovalAsked); e.Approval != q.ID {
+		t.Fatalf("r3 told of %+v", e)
+	}
+	q.Wait(context.Background())
+	if e := nextEvent(t, watch, events.ApprovalAnswered); e.Approval != q.ID || e.Allowed == nil || *e.Allowed || e.Channel != approval.ChannelTimeout {
+		t.Errorf("r3 told of the unanswered call as %+v", e)
+	}
+}
+
+// TestADeadReplicasCallsAreNotAnswered: once a replica's desk has stopped
+// (the replica died) and it is silent for longer than the fleet waits, its
+// held calls are no longer listed elsewhere, and an answer to one is
+// refused, saying the replica is down.
+func TestADeadReplicasCallsAreNotAnswered(t *testing.T) {
+	pool := newPool(t)
+	r1, r2 := newReplica(t, pool, "r1", "operators"), newReplica(t, pool, "r2", "operators")
+	p := r1.broker.Open(approval.Request{Session: "s1", Tool: "web.click", Command: "click", Why: []string{"approval"}}, time.Minute)
+	req := held(t, r2, p.ID)
+	r1.stop()
+	// As if it had been silent for a minute.
+	if _, err := pool.Exec(context.Background(), `UPDATE fleet_desks SET alive = now() - interval '1 minute' WHERE replica = 'r1'`); err != nil {
+		t.Fatal(err)
+	}
+	err := r2.desk.Answer(req, approval.Outcome{Approved: true, Channel: approval.ChannelConsole, By: "olga"})
+	if !errors.Is(err, approval.ErrUnknown) || !strings.Contains(err.Error(), "replica r1 has not been heard from") {
+		t.Errorf("an answer to a dead replica's call: %v", err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		listed := false
+		for _, q := range r2.broker.List() {
+			listed = listed || q.ID == p.ID
+		}
+		if !listed {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("r2 still lists the dead replica's call")
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
