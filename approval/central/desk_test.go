@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -73,6 +74,18 @@ func held(t *testing.T, r *replica, id string) approval.Request {
 	}
 	t.Fatalf("call %s never listed", id)
 	return approval.Request{}
+}
+
+// unlisted waits until r no longer lists the call id (what: which call).
+func unlisted(t *testing.T, r *replica, id, what string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for slices.ContainsFunc(r.broker.List(), func(q approval.Request) bool { return q.ID == id }) {
+		if time.Now().After(deadline) {
+			t.Fatal("still listed: " + what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // TestACallHeldOnOneReplicaIsAnsweredOnAnother: a call r1 holds is listed
@@ -173,20 +186,7 @@ func TestARequestChangedInTheStoreIsNotShown(t *testing.T) {
 	if _, err := pool.Exec(context.Background(), `UPDATE fleet_held SET request = convert_to(replace(convert_from(request, 'UTF8'), 'wire-transfer', 'newsletter'), 'UTF8')`); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		listed := false
-		for _, q := range r2.broker.List() {
-			listed = listed || q.ID == p.ID
-		}
-		if !listed {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("r2 still lists the call whose request was rewritten in the store")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	unlisted(t, r2, p.ID, "the call whose request was rewritten in the store")
 	if err := r2.broker.Decide(p.ID, approval.Outcome{Approved: true, Channel: approval.ChannelConsole, By: "olga"}); !errors.Is(err, approval.ErrUnknown) {
 		t.Fatalf("approving the rewritten request on r2: %v, want ErrUnknown", err)
 	}
@@ -283,18 +283,5 @@ func TestADeadReplicasCallsAreNotAnswered(t *testing.T) {
 	if !errors.Is(err, approval.ErrUnknown) || !strings.Contains(err.Error(), "replica r1 has not been heard from") {
 		t.Errorf("an answer to a dead replica's call: %v", err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		listed := false
-		for _, q := range r2.broker.List() {
-			listed = listed || q.ID == p.ID
-		}
-		if !listed {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("r2 still lists the dead replica's call")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	unlisted(t, r2, p.ID, "the dead replica's call")
 }
