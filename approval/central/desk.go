@@ -99,7 +99,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, replica string, key []byte, br
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	if err := evidencecentral.MigratePart(ctx, pool, "held", 1, schema); err != nil {
+	if err := evidencecentral.MigratePart(ctx, pool, "held", schema); err != nil {
 		return nil, fmt.Errorf("fleet approvals: %w", err)
 	}
 	mac := sha256.Sum256(append([]byte("browsergate fleet answers\n"), key...))
