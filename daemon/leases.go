@@ -26,6 +26,10 @@ type Leases interface {
 	Renew(ctx context.Context, live map[string]string, ended []string) error
 	// Drop deletes leases.
 	Drop(ctx context.Context, leases []string) error
+	// Sweep deletes the fleet's expired leases, recording that their
+	// sessions ended (a replica that stopped renewing them died or was
+	// cut off), and says how many it recorded.
+	Sweep(ctx context.Context) (int, error)
 	// LeaseFor is how long a lease lasts unless renewed: the front renews
 	// its leases every third of it.
 	LeaseFor() time.Duration
@@ -178,7 +182,8 @@ func (f *Front) renewLeases(ctx context.Context) {
 	}
 }
 
-// renewOnce renews the front's leases and drops the ended ones.
+// renewOnce renews the front's leases, drops the ended ones and sweeps
+// the fleet's expired ones.
 func (f *Front) renewOnce(ctx context.Context, every time.Duration) {
 	c := f.sessions
 	c.leases.store.Lock()
@@ -198,6 +203,15 @@ func (f *Front) renewOnce(ctx context.Context, every time.Duration) {
 	if err := f.cfg.Leases.Renew(rctx, live, ended); err != nil {
 		f.cfg.Logger.Error("http: the fleet's session leases were not renewed: they expire unless the next renewal reaches the store", "sessions", len(live), "error", err)
 		f.dropLater(ended)
+	}
+	// Every replica sweeps on its rounds, so that a dead one's sessions
+	// are recorded as ended whether or not a session is opened. A sweep
+	// that fails ends nothing; the next round sweeps again.
+	switch n, err := f.cfg.Leases.Sweep(rctx); {
+	case err != nil:
+		f.cfg.Logger.Warn("http: the fleet's expired session leases were not swept: the next round tries again", "error", err)
+	case n > 0:
+		f.cfg.Logger.Warn("http: the fleet recorded as ended the MCP sessions whose leases expired: their replica stopped renewing them", "sessions", n)
 	}
 }
 

@@ -71,6 +71,9 @@ func (m *memLeases) Drop(_ context.Context, leases []string) error {
 	return nil
 }
 
+// Sweep has nothing to sweep: these leases never expire.
+func (m *memLeases) Sweep(context.Context) (int, error) { return 0, nil }
+
 func (m *memLeases) LeaseFor() time.Duration {
 	if m.every == 0 {
 		return time.Hour

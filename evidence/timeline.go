@@ -47,6 +47,10 @@ type TimelineOptions struct {
 	// unknown); each distinct one a session's records name is listed
 	// under its header. Nil lists none.
 	Config func(sha256hex string) string
+	// Notes are lines about a session from outside its log (the fleet's
+	// record that it ended as its lease expired), printed under its
+	// header, each made visible on one line. Nil prints none.
+	Notes func(s SessionSummary, recs []*Envelope) []string
 }
 
 // WriteTimelineWith is WriteTimeline with options.
@@ -75,6 +79,11 @@ func WriteTimelineWith(w io.Writer, sessions []SessionSummary, records map[strin
 					seen = append(seen, e.ConfigSHA256)
 					fmt.Fprintf(bw, "  config %s: %s\n", e.ConfigSHA256[:min(12, len(e.ConfigSHA256))], VisibleLine(opts.Config(e.ConfigSHA256)))
 				}
+			}
+		}
+		if opts.Notes != nil {
+			for _, n := range opts.Notes(s, recs) {
+				fmt.Fprintf(bw, "  %s\n", VisibleLine(n))
 			}
 		}
 		if opts.Summary {

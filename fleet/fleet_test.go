@@ -31,13 +31,14 @@ func replicas(t *testing.T, n int, o fleet.Options) []*fleet.Store {
 	return replicasOn(t, c, db, n, o)
 }
 
-// replicasOn is replicas on database db of cluster c.
+// replicasOn is replicas on database db of cluster c, named r1, r2, ...
+// after o.Replica.
 func replicasOn(t *testing.T, c *pglab.Cluster, db string, n int, o fleet.Options) []*fleet.Store {
 	t.Helper()
 	var out []*fleet.Store
 	for i := range n {
 		o := o
-		o.Replica = fmt.Sprintf("r%d", i+1)
+		o.Replica = fmt.Sprintf("%sr%d", o.Replica, i+1)
 		s, err := fleet.Open(context.Background(), c.URLWithPassword(db), &o)
 		if err != nil {
 			t.Fatal(err)

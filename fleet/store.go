@@ -10,14 +10,14 @@ import (
 	"github.com/browsergate/browsergate/evidence/central"
 )
 
-// schemaVersion is the version of the tables Open creates (part "fleet" of
-// the browsergate_schema table evidence/central keeps); a store whose
-// fleet tables are newer is refused.
-const schemaVersion = 1
+// schema are the steps that bring the fleet's tables (part "fleet" of the
+// browsergate_schema table evidence/central keeps) to their version, one
+// step a version (central.MigratePart); a store whose fleet tables are
+// newer is refused. docs/fleet.md describes them.
+var schema = []string{schemaV1, schemaV2}
 
-// schema creates the tables of schemaVersion 1 (docs/fleet-limits.md
-// describes them).
-const schema = `
+// schemaV1 creates the leases and the pacing schedule.
+const schemaV1 = `
 CREATE TABLE fleet_sessions (
 	lease   text PRIMARY KEY,
 	session text,
@@ -35,6 +35,25 @@ CREATE TABLE fleet_pacing (
 CREATE INDEX fleet_pacing_tat ON fleet_pacing (tat);
 `
 
+// schemaV2 gives each lease the evidence log of its replica, and keeps the
+// fleet's statements that a session ended as its lease expired
+// (ended.go): one row per log and MCP session.
+const schemaV2 = `
+ALTER TABLE fleet_sessions ADD COLUMN log_id text;
+CREATE TABLE fleet_ended (
+	log_id  text NOT NULL,
+	session text NOT NULL,
+	lease   text NOT NULL UNIQUE,
+	replica text NOT NULL,
+	agent   text NOT NULL,
+	expired timestamptz NOT NULL,
+	swept   timestamptz NOT NULL DEFAULT clock_timestamp(),
+	swept_by text NOT NULL,
+	reason  text NOT NULL,
+	PRIMARY KEY (log_id, session)
+);
+`
+
 // DefaultLeaseFor is how long a session's lease lasts unless renewed: a
 // replica renews its live sessions' leases every third of it, so a killed
 // replica's sessions stop counting against the fleet's limits within
@@ -49,12 +68,18 @@ type Options struct {
 	// LeaseFor is how long a lease lasts unless renewed (0:
 	// DefaultLeaseFor).
 	LeaseFor time.Duration
+	// LogID is the id of the replica's evidence log (its file's
+	// meta/log_id), carried by its leases: when one expires, the fleet
+	// records the end of its session in that log (ended.go). "": the
+	// sessions of its leases are not recorded as ended.
+	LogID string
 }
 
 // Store is a connection pool to the fleet's tables.
 type Store struct {
 	pool     *pgxpool.Pool
 	replica  string
+	logID    string
 	leaseFor time.Duration
 }
 
@@ -75,7 +100,7 @@ func Open(ctx context.Context, rawURL string, o *Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fleet store: %w", err)
 	}
-	s := &Store{pool: pool, replica: o.Replica, leaseFor: o.LeaseFor}
+	s := &Store{pool: pool, replica: o.Replica, logID: o.LogID, leaseFor: o.LeaseFor}
 	if s.leaseFor == 0 {
 		s.leaseFor = DefaultLeaseFor
 	}
@@ -93,7 +118,7 @@ func (s *Store) Close() { s.pool.Close() }
 func (s *Store) LeaseFor() time.Duration { return s.leaseFor }
 
 func (s *Store) migrate(ctx context.Context) error {
-	return central.MigratePart(ctx, s.pool, "fleet", schemaVersion, schema)
+	return central.MigratePart(ctx, s.pool, "fleet", schema...)
 }
 
 // storeErr wraps err from the database in ErrStore.

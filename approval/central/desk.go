@@ -130,7 +130,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, replica string, key []byte, br
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	if err := evidencecentral.MigratePart(ctx, pool, "held", 1, schema); err != nil {
+	if err := evidencecentral.MigratePart(ctx, pool, "held", schema); err != nil {
 		return nil, fmt.Errorf("fleet approvals: %w", err)
 	}
 	if err := evidencecentral.MigratePart(ctx, pool, "held_outcomes", 1, schemaOutcomes); err != nil {

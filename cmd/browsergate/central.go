@@ -19,6 +19,7 @@ import (
 	"github.com/browsergate/browsergate/events"
 	"github.com/browsergate/browsergate/evidence"
 	"github.com/browsergate/browsergate/evidence/central"
+	"github.com/browsergate/browsergate/fleet"
 )
 
 // How long serve waits for the central store at start, and for the last
@@ -183,7 +184,16 @@ func openStoreLog(c *central.Store, logID string) (*liveStore, error) {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	return &liveStore{Store: store, copy: dir, ahead: got.Ahead}, nil
+	return &liveStore{Store: store, copy: dir, ahead: got.Ahead, central: true}, nil
+}
+
+// readEnded reads the fleet's records of the sessions of log logID that
+// ended as their leases expired (ended.go). An error is not the log's:
+// show stops with it rather than show those sessions open.
+func readEnded(c *central.Store, logID string) ([]fleet.Ended, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	return fleet.ReadEnded(ctx, c.Pool(), logID)
 }
 
 // storeLogs are the logs of the central store a command reads: the one
@@ -238,6 +248,10 @@ func evidenceVerifyStore(url string, pub ed25519.PublicKey, emptyOK bool, stdout
 			continue
 		}
 		err = verifyOpened(store.Store, pub, stdout)
+		// The fleet's records are no part of the log: one that cannot
+		// be read is said, and changes no verdict.
+		ended, eerr := readEnded(c, l.ID)
+		writeEnded(stdout, ended, eerr)
 		if store.ahead > 0 {
 			fmt.Fprintf(stdout, "note: %d record(s) beyond their session's head are left out: a shipper's batch in progress, or records put there behind it (the anchors, --central, tell)\n", store.ahead)
 		}
@@ -312,6 +326,10 @@ func (s *evidenceSource) each(session string, one bool, fn func(store *liveStore
 	for _, l := range logs {
 		store, err := openStoreLog(c, l.ID)
 		if err != nil {
+			return err
+		}
+		if store.ended, err = readEnded(c, l.ID); err != nil {
+			store.Close()
 			return err
 		}
 		err = fn(store, fmt.Sprintf("log %s (replica %s)", l.ID, l.Replica))

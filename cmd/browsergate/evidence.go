@@ -19,6 +19,7 @@ import (
 	"github.com/browsergate/browsergate/cedar"
 	"github.com/browsergate/browsergate/evidence"
 	"github.com/browsergate/browsergate/executor"
+	"github.com/browsergate/browsergate/fleet"
 )
 
 // errTampered marks an evidence log that failed verification.
@@ -188,6 +189,11 @@ type liveStore struct {
 	// ahead counts the records of a central store's log left out beyond
 	// their session's head.
 	ahead int
+	// ended are the fleet's records of the central store's log's sessions
+	// that ended as their leases expired (ended.go); nil for a file.
+	ended []fleet.Ended
+	// central: the log is a central store's.
+	central bool
 }
 
 func (l *liveStore) Close() error {
@@ -262,6 +268,9 @@ func showTimeline(store *liveStore, name, only string, opts evidence.TimelineOpt
 	}
 	if only != "" && len(sessions) == 0 {
 		return fmt.Errorf("no session %q in %s", only, name)
+	}
+	if store.central {
+		opts.Notes = endedNotes(store.ended)
 	}
 	opts.Config = func(sha string) string {
 		rc, err := recordedConfig(store.Store, sha)

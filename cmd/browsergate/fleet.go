@@ -26,14 +26,16 @@ type fleetLimits struct {
 }
 
 // openFleet connects to the fleet's tables in the store (--store), and
-// prunes the pacing schedule now and then until close.
-func openFleet(o *serveOptions, logger *slog.Logger) (*fleetLimits, error) {
+// prunes the pacing schedule now and then until close. Its leases carry
+// logID, the evidence log's id, so that the fleet can record the end of
+// their sessions in that log should this replica die.
+func openFleet(o *serveOptions, logID string, logger *slog.Logger) (*fleetLimits, error) {
 	if o.store == "" {
 		return &fleetLimits{stop: func() {}}, nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), centralConnectWait)
 	defer cancel()
-	s, err := fleet.Open(ctx, o.store, &fleet.Options{Replica: o.replicaName(), LeaseFor: o.sessionLease})
+	s, err := fleet.Open(ctx, o.store, &fleet.Options{Replica: o.replicaName(), LeaseFor: o.sessionLease, LogID: logID})
 	if err != nil {
 		return nil, fmt.Errorf("--store %s: %w", central.Redact(o.store), err)
 	}

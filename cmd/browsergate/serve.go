@@ -228,7 +228,7 @@ func (o *serveOptions) run(stderr io.Writer) error {
 		return err
 	}
 	defer stopCentral()
-	limits, err := openFleet(o, logger)
+	limits, err := openFleet(o, store.LogID(), logger)
 	if err != nil {
 		return err
 	}

@@ -30,7 +30,7 @@ import (
 const schemaVersion = 1
 
 // schema creates the tables of schemaVersion 1 (docs/fleet.md describes
-// them).
+// them): MigratePart's one step.
 const schema = `
 CREATE TABLE evidence_logs (
 	log_id   text PRIMARY KEY,
@@ -189,16 +189,19 @@ const poolConns = 16
 const schemaLock = 0x62675f736368656d // "bg_schem"
 
 func (s *Store) migrate(ctx context.Context) error {
-	return MigratePart(ctx, s.pool, "evidence", schemaVersion, schema)
+	return MigratePart(ctx, s.pool, "evidence", schema)
 }
 
-// MigratePart creates the tables of part, a part of browsergate's tables
-// in the store, by running schema, unless browsergate_schema says they are
-// there; tables of a newer version than version are refused. It runs under
-// one advisory lock for every part, so that replicas starting together
-// create them once. The fleet's limits (package fleet) create theirs with
-// it.
-func MigratePart(ctx context.Context, pool *pgxpool.Pool, part string, version int, schema string) error {
+// MigratePart brings the tables of part, a part of browsergate's tables in
+// the store, to version len(steps): steps[i] takes them from version i to
+// i+1, so a part not there yet runs every step and one of an older version
+// the steps it lacks, all in one transaction with the version
+// browsergate_schema keeps; tables of a newer version are refused. It runs
+// under one advisory lock for every part, so that replicas starting
+// together create or upgrade them once. The fleet's limits (package fleet)
+// and held calls (approval/central) keep theirs with it.
+func MigratePart(ctx context.Context, pool *pgxpool.Pool, part string, steps ...string) error {
+	version := len(steps)
 	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(schemaLock)); err != nil {
 			return err
@@ -210,17 +213,21 @@ func MigratePart(ctx context.Context, pool *pgxpool.Pool, part string, version i
 		err := tx.QueryRow(ctx, `SELECT version FROM browsergate_schema WHERE part = $1`, part).Scan(&v)
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
-			if _, err := tx.Exec(ctx, schema); err != nil {
-				return fmt.Errorf("create the %s tables: %w", part, err)
-			}
-			_, err = tx.Exec(ctx, `INSERT INTO browsergate_schema VALUES ($1, $2)`, part, version)
-			return err
+			v = 0
 		case err != nil:
 			return err
 		case v > version:
 			return fmt.Errorf("its %s tables are of schema version %d, this build knows %d: upgrade browsergate", part, v, version)
+		case v == version:
+			return nil
 		}
-		return nil
+		for i := v; i < version; i++ {
+			if _, err := tx.Exec(ctx, steps[i]); err != nil {
+				return fmt.Errorf("bring the %s tables to version %d: %w", part, i+1, err)
+			}
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO browsergate_schema VALUES ($1, $2) ON CONFLICT (part) DO UPDATE SET version = EXCLUDED.version`, part, version)
+		return err
 	})
 }
 
