@@ -50,7 +50,7 @@ CREATE TABLE fleet_held (
 CREATE INDEX fleet_held_replica ON fleet_held (replica);
 `
 
-// schemaOutcomes are the tables of part "held_outcomes": what became of
+// schemaOutcomes takes part "held" from version 1 to 2: what became of
 // each replica's held calls (for the other replicas' /events and
 // consoles), and when each replica's desk was last running (a call of a
 // replica not heard from is not offered for an answer).
@@ -130,10 +130,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, replica string, key []byte, br
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	if err := evidencecentral.MigratePart(ctx, pool, "held", schema); err != nil {
-		return nil, fmt.Errorf("fleet approvals: %w", err)
-	}
-	if err := evidencecentral.MigratePart(ctx, pool, "held_outcomes", 1, schemaOutcomes); err != nil {
+	if err := evidencecentral.MigratePart(ctx, pool, "held", schema, schemaOutcomes); err != nil {
 		return nil, fmt.Errorf("fleet approvals: %w", err)
 	}
 	mac := sha256.Sum256(append([]byte("browsergate fleet answers\n"), key...))
