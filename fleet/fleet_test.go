@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -229,6 +230,38 @@ func TestTooLateAndStoreDownRefuse(t *testing.T) {
 	}
 	if lease, _, _, err := s.Reserve(wctx, "alice", 10, 10, nil); !errors.Is(err, fleet.ErrStore) || lease != "" {
 		t.Errorf("a session with the store down: lease %q, %v; want ErrStore", lease, err)
+	}
+}
+
+// Pruning forgets only the hosts whose last turn is older than the idle
+// time: a host pruned gets its next turn at once, one still in its
+// interval keeps its place on the schedule.
+func TestPruneScheduleForgetsIdleHostsOnly(t *testing.T) {
+	c, db := pglab.Shared(t)
+	s := replicasOn(t, c, db, 1, fleet.Options{})[0]
+	ctx := context.Background()
+	for _, host := range []string{"idle.test", "busy.test"} {
+		if _, err := s.Take(ctx, "shop", host, time.Millisecond, time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(50 * time.Millisecond) // idle.test's turn is now 49 ms old
+	if _, err := s.Take(ctx, "shop", "busy.test", time.Hour, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PruneSchedule(ctx, 20*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	// busy.test's next turn is an hour away: still on the schedule.
+	if _, err := s.Take(ctx, "shop", "busy.test", time.Hour, time.Minute); !errors.Is(err, fleet.ErrTooLate) {
+		t.Errorf("busy.test after the prune: %v, want its turn still an hour away", err)
+	}
+	if hosts := strings.TrimSpace(c.SQL(t, db, `SELECT string_agg(host, ',') FROM fleet_pacing`)); hosts != "busy.test" {
+		t.Errorf("the schedule holds %q after the prune, want busy.test alone", hosts)
+	}
+	// idle.test was forgotten; its next turn is at once, as with its row.
+	if w, err := s.Take(ctx, "shop", "idle.test", time.Hour, time.Minute); err != nil || w != 0 {
+		t.Errorf("idle.test after the prune: wait %s, %v; want at once", w, err)
 	}
 }
 
