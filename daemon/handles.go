@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/browsergate/browsergate/toolclad"
@@ -32,7 +33,7 @@ const statelessRevision = "2026-07-28"
 // Handles are the open browser-session handles of stateless clients. It
 // implements toolclad.Handles; Listen ties it to the front's limits.
 type Handles struct {
-	end func(id string) // ends the runner's session of a handle
+	end func(id, why string) // ends the runner's session of a handle
 
 	mu    sync.Mutex
 	open  map[string]*openHandle
@@ -43,11 +44,13 @@ type Handles struct {
 type openHandle struct {
 	agent string
 	used  time.Time
+	calls int    // calls under way with it
+	ended string // why it ended, once closed or idle: no call starts; its session ends after the last
 }
 
 // NewHandles makes the handle book; end ends the runner's session of a
-// handle closed or gone idle (the executor's EndSession).
-func NewHandles(end func(id string)) *Handles {
+// handle closed or gone idle, saying why (the executor's EndSessionFor).
+func NewHandles(end func(id, why string)) *Handles {
 	return &Handles{end: end, open: map[string]*openHandle{}, now: time.Now}
 }
 
@@ -85,7 +88,9 @@ func (hs *Handles) Open(ctx context.Context, agent string) (string, error) {
 
 // forHandles says a session refusal in a stateless client's terms.
 func forHandles(msg string) string {
-	return strings.ReplaceAll(msg, "new MCP session refused", "new browser session refused")
+	return strings.NewReplacer("new MCP session refused", "new browser session refused",
+		"MCP sessions open", "sessions open (MCP sessions and browser sessions)",
+		"end one (DELETE /mcp with its Mcp-Session-Id; MCP clients do this as they close)", "end one (browser_session_close)").Replace(msg)
 }
 
 func (hs *Handles) frontOf() *Front {
@@ -100,17 +105,40 @@ func (hs *Handles) add(id, agent string) {
 	hs.mu.Unlock()
 }
 
-// Check says whether handle is open and agent's, and counts the call as
-// its use.
-func (hs *Handles) Check(handle, agent string) error {
+// Check says whether handle is open and agent's, and counts a call in it
+// until done.
+func (hs *Handles) Check(handle, agent string) (done func(), err error) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	h, ok := hs.open[handle]
-	if !ok || h.agent != agent {
-		return hs.refusal(handle)
+	if ok && h.agent != agent {
+		hs.front.cfg.Logger.Warn("mcp: a call with another agent's browser session: refused", "agent", agent)
+	}
+	if !ok || h.agent != agent || h.ended != "" {
+		return nil, hs.refusal(handle)
 	}
 	h.used = hs.now()
-	return nil
+	h.calls++
+	var once sync.Once
+	return func() { once.Do(func() { hs.callDone(handle) }) }, nil
+}
+
+// callDone ends a call's use of handle; the last call of an ended handle
+// ends its session.
+func (hs *Handles) callDone(handle string) {
+	hs.mu.Lock()
+	h := hs.open[handle]
+	h.calls--
+	h.used = hs.now()
+	last := h.calls == 0 && h.ended != ""
+	if last {
+		delete(hs.open, handle)
+	}
+	f := hs.front
+	hs.mu.Unlock()
+	if last {
+		hs.ended(f, handle, h.ended)
+	}
 }
 
 // refusal says why handle is refused (hs.mu held). Whether it is another
@@ -133,22 +161,34 @@ func (hs *Handles) refusal(handle string) error {
 // Close ends agent's handle: its lease (with --store) is dropped and the
 // runner's session ends.
 func (hs *Handles) Close(handle, agent string) error {
+	return hs.endHandle(handle, agent, "the agent closed its browser session (browser_session_close)")
+}
+
+// endHandle ends agent's handle for why: at once, or when its calls under
+// way are done.
+func (hs *Handles) endHandle(handle, agent, why string) error {
 	hs.mu.Lock()
 	h, ok := hs.open[handle]
-	if !ok || h.agent != agent {
+	if !ok || h.agent != agent || h.ended != "" {
 		err := hs.refusal(handle)
 		hs.mu.Unlock()
 		return err
 	}
-	delete(hs.open, handle)
+	h.ended = why
+	now := h.calls == 0
+	if now {
+		delete(hs.open, handle)
+	}
 	f := hs.front
 	hs.mu.Unlock()
-	hs.ended(f, handle)
+	if now {
+		hs.ended(f, handle, why)
+	}
 	return nil
 }
 
 // ended frees a handle's place in the limits and ends its session.
-func (hs *Handles) ended(f *Front, id string) {
+func (hs *Handles) ended(f *Front, id, why string) {
 	if f != nil {
 		if f.cfg.Leases != nil {
 			f.closed(id)
@@ -158,7 +198,15 @@ func (hs *Handles) ended(f *Front, id string) {
 			f.sessions.mu.Unlock()
 		}
 	}
-	hs.end(id)
+	hs.end(id, why)
+}
+
+// count is how many handles are open (those ended with a call under way
+// included: they hold their place until it is done).
+func (hs *Handles) count() int {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	return len(hs.open)
 }
 
 // live adds the open handles to ids.
@@ -170,12 +218,13 @@ func (hs *Handles) live(ids map[string]bool) {
 	}
 }
 
-// expire ends the handles unused for idle.
+// expire ends the handles unused for idle (a handle with a call under way
+// is in use).
 func (hs *Handles) expire(idle time.Duration) {
 	hs.mu.Lock()
 	var gone []string
 	for id, h := range hs.open {
-		if hs.now().Sub(h.used) >= idle {
+		if h.calls == 0 && h.ended == "" && hs.now().Sub(h.used) >= idle {
 			gone = append(gone, id)
 			delete(hs.open, id)
 		}
@@ -184,14 +233,14 @@ func (hs *Handles) expire(idle time.Duration) {
 	hs.mu.Unlock()
 	for _, id := range gone {
 		f.cfg.Logger.Info("mcp: browser session of a stateless client ended: idle", "session", id, "idle", idle)
-		hs.ended(f, id)
+		hs.ended(f, id, fmt.Sprintf("the browser session was not used for %s (--session-idle)", idle))
 	}
 }
 
 // expireIdle ends idle handles until ctx ends, looking every tenth of the
 // idle timeout (at most a minute apart).
 func (hs *Handles) expireIdle(ctx context.Context, idle time.Duration) {
-	t := time.NewTicker(min(idle/10, time.Minute))
+	t := time.NewTicker(max(min(idle/10, time.Minute), time.Millisecond))
 	defer t.Stop()
 	for {
 		select {
@@ -213,7 +262,53 @@ func stateless(r *http.Request) bool {
 
 // statelessHandler serves the stateless clients' requests.
 func (f *Front) statelessHandler() http.Handler {
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return f.cfg.Stateless },
+	return f.limitStreams(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return f.cfg.Stateless },
 		&mcp.StreamableHTTPOptions{Stateless: true, MaxRequestBodyBytes: f.cfg.MaxRequestBytes, Logger: f.cfg.Logger,
-			DisableLocalhostProtection: true})
+			DisableLocalhostProtection: true}))
+}
+
+// streams counts the subscriptions/listen streams of stateless clients,
+// by agent: each stays open until its client ends it, as an MCP session's
+// event stream does, and is bounded as MCP sessions are.
+type streams struct {
+	mu    sync.Mutex
+	total int
+	of    map[string]int
+}
+
+// limitStreams refuses a subscriptions/listen request past
+// --max-sessions-per-agent of its agent's, or --max-sessions in all. The
+// SDK checks the request's Mcp-Method header against its body, so the
+// header is the method.
+func (f *Front) limitStreams(next http.Handler) http.Handler {
+	c := &streams{of: map[string]int{}}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Mcp-Method") != "subscriptions/listen" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		agent := auth.TokenInfoFromContext(r.Context()).UserID
+		c.mu.Lock()
+		mine, total := c.of[agent], c.total
+		ok := mine < f.cfg.MaxSessionsPerAgent && total < f.cfg.MaxSessions
+		if ok {
+			c.of[agent]++
+			c.total++
+		}
+		c.mu.Unlock()
+		if !ok {
+			f.refuseSession(w, r, agent, fmt.Sprintf("subscriptions/listen refused: agent %q has %d notification streams open, the daemon %d; at most --max-sessions-per-agent %d of an agent's, and --max-sessions %d in all, are open at once: end one",
+				agent, mine, total, f.cfg.MaxSessionsPerAgent, f.cfg.MaxSessions))
+			return
+		}
+		defer func() {
+			c.mu.Lock()
+			c.total--
+			if c.of[agent]--; c.of[agent] == 0 {
+				delete(c.of, agent)
+			}
+			c.mu.Unlock()
+		}()
+		next.ServeHTTP(w, r)
+	})
 }

@@ -61,6 +61,9 @@ func (f *Front) metricsText() string {
 		{"go_memstats_sys_bytes", "Number of bytes obtained from the system.", float64(ms.Sys)},
 		{"browsergate_mcp_sessions_open", "MCP sessions open over HTTP.", float64(f.openSessions())},
 	}
+	if f.cfg.Handles != nil {
+		gauges = append(gauges, gauge{"browsergate_browser_sessions_open", "Browser sessions of stateless clients (handles) open.", float64(f.cfg.Handles.count())})
+	}
 	held, questions := f.heldCalls()
 	gauges = append(gauges,
 		gauge{"browsergate_held_calls", "Calls held for a human's approval, not yet answered.", float64(held)},

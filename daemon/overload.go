@@ -12,6 +12,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/browsergate/browsergate/toolclad"
 )
 
 // DefaultMaxCallsPerSession is how many tool calls of one MCP session may
@@ -127,13 +129,15 @@ func callSession(r *mcp.CallToolRequest, agent string) string {
 	if r.Session != nil && r.Session.ID() != "" {
 		return r.Session.ID()
 	}
-	var args struct {
-		Handle string `json:"browser_session"`
+	// The exact key, as the tool set reads it (encoding/json would match
+	// a struct field's name in any case: a call could then be counted
+	// under another key than the handle it runs in).
+	var args map[string]json.RawMessage
+	var handle string
+	if json.Unmarshal(r.Params.Arguments, &args) != nil || json.Unmarshal(args[toolclad.HandleArg], &handle) != nil || handle == "" {
+		return "" // refused before it runs: no handle
 	}
-	if json.Unmarshal(r.Params.Arguments, &args) != nil || args.Handle == "" {
-		return ""
-	}
-	return agent + "\x00" + args.Handle
+	return agent + "\x00" + handle
 }
 
 // callRefusal says why a call was refused with n calls of its session

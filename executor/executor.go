@@ -419,6 +419,13 @@ func (e *Executor) endGuardLost(s *session) {
 
 // EndSession closes the browser contexts of an MCP session that ended.
 func (e *Executor) EndSession(mcpID string) {
+	e.EndSessionFor(mcpID, "the MCP client ended its session")
+}
+
+// EndSessionFor closes the browser contexts of session id (an MCP
+// session, or a stateless client's browser session), recording why it
+// ended.
+func (e *Executor) EndSessionFor(mcpID, why string) {
 	e.mu.Lock()
 	var ended []*session
 	for k, s := range e.sessions {
@@ -436,7 +443,7 @@ func (e *Executor) EndSession(mcpID string) {
 	e.ending.Add(1)
 	e.mu.Unlock()
 	defer e.ending.Done()
-	e.endSessions(ended, "the MCP client ended its session")
+	e.endSessions(ended, why)
 }
 
 // session returns the session of an MCP session on a manifest, creating it

@@ -39,10 +39,12 @@ const (
 type Handles interface {
 	// Open makes a handle for agent, or says why it may not (a limit).
 	Open(ctx context.Context, agent string) (string, error)
-	// Check says whether handle is open and agent's; a call with it counts
-	// as use.
-	Check(handle, agent string) error
-	// Close ends agent's handle, and the runner's session with it.
+	// Check says whether handle is open and agent's, and counts a call
+	// in it until done is called: a handle with a call under way is
+	// neither idle nor ended by Close until the call is done.
+	Check(handle, agent string) (done func(), err error)
+	// Close ends agent's handle (no call with it starts after), and the
+	// runner's session with it once its calls under way are done.
 	Close(handle, agent string) error
 }
 
@@ -88,23 +90,28 @@ func handleOf(raw map[string]any) (string, error) {
 	return h, nil
 }
 
-// checkedHandle takes the handle out of raw and checks it is agent's.
-func checkedHandle(hs Handles, raw map[string]any, agent string) (string, error) {
-	h, err := handleOf(raw)
-	if err == nil {
-		err = hs.Check(h, agent)
+// checkedHandle takes the handle out of raw and checks it is agent's; done
+// ends the call's use of it.
+func checkedHandle(hs Handles, raw map[string]any, agent string) (h string, done func(), err error) {
+	h, err = handleOf(raw)
+	if err != nil {
+		return "", nil, err
 	}
-	return h, err
+	done, err = hs.Check(h, agent)
+	return h, done, err
 }
 
+// noCall is the done of a call that holds no handle.
+func noCall() {}
+
 // sessionOf is the session of a call to a tool the set does not hold: the
-// MCP session, or the call's handle.
-func (ts *ToolSet) sessionOf(r *mcp.CallToolRequest, call *Call) (string, error) {
+// MCP session, or the call's handle (done ends the call's use of it).
+func (ts *ToolSet) sessionOf(r *mcp.CallToolRequest, call *Call) (string, func(), error) {
 	if ts.handles == nil {
-		return ts.sessions.id(r.Session), nil
+		return ts.sessions.id(r.Session), noCall, nil
 	}
 	if call.RawArgs == nil {
-		return "", fmt.Errorf("the arguments must be a JSON object holding %s", HandleArg)
+		return "", nil, fmt.Errorf("the arguments must be a JSON object holding %s", HandleArg)
 	}
 	return checkedHandle(ts.handles, call.RawArgs, call.Agent)
 }

@@ -15,15 +15,16 @@ import (
 type bookOfOne struct{ closed []string }
 
 func (b *bookOfOne) Open(context.Context, string) (string, error) { return "h1", nil }
-func (b *bookOfOne) Check(h, _ string) error {
+func (b *bookOfOne) Check(h, _ string) (func(), error) {
 	if h != "h1" {
-		return errors.New("no such browser session")
+		return nil, errors.New("no such browser session")
 	}
-	return nil
+	return func() {}, nil
 }
 func (b *bookOfOne) Close(h, agent string) error {
 	b.closed = append(b.closed, h)
-	return b.Check(h, agent)
+	_, err := b.Check(h, agent)
+	return err
 }
 
 // TestHandleToolsRunInTheirHandle: a tool set serving handles runs a call

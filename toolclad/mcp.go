@@ -307,10 +307,12 @@ func (ts *ToolSet) undeclared(next mcp.MethodHandler) mcp.MethodHandler {
 		if err == nil {
 			call.RawArgs = raw
 		}
-		call.SessionID, err = ts.sessionOf(r, call)
+		var done func()
+		call.SessionID, done, err = ts.sessionOf(r, call)
 		if err != nil {
 			return errorResult(err.Error()), nil
 		}
+		defer done()
 		reply := ts.runner.Run(ctx, call)
 		if reply == nil {
 			return errorResult("internal error: the runner returned no reply"), nil
@@ -411,12 +413,14 @@ func (h *handler) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	} else {
 		// Without its handle the call has no session to run, or be
 		// recorded, in: it is refused here.
+		var done func()
 		if err == nil {
-			call.SessionID, err = checkedHandle(h.handles, raw, call.Agent)
+			call.SessionID, done, err = checkedHandle(h.handles, raw, call.Agent)
 		}
 		if err != nil {
 			return errorResult(err.Error()), nil
 		}
+		defer done()
 	}
 	if err != nil {
 		call.ArgErr = &ArgError{Command: c.Name, Rule: "type", Message: err.Error()}

@@ -286,7 +286,7 @@ func (o *serveOptions) run(stderr io.Writer) error {
 	var stateless *mcp.Server
 	var handles *daemon.Handles
 	if o.statelessClients {
-		handles = daemon.NewHandles(ex.EndSession)
+		handles = daemon.NewHandles(ex.EndSessionFor)
 		stateless = mcp.NewServer(&mcp.Implementation{Name: "browsergate", Version: version},
 			&mcp.ServerOptions{Instructions: toolclad.HandleInstructions(set.Manifests, o.sep)})
 		htools, err := toolclad.NewToolSet(stateless, ex, toolclad.RegisterOptions{Separator: o.sep, Handles: handles})
