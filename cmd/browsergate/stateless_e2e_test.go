@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"maps"
 	"net/http"
 	"regexp"
 	"slices"
@@ -36,6 +38,12 @@ func (h *headerLog) RoundTrip(r *http.Request) (*http.Response, error) {
 // does), through headers (nil: none kept).
 func dialStateless(t *testing.T, url, token string, headers *headerLog) *mcp.ClientSession {
 	t.Helper()
+	return dialStatelessTB(t, url, token, headers)
+}
+
+// dialStatelessTB is dialStateless for a test or a benchmark.
+func dialStatelessTB(t testing.TB, url, token string, headers *headerLog) *mcp.ClientSession {
+	t.Helper()
 	var tr http.RoundTripper = bearerTransport{token: token}
 	if headers != nil {
 		headers.base = tr
@@ -58,7 +66,7 @@ func dialStateless(t *testing.T, url, token string, headers *headerLog) *mcp.Cli
 }
 
 // openHandle opens a browser session and returns its handle.
-func openHandle(t *testing.T, cs *mcp.ClientSession) (string, string) {
+func openHandle(t testing.TB, cs *mcp.ClientSession) (string, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -333,4 +341,53 @@ func TestStatelessClientsBehindHAProxy(t *testing.T) {
 			t.Errorf("r2's %s after r1 died: %v %s", h, refused, out)
 		}
 	}
+}
+
+// BenchmarkCallOverHTTP is a snapshot of a small page over HTTP through
+// the real binary, in an MCP session and in a stateless client's
+// browser-session handle (each of its requests an ephemeral server
+// session): what the stateless revision costs a call.
+func BenchmarkCallOverHTTP(b *testing.B) {
+	d := startHTTP(b, inputManifest(), "", "--stateless-clients")
+	site, stop, err := serveOn("127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, `<title>p</title><p>a page</p><a href="/q">next</a>`)
+	}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer stop()
+	run := func(b *testing.B, cs *mcp.ClientSession, args map[string]any) {
+		nav := maps.Clone(args)
+		nav["url"] = site + "/p"
+		if out, refused := callText(b, cs, "e2e.navigate", nav); refused {
+			b.Fatal(out)
+		}
+		b.ResetTimer()
+		for range b.N {
+			if out, refused := callText(b, cs, "e2e.snapshot", args); refused {
+				b.Fatal(out)
+			}
+		}
+	}
+	b.Run("mcp-session", func(b *testing.B) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "0"}, nil).Connect(ctx,
+			&mcp.StreamableClientTransport{Endpoint: d.url + "/mcp", HTTPClient: &http.Client{Transport: bearerTransport{token: "alice-token"}}, MaxRetries: -1},
+			&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cs.Close()
+		run(b, cs, map[string]any{})
+	})
+	b.Run("handle", func(b *testing.B) {
+		cs := dialStatelessTB(b, d.url, "alice-token", nil)
+		h, msg := openHandle(b, cs)
+		if h == "" {
+			b.Fatal(msg)
+		}
+		run(b, cs, map[string]any{"browser_session": h})
+	})
 }
