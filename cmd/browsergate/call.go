@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -272,8 +273,13 @@ func runCall(o callOptions, positional []string, stdout, stderr io.Writer) error
 	for i, t := range tools {
 		names[i] = t.Name
 	}
+	bs, err := openBrowserSession(ctx, cs, names)
+	if err != nil {
+		return err
+	}
+	defer bs.close(stderr)
 	if len(calls) == 0 {
-		return callLines(ctx, cs, names, os.Stdin, stdout, stderr)
+		return callLines(ctx, bs, names, os.Stdin, stdout, stderr)
 	}
 	// Every name is checked before the first call: a typo in the third
 	// call should not leave the first two done.
@@ -286,7 +292,7 @@ func runCall(o callOptions, positional []string, stdout, stderr io.Writer) error
 		if len(calls) > 1 {
 			printCallHeader(stdout, i > 0, c)
 		}
-		isError, err := callOnce(ctx, cs, c, stdout)
+		isError, err := callOnce(ctx, bs, c, stdout)
 		if err != nil {
 			return err
 		}
@@ -421,10 +427,71 @@ func toolArgs(schema any) string {
 	return "{" + strings.Join(parts, "; ") + "}"
 }
 
+// browserSession is the run's session: its MCP session, and, with a daemon
+// that serves clients of MCP's 2026-07-28 revision without one
+// (--stateless-clients), the browser-session handle every call of the run
+// carries.
+type browserSession struct {
+	cs     *mcp.ClientSession
+	handle string
+}
+
+// openBrowserSession opens the run's browser session: a handle when the
+// daemon gave no MCP session and offers the tool that opens one.
+func openBrowserSession(ctx context.Context, cs *mcp.ClientSession, tools []string) (*browserSession, error) {
+	bs := &browserSession{cs: cs}
+	if cs.ID() != "" || !slices.Contains(tools, toolclad.OpenSessionTool) {
+		return bs, nil
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: toolclad.OpenSessionTool})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", toolclad.OpenSessionTool, err)
+	}
+	h, _ := res.StructuredContent.(map[string]any)[toolclad.HandleArg].(string)
+	if res.IsError || h == "" {
+		return nil, fmt.Errorf("%s: no browser session: %s", toolclad.OpenSessionTool, replyText(res))
+	}
+	bs.handle = h
+	return bs, nil
+}
+
+// close closes the run's browser-session handle, if it has one (an MCP
+// session is closed with the client).
+func (bs *browserSession) close(stderr io.Writer) {
+	if bs.handle == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := bs.cs.CallTool(ctx, &mcp.CallToolParams{Name: toolclad.CloseSessionTool, Arguments: map[string]any{toolclad.HandleArg: bs.handle}})
+	if err == nil && res.IsError {
+		err = errors.New(replyText(res))
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "browsergate: browser session %s not closed (the daemon ends it when idle): %v\n", bs.handle, err)
+	}
+}
+
+// args are a call's arguments with the run's handle, when it has one.
+func (bs *browserSession) args(c toolCall) map[string]any {
+	if bs.handle == "" || c.tool == toolclad.OpenSessionTool || c.tool == toolclad.CloseSessionTool {
+		return c.args
+	}
+	if _, given := c.args[toolclad.HandleArg]; given {
+		return c.args
+	}
+	args := maps.Clone(c.args)
+	if args == nil {
+		args = map[string]any{}
+	}
+	args[toolclad.HandleArg] = bs.handle
+	return args
+}
+
 // callOnce makes one call and prints its reply: the text, and a line for
 // any part that is not text. It reports whether the reply is an error.
-func callOnce(ctx context.Context, cs *mcp.ClientSession, c toolCall, stdout io.Writer) (bool, error) {
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: c.tool, Arguments: c.args})
+func callOnce(ctx context.Context, bs *browserSession, c toolCall, stdout io.Writer) (bool, error) {
+	res, err := bs.cs.CallTool(ctx, &mcp.CallToolParams{Name: c.tool, Arguments: bs.args(c)})
 	if err != nil {
 		return false, fmt.Errorf("%s: %v", c.tool, err)
 	}
@@ -444,7 +511,7 @@ func callOnce(ctx context.Context, cs *mcp.ClientSession, c toolCall, stdout io.
 // callLines is the interactive mode: one call a line from in, each reply
 // printed after it. A mistake on a line is said and the next line read;
 // the run fails at the end if any line was a mistake or a refusal.
-func callLines(ctx context.Context, cs *mcp.ClientSession, tools []string, in *os.File, stdout, stderr io.Writer) error {
+func callLines(ctx context.Context, bs *browserSession, tools []string, in *os.File, stdout, stderr io.Writer) error {
 	st, _ := in.Stat()
 	terminal := st != nil && st.Mode()&os.ModeCharDevice != 0
 	if terminal {
@@ -480,7 +547,7 @@ func callLines(ctx context.Context, cs *mcp.ClientSession, tools []string, in *o
 			printCallHeader(stdout, calls > 0, c)
 		}
 		calls++
-		isError, err := callOnce(ctx, cs, c, stdout)
+		isError, err := callOnce(ctx, bs, c, stdout)
 		if err != nil {
 			return err
 		}
@@ -516,4 +583,15 @@ func compactArgs(args map[string]any) string {
 		return "{…}"
 	}
 	return string(b)
+}
+
+// replyText is a reply's text parts, one a line.
+func replyText(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, t.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -198,5 +199,30 @@ func TestCallReadsCallsFromAPipe(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "> e2e.click {\"ref\":\""+ref+"\"}\n") || strings.Contains(out.String(), "navigat {") {
 		t.Errorf("the transcript:\n%s", out.String())
+	}
+}
+
+// TestCallWithAStatelessDaemon: against a daemon that serves clients of
+// MCP's 2026-07-28 revision without MCP sessions (--stateless-clients),
+// `browsergate call` opens a browser session, makes every call of the run
+// in it (navigate then snapshot see the same page), and closes it at the
+// end: the daemon's /metrics counts no handle left open.
+func TestCallWithAStatelessDaemon(t *testing.T) {
+	t.Parallel()
+	site, _ := serveLogged(t, callPages)
+	d := startHTTP(t, inputManifest(), "", "--stateless-clients", "--operator-token-file", operatorFile(t))
+	token := filepath.Join(t.TempDir(), "alice.token")
+	if err := os.WriteFile(token, []byte("alice-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runCallBinary(t, nil, "--url", d.url+"/mcp", "--token-file", token,
+		"navigate", fmt.Sprintf(`{"url": %q}`, site+"/"), "snapshot")
+	snap := strings.Index(out, "> e2e.snapshot {}\n[PAGE CONTENT ")
+	if code != 0 || snap < 0 || !strings.Contains(out[snap:], "# Acme Notes") {
+		t.Fatalf("navigate + snapshot: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	if code, _, metrics := d.raw(t, "GET", "/metrics", map[string]string{"Authorization": "Bearer " + olga}, ""); code != http.StatusOK ||
+		!strings.Contains(metrics, "\nbrowsergate_browser_sessions_open 0\n") {
+		t.Errorf("/metrics after the run: %d, want no browser session open:\n%s", code, metrics)
 	}
 }
