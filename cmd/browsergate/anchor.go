@@ -117,7 +117,7 @@ func (a *anchorCheck) check(src *evidenceSource) error {
 
 // verify checks the central store against the transparency log's copy,
 // after every log of it verified by the file's rules.
-func (a *anchorCheck) verify(url string, stdout io.Writer) error {
+func (a *anchorCheck) verify(url string, vouched map[string]bool, stdout io.Writer) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 	af, err := toolclad.LoadAnchor(a.file)
@@ -165,7 +165,7 @@ func (a *anchorCheck) verify(url string, stdout io.Writer) error {
 		return err
 	}
 	defer c.Close()
-	rep, err := c.VerifyAnchors(ctx, v, src, kept, a.grace)
+	rep, err := c.VerifyAnchors(ctx, v, src, kept, a.grace, func(log string) bool { return vouched[log] })
 	if err != nil {
 		return err
 	}

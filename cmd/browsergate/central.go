@@ -219,7 +219,7 @@ func storeLogs(c *central.Store, session string) ([]central.LogInfo, error) {
 
 // evidenceVerifyStore verifies every log of the central store at url, as
 // evidence verify verifies a file, one after the other.
-func evidenceVerifyStore(url string, pub ed25519.PublicKey, emptyOK bool, stdout io.Writer) error {
+func evidenceVerifyStore(url string, pub ed25519.PublicKey, emptyOK bool, vouched map[string]bool, stdout io.Writer) error {
 	c, err := openCentral(url)
 	if err != nil {
 		return err
@@ -247,7 +247,10 @@ func evidenceVerifyStore(url string, pub ed25519.PublicKey, emptyOK bool, stdout
 			bad = append(bad, l.ID)
 			continue
 		}
-		err = verifyOpened(store.Store, pub, stdout)
+		signed, err := verifyOpened(store.Store, pub, stdout)
+		if signed && vouched != nil {
+			vouched[l.ID] = true
+		}
 		// The fleet's records are no part of the log: one that cannot
 		// be read is said, and changes no verdict.
 		ended, eerr := readEnded(c, l.ID)

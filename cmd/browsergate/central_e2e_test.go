@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/browsergate/browsergate/internal/testkit/pglab"
 	"github.com/browsergate/browsergate/internal/testkit/s3lab"
 )
@@ -168,14 +170,16 @@ func TestCentralAckWithTheStoreDownWithholdsTheResult(t *testing.T) {
 	}
 }
 
-// TestAnchoredFleetShowsADeletedLog: a daemon with --store and --anchor
-// anchors every record in the fleet's transparency log and copies it to
-// a bucket under Object Lock; an auditor's evidence verify --central,
-// reading the bucket with the verifier key alone, passes and keeps the
-// checkpoint; then a whole log deleted from the database — which leaves
-// every remaining log verifying by the file's rules — is named.
-func TestAnchoredFleetShowsADeletedLog(t *testing.T) {
-	t.Parallel()
+// anchoredStore is a central store, a fleet transparency log's key pair
+// and a versitygw bucket with Object Lock: the anchor file a daemon runs
+// with, and the auditor's, which reads the bucket with the verifier key.
+type anchoredStore struct {
+	*centralStore
+	dir, anchorFile, auditorFile string
+}
+
+func startAnchoredStore(t *testing.T) *anchoredStore {
+	t.Helper()
 	s3 := s3lab.Start(t)
 	store := startCentralStore(t)
 	store.env = append(store.env, "AWS_ACCESS_KEY_ID="+s3.AccessKey, "AWS_SECRET_ACCESS_KEY="+s3.SecretKey)
@@ -184,14 +188,38 @@ func TestAnchoredFleetShowsADeletedLog(t *testing.T) {
 		t.Fatalf("keygen --log: %v\n%s", err, out)
 	}
 	copySection := fmt.Sprintf("\n[copy]\nendpoint = %q\nregion = %q\nbucket = \"fleet-evidence\"\nprefix = \"fleet-log/\"\nretention_days = 1\npath_style = true\n", s3.Endpoint, s3.Region)
-	anchorFile := filepath.Join(dir, "anchor.toml")
-	if err := os.WriteFile(anchorFile, []byte("dir = \"log\"\nkey_file = \"fleet-log.key\"\n"+copySection), 0o600); err != nil {
+	a := &anchoredStore{centralStore: store, dir: dir, anchorFile: filepath.Join(dir, "anchor.toml"), auditorFile: filepath.Join(dir, "auditor.toml")}
+	if err := os.WriteFile(a.anchorFile, []byte("dir = \"log\"\nkey_file = \"fleet-log.key\"\n"+copySection), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	auditorFile := filepath.Join(dir, "auditor.toml")
-	if err := os.WriteFile(auditorFile, []byte("verifier_key_file = \"fleet-log.vkey\"\n"+copySection), 0o644); err != nil {
+	if err := os.WriteFile(a.auditorFile, []byte("verifier_key_file = \"fleet-log.vkey\"\n"+copySection), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return a
+}
+
+// awaitCheckpoint waits until the store publishes a checkpoint of size.
+func (a *anchoredStore) awaitCheckpoint(t *testing.T, size int) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for a.pg.SQL(t, "fleet", "SELECT coalesce(max(size), 0) FROM evidence_checkpoints") != fmt.Sprint(size) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no checkpoint of size %d within a minute", size)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// TestAnchoredFleetShowsADeletedLog: a daemon with --store and --anchor
+// anchors every record in the fleet's transparency log and copies it to
+// a bucket under Object Lock; an auditor's evidence verify --central,
+// reading the bucket with the verifier key alone, passes and keeps the
+// checkpoint; then a whole log deleted from the database — which leaves
+// every remaining log verifying by the file's rules — is named.
+func TestAnchoredFleetShowsADeletedLog(t *testing.T) {
+	t.Parallel()
+	a := startAnchoredStore(t)
+	store, dir, anchorFile, auditorFile := a.centralStore, a.dir, a.anchorFile, a.auditorFile
 	site, _ := serveLogged(t, map[string]string{"/": `<title>home</title><p>home</p>`})
 	d := launchHTTP(t, nil, store.env, inputManifest(), "", "--store", store.url, "--anchor", anchorFile)
 	alice := d.connect(t, "alice-token")
@@ -202,13 +230,7 @@ func TestAnchoredFleetShowsADeletedLog(t *testing.T) {
 	}
 	// The anchorer runs every second: wait for a checkpoint covering the
 	// three records before the daemon stops.
-	deadline := time.Now().Add(time.Minute)
-	for store.pg.SQL(t, "fleet", "SELECT coalesce(max(size), 0) FROM evidence_checkpoints") != "3" {
-		if time.Now().After(deadline) {
-			t.Fatal("no checkpoint of size 3 within a minute")
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	a.awaitCheckpoint(t, 3)
 	d.stop(t)
 
 	kept := filepath.Join(dir, "kept-checkpoint")
@@ -224,6 +246,59 @@ func TestAnchoredFleetShowsADeletedLog(t *testing.T) {
 	out, err = store.run(t, "evidence", "verify", "--central", "--anchor", auditorFile, "--checkpoint", kept)
 	if err == nil || !strings.Contains(out, "3 anchored record(s) (seq 1 to 3) are not in the store") {
 		t.Fatalf("evidence verify --central after a whole log was deleted from the store: %v\n%s", err, out)
+	}
+}
+
+// TestAnchoredPruneIsVouchedForBySignature: a signed daemon's session
+// pruned from its file (evidence prune, with the signing key) and shipped
+// leaves its anchored records without a row; verify --central counts it
+// as pruned when the log's signed log-wide head vouches for the prune
+// (--pubkey), and fails it without: then only the store's tombstone says
+// so, which whoever writes the database could have written.
+func TestAnchoredPruneIsVouchedForBySignature(t *testing.T) {
+	t.Parallel()
+	a := startAnchoredStore(t)
+	sign := filepath.Join(a.dir, "sign")
+	if out, err := exec.Command(binary, "evidence", "keygen", "--out", sign).CombinedOutput(); err != nil {
+		t.Fatalf("keygen: %v\n%s", err, out)
+	}
+	site, _ := serveLogged(t, map[string]string{"/": `<title>home</title><p>home</p>`})
+	d := launchHTTP(t, nil, a.env, inputManifest(), "", "--store", a.url, "--anchor", a.anchorFile, "--signing-key", sign+".key")
+	navigate := func(cs *mcp.ClientSession) {
+		t.Helper()
+		if out, refused := callText(t, cs, "e2e.navigate", map[string]any{"url": site + "/"}); refused {
+			t.Fatalf("navigate: %s", out)
+		}
+	}
+	old := d.connect(t, "alice-token")
+	navigate(old)
+	navigate(old)
+	old.Close()
+	time.Sleep(50 * time.Millisecond)
+	cut := time.Now()
+	navigate(d.connect(t, "alice-token"))
+	a.awaitCheckpoint(t, 3)
+	d.stop(t)
+	if out, err := exec.Command(binary, "evidence", "prune", "--evidence", d.evidence, "--before", cut.UTC().Format(time.RFC3339Nano), "--signing-key", sign+".key").CombinedOutput(); err != nil {
+		t.Fatalf("prune: %v\n%s", err, out)
+	}
+	// The daemon started again on its file ships the prune.
+	d2 := launchHTTP(t, nil, a.env, inputManifest(), "", "--store", a.url, "--anchor", a.anchorFile, "--signing-key", sign+".key", "--evidence", d.evidence)
+	deadline := time.Now().Add(time.Minute)
+	for a.pg.SQL(t, "fleet", "SELECT count(*) FROM evidence_tombstones") != "1" {
+		if time.Now().After(deadline) {
+			t.Fatal("the prune's tombstone never reached the store")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	d2.stop(t)
+	out, err := a.run(t, "evidence", "verify", "--central", "--anchor", a.auditorFile, "--pubkey", sign+".pub")
+	if err != nil || !strings.Contains(out, "1 pruned session(s)") {
+		t.Fatalf("verify --central --pubkey after a signed prune: %v\n%s", err, out)
+	}
+	out, err = a.run(t, "evidence", "verify", "--central", "--anchor", a.auditorFile)
+	if err == nil || !strings.Contains(out, "only the store's tombstone says the session was pruned") {
+		t.Fatalf("verify --central without --pubkey after a prune: %v\n%s", err, out)
 	}
 }
 

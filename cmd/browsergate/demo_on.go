@@ -81,7 +81,7 @@ func demoEvidence(o *demoOptions, sid string, d *quickstart.Demo, cmds [][]strin
 		return err
 	}
 	fmt.Fprintf(stdout, "\n$ %s\n", commandLine(cmds[2]))
-	if err := evidenceVerifyWith(&evidenceSource{file: o.evidence}, "", false, stdout); err != nil {
+	if err := evidenceVerifyWith(&evidenceSource{file: o.evidence}, "", false, nil, stdout); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "\n$ %s\n", commandLine(cmds[3]))

@@ -136,10 +136,11 @@ var evidenceVerifyCommand = &command{
 				return err
 			}
 			// With --central an empty store is the anchors' to judge.
-			if err := evidenceVerifyWith(src, *pubPath, a.central, stdout); err != nil || !a.central {
+			vouched := map[string]bool{}
+			if err := evidenceVerifyWith(src, *pubPath, a.central, vouched, stdout); err != nil || !a.central {
 				return err
 			}
-			return a.verify(src.store, stdout)
+			return a.verify(src.store, vouched, stdout)
 		}
 	},
 }
@@ -288,8 +289,10 @@ func showTimeline(store *liveStore, name, only string, opts evidence.TimelineOpt
 
 // evidenceVerifyWith verifies the log (each log of the central store)
 // and, when pubPath is set, every head's signature against that key.
-// A store that holds no log is an error, unless emptyOK.
-func evidenceVerifyWith(src *evidenceSource, pubPath string, emptyOK bool, stdout io.Writer) error {
+// A store that holds no log is an error, unless emptyOK. vouched (nil: not
+// wanted) gets the store's logs whose log-wide head's signature verified
+// with the key.
+func evidenceVerifyWith(src *evidenceSource, pubPath string, emptyOK bool, vouched map[string]bool, stdout io.Writer) error {
 	var pub ed25519.PublicKey
 	if pubPath != "" {
 		var err error
@@ -298,35 +301,36 @@ func evidenceVerifyWith(src *evidenceSource, pubPath string, emptyOK bool, stdou
 		}
 	}
 	if src.store != "" {
-		return evidenceVerifyStore(src.store, pub, emptyOK, stdout)
+		return evidenceVerifyStore(src.store, pub, emptyOK, vouched, stdout)
 	}
 	store, err := openReadOnly(src.file)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	return verifyOpened(store.Store, pub, stdout)
+	_, err = verifyOpened(store.Store, pub, stdout)
+	return err
 }
 
 // verifyOpened verifies an opened log (with pub, its signatures too) and
-// prints what it found.
-func verifyOpened(store *evidence.Store, pub ed25519.PublicKey, stdout io.Writer) error {
+// prints what it found. signed says whether its log-wide head's signature
+// verified with pub.
+func verifyOpened(store *evidence.Store, pub ed25519.PublicKey, stdout io.Writer) (signed bool, err error) {
 	var rep *evidence.Report
-	var err error
 	if pub != nil {
 		rep, err = store.VerifyWithKey(pub)
 	} else {
 		rep, err = store.Verify()
 	}
 	if err != nil {
-		return err
+		return false, err
 	}
 	if !rep.OK() {
 		for _, p := range rep.Problems {
 			fmt.Fprintln(stdout, "FAIL:", p.String())
 		}
 		first, _ := rep.FirstBad()
-		return fmt.Errorf("%w: first bad record: %s", errTampered, first.String())
+		return false, fmt.Errorf("%w: first bad record: %s", errTampered, first.String())
 	}
 	fmt.Fprintf(stdout, "ok: %d session(s), %d record(s), every hash chain intact", rep.Sessions, rep.Records)
 	if pub != nil {
@@ -341,7 +345,7 @@ func verifyOpened(store *evidence.Store, pub ed25519.PublicKey, stdout io.Writer
 	if pub == nil && rep.Signed > 0 {
 		fmt.Fprintf(stdout, "note: %d head(s) are signed; pass --pubkey to check the signatures\n", rep.Signed)
 	}
-	return nil
+	return pub != nil && rep.LogHead != nil && rep.LogHead.Signed, nil
 }
 
 func evidenceExportFlags(fs *flag.FlagSet) action {

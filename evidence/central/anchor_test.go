@@ -65,10 +65,17 @@ func (a *anchored) verify(t *testing.T) *central.AnchorReport {
 	return a.verifyWithin(t, time.Hour)
 }
 
-// verifyWithin verifies with a grace for records not anchored yet.
+// verifyWithin verifies with a grace for records not anchored yet, every
+// log vouched for (as by its signed log-wide head).
 func (a *anchored) verifyWithin(t *testing.T, grace time.Duration) *central.AnchorReport {
 	t.Helper()
-	rep, err := a.central.VerifyAnchors(context.Background(), a.verifier, anchor.DirSource(a.dir), nil, grace)
+	return a.verifyVouched(t, grace, func(string) bool { return true })
+}
+
+// verifyVouched verifies with a grace, the logs vouched for by vouched.
+func (a *anchored) verifyVouched(t *testing.T, grace time.Duration, vouched func(string) bool) *central.AnchorReport {
+	t.Helper()
+	rep, err := a.central.VerifyAnchors(context.Background(), a.verifier, anchor.DirSource(a.dir), nil, grace, vouched)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,6 +186,11 @@ func TestAPrunedSessionIsNotMissing(t *testing.T) {
 	rep := a.verify(t)
 	if !rep.OK() || rep.Pruned != 1 || rep.Records != 1 {
 		t.Fatalf("after a prune: %+v", rep)
+	}
+	// In a log nobody vouched for, the tombstone is only the store's word.
+	rep = a.verifyVouched(t, time.Hour, nil)
+	if rep.OK() || rep.Pruned != 0 || !strings.Contains(strings.Join(rep.Problems, "\n"), "only the store's tombstone says the session was pruned") {
+		t.Fatalf("a prune in a log not vouched for: %+v", rep)
 	}
 }
 

@@ -66,7 +66,13 @@ type anchoredLeaf struct {
 // stalled, or the record was put in the store behind the anchorer's back.
 // The checkpoints the store published must verify and be consistent with
 // the copy's, as each of kept must.
-func (s *Store) VerifyAnchors(ctx context.Context, v *anchor.Verifier, src anchor.Source, kept [][]byte, grace time.Duration) (*AnchorReport, error) {
+//
+// A session's anchored records missing from the store count as pruned
+// only in a log vouched for (vouched(logID): its log-wide head, which
+// covers its prunes, carries a signature the auditor checked): in any
+// other log the tombstone that says so is only the store's word, which
+// whoever writes the database could have written.
+func (s *Store) VerifyAnchors(ctx context.Context, v *anchor.Verifier, src anchor.Source, kept [][]byte, grace time.Duration, vouched func(logID string) bool) (*AnchorReport, error) {
 	rep := &AnchorReport{}
 	published, err := s.publishedCheckpoints(ctx, v, rep)
 	if err != nil {
@@ -145,7 +151,7 @@ func (s *Store) VerifyAnchors(ctx context.Context, v *anchor.Verifier, src ancho
 		if err != nil {
 			return err
 		}
-		return s.missing(ctx, tx, leaves, rep)
+		return s.missing(ctx, tx, leaves, rep, vouched)
 	})
 	if err != nil {
 		return nil, err
@@ -189,9 +195,9 @@ func (s *Store) publishedCheckpoints(ctx context.Context, v *anchor.Verifier, re
 }
 
 // missing reports the leaves left without a record: per session, pruned
-// (the store holds the tombstone of the session's last anchored head) or
-// missing.
-func (s *Store) missing(ctx context.Context, tx pgx.Tx, leaves map[leafKey]anchoredLeaf, rep *AnchorReport) error {
+// (the store holds the tombstone of the session's last anchored head, in
+// a log vouched for) or missing.
+func (s *Store) missing(ctx context.Context, tx pgx.Tx, leaves map[leafKey]anchoredLeaf, rep *AnchorReport, vouched func(string) bool) error {
 	type sessionKey struct{ log, session string }
 	gone := map[sessionKey][]uint64{}
 	for k := range leaves {
@@ -219,8 +225,13 @@ func (s *Store) missing(ctx context.Context, tx pgx.Tx, leaves map[leafKey]ancho
 		if err := tx.QueryRow(ctx, `SELECT count(*) FROM evidence_records WHERE log_id = $1 AND session = $2`, sk.log, sk.session).Scan(&left); err != nil {
 			return err
 		}
-		if pruned && left == 0 {
+		if pruned && left == 0 && vouched != nil && vouched(sk.log) {
 			rep.Pruned++
+			continue
+		}
+		if pruned && left == 0 {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("log %s session %s: %d anchored record(s) (seq %d to %d) are not in the store, and only the store's tombstone says the session was pruned: the log's log-wide head is unsigned, or its signature was not checked (--pubkey), so whoever writes the database could have deleted the session and written the tombstone; sign the fleet's logs (serve --signing-key) and verify with --pubkey",
+				sk.log, evidence.Visible(sk.session), len(seqs), seqs[0], last))
 			continue
 		}
 		if pruned {
