@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -47,6 +48,12 @@ func startCentral(o *serveOptions, store *evidence.Store, broker *approval.Broke
 		return nil, nil, fmt.Errorf("--store: %w", err)
 	}
 	replica := o.replicaName()
+	// The file is now a fleet's outbox: evidence prune checks that what it
+	// removes has shipped.
+	if err := store.SetShipsTo(central.Redact(o.store)); err != nil {
+		c.Close()
+		return nil, nil, fmt.Errorf("--store: note it in the evidence file: %w", err)
+	}
 	shipper, err := central.NewShipper(ctx, store, c, replica, logger)
 	if err != nil {
 		c.Close()
@@ -340,6 +347,46 @@ func (s *evidenceSource) each(session string, one bool, fn func(store *liveStore
 		if err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// prunedShipped checks, before a prune of the sessions of store that ended
+// before before, that a file a daemon ships to a central store is pruned
+// with that store (storeURL) and that the store holds each of those
+// sessions whole: a session pruned before its last records shipped would
+// leave the store a tombstone it cannot match, and stop the shipping.
+func prunedShipped(store *evidence.Store, before time.Time, storeURL string) error {
+	where := store.ShipsTo()
+	if storeURL == "" {
+		if where != "" {
+			return fmt.Errorf("%w: evidence prune: this file ships to the central store %s (serve --store): give --store URL, so that only sessions the store holds whole are removed (one removed before it shipped would stop the shipping)", errUsage, where)
+		}
+		return nil
+	}
+	sessions, err := store.Sessions()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), centralConnectWait)
+	defer cancel()
+	c, err := central.OpenToRead(ctx, storeURL)
+	if err != nil {
+		return fmt.Errorf("--store: %w", err)
+	}
+	defer c.Close()
+	shipped, err := c.Shipped(ctx, store.LogID())
+	if err != nil {
+		return fmt.Errorf("--store: what the store holds of log %s: %w", store.LogID(), err)
+	}
+	var behind []string
+	for _, s := range sessions {
+		if s.Last.Before(before) && (shipped.Records[s.ID] < uint64(s.Records) || shipped.HeadSeqs[s.ID] < s.HeadSeq) {
+			behind = append(behind, fmt.Sprintf("%s (%d of its %d records there)", quoteID(s.ID), shipped.Records[s.ID], s.Records))
+		}
+	}
+	if len(behind) > 0 {
+		return fmt.Errorf("evidence prune: nothing was removed: the central store does not hold %d of the sessions to remove whole: %s; start the daemon on this file with --store to ship them, then prune", len(behind), strings.Join(behind, ", "))
 	}
 	return nil
 }

@@ -32,6 +32,19 @@ func startCentralStore(t *testing.T) *centralStore {
 	return &centralStore{pg: pg, url: pg.URL("fleet"), env: []string{"PGPASSFILE=" + pg.PassFile}}
 }
 
+// await waits, at most a minute, until query's answer in the fleet's
+// database is want (what: what that means).
+func (c *centralStore) await(t *testing.T, query, want, what string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for c.pg.SQL(t, "fleet", query) != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within a minute: %s (%s is not %s)", what, query, want)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // run runs an evidence command against the store and returns its output.
 func (c *centralStore) run(t *testing.T, args ...string) (string, error) {
 	t.Helper()
@@ -201,13 +214,7 @@ func startAnchoredStore(t *testing.T) *anchoredStore {
 // awaitCheckpoint waits until the store publishes a checkpoint of size.
 func (a *anchoredStore) awaitCheckpoint(t *testing.T, size int) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for a.pg.SQL(t, "fleet", "SELECT coalesce(max(size), 0) FROM evidence_checkpoints") != fmt.Sprint(size) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no checkpoint of size %d within a minute", size)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	a.await(t, "SELECT coalesce(max(size), 0) FROM evidence_checkpoints", fmt.Sprint(size), "a checkpoint of that size")
 }
 
 // TestAnchoredFleetShowsADeletedLog: a daemon with --store and --anchor
@@ -279,18 +286,14 @@ func TestAnchoredPruneIsVouchedForBySignature(t *testing.T) {
 	navigate(d.connect(t, "alice-token"))
 	a.awaitCheckpoint(t, 3)
 	d.stop(t)
-	if out, err := exec.Command(binary, "evidence", "prune", "--evidence", d.evidence, "--before", cut.UTC().Format(time.RFC3339Nano), "--signing-key", sign+".key").CombinedOutput(); err != nil {
+	prune := exec.Command(binary, "evidence", "prune", "--evidence", d.evidence, "--before", cut.UTC().Format(time.RFC3339Nano), "--signing-key", sign+".key", "--store", a.url)
+	prune.Env = append(os.Environ(), a.env...)
+	if out, err := prune.CombinedOutput(); err != nil {
 		t.Fatalf("prune: %v\n%s", err, out)
 	}
 	// The daemon started again on its file ships the prune.
 	d2 := launchHTTP(t, nil, a.env, inputManifest(), "", "--store", a.url, "--anchor", a.anchorFile, "--signing-key", sign+".key", "--evidence", d.evidence)
-	deadline := time.Now().Add(time.Minute)
-	for a.pg.SQL(t, "fleet", "SELECT count(*) FROM evidence_tombstones") != "1" {
-		if time.Now().After(deadline) {
-			t.Fatal("the prune's tombstone never reached the store")
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	a.await(t, "SELECT count(*) FROM evidence_tombstones", "1", "the prune's tombstone in the store")
 	d2.stop(t)
 	out, err := a.run(t, "evidence", "verify", "--central", "--anchor", a.auditorFile, "--pubkey", sign+".pub")
 	if err != nil || !strings.Contains(out, "1 pruned session(s)") {
@@ -376,5 +379,64 @@ func TestASessionItsDaemonDiedInIsRecordedAsEnded(t *testing.T) {
 	}
 	if got := store.pg.SQL(t, "fleet", "SELECT count(*) FROM evidence_records WHERE convert_from(record, 'UTF8') LIKE '%the daemon stopped without ending it%'"); got != "1" {
 		t.Fatalf("%s records of the death in the central store, want 1", got)
+	}
+}
+
+// TestPruneOfAShippedFileWaitsForTheStore: a file serve --store shipped is
+// pruned only with --store, and only once the store holds every session
+// to remove whole: a session whose records were answered while the store
+// was down is named and nothing is removed; once the daemon, started again
+// on the file, has shipped it, the prune goes through and the shipping
+// goes on after it.
+func TestPruneOfAShippedFileWaitsForTheStore(t *testing.T) {
+	t.Parallel()
+	store := startCentralStore(t)
+	site, _ := serveLogged(t, map[string]string{"/": `<title>home</title><p>home</p>`})
+	d := launchHTTP(t, nil, store.env, inputManifest(), "", "--store", store.url)
+	alice := d.connect(t, "alice-token") // opened while the store is up: its lease is taken
+	store.pg.Stop()
+	for range 2 {
+		if out, refused := callText(t, alice, "e2e.navigate", map[string]any{"url": site + "/"}); refused {
+			t.Fatalf("navigate with the store down (acknowledged locally): %s", out)
+		}
+	}
+	alice.Close()
+	time.Sleep(50 * time.Millisecond)
+	before := time.Now().UTC().Format(time.RFC3339Nano)
+	d.stop(t)
+	prune := func(args ...string) (string, int) {
+		t.Helper()
+		cmd := exec.Command(binary, append([]string{"evidence", "prune", "--evidence", d.evidence, "--before", before}, args...)...)
+		cmd.Env = append(os.Environ(), store.env...)
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return string(out), code
+	}
+	if out, code := prune(); code != 2 || !strings.Contains(out, "this file ships to the central store postgres://") || !strings.Contains(out, "give --store URL") {
+		t.Fatalf("prune of a shipped file without --store: exit %d\n%s", code, out)
+	}
+	store.pg.Restart(t)
+	if out, code := prune("--store", store.url); code != 1 || !strings.Contains(out, "nothing was removed: the central store does not hold 1 of the sessions to remove whole") ||
+		!strings.Contains(out, "(0 of its 2 records there)") {
+		t.Fatalf("prune before the session shipped: exit %d\n%s", code, out)
+	}
+	// Started again on its file, the daemon ships the session.
+	d2 := launchHTTP(t, nil, store.env, inputManifest(), "", "--store", store.url, "--evidence", d.evidence)
+	store.await(t, "SELECT count(*) FROM evidence_records", "2", "the session shipped")
+	d2.stop(t)
+	if out, code := prune("--store", store.url); code != 0 || !strings.Contains(out, "removed session ") {
+		t.Fatalf("prune once shipped: exit %d\n%s", code, out)
+	}
+	// The prune ships too, and the store still verifies.
+	d3 := launchHTTP(t, nil, store.env, inputManifest(), "", "--store", store.url, "--evidence", d.evidence)
+	store.await(t, "SELECT count(*) FROM evidence_tombstones", "1", "the prune shipped")
+	d3.stop(t)
+	if out, err := store.run(t, "evidence", "verify"); err != nil {
+		t.Fatalf("verify --store after the prune: %v\n%s", err, out)
 	}
 }

@@ -162,7 +162,7 @@ var evidenceKeygenCommand = &command{
 
 var evidencePruneCommand = &command{
 	name:     "evidence prune",
-	synopsis: "--evidence FILE --before DATE [--signing-key FILE] [--pubkey FILE]",
+	synopsis: "--evidence FILE --before DATE [--signing-key FILE] [--pubkey FILE] [--store URL]",
 	summary:  "Remove the sessions that ended before a date, with the screenshots and configs only they used; what remains verifies.",
 	setup:    evidencePruneFlags,
 }
@@ -517,6 +517,7 @@ func evidencePruneFlags(fs *flag.FlagSet) action {
 	beforeText := fs.String("before", "", "remove sessions whose last record is before `DATE` (2006-01-02, midnight UTC, or RFC 3339)")
 	pubPath := fs.String("pubkey", "", "refuse to prune unless every signature checks out with this public key `FILE`")
 	keyPath := fs.String("signing-key", "", "PKCS #8 PEM ed25519 private key `FILE` the log is signed with (serve --signing-key): a signed log is pruned only with it, to sign the log-wide head that records the prune")
+	storeURL := fs.String("store", "", "the central store `URL` the file ships to (serve --store): every session to remove must be there whole, else nothing is removed; required for a file a daemon shipped")
 	return func(_ []string, stdout, _ io.Writer) error {
 		if err := needEvidence("prune", *path); err != nil {
 			return err
@@ -524,14 +525,16 @@ func evidencePruneFlags(fs *flag.FlagSet) action {
 		if *beforeText == "" {
 			return fmt.Errorf("%w: evidence prune needs --before DATE", errUsage)
 		}
-		return evidencePrune(*path, *beforeText, *pubPath, *keyPath, stdout)
+		return evidencePrune(*path, *beforeText, *pubPath, *keyPath, *storeURL, stdout)
 	}
 }
 
 // evidencePrune removes the sessions of the log at path that ended before
 // beforeText, after checking the signatures with the key at pubPath when
 // given, and signs the log-wide head with the key at keyPath when given.
-func evidencePrune(path, beforeText, pubPath, keyPath string, stdout io.Writer) error {
+// A file that ships to a central store is pruned only with storeURL, and
+// only when the store holds every session to remove whole.
+func evidencePrune(path, beforeText, pubPath, keyPath, storeURL string, stdout io.Writer) error {
 	before, err := parseDate(beforeText)
 	if err != nil {
 		return fmt.Errorf("%w: evidence prune: --before: %v", errUsage, err)
@@ -556,6 +559,10 @@ func evidencePrune(path, beforeText, pubPath, keyPath string, stdout io.Writer) 
 	}
 	store, err := evidence.Open(path, opts)
 	if err != nil {
+		return err
+	}
+	if err := prunedShipped(store, before, storeURL); err != nil {
+		store.Close()
 		return err
 	}
 	var rep evidence.PruneReport
