@@ -125,6 +125,20 @@ func (m *Mirror) Sync(ctx context.Context, src Source) (MirrorStats, error) {
 	return stats, nil
 }
 
+// Source reads the bucket's copy of the log (Log.Restore's source).
+func (m *Mirror) Source() BucketSource {
+	return BucketSource{Client: m.cfg.Client, Bucket: m.cfg.Bucket, Prefix: m.cfg.Prefix}
+}
+
+// Forget drops what the mirror knows of the bucket's checkpoint: the next
+// Sync reads it from the bucket again. An anchorer that takes over calls
+// it, since another may have mirrored in between.
+func (m *Mirror) Forget() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.bucket = nil
+}
+
 // readBucket learns the bucket's checkpoint (none: an empty bucket).
 func (m *Mirror) readBucket(ctx context.Context) error {
 	raw, err := getObject(ctx, m.cfg.Client, m.cfg.Bucket, m.key(layout.CheckpointPath), "")
