@@ -207,43 +207,27 @@ func bundleHolds(raw []byte, index uint64, p uint8) error {
 // sameTiles compares every tile of src of a tree of size with the one
 // the rebuilt directory has, DefaultRestoreWorkers at once.
 func sameTiles(ctx context.Context, src Source, rebuilt DirSource, size uint64, stats *RestoreStats) error {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	work := make(chan resource)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	for range DefaultRestoreWorkers {
-		wg.Go(func() {
-			for r := range work {
-				want, err := readTile(ctx, rebuilt, uint64(r.level), r.index, r.p)
-				if err == nil {
-					err = compareTile(ctx, src, uint64(r.level), r.index, r.p, want, layout.EntriesPath(r.index, r.p))
-				}
-				if err != nil {
-					cancel(err)
-					continue
-				}
-				mu.Lock()
-				stats.Tiles++
-				stats.Bytes += int64(len(want))
-				mu.Unlock()
-			}
-		})
-	}
-feed:
+	var tiles []resource
 	for _, r := range changed(0, size) {
-		if r.level < 0 {
-			continue
-		}
-		select {
-		case work <- r:
-		case <-ctx.Done():
-			break feed
+		if r.level >= 0 {
+			tiles = append(tiles, r)
 		}
 	}
-	close(work)
-	wg.Wait()
-	return context.Cause(ctx)
+	var mu sync.Mutex
+	return eachAtOnce(ctx, DefaultRestoreWorkers, tiles, func(ctx context.Context, r resource) error {
+		want, err := readTile(ctx, rebuilt, uint64(r.level), r.index, r.p)
+		if err != nil {
+			return err
+		}
+		if err := compareTile(ctx, src, uint64(r.level), r.index, r.p, want, layout.EntriesPath(r.index, r.p)); err != nil {
+			return err
+		}
+		mu.Lock()
+		stats.Tiles++
+		stats.Bytes += int64(len(want))
+		mu.Unlock()
+		return nil
+	})
 }
 
 // isPrefix checks that the first size leaves of dir are the first leaves
