@@ -69,7 +69,7 @@ func (a *Anchorer) Run(ctx context.Context) {
 			// A copy that does not verify stays so: each try reads it
 			// whole, so the tries slow down (and another replica may
 			// take the lock meanwhile).
-			logger.Warn("anchoring evidence stopped; trying again", "error", err, "in", wait)
+			logger.Warn("anchoring evidence stopped; trying again", "error", err, "in", wait.String())
 		}
 		select {
 		case <-ctx.Done():

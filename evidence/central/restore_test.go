@@ -3,7 +3,6 @@ package central_test
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -38,18 +37,7 @@ func newBucketFleet(t *testing.T) *bucketFleet {
 	if err := anchor.EnsureBucket(context.Background(), client, bucket); err != nil {
 		t.Fatal(err)
 	}
-	skey, vkey, err := note.GenerateKey(rand.Reader, "browsergate.test/fleet-log")
-	if err != nil {
-		t.Fatal(err)
-	}
-	signer, err := note.NewSigner(skey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := anchor.NewVerifier(vkey)
-	if err != nil {
-		t.Fatal(err)
-	}
+	signer, v := fleetKey(t)
 	return &bucketFleet{fleet: newFleet(t), client: client, bucket: bucket, signer: signer, verifier: v}
 }
 
@@ -86,6 +74,18 @@ func run(a *central.Anchorer) (stop func()) {
 	var wg sync.WaitGroup
 	wg.Go(func() { a.Run(ctx) })
 	return func() { cancel(); wg.Wait() }
+}
+
+// anchoredBy ships n calls, runs an anchorer until it anchored and
+// copied them, stops it and returns it.
+func (f *bucketFleet) anchoredBy(t *testing.T, n int) *central.Anchorer {
+	t.Helper()
+	a := f.anchorer(t)
+	f.calls(t, "s1", n)
+	stop := run(a)
+	f.waitAnchored(t, n)
+	stop()
+	return a
 }
 
 // waitAnchored waits until every record of the store has a leaf and the
@@ -132,11 +132,7 @@ func (f *bucketFleet) verifyBucket(t *testing.T) *central.AnchorReport {
 // checkpoint version of the bucket is consistent with the current one.
 func TestANewAnchorerRestoresTheLogFromTheBucket(t *testing.T) {
 	f := newBucketFleet(t)
-	a := f.anchorer(t)
-	f.calls(t, "s1", 300)
-	stopA := run(a)
-	f.waitAnchored(t, 300)
-	stopA()
+	a := f.anchoredBy(t, 300)
 
 	f.calls(t, "s2", 5)
 	// A's copy fails (a bucket that is not there stands for the crash
@@ -208,11 +204,7 @@ func (c corrupted) ReadEntryBundle(ctx context.Context, index uint64, p uint8) (
 // without a leaf, the directory empty.
 func TestAnAnchorerRefusesABucketThatDoesNotVerify(t *testing.T) {
 	f := newBucketFleet(t)
-	a := f.anchorer(t)
-	f.calls(t, "s1", 300)
-	stopA := run(a)
-	f.waitAnchored(t, 300)
-	stopA()
+	a := f.anchoredBy(t, 300)
 	a.Log.Close(context.Background())
 	f.calls(t, "s2", 3)
 
