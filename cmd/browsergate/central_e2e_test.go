@@ -168,14 +168,12 @@ func TestCentralAckWithTheStoreDownWithholdsTheResult(t *testing.T) {
 	}
 }
 
-// TestAnchoredFleetShowsADeletedLog: a daemon with --store and --anchor
-// anchors every record in the fleet's transparency log and copies it to
-// a bucket under Object Lock; an auditor's evidence verify --central,
-// reading the bucket with the verifier key alone, passes and keeps the
-// checkpoint; then a whole log deleted from the database — which leaves
-// every remaining log verifying by the file's rules — is named.
-func TestAnchoredFleetShowsADeletedLog(t *testing.T) {
-	t.Parallel()
+// anchorLab starts versitygw and a central store (with the bucket's
+// credentials in its environment) and makes the fleet log's key pair in
+// a new directory, with an auditor's anchor file there (auditor.toml):
+// it returns the store, the directory and the anchor files' [copy].
+func anchorLab(t *testing.T) (*centralStore, string, string) {
+	t.Helper()
 	s3 := s3lab.Start(t)
 	store := startCentralStore(t)
 	store.env = append(store.env, "AWS_ACCESS_KEY_ID="+s3.AccessKey, "AWS_SECRET_ACCESS_KEY="+s3.SecretKey)
@@ -184,14 +182,26 @@ func TestAnchoredFleetShowsADeletedLog(t *testing.T) {
 		t.Fatalf("keygen --log: %v\n%s", err, out)
 	}
 	copySection := fmt.Sprintf("\n[copy]\nendpoint = %q\nregion = %q\nbucket = \"fleet-evidence\"\nprefix = \"fleet-log/\"\nretention_days = 1\npath_style = true\n", s3.Endpoint, s3.Region)
+	if err := os.WriteFile(filepath.Join(dir, "auditor.toml"), []byte("verifier_key_file = \"fleet-log.vkey\"\n"+copySection), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return store, dir, copySection
+}
+
+// TestAnchoredFleetShowsADeletedLog: a daemon with --store and --anchor
+// anchors every record in the fleet's transparency log and copies it to
+// a bucket under Object Lock; an auditor's evidence verify --central,
+// reading the bucket with the verifier key alone, passes and keeps the
+// checkpoint; then a whole log deleted from the database — which leaves
+// every remaining log verifying by the file's rules — is named.
+func TestAnchoredFleetShowsADeletedLog(t *testing.T) {
+	t.Parallel()
+	store, dir, copySection := anchorLab(t)
 	anchorFile := filepath.Join(dir, "anchor.toml")
 	if err := os.WriteFile(anchorFile, []byte("dir = \"log\"\nkey_file = \"fleet-log.key\"\n"+copySection), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	auditorFile := filepath.Join(dir, "auditor.toml")
-	if err := os.WriteFile(auditorFile, []byte("verifier_key_file = \"fleet-log.vkey\"\n"+copySection), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	site, _ := serveLogged(t, map[string]string{"/": `<title>home</title><p>home</p>`})
 	d := launchHTTP(t, nil, store.env, inputManifest(), "", "--store", store.url, "--anchor", anchorFile)
 	alice := d.connect(t, "alice-token")
@@ -301,5 +311,75 @@ func TestASessionItsDaemonDiedInIsRecordedAsEnded(t *testing.T) {
 	}
 	if got := store.pg.SQL(t, "fleet", "SELECT count(*) FROM evidence_records WHERE convert_from(record, 'UTF8') LIKE '%the daemon stopped without ending it%'"); got != "1" {
 		t.Fatalf("%s records of the death in the central store, want 1", got)
+	}
+}
+
+// TestAnAnchorerTakingOverRestoresTheLogFromItsBucket: two replicas with
+// --anchor, each with a log directory of its own; the anchoring one is
+// killed (-9) and the other takes the lock, restores the log from the
+// bucket into its empty directory and anchors its own calls after the
+// first replica's. The auditor's evidence verify --central, reading the
+// bucket and every checkpoint version it keeps, passes over all of them.
+func TestAnAnchorerTakingOverRestoresTheLogFromItsBucket(t *testing.T) {
+	t.Parallel()
+	store, dir, copySection := anchorLab(t)
+	anchorFile := func(name, logDir string) string {
+		p := filepath.Join(dir, name)
+		doc := fmt.Sprintf("dir = %q\nkey_file = \"fleet-log.key\"\ncheckpoint_interval = \"200ms\"\nanchor_every = \"100ms\"\n%s", logDir, copySection)
+		if err := os.WriteFile(p, []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	auditorFile := filepath.Join(dir, "auditor.toml")
+	waitFor := func(what, sql, want string) {
+		t.Helper()
+		deadline := time.Now().Add(time.Minute)
+		for store.pg.SQL(t, "fleet", sql) != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not within a minute", what)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	anchored := func(n int) {
+		t.Helper()
+		waitFor(fmt.Sprintf("%d records anchored under a published checkpoint", n),
+			"SELECT count(*) FILTER (WHERE leaf IS NOT NULL) || '/' || count(*) || '/' || (SELECT coalesce(max(size), 0) FROM evidence_checkpoints) FROM evidence_records",
+			fmt.Sprintf("%d/%d/%d", n, n, n))
+	}
+	site, _ := serveLogged(t, map[string]string{"/": `<title>home</title><p>home</p>`})
+
+	r1 := launchHTTP(t, nil, store.env, inputManifest(), "", "--store", store.url, "--replica", "r1", "--anchor", anchorFile("r1.toml", "log-r1"))
+	// r1 publishes a checkpoint (of size 0) once it holds the lock: r2,
+	// started after, waits for it.
+	waitFor("r1 anchoring", "SELECT count(*) > 0 FROM evidence_checkpoints", "t")
+	r2 := launchHTTP(t, nil, store.env, inputManifest(), "", "--store", store.url, "--replica", "r2", "--anchor", anchorFile("r2.toml", "log-r2"))
+	alice := r1.connect(t, "alice-token")
+	for range 3 {
+		if out, refused := callText(t, alice, "e2e.navigate", map[string]any{"url": site + "/"}); refused {
+			t.Fatalf("navigate on r1: %s", out)
+		}
+	}
+	anchored(3)
+	if err := r1.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = r1.cmd.Wait()
+
+	bob := r2.connect(t, "bob-token")
+	for range 2 {
+		if out, refused := callText(t, bob, "e2e.navigate", map[string]any{"url": site + "/"}); refused {
+			t.Fatalf("navigate on r2: %s", out)
+		}
+	}
+	anchored(5)
+	r2.stop(t)
+	if b, err := os.ReadFile(filepath.Join(dir, "log-r2", "checkpoint")); err != nil || !strings.HasPrefix(string(b), "browsergate.test/fleet-log\n5\n") {
+		t.Fatalf("r2's own log directory: %v %q; want the log restored and grown to 5 leaves", err, b)
+	}
+	out, err := store.run(t, "evidence", "verify", "--central", "--anchor", auditorFile)
+	if err != nil || !strings.Contains(out, "checkpoint of size 5") || !strings.Contains(out, "5 anchored, 0 not yet anchored") {
+		t.Fatalf("evidence verify --central after the takeover: %v\n%s", err, out)
 	}
 }
