@@ -3,6 +3,7 @@ package central_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -222,5 +223,49 @@ func TestAnAnchorerRefusesABucketThatDoesNotVerify(t *testing.T) {
 	}
 	if got := f.pg.SQL(t, f.db, "SELECT count(*) FROM evidence_records WHERE leaf IS NULL"); got != "3" {
 		t.Fatalf("%s records without a leaf, want the 3 shipped after A stopped", got)
+	}
+}
+
+// TestADirectoryThatDivergesFromTheBucketIsNotCopiedOver: anchorer A's
+// directory gets 400 leaves of another history (no record's) after its
+// last copy; B restores the log from the bucket and anchors 400 records,
+// as large a log with another root. When A takes the lock back, its
+// directory (not behind the bucket: no restore) does not extend the
+// bucket's copy: it is refused, nothing is copied over B's checkpoint and
+// the store still verifies against the bucket.
+func TestADirectoryThatDivergesFromTheBucketIsNotCopiedOver(t *testing.T) {
+	f := newBucketFleet(t)
+	a := f.anchoredBy(t, 300)
+	other := make([][]byte, 400)
+	for i := range other {
+		other[i] = fmt.Appendf(nil, "not a record %d", i)
+	}
+	if _, err := a.Log.Append(context.Background(), other); err != nil {
+		t.Fatal(err)
+	}
+	f.calls(t, "s2", 400)
+
+	b := f.anchorer(t)
+	stopB := run(b)
+	f.waitAnchored(t, 700)
+	stopB()
+
+	err := central.TakeOverForTest(context.Background(), a)
+	if !errors.Is(err, anchor.ErrMirrorAhead) {
+		t.Fatalf("A taking the lock back with a diverging directory: %v, want ErrMirrorAhead", err)
+	}
+	cp, err := f.verifier.Current(context.Background(), b.Mirror.Source())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine, err := b.Log.Signed(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cp.Size != mine.Size || !bytes.Equal(cp.Root, mine.Root) {
+		t.Fatalf("the bucket's %s (root %x) is not B's %s (root %x)", cp, cp.Root, mine, mine.Root)
+	}
+	if rep := f.verifyBucket(t); !rep.OK() || rep.Anchored != 700 {
+		t.Fatalf("after A's refused takeover: %+v", rep)
 	}
 }
