@@ -18,8 +18,9 @@ import (
 // file.
 type Anchor struct {
 	Path string
-	// Dir is the log's directory: every replica that may anchor reaches
-	// the same one.
+	// Dir is the log's directory on this replica. With a [copy], an
+	// anchorer whose directory is behind the bucket restores the log from
+	// it: the replicas that may anchor need not share one.
 	Dir string
 	// KeyFile holds the note signing key of the log's checkpoints
 	// (evidence keygen --log); VerifierKeyFile its verifier key. Paths
@@ -27,7 +28,20 @@ type Anchor struct {
 	KeyFile, VerifierKeyFile string
 	// Copy is the bucket the log is copied to (nil: none).
 	Copy *AnchorCopy
+	// CheckpointInterval is how often the log signs a checkpoint while it
+	// grows (checkpoint_interval, at least 100ms); AnchorEvery how often
+	// the anchorer looks for records to anchor (anchor_every). Zero means
+	// the defaults (anchor.DefaultCheckpointInterval,
+	// central.DefaultAnchorEvery).
+	CheckpointInterval, AnchorEvery time.Duration
 }
+
+// Least values of an anchor file's durations: Tessera's POSIX log signs
+// no more often than every 100 ms.
+const (
+	MinCheckpointInterval = 100 * time.Millisecond
+	MinAnchorEvery        = 10 * time.Millisecond
+)
 
 // AnchorCopy is an anchor file's [copy]: an S3 bucket with Object Lock.
 type AnchorCopy struct {
@@ -70,6 +84,8 @@ func ParseAnchor(name string, doc []byte) (*Anchor, error) {
 	top.str("key_file", &a.KeyFile)
 	top.str("verifier_key_file", &a.VerifierKeyFile)
 	a.Dir, a.KeyFile, a.VerifierKeyFile = rel(a.Dir), rel(a.KeyFile), rel(a.VerifierKeyFile)
+	top.duration("checkpoint_interval", &a.CheckpointInterval, MinCheckpointInterval)
+	top.duration("anchor_every", &a.AnchorEvery, MinAnchorEvery)
 	if top.has("copy") {
 		c := top.sub("copy")
 		a.Copy = &AnchorCopy{}

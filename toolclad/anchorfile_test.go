@@ -31,6 +31,19 @@ path_style = true
 	}
 }
 
+func TestAnchorFileDurations(t *testing.T) {
+	a, err := toolclad.ParseAnchor("anchor.toml", []byte("dir = \"log\"\nkey_file = \"k\"\ncheckpoint_interval = \"250ms\"\nanchor_every = \"2s\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.CheckpointInterval != 250*time.Millisecond || a.AnchorEvery != 2*time.Second {
+		t.Fatalf("checkpoint_interval %v, anchor_every %v; want 250ms and 2s", a.CheckpointInterval, a.AnchorEvery)
+	}
+	if a, err = toolclad.ParseAnchor("anchor.toml", []byte("dir = \"log\"\nkey_file = \"k\"\n")); err != nil || a.CheckpointInterval != 0 || a.AnchorEvery != 0 {
+		t.Fatalf("no durations: %+v, %v; want zero (the defaults)", a, err)
+	}
+}
+
 func TestAnchorFileProblems(t *testing.T) {
 	for _, tc := range []struct{ doc, want string }{
 		{`key_file = "k"`, "neither dir nor [copy]"},
@@ -40,6 +53,10 @@ func TestAnchorFileProblems(t *testing.T) {
 		{"dir = \"log\"\nkey_file = \"k\"\n[copy]\nbucket = \"b\"\nretention_days = 0", "between 1 and 36500"},
 		{"dir = \"log\"\nkey_file = \"k\"\n[copy]\nbucket = \"b\"\nretention_days = 1\nprefix = \"p\"", "a prefix ends with /"},
 		{"dir = \"log\"\nkeyfile = \"k\"", "unknown key"},
+		{"dir = \"log\"\nkey_file = \"k\"\ncheckpoint_interval = \"50ms\"", "50ms is less than 100ms"},
+		{"dir = \"log\"\nkey_file = \"k\"\ncheckpoint_interval = 1", "expected a string"},
+		{"dir = \"log\"\nkey_file = \"k\"\nanchor_every = \"soon\"", `"soon" is not a duration`},
+		{"dir = \"log\"\nkey_file = \"k\"\nanchor_every = \"0s\"", "0s is less than 10ms"},
 	} {
 		_, err := toolclad.ParseAnchor("anchor.toml", []byte(tc.doc))
 		var le *toolclad.LoadError

@@ -167,6 +167,29 @@ func (t *table) seconds(key string, dst *time.Duration) {
 	*dst = time.Duration(n) * time.Second
 }
 
+// duration reads an optional Go duration string ("1s", "250ms") of at
+// least least; it reports whether a valid value was found.
+func (t *table) duration(key string, dst *time.Duration, least time.Duration) bool {
+	var s string
+	if !t.str(key, &s) {
+		return false
+	}
+	d, err := time.ParseDuration(s)
+	switch {
+	case err != nil:
+		t.r.errorf(t.at(key), "%q is not a duration (such as \"1s\" or \"250ms\")", s)
+		return false
+	case d < least:
+		t.r.errorf(t.at(key), "%s is less than %s", d, least)
+		return false
+	case d > maxSeconds*time.Second:
+		t.r.errorf(t.at(key), "%s is more than %d seconds", d, maxSeconds)
+		return false
+	}
+	*dst = d
+	return true
+}
+
 // maxSeconds (ten years) keeps durations far from overflow.
 const maxSeconds = 10 * 365 * 24 * 3600
 

@@ -44,16 +44,30 @@ func openAnchorer(ctx context.Context, path string, c *central.Store, logger *sl
 	}
 	// Tessera logs through klog: into the daemon's log, as its own lines.
 	klog.SetLogger(logr.FromSlogHandler(logger.Handler()))
-	l, err := anchor.Open(ctx, anchor.Config{Dir: a.Dir, Signer: signer})
+	vkey, err := verifierKeyOf(key)
+	if err != nil {
+		return nil, fmt.Errorf("--anchor %s: key_file %s: %w", path, a.KeyFile, err)
+	}
+	if a.VerifierKeyFile != "" {
+		given, err := os.ReadFile(a.VerifierKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("--anchor %s: verifier_key_file: %w", path, err)
+		}
+		if strings.TrimSpace(string(given)) != vkey {
+			return nil, fmt.Errorf("--anchor %s: verifier_key_file %s is not the verifier key of key_file %s", path, a.VerifierKeyFile, a.KeyFile)
+		}
+	}
+	v, err := anchor.NewVerifier(vkey)
+	if err != nil {
+		return nil, fmt.Errorf("--anchor %s: key_file %s: %w", path, a.KeyFile, err)
+	}
+	l, err := anchor.Open(ctx, anchor.Config{Dir: a.Dir, Signer: signer, CheckpointInterval: a.CheckpointInterval})
 	if err != nil {
 		return nil, fmt.Errorf("--anchor %s: %w", path, err)
 	}
-	v, err := verifierOf(key)
-	if err != nil {
-		l.Close(ctx)
-		return nil, fmt.Errorf("--anchor %s: key_file %s: %w", path, a.KeyFile, err)
-	}
-	an := &central.Anchorer{Store: c, Log: l, Logger: logger, Verifier: v}
+	// With a Mirror, the anchorer restores the log from its bucket when
+	// this replica's directory is behind it on taking over.
+	an := &central.Anchorer{Store: c, Log: l, Logger: logger, Verifier: v, Every: a.AnchorEvery}
 	if a.Copy != nil {
 		client, err := s3Client(a.Copy)
 		if err != nil {
@@ -207,16 +221,6 @@ func logKeygen(prefix, origin string, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "wrote %s (private: the anchorer's key_file; keep it secret)\n", keyPath)
 	fmt.Fprintf(stdout, "wrote %s (public: auditors' verifier_key_file)\n", vkeyPath)
 	return nil
-}
-
-// verifierOf is the verifier of a note signing key: the anchorer checks
-// with it the checkpoints published in the store.
-func verifierOf(skey string) (*anchor.Verifier, error) {
-	vkey, err := verifierKeyOf(skey)
-	if err != nil {
-		return nil, err
-	}
-	return anchor.NewVerifier(vkey)
 }
 
 // verifierKeyOf is the verifier key of a note signing key

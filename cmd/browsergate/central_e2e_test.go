@@ -189,6 +189,7 @@ func TestCentralAckWithTheStoreDownWithholdsTheResult(t *testing.T) {
 type anchoredStore struct {
 	*centralStore
 	dir, anchorFile, auditorFile string
+	copySection                  string // the anchor files' [copy]
 }
 
 func startAnchoredStore(t *testing.T) *anchoredStore {
@@ -201,7 +202,7 @@ func startAnchoredStore(t *testing.T) *anchoredStore {
 		t.Fatalf("keygen --log: %v\n%s", err, out)
 	}
 	copySection := fmt.Sprintf("\n[copy]\nendpoint = %q\nregion = %q\nbucket = \"fleet-evidence\"\nprefix = \"fleet-log/\"\nretention_days = 1\npath_style = true\n", s3.Endpoint, s3.Region)
-	a := &anchoredStore{centralStore: store, dir: dir, anchorFile: filepath.Join(dir, "anchor.toml"), auditorFile: filepath.Join(dir, "auditor.toml")}
+	a := &anchoredStore{centralStore: store, dir: dir, anchorFile: filepath.Join(dir, "anchor.toml"), auditorFile: filepath.Join(dir, "auditor.toml"), copySection: copySection}
 	if err := os.WriteFile(a.anchorFile, []byte("dir = \"log\"\nkey_file = \"fleet-log.key\"\n"+copySection), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -438,5 +439,65 @@ func TestPruneOfAShippedFileWaitsForTheStore(t *testing.T) {
 	d3.stop(t)
 	if out, err := store.run(t, "evidence", "verify"); err != nil {
 		t.Fatalf("verify --store after the prune: %v\n%s", err, out)
+	}
+}
+
+// TestAnAnchorerTakingOverRestoresTheLogFromItsBucket: two replicas with
+// --anchor, each with a log directory of its own; the anchoring one is
+// killed (-9) and the other takes the lock, restores the log from the
+// bucket into its empty directory and anchors its own calls after the
+// first replica's. The auditor's evidence verify --central, reading the
+// bucket and every checkpoint version it keeps, passes over all of them.
+func TestAnAnchorerTakingOverRestoresTheLogFromItsBucket(t *testing.T) {
+	t.Parallel()
+	a := startAnchoredStore(t)
+	store, dir, copySection := a.centralStore, a.dir, a.copySection
+	anchorFile := func(name, logDir string) string {
+		p := filepath.Join(dir, name)
+		doc := fmt.Sprintf("dir = %q\nkey_file = \"fleet-log.key\"\ncheckpoint_interval = \"200ms\"\nanchor_every = \"100ms\"\n%s", logDir, copySection)
+		if err := os.WriteFile(p, []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	auditorFile := a.auditorFile
+	anchored := func(n int) {
+		t.Helper()
+		store.await(t, "SELECT count(*) FILTER (WHERE leaf IS NOT NULL) || '/' || count(*) || '/' || (SELECT coalesce(max(size), 0) FROM evidence_checkpoints) FROM evidence_records",
+			fmt.Sprintf("%d/%d/%d", n, n, n), fmt.Sprintf("%d records anchored under a published checkpoint", n))
+	}
+	site, _ := serveLogged(t, map[string]string{"/": `<title>home</title><p>home</p>`})
+
+	r1 := launchHTTP(t, nil, store.env, inputManifest(), "", "--store", store.url, "--replica", "r1", "--anchor", anchorFile("r1.toml", "log-r1"))
+	// r1 publishes a checkpoint (of size 0) once it holds the lock: r2,
+	// started after, waits for it.
+	store.await(t, "SELECT count(*) > 0 FROM evidence_checkpoints", "t", "r1 anchoring")
+	r2 := launchHTTP(t, nil, store.env, inputManifest(), "", "--store", store.url, "--replica", "r2", "--anchor", anchorFile("r2.toml", "log-r2"))
+	alice := r1.connect(t, "alice-token")
+	for range 3 {
+		if out, refused := callText(t, alice, "e2e.navigate", map[string]any{"url": site + "/"}); refused {
+			t.Fatalf("navigate on r1: %s", out)
+		}
+	}
+	anchored(3)
+	if err := r1.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = r1.cmd.Wait()
+
+	bob := r2.connect(t, "bob-token")
+	for range 2 {
+		if out, refused := callText(t, bob, "e2e.navigate", map[string]any{"url": site + "/"}); refused {
+			t.Fatalf("navigate on r2: %s", out)
+		}
+	}
+	anchored(5)
+	r2.stop(t)
+	if b, err := os.ReadFile(filepath.Join(dir, "log-r2", "checkpoint")); err != nil || !strings.HasPrefix(string(b), "browsergate.test/fleet-log\n5\n") {
+		t.Fatalf("r2's own log directory: %v %q; want the log restored and grown to 5 leaves", err, b)
+	}
+	out, err := store.run(t, "evidence", "verify", "--central", "--anchor", auditorFile)
+	if err != nil || !strings.Contains(out, "checkpoint of size 5") || !strings.Contains(out, "5 anchored, 0 not yet anchored") {
+		t.Fatalf("evidence verify --central after the takeover: %v\n%s", err, out)
 	}
 }

@@ -91,7 +91,7 @@ func serveFlags(fs *flag.FlagSet) action {
 	fs.StringVar(&o.signingKey, "signing-key", "", "PKCS #8 PEM ed25519 private key `FILE` (evidence keygen): sign every session's evidence head and the log-wide head")
 	fs.StringVar(&o.store, "store", "", "ship every evidence record to the central store at `URL` (postgres://USER@HOST[:PORT]/DB; the password from PGPASSFILE, ~/.pgpass or PGPASSWORD, never in the URL); the --evidence file stays the outbox written before each reply")
 	fs.StringVar(&o.evidenceAck, "evidence-ack", "local", "reply to a call once its record is in the --evidence file (`local`), or only once the central store (--store) holds it too (central): then a replica whose disk is lost loses nothing it acknowledged")
-	fs.StringVar(&o.anchor, "anchor", "", "anchor file `FILE` (TOML: the fleet's transparency log's dir and key_file, and its [copy] in an S3 bucket with Object Lock): run for the anchorer's lock and, holding it, anchor every record of the central store (--store)")
+	fs.StringVar(&o.anchor, "anchor", "", "anchor file `FILE` (TOML: the fleet's transparency log's dir on this replica and key_file, and its [copy] in an S3 bucket with Object Lock): run for the anchorer's lock and, holding it, anchor every record of the central store (--store), first restoring the log from the bucket when dir is behind it")
 	fs.StringVar(&o.sep, "tool-separator", ".", "tool name separator `SEP`: \".\" (<tool>.<command>) or \"_\" for LLM APIs that allow only [A-Za-z0-9_-]")
 	fs.StringVar(&o.principal, "principal", "local", "Cedar principal `ID` of the agent (Web::Agent)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "the least `LEVEL` logged: debug, info, warn or error (logs go to stderr)")

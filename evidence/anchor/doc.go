@@ -4,7 +4,9 @@
 // (https://c2sp.org/tlog-checkpoint, Ed25519); a copy of its checkpoints,
 // tiles and entry bundles in an S3 bucket whose every object is held by
 // Object Lock in compliance mode; and the checks an auditor runs from such
-// a copy alone, trusting nothing but the log's public key.
+// a copy alone, trusting nothing but the log's public key. The same copy
+// rebuilds the log's directory on another machine (Log.Restore, with
+// Tessera's migration), checked the same way before anything is appended.
 //
 // The package is opaque to what a leaf means: a leaf is bytes (at most
 // 65535 of them, as a tlog-tiles entry). The evidence store feeds it one

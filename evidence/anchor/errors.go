@@ -55,4 +55,13 @@ var (
 
 	// ErrClosed is an Append or Checkpoint on a closed Log.
 	ErrClosed = errors.New("anchor: log is closed")
+
+	// ErrNotOpen is an Append or Checkpoint while Restore replaces the
+	// log's directory, or after Tessera could not be opened on it again.
+	ErrNotOpen = errors.New("anchor: log is not open on its directory")
+
+	// ErrDiverged is a log directory whose leaves are not the first leaves
+	// of the copy it would be restored from: another history, which a
+	// restore does not replace.
+	ErrDiverged = errors.New("anchor: the log's directory diverges from its copy")
 )

@@ -60,8 +60,10 @@ type Config struct {
 // (Tessera's POSIX driver serialises writers with a file lock, but the
 // fleet elects one anchorer).
 type Log struct {
-	cfg      Config
-	origin   string
+	cfg    Config
+	origin string
+
+	// Tessera on the directory, replaced by a restore (under mu).
 	appender *tessera.Appender
 	shutdown func(context.Context) error
 	reader   tessera.LogReader
@@ -69,6 +71,7 @@ type Log struct {
 
 	mu     sync.Mutex
 	closed bool
+	down   error  // why Tessera is not open on the directory (a restore)
 	want   uint64 // a tree size that covers every leaf appended so far
 }
 
@@ -101,9 +104,20 @@ func Open(ctx context.Context, cfg Config) (*Log, error) {
 	if err := checkOrigin(cfg.Dir, origin); err != nil {
 		return nil, err
 	}
+	l := &Log{cfg: cfg, origin: origin}
+	if err := l.start(ctx); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// start opens Tessera on the log's directory: its appender, its reader
+// and the background work that signs checkpoints.
+func (l *Log) start(ctx context.Context) error {
+	cfg := l.cfg
 	driver, err := posix.New(ctx, posix.Config{Path: cfg.Dir})
 	if err != nil {
-		return nil, fmt.Errorf("open the log in %s: %w", cfg.Dir, err)
+		return fmt.Errorf("open the log in %s: %w", cfg.Dir, err)
 	}
 	opts := tessera.NewAppendOptions().
 		WithCheckpointSigner(cfg.Signer).
@@ -115,16 +129,46 @@ func Open(ctx context.Context, cfg Config) (*Log, error) {
 	appender, shutdown, reader, err := tessera.NewAppender(bg, driver, opts)
 	if err != nil {
 		cancel()
-		return nil, fmt.Errorf("open the log in %s: %w", cfg.Dir, err)
+		return fmt.Errorf("open the log in %s: %w", cfg.Dir, err)
 	}
-	l := &Log{cfg: cfg, origin: origin, appender: appender, shutdown: shutdown, reader: reader, cancel: cancel}
 	size, err := reader.IntegratedSize(ctx)
 	if err != nil {
 		cancel()
-		return nil, fmt.Errorf("open the log in %s: %w", cfg.Dir, err)
+		return fmt.Errorf("open the log in %s: %w", cfg.Dir, err)
 	}
-	l.want = size
-	return l, nil
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.appender, l.shutdown, l.reader, l.cancel = appender, shutdown, reader, cancel
+	l.want, l.down = size, nil
+	return nil
+}
+
+// stop waits until a checkpoint covers every leaf appended (at most ctx's
+// deadline) and stops the background work, once.
+func (l *Log) stop(ctx context.Context) error {
+	l.mu.Lock()
+	shutdown, cancel := l.shutdown, l.cancel
+	l.shutdown, l.cancel = nil, nil
+	l.mu.Unlock()
+	if shutdown == nil {
+		return nil
+	}
+	err := shutdown(ctx)
+	cancel()
+	return err
+}
+
+// open returns what Append and Checkpoint use, or why they cannot.
+func (l *Log) open() (*tessera.Appender, tessera.LogReader, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case l.closed:
+		return nil, nil, ErrClosed
+	case l.down != nil:
+		return nil, nil, fmt.Errorf("%w: %w", ErrNotOpen, l.down)
+	}
+	return l.appender, l.reader, nil
 }
 
 // checkOrigin refuses a directory whose checkpoint is another log's.
@@ -146,6 +190,16 @@ func checkOrigin(dir, origin string) error {
 	return nil
 }
 
+// Size is how many leaves the log holds: sequenced and integrated into
+// the tree on its directory, whether or not a checkpoint covers them yet.
+func (l *Log) Size(ctx context.Context) (uint64, error) {
+	_, reader, err := l.open()
+	if err != nil {
+		return 0, err
+	}
+	return reader.IntegratedSize(ctx)
+}
+
 // Origin is the log's origin: the signer's name, the first line of every
 // checkpoint.
 func (l *Log) Origin() string { return l.origin }
@@ -162,12 +216,10 @@ func (l *Log) Dir() string { return l.cfg.Dir }
 // index for them (an index returned is never taken back). A leaf larger
 // than 65535 bytes fails the call before any leaf is added.
 func (l *Log) Append(ctx context.Context, leaves [][]byte) ([]uint64, error) {
-	l.mu.Lock()
-	if l.closed {
-		l.mu.Unlock()
-		return nil, ErrClosed
+	appender, _, err := l.open()
+	if err != nil {
+		return nil, err
 	}
-	l.mu.Unlock()
 	for i, leaf := range leaves {
 		if len(leaf) > MaxLeaf {
 			return nil, fmt.Errorf("append leaf %d: %d bytes, more than a tlog-tiles entry holds (%d)", i, len(leaf), MaxLeaf)
@@ -175,7 +227,7 @@ func (l *Log) Append(ctx context.Context, leaves [][]byte) ([]uint64, error) {
 	}
 	futures := make([]tessera.IndexFuture, len(leaves))
 	for i, leaf := range leaves {
-		futures[i] = l.appender.Add(ctx, tessera.NewEntry(leaf))
+		futures[i] = appender.Add(ctx, tessera.NewEntry(leaf))
 	}
 	indices := make([]uint64, len(leaves))
 	var top uint64
@@ -198,14 +250,15 @@ func (l *Log) Append(ctx context.Context, leaves [][]byte) ([]uint64, error) {
 // returned so far, waiting for the next signing if need be (up to
 // CheckpointInterval).
 func (l *Log) Checkpoint(ctx context.Context) ([]byte, error) {
-	l.mu.Lock()
-	closed, want := l.closed, l.want
-	l.mu.Unlock()
-	if closed {
-		return nil, ErrClosed
+	_, reader, err := l.open()
+	if err != nil {
+		return nil, err
 	}
+	l.mu.Lock()
+	want := l.want
+	l.mu.Unlock()
 	for {
-		raw, err := l.reader.ReadCheckpoint(ctx)
+		raw, err := reader.ReadCheckpoint(ctx)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("read the checkpoint: %w", err)
 		}
@@ -243,9 +296,7 @@ func (l *Log) Close(ctx context.Context) error {
 	}
 	l.closed = true
 	l.mu.Unlock()
-	err := l.shutdown(ctx)
-	l.cancel()
-	if err != nil {
+	if err := l.stop(ctx); err != nil {
 		return fmt.Errorf("close the log in %s: %w", l.cfg.Dir, err)
 	}
 	return nil

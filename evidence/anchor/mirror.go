@@ -125,6 +125,20 @@ func (m *Mirror) Sync(ctx context.Context, src Source) (MirrorStats, error) {
 	return stats, nil
 }
 
+// Source reads the bucket's copy of the log (Log.Restore's source).
+func (m *Mirror) Source() BucketSource {
+	return BucketSource{Client: m.cfg.Client, Bucket: m.cfg.Bucket, Prefix: m.cfg.Prefix}
+}
+
+// Forget drops what the mirror knows of the bucket's checkpoint: the next
+// Sync reads it from the bucket again. An anchorer that takes over calls
+// it, since another may have mirrored in between.
+func (m *Mirror) Forget() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.bucket = nil
+}
+
 // readBucket learns the bucket's checkpoint (none: an empty bucket).
 func (m *Mirror) readBucket(ctx context.Context) error {
 	raw, err := getObject(ctx, m.cfg.Client, m.cfg.Bucket, m.key(layout.CheckpointPath), "")
@@ -190,32 +204,42 @@ func changed(from, to uint64) []resource {
 // copyAll reads each resource from src and writes it to the bucket, with
 // cfg.Workers at once; it stops at the first error.
 func (m *Mirror) copyAll(ctx context.Context, src Source, jobs []resource, stats *MirrorStats) error {
+	var mu sync.Mutex
+	return eachAtOnce(ctx, m.cfg.Workers, jobs, func(ctx context.Context, r resource) error {
+		var b []byte
+		var err error
+		if r.level < 0 {
+			b, err = readBundle(ctx, src, r.index, r.p)
+		} else {
+			b, err = readTile(ctx, src, uint64(r.level), r.index, r.p)
+		}
+		if err == nil {
+			err = m.put(ctx, r.path(), b)
+		}
+		if err != nil {
+			return fmt.Errorf("mirror %s: %w", r.path(), err)
+		}
+		mu.Lock()
+		stats.Objects++
+		stats.Bytes += int64(len(b))
+		mu.Unlock()
+		return nil
+	})
+}
+
+// eachAtOnce calls do for each resource, workers at once; it stops at the
+// first error, which it returns.
+func eachAtOnce(ctx context.Context, workers int, jobs []resource, do func(context.Context, resource) error) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	work := make(chan resource)
 	var wg sync.WaitGroup
-	var mu sync.Mutex
-	for range m.cfg.Workers {
+	for range workers {
 		wg.Go(func() {
 			for r := range work {
-				var b []byte
-				var err error
-				if r.level < 0 {
-					b, err = readBundle(ctx, src, r.index, r.p)
-				} else {
-					b, err = readTile(ctx, src, uint64(r.level), r.index, r.p)
+				if err := do(ctx, r); err != nil {
+					cancel(err)
 				}
-				if err == nil {
-					err = m.put(ctx, r.path(), b)
-				}
-				if err != nil {
-					cancel(fmt.Errorf("mirror %s: %w", r.path(), err))
-					continue
-				}
-				mu.Lock()
-				stats.Objects++
-				stats.Bytes += int64(len(b))
-				mu.Unlock()
 			}
 		})
 	}

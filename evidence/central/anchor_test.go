@@ -28,6 +28,19 @@ type anchored struct {
 func newAnchored(t *testing.T) *anchored {
 	t.Helper()
 	f := newFleet(t)
+	signer, v := fleetKey(t)
+	dir := filepath.Join(t.TempDir(), "log")
+	l, err := anchor.Open(context.Background(), anchor.Config{Dir: dir, Signer: signer, CheckpointInterval: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close(context.Background()) })
+	return &anchored{fleet: f, anchorer: &central.Anchorer{Store: f.central, Log: l, Verifier: v}, verifier: v, dir: dir}
+}
+
+// fleetKey makes a new key of the fleet's log: its signer and verifier.
+func fleetKey(t *testing.T) (note.Signer, *anchor.Verifier) {
+	t.Helper()
 	skey, vkey, err := note.GenerateKey(rand.Reader, "browsergate.test/fleet-log")
 	if err != nil {
 		t.Fatal(err)
@@ -36,17 +49,11 @@ func newAnchored(t *testing.T) *anchored {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(t.TempDir(), "log")
-	l, err := anchor.Open(context.Background(), anchor.Config{Dir: dir, Signer: signer, CheckpointInterval: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close(context.Background()) })
 	v, err := anchor.NewVerifier(vkey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &anchored{fleet: f, anchorer: &central.Anchorer{Store: f.central, Log: l, Verifier: v}, verifier: v, dir: dir}
+	return signer, v
 }
 
 // shipAndAnchor ships the file and anchors what the store holds.

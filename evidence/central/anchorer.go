@@ -3,6 +3,7 @@ package central
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -24,12 +25,19 @@ const anchorLock = 0x62675f616e63686f // "bg_ancho"
 // index, publishes the signed checkpoints in the store and, with a Mirror,
 // copies the log to an S3 bucket under Object Lock. Of the replicas that
 // run one, the one holding a PostgreSQL advisory lock anchors; the others
-// wait to take over. They must share the log's directory (or only one
-// replica is given it): the log's state lives there.
+// wait to take over. Each may have a log directory of its own: one that
+// takes over with a directory behind the bucket's copy (empty, or left
+// from an earlier turn) restores the log from the bucket first
+// (anchor.Log.Restore), and anchors nothing when the copy does not verify
+// or the directory diverges from it.
 type Anchorer struct {
 	Store  *Store
 	Log    *anchor.Log
 	Mirror *anchor.Mirror // nil: no copy
+	// Restore is where the log is restored from when the directory is
+	// behind it on taking over; nil means the Mirror's bucket (none
+	// without a Mirror). A restore needs the Verifier.
+	Restore anchor.Source
 	// Verifier checks the checkpoints published in the store with the
 	// log's own key: only those count (nil: none is checked, none counts).
 	Verifier *anchor.Verifier
@@ -51,17 +59,30 @@ const (
 func (a *Anchorer) Run(ctx context.Context) {
 	logger := a.logger()
 	every := cmp.Or(a.Every, DefaultAnchorEvery)
+	wait := every
 	for ctx.Err() == nil {
 		err := a.whileLeader(ctx, every)
-		if err != nil && ctx.Err() == nil {
-			logger.Warn("anchoring evidence stopped; trying again", "error", err)
+		switch {
+		case err == nil:
+			wait = every
+		case ctx.Err() == nil:
+			// A copy that does not verify stays so: each try reads it
+			// whole, so the tries slow down (and another replica may
+			// take the lock meanwhile).
+			logger.Warn("anchoring evidence stopped; trying again", "error", err, "in", wait.String())
 		}
 		select {
 		case <-ctx.Done():
-		case <-time.After(every):
+		case <-time.After(wait):
+		}
+		if err != nil {
+			wait = min(2*wait, max(every, maxRetryWait))
 		}
 	}
 }
+
+// maxRetryWait bounds the wait between tries of an anchorer that failed.
+const maxRetryWait = time.Minute
 
 func (a *Anchorer) logger() *slog.Logger {
 	if a.Logger == nil {
@@ -93,6 +114,9 @@ func (a *Anchorer) whileLeader(ctx context.Context, every time.Duration) error {
 			conn.Conn().Close(context.Background())
 		}
 	}()
+	if err := a.takeOver(ctx, conn); err != nil {
+		return err
+	}
 	for {
 		if err := a.checkLog(ctx, conn); err != nil {
 			return err
@@ -120,6 +144,60 @@ func (a *Anchorer) whileLeader(ctx context.Context, every time.Duration) error {
 // anchorRoundWait bounds one round of anchoring and copying: a store or
 // bucket that hangs ends the round, and the lock is let go.
 const anchorRoundWait = 2 * time.Minute
+
+// takeOver readies the log for the anchorer that just took the lock:
+// restores it from its copy when the directory is behind the copy, checks
+// it against the fleet's published checkpoints, lets go of the leaf
+// indexes of records the log does not hold (appended by an earlier
+// anchorer after its last copy, lost with its directory: they are
+// anchored again) and copies to the bucket what the directory holds
+// beyond it, refusing a directory that does not extend the bucket's copy.
+func (a *Anchorer) takeOver(ctx context.Context, q querier) error {
+	logger := a.logger()
+	src := a.Restore
+	if a.Mirror != nil {
+		// Another anchorer may have copied since this one last did.
+		a.Mirror.Forget()
+		if src == nil {
+			src = a.Mirror.Source()
+		}
+	}
+	if src != nil {
+		if a.Verifier == nil {
+			return errors.New("restoring the transparency log from its copy needs the log's verifier: not anchoring")
+		}
+		start := time.Now()
+		stats, err := a.Log.Restore(ctx, src, a.Verifier)
+		if err != nil {
+			logger.Error("the transparency log is not restored from its copy: the copy does not verify, or the log's directory diverges from it; not anchoring", "dir", a.Log.Dir(), "error", err)
+			return fmt.Errorf("restore the transparency log in %s from its copy: %w", a.Log.Dir(), err)
+		}
+		if stats.Restored {
+			logger.Info("restored the transparency log from its copy", "dir", a.Log.Dir(), "leaves", stats.To, "had", stats.From,
+				"bundles", stats.Bundles, "tiles", stats.Tiles, "bytes", stats.Bytes, "took", time.Since(start), "moved_aside", stats.MovedAside)
+		}
+	}
+	if err := a.checkLog(ctx, q); err != nil {
+		return err
+	}
+	size, err := a.Log.Size(ctx)
+	if err != nil {
+		return fmt.Errorf("the transparency log's size: %w", err)
+	}
+	tag, err := q.Exec(ctx, `UPDATE evidence_records SET leaf = NULL WHERE leaf >= $1`, int64(size))
+	if err != nil {
+		return fmt.Errorf("let go of leaf indexes beyond the log: %w", err)
+	}
+	if n := tag.RowsAffected(); n > 0 {
+		logger.Warn("records anchored in leaves the transparency log does not hold (appended after its last copy, by an anchorer whose directory was lost) are anchored again", "records", n, "log_size", size)
+	}
+	if a.Mirror != nil {
+		if _, err := a.Mirror.Sync(ctx, a.Log.Source()); err != nil {
+			return fmt.Errorf("copy the log to its bucket: %w", err)
+		}
+	}
+	return nil
+}
 
 // checkLog refuses to anchor into a log directory behind the fleet's
 // published checkpoints: not the fleet's log (a directory that is not
@@ -155,7 +233,7 @@ func (a *Anchorer) checkLog(ctx context.Context, q querier) error {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	if cp.Size < published {
-		return fmt.Errorf("the transparency log in %s holds %d leaves, the fleet published a checkpoint of size %d: it is not the fleet's log (every replica that may anchor must share the log's directory); not anchoring", a.Log.Dir(), cp.Size, published)
+		return fmt.Errorf("the transparency log in %s holds %d leaves, the fleet published a checkpoint of size %d: it is not the fleet's log (and no copy of the log restored it); not anchoring", a.Log.Dir(), cp.Size, published)
 	}
 	return nil
 }

@@ -1,0 +1,284 @@
+package anchor
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/transparency-dev/tessera"
+	"github.com/transparency-dev/tessera/api/layout"
+	"github.com/transparency-dev/tessera/storage/posix"
+)
+
+// DefaultRestoreWorkers is how many entry bundles, or tiles, Restore reads
+// at once.
+const DefaultRestoreWorkers = 8
+
+// RestoreStats says what Restore did.
+type RestoreStats struct {
+	// From is how many leaves the directory held before; To how many it
+	// holds after (From when nothing was restored).
+	From, To uint64
+	// Restored says the directory was rebuilt from the copy.
+	Restored bool
+	// Bundles and Tiles count the entry bundles read from the copy and the
+	// copy's tiles compared with the rebuilt tree; Bytes what they took.
+	Bundles, Tiles int
+	Bytes          int64
+	// MovedAside is where the directory went when it held leaves (all of
+	// them in the copy, at the same indexes); empty when it held none.
+	MovedAside string
+}
+
+// Restore brings the log's directory up to a copy of the log (the bucket
+// Mirror keeps: Mirror.Source) when the directory holds fewer leaves than
+// the copy's checkpoint: the directory of an anchorer that takes over from
+// one whose machine was lost. The copy's checkpoint must verify with v,
+// the log's verifier key (ErrCheckpointSignature). Tessera's migration
+// (tessera.NewMigrationTarget) then rebuilds the log in a new directory
+// beside the log's from the copy's entry bundles alone, and refuses them
+// unless the tree they give has the checkpoint's root (ErrBundleMismatch);
+// every tile of the copy must equal the rebuilt one (ErrTileMismatch).
+// The directory's own leaves must be the first leaves of the copy
+// (ErrDiverged): a directory that diverges is never replaced. Only then is
+// the rebuilt directory, with the copy's checkpoint, put in the log's
+// place (a directory with leaves moved aside, one without removed) and
+// Tessera opened on it again, to go on appending from the copy's size.
+//
+// A directory as large as the copy, or larger, or an empty copy, is left
+// alone: Mirror.Sync checks that it extends the copy. A copy that does not
+// verify changes nothing. While Restore runs, Append and Checkpoint fail
+// (ErrNotOpen); Tessera is opened again whatever the outcome.
+func (l *Log) Restore(ctx context.Context, src Source, v *Verifier) (stats RestoreStats, err error) {
+	if v == nil {
+		return stats, fmt.Errorf("%w: a restore needs the log's verifier", ErrConfig)
+	}
+	if v.Origin() != l.origin {
+		return stats, fmt.Errorf("%w: the verifier is of %q, the log is %q", ErrOtherLog, v.Origin(), l.origin)
+	}
+	_, reader, err := l.open()
+	if errors.Is(err, ErrNotOpen) {
+		// An earlier restore could not open Tessera again: try now.
+		if err := l.start(ctx); err != nil {
+			return stats, err
+		}
+		_, reader, err = l.open()
+	}
+	if err != nil {
+		return stats, err
+	}
+	raw, err := src.ReadCheckpoint(ctx)
+	if errors.Is(err, fs.ErrNotExist) {
+		return stats, nil
+	}
+	if err != nil {
+		return stats, fmt.Errorf("restore: read the copy's checkpoint: %w", err)
+	}
+	cp, err := v.Checkpoint(raw)
+	if err != nil {
+		return stats, fmt.Errorf("restore: the copy's checkpoint: %w", err)
+	}
+	size, err := reader.IntegratedSize(ctx)
+	if err != nil {
+		return stats, fmt.Errorf("restore: the size of the log in %s: %w", l.cfg.Dir, err)
+	}
+	stats.From, stats.To = size, size
+	if size >= cp.Size {
+		return stats, nil
+	}
+
+	l.mu.Lock()
+	l.down = fmt.Errorf("restoring the log in %s from its copy", l.cfg.Dir)
+	l.mu.Unlock()
+	defer func() {
+		if serr := l.start(context.WithoutCancel(ctx)); serr != nil {
+			l.mu.Lock()
+			l.down = serr
+			l.mu.Unlock()
+			err = errors.Join(err, serr)
+		}
+	}()
+	if err := l.stop(ctx); err != nil {
+		return stats, fmt.Errorf("restore: stop the log in %s: %w", l.cfg.Dir, err)
+	}
+	tmp := l.cfg.Dir + ".restoring"
+	if err := os.RemoveAll(tmp); err != nil {
+		return stats, fmt.Errorf("restore: %w", err)
+	}
+	if err := rebuild(ctx, tmp, src, cp, &stats); err != nil {
+		os.RemoveAll(tmp)
+		return stats, fmt.Errorf("restore from the %s of the copy, refused: %w", cp, err)
+	}
+	if size > 0 {
+		if err := isPrefix(ctx, DirSource(l.cfg.Dir), size, DirSource(tmp), cp.Size); err != nil {
+			os.RemoveAll(tmp)
+			return stats, fmt.Errorf("%w: %s holds %d leaves, the copy's %s: %w", ErrDiverged, l.cfg.Dir, size, cp, err)
+		}
+		stats.MovedAside = fmt.Sprintf("%s.behind-%s", l.cfg.Dir, time.Now().UTC().Format("20060102T150405Z"))
+		if err := os.Rename(l.cfg.Dir, stats.MovedAside); err != nil {
+			os.RemoveAll(tmp)
+			return stats, fmt.Errorf("restore: %w", err)
+		}
+	} else if err := os.RemoveAll(l.cfg.Dir); err != nil {
+		os.RemoveAll(tmp)
+		return stats, fmt.Errorf("restore: %w", err)
+	}
+	if err := os.Rename(tmp, l.cfg.Dir); err != nil {
+		return stats, fmt.Errorf("restore: %w", err)
+	}
+	if err := syncDir(filepath.Dir(l.cfg.Dir)); err != nil {
+		return stats, fmt.Errorf("restore: %w", err)
+	}
+	stats.To, stats.Restored = cp.Size, true
+	return stats, nil
+}
+
+// rebuild builds the log of cp in the new directory dir from src's entry
+// bundles with Tessera's migration, checks src's tiles against the tree
+// it built, and writes cp as the directory's checkpoint.
+func rebuild(ctx context.Context, dir string, src Source, cp Checkpoint, stats *RestoreStats) error {
+	driver, err := posix.New(ctx, posix.Config{Path: dir})
+	if err != nil {
+		return err
+	}
+	target, err := tessera.NewMigrationTarget(ctx, driver, tessera.NewMigrationOptions())
+	if err != nil {
+		return err
+	}
+	// Tessera retries a failed read ten times, backing off: a bundle that
+	// is missing or malformed will not get better, so it ends the
+	// migration at once (the S3 client retries what may pass).
+	mctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var mu sync.Mutex
+	fetch := func(ctx context.Context, index uint64, p uint8) ([]byte, error) {
+		raw, err := readBundle(ctx, src, index, p)
+		if err == nil {
+			err = bundleHolds(raw, index, p)
+		}
+		if err != nil {
+			cancel(err)
+			return nil, err
+		}
+		mu.Lock()
+		stats.Bundles++
+		stats.Bytes += int64(len(raw))
+		mu.Unlock()
+		return raw, nil
+	}
+	if err := target.Migrate(mctx, DefaultRestoreWorkers, cp.Size, cp.Root, fetch); err != nil {
+		if cause := context.Cause(mctx); cause != nil && ctx.Err() == nil {
+			return fmt.Errorf("%w: %w", ErrBundleMismatch, cause)
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("rebuild the tree: %w", ctx.Err())
+		}
+		// Name what differs: the tree the bundles give, recomputed.
+		if t, rerr := recompute(ctx, DirSource(dir), cp.Size, nil); rerr == nil && !bytes.Equal(t.root, cp.Root) {
+			return fmt.Errorf("%w: the %d leaves of the copy's entry bundles give root %x, its %s says %x", ErrBundleMismatch, cp.Size, t.root, cp, cp.Root)
+		}
+		return fmt.Errorf("rebuild the tree: %w", err)
+	}
+	if err := sameTiles(ctx, src, DirSource(dir), cp.Size, stats); err != nil {
+		return fmt.Errorf("%w: %w", ErrTileMismatch, err)
+	}
+	return writeSynced(filepath.Join(dir, layout.CheckpointPath), cp.Raw)
+}
+
+// bundleHolds checks that raw is a whole entry bundle of p entries (256
+// when p is 0): no fewer, and no bytes after them.
+func bundleHolds(raw []byte, index uint64, p uint8) error {
+	want := int(p)
+	if p == 0 {
+		want = layout.EntryBundleWidth
+	}
+	if n, ok := bundlePrefix(raw, want); !ok || n != len(raw) {
+		return fmt.Errorf("%s does not hold exactly %d entries", layout.EntriesPath(index, p), want)
+	}
+	return nil
+}
+
+// sameTiles compares every tile of src of a tree of size with the one
+// the rebuilt directory has, DefaultRestoreWorkers at once.
+func sameTiles(ctx context.Context, src Source, rebuilt DirSource, size uint64, stats *RestoreStats) error {
+	var tiles []resource
+	for _, r := range changed(0, size) {
+		if r.level >= 0 {
+			tiles = append(tiles, r)
+		}
+	}
+	var mu sync.Mutex
+	return eachAtOnce(ctx, DefaultRestoreWorkers, tiles, func(ctx context.Context, r resource) error {
+		want, err := readTile(ctx, rebuilt, uint64(r.level), r.index, r.p)
+		if err != nil {
+			return err
+		}
+		if err := compareTile(ctx, src, uint64(r.level), r.index, r.p, want, layout.EntriesPath(r.index, r.p)); err != nil {
+			return err
+		}
+		mu.Lock()
+		stats.Tiles++
+		stats.Bytes += int64(len(want))
+		mu.Unlock()
+		return nil
+	})
+}
+
+// isPrefix checks that the first size leaves of dir are the first leaves
+// of rebuilt, a tree of size full: entry bundle by entry bundle, byte for
+// byte.
+func isPrefix(ctx context.Context, dir Source, size uint64, rebuilt Source, full uint64) error {
+	for i := uint64(0); i*layout.EntryBundleWidth < size; i++ {
+		p := layout.PartialTileSize(0, i, size)
+		have, err := readBundle(ctx, dir, i, p)
+		if err != nil {
+			return err
+		}
+		theirs, err := readBundle(ctx, rebuilt, i, layout.PartialTileSize(0, i, full))
+		if err != nil {
+			return err
+		}
+		n := int(p)
+		if p == 0 {
+			n = layout.EntryBundleWidth
+		}
+		end, ok := bundlePrefix(theirs, n)
+		if !ok || !bytes.Equal(have, theirs[:end]) {
+			return fmt.Errorf("its leaves in %s differ from the copy's", layout.EntriesPath(i, p))
+		}
+	}
+	return nil
+}
+
+// writeSynced writes a new file and syncs it.
+func writeSynced(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// syncDir syncs a directory, so that a rename in it lasts.
+func syncDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Sync()
+}
