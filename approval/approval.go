@@ -132,10 +132,10 @@ type Broker struct {
 // an operator answers any replica's call on any replica.
 type Fleet interface {
 	// Opened and Closed tell the fleet of a call this broker holds, and
-	// of its end: its outcome when it was waited for (answered, expired,
-	// cancelled), nil when it was withdrawn or dropped unwaited.
+	// of its end with its outcome: answered, expired, cancelled, or
+	// withdrawn (channel cancelled).
 	Opened(Request)
-	Closed(id string, o *Outcome)
+	Closed(id string, o Outcome)
 	// Others lists the calls the other replicas hold, not yet answered
 	// (Request.Replica set).
 	Others() []Request
@@ -209,7 +209,9 @@ func (b *Broker) Open(req Request, timeout time.Duration) *Pending {
 	// A call whose client went away never waits: drop it a second past its
 	// deadline (a Wait under way forgets it at the deadline itself, with
 	// its outcome).
-	time.AfterFunc(timeout+time.Second, func() { b.forget(req.ID, nil) })
+	time.AfterFunc(timeout+time.Second, func() {
+		b.forget(req.ID, Outcome{Channel: ChannelTimeout, At: b.now(), Note: "no human answered before " + req.Deadline.UTC().Format(time.RFC3339) + ", and nothing waited for the answer"})
+	})
 	return p
 }
 
@@ -235,7 +237,7 @@ func (b *Broker) Get(id string) *Pending {
 // channel "timeout"), or ctx ends (a denial on channel "cancelled"). Either
 // way the call is no longer held afterwards.
 func (p *Pending) Wait(ctx context.Context) (o Outcome) {
-	defer func() { p.b.forget(p.ID, &o) }()
+	defer func() { p.b.forget(p.ID, o) }()
 	timer := time.NewTimer(time.Until(p.Deadline))
 	defer timer.Stop()
 	select {
@@ -325,7 +327,9 @@ func (b *Broker) decideOther(id string, o Outcome) error {
 // Withdraw drops the held call id at once, answered or not: the call it
 // belonged to will not run (the session moved on, or ended). A later
 // Decide or Get finds nothing.
-func (b *Broker) Withdraw(id string) { b.forget(id, nil) }
+func (b *Broker) Withdraw(id string) {
+	b.forget(id, Outcome{Channel: ChannelCancelled, At: b.now(), Note: "withdrawn: the call it held will not run (its session moved on, or ended)"})
+}
 
 // Answered reports whether the held call has an answer waiting.
 func (p *Pending) Answered() bool {
@@ -353,7 +357,7 @@ func (b *Broker) List() []Request {
 	return out
 }
 
-func (b *Broker) forget(id string, o *Outcome) {
+func (b *Broker) forget(id string, o Outcome) {
 	b.mu.Lock()
 	_, held := b.pending[id]
 	delete(b.pending, id)

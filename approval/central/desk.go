@@ -98,6 +98,7 @@ type Desk struct {
 	others []other                     // the other replicas' calls, as Run last read them
 	seen   map[string]approval.Request // the other replicas' calls already told to the hub
 	ended  map[string]time.Time        // of those, the ones whose end was told, with their deadline
+	forged map[string]bool             // outcomes without the fleet's MAC, logged once
 }
 
 // other is another replica's call, its request verified.
@@ -134,8 +135,39 @@ func New(ctx context.Context, pool *pgxpool.Pool, replica string, key []byte, br
 		return nil, fmt.Errorf("fleet approvals: %w", err)
 	}
 	mac := sha256.Sum256(append([]byte("browsergate fleet answers\n"), key...))
-	return &Desk{pool: pool, replica: replica, key: mac[:], broker: broker, hub: hub, logger: logger,
-		ops: make(chan op, opsQueue), own: map[string]string{}, seen: map[string]approval.Request{}, ended: map[string]time.Time{}}, nil
+	d := &Desk{pool: pool, replica: replica, key: mac[:], broker: broker, hub: hub, logger: logger,
+		ops: make(chan op, opsQueue), own: map[string]string{}, seen: map[string]approval.Request{}, ended: map[string]time.Time{}, forged: map[string]bool{}}
+	if err := d.endPreviousRun(ctx); err != nil {
+		return nil, fmt.Errorf("fleet approvals: %w", err)
+	}
+	return d, nil
+}
+
+// endPreviousRun ends the calls the store holds under this replica's name:
+// a replica starting holds none yet, so they are a previous run's (killed,
+// then started again), which died with it. They must not be offered for
+// an answer as this run's; the other replicas are told they ended.
+func (d *Desk) endPreviousRun(ctx context.Context) error {
+	return pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
+		rows, _ := tx.Query(ctx, `DELETE FROM fleet_held WHERE replica = $1 RETURNING id`, d.replica)
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return fmt.Errorf("clear the held calls of this replica's previous run: %w", err)
+		}
+		for _, id := range ids {
+			raw, err := json.Marshal(answer{Channel: approval.ChannelCancelled, At: time.Now(), From: d.replica,
+				Note: "its replica stopped (killed, or crashed) while the call was held, and started again: the call ended with the run that held it"})
+			if err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO fleet_held_outcomes (id, replica, outcome, mac) VALUES ($1, $2, $3, $4)
+				ON CONFLICT (id, replica) DO UPDATE SET outcome = EXCLUDED.outcome, mac = EXCLUDED.mac, at = now()`,
+				id, d.replica, raw, d.mac([]byte("outcome"), []byte(id), []byte(d.replica), raw)); err != nil {
+				return fmt.Errorf("tell the end of a held call of this replica's previous run: %w", err)
+			}
+		}
+		return nil
+	})
 }
 
 // timeout bounds one statement of the desk.
@@ -168,19 +200,16 @@ func (d *Desk) Opened(r approval.Request) {
 }
 
 // Closed queues the deletion of a call this replica no longer holds, and
-// the write of its outcome (o, when it was waited for) with its MAC, for
-// the other replicas' /events. A question's answer is not written: it
-// may be a secret.
-func (d *Desk) Closed(id string, o *approval.Outcome) {
+// the write of its outcome with its MAC, for the other replicas' /events.
+// A question's answer is not written: it may be a secret.
+func (d *Desk) Closed(id string, o approval.Outcome) {
 	d.mu.Lock()
 	delete(d.own, id)
 	d.mu.Unlock()
 	w := op{id: id}
-	if o != nil {
-		raw, err := json.Marshal(answer{Approved: o.Approved, Channel: o.Channel, By: o.By, At: o.At, Note: o.Note, Answering: o.Answering, From: d.replica})
-		if err == nil {
-			w.outcome, w.mac = raw, d.mac([]byte("outcome"), []byte(id), []byte(d.replica), raw)
-		}
+	raw, err := json.Marshal(answer{Approved: o.Approved, Channel: o.Channel, By: o.By, At: o.At, Note: o.Note, Answering: o.Answering, From: d.replica})
+	if err == nil {
+		w.outcome, w.mac = raw, d.mac([]byte("outcome"), []byte(id), []byte(d.replica), raw)
 	}
 	d.queue(w)
 }
@@ -354,7 +383,8 @@ func (d *Desk) apply(ctx context.Context, o op) {
 			ON CONFLICT DO NOTHING RETURNING 1) SELECT pg_notify($6, '') FROM held`, o.id, d.replica, o.req, o.mac, o.at, channel)
 	} else if o.outcome != nil {
 		_, err = d.pool.Exec(qctx, `WITH gone AS (DELETE FROM fleet_held WHERE id = $1 AND replica = $2),
-			told AS (INSERT INTO fleet_held_outcomes (id, replica, outcome, mac) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING 1)
+			told AS (INSERT INTO fleet_held_outcomes (id, replica, outcome, mac) VALUES ($1, $2, $3, $4)
+				ON CONFLICT (id, replica) DO UPDATE SET outcome = EXCLUDED.outcome, mac = EXCLUDED.mac, at = now() RETURNING 1)
 			SELECT pg_notify($5, '') FROM told`, o.id, d.replica, o.outcome, o.mac, channel)
 	} else {
 		_, err = d.pool.Exec(qctx, `DELETE FROM fleet_held WHERE id = $1 AND replica = $2`, o.id, d.replica)
@@ -527,6 +557,7 @@ func (d *Desk) announce() {
 		if now.After(r.Deadline.Add(time.Minute)) {
 			delete(d.seen, id)
 			delete(d.ended, id)
+			delete(d.forged, id)
 		}
 	}
 }
@@ -576,7 +607,13 @@ func (d *Desk) tellEnds(ctx context.Context) {
 func (d *Desk) tellEnd(id, replica string, raw []byte, m string) {
 	var a answer
 	if !hmac.Equal([]byte(m), []byte(d.mac([]byte("outcome"), []byte(id), []byte(replica), raw))) || json.Unmarshal(raw, &a) != nil {
-		d.logger.Error("a held call's outcome in the fleet's store does not carry the fleet's MAC: not told", "id", id, "replica", replica)
+		d.mu.Lock()
+		logged := d.forged[id]
+		d.forged[id] = true
+		d.mu.Unlock()
+		if !logged {
+			d.logger.Error("a held call's outcome in the fleet's store does not carry the fleet's MAC: not told (its holder's own outcome replaces it)", "id", id, "replica", replica)
+		}
 		return
 	}
 	d.mu.Lock()

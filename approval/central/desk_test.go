@@ -285,3 +285,64 @@ func TestADeadReplicasCallsAreNotAnswered(t *testing.T) {
 	}
 	unlisted(t, r2, p.ID, "the dead replica's call")
 }
+
+// TestAForgedOutcomeDoesNotSilenceTheEnd: a row written into the
+// outcomes by whoever writes the database (no fleet MAC) under a held
+// call's id before the call ends is replaced by the holder's own outcome:
+// the other replicas are told the call ended.
+func TestAForgedOutcomeDoesNotSilenceTheEnd(t *testing.T) {
+	pool := newPool(t)
+	r1, r3 := newReplica(t, pool, "r1", "operators"), newReplica(t, pool, "r3", "operators")
+	watch := r3.hub.Watch()
+	defer watch.Close()
+	p := r1.broker.Open(approval.Request{Session: "s1", Agent: "alice", Tool: "web.click", Command: "click", Why: []string{"approval"}}, 2*time.Second)
+	if e := nextEvent(t, watch, events.ApprovalAsked); e.Approval != p.ID {
+		t.Fatalf("r3 told of %+v", e)
+	}
+	if _, err := pool.Exec(context.Background(), `INSERT INTO fleet_held_outcomes (id, replica, outcome, mac) VALUES ($1, 'r1', '{"approved":true}', 'forged')`, p.ID); err != nil {
+		t.Fatal(err)
+	}
+	p.Wait(context.Background())
+	if e := nextEvent(t, watch, events.ApprovalAnswered); e.Approval != p.ID || e.Allowed == nil || *e.Allowed || e.Channel != approval.ChannelTimeout {
+		t.Errorf("r3 told of the end as %+v, want the holder's timeout", e)
+	}
+}
+
+// TestARestartedReplicasOldCallsEnd: a replica killed with a call held and
+// started again under the same name (as systemd does) holds none of its
+// previous run's calls: the call is no longer listed elsewhere, an answer
+// to it is refused, and the other replicas are told it ended.
+func TestARestartedReplicasOldCallsEnd(t *testing.T) {
+	pool := newPool(t)
+	r1, r2 := newReplica(t, pool, "r1", "operators"), newReplica(t, pool, "r2", "operators")
+	watch := r2.hub.Watch()
+	defer watch.Close()
+	p := r1.broker.Open(approval.Request{Session: "s1", Tool: "web.click", Command: "click", Why: []string{"approval"}}, time.Minute)
+	req := held(t, r2, p.ID)
+	r1.stop() // killed: its row stays
+	_ = newReplica(t, pool, "r1", "operators")
+	unlisted(t, r2, p.ID, "the previous run's call")
+	if err := r2.desk.Answer(req, approval.Outcome{Approved: true, Channel: approval.ChannelConsole, By: "olga"}); !errors.Is(err, approval.ErrUnknown) {
+		t.Errorf("an answer to the previous run's call: %v, want ErrUnknown", err)
+	}
+	if e := nextEvent(t, watch, events.ApprovalAnswered); e.Approval != p.ID || e.Channel != approval.ChannelCancelled || !strings.Contains(e.Reason, "started again") {
+		t.Errorf("r2 told of the end as %+v", e)
+	}
+}
+
+// TestAWithdrawnCallIsToldEnded: a held call withdrawn on its replica (its
+// session ended) is told ended on the others.
+func TestAWithdrawnCallIsToldEnded(t *testing.T) {
+	pool := newPool(t)
+	r1, r2 := newReplica(t, pool, "r1", "operators"), newReplica(t, pool, "r2", "operators")
+	watch := r2.hub.Watch()
+	defer watch.Close()
+	p := r1.broker.Open(approval.Request{Session: "s1", Tool: "web.click", Command: "click", Why: []string{"approval"}}, time.Minute)
+	if e := nextEvent(t, watch, events.ApprovalAsked); e.Approval != p.ID {
+		t.Fatalf("r2 told of %+v", e)
+	}
+	r1.broker.Withdraw(p.ID)
+	if e := nextEvent(t, watch, events.ApprovalAnswered); e.Approval != p.ID || e.Channel != approval.ChannelCancelled || !strings.Contains(e.Reason, "withdrawn") {
+		t.Errorf("r2 told of the withdrawal as %+v", e)
+	}
+}
