@@ -216,3 +216,63 @@ func TestMigrateFleetTablesFromV1(t *testing.T) {
 		t.Errorf("%s leases after a second Open, want 1", got)
 	}
 }
+
+// TestADropRacingASweepLeavesNoRecord: r1 (alive) ends its session and
+// drops the lease just as r2's sweep takes the expired lease (after a
+// store outage, say): once both are done, no record says the session
+// ended by its lease's expiry. (A drop outside the sessions lock read
+// fleet_ended before the sweep committed, then found the lease gone.)
+func TestADropRacingASweepLeavesNoRecord(t *testing.T) {
+	c, db := pglab.Shared(t)
+	r1 := replicasOn(t, c, db, 1, fleet.Options{LeaseFor: time.Second, LogID: "log-r1"})[0]
+	r2 := replicasOn(t, c, db, 1, fleet.Options{Replica: "s", LeaseFor: time.Second, LogID: "log-r2"})[0]
+	lease := bound(t, r1, "alice", "r1-mcp-1")
+	waitExpired(t, r1)
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, c.URLWithPassword(db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	// Something holds the lease's row for a moment (any statement does).
+	blocker, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := blocker.Exec(ctx, `SELECT 1 FROM fleet_sessions WHERE lease = $1 FOR UPDATE`, lease); err != nil {
+		t.Fatal(err)
+	}
+	waiting := func(n int) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			var w int
+			_ = pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&w)
+			if w >= n {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d statements waiting, want %d", w, n)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	swept := make(chan error, 1)
+	go func() { _, err := r2.Sweep(ctx); swept <- err }()
+	waiting(1)
+	dropped := make(chan error, 1)
+	go func() { dropped <- r1.Drop(ctx, []string{lease}) }()
+	waiting(2)
+	if err := blocker.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-swept; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-dropped; err != nil {
+		t.Fatal(err)
+	}
+	if got := readEnded(t, c, db, "log-r1"); len(got) != 0 {
+		t.Fatalf("r1 dropped the lease of a session it ended, and the fleet still records it as ended by the lease's expiry: %+v", got)
+	}
+}

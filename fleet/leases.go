@@ -119,7 +119,13 @@ func (s *Store) Drop(ctx context.Context, leases []string) error {
 	if len(leases) == 0 {
 		return nil
 	}
-	if _, err := s.pool.Exec(ctx, dropSQL, leases); err != nil {
+	// Under the sessions lock, as a sweep runs: a drop that ran beside a
+	// sweep taking the same lease would find the lease gone and leave the
+	// sweep's record of an end its live replica made itself.
+	b := &pgx.Batch{}
+	b.Queue(`SELECT pg_advisory_xact_lock($1)`, int64(sessionsLock))
+	b.Queue(dropSQL, leases)
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
 		return storeErr("drop session leases", err)
 	}
 	return nil
