@@ -335,3 +335,46 @@ func shortID(id string) string {
 	}
 	return strconv.Quote(id)
 }
+
+// Whole is what a central store must hold of a session to hold it as the
+// file does: its head's very bytes, as many records as the head counts
+// with the last one the head names, and every blob its records name (as
+// kind + "/" + sha256).
+type Whole struct {
+	Head  []byte
+	Seq   uint64
+	Hash  string
+	Blobs []string
+}
+
+// WholeOf is what the file holds of session id, for a check that a
+// central store holds it whole (before a prune removes it from the file).
+func (s *Store) WholeOf(id string) (*Whole, error) {
+	w := &Whole{}
+	err := s.db.View(func(tx *bolt.Tx) error {
+		raw := tx.Bucket(bucketHeads).Get([]byte(id))
+		if raw == nil {
+			return fmt.Errorf("%w: session %s has no head", ErrCorrupt, shortID(id))
+		}
+		h := rawHead(raw)
+		w.Head, w.Seq, w.Hash = bytes.Clone(raw), h.Seq, h.Hash
+		recs := tx.Bucket(bucketSessions).Bucket([]byte(id))
+		if recs == nil {
+			return fmt.Errorf("%w: session %s has a head and no records", ErrCorrupt, shortID(id))
+		}
+		return recs.ForEach(func(_, rec []byte) error {
+			var refs struct {
+				Screenshot string `json:"screenshot_sha256"`
+				Config     string `json:"config_sha256"`
+			}
+			_ = json.Unmarshal(rec, &refs)
+			for kind, sha := range map[string]string{BlobScreenshot: refs.Screenshot, BlobConfig: refs.Config} {
+				if key := kind + "/" + sha; sha != "" && !slices.Contains(w.Blobs, key) {
+					w.Blobs = append(w.Blobs, key)
+				}
+			}
+			return nil
+		})
+	})
+	return w, err
+}

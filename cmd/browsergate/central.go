@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/ed25519"
 	"errors"
@@ -354,19 +355,42 @@ func (s *evidenceSource) each(session string, one bool, fn func(store *liveStore
 // prunedShipped checks, before a prune of the sessions of store that ended
 // before before, that a file a daemon ships to a central store is pruned
 // with that store (storeURL) and that the store holds each of those
-// sessions whole: a session pruned before its last records shipped would
-// leave the store a tombstone it cannot match, and stop the shipping.
+// sessions whole: the head's very bytes, every record up to it (the last
+// one the head names) and every blob they name. A session pruned before
+// it shipped would be in neither place, and leave the store a tombstone it
+// cannot match, which stops the shipping.
 func prunedShipped(store *evidence.Store, before time.Time, storeURL string) error {
 	where := store.ShipsTo()
 	if storeURL == "" {
 		if where != "" {
-			return fmt.Errorf("%w: evidence prune: this file ships to the central store %s (serve --store): give --store URL, so that only sessions the store holds whole are removed (one removed before it shipped would stop the shipping)", errUsage, where)
+			return fmt.Errorf("%w: evidence prune: this file ships to the central store %s (serve --store): give --store URL, so that only sessions the store holds whole are removed (one removed before it shipped would stop the shipping)", errUsage, evidence.Visible(where))
 		}
 		return nil
+	}
+	if err := central.CheckURL(storeURL); err != nil {
+		return fmt.Errorf("%w: --store: %v", errUsage, err)
+	}
+	if where != "" && central.Redact(storeURL) != where {
+		return fmt.Errorf("%w: evidence prune: --store %s is not the store this file ships to, %s", errUsage, central.Redact(storeURL), evidence.Visible(where))
 	}
 	sessions, err := store.Sessions()
 	if err != nil {
 		return err
+	}
+	var gone []*evidence.Whole
+	var ids, blobs []string
+	for _, s := range sessions {
+		if !s.Last.Before(before) {
+			continue
+		}
+		w, err := store.WholeOf(s.ID)
+		if err != nil {
+			return err
+		}
+		gone, ids, blobs = append(gone, w), append(ids, s.ID), append(blobs, w.Blobs...)
+	}
+	if len(gone) == 0 {
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), centralConnectWait)
 	defer cancel()
@@ -377,12 +401,30 @@ func prunedShipped(store *evidence.Store, before time.Time, storeURL string) err
 	defer c.Close()
 	shipped, err := c.Shipped(ctx, store.LogID())
 	if err != nil {
-		return fmt.Errorf("--store: what the store holds of log %s: %w", store.LogID(), err)
+		return fmt.Errorf("--store: %w", err)
+	}
+	counts, have, err := c.Holdings(ctx, store.LogID(), blobs)
+	if err != nil {
+		return fmt.Errorf("--store: %w", err)
 	}
 	var behind []string
-	for _, s := range sessions {
-		if s.Last.Before(before) && (shipped.Records[s.ID] < uint64(s.Records) || shipped.HeadSeqs[s.ID] < s.HeadSeq) {
-			behind = append(behind, fmt.Sprintf("%s (%d of its %d records there)", quoteID(s.ID), shipped.Records[s.ID], s.Records))
+	for i, w := range gone {
+		id := ids[i]
+		whole := counts[id] == int64(w.Seq) && shipped.Records[id] == w.Seq && shipped.Hashes[id] == w.Hash
+		what := fmt.Sprintf("the store has %d of its %d records", counts[id], w.Seq)
+		if !whole && counts[id] == int64(w.Seq) {
+			what += ", not as the file has them"
+		}
+		if !bytes.Equal(shipped.Heads[id], w.Head) {
+			whole, what = false, what+", not its head as the file has it"
+		}
+		for _, b := range w.Blobs {
+			if !have[b] {
+				whole, what = false, what+", not its "+b
+			}
+		}
+		if !whole {
+			behind = append(behind, fmt.Sprintf("%s (%s)", quoteID(id), what))
 		}
 	}
 	if len(behind) > 0 {

@@ -156,3 +156,32 @@ func (s *Store) LogOf(ctx context.Context, session string) (string, error) {
 	}
 	return "", fmt.Errorf("session %s is in more than one log of the central store (%s, %s): two files made the same session id", session, ids[0], ids[1])
 }
+
+// Holdings is what the store holds of log logID beyond what Shipped says,
+// for a check that it holds sessions whole: the number of records of each
+// session, and which of blobs (kind + "/" + sha256) it has.
+func (s *Store) Holdings(ctx context.Context, logID string, blobs []string) (counts map[string]int64, have map[string]bool, err error) {
+	counts, have = map[string]int64{}, map[string]bool{}
+	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		rows, _ := tx.Query(ctx, `SELECT session, count(*) FROM evidence_records WHERE log_id = $1 GROUP BY session`, logID)
+		var id string
+		var n int64
+		if _, err := pgx.ForEachRow(rows, []any{&id, &n}, func() error { counts[id] = n; return nil }); err != nil {
+			return err
+		}
+		rows, _ = tx.Query(ctx, `SELECT kind || '/' || sha256 FROM evidence_blobs WHERE kind || '/' || sha256 = ANY($1)`, nonNilStrings(blobs))
+		_, err := pgx.ForEachRow(rows, []any{&id}, func() error { have[id] = true; return nil })
+		return err
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("read what the central store holds of log %s: %w", logID, err)
+	}
+	return counts, have, nil
+}
+
+func nonNilStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
