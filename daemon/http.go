@@ -194,7 +194,7 @@ func Listen(cfg Config) (*Front, error) {
 		ln = tls.NewListener(ln, tlsConfig)
 	}
 	f := &Front{cfg: cfg, ln: ln, sessions: &sessionCount{agent: map[string]string{},
-		leases: fleetLeases{of: map[string]string{}, pending: map[string]string{}}}}
+		leases: fleetLeases{of: map[string]string{}, pending: map[string]string{}, early: map[string]*earlyNotes{}}}}
 	f.hosts, f.own, f.allowed = f.names(loopback, tlsConfig != nil)
 	calls := newCallLimit(cfg.MaxCallsPerSession, cfg.Logger)
 	cfg.Server.AddReceivingMiddleware(calls.middleware)

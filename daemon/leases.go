@@ -21,6 +21,10 @@ type Leases interface {
 	Reserve(ctx context.Context, agent string, most, perAgent int, ended []string) (lease string, total, mine int, err error)
 	// Bind notes the MCP session a lease became.
 	Bind(ctx context.Context, lease, session string) error
+	// Note notes a session of the replica's evidence log that a lease's
+	// MCP session opened: the record of its end, should the lease
+	// expire, names it.
+	Note(ctx context.Context, lease, evidence string) error
 	// Renew extends the leases of live (lease -> agent) and drops those
 	// of ended.
 	Renew(ctx context.Context, live map[string]string, ended []string) error
@@ -44,11 +48,22 @@ const leaseWait = 10 * time.Second
 type fleetLeases struct {
 	of      map[string]string // session id -> lease
 	pending map[string]string // lease -> agent, of sessions being opened
-	ended   []string
+	// early are the evidence sessions noted (NoteEvidence) of a session
+	// whose lease was not bound yet (a session readied as its client
+	// connects, before the response that names it): noted at the binding.
+	early map[string]*earlyNotes
+	ended []string
 	// store orders the front's exchanges with the store: a renewal's
 	// snapshot of the live leases is written before a drop of one of
 	// them, never after (it would take the dropped lease again).
 	store sync.Mutex
+}
+
+// earlyNotes are evidence sessions noted before their session's lease was
+// bound, since when.
+type earlyNotes struct {
+	evidence []string
+	since    time.Time
 }
 
 // reserveLease takes the fleet's lease for a session agent opens, or says
@@ -94,9 +109,14 @@ func (f *Front) releaseLease(agent, lease, id string) {
 	defer c.leases.store.Unlock()
 	c.mu.Lock()
 	delete(c.leases.pending, lease)
+	var early []string
 	if id != "" {
 		c.agent[id] = agent
 		c.leases.of[id] = lease
+		if n := c.leases.early[id]; n != nil {
+			early = n.evidence
+		}
+		delete(c.leases.early, id)
 	}
 	c.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), leaseWait)
@@ -110,6 +130,9 @@ func (f *Front) releaseLease(agent, lease, id string) {
 	if err := f.cfg.Leases.Bind(ctx, lease, id); err != nil {
 		f.cfg.Logger.Warn("http: the fleet's session lease was not given its session id", "session", id, "error", err)
 	}
+	for _, e := range early {
+		f.noteLease(ctx, lease, e)
+	}
 }
 
 // sweepSessions forgets the sessions the server no longer has (closed by
@@ -122,6 +145,11 @@ func (f *Front) sweepSessions() []string {
 	live := f.liveSessions()
 	ended := c.leases.ended
 	c.leases.ended = nil
+	for id, n := range c.leases.early {
+		if !live[id] && time.Since(n.since) > time.Minute {
+			delete(c.leases.early, id)
+		}
+	}
 	for id := range c.agent {
 		if !live[id] {
 			delete(c.agent, id)
@@ -261,3 +289,42 @@ func (d *deleteWatch) Write(b []byte) (int, error) {
 
 // Unwrap gives http.ResponseController the writer beneath.
 func (d *deleteWatch) Unwrap() http.ResponseWriter { return d.ResponseWriter }
+
+// NoteEvidence notes, with the fleet's leases, that MCP session id (or
+// browser-session handle) opened session evidence of the replica's log,
+// so that the fleet's record of its end names it should the replica die.
+// It returns at once: the executor calls it as it opens the session.
+func (f *Front) NoteEvidence(id, evidence string) {
+	if f.cfg.Leases == nil {
+		return
+	}
+	c := f.sessions
+	c.mu.Lock()
+	lease, ok := c.leases.of[id]
+	if !ok {
+		// Not bound yet: noted as it is (releaseLease). A session that is
+		// never bound (its opening failed) is forgotten by the next sweep.
+		n := c.leases.early[id]
+		if n == nil {
+			n = &earlyNotes{since: time.Now()}
+			c.leases.early[id] = n
+		}
+		n.evidence = append(n.evidence, evidence)
+	}
+	c.mu.Unlock()
+	if !ok {
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), leaseWait)
+		defer cancel()
+		f.noteLease(ctx, lease, evidence)
+	}()
+}
+
+// noteLease notes evidence in lease, logging a failure.
+func (f *Front) noteLease(ctx context.Context, lease, evidence string) {
+	if err := f.cfg.Leases.Note(ctx, lease, evidence); err != nil {
+		f.cfg.Logger.Warn("http: the fleet's lease was not given its evidence session: should its replica die, the fleet's record of the end names no session of the log", "session", evidence, "error", err)
+	}
+}

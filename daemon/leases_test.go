@@ -50,6 +50,8 @@ func (m *memLeases) Reserve(_ context.Context, agent string, most, perAgent int,
 
 func (m *memLeases) Bind(context.Context, string, string) error { return nil }
 
+func (m *memLeases) Note(context.Context, string, string) error { return nil }
+
 func (m *memLeases) Renew(_ context.Context, live map[string]string, ended []string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -82,6 +82,11 @@ type Config struct {
 	// manifest's under its tool name (hostlimit.go). Nil: this daemon
 	// paces its own requests alone.
 	Pacing web.Schedule
+	// SessionOpened, when set, is told of each evidence session the
+	// executor opens and the MCP session (or browser-session handle) it
+	// belongs to, with e.mu held: it must return at once. The daemon's
+	// front notes it in the fleet's lease (daemon.Front.NoteEvidence).
+	SessionOpened func(mcpID, evidenceID string)
 }
 
 // Executor implements toolclad.Runner: it gates, acts and records every
@@ -545,6 +550,9 @@ func (e *Executor) newSessionLocked(k sessionKey, notice string) *session {
 	s.notice = notice
 	e.sessions[k] = s
 	e.cfg.Events.Publish(events.Event{Type: events.SessionOpened, Session: s.id, Agent: s.principal, Tool: m.Tool.Name})
+	if e.cfg.SessionOpened != nil {
+		e.cfg.SessionOpened(k.mcp, s.id)
+	}
 	return s
 }
 

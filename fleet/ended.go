@@ -36,9 +36,9 @@ const EndedReason = "its replica %s stopped renewing its lease: killed, or cut o
 // sessions of those that carry a log ($1: the sweeping replica).
 const sweepSQL = `WITH gone AS (
 		DELETE FROM fleet_sessions WHERE expires < clock_timestamp()
-		RETURNING lease, session, replica, agent, log_id, expires)
-	INSERT INTO fleet_ended (log_id, session, lease, replica, agent, expired, swept_by, reason)
-	SELECT log_id, session, lease, replica, agent, expires, $1, format('` + EndedReason + `', replica)
+		RETURNING lease, session, replica, agent, log_id, expires, evidence)
+	INSERT INTO fleet_ended (log_id, session, lease, replica, agent, expired, swept_by, reason, evidence)
+	SELECT log_id, session, lease, replica, agent, expires, $1, format('` + EndedReason + `', replica), evidence
 	FROM gone WHERE session IS NOT NULL AND log_id IS NOT NULL
 	ON CONFLICT DO NOTHING`
 
@@ -77,6 +77,10 @@ type Ended struct {
 	Swept   time.Time
 	SweptBy string
 	Reason  string
+	// Evidence are the sessions of the log the MCP session opened (one
+	// per manifest it called), as its replica noted them (Note): the log's
+	// sessions this record ends.
+	Evidence []string
 }
 
 // ReadEnded lists the fleet's records of the sessions of log logID that
@@ -91,7 +95,7 @@ func ReadEnded(ctx context.Context, pool *pgxpool.Pool, logID string) ([]Ended, 
 	if !there {
 		return nil, nil
 	}
-	rows, _ := pool.Query(ctx, `SELECT log_id, session, lease, replica, agent, expired, swept, swept_by, reason
+	rows, _ := pool.Query(ctx, `SELECT log_id, session, lease, replica, agent, expired, swept, swept_by, reason, evidence
 		FROM fleet_ended WHERE log_id = $1 ORDER BY expired, session`, logID)
 	out, err := pgx.CollectRows(rows, pgx.RowToStructByPos[Ended])
 	if err != nil {

@@ -276,3 +276,37 @@ func TestADropRacingASweepLeavesNoRecord(t *testing.T) {
 		t.Fatalf("r1 dropped the lease of a session it ended, and the fleet still records it as ended by the lease's expiry: %+v", got)
 	}
 }
+
+// A lease's record of its end names the log's sessions its MCP session
+// opened, noted before the lease expired or after it was swept; a lease
+// taken back after a sweep keeps them.
+func TestTheRecordNamesTheSessionsTheLeaseNoted(t *testing.T) {
+	c, db := pglab.Shared(t)
+	r := replicasOn(t, c, db, 1, fleet.Options{LeaseFor: leaseFor, LogID: "log-r1"})[0]
+	sweeper := replicasOn(t, c, db, 1, fleet.Options{Replica: "s", LeaseFor: leaseFor})[0]
+	ctx := context.Background()
+	lease := bound(t, r, "alice", "mcp-1")
+	for _, e := range []string{"ev-a", "ev-b", "ev-a"} {
+		if err := r.Note(ctx, lease, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitExpired(t, r)
+	if _, err := sweeper.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Note(ctx, lease, "ev-c"); err != nil { // noted after the sweep
+		t.Fatal(err)
+	}
+	got := readEnded(t, c, db, "log-r1")
+	if len(got) != 1 || strings.Join(got[0].Evidence, ",") != "ev-a,ev-b,ev-c" {
+		t.Fatalf("the record: %+v, want it to name ev-a, ev-b and ev-c", got)
+	}
+	// Back from a cut: the lease is taken again with its sessions.
+	if err := r.Renew(ctx, map[string]string{lease: "alice"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.SQL(t, db, `SELECT array_to_string(evidence, ',') FROM fleet_sessions WHERE lease = '`+lease+`'`); got != "ev-a,ev-b,ev-c" {
+		t.Fatalf("the lease taken again notes %q, want ev-a,ev-b,ev-c", got)
+	}
+}

@@ -99,9 +99,9 @@ func (s *Store) Renew(ctx context.Context, live map[string]string, ended []strin
 	// deleted here, or after, finding the lease renewed.
 	b.Queue(`SELECT pg_advisory_xact_lock($1)`, int64(sessionsLock))
 	b.Queue(dropSQL, nonNil(ended))
-	b.Queue(`WITH back AS (DELETE FROM fleet_ended WHERE lease = ANY($1) RETURNING lease, session)
-		INSERT INTO fleet_sessions (lease, session, replica, agent, log_id, expires)
-		SELECT u.l, back.session, $2, u.a, $5, clock_timestamp() + $4 * interval '1 microsecond'
+	b.Queue(`WITH back AS (DELETE FROM fleet_ended WHERE lease = ANY($1) RETURNING lease, session, evidence)
+		INSERT INTO fleet_sessions (lease, session, replica, agent, log_id, expires, evidence)
+		SELECT u.l, back.session, $2, u.a, $5, clock_timestamp() + $4 * interval '1 microsecond', coalesce(back.evidence, '{}')
 		FROM unnest($1::text[], $3::text[]) AS u(l, a) LEFT JOIN back ON back.lease = u.l
 		ON CONFLICT (lease) DO UPDATE SET expires = EXCLUDED.expires,
 			session = coalesce(fleet_sessions.session, EXCLUDED.session)`,
@@ -166,4 +166,19 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// Note notes that the MCP session of lease opened session evidence of the
+// replica's log (one per manifest it calls), so that the record of its
+// end, if its lease expires (Sweep), names the log's sessions it ends.
+// A lease already swept has its record noted instead.
+func (s *Store) Note(ctx context.Context, lease, evidence string) error {
+	b := &pgx.Batch{}
+	b.Queue(`SELECT pg_advisory_xact_lock($1)`, int64(sessionsLock))
+	b.Queue(`UPDATE fleet_sessions SET evidence = array_append(evidence, $2) WHERE lease = $1 AND NOT $2 = ANY(evidence)`, lease, evidence)
+	b.Queue(`UPDATE fleet_ended SET evidence = array_append(evidence, $2) WHERE lease = $1 AND NOT $2 = ANY(evidence)`, lease, evidence)
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return storeErr("note a session's evidence", err)
+	}
+	return nil
 }

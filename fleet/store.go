@@ -35,11 +35,13 @@ CREATE TABLE fleet_pacing (
 CREATE INDEX fleet_pacing_tat ON fleet_pacing (tat);
 `
 
-// schemaV2 gives each lease the evidence log of its replica, and keeps the
-// fleet's statements that a session ended as its lease expired
-// (ended.go): one row per log and MCP session.
+// schemaV2 gives each lease the evidence log of its replica and the
+// sessions of that log its MCP session opened, and keeps the fleet's
+// statements that a session ended as its lease expired (ended.go): one
+// row per log and MCP session.
 const schemaV2 = `
 ALTER TABLE fleet_sessions ADD COLUMN log_id text;
+ALTER TABLE fleet_sessions ADD COLUMN evidence text[] NOT NULL DEFAULT '{}';
 CREATE TABLE fleet_ended (
 	log_id  text NOT NULL,
 	session text NOT NULL,
@@ -50,6 +52,7 @@ CREATE TABLE fleet_ended (
 	swept   timestamptz NOT NULL DEFAULT clock_timestamp(),
 	swept_by text NOT NULL,
 	reason  text NOT NULL,
+	evidence text[] NOT NULL DEFAULT '{}',
 	PRIMARY KEY (log_id, session)
 );
 `

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,12 +16,11 @@ import (
 // not records of a log: no hash chain holds them. evidence show and
 // verify --store print them beside the log, as the fleet's statement.
 //
-// A record names an MCP session; a log's records name their own sessions
-// (one per MCP session and manifest) and not the MCP session they ran in.
-// A log's session is matched with the records of its agent whose lease
-// expired after its first record; one left open in the store (no
-// session_end record, or only the one a restarted daemon writes for a
-// session it died in, evidence.RuleDaemonDied) is shown as ended by them.
+// A record names an MCP session and the sessions of the log it opened
+// (fleet.Ended.Evidence: its replica noted each as it opened it). A log's
+// session named by a record and left open in the store (no session_end
+// record, or only the one a restarted daemon writes for a session it died
+// in, evidence.RuleDaemonDied) is shown as ended by it.
 
 // endedNotes are the lines show prints under each session of a central
 // store's log about its end: the fleet's records that match it, or that
@@ -32,7 +32,7 @@ func endedNotes(ended []fleet.Ended) func(evidence.SessionSummary, []*evidence.E
 		}
 		var by []fleet.Ended
 		for _, e := range ended {
-			if e.Agent == recs[0].Principal && !e.Expired.Before(s.First) {
+			if slices.Contains(e.Evidence, s.ID) {
 				by = append(by, e)
 			}
 		}
@@ -50,20 +50,13 @@ func endedNotes(ended []fleet.Ended) func(evidence.SessionSummary, []*evidence.E
 	}
 }
 
-// endedLine says that a session ended as a lease of by expired: one, or
-// (an agent with several MCP sessions on the replica) one of them.
+// endedLine says that a session ended as the lease of its MCP session
+// expired (by: the fleet's records that name it; one, as an evidence
+// session belongs to one MCP session).
 func endedLine(by []fleet.Ended) string {
 	e := by[0]
-	if len(by) == 1 {
-		return fmt.Sprintf("ended (the fleet's record, outside the log's hash chains): MCP session %s of replica %s, lease expired %s (recorded by replica %s): %s",
-			e.Session, e.Replica, stamp(e.Expired), e.SweptBy, e.Reason)
-	}
-	var each []string
-	for _, e := range by {
-		each = append(each, fmt.Sprintf("%s of replica %s at %s", e.Session, e.Replica, stamp(e.Expired)))
-	}
-	return fmt.Sprintf("ended (the fleet's record, outside the log's hash chains): its MCP session is one of agent %s's whose leases expired: %s: %s",
-		e.Agent, strings.Join(each, ", "), e.Reason)
+	return fmt.Sprintf("ended (the fleet's record, outside the log's hash chains): MCP session %s of replica %s, lease expired %s (recorded by replica %s): %s",
+		e.Session, e.Replica, stamp(e.Expired), e.SweptBy, e.Reason)
 }
 
 // leftOpen says whether the store holds no end of a session, or only the
@@ -99,6 +92,10 @@ func writeEnded(w io.Writer, ended []fleet.Ended, err error) {
 	}
 	fmt.Fprintf(w, "note: the fleet recorded %d MCP session(s) of this log as ended as their leases expired (its statement, outside the hash chains; evidence show lists them):\n", len(ended))
 	for _, e := range ended {
-		fmt.Fprintf(w, "  %s\n", evidence.VisibleLine(fmt.Sprintf("MCP session %s, agent %s, replica %s: lease expired %s: %s", e.Session, e.Agent, e.Replica, stamp(e.Expired), e.Reason)))
+		opened := "it opened no session of the log its replica noted"
+		if len(e.Evidence) > 0 {
+			opened = "it opened the log's session(s) " + strings.Join(e.Evidence, ", ")
+		}
+		fmt.Fprintf(w, "  %s\n", evidence.VisibleLine(fmt.Sprintf("MCP session %s, agent %s, replica %s: lease expired %s: %s; %s", e.Session, e.Agent, e.Replica, stamp(e.Expired), e.Reason, opened)))
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -255,11 +256,19 @@ func (o *serveOptions) run(stderr io.Writer) error {
 	if gate != nil {
 		defer gate.Close()
 	}
+	// The front, once it listens: the executor tells it of each evidence
+	// session it opens, for the fleet's lease of its MCP session.
+	var frontNow atomic.Pointer[daemon.Front]
 	ex, err := executor.New(executor.Config{
 		Manifests: set.Manifests, Policies: set.Policies, Evidence: store, Principal: o.principal, Logger: logger,
 		Resolver: resolver, Approvals: broker, ApprovalTimeout: o.approvalTimeout, Elicitation: o.elicitation, Events: hub,
 		UserAgent: "browsergate/" + version + " (governed AI agent; +https://github.com/browsergate/browsergate)",
 		Warm:      o.prelaunch, CallsAtOnce: o.callsAtOnce, CallWait: o.callWait, Gate: gate, Pacing: limits.pacing(),
+		SessionOpened: func(mcpID, evidenceID string) {
+			if f := frontNow.Load(); f != nil {
+				f.NoteEvidence(mcpID, evidenceID)
+			}
+		},
 	})
 	if err != nil {
 		return err
@@ -348,6 +357,7 @@ func (o *serveOptions) run(stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	frontNow.Store(front)
 	// No page, and no fetch of the browserless engine, may reach the
 	// daemon's own front, whatever the scope grants.
 	if tcp, ok := front.Addr().(*net.TCPAddr); ok {
