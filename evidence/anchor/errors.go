@@ -49,6 +49,10 @@ var (
 	// replaced, and mirroring it would hide that.
 	ErrMirrorAhead = errors.New("anchor: the bucket's checkpoint is ahead of the log")
 
+	// ErrBucketMoved refuses to put a checkpoint over one another writer
+	// put since the mirror read the bucket.
+	ErrBucketMoved = errors.New("anchor: the bucket's checkpoint changed under the mirror")
+
 	// ErrBucketNotLocked is a bucket without Object Lock enabled (or
 	// without versioning): objects written there could be deleted.
 	ErrBucketNotLocked = errors.New("anchor: bucket does not have Object Lock enabled")

@@ -116,6 +116,20 @@ func (m *Mirror) Sync(ctx context.Context, src Source) (MirrorStats, error) {
 	if err := m.copyAll(ctx, src, jobs, &stats); err != nil {
 		return stats, err
 	}
+	// The checkpoint is put only over the one this mirror last saw there:
+	// one another writer put meanwhile (an anchorer that took over) is
+	// not overwritten with a history it may not extend.
+	now, err := getObject(ctx, m.cfg.Client, m.cfg.Bucket, m.key(layout.CheckpointPath), "")
+	if errors.Is(err, fs.ErrNotExist) {
+		now, err = nil, nil
+	}
+	if err != nil {
+		return stats, fmt.Errorf("mirror: read the bucket's checkpoint again: %w", err)
+	}
+	if !bytes.Equal(now, have.Raw) {
+		m.bucket = nil // read anew next time
+		return stats, fmt.Errorf("%w: s3://%s/%s changed while this mirror copied (another anchorer wrote it); its checkpoint is not put", ErrBucketMoved, m.cfg.Bucket, m.key(layout.CheckpointPath))
+	}
 	if err := m.put(ctx, layout.CheckpointPath, raw); err != nil {
 		return stats, err
 	}

@@ -46,13 +46,25 @@ type Anchorer struct {
 	Every time.Duration
 	// Batch bounds the records of one append (DefaultAnchorBatch).
 	Batch int
+	// RoundWait bounds one round of anchoring and copying
+	// (DefaultAnchorRoundWait), and TakeOverWait a takeover's restore and
+	// copy (DefaultTakeOverWait). A replica that takes the lock waits
+	// out the previous holder's bound before it reads or writes the
+	// bucket (the anchorer's turn).
+	RoundWait, TakeOverWait time.Duration
 }
 
 // Defaults of an Anchorer.
 const (
-	DefaultAnchorEvery = time.Second
-	DefaultAnchorBatch = 5000
+	DefaultAnchorEvery     = time.Second
+	DefaultAnchorBatch     = 5000
+	DefaultAnchorRoundWait = 2 * time.Minute
+	DefaultTakeOverWait    = 10 * time.Minute
 )
+
+// turnDrain is how long past a round's bound the holder's last writes may
+// still land (a request the bucket had whole as the round was cut).
+const turnDrain = 15 * time.Second
 
 // Run anchors while it holds the lock, and waits for it while another
 // replica does, until ctx ends.
@@ -114,14 +126,31 @@ func (a *Anchorer) whileLeader(ctx context.Context, every time.Duration) error {
 			conn.Conn().Close(context.Background())
 		}
 	}()
-	if err := a.takeOver(ctx, conn); err != nil {
+	// The replica that held the lock before may be in a round still (it
+	// lost the lock, not its process): it is waited out before the bucket
+	// is read, or two anchorers' checkpoints would fork the copy.
+	if err := a.awaitTurn(ctx, conn); err != nil {
 		return err
 	}
+	takeOverWait := cmp.Or(a.TakeOverWait, DefaultTakeOverWait)
+	if err := a.claimTurn(ctx, conn, takeOverWait); err != nil {
+		return err
+	}
+	tctx, cancel := context.WithTimeout(ctx, takeOverWait)
+	err = a.takeOver(tctx, conn)
+	cancel()
+	if err != nil {
+		return err
+	}
+	roundWait := cmp.Or(a.RoundWait, DefaultAnchorRoundWait)
 	for {
 		if err := a.checkLog(ctx, conn); err != nil {
 			return err
 		}
-		actx, cancel := context.WithTimeout(ctx, anchorRoundWait)
+		if err := a.claimTurn(ctx, conn, roundWait); err != nil {
+			return err
+		}
+		actx, cancel := context.WithTimeout(ctx, roundWait)
 		n, err := a.AnchorOnce(actx, conn)
 		cancel()
 		if err != nil {
@@ -141,9 +170,37 @@ func (a *Anchorer) whileLeader(ctx context.Context, every time.Duration) error {
 	}
 }
 
-// anchorRoundWait bounds one round of anchoring and copying: a store or
-// bucket that hangs ends the round, and the lock is let go.
-const anchorRoundWait = 2 * time.Minute
+// claimTurn sets the anchorer's turn to end d (and turnDrain) from now, by
+// the store's clock: the bound of what it does next. Only the lock's
+// holder claims, once the turn of the holder before it is over
+// (awaitTurn), and what it did before is over too.
+func (a *Anchorer) claimTurn(ctx context.Context, q querier, d time.Duration) error {
+	if _, err := q.Exec(ctx, `INSERT INTO evidence_anchor_turn (one, until) VALUES (true, clock_timestamp() + $1 * interval '1 millisecond')
+		ON CONFLICT (one) DO UPDATE SET until = EXCLUDED.until`, (d + turnDrain).Milliseconds()); err != nil {
+		return fmt.Errorf("claim the anchorer's turn: %w", err)
+	}
+	return nil
+}
+
+// awaitTurn waits, by the store's clock, until the last holder's turn is
+// over: until then it may still write to the bucket.
+func (a *Anchorer) awaitTurn(ctx context.Context, q querier) error {
+	var ms float64
+	if err := q.QueryRow(ctx, `SELECT coalesce(extract(epoch FROM max(until) - clock_timestamp()) * 1000, 0) FROM evidence_anchor_turn`).Scan(&ms); err != nil {
+		return fmt.Errorf("read the anchorer's turn: %w", err)
+	}
+	if ms <= 0 {
+		return nil
+	}
+	wait := time.Duration(ms) * time.Millisecond
+	a.logger().Info("took the anchorer's lock; waiting out the previous holder's turn before touching the transparency log's copy", "wait", wait.Round(time.Millisecond).String())
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(wait):
+		return nil
+	}
+}
 
 // takeOver readies the log for the anchorer that just took the lock:
 // restores it from its copy when the directory is behind the copy, checks
@@ -207,26 +264,34 @@ func (a *Anchorer) checkLog(ctx context.Context, q querier) error {
 	if a.Verifier == nil {
 		return nil
 	}
-	// The largest published checkpoints, the first that verifies with the
-	// log's key counts: a row written by other hands neither stops the
-	// anchoring nor hides a lost directory.
-	rows, _ := q.Query(ctx, `SELECT size, checkpoint FROM evidence_checkpoints ORDER BY size DESC LIMIT 16`)
-	var size int64
-	var raw []byte
-	var published uint64
-	if _, err := pgx.ForEachRow(rows, []any{&size, &raw}, func() error {
-		if published > 0 {
-			return nil
-		}
-		cp, err := a.Verifier.Checkpoint(raw)
-		if err != nil || cp.Size != uint64(size) {
-			a.logger().Error("a checkpoint in the store's evidence_checkpoints does not verify with the log's key: written by other hands, ignored", "size", size)
-			return nil
-		}
-		published = cp.Size
-		return nil
-	}); err != nil {
+	// The largest published checkpoint that verifies with the log's key
+	// counts: rows written by other hands, however many and however
+	// large, neither stop the anchoring nor hide a lost directory.
+	rows, err := q.Query(ctx, `SELECT size, checkpoint FROM evidence_checkpoints ORDER BY size DESC`)
+	if err != nil {
 		return fmt.Errorf("read the fleet's published checkpoints: %w", err)
+	}
+	var published uint64
+	forged := 0
+	for rows.Next() {
+		var size int64
+		var raw []byte
+		if err := rows.Scan(&size, &raw); err != nil {
+			rows.Close()
+			return fmt.Errorf("read the fleet's published checkpoints: %w", err)
+		}
+		if cp, err := a.Verifier.Checkpoint(raw); err == nil && cp.Size == uint64(size) {
+			published = cp.Size
+			break
+		}
+		forged++
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read the fleet's published checkpoints: %w", err)
+	}
+	if forged > 0 {
+		a.logger().Error("checkpoints in the store's evidence_checkpoints do not verify with the log's key: written by other hands, ignored", "rows", forged)
 	}
 	cp, err := a.Log.Signed(ctx)
 	if err != nil {
@@ -322,6 +387,7 @@ func (a *Anchorer) publish(ctx context.Context, q querier) error {
 // querier is what AnchorOnce needs of a pool or a connection.
 type querier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
 	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
 }

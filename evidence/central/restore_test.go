@@ -54,7 +54,9 @@ func (f *bucketFleet) anchorer(t *testing.T) *central.Anchorer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &central.Anchorer{Store: f.central, Log: l, Mirror: m, Verifier: f.verifier, Every: 50 * time.Millisecond}
+	return &central.Anchorer{Store: f.central, Log: l, Mirror: m, Verifier: f.verifier, Every: 50 * time.Millisecond,
+		// A replica taking over waits out the killed one's round: short here.
+		RoundWait: 2 * time.Second, TakeOverWait: 5 * time.Second}
 }
 
 // calls appends n calls to the evidence file and ships them.

@@ -27,10 +27,10 @@ import (
 
 // schemaVersion is the version of the tables Open creates; a store whose
 // schema is newer is refused.
-const schemaVersion = 1
+const schemaVersion = 2
 
-// schema creates the tables of schemaVersion 1 (docs/fleet.md describes
-// them): MigratePart's one step.
+// schema creates the tables of version 1 (docs/fleet.md describes them):
+// MigratePart's first step.
 const schema = `
 CREATE TABLE evidence_logs (
 	log_id   text PRIMARY KEY,
@@ -185,11 +185,20 @@ func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 // poolConns is the least pool size Open gives.
 const poolConns = 16
 
+// schemaV2 adds the anchorer's turn (anchorer.go): until when the replica
+// that anchors may still be writing to the transparency log's copy.
+const schemaV2 = `
+CREATE TABLE evidence_anchor_turn (
+	one   boolean PRIMARY KEY DEFAULT true CHECK (one),
+	until timestamptz NOT NULL
+);
+`
+
 // schemaLock is the advisory lock key under which tables are created.
 const schemaLock = 0x62675f736368656d // "bg_schem"
 
 func (s *Store) migrate(ctx context.Context) error {
-	return MigratePart(ctx, s.pool, "evidence", schema)
+	return MigratePart(ctx, s.pool, "evidence", schema, schemaV2)
 }
 
 // MigratePart brings the tables of part, a part of browsergate's tables in
