@@ -85,6 +85,8 @@ func Open(ctx context.Context, cfg Config) (*Log, error) {
 	if cfg.Signer == nil {
 		return nil, fmt.Errorf("%w: no Signer", ErrConfig)
 	}
+	// A restore builds DIR.restoring beside DIR: "/x/log/" must be /x/log.
+	cfg.Dir = filepath.Clean(cfg.Dir)
 	origin := cfg.Signer.Name()
 	if cfg.Origin != "" && cfg.Origin != origin {
 		return nil, fmt.Errorf("%w: Origin %q is not the signer's name %q", ErrConfig, cfg.Origin, origin)

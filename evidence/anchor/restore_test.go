@@ -206,3 +206,20 @@ func TestRestoreLeavesADivergingDirectory(t *testing.T) {
 		t.Fatalf("the restored log holds %d leaves, want 700", got)
 	}
 }
+
+// TestRestoreIntoDirWithTrailingSlash: a Dir written "/x/log/" is the
+// directory /x/log (Open cleans it): the restore builds its new directory
+// beside the log's, not inside it, and succeeds.
+func TestRestoreIntoDirWithTrailingSlash(t *testing.T) {
+	t.Parallel()
+	a := openLog(t)
+	a.appendAll(t, records("a", 1, 300))
+	dir := filepath.Join(t.TempDir(), "log") + "/"
+	b := openLogWith(t, dir, a.signer, a.vkey)
+	if st := b.restoreOK(t, a.Source()); !st.Restored || st.To != 300 {
+		t.Fatalf("restore into %q: %+v", dir, st)
+	}
+	if got := b.size(t); got != 300 {
+		t.Fatalf("the restored log holds %d leaves, want 300", got)
+	}
+}
