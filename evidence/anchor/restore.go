@@ -38,9 +38,14 @@ type RestoreStats struct {
 
 // Restore brings the log's directory up to a copy of the log (the bucket
 // Mirror keeps: Mirror.Source) when the directory holds fewer leaves than
-// the copy's checkpoint: the directory of an anchorer that takes over from
-// one whose machine was lost. The copy's checkpoint must verify with v,
-// the log's verifier key (ErrCheckpointSignature). Tessera's migration
+// the copy's largest checkpoint: the directory of an anchorer that takes
+// over from one whose machine was lost. A copy that keeps every version
+// of its checkpoint (BucketSource.Checkpoints) is read whole: every
+// version must verify with v, the log's verifier key
+// (ErrCheckpointSignature), and be consistent with the largest one, by a
+// consistency proof from the copy's tiles (ErrInconsistent); the restore
+// goes to the largest, not to the current version, which may be an old
+// one put back on top. Tessera's migration
 // (tessera.NewMigrationTarget) then rebuilds the log in a new directory
 // beside the log's from the copy's entry bundles alone, and refuses them
 // unless the tree they give has the checkpoint's root (ErrBundleMismatch);
@@ -51,10 +56,12 @@ type RestoreStats struct {
 // place (a directory with leaves moved aside, one without removed) and
 // Tessera opened on it again, to go on appending from the copy's size.
 //
-// A directory as large as the copy, or larger, or an empty copy, is left
-// alone: Mirror.Sync checks that it extends the copy. A copy that does not
-// verify changes nothing. While Restore runs, Append and Checkpoint fail
-// (ErrNotOpen); Tessera is opened again whatever the outcome.
+// A directory as large as every version of the copy's checkpoint says, or
+// larger, or an empty copy, is left alone, no signature checked and
+// nothing read but the checkpoints: Mirror.Sync checks that it extends
+// the copy. A copy that does not verify changes nothing. While Restore
+// runs, Append and Checkpoint fail (ErrNotOpen); Tessera is opened again
+// whatever the outcome.
 func (l *Log) Restore(ctx context.Context, src Source, v *Verifier) (stats RestoreStats, err error) {
 	if v == nil {
 		return stats, fmt.Errorf("%w: a restore needs the log's verifier", ErrConfig)
@@ -73,22 +80,22 @@ func (l *Log) Restore(ctx context.Context, src Source, v *Verifier) (stats Resto
 	if err != nil {
 		return stats, err
 	}
-	raw, err := src.ReadCheckpoint(ctx)
-	if errors.Is(err, fs.ErrNotExist) {
-		return stats, nil
-	}
-	if err != nil {
-		return stats, fmt.Errorf("restore: read the copy's checkpoint: %w", err)
-	}
-	cp, err := v.Checkpoint(raw)
-	if err != nil {
-		return stats, fmt.Errorf("restore: the copy's checkpoint: %w", err)
-	}
 	size, err := reader.IntegratedSize(ctx)
 	if err != nil {
 		return stats, fmt.Errorf("restore: the size of the log in %s: %w", l.cfg.Dir, err)
 	}
 	stats.From, stats.To = size, size
+	raws, err := copyCheckpoints(ctx, src)
+	if err != nil {
+		return stats, err
+	}
+	if len(raws) == 0 || size >= largestClaimed(raws) {
+		return stats, nil
+	}
+	cp, err := largestConsistent(ctx, src, v, raws)
+	if err != nil {
+		return stats, err
+	}
 	if size >= cp.Size {
 		return stats, nil
 	}
@@ -137,6 +144,78 @@ func (l *Log) Restore(ctx context.Context, src Source, v *Verifier) (stats Resto
 	}
 	stats.To, stats.Restored = cp.Size, true
 	return stats, nil
+}
+
+// versioned is a copy that keeps every version of its checkpoint
+// (BucketSource).
+type versioned interface {
+	Checkpoints(ctx context.Context) ([][]byte, error)
+}
+
+// copyCheckpoints reads every version of the copy's checkpoint a
+// versioned copy keeps, or its one checkpoint; none when it has none.
+func copyCheckpoints(ctx context.Context, src Source) ([][]byte, error) {
+	if vs, ok := src.(versioned); ok {
+		raws, err := vs.Checkpoints(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("restore: read the copy's checkpoint versions: %w", err)
+		}
+		return raws, nil
+	}
+	raw, err := src.ReadCheckpoint(ctx)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("restore: read the copy's checkpoint: %w", err)
+	}
+	return [][]byte{raw}, nil
+}
+
+// largestClaimed is the largest size the checkpoint versions say, their
+// signatures unchecked: a directory that holds as many leaves needs no
+// restore, whatever else the copy holds (Mirror.Sync then checks that
+// the directory extends the copy's checkpoint). A version that is no
+// checkpoint at all claims no size; when a restore is needed, it is
+// refused with the rest.
+func largestClaimed(raws [][]byte) uint64 {
+	var top uint64
+	for _, raw := range raws {
+		if cp, err := parseUnverified(raw); err == nil {
+			top = max(top, cp.Size)
+		}
+	}
+	return top
+}
+
+// largestConsistent verifies every checkpoint version of the copy and
+// returns the largest, once every other version is shown consistent with
+// it by a proof from src's tiles: the copy holds one history, and an old
+// version put back on top (the bucket's current one) does not take a
+// restore back to it.
+func largestConsistent(ctx context.Context, src Source, v *Verifier, raws [][]byte) (Checkpoint, error) {
+	cps := make([]Checkpoint, len(raws))
+	top := 0
+	for i, raw := range raws {
+		cp, err := v.Checkpoint(raw)
+		if err != nil {
+			return Checkpoint{}, fmt.Errorf("restore refused: checkpoint version %d of %d of the copy: %w", i+1, len(raws), err)
+		}
+		cps[i] = cp
+		if cp.Size > cps[top].Size {
+			top = i
+		}
+	}
+	for i, cp := range cps {
+		if i == top {
+			continue
+		}
+		if err := v.Consistency(ctx, src, cp, cps[top]); err != nil {
+			return Checkpoint{}, fmt.Errorf("restore refused: the copy's checkpoint versions are not one history: version %d of %d (%s) and the largest, version %d (%s): %w",
+				i+1, len(cps), cp, top+1, cps[top], err)
+		}
+	}
+	return cps[top], nil
 }
 
 // rebuild builds the log of cp in the new directory dir from src's entry
