@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -53,6 +54,8 @@ type Config struct {
 	// DefaultBatchMaxSize and DefaultBatchMaxAge.
 	BatchMaxSize uint
 	BatchMaxAge  time.Duration
+	// Logger says what a restore removed; nil means slog.Default().
+	Logger *slog.Logger
 }
 
 // Log is an open transparency log. Append and Checkpoint may be called
@@ -68,6 +71,10 @@ type Log struct {
 	shutdown func(context.Context) error
 	reader   tessera.LogReader
 	cancel   context.CancelFunc
+
+	// now and rename are time.Now and os.Rename, but in tests.
+	now    func() time.Time
+	rename func(from, to string) error
 
 	mu     sync.Mutex
 	closed bool
@@ -106,7 +113,7 @@ func Open(ctx context.Context, cfg Config) (*Log, error) {
 	if err := checkOrigin(cfg.Dir, origin); err != nil {
 		return nil, err
 	}
-	l := &Log{cfg: cfg, origin: origin}
+	l := &Log{cfg: cfg, origin: origin, now: time.Now, rename: os.Rename}
 	if err := l.start(ctx); err != nil {
 		return nil, err
 	}
@@ -117,7 +124,12 @@ func Open(ctx context.Context, cfg Config) (*Log, error) {
 // and the background work that signs checkpoints.
 func (l *Log) start(ctx context.Context) error {
 	cfg := l.cfg
-	driver, err := posix.New(ctx, posix.Config{Path: cfg.Dir})
+	if err := unfinished(cfg.Dir); err != nil {
+		return err
+	}
+	// Tessera refuses a path that is a symbolic link: it is opened on the
+	// directory the link names (which a restore replaces, not the link).
+	driver, err := posix.New(ctx, posix.Config{Path: realDir(cfg.Dir)})
 	if err != nil {
 		return fmt.Errorf("open the log in %s: %w", cfg.Dir, err)
 	}
@@ -205,6 +217,14 @@ func (l *Log) Size(ctx context.Context) (uint64, error) {
 // Origin is the log's origin: the signer's name, the first line of every
 // checkpoint.
 func (l *Log) Origin() string { return l.origin }
+
+// logger is where the log says what it did.
+func (l *Log) logger() *slog.Logger {
+	if l.cfg.Logger != nil {
+		return l.cfg.Logger
+	}
+	return slog.Default()
+}
 
 // Dir is the log's directory.
 func (l *Log) Dir() string { return l.cfg.Dir }

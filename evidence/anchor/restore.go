@@ -8,6 +8,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -34,6 +37,9 @@ type RestoreStats struct {
 	// MovedAside is where the directory went when it held leaves (all of
 	// them in the copy, at the same indexes); empty when it held none.
 	MovedAside string
+	// RemovedAside are the directories earlier restores moved aside that
+	// this one removed, keeping the newest KeepMovedAside.
+	RemovedAside []string
 }
 
 // Restore brings the log's directory up to a copy of the log (the bucket
@@ -99,6 +105,11 @@ func (l *Log) Restore(ctx context.Context, src Source, v *Verifier) (stats Resto
 	if size >= cp.Size {
 		return stats, nil
 	}
+	// A symbolic link stays: the directory it names is replaced.
+	dir := realDir(l.cfg.Dir)
+	if err := logFiles(dir); err != nil {
+		return stats, err
+	}
 
 	l.mu.Lock()
 	l.down = fmt.Errorf("restoring the log in %s from its copy", l.cfg.Dir)
@@ -114,7 +125,7 @@ func (l *Log) Restore(ctx context.Context, src Source, v *Verifier) (stats Resto
 	if err := l.stop(ctx); err != nil {
 		return stats, fmt.Errorf("restore: stop the log in %s: %w", l.cfg.Dir, err)
 	}
-	tmp := l.cfg.Dir + ".restoring"
+	tmp := dir + ".restoring"
 	if err := os.RemoveAll(tmp); err != nil {
 		return stats, fmt.Errorf("restore: %w", err)
 	}
@@ -123,27 +134,192 @@ func (l *Log) Restore(ctx context.Context, src Source, v *Verifier) (stats Resto
 		return stats, fmt.Errorf("restore from the %s of the copy, refused: %w", cp, err)
 	}
 	if size > 0 {
-		if err := isPrefix(ctx, DirSource(l.cfg.Dir), size, DirSource(tmp), cp.Size); err != nil {
+		if err := isPrefix(ctx, DirSource(dir), size, DirSource(tmp), cp.Size); err != nil {
 			os.RemoveAll(tmp)
-			return stats, fmt.Errorf("%w: %s holds %d leaves, the copy's %s: %w", ErrDiverged, l.cfg.Dir, size, cp, err)
+			return stats, fmt.Errorf("%w: %s holds %d leaves, the copy's %s: %w", ErrDiverged, dir, size, cp, err)
 		}
-		stats.MovedAside = fmt.Sprintf("%s.behind-%s", l.cfg.Dir, time.Now().UTC().Format("20060102T150405Z"))
-		if err := os.Rename(l.cfg.Dir, stats.MovedAside); err != nil {
-			os.RemoveAll(tmp)
-			return stats, fmt.Errorf("restore: %w", err)
-		}
-	} else if err := os.RemoveAll(l.cfg.Dir); err != nil {
-		os.RemoveAll(tmp)
-		return stats, fmt.Errorf("restore: %w", err)
 	}
-	if err := os.Rename(tmp, l.cfg.Dir); err != nil {
-		return stats, fmt.Errorf("restore: %w", err)
-	}
-	if err := syncDir(filepath.Dir(l.cfg.Dir)); err != nil {
-		return stats, fmt.Errorf("restore: %w", err)
+	aside, err := l.swap(dir, tmp, size > 0)
+	if err != nil {
+		return stats, err
 	}
 	stats.To, stats.Restored = cp.Size, true
+	if size == 0 {
+		if err := os.RemoveAll(aside); err != nil {
+			return stats, fmt.Errorf("restore: remove the log's former directory, without leaves: %w", err)
+		}
+		return stats, nil
+	}
+	stats.MovedAside = aside
+	stats.RemovedAside, err = pruneAside(dir, KeepMovedAside)
+	for _, old := range stats.RemovedAside {
+		l.logger().Info("removed a directory an earlier restore moved aside: only the newest are kept",
+			"removed", old, "kept", KeepMovedAside)
+	}
+	if err != nil {
+		return stats, fmt.Errorf("restore: remove the directories moved aside but the newest %d: %w", KeepMovedAside, err)
+	}
 	return stats, nil
+}
+
+// KeepMovedAside is how many directories moved aside by restores
+// (DIR.behind-*) are kept, the newest: older ones are removed.
+const KeepMovedAside = 3
+
+// ErrNotLogDir is a log directory that holds more than Tessera's own
+// files: a restore, which moves the directory aside or removes it, refuses
+// it.
+var ErrNotLogDir = errors.New("anchor: the log's directory holds files that are not the log's")
+
+// logFiles checks that dir holds Tessera's own files only (its POSIX
+// layout: checkpoint, tile/, .state/, and the temporary checkpoint<N>
+// files a crash may leave) and names what else it holds.
+func logFiles(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	var other []string
+	for _, e := range entries {
+		n := e.Name()
+		rest, isCheckpoint := strings.CutPrefix(n, layout.CheckpointPath)
+		switch {
+		case n == "tile" || n == ".state" || n == layout.CheckpointPath:
+		case isCheckpoint && strings.Trim(rest, "0123456789") == "":
+		default:
+			other = append(other, n)
+		}
+	}
+	if len(other) > 0 {
+		return fmt.Errorf("%w: %s holds %s besides the log's checkpoint, tile/ and .state/: a restore moves or removes the directory, so dir must be the log's own directory; restore refused",
+			ErrNotLogDir, dir, strings.Join(other, ", "))
+	}
+	return nil
+}
+
+// realDir is dir with symbolic links resolved (the one a dangling link
+// names, too): a restore replaces the directory a link points to, never
+// the link.
+func realDir(dir string) string {
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		return real
+	}
+	if fi, err := os.Lstat(dir); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		if to, err := os.Readlink(dir); err == nil {
+			if !filepath.IsAbs(to) {
+				to = filepath.Join(filepath.Dir(dir), to)
+			}
+			return filepath.Clean(to)
+		}
+	}
+	return dir
+}
+
+// unfinished refuses a log directory that is missing while a rebuilt one
+// waits beside it (DIR.restoring): a restore that could neither put the
+// rebuilt directory in place nor the former one back. Tessera would start
+// a new, empty log there.
+func unfinished(dir string) error {
+	real := realDir(dir)
+	if _, err := os.Stat(real); !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if _, err := os.Stat(real + ".restoring"); err != nil {
+		return nil
+	}
+	return fmt.Errorf("%w: %s is missing and %s.restoring holds a rebuilt log a restore did not finish putting in its place: move it to %s (or remove it, and whatever the restore moved aside, to start a new log)",
+		ErrNotOpen, real, real, real)
+}
+
+// swap puts the rebuilt directory tmp in dir's place and returns where
+// dir went: DIR.behind-<UTC time> when it held leaves, else a name to
+// remove. When the rebuilt one cannot take its place, dir is put back;
+// when that fails too, dir is left missing and Tessera is not opened on a
+// new empty one (unfinished).
+func (l *Log) swap(dir, tmp string, behind bool) (string, error) {
+	stem := dir + ".replaced"
+	if behind {
+		stem = dir + ".behind-" + l.now().UTC().Format(asideTime)
+	}
+	aside := freeName(stem)
+	if err := l.rename(dir, aside); err != nil {
+		os.RemoveAll(tmp)
+		return "", fmt.Errorf("restore: %w", err)
+	}
+	if err := l.rename(tmp, dir); err != nil {
+		if berr := l.rename(aside, dir); berr != nil {
+			return "", fmt.Errorf("restore: put the rebuilt log in place: %w; and the log's former directory back: %w (%s is missing: the log is not opened until it is there)", err, berr, dir)
+		}
+		os.RemoveAll(tmp)
+		return "", fmt.Errorf("restore: put the rebuilt log in place: %w (the log's directory is put back as it was)", err)
+	}
+	if err := syncDir(filepath.Dir(dir)); err != nil {
+		return "", fmt.Errorf("restore: %w", err)
+	}
+	return aside, nil
+}
+
+// asideTime is the time in a moved-aside directory's name.
+const asideTime = "20060102T150405Z"
+
+// freeName is stem, or stem-2, stem-3, … when it is taken (two restores
+// within a second).
+func freeName(stem string) string {
+	name := stem
+	for i := 2; ; i++ {
+		if _, err := os.Lstat(name); errors.Is(err, fs.ErrNotExist) {
+			return name
+		}
+		name = fmt.Sprintf("%s-%d", stem, i)
+	}
+}
+
+// pruneAside removes the directories restores moved aside from dir
+// (DIR.behind-<time>[-n]) but the newest keep, and returns those it
+// removed.
+func pruneAside(dir string, keep int) ([]string, error) {
+	type aside struct {
+		path string
+		at   string
+		n    int
+	}
+	prefix := filepath.Base(dir) + ".behind-"
+	entries, err := os.ReadDir(filepath.Dir(dir))
+	if err != nil {
+		return nil, err
+	}
+	var all []aside
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), prefix)
+		if !ok || !e.IsDir() {
+			continue
+		}
+		at, count, _ := strings.Cut(rest, "-")
+		n := 1
+		if count != "" {
+			if n, err = strconv.Atoi(count); err != nil {
+				continue
+			}
+		}
+		if _, err := time.Parse(asideTime, at); err != nil {
+			continue
+		}
+		all = append(all, aside{filepath.Join(filepath.Dir(dir), e.Name()), at, n})
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].at != all[j].at {
+			return all[i].at > all[j].at
+		}
+		return all[i].n > all[j].n
+	})
+	var removed []string
+	for _, a := range all[min(keep, len(all)):] {
+		if err := os.RemoveAll(a.path); err != nil {
+			return removed, err
+		}
+		removed = append(removed, a.path)
+	}
+	return removed, nil
 }
 
 // versioned is a copy that keeps every version of its checkpoint
