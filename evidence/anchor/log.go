@@ -28,6 +28,9 @@ const (
 	// DefaultBatchMaxAge is how long a leaf waits for others to join its
 	// batch: short, since the anchorer's Append waits for integration.
 	DefaultBatchMaxAge = 10 * time.Millisecond
+	// MaxCheckpointInterval is the longest CheckpointInterval: an
+	// anchoring round waits at most 2 minutes for a checkpoint.
+	MaxCheckpointInterval = time.Minute
 )
 
 // MaxLeaf is the largest leaf: a tlog-tiles entry's length is 16 bits.
@@ -48,7 +51,7 @@ type Config struct {
 	Origin string
 	// CheckpointInterval is how often a checkpoint is signed while the log
 	// grows; zero means DefaultCheckpointInterval, and it may not be less
-	// than 100 ms.
+	// than 100 ms nor more than MaxCheckpointInterval.
 	CheckpointInterval time.Duration
 	// BatchMaxSize and BatchMaxAge bound a sequencing batch; zero means
 	// DefaultBatchMaxSize and DefaultBatchMaxAge.
@@ -103,6 +106,9 @@ func Open(ctx context.Context, cfg Config) (*Log, error) {
 	}
 	if cfg.CheckpointInterval < 100*time.Millisecond {
 		return nil, fmt.Errorf("%w: CheckpointInterval %v is less than 100ms", ErrConfig, cfg.CheckpointInterval)
+	}
+	if cfg.CheckpointInterval > MaxCheckpointInterval {
+		return nil, fmt.Errorf("%w: CheckpointInterval %v is more than %v: an anchoring round waits at most 2 minutes for a checkpoint", ErrConfig, cfg.CheckpointInterval, MaxCheckpointInterval)
 	}
 	if cfg.BatchMaxSize == 0 {
 		cfg.BatchMaxSize = DefaultBatchMaxSize
