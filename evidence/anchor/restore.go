@@ -62,6 +62,11 @@ type RestoreStats struct {
 // place (a directory with leaves moved aside, one without removed) and
 // Tessera opened on it again, to go on appending from the copy's size.
 //
+// The log's directory must hold Tessera's files only (ErrNotLogDir):
+// it is moved aside (DIR.behind-<UTC time>, the KeepMovedAside newest
+// kept) or removed whole. A directory that is a symbolic link stays one:
+// the directory it names is replaced.
+//
 // A directory as large as every version of the copy's checkpoint says, or
 // larger, or an empty copy, is left alone, no signature checked and
 // nothing read but the checkpoints: Mirror.Sync checks that it extends
@@ -157,7 +162,8 @@ func (l *Log) Restore(ctx context.Context, src Source, v *Verifier) (stats Resto
 			"removed", old, "kept", KeepMovedAside)
 	}
 	if err != nil {
-		return stats, fmt.Errorf("restore: remove the directories moved aside but the newest %d: %w", KeepMovedAside, err)
+		// The restore is done: what is left over is the operator's.
+		l.logger().Warn("could not remove a directory an earlier restore moved aside", "dir", dir, "error", err)
 	}
 	return stats, nil
 }
