@@ -29,8 +29,8 @@ type Anchor struct {
 	// Copy is the bucket the log is copied to (nil: none).
 	Copy *AnchorCopy
 	// CheckpointInterval is how often the log signs a checkpoint while it
-	// grows (checkpoint_interval, at least 100ms); AnchorEvery how often
-	// the anchorer looks for records to anchor (anchor_every). Zero means
+	// grows (checkpoint_interval, 100ms to 1m); AnchorEvery how often the
+	// anchorer looks for records to anchor (anchor_every, 10ms to 1m). Zero means
 	// the defaults (anchor.DefaultCheckpointInterval,
 	// central.DefaultAnchorEvery).
 	CheckpointInterval, AnchorEvery time.Duration
@@ -41,6 +41,14 @@ type Anchor struct {
 const (
 	MinCheckpointInterval = 100 * time.Millisecond
 	MinAnchorEvery        = 10 * time.Millisecond
+)
+
+// Greatest values of an anchor file's durations: an anchoring round waits
+// at most 2 minutes for a checkpoint to cover its leaves, and the anchorer
+// holds the fleet's lock between rounds.
+const (
+	MaxCheckpointInterval = time.Minute
+	MaxAnchorEvery        = time.Minute
 )
 
 // AnchorCopy is an anchor file's [copy]: an S3 bucket with Object Lock.
@@ -74,9 +82,14 @@ func ParseAnchor(name string, doc []byte) (*Anchor, error) {
 	top := r.table(nil, root)
 	a := &Anchor{Path: name}
 	base := filepath.Dir(name)
+	// Every path is cleaned: a dir written "/x/log/" is the directory
+	// /x/log, not a name that DIR+".restoring" would put inside it.
 	rel := func(p string) string {
-		if p == "" || filepath.IsAbs(p) {
+		if p == "" {
 			return p
+		}
+		if filepath.IsAbs(p) {
+			return filepath.Clean(p)
 		}
 		return filepath.Join(base, p)
 	}
@@ -84,8 +97,12 @@ func ParseAnchor(name string, doc []byte) (*Anchor, error) {
 	top.str("key_file", &a.KeyFile)
 	top.str("verifier_key_file", &a.VerifierKeyFile)
 	a.Dir, a.KeyFile, a.VerifierKeyFile = rel(a.Dir), rel(a.KeyFile), rel(a.VerifierKeyFile)
-	top.duration("checkpoint_interval", &a.CheckpointInterval, MinCheckpointInterval)
-	top.duration("anchor_every", &a.AnchorEvery, MinAnchorEvery)
+	if top.duration("checkpoint_interval", &a.CheckpointInterval, MinCheckpointInterval) && a.CheckpointInterval > MaxCheckpointInterval {
+		r.errorf(top.at("checkpoint_interval"), "%s is more than %s: an anchoring round waits at most 2 minutes for a checkpoint", a.CheckpointInterval, MaxCheckpointInterval)
+	}
+	if top.duration("anchor_every", &a.AnchorEvery, MinAnchorEvery) && a.AnchorEvery > MaxAnchorEvery {
+		r.errorf(top.at("anchor_every"), "%s is more than %s: the anchorer holds the fleet's lock while it waits", a.AnchorEvery, MaxAnchorEvery)
+	}
 	if top.has("copy") {
 		c := top.sub("copy")
 		a.Copy = &AnchorCopy{}

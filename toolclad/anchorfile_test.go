@@ -31,6 +31,26 @@ path_style = true
 	}
 }
 
+// TestAnchorFileCleansDir: a dir written with a trailing slash or dots is
+// the directory itself, absolute or relative (a restore builds
+// DIR.restoring beside it, not inside it).
+func TestAnchorFileCleansDir(t *testing.T) {
+	for doc, want := range map[string]string{
+		"dir = \"/x/log/\"":       "/x/log",
+		"dir = \"/x/./log//\"":    "/x/log",
+		"dir = \"log/\"":          "/etc/browsergate/log",
+		"dir = \"../fleet/log/\"": "/etc/fleet/log",
+	} {
+		a, err := toolclad.ParseAnchor("/etc/browsergate/anchor.toml", []byte(doc+"\nkey_file = \"k\"\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Dir != filepath.FromSlash(want) {
+			t.Errorf("%s: dir %q, want %q", doc, a.Dir, want)
+		}
+	}
+}
+
 func TestAnchorFileDurations(t *testing.T) {
 	a, err := toolclad.ParseAnchor("anchor.toml", []byte("dir = \"log\"\nkey_file = \"k\"\ncheckpoint_interval = \"250ms\"\nanchor_every = \"2s\"\n"))
 	if err != nil {
@@ -57,6 +77,8 @@ func TestAnchorFileProblems(t *testing.T) {
 		{"dir = \"log\"\nkey_file = \"k\"\ncheckpoint_interval = 1", "expected a string"},
 		{"dir = \"log\"\nkey_file = \"k\"\nanchor_every = \"soon\"", `"soon" is not a duration`},
 		{"dir = \"log\"\nkey_file = \"k\"\nanchor_every = \"0s\"", "0s is less than 10ms"},
+		{"dir = \"log\"\nkey_file = \"k\"\ncheckpoint_interval = \"61s\"", "1m1s is more than 1m0s"},
+		{"dir = \"log\"\nkey_file = \"k\"\nanchor_every = \"87600h\"", "87600h0m0s is more than 1m0s"},
 	} {
 		_, err := toolclad.ParseAnchor("anchor.toml", []byte(tc.doc))
 		var le *toolclad.LoadError

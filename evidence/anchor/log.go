@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -27,6 +28,9 @@ const (
 	// DefaultBatchMaxAge is how long a leaf waits for others to join its
 	// batch: short, since the anchorer's Append waits for integration.
 	DefaultBatchMaxAge = 10 * time.Millisecond
+	// MaxCheckpointInterval is the longest CheckpointInterval: an
+	// anchoring round waits at most 2 minutes for a checkpoint.
+	MaxCheckpointInterval = time.Minute
 )
 
 // MaxLeaf is the largest leaf: a tlog-tiles entry's length is 16 bits.
@@ -47,12 +51,14 @@ type Config struct {
 	Origin string
 	// CheckpointInterval is how often a checkpoint is signed while the log
 	// grows; zero means DefaultCheckpointInterval, and it may not be less
-	// than 100 ms.
+	// than 100 ms nor more than MaxCheckpointInterval.
 	CheckpointInterval time.Duration
 	// BatchMaxSize and BatchMaxAge bound a sequencing batch; zero means
 	// DefaultBatchMaxSize and DefaultBatchMaxAge.
 	BatchMaxSize uint
 	BatchMaxAge  time.Duration
+	// Logger says what a restore removed; nil means slog.Default().
+	Logger *slog.Logger
 }
 
 // Log is an open transparency log. Append and Checkpoint may be called
@@ -68,6 +74,10 @@ type Log struct {
 	shutdown func(context.Context) error
 	reader   tessera.LogReader
 	cancel   context.CancelFunc
+
+	// now and rename are time.Now and os.Rename, but in tests.
+	now    func() time.Time
+	rename func(from, to string) error
 
 	mu     sync.Mutex
 	closed bool
@@ -85,6 +95,8 @@ func Open(ctx context.Context, cfg Config) (*Log, error) {
 	if cfg.Signer == nil {
 		return nil, fmt.Errorf("%w: no Signer", ErrConfig)
 	}
+	// A restore builds DIR.restoring beside DIR: "/x/log/" must be /x/log.
+	cfg.Dir = filepath.Clean(cfg.Dir)
 	origin := cfg.Signer.Name()
 	if cfg.Origin != "" && cfg.Origin != origin {
 		return nil, fmt.Errorf("%w: Origin %q is not the signer's name %q", ErrConfig, cfg.Origin, origin)
@@ -95,6 +107,9 @@ func Open(ctx context.Context, cfg Config) (*Log, error) {
 	if cfg.CheckpointInterval < 100*time.Millisecond {
 		return nil, fmt.Errorf("%w: CheckpointInterval %v is less than 100ms", ErrConfig, cfg.CheckpointInterval)
 	}
+	if cfg.CheckpointInterval > MaxCheckpointInterval {
+		return nil, fmt.Errorf("%w: CheckpointInterval %v is more than %v: an anchoring round waits at most 2 minutes for a checkpoint", ErrConfig, cfg.CheckpointInterval, MaxCheckpointInterval)
+	}
 	if cfg.BatchMaxSize == 0 {
 		cfg.BatchMaxSize = DefaultBatchMaxSize
 	}
@@ -104,7 +119,7 @@ func Open(ctx context.Context, cfg Config) (*Log, error) {
 	if err := checkOrigin(cfg.Dir, origin); err != nil {
 		return nil, err
 	}
-	l := &Log{cfg: cfg, origin: origin}
+	l := &Log{cfg: cfg, origin: origin, now: time.Now, rename: os.Rename}
 	if err := l.start(ctx); err != nil {
 		return nil, err
 	}
@@ -115,7 +130,12 @@ func Open(ctx context.Context, cfg Config) (*Log, error) {
 // and the background work that signs checkpoints.
 func (l *Log) start(ctx context.Context) error {
 	cfg := l.cfg
-	driver, err := posix.New(ctx, posix.Config{Path: cfg.Dir})
+	if err := unfinished(cfg.Dir); err != nil {
+		return err
+	}
+	// Tessera refuses a path that is a symbolic link: it is opened on the
+	// directory the link names (which a restore replaces, not the link).
+	driver, err := posix.New(ctx, posix.Config{Path: realDir(cfg.Dir)})
 	if err != nil {
 		return fmt.Errorf("open the log in %s: %w", cfg.Dir, err)
 	}
@@ -203,6 +223,14 @@ func (l *Log) Size(ctx context.Context) (uint64, error) {
 // Origin is the log's origin: the signer's name, the first line of every
 // checkpoint.
 func (l *Log) Origin() string { return l.origin }
+
+// logger is where the log says what it did.
+func (l *Log) logger() *slog.Logger {
+	if l.cfg.Logger != nil {
+		return l.cfg.Logger
+	}
+	return slog.Default()
+}
 
 // Dir is the log's directory.
 func (l *Log) Dir() string { return l.cfg.Dir }

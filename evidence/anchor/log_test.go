@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/browsergate/browsergate/evidence/anchor"
 )
@@ -175,5 +176,18 @@ func TestAuditReadsPartialsFromFullTiles(t *testing.T) {
 	}})
 	if err != nil || cp.Size != 600 || n != 600 {
 		t.Fatalf("audit of size %d with %d leaves: %v; want 600", cp.Size, n, err)
+	}
+}
+
+// TestOpenRefusesACheckpointIntervalOutOfRange: less than 100ms (Tessera's
+// least) or more than a minute (an anchoring round waits at most 2
+// minutes for a checkpoint) is ErrConfig.
+func TestOpenRefusesACheckpointIntervalOutOfRange(t *testing.T) {
+	t.Parallel()
+	s, _ := newKey(t, testOrigin)
+	for _, d := range []time.Duration{50 * time.Millisecond, anchor.MaxCheckpointInterval + time.Second} {
+		if _, err := anchor.Open(context.Background(), anchor.Config{Dir: t.TempDir(), Signer: s, CheckpointInterval: d}); !errors.Is(err, anchor.ErrConfig) {
+			t.Errorf("CheckpointInterval %v: %v, want ErrConfig", d, err)
+		}
 	}
 }

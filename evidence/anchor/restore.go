@@ -8,6 +8,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -34,13 +37,21 @@ type RestoreStats struct {
 	// MovedAside is where the directory went when it held leaves (all of
 	// them in the copy, at the same indexes); empty when it held none.
 	MovedAside string
+	// RemovedAside are the directories earlier restores moved aside that
+	// this one removed, keeping the newest KeepMovedAside.
+	RemovedAside []string
 }
 
 // Restore brings the log's directory up to a copy of the log (the bucket
 // Mirror keeps: Mirror.Source) when the directory holds fewer leaves than
-// the copy's checkpoint: the directory of an anchorer that takes over from
-// one whose machine was lost. The copy's checkpoint must verify with v,
-// the log's verifier key (ErrCheckpointSignature). Tessera's migration
+// the copy's largest checkpoint: the directory of an anchorer that takes
+// over from one whose machine was lost. A copy that keeps every version
+// of its checkpoint (BucketSource.Checkpoints) is read whole: every
+// version must verify with v, the log's verifier key
+// (ErrCheckpointSignature), and be consistent with the largest one, by a
+// consistency proof from the copy's tiles (ErrInconsistent); the restore
+// goes to the largest, not to the current version, which may be an old
+// one put back on top. Tessera's migration
 // (tessera.NewMigrationTarget) then rebuilds the log in a new directory
 // beside the log's from the copy's entry bundles alone, and refuses them
 // unless the tree they give has the checkpoint's root (ErrBundleMismatch);
@@ -51,10 +62,17 @@ type RestoreStats struct {
 // place (a directory with leaves moved aside, one without removed) and
 // Tessera opened on it again, to go on appending from the copy's size.
 //
-// A directory as large as the copy, or larger, or an empty copy, is left
-// alone: Mirror.Sync checks that it extends the copy. A copy that does not
-// verify changes nothing. While Restore runs, Append and Checkpoint fail
-// (ErrNotOpen); Tessera is opened again whatever the outcome.
+// The log's directory must hold Tessera's files only (ErrNotLogDir):
+// it is moved aside (DIR.behind-<UTC time>, the KeepMovedAside newest
+// kept) or removed whole. A directory that is a symbolic link stays one:
+// the directory it names is replaced.
+//
+// A directory as large as every version of the copy's checkpoint says, or
+// larger, or an empty copy, is left alone, no signature checked and
+// nothing read but the checkpoints: Mirror.Sync checks that it extends
+// the copy. A copy that does not verify changes nothing. While Restore
+// runs, Append and Checkpoint fail (ErrNotOpen); Tessera is opened again
+// whatever the outcome.
 func (l *Log) Restore(ctx context.Context, src Source, v *Verifier) (stats RestoreStats, err error) {
 	if v == nil {
 		return stats, fmt.Errorf("%w: a restore needs the log's verifier", ErrConfig)
@@ -73,24 +91,29 @@ func (l *Log) Restore(ctx context.Context, src Source, v *Verifier) (stats Resto
 	if err != nil {
 		return stats, err
 	}
-	raw, err := src.ReadCheckpoint(ctx)
-	if errors.Is(err, fs.ErrNotExist) {
-		return stats, nil
-	}
-	if err != nil {
-		return stats, fmt.Errorf("restore: read the copy's checkpoint: %w", err)
-	}
-	cp, err := v.Checkpoint(raw)
-	if err != nil {
-		return stats, fmt.Errorf("restore: the copy's checkpoint: %w", err)
-	}
 	size, err := reader.IntegratedSize(ctx)
 	if err != nil {
 		return stats, fmt.Errorf("restore: the size of the log in %s: %w", l.cfg.Dir, err)
 	}
 	stats.From, stats.To = size, size
+	raws, err := copyCheckpoints(ctx, src)
+	if err != nil {
+		return stats, err
+	}
+	if len(raws) == 0 || size >= largestClaimed(raws) {
+		return stats, nil
+	}
+	cp, err := largestConsistent(ctx, src, v, raws)
+	if err != nil {
+		return stats, err
+	}
 	if size >= cp.Size {
 		return stats, nil
+	}
+	// A symbolic link stays: the directory it names is replaced.
+	dir := realDir(l.cfg.Dir)
+	if err := logFiles(dir); err != nil {
+		return stats, err
 	}
 
 	l.mu.Lock()
@@ -107,7 +130,7 @@ func (l *Log) Restore(ctx context.Context, src Source, v *Verifier) (stats Resto
 	if err := l.stop(ctx); err != nil {
 		return stats, fmt.Errorf("restore: stop the log in %s: %w", l.cfg.Dir, err)
 	}
-	tmp := l.cfg.Dir + ".restoring"
+	tmp := dir + ".restoring"
 	if err := os.RemoveAll(tmp); err != nil {
 		return stats, fmt.Errorf("restore: %w", err)
 	}
@@ -116,27 +139,265 @@ func (l *Log) Restore(ctx context.Context, src Source, v *Verifier) (stats Resto
 		return stats, fmt.Errorf("restore from the %s of the copy, refused: %w", cp, err)
 	}
 	if size > 0 {
-		if err := isPrefix(ctx, DirSource(l.cfg.Dir), size, DirSource(tmp), cp.Size); err != nil {
+		if err := isPrefix(ctx, DirSource(dir), size, DirSource(tmp), cp.Size); err != nil {
 			os.RemoveAll(tmp)
-			return stats, fmt.Errorf("%w: %s holds %d leaves, the copy's %s: %w", ErrDiverged, l.cfg.Dir, size, cp, err)
+			return stats, fmt.Errorf("%w: %s holds %d leaves, the copy's %s: %w", ErrDiverged, dir, size, cp, err)
 		}
-		stats.MovedAside = fmt.Sprintf("%s.behind-%s", l.cfg.Dir, time.Now().UTC().Format("20060102T150405Z"))
-		if err := os.Rename(l.cfg.Dir, stats.MovedAside); err != nil {
-			os.RemoveAll(tmp)
-			return stats, fmt.Errorf("restore: %w", err)
-		}
-	} else if err := os.RemoveAll(l.cfg.Dir); err != nil {
-		os.RemoveAll(tmp)
-		return stats, fmt.Errorf("restore: %w", err)
 	}
-	if err := os.Rename(tmp, l.cfg.Dir); err != nil {
-		return stats, fmt.Errorf("restore: %w", err)
-	}
-	if err := syncDir(filepath.Dir(l.cfg.Dir)); err != nil {
-		return stats, fmt.Errorf("restore: %w", err)
+	aside, err := l.swap(dir, tmp, size > 0)
+	if err != nil {
+		return stats, err
 	}
 	stats.To, stats.Restored = cp.Size, true
+	if size == 0 {
+		if err := os.RemoveAll(aside); err != nil {
+			return stats, fmt.Errorf("restore: remove the log's former directory, without leaves: %w", err)
+		}
+		return stats, nil
+	}
+	stats.MovedAside = aside
+	stats.RemovedAside, err = pruneAside(dir, KeepMovedAside)
+	for _, old := range stats.RemovedAside {
+		l.logger().Info("removed a directory an earlier restore moved aside: only the newest are kept",
+			"removed", old, "kept", KeepMovedAside)
+	}
+	if err != nil {
+		// The restore is done: what is left over is the operator's.
+		l.logger().Warn("could not remove a directory an earlier restore moved aside", "dir", dir, "error", err)
+	}
 	return stats, nil
+}
+
+// KeepMovedAside is how many directories moved aside by restores
+// (DIR.behind-*) are kept, the newest: older ones are removed.
+const KeepMovedAside = 3
+
+// ErrNotLogDir is a log directory that holds more than Tessera's own
+// files: a restore, which moves the directory aside or removes it, refuses
+// it.
+var ErrNotLogDir = errors.New("anchor: the log's directory holds files that are not the log's")
+
+// logFiles checks that dir holds Tessera's own files only (its POSIX
+// layout: checkpoint, tile/, .state/, and the temporary checkpoint<N>
+// files a crash may leave) and names what else it holds.
+func logFiles(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	var other []string
+	for _, e := range entries {
+		n := e.Name()
+		rest, isCheckpoint := strings.CutPrefix(n, layout.CheckpointPath)
+		switch {
+		case n == "tile" || n == ".state" || n == layout.CheckpointPath:
+		case isCheckpoint && strings.Trim(rest, "0123456789") == "":
+		default:
+			other = append(other, n)
+		}
+	}
+	if len(other) > 0 {
+		return fmt.Errorf("%w: %s holds %s besides the log's checkpoint, tile/ and .state/: a restore moves or removes the directory, so dir must be the log's own directory; restore refused",
+			ErrNotLogDir, dir, strings.Join(other, ", "))
+	}
+	return nil
+}
+
+// realDir is dir with symbolic links resolved (the one a dangling link
+// names, too): a restore replaces the directory a link points to, never
+// the link.
+func realDir(dir string) string {
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		return real
+	}
+	if fi, err := os.Lstat(dir); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		if to, err := os.Readlink(dir); err == nil {
+			if !filepath.IsAbs(to) {
+				to = filepath.Join(filepath.Dir(dir), to)
+			}
+			return filepath.Clean(to)
+		}
+	}
+	return dir
+}
+
+// unfinished refuses a log directory that is missing while a rebuilt one
+// waits beside it (DIR.restoring): a restore that could neither put the
+// rebuilt directory in place nor the former one back. Tessera would start
+// a new, empty log there.
+func unfinished(dir string) error {
+	real := realDir(dir)
+	if _, err := os.Stat(real); !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if _, err := os.Stat(real + ".restoring"); err != nil {
+		return nil
+	}
+	return fmt.Errorf("%w: %s is missing and %s.restoring holds a rebuilt log a restore did not finish putting in its place: move it to %s (or remove it, and whatever the restore moved aside, to start a new log)",
+		ErrNotOpen, real, real, real)
+}
+
+// swap puts the rebuilt directory tmp in dir's place and returns where
+// dir went: DIR.behind-<UTC time> when it held leaves, else a name to
+// remove. When the rebuilt one cannot take its place, dir is put back;
+// when that fails too, dir is left missing and Tessera is not opened on a
+// new empty one (unfinished).
+func (l *Log) swap(dir, tmp string, behind bool) (string, error) {
+	stem := dir + ".replaced"
+	if behind {
+		stem = dir + ".behind-" + l.now().UTC().Format(asideTime)
+	}
+	aside := freeName(stem)
+	if err := l.rename(dir, aside); err != nil {
+		os.RemoveAll(tmp)
+		return "", fmt.Errorf("restore: %w", err)
+	}
+	if err := l.rename(tmp, dir); err != nil {
+		if berr := l.rename(aside, dir); berr != nil {
+			return "", fmt.Errorf("restore: put the rebuilt log in place: %w; and the log's former directory back: %w (%s is missing: the log is not opened until it is there)", err, berr, dir)
+		}
+		os.RemoveAll(tmp)
+		return "", fmt.Errorf("restore: put the rebuilt log in place: %w (the log's directory is put back as it was)", err)
+	}
+	if err := syncDir(filepath.Dir(dir)); err != nil {
+		return "", fmt.Errorf("restore: %w", err)
+	}
+	return aside, nil
+}
+
+// asideTime is the time in a moved-aside directory's name.
+const asideTime = "20060102T150405Z"
+
+// freeName is stem, or stem-2, stem-3, … when it is taken (two restores
+// within a second).
+func freeName(stem string) string {
+	name := stem
+	for i := 2; ; i++ {
+		if _, err := os.Lstat(name); errors.Is(err, fs.ErrNotExist) {
+			return name
+		}
+		name = fmt.Sprintf("%s-%d", stem, i)
+	}
+}
+
+// pruneAside removes the directories restores moved aside from dir
+// (DIR.behind-<time>[-n]) but the newest keep, and returns those it
+// removed.
+func pruneAside(dir string, keep int) ([]string, error) {
+	type aside struct {
+		path string
+		at   string
+		n    int
+	}
+	prefix := filepath.Base(dir) + ".behind-"
+	entries, err := os.ReadDir(filepath.Dir(dir))
+	if err != nil {
+		return nil, err
+	}
+	var all []aside
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), prefix)
+		if !ok || !e.IsDir() {
+			continue
+		}
+		at, count, _ := strings.Cut(rest, "-")
+		n := 1
+		if count != "" {
+			if n, err = strconv.Atoi(count); err != nil {
+				continue
+			}
+		}
+		if _, err := time.Parse(asideTime, at); err != nil {
+			continue
+		}
+		all = append(all, aside{filepath.Join(filepath.Dir(dir), e.Name()), at, n})
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].at != all[j].at {
+			return all[i].at > all[j].at
+		}
+		return all[i].n > all[j].n
+	})
+	var removed []string
+	for _, a := range all[min(keep, len(all)):] {
+		if err := os.RemoveAll(a.path); err != nil {
+			return removed, err
+		}
+		removed = append(removed, a.path)
+	}
+	return removed, nil
+}
+
+// versioned is a copy that keeps every version of its checkpoint
+// (BucketSource).
+type versioned interface {
+	Checkpoints(ctx context.Context) ([][]byte, error)
+}
+
+// copyCheckpoints reads every version of the copy's checkpoint a
+// versioned copy keeps, or its one checkpoint; none when it has none.
+func copyCheckpoints(ctx context.Context, src Source) ([][]byte, error) {
+	if vs, ok := src.(versioned); ok {
+		raws, err := vs.Checkpoints(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("restore: read the copy's checkpoint versions: %w", err)
+		}
+		return raws, nil
+	}
+	raw, err := src.ReadCheckpoint(ctx)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("restore: read the copy's checkpoint: %w", err)
+	}
+	return [][]byte{raw}, nil
+}
+
+// largestClaimed is the largest size the checkpoint versions say, their
+// signatures unchecked: a directory that holds as many leaves needs no
+// restore, whatever else the copy holds (Mirror.Sync then checks that
+// the directory extends the copy's checkpoint). A version that is no
+// checkpoint at all claims no size; when a restore is needed, it is
+// refused with the rest.
+func largestClaimed(raws [][]byte) uint64 {
+	var top uint64
+	for _, raw := range raws {
+		if cp, err := parseUnverified(raw); err == nil {
+			top = max(top, cp.Size)
+		}
+	}
+	return top
+}
+
+// largestConsistent verifies every checkpoint version of the copy and
+// returns the largest, once every other version is shown consistent with
+// it by a proof from src's tiles: the copy holds one history, and an old
+// version put back on top (the bucket's current one) does not take a
+// restore back to it.
+func largestConsistent(ctx context.Context, src Source, v *Verifier, raws [][]byte) (Checkpoint, error) {
+	cps := make([]Checkpoint, len(raws))
+	top := 0
+	for i, raw := range raws {
+		cp, err := v.Checkpoint(raw)
+		if err != nil {
+			return Checkpoint{}, fmt.Errorf("restore refused: checkpoint version %d of %d of the copy: %w", i+1, len(raws), err)
+		}
+		cps[i] = cp
+		if cp.Size > cps[top].Size {
+			top = i
+		}
+	}
+	for i, cp := range cps {
+		if i == top {
+			continue
+		}
+		if err := v.Consistency(ctx, src, cp, cps[top]); err != nil {
+			return Checkpoint{}, fmt.Errorf("restore refused: the copy's checkpoint versions are not one history: version %d of %d (%s) and the largest, version %d (%s): %w",
+				i+1, len(cps), cp, top+1, cps[top], err)
+		}
+	}
+	return cps[top], nil
 }
 
 // rebuild builds the log of cp in the new directory dir from src's entry

@@ -206,3 +206,87 @@ func TestRestoreLeavesADivergingDirectory(t *testing.T) {
 		t.Fatalf("the restored log holds %d leaves, want 700", got)
 	}
 }
+
+// TestRestoreIntoDirWithTrailingSlash: a Dir written "/x/log/" is the
+// directory /x/log (Open cleans it): the restore builds its new directory
+// beside the log's, not inside it, and succeeds.
+func TestRestoreIntoDirWithTrailingSlash(t *testing.T) {
+	t.Parallel()
+	a := openLog(t)
+	a.appendAll(t, records("a", 1, 300))
+	dir := filepath.Join(t.TempDir(), "log") + "/"
+	b := openLogWith(t, dir, a.signer, a.vkey)
+	if st := b.restoreOK(t, a.Source()); !st.Restored || st.To != 300 {
+		t.Fatalf("restore into %q: %+v", dir, st)
+	}
+	if got := b.size(t); got != 300 {
+		t.Fatalf("the restored log holds %d leaves, want 300", got)
+	}
+}
+
+// TestRestoreGoesToTheLargestCheckpointVersion: an old checkpoint version
+// put back on top of the bucket does not take a restore back to it: the
+// log is restored to the largest version, consistent with the others.
+func TestRestoreGoesToTheLargestCheckpointVersion(t *testing.T) {
+	t.Parallel()
+	a, c, m := mirrorSetup(t)
+	old := a.appendAll(t, records("a", 1, 300))
+	syncOK(t, m, a.Source())
+	a.appendAll(t, records("a", 301, 400))
+	syncOK(t, m, a.Source())
+	putObject(t, c, testBucket, "checkpoint", old)
+
+	b := openLogWith(t, filepath.Join(t.TempDir(), "log"), a.signer, a.vkey)
+	if st := b.restoreOK(t, anchor.BucketSource{Client: c, Bucket: testBucket}); !st.Restored || st.To != 700 {
+		t.Fatalf("restore from a bucket whose current checkpoint is an old version: %+v, want 700 leaves", st)
+	}
+	if got := b.size(t); got != 700 {
+		t.Fatalf("the restored log holds %d leaves, want 700", got)
+	}
+}
+
+// TestRestoreRefusesCheckpointVersionsOfTwoHistories: a bucket holding a
+// checkpoint version of another history under the same key (same size,
+// another root) is refused, and the directory is left as it was.
+func TestRestoreRefusesCheckpointVersionsOfTwoHistories(t *testing.T) {
+	t.Parallel()
+	a, c, m := mirrorSetup(t)
+	a.appendAll(t, records("a", 1, 300))
+	syncOK(t, m, a.Source())
+	fork := openLogWith(t, t.TempDir(), a.signer, a.vkey)
+	putObject(t, c, testBucket, "checkpoint", fork.appendAll(t, records("fork", 1, 300)))
+
+	b := openLogWith(t, filepath.Join(t.TempDir(), "log"), a.signer, a.vkey)
+	stats, err := b.Restore(context.Background(), anchor.BucketSource{Client: c, Bucket: testBucket}, a.verifier)
+	if !errors.Is(err, anchor.ErrInconsistent) || stats.Restored {
+		t.Fatalf("restore from a bucket of two histories: %+v, %v; want ErrInconsistent", stats, err)
+	}
+	t.Log(err)
+	if got := b.size(t); got != 0 {
+		t.Fatalf("after the refused restore the log holds %d leaves, want 0", got)
+	}
+}
+
+// TestRestoreSkipsABucketNoLargerThanTheDirectory: a directory as large as
+// every checkpoint version of the bucket is not restored, and the
+// versions are not checked: a version that is no checkpoint, or one of
+// another key, on top does not stop the anchorer.
+func TestRestoreSkipsABucketNoLargerThanTheDirectory(t *testing.T) {
+	t.Parallel()
+	a, c, m := mirrorSetup(t)
+	a.appendAll(t, records("a", 1, 700))
+	syncOK(t, m, a.Source())
+	other := openLog(t) // another key of the same origin
+	putObject(t, c, testBucket, "checkpoint", other.appendAll(t, records("o", 1, 700)))
+	putObject(t, c, testBucket, "checkpoint", []byte("not a checkpoint"))
+
+	stats, err := a.Restore(context.Background(), anchor.BucketSource{Client: c, Bucket: testBucket}, a.verifier)
+	if err != nil || stats.Restored || stats.From != 700 {
+		t.Fatalf("restore of a directory as large as its bucket: %+v, %v; want nothing done", stats, err)
+	}
+	// Behind the bucket, the same versions are checked, and refused.
+	b := openLogWith(t, filepath.Join(t.TempDir(), "log"), a.signer, a.vkey)
+	if _, err := b.Restore(context.Background(), anchor.BucketSource{Client: c, Bucket: testBucket}, a.verifier); !errors.Is(err, anchor.ErrCheckpointSignature) {
+		t.Fatalf("restore of an empty directory from that bucket: %v, want ErrCheckpointSignature", err)
+	}
+}

@@ -6,11 +6,17 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
+	"net/http"
+	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
+	"github.com/transparency-dev/tessera/api/layout"
 )
 
 // S3Config says how to reach an S3 service with static credentials.
@@ -25,7 +31,22 @@ type S3Config struct {
 	// VirtualHosted addresses buckets as bucket.host instead of host/bucket
 	// (path style, which gateways such as versitygw need).
 	VirtualHosted bool
+	// ResponseTimeout bounds the wait for a response's headers and for
+	// each read of its body: a service that accepts a request and never
+	// answers fails the call (after the SDK's retries) instead of holding
+	// it. Zero means DefaultS3ResponseTimeout.
+	ResponseTimeout time.Duration
 }
+
+// Time limits of the S3 client's connections.
+const (
+	// DefaultS3ResponseTimeout is S3Config.ResponseTimeout's default.
+	DefaultS3ResponseTimeout = 30 * time.Second
+	// S3DialTimeout and S3TLSTimeout bound connecting and the TLS
+	// handshake.
+	S3DialTimeout = 10 * time.Second
+	S3TLSTimeout  = 10 * time.Second
+)
 
 // NewS3Client returns an S3 client for cfg.
 func NewS3Client(cfg S3Config) *s3.Client {
@@ -34,7 +55,19 @@ func NewS3Client(cfg S3Config) *s3.Client {
 		region = "us-east-1"
 	}
 	creds := aws.Credentials{AccessKeyID: cfg.AccessKey, SecretAccessKey: cfg.SecretKey, Source: "browsergate anchor"}
+	wait := cfg.ResponseTimeout
+	if wait <= 0 {
+		wait = DefaultS3ResponseTimeout
+	}
+	client := awshttp.NewBuildableClient().
+		WithDialerOptions(func(d *net.Dialer) { d.Timeout = S3DialTimeout }).
+		WithTransportOptions(func(tr *http.Transport) {
+			tr.TLSHandshakeTimeout = S3TLSTimeout
+			tr.ResponseHeaderTimeout = wait
+		}).
+		WithReadTimeout(wait)
 	return s3.New(s3.Options{
+		HTTPClient:   client,
 		Region:       region,
 		BaseEndpoint: optional(cfg.Endpoint),
 		UsePathStyle: !cfg.VirtualHosted,
@@ -93,8 +126,35 @@ func isCode(err error, codes ...string) bool {
 	return false
 }
 
+// The most an object of the copy may take: the checkpoint (a signed note
+// of a few lines), a tile (256 hashes, and slack), an entry bundle (256
+// entries of a 16-bit length and at most 65535 bytes each).
+const (
+	MaxCheckpointBytes  = 16 << 10
+	MaxTileBytes        = layout.TileWidth*hashSize + 1<<10
+	MaxEntryBundleBytes = layout.EntryBundleWidth * (2 + MaxLeaf)
+)
+
+// ErrObjectTooLarge is an object of the bucket larger than its kind may
+// be (MaxCheckpointBytes, MaxTileBytes, MaxEntryBundleBytes).
+var ErrObjectTooLarge = errors.New("anchor: object of the copy is larger than its kind may be")
+
+// objectLimit is the most the object at key (a tlog-tiles path after a
+// prefix) may take.
+func objectLimit(key string) int64 {
+	switch {
+	case strings.Contains(key, "tile/entries/"):
+		return MaxEntryBundleBytes
+	case strings.Contains(key, "tile/"):
+		return MaxTileBytes
+	}
+	return MaxCheckpointBytes
+}
+
 // getObject reads an object (its current version, or versionID's),
-// wrapping fs.ErrNotExist when there is none.
+// wrapping fs.ErrNotExist when there is none. An object larger than its
+// kind may be (objectLimit) is an error naming it: a version put there
+// by anyone who may write the bucket cannot exhaust the reader's memory.
 func getObject(ctx context.Context, c *s3.Client, bucket, key, versionID string) ([]byte, error) {
 	out, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: &bucket, Key: &key, VersionId: optional(versionID)})
 	if err != nil {
@@ -105,9 +165,16 @@ func getObject(ctx context.Context, c *s3.Client, bucket, key, versionID string)
 		return nil, fmt.Errorf("s3://%s/%s: %w", bucket, key, err)
 	}
 	defer out.Body.Close()
-	b, err := io.ReadAll(out.Body)
+	limit := objectLimit(key)
+	if out.ContentLength != nil && *out.ContentLength > limit {
+		return nil, fmt.Errorf("%w: s3://%s/%s holds %d bytes, more than %d", ErrObjectTooLarge, bucket, key, *out.ContentLength, limit)
+	}
+	b, err := io.ReadAll(io.LimitReader(out.Body, limit+1))
 	if err != nil {
 		return nil, fmt.Errorf("s3://%s/%s: %w", bucket, key, err)
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%w: s3://%s/%s holds more than %d bytes", ErrObjectTooLarge, bucket, key, limit)
 	}
 	return b, nil
 }
