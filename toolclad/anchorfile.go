@@ -1,6 +1,7 @@
 package toolclad
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -34,6 +35,11 @@ type Anchor struct {
 	// the defaults (anchor.DefaultCheckpointInterval,
 	// central.DefaultAnchorEvery).
 	CheckpointInterval, AnchorEvery time.Duration
+	// RoundTimeout bounds one round of anchoring and copying
+	// (round_timeout, 1s to 10m; zero: central.DefaultAnchorRoundWait):
+	// a replica that takes over from one that lost the lock waits it
+	// out (and 15 s more) before it touches the bucket.
+	RoundTimeout time.Duration
 }
 
 // Least values of an anchor file's durations: Tessera's POSIX log signs
@@ -49,6 +55,8 @@ const (
 const (
 	MaxCheckpointInterval = time.Minute
 	MaxAnchorEvery        = time.Minute
+	MinRoundTimeout       = time.Second
+	MaxRoundTimeout       = 10 * time.Minute
 )
 
 // AnchorCopy is an anchor file's [copy]: an S3 bucket with Object Lock.
@@ -102,6 +110,13 @@ func ParseAnchor(name string, doc []byte) (*Anchor, error) {
 	}
 	if top.duration("anchor_every", &a.AnchorEvery, MinAnchorEvery) && a.AnchorEvery > MaxAnchorEvery {
 		r.errorf(top.at("anchor_every"), "%s is more than %s: the anchorer holds the fleet's lock while it waits", a.AnchorEvery, MaxAnchorEvery)
+	}
+	if top.duration("round_timeout", &a.RoundTimeout, MinRoundTimeout) {
+		if a.RoundTimeout > MaxRoundTimeout {
+			r.errorf(top.at("round_timeout"), "%s is more than %s: a replica taking over waits a round out before it anchors", a.RoundTimeout, MaxRoundTimeout)
+		} else if interval := cmp.Or(a.CheckpointInterval, time.Second); a.RoundTimeout < 2*interval {
+			r.errorf(top.at("round_timeout"), "%s is less than twice checkpoint_interval (%s): a round waits for a checkpoint that covers its leaves", a.RoundTimeout, interval)
+		}
 	}
 	if top.has("copy") {
 		c := top.sub("copy")

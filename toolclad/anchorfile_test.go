@@ -52,12 +52,15 @@ func TestAnchorFileCleansDir(t *testing.T) {
 }
 
 func TestAnchorFileDurations(t *testing.T) {
-	a, err := toolclad.ParseAnchor("anchor.toml", []byte("dir = \"log\"\nkey_file = \"k\"\ncheckpoint_interval = \"250ms\"\nanchor_every = \"2s\"\n"))
+	a, err := toolclad.ParseAnchor("anchor.toml", []byte("dir = \"log\"\nkey_file = \"k\"\ncheckpoint_interval = \"250ms\"\nanchor_every = \"2s\"\nround_timeout = \"5s\"\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if a.CheckpointInterval != 250*time.Millisecond || a.AnchorEvery != 2*time.Second {
 		t.Fatalf("checkpoint_interval %v, anchor_every %v; want 250ms and 2s", a.CheckpointInterval, a.AnchorEvery)
+	}
+	if a.RoundTimeout != 5*time.Second {
+		t.Fatalf("round_timeout %v, want 5s", a.RoundTimeout)
 	}
 	if a, err = toolclad.ParseAnchor("anchor.toml", []byte("dir = \"log\"\nkey_file = \"k\"\n")); err != nil || a.CheckpointInterval != 0 || a.AnchorEvery != 0 {
 		t.Fatalf("no durations: %+v, %v; want zero (the defaults)", a, err)
@@ -79,6 +82,9 @@ func TestAnchorFileProblems(t *testing.T) {
 		{"dir = \"log\"\nkey_file = \"k\"\nanchor_every = \"0s\"", "0s is less than 10ms"},
 		{"dir = \"log\"\nkey_file = \"k\"\ncheckpoint_interval = \"61s\"", "1m1s is more than 1m0s"},
 		{"dir = \"log\"\nkey_file = \"k\"\nanchor_every = \"87600h\"", "87600h0m0s is more than 1m0s"},
+		{"dir = \"log\"\nkey_file = \"k\"\nround_timeout = \"11m\"", "11m0s is more than 10m0s"},
+		{"dir = \"log\"\nkey_file = \"k\"\nround_timeout = \"500ms\"", "500ms is less than 1s"},
+		{"dir = \"log\"\nkey_file = \"k\"\ncheckpoint_interval = \"2s\"\nround_timeout = \"3s\"", "3s is less than twice checkpoint_interval (2s)"},
 	} {
 		_, err := toolclad.ParseAnchor("anchor.toml", []byte(tc.doc))
 		var le *toolclad.LoadError

@@ -67,7 +67,7 @@ func openAnchorer(ctx context.Context, path string, c *central.Store, logger *sl
 	}
 	// With a Mirror, the anchorer restores the log from its bucket when
 	// this replica's directory is behind it on taking over.
-	an := &central.Anchorer{Store: c, Log: l, Logger: logger, Verifier: v, Every: a.AnchorEvery}
+	an := &central.Anchorer{Store: c, Log: l, Logger: logger, Verifier: v, Every: a.AnchorEvery, RoundWait: a.RoundTimeout}
 	if a.Copy != nil {
 		client, err := s3Client(a.Copy)
 		if err != nil {

@@ -454,7 +454,7 @@ func TestAnAnchorerTakingOverRestoresTheLogFromItsBucket(t *testing.T) {
 	store, dir, copySection := a.centralStore, a.dir, a.copySection
 	anchorFile := func(name, logDir string) string {
 		p := filepath.Join(dir, name)
-		doc := fmt.Sprintf("dir = %q\nkey_file = \"fleet-log.key\"\ncheckpoint_interval = \"200ms\"\nanchor_every = \"100ms\"\n%s", logDir, copySection)
+		doc := fmt.Sprintf("dir = %q\nkey_file = \"fleet-log.key\"\ncheckpoint_interval = \"200ms\"\nanchor_every = \"100ms\"\nround_timeout = \"3s\"\n%s", logDir, copySection)
 		if err := os.WriteFile(p, []byte(doc), 0o600); err != nil {
 			t.Fatal(err)
 		}

@@ -241,18 +241,59 @@ func (a *Anchorer) takeOver(ctx context.Context, q querier) error {
 	if err != nil {
 		return fmt.Errorf("the transparency log's size: %w", err)
 	}
-	tag, err := q.Exec(ctx, `UPDATE evidence_records SET leaf = NULL WHERE leaf >= $1`, int64(size))
-	if err != nil {
-		return fmt.Errorf("let go of leaf indexes beyond the log: %w", err)
-	}
-	if n := tag.RowsAffected(); n > 0 {
-		logger.Warn("records anchored in leaves the transparency log does not hold (appended after its last copy, by an anchorer whose directory was lost) are anchored again", "records", n, "log_size", size)
+	if err := a.reanchor(ctx, q, size); err != nil {
+		return err
 	}
 	if a.Mirror != nil {
 		if _, err := a.Mirror.Sync(ctx, a.Log.Source()); err != nil {
 			return fmt.Errorf("copy the log to its bucket: %w", err)
 		}
 	}
+	return nil
+}
+
+// reanchor appends again the records anchored in leaves the log does not
+// hold (size and beyond: appended after the last copy, by an anchorer
+// whose directory was lost), in the order that anchorer gave them. The log
+// then grows as that anchorer's did (it kept an index for every leaf it
+// copied), so that what it may still have been copying as it lost the
+// lock is the same tree: no fork of the bucket's copy.
+func (a *Anchorer) reanchor(ctx context.Context, q querier, size uint64) error {
+	rows, _ := q.Query(ctx, `SELECT log_id, session, seq, hash, leaf FROM evidence_records WHERE leaf >= $1 ORDER BY leaf, n`, int64(size))
+	type lost struct { // in the query's column order
+		Log, Session string
+		Seq          int64
+		Hash         string
+		Leaf         int64
+	}
+	all, err := pgx.CollectRows(rows, pgx.RowToStructByPos[lost])
+	if err != nil {
+		return fmt.Errorf("read the records anchored beyond the log: %w", err)
+	}
+	if len(all) == 0 {
+		return nil
+	}
+	leaves := make([][]byte, len(all))
+	for i, r := range all {
+		leaves[i] = evidence.AnchorLeaf(r.Log, r.Session, uint64(r.Seq), r.Hash)
+	}
+	idx, err := a.Log.Append(ctx, leaves)
+	if err != nil {
+		return fmt.Errorf("append again the records anchored beyond the log: %w", err)
+	}
+	var b pgx.Batch
+	moved := 0
+	for i, r := range all {
+		if int64(idx[i]) != r.Leaf {
+			moved++
+		}
+		b.Queue(`UPDATE evidence_records SET leaf = $4 WHERE log_id = $1 AND session = $2 AND seq = $3`, r.Log, r.Session, r.Seq, int64(idx[i]))
+	}
+	if err := q.SendBatch(ctx, &b).Close(); err != nil {
+		return fmt.Errorf("keep the leaf indexes of the records anchored again: %w", err)
+	}
+	a.logger().Warn("records anchored in leaves the transparency log did not hold (appended after its last copy, by an anchorer whose directory was lost) are anchored again, in the same order",
+		"records", len(all), "log_size", size, "at_other_positions", moved)
 	return nil
 }
 

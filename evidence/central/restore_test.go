@@ -23,6 +23,7 @@ import (
 // its own, copy the log to one bucket with Object Lock.
 type bucketFleet struct {
 	*fleet
+	lab      *s3lab.Lab
 	client   *s3.Client
 	bucket   string
 	signer   note.Signer
@@ -38,19 +39,25 @@ func newBucketFleet(t *testing.T) *bucketFleet {
 		t.Fatal(err)
 	}
 	signer, v := fleetKey(t)
-	return &bucketFleet{fleet: newFleet(t), client: client, bucket: bucket, signer: signer, verifier: v}
+	return &bucketFleet{fleet: newFleet(t), lab: lab, client: client, bucket: bucket, signer: signer, verifier: v}
 }
 
 // anchorer is a replica's anchorer with a new, empty log directory of
 // its own, copying to the fleet's bucket.
 func (f *bucketFleet) anchorer(t *testing.T) *central.Anchorer {
 	t.Helper()
+	return f.anchorerVia(t, f.client)
+}
+
+// anchorerVia is anchorer reaching the bucket through client.
+func (f *bucketFleet) anchorerVia(t *testing.T, client *s3.Client) *central.Anchorer {
+	t.Helper()
 	l, err := anchor.Open(context.Background(), anchor.Config{Dir: filepath.Join(t.TempDir(), "log"), Signer: f.signer, CheckpointInterval: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close(context.Background()) })
-	m, err := anchor.NewMirror(anchor.MirrorConfig{Client: f.client, Bucket: f.bucket, Retention: 24 * time.Hour})
+	m, err := anchor.NewMirror(anchor.MirrorConfig{Client: client, Bucket: f.bucket, Retention: 24 * time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,131 @@
+package central_test
+
+import (
+	"context"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/browsergate/browsergate/evidence/anchor"
+)
+
+// gatedProxy forwards TCP to a target; while its gate is locked, no byte
+// passes (bytes read meanwhile are delivered when it opens): a network
+// that delays one anchorer's requests as long as it likes.
+type gatedProxy struct {
+	addr string
+	gate sync.RWMutex
+}
+
+func startGatedProxy(t *testing.T, target string) *gatedProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	p := &gatedProxy{addr: ln.Addr().String()}
+	pipe := func(dst, src net.Conn) {
+		defer dst.Close()
+		defer src.Close()
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := src.Read(buf)
+			if n > 0 {
+				p.gate.RLock()
+				p.gate.RUnlock()
+				if _, err := dst.Write(buf[:n]); err != nil {
+					return
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			u, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			go pipe(u, c)
+			go pipe(c, u)
+		}
+	}()
+	return p
+}
+
+// TestAnAnchorerThatLostTheLockDoesNotForkTheBucket: anchorer A loses its
+// lock (its connection is cut, its process lives) while its copy of new
+// leaves is held up on the way to the bucket; a record of another replica
+// whose number comes first commits meanwhile. B takes the lock, waits out
+// A's turn, restores from the bucket and anchors again the records A had
+// anchored beyond the copy, in A's order, before the late one; A's held-up
+// writes then land. The bucket holds one history: the auditor's check of
+// every checkpoint version it keeps passes.
+func TestAnAnchorerThatLostTheLockDoesNotForkTheBucket(t *testing.T) {
+	ctx := context.Background()
+	f := newBucketFleet(t)
+	proxy := startGatedProxy(t, strings.TrimPrefix(f.lab.Endpoint, "http://"))
+	viaProxy := anchor.NewS3Client(anchor.S3Config{Endpoint: "http://" + proxy.addr, Region: f.lab.Region, AccessKey: f.lab.AccessKey, SecretKey: f.lab.SecretKey})
+	a := f.anchorerVia(t, viaProxy)
+	// A round long enough to outlive the handover, unless the replica
+	// taking over waits it out.
+	a.RoundWait = 20 * time.Second
+	stopA := run(a)
+	defer stopA()
+	f.calls(t, "s1", 3)
+	f.waitAnchored(t, 3)
+
+	// Another replica's record takes its number now and commits late.
+	late, err := pgx.Connect(ctx, f.pg.URLWithPassword(f.db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer late.Close(ctx)
+	tx, err := late.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO evidence_logs (log_id, replica) VALUES ('r2log', 'r2');
+		INSERT INTO evidence_records (log_id, session, seq, hash, record) VALUES ('r2log', 'x', 1, repeat('3', 64), convert_to('{"hash":"' || repeat('3', 64) || '"}', 'UTF8'))`); err != nil {
+		t.Fatal(err)
+	}
+
+	proxy.gate.Lock() // A's next copy is held up
+	f.calls(t, "s2", 2)
+	for deadline := time.Now().Add(30 * time.Second); f.pg.SQL(t, f.db, "SELECT count(*) FROM evidence_records WHERE leaf >= 3") != "2"; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("A did not anchor s2")
+		}
+	}
+	time.Sleep(500 * time.Millisecond) // A is copying s2's leaves, held up
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.pg.SQL(t, f.db, `SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`)
+
+	b := f.anchorer(t)
+	stopB := run(b)
+	defer stopB()
+	f.waitAnchored(t, 6)
+	proxy.gate.Unlock() // A's held-up writes land
+	time.Sleep(2 * time.Second)
+	f.calls(t, "s3", 1)
+	f.waitAnchored(t, 7)
+	stopB()
+	stopA()
+	if rep := f.verifyBucket(t); !rep.OK() {
+		t.Fatalf("the bucket after a handover: %q", rep.Problems)
+	}
+}
