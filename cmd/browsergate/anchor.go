@@ -61,7 +61,7 @@ func openAnchorer(ctx context.Context, path string, c *central.Store, logger *sl
 	if err != nil {
 		return nil, fmt.Errorf("--anchor %s: key_file %s: %w", path, a.KeyFile, err)
 	}
-	l, err := anchor.Open(ctx, anchor.Config{Dir: a.Dir, Signer: signer, CheckpointInterval: a.CheckpointInterval})
+	l, err := anchor.Open(ctx, anchor.Config{Dir: a.Dir, Signer: signer, CheckpointInterval: a.CheckpointInterval, Logger: logger})
 	if err != nil {
 		return nil, fmt.Errorf("--anchor %s: %w", path, err)
 	}

@@ -231,7 +231,7 @@ func (a *Anchorer) takeOver(ctx context.Context, q querier) error {
 		}
 		if stats.Restored {
 			logger.Info("restored the transparency log from its copy", "dir", a.Log.Dir(), "leaves", stats.To, "had", stats.From,
-				"bundles", stats.Bundles, "tiles", stats.Tiles, "bytes", stats.Bytes, "took", time.Since(start), "moved_aside", stats.MovedAside)
+				"bundles", stats.Bundles, "tiles", stats.Tiles, "bytes", stats.Bytes, "took", time.Since(start), "moved_aside", stats.MovedAside, "removed_aside", stats.RemovedAside)
 		}
 	}
 	if err := a.checkLog(ctx, q); err != nil {
