@@ -46,12 +46,11 @@ type Anchorer struct {
 	Every time.Duration
 	// Batch bounds the records of one append (DefaultAnchorBatch).
 	Batch int
-	// RoundWait bounds one round of anchoring and copying
-	// (DefaultAnchorRoundWait), and TakeOverWait a takeover's restore and
-	// copy (DefaultTakeOverWait). A replica that takes the lock waits
-	// out the previous holder's bound before it reads or writes the
-	// bucket (the anchorer's turn).
-	RoundWait, TakeOverWait time.Duration
+	// RoundWait bounds one round of anchoring and copying, and a
+	// takeover's copy (DefaultAnchorRoundWait; at most MaxRoundWait). A
+	// replica that takes the lock waits out the previous holder's round
+	// before it reads or writes the bucket (the anchorer's turn).
+	RoundWait time.Duration
 }
 
 // Defaults of an Anchorer.
@@ -59,7 +58,9 @@ const (
 	DefaultAnchorEvery     = time.Second
 	DefaultAnchorBatch     = 5000
 	DefaultAnchorRoundWait = 2 * time.Minute
-	DefaultTakeOverWait    = 10 * time.Minute
+	// MaxRoundWait is the longest round an anchorer may be given (the
+	// anchor file's round_timeout).
+	MaxRoundWait = 10 * time.Minute
 )
 
 // turnDrain is how long past a round's bound the holder's last writes may
@@ -132,17 +133,13 @@ func (a *Anchorer) whileLeader(ctx context.Context, every time.Duration) error {
 	if err := a.awaitTurn(ctx, conn); err != nil {
 		return err
 	}
-	takeOverWait := cmp.Or(a.TakeOverWait, DefaultTakeOverWait)
-	if err := a.claimTurn(ctx, conn, takeOverWait); err != nil {
-		return err
-	}
-	tctx, cancel := context.WithTimeout(ctx, takeOverWait)
-	err = a.takeOver(tctx, conn)
-	cancel()
-	if err != nil {
-		return err
-	}
+	// Whatever ends this turn, its writes end with it: the next holder
+	// waits out only their drain.
+	defer a.endTurn(conn)
 	roundWait := cmp.Or(a.RoundWait, DefaultAnchorRoundWait)
+	if err := a.takeOver(ctx, conn, roundWait); err != nil {
+		return err
+	}
 	for {
 		if err := a.checkLog(ctx, conn); err != nil {
 			return err
@@ -154,6 +151,9 @@ func (a *Anchorer) whileLeader(ctx context.Context, every time.Duration) error {
 		n, err := a.AnchorOnce(actx, conn)
 		cancel()
 		if err != nil {
+			return err
+		}
+		if err := a.endTurn(conn); err != nil {
 			return err
 		}
 		if n == 0 {
@@ -182,15 +182,32 @@ func (a *Anchorer) claimTurn(ctx context.Context, q querier, d time.Duration) er
 	return nil
 }
 
+// endTurn ends the holder's turn once what it wrote is done: the next
+// holder waits out only turnDrain.
+func (a *Anchorer) endTurn(q querier) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := q.Exec(ctx, `UPDATE evidence_anchor_turn SET until = least(until, clock_timestamp() + $1 * interval '1 millisecond')`, turnDrain.Milliseconds()); err != nil {
+		return fmt.Errorf("end the anchorer's turn: %w", err)
+	}
+	return nil
+}
+
 // awaitTurn waits, by the store's clock, until the last holder's turn is
-// over: until then it may still write to the bucket.
+// over: until then it may still write to the bucket. No honest holder
+// claims more than MaxRoundWait and turnDrain ahead: a turn further off
+// was written by other hands, and is waited only that long.
 func (a *Anchorer) awaitTurn(ctx context.Context, q querier) error {
 	var ms float64
-	if err := q.QueryRow(ctx, `SELECT coalesce(extract(epoch FROM max(until) - clock_timestamp()) * 1000, 0) FROM evidence_anchor_turn`).Scan(&ms); err != nil {
+	if err := q.QueryRow(ctx, `SELECT extract(epoch FROM least(coalesce(max(until), clock_timestamp()), clock_timestamp() + interval '1 day') - clock_timestamp()) * 1000 FROM evidence_anchor_turn`).Scan(&ms); err != nil {
 		return fmt.Errorf("read the anchorer's turn: %w", err)
 	}
 	if ms <= 0 {
 		return nil
+	}
+	if most := MaxRoundWait + turnDrain; ms > float64(most.Milliseconds()) {
+		a.logger().Error("the anchorer's turn in the store ends further off than any anchorer claims: written by other hands; waiting the longest turn instead", "until_ms", ms)
+		ms = float64(most.Milliseconds())
 	}
 	wait := time.Duration(ms) * time.Millisecond
 	a.logger().Info("took the anchorer's lock; waiting out the previous holder's turn before touching the transparency log's copy", "wait", wait.Round(time.Millisecond).String())
@@ -209,7 +226,7 @@ func (a *Anchorer) awaitTurn(ctx context.Context, q querier) error {
 // anchorer after its last copy, lost with its directory: they are
 // anchored again) and copies to the bucket what the directory holds
 // beyond it, refusing a directory that does not extend the bucket's copy.
-func (a *Anchorer) takeOver(ctx context.Context, q querier) error {
+func (a *Anchorer) takeOver(ctx context.Context, q querier, roundWait time.Duration) error {
 	logger := a.logger()
 	src := a.Restore
 	if a.Mirror != nil {
@@ -245,7 +262,13 @@ func (a *Anchorer) takeOver(ctx context.Context, q querier) error {
 		return err
 	}
 	if a.Mirror != nil {
-		if _, err := a.Mirror.Sync(ctx, a.Log.Source()); err != nil {
+		// The only write of a takeover: in a turn, as a round's are.
+		if err := a.claimTurn(ctx, q, roundWait); err != nil {
+			return err
+		}
+		sctx, cancel := context.WithTimeout(ctx, roundWait)
+		defer cancel()
+		if _, err := a.Mirror.Sync(sctx, a.Log.Source()); err != nil {
 			return fmt.Errorf("copy the log to its bucket: %w", err)
 		}
 	}
@@ -254,12 +277,15 @@ func (a *Anchorer) takeOver(ctx context.Context, q querier) error {
 
 // reanchor appends again the records anchored in leaves the log does not
 // hold (size and beyond: appended after the last copy, by an anchorer
-// whose directory was lost), in the order that anchorer gave them. The log
-// then grows as that anchorer's did (it kept an index for every leaf it
-// copied), so that what it may still have been copying as it lost the
-// lock is the same tree: no fork of the bucket's copy.
+// whose directory was lost), in the order that anchorer gave them, as
+// long as they run on without a gap from size (it kept an index for every
+// leaf it copied): the log then grows as that anchorer's did, so that what
+// it may still have been copying as it lost the lock is the same tree.
+// The rest (past a gap, a leaf twice, a row no evidence file writes, more
+// than reanchorMost) are let go, to be anchored again in the store's
+// order (AnchorOnce sets aside what cannot be).
 func (a *Anchorer) reanchor(ctx context.Context, q querier, size uint64) error {
-	rows, _ := q.Query(ctx, `SELECT log_id, session, seq, hash, leaf FROM evidence_records WHERE leaf >= $1 ORDER BY leaf, n`, int64(size))
+	rows, _ := q.Query(ctx, `SELECT log_id, session, seq, hash, leaf FROM evidence_records WHERE leaf >= $1 ORDER BY leaf, n LIMIT $2`, int64(size), reanchorMost)
 	type lost struct { // in the query's column order
 		Log, Session string
 		Seq          int64
@@ -270,31 +296,49 @@ func (a *Anchorer) reanchor(ctx context.Context, q querier, size uint64) error {
 	if err != nil {
 		return fmt.Errorf("read the records anchored beyond the log: %w", err)
 	}
-	if len(all) == 0 {
-		return nil
-	}
-	leaves := make([][]byte, len(all))
-	for i, r := range all {
-		leaves[i] = evidence.AnchorLeaf(r.Log, r.Session, uint64(r.Seq), r.Hash)
-	}
-	idx, err := a.Log.Append(ctx, leaves)
-	if err != nil {
-		return fmt.Errorf("append again the records anchored beyond the log: %w", err)
-	}
-	var b pgx.Batch
-	moved := 0
-	for i, r := range all {
-		if int64(idx[i]) != r.Leaf {
-			moved++
+	var run []lost
+	var leaves [][]byte
+	for _, r := range all {
+		leaf := evidence.AnchorLeaf(r.Log, r.Session, uint64(r.Seq), r.Hash)
+		if r.Leaf != int64(size)+int64(len(run)) || !anchorable(r.Session, r.Hash, leaf) {
+			break
 		}
-		b.Queue(`UPDATE evidence_records SET leaf = $4 WHERE log_id = $1 AND session = $2 AND seq = $3`, r.Log, r.Session, r.Seq, int64(idx[i]))
+		run, leaves = append(run, r), append(leaves, leaf)
 	}
-	if err := q.SendBatch(ctx, &b).Close(); err != nil {
-		return fmt.Errorf("keep the leaf indexes of the records anchored again: %w", err)
+	batch := cmp.Or(a.Batch, DefaultAnchorBatch)
+	for from := 0; from < len(run); from += batch {
+		to := min(from+batch, len(run))
+		idx, err := a.Log.Append(ctx, leaves[from:to])
+		if err != nil {
+			return fmt.Errorf("append again the records anchored beyond the log: %w", err)
+		}
+		var b pgx.Batch
+		for i, r := range run[from:to] {
+			b.Queue(`UPDATE evidence_records SET leaf = $4 WHERE log_id = $1 AND session = $2 AND seq = $3`, r.Log, r.Session, r.Seq, int64(idx[i]))
+		}
+		if err := q.SendBatch(ctx, &b).Close(); err != nil {
+			return fmt.Errorf("keep the leaf indexes of the records anchored again: %w", err)
+		}
 	}
-	a.logger().Warn("records anchored in leaves the transparency log did not hold (appended after its last copy, by an anchorer whose directory was lost) are anchored again, in the same order",
-		"records", len(all), "log_size", size, "at_other_positions", moved)
+	tag, err := q.Exec(ctx, `UPDATE evidence_records SET leaf = NULL WHERE leaf >= $1`, int64(size)+int64(len(run)))
+	if err != nil {
+		return fmt.Errorf("let go of leaf indexes beyond the log: %w", err)
+	}
+	if len(run) > 0 || tag.RowsAffected() > 0 {
+		a.logger().Warn("records anchored in leaves the transparency log did not hold (appended after its last copy, by an anchorer whose directory was lost) are anchored again: in the same order where they ran on from the log, else in the store's",
+			"log_size", size, "same_order", len(run), "store_order", tag.RowsAffected())
+	}
 	return nil
+}
+
+// reanchorMost bounds the records a takeover appends again in the lost
+// anchorer's order; the rest are anchored again in the store's.
+const reanchorMost = 100_000
+
+// anchorable reports whether a record's leaf can be anchored: no evidence
+// file writes one that cannot (it was put in the store by other hands).
+func anchorable(session, hash string, leaf []byte) bool {
+	return len(session) <= evidence.MaxSessionIDLen && len(hash) == 64 && len(leaf) <= anchor.MaxLeaf
 }
 
 // checkLog refuses to anchor into a log directory behind the fleet's
@@ -365,7 +409,7 @@ func (a *Anchorer) AnchorOnce(ctx context.Context, conn *pgxpool.Conn) (int, err
 	var hash string
 	if _, err := pgx.ForEachRow(rows, []any{&k.log, &k.session, &k.seq, &hash}, func() error {
 		leaf := evidence.AnchorLeaf(k.log, k.session, uint64(k.seq), hash)
-		if len(k.session) > evidence.MaxSessionIDLen || len(hash) != 64 || len(leaf) > anchor.MaxLeaf {
+		if !anchorable(k.session, hash, leaf) {
 			// No file writes such a record: one put in the store by
 			// other hands. It must not stall the fleet's anchoring; it
 			// stays unanchored, which the auditor sees.

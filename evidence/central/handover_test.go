@@ -129,3 +129,33 @@ func TestAnAnchorerThatLostTheLockDoesNotForkTheBucket(t *testing.T) {
 		t.Fatalf("the bucket after a handover: %q", rep.Problems)
 	}
 }
+
+// TestARowBeyondTheLogDoesNotStallATakeover: a row put in the store by
+// other hands, anchored (it says) far beyond the log and too large for a
+// leaf, is not appended again at a takeover: it is set aside, and the
+// records after it are anchored.
+func TestARowBeyondTheLogDoesNotStallATakeover(t *testing.T) {
+	f := newBucketFleet(t)
+	f.anchoredBy(t, 3)
+	f.pg.SQL(t, f.db, `INSERT INTO evidence_logs (log_id, replica) VALUES ('forged', 'x');
+		INSERT INTO evidence_records (log_id, session, seq, hash, record, leaf) VALUES ('forged', repeat('s', 70000), 1, repeat('3', 64), convert_to('{}', 'UTF8'), 1000000000)`)
+	b := f.anchorer(t)
+	stop := run(b)
+	defer stop()
+	f.calls(t, "s2", 1)
+	f.waitAnchored(t, 4)
+	if got := f.pg.SQL(t, f.db, "SELECT leaf FROM evidence_records WHERE log_id = 'forged'"); got != "-1" {
+		t.Errorf("the forged row's leaf: %s, want -1 (set aside)", got)
+	}
+}
+
+// TestACleanHandoverWaitsOnlyTheDrain: an anchorer that stopped cleanly
+// ended its turn: the next one waits out only the drain of its last
+// writes, not a whole round.
+func TestACleanHandoverWaitsOnlyTheDrain(t *testing.T) {
+	f := newBucketFleet(t)
+	a := f.anchoredBy(t, 3) // stopped cleanly
+	if left := f.pg.SQL(t, f.db, "SELECT extract(epoch FROM until - clock_timestamp()) <= 15 FROM evidence_anchor_turn"); left != "t" {
+		t.Errorf("after a clean stop (a round of %s), the turn ends more than 15 s on", a.RoundWait)
+	}
+}

@@ -63,7 +63,7 @@ func (f *bucketFleet) anchorerVia(t *testing.T, client *s3.Client) *central.Anch
 	}
 	return &central.Anchorer{Store: f.central, Log: l, Mirror: m, Verifier: f.verifier, Every: 50 * time.Millisecond,
 		// A replica taking over waits out the killed one's round: short here.
-		RoundWait: 2 * time.Second, TakeOverWait: 5 * time.Second}
+		RoundWait: 2 * time.Second}
 }
 
 // calls appends n calls to the evidence file and ships them.
