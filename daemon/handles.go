@@ -64,10 +64,11 @@ func (hs *Handles) Open(ctx context.Context, agent string) (string, error) {
 	if f == nil {
 		return "", errors.New("browser session refused: the daemon is not serving HTTP yet")
 	}
-	id := rand.Text()
+	newID := rand.Text // as the SDK makes session ids
 	if f.cfg.Replica != "" {
-		id = SessionIDs(f.cfg.Replica)()
+		newID = SessionIDs(f.cfg.Replica)
 	}
+	id := newID()
 	if f.cfg.Leases != nil {
 		lease, msg := f.reserveLease(ctx, agent)
 		if msg != "" {

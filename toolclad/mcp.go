@@ -521,6 +521,18 @@ func result(m *Manifest, reply *Reply) *mcp.CallToolResult {
 	return res
 }
 
+// ResultText is the text of a tool result, its text parts joined by
+// newlines (for a client: browsergate call, the quick start's agent).
+func ResultText(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, t.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
 func errorResult(text string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
 }

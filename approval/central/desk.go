@@ -155,14 +155,12 @@ func (d *Desk) endPreviousRun(ctx context.Context) error {
 			return fmt.Errorf("clear the held calls of this replica's previous run: %w", err)
 		}
 		for _, id := range ids {
-			raw, err := json.Marshal(answer{Channel: approval.ChannelCancelled, At: time.Now(), From: d.replica,
+			raw, mac, err := d.outcome(id, approval.Outcome{Channel: approval.ChannelCancelled, At: time.Now(),
 				Note: "its replica stopped (killed, or crashed) while the call was held, and started again: the call ended with the run that held it"})
 			if err != nil {
 				return err
 			}
-			if _, err := tx.Exec(ctx, `INSERT INTO fleet_held_outcomes (id, replica, outcome, mac) VALUES ($1, $2, $3, $4)
-				ON CONFLICT (id, replica) DO UPDATE SET outcome = EXCLUDED.outcome, mac = EXCLUDED.mac, at = now()`,
-				id, d.replica, raw, d.mac([]byte("outcome"), []byte(id), []byte(d.replica), raw)); err != nil {
+			if _, err := tx.Exec(ctx, `WITH told AS (`+tellOutcome+`) SELECT count(*) FROM told`, id, d.replica, raw, mac); err != nil {
 				return fmt.Errorf("tell the end of a held call of this replica's previous run: %w", err)
 			}
 		}
@@ -207,12 +205,28 @@ func (d *Desk) Closed(id string, o approval.Outcome) {
 	delete(d.own, id)
 	d.mu.Unlock()
 	w := op{id: id}
-	raw, err := json.Marshal(answer{Approved: o.Approved, Channel: o.Channel, By: o.By, At: o.At, Note: o.Note, Answering: o.Answering, From: d.replica})
-	if err == nil {
-		w.outcome, w.mac = raw, d.mac([]byte("outcome"), []byte(id), []byte(d.replica), raw)
+	if raw, mac, err := d.outcome(id, o); err == nil {
+		w.outcome, w.mac = raw, mac
 	}
 	d.queue(w)
 }
+
+// outcome is the outcome of this replica's call id as it crosses the
+// store (never a question's answer: it may be a secret), and its MAC.
+func (d *Desk) outcome(id string, o approval.Outcome) (raw []byte, mac string, err error) {
+	raw, err = json.Marshal(answer{Approved: o.Approved, Channel: o.Channel, By: o.By, At: o.At, Note: o.Note, Answering: o.Answering, From: d.replica})
+	return raw, d.outcomeMAC(id, d.replica, raw), err
+}
+
+// outcomeMAC is the MAC of the outcome raw of replica's call id.
+func (d *Desk) outcomeMAC(id, replica string, raw []byte) string {
+	return d.mac([]byte("outcome"), []byte(id), []byte(replica), raw)
+}
+
+// tellOutcome writes an outcome ($1 id, $2 replica, $3 outcome, $4 MAC),
+// over any row under that call (one written by other hands included).
+const tellOutcome = `INSERT INTO fleet_held_outcomes (id, replica, outcome, mac) VALUES ($1, $2, $3, $4)
+	ON CONFLICT (id, replica) DO UPDATE SET outcome = EXCLUDED.outcome, mac = EXCLUDED.mac, at = now() RETURNING 1`
 
 func (d *Desk) queue(o op) {
 	select {
@@ -383,8 +397,7 @@ func (d *Desk) apply(ctx context.Context, o op) {
 			ON CONFLICT DO NOTHING RETURNING 1) SELECT pg_notify($6, '') FROM held`, o.id, d.replica, o.req, o.mac, o.at, channel)
 	} else if o.outcome != nil {
 		_, err = d.pool.Exec(qctx, `WITH gone AS (DELETE FROM fleet_held WHERE id = $1 AND replica = $2),
-			told AS (INSERT INTO fleet_held_outcomes (id, replica, outcome, mac) VALUES ($1, $2, $3, $4)
-				ON CONFLICT (id, replica) DO UPDATE SET outcome = EXCLUDED.outcome, mac = EXCLUDED.mac, at = now() RETURNING 1)
+			told AS (`+tellOutcome+`)
 			SELECT pg_notify($5, '') FROM told`, o.id, d.replica, o.outcome, o.mac, channel)
 	} else {
 		_, err = d.pool.Exec(qctx, `DELETE FROM fleet_held WHERE id = $1 AND replica = $2`, o.id, d.replica)
@@ -606,7 +619,7 @@ func (d *Desk) tellEnds(ctx context.Context) {
 // carries the fleet's MAC.
 func (d *Desk) tellEnd(id, replica string, raw []byte, m string) {
 	var a answer
-	if !hmac.Equal([]byte(m), []byte(d.mac([]byte("outcome"), []byte(id), []byte(replica), raw))) || json.Unmarshal(raw, &a) != nil {
+	if !hmac.Equal([]byte(m), []byte(d.outcomeMAC(id, replica, raw))) || json.Unmarshal(raw, &a) != nil {
 		d.mu.Lock()
 		logged := d.forged[id]
 		d.forged[id] = true

@@ -449,7 +449,7 @@ func openBrowserSession(ctx context.Context, cs *mcp.ClientSession, tools []stri
 	}
 	h, _ := res.StructuredContent.(map[string]any)[toolclad.HandleArg].(string)
 	if res.IsError || h == "" {
-		return nil, fmt.Errorf("%s: no browser session: %s", toolclad.OpenSessionTool, replyText(res))
+		return nil, fmt.Errorf("%s: no browser session: %s", toolclad.OpenSessionTool, toolclad.ResultText(res))
 	}
 	bs.handle = h
 	return bs, nil
@@ -465,7 +465,7 @@ func (bs *browserSession) close(stderr io.Writer) {
 	defer cancel()
 	res, err := bs.cs.CallTool(ctx, &mcp.CallToolParams{Name: toolclad.CloseSessionTool, Arguments: map[string]any{toolclad.HandleArg: bs.handle}})
 	if err == nil && res.IsError {
-		err = errors.New(replyText(res))
+		err = errors.New(toolclad.ResultText(res))
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "browsergate: browser session %s not closed (the daemon ends it when idle): %v\n", bs.handle, err)
@@ -583,15 +583,4 @@ func compactArgs(args map[string]any) string {
 		return "{…}"
 	}
 	return string(b)
-}
-
-// replyText is a reply's text parts, one a line.
-func replyText(res *mcp.CallToolResult) string {
-	var parts []string
-	for _, c := range res.Content {
-		if t, ok := c.(*mcp.TextContent); ok {
-			parts = append(parts, t.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
 }

@@ -67,12 +67,12 @@ type RestoreStats struct {
 // kept) or removed whole. A directory that is a symbolic link stays one:
 // the directory it names is replaced.
 //
-// A directory as large as every version of the copy's checkpoint says, or
-// larger, or an empty copy, is left alone, no signature checked and
-// nothing read but the checkpoints: Mirror.Sync checks that it extends
-// the copy. A copy that does not verify changes nothing. While Restore
-// runs, Append and Checkpoint fail (ErrNotOpen); Tessera is opened again
-// whatever the outcome.
+// A directory as large as the copy's current checkpoint says, or larger,
+// is left alone, nothing else read (the versions grow with every copy):
+// Mirror.Sync checks that it extends the copy. So is one as large as every
+// version says, or an empty copy, no signature checked. A copy that does
+// not verify changes nothing. While Restore runs, Append and Checkpoint
+// fail (ErrNotOpen); Tessera is opened again whatever the outcome.
 func (l *Log) Restore(ctx context.Context, src Source, v *Verifier) (stats RestoreStats, err error) {
 	if v == nil {
 		return stats, fmt.Errorf("%w: a restore needs the log's verifier", ErrConfig)

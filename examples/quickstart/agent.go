@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/browsergate/browsergate/approval/operator"
+	"github.com/browsergate/browsergate/toolclad"
 )
 
 // scriptedAgent plays the agent's part in the demo: a fixed plan, each step
@@ -152,15 +153,7 @@ func FindRef(snap, text string) string {
 
 // ResultText is the text of a tool result, its text parts joined by
 // newlines.
-func ResultText(res *mcp.CallToolResult) string {
-	var parts []string
-	for _, c := range res.Content {
-		if t, ok := c.(*mcp.TextContent); ok {
-			parts = append(parts, t.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
-}
+func ResultText(res *mcp.CallToolResult) string { return toolclad.ResultText(res) }
 
 func indent(s string) string {
 	s = strings.TrimRight(s, "\n")
