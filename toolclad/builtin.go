@@ -525,12 +525,26 @@ func (a Arg) clone() *Arg {
 	return &c
 }
 
-// fullCommand builds the command with the whole built-in signature.
+// fullCommand builds the command with the built-in signature a command
+// declared without args has: every argument but the opt-in ones, and the
+// groups over what is left.
 func (b *builtinCommand) fullCommand() *Command {
 	c := &Command{Name: b.name, RiskTier: cmp.Or(b.tier, "low"), builtin: b, readOnly: b.readOnly}
 	for _, a := range b.args {
-		c.Args = append(c.Args, a.clone())
+		if !a.OptIn {
+			c.Args = append(c.Args, a.clone())
+		}
 	}
-	c.groups = slices.Clone(b.groups)
+	for _, g := range b.groups {
+		var present []string
+		for _, n := range g.names {
+			if c.Arg(n) != nil {
+				present = append(present, n)
+			}
+		}
+		if len(present) >= 2 || (g.exactlyOne && len(present) == 1) {
+			c.groups = append(c.groups, argGroup{names: present, exactlyOne: g.exactlyOne})
+		}
+	}
 	return c
 }

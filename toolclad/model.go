@@ -334,6 +334,11 @@ type Arg struct {
 	// takes it whatever the manifest declares, with its built-in bounds,
 	// and the call a reply offers for the rest is always one it accepts.
 	Continuation bool
+	// OptIn marks a built-in argument a command has only where a manifest
+	// declares it in the command's args: a command declared without args,
+	// or implied, keeps the signature it had before the argument existed,
+	// so a manifest that declares nothing new offers the agent nothing new.
+	OptIn bool
 }
 
 // argGroup is a constraint over several arguments of one command.
