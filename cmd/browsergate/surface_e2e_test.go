@@ -34,13 +34,22 @@ func surfaceCommands(up, down string) string {
 		if toolclad.IsHTTPCommand(name) {
 			continue
 		}
-		fmt.Fprintf(&b, "[browser.commands.%s]\n", name)
-		if name == "navigate" || name == "new_tab" || name == "download" {
-			b.WriteString(`args.url = { type = "url", schemes = ["http"], scope_check = true }` + "\n")
-		}
+		fmt.Fprintf(&b, "[browser.commands.%s]\n%s", name, surfaceArgs[name])
 	}
 	fmt.Fprintf(&b, "\n[browser.files]\nupload_dir = %q\ndownload_dir = %q\n", up, down)
 	return b.String()
+}
+
+// surfaceURL declares a url argument of http pages (the suite's site).
+const surfaceURL = `args.url = { type = "url", schemes = ["http"], scope_check = true }` + "\n"
+
+// surfaceArgs are the args the suite declares for a command, one per line:
+// the url arguments narrowed to http, and every opt-in argument (which a
+// command declared without args lacks) with the command's other arguments.
+var surfaceArgs = map[string]string{
+	"navigate": surfaceURL,
+	"new_tab":  surfaceURL,
+	"download": surfaceURL,
 }
 
 // surfaceManifest is e2eManifest (tool "e2e", the site on 127.0.0.1 in
