@@ -1,0 +1,74 @@
+package toolclad
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/pkoukk/tiktoken-go"
+	loader "github.com/pkoukk/tiktoken-go-loader"
+)
+
+// toolsListBudget is what the tools list may cost an agent's context, in
+// o200k_base tokens per tool: the cost of the 28 commands of the browser
+// engine, each declared without args, before the peers' capabilities
+// (#37) were added (4,572 tokens for the 28 tools as the MCP SDK lists
+// them, measured by this test at 9769cb3).
+const toolsListBudget = 4572.0 / 28
+
+// TestToolsListStaysWithinItsTokenBudget: the tools list of a manifest
+// that declares every command of the browser engine costs no more tokens
+// per tool than it did before #37, both with each command declared
+// without args and with every argument (the opt-in ones too) declared.
+// New commands and arguments must pay for themselves in short words.
+func TestToolsListStaysWithinItsTokenBudget(t *testing.T) {
+	tiktoken.SetBpeLoader(loader.NewOfflineLoader())
+	enc, err := tiktoken.GetEncoding("o200k_base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, every := range []bool{false, true} {
+		m := browserManifest(t, every)
+		total := 0
+		for _, c := range m.Commands {
+			h := &handler{name: ToolName(m, c, ""), manifest: m, command: c}
+			b, err := json.Marshal(h.tool())
+			if err != nil {
+				t.Fatal(err)
+			}
+			total += len(enc.Encode(string(b), nil, nil))
+		}
+		per := float64(total) / float64(len(m.Commands))
+		what := map[bool]string{false: "each declared without args", true: "with every argument declared"}[every]
+		t.Logf("%d commands %s: %d tokens, %.1f per tool (budget %.1f)", len(m.Commands), what, total, per, toolsListBudget)
+		if per > toolsListBudget {
+			t.Errorf("%d commands %s cost %.1f tokens per tool in the tools list, more than the budget of %.1f", len(m.Commands), what, per, toolsListBudget)
+		}
+	}
+}
+
+// browserManifest declares every command of the browser engine: without
+// args, or with every built-in argument declared as the built-in has it.
+func browserManifest(t *testing.T, every bool) *Manifest {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("[tool]\nname = \"bench\"\nmode = \"browser\"\n[browser]\n[browser.scope]\nallowed_domains = [\"127.0.0.1\"]\n" +
+		"[browser.files]\nupload_dir = \".\"\ndownload_dir = \".\"\n")
+	for _, c := range builtins {
+		if c.engine != "" {
+			continue
+		}
+		fmt.Fprintf(&b, "[browser.commands.%s]\n", c.name)
+		if every {
+			for _, a := range c.args {
+				fmt.Fprintf(&b, "args.%s = {}\n", a.Name)
+			}
+		}
+	}
+	m, err := Parse("bench.toml", []byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
