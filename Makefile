@@ -1,7 +1,7 @@
 # browsergate: the two quick-start commands are `make demo` and `make test`.
 export PATH := /usr/local/go/bin:$(PATH)
 
-.PHONY: deps demo test bench build peers bench-peers bench-load peerbench soak bench-remote bench-fleet
+.PHONY: deps demo test bench build peers peers-tools bench-peers bench-load peerbench soak bench-remote bench-fleet
 
 deps:
 	@bash .ci/install-deps
@@ -49,6 +49,10 @@ peerbench: deps
 # Snapshot tokens, words present, navigate and snapshot timings.
 peers: peerbench
 	.peers/peerbench -repo . -peers .peers -runs 5
+
+# What each server's tools list costs an agent's context, in tokens.
+peers-tools: peerbench
+	.peers/peerbench -repo . -peers .peers -scenario tools
 
 # Speed side by side, each server with its own Chromium: cold starts, app
 # flows, long documentation pages, peak memory (a Markdown table).

@@ -1,8 +1,11 @@
 package toolclad
 
 import (
+	"bytes"
 	"encoding/json"
+	"flag"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -48,12 +51,42 @@ func TestToolsListStaysWithinItsTokenBudget(t *testing.T) {
 	}
 }
 
+// everyCommandManifest is browserManifest's manifest without args, kept as
+// a file for peerbench's tools scenario, which lists the tools of the
+// real binary serving it (docs/peers.md).
+const everyCommandManifest = "testdata/every-command.toml"
+
+// TestEveryCommandManifestIsCurrent: the file peerbench measures declares
+// every command of the browser engine (regenerate it with -update).
+func TestEveryCommandManifestIsCurrent(t *testing.T) {
+	got := []byte(browserManifestText(false))
+	if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" {
+		if err := os.WriteFile(everyCommandManifest, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(everyCommandManifest)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Errorf("%s is not the manifest of every command (%v): run go test ./toolclad -run %s -update", everyCommandManifest, err, t.Name())
+	}
+}
+
 // browserManifest declares every command of the browser engine: without
 // args, or with every built-in argument declared as the built-in has it.
 func browserManifest(t *testing.T, every bool) *Manifest {
 	t.Helper()
+	m, err := Parse("bench.toml", []byte(browserManifestText(every)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func browserManifestText(every bool) string {
 	var b strings.Builder
-	b.WriteString("[tool]\nname = \"bench\"\nmode = \"browser\"\n[browser]\n[browser.scope]\nallowed_domains = [\"127.0.0.1\"]\n" +
+	b.WriteString("# Every command of the browser engine, for peerbench -scenario tools\n" +
+		"# (generated: go test ./toolclad -run TestEveryCommandManifestIsCurrent -update)\n" +
+		"[tool]\nname = \"bench\"\nmode = \"browser\"\n[browser]\n[browser.scope]\nallowed_domains = [\"127.0.0.1\"]\n" +
 		"[browser.files]\nupload_dir = \".\"\ndownload_dir = \".\"\n")
 	for _, c := range builtins {
 		if c.engine != "" {
@@ -66,9 +99,5 @@ func browserManifest(t *testing.T, every bool) *Manifest {
 			}
 		}
 	}
-	m, err := Parse("bench.toml", []byte(b.String()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return b.String()
 }

@@ -54,7 +54,7 @@ func main() {
 	runs := flag.Int("runs", 5, "timed runs per page and server (after one warm-up)")
 	only := flag.String("pages", "", "comma-separated page names to measure (default: all)")
 	dump := flag.String("dump", "", "write each snapshot to DIR/<server>-<page>.txt")
-	scenario := flag.String("scenario", "snapshots", "snapshots: tokens and words of each snapshot; speed: cold starts, app flows, documentation pages and memory, each server with its own Chromium; load: many agents at once, each server in its multi-client mode")
+	scenario := flag.String("scenario", "snapshots", "snapshots: tokens and words of each snapshot; speed: cold starts, app flows, documentation pages and memory, each server with its own Chromium; load: many agents at once, each server in its multi-client mode; tools: what each server's tools list costs, in tokens")
 	onlyServers := flag.String("servers", "", "-scenario speed and load: comma-separated servers to measure (default: browsergate, playwright-mcp, chrome-devtools-mcp and the floor "+floorName+", and for speed "+floorWaitsName+" too)")
 	agents := flag.String("agents", "1,4,16,64", "-scenario load: comma-separated numbers of agents at once, a level each")
 	duration := flag.Duration("duration", 30*time.Second, "-scenario load: how long the agents loop at each level, after their warm-up round")
@@ -99,6 +99,10 @@ func main() {
 			only = strings.Split(*onlyServers, ",")
 		}
 		runLoad(*repo, *peers, levels, *duration, pages, only, *devtools, strings.Fields(*serveArgs))
+		return
+	}
+	if *scenario == "tools" {
+		runTools(*repo, *peers)
 		return
 	}
 	if *scenario == "speed" {
