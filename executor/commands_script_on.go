@@ -1,0 +1,172 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/dom"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
+
+	"github.com/browsergate/browsergate/internal/pagetext"
+	"github.com/browsergate/browsergate/toolclad"
+)
+
+// execute_js on an element (ref) or in a frame (frame): the agent's script
+// runs in the page's own world of the element's or the frame's document,
+// as it runs in the tab's. That document must be inside the scope (the
+// gate judged the tab's page; an embedded frame's is judged here, from
+// what the browser says it is, never from the frame's own script), and not
+// of a site a secret was typed on: the no-oracle rule (gate.selectorOracle)
+// refuses execute_js while the tab holds a typed secret, and a frame of
+// the secret's site on another page is refused here for the same reason.
+
+// scriptOn runs execute_js with ref or frame.
+func (s *session) scriptOn(ctx context.Context, args map[string]any, expr string) (output, error) {
+	var (
+		doc  runtime.RemoteObjectID // what the script is called on: the element, or the frame's document
+		exec context.Context
+		url  string
+		fn   = expr
+		call []*runtime.CallArgument
+	)
+	if ref, _ := args["ref"].(string); ref != "" {
+		el, err := s.resolveRef(ctx, ref)
+		if err != nil {
+			return output{}, err
+		}
+		exec = el.in(ctx)
+		obj, err := chromedp.Call(exec, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: el.backend, ObjectGroup: s.objectGroup(el.oopif)})
+		if err != nil || obj.Object == nil {
+			return output{}, fmt.Errorf("%w %q: the element is gone (the page changed): take a new snapshot", ErrNoSuchRef, ref)
+		}
+		doc = obj.Object.ObjectID
+		call = []*runtime.CallArgument{{ObjectID: doc}}
+		if el.frame != "" || el.oopif != "" {
+			if url, err = frameURL(exec, el.frame); err != nil {
+				return output{}, err
+			}
+		}
+	} else {
+		sel, _ := args["frame"].(string)
+		var err error
+		if exec, doc, url, err = s.frameDocument(ctx, sel); err != nil {
+			return output{}, err
+		}
+		fn = "function() { return (\n" + expr + "\n); }"
+	}
+	if url != "" {
+		if err := s.mayScript(url); err != nil {
+			return output{}, err
+		}
+	}
+	byValue, await := true, true
+	res, err := chromedp.Call(exec, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
+		FunctionDeclaration: fn, ObjectID: doc, Arguments: call, ReturnByValue: &byValue, AwaitPromise: &await,
+	})
+	if err != nil {
+		return output{}, fmt.Errorf("execute_js: %w", err)
+	}
+	if ex := res.ExceptionDetails; ex != nil {
+		msg := ex.Text
+		if ex.Exception != nil && ex.Exception.Description != "" {
+			msg = ex.Exception.Description
+		}
+		return output{}, fmt.Errorf("execute_js: %s", pagetext.Value(msg))
+	}
+	value := "undefined"
+	if res.Result != nil && len(res.Result.Value) > 0 {
+		value = string(res.Result.Value)
+	}
+	if url != "" {
+		// A frame's text is masked for the secrets of its own host, as a
+		// snapshot's frames are; the record masks it again in full.
+		value = s.maskPage(value, hostOf(url))
+	}
+	return output{Text: pagetext.Value(value)}, nil
+}
+
+// frameDocument finds the iframe (or frame) element sel names in the
+// tab's document and returns the context its document runs in, that
+// document in the page's own world, and its URL as the browser has it.
+func (s *session) frameDocument(ctx context.Context, sel string) (exec context.Context, doc runtime.RemoteObjectID, url string, err error) {
+	host, err := s.querySelector(ctx, sel)
+	if err != nil {
+		return nil, "", "", fmt.Errorf("frame: %w", err)
+	}
+	depth, pierce := int64(1), true
+	desc, err := chromedp.Call(ctx, dom.DescribeNode, dom.DescribeNodeParams{BackendNodeID: host.backend, Depth: &depth, Pierce: &pierce})
+	if err != nil || desc.Node == nil {
+		return nil, "", "", fmt.Errorf("frame %s cannot be read: %v", host.label, err)
+	}
+	n := desc.Node
+	if n.LocalName != "iframe" && n.LocalName != "frame" {
+		return nil, "", "", fmt.Errorf("frame: %s is a <%s>, not an iframe: name the iframe element whose document the script runs in", host.label, pagetext.Value(n.LocalName))
+	}
+	if cd := n.ContentDocument; cd != nil {
+		// A frame of the tab's own process: its document is a node here.
+		obj, err := chromedp.Call(ctx, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: cd.BackendNodeID, ObjectGroup: s.objectGroup("")})
+		if err != nil || obj.Object == nil {
+			return nil, "", "", fmt.Errorf("frame %s: its document is gone (the frame moved): %v", host.label, err)
+		}
+		return ctx, obj.Object.ObjectID, cd.DocumentURL, nil
+	}
+	if n.FrameID == "" {
+		return nil, "", "", fmt.Errorf("frame %s shows no document yet", host.label)
+	}
+	// Another site's frame, in a process of its own: its frame id is its
+	// target's. The document is taken before its URL is read, so that a
+	// frame that moves in between is judged at its new URL and the script,
+	// called on the old document, finds it gone.
+	fctx, _, err := s.inFrame(ctx, target.ID(n.FrameID)) // released with ctx
+	if err != nil {
+		return nil, "", "", fmt.Errorf("frame %s cannot be reached: %w", host.label, err)
+	}
+	obj, err := chromedp.Run(fctx, chromedp.Evaluate[*runtime.RemoteObject]("document", chromedp.EvalObjectGroup(s.objectGroup(target.ID(n.FrameID)))))
+	if err != nil || obj == nil || obj.ObjectID == "" {
+		return nil, "", "", fmt.Errorf("frame %s: its document cannot be read: %v", host.label, err)
+	}
+	if url, err = frameURL(fctx, ""); err != nil {
+		return nil, "", "", err
+	}
+	return fctx, obj.ObjectID, url, nil
+}
+
+// frameURL is the URL of a frame as the browser has it: id in exec's frame
+// tree, or the tree's root for "".
+func frameURL(exec context.Context, id cdp.FrameID) (string, error) {
+	tree, err := chromedp.Call(exec, page.GetFrameTree, cdp.Empty{})
+	if err != nil || tree.FrameTree == nil {
+		return "", fmt.Errorf("the frame's URL cannot be read: %v", err)
+	}
+	walk := []*page.FrameTree{tree.FrameTree}
+	for len(walk) > 0 {
+		ft := walk[0]
+		walk = append(walk[1:], ft.ChildFrames...)
+		if ft.Frame != nil && (id == "" || ft.Frame.ID == id) {
+			return ft.Frame.URL, nil
+		}
+	}
+	return "", errors.New("the frame is gone (the page changed): take a new snapshot")
+}
+
+// mayScript refuses a script in a frame whose document is outside the
+// scope (about:blank and about:srcdoc are their parent's, which is in
+// it), or on a host where a typed secret is considered.
+func (s *session) mayScript(url string) error {
+	if url != "about:blank" && url != "about:srcdoc" {
+		if v := s.check(url); !v.Allowed {
+			return fmt.Errorf("execute_js refused: the frame's document %s is outside the scope (%s): a frame out of the scope is not the agent's to script", pagetext.Value(url), v.Reason)
+		}
+	}
+	typed := s.egress.bound.Typed()
+	if slices.ContainsFunc(s.considered(hostOf(url)), func(sec *toolclad.Secret) bool { return slices.Contains(typed, sec) }) {
+		return errors.New("execute_js refused: a secret was typed on the frame's site: a script there could read the value and pass it on in a form the masker does not know")
+	}
+	return nil
+}
