@@ -17,37 +17,22 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// captureManifest declares the screenshot, save_pdf and execute_js of
-// #37 with their opt-in arguments, a download directory, and 127.0.0.3 in
-// scope (a second site, whose frames run in processes of their own).
-const captureManifest = `
-[tool]
-name = "e2e"
-[browser]
-startup_timeout_seconds = 30
-[browser.scope]
-allowed_domains = ["127.0.0.1", "127.0.0.3"]
-allow_private_cidrs = ["127.0.0.1/32", "127.0.0.3/32"]
-[browser.commands.navigate]
+// captureManifest is e2eManifest's head (a launched browser) with
+// 127.0.0.3 in scope too (a second site, whose frames run in processes of
+// their own), the screenshot, save_pdf and execute_js of #37 with their
+// opt-in arguments, and a download directory.
+func captureManifest(down string, maxBytes int) string {
+	head, _, _ := strings.Cut(fmt.Sprintf(e2eManifest, "launch", ""), "[browser.commands.")
+	head = strings.NewReplacer(`["127.0.0.1"]`, `["127.0.0.1", "127.0.0.3"]`, `["127.0.0.1/32"]`, `["127.0.0.1/32", "127.0.0.3/32"]`).Replace(head)
+	return head + `[browser.commands.navigate]
 [browser.commands.snapshot]
 [browser.commands.type_text]
 [browser.commands.submit_form]
 [browser.commands.screenshot]
-args.full_page = {}
-args.ref = {}
-args.selector = {}
-args.format = {}
-args.quality = {}
-args.scale = {}
-[browser.commands.save_pdf]
+` + surfaceArgs["screenshot"] + `[browser.commands.save_pdf]
 [browser.commands.execute_js]
-args.expression = {}
-args.ref = {}
-args.frame = {}
-[browser.files]
-download_dir = %q
-max_download_bytes = %d
-`
+` + surfaceArgs["execute_js"] + fmt.Sprintf("[browser.files]\ndownload_dir = %q\nmax_download_bytes = %d\n", down, maxBytes)
+}
 
 // captureShotPage has a 200 by 100 red box, a hidden paragraph and a 50
 // by 40 blue box below the fold.
@@ -96,7 +81,7 @@ func imageSize(t *testing.T, b []byte) (w, h int, r, g, bl uint32) {
 // image under its hash, and the HTML report shows it with its own type.
 func TestScreenshotOfAnElement(t *testing.T) {
 	t.Parallel()
-	f := startWith(t, fmt.Sprintf(captureManifest, t.TempDir(), 10<<20))
+	f := startWith(t, captureManifest(t.TempDir(), 10<<20))
 	site, _ := serveLogged(t, map[string]string{"/shot": captureShotPage})
 	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/shot"})
 
@@ -158,7 +143,7 @@ func TestScreenshotOfAnElement(t *testing.T) {
 func TestSavePDF(t *testing.T) {
 	t.Parallel()
 	down := t.TempDir()
-	f := startWith(t, fmt.Sprintf(captureManifest, down, 200000))
+	f := startWith(t, captureManifest(down, 200000))
 	site, _ := serveLogged(t, map[string]string{
 		"/report": `<!doctype html><title>Quarterly report</title><h1>Quarterly report</h1><p>North: 42</p>`,
 		"/long":   `<!doctype html><title>long</title>` + strings.Repeat(`<p>`+strings.Repeat("A long line of text to print. ", 30)+`</p>`, 3000),

@@ -52,7 +52,7 @@ func scriptPages(t *testing.T) (site string) {
 // Every form is held for a human under the shipped policies.
 func TestExecuteJSOnAnElementAndInAFrame(t *testing.T) {
 	t.Parallel()
-	f := startWith(t, fmt.Sprintf(captureManifest, t.TempDir(), 10<<20))
+	f := startWith(t, captureManifest(t.TempDir(), 10<<20))
 	site := scriptPages(t)
 	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/script"})
 	snap := f.mustAllow(t, "e2e.snapshot", nil)
@@ -103,7 +103,7 @@ func TestExecuteJSOnAnElementAndInAFrame(t *testing.T) {
 func TestExecuteJSOnAnElementCannotReadATypedSecret(t *testing.T) {
 	// Not parallel: t.Setenv.
 	t.Setenv("BROWSERGATE_TEST_BOUND_PW", boundSecretValue)
-	f := startWith(t, fmt.Sprintf(captureManifest, t.TempDir(), 10<<20)+
+	f := startWith(t, captureManifest(t.TempDir(), 10<<20)+
 		"[secrets.PW]\nenv = \"BROWSERGATE_TEST_BOUND_PW\"\ndomains = [\"127.0.0.1\"]\n")
 	var mu sync.Mutex
 	var echoed string
