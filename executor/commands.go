@@ -97,7 +97,7 @@ var commandTable = map[string]commandSpec{
 	"switch_tab":       {observes: gate.ObserveTab, act: actSwitchTab, settle: 0, changesTab: true},
 	"new_tab":          {act: actNewTab, settle: 0, changesTab: true},
 	"close_tab":        {observes: gate.ObserveTab, act: actCloseTab, settle: noSettle, changesTab: true},
-	"execute_js":       {act: actExecuteJS, settle: 50 * time.Millisecond, pageContent: true},
+	"execute_js":       {observes: gate.ObserveScript, act: actExecuteJS, settle: 50 * time.Millisecond, pageContent: true},
 	"scroll":           {act: actScroll, settle: 20 * time.Millisecond, guarded: true},
 	"network_timing":   {act: actNetworkTiming, settle: noSettle, pageContent: true},
 	"press_key":        {observes: gate.ObserveKey, act: actPressKey, settle: 50 * time.Millisecond, guarded: true},

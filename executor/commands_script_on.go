@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/dom"
@@ -13,6 +14,7 @@ import (
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
+	"github.com/browsergate/browsergate/gate"
 	"github.com/browsergate/browsergate/internal/pagetext"
 	"github.com/browsergate/browsergate/toolclad"
 )
@@ -26,48 +28,74 @@ import (
 // refuses execute_js while the tab holds a typed secret, and a frame of
 // the secret's site on another page is refused here for the same reason.
 
-// scriptOn runs execute_js with ref or frame.
-func (s *session) scriptOn(ctx context.Context, args map[string]any, expr string) (output, error) {
-	var (
-		doc  runtime.RemoteObjectID // what the script is called on: the element, or the frame's document
-		exec context.Context
-		url  string
-		fn   = expr
-		call []*runtime.CallArgument
-	)
+// scriptTarget is what execute_js with ref or frame runs on: the
+// element, or the frame's document, in the page's own world, the context
+// of its process, the function to call and its arguments, and the URL of
+// its document ("" for the tab's own).
+type scriptTarget struct {
+	exec  context.Context
+	obj   runtime.RemoteObjectID
+	fn    string
+	args  []*runtime.CallArgument
+	url   string
+	label string
+}
+
+// scriptOn finds the element (ref) or the frame's document (frame) a
+// script runs on. With ref, the expression is a function called with the
+// element; with frame, an expression, evaluated in that document.
+func (s *session) scriptOn(ctx context.Context, args map[string]any, expr string) (scriptTarget, error) {
 	if ref, _ := args["ref"].(string); ref != "" {
+		st := scriptTarget{fn: expr, label: "ref " + ref}
 		el, err := s.resolveRef(ctx, ref)
 		if err != nil {
-			return output{}, err
+			return st, err
 		}
-		exec = el.in(ctx)
-		obj, err := chromedp.Call(exec, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: el.backend, ObjectGroup: s.objectGroup(el.oopif)})
+		st.exec = el.in(ctx)
+		obj, err := chromedp.Call(st.exec, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: el.backend, ObjectGroup: s.objectGroup(el.oopif)})
 		if err != nil || obj.Object == nil {
-			return output{}, fmt.Errorf("%w %q: the element is gone (the page changed): take a new snapshot", ErrNoSuchRef, ref)
+			return st, fmt.Errorf("%w %q: the element is gone (the page changed): take a new snapshot", ErrNoSuchRef, ref)
 		}
-		doc = obj.Object.ObjectID
-		call = []*runtime.CallArgument{{ObjectID: doc}}
+		st.obj = obj.Object.ObjectID
+		st.args = []*runtime.CallArgument{{ObjectID: st.obj}}
 		if el.frame != "" || el.oopif != "" {
-			if url, err = frameURL(exec, el.frame); err != nil {
-				return output{}, err
-			}
+			st.url, err = frameURL(st.exec, el.frame)
 		}
-	} else {
-		sel, _ := args["frame"].(string)
-		var err error
-		if exec, doc, url, err = s.frameDocument(ctx, sel); err != nil {
-			return output{}, err
-		}
-		fn = "function() { return (\n" + expr + "\n); }"
+		return st, err
 	}
-	if url != "" {
-		if err := s.mayScript(url); err != nil {
+	sel, _ := args["frame"].(string)
+	st := scriptTarget{fn: "function() { return (\n" + expr + "\n); }", label: "frame " + strconv.Quote(sel)}
+	var err error
+	st.exec, st.obj, st.url, err = s.frameDocument(ctx, sel)
+	return st, err
+}
+
+// observeScript reads, for the gate, the document execute_js with ref or
+// frame would run in (nil without either: the tab's own page).
+func (s *session) observeScript(ctx context.Context, args map[string]any) *gate.Element {
+	if args["ref"] == nil && args["frame"] == nil {
+		return nil
+	}
+	st, err := s.scriptOn(ctx, args, "")
+	return &gate.Element{Named: true, Label: st.label, Err: err, Document: st.url}
+}
+
+// runScriptOn runs execute_js with ref or frame. The gate judged the
+// document the call named as observe found it; it is found again here,
+// and judged again, since a frame may have moved since.
+func (s *session) runScriptOn(ctx context.Context, args map[string]any, expr string) (output, error) {
+	st, err := s.scriptOn(ctx, args, expr)
+	if err != nil {
+		return output{}, err
+	}
+	if st.url != "" {
+		if err := s.mayScript(st.url); err != nil {
 			return output{}, err
 		}
 	}
 	byValue, await := true, true
-	res, err := chromedp.Call(exec, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
-		FunctionDeclaration: fn, ObjectID: doc, Arguments: call, ReturnByValue: &byValue, AwaitPromise: &await,
+	res, err := chromedp.Call(st.exec, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
+		FunctionDeclaration: st.fn, ObjectID: st.obj, Arguments: st.args, ReturnByValue: &byValue, AwaitPromise: &await,
 	})
 	if err != nil {
 		return output{}, fmt.Errorf("execute_js: %w", err)
@@ -83,10 +111,10 @@ func (s *session) scriptOn(ctx context.Context, args map[string]any, expr string
 	if res.Result != nil && len(res.Result.Value) > 0 {
 		value = string(res.Result.Value)
 	}
-	if url != "" {
+	if st.url != "" {
 		// A frame's text is masked for the secrets of its own host, as a
 		// snapshot's frames are; the record masks it again in full.
-		value = s.maskPage(value, hostOf(url))
+		value = s.maskPage(value, hostOf(st.url))
 	}
 	return output{Text: pagetext.Value(value)}, nil
 }
@@ -155,18 +183,25 @@ func frameURL(exec context.Context, id cdp.FrameID) (string, error) {
 	return "", errors.New("the frame is gone (the page changed): take a new snapshot")
 }
 
-// mayScript refuses a script in a frame whose document is outside the
-// scope (about:blank and about:srcdoc are their parent's, which is in
-// it), or on a host where a typed secret is considered.
+// mayScript refuses, as the script is about to run, a frame whose
+// document has moved out of the scope or onto a typed secret's site since
+// the gate judged it (scriptDocument, selectorOracle).
 func (s *session) mayScript(url string) error {
 	if url != "about:blank" && url != "about:srcdoc" {
 		if v := s.check(url); !v.Allowed {
 			return fmt.Errorf("execute_js refused: the frame's document %s is outside the scope (%s): a frame out of the scope is not the agent's to script", pagetext.Value(url), v.Reason)
 		}
 	}
-	typed := s.egress.bound.Typed()
-	if slices.ContainsFunc(s.considered(hostOf(url)), func(sec *toolclad.Secret) bool { return slices.Contains(typed, sec) }) {
+	if len(s.typedOn(url)) > 0 {
 		return errors.New("execute_js refused: a secret was typed on the frame's site: a script there could read the value and pass it on in a form the masker does not know")
 	}
 	return nil
+}
+
+// typedOn are the secrets typed in the session that a page at url is
+// considered to hold (its host is on their domains, or they were carried
+// there).
+func (s *session) typedOn(url string) []*toolclad.Secret {
+	typed := s.egress.bound.Typed()
+	return slices.DeleteFunc(s.considered(hostOf(url)), func(sec *toolclad.Secret) bool { return !slices.Contains(typed, sec) })
 }

@@ -49,7 +49,8 @@ func scriptPages(t *testing.T) (site string) {
 // expression in the document of the iframe the selector names, of the same
 // site or of another site's process. A frame outside the scope (a data:
 // document) is refused, and so is a frame selector that names no iframe.
-// Every form is held for a human under the shipped policies.
+// Every form is held for a human under the shipped policies; what the
+// gate refuses is refused before a human is asked.
 func TestExecuteJSOnAnElementAndInAFrame(t *testing.T) {
 	t.Parallel()
 	f := startWith(t, captureManifest(t.TempDir(), 10<<20))
@@ -74,18 +75,10 @@ func TestExecuteJSOnAnElementAndInAFrame(t *testing.T) {
 			t.Errorf("execute_js %v (refused %v):\n%s\nwant %q", c.args, refused, out, c.want)
 		}
 	}
-	for _, c := range []struct {
-		args map[string]any
-		want string
-	}{
-		{map[string]any{"frame": "#data", "expression": "window.frameVar"}, "is outside the scope"},
-		{map[string]any{"frame": "#b", "expression": "1"}, "is a <button>, not an iframe"},
-		{map[string]any{"frame": "#nothing", "expression": "1"}, "no element matches"},
-	} {
-		if out, refused := approvedJS(t, f, c.args); !refused || !strings.Contains(out, c.want) {
-			t.Errorf("execute_js %v (refused %v):\n%s\nwant a refusal saying %q", c.args, refused, out, c.want)
-		}
-	}
+	// Refused by the gate, before a human is asked.
+	f.mustRefuse(t, "e2e.execute_js", map[string]any{"frame": "#data", "expression": "window.frameVar"}, "scope", "is outside the scope", "not the agent's to script")
+	f.mustRefuse(t, "e2e.execute_js", map[string]any{"frame": "#b", "expression": "1"}, "is a <button>, not an iframe")
+	f.mustRefuse(t, "e2e.execute_js", map[string]any{"frame": "#nothing", "expression": "1"}, "no element matches")
 	f.mustRefuse(t, "e2e.execute_js", map[string]any{"ref": button, "frame": "#same", "expression": "1"}, "ref", "frame")
 	if !f.net.Clean() {
 		t.Errorf("the canary saw: %s", f.net)
@@ -95,11 +88,11 @@ func TestExecuteJSOnAnElementAndInAFrame(t *testing.T) {
 // TestExecuteJSOnAnElementCannotReadATypedSecret: the no-oracle rule holds
 // for execute_js's new forms. Once a secret is typed into a field of a
 // frame, execute_js on that field (ref) or in that frame (frame) is refused
-// at stage secrets, before any human is asked. And a frame of the secret's
-// site embedded in another site's page, whose server echoes the password
-// back into its field, is not the agent's to script either: a script
-// there could spell the value so that the masker does not know it (the
-// dots between its characters), which no reply may show.
+// at stage secrets, before any human is asked. And so is a frame of the
+// secret's site embedded in another site's page, whose server echoes the
+// password back into its field: a script there could spell the value so
+// that the masker does not know it (the dots between its characters),
+// which no reply may show.
 func TestExecuteJSOnAnElementCannotReadATypedSecret(t *testing.T) {
 	// Not parallel: t.Setenv.
 	t.Setenv("BROWSERGATE_TEST_BOUND_PW", boundSecretValue)
@@ -161,10 +154,7 @@ func TestExecuteJSOnAnElementCannotReadATypedSecret(t *testing.T) {
 	if refused || !strings.Contains(out, "framed") {
 		t.Fatalf("framing the secret's site:\n%s", out)
 	}
-	out, refused = approvedJS(t, f, map[string]any{"frame": "#f", "expression": "document.getElementById('pw').value.split('').join('.')"})
-	if !refused || !strings.Contains(out, "a secret was typed on the frame's site") {
-		t.Errorf("execute_js in a frame of the secret's site (refused %v):\n%s", refused, out)
-	}
+	out = f.mustRefuse(t, "e2e.execute_js", map[string]any{"frame": "#f", "expression": "document.getElementById('pw').value.split('').join('.')"}, "secret oracle")
 	spelled := strings.Join(strings.Split(boundSecretValue, ""), ".")
 	if strings.Contains(out, spelled) || strings.Contains(out, boundSecretValue) {
 		t.Errorf("LEAK: the reply shows the secret:\n%s", out)
