@@ -8,13 +8,17 @@ import (
 	"image"
 	_ "image/jpeg" // decodes the JPEG screenshots
 	_ "image/png"  // and the PNG ones
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/browsergate/browsergate/internal/testkit"
 )
 
 // captureManifest is e2eManifest's head (a launched browser) with
@@ -22,7 +26,17 @@ import (
 // their own), the screenshot, save_pdf and execute_js of #37 with their
 // opt-in arguments, and a download directory.
 func captureManifest(down string, maxBytes int) string {
-	head, _, _ := strings.Cut(fmt.Sprintf(e2eManifest, "launch", ""), "[browser.commands.")
+	return captureManifestOn("launch", "", down, maxBytes)
+}
+
+// captureManifestOn is captureManifest for a browser connected as connect
+// says (live: the user's at endpoint).
+func captureManifestOn(connect, endpoint, down string, maxBytes int) string {
+	live := ""
+	if endpoint != "" {
+		live = fmt.Sprintf("live_endpoint = %q", endpoint)
+	}
+	head, _, _ := strings.Cut(fmt.Sprintf(e2eManifest, connect, live), "[browser.commands.")
 	head = strings.NewReplacer(`["127.0.0.1"]`, `["127.0.0.1", "127.0.0.3"]`, `["127.0.0.1/32"]`, `["127.0.0.1/32", "127.0.0.3/32"]`).Replace(head)
 	return head + `[browser.commands.navigate]
 [browser.commands.snapshot]
@@ -196,5 +210,36 @@ func TestSavePDF(t *testing.T) {
 	}
 	if saved != 3 {
 		t.Errorf("the evidence records %d saved PDFs, want 3", saved)
+	}
+}
+
+// TestSavePDFInAHeadfulUsersBrowser: a user's Chromium that is not
+// headless (the full browser, drawing to no screen: --ozone-platform
+// headless, as no display is at hand) prints to PDF as a headless one does,
+// so save_pdf works in live mode there too. (Chromium before 2023 answered
+// "PrintToPDF is not implemented" when headful; save_pdf then refuses,
+// saying so: ErrNoPDF.)
+func TestSavePDFInAHeadfulUsersBrowser(t *testing.T) {
+	t.Parallel()
+	flags := slices.DeleteFunc(testkit.ChromiumFlags(), func(f string) bool { return f == "--headless" })
+	port, _ := testkit.StartChromium(t, append(flags, "--ozone-platform=headless")...)
+	down := t.TempDir()
+	f := startWith(t, captureManifestOn("live", fmt.Sprintf("http://127.0.0.1:%d", port), down, 10<<20))
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/json/version", port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	version, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(version), "Chrome/") || strings.Contains(string(version), "Headless") {
+		t.Fatalf("the user's browser is not a headful Chrome:\n%s", version)
+	}
+	site, _ := serveLogged(t, map[string]string{"/report": `<!doctype html><title>Headful report</title><h1>Report</h1>`})
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/report"})
+	if out := f.mustAllow(t, "e2e.save_pdf", nil); !strings.Contains(out, "saved the page as Headful report.pdf") {
+		t.Errorf("save_pdf on the headful browser:\n%s", out)
+	}
+	if b, err := os.ReadFile(filepath.Join(down, "Headful report.pdf")); err != nil || !bytes.HasPrefix(b, []byte("%PDF-")) {
+		t.Errorf("the headful browser's PDF: %v", err)
 	}
 }
