@@ -89,14 +89,34 @@ func imageSize(t *testing.T, b []byte) (w, h int, r, g, bl uint32) {
 }
 
 // TestScreenshotOfAnElement: screenshot by selector or ref captures the
-// element's box (scrolled to it when it is below the fold), in PNG, JPEG
+// element's box (scrolled to it when it is below the fold; in a frame of
+// the tab's site or of another site's process), in PNG, JPEG
 // or WebP, at a scale; a hidden element, quality for a PNG and an element
 // with full_page are refused, each saying why. The evidence keeps each
 // image under its hash, and the HTML report shows it with its own type.
 func TestScreenshotOfAnElement(t *testing.T) {
 	t.Parallel()
 	f := startWith(t, captureManifest(t.TempDir(), 10<<20))
-	site, _ := serveLogged(t, map[string]string{"/shot": captureShotPage})
+	const greenButton = `<!doctype html><style>body { margin: 0 }</style><button style="margin: 7px; width: 60px; height: 30px; background: #0c0; border: 0">%s</button>`
+	other, _ := serveLoggedOn(t, "127.0.0.3:0", map[string]string{"/button": fmt.Sprintf(greenButton, "Other site")})
+	site, _ := serveLogged(t, map[string]string{"/shot": captureShotPage, "/button": fmt.Sprintf(greenButton, "Same site"),
+		"/frames": `<!doctype html><title>frames</title><style>body { margin: 0 } iframe { border: 0; margin: 5px; width: 200px; height: 100px }</style>
+<iframe src="/button"></iframe><iframe src="` + other + `/button"></iframe>`})
+
+	// An element in a frame, of the tab's process or another site's.
+	green := func(r, g, b uint32) bool { return g > 150 && r < 60 && b < 60 }
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/frames"})
+	snap := f.mustAllow(t, "e2e.snapshot", nil)
+	for _, label := range []string{"Same site", "Other site"} {
+		ref := findRef(snap, label)
+		if ref == "" {
+			t.Fatalf("the snapshot has no ref for %q:\n%s", label, snap)
+		}
+		if w, h, r, g, b := imageSize(t, shotOf(t, f, map[string]any{"ref": ref}, "image/png")); w != 60 || h != 30 || !green(r, g, b) {
+			t.Errorf("the PNG of the %s frame's button is %dx%d, centre rgb(%d,%d,%d); want 60x30, green", label, w, h, r, g, b)
+		}
+	}
+
 	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/shot"})
 
 	red := func(r, g, b uint32) bool { return r > 180 && g < 60 && b < 60 }
