@@ -43,9 +43,8 @@ func actSavePDF(ctx context.Context, s *session, args map[string]any, f *facts) 
 		name += ".pdf"
 	}
 	landscape, _ := args["landscape"].(bool)
-	background, _ := args["print_background"].(bool)
 	res, err := chromedp.Call(ctx, page.PrintToPDF, page.PrintToPDFParams{
-		Landscape: &landscape, PrintBackground: &background, TransferMode: page.PrintToPDFTransferModeReturnAsStream,
+		Landscape: &landscape, TransferMode: page.PrintToPDFTransferModeReturnAsStream,
 	})
 	if err != nil {
 		if strings.Contains(strings.ToLower(err.Error()), "not implemented") {
