@@ -21,12 +21,11 @@ import (
 
 // execute_js on an element (ref) or in a frame (frame): the agent's script
 // runs in the page's own world of the element's or the frame's document,
-// as it runs in the tab's. That document must be inside the scope (the
-// gate judged the tab's page; an embedded frame's is judged here, from
-// what the browser says it is, never from the frame's own script), and not
-// of a site a secret was typed on: the no-oracle rule (gate.selectorOracle)
-// refuses execute_js while the tab holds a typed secret, and a frame of
-// the secret's site on another page is refused here for the same reason.
+// as it runs in the tab's. observe finds that document and its URL as the
+// browser has it (DOM, frame tree; never the frame's own script), and the
+// gate judges it: inside the scope (scriptDocument), not where a typed
+// secret is held (the no-oracle rule). It is found and judged again as the
+// script is about to run (mayScript): a frame may have moved in between.
 
 // scriptTarget is what execute_js with ref or frame runs on: the
 // element, or the frame's document, in the page's own world, the context
