@@ -466,13 +466,14 @@ func (c *console) screenshot(w http.ResponseWriter, r *http.Request, _ *signIn) 
 		http.NotFound(w, r)
 		return
 	}
-	png, err := c.f.cfg.Evidence.Screenshot(sha)
-	if err != nil {
-		http.NotFound(w, r)
+	img, err := c.f.cfg.Evidence.Screenshot(sha)
+	typ := evidence.ImageType(img)
+	if err != nil || typ == "" {
+		http.NotFound(w, r) // bytes that are not an image are not served as one
 		return
 	}
-	w.Header().Set("Content-Type", "image/png")
-	w.Write(png)
+	w.Header().Set("Content-Type", typ)
+	w.Write(img)
 }
 
 // base is the path prefix of the sign-in's console pages.

@@ -396,11 +396,23 @@ func (r *reportWriter) screenshot(sum string) (template.URL, string) {
 	if img == nil {
 		return "", "screenshot " + sum + " missing from the log"
 	}
-	typ := http.DetectContentType(img)
-	if !slices.Contains([]string{"image/png", "image/jpeg", "image/gif", "image/webp"}, typ) {
-		return "", fmt.Sprintf("screenshot %s: %d stored bytes that are not an image (%s)", sum, len(img), typ)
+	typ := ImageType(img)
+	if typ == "" {
+		return "", fmt.Sprintf("screenshot %s: %d stored bytes that are not an image (%s)", sum, len(img), http.DetectContentType(img))
 	}
 	return template.URL("data:" + typ + ";base64," + base64.StdEncoding.EncodeToString(img)), ""
+}
+
+// ImageType is the MIME type of a stored screenshot, sniffed from its
+// bytes (PNG, JPEG and WebP, as screenshot captures them, or GIF), or ""
+// when they are not an image of those types. A screenshot's type is in
+// its bytes; no record member says it.
+func ImageType(img []byte) string {
+	typ := http.DetectContentType(img)
+	if !slices.Contains([]string{"image/png", "image/jpeg", "image/gif", "image/webp"}, typ) {
+		return ""
+	}
+	return typ
 }
 
 // stateKVs lists page state in key order, values as text.

@@ -97,7 +97,7 @@ var commandTable = map[string]commandSpec{
 	"switch_tab":       {observes: gate.ObserveTab, act: actSwitchTab, settle: 0, changesTab: true},
 	"new_tab":          {act: actNewTab, settle: 0, changesTab: true},
 	"close_tab":        {observes: gate.ObserveTab, act: actCloseTab, settle: noSettle, changesTab: true},
-	"execute_js":       {act: actExecuteJS, settle: 50 * time.Millisecond, pageContent: true},
+	"execute_js":       {observes: gate.ObserveScript, act: actExecuteJS, settle: 50 * time.Millisecond, pageContent: true},
 	"scroll":           {act: actScroll, settle: 20 * time.Millisecond, guarded: true},
 	"network_timing":   {act: actNetworkTiming, settle: noSettle, pageContent: true},
 	"press_key":        {observes: gate.ObserveKey, act: actPressKey, settle: 50 * time.Millisecond, guarded: true},
@@ -111,6 +111,7 @@ var commandTable = map[string]commandSpec{
 	"network_log":      {act: actNetworkLog, settle: noSettle, pageContent: true},
 	"upload_file":      {observes: gate.ObserveUpload, act: actUploadFile, settle: 50 * time.Millisecond, guarded: true},
 	"download":         {act: actDownload, settle: noSettle},
+	"save_pdf":         {act: actSavePDF, settle: noSettle},
 	"await_human":      {act: actAwaitHuman, settle: noSettle, asksHuman: true},
 	// The browserless engine's (engine = "http"; webengine.go): they run
 	// in runWebTurn, with no tab, so only act and pageContent apply.

@@ -15,6 +15,9 @@ import (
 
 func actExecuteJS(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
 	expr, _ := args["expression"].(string)
+	if args["ref"] != nil || args["frame"] != nil {
+		return s.runScriptOn(ctx, args, expr)
+	}
 	raw, err := chromedp.Run(ctx, chromedp.Evaluate[[]byte](expr, chromedp.EvalAwaitPromise))
 	if err != nil {
 		return output{}, fmt.Errorf("execute_js: %w", err)

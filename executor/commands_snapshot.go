@@ -4,12 +4,11 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
 
-// snapshot, screenshot and extract_html: the page as a whole, as the
-// agent reads it. The snapshot's rendering is package snapshot's (captured in capture.go); read's
+// snapshot and extract_html: the page as a whole, as the agent reads it
+// (screenshot: commands_shot.go). The snapshot's rendering is package snapshot's (captured in capture.go); read's
 // Markdown is commands_read.go's.
 
 func actSnapshot(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
@@ -51,32 +50,6 @@ func (s *session) snapshotIn(ctx context.Context, mode string, args map[string]a
 		budget = int(n)
 	}
 	return s.snapshot(ctx, sel, budget)
-}
-
-func actScreenshot(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
-	full, _ := args["full_page"].(bool)
-	png, err := s.screenshot(ctx, full)
-	if err != nil {
-		return output{}, err
-	}
-	return output{Text: fmt.Sprintf("screenshot, %d bytes PNG", len(png)), PNG: png}, nil
-}
-
-func (s *session) screenshot(ctx context.Context, full bool) ([]byte, error) {
-	p := page.CaptureScreenshotParams{Format: page.CaptureScreenshotFormatPng}
-	if full {
-		beyond := true
-		p.CaptureBeyondViewport = &beyond
-		m, err := chromedp.Call(ctx, page.GetLayoutMetrics, struct{}{})
-		if err == nil && m.CSSContentSize != nil {
-			p.Clip = &page.Viewport{Width: m.CSSContentSize.Width, Height: m.CSSContentSize.Height, Scale: 1}
-		}
-	}
-	res, err := chromedp.Call(ctx, page.CaptureScreenshot, p)
-	if err != nil {
-		return nil, fmt.Errorf("screenshot: %w", err)
-	}
-	return res.Data, nil
 }
 
 func actExtractHTML(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {

@@ -24,6 +24,10 @@ var ErrNoHistory = errors.New("no previous page in this tab")
 // ErrNoForward is returned by go_forward on a tab with no next page.
 var ErrNoForward = errors.New("no next page in this tab: go_forward follows a go_back")
 
+// ErrNoPDF is returned by save_pdf on a browser that cannot print a page
+// to PDF (Page.printToPDF is not implemented there).
+var ErrNoPDF = errors.New("save_pdf is not available on this browser")
+
 // ErrLiveEndpoint is returned when a live endpoint cannot be resolved to a
 // DevTools WebSocket URL.
 var ErrLiveEndpoint = errors.New("live endpoint")

@@ -320,8 +320,8 @@ func TestCommands(t *testing.T) {
 		t.Fatalf("scroll: %s", out)
 	}
 	shot := h.call(t, "s", "screenshot", nil)
-	if shot.IsError || len(shot.PNG) < 8 || string(shot.PNG[1:4]) != "PNG" {
-		t.Fatalf("screenshot: %s (%d bytes)", shot.Text, len(shot.PNG))
+	if shot.IsError || len(shot.Image) < 8 || string(shot.Image[1:4]) != "PNG" {
+		t.Fatalf("screenshot: %s (%d bytes)", shot.Text, len(shot.Image))
 	}
 	if h.call(t, "s", "click", map[string]any{"selector": "#nope"}).IsError == false {
 		t.Fatal("click on a selector that matches nothing was not refused")

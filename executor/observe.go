@@ -92,6 +92,10 @@ func (s *session) observe(ctx context.Context, cmd *toolclad.Command, args map[s
 		f.History = s.observeHistory(ctx, historyStep(cmd.Name))
 	case gate.ObserveUpload:
 		f.Element = s.observeUpload(ctx, args)
+	case gate.ObserveScript:
+		if f.Element = s.observeScript(ctx, args); f.Element != nil && f.Element.Document != "" {
+			f.Held = append(f.Held, s.typedOn(f.Element.Document)...)
+		}
 	case gate.ObserveTab:
 		f.Tab, f.TabGroup, f.TabErr = s.observeTab(ctx, args)
 	case gate.ObserveField:

@@ -48,10 +48,11 @@ var inertChars = strings.NewReplacer(
 type facts = gate.Facts
 
 // output is what a command produced: text for the agent and the evidence,
-// and an optional PNG.
+// and an optional image (a screenshot) of MIME type ImageType.
 type output struct {
-	Text string
-	PNG  []byte
+	Text      string
+	Image     []byte
+	ImageType string
 	// Structured is the command's own structured content, beside the
 	// state (list_tabs: tabs).
 	Structured map[string]any

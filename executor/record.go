@@ -46,8 +46,8 @@ func (e *Executor) record(s *session, t *turn) *toolclad.Reply {
 		sctx, cancel := context.WithTimeout(s.tab.ctx, 5*time.Second)
 		shot, shotErr = s.screenshot(sctx, false)
 		cancel()
-	} else if len(t.out.PNG) > 0 {
-		shot = t.out.PNG
+	} else if len(t.out.Image) > 0 {
+		shot = t.out.Image
 	}
 	env := &evidence.Envelope{
 		Session:        s.id,

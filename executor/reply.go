@@ -65,7 +65,7 @@ func (e *Executor) reply(s *session, t *turn) *toolclad.Reply {
 	if state != nil {
 		text = strings.TrimRight(text, "\n") + "\n\n" + stateLine(state, fields)
 	}
-	r := &toolclad.Reply{Text: text + blocked, PNG: t.out.PNG}
+	r := &toolclad.Reply{Text: text + blocked, Image: t.out.Image, ImageType: t.out.ImageType}
 	for k, v := range t.out.Structured {
 		if r.Structured == nil {
 			r.Structured = map[string]any{}

@@ -233,6 +233,8 @@ func (v *Verdict) leads(q *Question) *DenyError {
 				return Deny(evidence.StageSecrets, "secret domains", "%v", err)
 			}
 		}
+	case ObserveScript:
+		return scriptDocument(q)
 	case ObserveClick, ObserveSubmit, ObserveKey, ObserveSelect:
 		el := f.Element
 		if el == nil {
@@ -398,6 +400,28 @@ func selectorOracle(m *toolclad.Manifest, cmd *toolclad.Command, args map[string
 			return Deny(evidence.StageSecrets, "secret oracle",
 				"a secret was typed on this site: wait_for may not test the page's text here (argument %q), or it could read the secret a piece at a time%s",
 				a.Name, offer(m, "; wait for a selector instead", "wait_for", "selector"))
+		}
+	}
+	return nil
+}
+
+// scriptDocument judges the document execute_js runs in when it names an
+// element or a frame: it must be inside the scope (about:blank and
+// about:srcdoc are their parent's). The tab's own page was judged
+// already; a frame out of the scope (a data: document, say) is not the
+// agent's to script. A typed secret's site is the no-oracle rule's
+// (selectorOracle), through the secrets the executor finds held there.
+func scriptDocument(q *Question) *DenyError {
+	el := q.Facts.Element
+	if el == nil {
+		return nil // no ref, no frame: the tab's own page
+	}
+	if el.Err != nil {
+		return Deny(evidence.StageArgs, "element", "%v", el.Err)
+	}
+	if u := el.Document; u != "" && !isBlank(u) && u != "about:srcdoc" {
+		if sv := q.check(u); !sv.Allowed {
+			return Deny(evidence.StageScope, sv.Rule, "%s: the frame's document %s is outside the scope (%s): a frame out of the scope is not the agent's to script", el.Label, u, sv.Reason)
 		}
 	}
 	return nil

@@ -88,6 +88,9 @@ type Element struct {
 	FieldErr error
 	// For upload_file: the file, as read and copied.
 	File *File
+	// For execute_js with ref or frame: the URL of the document the
+	// script runs in, as the browser has it ("" for the tab's own page).
+	Document string
 }
 
 // Destination is where acting on an element leads, as the executor's

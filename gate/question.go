@@ -64,4 +64,5 @@ const (
 	ObservePoint                      // the element the mouse moves over
 	ObserveSelect                     // the select or listbox, and where choosing the option leads
 	ObserveUpload                     // the file input, and the file (read and copied)
+	ObserveScript                     // the document execute_js runs in, when it names an element or a frame
 )

@@ -73,6 +73,21 @@ func selectorArg(desc string) Arg {
 	return Arg{Name: "selector", Type: TypeSelector, MaxLen: selectorMaxLen, Description: desc}
 }
 
+// optIn marks a built-in argument opt-in (Arg.OptIn).
+func optIn(a Arg) Arg {
+	a.OptIn = true
+	return a
+}
+
+// screenshot's scale bounds, in percent: an image is at most twice the
+// page's CSS pixels each way (four times today's full-page image, which
+// bounds the reply and the evidence blob as today's bound them), and at
+// least a tenth, below which nothing on a page can be read.
+const (
+	screenshotMinScale = 10
+	screenshotMaxScale = 200
+)
+
 // builtins is the table of commands, in the order the documentation lists
 // them. A command name outside this table is a load error: the executor
 // would not know how to run it. The implied tiers are those of the
@@ -132,10 +147,16 @@ var builtins = []*builtinCommand{
 		name:        "screenshot",
 		impliedTier: "low",
 		description: "Capture a PNG screenshot of the current page.",
-		args: []Arg{{
-			Name: "full_page", Type: TypeBoolean, Default: false,
-			Description: "Capture the whole page instead of the viewport.",
-		}},
+		args: []Arg{
+			{Name: "full_page", Type: TypeBoolean, Default: false, Description: "Capture the whole page instead of the viewport."},
+			optIn(refArg("Element ref from the latest snapshot: capture that element only.")),
+			optIn(selectorArg("CSS selector of the element to capture.")),
+			{Name: "format", Type: TypeEnum, Allowed: []string{"png", "jpeg", "webp"}, OptIn: true, Description: "png (default), jpeg or webp."},
+			{Name: "quality", Type: TypeInteger, Min: i64(0), Max: i64(100), OptIn: true, Description: "jpeg or webp quality, 0-100."},
+			{Name: "scale", Type: TypeInteger, Min: i64(screenshotMinScale), Max: i64(screenshotMaxScale), OptIn: true,
+				Description: fmt.Sprintf("Image size in percent of CSS pixels, %d-%d (default 100).", screenshotMinScale, screenshotMaxScale)},
+		},
+		groups:   []argGroup{{names: []string{"ref", "selector"}}},
 		readOnly: true,
 	},
 	{
@@ -194,10 +215,13 @@ var builtins = []*builtinCommand{
 	{
 		name:        "execute_js",
 		description: "Evaluate a JavaScript expression in the page and return its value.",
-		args: []Arg{{
-			Name: "expression", Type: TypeString, Required: true, MaxLen: textMaxLen,
-			Description: "JavaScript expression to evaluate.",
-		}},
+		args: []Arg{
+			{Name: "expression", Type: TypeString, Required: true, MaxLen: textMaxLen, Description: "JavaScript expression to evaluate."},
+			optIn(refArg("Element ref from the latest snapshot; expression is then a function called with it: (el) => el.textContent.")),
+			{Name: "frame", Type: TypeSelector, MaxLen: selectorMaxLen, OptIn: true,
+				Description: "CSS selector of an iframe: the expression runs in its document, which must be inside the scope."},
+		},
+		groups: []argGroup{{names: []string{"ref", "frame"}}},
 	},
 	{
 		name:        "scroll",
@@ -305,6 +329,16 @@ var builtins = []*builtinCommand{
 			Schemes: []string{"http", "https"}, Description: "Absolute URL of the file.",
 		}},
 		notHere: map[string]string{"dest_path": confinedDownloads, "save_to": confinedDownloads},
+	},
+	{
+		name:        "save_pdf",
+		tier:        "medium",
+		description: "Save the current page as a PDF in the download directory (a safe name, never overwriting); returns its name, size and SHA-256.",
+		args: []Arg{
+			{Name: "filename", Type: TypeString, MaxLen: 255, Description: "File name (made safe); default: the page's title."},
+			{Name: "landscape", Type: TypeBoolean, Description: "Landscape pages (default portrait)."},
+		},
+		notHere: map[string]string{"path": confinedDownloads + " (filename names the file)", "dest_path": confinedDownloads + " (filename names the file)"},
 	},
 	{
 		name: "await_human",

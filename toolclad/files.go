@@ -65,7 +65,7 @@ func checkFiles(t *table, m *Manifest) {
 	if m.Command("upload_file") != nil && m.Browser.Files.UploadDir == "" {
 		t.r.errorf(t.at("commands").child("upload_file"), "needs [browser.files] upload_dir: the only directory it may attach files from")
 	}
-	for _, name := range []string{"download", "download_file"} {
+	for _, name := range []string{"download", "download_file", "save_pdf"} {
 		if m.Command(name) != nil && m.Browser.Files.DownloadDir == "" {
 			t.r.errorf(t.at("commands").child(name), "needs [browser.files] download_dir: the only directory downloads are saved in")
 		}

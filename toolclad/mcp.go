@@ -2,6 +2,7 @@ package toolclad
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -111,8 +112,10 @@ type Reply struct {
 	// Structured is the StructuredContent (nil = none). When the manifest has
 	// an output schema it must validate against it.
 	Structured map[string]any
-	// PNG, when set, is added as ImageContent (image/png).
-	PNG []byte
+	// Image, when set, is added as ImageContent of type ImageType
+	// (image/png when empty).
+	Image     []byte
+	ImageType string
 	// IsError marks a refusal or a failure.
 	IsError bool
 	// Ask, when set, asks the client's user a question first (see
@@ -512,8 +515,8 @@ func result(m *Manifest, reply *Reply) *mcp.CallToolResult {
 		}
 	}
 	res.Content = []mcp.Content{&mcp.TextContent{Text: text}}
-	if len(reply.PNG) > 0 {
-		res.Content = append(res.Content, &mcp.ImageContent{Data: reply.PNG, MIMEType: "image/png"})
+	if len(reply.Image) > 0 {
+		res.Content = append(res.Content, &mcp.ImageContent{Data: reply.Image, MIMEType: cmp.Or(reply.ImageType, "image/png")})
 	}
 	if reply.Structured != nil {
 		res.StructuredContent = reply.Structured

@@ -113,7 +113,7 @@ func TestRegister(t *testing.T) {
 	}
 	r := &fakeRunner{ended: make(chan string, 4)}
 	r.reply = func(*toolclad.Call) *toolclad.Reply {
-		return &toolclad.Reply{Text: "ok", Structured: map[string]any{"tabs": 2}, PNG: []byte{0x89, 'P', 'N', 'G'}}
+		return &toolclad.Reply{Text: "ok", Structured: map[string]any{"tabs": 2}, Image: []byte{0x89, 'P', 'N', 'G'}}
 	}
 	progress := make(chan string, 16)
 	cs := connect(t, r, toolclad.RegisterOptions{}, progress, web, out)

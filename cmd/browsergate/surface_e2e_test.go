@@ -47,9 +47,11 @@ const surfaceURL = `args.url = { type = "url", schemes = ["http"], scope_check =
 // the url arguments narrowed to http, and every opt-in argument (which a
 // command declared without args lacks) with the command's other arguments.
 var surfaceArgs = map[string]string{
-	"navigate": surfaceURL,
-	"new_tab":  surfaceURL,
-	"download": surfaceURL,
+	"navigate":   surfaceURL,
+	"new_tab":    surfaceURL,
+	"download":   surfaceURL,
+	"screenshot": "args.full_page = {}\nargs.ref = {}\nargs.selector = {}\nargs.format = {}\nargs.quality = {}\nargs.scale = {}\n",
+	"execute_js": "args.expression = {}\nargs.ref = {}\nargs.frame = {}\n",
 }
 
 // surfaceManifest is e2eManifest (tool "e2e", the site on 127.0.0.1 in
@@ -117,6 +119,7 @@ console.log('surface console line');
 	mux.HandleFunc("/permissions", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, surfacePermissionsPage)
 	})
+	mux.HandleFunc("/capture/", surfaceCapturePages)
 	mux.HandleFunc("/report.csv", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/csv")
 		fmt.Fprint(w, surfaceCSV)
@@ -280,6 +283,8 @@ func (s *surface) run(t *testing.T) {
 	if out := s.approved(t, "await_human", map[string]any{"question": "Which region?"}, "the north"); !strings.Contains(out, "the north") {
 		t.Errorf("await_human did not give the operator's answer:\n%s", out)
 	}
+
+	s.runCapture(t)
 
 	for _, name := range toolclad.BuiltinCommands() {
 		if !toolclad.IsHTTPCommand(name) && !s.covered[name] {

@@ -15,8 +15,9 @@ import (
 )
 
 // noOutputCompare are commands whose output is not expected to repeat
-// byte for byte (timings, image bytes, tab ids).
-var noOutputCompare = map[string]bool{"network_timing": true, "screenshot": true, "list_tabs": true}
+// byte for byte (timings, image bytes, tab ids, a PDF's hash: Chromium
+// writes the time it printed into the file).
+var noOutputCompare = map[string]bool{"network_timing": true, "screenshot": true, "list_tabs": true, "save_pdf": true}
 
 // notReplayable says why a recorded call cannot be run again, or "".
 func notReplayable(r *evidence.Envelope, m *toolclad.Manifest) string {

@@ -44,10 +44,13 @@ func TestCompareStep(t *testing.T) {
 			}
 		})
 	}
-	// A screenshot's bytes are not expected to repeat.
-	shot := rec("screenshot", true, "gate", "http://a/", "A", "aaaa", "")
-	if diffs := compareStep(shot, rec("screenshot", true, "gate", "http://a/", "A", "bbbb", "")); len(diffs) != 0 {
-		t.Errorf("screenshot output compared: %q", diffs)
+	// A screenshot's bytes are not expected to repeat, nor a PDF's (it
+	// holds the time it was printed).
+	for _, cmd := range []string{"screenshot", "save_pdf"} {
+		shot := rec(cmd, true, "gate", "http://a/", "A", "aaaa", "")
+		if diffs := compareStep(shot, rec(cmd, true, "gate", "http://a/", "A", "bbbb", "")); len(diffs) != 0 {
+			t.Errorf("%s output compared: %q", cmd, diffs)
+		}
 	}
 }
 
