@@ -203,7 +203,7 @@ func (s *session) switchTo(ctx context.Context, id target.ID) error {
 		w := newPageWatch(cdp.FrameID(id), s.manifest.Browser.Dialogs, s.maskText)
 		tctx, cancel := chromedp.NewContext(s.tabs.homeCtx, chromedp.WithTargetID(id), chromedp.WithDetachOnCancel(),
 			chromedp.WithListener(w.listen))
-		if err := runBounded(tabAttachWait, func() error { return attach(tctx, s.backend.metrics()) }); err != nil {
+		if err := runBounded(tabAttachWait, func() error { return attach(tctx, s.backend.metrics(), bodyBuffer(s.manifest)) }); err != nil {
 			cancel()
 			return fmt.Errorf("attach to the tab: %w", err)
 		}
