@@ -9,16 +9,17 @@ import (
 	"github.com/browsergate/browsergate/internal/pagetext"
 )
 
-// find: the lines of a snapshot that hold a ref and the text asked for,
+// find: the elements of a snapshot whose text or accessible name holds
+// the text asked for, each as the snapshot writes it (with its ref),
 // without the rest of the page. It renders the page as snapshot does, so
 // its refs are a snapshot's and replace the latest snapshot's; its match
 // is on the masked text, so it tells of a secret no more than a snapshot.
 
 const (
-	// maxFindMatches bounds the lines one find returns.
+	// maxFindMatches bounds the elements one find returns.
 	maxFindMatches = 50
-	// maxFindLine bounds one line it returns.
-	maxFindLine = 1000
+	// maxFindElement bounds one element it returns.
+	maxFindElement = 1000
 )
 
 // refToken is a ref as a snapshot line writes it.
@@ -35,36 +36,71 @@ func actFind(ctx context.Context, s *session, args map[string]any, f *facts) (ou
 	}
 	s.tab.paged = paged{} // the latest snapshot's further pages hold the refs find replaced
 	want = strings.ToLower(want)
-	var lines []string
+	var found []string
 	more := 0
 	for _, line := range strings.Split(text, "\n") {
-		if !strings.Contains(strings.ToLower(line), want) || !s.holdsRef(line) {
+		if !strings.Contains(strings.ToLower(line), want) {
 			continue
 		}
-		if len(lines) == maxFindMatches {
-			more++
-			continue
+		for _, el := range s.elementsOf(line) {
+			if !strings.Contains(strings.ToLower(el), want) {
+				continue
+			}
+			if len(found) == maxFindMatches {
+				more++
+				continue
+			}
+			found = append(found, pagetext.Balanced(clip(el, maxFindElement)))
 		}
-		lines = append(lines, pagetext.Balanced(clip(strings.TrimSpace(line), maxFindLine)))
 	}
 	// The reply does not repeat the agent's text (see waitFor).
-	if len(lines) == 0 {
-		return output{Text: "no element with a ref shows that text (refs of the latest snapshot are replaced by this page's)"}, nil
+	if len(found) == 0 {
+		return output{Text: "no element with a ref shows that text"}, nil
 	}
-	out := output{Text: strings.Join(lines, "\n"), Structured: map[string]any{"matches": lines, "more": more}}
+	out := output{Text: strings.Join(found, "\n"), Structured: map[string]any{"elements": found, "more": more}}
 	if more > 0 {
-		out.notes = fmt.Sprintf("[%d more matching lines: narrow the text, or take a snapshot]", more)
+		out.notes = fmt.Sprintf("[%d more matching elements: narrow the text, or take a snapshot]", more)
 	}
 	return out, nil
 }
 
-// holdsRef reports whether a line of the latest rendering holds one of
-// its refs.
-func (s *session) holdsRef(line string) bool {
-	for _, tok := range refToken.FindAllString(line, -1) {
-		if _, ok := s.tab.refs[tok]; ok {
-			return true
+// elementsOf are the elements with a ref on a line of the latest
+// rendering, each as the line writes it: from the [ before its ref to the
+// ] or ) after it — [button "Save" e5], [link text](e4 /target) — the
+// [ that the brackets of a name in it ([secret NAME]) leave open.
+func (s *session) elementsOf(line string) []string {
+	var out []string
+	for _, at := range refToken.FindAllStringIndex(line, -1) {
+		if _, ok := s.tab.refs[line[at[0]:at[1]]]; !ok {
+			continue
+		}
+		before := line[:at[0]]
+		if strings.HasSuffix(before, "](") { // a link: its text is closed before its ref
+			before = before[:len(before)-2]
+		}
+		begin := opening(before)
+		end := strings.IndexAny(line[at[1]:], "])")
+		if begin < 0 || end < 0 {
+			continue
+		}
+		out = append(out, line[begin:at[1]+end+1])
+	}
+	return out
+}
+
+// opening is the index of the last [ of s that no later ] closes, or -1.
+func opening(s string) int {
+	depth := 0
+	for i := len(s) - 1; i >= 0; i-- {
+		switch s[i] {
+		case ']':
+			depth++
+		case '[':
+			if depth == 0 {
+				return i
+			}
+			depth--
 		}
 	}
-	return false
+	return -1
 }

@@ -44,21 +44,30 @@ func actNetworkRequests(ctx context.Context, s *session, args map[string]any, f 
 		return output{}, fmt.Errorf("argument resource_type: %q is not a resource type (one of %s)", typ, strings.Join(resourceTypes, ", "))
 	}
 	all, more, dropped := s.loggedRequests(since, typ)
+	return requestsReply(all, more, dropped, func(b *strings.Builder, r *requestEntry) {
+		r.ID = "r" + strconv.Itoa(r.Seq)
+		fmt.Fprintf(b, "%s %s %s %s", r.ID, r.Method, r.URL, strings.ToLower(r.Type))
+		writeOutcome(b, r)
+	}), nil
+}
+
+// requestsReply is the reply that lists requests of the log, a line each
+// as line writes it (and changes it: the structured reply has it as
+// changed), and says what it leaves out (logText).
+func requestsReply(all []requestEntry, more, dropped int, line func(*strings.Builder, *requestEntry)) output {
 	var b strings.Builder
 	items := make([]any, len(all))
-	for i, r := range all {
-		r.ID = "r" + strconv.Itoa(r.Seq)
-		fmt.Fprintf(&b, "%s %s %s %s", r.ID, r.Method, r.URL, strings.ToLower(r.Type))
-		writeOutcome(&b, &r)
+	for i := range all {
+		line(&b, &all[i])
 		b.WriteByte('\n')
-		items[i] = r
+		items[i] = all[i]
 	}
 	last := 0
 	if len(all) > 0 {
 		last = all[len(all)-1].Seq
 	}
 	return output{Text: logText(&b, "request", len(all), more, last, dropped),
-		Structured: map[string]any{"requests": items}}, nil
+		Structured: map[string]any{"requests": items}}
 }
 
 // resourceTypes are CDP's Network.ResourceType values, lowercase, as

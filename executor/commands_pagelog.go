@@ -48,26 +48,16 @@ func actConsoleMessages(ctx context.Context, s *session, args map[string]any, f 
 func actNetworkLog(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
 	since, _ := args["since"].(int64)
 	all, more, dropped := s.loggedRequests(since, "")
-	var b strings.Builder
-	items := make([]any, len(all))
-	for i, r := range all {
-		fmt.Fprintf(&b, "#%d %s %s %s", r.Seq, r.Method, r.URL, r.Type)
-		writeOutcome(&b, &r)
+	return requestsReply(all, more, dropped, func(b *strings.Builder, r *requestEntry) {
+		fmt.Fprintf(b, "#%d %s %s %s", r.Seq, r.Method, r.URL, r.Type)
+		writeOutcome(b, r)
 		if r.Size > 0 {
-			fmt.Fprintf(&b, " %d B", r.Size)
+			fmt.Fprintf(b, " %d B", r.Size)
 		}
 		if r.Millis > 0 {
-			fmt.Fprintf(&b, " %.0f ms", r.Millis)
+			fmt.Fprintf(b, " %.0f ms", r.Millis)
 		}
-		b.WriteByte('\n')
-		items[i] = r
-	}
-	last := 0
-	if len(all) > 0 {
-		last = all[len(all)-1].Seq
-	}
-	return output{Text: logText(&b, "request", len(all), more, last, dropped),
-		Structured: map[string]any{"requests": items}}, nil
+	}), nil
 }
 
 // levelRank orders the levels for console_messages' minimum level.
