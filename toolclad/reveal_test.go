@@ -15,8 +15,9 @@ func revealManifest(keys string) string {
 
 // TestRevealHeadersLoad: network_request's reveal_headers loads lowercase,
 // once each; without it the command reveals nothing. A header that is not
-// redacted, a value that is not a list of strings, and the key on another
-// command are load errors that say what is wrong.
+// redacted, Proxy-Authorization (the egress proxy's credentials on a
+// remote browser), a value that is not a list of strings, and the key on
+// another command are load errors that say what is wrong.
 func TestRevealHeadersLoad(t *testing.T) {
 	t.Parallel()
 	m, err := toolclad.Parse("n.toml", []byte(revealManifest(`reveal_headers = ["Set-Cookie", "authorization", "set-cookie"]`+"\n")))
@@ -36,6 +37,8 @@ func TestRevealHeadersLoad(t *testing.T) {
 	for _, tc := range []struct{ name, manifest, want string }{
 		{"not redacted", revealManifest(`reveal_headers = ["x-trace"]` + "\n"),
 			`browser.commands.network_request.reveal_headers[0]: "x-trace" is not a redacted header: only authorization, proxy-authorization, cookie, set-cookie are redacted`},
+		{"the egress proxy's credentials", revealManifest(`reveal_headers = ["Proxy-Authorization"]` + "\n"),
+			"reveal_headers[0]: proxy-authorization is never shown: on a remote browser it carries the session's credentials for browsergate's own egress proxy"},
 		{"not a list", revealManifest(`reveal_headers = "cookie"` + "\n"), "browser.commands.network_request.reveal_headers: wrong type"},
 		{"another command", "[tool]\nname = \"n\"\n\n[browser.commands.network_requests]\nreveal_headers = [\"cookie\"]\n", "network_requests.reveal_headers"},
 	} {
