@@ -52,8 +52,12 @@ const bodiesPerTab = 16
 // unless its manifest declares network_request, which reads the bodies
 // (maxBodyFetched each, bodiesPerTab times that a tab).
 func bodyBuffer(m *toolclad.Manifest) int64 {
-	if m.Command("network_request") != nil {
+	if readsRequests(m) {
 		return maxBodyFetched
 	}
 	return 0
 }
+
+// readsRequests reports whether a manifest declares network_request, for
+// which a session's tabs keep their requests' detail and bodies.
+func readsRequests(m *toolclad.Manifest) bool { return m.Command("network_request") != nil }

@@ -142,6 +142,9 @@ func actNetworkRequest(ctx context.Context, s *session, args map[string]any, f *
 	mask := func(v string) string { return s.maskPage(v, hosts...) }
 	shown(&r, s.egress.blocked.refusedRules(), mask)
 	d := r.detail
+	if !d.kept {
+		return output{}, fmt.Errorf("argument id: the headers and bodies of %s are no longer kept: the tab keeps them for its latest %d requests", id, maxDetailKept)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s %s %s", id, r.Method, r.URL, strings.ToLower(r.Type))
 	writeOutcome(&b, &r)
@@ -198,7 +201,7 @@ func shownHeaders(b *strings.Builder, h map[string]any, reveal []string, mask fu
 		case slices.Contains(toolclad.RedactedHeaders, lower) && !slices.Contains(reveal, lower):
 			v = fmt.Sprintf("[redacted: network_request shows it only with reveal_headers = [%q] declared]", lower)
 		default:
-			v = pagetext.Balanced(clip(mask(v), maxLogText))
+			v = pagetext.Balanced(clip(mask(v), maxHeaderShown))
 		}
 		out[name] = v
 		for _, line := range strings.Split(v, "\n") { // duplicate headers come joined by \n

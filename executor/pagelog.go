@@ -72,6 +72,7 @@ type requestEntry struct {
 // (which carry Cookie and Set-Cookie) when they came, else those of the
 // request and response events. Bounded as kept, like the log's texts.
 type requestDetail struct {
+	kept                    bool // the log holds it (pageLog.details, maxDetailKept)
 	reqHeaders, respHeaders network.Headers
 	rawReq, rawResp         bool // the headers are the ExtraInfo events' raw ones
 	postData                string
@@ -93,6 +94,10 @@ type pageLog struct {
 	// early holds ExtraInfo events that came before their request's
 	// event (CDP does not order them), at most maxEarlyExtra.
 	early map[network.RequestID]any
+	// details: the log keeps its requests' headers, post data and
+	// response type for network_request (the session's manifest declares
+	// it); set before the tab's first event.
+	details bool
 }
 
 // maxEarlyExtra bounds the ExtraInfo events kept for requests not seen yet.
@@ -150,21 +155,21 @@ func (l *pageLog) record(ev any) {
 		if e.RedirectResponse != nil {
 			if r := l.byID[e.RequestID]; r != nil { // the hop ends; the next is a request of its own
 				r.Status = e.RedirectResponse.Status
-				r.detail.redirected = true
-				if !r.detail.rawResp {
-					r.detail.respHeaders = keptHeaders(e.RedirectResponse.Headers)
+				if l.details {
+					r.detail.redirected = true
+					if !r.detail.rawResp {
+						r.detail.respHeaders = keptHeaders(e.RedirectResponse.Headers)
+					}
 				}
 				delete(l.byID, e.RequestID)
 			}
 		}
 		l.requestSeq++
 		r := &requestEntry{Seq: l.requestSeq, Method: clip(e.Request.Method, maxLogKept), URL: clip(e.Request.URL, maxLogKept), Type: string(e.Type), id: e.RequestID, start: e.Timestamp}
-		r.detail = requestDetail{reqHeaders: keptHeaders(e.Request.Headers), hasPostData: e.Request.HasPostData, postData: postData(e.Request)}
 		l.requests = append(l.requests, r)
 		l.byID[e.RequestID] = r
-		if early, ok := l.early[e.RequestID]; ok {
-			delete(l.early, e.RequestID)
-			r.detail.extra(early)
+		if l.details {
+			l.keepDetail(r, e.Request)
 		}
 		if len(l.requests) > maxLogEntries {
 			delete(l.byID, l.requests[0].id)
@@ -176,19 +181,38 @@ func (l *pageLog) record(ev any) {
 		defer l.mu.Unlock()
 		if r := l.byID[e.RequestID]; r != nil && e.Response != nil {
 			r.Status = e.Response.Status
-			r.detail.mime = clip(e.Response.MimeType, maxLogMethod*4)
-			if !r.detail.rawResp {
-				r.detail.respHeaders = keptHeaders(e.Response.Headers)
+			if l.details {
+				r.detail.mime = clip(e.Response.MimeType, maxLogMethod*4)
+				if !r.detail.rawResp {
+					r.detail.respHeaders = keptHeaders(e.Response.Headers)
+				}
 			}
 		}
 	case *network.EventRequestWillBeSentExtraInfo:
-		l.extra(e.RequestID, e)
+		if l.details {
+			l.extra(e.RequestID, e)
+		}
 	case *network.EventResponseReceivedExtraInfo:
-		l.extra(e.RequestID, e)
+		if l.details {
+			l.extra(e.RequestID, e)
+		}
 	case *network.EventLoadingFinished:
 		l.finish(e.RequestID, e.Timestamp, e.EncodedDataLength, "")
 	case *network.EventLoadingFailed:
 		l.finish(e.RequestID, e.Timestamp, 0, e.ErrorText)
+	}
+}
+
+// keepDetail keeps what network_request shows of a request that has just
+// been logged, and lets go of it for the request maxDetailKept before.
+func (l *pageLog) keepDetail(r *requestEntry, req *network.Request) {
+	r.detail = requestDetail{kept: true, reqHeaders: keptHeaders(req.Headers), hasPostData: req.HasPostData, postData: postData(req)}
+	if early, ok := l.early[r.id]; ok {
+		delete(l.early, r.id)
+		r.detail.extra(early)
+	}
+	if n := len(l.requests) - maxDetailKept - 1; n >= 0 {
+		l.requests[n].detail = requestDetail{}
 	}
 }
 
@@ -217,24 +241,40 @@ func (d *requestDetail) extra(ev any) {
 }
 
 // keptHeaders is headers as the log keeps them: at most maxKeptHeaders,
-// each value a string bounded like the log's texts.
+// each value a string of at most maxHeaderKept bytes, maxHeadersKept
+// bytes in all (the page chooses its requests' headers).
 func keptHeaders(h network.Headers) network.Headers {
 	out := make(network.Headers, min(len(h), maxKeptHeaders))
+	size := 0
 	for _, k := range slices.Sorted(maps.Keys(h)) {
-		if len(out) == maxKeptHeaders {
-			break
-		}
 		v, ok := h[k].(string)
 		if !ok {
 			v = fmt.Sprint(h[k])
 		}
-		out[clip(k, maxLogMethod*4)] = clip(v, maxLogKept)
+		k, v = clip(k, maxLogMethod*4), clip(v, maxHeaderKept)
+		if size += len(k) + len(v); len(out) == maxKeptHeaders || size > maxHeadersKept {
+			break
+		}
+		out[k] = v
 	}
 	return out
 }
 
-// maxKeptHeaders bounds the headers kept of one request or response.
-const maxKeptHeaders = 100
+// The bounds of what a tab's log keeps of its requests' detail, when its
+// session's manifest declares network_request (pageLog.details): a hostile
+// page's headers and bodies must not grow the daemon.
+const (
+	// maxDetailKept: the detail of a tab's latest requests only.
+	maxDetailKept = 200
+	// maxKeptHeaders bounds the headers kept of one request or response.
+	maxKeptHeaders = 64
+	// maxHeaderShown is the most of a header's value a reply shows;
+	// maxHeaderKept, of which it is a part, is what is masked.
+	maxHeaderShown = 1000
+	maxHeaderKept  = 4 * maxHeaderShown
+	// maxHeadersKept bounds one request's or response's headers in all.
+	maxHeadersKept = 16 << 10
+)
 
 // postData is the request's post data as the event carries it (the
 // browser leaves out a long one; network_request asks for it then).

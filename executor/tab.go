@@ -53,6 +53,7 @@ func (s *session) ensureTab() error {
 	}
 	s.closeTabs()
 	w := newPageWatch("", s.manifest.Browser.Dialogs, s.maskText)
+	w.log.details = readsRequests(s.manifest)
 	ctx, cancel, err := s.backend.newSessionContext(s, w, chromedp.WithListener(w.listen))
 	if err != nil {
 		return err
