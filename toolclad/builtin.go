@@ -156,8 +156,8 @@ var builtins = []*builtinCommand{
 				Name: "timeout_ms", Type: TypeInteger, Min: i64(100), Max: i64(30000), Default: int64(5000), Clamp: true,
 				Description: "How long to wait, in milliseconds.",
 			},
-			{Name: "text_gone", Type: TypeString, MaxLen: textMaxLen, OptIn: true, Description: "Text to wait for to disappear (instead of selector, text, role, time_ms)."},
-			{Name: "time_ms", Type: TypeInteger, Min: i64(1), Max: i64(30000), Clamp: true, OptIn: true, Description: "Just wait this many milliseconds (instead of selector, text, text_gone, role)."},
+			{Name: "text_gone", Type: TypeString, MaxLen: textMaxLen, OptIn: true, Description: "Text to wait for to disappear."},
+			{Name: "time_ms", Type: TypeInteger, Min: i64(1), Max: i64(30000), Clamp: true, OptIn: true, Description: "Just wait this many milliseconds."},
 		},
 		groups:   []argGroup{{names: []string{"selector", "text", "text_gone", "role", "time_ms"}, exactlyOne: true}},
 		readOnly: true,
@@ -296,16 +296,16 @@ var builtins = []*builtinCommand{
 	},
 	{
 		name:        "network_requests",
-		description: "List the current tab's requests, each with an id for network_request: method, URL, resource type, status, and the rule of each one the gate refused.",
+		description: "List the current tab's requests (method, URL, type, status; refused ones with the gate's rule), each with an id for network_request.",
 		args: []Arg{
-			{Name: "resource_type", Type: TypeString, MaxLen: 20, Pattern: rolePattern, Description: "Only requests of this resource type: document, fetch, xhr, script, stylesheet, image, font, websocket, other, ..."},
+			{Name: "resource_type", Type: TypeString, MaxLen: 20, Pattern: rolePattern, Description: "Only this resource type: document, fetch, xhr, script, image, ..."},
 			{Name: "since", Type: TypeInteger, Min: i64(0), Max: i64(1 << 40), Continuation: true, Description: "Only requests after this id's number (from an earlier reply)."},
 		},
 		readOnly: true,
 	},
 	{
 		name:        "network_request",
-		description: "Get one request of the current tab by its id from network_requests: request and response headers (credentials redacted) and text bodies, capped.",
+		description: "Get one request by its id from network_requests: request and response headers (credentials redacted) and text bodies, capped.",
 		args: []Arg{
 			{Name: "id", Type: TypeString, Required: true, MaxLen: 12, Pattern: requestIDPattern, Description: "Request id from network_requests (r1, r2, ...)."},
 		},
