@@ -50,6 +50,9 @@ var surfaceArgs = map[string]string{
 	"navigate": surfaceURL,
 	"new_tab":  surfaceURL,
 	"download": surfaceURL,
+	"wait_for": "args.selector = {}\nargs.text = {}\nargs.role = {}\nargs.name = {}\nargs.timeout_ms = {}\nargs.text_gone = {}\nargs.time_ms = {}\n",
+	// runNetwork checks that Set-Cookie is shown and Authorization is not.
+	"network_request": `reveal_headers = ["set-cookie"]` + "\n",
 }
 
 // surfaceManifest is e2eManifest (tool "e2e", the site on 127.0.0.1 in

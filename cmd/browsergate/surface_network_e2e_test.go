@@ -12,11 +12,6 @@ import (
 // Set-Cookie revealed (the suite declares reveal_headers = ["set-cookie"])
 // and its Authorization still redacted.
 
-func init() {
-	surfaceArgs["wait_for"] = "args.selector = {}\nargs.text = {}\nargs.role = {}\nargs.name = {}\nargs.timeout_ms = {}\nargs.text_gone = {}\nargs.time_ms = {}\n"
-	surfaceArgs["network_request"] = `reveal_headers = ["set-cookie"]` + "\n"
-}
-
 func (s *surface) runNetwork(t *testing.T) {
 	s.allow(t, "navigate", map[string]any{"url": s.site + "/network/page"}, `title="Network"`)
 	found := s.allow(t, "find", map[string]any{"text": "send"}, `button "Send"`)
