@@ -34,7 +34,9 @@ func actFind(ctx context.Context, s *session, args map[string]any, f *facts) (ou
 	if err != nil {
 		return output{}, err
 	}
-	s.tab.paged = paged{} // the latest snapshot's further pages hold the refs find replaced
+	if s.tab.paged.command == "snapshot" {
+		s.tab.paged = paged{} // the latest snapshot's further pages hold the refs find replaced
+	}
 	want = strings.ToLower(want)
 	var found []string
 	more := 0

@@ -28,8 +28,9 @@ const findPage = `<!doctype html><title>Find</title>
 
 // TestFindGivesRefsThatClickTakes: find returns the elements whose text
 // holds the text asked for (case-insensitive), each with a ref that click
-// acts on, and nothing else of the page; it returns at most 50 and says
-// how many more there are; it matches the masked page, so a secret's
+// acts on, and nothing else of the page; its refs replace a paged
+// snapshot's, whose further pages are then refused; it returns at most 50
+// and says how many more there are; it matches the masked page, so a secret's
 // value the page echoes is not found by a piece of it.
 func TestFindGivesRefsThatClickTakes(t *testing.T) {
 	t.Parallel()
@@ -50,7 +51,13 @@ func TestFindGivesRefsThatClickTakes(t *testing.T) {
 	f.mustAllow(t, "e2e.click", map[string]any{"ref": save})
 	f.mustAllow(t, "e2e.wait_for", map[string]any{"text": "saved it"})
 
+	// A snapshot in pages: find replaces its refs, so its further pages
+	// (with the old refs) are no longer handed out.
+	if first := f.mustAllow(t, "e2e.snapshot", map[string]any{"max_chars": 1000}); !strings.Contains(first, "snapshot {page: 2}") {
+		t.Fatalf("the find page's snapshot does not come in pages at 1000 characters:\n%s", first)
+	}
 	items60 := f.mustAllow(t, "e2e.find", map[string]any{"text": "item"})
+	f.mustRefuse(t, "e2e.snapshot", map[string]any{"page": 2}, "call snapshot without page first")
 	if n := strings.Count(items60, `[button "Item `); n != 50 || !strings.Contains(items60, "[10 more matching elements: narrow the text, or take a snapshot]") {
 		t.Errorf("find {text: item} on 60 items gives %d and does not say 10 more:\n%s", n, items60)
 	}
