@@ -38,24 +38,34 @@ const (
 // sel matches when sel is set. It replaces the session's refs, and returns
 // the first page of the text; the others wait for snapshot {page: N}.
 func (s *session) snapshot(ctx context.Context, sel string, budget int) (output, error) {
+	text, err := s.renderPage(ctx, sel)
+	if err != nil {
+		return output{}, err
+	}
+	return s.firstPage("snapshot", text, budget), nil
+}
+
+// renderPage is the snapshot's text, masked, of the page or of the
+// element sel matches, and makes its refs the session's.
+func (s *session) renderPage(ctx context.Context, sel string) (string, error) {
 	var scopeNode cdp.BackendNodeID
 	if sel != "" {
 		el, err := s.querySelector(ctx, sel)
 		if err != nil {
-			return output{}, err
+			return "", err
 		}
 		scopeNode = el.backend
 	}
 	top, err := s.capture(ctx, ctx, "", 0)
 	if err != nil {
-		return output{}, err
+		return "", err
 	}
 	page, err := snapshot.Render(top, snapshot.Options{Root: scopeNode})
 	if errors.Is(err, snapshot.ErrRootNotFound) {
-		return output{}, fmt.Errorf("selector %q matches no element of the tab's own document", sel)
+		return "", fmt.Errorf("selector %q matches no element of the tab's own document", sel)
 	}
 	if err != nil {
-		return output{}, err
+		return "", err
 	}
 	// Masked before it is split (a split secret would show its pieces), for
 	// the secrets considered on every document it shows (frames too).
@@ -64,7 +74,7 @@ func (s *session) snapshot(ctx context.Context, sel string, budget int) (output,
 		text = "(the page shows no text)"
 	}
 	s.tab.refs, s.tab.refsNavs = page.Refs, s.tab.watch.navigationCount()
-	return s.firstPage("snapshot", text, budget), nil
+	return text, nil
 }
 
 // captureHosts are the hosts of the documents a capture read, its

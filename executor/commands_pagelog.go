@@ -47,53 +47,17 @@ func actConsoleMessages(ctx context.Context, s *session, args map[string]any, f 
 
 func actNetworkLog(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
 	since, _ := args["since"].(int64)
-	refused := s.egress.blocked.refusedRules()
-	l := s.tab.watch.log
-	l.mu.Lock()
-	var all []requestEntry
-	for _, r := range l.requests {
-		if r.Seq > int(since) {
-			all = append(all, *r)
-		}
-	}
-	dropped := l.requestsDropped
-	l.mu.Unlock()
-	all, more := first(all)
-	var b strings.Builder
-	items := make([]any, len(all))
-	for i, r := range all {
-		if rule, ok := refused[r.URL]; ok && r.Failed != "" {
-			r.Refused = rule
-		}
-		r.URL = pagetext.Balanced(clip(s.maskText(r.URL), maxLogText))
-		r.Method = pagetext.Balanced(clip(s.maskText(r.Method), maxLogMethod)) // the page chooses it, and the structured reply has it too
-		r.Failed = pagetext.Balanced(clip(s.maskText(r.Failed), maxLogText))
-		fmt.Fprintf(&b, "#%d %s %s %s", r.Seq, r.Method, r.URL, r.Type)
-		switch {
-		case r.Refused != "":
-			fmt.Fprintf(&b, " REFUSED by the gate (%s)", r.Refused)
-		case r.Failed != "":
-			fmt.Fprintf(&b, " failed: %s", r.Failed)
-		case r.Status != 0:
-			fmt.Fprintf(&b, " %d", r.Status)
-		default:
-			b.WriteString(" (pending)")
-		}
+	all, more, dropped := s.loggedRequests(since, "")
+	return requestsReply(all, more, dropped, func(b *strings.Builder, r *requestEntry) {
+		fmt.Fprintf(b, "#%d %s %s %s", r.Seq, r.Method, r.URL, r.Type)
+		writeOutcome(b, r)
 		if r.Size > 0 {
-			fmt.Fprintf(&b, " %d B", r.Size)
+			fmt.Fprintf(b, " %d B", r.Size)
 		}
 		if r.Millis > 0 {
-			fmt.Fprintf(&b, " %.0f ms", r.Millis)
+			fmt.Fprintf(b, " %.0f ms", r.Millis)
 		}
-		b.WriteByte('\n')
-		items[i] = r
-	}
-	last := 0
-	if len(all) > 0 {
-		last = all[len(all)-1].Seq
-	}
-	return output{Text: logText(&b, "request", len(all), more, last, dropped),
-		Structured: map[string]any{"requests": items}}, nil
+	}), nil
 }
 
 // levelRank orders the levels for console_messages' minimum level.

@@ -14,8 +14,9 @@ import (
 )
 
 // wait_for: waiting, within the call's time, for a selector, a text, or
-// an element of a role to appear, read where the page cannot answer for
-// it (the isolated world, the browser's accessibility tree).
+// an element of a role to appear, or a text to go, read where the page
+// cannot answer for it (the isolated world, the browser's accessibility
+// tree); or for a fixed time.
 
 func actWaitFor(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
 	return s.waitFor(ctx, args)
@@ -28,8 +29,15 @@ func (s *session) waitFor(ctx context.Context, args map[string]any) (output, err
 	if _, ok := args["name"]; ok {
 		return output{}, errors.New("argument name: it goes with role (the element of that role with that accessible name)")
 	}
+	if ms, ok := args["time_ms"].(int64); ok {
+		return waitTime(ctx, time.Duration(ms)*time.Millisecond)
+	}
 	sel, _ := args["selector"].(string)
 	text, _ := args["text"].(string)
+	gone, isGone := args["text_gone"].(string)
+	if isGone {
+		text = gone
+	}
 	ms := waitTimeout(ctx, args).Milliseconds()
 	a, _ := json.Marshal(sel)
 	b, _ := json.Marshal(text)
@@ -40,7 +48,7 @@ func (s *session) waitFor(ctx context.Context, args map[string]any) (output, err
 	var found bool
 	err := s.inWorld(wctx, func(id runtime.ExecutionContextID) error {
 		var err error
-		found, err = chromedp.Run(wctx, chromedp.Evaluate[bool](fmt.Sprintf("(%s)(%s, %s, %d)", waitForJS, a, b, ms),
+		found, err = chromedp.Run(wctx, chromedp.Evaluate[bool](fmt.Sprintf("(%s)(%s, %s, %d, %t)", waitForJS, a, b, ms, isGone),
 			chromedp.EvalAwaitPromise, func(p *runtime.EvaluateParams) { p.ContextID = id }))
 		return err
 	})
@@ -58,10 +66,30 @@ func (s *session) waitFor(ctx context.Context, args map[string]any) (output, err
 		}
 		return output{}, fmt.Errorf("wait for %s: the page changed or could not be read", what)
 	}
-	if !found {
+	switch {
+	case !found && isGone:
+		return output{}, fmt.Errorf("%s was still on the page after %d ms", what, ms)
+	case !found:
 		return output{}, fmt.Errorf("%s did not appear within %d ms", what, ms)
+	case isGone:
+		return output{Text: what + " is gone"}, nil
 	}
 	return output{Text: what + " is present"}, nil
+}
+
+// waitTime waits d, within the command's own deadline as timeout_ms
+// is (waitTimeout).
+func waitTime(ctx context.Context, d time.Duration) (output, error) {
+	wait := waitTimeout(ctx, map[string]any{"timeout_ms": d.Milliseconds()})
+	select {
+	case <-ctx.Done():
+		return output{}, fmt.Errorf("wait %d ms: %w", d.Milliseconds(), ctx.Err())
+	case <-time.After(wait):
+	}
+	if wait < d {
+		return output{Text: fmt.Sprintf("waited %d ms of the %d asked: the call's time ran out", wait.Milliseconds(), d.Milliseconds())}, nil
+	}
+	return output{Text: fmt.Sprintf("waited %d ms", wait.Milliseconds())}, nil
 }
 
 // waitTimeout is wait_for's timeout_ms, within the command's own

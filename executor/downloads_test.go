@@ -176,7 +176,7 @@ func TestOnlyActionsAwaitADownload(t *testing.T) {
 				c.command, c.held, c.link, c.newDocs, c.newNav, begin, end, c.begin, c.end)
 		}
 	}
-	for _, name := range []string{"snapshot", "read", "extract_html", "screenshot", "wait_for", "list_tabs", "close_tab", "console_messages", "network_log", "network_timing", "download"} {
+	for _, name := range []string{"snapshot", "read", "extract_html", "screenshot", "wait_for", "list_tabs", "close_tab", "console_messages", "network_log", "network_requests", "network_request", "find", "network_timing", "download"} {
 		if spec(name).changesPage() {
 			t.Errorf("%s counts as changing the page: act would wait after it for downloads the page starts on its own", name)
 		}

@@ -50,7 +50,7 @@ func (s *session) inFrame(ctx context.Context, id target.ID) (context.Context, c
 	fcs.mu.Unlock()
 	if !ok {
 		fctx, cancel := chromedp.NewContext(s.tab.ctx, chromedp.WithTargetID(id), chromedp.WithDetachOnCancel())
-		if err := runBounded(tabAttachWait, func() error { return attach(fctx, false) }); err != nil {
+		if err := runBounded(tabAttachWait, func() error { return attach(fctx, false, 0) }); err != nil {
 			cancel()
 			return nil, nil, fmt.Errorf("attach to the frame: %w", err)
 		}

@@ -2,6 +2,9 @@ package executor
 
 import (
 	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -54,8 +57,28 @@ type requestEntry struct {
 	// Refused is the guard's rule that refused it ("" when none did).
 	Refused string `json:"refused,omitempty"`
 
+	// ID is network_requests' id of it (r<seq>), set as that command
+	// lists it.
+	ID string `json:"id,omitempty"`
+
 	id    network.RequestID
 	start cdp.MonotonicTime
+	// detail is what network_request shows of it, kept as it came.
+	detail requestDetail
+}
+
+// requestDetail is a request's headers, post data and response type, as
+// network_request reads them: the raw headers of the ExtraInfo events
+// (which carry Cookie and Set-Cookie) when they came, else those of the
+// request and response events. Bounded as kept, like the log's texts.
+type requestDetail struct {
+	kept                    bool // the log holds it (pageLog.details, maxDetailKept)
+	reqHeaders, respHeaders network.Headers
+	rawReq, rawResp         bool // the headers are the ExtraInfo events' raw ones
+	postData                string
+	hasPostData             bool
+	mime                    string
+	redirected              bool // the response was a redirect: its body is none of this request's
 }
 
 // pageLog is one tab's log.
@@ -68,9 +91,21 @@ type pageLog struct {
 	requestSeq      int
 	consoleDropped  int
 	requestsDropped int
+	// early holds ExtraInfo events that came before their request's
+	// event (CDP does not order them), at most maxEarlyExtra.
+	early map[network.RequestID]any
+	// details: the log keeps its requests' headers, post data and
+	// response type for network_request (the session's manifest declares
+	// it); set before the tab's first event.
+	details bool
 }
 
-func newPageLog() *pageLog { return &pageLog{byID: map[network.RequestID]*requestEntry{}} }
+// maxEarlyExtra bounds the ExtraInfo events kept for requests not seen yet.
+const maxEarlyExtra = 64
+
+func newPageLog() *pageLog {
+	return &pageLog{byID: map[network.RequestID]*requestEntry{}, early: map[network.RequestID]any{}}
+}
 
 // consoleLevels maps console API calls to levels.
 var consoleLevels = map[runtime.ConsoleAPICalledType]string{
@@ -120,6 +155,12 @@ func (l *pageLog) record(ev any) {
 		if e.RedirectResponse != nil {
 			if r := l.byID[e.RequestID]; r != nil { // the hop ends; the next is a request of its own
 				r.Status = e.RedirectResponse.Status
+				if l.details {
+					r.detail.redirected = true
+					if !r.detail.rawResp {
+						r.detail.respHeaders = keptHeaders(e.RedirectResponse.Headers)
+					}
+				}
 				delete(l.byID, e.RequestID)
 			}
 		}
@@ -127,6 +168,9 @@ func (l *pageLog) record(ev any) {
 		r := &requestEntry{Seq: l.requestSeq, Method: clip(e.Request.Method, maxLogKept), URL: clip(e.Request.URL, maxLogKept), Type: string(e.Type), id: e.RequestID, start: e.Timestamp}
 		l.requests = append(l.requests, r)
 		l.byID[e.RequestID] = r
+		if l.details {
+			l.keepDetail(r, e.Request)
+		}
 		if len(l.requests) > maxLogEntries {
 			delete(l.byID, l.requests[0].id)
 			l.requests = l.requests[1:]
@@ -137,12 +181,112 @@ func (l *pageLog) record(ev any) {
 		defer l.mu.Unlock()
 		if r := l.byID[e.RequestID]; r != nil && e.Response != nil {
 			r.Status = e.Response.Status
+			if l.details {
+				r.detail.mime = clip(e.Response.MimeType, maxLogMethod*4)
+				if !r.detail.rawResp {
+					r.detail.respHeaders = keptHeaders(e.Response.Headers)
+				}
+			}
+		}
+	case *network.EventRequestWillBeSentExtraInfo:
+		if l.details {
+			l.extra(e.RequestID, e)
+		}
+	case *network.EventResponseReceivedExtraInfo:
+		if l.details {
+			l.extra(e.RequestID, e)
 		}
 	case *network.EventLoadingFinished:
 		l.finish(e.RequestID, e.Timestamp, e.EncodedDataLength, "")
 	case *network.EventLoadingFailed:
 		l.finish(e.RequestID, e.Timestamp, 0, e.ErrorText)
 	}
+}
+
+// keepDetail keeps what network_request shows of a request that has just
+// been logged, and lets go of it for the request maxDetailKept before.
+func (l *pageLog) keepDetail(r *requestEntry, req *network.Request) {
+	r.detail = requestDetail{kept: true, reqHeaders: keptHeaders(req.Headers), hasPostData: req.HasPostData, postData: postData(req)}
+	if early, ok := l.early[r.id]; ok {
+		delete(l.early, r.id)
+		r.detail.extra(early)
+	}
+	if n := len(l.requests) - maxDetailKept - 1; n >= 0 {
+		l.requests[n].detail = requestDetail{}
+	}
+}
+
+// extra takes an ExtraInfo event: its raw headers replace those of the
+// request's own events. One that comes before its request waits for it.
+func (l *pageLog) extra(id network.RequestID, ev any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if r := l.byID[id]; r != nil {
+		r.detail.extra(ev)
+		return
+	}
+	if len(l.early) == maxEarlyExtra { // of requests never seen (a worker's, say)
+		clear(l.early)
+	}
+	l.early[id] = ev
+}
+
+func (d *requestDetail) extra(ev any) {
+	switch e := ev.(type) {
+	case *network.EventRequestWillBeSentExtraInfo:
+		d.reqHeaders, d.rawReq = keptHeaders(e.Headers), true
+	case *network.EventResponseReceivedExtraInfo:
+		d.respHeaders, d.rawResp = keptHeaders(e.Headers), true
+	}
+}
+
+// keptHeaders is headers as the log keeps them: at most maxKeptHeaders,
+// each value a string of at most maxHeaderKept bytes, maxHeadersKept
+// bytes in all (the page chooses its requests' headers).
+func keptHeaders(h network.Headers) network.Headers {
+	out := make(network.Headers, min(len(h), maxKeptHeaders))
+	size := 0
+	for _, k := range slices.Sorted(maps.Keys(h)) {
+		v, ok := h[k].(string)
+		if !ok {
+			v = fmt.Sprint(h[k])
+		}
+		k, v = clip(k, maxLogMethod*4), clip(v, maxHeaderKept)
+		if size += len(k) + len(v); len(out) == maxKeptHeaders || size > maxHeadersKept {
+			break
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// The bounds of what a tab's log keeps of its requests' detail, when its
+// session's manifest declares network_request (pageLog.details): a hostile
+// page's headers and bodies must not grow the daemon.
+const (
+	// maxDetailKept: the detail of a tab's latest requests only.
+	maxDetailKept = 200
+	// maxKeptHeaders bounds the headers kept of one request or response.
+	maxKeptHeaders = 64
+	// maxHeaderShown is the most of a header's value a reply shows;
+	// maxHeaderKept, of which it is a part, is what is masked.
+	maxHeaderShown = 1000
+	maxHeaderKept  = 4 * maxHeaderShown
+	// maxHeadersKept bounds one request's or response's headers in all.
+	maxHeadersKept = 16 << 10
+)
+
+// postData is the request's post data as the event carries it (the
+// browser leaves out a long one; network_request asks for it then).
+func postData(r *network.Request) string {
+	var b strings.Builder
+	for _, e := range r.PostDataEntries {
+		if b.Len()+len(e.Bytes) > maxBodyKept {
+			return ""
+		}
+		b.Write(e.Bytes)
+	}
+	return b.String()
 }
 
 func (l *pageLog) addConsole(level, text, src string) {

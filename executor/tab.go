@@ -53,6 +53,7 @@ func (s *session) ensureTab() error {
 	}
 	s.closeTabs()
 	w := newPageWatch("", s.manifest.Browser.Dialogs, s.maskText)
+	w.log.details = readsRequests(s.manifest)
 	ctx, cancel, err := s.backend.newSessionContext(s, w, chromedp.WithListener(w.listen))
 	if err != nil {
 		return err
@@ -287,7 +288,7 @@ func (b *backend) newSessionContext(s *session, w *pageWatch, opts ...chromedp.C
 		stop = func() { cancel(); closeProxy() }
 	}
 	t1 := time.Now()
-	if err := runBounded(b.startup, func() error { return attach(ctx, b.metrics()) }); err != nil {
+	if err := runBounded(b.startup, func() error { return attach(ctx, b.metrics(), bodyBuffer(s.manifest)) }); err != nil {
 		stop()
 		b.forgetGoneBrowser(wsURL)
 		return nil, nil, fmt.Errorf("%w: open a browser context: %v", ErrBrowserStart, err)

@@ -201,9 +201,10 @@ func (s *session) switchTo(ctx context.Context, id target.ID) error {
 	t, ok := s.tabs.parked[id]
 	if !ok || !t.open() {
 		w := newPageWatch(cdp.FrameID(id), s.manifest.Browser.Dialogs, s.maskText)
+		w.log.details = readsRequests(s.manifest)
 		tctx, cancel := chromedp.NewContext(s.tabs.homeCtx, chromedp.WithTargetID(id), chromedp.WithDetachOnCancel(),
 			chromedp.WithListener(w.listen))
-		if err := runBounded(tabAttachWait, func() error { return attach(tctx, s.backend.metrics()) }); err != nil {
+		if err := runBounded(tabAttachWait, func() error { return attach(tctx, s.backend.metrics(), bodyBuffer(s.manifest)) }); err != nil {
 			cancel()
 			return fmt.Errorf("attach to the tab: %w", err)
 		}

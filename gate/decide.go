@@ -382,7 +382,7 @@ func (v *Verdict) tab(q *Question) *DenyError {
 // value test — on a page that copies a field's value into its value
 // attribute (as controlled inputs do) it answers yes or no about a prefix,
 // and a search would read the secret a character at a time — and
-// wait_for's text, on a page that echoes the value. In a selector, "="
+// wait_for's text and text_gone, on a page that echoes the value. In a selector, "="
 // appears only in an attribute value test, and a CSS escape or comment
 // could spell or hide one, so any of them is refused.
 func selectorOracle(m *toolclad.Manifest, cmd *toolclad.Command, args map[string]any) *DenyError {
@@ -396,7 +396,7 @@ func selectorOracle(m *toolclad.Manifest, cmd *toolclad.Command, args map[string
 		case a.Type == toolclad.TypeSelector && strings.ContainsAny(s, "=\\") || strings.Contains(s, "/*"):
 			return Deny(evidence.StageSecrets, "secret oracle",
 				"a secret was typed on this site: a selector may not test attribute values here, nor hold a CSS escape or comment (argument %q), or it could read the secret a character at a time", a.Name)
-		case cmd.Name == "wait_for" && (a.Name == "text" || a.Name == "name") && s != "":
+		case cmd.Name == "wait_for" && (a.Name == "text" || a.Name == "text_gone" || a.Name == "name") && s != "":
 			return Deny(evidence.StageSecrets, "secret oracle",
 				"a secret was typed on this site: wait_for may not test the page's text here (argument %q), or it could read the secret a piece at a time%s",
 				a.Name, offer(m, "; wait for a selector instead", "wait_for", "selector"))

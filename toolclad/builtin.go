@@ -177,8 +177,18 @@ var builtins = []*builtinCommand{
 				Name: "timeout_ms", Type: TypeInteger, Min: i64(100), Max: i64(30000), Default: int64(5000), Clamp: true,
 				Description: "How long to wait, in milliseconds.",
 			},
+			{Name: "text_gone", Type: TypeString, MaxLen: textMaxLen, OptIn: true, Description: "Text to wait for to disappear."},
+			{Name: "time_ms", Type: TypeInteger, Min: i64(1), Max: i64(30000), Clamp: true, OptIn: true, Description: "Just wait this many milliseconds."},
 		},
-		groups:   []argGroup{{names: []string{"selector", "text", "role"}, exactlyOne: true}},
+		groups:   []argGroup{{names: []string{"selector", "text", "text_gone", "role", "time_ms"}, exactlyOne: true}},
+		readOnly: true,
+	},
+	{
+		name:        "find",
+		description: "Find the elements whose text or accessible name contains some text, each with its ref, without a whole snapshot. Its refs replace those of the latest snapshot.",
+		args: []Arg{
+			{Name: "text", Type: TypeString, Required: true, MaxLen: 1024, Description: "Text to look for (case-insensitive)."},
+		},
 		readOnly: true,
 	},
 	{
@@ -309,6 +319,23 @@ var builtins = []*builtinCommand{
 		readOnly: true,
 	},
 	{
+		name:        "network_requests",
+		description: "List the current tab's requests (method, URL, type, status; refused ones with the gate's rule), each with an id for network_request.",
+		args: []Arg{
+			{Name: "resource_type", Type: TypeString, MaxLen: 20, Pattern: rolePattern, Description: "Only this resource type: document, fetch, xhr, script, image, ..."},
+			{Name: "since", Type: TypeInteger, Min: i64(0), Max: i64(1 << 40), Continuation: true, Description: "Only requests after this id's number (from an earlier reply)."},
+		},
+		readOnly: true,
+	},
+	{
+		name:        "network_request",
+		description: "Get one request by its id from network_requests: request and response headers (credentials redacted) and text bodies, capped.",
+		args: []Arg{
+			{Name: "id", Type: TypeString, Required: true, MaxLen: 12, Pattern: requestIDPattern, Description: "Request id from network_requests (r1, r2, ...)."},
+		},
+		readOnly: true,
+	},
+	{
 		name:        "upload_file",
 		tier:        "high",
 		description: "Attach a file from the manifest's upload directory to a file input (by ref or selector). The shipped policies ask a human first.",
@@ -435,6 +462,9 @@ func ReadMode(mode string) string {
 // plain names (the directory itself is checked when the file is opened).
 var fileNamePattern = regexp.MustCompile(`^[^/\x00][^\x00]*$`)
 
+// requestIDPattern is the shape of the request ids network_requests hands out.
+var requestIDPattern = regexp.MustCompile(`^r[0-9]{1,10}$`)
+
 // rolePattern is the shape of an ARIA role name.
 var rolePattern = regexp.MustCompile(`^[a-z]+$`)
 
@@ -500,6 +530,9 @@ func (a *Arg) sample() any {
 	case TypeString:
 		if a.Pattern == tabPattern {
 			return "t1"
+		}
+		if a.Pattern == requestIDPattern {
+			return "r1"
 		}
 	case TypeEnum:
 		return a.Allowed[0]

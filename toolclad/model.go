@@ -255,6 +255,10 @@ type Command struct {
 	// own tabs (live mode, the user's browser context), not only the tabs
 	// the session opened.
 	AllowUserTabs bool
+	// RevealHeaders (network_request only) are the headers, lowercase,
+	// that network_request shows rather than redacts: some of
+	// RedactedHeaders (key reveal_headers).
+	RevealHeaders []string
 	// SecretAnswers (await_human only): every answer is kept from the
 	// agent, which gets a placeholder to type, whatever its secret
 	// argument says.

@@ -52,6 +52,9 @@ var surfaceArgs = map[string]string{
 	"download":   surfaceURL,
 	"screenshot": "args.full_page = {}\nargs.ref = {}\nargs.selector = {}\nargs.format = {}\nargs.quality = {}\nargs.scale = {}\n",
 	"execute_js": "args.expression = {}\nargs.ref = {}\nargs.frame = {}\n",
+	"wait_for":   "args.selector = {}\nargs.text = {}\nargs.role = {}\nargs.name = {}\nargs.timeout_ms = {}\nargs.text_gone = {}\nargs.time_ms = {}\n",
+	// runNetwork checks that Set-Cookie is shown and Authorization is not.
+	"network_request": `reveal_headers = ["set-cookie"]` + "\n",
 }
 
 // surfaceManifest is e2eManifest (tool "e2e", the site on 127.0.0.1 in
@@ -120,6 +123,7 @@ console.log('surface console line');
 		fmt.Fprint(w, surfacePermissionsPage)
 	})
 	mux.HandleFunc("/capture/", surfaceCapturePages)
+	mux.Handle("/network/", networkSite())
 	mux.HandleFunc("/report.csv", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/csv")
 		fmt.Fprint(w, surfaceCSV)
@@ -285,6 +289,7 @@ func (s *surface) run(t *testing.T) {
 	}
 
 	s.runCapture(t)
+	s.runNetwork(t)
 
 	for _, name := range toolclad.BuiltinCommands() {
 		if !toolclad.IsHTTPCommand(name) && !s.covered[name] {

@@ -1,0 +1,296 @@
+package executor
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+
+	"github.com/browsergate/browsergate/internal/pagetext"
+	"github.com/browsergate/browsergate/toolclad"
+)
+
+// network_requests and network_request: the tab's requests (its network
+// log, pagelog.go) by id, and one request's headers and text bodies, as
+// the peers' list_network_requests and get_network_request give them.
+// Everything is masked as every page text is; the credentials
+// (toolclad.RedactedHeaders) are redacted unless network_request's
+// declaration reveals them. A tab's ids are its own: another tab's or
+// another session's requests are not in its log.
+
+const (
+	// maxBodyText is the most of a body network_request shows, in bytes
+	// (Chrome DevTools MCP's get_network_request shows 10,000 characters).
+	maxBodyText = 10000
+	// maxBodyKept is the most of a body masked before it is cut to
+	// maxBodyText: a secret across the cut is masked whole.
+	maxBodyKept = 4 * maxBodyText
+	// maxBodyFetched: a response larger than this is not read at all;
+	// the browser keeps no larger body (bodyBuffer).
+	maxBodyFetched = 1 << 20
+)
+
+func actNetworkRequests(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
+	since, _ := args["since"].(int64)
+	typ, _ := args["resource_type"].(string)
+	if typ != "" && !slices.Contains(resourceTypes, typ) {
+		return output{}, fmt.Errorf("argument resource_type: %q is not a resource type (one of %s)", typ, strings.Join(resourceTypes, ", "))
+	}
+	all, more, dropped := s.loggedRequests(since, typ)
+	return requestsReply(all, more, dropped, func(b *strings.Builder, r *requestEntry) {
+		r.ID = "r" + strconv.Itoa(r.Seq)
+		fmt.Fprintf(b, "%s %s %s %s", r.ID, r.Method, r.URL, strings.ToLower(r.Type))
+		writeOutcome(b, r)
+	}), nil
+}
+
+// requestsReply is the reply that lists requests of the log, a line each
+// as line writes it (and changes it: the structured reply has it as
+// changed), and says what it leaves out (logText).
+func requestsReply(all []requestEntry, more, dropped int, line func(*strings.Builder, *requestEntry)) output {
+	var b strings.Builder
+	items := make([]any, len(all))
+	for i := range all {
+		line(&b, &all[i])
+		b.WriteByte('\n')
+		items[i] = all[i]
+	}
+	last := 0
+	if len(all) > 0 {
+		last = all[len(all)-1].Seq
+	}
+	return output{Text: logText(&b, "request", len(all), more, last, dropped),
+		Structured: map[string]any{"requests": items}}
+}
+
+// resourceTypes are CDP's Network.ResourceType values, lowercase, as
+// network_requests' resource_type names them.
+var resourceTypes = []string{"document", "stylesheet", "image", "media", "font", "script", "texttrack", "xhr", "fetch",
+	"prefetch", "eventsource", "websocket", "manifest", "signedexchange", "ping", "cspviolationreport", "preflight", "fedcm", "other"}
+
+// loggedRequests are the tab's requests after since (of resource type typ
+// when given), the first maxLogReply of them, each masked, clipped and
+// marked with the rule that refused it; how many more there are; and how
+// many the log no longer holds.
+func (s *session) loggedRequests(since int64, typ string) (all []requestEntry, more, dropped int) {
+	refused := s.egress.blocked.refusedRules()
+	l := s.tab.watch.log
+	l.mu.Lock()
+	for _, r := range l.requests {
+		if r.Seq > int(since) && (typ == "" || strings.EqualFold(r.Type, typ)) {
+			all = append(all, *r)
+		}
+	}
+	dropped = l.requestsDropped
+	l.mu.Unlock()
+	all, more = first(all)
+	for i := range all {
+		shown(&all[i], refused, s.maskText)
+	}
+	return all, more, dropped
+}
+
+// shown makes a request of the log as a reply shows it: marked with the
+// rule that refused it, its texts masked and clipped.
+func shown(r *requestEntry, refused map[string]string, mask func(string) string) {
+	if rule, ok := refused[r.URL]; ok && r.Failed != "" {
+		r.Refused = rule
+	}
+	r.URL = pagetext.Balanced(clip(mask(r.URL), maxLogText))
+	r.Method = pagetext.Balanced(clip(mask(r.Method), maxLogMethod)) // the page chooses it, and the structured reply has it too
+	r.Failed = pagetext.Balanced(clip(mask(r.Failed), maxLogText))
+}
+
+// writeOutcome ends a request's line with what became of it.
+func writeOutcome(b *strings.Builder, r *requestEntry) {
+	switch {
+	case r.Refused != "":
+		fmt.Fprintf(b, " REFUSED by the gate (%s)", r.Refused)
+	case r.Failed != "":
+		fmt.Fprintf(b, " failed: %s", r.Failed)
+	case r.Status != 0:
+		fmt.Fprintf(b, " %d", r.Status)
+	default:
+		b.WriteString(" (pending)")
+	}
+}
+
+func actNetworkRequest(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
+	id, _ := args["id"].(string)
+	seq, err := strconv.Atoi(strings.TrimPrefix(id, "r"))
+	if err != nil || !strings.HasPrefix(id, "r") {
+		return output{}, fmt.Errorf("argument id: %q is not a request id (r1, r2, ... from network_requests)", id)
+	}
+	r, ok := s.tabRequest(seq)
+	if !ok {
+		return output{}, fmt.Errorf("argument id: the current tab has no request %s: ids come from network_requests of this tab, which keeps its last %d requests", id, maxLogEntries)
+	}
+	var reveal []string
+	if c := s.manifest.Command("network_request"); c != nil {
+		reveal = c.RevealHeaders
+	}
+	// Masked for the secrets of the tab's pages and of the host the
+	// request went to.
+	hosts := append(s.pageHosts(), hostOf(r.URL))
+	mask := func(v string) string { return s.maskPage(v, hosts...) }
+	shown(&r, s.egress.blocked.refusedRules(), mask)
+	d := r.detail
+	if !d.kept {
+		return output{}, fmt.Errorf("argument id: the headers and bodies of %s are no longer kept: the tab keeps them for its latest %d requests", id, maxDetailKept)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s %s %s", id, r.Method, r.URL, strings.ToLower(r.Type))
+	writeOutcome(&b, &r)
+	b.WriteString("\nrequest headers:\n")
+	reqHeaders := shownHeaders(&b, d.reqHeaders, reveal, mask)
+
+	reqBody, reqNote := s.requestBody(ctx, &r)
+	reqBody, reqCut := cutBody(mask, reqBody)
+	if reqNote != "" || reqBody != "" {
+		b.WriteString("request body" + bodyNote(reqNote, reqCut) + ":\n" + reqBody + "\n")
+	}
+	structured := map[string]any{"id": id, "method": r.Method, "url": r.URL, "type": strings.ToLower(r.Type), "status": r.Status,
+		"request_headers": reqHeaders, "request_body": reqBody, "request_body_cut": reqCut}
+	if r.Refused != "" {
+		structured["refused"] = r.Refused
+	}
+	if r.Status != 0 {
+		b.WriteString("response headers:\n")
+		structured["response_headers"] = shownHeaders(&b, d.respHeaders, reveal, mask)
+		respBody, respNote := s.responseBody(ctx, &r)
+		respBody, respCut := cutBody(mask, respBody)
+		b.WriteString("response body" + bodyNote(respNote, respCut) + ":\n" + respBody)
+		structured["response_body"], structured["response_body_cut"] = respBody, respCut
+		structured["mime_type"] = pagetext.Balanced(mask(r.detail.mime))
+	}
+	return output{Text: strings.TrimRight(b.String(), "\n"), Structured: map[string]any{"request": structured}}, nil
+}
+
+// tabRequest is a copy of the current tab's request seq.
+func (s *session) tabRequest(seq int) (requestEntry, bool) {
+	l := s.tab.watch.log
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, r := range l.requests {
+		if r.Seq == seq {
+			return *r, true
+		}
+	}
+	return requestEntry{}, false
+}
+
+// shownHeaders writes headers one a line, sorted, each masked, the
+// redacted ones redacted unless revealed, and returns them as written.
+func shownHeaders(b *strings.Builder, h map[string]any, reveal []string, mask func(string) string) map[string]string {
+	out := make(map[string]string, len(h))
+	if len(h) == 0 {
+		b.WriteString("  (none seen)\n")
+	}
+	for _, k := range slices.Sorted(maps.Keys(h)) {
+		v, _ := h[k].(string)
+		name := pagetext.Balanced(clip(mask(k), maxLogMethod*4))
+		lower := strings.ToLower(k)
+		switch {
+		case slices.Contains(toolclad.RedactedHeaders, lower) && !slices.Contains(reveal, lower):
+			v = fmt.Sprintf("[redacted: network_request shows it only with reveal_headers = [%q] declared]", lower)
+		default:
+			v = pagetext.Balanced(clip(mask(v), maxHeaderShown))
+		}
+		out[name] = v
+		for _, line := range strings.Split(v, "\n") { // duplicate headers come joined by \n
+			fmt.Fprintf(b, "  %s: %s\n", name, line)
+		}
+	}
+	return out
+}
+
+// requestBody is the request's post data (asked of the browser when the
+// event left it out), or a note of why it is not shown.
+func (s *session) requestBody(ctx context.Context, r *requestEntry) (body, note string) {
+	if !r.detail.hasPostData {
+		return "", ""
+	}
+	data := r.detail.postData
+	if data == "" {
+		res, err := chromedp.Call(ctx, network.GetRequestPostData, network.GetRequestPostDataParams{RequestID: r.id})
+		if err != nil {
+			return "", "not available: the browser no longer holds it"
+		}
+		data = string(res.PostData)
+	}
+	if !utf8.ValidString(data) {
+		return "", fmt.Sprintf("not shown: %d bytes that are not text", len(data))
+	}
+	return data, ""
+}
+
+// responseBody is the response's body when it is text, or a note of why
+// it is not shown.
+func (s *session) responseBody(ctx context.Context, r *requestEntry) (body, note string) {
+	switch {
+	case r.detail.redirected:
+		return "", "none: a redirect"
+	case r.Refused != "" || r.Failed != "":
+		return "", "none: the request did not complete"
+	case !isTextType(r.detail.mime):
+		return "", fmt.Sprintf("not shown: %s is not text", cmp.Or(r.detail.mime, "an unknown type"))
+	case r.Size > maxBodyFetched:
+		return "", fmt.Sprintf("not shown: %d bytes is more than the %d read", r.Size, maxBodyFetched)
+	}
+	res, err := chromedp.Call(ctx, network.GetResponseBody, network.GetResponseBodyParams{RequestID: r.id})
+	if err != nil {
+		return "", fmt.Sprintf("not available: the response has not finished, or the browser no longer holds it (it keeps a tab's latest bodies, each up to %d bytes)", maxBodyFetched)
+	}
+	if res.Base64encoded && !utf8.Valid(res.Body) {
+		return "", fmt.Sprintf("not shown: %d bytes that are not text", len(res.Body))
+	}
+	return string(res.Body), ""
+}
+
+// cutBody masks a body (its first maxBodyKept bytes, so that a secret
+// across the cut is masked whole) and cuts it to maxBodyText; cut says by
+// how much it was longer ("" when it was not).
+func cutBody(mask func(string) string, body string) (string, string) {
+	if body == "" {
+		return "", ""
+	}
+	n := len(body)
+	masked := mask(clip(body, maxBodyKept))
+	if len(masked) <= maxBodyText && n <= maxBodyKept {
+		return pagetext.Balanced(masked), ""
+	}
+	return pagetext.Balanced(clip(masked, maxBodyText)), fmt.Sprintf("cut at %d bytes of %d", maxBodyText, n)
+}
+
+// bodyNote is what a body's heading says of it.
+func bodyNote(note, cut string) string {
+	switch {
+	case note != "":
+		return " " + note
+	case cut != "":
+		return " (" + cut + ": the rest is not shown)"
+	}
+	return ""
+}
+
+// isTextType reports whether a MIME type is text network_request shows.
+func isTextType(mime string) bool {
+	mime = strings.ToLower(strings.TrimSpace(mime))
+	switch {
+	case strings.HasPrefix(mime, "text/"), strings.HasSuffix(mime, "+json"), strings.HasSuffix(mime, "+xml"):
+		return true
+	}
+	switch mime {
+	case "application/json", "application/xml", "application/javascript", "application/x-javascript", "application/ecmascript",
+		"application/x-www-form-urlencoded", "application/graphql", "application/x-ndjson", "image/svg+xml":
+		return true
+	}
+	return false
+}
