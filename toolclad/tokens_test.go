@@ -40,7 +40,11 @@ func TestToolsListStaysWithinItsTokenBudget(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			total += len(enc.Encode(string(b), nil, nil))
+			n := len(enc.Encode(string(b), nil, nil))
+			total += n
+			if os.Getenv("TOKENS_EACH") != "" {
+				t.Logf("%s %d", c.Name, n)
+			}
 		}
 		per := float64(total) / float64(len(m.Commands))
 		what := map[bool]string{false: "each declared without args", true: "with every argument declared"}[every]
