@@ -213,7 +213,7 @@ func initFormat(tx *bolt.Tx) error {
 			return err
 		}
 	}
-	for _, name := range [][]byte{bucketSessions, bucketHeads, bucketScreenshots, bucketConfigs, bucketPruned, bucketOpen} {
+	for _, name := range [][]byte{bucketSessions, bucketHeads, bucketScreenshots, bucketConfigs, bucketPruned, bucketOpen, bucketRecordings} {
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 			return err
 		}
@@ -323,6 +323,10 @@ func (s *Store) append(e *Envelope, screenshot []byte) error {
 	if len(screenshot) > 0 {
 		rec.ScreenshotSHA256 = sha256Hex(screenshot)
 	}
+	var err error
+	if rec.Recording, err = fillRecording(rec.Recording); err != nil {
+		return fmt.Errorf("append evidence: %w", err)
+	}
 	rec.Seq, rec.PrevHash, rec.Hash, rec.LogN = 0, "", "", 0
 	// Encode everything but seq, prev_hash and log_n outside the write lock.
 	obj, err := envelopeObject(&rec)
@@ -392,6 +396,9 @@ func (s *Store) append(e *Envelope, screenshot []byte) error {
 		}
 		lw.appended(rec.Session, old, rec.Seq, rec.Hash)
 		if err := lw.write(tx, s.opts.SigningKey, s.keyID); err != nil {
+			return err
+		}
+		if err := putRecording(tx, rec.Recording); err != nil {
 			return err
 		}
 		if rec.ScreenshotSHA256 != "" {
