@@ -213,7 +213,7 @@ type verifier struct {
 	shotRefs   map[string][]blobRef
 	configRefs map[string][]blobRef
 	recRefs    map[string][]blobRef // recording blobs
-	pub        ed25519.PublicKey // nil: signatures are counted, not checked
+	pub        ed25519.PublicKey    // nil: signatures are counted, not checked
 	// sigStatus says, per session, what is known of its head's signature
 	// (for the HTML report).
 	sigStatus map[string]string
