@@ -92,6 +92,9 @@ type Envelope struct {
 	// the traces it recorded (spec revision 17), stored by Append in the
 	// recordings bucket under their SHA-256.
 	Recording []RecordingRef `json:"recording,omitempty"`
+	// RecordingDropped counts the screencast frames of the call that the
+	// writer's bounds left out of Recording.
+	RecordingDropped int `json:"recording_dropped,omitempty"`
 	// LogN is the number of the log-wide head this record's append made
 	// (spec revision 9); 0 in records written before log-wide heads.
 	LogN     uint64 `json:"log_n,omitempty"`

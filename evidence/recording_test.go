@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -58,14 +59,20 @@ func recordingFixture(t *testing.T) string {
 	return path
 }
 
-func TestRecordingIsReferencedByHashAndVerifies(t *testing.T) {
-	t.Parallel()
-	path := recordingFixture(t)
-	s, err := evidence.Open(path, &evidence.Options{ReadOnly: true})
+// openRecorded opens the recording fixture read-only.
+func openRecorded(t *testing.T) *evidence.Store {
+	t.Helper()
+	s, err := evidence.Open(recordingFixture(t), &evidence.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func TestRecordingIsReferencedByHashAndVerifies(t *testing.T) {
+	t.Parallel()
+	s := openRecorded(t)
 	rep, err := s.Verify()
 	if err != nil || !rep.OK() {
 		t.Fatalf("Verify = %v, %v; want intact", rep.Problems, err)
@@ -187,12 +194,7 @@ func TestPruneRemovesTheRecordingOnlyItsSessionsUsed(t *testing.T) {
 
 func TestExportHTMLShowsACallsFramesInOrder(t *testing.T) {
 	t.Parallel()
-	path := recordingFixture(t)
-	s, err := evidence.Open(path, &evidence.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openRecorded(t)
 	var buf bytes.Buffer
 	if _, err := s.ExportHTML(&buf, evidence.HTMLOptions{Session: "r1"}); err != nil {
 		t.Fatal(err)
@@ -235,5 +237,61 @@ func TestAppendRefusesARecordingWithoutBytes(t *testing.T) {
 	e.Recording = []evidence.RecordingRef{{Kind: evidence.RecordingFrame, SHA256: hexSum(frame1)}}
 	if err := s.Append(e, nil); !errors.Is(err, evidence.ErrInvalidEnvelope) {
 		t.Errorf("Append(recording without bytes) = %v, want ErrInvalidEnvelope", err)
+	}
+}
+
+// TestShippingCarriesTheRecording: a batch for a central store carries
+// each recording blob its records name once, WholeOf names them (what a
+// prune of a shipped file checks the store holds), and a file assembled
+// from the batch, as a central store gives a log back, verifies.
+func TestShippingCarriesTheRecording(t *testing.T) {
+	t.Parallel()
+	path := recordingFixture(t)
+	s, err := evidence.Open(path, &evidence.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	b, err := s.NextBatch(evidence.NewShipped(), 0)
+	if err != nil || !b.Complete {
+		t.Fatalf("NextBatch: %v, %+v", err, b)
+	}
+	var shipped []string
+	for _, blob := range b.Blobs {
+		if blob.Kind == evidence.BlobRecording {
+			shipped = append(shipped, blob.SHA256)
+		}
+	}
+	if len(shipped) != 4 {
+		t.Errorf("the batch carries recording blobs %q, want the 4 of the log, each once", shipped)
+	}
+	whole, err := s.WholeOf("r2")
+	if err != nil || strings.Join(whole.Blobs, ",") != "recording/"+hexSum(frame3) {
+		t.Errorf("WholeOf(r2).Blobs = %q, %v; want its frame", whole.Blobs, err)
+	}
+	copyPath := filepath.Join(t.TempDir(), "copy.db")
+	err = evidence.Assemble(copyPath, b.LogID, func(a *evidence.Assembler) error {
+		for _, r := range b.Records {
+			if err := a.Record(r.Session, r.Seq, r.Raw); err != nil {
+				return err
+			}
+		}
+		for id, h := range b.Heads {
+			if err := a.Head(id, h); err != nil {
+				return err
+			}
+		}
+		for _, blob := range b.Blobs {
+			if err := a.Blob(blob.Kind, blob.SHA256, blob.Data); err != nil {
+				return err
+			}
+		}
+		return a.LogHead(b.LogHead, b.LogSet)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep := verifyFile(t, copyPath, nil); !rep.OK() {
+		t.Errorf("the assembled copy does not verify: %q", rep.Problems)
 	}
 }

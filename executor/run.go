@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -38,6 +39,11 @@ type turn struct {
 	approval  *evidence.Approval
 	tab       *evidence.TabRef // the tab the call acted in (as it began)
 	domQuiet  domQuietEnd      // how the quiet-DOM wait after the action ended ("": none ran)
+	// frames are the screencast of the call, framesDropped the frames the
+	// bounds left out, recordingErr why the screencast failed (recording.go).
+	frames        []evidence.RecordingRef
+	framesDropped int
+	recordingErr  error
 	// stages are how long each stage took, for the decision's log line.
 	stages []stageTime
 }
@@ -250,10 +256,14 @@ func (e *Executor) runTurn(ctx context.Context, s *session, t *turn) {
 		defer cancel()
 	}
 	acted = true
+	cast, castErr := s.startRecording()
 	unjudged := e.act(actx, s, t)
 	t.mark("act")
 	e.checkAfter(s, t, unjudged)
 	t.mark("after")
+	var stopErr error
+	t.frames, t.framesDropped, stopErr = s.stopRecording(cast)
+	t.recordingErr = errors.Join(castErr, stopErr)
 }
 
 // act runs the command, with the acting guard holding the page to what

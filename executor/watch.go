@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
@@ -49,6 +50,9 @@ type pageWatch struct {
 	dialogs     dialogState
 	changed     chan struct{}
 	log         *pageLog // console_messages and network_log
+	// cast gathers the screencast frames of the call that runs, when the
+	// manifest records one (recording.go); nil otherwise.
+	cast atomic.Pointer[screencast]
 }
 
 // newPageWatch watches a tab whose JavaScript dialogs are handled as the
@@ -68,6 +72,12 @@ func newPageWatch(mainFrame cdp.FrameID, dialogs string, mask func(string) strin
 
 // listen is given to chromedp.WithListener.
 func (w *pageWatch) listen(ev any) {
+	if f, ok := ev.(*page.EventScreencastFrame); ok {
+		if c := w.cast.Load(); c != nil {
+			c.frame(f)
+		}
+		return
+	}
 	w.log.record(ev)
 	w.mu.Lock()
 	switch e := ev.(type) {
