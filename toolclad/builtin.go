@@ -325,6 +325,11 @@ var builtins = []*builtinCommand{
 		description: "Load the current page again (a page that came from a form is loaded again by its URL, never posted again).",
 	},
 	{
+		name:        "accessibility_audit",
+		description: "Audit the current page's accessibility with axe-core: the rules it breaks, gravest first, with the selectors of their elements.",
+		readOnly:    true,
+	},
+	{
 		name:        "fetch_page",
 		engine:      EngineHTTP,
 		impliedTier: "low",

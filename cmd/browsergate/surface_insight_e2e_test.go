@@ -1,0 +1,22 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+)
+
+// The command-surface suite's steps for the commands of insight into a
+// page (accessibility_audit, performance_trace), on its page /insight.
+
+// surfaceInsightPage breaks two accessibility rules: an image without a
+// text alternative and a field without a label.
+func surfaceInsightPage(w http.ResponseWriter, r *http.Request) {
+	fmt.Fprint(w, `<!doctype html><html lang=en><title>Insight</title>
+<main><h1>Insight page</h1><img src="data:image/gif;base64,R0lGODlhAQABAAAAACw=" id=logo><input id=unlabelled></main>`)
+}
+
+func (s *surface) runInsight(t *testing.T) {
+	s.allow(t, "navigate", map[string]any{"url": s.site + "/insight"}, `title="Insight"`)
+	s.allow(t, "accessibility_audit", nil, "image-alt (critical", "#logo", "label (critical", "#unlabelled")
+}
