@@ -203,7 +203,7 @@ func (e *Executor) runTurn(ctx context.Context, s *session, t *turn) {
 		}
 	}()
 	t.facts = s.observe(actx, cmd, t.call.Args)
-	if !commandTable[cmd.Name].changesPage() {
+	if !specOf(cmd.Name, t.call.Args).changesPage() {
 		s.observed(t.facts.State.URL) // what it reads is of this page
 	}
 	t.mark("observe")
@@ -274,7 +274,7 @@ func (e *Executor) runTurn(ctx context.Context, s *session, t *turn) {
 // succeeded: a submit that timed out may still have been sent.
 func (e *Executor) act(actx context.Context, s *session, t *turn) *Blocked {
 	cmd := t.call.Command
-	spec := commandTable[cmd.Name]
+	spec := specOf(cmd.Name, t.call.Args)
 	s.limits.Counts[cmd.Name]++
 	if t.verdict.Submits {
 		s.limits.Counts["submit_form"]++
@@ -470,7 +470,7 @@ func commandContext(ctx, parent context.Context, s *session) (context.Context, c
 func (e *Executor) question(s *session, t *turn, f *facts, approved bool) *gate.Question {
 	var spec commandSpec
 	if t.call.Command != nil {
-		spec = commandTable[t.call.Command.Name]
+		spec = specOf(t.call.Command.Name, t.call.Args)
 	}
 	return &gate.Question{
 		Call:       t.call,

@@ -330,6 +330,14 @@ var builtins = []*builtinCommand{
 		readOnly:    true,
 	},
 	{
+		name:        "performance_trace",
+		description: "Record a performance trace of the current page and get its summary: LCP, CLS, long tasks and total blocking time, main-thread time by category, the slowest requests.",
+		args: []Arg{
+			{Name: "duration_ms", Type: TypeInteger, Min: i64(500), Max: i64(10000), Description: "How long to trace, in milliseconds (default 3000)."},
+			{Name: "reload", Type: TypeBoolean, OptIn: true, Description: "Reload the page as the trace begins, to measure its load (judged as reload)."},
+		},
+	},
+	{
 		name:        "fetch_page",
 		engine:      EngineHTTP,
 		impliedTier: "low",
