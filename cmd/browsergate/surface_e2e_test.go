@@ -50,6 +50,8 @@ var surfaceArgs = map[string]string{
 	"navigate": surfaceURL,
 	"new_tab":  surfaceURL,
 	"download": surfaceURL,
+	// performance_trace's reload is opt-in.
+	"performance_trace": "args.duration_ms = {}\nargs.reload = {}\n",
 }
 
 // surfaceManifest is e2eManifest (tool "e2e", the site on 127.0.0.1 in

@@ -19,4 +19,5 @@ func surfaceInsightPage(w http.ResponseWriter, r *http.Request) {
 func (s *surface) runInsight(t *testing.T) {
 	s.allow(t, "navigate", map[string]any{"url": s.site + "/insight"}, `title="Insight"`)
 	s.allow(t, "accessibility_audit", nil, "image-alt (critical", "#logo", "label (critical", "#unlabelled")
+	s.allow(t, "performance_trace", map[string]any{"reload": true, "duration_ms": 1000}, "across a reload", "slowest requests:", "/insight")
 }

@@ -243,8 +243,10 @@ func (t *Trace) Analyze(mainFrame string) Summary {
 	return s
 }
 
-// mainThread counts long tasks, the time they blocked, and the time of the
-// outermost work of each kind within the main threads' tasks.
+// mainThread counts long tasks, the time they blocked, and the main
+// threads' time by kind of work: each event's self time (its time less
+// that of the work of a kind nested in it) goes to its kind, as DevTools
+// counts it; task time in no kind's event is "other".
 func (s *Summary) mainThread(events []event, us func(float64) time.Duration) {
 	slices.SortFunc(events, func(a, b event) int {
 		if c := cmpFloat(a.Ts, b.Ts); c != 0 {
@@ -252,8 +254,17 @@ func (s *Summary) mainThread(events []event, us func(float64) time.Duration) {
 		}
 		return cmpFloat(b.Dur, a.Dur) // the enclosing event first
 	})
+	type open struct {
+		kind string
+		end  float64
+		self float64
+	}
 	var taskTime, categorised time.Duration
-	until := map[[2]int]float64{} // per thread, the end of the work counted last
+	stacks := map[[2]int][]*open{} // per thread, the work of a kind enclosing the event
+	done := func(o *open) {
+		s.Categories[o.kind] += us(o.self)
+		categorised += us(o.self)
+	}
 	for _, e := range events {
 		if e.Name == "RunTask" || e.Name == "ThreadControllerImpl::RunTask" {
 			d := us(e.Dur)
@@ -265,13 +276,24 @@ func (s *Summary) mainThread(events []event, us func(float64) time.Duration) {
 			continue
 		}
 		kind, ok := categories[e.Name]
-		th := [2]int{e.Pid, e.Tid}
-		if !ok || e.Ts < until[th] {
+		if !ok {
 			continue
 		}
-		until[th] = e.Ts + e.Dur
-		s.Categories[kind] += us(e.Dur)
-		categorised += us(e.Dur)
+		th := [2]int{e.Pid, e.Tid}
+		st := stacks[th]
+		for len(st) > 0 && st[len(st)-1].end < e.Ts+e.Dur {
+			done(st[len(st)-1])
+			st = st[:len(st)-1]
+		}
+		if len(st) > 0 {
+			st[len(st)-1].self -= e.Dur
+		}
+		stacks[th] = append(st, &open{kind: kind, end: e.Ts + e.Dur, self: e.Dur})
+	}
+	for _, st := range stacks {
+		for _, o := range st {
+			done(o)
+		}
 	}
 	if taskTime > categorised {
 		s.Categories["other"] = taskTime - categorised
@@ -331,9 +353,12 @@ func cmpFloat(a, b float64) int {
 func (s Summary) Text() string {
 	var b strings.Builder
 	ms := func(d time.Duration) string { return fmt.Sprintf("%d ms", d.Milliseconds()) }
-	if s.Loaded {
+	switch {
+	case s.Loaded && s.LCP == 0 && s.FCP == 0:
+		b.WriteString("LCP, FCP: none (the page painted nothing while traced; a tab in the background does not paint)")
+	case s.Loaded:
 		fmt.Fprintf(&b, "LCP %s, FCP %s", orNone(s.LCP, ms), orNone(s.FCP, ms))
-	} else {
+	default:
 		b.WriteString("LCP, FCP: not measured (no page load in the trace; reload: true traces one)")
 	}
 	fmt.Fprintf(&b, "\nCLS %.3f\nlong tasks %d, total blocking time %s\nmain thread:", s.CLS, s.LongTasks, ms(s.TBT))
