@@ -132,6 +132,18 @@ func BlobsOf(raw []byte) []Blob {
 	return out
 }
 
+// recordingCounts counts the frames and the traces of a recording.
+func recordingCounts(refs []RecordingRef) (frames, traces int) {
+	for _, r := range refs {
+		if r.Kind == RecordingTrace {
+			traces++
+		} else {
+			frames++
+		}
+	}
+	return frames, traces
+}
+
 // blobBucket is the bucket that holds blobs of a kind.
 func blobBucket(kind string) ([]byte, error) {
 	switch kind {

@@ -92,6 +92,17 @@ func TestRecordingIsReferencedByHashAndVerifies(t *testing.T) {
 	if strings.Join(kinds, ",") != strings.Join(want, ",") {
 		t.Errorf("recording = %q, want %q (in order)", kinds, want)
 	}
+	sums, err := s.Sessions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var timeline bytes.Buffer
+	if err := evidence.WriteTimeline(&timeline, sums, map[string][]*evidence.Envelope{"r1": recs}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(timeline.String(), "[recording: 3 frame(s), 1 trace(s)]") {
+		t.Errorf("the timeline does not count record 2's recording:\n%s", timeline.String())
+	}
 	got, err := s.Recording(hexSum(frame2))
 	if err != nil || !bytes.Equal(got, frame2) {
 		t.Errorf("Recording(frame 2) = %q, %v", got, err)
