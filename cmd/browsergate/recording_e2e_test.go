@@ -28,6 +28,7 @@ const paintPage = `<!doctype html><title>paint</title>
 // call's page (the click's last frame is the green it painted, the
 // navigation's the red it loaded), the report shows them in order, and
 // verify fails when a frame is altered or deleted.
+// In the user's browser (a live session) too.
 func TestScreencastIsKeptWithEachCallsRecord(t *testing.T) {
 	t.Parallel()
 	site, stop, err := serveOn("127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -37,7 +38,22 @@ func TestScreencastIsKeptWithEachCallsRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(stop)
-	f := startWith(t, fmt.Sprintf(e2eManifest, "launch", "")+"\n[tool.evidence]\nrecording = \"screencast\"\n")
+	t.Run("launched", func(t *testing.T) {
+		t.Parallel()
+		screencastSession(t, site, fmt.Sprintf(e2eManifest, "launch", ""))
+	})
+	t.Run("the user's browser", func(t *testing.T) {
+		t.Parallel()
+		port, _ := startChromium(t)
+		screencastSession(t, site, fmt.Sprintf(e2eManifest, "live", fmt.Sprintf("live_endpoint = %q", fmt.Sprintf("http://127.0.0.1:%d", port))))
+	})
+}
+
+// screencastSession records a session on the paint page under manifest
+// with recording = "screencast" and checks its log (above).
+func screencastSession(t *testing.T, site, manifest string) {
+	t.Helper()
+	f := startWith(t, manifest+"\n[tool.evidence]\nrecording = \"screencast\"\n")
 	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/"})
 	snap := f.mustAllow(t, "e2e.snapshot", nil)
 	button := findRef(snap, `button "Paint green"`)
