@@ -139,10 +139,13 @@ func (s *session) stopRecording(c *screencast) ([]evidence.RecordingRef, int, er
 	refs, dropped := c.refs, c.dropped
 	// The compositor's frames lag the page (the last one sent may predate
 	// the call's last paint): the call's last frame is the viewport as it
-	// ended, taken now.
-	if attached(c.ctx) {
+	// ended, taken now, of the tab the session is in then (new_tab and
+	// switch_tab end in another than they began in).
+	if s.tab.open() {
+		sctx, cancel := context.WithTimeout(s.tab.ctx, castStopWait)
+		defer cancel()
 		quality := int64(castQuality)
-		shot, err := chromedp.Call(ctx, page.CaptureScreenshot, page.CaptureScreenshotParams{Format: page.CaptureScreenshotFormatJpeg, Quality: &quality})
+		shot, err := chromedp.Call(sctx, page.CaptureScreenshot, page.CaptureScreenshotParams{Format: page.CaptureScreenshotFormatJpeg, Quality: &quality})
 		switch {
 		case err != nil:
 			errs = append(errs, fmt.Errorf("the call's last frame: %w", err))
