@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/dom"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/tracing"
 	"github.com/chromedp/chromedp"
@@ -25,6 +27,7 @@ import (
 // the first audit of its document.
 func actAccessibilityAudit(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
 	var raw string
+	var refs []string
 	err := s.inWorld(ctx, func(id runtime.ExecutionContextID) error {
 		inWorld := func(p *runtime.EvaluateParams) { p.ContextID = id }
 		loaded, err := chromedp.Run(ctx, chromedp.Evaluate[bool](a11y.Loaded, inWorld))
@@ -37,6 +40,9 @@ func actAccessibilityAudit(ctx context.Context, s *session, args map[string]any,
 			}
 		}
 		raw, err = chromedp.Run(ctx, chromedp.Evaluate[string](a11y.Run, inWorld, chromedp.EvalAwaitPromise))
+		if err == nil {
+			refs = s.auditRefs(ctx, id)
+		}
 		return err
 	})
 	if err != nil {
@@ -46,7 +52,56 @@ func actAccessibilityAudit(ctx context.Context, s *session, args map[string]any,
 	if err != nil {
 		return output{}, err
 	}
+	r.Refs = refs
 	return output{Text: r.Text()}, nil
+}
+
+// maxAuditRefs bounds the elements of an audit whose refs are looked up
+// (one DOM.describeNode each).
+const maxAuditRefs = 100
+
+// auditRefs gives the refs the latest snapshot of the document handed out
+// for the elements the audit names (a11y.Elements), in order: "" for one
+// it has none for, and none at all when the snapshot is of another
+// document, or the lookup fails (the selectors still name them).
+func (s *session) auditRefs(ctx context.Context, world runtime.ExecutionContextID) []string {
+	if len(s.tab.refs) == 0 || s.tab.refsNavs != s.tab.watch.navigationCount() {
+		return nil
+	}
+	byNode := map[cdp.BackendNodeID]string{}
+	for ref, rt := range s.tab.refs {
+		if rt.OOPIF == "" {
+			byNode[rt.Node] = ref
+		}
+	}
+	arr, err := chromedp.Run(ctx, chromedp.Evaluate[*runtime.RemoteObject](a11y.Elements, func(p *runtime.EvaluateParams) {
+		p.ContextID, p.ObjectGroup = world, s.objectGroup("")
+	}))
+	if err != nil || arr == nil || arr.ObjectID == "" {
+		return nil
+	}
+	own := true
+	props, err := chromedp.Call(ctx, runtime.GetProperties, runtime.GetPropertiesParams{ObjectID: arr.ObjectID, OwnProperties: &own})
+	if err != nil {
+		return nil
+	}
+	var refs []string
+	for _, p := range props.Result {
+		i, err := strconv.Atoi(p.Name)
+		if err != nil || i >= maxAuditRefs {
+			continue
+		}
+		for len(refs) <= i {
+			refs = append(refs, "")
+		}
+		if p.Value == nil || p.Value.ObjectID == "" {
+			continue
+		}
+		if d, err := chromedp.Call(ctx, dom.DescribeNode, dom.DescribeNodeParams{ObjectID: p.Value.ObjectID}); err == nil && d.Node != nil {
+			refs[i] = byNode[d.Node.BackendNodeID]
+		}
+	}
+	return refs
 }
 
 // performance_trace's bounds: how long it traces (duration_ms), how much

@@ -326,7 +326,7 @@ var builtins = []*builtinCommand{
 	},
 	{
 		name:        "accessibility_audit",
-		description: "Audit the current page's accessibility with axe-core: the rules it breaks, gravest first, with the selectors of their elements.",
+		description: "Audit the current page's accessibility with axe-core: the rules it breaks, gravest first, with their elements' refs and selectors.",
 		readOnly:    true,
 	},
 	{

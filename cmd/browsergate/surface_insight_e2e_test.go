@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"net/http"
+	"regexp"
 	"testing"
 )
 
@@ -18,6 +19,11 @@ func surfaceInsightPage(w http.ResponseWriter, r *http.Request) {
 
 func (s *surface) runInsight(t *testing.T) {
 	s.allow(t, "navigate", map[string]any{"url": s.site + "/insight"}, `title="Insight"`)
-	s.allow(t, "accessibility_audit", nil, "image-alt (critical", "#logo", "label (critical", "#unlabelled")
+	// After a snapshot of the page, its elements come with their refs.
+	s.allow(t, "snapshot", nil, "Insight page")
+	audit := s.allow(t, "accessibility_audit", nil, "image-alt (critical", "#logo", "label (critical", "#unlabelled")
+	if !regexp.MustCompile(`\n    e[0-9]+ #unlabelled\n`).MatchString(audit) {
+		t.Errorf("accessibility_audit after a snapshot gives the unlabelled field no ref:\n%s", audit)
+	}
 	s.allow(t, "performance_trace", map[string]any{"reload": true, "duration_ms": 1000}, "across a reload", "slowest requests:", "/insight")
 }

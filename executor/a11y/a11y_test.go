@@ -32,7 +32,11 @@ func TestTextListsTheGravestRulesFirstWithinBounds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.Refs = []string{"", "e3", ""} // region's p has none; image-alt's logo is e3
 	text := r.Text()
+	if !strings.Contains(text, "    e3 img#logo\n    img.hero") {
+		t.Errorf("the logo's ref is not beside its selector:\n%s", text)
+	}
 	lines := strings.Split(text, "\n")
 	if !strings.HasPrefix(lines[0], "accessibility audit (axe-core "+a11y.Version+"): 3 rule(s) broken, 17 passed, 2 need a human's review") {
 		t.Errorf("first line %q", lines[0])
