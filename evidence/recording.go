@@ -160,23 +160,5 @@ func blobBucket(kind string) ([]byte, error) {
 // Recording returns the recording blob stored under its lowercase hex
 // SHA-256 (a frame or a trace).
 func (s *Store) Recording(sha256hex string) ([]byte, error) {
-	if !isSHA256Hex(sha256hex) {
-		return nil, fmt.Errorf("%w: %q is not a SHA-256 hex digest", ErrNoRecording, sha256hex)
-	}
-	var out []byte
-	err := s.db.View(func(tx *bolt.Tx) error {
-		var v []byte
-		if b := tx.Bucket(bucketRecordings); b != nil {
-			v = b.Get([]byte(sha256hex))
-		}
-		if v == nil {
-			return fmt.Errorf("%w: %s", ErrNoRecording, sha256hex)
-		}
-		out = append([]byte(nil), v...)
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read recording: %w", err)
-	}
-	return out, nil
+	return s.blob(bucketRecordings, sha256hex, ErrNoRecording, "recording")
 }
