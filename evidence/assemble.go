@@ -51,7 +51,7 @@ func Assemble(path, logID string, fill func(a *Assembler) error) (err error) {
 				return err
 			}
 		}
-		for _, name := range [][]byte{bucketSessions, bucketHeads, bucketScreenshots, bucketConfigs, bucketPruned} {
+		for _, name := range [][]byte{bucketSessions, bucketHeads, bucketScreenshots, bucketConfigs, bucketPruned, bucketRecordings} {
 			if _, err := tx.CreateBucket(name); err != nil {
 				return err
 			}
@@ -81,15 +81,11 @@ func (a *Assembler) Head(session string, raw []byte) error {
 	return a.tx.Bucket(bucketHeads).Put([]byte(session), raw)
 }
 
-// Blob puts a screenshot or configuration blob under its hash.
+// Blob puts a screenshot, configuration or recording blob under its hash.
 func (a *Assembler) Blob(kind, sha string, data []byte) error {
-	bucket := bucketScreenshots
-	switch kind {
-	case BlobScreenshot:
-	case BlobConfig:
-		bucket = bucketConfigs
-	default:
-		return fmt.Errorf("unknown blob kind %q", kind)
+	bucket, err := blobBucket(kind)
+	if err != nil {
+		return err
 	}
 	return a.tx.Bucket(bucket).Put([]byte(sha), data)
 }

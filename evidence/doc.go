@@ -14,9 +14,11 @@
 // tail cut off or extended by someone who rewrote the head but does not
 // hold the key.
 //
-// Screenshots ([Store.Screenshot]) and configuration blobs ([Store.PutConfig],
+// Screenshots ([Store.Screenshot]), configuration blobs ([Store.PutConfig],
 // named by Envelope.ConfigSHA256 so that a call can be replayed under the
-// configuration it ran with) are stored once each, under their SHA-256.
+// configuration it ran with) and recording blobs ([Store.Recording]: the
+// screencast frames and traces Envelope.Recording names, in order) are
+// stored once each, under their SHA-256.
 //
 // Beside the session heads, every Append (and Prune) writes, in the same
 // transaction, a log-wide head: one head for the whole file that commits to

@@ -88,6 +88,13 @@ type Envelope struct {
 	// Files are the files the call uploaded or downloaded (spec revision
 	// 6): name, size, SHA-256 and, for a download, the content type.
 	Files []FileRef `json:"files,omitempty"`
+	// Recording names, in order, the screencast frames of the call and
+	// the traces it recorded (spec revision 17), stored by Append in the
+	// recordings bucket under their SHA-256.
+	Recording []RecordingRef `json:"recording,omitempty"`
+	// RecordingDropped counts the screencast frames of the call that the
+	// writer's bounds left out of Recording.
+	RecordingDropped int `json:"recording_dropped,omitempty"`
 	// LogN is the number of the log-wide head this record's append made
 	// (spec revision 9); 0 in records written before log-wide heads.
 	LogN     uint64 `json:"log_n,omitempty"`

@@ -29,6 +29,10 @@ var ErrUnknownSession = errors.New("evidence: unknown session")
 // stored under the given hash.
 var ErrNoScreenshot = errors.New("evidence: screenshot not found")
 
+// ErrNoRecording is returned (wrapped) by Recording when no frame or trace
+// is stored under the given hash.
+var ErrNoRecording = errors.New("evidence: recording not found")
+
 // ErrCorrupt is returned (wrapped) when stored data cannot be read, or when
 // Append finds a chain in a state it never leaves one in (a record already
 // under the next sequence number). Append refuses to write rather than

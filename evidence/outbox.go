@@ -26,8 +26,8 @@ type RawRecord struct {
 	Raw     []byte
 }
 
-// Blob is a screenshot or a configuration blob (Kind BlobScreenshot or
-// BlobConfig), under its SHA-256.
+// Blob is a screenshot, a configuration or a recording blob (Kind
+// BlobScreenshot, BlobConfig or BlobRecording), under its SHA-256.
 type Blob struct {
 	Kind, SHA256 string
 	Data         []byte
@@ -211,24 +211,26 @@ func (s *Store) batchRecords(tx *bolt.Tx, b *Batch, sh *Shipped, c changedHead, 
 			return false, fmt.Errorf("%w: session %s has no record %d below its head %d (evidence verify names what is wrong): nothing of the session beyond it can ship", ErrCorrupt, shortID(c.session), seq, c.seq)
 		}
 		var refs struct {
-			Hash       string `json:"hash"`
-			Screenshot string `json:"screenshot_sha256"`
-			Config     string `json:"config_sha256"`
+			Hash string `json:"hash"`
 		}
 		_ = json.Unmarshal(raw, &refs)
 		b.Records = append(b.Records, RawRecord{Session: c.session, Seq: seq, Hash: refs.Hash, Raw: bytes.Clone(raw)})
-		b.addBlob(tx, sh, BlobScreenshot, bucketScreenshots, refs.Screenshot)
-		b.addBlob(tx, sh, BlobConfig, bucketConfigs, refs.Config)
+		for _, blob := range BlobsOf(raw) {
+			b.addBlob(tx, sh, blob.Kind, blob.SHA256)
+		}
 	}
 	return false, nil
 }
 
 // addBlob adds the blob of a record, once, unless it was shipped.
-func (b *Batch) addBlob(tx *bolt.Tx, sh *Shipped, kind string, bucket []byte, sha string) {
-	if sha == "" || sh.Blobs[kind+"/"+sha] || slices.ContainsFunc(b.Blobs, func(x Blob) bool { return x.Kind == kind && x.SHA256 == sha }) {
+func (b *Batch) addBlob(tx *bolt.Tx, sh *Shipped, kind string, sha string) {
+	bucket, err := blobBucket(kind)
+	if err != nil || sha == "" || sh.Blobs[kind+"/"+sha] || slices.ContainsFunc(b.Blobs, func(x Blob) bool { return x.Kind == kind && x.SHA256 == sha }) {
 		return
 	}
-	if data := tx.Bucket(bucket).Get([]byte(sha)); data != nil {
+	if bb := tx.Bucket(bucket); bb == nil {
+		return
+	} else if data := bb.Get([]byte(sha)); data != nil {
 		b.Blobs = append(b.Blobs, Blob{Kind: kind, SHA256: sha, Data: bytes.Clone(data)})
 	}
 }
@@ -363,13 +365,8 @@ func (s *Store) WholeOf(id string) (*Whole, error) {
 			return fmt.Errorf("%w: session %s has a head and no records", ErrCorrupt, shortID(id))
 		}
 		return recs.ForEach(func(_, rec []byte) error {
-			var refs struct {
-				Screenshot string `json:"screenshot_sha256"`
-				Config     string `json:"config_sha256"`
-			}
-			_ = json.Unmarshal(rec, &refs)
-			for kind, sha := range map[string]string{BlobScreenshot: refs.Screenshot, BlobConfig: refs.Config} {
-				if key := kind + "/" + sha; sha != "" && !slices.Contains(w.Blobs, key) {
+			for _, blob := range BlobsOf(rec) {
+				if key := blob.Kind + "/" + blob.SHA256; !slices.Contains(w.Blobs, key) {
 					w.Blobs = append(w.Blobs, key)
 				}
 			}

@@ -16,18 +16,19 @@ type PruneReport struct {
 	Sessions []SessionSummary
 	// Records is the number of records removed.
 	Records int
-	// Screenshots and Configs are the hashes of the blobs removed because
-	// no remaining record refers to them, in byte order.
+	// Screenshots, Configs and Recordings are the hashes of the blobs
+	// removed because no remaining record refers to them, in byte order.
 	Screenshots []string
 	Configs     []string
+	Recordings  []string
 	// Kept is the number of sessions left.
 	Kept int
 }
 
 // Prune removes every session whose last record is before the given time:
 // its records, its head and the head's signature, whole (a session is
-// never cut in two). Then it removes the screenshots and config blobs that
-// no remaining record refers to. Everything happens in one bbolt
+// never cut in two). Then it removes the screenshots, config blobs and
+// recording blobs that no remaining record refers to. Everything happens in one bbolt
 // transaction, so a failure or a crash removes nothing.
 //
 // Prune first verifies the whole log, as Verify does (as VerifyWithKey
@@ -114,6 +115,9 @@ func (s *Store) prune(before time.Time, pub ed25519.PublicKey) (PruneReport, err
 			return err
 		}
 		if rep.Configs, err = dropUnreferenced(tx.Bucket(bucketConfigs), v.configRefs, removed); err != nil {
+			return err
+		}
+		if rep.Recordings, err = dropUnreferenced(tx.Bucket(bucketRecordings), v.recRefs, removed); err != nil {
 			return err
 		}
 		if lw == nil {

@@ -179,7 +179,20 @@ type reportRecord struct {
 	ScreenshotSHA256          string
 	Screenshot                template.URL // a data: URI of bytes whose type was sniffed as an image
 	ScreenshotNote            string
-	Problems                  []string
+	// Frames are the screencast frames of the call, in order, and Traces
+	// the traces it recorded (rev. 17).
+	Frames   []reportBlob
+	Traces   []reportBlob
+	Problems []string
+}
+
+// reportBlob is one blob of a record's recording: a frame as a data: URI
+// (or why there is none), a trace by its hash and size.
+type reportBlob struct {
+	SHA256 string
+	Size   int
+	Image  template.URL
+	Note   string
 }
 
 type reportKV struct{ Key, Value string }
@@ -383,22 +396,34 @@ func (r *reportWriter) record(sess *reportSession, k, raw []byte) reportRecord {
 	rec.OutputSHA256, rec.Hash, rec.PrevHash, rec.ConfigSHA256 = e.OutputSHA256, e.Hash, e.PrevHash, e.ConfigSHA256
 	if e.ScreenshotSHA256 != "" {
 		rec.ScreenshotSHA256 = e.ScreenshotSHA256
-		rec.Screenshot, rec.ScreenshotNote = r.screenshot(e.ScreenshotSHA256)
+		rec.Screenshot, rec.ScreenshotNote = r.image(bucketScreenshots, "screenshot", e.ScreenshotSHA256)
+	}
+	for _, ref := range e.Recording {
+		b := reportBlob{SHA256: ref.SHA256, Size: ref.Size}
+		if ref.Kind == RecordingTrace {
+			rec.Traces = append(rec.Traces, b)
+			continue
+		}
+		b.Image, b.Note = r.image(bucketRecordings, "frame", ref.SHA256)
+		rec.Frames = append(rec.Frames, b)
 	}
 	return rec
 }
 
-// screenshot returns the stored image as a data: URI, or why there is
-// none. Only bytes sniffed as an image become a URI: the type in the URI
-// is then true, and base64 leaves nothing to escape.
-func (r *reportWriter) screenshot(sum string) (template.URL, string) {
-	img := r.tx.Bucket(bucketScreenshots).Get([]byte(sum))
+// image returns the image stored in bucket as a data: URI, or why there
+// is none (what names it). Only bytes sniffed as an image become a URI:
+// the type in the URI is then true, and base64 leaves nothing to escape.
+func (r *reportWriter) image(bucket []byte, what, sum string) (template.URL, string) {
+	var img []byte
+	if b := r.tx.Bucket(bucket); b != nil {
+		img = b.Get([]byte(sum))
+	}
 	if img == nil {
-		return "", "screenshot " + sum + " missing from the log"
+		return "", what + " " + sum + " missing from the log"
 	}
 	typ := ImageType(img)
 	if typ == "" {
-		return "", fmt.Sprintf("screenshot %s: %d stored bytes that are not an image (%s)", sum, len(img), http.DetectContentType(img))
+		return "", fmt.Sprintf("%s %s: %d stored bytes that are not an image (%s)", what, sum, len(img), http.DetectContentType(img))
 	}
 	return template.URL("data:" + typ + ";base64," + base64.StdEncoding.EncodeToString(img)), ""
 }

@@ -213,7 +213,7 @@ func initFormat(tx *bolt.Tx) error {
 			return err
 		}
 	}
-	for _, name := range [][]byte{bucketSessions, bucketHeads, bucketScreenshots, bucketConfigs, bucketPruned, bucketOpen} {
+	for _, name := range [][]byte{bucketSessions, bucketHeads, bucketScreenshots, bucketConfigs, bucketPruned, bucketOpen, bucketRecordings} {
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 			return err
 		}
@@ -323,6 +323,10 @@ func (s *Store) append(e *Envelope, screenshot []byte) error {
 	if len(screenshot) > 0 {
 		rec.ScreenshotSHA256 = sha256Hex(screenshot)
 	}
+	var err error
+	if rec.Recording, err = fillRecording(rec.Recording); err != nil {
+		return fmt.Errorf("append evidence: %w", err)
+	}
 	rec.Seq, rec.PrevHash, rec.Hash, rec.LogN = 0, "", "", 0
 	// Encode everything but seq, prev_hash and log_n outside the write lock.
 	obj, err := envelopeObject(&rec)
@@ -392,6 +396,9 @@ func (s *Store) append(e *Envelope, screenshot []byte) error {
 		}
 		lw.appended(rec.Session, old, rec.Seq, rec.Hash)
 		if err := lw.write(tx, s.opts.SigningKey, s.keyID); err != nil {
+			return err
+		}
+		if err := putRecording(tx, rec.Recording); err != nil {
 			return err
 		}
 		if rec.ScreenshotSHA256 != "" {
@@ -585,20 +592,29 @@ func isSHA256Hex(s string) bool {
 
 // Screenshot returns the image stored under its lowercase hex SHA-256.
 func (s *Store) Screenshot(sha256hex string) ([]byte, error) {
+	return s.blob(bucketScreenshots, sha256hex, ErrNoScreenshot, "screenshot")
+}
+
+// blob reads the blob stored in bucket under its lowercase hex SHA-256;
+// notFound (wrapped) when there is none, or no such bucket.
+func (s *Store) blob(bucket []byte, sha256hex string, notFound error, what string) ([]byte, error) {
 	if !isSHA256Hex(sha256hex) {
-		return nil, fmt.Errorf("%w: %q is not a SHA-256 hex digest", ErrNoScreenshot, sha256hex)
+		return nil, fmt.Errorf("%w: %q is not a SHA-256 hex digest", notFound, sha256hex)
 	}
 	var out []byte
 	err := s.db.View(func(tx *bolt.Tx) error {
-		v := tx.Bucket(bucketScreenshots).Get([]byte(sha256hex))
+		var v []byte
+		if b := tx.Bucket(bucket); b != nil {
+			v = b.Get([]byte(sha256hex))
+		}
 		if v == nil {
-			return fmt.Errorf("%w: %s", ErrNoScreenshot, sha256hex)
+			return fmt.Errorf("%w: %s", notFound, sha256hex)
 		}
 		out = append([]byte(nil), v...)
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("read screenshot: %w", err)
+		return nil, fmt.Errorf("read %s: %w", what, err)
 	}
 	return out, nil
 }

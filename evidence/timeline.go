@@ -186,6 +186,9 @@ func writeRecordLine(w *bufio.Writer, e *Envelope) {
 	if e.ScreenshotSHA256 != "" {
 		fmt.Fprintf(w, "  [screenshot %s]", e.ScreenshotSHA256[:min(12, len(e.ScreenshotSHA256))])
 	}
+	if frames, traces := recordingCounts(e.Recording); frames+traces > 0 {
+		fmt.Fprintf(w, "  [recording: %d frame(s), %d trace(s)]", frames, traces)
+	}
 	if e.Error != "" {
 		fmt.Fprintf(w, "  error: %s", VisibleLine(e.Error))
 	}

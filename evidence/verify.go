@@ -61,7 +61,7 @@ func (r *Report) FirstBad() (Problem, bool) {
 // when the problem is about the session as a whole or about no session);
 // Key is the bbolt key concerned in hex (a record key) or the hash of the
 // blob concerned, when there is one; Blob says which kind of blob Key
-// names ("screenshot" or "config"; "" for a record key).
+// names ("screenshot", "config" or "recording"; "" for a record key).
 type Problem struct {
 	Session string
 	Seq     uint64
@@ -88,8 +88,8 @@ func (p Problem) String() string {
 		return fmt.Sprintf("session %s record %d: %s", quoteIfNeeded(p.Session), p.Seq, p.Reason)
 	case p.Session != "":
 		return fmt.Sprintf("session %s: %s", quoteIfNeeded(p.Session), p.Reason)
-	case p.Key != "" && p.Blob == BlobConfig:
-		return fmt.Sprintf("config %s: %s", p.Key, p.Reason)
+	case p.Key != "" && (p.Blob == BlobConfig || p.Blob == BlobRecording):
+		return fmt.Sprintf("%s %s: %s", p.Blob, p.Key, p.Reason)
 	case p.Key != "":
 		return fmt.Sprintf("screenshot %s: %s", p.Key, p.Reason)
 	}
@@ -124,7 +124,8 @@ type recordFields struct {
 	PrevHash   *string
 	Screenshot string
 	Config     string
-	LogN       uint64 // 0 when absent
+	Recording  []string // the hashes of its recording's blobs (rev. 17)
+	LogN       uint64   // 0 when absent
 }
 
 // fieldsOf reads recordFields from a parsed record without parsing it
@@ -189,9 +190,13 @@ func fieldsOf(obj map[string]any) (recordFields, error) {
 		f.Screenshot = *shot
 	}
 	config, err := str("config_sha256")
+	if err != nil {
+		return f, err
+	}
 	if config != nil {
 		f.Config = *config
 	}
+	f.Recording, err = recordingOf(obj)
 	return f, err
 }
 
@@ -207,7 +212,8 @@ type verifier struct {
 	report     Report
 	shotRefs   map[string][]blobRef
 	configRefs map[string][]blobRef
-	pub        ed25519.PublicKey // nil: signatures are counted, not checked
+	recRefs    map[string][]blobRef // recording blobs
+	pub        ed25519.PublicKey    // nil: signatures are counted, not checked
 	// sigStatus says, per session, what is known of its head's signature
 	// (for the HTML report).
 	sigStatus map[string]string
@@ -273,7 +279,7 @@ func verifyTx(tx *bolt.Tx, pub ed25519.PublicKey) (*verifier, error) {
 	if err := checkFormat(tx); err != nil {
 		return nil, err
 	}
-	v := &verifier{tx: tx, shotRefs: map[string][]blobRef{}, configRefs: map[string][]blobRef{},
+	v := &verifier{tx: tx, shotRefs: map[string][]blobRef{}, configRefs: map[string][]blobRef{}, recRefs: map[string][]blobRef{},
 		pub: pub, sigStatus: map[string]string{}}
 	if pub != nil {
 		v.report.KeyID = KeyID(pub)
@@ -306,7 +312,11 @@ func verifyTx(tx *bolt.Tx, pub ed25519.PublicKey) (*verifier, error) {
 		return nil, err
 	}
 	v.logHead(tx)
-	if err := v.screenshots(shots); err != nil {
+	if err := v.blobs(shots, BlobScreenshot, v.shotRefs); err != nil {
+		return nil, err
+	}
+	// Files written before revision 17 have no recordings bucket.
+	if err := v.blobs(tx.Bucket(bucketRecordings), BlobRecording, v.recRefs); err != nil {
 		return nil, err
 	}
 	// Files written before config blobs existed have no configs bucket.
@@ -401,6 +411,11 @@ func (v *verifier) session(id string, b *bolt.Bucket, rawHead []byte) {
 		}
 		if f.Config != "" {
 			v.configRefs[f.Config] = append(v.configRefs[f.Config], blobRef{id, seq})
+		}
+		for _, sum := range f.Recording {
+			if refs := v.recRefs[sum]; len(refs) == 0 || refs[len(refs)-1] != (blobRef{id, seq}) {
+				v.recRefs[sum] = append(refs, blobRef{id, seq})
+			}
 		}
 		if f.LogN > v.maxLogN {
 			v.maxLogN, v.maxLogSession, v.maxLogSeq = f.LogN, id, seq
@@ -497,37 +512,41 @@ func (v *verifier) signature(id string, h head, lastSeq uint64, chain []chainLin
 		h.Seq, orNone(h.Hash))
 }
 
-// screenshots checks that every referenced image is present and that every
-// stored image's bytes hash to its key.
-func (v *verifier) screenshots(shots *bolt.Bucket) error {
+// blobs checks that every image or recording blob of kind that a record
+// refers to (refs) is present in bucket (nil: the file has none), and that
+// every stored one's bytes hash to its key. One no record refers to is an
+// orphan: its record or session was removed.
+func (v *verifier) blobs(bucket *bolt.Bucket, kind string, refs map[string][]blobRef) error {
 	seen := map[string]bool{}
-	err := shots.ForEach(func(k, val []byte) error {
-		key := string(k)
-		seen[key] = true
-		refs := v.shotRefs[key]
-		if sum := sha256Hex(val); sum != key {
-			reason := fmt.Sprintf("screenshot %s bytes do not match their hash (computed %s)", key, sum)
-			for _, r := range refs {
-				v.add(Problem{Session: r.session, Seq: r.seq, Key: key, Blob: BlobScreenshot, Reason: reason})
+	if bucket != nil {
+		err := bucket.ForEach(func(k, val []byte) error {
+			key := string(k)
+			seen[key] = true
+			refs := refs[key]
+			if sum := sha256Hex(val); sum != key {
+				reason := fmt.Sprintf("%s %s bytes do not match their hash (computed %s)", kind, key, sum)
+				for _, r := range refs {
+					v.add(Problem{Session: r.session, Seq: r.seq, Key: key, Blob: kind, Reason: reason})
+				}
+				if len(refs) == 0 {
+					v.add(Problem{Key: key, Blob: kind, Reason: fmt.Sprintf("bytes do not match their hash (computed %s)", sum)})
+				}
 			}
 			if len(refs) == 0 {
-				v.add(Problem{Key: key, Blob: BlobScreenshot, Reason: fmt.Sprintf("bytes do not match their hash (computed %s)", sum)})
+				v.add(Problem{Key: key, Blob: kind, Reason: "not referenced by any record (its record or session was removed?)"})
 			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
-		if len(refs) == 0 {
-			v.add(Problem{Key: key, Blob: BlobScreenshot, Reason: "not referenced by any record (its record or session was removed?)"})
-		}
-		return nil
-	})
-	if err != nil {
-		return err
 	}
-	for key, refs := range v.shotRefs {
+	for key, refs := range refs {
 		if seen[key] {
 			continue
 		}
 		for _, r := range refs {
-			v.add(Problem{Session: r.session, Seq: r.seq, Key: key, Blob: BlobScreenshot, Reason: fmt.Sprintf("screenshot %s missing", key)})
+			v.add(Problem{Session: r.session, Seq: r.seq, Key: key, Blob: kind, Reason: fmt.Sprintf("%s %s missing", kind, key)})
 		}
 	}
 	return nil

@@ -81,6 +81,18 @@ const noSettle time.Duration = -1
 // waited for until the page is quiet, with the downloads it started).
 func (c commandSpec) changesPage() bool { return c.settle != noSettle }
 
+// specOf is the command table's entry for a call of name with args: a
+// performance_trace that reloads the page (reload: true) navigates, and is
+// judged and waited for as reload is.
+func specOf(name string, args map[string]any) commandSpec {
+	spec := commandTable[name]
+	if name == "performance_trace" && args["reload"] == true {
+		r := commandTable["reload"]
+		spec.settle, spec.navigates, spec.observes = r.settle, r.navigates, r.observes
+	}
+	return spec
+}
+
 // commandTable holds every command the executor runs (adding one: the
 // top of this file).
 var commandTable = map[string]commandSpec{
@@ -116,6 +128,10 @@ var commandTable = map[string]commandSpec{
 	"download":         {act: actDownload, settle: noSettle},
 	"save_pdf":         {act: actSavePDF, settle: noSettle},
 	"await_human":      {act: actAwaitHuman, settle: noSettle, asksHuman: true},
+	// Insight into the page (commands_insight.go).
+	"accessibility_audit": {act: actAccessibilityAudit, settle: noSettle, pageContent: true},
+	// With reload: true, judged and waited for as reload (specOf).
+	"performance_trace": {act: actPerformanceTrace, settle: noSettle, pageContent: true},
 	// The browserless engine's (engine = "http"; webengine.go): they run
 	// in runWebTurn, with no tab, so only act and pageContent apply.
 	"fetch_page":    {act: actFetchPage, settle: noSettle, pageContent: true},

@@ -129,7 +129,7 @@ func (s *session) noteReach(t *turn) {
 		cur = before
 	}
 	if after != "" {
-		navigates := t.call != nil && t.call.Command != nil && commandTable[t.call.Command.Name].navigates
+		navigates := t.call != nil && t.call.Command != nil && specOf(t.call.Command.Name, t.call.Args).navigates
 		if !navigates {
 			s.carry(cur, after)
 		}

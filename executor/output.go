@@ -59,6 +59,9 @@ type output struct {
 	// Files are the files the call uploaded or downloaded, for the
 	// evidence.
 	Files []evidence.FileRef
+	// Recording is what the command recorded for the evidence beyond the
+	// screencast (performance_trace: its trace), named by the record.
+	Recording []evidence.RecordingRef
 	// reportStatus: the reply adds, to Text's first line, the HTTP status
 	// of the document the command committed, from the read after the
 	// action (navigate; withStatus).

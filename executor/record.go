@@ -92,6 +92,11 @@ func (e *Executor) record(s *session, t *turn) *toolclad.Reply {
 	if shotErr != nil {
 		errs = append(errs, "evidence screenshot: "+shotErr.Error())
 	}
+	if t.recordingErr != nil {
+		errs = append(errs, "evidence recording: "+t.recordingErr.Error())
+	}
+	env.Recording = append(slices.Clone(t.frames), t.out.Recording...)
+	env.RecordingDropped = t.framesDropped
 	env.Error = strings.Join(errs, "; ")
 	appendErr := e.cfg.Evidence.Append(env, shot)
 	t.recordErr = appendErr

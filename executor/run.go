@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -38,6 +39,11 @@ type turn struct {
 	approval  *evidence.Approval
 	tab       *evidence.TabRef // the tab the call acted in (as it began)
 	domQuiet  domQuietEnd      // how the quiet-DOM wait after the action ended ("": none ran)
+	// frames are the screencast of the call, framesDropped the frames the
+	// bounds left out, recordingErr why the screencast failed (recording.go).
+	frames        []evidence.RecordingRef
+	framesDropped int
+	recordingErr  error
 	// stages are how long each stage took, for the decision's log line.
 	stages []stageTime
 }
@@ -197,7 +203,7 @@ func (e *Executor) runTurn(ctx context.Context, s *session, t *turn) {
 		}
 	}()
 	t.facts = s.observe(actx, cmd, t.call.Args)
-	if !commandTable[cmd.Name].changesPage() {
+	if !specOf(cmd.Name, t.call.Args).changesPage() {
 		s.observed(t.facts.State.URL) // what it reads is of this page
 	}
 	t.mark("observe")
@@ -250,10 +256,14 @@ func (e *Executor) runTurn(ctx context.Context, s *session, t *turn) {
 		defer cancel()
 	}
 	acted = true
+	cast, castErr := s.startRecording()
 	unjudged := e.act(actx, s, t)
 	t.mark("act")
 	e.checkAfter(s, t, unjudged)
 	t.mark("after")
+	var stopErr error
+	t.frames, t.framesDropped, stopErr = s.stopRecording(cast)
+	t.recordingErr = errors.Join(castErr, stopErr)
 }
 
 // act runs the command, with the acting guard holding the page to what
@@ -264,7 +274,7 @@ func (e *Executor) runTurn(ctx context.Context, s *session, t *turn) {
 // succeeded: a submit that timed out may still have been sent.
 func (e *Executor) act(actx context.Context, s *session, t *turn) *Blocked {
 	cmd := t.call.Command
-	spec := commandTable[cmd.Name]
+	spec := specOf(cmd.Name, t.call.Args)
 	s.limits.Counts[cmd.Name]++
 	if t.verdict.Submits {
 		s.limits.Counts["submit_form"]++
@@ -460,7 +470,7 @@ func commandContext(ctx, parent context.Context, s *session) (context.Context, c
 func (e *Executor) question(s *session, t *turn, f *facts, approved bool) *gate.Question {
 	var spec commandSpec
 	if t.call.Command != nil {
-		spec = commandTable[t.call.Command.Name]
+		spec = specOf(t.call.Command.Name, t.call.Args)
 	}
 	return &gate.Question{
 		Call:       t.call,

@@ -77,8 +77,10 @@ type session struct {
 	tabIDs    tabIDs      // the short ids list_tabs gives the tabs
 	tabs      sessionTabs // the tabs besides the current one
 	limits    limits
-	hold      hold
-	typed     gate.TypedSecrets
+	// cast is what the session's screencasts kept (recording.go).
+	cast  castTally
+	hold  hold
+	typed gate.TypedSecrets
 	// agent is what the agent wrote in the calls of its MCP session, as
 	// the pieces of secrets it holds: the replies show them as written
 	// (mask.Masker.ForAgent). Shared by the MCP session's sessions.

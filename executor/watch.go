@@ -3,12 +3,14 @@ package executor
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/inspector"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/tracing"
 )
 
 // Stability bounds: the wait ends after maxSettle even if the network never
@@ -49,6 +51,12 @@ type pageWatch struct {
 	dialogs     dialogState
 	changed     chan struct{}
 	log         *pageLog // console_messages and network_log
+	// cast gathers the screencast frames of the call that runs, when the
+	// manifest records one (recording.go); nil otherwise.
+	cast atomic.Pointer[screencast]
+	// trace gathers the events of a performance_trace's trace while one
+	// is recorded (commands_insight.go); nil otherwise.
+	trace atomic.Pointer[traceSink]
 }
 
 // newPageWatch watches a tab whose JavaScript dialogs are handled as the
@@ -68,6 +76,23 @@ func newPageWatch(mainFrame cdp.FrameID, dialogs string, mask func(string) strin
 
 // listen is given to chromedp.WithListener.
 func (w *pageWatch) listen(ev any) {
+	switch e := ev.(type) {
+	case *page.EventScreencastFrame:
+		if c := w.cast.Load(); c != nil {
+			c.frame(e)
+		}
+		return
+	case *tracing.EventDataCollected:
+		if t := w.trace.Load(); t != nil {
+			t.add(e)
+		}
+		return
+	case *tracing.EventTracingComplete:
+		if t := w.trace.Load(); t != nil {
+			t.complete()
+		}
+		return
+	}
 	w.log.record(ev)
 	w.mu.Lock()
 	switch e := ev.(type) {

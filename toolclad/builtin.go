@@ -386,6 +386,19 @@ var builtins = []*builtinCommand{
 		description: "Load the current page again (a page that came from a form is loaded again by its URL, never posted again).",
 	},
 	{
+		name:        "accessibility_audit",
+		description: "Audit the current page's accessibility with axe-core: the rules it breaks, gravest first, with their elements' refs and selectors.",
+		readOnly:    true,
+	},
+	{
+		name:        "performance_trace",
+		description: "Record a performance trace of the current page and get its summary: LCP, CLS, long tasks and total blocking time, main-thread time by category, the slowest requests.",
+		args: []Arg{
+			{Name: "duration_ms", Type: TypeInteger, Min: i64(500), Max: i64(10000), Description: "How long to trace, in milliseconds (default 3000)."},
+			{Name: "reload", Type: TypeBoolean, OptIn: true, Description: "Reload the page as the trace begins, to measure its load (judged as reload)."},
+		},
+	},
+	{
 		name:        "fetch_page",
 		engine:      EngineHTTP,
 		impliedTier: "low",

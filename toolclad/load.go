@@ -189,6 +189,9 @@ const evidenceStore = "the evidence goes to the daemon's bbolt file (serve --evi
 // an operator who sets them would otherwise believe they work.
 func decodeEvidence(t *table, ev *EvidenceConfig) {
 	t.boolean("screenshots", &ev.Screenshots)
+	if t.str("recording", &ev.Recording) && ev.Recording != RecordingScreencast {
+		t.r.errorf(t.at("recording"), "recording %q is not supported: %q keeps the frames the tab painted during each call with its record; a trace of every call is not offered (a browser runs one trace at a time, over all its tabs: the sessions of one browser would fail each other's), performance_trace records one of a page", ev.Recording, RecordingScreencast)
+	}
 	if _, ok := t.get("output_dir"); ok {
 		t.r.errorf(t.at("output_dir"), "is not supported: %s, not to a directory; remove output_dir", evidenceStore)
 	}

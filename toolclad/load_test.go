@@ -119,7 +119,7 @@ func TestLoadGood(t *testing.T) {
 			{"timeout", m.Tool.TimeoutSeconds, 90},
 			{"approval", m.Tool.HumanApproval, true},
 			{"cedar", m.Tool.Cedar, toolclad.CedarRef{Resource: "Web::Tab", Action: "operate"}},
-			{"evidence", m.Tool.Evidence, toolclad.EvidenceConfig{Screenshots: true}},
+			{"evidence", m.Tool.Evidence, toolclad.EvidenceConfig{Screenshots: true, Recording: toolclad.RecordingScreencast}},
 			{"engine cdp normalised", b.Engine, "cdp-direct"},
 			{"connect", b.Connect, "live"},
 			{"live is the user's context by default", b.Context, "user"},

@@ -106,7 +106,16 @@ type CedarRef struct {
 type EvidenceConfig struct {
 	// Screenshots asks for a screenshot with every interaction's record.
 	Screenshots bool
+	// Recording is the operator's choice of a recording kept with each
+	// call's record: RecordingScreencast (the frames the tab painted
+	// during the call, JPEG), or "" for none. It is the manifest's, never
+	// the agent's: no command turns it on or off.
+	Recording string
 }
+
+// RecordingScreencast is the [tool.evidence] recording that keeps a
+// screencast of every call with its record.
+const RecordingScreencast = "screencast"
 
 // The [browser] dialogs choices.
 const (

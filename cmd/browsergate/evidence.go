@@ -578,7 +578,7 @@ func evidencePrune(path, beforeText, pubPath, keyPath, storeURL string, stdout i
 	if err != nil {
 		return err
 	}
-	if len(rep.Sessions) == 0 && len(rep.Screenshots) == 0 && len(rep.Configs) == 0 {
+	if len(rep.Sessions) == 0 && len(rep.Screenshots) == 0 && len(rep.Configs) == 0 && len(rep.Recordings) == 0 {
 		fmt.Fprintf(stdout, "nothing to prune: no session ends before %s; kept %d session(s)\n", before.Format(time.RFC3339), rep.Kept)
 		return nil
 	}
@@ -591,6 +591,9 @@ func evidencePrune(path, beforeText, pubPath, keyPath, storeURL string, stdout i
 	}
 	for _, h := range rep.Configs {
 		fmt.Fprintf(stdout, "removed config %s\n", h)
+	}
+	for _, h := range rep.Recordings {
+		fmt.Fprintf(stdout, "removed recording %s\n", h)
 	}
 	fmt.Fprintf(stdout, "pruned %d session(s), %d record(s), %d screenshot(s), %d config blob(s) ending before %s; kept %d session(s)\n",
 		len(rep.Sessions), rep.Records, len(rep.Screenshots), len(rep.Configs), before.Format(time.RFC3339), rep.Kept)

@@ -55,6 +55,8 @@ var surfaceArgs = map[string]string{
 	"wait_for":   "args.selector = {}\nargs.text = {}\nargs.role = {}\nargs.name = {}\nargs.timeout_ms = {}\nargs.text_gone = {}\nargs.time_ms = {}\n",
 	// runNetwork checks that Set-Cookie is shown and Authorization is not.
 	"network_request": `reveal_headers = ["set-cookie"]` + "\n",
+	// performance_trace's reload is opt-in.
+	"performance_trace": "args.duration_ms = {}\nargs.reload = {}\n",
 }
 
 // surfaceManifest is e2eManifest (tool "e2e", the site on 127.0.0.1 in
@@ -124,6 +126,7 @@ console.log('surface console line');
 	})
 	mux.HandleFunc("/capture/", surfaceCapturePages)
 	mux.Handle("/network/", networkSite())
+	mux.HandleFunc("/insight", surfaceInsightPage)
 	mux.HandleFunc("/report.csv", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/csv")
 		fmt.Fprint(w, surfaceCSV)
@@ -290,6 +293,7 @@ func (s *surface) run(t *testing.T) {
 
 	s.runCapture(t)
 	s.runNetwork(t)
+	s.runInsight(t)
 
 	for _, name := range toolclad.BuiltinCommands() {
 		if !toolclad.IsHTTPCommand(name) && !s.covered[name] {

@@ -114,16 +114,8 @@ func assembleSessions(ctx context.Context, tx pgx.Tx, a *evidence.Assembler, log
 			ahead++
 			return nil
 		}
-		var refs struct {
-			Screenshot string `json:"screenshot_sha256"`
-			Config     string `json:"config_sha256"`
-		}
-		_ = json.Unmarshal(raw, &refs)
-		if refs.Screenshot != "" {
-			blobs[[2]string{evidence.BlobScreenshot, refs.Screenshot}] = true
-		}
-		if refs.Config != "" {
-			blobs[[2]string{evidence.BlobConfig, refs.Config}] = true
+		for _, b := range evidence.BlobsOf(raw) {
+			blobs[[2]string{b.Kind, b.SHA256}] = true
 		}
 		return a.Record(id, uint64(seq), raw)
 	}); err != nil {

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/browsergate/browsergate/evidence"
+)
+
+// lyingA11yPage breaks image-alt, and its scripts try to hide it: a fake
+// axe of its own that finds nothing, and built-ins rewritten so that every
+// image seems to have a text alternative. The audit runs in the gate's
+// isolated world, where neither reaches.
+const lyingA11yPage = `<!doctype html><html lang=en><title>lying</title>
+<main><h1>Lying page</h1><img src="data:image/gif;base64,R0lGODlhAQABAAAAACw=" id=logo></main>
+<script>
+window.axe = {run: async () => ({violations: [], passes: [{id: 'everything'}], incomplete: []})};
+const realGet = Element.prototype.getAttribute;
+Element.prototype.getAttribute = function (n) { return n === 'alt' ? 'a fine picture' : realGet.call(this, n); };
+Element.prototype.hasAttribute = function () { return true; };
+Object.defineProperty(HTMLImageElement.prototype, 'alt', {get() { return 'a fine picture'; }});
+</script>`
+
+// TestAccessibilityAuditIsNotTheLyingPagesOwn: accessibility_audit finds
+// the image without a text alternative on a page whose scripts put a fake
+// axe in its window and make every image claim one; the reply is fenced as
+// page content, and the record keeps the audit.
+func TestAccessibilityAuditIsNotTheLyingPagesOwn(t *testing.T) {
+	t.Parallel()
+	site, stop, err := serveOn("127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, lyingA11yPage)
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	f := startWith(t, fmt.Sprintf(e2eManifest, "launch", "")+"[browser.commands.accessibility_audit]\n")
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/"})
+	out := f.mustAllow(t, "e2e.accessibility_audit", nil)
+	if !strings.Contains(out, "image-alt (critical, 1 element(s))") || !strings.Contains(out, "#logo") {
+		t.Errorf("the audit does not name the image without a text alternative:\n%s", out)
+	}
+	if !strings.Contains(out, "PAGE CONTENT") {
+		t.Errorf("the audit is not fenced as page content:\n%s", out)
+	}
+	again := f.mustAllow(t, "e2e.accessibility_audit", nil)
+	if !strings.Contains(again, "image-alt (critical") {
+		t.Errorf("a second audit of the document (axe already in the world) differs:\n%s", again)
+	}
+	f.cs.Close()
+	_, recs := logContents(t, f.evidence)
+	for _, rs := range recs {
+		last := rs[len(rs)-1]
+		if last.Command != "accessibility_audit" || !last.Decision.Allowed || !strings.Contains(last.Output, "image-alt") {
+			t.Errorf("the last record is %s allowed=%v, output %q; want the audit", last.Command, last.Decision.Allowed, last.Output)
+		}
+	}
+}
+
+// perfSite is a page that loads a slow script and blocks its main thread
+// for 120 ms, and a page of another tab that keeps asking for a URL
+// naming it, which no trace of the first tab may show.
+func perfSite() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/perf", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<!doctype html><html lang=en><title>perf</title><h1>Perf page</h1>
+<p style="font-size:48px">A large paragraph, the largest paint</p>
+<script src="/slow.js"></script>
+<script>const t = performance.now(); while (performance.now() - t < 120) {}</script>`)
+	})
+	mux.HandleFunc("/slow.js", func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(300 * time.Millisecond) // a slow script, the slowest request
+		w.Header().Set("Content-Type", "text/javascript")
+		fmt.Fprint(w, "window.slow = true;")
+	})
+	mux.HandleFunc("/other-tab", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<!doctype html><title>other</title><p>another tab</p>
+<script>setInterval(() => fetch('/other-tab-private?' + Date.now()), 50)</script>`)
+	})
+	mux.HandleFunc("/other-tab-private", func(w http.ResponseWriter, r *http.Request) {})
+	return mux
+}
+
+// TestPerformanceTraceSummarisesTheTabsOwnTrace: performance_trace across a
+// reload of a page measures its load (LCP), its long task and its slowest
+// request, while another tab of the same browser keeps making requests:
+// neither the reply nor the trace kept with the record (a recording blob
+// that verifies) holds anything of that tab. Without reload, nothing
+// loads, and the reply says LCP was not measured.
+func TestPerformanceTraceSummarisesTheTabsOwnTrace(t *testing.T) {
+	t.Parallel()
+	site, stop, err := serveOn("127.0.0.1:0", perfSite())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	f := startWith(t, fmt.Sprintf(e2eManifest, "launch", "")+"[browser.commands.performance_trace]\nargs.duration_ms = {}\nargs.reload = {}\n")
+	// The other tab first: the tab traced is in front (a tab in the
+	// background paints nothing, so its trace would have no paint).
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/other-tab"})
+	f.mustAllow(t, "e2e.new_tab", map[string]any{"url": site + "/perf"})
+	out := f.mustAllow(t, "e2e.performance_trace", map[string]any{"reload": true, "duration_ms": 2000})
+	for _, w := range []string{"across a reload", "LCP ", "ms, FCP ", "long tasks ", "slow.js"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("the trace's summary lacks %q:\n%s", w, out)
+		}
+	}
+	if strings.Contains(out, "not measured") || strings.Contains(out, "LCP none") || strings.Contains(out, "long tasks 0") {
+		t.Errorf("the trace across a reload did not measure the load or its long task:\n%s", out)
+	}
+	if strings.Contains(out, "other-tab") {
+		t.Errorf("the summary shows another tab's requests:\n%s", out)
+	}
+	t.Logf("performance_trace across a reload:\n%s", out)
+	still := f.mustAllow(t, "e2e.performance_trace", map[string]any{"duration_ms": 500})
+	if !strings.Contains(still, "not measured") {
+		t.Errorf("a trace without reload claims a load:\n%s", still)
+	}
+	f.cs.Close()
+
+	_, recs := logContents(t, f.evidence)
+	s, err := evidence.Open(f.evidence, &evidence.Options{ReadOnly: true, Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var traces int
+	for _, rs := range recs {
+		for _, rec := range rs {
+			for _, ref := range rec.Recording {
+				if ref.Kind != evidence.RecordingTrace {
+					continue
+				}
+				traces++
+				data, err := s.Recording(ref.SHA256)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !strings.HasPrefix(string(data), `{"traceEvents":[`) || strings.Contains(string(data), "other-tab") {
+					t.Errorf("the trace kept with record %d is not the tab's own trace file (%d bytes, another tab's requests in it: %v)",
+						rec.Seq, len(data), strings.Contains(string(data), "other-tab"))
+				}
+			}
+		}
+	}
+	if traces != 2 {
+		t.Errorf("%d traces kept with the records, want one a performance_trace", traces)
+	}
+	if rep, err := s.Verify(); err != nil || !rep.OK() {
+		t.Errorf("verify: %v %v", rep.Problems, err)
+	}
+}
