@@ -256,6 +256,15 @@ func (v *Verdict) leads(q *Question) *DenyError {
 		if submit && !d.InForm {
 			return Deny(evidence.StageArgs, "element", "%s is not in a form", el.Label)
 		}
+		if q.ChangesTab && d.URL != "" && !strings.HasPrefix(strings.ToLower(d.URL), "javascript:") {
+			// The browser opens such a click's link or form in a tab of
+			// its own making, whose first request it sends before the
+			// guard can hold the tab: so the executor cancels the
+			// opening, and the gate says so first.
+			return Deny(evidence.StageArgs, "element",
+				"the %s on %s would open %s in a new tab or window, which browsergate does not let the page's click do%s",
+				cmd.Name, el.Label, d.URL, offer(q.Call.Manifest, ": open it with new_tab, which the gate judges and guards", "new_tab", "url"))
+		}
 		v.Submits = d.Submits && !submit // a click that submits
 		for _, u := range append([]string{d.URL}, d.URLs...) {
 			if dn := v.destination(q, cmd.Name, el.Label, u); dn != nil {

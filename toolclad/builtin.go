@@ -106,6 +106,9 @@ var builtins = []*builtinCommand{
 		args: []Arg{
 			refArg("Element ref from the latest snapshot (give ref or selector, not both)."),
 			selectorArg("CSS selector of the element (give ref or selector, not both)."),
+			{Name: "button", Type: TypeEnum, Allowed: []string{"left", "right", "middle"}, OptIn: true, Description: "Mouse button (default left); right opens the page's context menu event only."},
+			{Name: "click_count", Type: TypeInteger, Min: i64(1), Max: i64(3), OptIn: true, Description: "Clicks in a row (default 1; 2 is a double click)."},
+			{Name: "modifiers", Type: TypeString, MaxLen: 64, Pattern: modifiersPattern, OptIn: true, Description: "Modifier keys held during the click, joined by +: Alt, Control, Meta, Shift (\"Control+Shift\")."},
 		},
 		groups: []argGroup{{names: []string{"ref", "selector"}, exactlyOne: true}},
 	},
@@ -408,6 +411,10 @@ var rolePattern = regexp.MustCompile(`^[a-z]+$`)
 // key name or one character (which may itself be "+").
 var keyPattern = regexp.MustCompile(`^((Control|Ctrl|Shift|Alt|Option|Meta|Command|Cmd)\+)*([A-Za-z][A-Za-z0-9]{0,19}|[^\x00-\x20\x7f]|Space)$`)
 
+// modifiersPattern is the shape of click's modifiers: Alt, Control, Meta
+// and Shift (press_key's chord names) joined by "+".
+var modifiersPattern = regexp.MustCompile(`^(Alt|Control|Meta|Shift)(\+(Alt|Control|Meta|Shift)){0,3}$`)
+
 // BuiltinCommands returns the names of the commands a manifest may declare,
 // for documentation and error messages.
 func BuiltinCommands() []string {
@@ -464,8 +471,11 @@ func (a *Arg) sample() any {
 	case TypeSelector:
 		return "main"
 	case TypeString:
-		if a.Pattern == tabPattern {
+		switch a.Pattern {
+		case tabPattern:
 			return "t1"
+		case modifiersPattern:
+			return "Control"
 		}
 	case TypeEnum:
 		return a.Allowed[0]

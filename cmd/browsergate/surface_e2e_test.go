@@ -50,6 +50,7 @@ var surfaceArgs = map[string]string{
 	"navigate": surfaceURL,
 	"new_tab":  surfaceURL,
 	"download": surfaceURL,
+	"click":    richClickArgs,
 }
 
 // surfaceManifest is e2eManifest (tool "e2e", the site on 127.0.0.1 in
@@ -117,6 +118,7 @@ console.log('surface console line');
 	mux.HandleFunc("/permissions", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, surfacePermissionsPage)
 	})
+	surfaceInput(mux)
 	mux.HandleFunc("/report.csv", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/csv")
 		fmt.Fprint(w, surfaceCSV)
@@ -280,6 +282,8 @@ func (s *surface) run(t *testing.T) {
 	if out := s.approved(t, "await_human", map[string]any{"question": "Which region?"}, "the north"); !strings.Contains(out, "the north") {
 		t.Errorf("await_human did not give the operator's answer:\n%s", out)
 	}
+
+	s.runInput(t)
 
 	for _, name := range toolclad.BuiltinCommands() {
 		if !toolclad.IsHTTPCommand(name) && !s.covered[name] {

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/browsergate/browsergate/evidence"
+)
+
+// richClickArgs are click's arguments with its opt-in ones: button,
+// click_count and modifiers.
+const richClickArgs = "args.ref = {}\nargs.selector = {}\nargs.button = {}\nargs.click_count = {}\nargs.modifiers = {}\n"
+
+// richClick declares click with its opt-in arguments.
+const richClick = "[browser.commands.click]\n" + richClickArgs
+
+// richInputManifest is inputManifest with click's opt-in arguments
+// declared, and extra appended.
+func richInputManifest(extra string) string {
+	return strings.Replace(inputManifest(), "[browser.commands.click]\n", richClick, 1) + extra
+}
+
+// TestClickButtonsCountsAndModifiers: a double click reaches the page as
+// two clicks and a dblclick, a right click as the contextmenu event (and
+// auxclick, as every button but the left one), a middle click as
+// auxclick, modifiers as the event's keys. A click that would open a
+// link or a form in a new tab or window (Control, Meta or Shift held, or
+// the middle button) is refused, and one the page turns into a link's
+// click as it acts opens nothing; a click that may open a tab is refused
+// while a secret typed on the site may be in the page. The canary sees
+// nothing.
+func TestClickButtonsCountsAndModifiers(t *testing.T) {
+	t.Parallel()
+	f := startWith(t, richInputManifest(`[secrets.APP_PASSWORD]
+env = "BROWSERGATE_E2E_SECRET"
+domains = ["127.0.0.1"]
+fields = "text"
+`))
+	site, log := serveLogged(t, map[string]string{
+		"/clicks": fmt.Sprintf(`<title>clicks</title>
+<button id=b>B</button>
+<p id=log>log:</p>
+<a id=l href="/next">next</a>
+<form action="/next"><button id=send>send</button></form>
+<form id=f2 action="/elsewhere"></form>
+<button id=wrap type=button onmouseup="this.setAttribute('form', 'f2'); this.type = 'submit'; this.id = 'wrapped'">wrap</button>
+<a id=out href="%[1]s/collect">out</a>
+<input id=pw aria-label=Password>
+<script>
+const b = document.getElementById('b'), say = s => document.getElementById('log').textContent += ' ' + s;
+b.addEventListener('click', e => say('click' + e.detail + (e.ctrlKey ? '+ctrl' : '') + (e.shiftKey ? '+shift' : '') + (e.altKey ? '+alt' : '')));
+b.addEventListener('dblclick', () => say('dbl'));
+b.addEventListener('contextmenu', e => { e.preventDefault(); say('menu') });
+b.addEventListener('auxclick', e => say('aux' + e.button));
+</script>`, f.canaryTo),
+	})
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/clicks"})
+
+	steps := []struct {
+		args map[string]any
+		want string
+	}{
+		{map[string]any{"selector": "#b", "click_count": 2}, "log: click1 click2 dbl"},
+		{map[string]any{"selector": "#b", "button": "right"}, "dbl menu aux2"},
+		{map[string]any{"selector": "#b", "button": "middle"}, "aux2 aux1"},
+		{map[string]any{"selector": "#b", "modifiers": "Control+Shift"}, "aux1 click1+ctrl+shift"},
+		{map[string]any{"selector": "#b", "modifiers": "Alt", "click_count": 3}, "click1+alt click2+alt dbl click3+alt"},
+	}
+	for _, s := range steps {
+		out := f.mustAllow(t, "e2e.click", s.args)
+		if snap := f.mustAllow(t, "e2e.snapshot", map[string]any{"selector": "#log"}); !strings.Contains(snap, s.want) {
+			t.Errorf("click %v (%s): the page's log lacks %q:\n%s", s.args, out, s.want, snap)
+		}
+	}
+	if out, _ := f.call(t, "e2e.click", map[string]any{"selector": "#b", "modifiers": "Hyper"}); !strings.Contains(out, "modifiers") {
+		t.Errorf("a modifier that is none was not refused by name:\n%s", out)
+	}
+
+	// A click that would open a link or a form in a new tab or window
+	// is refused, where it leads in scope or not: the browser opens such
+	// a tab before the guard holds it. new_tab is the way.
+	for _, args := range []map[string]any{
+		{"selector": "#l", "modifiers": "Control"},
+		{"selector": "#l", "button": "middle"},
+		{"selector": "#l", "modifiers": "Shift"},
+		{"selector": "#l", "modifiers": "Meta+Alt"},
+		{"selector": "#out", "button": "middle"},
+		{"selector": "#send", "modifiers": "Control"},
+	} {
+		f.mustRefuse(t, "e2e.click", args, "would open", "in a new tab or window", "new_tab")
+	}
+	// A button that the page makes a form's submit button as the mouse
+	// button goes up (after the last check): the click was judged to lead
+	// nowhere, and it opens nothing.
+	for _, args := range []map[string]any{
+		{"selector": "#wrap", "modifiers": "Control"},
+		{"selector": "#wrap", "button": "middle"},
+		{"selector": "#wrap", "modifiers": "Shift"},
+	} {
+		f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/clicks"})
+		f.mustAllow(t, "e2e.click", args)
+		f.mustAllow(t, "e2e.wait_for", map[string]any{"selector": "#wrapped", "timeout_ms": 500})
+	}
+	if tabs := f.mustAllow(t, "e2e.list_tabs", nil); strings.Contains(tabs, "t2") || log.count("/elsewhere") != 0 || log.count("/next") != 0 {
+		t.Errorf("a modified click opened a tab (/elsewhere hit %d times, /next %d):\n%s", log.count("/elsewhere"), log.count("/next"), tabs)
+	}
+
+	// With a secret typed on the page, a click that may open a tab is
+	// refused; a plain one is not.
+	f.mustAllow(t, "e2e.type_text", map[string]any{"selector": "#pw", "text": "<APP_PASSWORD>"})
+	f.mustRefuse(t, "e2e.click", map[string]any{"selector": "#l", "modifiers": "Meta"}, "a secret was typed on this site")
+	f.mustRefuse(t, "e2e.click", map[string]any{"selector": "#l", "button": "middle"}, "a secret was typed on this site")
+	f.mustAllow(t, "e2e.click", map[string]any{"selector": "#b", "click_count": 2})
+
+	if !f.net.Clean() {
+		t.Errorf("the canary saw requests: %s", f.net)
+	}
+	f.cs.Close()
+	var clicks, secretTab int
+	for _, e := range readEnvelopes(t, f.evidence) {
+		if e.Command != "click" {
+			continue
+		}
+		clicks++
+		if !e.Decision.Allowed && e.Decision.Stage == evidence.StageSecrets {
+			secretTab++
+		}
+	}
+	if secretTab != 2 {
+		t.Errorf("evidence holds %d click records refused for the secret, want 2 (of %d clicks)", secretTab, clicks)
+	}
+}

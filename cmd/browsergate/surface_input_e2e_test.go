@@ -1,0 +1,36 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+)
+
+// surfaceInputPage is the richer input's page of the command-surface
+// suite: a button that logs its clicks, double clicks, context menu and
+// the modifier keys held.
+const surfaceInputPage = `<!doctype html><title>Input</title>
+<button id=b>Press</button><p id=log>log:</p>
+<script>
+const b = document.getElementById('b'), say = s => document.getElementById('log').textContent += ' ' + s;
+b.addEventListener('click', e => say('click' + e.detail + (e.ctrlKey ? '+ctrl' : '')));
+b.addEventListener('dblclick', () => say('dbl'));
+b.addEventListener('contextmenu', e => { e.preventDefault(); say('menu') });
+</script>`
+
+// surfaceInput serves the richer input's pages on the suite's site.
+func surfaceInput(mux *http.ServeMux) {
+	mux.HandleFunc("/input", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, surfaceInputPage)
+	})
+}
+
+// runInput is the suite's step for the richer input (#37 item 4): click's
+// button, click_count and modifiers.
+func (s *surface) runInput(t *testing.T) {
+	s.allow(t, "navigate", map[string]any{"url": s.site + "/input"}, `title="Input"`)
+	s.allow(t, "click", map[string]any{"selector": "#b", "click_count": 2}, "double-clicked")
+	s.allow(t, "click", map[string]any{"selector": "#b", "button": "right"}, "right-clicked")
+	s.allow(t, "click", map[string]any{"selector": "#b", "modifiers": "Control"}, "Control+clicked")
+	s.allow(t, "extract_html", map[string]any{"selector": "#log"}, "log: click1 click2 dbl menu click1+ctrl")
+}
