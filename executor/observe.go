@@ -127,6 +127,8 @@ func elementReader(kind gate.Observation) func(*session, context.Context, map[st
 		return (*session).observePoint
 	case gate.ObserveSelect:
 		return (*session).observeSelect
+	case gate.ObserveDrop:
+		return (*session).observeDrop
 	}
 	return nil
 }

@@ -233,7 +233,7 @@ func (v *Verdict) leads(q *Question) *DenyError {
 				return Deny(evidence.StageSecrets, "secret domains", "%v", err)
 			}
 		}
-	case ObserveClick, ObserveSubmit, ObserveKey, ObserveSelect:
+	case ObserveClick, ObserveSubmit, ObserveKey, ObserveSelect, ObserveDrop:
 		el := f.Element
 		if el == nil {
 			return Deny(evidence.StageObserve, "element", "the element was not observed")

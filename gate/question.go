@@ -65,4 +65,5 @@ const (
 	ObservePoint                      // the element the mouse moves over
 	ObserveSelect                     // the select or listbox, and where choosing the option leads
 	ObserveUpload                     // the file input, and the file (read and copied)
+	ObserveDrop                       // the element dragged, the one it is dropped on, and where a drop there leads
 )

@@ -328,6 +328,14 @@ var builtins = []*builtinCommand{
 		description: "Load the current page again (a page that came from a form is loaded again by its URL, never posted again).",
 	},
 	{
+		name:        "drag",
+		description: "Drag an element and drop it on another (each a snapshot ref or a CSS selector), with the mouse and HTML drag and drop. A drop into a form is judged as submitting it.",
+		args: []Arg{
+			{Name: "from", Type: TypeString, Required: true, MaxLen: selectorMaxLen, Pattern: elementPattern, Description: "The element to drag: a ref from the latest snapshot (e12) or a CSS selector."},
+			{Name: "to", Type: TypeString, Required: true, MaxLen: selectorMaxLen, Pattern: elementPattern, Description: "The element to drop it on: a ref from the latest snapshot (e12) or a CSS selector."},
+		},
+	},
+	{
 		name:        "fetch_page",
 		engine:      EngineHTTP,
 		impliedTier: "low",
@@ -410,6 +418,14 @@ var rolePattern = regexp.MustCompile(`^[a-z]+$`)
 // keyPattern is the shape of press_key's key: modifiers joined by "+" to a
 // key name or one character (which may itself be "+").
 var keyPattern = regexp.MustCompile(`^((Control|Ctrl|Shift|Alt|Option|Meta|Command|Cmd)\+)*([A-Za-z][A-Za-z0-9]{0,19}|[^\x00-\x20\x7f]|Space)$`)
+
+// elementPattern is the shape of an element given as a ref or a CSS
+// selector (drag's from and to): no control characters.
+var elementPattern = regexp.MustCompile(`^[^\x00-\x1f\x7f]+$`)
+
+// IsRef reports whether s is an element ref as snapshot hands them out
+// (e12): drag's from and to are refs when they are, else CSS selectors.
+func IsRef(s string) bool { return refPattern.MatchString(s) }
 
 // modifiersPattern is the shape of click's modifiers: Alt, Control, Meta
 // and Shift (press_key's chord names) joined by "+".

@@ -131,3 +131,88 @@ b.addEventListener('auxclick', e => say('aux' + e.button));
 		t.Errorf("evidence holds %d click records refused for the secret, want 2 (of %d clicks)", secretTab, clicks)
 	}
 }
+
+// dragPages are the pages the drag tests use: an HTML drag and drop (a
+// card dropped in a bin gets the card's drag data), a pointer-based
+// sortable list, a drop zone inside a form whose drop handler submits
+// it (to the site, and to the canary), and one outside any form whose
+// drop handler submits another form.
+func dragPages(canary string) map[string]string {
+	card := `<div id=card draggable=true ondragstart="event.dataTransfer.setData('text/plain', 'card-1')" style="width:80px;height:40px;background:#ddd">Card</div>`
+	zone := func(id, drop string) string {
+		return fmt.Sprintf(`<div id=%s ondragover="event.preventDefault()" ondrop="event.preventDefault(); %s" style="width:200px;height:80px;background:#eef">Drop here</div>`, id, drop)
+	}
+	return map[string]string{
+		"/dnd": `<title>dnd</title>` + card + zone("bin", "document.getElementById('log').textContent += ' dropped ' + event.dataTransfer.getData('text/plain')") + `<p id=log>log:</p>`,
+		"/sortable": `<title>sortable</title><ul style="list-style:none"><li id=a style="height:40px"><button>alpha</button></li><li id=b style="height:40px"><button>beta</button></li><li id=c style="height:40px"><button>gamma</button></li></ul><p id=order>order: alpha,beta,gamma</p>
+<script>
+let dragging = null, moves = 0;
+for (const li of document.querySelectorAll('li')) li.addEventListener('pointerdown', () => { dragging = li; moves = 0 });
+document.addEventListener('pointermove', e => { if (dragging && e.buttons === 1) moves++ });
+document.addEventListener('pointerup', e => {
+  if (!dragging || moves === 0) { dragging = null; return }
+  const over = document.elementFromPoint(e.clientX, e.clientY)?.closest('li');
+  if (over && over !== dragging) over.after(dragging);
+  document.getElementById('order').textContent = 'order: ' + [...document.querySelectorAll('li')].map(l => l.textContent).join(',');
+  dragging = null;
+});
+</script>`,
+		"/dropform":   `<title>dropform</title>` + card + `<form action="/sent" method=post><input name=q value=dropped>` + zone("zone", "this.closest('form').submit()") + `</form>`,
+		"/dropcanary": `<title>dropcanary</title>` + card + `<form action="` + canary + `/collect" method=post><input name=q value=dropped>` + zone("zone", "this.closest('form').submit()") + `</form>`,
+		"/dropother":  `<title>dropother</title>` + card + zone("zone", "document.forms[0].submit()") + `<form action="/sent" method=post><input name=q value=dropped></form>`,
+	}
+}
+
+// TestDragAndDrop: drag carries an HTML drag (the drop gets the drag's
+// data) and a pointer drag (a sortable list reorders), from refs or
+// selectors. A drop into a form is judged as that form's submission: to
+// the canary it is refused before anything is pressed, to the site it is
+// allowed and counted as a submission, and without submit_form declared
+// it is refused. A drop outside any form whose handler submits a form is
+// stopped at the request: the site sees no submission it did not judge.
+func TestDragAndDrop(t *testing.T) {
+	t.Parallel()
+	f := startWith(t, richInputManifest("[browser.commands.drag]\n[browser.commands.extract_html]\n"))
+	site, log := serveLogged(t, dragPages(f.canaryTo))
+
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/dnd"})
+	if out := f.mustAllow(t, "e2e.drag", map[string]any{"from": "#card", "to": "#bin"}); !strings.Contains(out, "with HTML drag and drop") {
+		t.Errorf("the drag was not carried as an HTML drag:\n%s", out)
+	}
+	if out := f.mustAllow(t, "e2e.extract_html", map[string]any{"selector": "#log"}); !strings.Contains(out, "log: dropped card-1") {
+		t.Errorf("the HTML drop did not get the card's drag data:\n%s", out)
+	}
+
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/sortable"})
+	alpha := findRef(f.mustAllow(t, "e2e.snapshot", nil), "alpha")
+	if alpha == "" {
+		t.Fatal("the snapshot has no ref for alpha")
+	}
+	out := f.mustAllow(t, "e2e.drag", map[string]any{"from": alpha, "to": "#c"})
+	if order := f.mustAllow(t, "e2e.extract_html", map[string]any{"selector": "#order"}); !strings.Contains(order, "order: beta,gamma,alpha") {
+		t.Errorf("the sortable list did not reorder (%s):\n%s", out, order)
+	}
+
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/dropcanary"})
+	f.mustRefuse(t, "e2e.drag", map[string]any{"from": "#card", "to": "#zone"}, "leads to "+f.canaryTo+"/collect")
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/dropform"})
+	if out := f.mustAllow(t, "e2e.drag", map[string]any{"from": "#card", "to": "#zone"}); log.count("/sent") != 1 {
+		t.Errorf("the drop into the form did not submit it (/sent hit %d times):\n%s", log.count("/sent"), out)
+	}
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/dropother"})
+	f.mustRefuse(t, "e2e.drag", map[string]any{"from": "#card", "to": "#zone"}, "/sent")
+	if n := log.count("/sent"); n != 1 {
+		t.Errorf("a drop outside the form submitted it (/sent hit %d times)", n)
+	}
+	if !f.net.Clean() {
+		t.Errorf("the canary saw requests: %s", f.net)
+	}
+
+	// Without submit_form, a drop into a form is refused as a submission.
+	g := startWith(t, strings.Replace(richInputManifest("[browser.commands.drag]\n[browser.commands.extract_html]\n"), "[browser.commands.submit_form]\n", "", 1))
+	g.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/dropform"})
+	g.mustRefuse(t, "e2e.drag", map[string]any{"from": "#card", "to": "#zone"}, "would submit a form", "submit_form")
+	if n := log.count("/sent"); n != 1 {
+		t.Errorf("a drop submitted a form without submit_form declared (/sent hit %d times)", n)
+	}
+}

@@ -8,9 +8,12 @@ import (
 
 // surfaceInputPage is the richer input's page of the command-surface
 // suite: a button that logs its clicks, double clicks, context menu and
-// the modifier keys held.
+// the modifier keys held, and a card to drag into a bin (HTML drag and
+// drop).
 const surfaceInputPage = `<!doctype html><title>Input</title>
 <button id=b>Press</button><p id=log>log:</p>
+<div id=card draggable=true ondragstart="event.dataTransfer.setData('text/plain', 'card-1')" style="width:80px;height:40px">Card</div>
+<div id=bin ondragover="event.preventDefault()" ondrop="event.preventDefault(); say('dropped ' + event.dataTransfer.getData('text/plain'))" style="width:200px;height:80px">Bin</div>
 <script>
 const b = document.getElementById('b'), say = s => document.getElementById('log').textContent += ' ' + s;
 b.addEventListener('click', e => say('click' + e.detail + (e.ctrlKey ? '+ctrl' : '')));
@@ -26,11 +29,12 @@ func surfaceInput(mux *http.ServeMux) {
 }
 
 // runInput is the suite's step for the richer input (#37 item 4): click's
-// button, click_count and modifiers.
+// button, click_count and modifiers; drag.
 func (s *surface) runInput(t *testing.T) {
 	s.allow(t, "navigate", map[string]any{"url": s.site + "/input"}, `title="Input"`)
 	s.allow(t, "click", map[string]any{"selector": "#b", "click_count": 2}, "double-clicked")
 	s.allow(t, "click", map[string]any{"selector": "#b", "button": "right"}, "right-clicked")
 	s.allow(t, "click", map[string]any{"selector": "#b", "modifiers": "Control"}, "Control+clicked")
-	s.allow(t, "extract_html", map[string]any{"selector": "#log"}, "log: click1 click2 dbl menu click1+ctrl")
+	s.allow(t, "drag", map[string]any{"from": "#card", "to": "#bin"}, "with HTML drag and drop")
+	s.allow(t, "extract_html", map[string]any{"selector": "#log"}, "log: click1 click2 dbl menu click1+ctrl dropped card-1")
 }
