@@ -228,9 +228,15 @@ func (v *Verdict) leads(q *Question) *DenyError {
 		if f.Element.Err != nil {
 			return Deny(evidence.StageArgs, "element", "%v", f.Element.Err)
 		}
-		if file := f.Element.File; file != nil && len(file.Holds) > 0 {
-			if err := q.Secrets.mayAttach(file.Name, file.Holds, f.State.URL); err != nil {
-				return Deny(evidence.StageSecrets, "secret domains", "%v", err)
+		files := f.Element.Files
+		if len(files) == 0 && f.Element.File != nil {
+			files = []*File{f.Element.File}
+		}
+		for _, file := range files {
+			if len(file.Holds) > 0 {
+				if err := q.Secrets.mayAttach(file.Name, file.Holds, f.State.URL); err != nil {
+					return Deny(evidence.StageSecrets, "secret domains", "%v", err)
+				}
 			}
 		}
 	case ObserveClick, ObserveSubmit, ObserveKey, ObserveSelect, ObserveDrop:

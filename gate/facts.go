@@ -86,8 +86,10 @@ type Element struct {
 	// For type_text: the target field.
 	Field    Field
 	FieldErr error
-	// For upload_file: the file, as read and copied.
-	File *File
+	// For upload_file: the file, as read and copied (the first of Files),
+	// and every file the call names.
+	File  *File
+	Files []*File
 }
 
 // Destination is where acting on an element leads, as the executor's

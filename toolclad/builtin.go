@@ -294,9 +294,11 @@ var builtins = []*builtinCommand{
 		args: []Arg{
 			refArg("Ref of the file input (give ref or selector, not both)."),
 			selectorArg("CSS selector of the file input (give ref or selector, not both)."),
-			{Name: "file", Type: TypeString, Required: true, MaxLen: 255, Pattern: fileNamePattern, Description: "The file's name inside the upload directory (a path below it, with /)."},
+			{Name: "file", Type: TypeString, MaxLen: 255, Pattern: fileNamePattern, Description: "The file's name inside the upload directory (a path below it, with /)."},
+			{Name: "files", Type: TypeList, OptIn: true, MaxItems: uploadMaxFiles, Items: &Arg{Type: TypeString, MaxLen: 255, Pattern: fileNamePattern},
+				Description: "Several files' names inside the upload directory, for a multiple file input (give file or files, not both)."},
 		},
-		groups: []argGroup{{names: []string{"ref", "selector"}, exactlyOne: true}},
+		groups: []argGroup{{names: []string{"ref", "selector"}, exactlyOne: true}, {names: []string{"file", "files"}, exactlyOne: true}},
 	},
 	{
 		name: "download",
@@ -408,6 +410,10 @@ func ReadMode(mode string) string {
 	return mode
 }
 
+// uploadMaxFiles bounds upload_file's files: each is read, hashed and
+// copied before the gate decides.
+const uploadMaxFiles = 10
+
 // fileNamePattern is the shape of upload_file's file: a relative path of
 // plain names (the directory itself is checked when the file is opened).
 var fileNamePattern = regexp.MustCompile(`^[^/\x00][^\x00]*$`)
@@ -505,6 +511,8 @@ func (a *Arg) sample() any {
 		return int64(1)
 	case TypeBoolean:
 		return false
+	case TypeList:
+		return a.listSample()
 	}
 	return "text"
 }
@@ -568,7 +576,12 @@ func (b *builtinCommand) fullCommand() *Command {
 				present = append(present, n)
 			}
 		}
-		if len(present) >= 2 || (g.exactlyOne && len(present) == 1) {
+		switch {
+		case g.exactlyOne && len(present) == 1 && len(g.names) > 1 && !slices.ContainsFunc(g.names, func(n string) bool { return c.Arg(n) == nil && !b.arg(n).OptIn }):
+			// Only opt-in arguments are missing (upload_file's files):
+			// what is left is required, as it was before they existed.
+			c.Arg(present[0]).Required = true
+		case len(present) >= 2 || (g.exactlyOne && len(present) == 1):
 			c.groups = append(c.groups, argGroup{names: present, exactlyOne: g.exactlyOne})
 		}
 	}

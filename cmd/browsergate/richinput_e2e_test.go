@@ -1,11 +1,19 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/browsergate/browsergate/evidence"
+	"github.com/browsergate/browsergate/internal/testkit"
 )
 
 // richClickArgs are click's arguments with its opt-in ones: button,
@@ -214,5 +222,112 @@ func TestDragAndDrop(t *testing.T) {
 	g.mustRefuse(t, "e2e.drag", map[string]any{"from": "#card", "to": "#zone"}, "would submit a form", "submit_form")
 	if n := log.count("/sent"); n != 1 {
 		t.Errorf("a drop submitted a form without submit_form declared (/sent hit %d times)", n)
+	}
+}
+
+// serveUploads serves /form, a form of the inputs given and a Send
+// button that posts to /upload, and returns the site and what /upload
+// received of each file sent as doc, by its name.
+func serveUploads(t *testing.T, inputs string) (string, func(name string) string) {
+	t.Helper()
+	var mu sync.Mutex
+	received := map[string]string{}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/form", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `<title>upload</title><form action="/upload" method=post enctype="multipart/form-data">%s<button>Send</button></form>`, inputs)
+	})
+	mux.HandleFunc("/upload", func(w http.ResponseWriter, r *http.Request) {
+		if err := r.ParseMultipartForm(1 << 20); err == nil {
+			for _, hdr := range r.MultipartForm.File["doc"] {
+				file, _ := hdr.Open()
+				b, _ := io.ReadAll(file)
+				mu.Lock()
+				received[hdr.Filename] = string(b)
+				mu.Unlock()
+			}
+		}
+		fmt.Fprint(w, "<title>sent</title>sent")
+	})
+	site, stop, err := serveOn("127.0.0.1:0", mux)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return site, func(name string) string {
+		mu.Lock()
+		defer mu.Unlock()
+		return received[name]
+	}
+}
+
+// TestUploadSeveralFiles: upload_file with files attaches several files
+// of the upload directory to a multiple file input after a human
+// approves them all (each digest shown), and the site receives each
+// one's bytes; the reply and the evidence carry every file's name, size
+// and SHA-256. A list to an input without multiple, a list with one file
+// outside the directory, and file with files are refused before anyone
+// is asked, and nothing of the other files is left.
+func TestUploadSeveralFiles(t *testing.T) {
+	t.Parallel()
+	up := t.TempDir()
+	contents := map[string]string{"a.txt": "first file\n", "b.csv": "region,total\nnorth,42\n"}
+	for name, c := range contents {
+		testkit.WriteFile(t, up, name, c)
+	}
+	f := startWith(t, inputManifest()+fmt.Sprintf(`[browser.commands.upload_file]
+args.selector = {}
+args.file = {}
+args.files = { max_items = 3 }
+[browser.files]
+upload_dir = %q
+`, up))
+	site, received := serveUploads(t, `<input type=file id=many name=doc multiple aria-label=Documents><input type=file id=one name=single aria-label=Document>`)
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/form"})
+	two := []any{"a.txt", "b.csv"}
+	f.mustRefuse(t, "e2e.upload_file", map[string]any{"selector": "#one", "files": two}, "has no multiple attribute")
+	f.mustRefuse(t, "e2e.upload_file", map[string]any{"selector": "#many", "files": []any{"a.txt", "../x"}}, "not a file inside the upload directory")
+	f.mustRefuse(t, "e2e.upload_file", map[string]any{"selector": "#many", "files": two, "file": "a.txt"}, "exactly one of file, files")
+	f.mustRefuse(t, "e2e.upload_file", map[string]any{"selector": "#many", "files": []any{"a.txt", "a.txt", "a.txt", "b.csv"}}, "max 3")
+	copies, _ := filepath.Glob(filepath.Join(os.TempDir(), "browsergate-files-*", "up-*", "a.txt"))
+	if len(copies) != 0 {
+		t.Errorf("refused uploads left copies behind: %v", copies)
+	}
+
+	h := f.callAsync(t, "e2e.upload_file", map[string]any{"selector": "#many", "files": two})
+	id := f.pendingID(t, h)
+	list, _ := f.approvals(t, "list")
+	var sums []string
+	for _, name := range []string{"a.txt", "b.csv"} {
+		sum := sha256.Sum256([]byte(contents[name]))
+		sums = append(sums, hex.EncodeToString(sum[:]))
+		if !strings.Contains(list, sums[len(sums)-1]) {
+			t.Errorf("approvals list does not show %s's digest:\n%s", name, list)
+		}
+	}
+	if out, err := f.approvals(t, "approve", id, "--by", "alice"); err != nil {
+		t.Fatalf("approve: %v\n%s", err, out)
+	}
+	out, refused := h.wait(t)
+	if refused || !strings.Contains(out, "attached a.txt (11 bytes, sha256 "+sums[0]+") and b.csv") {
+		t.Fatalf("upload_file with files:\n%s", out)
+	}
+	f.mustAllow(t, "e2e.click", map[string]any{"selector": "button"})
+	for name, c := range contents {
+		if got := received(name); got != c {
+			t.Errorf("the site received %q for %s, want the file's bytes", got, name)
+		}
+	}
+	f.cs.Close()
+	var names []string
+	for _, e := range readEnvelopes(t, f.evidence) {
+		for _, fr := range e.Files {
+			names = append(names, fr.Name)
+			if fr.Direction != "upload" || fr.Size != int64(len(contents[fr.Name])) {
+				t.Errorf("evidence file = %+v", fr)
+			}
+		}
+	}
+	if strings.Join(names, ",") != "a.txt,b.csv" {
+		t.Errorf("the evidence records files %v, want a.txt and b.csv", names)
 	}
 }

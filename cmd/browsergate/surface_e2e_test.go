@@ -47,10 +47,11 @@ const surfaceURL = `args.url = { type = "url", schemes = ["http"], scope_check =
 // the url arguments narrowed to http, and every opt-in argument (which a
 // command declared without args lacks) with the command's other arguments.
 var surfaceArgs = map[string]string{
-	"navigate": surfaceURL,
-	"new_tab":  surfaceURL,
-	"download": surfaceURL,
-	"click":    richClickArgs,
+	"navigate":    surfaceURL,
+	"new_tab":     surfaceURL,
+	"download":    surfaceURL,
+	"click":       richClickArgs,
+	"upload_file": "args.ref = {}\nargs.selector = {}\nargs.file = {}\nargs.files = {}\n",
 }
 
 // surfaceManifest is e2eManifest (tool "e2e", the site on 127.0.0.1 in
