@@ -111,6 +111,7 @@ var commandTable = map[string]commandSpec{
 	"network_log":      {act: actNetworkLog, settle: noSettle, pageContent: true},
 	"upload_file":      {observes: gate.ObserveUpload, act: actUploadFile, settle: 50 * time.Millisecond, guarded: true},
 	"drag":             {observes: gate.ObserveDrop, act: actDrag, settle: 50 * time.Millisecond, guarded: true},
+	"fill_form":        {observes: gate.ObserveFields, act: actFillForm, settle: 20 * time.Millisecond, guarded: true},
 	"download":         {act: actDownload, settle: noSettle},
 	"await_human":      {act: actAwaitHuman, settle: noSettle, asksHuman: true},
 	// The browserless engine's (engine = "http"; webengine.go): they run

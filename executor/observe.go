@@ -94,6 +94,8 @@ func (s *session) observe(ctx context.Context, cmd *toolclad.Command, args map[s
 		f.Element = s.observeUpload(ctx, args)
 	case gate.ObserveTab:
 		f.Tab, f.TabGroup, f.TabErr = s.observeTab(ctx, args)
+	case gate.ObserveFields:
+		s.observeFields(ctx, args, f)
 	case gate.ObserveField:
 		if text, _ := args["text"].(string); len(s.secrets.Load().Placeholders(text)) > 0 && f.Element != nil {
 			if everyTarget, err := chromedp.Targets(ctx); err != nil {

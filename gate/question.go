@@ -66,4 +66,5 @@ const (
 	ObserveSelect                     // the select or listbox, and where choosing the option leads
 	ObserveUpload                     // the file input, and the file (read and copied)
 	ObserveDrop                       // the element dragged, the one it is dropped on, and where a drop there leads
+	ObserveFields                     // each field fill_form types into: its page, its kind
 )

@@ -338,6 +338,20 @@ var builtins = []*builtinCommand{
 		},
 	},
 	{
+		name:        "fill_form",
+		description: "Fill several fields in one call: type text into each (by ref or selector), as type_text does. Every field is checked before any is filled.",
+		args: []Arg{{
+			Name: "fields", Type: TypeList, Required: true, MaxItems: fillMaxFields,
+			Fields: []Arg{
+				refArg("Field ref from the latest snapshot (give ref or selector, not both)."),
+				selectorArg("CSS selector of the field (give ref or selector, not both)."),
+				{Name: "text", Type: TypeString, Required: true, MaxLen: textMaxLen, Description: "Text to type."},
+			},
+			FieldGroups: []argGroup{{names: []string{"ref", "selector"}, exactlyOne: true}},
+			Description: "The fields, each {ref or selector, text}.",
+		}},
+	},
+	{
 		name:        "fetch_page",
 		engine:      EngineHTTP,
 		impliedTier: "low",
@@ -409,6 +423,10 @@ func ReadMode(mode string) string {
 	}
 	return mode
 }
+
+// fillMaxFields bounds fill_form's fields: each is observed and judged
+// before any is filled.
+const fillMaxFields = 30
 
 // uploadMaxFiles bounds upload_file's files: each is read, hashed and
 // copied before the gate decides.

@@ -331,3 +331,90 @@ upload_dir = %q
 		t.Errorf("the evidence records files %v, want a.txt and b.csv", names)
 	}
 }
+
+// TestFillForm: fill_form types into several fields in one call, each as
+// type_text would: a secret goes into a password field of a page on its
+// domains. A batch with one field type_text would refuse (a secret into a
+// text field, a secret off its domains, a field that is not there) is
+// refused whole, before any field is filled. A password typed into a
+// password field is kept out of the evidence; the other fields' text is
+// recorded.
+func TestFillForm(t *testing.T) {
+	t.Parallel()
+	f := startWith(t, richInputManifest(`[browser.commands.fill_form]
+[browser.commands.extract_html]
+[secrets.APP_PASSWORD]
+env = "BROWSERGATE_E2E_SECRET"
+domains = ["127.0.0.1"]
+[secrets.OTHER_PASSWORD]
+env = "BROWSERGATE_E2E_SECRET"
+domains = ["login.example.com"]
+`))
+	site, _ := serveLogged(t, map[string]string{
+		"/login": `<title>login</title><form action="/in" method=post>
+<input id=user name=user aria-label=User><input id=pw name=pw type=password aria-label=Password><input id=note name=note aria-label=Note></form>
+<p id=seen>seen</p>
+<script>for (const i of document.querySelectorAll('input')) i.addEventListener('input', () => {
+  document.getElementById('seen').textContent = 'user=' + user.value + ' pw=' + pw.value.length + ' note=' + note.value;
+})</script>`,
+	})
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/login"})
+	snap := f.mustAllow(t, "e2e.snapshot", nil)
+	user := findRef(snap, "User")
+	if user == "" {
+		t.Fatalf("no ref for the User field:\n%s", snap)
+	}
+	field := func(sel, text string) map[string]any {
+		if sel == user {
+			return map[string]any{"ref": sel, "text": text}
+		}
+		return map[string]any{"selector": sel, "text": text}
+	}
+	seen := func() string {
+		return f.mustAllow(t, "e2e.extract_html", map[string]any{"selector": "#seen"})
+	}
+	out := f.mustAllow(t, "e2e.fill_form", map[string]any{"fields": []any{field(user, "ada"), field("#pw", "<APP_PASSWORD>"), field("#note", "hi")}})
+	want := fmt.Sprintf("user=ada pw=%d note=hi", len(secretValue))
+	if s := seen(); !strings.Contains(s, want) || !strings.Contains(out, "filled 3 fields") || !strings.Contains(out, "secret APP_PASSWORD") || strings.Contains(out, secretValue) {
+		t.Errorf("fill_form (%s): the page saw %s, want %q", out, s, want)
+	}
+
+	for _, c := range []struct {
+		name   string
+		fields []any
+		want   string
+	}{
+		{"a secret into a text field", []any{field("#note", "second"), field(user, "<APP_PASSWORD>")}, "field 2:"},
+		{"a secret off its domains", []any{field(user, "bob"), field("#pw", "<OTHER_PASSWORD>")}, "field 2:"},
+		{"a field that is not there", []any{field(user, "bob"), field("#missing", "x")}, "field 2:"},
+	} {
+		f.mustRefuse(t, "e2e.fill_form", map[string]any{"fields": c.fields}, c.want)
+		if s := seen(); !strings.Contains(s, want) {
+			t.Errorf("%s: a refused batch filled a field: the page saw %s", c.name, s)
+		}
+	}
+
+	const typed = "plain-typed-Passw0rd"
+	f.mustAllow(t, "e2e.fill_form", map[string]any{"fields": []any{field(user, "dave"), field("#pw", typed)}})
+	if s := seen(); !strings.Contains(s, fmt.Sprintf("user=dave pw=%d", len(typed))) {
+		t.Errorf("fill_form with a typed password: the page saw %s", s)
+	}
+	f.cs.Close()
+	var fills int
+	for _, e := range readEnvelopes(t, f.evidence) {
+		if e.Command != "fill_form" {
+			continue
+		}
+		fills++
+		rec := fmt.Sprint(e.Args)
+		if strings.Contains(rec, typed) || strings.Contains(rec, secretValue) {
+			t.Errorf("the evidence holds a password: %s", rec)
+		}
+		if e.Decision.Allowed && !strings.Contains(rec, "ada") && !strings.Contains(rec, "dave") {
+			t.Errorf("the evidence lacks a field's text: %s", rec)
+		}
+	}
+	if fills != 5 {
+		t.Errorf("the evidence holds %d fill_form records, want 5", fills)
+	}
+}
