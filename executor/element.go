@@ -261,18 +261,21 @@ func (s *session) clickWith(ctx context.Context, el element, want gate.Destinati
 // noNewTabJS (on, in the isolated world of the element's document) holds
 // or lets go a capturing listener that cancels what a click or auxclick
 // would open through a link or a form: the event's default action, which
-// the page's own listeners cannot bring back.
+// the page's own listeners cannot bring back. It also cancels the default
+// of a middle button's mouseup, which on Linux pastes the desktop's
+// primary selection into an editable element (what the user last
+// selected anywhere, not the agent's to type).
 const noNewTabJS = `function(on) {
   const w = this.ownerDocument.defaultView;
   const key = Symbol.for('browsergate.noNewTab');
-  if (w[key]) { w.removeEventListener('click', w[key], true); w.removeEventListener('auxclick', w[key], true); delete w[key]; }
+  if (w[key]) { for (const t of ['click', 'auxclick', 'mouseup']) w.removeEventListener(t, w[key], true); delete w[key]; }
   if (!on) return;
   w[key] = e => {
-    if (e.composedPath().some(n => n instanceof Element && (n.matches('a[href], area[href]') || (n.form && n.matches('button, input[type=submit], input[type=image]')))))
+    if (e.type === 'mouseup' ? e.button === 1 :
+        e.composedPath().some(n => n instanceof Element && (n.matches('a[href], area[href]') || (n.form && n.matches('button, input[type=submit], input[type=image]')))))
       e.preventDefault();
   };
-  w.addEventListener('click', w[key], true);
-  w.addEventListener('auxclick', w[key], true);
+  for (const t of ['click', 'auxclick', 'mouseup']) w.addEventListener(t, w[key], true);
 }`
 
 // hover moves the mouse to the element's centre, once the browser's hit
