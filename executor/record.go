@@ -337,14 +337,14 @@ func maskFieldTexts(list []any, masked []int) []any {
 	out := make([]any, len(list))
 	copy(out, list)
 	for _, i := range masked {
+		if i >= len(out) {
+			continue
+		}
 		rec, ok := out[i].(map[string]any)
 		if !ok {
 			continue
 		}
-		c := make(map[string]any, len(rec))
-		for k, v := range rec {
-			c[k] = v
-		}
+		c := maps.Clone(rec)
 		text, _ := rec["text"].(string)
 		c["text"] = maskedText(text)
 		out[i] = c
