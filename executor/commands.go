@@ -125,6 +125,8 @@ var commandTable = map[string]commandSpec{
 	"network_request":  {act: actNetworkRequest, settle: noSettle, pageContent: true},
 	"find":             {act: actFind, settle: noSettle, pageContent: true},
 	"upload_file":      {observes: gate.ObserveUpload, act: actUploadFile, settle: 50 * time.Millisecond, guarded: true},
+	"drag":             {observes: gate.ObserveDrop, act: actDrag, settle: 50 * time.Millisecond, guarded: true},
+	"fill_form":        {observes: gate.ObserveFields, act: actFillForm, settle: 20 * time.Millisecond, guarded: true},
 	"download":         {act: actDownload, settle: noSettle},
 	"save_pdf":         {act: actSavePDF, settle: noSettle},
 	"await_human":      {act: actAwaitHuman, settle: noSettle, asksHuman: true},

@@ -9,9 +9,11 @@ import (
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/storage"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/browsergate/browsergate/gate"
 	"github.com/browsergate/browsergate/internal/pagetext"
+	"github.com/browsergate/browsergate/toolclad"
 )
 
 // click, type_text and submit_form: acting on an element as a user
@@ -27,10 +29,69 @@ func actClick(ctx context.Context, s *session, args map[string]any, f *facts) (o
 	if f != nil && f.Element != nil {
 		want = f.Element.Dest
 	}
-	if err := s.click(ctx, el, want); err != nil {
+	c := clickOf(args)
+	if err := s.clickWith(ctx, el, want, c); err != nil {
 		return output{}, err
 	}
-	return output{Text: "clicked " + pagetext.Value(el.label)}, nil
+	return output{Text: c.verb() + " " + pagetext.Value(el.label)}, nil
+}
+
+// mouseClick is how click presses the mouse: the button ("": left), the
+// clicks in a row (0: one) and the modifier keys held (CDP's bit field).
+type mouseClick struct {
+	button    input.MouseButton
+	count     int64
+	modifiers int64
+	names     string // the modifiers as the agent gave them
+}
+
+// clickOf reads click's button, click_count and modifiers (toolclad has
+// checked them).
+func clickOf(args map[string]any) mouseClick {
+	var c mouseClick
+	if b, _ := args["button"].(string); b != "" {
+		c.button = input.MouseButton(b)
+	}
+	c.count, _ = args["click_count"].(int64)
+	c.names, _ = args["modifiers"].(string)
+	for name := range strings.SplitSeq(c.names, "+") {
+		if m, ok := modifiers[strings.ToLower(name)]; ok {
+			c.modifiers |= int64(m.bit)
+		}
+	}
+	return c
+}
+
+// opensTab reports whether the click may open a tab or a window rather
+// than act in this one: a middle click, or a click with Control, Meta or
+// Shift held, on a link.
+func (c mouseClick) opensTab() bool {
+	return c.button == input.MouseButtonMiddle || c.modifiers&int64(kb.ModifierCtrl|kb.ModifierMeta|kb.ModifierShift) != 0
+}
+
+// opensTab reports whether the call is a click that may open a tab or a
+// window: the gate judges it where it leads and as opening a tab (refused
+// while a secret typed on the site may be in the page).
+func opensTab(call *toolclad.Call) bool {
+	return call.Command != nil && call.Command.Name == "click" && clickOf(call.Args).opensTab()
+}
+
+// verb says what the click did, for the reply.
+func (c mouseClick) verb() string {
+	v := "clicked"
+	switch c.count {
+	case 2:
+		v = "double-clicked"
+	case 3:
+		v = "triple-clicked"
+	}
+	if c.button != "" && c.button != input.MouseButtonLeft {
+		v = string(c.button) + "-" + v
+	}
+	if c.names != "" {
+		v = c.names + "+" + v
+	}
+	return v
 }
 
 func actTypeText(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {

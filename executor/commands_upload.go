@@ -11,6 +11,7 @@ import (
 	"mime"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/chromedp/cdproto/dom"
 	"github.com/chromedp/chromedp"
@@ -42,9 +43,42 @@ func (s *session) observeUpload(ctx context.Context, args map[string]any) *gate.
 		ef.Err = fmt.Errorf("%s is not a file input (<input type=file>)", el.label)
 		return ef
 	}
-	name, _ := args["file"].(string)
-	ef.File, ef.Err = s.copyUpload(name)
+	names := uploadNames(args)
+	if len(names) > 1 {
+		var multiple bool
+		if err := el.call(ctx, `function() { return Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'multiple').get.call(this); }`, &multiple); err != nil || !multiple {
+			ef.Err = fmt.Errorf("%s takes one file (it has no multiple attribute), and the call gives %d", el.label, len(names))
+			return ef
+		}
+	}
+	for _, name := range names {
+		file, err := s.copyUpload(name)
+		if err != nil {
+			ef.Err = err
+			dropFiles(ef.Files)
+			ef.Files = nil
+			return ef
+		}
+		ef.Files = append(ef.Files, file)
+	}
+	ef.File = ef.Files[0]
 	return ef
+}
+
+// uploadNames are the files an upload_file call names: its file, or its
+// files.
+func uploadNames(args map[string]any) []string {
+	if name, _ := args["file"].(string); name != "" {
+		return []string{name}
+	}
+	list, _ := args["files"].([]any)
+	names := make([]string, 0, len(list))
+	for _, v := range list {
+		if name, ok := v.(string); ok {
+			names = append(names, name)
+		}
+	}
+	return names
 }
 
 // fileInputJS reports whether the element (this) is an <input type=file>.
@@ -123,41 +157,55 @@ func (s *session) copyUpload(name string) (*gate.File, error) {
 // the file again after an approval): only a copy attached to an input
 // stays, until the session ends, for the page to send.
 func dropUpload(f *facts) {
-	if up := uploadOf(f); up != nil && up.Copy != "" {
-		_ = os.RemoveAll(filepath.Dir(up.Copy))
+	if f != nil && f.Element != nil {
+		dropFiles(f.Element.Files)
+	}
+}
+
+// dropFiles removes the private copies of files read for an upload.
+func dropFiles(files []*gate.File) {
+	for _, up := range files {
+		if up != nil && up.Copy != "" {
+			_ = os.RemoveAll(filepath.Dir(up.Copy))
+		}
 	}
 }
 
 func actUploadFile(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
-	if f == nil || f.Element == nil || f.Element.File == nil {
+	if f == nil || f.Element == nil || len(f.Element.Files) == 0 {
 		return output{}, errors.New("the file was not read by the gate")
 	}
-	file := f.Element.File
 	el, _, err := s.target(ctx, args)
 	if err != nil {
 		return output{}, err
 	}
-	if len(file.Holds) > 0 {
-		// As for a typed value: from before the page has the file, it may
-		// send only to the secrets' domains.
-		s.egress.bound.Bind(hostOf(f.State.URL), file.Holds, s.secrets.Load())
-		defer s.typed.Note(file.Holds, s.tab.watch.navigationCount())
+	var paths, said []string
+	var refs []evidence.FileRef
+	for _, file := range f.Element.Files {
+		if len(file.Holds) > 0 {
+			// As for a typed value: from before the page has the file, it
+			// may send only to the secrets' domains.
+			s.egress.bound.Bind(hostOf(f.State.URL), file.Holds, s.secrets.Load())
+			defer s.typed.Note(file.Holds, s.tab.watch.navigationCount())
+		}
+		paths = append(paths, file.Copy)
+		refs = append(refs, file.FileRef)
+		said = append(said, fmt.Sprintf("%s (%d bytes, sha256 %s)", pagetext.Value(file.Name), file.Size, file.SHA256))
 	}
-	attach := setInputFile
+	attach := setInputFiles
 	if s.manifest.Browser.Remote != nil {
-		attach = sendInputFile
+		attach = sendInputFiles
 	}
-	if err := attach(ctx, el, file.Copy); err != nil {
-		return output{}, fmt.Errorf("attach %s to %s: %w", file.Name, el.label, err)
+	if err := attach(ctx, el, paths); err != nil {
+		return output{}, fmt.Errorf("attach %s to %s: %w", strings.Join(uploadNames(args), ", "), el.label, err)
 	}
-	return output{Text: fmt.Sprintf("attached %s (%d bytes, sha256 %s) to %s", pagetext.Value(file.Name), file.Size, file.SHA256, pagetext.Value(el.label)),
-		Files: []evidence.FileRef{file.FileRef}}, nil
+	return output{Text: fmt.Sprintf("attached %s to %s", strings.Join(said, " and "), pagetext.Value(el.label)), Files: refs}, nil
 }
 
-// setInputFile gives a file input the file at path, which the browser
+// setInputFiles gives a file input the files at paths, which the browser
 // reads itself: a browser on this host.
-func setInputFile(ctx context.Context, el element, path string) error {
-	_, err := chromedp.Call(el.in(ctx), dom.SetFileInputFiles, dom.SetFileInputFilesParams{Files: []string{path}, ObjectID: el.object})
+func setInputFiles(ctx context.Context, el element, paths []string) error {
+	_, err := chromedp.Call(el.in(ctx), dom.SetFileInputFiles, dom.SetFileInputFilesParams{Files: paths, ObjectID: el.object})
 	return err
 }
 
@@ -167,38 +215,65 @@ func setInputFile(ctx context.Context, el element, path string) error {
 // and DataTransfer the page cannot redefine) and set as the input's
 // files, with the input and change events the browser fires when a user
 // chooses a file.
-func sendInputFile(ctx context.Context, el element, path string) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
+func sendInputFiles(ctx context.Context, el element, paths []string) error {
+	var files []sentFile
+	for _, path := range paths {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		name := filepath.Base(path)
+		files = append(files, sentFile{Name: name, Type: mime.TypeByExtension(filepath.Ext(name)), Content: base64.StdEncoding.EncodeToString(b)})
 	}
-	name := filepath.Base(path)
-	return el.call(ctx, sendFileJS, nil, name, mime.TypeByExtension(filepath.Ext(name)), base64.StdEncoding.EncodeToString(b))
+	return el.call(ctx, sendFileJS, nil, files)
 }
 
-// sendFileJS sets a file input's (this) files to one file of the name,
-// type and base64 content given, and fires input and change. It throws
-// if the element is no file input now (the page may have changed its
-// type since the gate looked), or did not take the file.
-const sendFileJS = `function(name, type, content) {
+// sentFile is one file sendFileJS makes: its name, MIME type and base64
+// content.
+type sentFile struct {
+	Name    string `json:"name"`
+	Type    string `json:"type"`
+	Content string `json:"content"`
+}
+
+// sendFileJS sets a file input's (this) files to the files given (each
+// a name, a type and base64 content), and fires input and change. It
+// throws if the element is no file input now (the page may have changed
+// its type since the gate looked), or did not take the files.
+const sendFileJS = `function(sent) {
   const get = (p, k) => Object.getOwnPropertyDescriptor(p, k).get;
   if (get(Element.prototype, 'localName').call(this) !== 'input' || get(HTMLInputElement.prototype, 'type').call(this) !== 'file')
     throw new Error('the element is no longer a file input');
-  const bin = atob(content), bytes = new Uint8Array(bin.length);
-  for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
   const dt = new DataTransfer();
-  dt.items.add(new File([bytes], name, {type}));
+  for (const {name, type, content} of sent) {
+    const bin = atob(content), bytes = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+    dt.items.add(new File([bytes], name, {type}));
+  }
   Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'files').set.call(this, dt.files);
   const files = get(HTMLInputElement.prototype, 'files').call(this);
-  if (files.length !== 1 || files[0].name !== name) throw new Error('the input did not take the file');
+  if (files.length !== sent.length || sent.some((f, i) => files[i].name !== f.name)) throw new Error('the input did not take the files');
   this.dispatchEvent(new Event('input', {bubbles: true, composed: true}));
   this.dispatchEvent(new Event('change', {bubbles: true}));
 }`
 
-// uploadOf is the file an upload_file call read (nil: none).
+// uploadOf is the files an upload_file call read as one, for an
+// approval: their sizes summed and their digests joined by commas (one
+// file: its own), so that a human approves these files and a change to
+// any is another call. Nil: none read.
 func uploadOf(f *facts) *gate.File {
-	if f == nil || f.Element == nil {
+	if f == nil || f.Element == nil || len(f.Element.Files) == 0 {
 		return nil
 	}
-	return f.Element.File
+	if len(f.Element.Files) == 1 {
+		return f.Element.Files[0]
+	}
+	all := &gate.File{}
+	var sums []string
+	for _, file := range f.Element.Files {
+		all.Size += file.Size
+		sums = append(sums, file.SHA256)
+	}
+	all.SHA256 = strings.Join(sums, ",")
+	return all
 }

@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -210,23 +211,45 @@ func (el element) callOn(ctx context.Context, fn string, out any, args ...*runti
 // release itself (mouseup, click) run after the last check: a form they
 // submit is caught by the acting guard of the interceptor (guard_requests.go).
 func (s *session) click(ctx context.Context, el element, want gate.Destination) error {
+	return s.clickWith(ctx, el, want, mouseClick{})
+}
+
+// clickWith clicks as a mouse would: it moves to the element's centre,
+// then presses and releases the button once per click in a row, holding
+// the modifier keys; the browser's hit test must find the element there
+// before each of those events.
+func (s *session) clickWith(ctx context.Context, el element, want gate.Destination, c mouseClick) error {
 	x, y, err := s.centre(ctx, el, "clicked")
 	if err != nil {
 		return err
 	}
 	judged := map[string]any{"urls": append([]string{want.URL}, want.URLs...), "submits": want.Submits}
-	for _, typ := range []input.DispatchMouseEventType{input.DispatchMouseEventTypeMouseMoved, input.DispatchMouseEventTypeMousePressed, input.DispatchMouseEventTypeMouseReleased} {
+	events := []input.DispatchMouseEventParams{{Type: input.DispatchMouseEventTypeMouseMoved, X: x, Y: y, Modifiers: c.modifiers}}
+	for n := int64(1); n <= max(c.count, 1); n++ {
+		for _, typ := range []input.DispatchMouseEventType{input.DispatchMouseEventTypeMousePressed, input.DispatchMouseEventTypeMouseReleased} {
+			events = append(events, input.DispatchMouseEventParams{Type: typ, X: x, Y: y, Button: cmp.Or(c.button, input.MouseButtonLeft), ClickCount: n, Modifiers: c.modifiers})
+		}
+	}
+	if c.opensTab() {
+		// The browser would open the link or form such a click reaches in
+		// a tab of its own making, which sends its first request before
+		// the guard holds it: the opening is cancelled, in the isolated
+		// world, for this click only (the gate refused the click where it
+		// was judged to lead anywhere; this holds what the page changes
+		// under it meanwhile).
+		if err := el.call(ctx, noNewTabJS, nil, true); err != nil {
+			return fmt.Errorf("click %s: the page's link opening cannot be held: %w", el.label, err)
+		}
+		defer func() { _ = el.call(context.WithoutCancel(ctx), noNewTabJS, nil, false) }()
+	}
+	for _, p := range events {
 		if err := s.hitCheck(ctx, el, x, y, judged); err != nil {
-			if typ == input.DispatchMouseEventTypeMouseReleased {
+			if p.Type == input.DispatchMouseEventTypeMouseReleased {
 				// The button is down: move away without letting it go
 				// over the element.
 				_, _ = chromedp.Call(ctx, input.DispatchMouseEvent, input.DispatchMouseEventParams{Type: input.DispatchMouseEventTypeMouseMoved, X: 0, Y: 0})
 			}
 			return err
-		}
-		p := input.DispatchMouseEventParams{Type: typ, X: x, Y: y}
-		if typ != input.DispatchMouseEventTypeMouseMoved {
-			p.Button, p.ClickCount = input.MouseButtonLeft, 1
 		}
 		if _, err := chromedp.Call(ctx, input.DispatchMouseEvent, p); err != nil {
 			return fmt.Errorf("click %s: %w", el.label, err)
@@ -234,6 +257,26 @@ func (s *session) click(ctx context.Context, el element, want gate.Destination) 
 	}
 	return nil
 }
+
+// noNewTabJS (on, in the isolated world of the element's document) holds
+// or lets go a capturing listener that cancels what a click or auxclick
+// would open through a link or a form: the event's default action, which
+// the page's own listeners cannot bring back. It also cancels the default
+// of a middle button's mouseup, which on Linux pastes the desktop's
+// primary selection into an editable element (what the user last
+// selected anywhere, not the agent's to type).
+const noNewTabJS = `function(on) {
+  const w = this.ownerDocument.defaultView;
+  const key = Symbol.for('browsergate.noNewTab');
+  if (w[key]) { for (const t of ['click', 'auxclick', 'mouseup']) w.removeEventListener(t, w[key], true); delete w[key]; }
+  if (!on) return;
+  w[key] = e => {
+    if (e.type === 'mouseup' ? e.button === 1 :
+        e.composedPath().some(n => n instanceof Element && (n.matches('a[href], area[href]') || (n.form && n.matches('button, input[type=submit], input[type=image]')))))
+      e.preventDefault();
+  };
+  for (const t of ['click', 'auxclick', 'mouseup']) w.addEventListener(t, w[key], true);
+}`
 
 // hover moves the mouse to the element's centre, once the browser's hit
 // test finds the element there (no overlay takes the pointer). What the

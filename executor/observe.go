@@ -98,6 +98,8 @@ func (s *session) observe(ctx context.Context, cmd *toolclad.Command, args map[s
 		}
 	case gate.ObserveTab:
 		f.Tab, f.TabGroup, f.TabErr = s.observeTab(ctx, args)
+	case gate.ObserveFields:
+		s.observeFields(ctx, args, f)
 	case gate.ObserveField:
 		if text, _ := args["text"].(string); len(s.secrets.Load().Placeholders(text)) > 0 && f.Element != nil {
 			if everyTarget, err := chromedp.Targets(ctx); err != nil {
@@ -131,6 +133,8 @@ func elementReader(kind gate.Observation) func(*session, context.Context, map[st
 		return (*session).observePoint
 	case gate.ObserveSelect:
 		return (*session).observeSelect
+	case gate.ObserveDrop:
+		return (*session).observeDrop
 	}
 	return nil
 }

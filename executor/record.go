@@ -289,9 +289,18 @@ func (t *turn) recordedArgs() map[string]any {
 	}
 	args = maps.Clone(args)
 	if text, ok := args["text"].(string); ok {
-		args["text"] = fmt.Sprintf("[masked: %d characters typed into a password field]", len([]rune(text)))
+		args["text"] = maskedText(text)
+	}
+	if list, ok := args["fields"].([]any); ok {
+		args["fields"] = maskFieldTexts(list, t.verdict.MaskedFields)
 	}
 	return args
+}
+
+// maskedText is what the evidence holds of text typed into a password
+// field.
+func maskedText(text string) string {
+	return fmt.Sprintf("[masked: %d characters typed into a password field]", len([]rune(text)))
 }
 
 // shownArgs are the arguments as they are recorded and shown to a human:
@@ -325,4 +334,25 @@ func (e *Executor) publishDecision(s *session, env *evidence.Envelope) {
 		ev.Approval, ev.By, ev.Channel = d.Approval.ID, d.Approval.By, d.Approval.Channel
 	}
 	e.cfg.Events.Publish(ev)
+}
+
+// maskFieldTexts is fill_form's fields with the text of each masked field
+// replaced as recordedArgs replaces type_text's.
+func maskFieldTexts(list []any, masked []int) []any {
+	out := make([]any, len(list))
+	copy(out, list)
+	for _, i := range masked {
+		if i >= len(out) {
+			continue
+		}
+		rec, ok := out[i].(map[string]any)
+		if !ok {
+			continue
+		}
+		c := maps.Clone(rec)
+		text, _ := rec["text"].(string)
+		c["text"] = maskedText(text)
+		out[i] = c
+	}
+	return out
 }

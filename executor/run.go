@@ -476,7 +476,7 @@ func (e *Executor) question(s *session, t *turn, f *facts, approved bool) *gate.
 		Call:       t.call,
 		Facts:      f,
 		Observes:   spec.observes,
-		ChangesTab: spec.changesTab,
+		ChangesTab: spec.changesTab || opensTab(t.call),
 		Scope:      s.backend.scope.Load(),
 		Check:      s.check,
 		Policies:   e.policies.Load(),

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/browsergate/browsergate/executor/mask"
+	"github.com/browsergate/browsergate/gate"
 	"github.com/browsergate/browsergate/toolclad"
 )
 
@@ -27,12 +28,24 @@ func (e *Executor) keepTypedPassword(s *session, t *turn) {
 	if t.call.ArgErr != nil || args == nil {
 		args = t.call.RawArgs
 	}
-	text, _ := args["text"].(string)
-	var placeholders []string
-	for _, sec := range s.secrets.Load().Placeholders(text) {
-		placeholders = append(placeholders, sec.Placeholder())
+	texts := []string{}
+	if text, ok := args["text"].(string); ok {
+		texts = append(texts, text)
 	}
-	pieces := typedPieces(text, placeholders)
+	all := gate.FieldTexts(args)
+	for _, i := range t.verdict.MaskedFields {
+		if i < len(all) {
+			texts = append(texts, all[i])
+		}
+	}
+	var pieces []string
+	for _, text := range texts {
+		var placeholders []string
+		for _, sec := range s.secrets.Load().Placeholders(text) {
+			placeholders = append(placeholders, sec.Placeholder())
+		}
+		pieces = append(pieces, typedPieces(text, placeholders)...)
+	}
 	s.answers.mu.Lock()
 	defer s.answers.mu.Unlock()
 	var kept []*toolclad.Secret

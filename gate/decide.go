@@ -228,14 +228,20 @@ func (v *Verdict) leads(q *Question) *DenyError {
 		if f.Element.Err != nil {
 			return Deny(evidence.StageArgs, "element", "%v", f.Element.Err)
 		}
-		if file := f.Element.File; file != nil && len(file.Holds) > 0 {
-			if err := q.Secrets.mayAttach(file.Name, file.Holds, f.State.URL); err != nil {
-				return Deny(evidence.StageSecrets, "secret domains", "%v", err)
+		files := f.Element.Files
+		if len(files) == 0 && f.Element.File != nil {
+			files = []*File{f.Element.File}
+		}
+		for _, file := range files {
+			if len(file.Holds) > 0 {
+				if err := q.Secrets.mayAttach(file.Name, file.Holds, f.State.URL); err != nil {
+					return Deny(evidence.StageSecrets, "secret domains", "%v", err)
+				}
 			}
 		}
 	case ObserveScript:
 		return scriptDocument(q)
-	case ObserveClick, ObserveSubmit, ObserveKey, ObserveSelect:
+	case ObserveClick, ObserveSubmit, ObserveKey, ObserveSelect, ObserveDrop:
 		el := f.Element
 		if el == nil {
 			return Deny(evidence.StageObserve, "element", "the element was not observed")
@@ -257,6 +263,15 @@ func (v *Verdict) leads(q *Question) *DenyError {
 		}
 		if submit && !d.InForm {
 			return Deny(evidence.StageArgs, "element", "%s is not in a form", el.Label)
+		}
+		if q.ChangesTab && d.URL != "" && !strings.HasPrefix(strings.ToLower(d.URL), "javascript:") {
+			// The browser opens such a click's link or form in a tab of
+			// its own making, whose first request it sends before the
+			// guard can hold the tab: so the executor cancels the
+			// opening, and the gate says so first.
+			return Deny(evidence.StageArgs, "element",
+				"the %s on %s would open %s in a new tab or window, which browsergate does not let the page's click do%s",
+				cmd.Name, el.Label, d.URL, offer(q.Call.Manifest, ": open it with new_tab, which the gate judges and guards", "new_tab", "url"))
 		}
 		v.Submits = d.Submits && !submit // a click that submits
 		for _, u := range append([]string{d.URL}, d.URLs...) {
@@ -287,30 +302,28 @@ func (v *Verdict) leads(q *Question) *DenyError {
 			v.Target = d.URL
 		}
 	case ObserveField:
-		el := f.Element
-		if el == nil {
-			return Deny(evidence.StageObserve, "element", "the element was not observed")
-		}
-		if el.Err != nil {
-			return Deny(evidence.StageArgs, "element", "%v", el.Err)
-		}
 		text, _ := q.Call.Args["text"].(string)
-		if err := q.Secrets.MayType(text, el); err != nil {
-			return Deny(evidence.StageSecrets, "secret domains", "%v", err)
+		masked, d := v.field(q, f.Element, text)
+		v.Masked = masked
+		return d
+	case ObserveFields:
+		// Every field is judged as type_text would judge it, all before
+		// any is filled: one refusal refuses the call.
+		texts := FieldTexts(q.Call.Args)
+		if len(f.Fields) != len(texts) {
+			return Deny(evidence.StageObserve, "element", "the fields were not observed")
 		}
-		if secs := q.Secrets.Placeholders(text); len(secs) > 0 {
-			if f.BesideErr != nil {
-				return Deny(evidence.StageObserve, "tabs", "cannot list the tabs, so secret %s is not typed: %v", secs[0].Name, f.BesideErr)
+		for i, el := range f.Fields {
+			masked, d := v.field(q, el, texts[i])
+			if d != nil {
+				d.Reason = fmt.Sprintf("field %d: %s", i+1, d.Reason)
+				return d
 			}
-			if len(f.Beside) > 0 {
-				return Deny(evidence.StageSecrets, ruleBrowsingGroup, "%v", BesideError(secs[0].Name, f.Beside))
+			if masked {
+				v.MaskedFields = append(v.MaskedFields, i)
 			}
 		}
-		// Text typed into a password field is kept out of the evidence;
-		// so is text typed where the field could not be told (the focus
-		// is in an iframe, say). Placeholders reveal nothing, and keep the
-		// step replayable.
-		v.Masked = (el.FieldErr != nil || el.Field.Password || !el.Field.Field) && !q.Secrets.onlyPlaceholders(text)
+		v.Masked = len(v.MaskedFields) > 0
 	case ObserveTab:
 		return v.tab(q)
 	case ObserveHistory:
@@ -328,6 +341,47 @@ func (v *Verdict) leads(q *Question) *DenyError {
 		}
 	}
 	return nil
+}
+
+// field judges text typed into the element el, as type_text types it:
+// the secrets' rules, and no unguarded page beside the field's for a
+// secret. masked: the text is kept out of the evidence.
+func (v *Verdict) field(q *Question, el *Element, text string) (masked bool, d *DenyError) {
+	f := q.Facts
+	if el == nil {
+		return false, Deny(evidence.StageObserve, "element", "the element was not observed")
+	}
+	if el.Err != nil {
+		return false, Deny(evidence.StageArgs, "element", "%v", el.Err)
+	}
+	if err := q.Secrets.MayType(text, el); err != nil {
+		return false, Deny(evidence.StageSecrets, "secret domains", "%v", err)
+	}
+	if secs := q.Secrets.Placeholders(text); len(secs) > 0 {
+		if f.BesideErr != nil {
+			return false, Deny(evidence.StageObserve, "tabs", "cannot list the tabs, so secret %s is not typed: %v", secs[0].Name, f.BesideErr)
+		}
+		if len(f.Beside) > 0 {
+			return false, Deny(evidence.StageSecrets, ruleBrowsingGroup, "%v", BesideError(secs[0].Name, f.Beside))
+		}
+	}
+	// Text typed into a password field is kept out of the evidence; so is
+	// text typed where the field could not be told (the focus is in an
+	// iframe, say). Placeholders reveal nothing, and keep the step
+	// replayable.
+	return (el.FieldErr != nil || el.Field.Password || !el.Field.Field) && !q.Secrets.onlyPlaceholders(text), nil
+}
+
+// FieldTexts are the texts of fill_form's fields, in order.
+func FieldTexts(args map[string]any) []string {
+	list, _ := args["fields"].([]any)
+	texts := make([]string, len(list))
+	for i, item := range list {
+		if rec, ok := item.(map[string]any); ok {
+			texts[i], _ = rec["text"].(string)
+		}
+	}
+	return texts
 }
 
 // tab judges switch_tab and close_tab: the tab must be one list_tabs
@@ -402,6 +456,12 @@ func selectorOracle(m *toolclad.Manifest, cmd *toolclad.Command, args map[string
 				a.Name, offer(m, "; wait for a selector instead", "wait_for", "selector"))
 		}
 	}
+	for _, sel := range nestedSelectors(cmd.Name, args) {
+		if strings.ContainsAny(sel.value, "=\\") || strings.Contains(sel.value, "/*") {
+			return Deny(evidence.StageSecrets, "secret oracle",
+				"a secret was typed on this site: a selector may not test attribute values here, nor hold a CSS escape or comment (argument %q), or it could read the secret a character at a time", sel.name)
+		}
+	}
 	return nil
 }
 
@@ -425,6 +485,34 @@ func scriptDocument(q *Question) *DenyError {
 		}
 	}
 	return nil
+}
+
+// namedSelector is a CSS selector an argument holds, and where.
+type namedSelector struct{ name, value string }
+
+// nestedSelectors are the CSS selectors a call holds other than in
+// selector arguments: drag's from and to when they are not refs, and the
+// selector of each of fill_form's fields.
+func nestedSelectors(cmd string, args map[string]any) []namedSelector {
+	var out []namedSelector
+	switch cmd {
+	case "drag":
+		for _, name := range []string{"from", "to"} {
+			if s, _ := args[name].(string); s != "" && !toolclad.IsRef(s) {
+				out = append(out, namedSelector{name, s})
+			}
+		}
+	case "fill_form":
+		list, _ := args["fields"].([]any)
+		for i, item := range list {
+			if rec, ok := item.(map[string]any); ok {
+				if s, _ := rec["selector"].(string); s != "" {
+					out = append(out, namedSelector{fmt.Sprintf("fields[%d].selector", i), s})
+				}
+			}
+		}
+	}
+	return out
 }
 
 // destination checks where an action would send the tab. A link out of

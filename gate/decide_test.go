@@ -48,6 +48,8 @@ human_approval = true
 [browser.commands.reload]
 [browser.commands.handle_dialog]
 [browser.commands.new_tab]
+[browser.commands.drag]
+[browser.commands.fill_form]
 [secrets.PW]
 env = "DECIDE_TEST_PW"
 domains = ["login.example.com"]
@@ -245,6 +247,33 @@ func TestDecide(t *testing.T) {
 				fs.Typed = f.m.Secrets
 				return fs
 			}(), stage: evidence.StageSecrets, rule: "secret oracle"},
+		{name: "drag by an attribute-value selector while a secret is in the page", command: "drag", args: map[string]any{"from": "e2", "to": `input[value^="ab"]`},
+			facts: func() *gate.Facts {
+				fs := withElement(on("https://login.example.com/"), link(""))
+				fs.Typed = f.m.Secrets
+				return fs
+			}(), stage: evidence.StageSecrets, rule: "secret oracle"},
+		{name: "fill_form by an attribute-value selector while a secret is in the page", command: "fill_form",
+			args: map[string]any{"fields": []any{map[string]any{"ref": "e2", "text": "a"}, map[string]any{"selector": `#r[value^="ab"]`, "text": "b"}}},
+			facts: func() *gate.Facts {
+				fs := on("https://login.example.com/")
+				fs.Typed = f.m.Secrets
+				return fs
+			}(), stage: evidence.StageSecrets, rule: "secret oracle"},
+		{name: "fill_form with a secret into a text field is refused whole", command: "fill_form",
+			args: map[string]any{"fields": []any{map[string]any{"ref": "e2", "text": "ada"}, map[string]any{"ref": "e3", "text": "<PW>"}}},
+			facts: func() *gate.Facts {
+				fs := on("https://login.example.com/")
+				fs.Fields = []*gate.Element{textField("https://login.example.com/", false), textField("https://login.example.com/", false)}
+				return fs
+			}(), stage: evidence.StageSecrets},
+		{name: "fill_form with a secret into a password field on its domain", command: "fill_form",
+			args: map[string]any{"fields": []any{map[string]any{"ref": "e2", "text": "ada"}, map[string]any{"ref": "e3", "text": "<PW>"}}},
+			facts: func() *gate.Facts {
+				fs := on("https://login.example.com/")
+				fs.Fields = []*gate.Element{textField("https://login.example.com/", false), textField("https://login.example.com/", true)}
+				return fs
+			}(), policies: []string{"permit-non-navigation"}},
 		{name: "new_tab while the tab is on a page a secret was typed on", command: "new_tab", args: map[string]any{"url": "https://www.example.com/"},
 			facts: func() *gate.Facts {
 				fs := on("https://login.example.com/")

@@ -22,6 +22,9 @@ type Facts struct {
 	// Element is the element the call acts on, for commands whose entry
 	// observes one (nil otherwise).
 	Element *Element
+	// Fields, for fill_form, are the fields it types into, in the order
+	// of its fields argument, each as type_text's Element.
+	Fields []*Element
 	// History is the history entry go_back or go_forward goes to, when
 	// observed.
 	History *History
@@ -48,8 +51,9 @@ type Facts struct {
 	// pages of its browsing-context group that are not the session's:
 	// switch_tab takes them with it, or is refused.
 	TabGroup []GroupMember
-	// Beside, for type_text with a secret in the user's browser context,
-	// names the unguarded pages that could reach the field's page;
+	// Beside, for type_text (or fill_form) with a secret in the user's
+	// browser context, names the unguarded pages that could reach the
+	// field's page (any such field's, for fill_form);
 	// BesideErr: the tabs could not be read.
 	Beside    []string
 	BesideErr error
@@ -86,8 +90,10 @@ type Element struct {
 	// For type_text: the target field.
 	Field    Field
 	FieldErr error
-	// For upload_file: the file, as read and copied.
-	File *File
+	// For upload_file: the file, as read and copied (the first of Files),
+	// and every file the call names.
+	File  *File
+	Files []*File
 	// For execute_js with ref or frame: the URL of the document the
 	// script runs in, as the browser has it ("" for the tab's own page).
 	Document string

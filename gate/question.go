@@ -16,7 +16,8 @@ type Question struct {
 	// Observes and ChangesTab are what the executor's command table says
 	// of the call's command: what it observes for the decision, and
 	// whether it changes which tab the session acts in (or opens or closes
-	// one).
+	// one). A click that may open a tab (a middle click, or one with
+	// Control, Meta or Shift held) changes tabs too.
 	Observes   Observation
 	ChangesTab bool
 	// Scope is the manifest's compiled scope (its domain sets name
@@ -65,4 +66,6 @@ const (
 	ObserveSelect                     // the select or listbox, and where choosing the option leads
 	ObserveUpload                     // the file input, and the file (read and copied)
 	ObserveScript                     // the document execute_js runs in, when it names an element or a frame
+	ObserveDrop                       // the element dragged, the one it is dropped on, and where a drop there leads
+	ObserveFields                     // each field fill_form types into: its page, its kind
 )

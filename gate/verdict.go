@@ -13,9 +13,12 @@ type Verdict struct {
 	// Requests are the Cedar requests decided: the call's, and, for a
 	// click that submits a form, the submission's as submit_form.
 	Requests []*cedar.Request
-	Submits  bool   // a click that submits a form: judged and counted as a submit_form too
-	Masked   bool   // type_text into a password field: the text is kept out of the evidence
-	Target   string // the URL the call is about
+	Submits  bool // a click that submits a form: judged and counted as a submit_form too
+	Masked   bool // type_text into a password field: the text is kept out of the evidence
+	// MaskedFields are the fields of a fill_form (by index) whose text is
+	// kept out of the evidence, as Masked keeps type_text's.
+	MaskedFields []int
+	Target       string // the URL the call is about
 	// Outside: a navigate outside allowed_domains that a human must
 	// approve (ask_external); after the approval the executor makes its
 	// origin reachable for the session (OutsideOrigins).

@@ -121,6 +121,9 @@ var builtins = []*builtinCommand{
 		args: []Arg{
 			refArg("Element ref from the latest snapshot (give ref or selector, not both)."),
 			selectorArg("CSS selector of the element (give ref or selector, not both)."),
+			{Name: "button", Type: TypeEnum, Allowed: []string{"left", "right", "middle"}, OptIn: true, Description: "Mouse button (default left); right opens the page's context menu event only."},
+			{Name: "click_count", Type: TypeInteger, Min: i64(1), Max: i64(3), OptIn: true, Description: "Clicks in a row (default 1; 2 is a double click)."},
+			{Name: "modifiers", Type: TypeString, MaxLen: 64, Pattern: modifiersPattern, OptIn: true, Description: "Modifier keys held during the click, joined by +: Alt, Control, Meta, Shift (\"Control+Shift\")."},
 		},
 		groups: []argGroup{{names: []string{"ref", "selector"}, exactlyOne: true}},
 	},
@@ -342,9 +345,11 @@ var builtins = []*builtinCommand{
 		args: []Arg{
 			refArg("Ref of the file input (give ref or selector, not both)."),
 			selectorArg("CSS selector of the file input (give ref or selector, not both)."),
-			{Name: "file", Type: TypeString, Required: true, MaxLen: 255, Pattern: fileNamePattern, Description: "The file's name inside the upload directory (a path below it, with /)."},
+			{Name: "file", Type: TypeString, MaxLen: 255, Pattern: fileNamePattern, Description: "The file's name inside the upload directory (a path below it, with /)."},
+			{Name: "files", Type: TypeList, OptIn: true, MaxItems: uploadMaxFiles, Items: &Arg{Type: TypeString, MaxLen: 255, Pattern: fileNamePattern},
+				Description: "Several files' names inside the upload directory, for a multiple file input (give file or files, not both)."},
 		},
-		groups: []argGroup{{names: []string{"ref", "selector"}, exactlyOne: true}},
+		groups: []argGroup{{names: []string{"ref", "selector"}, exactlyOne: true}, {names: []string{"file", "files"}, exactlyOne: true}},
 	},
 	{
 		name: "download",
@@ -397,6 +402,28 @@ var builtins = []*builtinCommand{
 			{Name: "duration_ms", Type: TypeInteger, Min: i64(500), Max: i64(10000), Description: "How long to trace, in milliseconds (default 3000)."},
 			{Name: "reload", Type: TypeBoolean, OptIn: true, Description: "Reload the page as the trace begins, to measure its load (judged as reload)."},
 		},
+	},
+	{
+		name:        "drag",
+		description: "Drag an element and drop it on another (each a snapshot ref or a CSS selector), with the mouse and HTML drag and drop. A drop into a form is judged as submitting it.",
+		args: []Arg{
+			{Name: "from", Type: TypeString, Required: true, MaxLen: selectorMaxLen, Pattern: elementPattern, Description: "The element to drag: a ref from the latest snapshot (e12) or a CSS selector."},
+			{Name: "to", Type: TypeString, Required: true, MaxLen: selectorMaxLen, Pattern: elementPattern, Description: "The element to drop it on: a ref from the latest snapshot (e12) or a CSS selector."},
+		},
+	},
+	{
+		name:        "fill_form",
+		description: "Fill several fields in one call: type text into each (by ref or selector), as type_text does. Every field is checked before any is filled.",
+		args: []Arg{{
+			Name: "fields", Type: TypeList, Required: true, MaxItems: fillMaxFields,
+			Fields: []Arg{
+				refArg("Field ref from the latest snapshot (give ref or selector, not both)."),
+				selectorArg("CSS selector of the field (give ref or selector, not both)."),
+				{Name: "text", Type: TypeString, Required: true, MaxLen: textMaxLen, Description: "Text to type."},
+			},
+			FieldGroups: []argGroup{{names: []string{"ref", "selector"}, exactlyOne: true}},
+			Description: "The fields, each {ref or selector, text}.",
+		}},
 	},
 	{
 		name:        "fetch_page",
@@ -471,6 +498,14 @@ func ReadMode(mode string) string {
 	return mode
 }
 
+// fillMaxFields bounds fill_form's fields: each is observed and judged
+// before any is filled.
+const fillMaxFields = 30
+
+// uploadMaxFiles bounds upload_file's files: each is read, hashed and
+// copied before the gate decides.
+const uploadMaxFiles = 10
+
 // fileNamePattern is the shape of upload_file's file: a relative path of
 // plain names (the directory itself is checked when the file is opened).
 var fileNamePattern = regexp.MustCompile(`^[^/\x00][^\x00]*$`)
@@ -484,6 +519,18 @@ var rolePattern = regexp.MustCompile(`^[a-z]+$`)
 // keyPattern is the shape of press_key's key: modifiers joined by "+" to a
 // key name or one character (which may itself be "+").
 var keyPattern = regexp.MustCompile(`^((Control|Ctrl|Shift|Alt|Option|Meta|Command|Cmd)\+)*([A-Za-z][A-Za-z0-9]{0,19}|[^\x00-\x20\x7f]|Space)$`)
+
+// elementPattern is the shape of an element given as a ref or a CSS
+// selector (drag's from and to): no control characters.
+var elementPattern = regexp.MustCompile(`^[^\x00-\x1f\x7f]+$`)
+
+// IsRef reports whether s is an element ref as snapshot hands them out
+// (e12): drag's from and to are refs when they are, else CSS selectors.
+func IsRef(s string) bool { return refPattern.MatchString(s) }
+
+// modifiersPattern is the shape of click's modifiers: Alt, Control, Meta
+// and Shift (press_key's chord names) joined by "+".
+var modifiersPattern = regexp.MustCompile(`^(Alt|Control|Meta|Shift)(\+(Alt|Control|Meta|Shift)){0,3}$`)
 
 // BuiltinCommands returns the names of the commands a manifest may declare,
 // for documentation and error messages.
@@ -541,8 +588,11 @@ func (a *Arg) sample() any {
 	case TypeSelector:
 		return "main"
 	case TypeString:
-		if a.Pattern == tabPattern {
+		switch a.Pattern {
+		case tabPattern:
 			return "t1"
+		case modifiersPattern:
+			return "Control"
 		}
 		if a.Pattern == requestIDPattern {
 			return "r1"
@@ -559,6 +609,8 @@ func (a *Arg) sample() any {
 		return int64(1)
 	case TypeBoolean:
 		return false
+	case TypeList:
+		return a.listSample()
 	}
 	return "text"
 }
@@ -622,7 +674,12 @@ func (b *builtinCommand) fullCommand() *Command {
 				present = append(present, n)
 			}
 		}
-		if len(present) >= 2 || (g.exactlyOne && len(present) == 1) {
+		switch {
+		case g.exactlyOne && len(present) == 1 && len(g.names) > 1 && !slices.ContainsFunc(g.names, func(n string) bool { return c.Arg(n) == nil && !b.arg(n).OptIn }):
+			// Only opt-in arguments are missing (upload_file's files):
+			// what is left is required, as it was before they existed.
+			c.Arg(present[0]).Required = true
+		case len(present) >= 2 || (g.exactlyOne && len(present) == 1):
 			c.groups = append(c.groups, argGroup{names: present, exactlyOne: g.exactlyOne})
 		}
 	}

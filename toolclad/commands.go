@@ -269,16 +269,8 @@ func decodeArg(t *table, base *Arg) *Arg {
 			a.Pattern = re
 		}
 	}
-	var n int64
-	if applies("max_len", stringish...) && t.integer("max_len", &n) {
-		switch {
-		case n < 1:
-			r.errorf(t.at("max_len"), "must be at least 1, got %d", n)
-		case base.MaxLen > 0 && n > int64(base.MaxLen):
-			r.errorf(t.at("max_len"), "%d exceeds the built-in limit %d", n, base.MaxLen)
-		default:
-			a.MaxLen = int(n)
-		}
+	if applies("max_len", stringish...) {
+		narrowLimit(t, "max_len", base.MaxLen, &a.MaxLen)
 	}
 
 	var schemes []string
@@ -296,6 +288,10 @@ func decodeArg(t *table, base *Arg) *Arg {
 	var allowed []string
 	if applies("allowed", TypeEnum) && t.strings("allowed", &allowed) {
 		decodeAllowed(t, base, a, allowed)
+	}
+
+	if applies("max_items", TypeList) {
+		narrowLimit(t, "max_items", base.MaxItems, &a.MaxItems)
 	}
 
 	decodeBounds(t, base, a, applies("min", TypeInteger), applies("max", TypeInteger))
@@ -316,6 +312,23 @@ func decodeArg(t *table, base *Arg) *Arg {
 	decodeDefault(t, a)
 	t.done()
 	return a
+}
+
+// narrowLimit reads a declared key that narrows a built-in positive limit
+// (max_len, max_items; base 0: none) into dst.
+func narrowLimit(t *table, key string, base int, dst *int) {
+	var n int64
+	if !t.integer(key, &n) {
+		return
+	}
+	switch {
+	case n < 1:
+		t.r.errorf(t.at(key), "must be at least 1, got %d", n)
+	case base > 0 && n > int64(base):
+		t.r.errorf(t.at(key), "%d exceeds the built-in limit %d", n, base)
+	default:
+		*dst = int(n)
+	}
 }
 
 func compatibleTypes(t ArgType) []string {

@@ -311,6 +311,7 @@ const (
 	TypeBoolean  ArgType = "boolean"  // JSON true or false
 	TypeRef      ArgType = "ref"      // an element ref handed out by snapshot
 	TypeSelector ArgType = "selector" // a CSS selector
+	TypeList     ArgType = "list"     // a JSON array of Items, or of records of Fields; 1 to MaxItems long
 )
 
 // Arg is one typed argument of a command.
@@ -347,6 +348,17 @@ type Arg struct {
 	// takes it whatever the manifest declares, with its built-in bounds,
 	// and the call a reply offers for the rest is always one it accepts.
 	Continuation bool
+	// Items is what each element of a list is (TypeList): a value checked
+	// as this argument (its name is the list's); nil when the elements
+	// are records.
+	Items *Arg
+	// Fields are the members of each record of a list (TypeList with
+	// Items nil), checked as arguments are, with FieldGroups over them;
+	// a member not among them is refused.
+	Fields      []Arg
+	FieldGroups []argGroup
+	// MaxItems bounds a list's length (TypeList; at least 1 element).
+	MaxItems int
 	// OptIn marks a built-in argument a command has only where a manifest
 	// declares it in the command's args: a command declared without args,
 	// or implied, keeps the signature it had before the argument existed,

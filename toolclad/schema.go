@@ -69,6 +69,8 @@ func (a *Arg) schema(c *Command) map[string]any {
 	case TypeSelector:
 		p["type"] = "string"
 		p["minLength"] = 1
+	case TypeList:
+		a.listSchema(p)
 	default:
 		p["type"] = "string"
 	}

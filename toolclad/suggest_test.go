@@ -21,7 +21,7 @@ func TestUnknownNamesSuggestTheNearest(t *testing.T) {
 		{"table", "[browser.scop]\nallowed_domains = [\"example.com\"]\n", "browser.scop: unknown key; did you mean `scope`?"},
 		{"top-level table", "[secret.PW]\nenv = \"PW\"\n", "secret: unknown key; did you mean `secrets`?"},
 		{"command", "[browser.commands.clik]\n", "browser.commands.clik: unknown command; did you mean `click`? (known: navigate,"},
-		{"argument", "[browser.commands.click]\nargs.selecter = { type = \"selector\" }\n", "browser.commands.click.args.selecter: unknown argument for click; did you mean `selector`? (known: ref, selector)"},
+		{"argument", "[browser.commands.click]\nargs.selecter = { type = \"selector\" }\n", "browser.commands.click.args.selecter: unknown argument for click; did you mean `selector`? (known: ref, selector, button, click_count, modifiers)"},
 		{"key of an argument", "[browser.commands.navigate]\nargs.url = { type = \"url\", shemes = [\"https\"] }\n", "browser.commands.navigate.args.url.shemes: unknown key; did you mean `schemes`?"},
 		{"no near name", "[browser]\nfrobnicate = true\n", "browser.frobnicate: unknown key\n"},
 		{"no near command", "[browser.commands.teleport]\n", "browser.commands.teleport: unknown command (known: "},

@@ -102,6 +102,8 @@ func (a *Arg) check(v any) (any, *ArgError) {
 		return nil, &ArgError{Arg: a.Name, Rule: rule, Message: fmt.Sprintf(format, args...)}
 	}
 	switch a.Type {
+	case TypeList:
+		return a.checkList(v)
 	case TypeBoolean:
 		b, ok := v.(bool)
 		if !ok {

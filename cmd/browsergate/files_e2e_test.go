@@ -42,28 +42,7 @@ func TestUploadFile(t *testing.T) {
 [browser.files]
 upload_dir = %q
 `, up))
-	var mu sync.Mutex
-	received := map[string]string{}
-	mux := http.NewServeMux()
-	mux.HandleFunc("/form", func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprint(w, `<title>upload</title><form action="/upload" method=post enctype="multipart/form-data">
-<input type=file id=f name=doc aria-label=Document><input id=t aria-label=Name><button>Send</button></form>`)
-	})
-	mux.HandleFunc("/upload", func(w http.ResponseWriter, r *http.Request) {
-		file, hdr, err := r.FormFile("doc")
-		if err == nil {
-			b, _ := io.ReadAll(file)
-			mu.Lock()
-			received[hdr.Filename] = string(b)
-			mu.Unlock()
-		}
-		fmt.Fprint(w, "<title>sent</title>sent")
-	})
-	site, stop, err := serveOn("127.0.0.1:0", mux)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stop)
+	site, received := serveUploads(t, `<input type=file id=f name=doc aria-label=Document><input id=t aria-label=Name>`)
 	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/form"})
 	for file, want := range map[string]string{
 		"../outside.txt": "not a file inside the upload directory",
@@ -111,10 +90,7 @@ upload_dir = %q
 		t.Fatalf("upload_file:\n%s", out)
 	}
 	f.mustAllow(t, "e2e.click", map[string]any{"selector": "button"})
-	mu.Lock()
-	got := received["report.txt"]
-	mu.Unlock()
-	if got != content {
+	if got := received("report.txt"); got != content {
 		t.Errorf("the site received %q, want the file's bytes", got)
 	}
 	f.cs.Close()

@@ -57,6 +57,8 @@ var surfaceArgs = map[string]string{
 	"network_request": `reveal_headers = ["set-cookie"]` + "\n",
 	// performance_trace's reload is opt-in.
 	"performance_trace": "args.duration_ms = {}\nargs.reload = {}\n",
+	"click":             richClickArgs,
+	"upload_file":       "args.ref = {}\nargs.selector = {}\nargs.file = {}\nargs.files = {}\n",
 }
 
 // surfaceManifest is e2eManifest (tool "e2e", the site on 127.0.0.1 in
@@ -127,6 +129,7 @@ console.log('surface console line');
 	mux.HandleFunc("/capture/", surfaceCapturePages)
 	mux.Handle("/network/", networkSite())
 	mux.HandleFunc("/insight", surfaceInsightPage)
+	surfaceInput(mux)
 	mux.HandleFunc("/report.csv", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/csv")
 		fmt.Fprint(w, surfaceCSV)
@@ -294,6 +297,7 @@ func (s *surface) run(t *testing.T) {
 	s.runCapture(t)
 	s.runNetwork(t)
 	s.runInsight(t)
+	s.runInput(t)
 
 	for _, name := range toolclad.BuiltinCommands() {
 		if !toolclad.IsHTTPCommand(name) && !s.covered[name] {

@@ -16,7 +16,8 @@ var (
 		"click": gate.ObserveClick, "type_text": gate.ObserveField, "submit_form": gate.ObserveSubmit,
 		"go_back": gate.ObserveHistory, "go_forward": gate.ObserveHistory, "switch_tab": gate.ObserveTab,
 		"close_tab": gate.ObserveTab, "press_key": gate.ObserveKey, "select_option": gate.ObserveSelect,
-		"hover": gate.ObservePoint, "upload_file": gate.ObserveUpload, "execute_js": gate.ObserveScript,
+		"hover": gate.ObservePoint, "upload_file": gate.ObserveUpload, "execute_js": gate.ObserveScript, "drag": gate.ObserveDrop,
+		"fill_form": gate.ObserveFields,
 	}
 	TabCommands = map[string]bool{"switch_tab": true, "new_tab": true, "close_tab": true}
 )
