@@ -121,6 +121,7 @@ console.log('surface console line');
 		w.Header().Set("Content-Type", "text/csv")
 		fmt.Fprint(w, surfaceCSV)
 	})
+	emulationPages(mux)
 	return mux
 }
 
@@ -280,6 +281,8 @@ func (s *surface) run(t *testing.T) {
 	if out := s.approved(t, "await_human", map[string]any{"question": "Which region?"}, "the north"); !strings.Contains(out, "the north") {
 		t.Errorf("await_human did not give the operator's answer:\n%s", out)
 	}
+
+	s.runEmulate(t)
 
 	for _, name := range toolclad.BuiltinCommands() {
 		if !toolclad.IsHTTPCommand(name) && !s.covered[name] {
