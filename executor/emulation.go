@@ -155,7 +155,7 @@ func parseGeolocation(v string) (*[2]float64, error) {
 	if !ok || laerr != nil || loerr != nil {
 		return nil, fmt.Errorf("emulate: geolocation %q: give \"<latitude>,<longitude>\" in decimal degrees, e.g. 52.52,13.405", v)
 	}
-	if la < -90 || la > 90 || lo < -180 || lo > 180 {
+	if !(la >= -90 && la <= 90 && lo >= -180 && lo <= 180) { // NaN too
 		return nil, fmt.Errorf("emulate: geolocation %q: latitude must be -90 to 90 and longitude -180 to 180", v)
 	}
 	return &[2]float64{la, lo}, nil

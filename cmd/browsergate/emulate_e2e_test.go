@@ -61,6 +61,25 @@ document.getElementById('done').textContent = 'sent'">Send</button><p id=done>no
 	return site
 }
 
+// startEmulating serves two emulateSites (site, and other on another
+// port: another origin) and starts a session on emulateManifest, its
+// [browser.permissions] body grants(site) ("" for none).
+func startEmulating(t *testing.T, connect, browserKeys string, grants func(site string) string) (f *fixture, site, other string) {
+	t.Helper()
+	var canary atomic.Value
+	site, other = emulateSite(t, &canary), emulateSite(t, &canary)
+	body := ""
+	if grants != nil {
+		body = grants(site)
+	}
+	f = startWith(t, emulateManifest(connect, browserKeys, body))
+	canary.Store(f.canaryTo)
+	return f, site, other
+}
+
+// grantGeolocation grants geolocation to site.
+func grantGeolocation(site string) string { return fmt.Sprintf("geolocation = [%q]", site) }
+
 // mustAllowSaying is mustAllow, and checks the reply says each of wants.
 func (f *fixture) mustAllowSaying(t *testing.T, tool string, args map[string]any, wants ...string) string {
 	t.Helper()
@@ -94,10 +113,7 @@ func emulateRecord(t *testing.T, f *fixture, device string) map[string]any {
 // record of the call carries what was emulated, in its args.
 func TestEmulateReachesEveryTabOfTheSession(t *testing.T) {
 	t.Parallel()
-	var canary atomic.Value
-	site := emulateSite(t, &canary)
-	f := startWith(t, emulateManifest("launch", "", fmt.Sprintf("geolocation = [%q]", site)))
-	canary.Store(f.canaryTo)
+	f, site, _ := startEmulating(t, "launch", "", grantGeolocation)
 	page := site + "/emulation"
 	f.mustAllow(t, "e2e.navigate", map[string]any{"url": page})
 	before := measure(t, f, "e2e")
@@ -157,10 +173,7 @@ func TestEmulateReachesEveryTabOfTheSession(t *testing.T) {
 // page reads it.
 func TestEmulateGeolocationOnlyWhereThePermissionGrantsIt(t *testing.T) {
 	t.Parallel()
-	var canary atomic.Value
-	granted, other := emulateSite(t, &canary), emulateSite(t, &canary)
-	f := startWith(t, emulateManifest("launch", "", fmt.Sprintf("geolocation = [%q]", granted)))
-	canary.Store(f.canaryTo)
+	f, granted, other := startEmulating(t, "launch", "", grantGeolocation)
 	f.mustAllow(t, "e2e.navigate", map[string]any{"url": other + "/emulation"})
 	f.mustRefuse(t, "e2e.emulate", map[string]any{"geolocation": "35.6762,139.6503"},
 		`rule permissions "geolocation"`, "does not grant geolocation", other)
@@ -184,10 +197,7 @@ func TestEmulateGeolocationOnlyWhereThePermissionGrantsIt(t *testing.T) {
 // nothing to emulate.
 func TestEmulateRefusesBadInput(t *testing.T) {
 	t.Parallel()
-	var canary atomic.Value
-	site := emulateSite(t, &canary)
-	f := startWith(t, emulateManifest("launch", "", ""))
-	canary.Store(f.canaryTo)
+	f, site, _ := startEmulating(t, "launch", "", nil)
 	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/emulation"})
 	before := measure(t, f, "e2e")
 	for _, tc := range []struct {
@@ -218,10 +228,7 @@ func TestEmulateRefusesBadInput(t *testing.T) {
 // took is reported, never judged).
 func TestEmulateOfflineSendsNothingPastTheGate(t *testing.T) {
 	t.Parallel()
-	var canary atomic.Value
-	site := emulateSite(t, &canary)
-	f := startWith(t, emulateManifest("launch", "", ""))
-	canary.Store(f.canaryTo)
+	f, site, _ := startEmulating(t, "launch", "", nil)
 	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/emulation"})
 	if got := measure(t, f, "e2e"); got.fetch != "ok" {
 		t.Fatalf("before emulate the page's fetch: %s, want ok", got.fetch)
@@ -261,10 +268,7 @@ func TestEmulateOfflineSendsNothingPastTheGate(t *testing.T) {
 // the scope do what they do.
 func TestEmulateCPUThrottleStillDecides(t *testing.T) {
 	t.Parallel()
-	var canary atomic.Value
-	site := emulateSite(t, &canary)
-	f := startWith(t, emulateManifest("launch", "", ""))
-	canary.Store(f.canaryTo)
+	f, site, _ := startEmulating(t, "launch", "", nil)
 	f.mustAllowSaying(t, "e2e.emulate", map[string]any{"cpu": toolclad.MaxCPUThrottle}, fmt.Sprintf("cpu %dx slower", toolclad.MaxCPUThrottle))
 	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/busy"})
 	f.mustRefuse(t, "e2e.click", map[string]any{"selector": "#out"}, "busy-leak")
@@ -284,11 +288,8 @@ func TestEmulateCPUThrottleStillDecides(t *testing.T) {
 // nothing.
 func TestEmulateLiveOnlyTheSessionsTabs(t *testing.T) {
 	t.Parallel()
-	var canary atomic.Value
-	site := emulateSite(t, &canary)
 	endpoint := usersEndpoint(t)
-	f := startWith(t, emulateManifest("live", fmt.Sprintf("live_endpoint = %q", endpoint), ""))
-	canary.Store(f.canaryTo)
+	f, site, _ := startEmulating(t, "live", fmt.Sprintf("live_endpoint = %q", endpoint), nil)
 	user := usersBrowser(t, endpoint)
 	userSees := func() string {
 		t.Helper()
