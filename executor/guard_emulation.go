@@ -80,6 +80,17 @@ func (g *targetGuard) emulate(ctx context.Context, current string, e emulation, 
 	return nil
 }
 
+// netRulesFor are the network rules for the target of a guard session
+// (under wsMu): netRules, but for a user's tab the session adopted, and
+// its frames and workers, the WebSocket rules alone: the user's tab keeps
+// the user's network.
+func (g *targetGuard) netRulesFor(session string) []wsRule {
+	if g.throttle != nil && g.isUserTab(g.pageOf(session)) {
+		return append([]wsRule{}, g.wsRules...)
+	}
+	return g.netRules()
+}
+
 // netRules are the network rules a target is given (under wsMu): the
 // WebSocket rules, then the session's throttling for every request.
 func (g *targetGuard) netRules() []wsRule {

@@ -918,7 +918,7 @@ func (g *targetGuard) prepare(ctx context.Context, session, target, kind string,
 			if c.method == wsRulesMethod {
 				g.wsMu.Lock()
 				g.wsSessions[session] = true
-				ch, err = g.send(session, c.method, map[string]any{"matchedNetworkConditions": g.netRules()})
+				ch, err = g.send(session, c.method, map[string]any{"matchedNetworkConditions": g.netRulesFor(session)})
 				g.wsMu.Unlock()
 			} else {
 				ch, err = g.send(session, c.method, c.params)

@@ -282,7 +282,8 @@ func TestEmulateCPUThrottleStillDecides(t *testing.T) {
 // the user's context) emulate changes the session's tab and never the
 // user's: the user's tab on the same page keeps its width and timezone,
 // and once the session adopts it (switch_tab) emulate refuses to run
-// there, saying why. Network throttling keeps the WebSocket rules that
+// there, saying why, nor does its network go offline with the session's.
+// Network throttling keeps the WebSocket rules that
 // stand in for the egress proxy there: the throttle is a rule after them,
 // so a WebSocket to the canary (outside the scope) still connects to
 // nothing.
@@ -295,7 +296,8 @@ func TestEmulateLiveOnlyTheSessionsTabs(t *testing.T) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(user, 30*time.Second)
 		defer cancel()
-		got, err := chromedp.Run(ctx, chromedp.Evaluate[string](`innerWidth + ' ' + Intl.DateTimeFormat().resolvedOptions().timeZone`))
+		got, err := chromedp.Run(ctx, chromedp.Evaluate[string](`fetch('/emulation-data?' + Math.random(), {cache: 'no-store'}).then(() => 'fetch ok', () => 'fetch failed')
+  .then(f => innerWidth + ' ' + Intl.DateTimeFormat().resolvedOptions().timeZone + ' ' + f)`, chromedp.EvalAwaitPromise))
 		if err != nil {
 			t.Fatalf("the user's tab: %v", err)
 		}
@@ -329,5 +331,13 @@ func TestEmulateLiveOnlyTheSessionsTabs(t *testing.T) {
 	f.mustRefuse(t, "e2e.emulate", map[string]any{"viewport": "500x400"}, "the user's own", "only to the session's own tabs")
 	if got := userSees(); got != usersBefore {
 		t.Errorf("the user's tab sees %q after the refusal, want %q as before", got, usersBefore)
+	}
+	// Back on the session's tab, the network goes offline: the user's tab,
+	// still the session's, keeps the user's network.
+	first := f.tabID(t, "e2e", "session", "/ws")
+	f.mustAllow(t, "e2e.switch_tab", map[string]any{"tab": first})
+	f.mustAllow(t, "e2e.emulate", map[string]any{"network": "offline"})
+	if got := userSees(); got != usersBefore {
+		t.Errorf("the user's adopted tab sees %q with the session offline, want %q as before", got, usersBefore)
 	}
 }
