@@ -265,7 +265,8 @@ func TestEmulateOfflineSendsNothingPastTheGate(t *testing.T) {
 // calls are still observed, decided and answered within the call's bound:
 // a click on a link out of the scope is refused (the gate read where it
 // leads) and the canary sees nothing; a click on a button and on a link in
-// the scope do what they do.
+// the scope do what they do; a tab opened under the throttle is governed
+// the same way.
 func TestEmulateCPUThrottleStillDecides(t *testing.T) {
 	t.Parallel()
 	f, site, _ := startEmulating(t, "launch", "", nil)
@@ -275,6 +276,10 @@ func TestEmulateCPUThrottleStillDecides(t *testing.T) {
 	f.mustAllow(t, "e2e.click", map[string]any{"selector": "#count"})
 	f.mustAllow(t, "e2e.wait_for", map[string]any{"text": "clicked", "timeout_ms": 20000})
 	f.mustAllowSaying(t, "e2e.click", map[string]any{"selector": "#in"}, `title="emulation"`)
+	// A tab opened under the throttle is prepared (held, intercepted,
+	// given the throttle) before it runs, and governed the same way.
+	f.mustAllow(t, "e2e.new_tab", map[string]any{"url": site + "/busy"})
+	f.mustRefuse(t, "e2e.click", map[string]any{"selector": "#out"}, "busy-leak")
 	f.settleAndCheckCanary(t, "a click under CPU throttling")
 }
 
