@@ -341,6 +341,11 @@ var builtins = []*builtinCommand{
 			{Name: "reset", Type: TypeBoolean, Description: "Clear all emulation first."},
 		},
 		groups: []argGroup{{names: []string{"viewport", "device"}}},
+		notHere: map[string]string{
+			"width": emulateSize, "height": emulateSize,
+			"cpuThrottlingRate": "emulate takes the CPU slowdown rate as cpu (1-20)",
+			"networkConditions": "emulate takes the network throttling preset as network (none, offline, slow-3g, fast-3g, fast-4g)",
+		},
 	},
 	{
 		name:        "fetch_page",
@@ -425,6 +430,10 @@ var rolePattern = regexp.MustCompile(`^[a-z]+$`)
 // keyPattern is the shape of press_key's key: modifiers joined by "+" to a
 // key name or one character (which may itself be "+").
 var keyPattern = regexp.MustCompile(`^((Control|Ctrl|Shift|Alt|Option|Meta|Command|Cmd)\+)*([A-Za-z][A-Za-z0-9]{0,19}|[^\x00-\x20\x7f]|Space)$`)
+
+// emulateSize is why emulate takes no width or height (Playwright's
+// browser_resize, Chrome DevTools MCP's resize_page).
+const emulateSize = "emulate takes the size as one argument, viewport = \"<width>x<height>\" (e.g. 1280x720)"
 
 // EmulatedDevices are emulate's device presets (the executor holds their
 // metrics and user agents).

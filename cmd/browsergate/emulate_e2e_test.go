@@ -193,8 +193,9 @@ func TestEmulateGeolocationOnlyWhereThePermissionGrantsIt(t *testing.T) {
 // with an error that names the argument and what was wrong, and changes
 // nothing: a timezone Chromium does not know, a user agent with a line
 // break (it would go into a request header), a viewport out of bounds, a
-// CPU rate above the bound, a position off the globe, and a call with
-// nothing to emulate.
+// CPU rate above the bound, a position off the globe, a call with
+// nothing to emulate, and the peers' width and height (emulate takes a
+// viewport).
 func TestEmulateRefusesBadInput(t *testing.T) {
 	t.Parallel()
 	f, site, _ := startEmulating(t, "launch", "", nil)
@@ -210,6 +211,7 @@ func TestEmulateRefusesBadInput(t *testing.T) {
 		{map[string]any{"cpu": 21}, []string{"cpu"}},
 		{map[string]any{"geolocation": "91,0"}, []string{"latitude must be -90 to 90"}},
 		{map[string]any{}, []string{"give at least one of"}},
+		{map[string]any{"width": 800, "height": 600}, []string{"viewport", "<width>x<height>"}},
 	} {
 		f.mustRefuse(t, "e2e.emulate", tc.args, tc.wants...)
 	}
