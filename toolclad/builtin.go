@@ -325,17 +325,16 @@ var builtins = []*builtinCommand{
 		description: "Load the current page again (a page that came from a form is loaded again by its URL, never posted again).",
 	},
 	{
-		name: "emulate",
-		tier: "medium",
-		description: "Emulate a device on the session's tabs (resize_page): viewport, device, user agent, locale, timezone, geolocation, network and CPU throttling. " +
-			"What is not given stays; reset clears all.",
+		name:        "emulate",
+		tier:        "medium",
+		description: "Emulate a device on the session's tabs (resize_page): viewport, device, user agent, locale, timezone, geolocation, network and CPU throttling. Unset fields stay.",
 		args: []Arg{
 			{Name: "viewport", Type: TypeString, MaxLen: 9, Pattern: viewportPattern, Description: "Width x height in CSS pixels, e.g. 1280x720."},
-			{Name: "device", Type: TypeEnum, Allowed: EmulatedDevices, Description: "Device preset: viewport, scale, touch, user agent."},
+			{Name: "device", Type: TypeEnum, Allowed: EmulatedDevices, Description: "Device preset (size, touch, user agent)."},
 			{Name: "user_agent", Type: TypeString, MaxLen: 512, Pattern: userAgentPattern, Description: "User agent string."},
 			{Name: "locale", Type: TypeString, MaxLen: 35, Pattern: localePattern, Description: "BCP 47 locale, e.g. de-DE."},
 			{Name: "timezone", Type: TypeString, MaxLen: 64, Pattern: timezonePattern, Description: "IANA timezone, e.g. Europe/Berlin."},
-			{Name: "geolocation", Type: TypeString, MaxLen: 32, Pattern: geolocationPattern, Description: "\"latitude,longitude\"; only where [browser.permissions] grants the page geolocation."},
+			{Name: "geolocation", Type: TypeString, MaxLen: 32, Pattern: geolocationPattern, Description: "\"lat,lon\"; only where [browser.permissions] grants geolocation."},
 			{Name: "network", Type: TypeEnum, Allowed: EmulatedNetworks, Description: "Network throttling preset."},
 			{Name: "cpu", Type: TypeInteger, Min: i64(1), Max: i64(MaxCPUThrottle), Description: "CPU slowdown rate (1: none)."},
 			{Name: "reset", Type: TypeBoolean, Description: "Clear all emulation first."},
@@ -459,17 +458,18 @@ var viewportPattern = regexp.MustCompile(`^[0-9]{2,4}x[0-9]{2,4}$`)
 // into a request header (no control character can split it).
 var userAgentPattern = regexp.MustCompile(`^[\x20-\x7e]+$`)
 
-// localePattern is a BCP 47 language tag (the browser judges whether it
-// knows it).
-var localePattern = regexp.MustCompile(`^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8}){0,4}$`)
+// localePattern is the characters of a BCP 47 language tag (the browser
+// judges whether it knows the tag; nothing else can reach the
+// Accept-Language header).
+var localePattern = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
-// timezonePattern is the shape of an IANA timezone id (the browser judges
-// whether it knows it).
-var timezonePattern = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_+-]{0,30}(/[A-Za-z0-9_+-]{1,30}){0,2}$`)
+// timezonePattern is the characters of an IANA timezone id (the browser
+// judges whether it knows it).
+var timezonePattern = regexp.MustCompile(`^[A-Za-z0-9_+/-]+$`)
 
 // geolocationPattern is "latitude,longitude" in decimal degrees (the
-// executor bounds them).
-var geolocationPattern = regexp.MustCompile(`^-?[0-9]{1,3}(\.[0-9]{1,8})?,-?[0-9]{1,3}(\.[0-9]{1,8})?$`)
+// executor reads and bounds them).
+var geolocationPattern = regexp.MustCompile(`^-?[0-9.]+,-?[0-9.]+$`)
 
 // BuiltinCommands returns the names of the commands a manifest may declare,
 // for documentation and error messages.
