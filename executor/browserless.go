@@ -76,12 +76,15 @@ func (p browserlessProvider) start(b *backend) (netip.AddrPort, error) {
 // browserlessLaunch are the launch options browserless is asked for
 // (puppeteer's, which it passes on): the flags of a session's own
 // browser (ownBrowserArgs), with puppeteer's --disable-popup-blocking
-// left out so that popups stay blocked.
+// left out so that popups stay blocked, and without puppeteer's default
+// viewport: puppeteer would set its 800x600 on every page it sees open,
+// over the session's emulation (commands_emulate.go).
 func browserlessLaunch(gateHost string) map[string]any {
 	return map[string]any{
 		"headless":          true,
 		"args":              ownBrowserArgs(gateHost),
 		"ignoreDefaultArgs": []string{"--disable-popup-blocking"},
+		"defaultViewport":   nil,
 	}
 }
 

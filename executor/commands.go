@@ -134,6 +134,7 @@ var commandTable = map[string]commandSpec{
 	"accessibility_audit": {act: actAccessibilityAudit, settle: noSettle, pageContent: true},
 	// With reload: true, judged and waited for as reload (specOf).
 	"performance_trace": {act: actPerformanceTrace, settle: noSettle, pageContent: true},
+	"emulate":           {act: actEmulate, settle: noSettle},
 	// The browserless engine's (engine = "http"; webengine.go): they run
 	// in runWebTurn, with no tab, so only act and pageContent apply.
 	"fetch_page":    {act: actFetchPage, settle: noSettle, pageContent: true},

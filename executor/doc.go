@@ -36,7 +36,9 @@
 // session.go, browser.go, tab.go, tabs.go, groups.go, observe.go,
 // element.go, world.go (the isolated world observe reads in), watch.go,
 // dialogs.go, downloads.go, capture.go and capture_ax.go (what a snapshot
-// reads of the page over CDP; its rendering is package snapshot's); the request guard, which judges every request
-// the session's pages make, in the guard_*.go files; and what is masked
+// reads of the page over CDP; its rendering is package snapshot's),
+// emulation.go (what emulate sets, as values); the request guard, which
+// judges every request the session's pages make and gives them the
+// session's emulation, in the guard_*.go files; and what is masked
 // of what leaves (maskscope.go, maskturn.go; the masking is package mask's).
 package executor

@@ -62,6 +62,14 @@ type targetGuard struct {
 	wsMu       sync.Mutex
 	wsRules    []wsRule
 	wsSessions map[string]bool
+	// throttle is the session's network emulation, a rule for every
+	// request sent after the WebSocket rules (nil: none; under wsMu). In
+	// a browser context of the session's own, wsSessions are the pages
+	// and frames it goes to.
+	throttle *wsRule
+	// emu is the session's emulation (under mu): what its pages are
+	// prepared with (guard_emulation.go).
+	emu emulationState
 
 	writeMu sync.Mutex
 	mu      sync.Mutex
@@ -521,15 +529,7 @@ func (g *targetGuard) leftSite(prev string) {
 // closes with its chromedp context). The user's tabs it adopted are never
 // closed: they are the user's.
 func (g *targetGuard) closePopups(keep string) {
-	g.mu.Lock()
-	var ids []string
-	for _, id := range g.pages {
-		if id != keep && !g.users[id] {
-			ids = append(ids, id)
-		}
-	}
-	g.mu.Unlock()
-	for _, id := range ids {
+	for _, id := range g.ownPages(keep) {
 		if _, err := g.call(context.Background(), "", "Target.closeTarget", map[string]any{"targetId": id}); err != nil {
 			g.logger.Debug("target guard: close a popup", "target", id, "error", err)
 		}
@@ -918,7 +918,7 @@ func (g *targetGuard) prepare(ctx context.Context, session, target, kind string,
 			if c.method == wsRulesMethod {
 				g.wsMu.Lock()
 				g.wsSessions[session] = true
-				ch, err = g.send(session, c.method, map[string]any{"matchedNetworkConditions": g.wsRules})
+				ch, err = g.send(session, c.method, map[string]any{"matchedNetworkConditions": g.netRulesFor(session)})
 				g.wsMu.Unlock()
 			} else {
 				ch, err = g.send(session, c.method, c.params)
@@ -931,6 +931,24 @@ func (g *targetGuard) prepare(ctx context.Context, session, target, kind string,
 			if err != nil && !tolerate(err) {
 				return fmt.Errorf("%s: %w", c.method, err)
 			}
+		}
+	}
+	if !g.user && (kind == "page" || kind == "iframe") {
+		// The session's network emulation (guard_emulation.go), before
+		// the target runs; sent only while there is one.
+		g.wsMu.Lock()
+		g.wsSessions[session] = true
+		var ch chan cdpReply
+		var err error
+		if g.throttle != nil {
+			ch, err = g.send(session, wsRulesMethod, map[string]any{"matchedNetworkConditions": g.netRules()})
+		}
+		g.wsMu.Unlock()
+		if err != nil {
+			return fmt.Errorf("%s: %w", wsRulesMethod, err)
+		}
+		if ch != nil {
+			late = append(late, lateReply{wsRulesMethod, ch})
 		}
 	}
 	if kind == "page" || kind == "iframe" {
@@ -969,16 +987,27 @@ func (g *targetGuard) prepare(ctx context.Context, session, target, kind string,
 			scripts = append(scripts, map[string]any{"source": domWatchJS, "runImmediately": true, "worldName": worldName})
 		}
 		replies := []chan cdpReply{enable, runtimeOn, binding}
+		replyMethods := []string{"Page.enable", "Runtime.enable", "Runtime.addBinding"}
 		for _, params := range scripts {
 			ch, err := g.send(session, "Page.addScriptToEvaluateOnNewDocument", params)
 			if err != nil {
 				return fmt.Errorf("Page.addScriptToEvaluateOnNewDocument: %w", err)
 			}
-			replies = append(replies, ch)
+			replies, replyMethods = append(replies, ch), append(replyMethods, "Page.addScriptToEvaluateOnNewDocument")
 		}
-		replyMethods := []string{"Page.enable", "Runtime.enable", "Runtime.addBinding", "Page.addScriptToEvaluateOnNewDocument"}
+		if kind == "page" {
+			// The session's emulation (guard_emulation.go), before the
+			// page's first document.
+			for _, c := range g.emulationCalls(target) {
+				ch, err := g.send(session, c.method, c.params)
+				if err != nil {
+					return fmt.Errorf("%s: %w", c.method, err)
+				}
+				replies, replyMethods = append(replies, ch), append(replyMethods, c.method)
+			}
+		}
 		for i, ch := range replies {
-			method := replyMethods[min(i, len(replyMethods)-1)]
+			method := replyMethods[i]
 			if _, err := g.await(ctx, method, ch, wait); err != nil {
 				if !tolerate(err) {
 					return fmt.Errorf("%s: %w", method, err)
@@ -988,7 +1017,7 @@ func (g *targetGuard) prepare(ctx context.Context, session, target, kind string,
 				// would hold its start back by wait again. They are read
 				// once it runs.
 				for j := i; j < len(replies); j++ {
-					late = append(late, lateReply{replyMethods[min(j, len(replyMethods)-1)], replies[j]})
+					late = append(late, lateReply{replyMethods[j], replies[j]})
 				}
 				break
 			}

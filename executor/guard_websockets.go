@@ -196,7 +196,7 @@ func (g *targetGuard) refreshWebSocketRules(ctx context.Context, build func() []
 	g.wsMu.Lock()
 	g.wsRules = build()
 	for session := range g.wsSessions {
-		ch, err := g.send(session, wsRulesMethod, map[string]any{"matchedNetworkConditions": g.wsRules})
+		ch, err := g.send(session, wsRulesMethod, map[string]any{"matchedNetworkConditions": g.netRulesFor(session)})
 		if err != nil {
 			g.wsMu.Unlock()
 			return // the connection is gone, and every session on it

@@ -426,6 +426,28 @@ var builtins = []*builtinCommand{
 		}},
 	},
 	{
+		name:        "emulate",
+		tier:        "medium",
+		description: "Emulate a device on the session's tabs (resize_page): viewport, device, user agent, locale, timezone, geolocation, network and CPU throttling. Unset fields stay.",
+		args: []Arg{
+			{Name: "viewport", Type: TypeString, MaxLen: 9, Pattern: viewportPattern, Description: "Width x height in CSS pixels, e.g. 1280x720."},
+			{Name: "device", Type: TypeEnum, Allowed: EmulatedDevices, Description: "Device preset (size, touch, user agent)."},
+			{Name: "user_agent", Type: TypeString, MaxLen: 512, Pattern: userAgentPattern, Description: "User agent string."},
+			{Name: "locale", Type: TypeString, MaxLen: 35, Pattern: localePattern, Description: "BCP 47 locale, e.g. de-DE."},
+			{Name: "timezone", Type: TypeString, MaxLen: 64, Pattern: timezonePattern, Description: "IANA timezone, e.g. Europe/Berlin."},
+			{Name: "geolocation", Type: TypeString, MaxLen: 32, Pattern: geolocationPattern, Description: "\"lat,lon\"; only where [browser.permissions] grants geolocation."},
+			{Name: "network", Type: TypeEnum, Allowed: EmulatedNetworks, Description: "Network throttling preset."},
+			{Name: "cpu", Type: TypeInteger, Min: i64(1), Max: i64(MaxCPUThrottle), Description: "CPU slowdown rate (1: none)."},
+			{Name: "reset", Type: TypeBoolean, Description: "Clear all emulation first."},
+		},
+		groups: []argGroup{{names: []string{"viewport", "device"}}},
+		notHere: map[string]string{
+			"width": emulateSize, "height": emulateSize,
+			"cpuThrottlingRate": "emulate takes the CPU slowdown rate as cpu (1-20)",
+			"networkConditions": "emulate takes the network throttling preset as network (none, offline, slow-3g, fast-3g, fast-4g)",
+		},
+	},
+	{
 		name:        "fetch_page",
 		engine:      EngineHTTP,
 		impliedTier: "low",
@@ -532,6 +554,47 @@ func IsRef(s string) bool { return refPattern.MatchString(s) }
 // and Shift (press_key's chord names) joined by "+".
 var modifiersPattern = regexp.MustCompile(`^(Alt|Control|Meta|Shift)(\+(Alt|Control|Meta|Shift)){0,3}$`)
 
+// emulateSize is why emulate takes no width or height (Playwright's
+// browser_resize, Chrome DevTools MCP's resize_page).
+const emulateSize = "emulate takes the size as one argument, viewport = \"<width>x<height>\" (e.g. 1280x720)"
+
+// EmulatedDevices are emulate's device presets (the executor holds their
+// metrics and user agents).
+var EmulatedDevices = []string{"pixel-7", "iphone-15", "ipad-mini", "desktop"}
+
+// EmulatedNetworks are emulate's network throttling presets (Chrome
+// DevTools' figures).
+var EmulatedNetworks = []string{"none", "offline", "slow-3g", "fast-3g", "fast-4g"}
+
+// MaxCPUThrottle bounds emulate's cpu: Chrome DevTools' strongest preset.
+// At rate r a tab's renderer gets 1/r of a core, and every fact the gate
+// reads there (the page state, where a click leads) takes up to r times
+// as long; at 20 a page that keeps its thread busy is still observed and
+// decided within a call's bound, and whatever is not read in time fails
+// the call (the gate refuses what it cannot judge).
+const MaxCPUThrottle = 20
+
+// viewportPattern is emulate's viewport: width x height (the executor
+// bounds the numbers).
+var viewportPattern = regexp.MustCompile(`^[0-9]{2,4}x[0-9]{2,4}$`)
+
+// userAgentPattern is a user agent: printable ASCII only, since it goes
+// into a request header (no control character can split it).
+var userAgentPattern = regexp.MustCompile(`^[\x20-\x7e]+$`)
+
+// localePattern is the characters of a BCP 47 language tag (the browser
+// judges whether it knows the tag; nothing else can reach the
+// Accept-Language header).
+var localePattern = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// timezonePattern is the characters of an IANA timezone id (the browser
+// judges whether it knows it).
+var timezonePattern = regexp.MustCompile(`^[A-Za-z0-9_+/-]+$`)
+
+// geolocationPattern is "latitude,longitude" in decimal degrees (the
+// executor reads and bounds them).
+var geolocationPattern = regexp.MustCompile(`^-?[0-9.]+,-?[0-9.]+$`)
+
 // BuiltinCommands returns the names of the commands a manifest may declare,
 // for documentation and error messages.
 func BuiltinCommands() []string {
@@ -593,9 +656,14 @@ func (a *Arg) sample() any {
 			return "t1"
 		case modifiersPattern:
 			return "Control"
-		}
-		if a.Pattern == requestIDPattern {
+		case requestIDPattern:
 			return "r1"
+		case viewportPattern:
+			return "1280x720"
+		case localePattern:
+			return "de-DE"
+		case geolocationPattern:
+			return "52.52,13.405"
 		}
 	case TypeEnum:
 		return a.Allowed[0]

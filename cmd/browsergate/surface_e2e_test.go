@@ -134,6 +134,7 @@ console.log('surface console line');
 		w.Header().Set("Content-Type", "text/csv")
 		fmt.Fprint(w, surfaceCSV)
 	})
+	emulationPages(mux)
 	return mux
 }
 
@@ -298,6 +299,7 @@ func (s *surface) run(t *testing.T) {
 	s.runNetwork(t)
 	s.runInsight(t)
 	s.runInput(t)
+	s.runEmulate(t)
 
 	for _, name := range toolclad.BuiltinCommands() {
 		if !toolclad.IsHTTPCommand(name) && !s.covered[name] {
