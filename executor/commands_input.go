@@ -9,7 +9,6 @@ import (
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/storage"
 	"github.com/chromedp/chromedp"
-	"github.com/chromedp/chromedp/kb"
 
 	"github.com/browsergate/browsergate/gate"
 	"github.com/browsergate/browsergate/internal/pagetext"
@@ -36,15 +35,6 @@ func actClick(ctx context.Context, s *session, args map[string]any, f *facts) (o
 	return output{Text: c.verb() + " " + pagetext.Value(el.label)}, nil
 }
 
-// mouseClick is how click presses the mouse: the button ("": left), the
-// clicks in a row (0: one) and the modifier keys held (CDP's bit field).
-type mouseClick struct {
-	button    input.MouseButton
-	count     int64
-	modifiers int64
-	names     string // the modifiers as the agent gave them
-}
-
 // clickOf reads click's button, click_count and modifiers (toolclad has
 // checked them).
 func clickOf(args map[string]any) mouseClick {
@@ -62,36 +52,11 @@ func clickOf(args map[string]any) mouseClick {
 	return c
 }
 
-// opensTab reports whether the click may open a tab or a window rather
-// than act in this one: a middle click, or a click with Control, Meta or
-// Shift held, on a link.
-func (c mouseClick) opensTab() bool {
-	return c.button == input.MouseButtonMiddle || c.modifiers&int64(kb.ModifierCtrl|kb.ModifierMeta|kb.ModifierShift) != 0
-}
-
 // opensTab reports whether the call is a click that may open a tab or a
 // window: the gate judges it where it leads and as opening a tab (refused
 // while a secret typed on the site may be in the page).
 func opensTab(call *toolclad.Call) bool {
 	return call.Command != nil && call.Command.Name == "click" && clickOf(call.Args).opensTab()
-}
-
-// verb says what the click did, for the reply.
-func (c mouseClick) verb() string {
-	v := "clicked"
-	switch c.count {
-	case 2:
-		v = "double-clicked"
-	case 3:
-		v = "triple-clicked"
-	}
-	if c.button != "" && c.button != input.MouseButtonLeft {
-		v = string(c.button) + "-" + v
-	}
-	if c.names != "" {
-		v = c.names + "+" + v
-	}
-	return v
 }
 
 func actTypeText(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {

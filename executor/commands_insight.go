@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
@@ -104,13 +102,12 @@ func (s *session) auditRefs(ctx context.Context, world runtime.ExecutionContextI
 	return refs
 }
 
-// performance_trace's bounds: how long it traces (duration_ms), how much
-// of the browser's trace it keeps, and how long the browser has to hand
-// the trace over once it is ended.
+// performance_trace's bounds: how long it traces (duration_ms) and how
+// long the browser has to hand the trace over once it is ended (what it
+// keeps: traceMaxBytes, tracesink.go).
 const (
-	traceDefault  = 3 * time.Second
-	traceMaxBytes = 32 << 20
-	traceEndWait  = 15 * time.Second
+	traceDefault = 3 * time.Second
+	traceEndWait = 15 * time.Second
 )
 
 // traceCategories are the trace categories DevTools' performance panel
@@ -118,42 +115,6 @@ const (
 var traceCategories = []string{"-*", "devtools.timeline", "disabled-by-default-devtools.timeline",
 	"disabled-by-default-devtools.timeline.frame", "toplevel", "blink.user_timing", "loading", "latencyInfo",
 	"v8.execute", "disabled-by-default-v8.compile", "__metadata"}
-
-// traceSink gathers the events of the trace a performance_trace records:
-// the tab's listener hands them over (pageWatch.listen), and done closes
-// when the browser says the trace is complete.
-type traceSink struct {
-	mu      sync.Mutex
-	events  []json.RawMessage
-	size    int
-	dropped int
-	done    chan struct{}
-	ended   bool
-}
-
-// add keeps a bucket of trace events within traceMaxBytes.
-func (t *traceSink) add(e *tracing.EventDataCollected) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for _, v := range e.Value {
-		if t.size+len(v) > traceMaxBytes {
-			t.dropped++
-			continue
-		}
-		t.size += len(v)
-		t.events = append(t.events, json.RawMessage(slices.Clone([]byte(v))))
-	}
-}
-
-// complete marks the trace handed over.
-func (t *traceSink) complete() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if !t.ended {
-		t.ended = true
-		close(t.done)
-	}
-}
 
 // actPerformanceTrace records a trace of the tab (the Tracing domain) for
 // duration_ms, across a reload of the page when reload is true (judged as

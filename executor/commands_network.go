@@ -25,18 +25,6 @@ import (
 // declaration reveals them. A tab's ids are its own: another tab's or
 // another session's requests are not in its log.
 
-const (
-	// maxBodyText is the most of a body network_request shows, in bytes
-	// (Chrome DevTools MCP's get_network_request shows 10,000 characters).
-	maxBodyText = 10000
-	// maxBodyKept is the most of a body masked before it is cut to
-	// maxBodyText: a secret across the cut is masked whole.
-	maxBodyKept = 4 * maxBodyText
-	// maxBodyFetched: a response larger than this is not read at all;
-	// the browser keeps no larger body (bodyBuffer).
-	maxBodyFetched = 1 << 20
-)
-
 func actNetworkRequests(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
 	since, _ := args["since"].(int64)
 	typ, _ := args["resource_type"].(string)

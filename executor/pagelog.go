@@ -341,3 +341,17 @@ func remoteText(o *runtime.RemoteObject) string {
 	}
 	return string(o.Type)
 }
+
+// What network_request (commands_network.go) shows of a body, and what
+// the log fetches and keeps to show it.
+const (
+	// maxBodyText is the most of a body network_request shows, in bytes
+	// (Chrome DevTools MCP's get_network_request shows 10,000 characters).
+	maxBodyText = 10000
+	// maxBodyKept is the most of a body masked before it is cut to
+	// maxBodyText: a secret across the cut is masked whole.
+	maxBodyKept = 4 * maxBodyText
+	// maxBodyFetched: a response larger than this is not read at all;
+	// the browser keeps no larger body (bodyBuffer).
+	maxBodyFetched = 1 << 20
+)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
-	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
@@ -14,88 +12,6 @@ import (
 	"github.com/browsergate/browsergate/evidence"
 	"github.com/browsergate/browsergate/toolclad"
 )
-
-// The screencast of a call ([tool.evidence] recording = "screencast"):
-// while a call acts, the tab's compositor sends the frames it paints
-// (Page.startScreencast, JPEG), and the record of the call names them in
-// order (evidence revision 17). It is the operator's choice in the
-// manifest; no command turns it on or off. Frames are pixels: what the
-// page shows in clear is in them, as in screenshots (a password field
-// shows dots).
-//
-// Bounds, so that a page that repaints without end cannot fill the log or
-// slow the call: a frame is kept at most every castInterval; a call keeps
-// at most castCallFrames frames and castCallBytes bytes, a session
-// castSessionFrames and castSessionBytes; frames beyond are acknowledged
-// (the browser goes on), counted in the record's recording_dropped, and
-// not kept. The last frame of a call is the viewport as the call ended,
-// taken then (the compositor's frames lag the page), so every recorded call
-// shows where it left its page.
-const (
-	castInterval      = 100 * time.Millisecond
-	castCallFrames    = 50
-	castCallBytes     = 4 << 20
-	castSessionFrames = 3000
-	castSessionBytes  = 256 << 20
-	castQuality       = 60
-	castMaxSide       = 1280
-	// castStopWait bounds the browser's answer to stopping the screencast,
-	// and the final frame when the tab painted none.
-	castStopWait = 3 * time.Second
-)
-
-// screencast gathers the frames of one call on one tab. frame runs on
-// chromedp's read loop (pageWatch.listen): it only keeps and queues the
-// acknowledgement, which ack sends from a goroutine of its own.
-type screencast struct {
-	ctx   context.Context // the tab's
-	watch *pageWatch      // the tab's, whose listener gives frame the frames
-	mu    sync.Mutex
-	refs  []evidence.RecordingRef
-	size  int
-	// room is what the session's bounds leave this call.
-	roomFrames, roomBytes int
-	last                  time.Time
-	dropped               int
-	acks                  chan int64
-	acked                 chan struct{}
-}
-
-// frame keeps a frame the tab painted, within the bounds, and queues its
-// acknowledgement (the browser sends no more until it is acknowledged).
-func (c *screencast) frame(e *page.EventScreencastFrame) {
-	c.mu.Lock()
-	now := time.Now()
-	switch {
-	case c.acks == nil: // stopped
-	case len(e.Data) == 0:
-	case !c.last.IsZero() && now.Sub(c.last) < castInterval,
-		len(c.refs) >= min(castCallFrames, c.roomFrames),
-		c.size+len(e.Data) > min(castCallBytes, c.roomBytes):
-		c.dropped++
-	default:
-		c.last = now
-		c.size += len(e.Data)
-		c.refs = append(c.refs, evidence.RecordingRef{Kind: evidence.RecordingFrame, Data: e.Data})
-	}
-	if c.acks != nil {
-		select {
-		case c.acks <- e.SessionID:
-		default: // the acknowledger is behind: the browser waits for it
-		}
-	}
-	c.mu.Unlock()
-}
-
-// ack acknowledges the frames as they come, until stop.
-func (c *screencast) ack() {
-	defer close(c.acked)
-	for id := range c.acks {
-		ctx, cancel := context.WithTimeout(c.ctx, castStopWait)
-		_, _ = chromedp.Call(ctx, page.ScreencastFrameAck, page.ScreencastFrameAckParams{SessionID: id})
-		cancel()
-	}
-}
 
 // startRecording starts the screencast of the call on the session's tab
 // when the manifest asks for one; nil when it does not, or when there is
@@ -107,7 +23,7 @@ func (s *session) startRecording() (*screencast, error) {
 	c := &screencast{ctx: s.tab.ctx, acks: make(chan int64, 8), acked: make(chan struct{}),
 		roomFrames: castSessionFrames - s.cast.frames, roomBytes: castSessionBytes - s.cast.bytes}
 	w := s.tab.watch
-	c.watch = w
+	c.detach = func() { w.cast.CompareAndSwap(c, nil) }
 	w.cast.Store(c)
 	go c.ack()
 	quality := int64(castQuality)
@@ -116,7 +32,7 @@ func (s *session) startRecording() (*screencast, error) {
 	_, err := chromedp.Call(ctx, page.StartScreencast, page.StartScreencastParams{Format: page.StartScreencastFormatJpeg,
 		Quality: &quality, MaxWidth: castMaxSide, MaxHeight: castMaxSide, EveryNthFrame: 1})
 	if err != nil {
-		c.stop(w)
+		c.stop()
 		return nil, fmt.Errorf("start the screencast: %w", err)
 	}
 	return c, nil
@@ -135,7 +51,7 @@ func (s *session) stopRecording(c *screencast) ([]evidence.RecordingRef, int, er
 	if _, err := chromedp.Call(ctx, page.StopScreencast, cdp.Empty{}); err != nil && attached(c.ctx) {
 		errs = append(errs, fmt.Errorf("stop the screencast: %w", err))
 	}
-	c.stop(c.watch)
+	c.stop()
 	refs, dropped := c.refs, c.dropped
 	// The compositor's frames lag the page (the last one sent may predate
 	// the call's last paint): the call's last frame is the viewport as it
@@ -161,22 +77,3 @@ func (s *session) stopRecording(c *screencast) ([]evidence.RecordingRef, int, er
 	}
 	return refs, dropped, errors.Join(errs...)
 }
-
-// stop ends the gathering: no frame is kept after it, and the
-// acknowledger has ended when it returns.
-func (c *screencast) stop(w *pageWatch) {
-	if w != nil {
-		w.cast.CompareAndSwap(c, nil)
-	}
-	c.mu.Lock()
-	acks := c.acks
-	c.acks = nil
-	c.mu.Unlock()
-	if acks != nil {
-		close(acks)
-		<-c.acked
-	}
-}
-
-// castTally is what a session's screencasts have kept, for its bounds.
-type castTally struct{ frames, bytes int }
