@@ -112,6 +112,10 @@ var commandTable = map[string]commandSpec{
 	"upload_file":      {observes: gate.ObserveUpload, act: actUploadFile, settle: 50 * time.Millisecond, guarded: true},
 	"download":         {act: actDownload, settle: noSettle},
 	"await_human":      {act: actAwaitHuman, settle: noSettle, asksHuman: true},
+	// The state commands change no page: a load's cookies and local
+	// storage are for the pages that load next.
+	"save_storage_state": {observes: gate.ObserveStorageState, act: actSaveStorageState, settle: noSettle},
+	"load_storage_state": {observes: gate.ObserveStorageState, act: actLoadStorageState, settle: noSettle},
 	// The browserless engine's (engine = "http"; webengine.go): they run
 	// in runWebTurn, with no tab, so only act and pageContent apply.
 	"fetch_page":    {act: actFetchPage, settle: noSettle, pageContent: true},

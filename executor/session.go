@@ -119,6 +119,9 @@ type session struct {
 	// lastCallEnd is when the session's last call ended (when the session
 	// began, until then).
 	lastCallEnd time.Time
+	// stateScripts are the local storage of a loaded state waiting for
+	// its origin's first document, by origin (commands_state.go).
+	stateScripts map[string]stateScript
 	// lowered are the session's renderers that run on spare processor
 	// time while it waits for the agent (spinning.go).
 	lowered []*sparetime.Lowered

@@ -233,6 +233,8 @@ func (v *Verdict) leads(q *Question) *DenyError {
 				return Deny(evidence.StageSecrets, "secret domains", "%v", err)
 			}
 		}
+	case ObserveStorageState:
+		return storageStateLeads(q)
 	case ObserveClick, ObserveSubmit, ObserveKey, ObserveSelect:
 		el := f.Element
 		if el == nil {

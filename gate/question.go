@@ -54,14 +54,15 @@ type Observation int
 
 // The observations.
 const (
-	ObserveNothing Observation = iota // the page state and popups only
-	ObserveClick                      // the element clicked, and where the click leads
-	ObserveSubmit                     // the form submitted, and where it posts
-	ObserveField                      // the element typed into: its page, its kind
-	ObserveHistory                    // the history entry go_back returns to
-	ObserveTab                        // the tab a tab command names (list_tabs' listing)
-	ObserveKey                        // the element a key goes into, and where the key leads
-	ObservePoint                      // the element the mouse moves over
-	ObserveSelect                     // the select or listbox, and where choosing the option leads
-	ObserveUpload                     // the file input, and the file (read and copied)
+	ObserveNothing      Observation = iota // the page state and popups only
+	ObserveClick                           // the element clicked, and where the click leads
+	ObserveSubmit                          // the form submitted, and where it posts
+	ObserveField                           // the element typed into: its page, its kind
+	ObserveHistory                         // the history entry go_back returns to
+	ObserveTab                             // the tab a tab command names (list_tabs' listing)
+	ObserveKey                             // the element a key goes into, and where the key leads
+	ObservePoint                           // the element the mouse moves over
+	ObserveSelect                          // the select or listbox, and where choosing the option leads
+	ObserveUpload                          // the file input, and the file (read and copied)
+	ObserveStorageState                    // the saved signed-in state a state command names (read and checked for a load)
 )

@@ -325,6 +325,18 @@ var builtins = []*builtinCommand{
 		description: "Load the current page again (a page that came from a form is loaded again by its URL, never posted again).",
 	},
 	{
+		name:        "save_storage_state",
+		tier:        "medium",
+		description: "Save the session's signed-in state (cookies, and the current page's local storage) under a name in the manifest's state directory. The reply counts what was saved; values are never shown.",
+		args:        []Arg{stateNameArg},
+	},
+	{
+		name:        "load_storage_state",
+		tier:        "high",
+		description: "Restore signed-in state saved by save_storage_state (cookies, local storage), refused if any of it is for a site outside the scope. The shipped policies ask a human first.",
+		args:        []Arg{stateNameArg},
+	},
+	{
 		name:        "fetch_page",
 		engine:      EngineHTTP,
 		impliedTier: "low",
@@ -400,6 +412,14 @@ func ReadMode(mode string) string {
 // fileNamePattern is the shape of upload_file's file: a relative path of
 // plain names (the directory itself is checked when the file is opened).
 var fileNamePattern = regexp.MustCompile(`^[^/\x00][^\x00]*$`)
+
+// stateNameArg is the name of a saved state: a plain name, no path (the
+// file is <name>.json in [browser.files] state_dir).
+var stateNameArg = Arg{Name: "name", Type: TypeString, Required: true, MaxLen: 64, Pattern: stateNamePattern,
+	Description: "The state's name: letters, digits, '.', '_', '-' (no path)."}
+
+// stateNamePattern is the shape of a state's name.
+var stateNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 // rolePattern is the shape of an ARIA role name.
 var rolePattern = regexp.MustCompile(`^[a-z]+$`)

@@ -17,6 +17,7 @@ var (
 		"go_back": gate.ObserveHistory, "go_forward": gate.ObserveHistory, "switch_tab": gate.ObserveTab,
 		"close_tab": gate.ObserveTab, "press_key": gate.ObserveKey, "select_option": gate.ObserveSelect,
 		"hover": gate.ObservePoint, "upload_file": gate.ObserveUpload,
+		"save_storage_state": gate.ObserveStorageState, "load_storage_state": gate.ObserveStorageState,
 	}
 	TabCommands = map[string]bool{"switch_tab": true, "new_tab": true, "close_tab": true}
 )
