@@ -36,7 +36,7 @@ func surfaceCommands(up, down string) string {
 		}
 		fmt.Fprintf(&b, "[browser.commands.%s]\n%s", name, surfaceArgs[name])
 	}
-	fmt.Fprintf(&b, "\n[browser.files]\nupload_dir = %q\ndownload_dir = %q\n", up, down)
+	fmt.Fprintf(&b, "\n[browser.files]\nupload_dir = %q\ndownload_dir = %q\nstate_dir = %q\n", up, down, surfaceStateDir(up))
 	return b.String()
 }
 
@@ -117,6 +117,7 @@ console.log('surface console line');
 	mux.HandleFunc("/permissions", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, surfacePermissionsPage)
 	})
+	surfaceStatePages(mux)
 	mux.HandleFunc("/report.csv", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/csv")
 		fmt.Fprint(w, surfaceCSV)
@@ -154,6 +155,9 @@ func surfaceDirs(t *testing.T) (up, down string) {
 		}
 	}
 	testkit.WriteFile(t, up, "report.txt", surfaceUpload)
+	if err := os.Mkdir(surfaceStateDir(up), 0o700); err != nil {
+		t.Fatal(err)
+	}
 	return up, down
 }
 
@@ -163,6 +167,7 @@ type surface struct {
 	tool    string // the manifest's tool name
 	site    string // the suite's site, as the browser reaches it
 	down    string // the download directory
+	live    bool   // the user's browser (live mode)
 	covered map[string]bool
 }
 
@@ -281,6 +286,8 @@ func (s *surface) run(t *testing.T) {
 		t.Errorf("await_human did not give the operator's answer:\n%s", out)
 	}
 
+	s.runState(t)
+
 	for _, name := range toolclad.BuiltinCommands() {
 		if !toolclad.IsHTTPCommand(name) && !s.covered[name] {
 			t.Errorf("the command-surface suite does not run %s", name)
@@ -334,7 +341,7 @@ func TestCommandSurfaceInTheUsersBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(stop)
-	(&surface{f: f, tool: "e2e", site: site, down: down}).run(t)
+	(&surface{f: f, tool: "e2e", site: site, down: down, live: true}).run(t)
 }
 
 // surfaceInLab serves the suite's site on the lab's web host and returns
