@@ -38,9 +38,7 @@ func (s *session) observeStorageState(name string, load bool) *gate.StorageState
 		return st
 	}
 	if !load {
-		if _, err := openStateDirClosed(s); err != nil {
-			st.Err = err
-		}
+		st.Err = checkStateDir(s)
 		return st
 	}
 	parsed, ref, err := readState(s.manifest.Browser.Files, name)
@@ -64,13 +62,13 @@ func (s *session) observeStorageState(name string, load bool) *gate.StorageState
 	return st
 }
 
-// openStateDirClosed checks that the state directory opens.
-func openStateDirClosed(s *session) (bool, error) {
+// checkStateDir checks that the state directory opens, owner-only.
+func checkStateDir(s *session) error {
 	root, err := openStateDir(s.manifest.Browser.Files)
 	if err != nil {
-		return false, err
+		return err
 	}
-	return true, root.Close()
+	return root.Close()
 }
 
 func actSaveStorageState(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {

@@ -10,6 +10,7 @@ import (
 	"github.com/browsergate/browsergate/evidence"
 	"github.com/browsergate/browsergate/gate"
 	"github.com/browsergate/browsergate/internal/testkit"
+	"github.com/browsergate/browsergate/toolclad"
 )
 
 // stateManifest declares the state commands, with a secret bound to one
@@ -29,13 +30,9 @@ env = "STATE_TEST_PW"
 domains = ["login.example.com"]
 `
 
-// TestLoadStorageStateIsDecidedOnTheFile: a load is refused, with nothing
-// applied (the act never runs), when the state holds a cookie or local
-// storage for a site outside the scope, when its file could not be
-// trusted, or when a secret's value in it would go to a site off the
-// secret's domains; a state all inside the scope goes on to the policies
-// (which ask a human for a load).
-func TestLoadStorageStateIsDecidedOnTheFile(t *testing.T) {
+// newStateFixture loads stateManifest with an owner-only state directory
+// and the secret's value set.
+func newStateFixture(t *testing.T) (*decideFixture, *toolclad.Manifest) {
 	t.Setenv("STATE_TEST_PW", "correct horse battery")
 	dir := t.TempDir()
 	if err := os.Chmod(dir, 0o700); err != nil {
@@ -47,6 +44,17 @@ func TestLoadStorageStateIsDecidedOnTheFile(t *testing.T) {
 	if f.secrets, err = gate.NewSecrets(m); err != nil {
 		t.Fatal(err)
 	}
+	return f, m
+}
+
+// TestLoadStorageStateIsDecidedOnTheFile: a load is refused, with nothing
+// applied (the act never runs), when the state holds a cookie or local
+// storage for a site outside the scope, when its file could not be
+// trusted, or when a secret's value in it would go to a site off the
+// secret's domains; a state all inside the scope goes on to the policies
+// (which ask a human for a load).
+func TestLoadStorageStateIsDecidedOnTheFile(t *testing.T) {
+	f, m := newStateFixture(t)
 	pw := f.secrets.HeldInBytes([]byte("x correct horse battery x"))
 	if len(pw) != 1 {
 		t.Fatalf("HeldInBytes found %d secrets in a text holding one", len(pw))
@@ -96,13 +104,7 @@ func TestLoadStorageStateIsDecidedOnTheFile(t *testing.T) {
 // state command where it cannot run is the gate's refusal, before any
 // policy or human.
 func TestSaveStorageStateRefusedWhereItCannotRun(t *testing.T) {
-	t.Setenv("STATE_TEST_PW", "correct horse battery")
-	dir := t.TempDir()
-	if err := os.Chmod(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	m := testkit.Manifest(t, fmt.Sprintf(stateManifest, dir))
-	f := &decideFixture{m: m, engine: testkit.Policies(t)}
+	f, m := newStateFixture(t)
 	fs := on("https://www.example.com/")
 	fs.StorageState = &gate.StorageState{Err: errors.New("in live mode the user's browser keeps its own signed-in state")}
 	v := gate.Decide(f.ask(t, m, "save_storage_state", map[string]any{"name": "alice"}, fs, nil))

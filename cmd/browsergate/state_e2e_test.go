@@ -61,14 +61,23 @@ upload_dir = %q
 `, stateDir, up)
 }
 
-// ownerOnlyDir makes a directory of mode 0700 under dir.
-func ownerOnlyDir(t *testing.T, dir, name string) string {
+// stateSetup makes a state and an upload directory (0700) in dir and
+// serves stateSite at site.
+func stateSetup(t *testing.T) (dir, stateDir, up, site string) {
 	t.Helper()
-	d := filepath.Join(dir, name)
-	if err := os.Mkdir(d, 0o700); err != nil {
+	dir = t.TempDir()
+	stateDir, up = filepath.Join(dir, "state"), filepath.Join(dir, "up")
+	for _, d := range []string{stateDir, up} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	site, stop, err := serveOn("127.0.0.1:0", stateSite())
+	if err != nil {
 		t.Fatal(err)
 	}
-	return d
+	t.Cleanup(stop)
+	return dir, stateDir, up, site
 }
 
 // TestStorageStateSignsAnotherSessionIn: a session signed in on the site
@@ -79,13 +88,7 @@ func ownerOnlyDir(t *testing.T, dir, name string) string {
 // by cookie and by local storage; signed out by the site, it stays so.
 func TestStorageStateSignsAnotherSessionIn(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	stateDir, up := ownerOnlyDir(t, dir, "state"), ownerOnlyDir(t, dir, "up")
-	site, stop, err := serveOn("127.0.0.1:0", stateSite())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stop)
+	_, stateDir, up, site := stateSetup(t)
 
 	first := startWith(t, stateManifest(stateDir, up))
 	first.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/login?user=alice"})
@@ -172,13 +175,7 @@ func TestStorageStateSignsAnotherSessionIn(t *testing.T) {
 // cookie would sign the session in, and the test fails.
 func TestStorageStateLoadRefusals(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	stateDir, up := ownerOnlyDir(t, dir, "state"), ownerOnlyDir(t, dir, "up")
-	site, stop, err := serveOn("127.0.0.1:0", stateSite())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stop)
+	dir, stateDir, up, site := stateSetup(t)
 	planted := fmt.Sprintf(`{"version": 1, "cookies": [
   {"name": "sid", "value": %q, "domain": "127.0.0.1", "path": "/", "expires": -1, "http_only": true, "secure": false},
   {"name": "track", "value": "x", "domain": ".evil.test", "path": "/", "expires": -1, "http_only": false, "secure": true}],
