@@ -119,6 +119,9 @@ type session struct {
 	// lastCallEnd is when the session's last call ended (when the session
 	// began, until then).
 	lastCallEnd time.Time
+	// contexts are the session's browser contexts besides the current
+	// one (contexts.go).
+	contexts sessionContexts
 	// stateScripts are the local storage of a loaded state waiting for
 	// its origin's first document, by origin (commands_state.go).
 	stateScripts map[string]stateScript
@@ -159,7 +162,7 @@ func (s *session) view() sessionView {
 func (s *session) end(deadline time.Time) {
 	s.ended = true
 	s.limits.stopTimers()
-	s.closeTabs()
+	s.closeContexts()
 	s.web.close()
 	s.downloads.stop(deadline)
 	if s.files != "" {

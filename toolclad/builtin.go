@@ -337,6 +337,15 @@ var builtins = []*builtinCommand{
 		args:        []Arg{stateNameArg},
 	},
 	{
+		name:        "new_context",
+		description: "Open a new isolated browser context (its own cookies and storage, the same scope) with one blank tab, and make it current.",
+	},
+	{
+		name:        "switch_context",
+		description: "Make a browser context from list_tabs (c1, c2, ...) the current one, on the tab it was on.",
+		args:        []Arg{{Name: "context", Type: TypeString, Required: true, MaxLen: 8, Pattern: contextPattern, Description: "Context id from list_tabs (c1, c2, ...)."}},
+	},
+	{
 		name:        "fetch_page",
 		engine:      EngineHTTP,
 		impliedTier: "low",
@@ -413,6 +422,10 @@ func ReadMode(mode string) string {
 // plain names (the directory itself is checked when the file is opened).
 var fileNamePattern = regexp.MustCompile(`^[^/\x00][^\x00]*$`)
 
+// contextPattern is the shape of the browser context ids list_tabs
+// hands out.
+var contextPattern = regexp.MustCompile(`^c[0-9]{1,3}$`)
+
 // stateNameArg is the name of a saved state: a plain name, no path (the
 // file is <name>.json in [browser.files] state_dir).
 var stateNameArg = Arg{Name: "name", Type: TypeString, Required: true, MaxLen: 64, Pattern: stateNamePattern,
@@ -486,6 +499,9 @@ func (a *Arg) sample() any {
 	case TypeString:
 		if a.Pattern == tabPattern {
 			return "t1"
+		}
+		if a.Pattern == contextPattern {
+			return "c1"
 		}
 	case TypeEnum:
 		return a.Allowed[0]
@@ -567,4 +583,25 @@ func (b *builtinCommand) fullCommand() *Command {
 		}
 	}
 	return c
+}
+
+// DefaultMaxContexts is how many browser contexts new_context may open in
+// a session besides its first, unless its declaration says max_contexts.
+const DefaultMaxContexts = 1
+
+// maxContextsLimit bounds max_contexts: each context is a browser
+// context, an egress proxy and a request guard of the session's own.
+const maxContextsLimit = 8
+
+// decodeMaxContexts reads new_context's max_contexts.
+func decodeMaxContexts(t *table, c *Command) {
+	c.MaxContexts = DefaultMaxContexts
+	var n int64
+	if t.integer("max_contexts", &n) {
+		if n < 1 || n > maxContextsLimit {
+			t.r.errorf(t.at("max_contexts"), "must be between 1 and %d, got %d", maxContextsLimit, n)
+			return
+		}
+		c.MaxContexts = int(n)
+	}
 }

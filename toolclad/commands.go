@@ -103,6 +103,9 @@ func decodeCommand(t *table, b *builtinCommand, m *Manifest) *Command {
 	if b.name == "close_tab" {
 		t.boolean("allow_user_tabs", &c.AllowUserTabs)
 	}
+	if b.name == "new_context" {
+		decodeMaxContexts(t, c)
+	}
 	if b.name == "await_human" {
 		t.boolean("secret_answers", &c.SecretAnswers)
 		decodeSecretAnswerDomains(t, c, m)

@@ -255,6 +255,10 @@ type Command struct {
 	// own tabs (live mode, the user's browser context), not only the tabs
 	// the session opened.
 	AllowUserTabs bool
+	// MaxContexts (new_context only) is how many browser contexts
+	// new_context may open in a session besides its first
+	// (DefaultMaxContexts unless declared).
+	MaxContexts int
 	// SecretAnswers (await_human only): every answer is kept from the
 	// agent, which gets a placeholder to type, whatever its secret
 	// argument says.

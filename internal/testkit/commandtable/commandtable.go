@@ -19,5 +19,5 @@ var (
 		"hover": gate.ObservePoint, "upload_file": gate.ObserveUpload,
 		"save_storage_state": gate.ObserveStorageState, "load_storage_state": gate.ObserveStorageState,
 	}
-	TabCommands = map[string]bool{"switch_tab": true, "new_tab": true, "close_tab": true}
+	TabCommands = map[string]bool{"switch_tab": true, "new_tab": true, "close_tab": true, "new_context": true, "switch_context": true}
 )
