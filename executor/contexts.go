@@ -96,7 +96,7 @@ func (s *session) contextsRefused() string {
 	case s.backend.userContext():
 		return "new_context needs browser contexts of the session's own: in the user's browser context (live mode, context = \"user\") the session works in the user's own cookies and storage"
 	case s.backend.key.connect != "launch" && s.backend.key.connect != "live":
-		return "new_context runs on a browser the daemon launched or a live browser with context = \"isolated\": a remote browser (pool host, Selenium Grid, browserless) gives each session one browser context"
+		return "new_context is not offered on remote browsers (pool host, Selenium Grid, browserless), where each session holds one browser context of the pool's: it runs on a browser the daemon launched, or a live browser with context = \"isolated\""
 	}
 	return ""
 }

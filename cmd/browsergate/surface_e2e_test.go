@@ -168,6 +168,7 @@ type surface struct {
 	site    string // the suite's site, as the browser reaches it
 	down    string // the download directory
 	live    bool   // the user's browser (live mode)
+	remote  bool   // a remote browser (pool host, Selenium Grid, browserless)
 	covered map[string]bool
 }
 
@@ -364,7 +365,7 @@ func TestCommandSurfaceOnAPoolHost(t *testing.T) {
 	up, down := surfaceDirs(t)
 	body, site := surfaceInLab(t, r, fmt.Sprintf(remoteManifest, r.devtools), up, down)
 	f := remoteFixtureWith(t, r, body)
-	(&surface{f: f.fixture, tool: "egress", site: site, down: down}).run(t)
+	(&surface{f: f.fixture, tool: "egress", site: site, down: down, remote: true}).run(t)
 }
 
 // TestCommandSurfaceOnTheGrid runs the command-surface suite on a browser
@@ -376,7 +377,7 @@ func TestCommandSurfaceOnTheGrid(t *testing.T) {
 	up, down := surfaceDirs(t)
 	body, site := surfaceInLab(t, r, ownBrowserManifest("selenium", "egress", g.url, g.creds, ""), up, down)
 	f := remoteFixtureWith(t, r, body)
-	(&surface{f: f.fixture, tool: "egress", site: site, down: down}).run(t)
+	(&surface{f: f.fixture, tool: "egress", site: site, down: down, remote: true}).run(t)
 }
 
 // TestCommandSurfaceOnBrowserless runs the command-surface suite on a
@@ -388,5 +389,5 @@ func TestCommandSurfaceOnBrowserless(t *testing.T) {
 	up, down := surfaceDirs(t)
 	body, site := surfaceInLab(t, r, ownBrowserManifest("browserless", "egress", bl.url, bl.creds, ""), up, down)
 	f := remoteFixtureWith(t, r, body)
-	(&surface{f: f.fixture, tool: "egress", site: site, down: down}).run(t)
+	(&surface{f: f.fixture, tool: "egress", site: site, down: down, remote: true}).run(t)
 }

@@ -8,9 +8,10 @@ import (
 	"testing"
 )
 
-// The command-surface suite's steps for signed-in state: save and load
-// on a browser of the session's own, a refusal that says why in the
-// user's browser.
+// The command-surface suite's steps for signed-in state and browser
+// contexts: save and load on a browser of the session's own, a second
+// context beside the first where the daemon opens contexts, and
+// refusals that say why elsewhere.
 
 // surfaceStateDir is the suite's state directory, owner-only, beside the
 // upload directory up.
@@ -40,6 +41,7 @@ func surfaceStatePages(mux *http.ServeMux) {
 // the operator's approval) and finds the session signed in again. In the
 // user's browser both commands are refused, saying why.
 func (s *surface) runState(t *testing.T) {
+	defer s.runContexts(t)
 	if s.live {
 		for _, cmd := range []string{"save_storage_state", "load_storage_state"} {
 			s.covered[cmd] = true
@@ -55,6 +57,30 @@ func (s *surface) runState(t *testing.T) {
 	if out := s.approved(t, "load_storage_state", map[string]any{"name": "surface"}, ""); !strings.Contains(out, "loaded state surface (surface.json): 1 cookie(s)") {
 		t.Errorf("load_storage_state:\n%s", out)
 	}
+	s.allow(t, "reload", nil)
+	s.allow(t, "snapshot", nil, "state: signed in")
+}
+
+// runContexts opens a second browser context beside the first, signed
+// in by runState's load, and finds it signed out; switching back finds
+// the first signed in. In the user's browser context and on a remote
+// browser new_context is refused, saying why.
+func (s *surface) runContexts(t *testing.T) {
+	s.allow(t, "switch_context", map[string]any{"context": "c1"}, "c1 is the current browser context")
+	switch {
+	case s.live:
+		s.covered["new_context"] = true
+		s.f.mustRefuse(t, s.tool+".new_context", nil, "in the user's browser context")
+		return
+	case s.remote:
+		s.covered["new_context"] = true
+		s.f.mustRefuse(t, s.tool+".new_context", nil, "not offered on remote browsers")
+		return
+	}
+	s.allow(t, "new_context", nil, "opened browser context c2")
+	s.allow(t, "navigate", map[string]any{"url": s.site + "/state/me"})
+	s.allow(t, "snapshot", nil, "state: signed out")
+	s.allow(t, "switch_context", map[string]any{"context": "c1"}, "switched to browser context c1")
 	s.allow(t, "reload", nil)
 	s.allow(t, "snapshot", nil, "state: signed in")
 }
