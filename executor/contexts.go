@@ -58,6 +58,15 @@ func contextNumber(id string) int {
 	return n
 }
 
+// recorded is the current context's id for the record: "" in a session
+// that never opened a second one.
+func (c *sessionContexts) recorded() string {
+	if c.next == 0 {
+		return ""
+	}
+	return c.currentID()
+}
+
 // park takes the current context out of the session, under its id.
 func (s *session) park() {
 	if s.contexts.parked == nil {

@@ -202,7 +202,7 @@ func (e *Executor) runTurn(ctx context.Context, s *session, t *turn) {
 	}
 	t.mark("observe")
 	cur := s.tab.targetID()
-	t.tab = &evidence.TabRef{ID: s.tabIDs.id(cur), Owner: s.tabOwner(cur), URL: t.facts.State.URL}
+	t.tab = &evidence.TabRef{ID: s.tabIDs.id(cur), Owner: s.tabOwner(cur), URL: t.facts.State.URL, Context: s.contexts.recorded()}
 	t.verdict = gate.Decide(e.question(s, t, t.facts, false))
 	t.mark("decide")
 	if t.deny = e.enforce(actx, s, t, t.verdict); t.deny != nil {

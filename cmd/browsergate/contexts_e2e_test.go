@@ -32,8 +32,9 @@ max_contexts = 1
 // first's guards: an out-of-scope navigate is refused, and a page of it
 // that reaches for the canary on a forbidden loopback address (an image,
 // a fetch, a navigation of its own) gets nothing through. A third
-// context is over max_contexts. When the session ends, none of its
-// browser contexts is left in the browser.
+// context is over max_contexts. The records name the context of the tab
+// each call acted in. When the session ends, none of its browser
+// contexts is left in the browser.
 func TestTwoUsersSideBySideInTwoContexts(t *testing.T) {
 	t.Parallel()
 	port, _ := startChromium(t)
@@ -110,6 +111,15 @@ setTimeout(() => { location.href = %[1]q + '/moved' }, 100);
 		t.Errorf("the browser has %d browser contexts during the session, want the session's 2", n)
 	}
 	f.cs.Close()
+	byContext := map[string]int{}
+	for _, e := range readEnvelopes(t, f.evidence) {
+		if e.Tab != nil {
+			byContext[e.Tab.Context]++
+		}
+	}
+	if byContext[""] == 0 || byContext["c1"] == 0 || byContext["c2"] == 0 {
+		t.Errorf("the records' tabs by context: %v, want records before new_context without one, and records in c1 and in c2", byContext)
+	}
 	for left := browserContexts(); len(left) > 0; left = browserContexts() {
 		if user.Err() != nil {
 			t.Fatalf("the session's browser contexts are still there after it ended: %v", left)
