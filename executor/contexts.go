@@ -124,7 +124,8 @@ func actNewContext(ctx context.Context, s *session, args map[string]any, f *fact
 	id := "c" + strconv.Itoa(s.contexts.next)
 	s.contexts.current = id
 	if err := s.openContext(); err != nil {
-		s.closeTabs()
+		// Nothing of the new context is left open (newSessionContext
+		// closed what it had made).
 		s.resume(prev)
 		return output{}, fmt.Errorf("open a browser context: %w; the session stays in %s", err, prev)
 	}
