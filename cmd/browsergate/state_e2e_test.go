@@ -171,8 +171,9 @@ func TestStorageStateSignsAnotherSessionIn(t *testing.T) {
 // is asked and with nothing of it applied (its in-scope cookie does not
 // sign the session in); so are a malformed file, one too large, one
 // readable by others (as ssh refuses such a key), a symlink out of the
-// directory, and a name with a path. Without the scope check the planted
-// cookie would sign the session in, and the test fails.
+// directory, a name with a path, and a file changed after a human was
+// asked about it. Without the scope check the planted file would be put
+// to a human rather than refused, and the test fails.
 func TestStorageStateLoadRefusals(t *testing.T) {
 	t.Parallel()
 	dir, stateDir, up, site := stateSetup(t)
@@ -224,6 +225,30 @@ func TestStorageStateLoadRefusals(t *testing.T) {
 	}
 	if out, _ := f.approvals(t, "list"); strings.Contains(out, "load_storage_state") {
 		t.Errorf("a refused load asked a human:\n%s", out)
+	}
+
+	// A human approves the state as it was read, by its digest: a file
+	// changed while the call waits is another call, and nothing of either
+	// is loaded.
+	good := fmt.Sprintf(`{"version": 1, "cookies": [
+  {"name": "sid", "value": %q, "domain": "127.0.0.1", "path": "/", "expires": -1, "http_only": true, "secure": false}], "origins": []}`, stateToken+"-mallory")
+	if err := os.WriteFile(filepath.Join(stateDir, "good.json"), []byte(good), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte(good))
+	h := f.callAsync(t, "e2e.load_storage_state", map[string]any{"name": "good"})
+	id := f.pendingID(t, h)
+	if out, _ := f.approvals(t, "list"); !strings.Contains(out, hex.EncodeToString(sum[:])) || strings.Contains(out, stateToken) {
+		t.Errorf("approvals list does not show the state file's digest, or shows a value of it:\n%s", out)
+	}
+	if err := os.WriteFile(filepath.Join(stateDir, "good.json"), []byte(strings.Replace(good, "mallory", "eve", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := f.approvals(t, "approve", id, "--by", "alice"); err != nil {
+		t.Fatalf("approve: %v\n%s", err, out)
+	}
+	if out, refused := h.wait(t); !refused || !strings.Contains(out, "file changed") {
+		t.Errorf("a load whose file changed after the question was asked:\n%s", out)
 	}
 	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/me"})
 	if out := f.mustAllow(t, "e2e.snapshot", nil); !strings.Contains(out, "cookie says nobody") {
