@@ -85,7 +85,7 @@ func actSaveStorageState(ctx context.Context, s *session, args map[string]any, f
 		if c.Session {
 			sc.Expires = -1
 		}
-		if !s.check((&storageState{Cookies: []stateCookie{sc}}).sites()[0]).Allowed {
+		if !s.check(sc.site()).Allowed {
 			left++ // never the session's own: a site outside the scope
 			continue
 		}

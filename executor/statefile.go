@@ -181,19 +181,25 @@ func (st *storageState) sites() []string {
 		}
 	}
 	for _, c := range st.Cookies {
-		scheme, host := "http", strings.TrimPrefix(c.Domain, ".")
-		if c.Secure {
-			scheme = "https"
-		}
-		if strings.Contains(host, ":") {
-			host = "[" + strings.Trim(host, "[]") + "]"
-		}
-		add(scheme + "://" + host + "/")
+		add(c.site())
 	}
 	for _, o := range st.Origins {
 		add(o.Origin + "/")
 	}
 	return out
+}
+
+// site is the URL a cookie is judged by: its host, over https for a
+// secure cookie, http for another.
+func (c stateCookie) site() string {
+	scheme, host := "http", strings.TrimPrefix(c.Domain, ".")
+	if c.Secure {
+		scheme = "https"
+	}
+	if strings.Contains(host, ":") {
+		host = "[" + strings.Trim(host, "[]") + "]"
+	}
+	return scheme + "://" + host + "/"
 }
 
 // writeState writes st as the state file of name, owner-only and
