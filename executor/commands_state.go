@@ -121,6 +121,21 @@ func actLoadStorageState(ctx context.Context, s *session, args map[string]any, f
 	if f.StorageState == nil || !ok {
 		return output{}, errors.New("the saved state was not read")
 	}
+	if err := s.applyState(ctx, st, f.State.URL); err != nil {
+		return output{}, err
+	}
+	ref := f.StorageState.File
+	return output{Text: fmt.Sprintf("loaded state %s (%s): %s", name, ref.Name, st.counts()), Files: []evidence.FileRef{ref}}, nil
+}
+
+// counts says what a state holds, without a value.
+func (st *storageState) counts() string {
+	return fmt.Sprintf("%d cookie(s), local storage of %d origin(s)", len(st.Cookies), len(st.Origins))
+}
+
+// applyState sets a state's cookies in the session's browser context and
+// restores its local storage (current: the current page's URL).
+func (s *session) applyState(ctx context.Context, st *storageState, current string) error {
 	params := storage.SetCookiesParams{BrowserContextID: s.tab.browserID, Cookies: []*network.CookieParam{}}
 	for _, c := range st.Cookies {
 		p := &network.CookieParam{Name: c.Name, Value: c.Value, Domain: c.Domain, Path: c.Path, Secure: c.Secure,
@@ -132,15 +147,10 @@ func actLoadStorageState(ctx context.Context, s *session, args map[string]any, f
 	}
 	if len(params.Cookies) > 0 {
 		if _, err := chromedp.CallBrowser(ctx, storage.SetCookies, params); err != nil {
-			return output{}, fmt.Errorf("set the state's cookies: %w", err)
+			return fmt.Errorf("set the state's cookies: %w", err)
 		}
 	}
-	if err := s.restoreLocalStorage(ctx, st.Origins, f.State.URL); err != nil {
-		return output{}, err
-	}
-	ref := f.StorageState.File
-	return output{Text: fmt.Sprintf("loaded state %s (%s): %d cookie(s), local storage of %d origin(s)", name, ref.Name, len(st.Cookies), len(st.Origins)),
-		Files: []evidence.FileRef{ref}}, nil
+	return s.restoreLocalStorage(ctx, st.Origins, current)
 }
 
 // stateWorld is the isolated world the local storage of a loaded state

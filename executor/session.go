@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/browsergate/browsergate/evidence"
 	"github.com/browsergate/browsergate/executor/mask"
 	"github.com/browsergate/browsergate/gate"
 	"github.com/browsergate/browsergate/internal/sparetime"
@@ -122,6 +123,13 @@ type session struct {
 	// contexts are the session's browser contexts besides the current
 	// one (contexts.go).
 	contexts sessionContexts
+	// autoloadDone: the manifest's autoload_state was tried (autoload);
+	// autoloadDeny refuses every call when it could not be loaded;
+	// autoloaded is its file, for the record of the call it was loaded
+	// in (nil once recorded).
+	autoloadDone bool
+	autoloadDeny *DenyError
+	autoloaded   *evidence.FileRef
 	// stateScripts are the local storage of a loaded state waiting for
 	// its origin's first document, by origin (commands_state.go).
 	stateScripts map[string]stateScript

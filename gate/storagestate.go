@@ -5,6 +5,11 @@ import (
 	"github.com/browsergate/browsergate/internal/pagetext"
 )
 
+// StorageStateAllowed judges a state the session loads by itself (the
+// manifest's autoload_state) as a load_storage_state of it is judged
+// (q.Facts.StorageState): nil when it may be loaded.
+func StorageStateAllowed(q *Question) *DenyError { return storageStateLeads(q) }
+
 // storageStateLeads judges a state command: a load only when every site
 // the state holds a cookie or local storage for is inside the scope
 // (fail closed: one outside refuses the whole file, so nothing of it is

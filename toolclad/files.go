@@ -26,6 +26,10 @@ type Files struct {
 	// upload_file cannot send a state file to a site and no download can
 	// plant one.
 	StateDir string
+	// AutoloadState is the name of a state in StateDir the session loads
+	// as it opens its first browser context (autoload_state), checked as
+	// load_storage_state checks it; "" for none.
+	AutoloadState string
 }
 
 // DefaultMaxDownloadBytes is max_download_bytes when a manifest gives none.
@@ -38,6 +42,9 @@ func decodeFiles(t *table, m *Manifest) {
 	m.Browser.Files.UploadDir = filesDir(t, "upload_dir")
 	m.Browser.Files.DownloadDir = filesDir(t, "download_dir")
 	m.Browser.Files.StateDir = stateDir(t, m.Browser.Files)
+	if t.str("autoload_state", &m.Browser.Files.AutoloadState) && !stateNamePattern.MatchString(m.Browser.Files.AutoloadState) {
+		t.r.errorf(t.at("autoload_state"), "%q is not a state's name: letters, digits, '.', '_', '-', no path", m.Browser.Files.AutoloadState)
+	}
 	m.Browser.Files.MaxDownloadBytes = DefaultMaxDownloadBytes
 	var n int64
 	if t.integer("max_download_bytes", &n) {
@@ -114,6 +121,16 @@ func within(path, dir string) bool {
 
 // checkFiles: a command that uses files needs its directory.
 func checkFiles(t *table, m *Manifest) {
+	if f := t.sub("files"); m.Browser.Files.AutoloadState != "" {
+		switch {
+		case m.Browser.Files.StateDir == "":
+			t.r.errorf(f.at("autoload_state"), "needs [browser.files] state_dir: the directory the state is loaded from")
+		case m.Browser.Engine == EngineHTTP:
+			t.r.errorf(f.at("autoload_state"), "engine = \"http\" keeps no browser state to load into")
+		case m.Browser.Connect == "live":
+			t.r.errorf(f.at("autoload_state"), "live mode keeps the user's browser's own signed-in state: no state is loaded into it")
+		}
+	}
 	for _, name := range []string{"save_storage_state", "load_storage_state"} {
 		if m.Command(name) != nil && m.Browser.Files.StateDir == "" {
 			t.r.errorf(t.at("commands").child(name), "needs [browser.files] state_dir: the only directory signed-in state is saved in and loaded from")

@@ -14,7 +14,8 @@ import (
 // error when it is, holds or lies inside upload_dir or download_dir (a
 // state file there could be attached by upload_file and sent to a site,
 // or planted by a download), when others may read it, and when the state
-// commands are declared without it.
+// commands are declared without it; autoload_state is a plain name, and
+// no state is loaded into the user's browser.
 func TestStateDirIsApartAndOwnerOnly(t *testing.T) {
 	t.Parallel()
 	base := toolclad.OwnerOnlyDir(t)
@@ -41,6 +42,9 @@ func TestStateDirIsApartAndOwnerOnly(t *testing.T) {
 		{"holding the download directory", fmt.Sprintf("state_dir = %q\ndownload_dir = %q", holdsDown, downInside), "is, holds or lies inside download_dir"},
 		{"readable by others", fmt.Sprintf("state_dir = %q", open), "has mode 0755: a state directory must be its owner's alone (chmod 700)"},
 		{"missing", fmt.Sprintf("upload_dir = %q", up), "needs [browser.files] state_dir"},
+		{"autoload", fmt.Sprintf("state_dir = %q\nautoload_state = \"alice\"", state), ""},
+		{"autoload with a path", fmt.Sprintf("state_dir = %q\nautoload_state = \"../alice\"", state), "is not a state's name"},
+		{"autoload in live mode", fmt.Sprintf("state_dir = %q\nautoload_state = \"alice\"\n[browser]\nconnect = \"live\"", state), "live mode keeps the user's browser's own signed-in state"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

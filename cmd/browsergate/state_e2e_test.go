@@ -255,3 +255,46 @@ func TestStorageStateLoadRefusals(t *testing.T) {
 		t.Errorf("a refused load applied its in-scope cookie:\n%s", out)
 	}
 }
+
+// TestStorageStateAutoloaded: [browser.files] autoload_state loads a
+// state as the session begins, judged as load_storage_state judges it
+// but without a human (the operator named it): the first call's reply
+// says so, the site sees the user signed in, and the first record lists
+// the file. A state with a cookie for a site outside the scope refuses
+// every call of the session, saying why, and is never applied.
+func TestStorageStateAutoloaded(t *testing.T) {
+	t.Parallel()
+	_, stateDir, up, site := stateSetup(t)
+	cookie := func(value, domain string) string {
+		return fmt.Sprintf(`{"name": "sid", "value": %q, "domain": %q, "path": "/", "expires": -1, "http_only": true, "secure": false}`, value, domain)
+	}
+	for name, body := range map[string]string{
+		"carol":   `{"version": 1, "cookies": [` + cookie(stateToken+"-carol", "127.0.0.1") + `], "origins": []}`,
+		"planted": `{"version": 1, "cookies": [` + cookie(stateToken+"-carol", "127.0.0.1") + `, ` + cookie("x", "evil.test") + `], "origins": []}`,
+	} {
+		if err := os.WriteFile(filepath.Join(stateDir, name+".json"), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	autoload := func(name string) string {
+		return strings.Replace(stateManifest(stateDir, up), "[browser.files]\n", fmt.Sprintf("[browser.files]\nautoload_state = %q\n", name), 1)
+	}
+
+	f := startWith(t, autoload("carol"))
+	if out := f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/me"}); !strings.Contains(out, "loaded state carol (carol.json) as the session began") || strings.Contains(out, stateToken) {
+		t.Errorf("the first reply does not say the state was loaded, or shows a value of it:\n%s", out)
+	}
+	if out := f.mustAllow(t, "e2e.snapshot", nil); !strings.Contains(out, "cookie says carol") {
+		t.Errorf("the autoloaded state did not sign the session in:\n%s", out)
+	}
+	f.cs.Close()
+	envs := readEnvelopes(t, f.evidence)
+	if len(envs) == 0 || len(envs[0].Files) != 1 || envs[0].Files[0].Direction != "state_load" || envs[0].Files[0].Name != "carol.json" {
+		t.Errorf("the first record does not list the autoloaded state file: %+v", envs)
+	}
+
+	g := startWith(t, autoload("planted"))
+	for range 2 {
+		g.mustRefuse(t, "e2e.navigate", map[string]any{"url": site + "/me"}, "autoload_state", "http://evil.test/, outside the scope")
+	}
+}
