@@ -85,8 +85,11 @@ func actSaveStorageState(ctx context.Context, s *session, args map[string]any, f
 		if c.Session {
 			sc.Expires = -1
 		}
-		if !s.check(sc.site()).Allowed {
-			left++ // never the session's own: a site outside the scope
+		if c.PartitionKey != nil || c.PartitionKeyOpaque || !s.check(sc.site()).Allowed {
+			// A site outside the scope; or a partitioned cookie, which
+			// set again without its partition would reach more sites
+			// than it did.
+			left++
 			continue
 		}
 		st.Cookies = append(st.Cookies, sc)
@@ -110,7 +113,7 @@ func actSaveStorageState(ctx context.Context, s *session, args map[string]any, f
 	}
 	text := fmt.Sprintf("saved state %s (%s, %d bytes): %d cookie(s), local storage of %d origin(s)", name, ref.Name, ref.Size, len(st.Cookies), len(st.Origins))
 	if left > 0 {
-		text += fmt.Sprintf("; %d cookie(s) of sites outside the scope left out", left)
+		text += fmt.Sprintf("; %d cookie(s) left out (of sites outside the scope, or partitioned)", left)
 	}
 	return output{Text: text, Files: []evidence.FileRef{ref}}, nil
 }
