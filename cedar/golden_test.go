@@ -42,6 +42,12 @@ func TestShippedGolden(t *testing.T) {
 		}()},
 		{"submit missing counter", func() *cedar.Request { r := baseRequest("submit_form"); r.Counters = nil; return r }()},
 		{"execute_js", baseRequest("execute_js")},
+		{"load_storage_state", func() *cedar.Request { r := baseRequest("load_storage_state"); r.RiskTier = "high"; return r }()},
+		{"load_storage_state approved", func() *cedar.Request {
+			r := baseRequest("load_storage_state")
+			r.RiskTier, r.HumanApproved = "high", true
+			return r
+		}()},
 		{"click", baseRequest("click")},
 		{"critical click", func() *cedar.Request { r := baseRequest("click"); r.RiskTier = "critical"; return r }()},
 		{"critical click approved", func() *cedar.Request {

@@ -78,7 +78,7 @@ func loadFiles(t testing.TB, files map[string]string) *cedar.Engine {
 var commands = []string{"navigate", "snapshot", "click", "type_text", "submit_form", "screenshot",
 	"go_back", "wait_for", "extract_html", "list_tabs", "execute_js", "scroll", "network_timing",
 	"switch_tab", "new_tab", "close_tab", "press_key", "select_option", "hover", "go_forward", "reload", "handle_dialog", "read", "console_messages", "network_log", "upload_file", "download", "save_pdf",
-	"await_human", "fetch_page", "search_web", "download_file", "network_requests", "network_request", "find", "accessibility_audit", "performance_trace", "drag", "fill_form", "emulate"}
+	"await_human", "fetch_page", "search_web", "download_file", "network_requests", "network_request", "find", "accessibility_audit", "performance_trace", "drag", "fill_form", "emulate", "save_storage_state", "load_storage_state", "new_context", "switch_context"}
 
 // zeroCounters is every counter the schema declares, at 0.
 func zeroCounters() map[string]int {

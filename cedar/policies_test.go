@@ -125,6 +125,7 @@ func TestShippedPolicyList(t *testing.T) {
 		"execute-js-needs-approval":           "forbid",
 		"submit-rate-limit":                   "forbid",
 		"upload-needs-approval":               "forbid",
+		"state-load-needs-approval":           "forbid",
 		"permit-non-navigation":               "permit",
 		"critical-needs-approval":             "forbid",
 	}

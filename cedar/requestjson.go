@@ -17,7 +17,7 @@ import (
 var BuiltinCommands = []string{"navigate", "snapshot", "click", "type_text", "submit_form", "screenshot",
 	"go_back", "wait_for", "extract_html", "list_tabs", "execute_js", "scroll", "network_timing",
 	"switch_tab", "new_tab", "close_tab", "press_key", "select_option", "hover", "go_forward", "reload", "handle_dialog", "read", "console_messages", "network_log", "upload_file", "download",
-	"save_pdf", "await_human", "fetch_page", "search_web", "download_file", "network_requests", "network_request", "find", "accessibility_audit", "performance_trace", "drag", "fill_form", "emulate"}
+	"save_pdf", "await_human", "fetch_page", "search_web", "download_file", "network_requests", "network_request", "find", "accessibility_audit", "performance_trace", "drag", "fill_form", "emulate", "save_storage_state", "load_storage_state", "new_context", "switch_context"}
 
 // Defaults of a request read by ParseRequestJSON, for the fields a policy
 // test leaves out.

@@ -103,11 +103,14 @@ type Envelope struct {
 }
 
 // TabRef names a tab in a record: its list_tabs id, whose it is
-// ("session" or "user"), and its URL when the call began.
+// ("session" or "user"), and its URL when the call began; Context is the
+// browser context it is in ("c1", ...) in a session that opened more
+// than one (new_context; spec revision 17), "" otherwise.
 type TabRef struct {
-	ID    string `json:"id"`
-	Owner string `json:"owner"`
-	URL   string `json:"url"`
+	ID      string `json:"id"`
+	Owner   string `json:"owner"`
+	URL     string `json:"url"`
+	Context string `json:"context,omitempty"`
 }
 
 // FileRef is a file a call moved: "upload" (from the manifest's upload

@@ -190,8 +190,8 @@ func (e *Executor) recheck(ctx context.Context, s *session, t *turn, p *approval
 	t.verdict = gate.Decide(e.question(s, t, f, true))
 	if was, ok := p.Request.Args["file_sha256"].(string); ok {
 		now := "(unreadable)"
-		if up := uploadOf(f); up != nil {
-			now = up.SHA256
+		if file := approvedFileOf(f); file != nil {
+			now = file.SHA256
 		}
 		if now != was {
 			return deny(evidence.StageApproval, "file changed",
@@ -222,10 +222,10 @@ func (e *Executor) recheck(ctx context.Context, s *session, t *turn, p *approval
 // arguments.
 func (e *Executor) approvalRequest(s *session, t *turn) approval.Request {
 	r := approval.Request{Session: s.id, Agent: s.agentID, Tool: t.call.Tool, Args: e.shownArgs(s, t), Why: t.verdict.Approval, Fingerprint: e.fingerprint(t.call.Args)}
-	if f := uploadOf(t.facts); f != nil {
-		// An upload is approved for the file as it was read: the human
-		// sees its size and digest, and a file changed before the
-		// approval is acted on is another call.
+	if f := approvedFileOf(t.facts); f != nil {
+		// An upload, or a state to load, is approved for the file as it
+		// was read: the human sees its size and digest, and a file
+		// changed before the approval is acted on is another call.
 		if r.Args == nil {
 			r.Args = map[string]any{}
 		}

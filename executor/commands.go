@@ -135,6 +135,12 @@ var commandTable = map[string]commandSpec{
 	// With reload: true, judged and waited for as reload (specOf).
 	"performance_trace": {act: actPerformanceTrace, settle: noSettle, pageContent: true},
 	"emulate":           {act: actEmulate, settle: noSettle},
+	// The state commands change no page: a load's cookies and local
+	// storage are for the pages that load next.
+	"save_storage_state": {observes: gate.ObserveStorageState, act: actSaveStorageState, settle: noSettle},
+	"load_storage_state": {observes: gate.ObserveStorageState, act: actLoadStorageState, settle: noSettle},
+	"new_context":        {act: actNewContext, settle: 0, changesTab: true},
+	"switch_context":     {act: actSwitchContext, settle: 0, changesTab: true},
 	// The browserless engine's (engine = "http"; webengine.go): they run
 	// in runWebTurn, with no tab, so only act and pageContent apply.
 	"fetch_page":    {act: actFetchPage, settle: noSettle, pageContent: true},

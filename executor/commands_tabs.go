@@ -23,6 +23,7 @@ func actListTabs(ctx context.Context, s *session, args map[string]any, f *facts)
 		return output{}, err
 	}
 	tabs, hidden := s.listTabs(all)
+	tabs = s.labelContexts(tabs, all)
 	for i, t := range tabs {
 		// Each tab's title and URL are its page's: masked for the secrets
 		// considered on that page, as read.
@@ -40,7 +41,11 @@ func tabsText(tabs []tabInfo, hidden int) string {
 		if t.Active {
 			mark = " (current)"
 		}
-		fmt.Fprintf(&b, "%s [%s] %s %s%s\n", t.ID, t.Owner, pagetext.Value(strconv.Quote(t.Title)), pagetext.Value(t.URL), mark)
+		owner := t.Owner
+		if t.Context != "" {
+			owner += ", context " + t.Context
+		}
+		fmt.Fprintf(&b, "%s [%s] %s %s%s\n", t.ID, owner, pagetext.Value(strconv.Quote(t.Title)), pagetext.Value(t.URL), mark)
 	}
 	if hidden > 0 {
 		fmt.Fprintf(&b, "%d other tab(s) of the user's, outside the scope, not shown\n", hidden)
@@ -51,7 +56,11 @@ func tabsText(tabs []tabInfo, hidden int) string {
 func tabsStructured(tabs []tabInfo, hidden int) map[string]any {
 	list := make([]map[string]any, 0, len(tabs))
 	for _, t := range tabs {
-		list = append(list, map[string]any{"tab": t.ID, "url": t.URL, "title": t.Title, "owner": t.Owner, "active": t.Active})
+		entry := map[string]any{"tab": t.ID, "url": t.URL, "title": t.Title, "owner": t.Owner, "active": t.Active}
+		if t.Context != "" {
+			entry["context"] = t.Context
+		}
+		list = append(list, entry)
 	}
 	out := map[string]any{"tabs": list}
 	if hidden > 0 {

@@ -257,6 +257,19 @@ const sendFileJS = `function(sent) {
   this.dispatchEvent(new Event('change', {bubbles: true}));
 }`
 
+// approvedFileOf is the file a call read that a human approves as it
+// was read: an upload_file call's, or the state load_storage_state read
+// (nil: none).
+func approvedFileOf(f *facts) *evidence.FileRef {
+	if up := uploadOf(f); up != nil {
+		return &up.FileRef
+	}
+	if f != nil && f.StorageState != nil && f.StorageState.Err == nil && f.StorageState.File.SHA256 != "" {
+		return &f.StorageState.File
+	}
+	return nil
+}
+
 // uploadOf is the files an upload_file call read as one, for an
 // approval: their sizes summed and their digests joined by commas (one
 // file: its own), so that a human approves these files and a change to

@@ -67,6 +67,7 @@ func (s *session) observe(ctx context.Context, cmd *toolclad.Command, args map[s
 		f.State, f.Forms, all, f.PagesErr = s.readPage(ctx)
 	}
 	f.Pages = s.pageFacts(all)
+	s.retireStateScripts(ctx, f.State.URL)
 	f.Typed = s.typed.On(s.tab.watch.navigationCount())
 	f.Held = s.egress.bound.HeldHere()
 	var read *gate.Element
@@ -96,6 +97,9 @@ func (s *session) observe(ctx context.Context, cmd *toolclad.Command, args map[s
 		if f.Element = s.observeScript(ctx, args); f.Element != nil && f.Element.Document != "" {
 			f.Held = append(f.Held, s.typedOn(f.Element.Document)...)
 		}
+	case gate.ObserveStorageState:
+		name, _ := args["name"].(string)
+		f.StorageState = s.observeStorageState(name, cmd.Name == "load_storage_state")
 	case gate.ObserveTab:
 		f.Tab, f.TabGroup, f.TabErr = s.observeTab(ctx, args)
 	case gate.ObserveFields:

@@ -139,6 +139,11 @@ func (e *Executor) Run(ctx context.Context, call *toolclad.Call) *toolclad.Reply
 	if news := s.downloads.take(); len(news) > 0 {
 		t.out.Text += downloadNote(news)
 	}
+	if s.autoloaded != nil {
+		// The manifest's autoload_state, loaded in this call.
+		t.out.Files = append([]evidence.FileRef{*s.autoloaded}, t.out.Files...)
+		s.autoloaded = nil
+	}
 	reply := e.record(s, t)
 	if s.downloads != nil {
 		s.downloads.endCall(t.seq, s.view())
@@ -193,6 +198,9 @@ func (e *Executor) runTurn(ctx context.Context, s *session, t *turn) {
 	defer s.releaseObjects() // after checkAfter: nothing of the call uses them then
 	actx, cancel := e.actContext(ctx, s)
 	defer cancel()
+	if t.deny = e.autoload(actx, s, t); t.deny != nil {
+		return
+	}
 
 	// Observe, decide, enforce.
 	cmd := t.call.Command
@@ -208,7 +216,7 @@ func (e *Executor) runTurn(ctx context.Context, s *session, t *turn) {
 	}
 	t.mark("observe")
 	cur := s.tab.targetID()
-	t.tab = &evidence.TabRef{ID: s.tabIDs.id(cur), Owner: s.tabOwner(cur), URL: t.facts.State.URL}
+	t.tab = &evidence.TabRef{ID: s.tabIDs.id(cur), Owner: s.tabOwner(cur), URL: t.facts.State.URL, Context: s.contexts.recorded()}
 	t.verdict = gate.Decide(e.question(s, t, t.facts, false))
 	t.mark("decide")
 	if t.deny = e.enforce(actx, s, t, t.verdict); t.deny != nil {

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/browsergate/browsergate/evidence"
 	"github.com/browsergate/browsergate/executor/mask"
 	"github.com/browsergate/browsergate/gate"
 	"github.com/browsergate/browsergate/internal/sparetime"
@@ -121,6 +122,19 @@ type session struct {
 	// lastCallEnd is when the session's last call ended (when the session
 	// began, until then).
 	lastCallEnd time.Time
+	// contexts are the session's browser contexts besides the current
+	// one (contexts.go).
+	contexts sessionContexts
+	// autoloadDone: the manifest's autoload_state was tried (autoload);
+	// autoloadDeny refuses every call when it could not be loaded;
+	// autoloaded is its file, for the record of the call it was loaded
+	// in (nil once recorded).
+	autoloadDone bool
+	autoloadDeny *DenyError
+	autoloaded   *evidence.FileRef
+	// stateScripts are the local storage of a loaded state waiting for
+	// its origin's first document, by origin (commands_state.go).
+	stateScripts map[string]stateScript
 	// lowered are the session's renderers that run on spare processor
 	// time while it waits for the agent (spinning.go).
 	lowered []*sparetime.Lowered
@@ -158,7 +172,7 @@ func (s *session) view() sessionView {
 func (s *session) end(deadline time.Time) {
 	s.ended = true
 	s.limits.stopTimers()
-	s.closeTabs()
+	s.closeContexts()
 	s.web.close()
 	s.downloads.stop(deadline)
 	if s.files != "" {

@@ -52,6 +52,15 @@ func (s *session) ensureTab() error {
 		return nil
 	}
 	s.closeTabs()
+	return s.openContext()
+}
+
+// openContext opens a browser context of the session's (the user's, in
+// the user's context) and its first tab, with the session's guards: its
+// egress proxy, request guard, permissions and downloads
+// (newSessionContext). The session's first context, and each that
+// new_context opens (contexts.go), is opened here.
+func (s *session) openContext() error {
 	w := newPageWatch("", s.manifest.Browser.Dialogs, s.maskText)
 	w.log.details = readsRequests(s.manifest)
 	ctx, cancel, err := s.backend.newSessionContext(s, w, chromedp.WithListener(w.listen))

@@ -35,6 +35,9 @@ type tabInfo struct {
 	Owner  string
 	Active bool // the session's current tab
 	Home   bool // the session's first tab, which closes when the session ends
+	// Context is the browser context the tab is in ("c1", ...), when the
+	// session has more than one (contexts.go); "" otherwise.
+	Context string
 }
 
 // tabIDs hands out the short tab ids of a session: a target keeps its id

@@ -239,6 +239,8 @@ func (v *Verdict) leads(q *Question) *DenyError {
 				}
 			}
 		}
+	case ObserveStorageState:
+		return storageStateLeads(q)
 	case ObserveScript:
 		return scriptDocument(q)
 	case ObserveClick, ObserveSubmit, ObserveKey, ObserveSelect, ObserveDrop:

@@ -57,6 +57,32 @@ type Facts struct {
 	// BesideErr: the tabs could not be read.
 	Beside    []string
 	BesideErr error
+	// StorageState is the saved signed-in state save_storage_state or
+	// load_storage_state names (nil: not observed).
+	StorageState *StorageState
+}
+
+// StorageState is a file of signed-in state (cookies, local storage) as
+// the executor read it for load_storage_state, or, for
+// save_storage_state, only whether the session may save one (Err).
+type StorageState struct {
+	// File is the state file: its name, size and SHA-256 (load), for
+	// the record; never its contents.
+	File evidence.FileRef
+	// Sites are where the state would be sent: a URL for each cookie's
+	// host and each local storage origin. Every one must be inside the
+	// scope, or nothing of the file is applied.
+	Sites []string
+	// Holds are the secrets whose values the file holds: each may only
+	// go to its own domains, as a file upload_file attaches.
+	Holds []*toolclad.Secret
+	// Err: the state cannot be saved or loaded here, or its file is not
+	// one to trust (unreadable, malformed, too large, readable by
+	// others).
+	Err error
+	// Parsed is the executor's reading of the file, applied as is by
+	// the act: opaque to the gate.
+	Parsed any
 }
 
 // PageID names one of the browser's pages (a tab, a popup). To the gate it

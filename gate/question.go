@@ -55,17 +55,18 @@ type Observation int
 
 // The observations.
 const (
-	ObserveNothing Observation = iota // the page state and popups only
-	ObserveClick                      // the element clicked, and where the click leads
-	ObserveSubmit                     // the form submitted, and where it posts
-	ObserveField                      // the element typed into: its page, its kind
-	ObserveHistory                    // the history entry go_back returns to
-	ObserveTab                        // the tab a tab command names (list_tabs' listing)
-	ObserveKey                        // the element a key goes into, and where the key leads
-	ObservePoint                      // the element the mouse moves over
-	ObserveSelect                     // the select or listbox, and where choosing the option leads
-	ObserveUpload                     // the file input, and the file (read and copied)
-	ObserveScript                     // the document execute_js runs in, when it names an element or a frame
-	ObserveDrop                       // the element dragged, the one it is dropped on, and where a drop there leads
-	ObserveFields                     // each field fill_form types into: its page, its kind
+	ObserveNothing      Observation = iota // the page state and popups only
+	ObserveClick                           // the element clicked, and where the click leads
+	ObserveSubmit                          // the form submitted, and where it posts
+	ObserveField                           // the element typed into: its page, its kind
+	ObserveHistory                         // the history entry go_back returns to
+	ObserveTab                             // the tab a tab command names (list_tabs' listing)
+	ObserveKey                             // the element a key goes into, and where the key leads
+	ObservePoint                           // the element the mouse moves over
+	ObserveSelect                          // the select or listbox, and where choosing the option leads
+	ObserveUpload                          // the file input, and the file (read and copied)
+	ObserveScript                          // the document execute_js runs in, when it names an element or a frame
+	ObserveDrop                            // the element dragged, the one it is dropped on, and where a drop there leads
+	ObserveFields                          // each field fill_form types into: its page, its kind
+	ObserveStorageState                    // the saved signed-in state a state command names (read and checked for a load)
 )

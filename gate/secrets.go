@@ -110,6 +110,20 @@ func (ss *Secrets) mayAttach(name string, secs []*toolclad.Secret, docURL string
 	return nil
 }
 
+// HeldInBytes lists the secrets whose value b holds, as it is.
+func (ss *Secrets) HeldInBytes(b []byte) []*toolclad.Secret {
+	if ss == nil {
+		return nil
+	}
+	var out []*toolclad.Secret
+	for _, sec := range ss.secrets {
+		if v := sec.Value(); v != "" && bytes.Contains(b, []byte(v)) {
+			out = append(out, sec)
+		}
+	}
+	return out
+}
+
 // HeldIn lists the secrets whose value the file at path holds, as it is
 // (a file carries bytes, not a URL's or a page's spellings).
 func (ss *Secrets) HeldIn(path string) ([]*toolclad.Secret, error) {

@@ -448,6 +448,27 @@ var builtins = []*builtinCommand{
 		},
 	},
 	{
+		name:        "save_storage_state",
+		tier:        "medium",
+		description: "Save the session's signed-in state (cookies, and the current page's local storage) under a name in the manifest's state directory. The reply counts what was saved; values are never shown.",
+		args:        []Arg{stateNameArg},
+	},
+	{
+		name:        "load_storage_state",
+		tier:        "high",
+		description: "Restore signed-in state saved by save_storage_state (cookies, local storage), refused if any of it is for a site outside the scope. The shipped policies ask a human first.",
+		args:        []Arg{stateNameArg},
+	},
+	{
+		name:        "new_context",
+		description: "Open a new isolated browser context (its own cookies and storage, the same scope) with one blank tab, and make it current.",
+	},
+	{
+		name:        "switch_context",
+		description: "Make a browser context from list_tabs (c1, c2, ...) the current one, on the tab it was on.",
+		args:        []Arg{{Name: "context", Type: TypeString, Required: true, MaxLen: 8, Pattern: contextPattern, Description: "Context id from list_tabs (c1, c2, ...)."}},
+	},
+	{
 		name:        "fetch_page",
 		engine:      EngineHTTP,
 		impliedTier: "low",
@@ -534,6 +555,18 @@ var fileNamePattern = regexp.MustCompile(`^[^/\x00][^\x00]*$`)
 
 // requestIDPattern is the shape of the request ids network_requests hands out.
 var requestIDPattern = regexp.MustCompile(`^r[0-9]{1,10}$`)
+
+// contextPattern is the shape of the browser context ids list_tabs
+// hands out.
+var contextPattern = regexp.MustCompile(`^c[0-9]{1,3}$`)
+
+// stateNameArg is the name of a saved state: a plain name, no path (the
+// file is <name>.json in [browser.files] state_dir).
+var stateNameArg = Arg{Name: "name", Type: TypeString, Required: true, MaxLen: 64, Pattern: stateNamePattern,
+	Description: "The state's name: letters, digits, '.', '_', '-' (no path)."}
+
+// stateNamePattern is the shape of a state's name.
+var stateNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 // rolePattern is the shape of an ARIA role name.
 var rolePattern = regexp.MustCompile(`^[a-z]+$`)
@@ -665,6 +698,9 @@ func (a *Arg) sample() any {
 		case geolocationPattern:
 			return "52.52,13.405"
 		}
+		if a.Pattern == contextPattern {
+			return "c1"
+		}
 	case TypeEnum:
 		return a.Allowed[0]
 	case TypeInteger:
@@ -752,4 +788,25 @@ func (b *builtinCommand) fullCommand() *Command {
 		}
 	}
 	return c
+}
+
+// DefaultMaxContexts is how many browser contexts new_context may open in
+// a session besides its first, unless its declaration says max_contexts.
+const DefaultMaxContexts = 1
+
+// maxContextsLimit bounds max_contexts: each context is a browser
+// context, an egress proxy and a request guard of the session's own.
+const maxContextsLimit = 8
+
+// decodeMaxContexts reads new_context's max_contexts.
+func decodeMaxContexts(t *table, c *Command) {
+	c.MaxContexts = DefaultMaxContexts
+	var n int64
+	if t.integer("max_contexts", &n) {
+		if n < 1 || n > maxContextsLimit {
+			t.r.errorf(t.at("max_contexts"), "must be between 1 and %d, got %d", maxContextsLimit, n)
+			return
+		}
+		c.MaxContexts = int(n)
+	}
 }

@@ -106,6 +106,9 @@ func decodeCommand(t *table, b *builtinCommand, m *Manifest) *Command {
 	if b.name == "network_request" {
 		decodeRevealHeaders(t, c)
 	}
+	if b.name == "new_context" {
+		decodeMaxContexts(t, c)
+	}
 	if b.name == "await_human" {
 		t.boolean("secret_answers", &c.SecretAnswers)
 		decodeSecretAnswerDomains(t, c, m)

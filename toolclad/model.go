@@ -268,6 +268,10 @@ type Command struct {
 	// that network_request shows rather than redacts: some of
 	// RedactedHeaders (key reveal_headers).
 	RevealHeaders []string
+	// MaxContexts (new_context only) is how many browser contexts
+	// new_context may open in a session besides its first
+	// (DefaultMaxContexts unless declared).
+	MaxContexts int
 	// SecretAnswers (await_human only): every answer is kept from the
 	// agent, which gets a placeholder to type, whatever its secret
 	// argument says.

@@ -3,6 +3,7 @@ package toolclad
 import (
 	"encoding/json"
 	"os"
+	"strconv"
 	"testing"
 )
 
@@ -110,7 +111,7 @@ func declareAll(t *testing.T) *Manifest {
 	var all *Manifest
 	for _, engine := range []string{"cdp-direct", "http"} {
 		doc := "[tool]\nname = \"all\"\nmode = \"browser\"\n[browser]\nengine = \"" + engine + "\"\n" +
-			"[browser.files]\nupload_dir = \".\"\ndownload_dir = \".\"\n"
+			"[browser.files]\nupload_dir = \".\"\ndownload_dir = \".\"\nstate_dir = " + strconv.Quote(OwnerOnlyDir(t)) + "\n"
 		if engine == "http" {
 			doc += "[browser.search]\nbackend = \"duckduckgo\"\n"
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"reflect"
+	"strconv"
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -123,7 +124,7 @@ func allBuiltins(t *testing.T) *toolclad.Manifest {
 	var all *toolclad.Manifest
 	for _, engine := range []string{"cdp-direct", "http"} {
 		doc := "[tool]\nname = \"all\"\nmode = \"browser\"\n[browser]\nengine = \"" + engine + "\"\n" +
-			"[browser.files]\nupload_dir = \".\"\ndownload_dir = \".\"\n"
+			"[browser.files]\nupload_dir = \".\"\ndownload_dir = \".\"\nstate_dir = " + strconv.Quote(toolclad.OwnerOnlyDir(t)) + "\n"
 		if engine == "http" {
 			doc += "[browser.search]\nbackend = \"duckduckgo\"\n"
 		}

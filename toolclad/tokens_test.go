@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -76,10 +77,21 @@ func TestEveryCommandManifestIsCurrent(t *testing.T) {
 }
 
 // browserManifest declares every command of the browser engine: without
-// args, or with every built-in argument declared as the built-in has it.
+// args, or with every built-in argument declared as the built-in has it;
+// its file directories are made beside it.
 func browserManifest(t *testing.T, every bool) *Manifest {
 	t.Helper()
-	m, err := Parse("bench.toml", []byte(browserManifestText(every)))
+	dir := t.TempDir()
+	for _, sub := range []string{"up", "down", "state"} {
+		if err := os.Mkdir(filepath.Join(dir, sub), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(dir, "bench.toml")
+	if err := os.WriteFile(path, []byte(browserManifestText(every)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +103,8 @@ func browserManifestText(every bool) string {
 	b.WriteString("# Every command of the browser engine, for peerbench -scenario tools\n" +
 		"# (generated: go test ./toolclad -run TestEveryCommandManifestIsCurrent -update)\n" +
 		"[tool]\nname = \"bench\"\nmode = \"browser\"\n[browser]\n[browser.scope]\nallowed_domains = [\"127.0.0.1\"]\n" +
-		"[browser.files]\nupload_dir = \".\"\ndownload_dir = \".\"\n")
+		"# beside the manifest: up, down and state (owner-only)\n" +
+		"[browser.files]\nupload_dir = \"up\"\ndownload_dir = \"down\"\nstate_dir = \"state\"\n")
 	for _, c := range builtins {
 		if c.engine != "" {
 			continue

@@ -36,7 +36,7 @@ func surfaceCommands(up, down string) string {
 		}
 		fmt.Fprintf(&b, "[browser.commands.%s]\n%s", name, surfaceArgs[name])
 	}
-	fmt.Fprintf(&b, "\n[browser.files]\nupload_dir = %q\ndownload_dir = %q\n", up, down)
+	fmt.Fprintf(&b, "\n[browser.files]\nupload_dir = %q\ndownload_dir = %q\nstate_dir = %q\n", up, down, surfaceStateDir(up))
 	return b.String()
 }
 
@@ -130,6 +130,7 @@ console.log('surface console line');
 	mux.Handle("/network/", networkSite())
 	mux.HandleFunc("/insight", surfaceInsightPage)
 	surfaceInput(mux)
+	surfaceStatePages(mux)
 	mux.HandleFunc("/report.csv", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/csv")
 		fmt.Fprint(w, surfaceCSV)
@@ -168,6 +169,9 @@ func surfaceDirs(t *testing.T) (up, down string) {
 		}
 	}
 	testkit.WriteFile(t, up, "report.txt", surfaceUpload)
+	if err := os.Mkdir(surfaceStateDir(up), 0o700); err != nil {
+		t.Fatal(err)
+	}
 	return up, down
 }
 
@@ -177,6 +181,8 @@ type surface struct {
 	tool    string // the manifest's tool name
 	site    string // the suite's site, as the browser reaches it
 	down    string // the download directory
+	live    bool   // the user's browser (live mode)
+	remote  bool   // a remote browser (pool host, Selenium Grid, browserless)
 	covered map[string]bool
 }
 
@@ -300,6 +306,7 @@ func (s *surface) run(t *testing.T) {
 	s.runInsight(t)
 	s.runInput(t)
 	s.runEmulate(t)
+	s.runState(t)
 
 	for _, name := range toolclad.BuiltinCommands() {
 		if !toolclad.IsHTTPCommand(name) && !s.covered[name] {
@@ -354,7 +361,7 @@ func TestCommandSurfaceInTheUsersBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(stop)
-	(&surface{f: f, tool: "e2e", site: site, down: down}).run(t)
+	(&surface{f: f, tool: "e2e", site: site, down: down, live: true}).run(t)
 }
 
 // surfaceInLab serves the suite's site on the lab's web host and returns
@@ -377,7 +384,7 @@ func TestCommandSurfaceOnAPoolHost(t *testing.T) {
 	up, down := surfaceDirs(t)
 	body, site := surfaceInLab(t, r, fmt.Sprintf(remoteManifest, r.devtools), up, down)
 	f := remoteFixtureWith(t, r, body)
-	(&surface{f: f.fixture, tool: "egress", site: site, down: down}).run(t)
+	(&surface{f: f.fixture, tool: "egress", site: site, down: down, remote: true}).run(t)
 }
 
 // TestCommandSurfaceOnTheGrid runs the command-surface suite on a browser
@@ -389,7 +396,7 @@ func TestCommandSurfaceOnTheGrid(t *testing.T) {
 	up, down := surfaceDirs(t)
 	body, site := surfaceInLab(t, r, ownBrowserManifest("selenium", "egress", g.url, g.creds, ""), up, down)
 	f := remoteFixtureWith(t, r, body)
-	(&surface{f: f.fixture, tool: "egress", site: site, down: down}).run(t)
+	(&surface{f: f.fixture, tool: "egress", site: site, down: down, remote: true}).run(t)
 }
 
 // TestCommandSurfaceOnBrowserless runs the command-surface suite on a
@@ -401,5 +408,5 @@ func TestCommandSurfaceOnBrowserless(t *testing.T) {
 	up, down := surfaceDirs(t)
 	body, site := surfaceInLab(t, r, ownBrowserManifest("browserless", "egress", bl.url, bl.creds, ""), up, down)
 	f := remoteFixtureWith(t, r, body)
-	(&surface{f: f.fixture, tool: "egress", site: site, down: down}).run(t)
+	(&surface{f: f.fixture, tool: "egress", site: site, down: down, remote: true}).run(t)
 }

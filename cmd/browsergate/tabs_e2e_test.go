@@ -19,8 +19,8 @@ import (
 
 // listedTab is one tab of list_tabs' structured content.
 type listedTab struct {
-	Tab, URL, Title, Owner string
-	Active                 bool
+	Tab, URL, Title, Owner, Context string
+	Active                          bool
 }
 
 // tabs calls list_tabs and returns its structured tabs and hidden count.

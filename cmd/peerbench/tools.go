@@ -23,11 +23,12 @@ func runTools(repo, peers string) {
 	enc := encoding("o200k_base")
 	bin := buildBrowsergate(repo)
 	evidence := filepath.Join(os.TempDir(), fmt.Sprintf("peerbench-tools-%d.db", os.Getpid()))
+	manifest := everyCommandManifest(repo)
 	servers := []struct {
 		name string
 		cmd  *exec.Cmd
 	}{
-		{"browsergate", exec.Command(bin, "serve", "--manifest", filepath.Join(repo, "toolclad/testdata/every-command.toml"),
+		{"browsergate", exec.Command(bin, "serve", "--manifest", manifest,
 			"--policies", filepath.Join(repo, "policies"), "--evidence", evidence, "--log-level", "error")},
 		{"playwright-mcp", exec.Command("node", filepath.Join(peers, "node_modules/@playwright/mcp/cli.js"), "--caps", "vision,pdf,devtools")},
 		{"chrome-devtools-mcp", exec.Command("node", filepath.Join(peers, "node_modules/chrome-devtools-mcp/build/src/bin/chrome-devtools-mcp.js"),
@@ -72,4 +73,28 @@ func listTools(cmd *exec.Cmd) ([]*mcp.Tool, error) {
 		tools = append(tools, t)
 	}
 	return tools, nil
+}
+
+// everyCommandManifest copies toolclad/testdata/every-command.toml into a
+// directory of the run's own, with the directories it names beside it
+// (the state directory owner-only, as browsergate requires).
+func everyCommandManifest(repo string) string {
+	body, err := os.ReadFile(filepath.Join(repo, "toolclad/testdata/every-command.toml"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "tools-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, sub := range []string{"up", "down", "state"} {
+		if err := os.Mkdir(filepath.Join(dir, sub), 0o700); err != nil {
+			log.Fatal(err)
+		}
+	}
+	path := filepath.Join(dir, "every-command.toml")
+	if err := os.WriteFile(path, body, 0o600); err != nil {
+		log.Fatal(err)
+	}
+	return path
 }

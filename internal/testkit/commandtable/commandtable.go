@@ -17,7 +17,8 @@ var (
 		"go_back": gate.ObserveHistory, "go_forward": gate.ObserveHistory, "switch_tab": gate.ObserveTab,
 		"close_tab": gate.ObserveTab, "press_key": gate.ObserveKey, "select_option": gate.ObserveSelect,
 		"hover": gate.ObservePoint, "upload_file": gate.ObserveUpload, "execute_js": gate.ObserveScript, "drag": gate.ObserveDrop,
-		"fill_form": gate.ObserveFields,
+		"fill_form":          gate.ObserveFields,
+		"save_storage_state": gate.ObserveStorageState, "load_storage_state": gate.ObserveStorageState,
 	}
-	TabCommands = map[string]bool{"switch_tab": true, "new_tab": true, "close_tab": true}
+	TabCommands = map[string]bool{"switch_tab": true, "new_tab": true, "close_tab": true, "new_context": true, "switch_context": true}
 )

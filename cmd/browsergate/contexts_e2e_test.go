@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/remote"
+)
+
+// contextsManifest declares new_context (with max_contexts = 1) and
+// switch_context beside e2eManifest's commands, for a live browser of the
+// test's in isolated contexts.
+func contextsManifest(endpoint string) string {
+	return fmt.Sprintf(e2eManifest, "live", fmt.Sprintf("live_endpoint = %q\ncontext = \"isolated\"", endpoint)) + `[browser.commands.new_context]
+max_contexts = 1
+[browser.commands.switch_context]
+`
+}
+
+// TestTwoUsersSideBySideInTwoContexts: a session signs alice in in its
+// first browser context and bob in a second one that new_context opened;
+// cookies do not cross (each context's /me names its own user, and the
+// second starts signed out), list_tabs says which context each tab is
+// in, and switch_context moves between them. The second context has the
+// first's guards: an out-of-scope navigate is refused, and a page of it
+// that reaches for the canary on a forbidden loopback address (an image,
+// a fetch, a navigation of its own) gets nothing through. A third
+// context is over max_contexts. The records name the context of the tab
+// each call acted in. When the session ends, none of its browser
+// contexts is left in the browser.
+func TestTwoUsersSideBySideInTwoContexts(t *testing.T) {
+	t.Parallel()
+	port, _ := startChromium(t)
+	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
+	f := startWith(t, contextsManifest(endpoint))
+	mux := http.NewServeMux()
+	mux.Handle("/", stateSite())
+	mux.HandleFunc("/reach", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `<!doctype html><title>reach</title><img src="%[1]s/img.png"><script>
+fetch(%[1]q + '/fetch', {mode: 'no-cors'}).catch(() => {});
+setTimeout(() => { location.href = %[1]q + '/moved' }, 100);
+</script>`, f.canaryTo)
+	})
+	site, stop, err := serveOn("127.0.0.1:0", mux)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+
+	me := func(want string) {
+		t.Helper()
+		f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/me"})
+		if out := f.mustAllow(t, "e2e.snapshot", nil); !strings.Contains(out, "cookie says "+want) {
+			t.Errorf("want %s signed in here:\n%s", want, out)
+		}
+	}
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/login?user=alice"})
+	me("alice")
+	if out := f.mustAllow(t, "e2e.new_context", nil); !strings.Contains(out, "opened browser context c2") {
+		t.Fatalf("new_context:\n%s", out)
+	}
+	me("nobody")
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/login?user=bob"})
+	me("bob")
+
+	tabs, _ := f.tabs(t, "e2e")
+	contexts := map[string]string{}
+	for _, tb := range tabs {
+		contexts[tb.Context] += tb.URL
+	}
+	if len(tabs) != 2 || !strings.Contains(contexts["c1"], "/me") || !strings.Contains(contexts["c2"], "/me") {
+		t.Errorf("list_tabs: %+v, want one tab in each of c1 and c2", tabs)
+	}
+
+	f.mustRefuse(t, "e2e.navigate", map[string]any{"url": f.canaryTo + "/"}, "DENIED at scope")
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/reach"})
+	f.settleAndCheckCanary(t, "a page of the second context")
+	// The page's own navigation was stopped: the tab is reset.
+	f.mustRefuse(t, "e2e.snapshot", nil, "outside the scope", "the tab was reset to about:blank")
+	f.mustRefuse(t, "e2e.new_context", nil, "max_contexts (1)")
+
+	f.mustAllow(t, "e2e.switch_context", map[string]any{"context": "c1"})
+	me("alice")
+	f.mustAllow(t, "e2e.switch_context", map[string]any{"context": "c2"})
+	me("bob")
+	f.mustRefuse(t, "e2e.switch_context", map[string]any{"context": "c7"}, "no browser context c7")
+
+	// The browser, as the user sees it: the session's contexts exist now
+	// and are gone once the session ends.
+	alloc, cancel := remote.NewAllocator(context.Background(), endpoint)
+	defer cancel()
+	user, cancel := chromedp.NewContext(alloc)
+	defer cancel()
+	user, cancel = context.WithTimeout(user, time.Minute)
+	defer cancel()
+	browserContexts := func() []cdp.BrowserContextID {
+		res, err := chromedp.CallBrowser(user, target.GetBrowserContexts, cdp.Empty{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.BrowserContextIDs
+	}
+	if n := len(browserContexts()); n != 2 {
+		t.Errorf("the browser has %d browser contexts during the session, want the session's 2", n)
+	}
+	f.cs.Close()
+	byContext := map[string]int{}
+	for _, e := range readEnvelopes(t, f.evidence) {
+		if e.Tab != nil {
+			byContext[e.Tab.Context]++
+		}
+	}
+	if byContext[""] == 0 || byContext["c1"] == 0 || byContext["c2"] == 0 {
+		t.Errorf("the records' tabs by context: %v, want records before new_context without one, and records in c1 and in c2", byContext)
+	}
+	for left := browserContexts(); len(left) > 0; left = browserContexts() {
+		if user.Err() != nil {
+			t.Fatalf("the session's browser contexts are still there after it ended: %v", left)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
