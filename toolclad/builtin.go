@@ -121,9 +121,9 @@ var builtins = []*builtinCommand{
 		args: []Arg{
 			refArg("Element ref from the latest snapshot (give ref or selector, not both)."),
 			selectorArg("CSS selector of the element (give ref or selector, not both)."),
-			{Name: "button", Type: TypeEnum, Allowed: []string{"left", "right", "middle"}, OptIn: true, Description: "Mouse button (default left); right opens the page's context menu event only."},
-			{Name: "click_count", Type: TypeInteger, Min: i64(1), Max: i64(3), OptIn: true, Description: "Clicks in a row (default 1; 2 is a double click)."},
-			{Name: "modifiers", Type: TypeString, MaxLen: 64, Pattern: modifiersPattern, OptIn: true, Description: "Modifier keys held during the click, joined by +: Alt, Control, Meta, Shift (\"Control+Shift\")."},
+			{Name: "button", Type: TypeEnum, Allowed: []string{"left", "right", "middle"}, OptIn: true, Description: "Mouse button (default left)."},
+			{Name: "click_count", Type: TypeInteger, Min: i64(1), Max: i64(3), OptIn: true, Description: "2: a double click."},
+			{Name: "modifiers", Type: TypeString, MaxLen: 64, Pattern: modifiersPattern, OptIn: true, Description: "Keys held, joined by +: Alt, Control, Meta, Shift."},
 		},
 		groups: []argGroup{{names: []string{"ref", "selector"}, exactlyOne: true}},
 	},
@@ -392,12 +392,12 @@ var builtins = []*builtinCommand{
 	},
 	{
 		name:        "accessibility_audit",
-		description: "Audit the current page's accessibility with axe-core: the rules it breaks, gravest first, with their elements' refs and selectors.",
+		description: "Audit the page's accessibility (axe-core): the rules it breaks, with their elements.",
 		readOnly:    true,
 	},
 	{
 		name:        "performance_trace",
-		description: "Record a performance trace of the current page and get its summary: LCP, CLS, long tasks and total blocking time, main-thread time by category, the slowest requests.",
+		description: "Record a performance trace of the page and summarise it: LCP, CLS, blocking time, main-thread time, slowest requests.",
 		args: []Arg{
 			{Name: "duration_ms", Type: TypeInteger, Min: i64(500), Max: i64(10000), Description: "How long to trace, in milliseconds (default 3000)."},
 			{Name: "reload", Type: TypeBoolean, OptIn: true, Description: "Reload the page as the trace begins, to measure its load (judged as reload)."},
@@ -405,15 +405,15 @@ var builtins = []*builtinCommand{
 	},
 	{
 		name:        "drag",
-		description: "Drag an element and drop it on another (each a snapshot ref or a CSS selector), with the mouse and HTML drag and drop. A drop into a form is judged as submitting it.",
+		description: "Drag an element onto another. A drop into a form is judged as submitting it.",
 		args: []Arg{
-			{Name: "from", Type: TypeString, Required: true, MaxLen: selectorMaxLen, Pattern: elementPattern, Description: "The element to drag: a ref from the latest snapshot (e12) or a CSS selector."},
-			{Name: "to", Type: TypeString, Required: true, MaxLen: selectorMaxLen, Pattern: elementPattern, Description: "The element to drop it on: a ref from the latest snapshot (e12) or a CSS selector."},
+			{Name: "from", Type: TypeString, Required: true, MaxLen: selectorMaxLen, Pattern: elementPattern, Description: "Element to drag: a ref (e12) or CSS selector."},
+			{Name: "to", Type: TypeString, Required: true, MaxLen: selectorMaxLen, Pattern: elementPattern, Description: "Element to drop on: a ref or CSS selector."},
 		},
 	},
 	{
 		name:        "fill_form",
-		description: "Fill several fields in one call: type text into each (by ref or selector), as type_text does. Every field is checked before any is filled.",
+		description: "Type text into several fields, as type_text does; all are checked before any is filled.",
 		args: []Arg{{
 			Name: "fields", Type: TypeList, Required: true, MaxItems: fillMaxFields,
 			Fields: []Arg{
@@ -422,7 +422,7 @@ var builtins = []*builtinCommand{
 				{Name: "text", Type: TypeString, Required: true, MaxLen: textMaxLen, Description: "Text to type."},
 			},
 			FieldGroups: []argGroup{{names: []string{"ref", "selector"}, exactlyOne: true}},
-			Description: "The fields, each {ref or selector, text}.",
+			Description: "Each {ref or selector, text}.",
 		}},
 	},
 	{
@@ -430,15 +430,15 @@ var builtins = []*builtinCommand{
 		tier:        "medium",
 		description: "Emulate a device on the session's tabs (resize_page): viewport, device, user agent, locale, timezone, geolocation, network and CPU throttling. Unset fields stay.",
 		args: []Arg{
-			{Name: "viewport", Type: TypeString, MaxLen: 9, Pattern: viewportPattern, Description: "Width x height in CSS pixels, e.g. 1280x720."},
-			{Name: "device", Type: TypeEnum, Allowed: EmulatedDevices, Description: "Device preset (size, touch, user agent)."},
-			{Name: "user_agent", Type: TypeString, MaxLen: 512, Pattern: userAgentPattern, Description: "User agent string."},
-			{Name: "locale", Type: TypeString, MaxLen: 35, Pattern: localePattern, Description: "BCP 47 locale, e.g. de-DE."},
-			{Name: "timezone", Type: TypeString, MaxLen: 64, Pattern: timezonePattern, Description: "IANA timezone, e.g. Europe/Berlin."},
-			{Name: "geolocation", Type: TypeString, MaxLen: 32, Pattern: geolocationPattern, Description: "\"lat,lon\"; only where [browser.permissions] grants geolocation."},
-			{Name: "network", Type: TypeEnum, Allowed: EmulatedNetworks, Description: "Network throttling preset."},
-			{Name: "cpu", Type: TypeInteger, Min: i64(1), Max: i64(MaxCPUThrottle), Description: "CPU slowdown rate (1: none)."},
-			{Name: "reset", Type: TypeBoolean, Description: "Clear all emulation first."},
+			{Name: "viewport", Type: TypeString, MaxLen: 9, Pattern: viewportPattern, Description: "e.g. 1280x720."},
+			{Name: "device", Type: TypeEnum, Allowed: EmulatedDevices, Description: "Device preset."},
+			{Name: "user_agent", Type: TypeString, MaxLen: 512, Pattern: userAgentPattern, Description: "User agent."},
+			{Name: "locale", Type: TypeString, MaxLen: 35, Pattern: localePattern, Description: "e.g. de-DE."},
+			{Name: "timezone", Type: TypeString, MaxLen: 64, Pattern: timezonePattern, Description: "e.g. Europe/Berlin."},
+			{Name: "geolocation", Type: TypeString, MaxLen: 32, Pattern: geolocationPattern, Description: "lat,lon (needs a geolocation grant)."},
+			{Name: "network", Type: TypeEnum, Allowed: EmulatedNetworks, Description: "Throttling preset."},
+			{Name: "cpu", Type: TypeInteger, Min: i64(1), Max: i64(MaxCPUThrottle), Description: "CPU slowdown (1: none)."},
+			{Name: "reset", Type: TypeBoolean, Description: "Clear emulation first."},
 		},
 		groups: []argGroup{{names: []string{"viewport", "device"}}},
 		notHere: map[string]string{
@@ -450,22 +450,22 @@ var builtins = []*builtinCommand{
 	{
 		name:        "save_storage_state",
 		tier:        "medium",
-		description: "Save the session's signed-in state (cookies, and the current page's local storage) under a name in the manifest's state directory. The reply counts what was saved; values are never shown.",
+		description: "Save the session's signed-in state (cookies, local storage) under a name; values are never shown.",
 		args:        []Arg{stateNameArg},
 	},
 	{
 		name:        "load_storage_state",
 		tier:        "high",
-		description: "Restore signed-in state saved by save_storage_state (cookies, local storage), refused if any of it is for a site outside the scope. The shipped policies ask a human first.",
+		description: "Restore signed-in state saved by save_storage_state; refused if any of it is for a site outside the scope.",
 		args:        []Arg{stateNameArg},
 	},
 	{
 		name:        "new_context",
-		description: "Open a new isolated browser context (its own cookies and storage, the same scope) with one blank tab, and make it current.",
+		description: "Open an isolated browser context (own cookies, same scope) with a blank tab, and make it current.",
 	},
 	{
 		name:        "switch_context",
-		description: "Make a browser context from list_tabs (c1, c2, ...) the current one, on the tab it was on.",
+		description: "Make a browser context from list_tabs the current one.",
 		args:        []Arg{{Name: "context", Type: TypeString, Required: true, MaxLen: 8, Pattern: contextPattern, Description: "Context id from list_tabs (c1, c2, ...)."}},
 	},
 	{
