@@ -434,7 +434,9 @@ func (v *Verdict) tab(q *Question) *DenyError {
 // into or a later page of the secret's domains (which may hold the value:
 // a server that echoes a wrong password back into the field), a probe
 // that could test the secret's value: execute_js, which can read it and
-// pass it on in any spelling; a selector with an attribute
+// pass it on in any spelling; save_pdf, whose file holds the page's text
+// in compressed glyph streams that no byte search finds a value in (an
+// upload of it would pass the secret's domain rule); a selector with an attribute
 // value test — on a page that copies a field's value into its value
 // attribute (as controlled inputs do) it answers yes or no about a prefix,
 // and a search would read the secret a character at a time — and
@@ -442,9 +444,13 @@ func (v *Verdict) tab(q *Question) *DenyError {
 // appears only in an attribute value test, and a CSS escape or comment
 // could spell or hide one, so any of them is refused.
 func selectorOracle(m *toolclad.Manifest, cmd *toolclad.Command, args map[string]any) *DenyError {
-	if cmd.Name == "execute_js" {
+	switch cmd.Name {
+	case "execute_js":
 		return Deny(evidence.StageSecrets, "secret oracle",
 			"a secret was typed on this site: execute_js may not run on its pages, or a script could read the value and pass it on in a form the masker does not know")
+	case "save_pdf":
+		return Deny(evidence.StageSecrets, "secret oracle",
+			"a secret was typed on this site: save_pdf may not print its pages, whose text a PDF holds in a form the masker does not read, so the value could leave in the file")
 	}
 	for _, a := range cmd.Args {
 		s, _ := args[a.Name].(string)

@@ -269,7 +269,7 @@ func decodeArg(t *table, base *Arg) *Arg {
 		if err != nil {
 			r.errorf(t.at("pattern"), "bad regular expression: %v", err)
 		} else {
-			a.Pattern = re
+			a.shape, a.Pattern = base.Pattern, re
 		}
 	}
 	if applies("max_len", stringish...) {

@@ -329,6 +329,9 @@ type Arg struct {
 	// Pattern must match (unanchored unless the pattern anchors itself). For
 	// ref and selector it is checked in addition to the built-in checks.
 	Pattern *regexp.Regexp
+	// shape is the built-in pattern a manifest's declared Pattern narrows:
+	// a value must match both, so a declared pattern can only narrow.
+	shape *regexp.Regexp
 	// MaxLen is the maximum length in characters (code points); 0 = none.
 	MaxLen int
 	// Schemes are the allowed URL schemes (lowercase).

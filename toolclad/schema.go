@@ -74,6 +74,9 @@ func (a *Arg) schema(c *Command) map[string]any {
 	default:
 		p["type"] = "string"
 	}
+	if a.shape != nil {
+		p["pattern"] = a.shape.String()
+	}
 	if a.Pattern != nil {
 		if _, taken := p["pattern"]; taken {
 			p["allOf"] = []any{map[string]any{"pattern": a.Pattern.String()}}

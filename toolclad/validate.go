@@ -182,6 +182,9 @@ func (a *Arg) check(v any) (any, *ArgError) {
 			return fail("required", "must not be empty")
 		}
 	}
+	if a.shape != nil && !a.shape.MatchString(s) {
+		return fail("pattern", "does not match the built-in pattern %s", a.shape.String())
+	}
 	if a.Pattern != nil && !a.Pattern.MatchString(s) {
 		return fail("pattern", "does not match the pattern %s", a.Pattern.String())
 	}
