@@ -13,7 +13,8 @@ import (
 // (guard_emulation.go): every tab of the session has them, those opened
 // later too (new_tab, a popup), given before the tab runs; a user's own
 // tab (live mode, adopted with switch_tab) never does, and emulate
-// refuses to run there.
+// refuses to run there. In the user's context the settings Chromium
+// applies to a whole renderer process (processWideEmulation) are refused.
 //
 // Geolocation is emulated only on a page whose origin
 // [browser.permissions] grants geolocation: elsewhere the position would
@@ -23,6 +24,13 @@ import (
 // within the call's bound or the call is refused, and offline or slow
 // networks act in the browser's network service, after the guard has
 // judged each request.
+
+// processWideEmulation are the settings Chromium applies to a renderer
+// process rather than a page (Emulation.setTimezoneOverride,
+// setLocaleOverride, setCPUThrottlingRate): in the user's context a
+// session's tab may share its process with the user's own tabs, so they
+// are refused there.
+var processWideEmulation = []string{"timezone", "locale", "cpu"}
 
 func actEmulate(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
 	given := false
@@ -38,6 +46,14 @@ func actEmulate(ctx context.Context, s *session, args map[string]any, f *facts) 
 	cur := string(s.tab.targetID())
 	if f.UserTab || g.isUserTab(cur) {
 		return output{}, errors.New("emulate: the current tab is the user's own (adopted with switch_tab): emulation applies only to the session's own tabs; switch to one of them or open one with new_tab")
+	}
+	if s.backend.userContext() {
+		for _, name := range processWideEmulation {
+			if _, ok := args[name]; ok {
+				return output{}, fmt.Errorf("emulate: %s is refused in the user's browser context: Chromium sets it for a whole renderer process, which the user's own tabs of the same site may share; "+
+					"viewport, device, user agent, geolocation and network apply to the session's tabs alone", name)
+			}
+		}
 	}
 	old := g.currentEmulation()
 	next, err := old.with(args)
