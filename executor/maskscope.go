@@ -31,6 +31,10 @@ import (
 // hostile page that prints candidate runs learns nothing from the reply.
 // A refused request is also masked for the secrets the binding held when
 // it was refused (a beacon the site's page sends as the tab leaves it).
+// An entry of the tab's logs (a request, a console message) is masked
+// for the secrets of the document it came from and those the binding held
+// as it was logged, too (logMask): it may hold what that page held, and
+// the reply reads it after the tab has left the page.
 // The evidence and the logs are masked for every secret of the manifest.
 
 // secretReach is where the session's typed secrets may have gone without
