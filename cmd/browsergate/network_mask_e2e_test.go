@@ -18,20 +18,12 @@ import (
 func TestNetworkLogMasksASecretSentOffDomainAfterTheAgentLeaves(t *testing.T) {
 	t.Parallel()
 	const password = "Rev1-S3cret-9931"
-	manifest := strings.Replace(fmt.Sprintf(e2eManifest, "launch", ""),
+	manifest := strings.Replace(networkManifest(`[browser.commands.network_log]
+[browser.commands.console_messages]`),
 		`allowed_domains = ["127.0.0.1"]
 allow_private_cidrs = ["127.0.0.1/32"]`,
 		`allowed_domains = ["127.0.0.1", "127.0.0.3"]
-allow_private_cidrs = ["127.0.0.1/32", "127.0.0.3/32"]`, 1) + `
-[browser.commands.network_requests]
-[browser.commands.network_request]
-[browser.commands.network_log]
-[browser.commands.console_messages]
-
-[secrets.NET_PASSWORD]
-env = "BROWSERGATE_E2E_NETSECRET"
-domains = ["127.0.0.1"]
-`
+allow_private_cidrs = ["127.0.0.1/32", "127.0.0.3/32"]`, 1) + networkSecret
 	d := launchHTTP(t, nil, []string{"BROWSERGATE_E2E_NETSECRET=" + password}, manifest, "")
 	mux := http.NewServeMux()
 	mux.HandleFunc("/leak/page", func(w http.ResponseWriter, r *http.Request) {
@@ -59,15 +51,7 @@ async function away() {
 		t.Fatal(err)
 	}
 	t.Cleanup(stop2)
-	alice := d.connect(t, "alice-token")
-	call := func(tool string, args map[string]any) string {
-		t.Helper()
-		out, refused := callText(t, alice, "e2e."+tool, args)
-		if refused {
-			t.Fatalf("%s %v refused:\n%s", tool, args, out)
-		}
-		return out
-	}
+	call := allowedCaller(t, d.connect(t, "alice-token"))
 	call("navigate", map[string]any{"url": site + "/leak/page"})
 	call("type_text", map[string]any{"selector": "#pw", "text": "<NET_PASSWORD>"})
 	call("click", map[string]any{"selector": "#away"})
