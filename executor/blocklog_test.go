@@ -166,8 +166,8 @@ func TestBlockLogKeepsGrantsApartFromRefusals(t *testing.T) {
 	if u := l.unjudgedSubmission(mark); u != nil {
 		t.Errorf("unjudgedSubmission = %+v, want none: a grant is no refusal", u)
 	}
-	if rules := l.refusedRules(); len(rules) != 1 || rules["http://x/refused"] == "" {
-		t.Errorf("refusedRules = %v, want only the refusal", rules)
+	if rules := l.refusals(); len(rules) != 1 || rules["http://x/refused"].Rule == "" {
+		t.Errorf("refusals = %v, want only the refusal", rules)
 	}
 	blocked, dropped, granted := l.take(mark)
 	if len(blocked) != 1 || blocked[0].URL != "http://x/refused" || dropped.total() != 0 {

@@ -64,11 +64,11 @@ var resourceTypes = []string{"document", "stylesheet", "image", "media", "font",
 	"prefetch", "eventsource", "websocket", "manifest", "signedexchange", "ping", "cspviolationreport", "preflight", "fedcm", "other"}
 
 // loggedRequests are the tab's requests after since (of resource type typ
-// when given), the first maxLogReply of them, each masked, clipped and
-// marked with the rule that refused it; how many more there are; and how
-// many the log no longer holds.
+// when given), the first maxLogReply of them, each masked (shown), clipped
+// and marked with the rule that refused it; how many more there are; and
+// how many the log no longer holds.
 func (s *session) loggedRequests(since int64, typ string) (all []requestEntry, more, dropped int) {
-	refused := s.egress.blocked.refusedRules()
+	refused := s.egress.blocked.refusals()
 	l := s.tab.watch.log
 	l.mu.Lock()
 	for _, r := range l.requests {
@@ -80,20 +80,28 @@ func (s *session) loggedRequests(since int64, typ string) (all []requestEntry, m
 	l.mu.Unlock()
 	all, more = first(all)
 	for i := range all {
-		shown(&all[i], refused, s.maskText)
+		s.shown(&all[i], refused)
 	}
 	return all, more, dropped
 }
 
 // shown makes a request of the log as a reply shows it: marked with the
-// rule that refused it, its texts masked and clipped.
-func shown(r *requestEntry, refused map[string]string, mask func(string) string) {
-	if rule, ok := refused[r.URL]; ok && r.Failed != "" {
-		r.Refused = rule
+// rule that refused it, its texts masked and clipped. Its mask (returned,
+// for the rest of what network_request shows of it) is for the secrets of
+// the pages the call reads, of the document that sent it and of the host
+// it went to, and those the binding held as it was sent or refused
+// (session.logMask).
+func (s *session) shown(r *requestEntry, refused map[string]Blocked) (mask func(string) string) {
+	hosts, held := []string{hostOf(r.URL)}, []*toolclad.Secret(nil)
+	if b, ok := refused[r.URL]; ok && r.Failed != "" {
+		r.Refused = b.Rule
+		hosts, held = append(hosts, b.Page), b.Held
 	}
+	mask = s.logMask(r.logged, held, hosts...)
 	r.URL = pagetext.Balanced(clip(mask(r.URL), maxLogText))
 	r.Method = pagetext.Balanced(clip(mask(r.Method), maxLogMethod)) // the page chooses it, and the structured reply has it too
 	r.Failed = pagetext.Balanced(clip(mask(r.Failed), maxLogText))
+	return mask
 }
 
 // writeOutcome ends a request's line with what became of it.
@@ -124,11 +132,7 @@ func actNetworkRequest(ctx context.Context, s *session, args map[string]any, f *
 	if c := s.manifest.Command("network_request"); c != nil {
 		reveal = c.RevealHeaders
 	}
-	// Masked for the secrets of the tab's pages and of the host the
-	// request went to.
-	hosts := append(s.pageHosts(), hostOf(r.URL))
-	mask := func(v string) string { return s.maskPage(v, hosts...) }
-	shown(&r, s.egress.blocked.refusedRules(), mask)
+	mask := s.shown(&r, s.egress.blocked.refusals())
 	d := r.detail
 	if !d.kept {
 		return output{}, fmt.Errorf("argument id: the headers and bodies of %s are no longer kept: the tab keeps them for its latest %d requests", id, maxDetailKept)

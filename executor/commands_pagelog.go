@@ -29,7 +29,10 @@ func actConsoleMessages(ctx context.Context, s *session, args map[string]any, f 
 	var b strings.Builder
 	items := make([]any, len(all))
 	for i, e := range all {
-		e.Text, e.Source = pagetext.Balanced(clip(s.maskText(e.Text), maxLogText)), pagetext.Balanced(clip(s.maskText(e.Source), maxLogText))
+		// Masked for the page it was logged on too, and the secrets held
+		// then (session.logMask).
+		mask := s.logMask(e.logged, nil)
+		e.Text, e.Source = pagetext.Balanced(clip(mask(e.Text), maxLogText)), pagetext.Balanced(clip(mask(e.Source), maxLogText))
 		fmt.Fprintf(&b, "#%d %s: %s", e.Seq, e.Level, e.Text)
 		if e.Source != "" {
 			b.WriteString("  (" + e.Source + ")")

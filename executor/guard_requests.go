@@ -91,9 +91,9 @@ type blockLog struct {
 	// stamp, when set, notes on each refusal what masks it for the agent
 	// (session.stampBlocked).
 	stamp func(*Blocked)
-	// recent are the rules of the latest refusals by URL, for network_log
+	// recent are the latest refusals by URL, for the network log's replies
 	// (cleared when it holds maxBlockLog).
-	recent map[string]string
+	recent map[string]Blocked
 	// navs are the tabs (target id) whose own navigation was refused, and
 	// to where: such a tab (a popup opened straight at a forbidden URL)
 	// may still show about:blank, and is closed all the same.
@@ -167,9 +167,9 @@ func (l *blockLog) add(b Blocked) {
 		l.onAdd(b)
 	}
 	if len(l.recent) >= maxBlockLog || l.recent == nil {
-		l.recent = map[string]string{}
+		l.recent = map[string]Blocked{}
 	}
-	l.recent[b.URL] = b.Rule
+	l.recent[b.URL] = b
 	pos := l.next
 	l.next++
 	acting := isActingRule(b.Rule) && !l.actingKept
@@ -200,8 +200,8 @@ func (l *blockLog) granted(g permissionGrant) {
 	l.grants = append(l.grants, g)
 }
 
-// refusedRules are the rules of the latest refusals by URL.
-func (l *blockLog) refusedRules() map[string]string {
+// refusals are the latest refusals by URL.
+func (l *blockLog) refusals() map[string]Blocked {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return maps.Clone(l.recent)

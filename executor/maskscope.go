@@ -31,6 +31,10 @@ import (
 // hostile page that prints candidate runs learns nothing from the reply.
 // A refused request is also masked for the secrets the binding held when
 // it was refused (a beacon the site's page sends as the tab leaves it).
+// An entry of the tab's logs (a request, a console message) is masked
+// for the secrets of the document it came from and those the binding held
+// as it was logged, too (logMask): it may hold what that page held, and
+// the reply reads it after the tab has left the page.
 // The evidence and the logs are masked for every secret of the manifest.
 
 // secretReach is where the session's typed secrets may have gone without
@@ -129,7 +133,34 @@ func (s *session) carry(from, to string) {
 // agentMasker masks, for the agent, text from pages on hosts: the
 // secrets considered there, the agent's own texts as it wrote them.
 func (s *session) agentMasker(hosts ...string) *mask.Masker {
-	return s.masker.Load().Only(s.considered(hosts...)).ForAgent(s.agent)
+	return s.heldMasker(nil, hosts...)
+}
+
+// heldMasker masks, for the agent, text from pages on hosts that was sent
+// or logged while the binding held secrets held: the secrets considered on
+// hosts, and those.
+func (s *session) heldMasker(held []*toolclad.Secret, hosts ...string) *mask.Masker {
+	return s.masker.Load().Only(append(s.considered(hosts...), held...)).ForAgent(s.agent)
+}
+
+// logMask masks, for the agent, an entry of the tab's logs (pagelog.go)
+// with hosts (the host its request went to, the page a refusal of it
+// stamped) and held (the secrets that refusal held): for the secrets
+// considered on the pages the call reads, on the document the entry came
+// from and on hosts, and for those the binding held as it was logged and
+// held — the way a refusal the call saw is masked (turnMasks). So a value
+// the secret's page logged or sent off its domains stays masked after the
+// agent has taken the tab to another host.
+func (s *session) logMask(e logged, held []*toolclad.Secret, hosts ...string) func(string) string {
+	hosts = append(append(s.pageHosts(), e.doc), hosts...)
+	return s.heldMasker(append(slices.Clone(e.held), held...), hosts...).MaskSource
+}
+
+// logStamp is what each entry of the tab's logs is stamped with as it is
+// logged (pageLog.stamp): the host of the tab's page, and the secrets the
+// binding holds the tab to.
+func (s *session) logStamp() (string, []*toolclad.Secret) {
+	return s.egress.bound.Host(), s.egress.bound.Holding()
 }
 
 // maskPage masks page content as it is read from pages on hosts, for the

@@ -161,8 +161,7 @@ func (s *session) turnMasks(t *turn, record bool) turnMasks {
 		values: s.agentMasker(hosts...),
 		page:   func(u string) *mask.Masker { return s.agentMasker(hostOf(u)) },
 		blocked: func(b Blocked) *mask.Masker {
-			m := s.masker.Load().Only(append(s.considered(append(hosts, b.Page)...), b.Held...))
-			return m.ForAgent(s.agent)
+			return s.heldMasker(b.Held, append(hosts, b.Page)...)
 		},
 	}
 }

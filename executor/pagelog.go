@@ -13,6 +13,8 @@ import (
 	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
+
+	"github.com/browsergate/browsergate/toolclad"
 )
 
 // A tab's console and network log, for console_messages and network_log:
@@ -42,6 +44,16 @@ type consoleEntry struct {
 	Level  string `json:"level"` // debug, info, warning, error
 	Text   string `json:"text"`
 	Source string `json:"source,omitempty"` // url:line when known
+
+	logged
+}
+
+// logged is what an entry of the log is masked for besides the pages the
+// reply reads (session.logMask): the host of the document it came from
+// and the secrets the binding held as it was logged (pageLog.stamp).
+type logged struct {
+	doc  string
+	held []*toolclad.Secret
 }
 
 // requestEntry is one request of the page.
@@ -61,8 +73,9 @@ type requestEntry struct {
 	// lists it.
 	ID string `json:"id,omitempty"`
 
-	id    network.RequestID
-	start cdp.MonotonicTime
+	id     network.RequestID
+	start  cdp.MonotonicTime
+	logged // doc: the host of the document that sent it
 	// detail is what network_request shows of it, kept as it came.
 	detail requestDetail
 }
@@ -98,6 +111,24 @@ type pageLog struct {
 	// response type for network_request (the session's manifest declares
 	// it); set before the tab's first event.
 	details bool
+	// stamp, when set, is the host of the tab's page and the secrets the
+	// secret binding holds the tab to now (session.logStamp): each entry is
+	// stamped with them as it is logged, so that a reply masks it for them
+	// after the tab has left the page. Set before the tab's first event.
+	stamp func() (page string, held []*toolclad.Secret)
+}
+
+// stamped is what an entry logged now is masked for: from the tab's page
+// (doc when given: a request's document) and the binding (stamp).
+func (l *pageLog) stamped(doc string) logged {
+	if l.stamp == nil {
+		return logged{doc: doc}
+	}
+	page, held := l.stamp()
+	if doc == "" {
+		doc = page
+	}
+	return logged{doc: doc, held: held}
 }
 
 // maxEarlyExtra bounds the ExtraInfo events kept for requests not seen yet.
@@ -150,6 +181,7 @@ func (l *pageLog) record(ev any) {
 		}
 		l.addConsole(level, e.Entry.Text, e.Entry.URL)
 	case *network.EventRequestWillBeSent:
+		stamp := l.stamped(hostOf(e.DocumentURL))
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		if e.RedirectResponse != nil {
@@ -165,7 +197,7 @@ func (l *pageLog) record(ev any) {
 			}
 		}
 		l.requestSeq++
-		r := &requestEntry{Seq: l.requestSeq, Method: clip(e.Request.Method, maxLogKept), URL: clip(e.Request.URL, maxLogKept), Type: string(e.Type), id: e.RequestID, start: e.Timestamp}
+		r := &requestEntry{Seq: l.requestSeq, Method: clip(e.Request.Method, maxLogKept), URL: clip(e.Request.URL, maxLogKept), Type: string(e.Type), id: e.RequestID, start: e.Timestamp, logged: stamp}
 		l.requests = append(l.requests, r)
 		l.byID[e.RequestID] = r
 		if l.details {
@@ -290,12 +322,13 @@ func postData(r *network.Request) string {
 }
 
 func (l *pageLog) addConsole(level, text, src string) {
+	stamp := l.stamped("")
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.consoleSeq++
 	// Bounded as recorded (the reply clips again, after masking): a page
 	// logging megabytes must not grow the daemon.
-	l.console = append(l.console, consoleEntry{Seq: l.consoleSeq, Level: level, Text: clip(text, maxLogKept), Source: clip(src, maxLogKept)})
+	l.console = append(l.console, consoleEntry{Seq: l.consoleSeq, Level: level, Text: clip(text, maxLogKept), Source: clip(src, maxLogKept), logged: stamp})
 	if len(l.console) > maxLogEntries {
 		l.console = l.console[1:]
 		l.consoleDropped++

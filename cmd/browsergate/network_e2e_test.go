@@ -90,6 +90,19 @@ env = "BROWSERGATE_E2E_NETSECRET"
 domains = ["127.0.0.1"]
 `
 
+// allowedCaller calls the e2e tool's commands on cs, each of which must
+// be allowed, and gives their replies' text.
+func allowedCaller(t *testing.T, cs *mcp.ClientSession) func(tool string, args map[string]any) string {
+	return func(tool string, args map[string]any) string {
+		t.Helper()
+		out, refused := callText(t, cs, "e2e."+tool, args)
+		if refused {
+			t.Fatalf("%s %v refused:\n%s", tool, args, out)
+		}
+		return out
+	}
+}
+
 // requestID is the id network_requests gives the first request whose line
 // holds part, or "".
 func requestID(list, part string) string {
@@ -146,14 +159,7 @@ func TestNetworkRequestShowsHeadersAndBodiesRedactedAndMasked(t *testing.T) {
 	}
 	t.Cleanup(stop)
 	alice := d.connect(t, "alice-token")
-	call := func(tool string, args map[string]any) string {
-		t.Helper()
-		out, refused := callText(t, alice, "e2e."+tool, args)
-		if refused {
-			t.Fatalf("%s %v refused:\n%s", tool, args, out)
-		}
-		return out
-	}
+	call := allowedCaller(t, alice)
 	// A request of one tab is not reachable from another of the session.
 	call("navigate", map[string]any{"url": site + "/network/page"})
 	call("click", map[string]any{"selector": "#big"})
