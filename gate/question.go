@@ -16,8 +16,7 @@ type Question struct {
 	// Observes and ChangesTab are what the executor's command table says
 	// of the call's command: what it observes for the decision, and
 	// whether it changes which tab the session acts in (or opens or closes
-	// one). A click that may open a tab (a middle click, or one with
-	// Control, Meta or Shift held) changes tabs too.
+	// one). A call that may open a tab (OpensTab) changes tabs too.
 	Observes   Observation
 	ChangesTab bool
 	// OpensTab: the call may open a tab or a window the browser makes
