@@ -56,7 +56,18 @@ func clickOf(args map[string]any) mouseClick {
 // window: the gate judges it where it leads and as opening a tab (refused
 // while a secret typed on the site may be in the page).
 func opensTab(call *toolclad.Call) bool {
-	return call.Command != nil && call.Command.Name == "click" && clickOf(call.Args).opensTab()
+	if call.Command == nil {
+		return false
+	}
+	switch call.Command.Name {
+	case "click":
+		return clickOf(call.Args).opensTab()
+	case "press_key":
+		key, _ := call.Args["key"].(string)
+		c, err := parseChord(key)
+		return err == nil && c.opensTab()
+	}
+	return false
 }
 
 func actTypeText(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {

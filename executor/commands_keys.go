@@ -125,6 +125,13 @@ func (c chord) activation() string {
 	return ""
 }
 
+// opensTab reports whether the chord may open a tab or a window rather
+// than act in this one, as a modified click may: Enter or Space with
+// Control, Meta or Shift held (on a link, or a form's button).
+func (c chord) opensTab() bool {
+	return c.activation() != "" && (c.has(kb.ModifierCtrl) || c.has(kb.ModifierMeta) || c.has(kb.ModifierShift))
+}
+
 // events are the key events of the chord: each modifier down, the key
 // down (with its text, unless a shortcut modifier is held), the key up,
 // and the modifiers up.
@@ -228,6 +235,14 @@ func actPressKey(ctx context.Context, s *session, args map[string]any, f *facts)
 	}
 	if why := unjudged(now, f); why != "" {
 		return output{}, fmt.Errorf("%s changed after the gate decided: the key now %s, which the gate did not judge; nothing was pressed", el.label, why)
+	}
+	if c.opensTab() {
+		// As for a modified click (clickWith): what the key would open in
+		// a tab of the browser's making is cancelled, for this key only.
+		if err := el.call(ctx, noNewTabJS, nil, true); err != nil {
+			return output{}, fmt.Errorf("press %s: the page's link opening cannot be held: %w", key, err)
+		}
+		defer func() { _ = el.call(context.WithoutCancel(ctx), noNewTabJS, nil, false) }()
 	}
 	for _, ev := range c.events() {
 		if _, err := chromedp.Call(el.in(ctx), input.DispatchKeyEvent, *ev); err != nil {

@@ -259,23 +259,31 @@ func (s *session) clickWith(ctx context.Context, el element, want gate.Destinati
 }
 
 // noNewTabJS (on, in the isolated world of the element's document) holds
-// or lets go a capturing listener that cancels what a click or auxclick
-// would open through a link or a form: the event's default action, which
-// the page's own listeners cannot bring back. It also cancels the default
-// of a middle button's mouseup, which on Linux pastes the desktop's
-// primary selection into an editable element (what the user last
-// selected anywhere, not the agent's to type).
+// or lets go what cancels what a click, an auxclick or a key would open
+// through a link or a form: the default action of such an event on a link
+// (an HTML or SVG a, an area) or a form's control (any button or input,
+// whatever its type or form now: the page may change them while the event
+// is dispatched), and any form's submission, which the page's own
+// listeners cannot bring back. The listener is the one no_new_tab.js added
+// as the document began, ahead of the page's; in a document that began
+// without it (one that was there before the guard), one added now. It
+// also cancels the default of a middle button's mouseup, which on Linux
+// pastes the desktop's primary selection into an editable element (what
+// the user last selected anywhere, not the agent's to type).
 const noNewTabJS = `function(on) {
   const w = this.ownerDocument.defaultView;
   const key = Symbol.for('browsergate.noNewTab');
-  if (w[key]) { for (const t of ['click', 'auxclick', 'mouseup']) w.removeEventListener(t, w[key], true); delete w[key]; }
+  const types = ['click', 'auxclick', 'mouseup', 'submit'];
+  if (w[key]) { for (const t of types) w.removeEventListener(t, w[key], true); delete w[key]; }
   if (!on) return;
+  const HTML = 'http://www.w3.org/1999/xhtml', SVG = 'http://www.w3.org/2000/svg';
+  const opens = n => n instanceof Element && (n.namespaceURI === SVG ? n.localName === 'a' :
+    n.namespaceURI === HTML && ['a', 'area', 'button', 'input'].includes(n.localName));
   w[key] = e => {
-    if (e.type === 'mouseup' ? e.button === 1 :
-        e.composedPath().some(n => n instanceof Element && (n.matches('a[href], area[href]') || (n.form && n.matches('button, input[type=submit], input[type=image]')))))
+    if (e.type === 'submit' || (e.type === 'mouseup' ? e.button === 1 : e.composedPath().some(opens)))
       e.preventDefault();
   };
-  for (const t of ['click', 'auxclick', 'mouseup']) w.addEventListener(t, w[key], true);
+  if (!w[Symbol.for('browsergate.noNewTab.early')]) for (const t of types) w.addEventListener(t, w[key], true);
 }`
 
 // hover moves the mouse to the element's centre, once the browser's hit

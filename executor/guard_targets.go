@@ -981,6 +981,9 @@ func (g *targetGuard) prepare(ctx context.Context, session, target, kind string,
 		if g.user {
 			scripts = append(scripts, map[string]any{"source": noSpeculationJS, "runImmediately": true, "worldName": guardWorld})
 		}
+		// The hold of a click that may open a tab (element.go), ahead of
+		// the page's listeners.
+		scripts = append(scripts, map[string]any{"source": noNewTabEarlyJS, "runImmediately": true, "worldName": worldName})
 		if kind == "page" {
 			// A tab's documents are watched for the quiet-DOM wait
 			// (dom_quiet.go), in the world its reads run in.

@@ -48,6 +48,8 @@ var (
 	userContextJS string
 	//go:embed js/no_speculation.js
 	noSpeculationJS string
+	//go:embed js/no_new_tab.js
+	noNewTabEarlyJS string
 )
 
 // The scripts that use resolve.js, with it put in place of RESOLVE.

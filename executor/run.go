@@ -481,19 +481,21 @@ func (e *Executor) question(s *session, t *turn, f *facts, approved bool) *gate.
 		spec = specOf(t.call.Command.Name, t.call.Args)
 	}
 	return &gate.Question{
-		Call:       t.call,
-		Facts:      f,
-		Observes:   spec.observes,
-		ChangesTab: spec.changesTab || opensTab(t.call),
-		Scope:      s.backend.scope.Load(),
-		Check:      s.check,
-		Policies:   e.policies.Load(),
-		Secrets:    s.secrets.Load(),
-		Principal:  s.principal,
-		Groups:     t.call.Groups, // as the agents file says now (it is reloaded with the policies)
-		Session:    s.id,
-		Limits:     &s.limits.Limits,
-		Now:        t.start,
-		Approved:   approved,
+		Call:        t.call,
+		Facts:       f,
+		Observes:    spec.observes,
+		ChangesTab:  spec.changesTab || opensTab(t.call),
+		OpensTab:    opensTab(t.call),
+		UserContext: s.backend.userContext(),
+		Scope:       s.backend.scope.Load(),
+		Check:       s.check,
+		Policies:    e.policies.Load(),
+		Secrets:     s.secrets.Load(),
+		Principal:   s.principal,
+		Groups:      t.call.Groups, // as the agents file says now (it is reloaded with the policies)
+		Session:     s.id,
+		Limits:      &s.limits.Limits,
+		Now:         t.start,
+		Approved:    approved,
 	}
 }

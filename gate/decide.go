@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"strings"
@@ -45,6 +46,14 @@ func Preflight(q *Question) Verdict {
 			// read), so the agent must reconnect.
 			v.Deny = Deny(evidence.StageLimits, "max_interactions",
 				"the session has used all %d interactions of max_interactions; no further call runs in it (reconnect for a new session)", m.Browser.MaxInteractions)
+		} else if q.OpensTab && q.UserContext {
+			// Refused whatever the element: the page can make a link of
+			// anything as the button goes up, and the tab the browser
+			// would open for it sends its first request where no guard
+			// of browsergate's is (no egress proxy in the user's context).
+			v.Deny = Deny(evidence.StageArgs, "new tab",
+				"a middle click, or a click or an Enter or Space with Control, Meta or Shift held, may open a tab the browser makes itself, which nothing of browsergate's holds in the user's own browser context: %s refuses it here, whatever the element%s",
+				call.Command.Name, offer(m, ": open a URL with new_tab, which the gate judges and guards", "new_tab", "url"))
 		} else {
 			v.Deny = placeholderArgs(q)
 		}
@@ -266,14 +275,14 @@ func (v *Verdict) leads(q *Question) *DenyError {
 		if submit && !d.InForm {
 			return Deny(evidence.StageArgs, "element", "%s is not in a form", el.Label)
 		}
-		if q.ChangesTab && d.URL != "" && !strings.HasPrefix(strings.ToLower(d.URL), "javascript:") {
+		if u := leadsTo(d); q.ChangesTab && (u != "" || d.Submits) {
 			// The browser opens such a click's link or form in a tab of
 			// its own making, whose first request it sends before the
 			// guard can hold the tab: so the executor cancels the
 			// opening, and the gate says so first.
 			return Deny(evidence.StageArgs, "element",
 				"the %s on %s would open %s in a new tab or window, which browsergate does not let the page's click do%s",
-				cmd.Name, el.Label, d.URL, offer(q.Call.Manifest, ": open it with new_tab, which the gate judges and guards", "new_tab", "url"))
+				cmd.Name, el.Label, cmp.Or(u, "a form's submission"), offer(q.Call.Manifest, ": open it with new_tab, which the gate judges and guards", "new_tab", "url"))
 		}
 		v.Submits = d.Submits && !submit // a click that submits
 		for _, u := range append([]string{d.URL}, d.URLs...) {
@@ -587,4 +596,15 @@ func clip(s string, n int) string {
 		cut--
 	}
 	return s[:cut] + "…"
+}
+
+// leadsTo is the first destination of d that loads a document (a
+// javascript: URL runs in the page instead): "" when none.
+func leadsTo(d Destination) string {
+	for _, u := range append([]string{d.URL}, d.URLs...) {
+		if u != "" && !strings.HasPrefix(strings.ToLower(u), "javascript:") {
+			return u
+		}
+	}
+	return ""
 }

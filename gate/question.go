@@ -16,10 +16,16 @@ type Question struct {
 	// Observes and ChangesTab are what the executor's command table says
 	// of the call's command: what it observes for the decision, and
 	// whether it changes which tab the session acts in (or opens or closes
-	// one). A click that may open a tab (a middle click, or one with
-	// Control, Meta or Shift held) changes tabs too.
+	// one). A call that may open a tab (OpensTab) changes tabs too.
 	Observes   Observation
 	ChangesTab bool
+	// OpensTab: the call may open a tab or a window the browser makes
+	// itself (a middle click, a click or a press_key of Enter or Space
+	// with Control, Meta or Shift held). UserContext: the session works in
+	// the user's own browser context (live, context = "user"), where
+	// nothing of browsergate's holds such a tab: there the call is refused.
+	OpensTab    bool
+	UserContext bool
 	// Scope is the manifest's compiled scope (its domain sets name
 	// url_domain's parents in Cedar); Check judges a URL: the scope, and
 	// the daemon's own endpoints, which no scope grants (nil: Scope.Check).
