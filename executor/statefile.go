@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"syscall"
 
 	"github.com/browsergate/browsergate/evidence"
 	"github.com/browsergate/browsergate/toolclad"
@@ -96,24 +97,29 @@ func readState(f toolclad.Files, name string) (*storageState, evidence.FileRef, 
 		return nil, ref, err
 	}
 	defer root.Close()
-	info, err := root.Lstat(file)
+	// Opened without waiting on a FIFO; the checks are of the file
+	// opened (so that a file swapped in after them is not the one read),
+	// and the name must be that file itself, not a symlink to it.
+	src, err := root.OpenFile(file, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return nil, ref, fmt.Errorf("no saved state %q (no %s in the state directory)", name, file)
 	case err != nil:
 		return nil, ref, fmt.Errorf("state %q: %v", name, unwrapPath(err))
-	case !info.Mode().IsRegular():
+	}
+	defer src.Close()
+	info, err := src.Stat()
+	named, lerr := root.Lstat(file)
+	switch {
+	case err != nil:
+		return nil, ref, fmt.Errorf("state %q: %v", name, unwrapPath(err))
+	case !info.Mode().IsRegular() || lerr != nil || !os.SameFile(info, named):
 		return nil, ref, fmt.Errorf("state %q: %s is not a regular file", name, file)
 	case info.Mode().Perm()&0o077 != 0:
 		return nil, ref, fmt.Errorf("state %q: %s has mode %04o, readable or writable by others than its owner: refused, as ssh refuses such a key (chmod 600)", name, file, info.Mode().Perm())
 	case info.Size() > maxStateBytes:
 		return nil, ref, fmt.Errorf("state %q: %s is %d bytes, over the %d a state file may have", name, file, info.Size(), maxStateBytes)
 	}
-	src, err := root.Open(file)
-	if err != nil {
-		return nil, ref, fmt.Errorf("state %q: %v", name, unwrapPath(err))
-	}
-	defer src.Close()
 	raw, err := io.ReadAll(io.LimitReader(src, maxStateBytes+1))
 	if err != nil {
 		return nil, ref, fmt.Errorf("state %q: read %s: %w", name, file, err)

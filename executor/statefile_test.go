@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/browsergate/browsergate/toolclad"
@@ -50,6 +51,43 @@ func TestStateFileWrittenOwnerOnlyAndWhole(t *testing.T) {
 	}
 	if _, err := writeState(files, "alice", st); err == nil || !strings.Contains(err.Error(), "its owner's alone") {
 		t.Errorf("a save into a directory others may read: %v", err)
+	}
+}
+
+// TestStateFileCheckedAsOpened: readState judges the file it opened (its
+// mode, that it is a regular file), not a name looked up before: a file
+// others may read, a symlink (even to a good state file beside it) and a
+// FIFO (which must not stall the read) are refused, each saying why.
+func TestStateFileCheckedAsOpened(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	files := toolclad.Files{StateDir: dir}
+	st := &storageState{Version: stateVersion, Cookies: []stateCookie{}, Origins: []stateOrigin{}}
+	if _, err := writeState(files, "good", st); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := writeState(files, "open", st); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(dir, "open.json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("good.json", filepath.Join(dir, "link.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo.json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := readState(files, "good"); err != nil {
+		t.Fatalf("the good state: %v", err)
+	}
+	for name, want := range map[string]string{"open": "has mode 0644", "link": "not a regular file", "fifo": "not a regular file", "none": "no saved state"} {
+		if _, _, err := readState(files, name); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("state %s: %v; want an error saying %q", name, err, want)
+		}
 	}
 }
 
