@@ -36,7 +36,12 @@ const stateVersion = 1
 
 // storageState is a state file's contents.
 type storageState struct {
-	Version int           `json:"version"`
+	Version int `json:"version"`
+	// SavedBy and SavedAt: the session that saved the state and when
+	// (RFC 3339, UTC), shown to the human asked about a load; absent
+	// from a file written by hand.
+	SavedBy string        `json:"saved_by,omitempty"`
+	SavedAt string        `json:"saved_at,omitempty"`
 	Cookies []stateCookie `json:"cookies"`
 	Origins []stateOrigin `json:"origins"`
 }
@@ -105,6 +110,10 @@ func readState(f toolclad.Files, name string) (*storageState, evidence.FileRef, 
 	case errors.Is(err, os.ErrNotExist):
 		return nil, ref, fmt.Errorf("no saved state %q (no %s in the state directory)", name, file)
 	case err != nil:
+		if named, lerr := root.Lstat(file); lerr == nil && !named.Mode().IsRegular() {
+			// A symlink out of the directory, say.
+			return nil, ref, fmt.Errorf("state %q: %s is not a regular file", name, file)
+		}
 		return nil, ref, fmt.Errorf("state %q: %v", name, unwrapPath(err))
 	}
 	defer src.Close()
@@ -209,8 +218,9 @@ func (c stateCookie) site() string {
 }
 
 // writeState writes st as the state file of name, owner-only and
-// atomically, and describes the file written.
-func writeState(f toolclad.Files, name string, st *storageState) (evidence.FileRef, error) {
+// atomically, and describes the file written. Unless replace, a file of
+// that name already there is an error, and stays as it was.
+func writeState(f toolclad.Files, name string, st *storageState, replace bool) (evidence.FileRef, error) {
 	file := stateFileName(name)
 	ref := evidence.FileRef{Direction: "state_save", Name: file}
 	raw, err := json.MarshalIndent(st, "", "  ")
@@ -240,8 +250,16 @@ func writeState(f toolclad.Files, name string, st *storageState) (evidence.FileR
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
+	switch {
+	case err == nil && replace:
 		err = root.Rename(tmp, file)
+	case err == nil:
+		// A link fails where the name exists; the temporary name
+		// then goes either way.
+		if err = root.Link(tmp, file); errors.Is(err, os.ErrExist) {
+			err = fmt.Errorf("a state %q was saved meanwhile, and replacing it was not approved", name)
+		}
+		_ = root.Remove(tmp)
 	}
 	if err != nil {
 		_ = root.Remove(tmp)

@@ -22,7 +22,7 @@ func TestStateFileWrittenOwnerOnlyAndWhole(t *testing.T) {
 	files := toolclad.Files{StateDir: dir}
 	st := &storageState{Version: stateVersion, Cookies: []stateCookie{{Name: "sid", Value: "v1", Domain: "example.com", Path: "/", Expires: -1}},
 		Origins: []stateOrigin{{Origin: "https://example.com", LocalStorage: []stateItem{{Name: "k", Value: "v"}}}}}
-	ref, err := writeState(files, "alice", st)
+	ref, err := writeState(files, "alice", st, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func TestStateFileWrittenOwnerOnlyAndWhole(t *testing.T) {
 	}
 	before, _ := os.ReadFile(filepath.Join(dir, "alice.json"))
 	big := &storageState{Version: stateVersion, Cookies: []stateCookie{{Name: "sid", Value: strings.Repeat("x", maxStateBytes), Domain: "example.com"}}}
-	if _, err := writeState(files, "alice", big); err == nil {
+	if _, err := writeState(files, "alice", big, true); err == nil {
 		t.Fatal("a state over the bound was saved")
 	}
 	after, _ := os.ReadFile(filepath.Join(dir, "alice.json"))
@@ -49,7 +49,7 @@ func TestStateFileWrittenOwnerOnlyAndWhole(t *testing.T) {
 	if err := os.Chmod(dir, 0o750); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := writeState(files, "alice", st); err == nil || !strings.Contains(err.Error(), "its owner's alone") {
+	if _, err := writeState(files, "alice", st, true); err == nil || !strings.Contains(err.Error(), "its owner's alone") {
 		t.Errorf("a save into a directory others may read: %v", err)
 	}
 }
@@ -66,10 +66,10 @@ func TestStateFileCheckedAsOpened(t *testing.T) {
 	}
 	files := toolclad.Files{StateDir: dir}
 	st := &storageState{Version: stateVersion, Cookies: []stateCookie{}, Origins: []stateOrigin{}}
-	if _, err := writeState(files, "good", st); err != nil {
+	if _, err := writeState(files, "good", st, false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := writeState(files, "open", st); err != nil {
+	if _, err := writeState(files, "open", st, false); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Chmod(filepath.Join(dir, "open.json"), 0o644); err != nil {
