@@ -30,6 +30,10 @@ type sessionContext struct {
 	tabs  sessionTabs
 	guard *targetGuard
 	ic    *interceptor
+	// acting is the context's own acting guard: what a page of
+	// another context does never counts as this one's action, nor
+	// the reverse.
+	acting *actingGuard
 	proxy *egress.Proxy
 }
 
@@ -72,8 +76,9 @@ func (s *session) park() {
 	if s.contexts.parked == nil {
 		s.contexts.parked = map[string]*sessionContext{}
 	}
-	s.contexts.parked[s.contexts.currentID()] = &sessionContext{tab: s.tab, tabs: s.tabs, guard: s.egress.guard, ic: s.egress.ic.Load(), proxy: s.egress.proxy}
+	s.contexts.parked[s.contexts.currentID()] = &sessionContext{tab: s.tab, tabs: s.tabs, guard: s.egress.guard, ic: s.egress.ic.Load(), proxy: s.egress.proxy, acting: s.egress.acting}
 	s.tab, s.tabs, s.egress.guard, s.egress.proxy = tab{}, sessionTabs{}, nil, nil
+	s.egress.acting = &actingGuard{} // a new context's; resume gives back a parked one's
 	s.egress.ic.Store(nil)
 }
 
@@ -81,7 +86,7 @@ func (s *session) park() {
 func (s *session) resume(id string) {
 	c := s.contexts.parked[id]
 	delete(s.contexts.parked, id)
-	s.tab, s.tabs, s.egress.guard, s.egress.proxy = c.tab, c.tabs, c.guard, c.proxy
+	s.tab, s.tabs, s.egress.guard, s.egress.proxy, s.egress.acting = c.tab, c.tabs, c.guard, c.proxy, c.acting
 	s.egress.ic.Store(c.ic)
 	s.contexts.current = id
 }

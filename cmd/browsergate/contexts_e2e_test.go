@@ -127,3 +127,58 @@ setTimeout(() => { location.href = %[1]q + '/moved' }, 100);
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// TestAParkedContextsPageDoesNotFailTheCurrentAction: each browser
+// context has its own acting guard (what the gate judged the running
+// action to do). A page left in a parked context that keeps navigating
+// itself while the agent acts in the current context is that page's own
+// business: the current context's actions run, and its tab stays where
+// it was. With one acting guard for every context the parked page's
+// navigations are taken for the action's ("navigated elsewhere") and
+// the test fails.
+func TestAParkedContextsPageDoesNotFailTheCurrentAction(t *testing.T) {
+	t.Parallel()
+	other, stopOther, err := serveOn("127.0.0.3:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<!doctype html><title>hop</title><script>setTimeout(() => location.href = '/hop?' + Date.now(), 150)</script>`)
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stopOther)
+	site, stopSite, err := serveOn("127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<!doctype html><title>plain</title><input id=q>`)
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stopSite)
+	f := startWith(t, `
+[tool]
+name = "e2e"
+[browser]
+startup_timeout_seconds = 30
+[browser.scope]
+allowed_domains = ["127.0.0.1", "127.0.0.3"]
+allow_private_cidrs = ["127.0.0.1/32", "127.0.0.3/32"]
+[browser.commands.navigate]
+[browser.commands.type_text]
+[browser.commands.snapshot]
+[browser.commands.new_context]
+[browser.commands.switch_context]
+`)
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": other + "/hop"})
+	f.mustAllow(t, "e2e.new_context", nil)
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/plain"})
+	for i := range 5 {
+		if out, refused := f.call(t, "e2e.type_text", map[string]any{"selector": "#q", "text": fmt.Sprintf("hello %d", i)}); refused {
+			t.Fatalf("type_text %d in the current context refused because of the parked context's page:\n%s", i, out)
+		}
+	}
+	if out := f.mustAllow(t, "e2e.snapshot", nil); !strings.Contains(out, "plain") {
+		t.Errorf("the current context's tab left its page:\n%s", out)
+	}
+	// Back in the first context, whose page is its own.
+	if out := f.mustAllow(t, "e2e.switch_context", map[string]any{"context": "c1"}); !strings.Contains(out, "switched to browser context c1") {
+		t.Errorf("switch_context:\n%s", out)
+	}
+}
