@@ -34,7 +34,7 @@ type sessionContext struct {
 	// another context does never counts as this one's action, nor
 	// the reverse.
 	acting *actingGuard
-	proxy *egress.Proxy
+	proxy  *egress.Proxy
 }
 
 // sessionContexts are the session's browser contexts apart from the
