@@ -182,3 +182,52 @@ allow_private_cidrs = ["127.0.0.1/32", "127.0.0.3/32"]
 		t.Errorf("switch_context:\n%s", out)
 	}
 }
+
+// TestANewContextKeepsTheSessionsEmulationAndRecording: the emulation is
+// the session's, and so is the operator's recording: a browser context
+// new_context opens has the emulation the session had (its page sees the
+// emulated user agent), an emulation changed there is the one the first
+// context has once the session switches back, and every call in either
+// context is recorded ([tool.evidence] recording = "screencast"), so that
+// switching contexts sheds neither.
+func TestANewContextKeepsTheSessionsEmulationAndRecording(t *testing.T) {
+	t.Parallel()
+	site, stop, err := serveOn("127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<!doctype html><title>ua</title><p id=ua></p><script>document.getElementById('ua').textContent = 'agent: ' + navigator.userAgent</script>`)
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	f := startWith(t, fmt.Sprintf(e2eManifest, "launch", "")+`[browser.commands.new_context]
+[browser.commands.switch_context]
+[browser.commands.emulate]
+[tool.evidence]
+recording = "screencast"
+`)
+	f.mustAllow(t, "e2e.emulate", map[string]any{"user_agent": "EmulatedAgent/1.0"})
+	f.mustAllow(t, "e2e.new_context", nil)
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/ua"})
+	if out := f.mustAllow(t, "e2e.snapshot", nil); !strings.Contains(out, "agent: EmulatedAgent/1.0") {
+		t.Errorf("the new context's page does not have the session's emulation:\n%s", out)
+	}
+	f.mustAllow(t, "e2e.emulate", map[string]any{"user_agent": "SecondAgent/2.0"})
+	f.mustAllow(t, "e2e.switch_context", map[string]any{"context": "c1"})
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/ua"})
+	if out := f.mustAllow(t, "e2e.snapshot", nil); !strings.Contains(out, "agent: SecondAgent/2.0") {
+		t.Errorf("back in the first context, the page does not have the emulation set in the second:\n%s", out)
+	}
+	f.cs.Close()
+	_, recs := logContents(t, f.evidence)
+	for _, rs := range recs {
+		for _, rec := range rs {
+			context := ""
+			if rec.Tab != nil {
+				context = rec.Tab.Context
+			}
+			if len(rec.Recording) == 0 {
+				t.Errorf("record %d (%s, context %q) has no recording (error %q)", rec.Seq, rec.Command, context, rec.Error)
+			}
+		}
+	}
+}
