@@ -138,7 +138,7 @@ setTimeout(() => { location.href = %[1]q + '/moved' }, 100);
 // the test fails.
 func TestAParkedContextsPageDoesNotFailTheCurrentAction(t *testing.T) {
 	t.Parallel()
-	other, stopOther, err := serveOn("127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	other, stopOther, err := serveOn("127.0.0.3:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `<!doctype html><title>hop</title><script>setTimeout(() => location.href = '/hop?' + Date.now(), 150)</script>`)
 	}))
 	if err != nil {
@@ -152,7 +152,11 @@ func TestAParkedContextsPageDoesNotFailTheCurrentAction(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(stopSite)
-	f := startWith(t, fmt.Sprintf(e2eManifest, "launch", "")+"[browser.commands.new_context]\n[browser.commands.switch_context]\n")
+	// The parked page on another host in the scope: its navigations are
+	// then none the current action was judged to make.
+	manifest := strings.NewReplacer(`allowed_domains = ["127.0.0.1"]`, `allowed_domains = ["127.0.0.1", "127.0.0.3"]`,
+		`allow_private_cidrs = ["127.0.0.1/32"]`, `allow_private_cidrs = ["127.0.0.1/32", "127.0.0.3/32"]`).Replace(fmt.Sprintf(e2eManifest, "launch", ""))
+	f := startWith(t, manifest+"[browser.commands.new_context]\n[browser.commands.switch_context]\n")
 	f.mustAllow(t, "e2e.navigate", map[string]any{"url": other + "/hop"})
 	f.mustAllow(t, "e2e.new_context", nil)
 	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/plain"})
