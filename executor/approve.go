@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -226,11 +227,19 @@ func (e *Executor) approvalRequest(s *session, t *turn) approval.Request {
 		// An upload, or a state to load, is approved for the file as it
 		// was read: the human sees its size and digest, and a file
 		// changed before the approval is acted on is another call.
+		// A copy: what the human is shown is never the call's own
+		// arguments, which the fingerprint is of.
+		r.Args = maps.Clone(r.Args)
 		if r.Args == nil {
 			r.Args = map[string]any{}
 		}
 		r.Args["file_bytes"], r.Args["file_sha256"] = f.Size, f.SHA256
 		r.Fingerprint = e.fingerprint(map[string]any{"args": t.call.Args, "file_sha256": f.SHA256})
+		if ss := t.facts.StorageState; ss != nil {
+			if st, ok := ss.Parsed.(*storageState); ok {
+				st.describe(r.Args)
+			}
+		}
 	}
 	if t.facts != nil {
 		r.Page = s.masker.Load().Mask(t.facts.State.URL)

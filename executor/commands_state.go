@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"slices"
+	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/network"
@@ -38,7 +41,7 @@ func (s *session) observeStorageState(name string, load bool) *gate.StorageState
 		return st
 	}
 	if !load {
-		st.Err = checkStateDir(s)
+		st.Replaces, st.Err = s.saveTarget(name)
 		return st
 	}
 	parsed, ref, err := readState(s.manifest.Browser.Files, name)
@@ -62,13 +65,27 @@ func (s *session) observeStorageState(name string, load bool) *gate.StorageState
 	return st
 }
 
-// checkStateDir checks that the state directory opens, owner-only.
-func checkStateDir(s *session) error {
+// saveTarget checks that the state directory opens, owner-only, and that
+// a state may be saved under name: never as the manifest's
+// autoload_state (the operator's to write), and replacing a state of
+// that name only with a human's approval (replaces).
+func (s *session) saveTarget(name string) (replaces bool, err error) {
+	if name == s.manifest.Browser.Files.AutoloadState {
+		return false, fmt.Errorf("state %q is the manifest's [browser.files] autoload_state, which every session loads without a human: it is the operator's to write, and save_storage_state never replaces it (save under another name)", name)
+	}
 	root, err := openStateDir(s.manifest.Browser.Files)
 	if err != nil {
-		return err
+		return false, err
 	}
-	return root.Close()
+	defer root.Close()
+	_, err = root.Lstat(stateFileName(name))
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, os.ErrNotExist):
+		return false, nil
+	}
+	return false, fmt.Errorf("state %q: %v", name, unwrapPath(err))
 }
 
 func actSaveStorageState(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
@@ -77,7 +94,8 @@ func actSaveStorageState(ctx context.Context, s *session, args map[string]any, f
 	if err != nil {
 		return output{}, fmt.Errorf("read the session's cookies: %w", err)
 	}
-	st := &storageState{Version: stateVersion, Cookies: []stateCookie{}, Origins: []stateOrigin{}}
+	st := &storageState{Version: stateVersion, SavedBy: s.id, SavedAt: time.Now().UTC().Format(time.RFC3339),
+		Cookies: []stateCookie{}, Origins: []stateOrigin{}}
 	left := 0
 	for _, c := range cookies.Cookies {
 		sc := stateCookie{Name: c.Name, Value: c.Value, Domain: c.Domain, Path: c.Path, Expires: c.Expires,
@@ -107,7 +125,10 @@ func actSaveStorageState(ctx context.Context, s *session, args map[string]any, f
 			st.Origins = append(st.Origins, so)
 		}
 	}
-	ref, err := writeState(s.manifest.Browser.Files, name, st)
+	// A state that did not exist when the call was judged is created,
+	// never replaced: one saved meanwhile (by another session) was not
+	// approved for replacing.
+	ref, err := writeState(s.manifest.Browser.Files, name, st, f.StorageState != nil && f.StorageState.Replaces)
 	if err != nil {
 		return output{}, err
 	}
@@ -129,6 +150,26 @@ func actLoadStorageState(ctx context.Context, s *session, args map[string]any, f
 	}
 	ref := f.StorageState.File
 	return output{Text: fmt.Sprintf("loaded state %s (%s): %s", name, ref.Name, st.counts()), Files: []evidence.FileRef{ref}}, nil
+}
+
+// describe tells the human asked about a load what the state is: the
+// session that saved it and when, and the cookies' domains and the
+// origins it would sign in to (no name or value of any of them).
+func (st *storageState) describe(args map[string]any) {
+	saved := "not recorded (a file save_storage_state did not write)"
+	if st.SavedBy != "" {
+		saved = "by session " + st.SavedBy + " at " + st.SavedAt
+	}
+	domains, origins := []string{}, []string{}
+	for _, c := range st.Cookies {
+		if !slices.Contains(domains, c.Domain) {
+			domains = append(domains, c.Domain)
+		}
+	}
+	for _, o := range st.Origins {
+		origins = append(origins, o.Origin)
+	}
+	args["state_saved"], args["state_cookie_domains"], args["state_origins"] = saved, domains, origins
 }
 
 // counts says what a state holds, without a value.

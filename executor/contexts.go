@@ -30,7 +30,11 @@ type sessionContext struct {
 	tabs  sessionTabs
 	guard *targetGuard
 	ic    *interceptor
-	proxy *egress.Proxy
+	// acting is the context's own acting guard: what a page of
+	// another context does never counts as this one's action, nor
+	// the reverse.
+	acting *actingGuard
+	proxy  *egress.Proxy
 }
 
 // sessionContexts are the session's browser contexts apart from the
@@ -72,8 +76,9 @@ func (s *session) park() {
 	if s.contexts.parked == nil {
 		s.contexts.parked = map[string]*sessionContext{}
 	}
-	s.contexts.parked[s.contexts.currentID()] = &sessionContext{tab: s.tab, tabs: s.tabs, guard: s.egress.guard, ic: s.egress.ic.Load(), proxy: s.egress.proxy}
+	s.contexts.parked[s.contexts.currentID()] = &sessionContext{tab: s.tab, tabs: s.tabs, guard: s.egress.guard, ic: s.egress.ic.Load(), proxy: s.egress.proxy, acting: s.egress.acting}
 	s.tab, s.tabs, s.egress.guard, s.egress.proxy = tab{}, sessionTabs{}, nil, nil
+	s.egress.acting = &actingGuard{} // a new context's; resume gives back a parked one's
 	s.egress.ic.Store(nil)
 }
 
@@ -81,7 +86,7 @@ func (s *session) park() {
 func (s *session) resume(id string) {
 	c := s.contexts.parked[id]
 	delete(s.contexts.parked, id)
-	s.tab, s.tabs, s.egress.guard, s.egress.proxy = c.tab, c.tabs, c.guard, c.proxy
+	s.tab, s.tabs, s.egress.guard, s.egress.proxy, s.egress.acting = c.tab, c.tabs, c.guard, c.proxy, c.acting
 	s.egress.ic.Store(c.ic)
 	s.contexts.current = id
 }
@@ -118,7 +123,7 @@ func actNewContext(ctx context.Context, s *session, args map[string]any, f *fact
 	if open := len(s.contexts.parked); open >= limit {
 		return output{}, fmt.Errorf("the session has %d browser context(s) besides its first, the most new_context's max_contexts (%d) allows", open, limit)
 	}
-	prev := s.contexts.currentID()
+	prev, from := s.contexts.currentID(), s.egress.guard
 	s.park()
 	s.contexts.next = max(s.contexts.next, 1) + 1
 	id := "c" + strconv.Itoa(s.contexts.next)
@@ -128,6 +133,9 @@ func actNewContext(ctx context.Context, s *session, args map[string]any, f *fact
 		// closed what it had made).
 		s.resume(prev)
 		return output{}, fmt.Errorf("open a browser context: %w; the session stays in %s", err, prev)
+	}
+	if err := s.carryEmulation(ctx, from); err != nil {
+		return output{}, fmt.Errorf("opened browser context %s, which is current, but could not give it the session's emulation: %w", id, err)
 	}
 	return output{Text: fmt.Sprintf("opened browser context %s with a blank tab %s (its own cookies and storage; the same scope); it is current", id, s.tabIDs.id(s.tab.targetID()))}, nil
 }
@@ -140,12 +148,37 @@ func actSwitchContext(ctx context.Context, s *session, args map[string]any, f *f
 	if _, ok := s.contexts.parked[id]; !ok {
 		return output{}, fmt.Errorf("no browser context %s in this session (it has %s)", id, strings.Join(s.contexts.ids(), ", "))
 	}
+	from := s.egress.guard
 	s.park()
 	s.resume(id)
 	if err := s.ensureTab(); err != nil {
 		return output{}, err
 	}
+	if err := s.carryEmulation(ctx, from); err != nil {
+		return output{}, fmt.Errorf("switched to browser context %s, but could not give it the session's emulation: %w", id, err)
+	}
 	return output{Text: fmt.Sprintf("switched to browser context %s, on tab %s", id, s.tabIDs.id(s.tab.targetID()))}, nil
+}
+
+// carryEmulation gives the current context the emulation of from, the
+// guard of the context the session was in: the emulation is the
+// session's (emulate says "the session's tabs"), so neither new_context
+// nor switch_context sheds it or brings back an older one.
+func (s *session) carryEmulation(ctx context.Context, from *targetGuard) error {
+	g := s.egress.guard
+	if from == nil || g == nil || from == g {
+		return nil
+	}
+	from.mu.Lock()
+	e, calls := from.emu.settings, from.emu.calls
+	from.mu.Unlock()
+	if e.zero() {
+		if g.currentEmulation().zero() {
+			return nil
+		}
+		calls = e.calls("") // the reset emulate would send
+	}
+	return g.emulate(ctx, string(s.tab.targetID()), e, calls)
 }
 
 // labelContexts marks the listed tabs of the current context with its id

@@ -292,13 +292,17 @@ func (e *Executor) act(actx context.Context, s *session, t *turn) *Blocked {
 		ic.frameNavs.Clear() // the last action's, never claimed
 		ic.vouched.Clear()
 	}
+	// The guard of the context the action begins in: new_context and
+	// switch_context change the current one, and the action ends in the
+	// guard it began in.
+	acting := s.egress.acting
 	if spec.guarded {
 		posts, to, urls := judged(t.facts)
-		s.egress.acting.begin(posts, to, urls)
+		acting.begin(posts, to, urls)
 	}
 	if spec.navigates {
-		s.egress.acting.navigating(navigatesTo(t.facts, t.call.Args))
-		defer s.egress.acting.navigating("")
+		acting.navigating(navigatesTo(t.facts, t.call.Args))
+		defer acting.navigating("")
 	}
 	// A dialog the command opens stops the page, and whatever the command
 	// waits for with it: held for the agent ("ask"), it ends the wait.
@@ -382,7 +386,7 @@ func (e *Executor) act(actx context.Context, s *session, t *turn) *Blocked {
 			t.out, t.err = withDialog(s.manifest, t.out, t.err, late)
 		}
 	}
-	s.egress.acting.end()
+	acting.end()
 	return s.egress.blocked.unjudgedSubmission(mark)
 }
 

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"syscall"
 
 	"github.com/browsergate/browsergate/evidence"
 	"github.com/browsergate/browsergate/toolclad"
@@ -35,7 +36,12 @@ const stateVersion = 1
 
 // storageState is a state file's contents.
 type storageState struct {
-	Version int           `json:"version"`
+	Version int `json:"version"`
+	// SavedBy and SavedAt: the session that saved the state and when
+	// (RFC 3339, UTC), shown to the human asked about a load; absent
+	// from a file written by hand.
+	SavedBy string        `json:"saved_by,omitempty"`
+	SavedAt string        `json:"saved_at,omitempty"`
 	Cookies []stateCookie `json:"cookies"`
 	Origins []stateOrigin `json:"origins"`
 }
@@ -96,24 +102,33 @@ func readState(f toolclad.Files, name string) (*storageState, evidence.FileRef, 
 		return nil, ref, err
 	}
 	defer root.Close()
-	info, err := root.Lstat(file)
+	// Opened without waiting on a FIFO; the checks are of the file
+	// opened (so that a file swapped in after them is not the one read),
+	// and the name must be that file itself, not a symlink to it.
+	src, err := root.OpenFile(file, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return nil, ref, fmt.Errorf("no saved state %q (no %s in the state directory)", name, file)
 	case err != nil:
+		if named, lerr := root.Lstat(file); lerr == nil && !named.Mode().IsRegular() {
+			// A symlink out of the directory, say.
+			return nil, ref, fmt.Errorf("state %q: %s is not a regular file", name, file)
+		}
 		return nil, ref, fmt.Errorf("state %q: %v", name, unwrapPath(err))
-	case !info.Mode().IsRegular():
+	}
+	defer src.Close()
+	info, err := src.Stat()
+	named, lerr := root.Lstat(file)
+	switch {
+	case err != nil:
+		return nil, ref, fmt.Errorf("state %q: %v", name, unwrapPath(err))
+	case !info.Mode().IsRegular() || lerr != nil || !os.SameFile(info, named):
 		return nil, ref, fmt.Errorf("state %q: %s is not a regular file", name, file)
 	case info.Mode().Perm()&0o077 != 0:
 		return nil, ref, fmt.Errorf("state %q: %s has mode %04o, readable or writable by others than its owner: refused, as ssh refuses such a key (chmod 600)", name, file, info.Mode().Perm())
 	case info.Size() > maxStateBytes:
 		return nil, ref, fmt.Errorf("state %q: %s is %d bytes, over the %d a state file may have", name, file, info.Size(), maxStateBytes)
 	}
-	src, err := root.Open(file)
-	if err != nil {
-		return nil, ref, fmt.Errorf("state %q: %v", name, unwrapPath(err))
-	}
-	defer src.Close()
 	raw, err := io.ReadAll(io.LimitReader(src, maxStateBytes+1))
 	if err != nil {
 		return nil, ref, fmt.Errorf("state %q: read %s: %w", name, file, err)
@@ -203,8 +218,9 @@ func (c stateCookie) site() string {
 }
 
 // writeState writes st as the state file of name, owner-only and
-// atomically, and describes the file written.
-func writeState(f toolclad.Files, name string, st *storageState) (evidence.FileRef, error) {
+// atomically, and describes the file written. Unless replace, a file of
+// that name already there is an error, and stays as it was.
+func writeState(f toolclad.Files, name string, st *storageState, replace bool) (evidence.FileRef, error) {
 	file := stateFileName(name)
 	ref := evidence.FileRef{Direction: "state_save", Name: file}
 	raw, err := json.MarshalIndent(st, "", "  ")
@@ -234,8 +250,16 @@ func writeState(f toolclad.Files, name string, st *storageState) (evidence.FileR
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
+	switch {
+	case err == nil && replace:
 		err = root.Rename(tmp, file)
+	case err == nil:
+		// A link fails where the name exists; the temporary name
+		// then goes either way.
+		if err = root.Link(tmp, file); errors.Is(err, os.ErrExist) {
+			err = fmt.Errorf("a state %q was saved meanwhile, and replacing it was not approved", name)
+		}
+		_ = root.Remove(tmp)
 	}
 	if err != nil {
 		_ = root.Remove(tmp)

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/browsergate/browsergate/toolclad"
@@ -21,7 +22,7 @@ func TestStateFileWrittenOwnerOnlyAndWhole(t *testing.T) {
 	files := toolclad.Files{StateDir: dir}
 	st := &storageState{Version: stateVersion, Cookies: []stateCookie{{Name: "sid", Value: "v1", Domain: "example.com", Path: "/", Expires: -1}},
 		Origins: []stateOrigin{{Origin: "https://example.com", LocalStorage: []stateItem{{Name: "k", Value: "v"}}}}}
-	ref, err := writeState(files, "alice", st)
+	ref, err := writeState(files, "alice", st, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +36,7 @@ func TestStateFileWrittenOwnerOnlyAndWhole(t *testing.T) {
 	}
 	before, _ := os.ReadFile(filepath.Join(dir, "alice.json"))
 	big := &storageState{Version: stateVersion, Cookies: []stateCookie{{Name: "sid", Value: strings.Repeat("x", maxStateBytes), Domain: "example.com"}}}
-	if _, err := writeState(files, "alice", big); err == nil {
+	if _, err := writeState(files, "alice", big, true); err == nil {
 		t.Fatal("a state over the bound was saved")
 	}
 	after, _ := os.ReadFile(filepath.Join(dir, "alice.json"))
@@ -48,8 +49,45 @@ func TestStateFileWrittenOwnerOnlyAndWhole(t *testing.T) {
 	if err := os.Chmod(dir, 0o750); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := writeState(files, "alice", st); err == nil || !strings.Contains(err.Error(), "its owner's alone") {
+	if _, err := writeState(files, "alice", st, true); err == nil || !strings.Contains(err.Error(), "its owner's alone") {
 		t.Errorf("a save into a directory others may read: %v", err)
+	}
+}
+
+// TestStateFileCheckedAsOpened: readState judges the file it opened (its
+// mode, that it is a regular file), not a name looked up before: a file
+// others may read, a symlink (even to a good state file beside it) and a
+// FIFO (which must not stall the read) are refused, each saying why.
+func TestStateFileCheckedAsOpened(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	files := toolclad.Files{StateDir: dir}
+	st := &storageState{Version: stateVersion, Cookies: []stateCookie{}, Origins: []stateOrigin{}}
+	if _, err := writeState(files, "good", st, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := writeState(files, "open", st, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(dir, "open.json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("good.json", filepath.Join(dir, "link.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo.json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := readState(files, "good"); err != nil {
+		t.Fatalf("the good state: %v", err)
+	}
+	for name, want := range map[string]string{"open": "has mode 0644", "link": "not a regular file", "fifo": "not a regular file", "none": "no saved state"} {
+		if _, _, err := readState(files, name); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("state %s: %v; want an error saying %q", name, err, want)
+		}
 	}
 }
 

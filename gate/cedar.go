@@ -7,6 +7,7 @@ import (
 
 	"github.com/browsergate/browsergate/cedar"
 	"github.com/browsergate/browsergate/evidence"
+	"github.com/browsergate/browsergate/internal/pagetext"
 	"github.com/browsergate/browsergate/toolclad"
 )
 
@@ -65,6 +66,9 @@ func (v *Verdict) cedar(q *Question, submitCmd *toolclad.Command) *DenyError {
 		}
 	}
 	if !q.Approved {
+		if st := q.Facts.StorageState; st != nil && st.Replaces && cmd.Name == "save_storage_state" {
+			v.Approval = append(v.Approval, fmt.Sprintf("save_storage_state would replace the saved state %s, which a later load (or the operator's autoload) would sign a session in with", pagetext.Value(st.File.Name)))
+		}
 		for _, c := range []*toolclad.Command{cmd, submitCmd} {
 			if c != nil && (c.HumanApproval || m.Tool.HumanApproval) {
 				v.Approval = append(v.Approval, fmt.Sprintf("the manifest marks %s human_approval", c.Name))
@@ -96,12 +100,23 @@ func (q *Question) CedarRequest(cmd *toolclad.Command, target string) *cedar.Req
 		URLDomain:        host,
 		DomainSets:       q.Scope.DomainSets(host),
 		PageState:        q.Facts.State.Map(),
-		RiskTier:         cmd.RiskTier,
+		RiskTier:         q.riskTier(cmd),
 		HumanApproved:    q.Approved,
 		InteractionCount: q.Limits.Interactions,
 		Counters:         q.Limits.Counters(),
 		Time:             q.Now,
 	}
+}
+
+// riskTier is the tier Cedar sees for a call of cmd: the manifest's, but
+// critical for a save_storage_state that would replace a saved state (the
+// shipped critical-needs-approval then asks a human, and a policy can
+// tell such a save apart).
+func (q *Question) riskTier(cmd *toolclad.Command) string {
+	if f := q.Facts; f != nil && f.StorageState != nil && f.StorageState.Replaces && cmd.Name == "save_storage_state" {
+		return "critical"
+	}
+	return cmd.RiskTier
 }
 
 // cedarDenial turns a Cedar denial into a DenyError naming the policies and

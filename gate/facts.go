@@ -76,6 +76,10 @@ type StorageState struct {
 	// Holds are the secrets whose values the file holds: each may only
 	// go to its own domains, as a file upload_file attaches.
 	Holds []*toolclad.Secret
+	// Replaces (save): a state of that name exists, and the save would
+	// replace it: a human decides (the file may be one a later session
+	// loads).
+	Replaces bool
 	// Err: the state cannot be saved or loaded here, or its file is not
 	// one to trust (unreadable, malformed, too large, readable by
 	// others).

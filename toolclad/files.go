@@ -90,7 +90,7 @@ func stateDir(t *table, f Files) string {
 		return ""
 	}
 	for _, o := range []struct{ key, dir string }{{"upload_dir", f.UploadDir}, {"download_dir", f.DownloadDir}} {
-		if o.dir != "" && (within(p, o.dir) || within(o.dir, p)) {
+		if o.dir != "" && overlap(p, o.dir) {
 			t.r.errorf(t.at("state_dir"), "%s is, holds or lies inside %s %s: a state file there could be uploaded to a site or planted by a download", p, o.key, o.dir)
 			return ""
 		}
@@ -110,6 +110,29 @@ func CheckStateDir(dir string) error {
 		return fmt.Errorf("%s has mode %04o: a state directory must be its owner's alone (chmod 700)", dir, perm)
 	}
 	return nil
+}
+
+// overlap reports whether directories a and b are one, or one holds the
+// other: as written, and as they resolve through symlinks (a link to the
+// upload directory is the upload directory), and, for the directories
+// themselves, as files (a bind mount or a second link resolves apart but
+// is the same directory). An error resolving either counts as overlap
+// (fail closed).
+func overlap(a, b string) bool {
+	if within(a, b) || within(b, a) {
+		return true
+	}
+	ra, errA := filepath.EvalSymlinks(a)
+	rb, errB := filepath.EvalSymlinks(b)
+	if errA != nil || errB != nil {
+		return true
+	}
+	if within(ra, rb) || within(rb, ra) {
+		return true
+	}
+	ia, errA := os.Stat(ra)
+	ib, errB := os.Stat(rb)
+	return errA != nil || errB != nil || os.SameFile(ia, ib)
 }
 
 // within reports whether path is dir or lies inside it (both clean and

@@ -61,3 +61,38 @@ func TestStateDirIsApartAndOwnerOnly(t *testing.T) {
 		})
 	}
 }
+
+// TestStateDirThroughASymlinkIsNotTheUploadDir: a state_dir that is a
+// symlink to upload_dir, or an upload_dir (or download_dir) that is a
+// symlink into state_dir, is the same directory as far as upload_file
+// and downloads go: a load error, as the paths written apart would be.
+func TestStateDirThroughASymlinkIsNotTheUploadDir(t *testing.T) {
+	t.Parallel()
+	base := toolclad.OwnerOnlyDir(t)
+	up, state := filepath.Join(base, "up"), filepath.Join(base, "state")
+	for _, d := range []string{up, state, filepath.Join(state, "inner")} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	toUp, intoState := filepath.Join(base, "link-up"), filepath.Join(base, "link-inner")
+	if err := os.Symlink(up, toUp); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(state, "inner"), intoState); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, stateDir, key, dir string }{
+		{"state_dir links to upload_dir", toUp, "upload_dir", up},
+		{"upload_dir links into state_dir", state, "upload_dir", intoState},
+		{"download_dir links into state_dir", state, "download_dir", intoState},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			doc := fmt.Sprintf("[tool]\nname = \"s\"\nmode = \"browser\"\n[browser.commands.save_storage_state]\n[browser.files]\nstate_dir = %q\n%s = %q\n", c.stateDir, c.key, c.dir)
+			_, err := toolclad.Parse("s.toml", []byte(doc))
+			if err == nil || !strings.Contains(err.Error(), c.key) {
+				t.Fatalf("a state_dir that is the %s through a symlink was accepted (err %v)", c.key, err)
+			}
+		})
+	}
+}

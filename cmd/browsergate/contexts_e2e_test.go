@@ -127,3 +127,98 @@ setTimeout(() => { location.href = %[1]q + '/moved' }, 100);
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// TestAParkedContextsPageDoesNotFailTheCurrentAction: each browser
+// context has its own acting guard (what the gate judged the running
+// action to do). A page left in a parked context that keeps navigating
+// itself while the agent acts in the current context is that page's own
+// business: the current context's actions run, and its tab stays where
+// it was. With one acting guard for every context the parked page's
+// navigations are taken for the action's ("navigated elsewhere") and
+// the test fails.
+func TestAParkedContextsPageDoesNotFailTheCurrentAction(t *testing.T) {
+	t.Parallel()
+	other, stopOther, err := serveOn("127.0.0.3:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<!doctype html><title>hop</title><script>setTimeout(() => location.href = '/hop?' + Date.now(), 150)</script>`)
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stopOther)
+	site, stopSite, err := serveOn("127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<!doctype html><title>plain</title><input id=q>`)
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stopSite)
+	// The parked page on another host in the scope: its navigations are
+	// then none the current action was judged to make.
+	manifest := strings.NewReplacer(`allowed_domains = ["127.0.0.1"]`, `allowed_domains = ["127.0.0.1", "127.0.0.3"]`,
+		`allow_private_cidrs = ["127.0.0.1/32"]`, `allow_private_cidrs = ["127.0.0.1/32", "127.0.0.3/32"]`).Replace(fmt.Sprintf(e2eManifest, "launch", ""))
+	f := startWith(t, manifest+"[browser.commands.new_context]\n[browser.commands.switch_context]\n")
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": other + "/hop"})
+	f.mustAllow(t, "e2e.new_context", nil)
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/plain"})
+	for i := range 5 {
+		if out, refused := f.call(t, "e2e.type_text", map[string]any{"selector": "#q", "text": fmt.Sprintf("hello %d", i)}); refused {
+			t.Fatalf("type_text %d in the current context refused because of the parked context's page:\n%s", i, out)
+		}
+	}
+	if out := f.mustAllow(t, "e2e.snapshot", nil); !strings.Contains(out, "plain") {
+		t.Errorf("the current context's tab left its page:\n%s", out)
+	}
+	// Back in the first context, whose page is its own.
+	if out := f.mustAllow(t, "e2e.switch_context", map[string]any{"context": "c1"}); !strings.Contains(out, "switched to browser context c1") {
+		t.Errorf("switch_context:\n%s", out)
+	}
+}
+
+// TestANewContextKeepsTheSessionsEmulationAndRecording: the emulation is
+// the session's, and so is the operator's recording: a browser context
+// new_context opens has the emulation the session had (its page sees the
+// emulated user agent), an emulation changed there is the one the first
+// context has once the session switches back, and every call in either
+// context is recorded ([tool.evidence] recording = "screencast"), so that
+// switching contexts sheds neither.
+func TestANewContextKeepsTheSessionsEmulationAndRecording(t *testing.T) {
+	t.Parallel()
+	site, stop, err := serveOn("127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<!doctype html><title>ua</title><p id=ua></p><script>document.getElementById('ua').textContent = 'agent: ' + navigator.userAgent</script>`)
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	f := startWith(t, fmt.Sprintf(e2eManifest, "launch", "")+`[browser.commands.new_context]
+[browser.commands.switch_context]
+[browser.commands.emulate]
+[tool.evidence]
+recording = "screencast"
+`)
+	f.mustAllow(t, "e2e.emulate", map[string]any{"user_agent": "EmulatedAgent/1.0"})
+	f.mustAllow(t, "e2e.new_context", nil)
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/ua"})
+	if out := f.mustAllow(t, "e2e.snapshot", nil); !strings.Contains(out, "agent: EmulatedAgent/1.0") {
+		t.Errorf("the new context's page does not have the session's emulation:\n%s", out)
+	}
+	f.mustAllow(t, "e2e.emulate", map[string]any{"user_agent": "SecondAgent/2.0"})
+	f.mustAllow(t, "e2e.switch_context", map[string]any{"context": "c1"})
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/ua"})
+	if out := f.mustAllow(t, "e2e.snapshot", nil); !strings.Contains(out, "agent: SecondAgent/2.0") {
+		t.Errorf("back in the first context, the page does not have the emulation set in the second:\n%s", out)
+	}
+	f.cs.Close()
+	_, recs := logContents(t, f.evidence)
+	for _, rs := range recs {
+		for _, rec := range rs {
+			context := ""
+			if rec.Tab != nil {
+				context = rec.Tab.Context
+			}
+			if len(rec.Recording) == 0 {
+				t.Errorf("record %d (%s, context %q) has no recording (error %q)", rec.Seq, rec.Command, context, rec.Error)
+			}
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -297,4 +298,90 @@ func TestStorageStateAutoloaded(t *testing.T) {
 	for range 2 {
 		g.mustRefuse(t, "e2e.navigate", map[string]any{"url": site + "/me"}, "autoload_state", "http://evil.test/, outside the scope")
 	}
+}
+
+// TestStorageStateSaveNeverReplacesUnasked: the agent cannot write over
+// the operator's autoload_state (refused, saying why; the next session,
+// autoloaded without a human, is still the operator's), and a save over
+// any other existing state waits for a human (denied: the old file stays;
+// approved: replaced), while a new name is saved at once. The file
+// records the session that saved it and when, and the human asked about
+// a load sees that, with the cookies' domains and the origins, never a
+// value. Without the refusal or the approval the next session starts
+// signed in as whoever the agent chose, and the test fails.
+func TestStorageStateSaveNeverReplacesUnasked(t *testing.T) {
+	t.Parallel()
+	_, stateDir, up, site := stateSetup(t)
+	carol := fmt.Sprintf(`{"version": 1, "cookies": [{"name": "sid", "value": %q, "domain": "127.0.0.1", "path": "/", "expires": -1, "http_only": true, "secure": false}], "origins": []}`, stateToken+"-carol")
+	if err := os.WriteFile(filepath.Join(stateDir, "carol.json"), []byte(carol), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	manifest := strings.Replace(stateManifest(stateDir, up), "[browser.files]\n", "[browser.files]\nautoload_state = \"carol\"\n", 1)
+	read := func(name string) string {
+		raw, _ := os.ReadFile(filepath.Join(stateDir, name+".json"))
+		return string(raw)
+	}
+
+	first := startWith(t, manifest)
+	first.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/login?user=mallory"})
+	first.mustRefuse(t, "e2e.save_storage_state", map[string]any{"name": "carol"}, "autoload_state", "the operator's to write")
+	if read("carol") != carol {
+		t.Fatal("a refused save changed the operator's autoload_state")
+	}
+	// A new name: saved at once, with the session and the time.
+	first.mustAllow(t, "e2e.save_storage_state", map[string]any{"name": "alice"})
+	var saved struct {
+		SavedBy string `json:"saved_by"`
+		SavedAt string `json:"saved_at"`
+	}
+	if err := json.Unmarshal([]byte(read("alice")), &saved); err != nil || saved.SavedBy == "" || saved.SavedAt == "" {
+		t.Fatalf("the state file does not record who saved it and when (%v):\n%s", err, read("alice"))
+	}
+	before := read("alice")
+	// Over an existing name: a human decides. Denied, the file stays.
+	first.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/login?user=eve"})
+	h := first.callAsync(t, "e2e.save_storage_state", map[string]any{"name": "alice"})
+	id := first.pendingID(t, h)
+	if out, _ := first.approvals(t, "list"); !strings.Contains(out, "would replace the saved state") || !strings.Contains(out, "alice.json") {
+		t.Errorf("the human is not told the save replaces a state:\n%s", out)
+	}
+	if out, err := first.approvals(t, "deny", id, "--by", "bob"); err != nil {
+		t.Fatalf("deny: %v\n%s", err, out)
+	}
+	if out, refused := h.wait(t); !refused {
+		t.Errorf("a denied save over a state ran:\n%s", out)
+	}
+	if read("alice") != before {
+		t.Fatal("a denied save replaced the state")
+	}
+	// Approved, it replaces the state.
+	h = first.callAsync(t, "e2e.save_storage_state", map[string]any{"name": "alice"})
+	if out, err := first.approvals(t, "approve", first.pendingID(t, h), "--by", "bob"); err != nil {
+		t.Fatalf("approve: %v\n%s", err, out)
+	}
+	if out, refused := h.wait(t); refused || !strings.Contains(read("alice"), stateToken+"-eve") {
+		t.Errorf("an approved save over a state (refused=%v):\n%s", refused, out)
+	}
+	first.cs.Close()
+
+	second := startWith(t, manifest)
+	second.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/me"})
+	if out := second.mustAllow(t, "e2e.snapshot", nil); !strings.Contains(out, "cookie says carol") {
+		t.Errorf("the next session, autoloaded without a human, is not carol's:\n%s", out)
+	}
+	// The human asked about a load sees who saved the state and when,
+	// and where it signs in to.
+	h = second.callAsync(t, "e2e.load_storage_state", map[string]any{"name": "alice"})
+	id = second.pendingID(t, h)
+	out, _ := second.approvals(t, "list")
+	if !strings.Contains(out, "by session "+saved.SavedBy) || !strings.Contains(out, `"state_cookie_domains":["127.0.0.1"]`) || !strings.Contains(out, `"state_origins":["`+site+`"]`) {
+		t.Errorf("the load's question does not say who saved the state, when, and where it signs in to:\n%s", out)
+	}
+	if strings.Contains(out, stateToken) || strings.Contains(out, stateLocal) {
+		t.Errorf("the load's question shows a value of the state:\n%s", out)
+	}
+	if out, err := second.approvals(t, "deny", id, "--by", "bob"); err != nil {
+		t.Fatalf("deny: %v\n%s", err, out)
+	}
+	h.wait(t)
 }
