@@ -331,7 +331,7 @@ func TestSeleniumHubWithANodeOnAnotherHost(t *testing.T) {
 		`pool_cidrs = ["10.77.1.0/24"]`, `pool_cidrs = ["10.77.1.0/24", "10.77.4.0/24"]`, 1)
 	body, site := surfaceInLab(t, r, manifest, up, down)
 	f := &egressFixture{fixture: remoteFixtureWith(t, r, body).fixture}
-	(&surface{f: f.fixture, tool: "egress", site: site, down: down}).run(t)
+	(&surface{f: f.fixture, tool: "egress", site: site, down: down, remote: true}).run(t)
 
 	var st gridStatus
 	if err := g.get("/status", &st); err != nil {
