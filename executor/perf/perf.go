@@ -16,6 +16,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/browsergate/browsergate/internal/pagetext"
 )
 
 // event is what the summary reads of a trace event.
@@ -349,7 +351,10 @@ func cmpFloat(a, b float64) int {
 	return 0
 }
 
-// Text is the summary as the agent reads it; URLs are the page's.
+// Text is the summary as the agent reads it. A request's URL and method
+// are the page's (a page puts what it likes in them: a typed value in a
+// query), so each is marked as page text (package pagetext) for the
+// masker; the rest is browsergate's own words.
 func (s Summary) Text() string {
 	var b strings.Builder
 	ms := func(d time.Duration) string { return fmt.Sprintf("%d ms", d.Milliseconds()) }
@@ -376,7 +381,7 @@ func (s Summary) Text() string {
 		if r.Status > 0 {
 			status = fmt.Sprint(r.Status)
 		}
-		out += fmt.Sprintf("\n- %s %s %s %s", ms(r.Duration), r.Method, status, clipURL(r.URL))
+		out += fmt.Sprintf("\n- %s %s %s %s", ms(r.Duration), pagetext.Value(r.Method), status, pagetext.Value(clipURL(r.URL)))
 	}
 	return out
 }

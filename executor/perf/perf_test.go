@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/browsergate/browsergate/executor/perf"
+	"github.com/browsergate/browsergate/internal/pagetext"
 )
 
 // trace is a browser's trace of two tabs: the tab's main frame F (in
@@ -106,6 +107,10 @@ func TestAnalyzeReadsTheSummary(t *testing.T) {
 		t.Errorf("slowest = %+v, want slow.js 200 in 800 ms", s.Slowest[0])
 	}
 	text := s.Text()
+	if want := "- 800 ms " + pagetext.Value("GET") + " 200 " + pagetext.Value("http://site/slow.js"); !strings.Contains(text, want) {
+		t.Errorf("Text does not mark the request's method and URL as the page's (%q):\n%q", want, text)
+	}
+	text = pagetext.Unmarked(text)
 	for _, w := range []string{"LCP 900 ms, FCP 300 ms", "CLS 0.150", "long tasks 1, total blocking time 150 ms", "scripting 150 ms", "- 800 ms GET 200 http://site/slow.js"} {
 		if !strings.Contains(text, w) {
 			t.Errorf("Text lacks %q:\n%s", w, text)
