@@ -162,6 +162,14 @@ func (s *session) typeText(ctx context.Context, args map[string]any) (output, er
 			})
 		}
 	}
+	if len(secs) > 0 {
+		// A text field (a manifest may allow one) shows its value: it is
+		// drawn as dots before the value is in it, so that no screenshot
+		// nor screencast frame taken while it is typed shows the secret.
+		if err := el.call(ctx, textSecurityJS, nil); err != nil {
+			return output{}, fmt.Errorf("%s cannot be drawn as dots, so secret %s is not typed: %v", pagetext.Value(label), secs[0].Name, err)
+		}
+	}
 	// Into the element's own process (an out-of-process frame's input
 	// goes to its widget).
 	if _, err := chromedp.Call(el.in(ctx), input.InsertText, input.InsertTextParams{Text: s.secrets.Load().Fill(text)}); err != nil {
@@ -169,12 +177,13 @@ func (s *session) typeText(ctx context.Context, args map[string]any) (output, er
 	}
 	if len(secs) > 0 {
 		s.typed.Note(secs, s.tab.watch.navigationCount())
-		// A text field (a manifest may allow one) shows its value: draw it
-		// as dots, so that no screenshot shows the secret.
-		_ = el.call(ctx, `function() { if (this.type !== 'password') this.style.setProperty('-webkit-text-security', 'disc', 'important'); }`, nil)
 	}
 	return output{Text: typed + " into " + pagetext.Value(label)}, nil
 }
+
+// textSecurityJS draws a text field's value as dots (a password field's
+// already is).
+const textSecurityJS = `function() { if (this.type !== 'password') this.style.setProperty('-webkit-text-security', 'disc', 'important'); }`
 
 func actSubmitForm(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
 	var want string

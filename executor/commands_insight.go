@@ -173,6 +173,9 @@ func actPerformanceTrace(ctx context.Context, s *session, args map[string]any, f
 	}
 	head := fmt.Sprintf("performance trace of %s over %d ms%s: %d of the browser's %d events are the tab's",
 		pagetext.Value(inert(f.State.URL)), took.Milliseconds(), map[bool]string{true: ", across a reload"}[reload], tr.Events(), len(raw))
+	if tr.Shared {
+		head += " (its renderer process runs another tab too: of the events that name no frame, only its workers' are kept)"
+	}
 	if dropped > 0 {
 		head += fmt.Sprintf(" (%d more not kept: the trace's bound is %d MiB)", dropped, traceMaxBytes>>20)
 	}

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -95,7 +96,11 @@ func (e *Executor) record(s *session, t *turn) *toolclad.Reply {
 	if t.recordingErr != nil {
 		errs = append(errs, "evidence recording: "+t.recordingErr.Error())
 	}
-	env.Recording = append(slices.Clone(t.frames), t.out.Recording...)
+	kept, recErr := maskRecording(t.out.Recording, full)
+	if recErr != nil {
+		errs = append(errs, "evidence recording: "+recErr.Error())
+	}
+	env.Recording = append(slices.Clone(t.frames), kept...)
 	env.RecordingDropped = t.framesDropped
 	env.Error = strings.Join(errs, "; ")
 	appendErr := e.cfg.Evidence.Append(env, shot)
@@ -139,6 +144,28 @@ func maskFiles(files []evidence.FileRef, m *mask.Masker) []evidence.FileRef {
 		out = append(out, f)
 	}
 	return out
+}
+
+// maskRecording masks, with the record's masker, the recordings of a
+// command that are text: a performance trace holds what the page put in
+// its requests' URLs and its user timing names, a typed secret among
+// them, spelled as the trace's JSON and the URLs' percent-encoding spell
+// it (the masker reads both). A trace that is no longer JSON once masked
+// is not kept: the record says so. The screencast's frames are pixels.
+func maskRecording(refs []evidence.RecordingRef, m *mask.Masker) ([]evidence.RecordingRef, error) {
+	var out []evidence.RecordingRef
+	var err error
+	for _, r := range refs {
+		if r.Kind == evidence.RecordingTrace {
+			r.Data = []byte(m.Mask(string(r.Data)))
+			if !json.Valid(r.Data) {
+				err = errors.New("the performance trace, masked, is no longer JSON: not kept")
+				continue
+			}
+		}
+		out = append(out, r)
+	}
+	return out, err
 }
 
 // ruleAfterLastCall is the rule of a session_end record; ruleGrantedAfter

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/browsergate/browsergate/internal/pagetext"
 )
 
 // event is what the summary reads of a trace event.
@@ -38,6 +40,7 @@ type event struct {
 			Frame              string  `json:"frame"`
 			Parent             string  `json:"parent"`
 			ProcessID          int     `json:"processId"`
+			WorkerThreadID     int     `json:"workerThreadId"`
 			RequestID          string  `json:"requestId"`
 			URL                string  `json:"url"`
 			Method             string  `json:"requestMethod"`
@@ -63,14 +66,26 @@ func (e *event) frameOf() string {
 type Trace struct {
 	Raw    []json.RawMessage
 	events []event
+	// Shared is whether a process of the tab runs another tab's frame too:
+	// then, of the events that name no frame, only those of the tab's
+	// workers' threads are kept.
+	Shared bool
 }
+
+// thread is a thread of the browser's processes.
+type thread struct{ pid, tid int }
 
 // Filter keeps the events of the tab whose main frame is mainFrame: those
 // about its frames (its main frame and the frames below it, as the trace's
 // TracingStartedInBrowser and FrameCommittedInBrowser events list them),
-// and, of those that name no frame, those of the processes its frames run
-// in. Everything else (the other tabs of the browser, the browser's own
-// work) is dropped. A trace that does not say where the main frame runs
+// and, of those that name no frame, those of the threads of its frames'
+// workers (TracingSessionIdForWorker ties a worker's thread to its parent
+// frame) and those of the processes its frames run in that run no other
+// tab's frame. A process may run another tab's frames too (a site's
+// process shared, past the browser's process limit; the user's tabs in
+// live mode): its threads that name no frame, the main thread's own work
+// among them, cannot be told apart, and are dropped. Everything else (the
+// other tabs of the browser, the browser's own work) is dropped. A trace that does not say where the main frame runs
 // is an error: nothing of it could be told apart.
 func Filter(raw []json.RawMessage, mainFrame string) (*Trace, error) {
 	all := make([]event, len(raw))
@@ -112,9 +127,35 @@ func Filter(raw []json.RawMessage, mainFrame string) (*Trace, error) {
 	if len(pids) == 0 {
 		return nil, fmt.Errorf("the trace does not say which process the tab's page runs in, so its events cannot be told from other tabs'")
 	}
-	t := &Trace{}
+	// A process is shared when the browser lists another tab's frame in
+	// it, or an event of it names a frame not the tab's.
+	shared := map[int]bool{}
+	workers := map[thread]bool{}
+	for _, e := range all {
+		switch e.Name {
+		case "TracingStartedInBrowser":
+			for _, f := range e.Args.Data.Frames {
+				if f.Frame != "" && !frames[f.Frame] && pids[f.ProcessID] {
+					shared[f.ProcessID] = true
+				}
+			}
+		case "FrameCommittedInBrowser":
+			if d := e.Args.Data; d.Frame != "" && !frames[d.Frame] && pids[d.ProcessID] {
+				shared[d.ProcessID] = true
+			}
+		case "TracingSessionIdForWorker":
+			if d := e.Args.Data; frames[d.Frame] && d.WorkerThreadID != 0 {
+				workers[thread{e.Pid, d.WorkerThreadID}] = true
+			}
+		}
+		if f := e.frameOf(); f != "" && !frames[f] && pids[e.Pid] {
+			shared[e.Pid] = true
+		}
+	}
+	t := &Trace{Shared: len(shared) > 0}
 	for i, e := range all {
-		if f := e.frameOf(); f != "" && frames[f] || f == "" && pids[e.Pid] {
+		f := e.frameOf()
+		if f != "" && frames[f] || f == "" && (pids[e.Pid] && !shared[e.Pid] || workers[thread{e.Pid, e.Tid}]) {
 			t.Raw, t.events = append(t.Raw, raw[i]), append(t.events, e)
 		}
 	}
@@ -349,7 +390,10 @@ func cmpFloat(a, b float64) int {
 	return 0
 }
 
-// Text is the summary as the agent reads it; URLs are the page's.
+// Text is the summary as the agent reads it. A request's URL and method
+// are the page's (a page puts what it likes in them: a typed value in a
+// query), so each is marked as page text (package pagetext) for the
+// masker; the rest is browsergate's own words.
 func (s Summary) Text() string {
 	var b strings.Builder
 	ms := func(d time.Duration) string { return fmt.Sprintf("%d ms", d.Milliseconds()) }
@@ -376,7 +420,7 @@ func (s Summary) Text() string {
 		if r.Status > 0 {
 			status = fmt.Sprint(r.Status)
 		}
-		out += fmt.Sprintf("\n- %s %s %s %s", ms(r.Duration), r.Method, status, clipURL(r.URL))
+		out += fmt.Sprintf("\n- %s %s %s %s", ms(r.Duration), pagetext.Value(r.Method), status, pagetext.Value(clipURL(r.URL)))
 	}
 	return out
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/browsergate/browsergate/executor/perf"
+	"github.com/browsergate/browsergate/internal/pagetext"
 )
 
 // trace is a browser's trace of two tabs: the tab's main frame F (in
@@ -75,6 +76,34 @@ func TestFilterKeepsOnlyTheTabsEvents(t *testing.T) {
 	}
 }
 
+// TestFilterKeepsOutAnotherTabInTheSameProcess: another tab's frame O2
+// runs in the tab's process 10 (a site's process shared). Its worker's
+// request names no frame: it is dropped, and so is every other event of
+// process 10 that names no frame, but the events of the tab's own worker
+// (its thread tied to frame F by TracingSessionIdForWorker) are kept.
+func TestFilterKeepsOutAnotherTabInTheSameProcess(t *testing.T) {
+	events := append(raw(t),
+		json.RawMessage(`{"name":"FrameCommittedInBrowser","ph":"I","pid":1,"tid":1,"ts":20,"args":{"data":{"frame":"O2","processId":10}}}`),
+		json.RawMessage(`{"name":"TracingSessionIdForWorker","ph":"I","pid":10,"tid":5,"ts":30,"args":{"data":{"frame":"F","workerThreadId":8}}}`),
+		json.RawMessage(`{"name":"TracingSessionIdForWorker","ph":"I","pid":10,"tid":5,"ts":30,"args":{"data":{"frame":"O2","workerThreadId":7}}}`),
+		json.RawMessage(`{"name":"ResourceSendRequest","ph":"I","pid":10,"tid":7,"ts":1000000,"args":{"data":{"requestId":"7","url":"http://site/users-worker-private","requestMethod":"GET"}}}`),
+		json.RawMessage(`{"name":"ResourceSendRequest","ph":"I","pid":10,"tid":8,"ts":1000000,"args":{"data":{"requestId":"8","url":"http://site/tabs-worker","requestMethod":"GET"}}}`))
+	tr, err := perf.Filter(events, "F")
+	if err != nil {
+		t.Fatal(err)
+	}
+	js := string(tr.JSON())
+	if !tr.Shared || strings.Contains(js, "users-worker-private") || strings.Contains(js, `"RunTask"`) {
+		t.Errorf("the filtered trace (shared %v) keeps another tab's events of a process the tab shares:\n%s", tr.Shared, js)
+	}
+	if !strings.Contains(js, "tabs-worker") || !strings.Contains(js, "slow.js") {
+		t.Errorf("the filtered trace lost the tab's own worker's or frame's requests:\n%s", js)
+	}
+	if base, _ := perf.Filter(raw(t), "F"); base.Shared || !strings.Contains(string(base.JSON()), `"RunTask"`) {
+		t.Errorf("a process the tab shares with no other tab is taken as shared (%v), or its events naming no frame dropped", base.Shared)
+	}
+}
+
 func TestAnalyzeReadsTheSummary(t *testing.T) {
 	tr, err := perf.Filter(raw(t), "F")
 	if err != nil {
@@ -106,6 +135,10 @@ func TestAnalyzeReadsTheSummary(t *testing.T) {
 		t.Errorf("slowest = %+v, want slow.js 200 in 800 ms", s.Slowest[0])
 	}
 	text := s.Text()
+	if want := "- 800 ms " + pagetext.Value("GET") + " 200 " + pagetext.Value("http://site/slow.js"); !strings.Contains(text, want) {
+		t.Errorf("Text does not mark the request's method and URL as the page's (%q):\n%q", want, text)
+	}
+	text = pagetext.Unmarked(text)
 	for _, w := range []string{"LCP 900 ms, FCP 300 ms", "CLS 0.150", "long tasks 1, total blocking time 150 ms", "scripting 150 ms", "- 800 ms GET 200 http://site/slow.js"} {
 		if !strings.Contains(text, w) {
 			t.Errorf("Text lacks %q:\n%s", w, text)
