@@ -86,22 +86,27 @@ func (s *session) loggedRequests(since int64, typ string) (all []requestEntry, m
 }
 
 // shown makes a request of the log as a reply shows it: marked with the
-// rule that refused it, its texts masked and clipped. Its mask (returned,
-// for the rest of what network_request shows of it) is for the secrets of
-// the pages the call reads, of the document that sent it and of the host
-// it went to, and those the binding held as it was sent or refused
-// (session.logMask).
-func (s *session) shown(r *requestEntry, refused map[string]Blocked) (mask func(string) string) {
-	hosts, held := []string{hostOf(r.URL)}, []*toolclad.Secret(nil)
+// rule that refused it, its texts masked and clipped. The request's own
+// texts (its URL, method, headers and body, and why it failed) are the
+// page's: they are masked for the secrets of the document that sent it
+// and those the binding held as it was sent or refused (session.logMask),
+// never for the host it went to, or a page could send its guesses to a
+// secret's site and read which one came back masked. What the server
+// answered (respond, for network_request's response) is the server's
+// text, masked for its host's secrets too.
+func (s *session) shown(r *requestEntry, refused map[string]Blocked) (request, respond func(string) string) {
+	var hosts []string
+	var held []*toolclad.Secret
 	if b, ok := refused[r.URL]; ok && r.Failed != "" {
 		r.Refused = b.Rule
 		hosts, held = append(hosts, b.Page), b.Held
 	}
-	mask = s.logMask(r.logged, held, hosts...)
-	r.URL = pagetext.Balanced(clip(mask(r.URL), maxLogText))
-	r.Method = pagetext.Balanced(clip(mask(r.Method), maxLogMethod)) // the page chooses it, and the structured reply has it too
-	r.Failed = pagetext.Balanced(clip(mask(r.Failed), maxLogText))
-	return mask
+	request = s.logMask(r.logged, held, hosts...)
+	respond = s.logMask(r.logged, held, append(hosts, hostOf(r.URL))...)
+	r.URL = pagetext.Balanced(clip(request(r.URL), maxLogText))
+	r.Method = pagetext.Balanced(clip(request(r.Method), maxLogMethod)) // the page chooses it, and the structured reply has it too
+	r.Failed = pagetext.Balanced(clip(request(r.Failed), maxLogText))
+	return request, respond
 }
 
 // writeOutcome ends a request's line with what became of it.
@@ -132,7 +137,7 @@ func actNetworkRequest(ctx context.Context, s *session, args map[string]any, f *
 	if c := s.manifest.Command("network_request"); c != nil {
 		reveal = c.RevealHeaders
 	}
-	mask := s.shown(&r, s.egress.blocked.refusals())
+	mask, respond := s.shown(&r, s.egress.blocked.refusals())
 	d := r.detail
 	if !d.kept {
 		return output{}, fmt.Errorf("argument id: the headers and bodies of %s are no longer kept: the tab keeps them for its latest %d requests", id, maxDetailKept)
@@ -155,12 +160,12 @@ func actNetworkRequest(ctx context.Context, s *session, args map[string]any, f *
 	}
 	if r.Status != 0 {
 		b.WriteString("response headers:\n")
-		structured["response_headers"] = shownHeaders(&b, d.respHeaders, reveal, mask)
+		structured["response_headers"] = shownHeaders(&b, d.respHeaders, reveal, respond)
 		respBody, respNote := s.responseBody(ctx, &r)
-		respBody, respCut := cutBody(mask, respBody)
+		respBody, respCut := cutBody(respond, respBody)
 		b.WriteString("response body" + bodyNote(respNote, respCut) + ":\n" + respBody)
 		structured["response_body"], structured["response_body_cut"] = respBody, respCut
-		structured["mime_type"] = pagetext.Balanced(mask(r.detail.mime))
+		structured["mime_type"] = pagetext.Balanced(respond(r.detail.mime))
 	}
 	return output{Text: strings.TrimRight(b.String(), "\n"), Structured: map[string]any{"request": structured}}, nil
 }

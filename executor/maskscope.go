@@ -144,15 +144,22 @@ func (s *session) heldMasker(held []*toolclad.Secret, hosts ...string) *mask.Mas
 }
 
 // logMask masks, for the agent, an entry of the tab's logs (pagelog.go)
-// with hosts (the host its request went to, the page a refusal of it
-// stamped) and held (the secrets that refusal held): for the secrets
-// considered on the pages the call reads, on the document the entry came
-// from and on hosts, and for those the binding held as it was logged and
-// held — the way a refusal the call saw is masked (turnMasks). So a value
-// the secret's page logged or sent off its domains stays masked after the
-// agent has taken the tab to another host.
+// with hosts (the page a refusal of it stamped, the server that answered
+// it) and held (the secrets that refusal held): for the secrets
+// considered on the document the entry came from and on hosts, and for
+// those the binding held as it was logged and held — the way a refusal
+// the call saw is masked (turnMasks). So a value the secret's page logged
+// or sent off its domains stays masked after the agent has taken the tab
+// to another host, and what another page logged is not masked for the
+// pages the call reads now (a page that logged its guesses would learn
+// from the agent's reading them on the secret's site which one was
+// right). An entry logged before stamping (no document) is masked for the
+// pages the call reads.
 func (s *session) logMask(e logged, held []*toolclad.Secret, hosts ...string) func(string) string {
-	hosts = append(append(s.pageHosts(), e.doc), hosts...)
+	if e.doc == "" {
+		hosts = append(hosts, s.pageHosts()...)
+	}
+	hosts = append(hosts, e.doc)
 	return s.heldMasker(append(slices.Clone(e.held), held...), hosts...).MaskSource
 }
 
