@@ -5,9 +5,25 @@
 // it to stop the event. It does nothing until the hold is on (the
 // function noNewTabJS puts on the world's window, which the page's world
 // cannot see).
+//
+// One part stands at all times: a click or auxclick with Control, Meta or
+// Shift held, or of the middle button, that reaches a link or a form's
+// control has its default cancelled, whoever made it. Such a click opens
+// a tab of the browser's own making, whose first request nothing of
+// browsergate's holds (in the user's context, nothing at all); the agent's
+// own are refused or held at the gate, and a page's synthesized one
+// (dispatched from the handler of the agent's plain click or key) is
+// stopped here.
 {
   const key = Symbol.for('browsergate.noNewTab');
+  const HTML = 'http://www.w3.org/1999/xhtml', SVG = 'http://www.w3.org/2000/svg';
+  const opens = n => n instanceof Element && (n.namespaceURI === SVG ? n.localName === 'a' :
+    n.namespaceURI === HTML && ['a', 'area', 'button', 'input'].includes(n.localName));
+  const standing = e => {
+    if ((e.ctrlKey || e.metaKey || e.shiftKey || e.button === 1) && e.composedPath().some(opens)) e.preventDefault();
+  };
   const hold = e => { const f = globalThis[key]; if (f) f(e); };
+  for (const t of ['click', 'auxclick']) addEventListener(t, standing, true);
   for (const t of ['click', 'auxclick', 'mouseup', 'submit']) addEventListener(t, hold, true);
   globalThis[Symbol.for('browsergate.noNewTab.early')] = true;
 }
