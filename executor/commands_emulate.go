@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -73,7 +74,7 @@ func actEmulate(ctx context.Context, s *session, args map[string]any, f *facts) 
 			return output{}, fmt.Errorf("emulate: read the browser's user agent: %w", err)
 		}
 	}
-	if err := g.emulate(ctx, cur, next, next.calls(ua)); err != nil {
+	if err := g.emulate(ctx, cur, next, s.emulationCalls(next, ua)); err != nil {
 		var failed *emulationError
 		if errors.As(err, &failed) {
 			// The current tab may hold part of the new settings: it
@@ -85,7 +86,7 @@ func actEmulate(ctx context.Context, s *session, args map[string]any, f *facts) 
 					oldUA, _ = g.browserUserAgent(ctx)
 				}
 			}
-			if rerr := g.emulate(ctx, cur, old, old.calls(oldUA)); rerr != nil {
+			if rerr := g.emulate(ctx, cur, old, s.emulationCalls(old, oldUA)); rerr != nil {
 				s.backend.logger.Warn("emulate: restoring the tab's emulation after a refusal", "session", s.id, "error", rerr)
 			}
 			return output{}, failed.explain(next)
@@ -93,4 +94,23 @@ func actEmulate(ctx context.Context, s *session, args map[string]any, f *facts) 
 		return output{}, fmt.Errorf("emulate: %w", err)
 	}
 	return output{Text: "emulating on the session's tabs: " + next.String()}, nil
+}
+
+// emulationCalls are the commands that give the session's tabs e. In the
+// user's context they leave out the settings Chromium applies to a whole
+// renderer process (processWideEmulation), even to clear them: the
+// session never set them there, and clearing would undo what the user's
+// own tools set on a process its tabs may share.
+func (s *session) emulationCalls(e emulation, browserUA string) []cdpCall {
+	calls := e.calls(browserUA)
+	if !s.backend.userContext() {
+		return calls
+	}
+	return slices.DeleteFunc(calls, func(c cdpCall) bool {
+		switch c.method {
+		case "Emulation.setTimezoneOverride", "Emulation.setLocaleOverride", "Emulation.setCPUThrottlingRate":
+			return true
+		}
+		return false
+	})
 }
