@@ -132,6 +132,9 @@ type targetGuard struct {
 	// reported are the permissions each document reported (read loop
 	// only): it is recorded once (firstReports).
 	reported map[reportKey]bool
+	// newTabs tells and holds a tab the browser makes for one of the
+	// session's pages (guard_newtabs.go).
+	newTabs newTabs
 	// loads are the main-frame documents (loader ids) that committed
 	// while the guard held their page (read loop only): a document the
 	// back/forward cache restores that is not one of them is from
@@ -222,6 +225,12 @@ func guardTargets(ctx context.Context, cfg guardConfig, ic *interceptor, logger 
 	if err := g.setDownloadBehavior(ctx); err != nil {
 		g.Close()
 		return nil, fmt.Errorf("set the download behaviour: %w", err)
+	}
+	// Before any page is attached: a tab the browser makes for one of the
+	// session's pages is told and held (guard_newtabs.go).
+	if err := g.holdNewPages(ctx); err != nil {
+		g.Close()
+		return nil, fmt.Errorf("hold the tabs the browser makes: %w", err)
 	}
 	if _, err := g.call(ctx, "", "Target.setAutoAttach", map[string]any{
 		"autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true, "filter": topLevelTargets,
@@ -452,8 +461,15 @@ func (g *targetGuard) read() {
 			g.downloadEvent(m) // in order: a download's progress after its start
 			continue
 		}
+		if discoveryEvent(m) {
+			if m.Method == "Target.targetCreated" {
+				g.noteCreated(m) // guard_newtabs.go
+			}
+			continue
+		}
 		if m.Method == "Target.attachedToTarget" {
-			g.notePopup(m) // while the action that opened it still runs
+			g.notePopup(m)   // while the action that opened it still runs
+			g.noteNewPage(m) // before any request of it is paused
 		}
 		if strings.HasPrefix(m.Method, "Runtime.") {
 			g.runtimeEvent(m) // in order with the commits (guard_permissions.go)
@@ -474,7 +490,8 @@ func (g *targetGuard) read() {
 			continue
 		}
 		if m.Method == "Page.frameRequestedNavigation" {
-			g.noteFrameNav(m) // the renderer says so before the request leaves
+			g.noteFrameNav(m)  // the renderer says so before the request leaves
+			g.noteNewTabAsk(m) // and before the browser makes a tab for it
 			continue
 		}
 		go g.event(m) // never block the read loop: handlers call back
@@ -595,6 +612,10 @@ func (g *targetGuard) event(m cdpMessage) {
 
 	switch m.Method {
 	case "Fetch.requestPaused":
+		if m.SessionID == "" {
+			g.browserPaused(ctx, m) // guard_newtabs.go
+			return
+		}
 		var e struct {
 			RequestID    string `json:"requestId"`
 			FrameID      string `json:"frameId"`
@@ -650,6 +671,9 @@ func (g *targetGuard) event(m cdpMessage) {
 			return
 		}
 		t := e.TargetInfo
+		if m.SessionID == "" && g.browserMadeTab(ctx, t.TargetID) {
+			return
+		}
 		ours := g.isOurs(t, m.SessionID != "")
 		g.mu.Lock()
 		seen := g.guarded[t.TargetID]
