@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/browsergate/browsergate/gate"
 )
 
 // emulate changes how the session's own tabs present themselves: their
@@ -15,7 +17,7 @@ import (
 // later too (new_tab, a popup), given before the tab runs; a user's own
 // tab (live mode, adopted with switch_tab) never does, and emulate
 // refuses to run there. In the user's context the settings Chromium
-// applies to a whole renderer process (processWideEmulation) are refused.
+// applies to a whole renderer process (gate.ProcessWideEmulation) are refused.
 //
 // Geolocation is emulated only on a page whose origin
 // [browser.permissions] grants geolocation: elsewhere the position would
@@ -25,13 +27,6 @@ import (
 // within the call's bound or the call is refused, and offline or slow
 // networks act in the browser's network service, after the guard has
 // judged each request.
-
-// processWideEmulation are the settings Chromium applies to a renderer
-// process rather than a page (Emulation.setTimezoneOverride,
-// setLocaleOverride, setCPUThrottlingRate): in the user's context a
-// session's tab may share its process with the user's own tabs, so they
-// are refused there.
-var processWideEmulation = []string{"timezone", "locale", "cpu"}
 
 func actEmulate(ctx context.Context, s *session, args map[string]any, f *facts) (output, error) {
 	given := false
@@ -49,10 +44,10 @@ func actEmulate(ctx context.Context, s *session, args map[string]any, f *facts) 
 		return output{}, errors.New("emulate: the current tab is the user's own (adopted with switch_tab): emulation applies only to the session's own tabs; switch to one of them or open one with new_tab")
 	}
 	if s.backend.userContext() {
-		for _, name := range processWideEmulation {
+		// Refused at the gate (gate.Preflight); checked again here.
+		for _, name := range gate.ProcessWideEmulation {
 			if _, ok := args[name]; ok {
-				return output{}, fmt.Errorf("emulate: %s is refused in the user's browser context: Chromium sets it for a whole renderer process, which the user's own tabs of the same site may share; "+
-					"viewport, device, user agent, geolocation and network apply to the session's tabs alone", name)
+				return output{}, fmt.Errorf("emulate: %s is refused in the user's browser context", name)
 			}
 		}
 	}
@@ -98,7 +93,7 @@ func actEmulate(ctx context.Context, s *session, args map[string]any, f *facts) 
 
 // emulationCalls are the commands that give the session's tabs e. In the
 // user's context they leave out the settings Chromium applies to a whole
-// renderer process (processWideEmulation), even to clear them: the
+// renderer process (gate.ProcessWideEmulation), even to clear them: the
 // session never set them there, and clearing would undo what the user's
 // own tools set on a process its tabs may share.
 func (s *session) emulationCalls(e emulation, browserUA string) []cdpCall {

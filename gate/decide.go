@@ -54,11 +54,36 @@ func Preflight(q *Question) Verdict {
 			v.Deny = Deny(evidence.StageArgs, "new tab",
 				"a middle click, or a click or an Enter or Space with Control, Meta or Shift held, may open a tab the browser makes itself, which nothing of browsergate's holds in the user's own browser context: %s refuses it here, whatever the element%s",
 				call.Command.Name, offer(m, ": open a URL with new_tab, which the gate judges and guards", "new_tab", "url"))
+		} else if name := processWide(q); name != "" {
+			v.Deny = Deny(evidence.StageArgs, "process-wide emulation",
+				"emulate: %s is refused in the user's browser context: Chromium sets it for a whole renderer process, which the user's own tabs of the same site may share; "+
+					"viewport, device, user agent, geolocation and network apply to the session's tabs alone", name)
 		} else {
 			v.Deny = placeholderArgs(q)
 		}
 	}
 	return v
+}
+
+// ProcessWideEmulation are the emulate arguments Chromium applies to a
+// renderer process rather than a page (Emulation.setTimezoneOverride,
+// setLocaleOverride, setCPUThrottlingRate): in the user's context a
+// session's tab may share its process with the user's own tabs, so they
+// are refused there.
+var ProcessWideEmulation = []string{"timezone", "locale", "cpu"}
+
+// processWide is the first process-wide emulate argument of an emulate
+// call in the user's context ("" when none).
+func processWide(q *Question) string {
+	if !q.UserContext || q.Call.Command.Name != "emulate" {
+		return ""
+	}
+	for _, name := range ProcessWideEmulation {
+		if _, ok := q.Call.Args[name]; ok {
+			return name
+		}
+	}
+	return ""
 }
 
 func (v *Verdict) judge(q *Question) *DenyError {
