@@ -265,8 +265,9 @@ func (s *session) clickWith(ctx context.Context, el element, want gate.Destinati
 // whatever its type or form now: the page may change them while the event
 // is dispatched), and any form's submission, which the page's own
 // listeners cannot bring back. The listener is the one no_new_tab.js added
-// as the document began, ahead of the page's; in a document that began
-// without it (one that was there before the guard), one added now. It
+// as the document began, ahead of the page's, and one added now besides:
+// a document that began without it (one that was there before the guard)
+// or whose listeners document.open() erased has only that one. It
 // also cancels the default of a middle button's mouseup, which on Linux
 // pastes the desktop's primary selection into an editable element (what
 // the user last selected anywhere, not the agent's to type).
@@ -283,7 +284,7 @@ const noNewTabJS = `function(on) {
     if (e.type === 'submit' || (e.type === 'mouseup' ? e.button === 1 : e.composedPath().some(opens)))
       e.preventDefault();
   };
-  if (!w[Symbol.for('browsergate.noNewTab.early')]) for (const t of types) w.addEventListener(t, w[key], true);
+  for (const t of types) w.addEventListener(t, w[key], true);
 }`
 
 // hover moves the mouse to the element's centre, once the browser's hit

@@ -651,6 +651,27 @@ func TestLiveUserTabsUntouched(t *testing.T) {
 	}
 }
 
+// liveSessionBesideAUsersTab opens site's /page?before in a tab of the
+// user's browser at endpoint, starts a live session there with its tab on
+// /page?agent, has it adopt the user's tab when adopt, and returns the
+// user's tab and the session.
+func liveSessionBesideAUsersTab(t *testing.T, endpoint, site string, adopt bool) (context.Context, *fixture) {
+	t.Helper()
+	alloc, cancelAlloc := remote.NewAllocator(context.Background(), endpoint)
+	t.Cleanup(cancelAlloc)
+	userTab, cancelUser := chromedp.NewContext(alloc)
+	t.Cleanup(cancelUser)
+	if err := chromedp.Do(userTab, chromedp.Navigate(site+"/page?before")); err != nil {
+		t.Fatal(err)
+	}
+	f := start(t, "live", endpoint)
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/page?agent"})
+	if adopt {
+		f.mustAllow(t, "e2e.switch_tab", map[string]any{"tab": f.tabID(t, "e2e", "user", "/page?before")})
+	}
+	return userTab, f
+}
+
 // TestLiveBrowserSurvivesAKilledDaemon: the user's browser is theirs. A
 // daemon killed with SIGKILL in the middle of a live session (its
 // DevTools connections drop with it, nothing is cleaned up) leaves no tab
@@ -661,18 +682,8 @@ func TestLiveBrowserSurvivesAKilledDaemon(t *testing.T) {
 	port, _ := startChromium(t)
 	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
 	site, log := serveLogged(t, map[string]string{"/page": `<title>page</title>`})
-	alloc, cancelAlloc := remote.NewAllocator(context.Background(), endpoint)
-	defer cancelAlloc()
-	userTab, cancelUser := chromedp.NewContext(alloc)
-	defer cancelUser()
-	if err := chromedp.Do(userTab, chromedp.Navigate(site+"/page?before")); err != nil {
-		t.Fatal(err)
-	}
-	f := start(t, "live", endpoint)
-	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/page?agent"})
 	// The session adopts the user's tab, and acts in it.
-	adopted := f.tabID(t, "e2e", "user", "/page?before")
-	f.mustAllow(t, "e2e.switch_tab", map[string]any{"tab": adopted})
+	userTab, f := liveSessionBesideAUsersTab(t, endpoint, site, true)
 	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/page?adopted"})
 	if err := syscall.Kill(f.pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)

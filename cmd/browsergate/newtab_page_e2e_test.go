@@ -9,24 +9,29 @@ import (
 // TestAPagesModifiedClickOpensNoTabInTheUsersContext: the agent's plain
 // click is not refused in the user's context, and the page's handler
 // dispatches a synthesized Control-click on a link out of the scope, which
-// Chromium would open in a tab of its own making that nothing holds there.
-// The standing part of the early hold (no_new_tab.js) cancels it: no tab,
-// and the canary sees nothing.
+// Chromium would open in a tab of its own making. The standing part of
+// the early hold (no_new_tab.js) cancels it; one dispatched not
+// cancelable it cannot cancel, and the target guard closes the tab the
+// browser makes before it sends anything (guard_newtabs.go). Either way:
+// no tab, and the canary sees nothing.
 func TestAPagesModifiedClickOpensNoTabInTheUsersContext(t *testing.T) {
 	t.Parallel()
-	port, _ := startChromium(t)
+	port, _ := startUsersChromium(t) // "Preload pages" off, as the README says
 	f := startWith(t, liveManifest(richInputManifest(""), port))
-	site, log := serveLogged(t, map[string]string{
-		"/page": `<title>page</title>
+	page := func(cancelable string) string {
+		return `<title>page</title>
 <a id=away href="` + f.canaryTo + `/opened">x</a>
-<button id=b onclick="document.getElementById('away').dispatchEvent(new MouseEvent('click', {ctrlKey: true, bubbles: true, cancelable: true, view: window}))">b</button>`,
-	})
-	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/page"})
-	f.mustAllow(t, "e2e.click", map[string]any{"selector": "#b"})
-	time.Sleep(2000 * time.Millisecond)
-	tabs := f.mustAllow(t, "e2e.list_tabs", nil)
-	if f.net.Hits() != 0 || f.net.Conns() != 0 || log.count("/opened") != 0 || strings.Contains(tabs, "t2") {
-		t.Errorf("a plain click's synthesized Control-click opened a tab nothing holds: canary %s\n%s", f.net, tabs)
+<button id=b onclick="document.getElementById('away').dispatchEvent(new MouseEvent('click', {ctrlKey: true, bubbles: true, cancelable: ` + cancelable + `, view: window}))">b</button>`
+	}
+	site, log := serveLogged(t, map[string]string{"/page": page("true"), "/not-cancelable": page("false")})
+	for _, p := range []string{"/page", "/not-cancelable"} {
+		f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + p})
+		f.mustAllow(t, "e2e.click", map[string]any{"selector": "#b"})
+		time.Sleep(2000 * time.Millisecond)
+		tabs := f.mustAllow(t, "e2e.list_tabs", nil)
+		if f.net.Hits() != 0 || f.net.Conns() != 0 || log.count("/opened") != 0 || strings.Contains(tabs, "t2") {
+			t.Errorf("%s: a plain click's synthesized Control-click opened a tab that ran: canary %s\n%s", p, f.net, tabs)
+		}
 	}
 }
 
@@ -78,5 +83,39 @@ func TestAPagesModifiedClickVariantsReachNothing(t *testing.T) {
 	}
 	if f.net.Hits() != 0 {
 		t.Errorf("canary reached: %s", f.net)
+	}
+}
+
+// TestAPagesModifiedClickAfterDocumentOpenOpensNoTab: document.open()
+// erases every event listener of the document and of its window (HTML:
+// "erase all event listeners and handlers given document's relevant
+// global object"), in every world, the standing listener browsergate's
+// isolated world added as the document began too. The page's synthesized
+// Control-click, from the handler of the agent's plain click, has the
+// browser make a tab with no opener in the user's context; it is closed
+// before it sends anything.
+func TestAPagesModifiedClickAfterDocumentOpenOpensNoTab(t *testing.T) {
+	t.Parallel()
+	port, _ := startUsersChromium(t) // "Preload pages" off, as the README says
+	f := startWith(t, liveManifest(richInputManifest(""), port))
+	site, log := serveLogged(t, map[string]string{
+		"/page": `<title>page</title><p id=wait>wait</p>
+<script>
+onload = () => setTimeout(() => {
+  document.open();
+  document.write('<title>page</title><a id=away href="` + f.canaryTo + `/opened">x</a>' +
+    '<button id=b onclick="document.getElementById(\'away\').dispatchEvent(new MouseEvent(\'click\', {ctrlKey: true, bubbles: true, cancelable: true, view: window}))">b</button>');
+  document.close();
+}, 0);
+</script>`,
+	})
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/page"})
+	f.mustAllow(t, "e2e.wait_for", map[string]any{"selector": "#b"})
+	f.mustAllow(t, "e2e.click", map[string]any{"selector": "#b"})
+	time.Sleep(2000 * time.Millisecond)
+	tabs := f.mustAllow(t, "e2e.list_tabs", nil)
+	t.Logf("canary %s\n%s", f.net, tabs)
+	if f.net.Hits() != 0 || f.net.Conns() != 0 || log.count("/opened") != 0 || strings.Contains(tabs, "t2") {
+		t.Errorf("after document.open a plain click's synthesized Control-click opened a tab that ran: canary %s\n%s", f.net, tabs)
 	}
 }
