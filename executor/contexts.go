@@ -176,7 +176,7 @@ func (s *session) carryEmulation(ctx context.Context, from *targetGuard) error {
 		if g.currentEmulation().zero() {
 			return nil
 		}
-		calls = e.calls("") // the reset emulate would send
+		calls = s.emulationCalls(e, "") // the reset emulate would send
 	}
 	return g.emulate(ctx, string(s.tab.targetID()), e, calls)
 }
