@@ -201,18 +201,30 @@ func (s *session) applyState(ctx context.Context, st *storageState, current stri
 // is written from, apart from observe's and the guard's.
 const stateWorld = "browsergate-state"
 
-// stateScript is a loaded origin's local storage waiting, in one tab,
-// for that origin's first document.
-type stateScript struct {
-	tab target.ID
-	id  page.ScriptIdentifier
+// stateScripts are the local storage of a loaded state waiting for its
+// origin's first document, by origin (pending), and the scripts still in
+// a tab the session is not on for an origin that has loaded since
+// (stale).
+type stateScripts struct {
+	pending map[string]*pendingOrigin
+	stale   map[target.ID][]page.ScriptIdentifier
+}
+
+// pendingOrigin is a loaded origin's local storage waiting for that
+// origin's first document: the script that writes it (set), and the
+// session's tabs it was added to, with its identifier in each.
+type pendingOrigin struct {
+	set  string
+	tabs map[target.ID]page.ScriptIdentifier
 }
 
 // restoreLocalStorage writes each origin's items into its local storage:
-// at once for the current page's origin, and for the others as the
-// current tab's first document of that origin begins (a script of an
-// isolated world, which the page cannot read; retired by
-// retireStateScripts once a document of the origin has loaded).
+// at once for the current page's origin, and for the others as the first
+// document of that origin begins in any of the session's tabs (a script
+// of an isolated world, which the page cannot read; added to the current
+// tab now and to each tab the session switches to later, followStateScripts,
+// and retired by retireStateScripts once a document of the origin has
+// loaded).
 func (s *session) restoreLocalStorage(ctx context.Context, origins []stateOrigin, current string) error {
 	here, _ := webOrigin(current)
 	for _, o := range origins {
@@ -228,19 +240,49 @@ func (s *session) restoreLocalStorage(ctx context.Context, origins []stateOrigin
 			}
 			continue
 		}
+		s.dropStateScript(ctx, o.Origin) // a later load replaces an earlier one
 		origin, _ := json.Marshal(o.Origin)
-		res, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
-			Source: fmt.Sprintf(`if (location.origin === %s) { %s }`, origin, set), WorldName: stateWorld})
-		if err != nil {
+		p := &pendingOrigin{set: fmt.Sprintf(`if (location.origin === %s) { %s }`, origin, set), tabs: map[target.ID]page.ScriptIdentifier{}}
+		if s.stateScripts.pending == nil {
+			s.stateScripts.pending = map[string]*pendingOrigin{}
+		}
+		s.stateScripts.pending[o.Origin] = p
+		if err := s.addStateScript(ctx, p); err != nil {
 			return fmt.Errorf("prepare the local storage of %s: %w", o.Origin, err)
 		}
-		s.retireStateScript(ctx, o.Origin) // a later load replaces an earlier one
-		if s.stateScripts == nil {
-			s.stateScripts = map[string]stateScript{}
-		}
-		s.stateScripts[o.Origin] = stateScript{tab: s.tab.targetID(), id: res.Identifier}
 	}
 	return nil
+}
+
+// addStateScript adds p's script to the current tab.
+func (s *session) addStateScript(ctx context.Context, p *pendingOrigin) error {
+	id := s.tab.targetID()
+	if _, ok := p.tabs[id]; ok {
+		return nil
+	}
+	res, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: p.set, WorldName: stateWorld})
+	if err != nil {
+		return err
+	}
+	p.tabs[id] = res.Identifier
+	return nil
+}
+
+// followStateScripts adds the local storage still waiting for its origin
+// to the tab the session has just made current (a tab it opened, a popup,
+// a tab of its own it switched back to), and takes out of it what a
+// document of its origin loaded elsewhere meanwhile.
+func (s *session) followStateScripts(ctx context.Context) {
+	id := s.tab.targetID()
+	for _, sc := range s.stateScripts.stale[id] {
+		_, _ = chromedp.Call(ctx, page.RemoveScriptToEvaluateOnNewDocument, page.RemoveScriptToEvaluateOnNewDocumentParams{Identifier: sc})
+	}
+	delete(s.stateScripts.stale, id)
+	for origin, p := range s.stateScripts.pending {
+		if err := s.addStateScript(ctx, p); err != nil {
+			s.backend.logger.Warn("the local storage of a loaded state could not follow the session into a tab", "session", s.id, "origin", origin, "error", err)
+		}
+	}
 }
 
 // retireStateScripts removes the script of the current page's origin
@@ -254,10 +296,34 @@ func (s *session) retireStateScripts(ctx context.Context, url string) {
 }
 
 func (s *session) retireStateScript(ctx context.Context, origin string) {
-	sc, ok := s.stateScripts[origin]
-	if !ok || sc.tab != s.tab.targetID() {
+	p, ok := s.stateScripts.pending[origin]
+	if !ok {
 		return
 	}
-	delete(s.stateScripts, origin)
-	_, _ = chromedp.Call(ctx, page.RemoveScriptToEvaluateOnNewDocument, page.RemoveScriptToEvaluateOnNewDocumentParams{Identifier: sc.id})
+	if _, here := p.tabs[s.tab.targetID()]; !here {
+		return // loaded in a tab the script never reached: it waits on
+	}
+	s.dropStateScript(ctx, origin)
+}
+
+// dropStateScript takes origin's waiting script out of the current tab
+// now, and out of the session's other tabs as each becomes current again
+// (followStateScripts).
+func (s *session) dropStateScript(ctx context.Context, origin string) {
+	p, ok := s.stateScripts.pending[origin]
+	if !ok {
+		return
+	}
+	delete(s.stateScripts.pending, origin)
+	cur := s.tab.targetID()
+	for id, sc := range p.tabs {
+		if id == cur {
+			_, _ = chromedp.Call(ctx, page.RemoveScriptToEvaluateOnNewDocument, page.RemoveScriptToEvaluateOnNewDocumentParams{Identifier: sc})
+			continue
+		}
+		if s.stateScripts.stale == nil {
+			s.stateScripts.stale = map[target.ID][]page.ScriptIdentifier{}
+		}
+		s.stateScripts.stale[id] = append(s.stateScripts.stale[id], sc)
+	}
 }

@@ -133,8 +133,8 @@ type session struct {
 	autoloadDeny *DenyError
 	autoloaded   *evidence.FileRef
 	// stateScripts are the local storage of a loaded state waiting for
-	// its origin's first document, by origin (commands_state.go).
-	stateScripts map[string]stateScript
+	// its origin's first document (commands_state.go).
+	stateScripts stateScripts
 	// lowered are the session's renderers that run on spare processor
 	// time while it waits for the agent (spinning.go).
 	lowered []*sparetime.Lowered

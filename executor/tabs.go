@@ -219,6 +219,11 @@ func (s *session) switchTo(ctx context.Context, id target.ID) error {
 	s.tabs.parked[cur] = s.tab
 	s.tab = t
 	s.egress.guard.setTab(string(id))
+	if len(s.stateScripts.pending)+len(s.stateScripts.stale) > 0 {
+		tctx, cancel := s.onCurrent(ctx)
+		defer cancel()
+		s.followStateScripts(tctx)
+	}
 	return nil
 }
 

@@ -385,3 +385,37 @@ func TestStorageStateSaveNeverReplacesUnasked(t *testing.T) {
 	}
 	h.wait(t)
 }
+
+// TestStorageStateReachesTheSessionsLaterTabs: a state loaded on a blank
+// tab reaches the site's first document in a tab the session opens
+// afterwards (local storage is the browser context's, written as the
+// origin's first document begins in whichever of the session's tabs that
+// is); and once it has, a later document of the site in the first tab
+// keeps what the site made of the storage since (here: signed out), not
+// the state's items written again.
+func TestStorageStateReachesTheSessionsLaterTabs(t *testing.T) {
+	t.Parallel()
+	_, stateDir, up, site := stateSetup(t)
+	first := startWith(t, stateManifest(stateDir, up))
+	first.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/login?user=alice"})
+	first.mustAllow(t, "e2e.save_storage_state", map[string]any{"name": "alice"})
+
+	second := startWith(t, stateManifest(stateDir, up))
+	h := second.callAsync(t, "e2e.load_storage_state", map[string]any{"name": "alice"})
+	if out, err := second.approvals(t, "approve", second.pendingID(t, h), "--by", "alice"); err != nil {
+		t.Fatalf("approve: %v\n%s", err, out)
+	}
+	if loaded, refused := h.wait(t); refused {
+		t.Fatalf("load_storage_state:\n%s", loaded)
+	}
+	second.mustAllow(t, "e2e.new_tab", map[string]any{"url": site + "/me"})
+	if out := second.mustAllow(t, "e2e.snapshot", nil); !strings.Contains(out, "storage says alice") {
+		t.Errorf("the loaded state's local storage did not reach the site's first document in a later tab:\n%s", out)
+	}
+	second.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/logout"})
+	second.mustAllow(t, "e2e.switch_tab", map[string]any{"tab": "t1"})
+	second.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/me"})
+	if out := second.mustAllow(t, "e2e.snapshot", nil); !strings.Contains(out, "storage says nothing") {
+		t.Errorf("the first tab wrote the state's local storage again over what the site made of it:\n%s", out)
+	}
+}
