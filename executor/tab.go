@@ -51,8 +51,25 @@ func (s *session) ensureTab() error {
 	if s.tab.open() || s.backToFirstTab() {
 		return nil
 	}
+	lost := s.egress.guard // the context whose tabs are gone (nil: none yet)
 	s.closeTabs()
-	return s.openContext()
+	if err := s.openContext(); err != nil {
+		return err
+	}
+	if lost == nil {
+		return nil
+	}
+	// The context opened again (its first tab crashed or was closed) is
+	// the session's still: it gets the session's emulation back, and the
+	// autoload state again at this call (a context of the session's own
+	// is opened empty).
+	s.autoloadDone = s.autoloadDeny != nil
+	ctx, cancel := context.WithTimeout(s.tab.ctx, tabAttachWait)
+	defer cancel()
+	if err := s.carryEmulation(ctx, lost); err != nil {
+		return fmt.Errorf("reopened the session's tab, but could not give it the session's emulation: %w", err)
+	}
+	return nil
 }
 
 // openContext opens a browser context of the session's (the user's, in

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
 	"github.com/browsergate/browsergate/internal/testkit"
@@ -357,5 +358,46 @@ func TestEmulateLiveOnlyTheSessionsTabs(t *testing.T) {
 	f.mustAllow(t, "e2e.emulate", map[string]any{"network": "offline"})
 	if got := userSees(); got != usersBefore {
 		t.Errorf("the user's adopted tab sees %q with the session offline, want %q as before", got, usersBefore)
+	}
+}
+
+// TestEmulationOutlivesTheSessionsLostTab: the session's first tab is
+// closed from outside (as when it crashes; here by the browser's owner,
+// in live mode with a browser context of the session's own); the next
+// call opens the session a new context and tab, which keeps the
+// session's emulation (emulate says "the session's tabs").
+func TestEmulationOutlivesTheSessionsLostTab(t *testing.T) {
+	t.Parallel()
+	port, _ := startUsersChromium(t)
+	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
+	f, site, _ := startEmulating(t, "live", fmt.Sprintf("live_endpoint = %q\ncontext = \"isolated\"", endpoint), nil)
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/emulation"})
+	f.mustAllow(t, "e2e.emulate", map[string]any{"viewport": "500x400"})
+	f.mustAllow(t, "e2e.reload", nil)
+	if got := measure(t, f, "e2e"); got.width != "500" {
+		t.Fatalf("the session's tab saw width %s, want 500", got.width)
+	}
+	ctx, cancel := context.WithTimeout(usersBrowser(t, endpoint), 30*time.Second)
+	defer cancel()
+	infos, err := chromedp.Targets(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := 0
+	for _, i := range infos {
+		if i.Type == "page" && strings.HasSuffix(i.URL, "/emulation") {
+			if _, err := chromedp.CallBrowser(ctx, target.CloseTarget, target.CloseTargetParams{TargetID: i.TargetID}); err != nil {
+				t.Fatal(err)
+			}
+			closed++
+		}
+	}
+	if closed != 1 {
+		t.Fatalf("closed %d of the session's tabs, want 1: %v", closed, infos)
+	}
+	time.Sleep(500 * time.Millisecond) // the session learns its tab is gone
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/emulation?again"})
+	if got := measure(t, f, "e2e"); got.width != "500" {
+		t.Errorf("the tab the session got after its first was lost saw width %s, want the session's 500", got.width)
 	}
 }
