@@ -9,7 +9,9 @@ import (
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/dom"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/cdproto/tracing"
 	"github.com/chromedp/chromedp"
 
@@ -51,7 +53,99 @@ func actAccessibilityAudit(ctx context.Context, s *session, args map[string]any,
 		return output{}, err
 	}
 	r.Refs = refs
+	s.auditFrames(ctx, r)
 	return output{Text: r.Text()}, nil
+}
+
+// maxAuditFrames bounds the frames an audit reaches besides the page.
+const maxAuditFrames = 20
+
+// auditFrames adds to r the audit of each frame of the tab, up to
+// maxAuditFrames, each in a world of its own made in the frame (axe is
+// put there afresh): the frames of the tab's own process from its frame
+// tree, and each frame of another site's process over its own target,
+// with that one's frames. A frame whose document is outside the scope is
+// not audited, nor one that went away meanwhile; both are counted.
+func (s *session) auditFrames(ctx context.Context, r *a11y.Result) {
+	type host struct {
+		exec context.Context
+		id   target.ID // the frame target's ("": the tab)
+	}
+	hosts, done := []host{{exec: ctx}}, map[target.ID]bool{s.tab.targetID(): true}
+	all, err := chromedp.Targets(ctx)
+	if err != nil {
+		r.SkipFrame("the browser's frames could not be listed")
+	}
+	for len(hosts) > 0 {
+		h := hosts[0]
+		hosts = hosts[1:]
+		tree, err := chromedp.Call(h.exec, page.GetFrameTree, cdp.Empty{})
+		if err != nil || tree.FrameTree == nil {
+			r.SkipFrame("a frame went away")
+			continue
+		}
+		walk := tree.FrameTree.ChildFrames
+		if h.id != "" {
+			walk = []*page.FrameTree{tree.FrameTree} // its own document too
+		}
+		for len(walk) > 0 {
+			ft := walk[0]
+			walk = append(walk[1:], ft.ChildFrames...)
+			if ft.Frame == nil {
+				continue
+			}
+			if len(r.Frames)+r.Skipped >= maxAuditFrames {
+				r.SkipFrame(fmt.Sprintf("at most %d frames are audited", maxAuditFrames))
+				continue
+			}
+			url := ft.Frame.URL + ft.Frame.URLFragment
+			if url != "about:blank" && url != "about:srcdoc" && !s.check(url).Allowed {
+				r.SkipFrame("a frame's document is outside the scope")
+				continue
+			}
+			fr, err := s.auditFrame(h.exec, ft.Frame.ID)
+			if err != nil {
+				r.SkipFrame("a frame went away")
+				continue
+			}
+			r.AddFrame(url, fr)
+		}
+		// The frames of other sites' processes whose parent is this host.
+		parent := h.id
+		if parent == "" {
+			parent = s.tab.targetID()
+		}
+		for _, t := range all {
+			if t.Type != "iframe" || t.ParentID != parent || done[t.TargetID] {
+				continue
+			}
+			done[t.TargetID] = true
+			fctx, _, err := s.inFrame(ctx, t.TargetID) // released with ctx
+			if err != nil {
+				r.SkipFrame("a frame went away")
+				continue
+			}
+			hosts = append(hosts, host{exec: fctx, id: t.TargetID})
+		}
+	}
+}
+
+// auditFrame audits the document of frame in exec with axe, in a world
+// made in that frame.
+func (s *session) auditFrame(exec context.Context, frame cdp.FrameID) (*a11y.Result, error) {
+	id, err := s.worldOf(exec, frame)
+	if err != nil {
+		return nil, err
+	}
+	inWorld := func(p *runtime.EvaluateParams) { p.ContextID = id }
+	if _, err := chromedp.Run(exec, chromedp.Evaluate[json.RawMessage](a11y.Source+"\n;true", inWorld)); err != nil {
+		return nil, fmt.Errorf("load axe-core: %w", err)
+	}
+	raw, err := chromedp.Run(exec, chromedp.Evaluate[string](a11y.Run, inWorld, chromedp.EvalAwaitPromise))
+	if err != nil {
+		return nil, err
+	}
+	return a11y.Parse(raw)
 }
 
 // maxAuditRefs bounds the elements of an audit whose refs are looked up

@@ -60,6 +60,38 @@ func TestAccessibilityAuditIsNotTheLyingPagesOwn(t *testing.T) {
 	}
 }
 
+// TestAccessibilityAuditReachesThePagesFrames: the audit of a page with
+// a frame of its own site (whose script lies as the page above does), a
+// frame of another site (in a process of its own) with a frame of the
+// first site inside it, and a frame outside the scope names the broken
+// rule in each frame it may read, numbered with its URL, and says the
+// one outside the scope was not audited.
+func TestAccessibilityAuditReachesThePagesFrames(t *testing.T) {
+	t.Parallel()
+	f := startWith(t, withOtherSite(fmt.Sprintf(e2eManifest, "launch", "")+"[browser.commands.accessibility_audit]\n"))
+	noLabel := `<!doctype html><html lang=en><title>%s</title><main><h1>%s</h1><input id=%s></main>`
+	inner, _ := serveLogged(t, map[string]string{"/deep": fmt.Sprintf(noLabel, "deep", "Deep", "deep-field")})
+	other, _ := serveLoggedOn(t, "127.0.0.3:0", map[string]string{
+		"/other": fmt.Sprintf(noLabel, "other", "Other", "other-field") + `<iframe src="` + inner + `/deep" title=deep></iframe>`,
+	})
+	site, _ := serveLogged(t, map[string]string{
+		"/lying": lyingA11yPage,
+		"/page": `<!doctype html><html lang=en><title>page</title><main><h1>Page</h1>
+<iframe src="/lying" title=lying></iframe><iframe src="` + other + `/other" title=other></iframe><iframe src="` + f.canaryTo + `/away" title=away></iframe></main>`,
+	})
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/page"})
+	out := f.mustAllow(t, "e2e.accessibility_audit", nil)
+	for _, want := range []string{"image-alt (critical, 1 element(s))", ">>> #logo", ">>> #other-field", ">>> #deep-field",
+		other + "/other", inner + "/deep", "1 frame(s) not audited (a frame's document is outside the scope)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the audit does not say %q:\n%s", want, out)
+		}
+	}
+	if !f.net.Clean() {
+		t.Errorf("the canary saw requests: %s", f.net)
+	}
+}
+
 // perfSite is a page that loads a slow script and blocks its main thread
 // for 120 ms, and a page of another tab that keeps asking for a URL
 // naming it, which no trace of the first tab may show.

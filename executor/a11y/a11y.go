@@ -31,7 +31,8 @@ const Loaded = `typeof axe === "object" && typeof axe.run === "function"`
 // maxTargets of their elements' selectors each, and how many rules passed
 // or need a human's review. The elements of those selectors, in order,
 // are left in the world's Elements array, for their refs. Frames are not
-// audited: axe would have to be put in each, in the frame's own world.
+// audited by this run: axe is put in each frame's own world and run there
+// (AddFrame).
 var Run = fmt.Sprintf(`axe.run(document, {iframes: false, resultTypes: ["violations"], elementRef: true, selectors: true, ancestry: false, xpath: false})
 .then(r => { const els = []; const out = JSON.stringify({
   violations: r.violations.map(v => ({id: v.id, impact: v.impact || "", help: v.help, count: v.nodes.length,
@@ -61,6 +62,40 @@ type Result struct {
 	// order ("" for one the latest snapshot has no ref for), when the
 	// caller looked them up.
 	Refs []string `json:"-"`
+	// Frames are the URLs of the frames whose audits were added
+	// (AddFrame), in order; Skipped counts the frames not audited, and
+	// why names the first reason.
+	Frames  []string `json:"-"`
+	Skipped int      `json:"-"`
+	why     string
+}
+
+// AddFrame adds the audit of a frame of the page (at url) to r: its
+// violations after the page's own, each selector prefixed with the
+// frame's number in Frames ("frame 1 >>> "); its passes and reviews
+// counted with the page's.
+func (r *Result) AddFrame(url string, f *Result) {
+	r.Frames = append(r.Frames, url)
+	prefix := fmt.Sprintf("frame %d >>> ", len(r.Frames))
+	for _, v := range f.Violations {
+		targets := make([]string, len(v.Targets))
+		for i, t := range v.Targets {
+			targets[i] = prefix + t
+		}
+		v.Targets = targets
+		r.Violations = append(r.Violations, v)
+	}
+	r.Passes += f.Passes
+	r.Incomplete += f.Incomplete
+}
+
+// SkipFrame counts a frame not audited, and why (the first reason is
+// told).
+func (r *Result) SkipFrame(why string) {
+	r.Skipped++
+	if r.why == "" {
+		r.why = why
+	}
 }
 
 // Violation is one rule the page breaks: its axe id, impact (critical,
@@ -122,7 +157,18 @@ func (r *Result) Text() string {
 		return strings.Compare(a.ID, b.ID)
 	})
 	var b strings.Builder
-	fmt.Fprintf(&b, "accessibility audit (axe-core %s): %d rule(s) broken, %d passed, %d need a human's review\n", Version, len(rules), r.Passes, r.Incomplete)
+	broken := map[string]bool{}
+	for _, x := range rules {
+		broken[x.ID] = true
+	}
+	fmt.Fprintf(&b, "accessibility audit (axe-core %s): %d rule(s) broken, %d passed, %d need a human's review", Version, len(broken), r.Passes, r.Incomplete)
+	if len(r.Frames) > 0 {
+		fmt.Fprintf(&b, " (the page and %d frame(s): %s)", len(r.Frames), r.frameList())
+	}
+	if r.Skipped > 0 {
+		fmt.Fprintf(&b, "; %d frame(s) not audited (%s)", r.Skipped, clip(r.why, maxHelp))
+	}
+	b.WriteString("\n")
 	for i, x := range rules {
 		if i == maxRules {
 			fmt.Fprintf(&b, "… and %d more rule(s) broken\n", len(rules)-maxRules)
@@ -142,6 +188,15 @@ func (r *Result) Text() string {
 		}
 	}
 	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// frameList numbers the frames audited, with their URLs (clipped).
+func (r *Result) frameList() string {
+	parts := make([]string, len(r.Frames))
+	for i, u := range r.Frames {
+		parts[i] = fmt.Sprintf("frame %d %s", i+1, clip(u, maxSelector))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // clip cuts s to at most n bytes on a rune boundary, on one line.

@@ -52,3 +52,21 @@ func TestTextListsTheGravestRulesFirstWithinBounds(t *testing.T) {
 		t.Error("Parse accepted text that is not JSON")
 	}
 }
+
+// TestFramesAreNumberedAndCountedOnce: a frame's violations follow the
+// page's, their selectors prefixed with the frame's number, a rule broken
+// in both counts once in the header, and the frames skipped are counted
+// with the first reason.
+func TestFramesAreNumberedAndCountedOnce(t *testing.T) {
+	r := &a11y.Result{Violations: []a11y.Violation{{ID: "label", Impact: "critical", Help: "labels", Count: 1, Targets: []string{"#a"}}}, Passes: 3}
+	r.AddFrame("http://f.test/", &a11y.Result{Violations: []a11y.Violation{{ID: "label", Impact: "critical", Help: "labels", Count: 1, Targets: []string{"#b"}}}, Passes: 2, Incomplete: 1})
+	r.SkipFrame("outside the scope")
+	r.SkipFrame("went away")
+	text := r.Text()
+	for _, want := range []string{"1 rule(s) broken, 5 passed, 1 need a human's review (the page and 1 frame(s): frame 1 http://f.test/); 2 frame(s) not audited (outside the scope)",
+		"    #a\n", "    frame 1 >>> #b"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the report does not say %q:\n%s", want, text)
+		}
+	}
+}
