@@ -64,8 +64,9 @@ const maxAuditFrames = 20
 // maxAuditFrames, each in a world of its own made in the frame (axe is
 // put there afresh): the frames of the tab's own process from its frame
 // tree, and each frame of another site's process over its own target,
-// with that one's frames. A frame whose document is outside the scope is
-// not audited, nor one that went away meanwhile; both are counted.
+// with that one's frames. A frame whose document is outside the scope, or
+// on a site a secret was typed on, is not audited, nor one that went away
+// meanwhile; each is counted.
 func (s *session) auditFrames(ctx context.Context, r *a11y.Result) {
 	type host struct {
 		exec context.Context
@@ -101,6 +102,12 @@ func (s *session) auditFrames(ctx context.Context, r *a11y.Result) {
 			url := ft.Frame.URL + ft.Frame.URLFragment
 			if url != "about:blank" && url != "about:srcdoc" && !s.check(url).Allowed {
 				r.SkipFrame("a frame's document is outside the scope")
+				continue
+			}
+			if len(s.typedOn(url)) > 0 {
+				// What axe quotes of it (selectors) is masked for the
+				// page's site, not for the frame's.
+				r.SkipFrame("a secret was typed on a frame's site")
 				continue
 			}
 			fr, err := s.auditFrame(h.exec, ft.Frame.ID)
