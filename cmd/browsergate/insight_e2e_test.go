@@ -68,7 +68,12 @@ func TestAccessibilityAuditIsNotTheLyingPagesOwn(t *testing.T) {
 // one outside the scope was not audited.
 func TestAccessibilityAuditReachesThePagesFrames(t *testing.T) {
 	t.Parallel()
-	f := startWith(t, withOtherSite(fmt.Sprintf(e2eManifest, "launch", "")+"[browser.commands.accessibility_audit]\n"))
+	f := startWith(t, withOtherSite(fmt.Sprintf(e2eManifest, "launch", "")+`[browser.commands.accessibility_audit]
+[secrets.APP_PASSWORD]
+env = "BROWSERGATE_E2E_SECRET"
+domains = ["127.0.0.3"]
+fields = "text"
+`))
 	noLabel := `<!doctype html><html lang=en><title>%s</title><main><h1>%s</h1><input id=%s></main>`
 	inner, _ := serveLogged(t, map[string]string{"/deep": fmt.Sprintf(noLabel, "deep", "Deep", "deep-field")})
 	other, _ := serveLoggedOn(t, "127.0.0.3:0", map[string]string{
@@ -86,6 +91,19 @@ func TestAccessibilityAuditReachesThePagesFrames(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("the audit does not say %q:\n%s", want, out)
 		}
+	}
+	// A secret typed into the other site's frame: that frame (and the
+	// frame of the first site inside it, not a typed secret's site) is
+	// left out of the next audit.
+	snap := f.mustAllow(t, "e2e.snapshot", nil)
+	at := strings.Index(snap, `[frame "`+other+`/other":]`)
+	if at < 0 {
+		t.Fatalf("the snapshot does not show the other site's frame:\n%s", snap)
+	}
+	f.mustAllow(t, "e2e.type_text", map[string]any{"ref": findRef(snap[at:], "textbox"), "text": "<APP_PASSWORD>"})
+	after := f.mustAllow(t, "e2e.accessibility_audit", nil)
+	if strings.Contains(after, "#other-field") || !strings.Contains(after, "2 frame(s) not audited") || !strings.Contains(after, ">>> #deep-field") {
+		t.Errorf("the audit after a secret was typed into a frame still reads that frame, or no other:\n%s", after)
 	}
 	if !f.net.Clean() {
 		t.Errorf("the canary saw requests: %s", f.net)
