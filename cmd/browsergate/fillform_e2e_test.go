@@ -7,7 +7,8 @@ import (
 )
 
 // fillFormPage is a sign-up form with a text field, a select, two
-// checkboxes (one checked) and a pair of radio buttons: #seen shows the
+// checkboxes (one checked), a pair of radio buttons, an ARIA checkbox and
+// an ARIA listbox: #seen shows the
 // form's state on every input and change, #clicks the clicks on the
 // checkboxes and radios.
 const fillFormPage = `<title>signup</title>
@@ -16,7 +17,9 @@ const fillFormPage = `<title>signup</title>
 <input id=terms type=checkbox aria-label=Terms>
 <input id=news type=checkbox aria-label=News checked>
 <input type=radio name=size id=small value=s aria-label=Small checked><input type=radio name=size id=large value=l aria-label=Large>
-<p id=seen>untouched</p><p id=clicks>clicks:</p>
+<div id=dark role=checkbox aria-checked=false aria-label=Dark tabindex=0 onclick="this.setAttribute('aria-checked', this.getAttribute('aria-checked') !== 'true')">Dark</div>
+<ul role=listbox id=color aria-label=Color><li role=option onclick="$('picked').textContent = 'picked red'">Red</li><li role=option>Green</li></ul>
+<p id=seen>untouched</p><p id=clicks>clicks:</p><p id=picked>no color</p>
 <script>
 const $ = id => document.getElementById(id);
 const show = () => $('seen').textContent = 'name=' + $('who').value + ' plan=' + $('plan').value + ' terms=' + $('terms').checked +
@@ -27,8 +30,8 @@ for (const el of document.querySelectorAll('[type=checkbox], [type=radio]')) el.
 
 // TestFillFormSelectsAndChecks: one fill_form call types into a text
 // field, chooses a select's option (by its label, and in another call by
-// its value), checks a checkbox and a radio button, all read back from the
-// page; a checkbox already in the state asked is not clicked. A radio
+// its value) and an ARIA listbox's, checks a checkbox, a radio button and
+// an ARIA checkbox, all read back from the page; a checkbox already in the state asked is not clicked. A radio
 // button cannot be unchecked. A field whose option change or checkbox click
 // a page handler turns into a navigation to the canary is refused, and
 // the canary sees nothing; so is a batch with such a field after a text
@@ -59,9 +62,14 @@ func TestFillFormSelectsAndChecks(t *testing.T) {
 		map[string]any{"selector": "#terms", "checked": true},
 		map[string]any{"selector": "#news", "checked": true},
 		map[string]any{"selector": "#large", "checked": true},
+		map[string]any{"selector": "#dark", "checked": true},
+		map[string]any{"selector": "#color", "value": "Red"},
 	}})
-	if s := read("#seen"); !strings.Contains(s, "name=Ada plan=pro terms=true news=true size=l") || !strings.Contains(out, "filled 5 fields") {
+	if s := read("#seen"); !strings.Contains(s, "name=Ada plan=pro terms=true news=true size=l") || !strings.Contains(out, "filled 7 fields") {
 		t.Errorf("fill_form (%s): the page shows %s", out, s)
+	}
+	if d, p := read("#dark"), read("#picked"); !strings.Contains(d, `aria-checked="true"`) || !strings.Contains(p, "picked red") {
+		t.Errorf("the ARIA checkbox (%s) or the listbox's option (%s) was not set", d, p)
 	}
 	if c := read("#clicks"); !strings.Contains(c, "clicks: terms large") || strings.Contains(c, "news") {
 		t.Errorf("the clicks were %q, want terms and large only (news was checked already)", c)
