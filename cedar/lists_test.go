@@ -6,10 +6,11 @@ import "testing"
 // reads upload_file's files as a Set of Strings, as the executor sends
 // them (Validate's []any): a forbid on one file holds when the list holds
 // it among others, and not when it does not. fill_form's fields fit the
-// schema as a Set of records; a policy can test that a call has them
-// (Cedar's typechecker does not let a record literal, whose members are
-// all present, be looked for in a set of records whose members are
-// optional, so a policy does not pick out one field).
+// schema as a Set of records, text, option (value) and checkbox (checked)
+// fields alike; a policy can test that a call has them (Cedar's
+// typechecker does not let a record literal, whose members are all
+// present, be looked for in a set of records whose members are optional,
+// so a policy does not pick out one field).
 func TestPoliciesReadListArguments(t *testing.T) {
 	t.Parallel()
 	e := loadFiles(t, map[string]string{"p.cedar": `
@@ -31,6 +32,10 @@ when { resource.command == "fill_form" && resource.args has fields && resource.u
 			map[string]any{"ref": "e2", "text": "ada"}, map[string]any{"selector": "#pw", "text": "<APP_PASSWORD>"}}}, "", true},
 		{"fields on the forbidden site", "fill_form", map[string]any{"fields": []any{
 			map[string]any{"ref": "e2", "text": "ada"}, map[string]any{"selector": "#pw", "text": "<APP_PASSWORD>"}}}, "https://admin.example.com/", false},
+		{"an option and a checkbox elsewhere", "fill_form", map[string]any{"fields": []any{
+			map[string]any{"ref": "e2", "text": "ada"}, map[string]any{"selector": "#plan", "value": "pro"}, map[string]any{"ref": "e5", "checked": true}}}, "", true},
+		{"an option and a checkbox on the forbidden site", "fill_form", map[string]any{"fields": []any{
+			map[string]any{"selector": "#plan", "value": "pro"}, map[string]any{"ref": "e5", "checked": false}}}, "https://admin.example.com/", false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -42,18 +42,15 @@ type option struct {
 }
 
 // findOption finds the option the call names in the select or listbox it
-// names.
+// names: by its value or its label, as select_option's arguments say;
+// fill_form's value names it by its value, else by its label
+// (optionChoice).
 func (s *session) findOption(ctx context.Context, args map[string]any) (element, option, error) {
 	box, _, err := s.target(ctx, args)
 	if err != nil {
 		return element{}, option{}, err
 	}
-	by, want := "value", ""
-	if v, ok := args["value"].(string); ok {
-		want = v
-	} else {
-		by, want = "label", args["label"].(string)
-	}
+	by, want := optionChoice(args)
 	// Whether the box is a <select> is asked beside the option: both only
 	// read the box.
 	var native bool
@@ -68,6 +65,19 @@ func (s *session) findOption(ctx context.Context, args map[string]any) (element,
 	}
 	opt.label = "option " + strconv.Quote(clip(want, maxNameLen)) + " of " + box.label
 	return box, option{el: opt, native: native}, nil
+}
+
+// optionChoice is how the option is named: by value or label
+// (select_option), or either (a field of fill_form, marked by fillField).
+func optionChoice(args map[string]any) (by, want string) {
+	if v, ok := args["value"].(string); ok {
+		if args[fillField] == true {
+			return "either", v
+		}
+		return "value", v
+	}
+	label, _ := args["label"].(string)
+	return "label", label
 }
 
 // isSelectJS says whether the element is a <select>.

@@ -28,6 +28,8 @@ var (
 	optionJS string
 	//go:embed js/choose_option.js
 	chooseOptionJS string
+	//go:embed js/check_state.js
+	checkStateJS string
 	//go:embed js/field.js
 	fieldJS string
 	//go:embed js/focused.js

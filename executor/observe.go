@@ -15,14 +15,24 @@ import (
 // judged says what the action observed was judged to do: whether it
 // submits a form and where to, and every destination it may lead to.
 func judged(f *facts) (posts bool, to, urls []string) {
-	if f == nil || f.Element == nil {
+	if f == nil {
 		return false, nil, nil
 	}
-	d := f.Element.Dest
-	if d.Submits {
-		to = []string{d.URL}
+	els := f.Fields // fill_form's: each field's option or click
+	if f.Element != nil {
+		els = []*gate.Element{f.Element}
 	}
-	return d.Submits, to, append([]string{d.URL}, d.URLs...)
+	for _, el := range els {
+		if el == nil {
+			continue
+		}
+		d := el.Dest
+		if d.Submits {
+			posts, to = true, append(to, d.URL)
+		}
+		urls = append(append(urls, d.URL), d.URLs...)
+	}
+	return posts, to, urls
 }
 
 // navigatesTo is where the agent's own navigation goes: navigate's url,

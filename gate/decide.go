@@ -278,88 +278,14 @@ func (v *Verdict) leads(q *Question) *DenyError {
 	case ObserveScript:
 		return scriptDocument(q)
 	case ObserveClick, ObserveSubmit, ObserveKey, ObserveSelect, ObserveDrop:
-		el := f.Element
-		if el == nil {
-			return Deny(evidence.StageObserve, "element", "the element was not observed")
-		}
-		if el.Err != nil {
-			return Deny(evidence.StageArgs, "element", "%v", el.Err)
-		}
-		if !el.Named {
-			return nil // a click needs a named element: the arguments say so
-		}
-		if el.DestErr != nil {
-			return Deny(evidence.StageScope, "element", "cannot tell where the %s leads: %v", cmd.Name, el.DestErr)
-		}
-		d := el.Dest
-		submit := q.Observes == ObserveSubmit
-		if d.Embeds && !submit {
-			return Deny(evidence.StageArgs, "element",
-				"the %s on %s may land inside an embedded document (iframe, object or embed), which the gate cannot see into", cmd.Name, el.Label)
-		}
-		if submit && !d.InForm {
-			return Deny(evidence.StageArgs, "element", "%s is not in a form", el.Label)
-		}
-		if u := leadsTo(d); q.ChangesTab && (u != "" || d.Submits) {
-			// The browser opens such a click's link or form in a tab of
-			// its own making, whose first request it sends before the
-			// guard can hold the tab: so the executor cancels the
-			// opening, and the gate says so first.
-			return Deny(evidence.StageArgs, "element",
-				"the %s on %s would open %s in a new tab or window, which browsergate does not let the page's click do%s",
-				cmd.Name, el.Label, cmp.Or(u, "a form's submission"), offer(q.Call.Manifest, ": open it with new_tab, which the gate judges and guards", "new_tab", "url"))
-		}
-		v.Submits = d.Submits && !submit // a click that submits
-		for _, u := range append([]string{d.URL}, d.URLs...) {
-			if dn := v.destination(q, cmd.Name, el.Label, u); dn != nil {
-				return dn
-			}
-		}
-		if d.Submits || submit {
-			if err := q.Secrets.maySubmitTo(f.Typed, d.URL); err != nil {
-				return Deny(evidence.StageSecrets, "secret domains", "%v", err)
-			}
-		}
-		// Leaving a site a secret was typed on goes by navigate or
-		// go_back, which empty the page (and close its popups) before
-		// the tab leaves; a click would let the old page's last handlers
-		// and its popups send as the tab goes.
-		for _, u := range append([]string{d.URL}, d.URLs...) {
-			if u == "" || strings.HasPrefix(strings.ToLower(u), "javascript:") {
-				continue
-			}
-			if err := q.Secrets.maySubmitTo(f.Held, u); err != nil {
-				return Deny(evidence.StageSecrets, "secret domains",
-					"a secret was typed on this site, and the %s on %s leads to %s, outside its domains%s",
-					cmd.Name, el.Label, u, offer(q.Call.Manifest, ": leave the site with navigate, which empties the page first", "navigate", "url"))
-			}
-		}
-		if d.URL != "" {
-			v.Target = d.URL
-		}
+		return v.acts(q, q.Observes, cmd.Name, f.Element)
 	case ObserveField:
 		text, _ := q.Call.Args["text"].(string)
 		masked, d := v.field(q, f.Element, text)
 		v.Masked = masked
 		return d
 	case ObserveFields:
-		// Every field is judged as type_text would judge it, all before
-		// any is filled: one refusal refuses the call.
-		texts := FieldTexts(q.Call.Args)
-		if len(f.Fields) != len(texts) {
-			return Deny(evidence.StageObserve, "element", "the fields were not observed")
-		}
-		for i, el := range f.Fields {
-			masked, d := v.field(q, el, texts[i])
-			if d != nil {
-				d.Reason = fmt.Sprintf("field %d: %s", i+1, d.Reason)
-				return d
-			}
-			if masked {
-				v.MaskedFields = append(v.MaskedFields, i)
-			}
-		}
-		v.Masked = len(v.MaskedFields) > 0
+		return v.fields(q)
 	case ObserveTab:
 		return v.tab(q)
 	case ObserveHistory:
@@ -375,6 +301,73 @@ func (v *Verdict) leads(q *Question) *DenyError {
 			}
 			v.Target = to
 		}
+	}
+	return nil
+}
+
+// acts judges an action on the element el (observed as kind): what says
+// what it is in messages (the command's name, or the single command a
+// field of fill_form is judged as). It judges where the action leads, a
+// form it submits, and the secrets' domains.
+func (v *Verdict) acts(q *Question, kind Observation, what string, el *Element) *DenyError {
+	f := q.Facts
+	if el == nil {
+		return Deny(evidence.StageObserve, "element", "the element was not observed")
+	}
+	if el.Err != nil {
+		return Deny(evidence.StageArgs, "element", "%v", el.Err)
+	}
+	if !el.Named {
+		return nil // a click needs a named element: the arguments say so
+	}
+	if el.DestErr != nil {
+		return Deny(evidence.StageScope, "element", "cannot tell where the %s leads: %v", what, el.DestErr)
+	}
+	d := el.Dest
+	submit := kind == ObserveSubmit
+	if d.Embeds && !submit {
+		return Deny(evidence.StageArgs, "element",
+			"the %s on %s may land inside an embedded document (iframe, object or embed), which the gate cannot see into", what, el.Label)
+	}
+	if submit && !d.InForm {
+		return Deny(evidence.StageArgs, "element", "%s is not in a form", el.Label)
+	}
+	if u := leadsTo(d); q.ChangesTab && (u != "" || d.Submits) {
+		// The browser opens such a click's link or form in a tab of
+		// its own making, whose first request it sends before the
+		// guard can hold the tab: so the executor cancels the
+		// opening, and the gate says so first.
+		return Deny(evidence.StageArgs, "element",
+			"the %s on %s would open %s in a new tab or window, which browsergate does not let the page's click do%s",
+			what, el.Label, cmp.Or(u, "a form's submission"), offer(q.Call.Manifest, ": open it with new_tab, which the gate judges and guards", "new_tab", "url"))
+	}
+	v.Submits = v.Submits || d.Submits && !submit // a click that submits (any field's, for fill_form)
+	for _, u := range append([]string{d.URL}, d.URLs...) {
+		if dn := v.destination(q, what, el.Label, u); dn != nil {
+			return dn
+		}
+	}
+	if d.Submits || submit {
+		if err := q.Secrets.maySubmitTo(f.Typed, d.URL); err != nil {
+			return Deny(evidence.StageSecrets, "secret domains", "%v", err)
+		}
+	}
+	// Leaving a site a secret was typed on goes by navigate or
+	// go_back, which empty the page (and close its popups) before
+	// the tab leaves; a click would let the old page's last handlers
+	// and its popups send as the tab goes.
+	for _, u := range append([]string{d.URL}, d.URLs...) {
+		if u == "" || strings.HasPrefix(strings.ToLower(u), "javascript:") {
+			continue
+		}
+		if err := q.Secrets.maySubmitTo(f.Held, u); err != nil {
+			return Deny(evidence.StageSecrets, "secret domains",
+				"a secret was typed on this site, and the %s on %s leads to %s, outside its domains%s",
+				what, el.Label, u, offer(q.Call.Manifest, ": leave the site with navigate, which empties the page first", "navigate", "url"))
+		}
+	}
+	if d.URL != "" {
+		v.Target = d.URL
 	}
 	return nil
 }
@@ -406,18 +399,6 @@ func (v *Verdict) field(q *Question, el *Element, text string) (masked bool, d *
 	// iframe, say). Placeholders reveal nothing, and keep the step
 	// replayable.
 	return (el.FieldErr != nil || el.Field.Password || !el.Field.Field) && !q.Secrets.onlyPlaceholders(text), nil
-}
-
-// FieldTexts are the texts of fill_form's fields, in order.
-func FieldTexts(args map[string]any) []string {
-	list, _ := args["fields"].([]any)
-	texts := make([]string, len(list))
-	for i, item := range list {
-		if rec, ok := item.(map[string]any); ok {
-			texts[i], _ = rec["text"].(string)
-		}
-	}
-	return texts
 }
 
 // tab judges switch_tab and close_tab: the tab must be one list_tabs

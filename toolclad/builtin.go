@@ -413,16 +413,18 @@ var builtins = []*builtinCommand{
 	},
 	{
 		name:        "fill_form",
-		description: "Type text into several fields, as type_text does; all are checked before any is filled.",
+		description: "Fill several fields as type_text, select_option and click would; all are checked before any is filled.",
 		args: []Arg{{
 			Name: "fields", Type: TypeList, Required: true, MaxItems: fillMaxFields,
 			Fields: []Arg{
-				refArg("Field ref from the latest snapshot (give ref or selector, not both)."),
-				selectorArg("CSS selector of the field (give ref or selector, not both)."),
-				{Name: "text", Type: TypeString, Required: true, MaxLen: textMaxLen, Description: "Text to type."},
+				refArg("Field ref (give ref or selector, not both)."),
+				selectorArg("CSS selector (give ref or selector, not both)."),
+				{Name: "text", Type: TypeString, MaxLen: textMaxLen, Description: "Text to type."},
+				{Name: "value", Type: TypeString, MaxLen: 1024, Description: "Option to choose (value or label)."},
+				{Name: "checked", Type: TypeBoolean, Description: "Checkbox or radio state."},
 			},
-			FieldGroups: []argGroup{{names: []string{"ref", "selector"}, exactlyOne: true}},
-			Description: "Each {ref or selector, text}.",
+			FieldGroups: []argGroup{{names: []string{"ref", "selector"}, exactlyOne: true}, {names: []string{"text", "value", "checked"}, exactlyOne: true}},
+			Description: "Each {ref or selector; exactly one of text, value, checked}.",
 		}},
 	},
 	{

@@ -131,7 +131,14 @@ func (a *Arg) listSchema(p map[string]any) {
 	}
 	props := make(map[string]any, len(a.Fields))
 	var required []any
-	rec := &Command{groups: a.FieldGroups}
+	// A group the list's description states ("exactly one of text,
+	// value, checked") is not repeated in each member's description.
+	rec := &Command{}
+	for _, g := range a.FieldGroups {
+		if !strings.Contains(a.Description, strings.Join(g.names, ", ")) {
+			rec.groups = append(rec.groups, g)
+		}
+	}
 	for i := range a.Fields {
 		props[a.Fields[i].Name] = a.Fields[i].schema(rec)
 		if a.Fields[i].Required {

@@ -69,3 +69,45 @@ func TestListArguments(t *testing.T) {
 		t.Errorf("max_len on a list: %v", err)
 	}
 }
+
+// TestFillFormFieldTakesExactlyOneOfTextValueChecked: a field of fill_form
+// carries text, value (an option) or checked (a checkbox or radio), and
+// exactly one of them; a field with none or two is refused, the error
+// naming the field by its index.
+func TestFillFormFieldTakesExactlyOneOfTextValueChecked(t *testing.T) {
+	m, err := Parse("fill.toml", []byte("[tool]\nname = \"t\"\nmode = \"browser\"\n[browser]\n[browser.commands.fill_form]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := m.Command("fill_form")
+	ok := []any{
+		map[string]any{"ref": "e1", "text": "ada"},
+		map[string]any{"selector": "#plan", "value": "pro"},
+		map[string]any{"selector": "#terms", "checked": true},
+		map[string]any{"ref": "e4", "checked": false},
+	}
+	got, err := c.Validate(map[string]any{"fields": ok})
+	if err != nil {
+		t.Fatalf("a text, an option and two checkboxes are refused: %v", err)
+	}
+	if rec := got["fields"].([]any)[3].(map[string]any); rec["checked"] != false {
+		t.Errorf("checked: false validated as %#v", rec)
+	}
+	for _, tc := range []struct {
+		name  string
+		field map[string]any
+	}{
+		{"none", map[string]any{"selector": "#a"}},
+		{"text and value", map[string]any{"selector": "#a", "text": "x", "value": "y"}},
+		{"value and checked", map[string]any{"selector": "#a", "value": "y", "checked": true}},
+	} {
+		fields := append(append([]any(nil), ok[:2]...), tc.field)
+		_, err := c.Validate(map[string]any{"fields": fields})
+		if err == nil || !strings.Contains(err.Error(), "fields[2]") || !strings.Contains(err.Error(), "exactly one of text, value, checked") {
+			t.Errorf("%s: Validate = %v, want an error naming fields[2] and the one-of rule", tc.name, err)
+		}
+	}
+	if _, err := c.Validate(map[string]any{"fields": []any{map[string]any{"selector": "#a", "checked": "yes"}}}); err == nil || !strings.Contains(err.Error(), "fields[0].checked") {
+		t.Errorf("checked as a string: Validate = %v", err)
+	}
+}

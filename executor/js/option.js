@@ -1,5 +1,7 @@
 // The option of a <select> or an ARIA listbox (this) that select_option
-// names: by its value (by = "value") or its visible text (by = "label").
+// names: by its value (by = "value"), its visible text (by = "label"), or
+// (by = "either", fill_form's value) the option whose value it is, else
+// the one whose visible text it is.
 // It reads the DOM through the built-in prototypes' getters in the gate's
 // isolated world. An ARIA listbox's options are its descendants with
 // role=option and those of the elements it controls or owns (a combobox's
@@ -31,7 +33,13 @@ function(by, want) {
   }
   const valueOf = o => native ? getter(HTMLOptionElement.prototype, 'value').call(o) : (attr(o, 'data-value') ?? attr(o, 'value') ?? '');
   const labelOf = o => native ? getter(HTMLOptionElement.prototype, 'label').call(o).replace(/\s+/g, ' ').trim() : (attr(o, 'aria-label') || text(o));
-  const found = options.find(o => (by === 'value' ? valueOf(o) : labelOf(o)) === want);
+  const found = by === 'either' ?
+    options.find(o => valueOf(o) === want) ?? options.find(o => labelOf(o) === want) :
+    options.find(o => (by === 'value' ? valueOf(o) : labelOf(o)) === want);
+  if (!found && by === 'either') {
+    const known = options.slice(0, 20).map(o => quote(labelOf(o)) + ' (value ' + quote(valueOf(o)) + ')').join(', ');
+    return `no option has the value or label ${quote(want)} (the options: ${known || 'none'})`;
+  }
   if (!found) {
     const known = options.slice(0, 20).map(o => quote(by === 'value' ? valueOf(o) : labelOf(o))).join(', ');
     return `no option has the ${by} ${quote(want)} (the options' ${by}s: ${known || 'none'})`;
