@@ -35,7 +35,8 @@ type Blocked struct {
 	Between bool
 	// Page is the host of the tab's page when the request was refused, and
 	// Held the secrets the binding held then: what masks its URL for the
-	// agent (maskscope.go).
+	// agent in the call's list of refusals (turnMasks). The tab's log
+	// withholds it when its document is not masked for Held (session.shown).
 	Page string
 	Held []*toolclad.Secret
 }
