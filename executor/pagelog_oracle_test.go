@@ -1,12 +1,15 @@
 package executor
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
 
 	"github.com/browsergate/browsergate/internal/testkit"
 	"github.com/browsergate/browsergate/toolclad"
@@ -131,5 +134,33 @@ func TestARequestRefusedWhileASecretIsHeldElsewhereIsWithheld(t *testing.T) {
 	}
 	if shown[0] != shown[1] || !strings.Contains(shown[0], requestWithheld) || strings.Contains(shown[0], "g=") {
 		t.Errorf("the refused requests read %q and %q, not the same note", shown[0], shown[1])
+	}
+}
+
+// TestAConsoleMessageIsMaskedForItsFramesDocument: the secret's site in a
+// frame of a hostile page (the secret typed there) logs the value, and the
+// hostile page logs its guess: each message is masked for the document of
+// the execution context that logged it, so the frame's reads [secret PW]
+// and the hostile page's comes back as written. A context the log learns
+// of only as it begins (a tab attached later) names its document too.
+func TestAConsoleMessageIsMaskedForItsFramesDocument(t *testing.T) {
+	s, l, m := onHostilePage(t)
+	s.egress.bound.Bind("login.example.com", []*toolclad.Secret{m.Secrets[0]}, s.secrets.Load())
+	committed(l, "f1", "main", "login.example.com")
+	for id, frame := range map[runtime.ExecutionContextID]cdp.FrameID{1: "main", 2: "f1", 3: "f2"} {
+		origin := map[cdp.FrameID]string{"main": "https://hostile.example.com", "f1": "https://login.example.com", "f2": "https://login.example.com"}[frame]
+		aux, _ := json.Marshal(map[string]any{"isDefault": true, "frameId": frame})
+		l.record(&runtime.EventExecutionContextCreated{Context: &runtime.ExecutionContextDescription{ID: id, Origin: origin, UniqueID: fmt.Sprint(id), AuxData: aux}})
+	}
+	text, _ := json.Marshal("pw " + guessed)
+	for _, id := range []runtime.ExecutionContextID{1, 2, 3} {
+		l.record(&runtime.EventConsoleAPICalled{Type: runtime.ConsoleAPICalledTypeLog, ExecutionContextID: id,
+			Args: []*runtime.RemoteObject{{Type: runtime.RemoteObjectTypeString, Value: text}}})
+	}
+	for i, want := range []bool{false, true, true} {
+		c := l.console[i]
+		if got := s.logMask(c.logged)(c.Text); strings.Contains(got, "[secret PW]") != want {
+			t.Errorf("message %d: masked %v, want %v: %q", i, !want, want, got)
+		}
 	}
 }
