@@ -106,7 +106,11 @@ func (s *session) shown(r *requestEntry, refused map[string]Blocked) (request, r
 	answering := hostOf(r.URL)
 	request = s.logMask(r.logged)
 	r.Failed = pagetext.Balanced(clip(request(r.Failed), maxLogText))
-	if b, ok := refused[r.URL]; ok && r.Failed != "" {
+	b, ok := refused[refusalKey(string(r.id), r.URL)]
+	if !ok {
+		b, ok = refused[r.URL]
+	}
+	if ok && r.Failed != "" {
 		r.Refused = b.Rule
 		if r.withheld = !s.logAccounts(r.logged, b.Held); r.withheld {
 			request = func(string) string { return requestWithheld }

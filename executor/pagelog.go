@@ -162,17 +162,25 @@ func (l *pageLog) docOf(id cdp.FrameID) string {
 	return ""
 }
 
-// requestDoc is the document a request is masked for: the frame's own
-// document for a subresource; for a document load, the document that
-// started it — the tab's page as it is before the load commits for the
-// main frame, the parent's for a frame — never the URL it loads (a page
-// would put the secret's site there to have its guesses masked). l.mu
-// held.
+// requestDoc is the document a request is masked for. For a document
+// load, the document that started it — the tab's page as it is before the
+// load commits for the main frame, the parent's for a frame — never the
+// URL it loads, which the browser names as its document (a page would put
+// the secret's site there to have its guesses masked). For a subresource,
+// the document that sent it as the browser names it (its URL's host is its
+// origin's: a page's history calls keep the origin), so that the old
+// page's last beacon, reported after the next page committed, is the old
+// page's; its frame's document when the URL has no host (about:blank,
+// srcdoc, data:). l.mu held.
 func (l *pageLog) requestDoc(e *network.EventRequestWillBeSent) string {
 	if e.Type == network.ResourceTypeDocument {
 		if f := l.frames[e.FrameID]; f != nil && f.parent != "" {
 			return l.docOf(f.parent)
 		}
+		return l.docOf(e.FrameID)
+	}
+	if h := hostOf(e.DocumentURL); h != "" {
+		return h
 	}
 	return l.docOf(e.FrameID)
 }

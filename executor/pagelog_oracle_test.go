@@ -37,9 +37,15 @@ func onHostilePage(t *testing.T) (*session, *pageLog, *toolclad.Manifest) {
 // guessed is the secret's value, which the hostile page guesses right.
 const guessed = "Zq8-Lm2_Vx7-Kp4"
 
-// request records a request of frame id to url.
+// request records a request of frame id to url, with the document URL
+// the browser names: the URL a document load loads, the frame's document
+// for a subresource.
 func request(l *pageLog, id network.RequestID, frame cdp.FrameID, typ network.ResourceType, url string) {
-	l.record(&network.EventRequestWillBeSent{RequestID: id, FrameID: frame, Type: typ, DocumentURL: url,
+	doc := url
+	if typ != network.ResourceTypeDocument {
+		doc = "https://" + l.docOf(frame) + "/"
+	}
+	l.record(&network.EventRequestWillBeSent{RequestID: id, FrameID: frame, Type: typ, DocumentURL: doc,
 		Request: &network.Request{Method: "GET", URL: url}})
 }
 
@@ -161,6 +167,46 @@ func TestAConsoleMessageIsMaskedForItsFramesDocument(t *testing.T) {
 		c := l.console[i]
 		if got := s.logMask(c.logged)(c.Text); strings.Contains(got, "[secret PW]") != want {
 			t.Errorf("message %d: masked %v, want %v: %q", i, !want, want, got)
+		}
+	}
+}
+
+// TestTheOldPagesLastBeaconIsMaskedForIt: the page a secret was typed on
+// sends the value off its domains as it unloads, and the browser reports
+// the request after the next page, off the secret's domains, committed:
+// the request names the old page as its document, and is masked for it.
+func TestTheOldPagesLastBeaconIsMaskedForIt(t *testing.T) {
+	s, l, _ := onHostilePage(t)
+	committed(l, "main", "", "login.example.com")
+	committed(l, "main", "", "app.example.com")
+	l.record(&network.EventRequestWillBeSent{RequestID: "beacon", FrameID: "main", Type: network.ResourceTypePing,
+		DocumentURL: "https://login.example.com/", Request: &network.Request{Method: "POST", URL: "https://app.example.com/?pw=" + guessed}})
+	r := *l.requests[0]
+	s.shown(&r, nil)
+	if !strings.Contains(r.URL, "[secret PW]") {
+		t.Errorf("the old page's beacon reads %q", r.URL)
+	}
+}
+
+// TestARefusalIsShownForItsOwnRequestOnly: a request refused while the
+// binding held the secret (its page's beacon with the value), and a later
+// request of another page to the very same URL, which failed otherwise: a
+// refusal is matched to the request interception refused, by its id, so
+// the page's request is not shown withheld for the right guess only.
+func TestARefusalIsShownForItsOwnRequestOnly(t *testing.T) {
+	s, l, m := onHostilePage(t)
+	url := "https://hostile.example.com/?g=" + guessed
+	for _, id := range []network.RequestID{"1.1", "2.2"} {
+		request(l, id, "main", network.ResourceTypeFetch, url)
+		l.record(&network.EventLoadingFailed{RequestID: id, ErrorText: "net::ERR_FAILED"})
+	}
+	b := Blocked{URL: url, Request: "1.1", Rule: ruleSecretBound, Held: []*toolclad.Secret{m.Secrets[0]}}
+	refused := map[string]Blocked{refusalKey(b.Request, b.URL): b}
+	for i, want := range []bool{true, false} {
+		r := *l.requests[i]
+		s.shown(&r, refused)
+		if (r.URL == requestWithheld) != want {
+			t.Errorf("request %s reads %q", r.id, r.URL)
 		}
 	}
 }
