@@ -211,13 +211,20 @@ func (l *pageLog) followFrames(ev any) {
 		if fr.SecurityOrigin == "" {
 			host = hostOf(fr.URL)
 		}
+		if fr.ParentID == "" {
+			l.top = fr.ID
+			for id := range l.frames { // the old page's frames went with it
+				if id != fr.ID {
+					delete(l.frames, id)
+				}
+			}
+		}
 		f := l.frame(fr.ID)
 		if f == nil {
 			return
 		}
 		f.parent = fr.ParentID
 		if fr.ParentID == "" {
-			l.top = fr.ID
 			if host == "" {
 				// about:blank as the agent leaves a page (emptyBeforeLeaving):
 				// the old page's last handlers still run; only the page
