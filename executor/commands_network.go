@@ -89,25 +89,47 @@ func (s *session) loggedRequests(since int64, typ string) (all []requestEntry, m
 // rule that refused it, its texts masked and clipped. The request's own
 // texts (its URL, method, headers and body, and why it failed) are the
 // page's: they are masked for the secrets of the document that sent it
-// and those the binding held as it was sent or refused (session.logMask),
-// never for the host it went to, or a page could send its guesses to a
-// secret's site and read which one came back masked. What the server
-// answered (respond, for network_request's response) is the server's
-// text, masked for its host's secrets too.
+// (session.logMask), never for the host it went to, or a page could send
+// its guesses to a secret's site and read which one came back masked.
+//
+// Two of its parts could hold a secret its document is not masked for,
+// and are withheld whole (a note that reads the same whatever they hold):
+// a request refused while the binding held such a secret (the secret's
+// page's beacon as the tab left it for another host, or a request of a
+// page that never had the value: masked for it, the page's guesses would
+// tell; in clear, the value would), whose texts request then withholds;
+// and what a host on a secret's domains answered a document off them (it
+// may hold the secret; masked, a site that echoes what it is sent would
+// tell the right guess), for which respond is nil. What another server
+// answered is masked as the request is.
 func (s *session) shown(r *requestEntry, refused map[string]Blocked) (request, respond func(string) string) {
-	var hosts []string
-	var held []*toolclad.Secret
-	if b, ok := refused[r.URL]; ok && r.Failed != "" {
-		r.Refused = b.Rule
-		hosts, held = append(hosts, b.Page), b.Held
+	answering := hostOf(r.URL)
+	request = s.logMask(r.logged)
+	r.Failed = pagetext.Balanced(clip(request(r.Failed), maxLogText))
+	b, ok := refused[refusalKey(string(r.id), r.URL)]
+	if !ok {
+		b, ok = refused[r.URL]
 	}
-	request = s.logMask(r.logged, held, hosts...)
-	respond = s.logMask(r.logged, held, append(hosts, hostOf(r.URL))...)
+	if ok && r.Failed != "" {
+		r.Refused = b.Rule
+		if r.withheld = !s.logAccounts(r.logged, b.Held); r.withheld {
+			request = func(string) string { return requestWithheld }
+		}
+	}
 	r.URL = pagetext.Balanced(clip(request(r.URL), maxLogText))
 	r.Method = pagetext.Balanced(clip(request(r.Method), maxLogMethod)) // the page chooses it, and the structured reply has it too
-	r.Failed = pagetext.Balanced(clip(request(r.Failed), maxLogText))
+	if !r.withheld && s.logAccounts(r.logged, s.considered(answering)) {
+		respond = request
+	}
 	return request, respond
 }
+
+// requestWithheld stands for every text of a request shown withheld
+// (shown), responseWithheld for a response's headers and body.
+const (
+	requestWithheld  = "[withheld: refused while a secret typed in the session was held, by a page not on its domains]"
+	responseWithheld = "not shown: the host that answered is on a secret's domains and the page that sent the request is not"
+)
 
 // writeOutcome ends a request's line with what became of it.
 func writeOutcome(b *strings.Builder, r *requestEntry) {
@@ -145,20 +167,28 @@ func actNetworkRequest(ctx context.Context, s *session, args map[string]any, f *
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s %s %s", id, r.Method, r.URL, strings.ToLower(r.Type))
 	writeOutcome(&b, &r)
-	b.WriteString("\nrequest headers:\n")
-	reqHeaders := shownHeaders(&b, d.reqHeaders, reveal, mask)
-
-	reqBody, reqNote := s.requestBody(ctx, &r)
-	reqBody, reqCut := cutBody(mask, reqBody)
-	if reqNote != "" || reqBody != "" {
-		b.WriteString("request body" + bodyNote(reqNote, reqCut) + ":\n" + reqBody + "\n")
+	structured := map[string]any{"id": id, "method": r.Method, "url": r.URL, "type": strings.ToLower(r.Type), "status": r.Status}
+	if r.withheld {
+		b.WriteString("\nrequest headers and body " + requestWithheld + "\n")
+		structured["request_withheld"] = requestWithheld
+	} else {
+		b.WriteString("\nrequest headers:\n")
+		structured["request_headers"] = shownHeaders(&b, d.reqHeaders, reveal, mask)
+		reqBody, reqNote := s.requestBody(ctx, &r)
+		reqBody, reqCut := cutBody(mask, reqBody)
+		if reqNote != "" || reqBody != "" {
+			b.WriteString("request body" + bodyNote(reqNote, reqCut) + ":\n" + reqBody + "\n")
+		}
+		structured["request_body"], structured["request_body_cut"] = reqBody, reqCut
 	}
-	structured := map[string]any{"id": id, "method": r.Method, "url": r.URL, "type": strings.ToLower(r.Type), "status": r.Status,
-		"request_headers": reqHeaders, "request_body": reqBody, "request_body_cut": reqCut}
 	if r.Refused != "" {
 		structured["refused"] = r.Refused
 	}
-	if r.Status != 0 {
+	switch {
+	case r.Status != 0 && respond == nil:
+		b.WriteString("response headers and body " + responseWithheld)
+		structured["response_withheld"] = responseWithheld
+	case r.Status != 0:
 		b.WriteString("response headers:\n")
 		structured["response_headers"] = shownHeaders(&b, d.respHeaders, reveal, respond)
 		respBody, respNote := s.responseBody(ctx, &r)

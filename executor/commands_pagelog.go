@@ -29,9 +29,8 @@ func actConsoleMessages(ctx context.Context, s *session, args map[string]any, f 
 	var b strings.Builder
 	items := make([]any, len(all))
 	for i, e := range all {
-		// Masked for the page it was logged on too, and the secrets held
-		// then (session.logMask).
-		mask := s.logMask(e.logged, nil)
+		// Masked for the document that logged it (session.logMask).
+		mask := s.logMask(e.logged)
 		e.Text, e.Source = pagetext.Balanced(clip(mask(e.Text), maxLogText)), pagetext.Balanced(clip(mask(e.Source), maxLogText))
 		fmt.Fprintf(&b, "#%d %s: %s", e.Seq, e.Level, e.Text)
 		if e.Source != "" {

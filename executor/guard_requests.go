@@ -22,11 +22,15 @@ import (
 
 // Blocked is one request the guard refused.
 type Blocked struct {
-	Time   time.Time
-	URL    string
-	Rule   string
-	Reason string
-	Layer  string // "interception" or "proxy"
+	Time time.Time
+	URL  string
+	// Request is the Network domain's id of the request interception
+	// refused ("": not known), which tells it apart in the tab's log
+	// from another request to the same URL (refusals).
+	Request string
+	Rule    string
+	Reason  string
+	Layer   string // "interception" or "proxy"
 	// Ask: outside allowed_domains, a host the agent could ask a human
 	// for with navigate (scope.Verdict.Ask).
 	Ask bool
@@ -35,7 +39,8 @@ type Blocked struct {
 	Between bool
 	// Page is the host of the tab's page when the request was refused, and
 	// Held the secrets the binding held then: what masks its URL for the
-	// agent (maskscope.go).
+	// agent in the call's list of refusals (turnMasks). The tab's log
+	// withholds it when its document is not masked for Held (session.shown).
 	Page string
 	Held []*toolclad.Secret
 }
@@ -91,7 +96,7 @@ type blockLog struct {
 	// stamp, when set, notes on each refusal what masks it for the agent
 	// (session.stampBlocked).
 	stamp func(*Blocked)
-	// recent are the latest refusals by URL, for the network log's replies
+	// recent are the latest refusals by refusalKey, for the network log's replies
 	// (cleared when it holds maxBlockLog).
 	recent map[string]Blocked
 	// navs are the tabs (target id) whose own navigation was refused, and
@@ -169,7 +174,7 @@ func (l *blockLog) add(b Blocked) {
 	if len(l.recent) >= maxBlockLog || l.recent == nil {
 		l.recent = map[string]Blocked{}
 	}
-	l.recent[b.URL] = b
+	l.recent[refusalKey(b.Request, b.URL)] = b
 	pos := l.next
 	l.next++
 	acting := isActingRule(b.Rule) && !l.actingKept
@@ -200,11 +205,23 @@ func (l *blockLog) granted(g permissionGrant) {
 	l.grants = append(l.grants, g)
 }
 
-// refusals are the latest refusals by URL.
+// refusals are the latest refusals by refusalKey.
 func (l *blockLog) refusals() map[string]Blocked {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return maps.Clone(l.recent)
+}
+
+// refusalKey is what refusals knows a refusal by: the request's id in the
+// Network domain with its URL (a redirect's hops share the id), or, for a
+// refusal that names no request, the URL alone — never a URL alone for
+// one that does, or another page could send a request to the same URL and
+// have it shown as that one (session.shown).
+func refusalKey(request, url string) string {
+	if request == "" {
+		return url
+	}
+	return request + " " + url
 }
 
 // isActingRule reports whether rule is one the acting guard refuses by.

@@ -618,6 +618,7 @@ func (g *targetGuard) event(m cdpMessage) {
 		}
 		var e struct {
 			RequestID    string `json:"requestId"`
+			NetworkID    string `json:"networkId"` // the Network domain's id of the request
 			FrameID      string `json:"frameId"`
 			ResourceType string `json:"resourceType"`
 			Redirected   string `json:"redirectedRequestId"`
@@ -641,7 +642,7 @@ func (g *targetGuard) event(m cdpMessage) {
 			return
 		}
 		if g.isDoomed(m.SessionID) {
-			g.refuse(ctx, m.SessionID, e.RequestID, url, scope.Verdict{URL: url, Rule: ruleSecretBound,
+			g.refuse(ctx, m.SessionID, e.RequestID, e.NetworkID, url, scope.Verdict{URL: url, Rule: ruleSecretBound,
 				Reason: "a page that was open while the tab was on the site a secret was typed on sends nothing until it is closed"})
 			return
 		}
@@ -652,7 +653,7 @@ func (g *targetGuard) event(m cdpMessage) {
 			g.answer(ctx, m.SessionID, "Fetch.continueRequest", map[string]any{"requestId": e.RequestID}, url)
 			return
 		}
-		if g.refuse(ctx, m.SessionID, e.RequestID, url, v) {
+		if g.refuse(ctx, m.SessionID, e.RequestID, e.NetworkID, url, v) {
 			// A page target's main frame has the target's id: a refused
 			// document load there is the tab's own navigation.
 			if e.ResourceType == "Document" && g.isPage(m.SessionID, e.FrameID) {
@@ -768,7 +769,7 @@ func (g *targetGuard) continueResponse(ctx context.Context, session, id, url str
 		params["responsePhrase"] = text
 	}
 	if !g.answer(ctx, session, "Fetch.continueResponse", params, url) {
-		g.refuse(ctx, session, id, url, scope.Verdict{URL: url, Rule: "speculation-rules",
+		g.refuse(ctx, session, id, "", url, scope.Verdict{URL: url, Rule: "speculation-rules",
 			Reason: "the response's headers could not be changed (its Speculation-Rules taken out, browsergate's Permissions-Policy added)"})
 	}
 }
@@ -799,12 +800,13 @@ func droppedResponseHeader(name string) bool {
 	return false
 }
 
-// refuse fails a paused request and logs the refusal for the session.
-func (g *targetGuard) refuse(ctx context.Context, session, id, url string, v scope.Verdict) bool {
+// refuse fails a paused request (network: the Network domain's id of it,
+// "" when not known) and logs the refusal for the session.
+func (g *targetGuard) refuse(ctx context.Context, session, id, network, url string, v scope.Verdict) bool {
 	if !g.answer(ctx, session, "Fetch.failRequest", map[string]any{"requestId": id, "errorReason": "BlockedByClient"}, url) {
 		return false
 	}
-	g.ic.log.add(Blocked{Time: time.Now(), URL: url, Rule: v.Rule, Reason: v.Reason, Layer: "interception", Ask: v.Ask})
+	g.ic.log.add(Blocked{Time: time.Now(), URL: url, Request: network, Rule: v.Rule, Reason: v.Reason, Layer: "interception", Ask: v.Ask})
 	return true
 }
 

@@ -32,9 +32,8 @@ import (
 // A refused request is also masked for the secrets the binding held when
 // it was refused (a beacon the site's page sends as the tab leaves it).
 // An entry of the tab's logs (a request, a console message) is masked
-// for the secrets of the document it came from and those the binding held
-// as it was logged, too (logMask): it may hold what that page held, and
-// the reply reads it after the tab has left the page.
+// for the secrets of the document it came from, whatever page the tab is
+// on when the reply reads it (logMask).
 // The evidence and the logs are masked for every secret of the manifest.
 
 // secretReach is where the session's typed secrets may have gone without
@@ -143,31 +142,34 @@ func (s *session) heldMasker(held []*toolclad.Secret, hosts ...string) *mask.Mas
 	return s.masker.Load().Only(append(s.considered(hosts...), held...)).ForAgent(s.agent)
 }
 
-// logMask masks, for the agent, an entry of the tab's logs (pagelog.go)
-// with hosts (the page a refusal of it stamped, the server that answered
-// it) and held (the secrets that refusal held): for the secrets
-// considered on the document the entry came from and on hosts, and for
-// those the binding held as it was logged and held — the way a refusal
-// the call saw is masked (turnMasks). So a value the secret's page logged
-// or sent off its domains stays masked after the agent has taken the tab
-// to another host, and what another page logged is not masked for the
-// pages the call reads now (a page that logged its guesses would learn
-// from the agent's reading them on the secret's site which one was
-// right). An entry logged before stamping (no document) is masked for the
+// logMask masks, for the agent, an entry of the tab's logs (pagelog.go):
+// for the secrets considered on the document that made it, as the browser
+// said as it was logged (logged.doc). Only that: not for where a request
+// went, what it carries or the pages the call reads, nor for what another
+// tab or the binding held then, or a page could send or log its guesses
+// and learn from the reply which one was masked. So a value the secret's
+// page logged or sent off its domains stays masked after the agent has
+// taken the tab elsewhere, and nothing another page logged is masked for
+// the secret. An entry of a document not known yet is masked for the
 // pages the call reads.
-func (s *session) logMask(e logged, held []*toolclad.Secret, hosts ...string) func(string) string {
-	if e.doc == "" {
-		hosts = append(hosts, s.pageHosts()...)
-	}
-	hosts = append(hosts, e.doc)
-	return s.heldMasker(append(slices.Clone(e.held), held...), hosts...).MaskSource
+func (s *session) logMask(e logged) func(string) string {
+	return s.agentMasker(s.logHosts(e)...).MaskSource
 }
 
-// logStamp is what each entry of the tab's logs is stamped with as it is
-// logged (pageLog.stamp): the host of the tab's page, and the secrets the
-// binding holds the tab to.
-func (s *session) logStamp() (string, []*toolclad.Secret) {
-	return s.egress.bound.Host(), s.egress.bound.Holding()
+// logHosts are the hosts an entry of the tab's logs is masked for.
+func (s *session) logHosts(e logged) []string {
+	if e.doc == "" {
+		return s.pageHosts()
+	}
+	return []string{e.doc}
+}
+
+// logAccounts reports whether an entry of the tab's logs is masked for
+// every one of secs: else what may hold them cannot be shown to the agent
+// masked, nor in clear (withheld).
+func (s *session) logAccounts(e logged, secs []*toolclad.Secret) bool {
+	held := s.considered(s.logHosts(e)...)
+	return !slices.ContainsFunc(secs, func(sec *toolclad.Secret) bool { return !slices.Contains(held, sec) })
 }
 
 // maskPage masks page content as it is read from pages on hosts, for the

@@ -12,9 +12,8 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
-
-	"github.com/browsergate/browsergate/toolclad"
 )
 
 // A tab's console and network log, for console_messages and network_log:
@@ -48,12 +47,12 @@ type consoleEntry struct {
 	logged
 }
 
-// logged is what an entry of the log is masked for besides the pages the
-// reply reads (session.logMask): the host of the document it came from
-// and the secrets the binding held as it was logged (pageLog.stamp).
+// logged is what an entry of the log is masked for (session.logMask):
+// the host of the session's document that made it, as the browser says
+// (pageLog.docOf), never its own URL or text. "" when the log did not
+// know the document yet.
 type logged struct {
-	doc  string
-	held []*toolclad.Secret
+	doc string
 }
 
 // requestEntry is one request of the page.
@@ -76,6 +75,8 @@ type requestEntry struct {
 	id     network.RequestID
 	start  cdp.MonotonicTime
 	logged // doc: the host of the document that sent it
+	// withheld: a reply shows none of its texts (session.shown).
+	withheld bool
 	// detail is what network_request shows of it, kept as it came.
 	detail requestDetail
 }
@@ -111,31 +112,178 @@ type pageLog struct {
 	// response type for network_request (the session's manifest declares
 	// it); set before the tab's first event.
 	details bool
-	// stamp, when set, is the host of the tab's page and the secrets the
-	// secret binding holds the tab to now (session.logStamp): each entry is
-	// stamped with them as it is logged, so that a reply masks it for them
-	// after the tab has left the page. Set before the tab's first event.
-	stamp func() (page string, held []*toolclad.Secret)
+	// The tab's documents as the browser reports them (docOf): its
+	// frames and the execution contexts of their documents; top is its
+	// main frame.
+	frames     map[cdp.FrameID]*frameDoc
+	contexts   map[runtime.ExecutionContextID]cdp.FrameID
+	contextIDs map[string]runtime.ExecutionContextID // by unique id, as a context's end names it
+	top        cdp.FrameID
 }
 
-// stamped is what an entry logged now is masked for: from the tab's page
-// (doc when given: a request's document) and the binding (stamp).
-func (l *pageLog) stamped(doc string) logged {
-	if l.stamp == nil {
-		return logged{doc: doc}
+// frameDoc is a frame of the tab: the host of its document's origin ("":
+// not known, or opaque) and its parent frame ("": the main frame).
+type frameDoc struct {
+	host   string
+	parent cdp.FrameID
+}
+
+// maxFrames bounds the frames and contexts a log follows (Blink allows a
+// page 1,000 frames); one it does not follow counts as the main frame's.
+const maxFrames = 2048
+
+// frame is frame id's entry, made when there is room; l.mu held.
+func (l *pageLog) frame(id cdp.FrameID) *frameDoc {
+	f := l.frames[id]
+	if f == nil && id != "" && len(l.frames) < maxFrames {
+		f = &frameDoc{}
+		l.frames[id] = f
 	}
-	page, held := l.stamp()
-	if doc == "" {
-		doc = page
+	return f
+}
+
+// docOf is the host of frame id's document now: its origin's, else (an
+// opaque one: data:, a sandboxed frame) its parent's, whose page chose it;
+// the main frame's for a frame not known. l.mu held.
+func (l *pageLog) docOf(id cdp.FrameID) string {
+	for range 32 {
+		f := l.frames[id]
+		if f == nil {
+			break
+		}
+		if f.host != "" || f.parent == "" {
+			return f.host
+		}
+		id = f.parent
 	}
-	return logged{doc: doc, held: held}
+	if f := l.frames[l.top]; f != nil {
+		return f.host
+	}
+	return ""
+}
+
+// requestDoc is the document a request is masked for. For a document
+// load, the document that started it — the tab's page as it is before the
+// load commits for the main frame, the parent's for a frame — never the
+// URL it loads, which the browser names as its document (a page would put
+// the secret's site there to have its guesses masked). For a subresource,
+// the document that sent it as the browser names it (its URL's host is its
+// origin's: a page's history calls keep the origin), so that the old
+// page's last beacon, reported after the next page committed, is the old
+// page's; its frame's document when the URL has no host (about:blank,
+// srcdoc, data:). l.mu held.
+func (l *pageLog) requestDoc(e *network.EventRequestWillBeSent) string {
+	if e.Type == network.ResourceTypeDocument {
+		if f := l.frames[e.FrameID]; f != nil && f.parent != "" {
+			return l.docOf(f.parent)
+		}
+		return l.docOf(e.FrameID)
+	}
+	if h := hostOf(e.DocumentURL); h != "" {
+		return h
+	}
+	return l.docOf(e.FrameID)
+}
+
+// originHost is the host of a document's origin ("" for an opaque one).
+func originHost(origin string) string {
+	if origin == "" || origin == "null" {
+		return ""
+	}
+	return hostOf(origin)
+}
+
+// followFrames takes the events that say which document is in which frame.
+func (l *pageLog) followFrames(ev any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch e := ev.(type) {
+	case *page.EventFrameAttached:
+		if f := l.frame(e.FrameID); f != nil {
+			f.parent = e.ParentFrameID
+		}
+	case *page.EventFrameNavigated:
+		fr := e.Frame
+		if fr == nil {
+			return
+		}
+		host := originHost(fr.SecurityOrigin)
+		if fr.SecurityOrigin == "" {
+			host = hostOf(fr.URL)
+		}
+		if fr.ParentID == "" {
+			l.top = fr.ID
+			for id := range l.frames { // the old page's frames went with it
+				if id != fr.ID {
+					delete(l.frames, id)
+				}
+			}
+		}
+		f := l.frame(fr.ID)
+		if f == nil {
+			return
+		}
+		f.parent = fr.ParentID
+		if fr.ParentID == "" {
+			if host == "" {
+				// about:blank as the agent leaves a page (emptyBeforeLeaving):
+				// the old page's last handlers still run; only the page
+				// itself or the agent puts an opaque document in the tab.
+				return
+			}
+		}
+		f.host = host
+	case *page.EventFrameDetached:
+		if e.Reason == page.FrameDetachedReasonRemove {
+			delete(l.frames, e.FrameID)
+		}
+	case *runtime.EventExecutionContextCreated:
+		var aux struct {
+			IsDefault bool        `json:"isDefault"`
+			FrameID   cdp.FrameID `json:"frameId"`
+		}
+		if e.Context == nil || json.Unmarshal(e.Context.AuxData, &aux) != nil || aux.FrameID == "" {
+			return
+		}
+		if len(l.contexts) < maxFrames {
+			l.contexts[e.Context.ID] = aux.FrameID
+			l.contextIDs[e.Context.UniqueID] = e.Context.ID
+		}
+		// A document that was there before the log began (a tab the
+		// session attached to) is known by its context's origin.
+		if f := l.frame(aux.FrameID); f != nil && aux.IsDefault && f.host == "" {
+			f.host = originHost(e.Context.Origin)
+		}
+	case *runtime.EventExecutionContextDestroyed:
+		delete(l.contexts, l.contextIDs[e.ExecutionContextUniqueID])
+		delete(l.contextIDs, e.ExecutionContextUniqueID)
+	case *runtime.EventExecutionContextsCleared:
+		clear(l.contexts)
+		clear(l.contextIDs)
+	}
+}
+
+// contextDoc is the document of execution context id (the main frame's
+// when not known).
+func (l *pageLog) contextDoc(id runtime.ExecutionContextID) logged {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	f, ok := l.contexts[id]
+	if !ok {
+		f = l.top
+	}
+	return logged{doc: l.docOf(f)}
 }
 
 // maxEarlyExtra bounds the ExtraInfo events kept for requests not seen yet.
 const maxEarlyExtra = 64
 
-func newPageLog() *pageLog {
-	return &pageLog{byID: map[network.RequestID]*requestEntry{}, early: map[network.RequestID]any{}}
+// newPageLog is the log of the tab whose main frame is top ("": not
+// known yet).
+func newPageLog(top cdp.FrameID) *pageLog {
+	return &pageLog{byID: map[network.RequestID]*requestEntry{}, early: map[network.RequestID]any{},
+		frames: map[cdp.FrameID]*frameDoc{}, contexts: map[runtime.ExecutionContextID]cdp.FrameID{},
+		contextIDs: map[string]runtime.ExecutionContextID{}, top: top}
 }
 
 // consoleLevels maps console API calls to levels.
@@ -162,7 +310,7 @@ func (l *pageLog) record(ev any) {
 			f := e.StackTrace.CallFrames[0]
 			src = f.URL + ":" + strconv.FormatInt(f.LineNumber+1, 10)
 		}
-		l.addConsole(level, strings.Join(parts, " "), src)
+		l.addConsole(l.contextDoc(e.ExecutionContextID), level, strings.Join(parts, " "), src)
 	case *runtime.EventExceptionThrown:
 		d := e.ExceptionDetails
 		text := d.Text
@@ -173,16 +321,19 @@ func (l *pageLog) record(ev any) {
 		if d.URL != "" {
 			src = d.URL + ":" + strconv.FormatInt(d.LineNumber+1, 10)
 		}
-		l.addConsole("error", text, src)
+		l.addConsole(l.contextDoc(d.ExecutionContextID), "error", text, src)
 	case *cdplog.EventEntryAdded:
 		level := string(e.Entry.Level)
 		if level == "verbose" {
 			level = "debug"
 		}
-		l.addConsole(level, e.Entry.Text, e.Entry.URL)
+		l.addConsole(l.contextDoc(0), level, e.Entry.Text, e.Entry.URL) // the browser's, on the tab's page
+	case *page.EventFrameAttached, *page.EventFrameNavigated, *page.EventFrameDetached,
+		*runtime.EventExecutionContextCreated, *runtime.EventExecutionContextDestroyed, *runtime.EventExecutionContextsCleared:
+		l.followFrames(ev)
 	case *network.EventRequestWillBeSent:
-		stamp := l.stamped(hostOf(e.DocumentURL))
 		l.mu.Lock()
+		stamp := logged{doc: l.requestDoc(e)}
 		defer l.mu.Unlock()
 		if e.RedirectResponse != nil {
 			if r := l.byID[e.RequestID]; r != nil { // the hop ends; the next is a request of its own
@@ -321,8 +472,7 @@ func postData(r *network.Request) string {
 	return b.String()
 }
 
-func (l *pageLog) addConsole(level, text, src string) {
-	stamp := l.stamped("")
+func (l *pageLog) addConsole(stamp logged, level, text, src string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.consoleSeq++

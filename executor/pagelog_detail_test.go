@@ -21,13 +21,13 @@ func sent(id string, headers network.Headers) *network.EventRequestWillBeSent {
 // ExtraInfo event that comes before its request's event is not lost.
 func TestPageLogKeepsDetailOnlyWhenAskedAndBounded(t *testing.T) {
 	t.Parallel()
-	off := newPageLog()
+	off := newPageLog("")
 	off.record(sent("a", network.Headers{"X-A": "1"}))
 	if d := off.requests[0].detail; d.kept || d.reqHeaders != nil {
 		t.Errorf("without network_request the log kept %+v", d)
 	}
 
-	l := newPageLog()
+	l := newPageLog("")
 	l.details = true
 	l.record(&network.EventRequestWillBeSentExtraInfo{RequestID: "early", Headers: network.Headers{"Cookie": "c=1"}})
 	l.record(sent("early", network.Headers{"X-A": "1"}))

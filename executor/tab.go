@@ -80,7 +80,6 @@ func (s *session) ensureTab() error {
 func (s *session) openContext() error {
 	w := newPageWatch("", s.manifest.Browser.Dialogs, s.maskText)
 	w.log.details = readsRequests(s.manifest)
-	w.log.stamp = s.logStamp
 	ctx, cancel, err := s.backend.newSessionContext(s, w, chromedp.WithListener(w.listen))
 	if err != nil {
 		return err

@@ -70,7 +70,7 @@ func newPageWatch(mainFrame cdp.FrameID, dialogs string, mask func(string) strin
 		lastActivity: time.Now(),
 		changed:      make(chan struct{}, 1),
 		dialogs:      dialogState{mode: dialogs, mask: mask, answers: make(chan dialogAnswer, 8)},
-		log:          newPageLog(),
+		log:          newPageLog(mainFrame),
 	}
 }
 
