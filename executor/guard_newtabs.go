@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -49,7 +50,8 @@ type newTabs struct {
 	// target id, until they attach.
 	created map[string]string
 	// fresh are the new pages with no opener that attached paused, by
-	// target id, until their first document request is answered.
+	// target id, with what was judged of them (kept for their document
+	// requests until newTabFreshLife has passed).
 	fresh map[string]*newTabVerdict
 }
 
@@ -59,25 +61,48 @@ type newTabAsk struct {
 }
 
 // newTabVerdict is what was judged of one new page: made (the session's
-// page had the browser make it) once done is closed.
+// page had the browser make it) once done is closed. url is the URL it is
+// made for ("" until the browser names it); reported is set once its
+// closing is logged.
 type newTabVerdict struct {
-	done    chan struct{}
-	made    bool
-	url     string
-	created time.Time
+	done     chan struct{}
+	made     bool
+	url      string
+	created  time.Time
+	named    time.Time // when url became known
+	reported bool
+}
+
+// name sets v's URL, once the browser (or a request of the page) names
+// it, and tries the asks (under t.mu).
+func (t *newTabs) name(v *newTabVerdict, url string, now time.Time) {
+	if v.decided() || v.url != "" || url == "" {
+		return
+	}
+	v.url, v.named = url, now
+	t.take(v, now)
 }
 
 const (
 	// newTabWait bounds the wait, in the user's context, for the ask of a
-	// new page with no opener that came before it (see newTabs).
-	newTabWait = frameNavWait
+	// new page with no opener that came before it (see newTabs), from
+	// when its URL is known: another session's guard, which learns the
+	// URL at the same moment, has that long to close a page its own
+	// page asked for before this one lets it run as the user's.
+	newTabWait = 2 * frameNavWait
+	// newTabURLWait bounds the wait for the browser to name the URL of a
+	// new page with no opener (it names none at creation when another
+	// DevTools client attaches it first): a page whose URL is not known
+	// is not taken for the user's before.
+	newTabURLWait = time.Second
 	// newTabAskLife is how long an ask may wait for its page: a tab the
 	// browser refused to make (a page with no user activation) leaves
 	// its ask behind, which must not stand against a later tab.
-	newTabAskLife = 3 * time.Second
+	newTabAskLife = 2 * time.Second
+	// maxNewTabAsks bounds the asks kept (the oldest go first).
+	maxNewTabAsks = 64
 	// newTabFreshLife is how long a new page's verdict is kept for its
-	// first document request (a page that loads nothing from the network
-	// sends none).
+	// document requests.
 	newTabFreshLife = time.Minute
 )
 
@@ -89,6 +114,19 @@ const RuleBrowserMadeTab = "browser-made tab"
 // the browser opens in a tab of its own making.
 var newTabDispositions = map[string]bool{"newTab": true, "newWindow": true}
 
+// asked reports whether url can be a page's ask: a web page's or one a
+// page made (blob:, data:). A blank page is what every new tab begins as
+// (new_tab's, the user's tools'), never one to match; nor a browser page
+// (chrome:), which no page may open.
+func asked(url string) bool {
+	for _, scheme := range []string{"http:", "https:", "blob:", "data:"} {
+		if strings.HasPrefix(strings.ToLower(url), scheme) {
+			return true
+		}
+	}
+	return false
+}
+
 // noteNewTabAsk records a navigation a page or frame of the session asked
 // for in a new tab or window (read loop: before the page it makes is
 // attached).
@@ -97,7 +135,7 @@ func (g *targetGuard) noteNewTabAsk(m cdpMessage) {
 		URL         string `json:"url"`
 		Disposition string `json:"disposition"`
 	}
-	if json.Unmarshal(m.Params, &e) != nil || !newTabDispositions[e.Disposition] {
+	if json.Unmarshal(m.Params, &e) != nil || !newTabDispositions[e.Disposition] || !asked(withoutFragment(e.URL)) {
 		return
 	}
 	now := time.Now()
@@ -105,6 +143,9 @@ func (g *targetGuard) noteNewTabAsk(m cdpMessage) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.asks = append(t.liveAsks(now), newTabAsk{url: withoutFragment(e.URL), at: now})
+	if len(t.asks) > maxNewTabAsks {
+		t.asks = t.asks[len(t.asks)-maxNewTabAsks:]
+	}
 	for _, v := range t.fresh {
 		if !v.decided() && v.url == withoutFragment(e.URL) {
 			t.take(v, now)
@@ -112,8 +153,10 @@ func (g *targetGuard) noteNewTabAsk(m cdpMessage) {
 	}
 }
 
-// noteCreated records the URL a new page with no opener is made for (read
-// loop: Target.targetCreated comes before its Target.attachedToTarget).
+// noteCreated records the URL a new page with no opener is made for, and
+// learns the URL of one whose creation named none (read loop:
+// Target.targetCreated comes before its Target.attachedToTarget,
+// Target.targetInfoChanged after).
 func (g *targetGuard) noteCreated(m cdpMessage) {
 	var e struct {
 		TargetInfo targetInfo `json:"targetInfo"`
@@ -121,16 +164,26 @@ func (g *targetGuard) noteCreated(m cdpMessage) {
 	if json.Unmarshal(m.Params, &e) != nil || e.TargetInfo.Type != "page" || e.TargetInfo.OpenerID != "" {
 		return
 	}
+	id, url := e.TargetInfo.TargetID, withoutFragment(e.TargetInfo.URL)
 	t := &g.newTabs
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if v := t.fresh[id]; v != nil {
+		t.name(v, url, time.Now())
+		return
+	}
+	if m.Method != "Target.targetCreated" {
+		if u, ok := t.created[id]; !ok || u != "" || url == "" {
+			return // only a creation that named no URL learns it
+		}
+	}
 	if t.created == nil {
 		t.created = map[string]string{}
 	}
 	if len(t.created) >= maxTrackedNewPages {
 		clear(t.created) // pages that never attached to this guard
 	}
-	t.created[e.TargetInfo.TargetID] = withoutFragment(e.TargetInfo.URL)
+	t.created[id] = url
 }
 
 // maxTrackedNewPages bounds the new pages remembered between their
@@ -140,7 +193,9 @@ const maxTrackedNewPages = 256
 // noteNewPage judges a top-level page that attached paused with no
 // opener (read loop, before its attachment is handled and before any
 // request of it is paused): made, when one of the session's asks names
-// its URL; in the user's context otherwise undecided for newTabWait.
+// its URL; in the user's context otherwise undecided for newTabWait once
+// its URL is known (newTabURLWait at most while it is not). Outside the user's
+// context only a page of the session's own browser context is judged.
 func (g *targetGuard) noteNewPage(m cdpMessage) {
 	if m.SessionID != "" {
 		return // a child of a page: its parent's
@@ -153,7 +208,7 @@ func (g *targetGuard) noteNewPage(m cdpMessage) {
 		return
 	}
 	id := e.TargetInfo.TargetID
-	if id == g.home || id == g.curTab() {
+	if id == g.home || id == g.curTab() || (!g.user && e.TargetInfo.BrowserContextID != g.context) {
 		return
 	}
 	now := time.Now()
@@ -162,7 +217,7 @@ func (g *targetGuard) noteNewPage(m cdpMessage) {
 	defer t.mu.Unlock()
 	url, ok := t.created[id]
 	delete(t.created, id)
-	if !ok {
+	if !ok || url == "" {
 		url = withoutFragment(e.TargetInfo.URL)
 	}
 	if t.fresh == nil {
@@ -173,13 +228,14 @@ func (g *targetGuard) noteNewPage(m cdpMessage) {
 			delete(t.fresh, k)
 		}
 	}
-	v := &newTabVerdict{done: make(chan struct{}), url: url, created: now}
+	v := &newTabVerdict{done: make(chan struct{}), created: now}
+	t.name(v, url, now)
 	t.fresh[id] = v
-	if t.take(v, now) || !g.user || url == "" {
+	if !v.made && !g.user {
 		// Outside the user's context a page no ask names is the
-		// session's own (new_tab's) or its context's: guarded as such.
-		// A page with no URL to judge is none a link asked for.
-		v.decide(v.made)
+		// session's own (new_tab's) or its context's: guarded as such,
+		// behind the session's egress proxy.
+		v.decide(false)
 	}
 }
 
@@ -187,10 +243,12 @@ func (g *targetGuard) noteNewPage(m cdpMessage) {
 // (under t.mu).
 func (t *newTabs) take(v *newTabVerdict, now time.Time) bool {
 	t.asks = t.liveAsks(now)
+	if !asked(v.url) {
+		return false
+	}
 	for i, a := range t.asks {
-		if a.url == v.url && v.url != "" {
+		if a.url == v.url {
 			t.asks = append(t.asks[:i:i], t.asks[i+1:]...)
-			v.made = true
 			v.decide(true)
 			return true
 		}
@@ -218,7 +276,7 @@ func (v *newTabVerdict) decided() bool {
 	}
 }
 
-// decide closes v with made (once).
+// decide closes v with made (once; under the newTabs' mu).
 func (v *newTabVerdict) decide(made bool) {
 	if !v.decided() {
 		v.made = made
@@ -228,39 +286,45 @@ func (v *newTabVerdict) decide(made bool) {
 
 // verdict waits for what was judged of the new page id (nil: no new page
 // with no opener), deciding it the user's once newTabWait has passed
-// with no ask naming it.
-func (g *targetGuard) verdict(id string) *newTabVerdict {
+// since its URL was known with no ask naming it (or newTabURLWait since
+// it was made, without a URL).
+// A document request's url (reqURL, "" when none) names the page's URL
+// when the browser has not.
+func (g *targetGuard) verdict(id, reqURL string) *newTabVerdict {
 	t := &g.newTabs
 	t.mu.Lock()
 	v := t.fresh[id]
+	if v != nil {
+		t.name(v, withoutFragment(reqURL), time.Now())
+	}
 	t.mu.Unlock()
 	if v == nil {
 		return nil
 	}
-	select {
-	case <-v.done:
-	case <-time.After(time.Until(v.created.Add(newTabWait))):
+	for {
+		select {
+		case <-v.done:
+			return v
+		case <-time.After(10 * time.Millisecond):
+		}
 		t.mu.Lock()
-		v.decide(false)
+		if v.url != "" && time.Since(v.named) > newTabWait || v.url == "" && time.Since(v.created) > newTabURLWait {
+			v.decide(false)
+		}
 		t.mu.Unlock()
 	}
-	return v
 }
 
-// browserMadeTab closes a new page the session's page had the browser
-// make, before anything of it runs, and logs the refusal. It reports
-// whether the page was one.
-func (g *targetGuard) browserMadeTab(ctx context.Context, id string) bool {
-	v := g.verdict(id)
-	if v != nil && !g.user {
-		// No request of it is paused at the browser: its verdict is
-		// needed no more.
-		g.newTabs.mu.Lock()
-		delete(g.newTabs.fresh, id)
-		g.newTabs.mu.Unlock()
-	}
-	if v == nil || !v.made {
-		return false
+// closeMade closes a new page the session's page had the browser make,
+// before anything of it runs, and logs the refusal once (the page's
+// attachment and its first document request may both come to it).
+func (g *targetGuard) closeMade(ctx context.Context, id string, v *newTabVerdict) {
+	g.newTabs.mu.Lock()
+	first := !v.reported
+	v.reported = true
+	g.newTabs.mu.Unlock()
+	if !first {
+		return
 	}
 	g.ic.log.add(Blocked{Time: time.Now(), URL: v.url, Rule: RuleBrowserMadeTab, Layer: "target",
 		Reason: "a page of the session had the browser open this in a tab of its own making (a modified or middle click on a link): such a tab is closed before it runs; to open a page in a new tab, use new_tab"})
@@ -269,12 +333,46 @@ func (g *targetGuard) browserMadeTab(ctx context.Context, id string) bool {
 		// it go.
 		g.logger.Warn("target guard: a tab the browser made for a page could not be closed; it stays paused", "target", id, "error", err)
 	}
+}
+
+// browserMadeTab closes the page id if the session's page had the browser
+// make it, and reports whether it did.
+func (g *targetGuard) browserMadeTab(ctx context.Context, id string) bool {
+	v := g.verdict(id, "")
+	if v == nil || !v.made {
+		return false
+	}
+	g.closeMade(ctx, id, v)
 	return true
 }
 
+// heldElsewhere reports whether another guard of this daemon on the same
+// browser (another session in the user's context) holds the new page id
+// as made, or has not judged it yet: a guard that takes it for the user's
+// then leaves it paused for that one, rather than let it run.
+func (g *targetGuard) heldElsewhere(id string) bool {
+	liveGuards.mu.Lock()
+	others := slices.Clone(liveGuards.by[g.wsURL])
+	liveGuards.mu.Unlock()
+	for _, o := range others {
+		if o == g {
+			continue
+		}
+		o.newTabs.mu.Lock()
+		v := o.newTabs.fresh[id]
+		held := v != nil && (!v.decided() || v.made)
+		o.newTabs.mu.Unlock()
+		if held {
+			return true
+		}
+	}
+	return false
+}
+
 // browserPaused answers a document request paused by the browser's own
-// interception (the user's context): the first request of a new page with
-// no opener waits for its page's verdict and fails if the session's page
+// interception (the user's context): a request of a new page with no
+// opener waits for its page's verdict (its URL names the page's when the
+// browser has not), fails, and has the page closed, if the session's page
 // had the browser make it; every other goes on at once (the session's own
 // were judged by their target's interception before).
 func (g *targetGuard) browserPaused(ctx context.Context, m cdpMessage) {
@@ -288,14 +386,10 @@ func (g *targetGuard) browserPaused(ctx context.Context, m cdpMessage) {
 	if json.Unmarshal(m.Params, &e) != nil {
 		return
 	}
-	if v := g.verdict(e.FrameID); v != nil {
-		g.newTabs.mu.Lock()
-		delete(g.newTabs.fresh, e.FrameID)
-		g.newTabs.mu.Unlock()
-		if v.made {
-			g.answer(ctx, "", "Fetch.failRequest", map[string]any{"requestId": e.RequestID, "errorReason": "BlockedByClient"}, e.Request.URL)
-			return
-		}
+	if v := g.verdict(e.FrameID, e.Request.URL); v != nil && v.made {
+		g.answer(ctx, "", "Fetch.failRequest", map[string]any{"requestId": e.RequestID, "errorReason": "BlockedByClient"}, e.Request.URL)
+		g.closeMade(ctx, e.FrameID, v)
+		return
 	}
 	g.answer(ctx, "", "Fetch.continueRequest", map[string]any{"requestId": e.RequestID}, e.Request.URL)
 }
@@ -316,7 +410,7 @@ func (g *targetGuard) holdNewPages(ctx context.Context) error {
 }
 
 // discoveryEvent reports whether m is one of the target discovery's
-// events, which only noteCreated reads.
+// events, which only noteCreated reads (a creation, a change).
 func discoveryEvent(m cdpMessage) bool {
 	return m.SessionID == "" && strings.HasPrefix(m.Method, "Target.target")
 }

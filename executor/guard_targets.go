@@ -462,7 +462,7 @@ func (g *targetGuard) read() {
 			continue
 		}
 		if discoveryEvent(m) {
-			if m.Method == "Target.targetCreated" {
+			if m.Method == "Target.targetCreated" || m.Method == "Target.targetInfoChanged" {
 				g.noteCreated(m) // guard_newtabs.go
 			}
 			continue
@@ -683,6 +683,13 @@ func (g *targetGuard) event(m cdpMessage) {
 		}
 		g.mu.Unlock()
 		if !ours || seen {
+			if e.WaitingForDebugger && g.user && g.heldElsewhere(t.TargetID) {
+				// A new page another of the daemon's sessions holds (its
+				// page had the browser make it) stays paused and attached
+				// for that one to close: a detach, like a run, would let
+				// it go.
+				return
+			}
 			g.release(ctx, e.SessionID, e.WaitingForDebugger)
 			return
 		}
