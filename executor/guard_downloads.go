@@ -102,6 +102,9 @@ func (g *targetGuard) frameCommitted(id, url string) {
 		return
 	}
 	g.mu.Lock()
+	if old := hostOf(g.frames[id]); old != "" && old != hostOf(url) {
+		g.replaced[id] = replacedDoc{host: old, at: time.Now()}
+	}
 	g.frames[id] = url
 	g.mu.Unlock()
 }
