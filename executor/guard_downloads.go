@@ -103,6 +103,9 @@ func (g *targetGuard) frameCommitted(id, url string) {
 	}
 	g.mu.Lock()
 	if old := hostOf(g.frames[id]); old != "" && old != hostOf(url) {
+		if g.replaced == nil {
+			g.replaced = map[string]replacedDoc{}
+		}
 		g.replaced[id] = replacedDoc{host: old, at: time.Now()}
 	}
 	g.frames[id] = url

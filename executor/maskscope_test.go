@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -180,5 +181,50 @@ func TestMaskTurnLeavesItsOwnWords(t *testing.T) {
 	}
 	if got := tr.out.Structured["secrets"]; got != "v=[secret PW]" {
 		t.Errorf("structured = %v", tr.out.Structured)
+	}
+}
+
+// TestARefusalNamesTheDocumentsThatMayHaveMadeIt: a refused request is
+// stamped with the document of the frame the browser names (its parent's
+// when it has no host of its own), the one that frame replaced less than
+// gate.LeftGrace before (its unload handlers), and for a frame's document
+// load the parent that may have started it; none when no frame is known.
+func TestARefusalNamesTheDocumentsThatMayHaveMadeIt(t *testing.T) {
+	g := &targetGuard{frames: map[string]string{}, frameParents: map[string]string{}}
+	g.frameCommitted("main", "https://hostile.example/")
+	g.frameCommitted("sub", "about:blank")
+	g.frameEmbedded("sub", "main")
+	now := time.Now()
+	for _, c := range []struct {
+		frame, kind string
+		at          time.Time
+		want        []string
+	}{
+		{"main", "Ping", now, []string{"hostile.example"}},
+		{"sub", "Fetch", now, []string{"hostile.example"}}, // about:blank: its parent's
+		{"unknown", "Fetch", now, nil},
+		{"", "Fetch", now, nil},
+	} {
+		if got := g.refusalDocs(c.frame, c.kind, c.at); !slices.Equal(got, c.want) {
+			t.Errorf("refusalDocs(%q, %q) = %v, want %v", c.frame, c.kind, got, c.want)
+		}
+	}
+	// The agent takes the tab to the secret's site: the hostile page's
+	// unload beacon, reported after the site's page committed, may be
+	// either document's, until the grace has passed.
+	g.frameCommitted("main", "https://login.example.com/")
+	if got := g.refusalDocs("main", "Ping", time.Now()); !slices.Equal(got, []string{"login.example.com", "hostile.example"}) {
+		t.Errorf("just after the commit, refusalDocs = %v, want the new document and the one it replaced", got)
+	}
+	if got := g.refusalDocs("main", "Ping", time.Now().Add(gate.LeftGrace)); !slices.Equal(got, []string{"login.example.com"}) {
+		t.Errorf("after the grace, refusalDocs = %v, want the new document only", got)
+	}
+	// A frame of the site's embedded by the hostile page: its document
+	// load may be the parent's doing.
+	g.frameCommitted("main", "https://hostile.example/")
+	g.frameCommitted("frame", "https://login.example.com/")
+	g.frameEmbedded("frame", "main")
+	if got := g.refusalDocs("frame", "Document", time.Now().Add(gate.LeftGrace)); !slices.Equal(got, []string{"login.example.com", "hostile.example"}) {
+		t.Errorf("a frame's document load: refusalDocs = %v, want the frame's document and its parent's", got)
 	}
 }
