@@ -116,7 +116,7 @@ type targetGuard struct {
 	// replaced are, for each frame whose document was replaced by one of
 	// another host, the host of the one before and when (under mu): what
 	// a request of that frame soon after may have been sent by
-	// (refusalDoc).
+	// (refusalDocs).
 	replaced map[string]replacedDoc
 	// downloads handles the downloads of the session's frames (nil: the
 	// guard leaves the browser's download behaviour alone).
@@ -855,8 +855,7 @@ type replacedDoc struct {
 
 // refuse fails a paused request (network: the Network domain's id of it,
 // "" when not known; frame and kind: the frame the browser says made it
-// and its resource type) and logs
-// the refusal for the session.
+// and its resource type) and logs the refusal for the session.
 func (g *targetGuard) refuse(ctx context.Context, session, id, network, frame, kind, url string, v scope.Verdict) bool {
 	if !g.answer(ctx, session, "Fetch.failRequest", map[string]any{"requestId": id, "errorReason": "BlockedByClient"}, url) {
 		return false

@@ -227,4 +227,4 @@ func (s *session) refusalMask(b Blocked) (m *mask.Masker, withheld bool) {
 
 // refusalWithheld stands for a refused request's URL and reason the agent
 // is not shown (session.refusalMask); its rule and layer are.
-const refusalWithheld = "[withheld: a secret's value may be in it, and the page that sent it is not masked for that secret]"
+const refusalWithheld = "[withheld: it may hold a secret's value, and what sent it is not known to hold that secret]"

@@ -30,7 +30,7 @@ func refusalsAlike(t *testing.T, replies, right string) {
 func refusalsUntil(t *testing.T, call func(string, map[string]any) string, replies string, want int) string {
 	t.Helper()
 	count := func() int {
-		return strings.Count(replies, "outside.example/?g=") + strings.Count(replies, "withheld: a secret")
+		return strings.Count(replies, "outside.example/?g=") + strings.Count(replies, "withheld: it may hold")
 	}
 	for deadline := time.Now().Add(30 * time.Second); count() < want; time.Sleep(100 * time.Millisecond) {
 		if time.Now().After(deadline) {
