@@ -102,6 +102,12 @@ func (g *targetGuard) frameCommitted(id, url string) {
 		return
 	}
 	g.mu.Lock()
+	if old := hostOf(g.frames[id]); old != "" && old != hostOf(url) {
+		if g.replaced == nil {
+			g.replaced = map[string]replacedDoc{}
+		}
+		g.replaced[id] = replacedDoc{host: old, at: time.Now()}
+	}
 	g.frames[id] = url
 	g.mu.Unlock()
 }

@@ -37,11 +37,14 @@ type Blocked struct {
 	// Between: refused after the previous call had returned, before this
 	// one began (the page's own doing).
 	Between bool
-	// Page is the host of the tab's page when the request was refused, and
-	// Held the secrets the binding held then: what masks its URL for the
-	// agent in the call's list of refusals (turnMasks). The tab's log
-	// withholds it when its document is not masked for Held (session.shown).
-	Page string
+	// Docs are the hosts of the documents that may have made the request,
+	// as the browser named them (targetGuard.refusalDocs; nil: none is
+	// known, as for the proxy's refusals), and Held the secrets the
+	// binding held when it was refused: what the call's list of refusals
+	// masks its URL for, or withholds it (session.refusalMask). The tab's
+	// log withholds it when its document is not masked for Held
+	// (session.shown).
+	Docs []string
 	Held []*toolclad.Secret
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/browsergate/browsergate/gate"
 	"github.com/browsergate/browsergate/scope"
 )
 
@@ -112,6 +113,11 @@ type targetGuard struct {
 	// reported it committed ("" before it did): the page a download
 	// began in, as the gate judges it.
 	frames map[string]string
+	// replaced are, for each frame whose document was replaced by one of
+	// another host, the host of the one before and when (under mu): what
+	// a request of that frame soon after may have been sent by
+	// (refusalDocs).
+	replaced map[string]replacedDoc
 	// downloads handles the downloads of the session's frames (nil: the
 	// guard leaves the browser's download behaviour alone).
 	downloads *downloads
@@ -206,7 +212,7 @@ func guardTargets(ctx context.Context, cfg guardConfig, ic *interceptor, logger 
 	g := &targetGuard{conn: conn, context: cfg.context, ic: ic, logger: logger, user: cfg.user, wsRules: cfg.wsRules, wsSessions: map[string]bool{},
 		pending: map[int64]chan cdpReply{}, guarded: map[string]bool{}, ready: map[string]bool{}, pages: map[string]string{}, home: tab,
 		parent: map[string]string{}, doomed: map[string]bool{}, extra: map[string]bool{}, users: map[string]bool{},
-		frames: map[string]string{tab: ""}, downloads: cfg.downloads, wsURL: cfg.wsURL, permissionAsked: cfg.permissionAsked, proxyAuth: cfg.proxyAuth,
+		frames: map[string]string{tab: ""}, replaced: map[string]replacedDoc{}, downloads: cfg.downloads, wsURL: cfg.wsURL, permissionAsked: cfg.permissionAsked, proxyAuth: cfg.proxyAuth,
 		contexts: map[string]map[int64]reportingContext{}, frameParents: map[string]string{}, reported: map[reportKey]bool{}, loads: map[string]bool{},
 		waiting: map[string]chan error{tab: make(chan error, 1)}, done: make(chan struct{})}
 	g.tab.Store(tab)
@@ -638,11 +644,11 @@ func (g *targetGuard) event(m cdpMessage) {
 		}
 		url := e.Request.URL + e.Request.URLFragment
 		if e.ResponseStatus != 0 || e.ResponseError != "" {
-			g.continueResponse(ctx, m.SessionID, e.RequestID, url, e.ResponseStatus, e.ResponseText, e.ResponseHeaders)
+			g.continueResponse(ctx, m.SessionID, e.RequestID, e.FrameID, url, e.ResponseStatus, e.ResponseText, e.ResponseHeaders)
 			return
 		}
 		if g.isDoomed(m.SessionID) {
-			g.refuse(ctx, m.SessionID, e.RequestID, e.NetworkID, url, scope.Verdict{URL: url, Rule: ruleSecretBound,
+			g.refuse(ctx, m.SessionID, e.RequestID, e.NetworkID, e.FrameID, e.ResourceType, url, scope.Verdict{URL: url, Rule: ruleSecretBound,
 				Reason: "a page that was open while the tab was on the site a secret was typed on sends nothing until it is closed"})
 			return
 		}
@@ -653,7 +659,7 @@ func (g *targetGuard) event(m cdpMessage) {
 			g.answer(ctx, m.SessionID, "Fetch.continueRequest", map[string]any{"requestId": e.RequestID}, url)
 			return
 		}
-		if g.refuse(ctx, m.SessionID, e.RequestID, e.NetworkID, url, v) {
+		if g.refuse(ctx, m.SessionID, e.RequestID, e.NetworkID, e.FrameID, e.ResourceType, url, v) {
 			// A page target's main frame has the target's id: a refused
 			// document load there is the tab's own navigation.
 			if e.ResourceType == "Document" && g.isPage(m.SessionID, e.FrameID) {
@@ -752,7 +758,7 @@ type httpHeader struct {
 // own Permissions-Policy and Feature-Policy fields are taken out and it
 // gets browsergate's Permissions-Policy alone, which turns off in the
 // document what a permission prompt could ask for (permissions.go).
-func (g *targetGuard) continueResponse(ctx context.Context, session, id, url string, status int, text string, headers []httpHeader) {
+func (g *targetGuard) continueResponse(ctx context.Context, session, id, frame, url string, status int, text string, headers []httpHeader) {
 	kept := make([]httpHeader, 0, len(headers)+1)
 	for _, h := range headers {
 		if !droppedResponseHeader(h.Name) {
@@ -776,7 +782,7 @@ func (g *targetGuard) continueResponse(ctx context.Context, session, id, url str
 		params["responsePhrase"] = text
 	}
 	if !g.answer(ctx, session, "Fetch.continueResponse", params, url) {
-		g.refuse(ctx, session, id, "", url, scope.Verdict{URL: url, Rule: "speculation-rules",
+		g.refuse(ctx, session, id, "", frame, "Document", url, scope.Verdict{URL: url, Rule: "speculation-rules",
 			Reason: "the response's headers could not be changed (its Speculation-Rules taken out, browsergate's Permissions-Policy added)"})
 	}
 }
@@ -807,13 +813,63 @@ func droppedResponseHeader(name string) bool {
 	return false
 }
 
+// refusalDocs are the hosts of the documents that may have made a request
+// of frame refused at at (Blocked.Docs), as the browser named them: the
+// frame's document (its parent's when it has no host of its own:
+// about:blank, srcdoc, data:); the one it replaced, when that was less
+// than gate.LeftGrace before (its unload handlers run after the next
+// document committed); and for a document load of an embedded frame, the
+// parent's, which may have started it. nil when none is known.
+func (g *targetGuard) refusalDocs(frame, kind string, at time.Time) []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	doc := g.docHost(frame)
+	if doc == "" {
+		return nil
+	}
+	docs := []string{doc}
+	if r, ok := g.replaced[frame]; ok && at.Sub(r.at) < gate.LeftGrace {
+		docs = append(docs, r.host)
+	}
+	if parent, ok := g.frameParents[frame]; ok && kind == "Document" {
+		p := g.docHost(parent)
+		if p == "" {
+			return nil
+		}
+		docs = append(docs, p)
+	}
+	return docs
+}
+
+// docHost is the host of frame's document, or of the nearest frame
+// embedding it that has one ("": none known). g.mu held.
+func (g *targetGuard) docHost(frame string) string {
+	for depth := 0; frame != "" && depth <= maxEmbedDepth; depth++ {
+		if h := hostOf(g.frames[frame]); h != "" {
+			return h
+		}
+		frame = g.frameParents[frame]
+	}
+	return ""
+}
+
+// replacedDoc is the host of a frame's document before the one it has,
+// and when it was replaced.
+type replacedDoc struct {
+	host string
+	at   time.Time
+}
+
 // refuse fails a paused request (network: the Network domain's id of it,
-// "" when not known) and logs the refusal for the session.
-func (g *targetGuard) refuse(ctx context.Context, session, id, network, url string, v scope.Verdict) bool {
+// "" when not known; frame and kind: the frame the browser says made it
+// and its resource type) and logs the refusal for the session.
+func (g *targetGuard) refuse(ctx context.Context, session, id, network, frame, kind, url string, v scope.Verdict) bool {
 	if !g.answer(ctx, session, "Fetch.failRequest", map[string]any{"requestId": id, "errorReason": "BlockedByClient"}, url) {
 		return false
 	}
-	g.ic.log.add(Blocked{Time: time.Now(), URL: url, Request: network, Rule: v.Rule, Reason: v.Reason, Layer: "interception", Ask: v.Ask})
+	b := Blocked{Time: time.Now(), URL: url, Request: network, Rule: v.Rule, Reason: v.Reason, Layer: "interception", Ask: v.Ask}
+	b.Docs = g.refusalDocs(frame, kind, b.Time)
+	g.ic.log.add(b)
 	return true
 }
 

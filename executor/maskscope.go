@@ -29,8 +29,8 @@ import (
 // received the value (the secret binding holds what the site sends to its
 // domains), so nothing of what it shows is masked for that secret: a
 // hostile page that prints candidate runs learns nothing from the reply.
-// A refused request is also masked for the secrets the binding held when
-// it was refused (a beacon the site's page sends as the tab leaves it).
+// A refused request in a call's list is masked for the secrets of the
+// document that made it, or withheld (refusalMask).
 // An entry of the tab's logs (a request, a console message) is masked
 // for the secrets of the document it came from, whatever page the tab is
 // on when the reply reads it (logMask).
@@ -178,13 +178,53 @@ func (s *session) maskPage(text string, hosts ...string) string {
 	return s.agentMasker(hosts...).MaskSource(text)
 }
 
-// stampBlocked notes, on a request being refused, the host of the tab's
-// page and the secrets the binding holds then (blockLog.stamp). A request
-// the binding itself refused (a page of the secret's site, or a popup it
-// may have written the value into) is held for every typed secret.
+// stampBlocked notes, on a request being refused, the secrets the binding
+// holds then (blockLog.stamp). A request the binding itself refused (a
+// page of the secret's site, or a popup it may have written the value
+// into) is held for every typed secret.
 func (s *session) stampBlocked(b *Blocked) {
-	b.Page, b.Held = s.egress.bound.Host(), s.egress.bound.Holding()
+	b.Held = s.egress.bound.Holding()
 	if b.Rule == ruleSecretBound {
 		b.Held = s.egress.bound.Typed()
 	}
 }
+
+// refusalMask is what masks a refused request's URL for the agent in a
+// call's list of refusals, or whether it is withheld (refusalWithheld):
+// the secrets considered on the document that made it, as the browser
+// named it (Blocked.Docs). Only that, as for an entry of the tab's logs
+// (logMask): not the pages the call was on, the current tab's or what
+// the URL names, or a page in another tab, or one the agent takes the tab
+// from onto the secret's site, could send its guesses where the scope
+// refuses them and learn which came back masked. Withheld, with a note
+// that reads the same whatever it held: a refusal no document is named
+// for (the proxy's, the engine's, a tab the browser made) in a session
+// with secrets; one two documents may have made that are not masked for
+// the same secrets (the page a frame just replaced, the parent that may
+// have loaded a frame); one made while the binding held a secret its
+// document is not masked for.
+func (s *session) refusalMask(b Blocked) (m *mask.Masker, withheld bool) {
+	if len(b.Docs) == 0 {
+		if s.masker.Load() == nil || len(s.secrets.Load().All()) == 0 {
+			return s.agentMasker(), false
+		}
+		return nil, true
+	}
+	secs := s.considered(b.Docs[0])
+	same := func(o []*toolclad.Secret) bool {
+		return len(o) == len(secs) && !slices.ContainsFunc(o, func(sec *toolclad.Secret) bool { return !slices.Contains(secs, sec) })
+	}
+	for _, d := range b.Docs[1:] {
+		if !same(s.considered(d)) {
+			return nil, true
+		}
+	}
+	if slices.ContainsFunc(b.Held, func(sec *toolclad.Secret) bool { return !slices.Contains(secs, sec) }) {
+		return nil, true
+	}
+	return s.agentMasker(b.Docs[0]), false
+}
+
+// refusalWithheld stands for a refused request's URL and reason the agent
+// is not shown (session.refusalMask); its rule and layer are.
+const refusalWithheld = "[withheld: it may hold a secret's value, and what sent it is not known to hold that secret]"

@@ -1,7 +1,7 @@
 package executor
 
 import (
-	"strings"
+	"slices"
 	"testing"
 	"time"
 
@@ -108,11 +108,22 @@ func TestMaskerConsidersTheSecretsOfThePage(t *testing.T) {
 			}
 		}
 		s.egress.bound.Committed("other.example.com") // the tab's document now
-		// A refused request is masked for what the binding held when it
-		// was refused, whatever page the tab is on.
-		b := Blocked{URL: "https://evil.example.com/?v=" + value, Page: "other.example.com", Held: []*toolclad.Secret{pw}}
-		if got := s.turnMasks(moved("snapshot", "other.example.com", "other.example.com"), false).blocked(b).Mask(b.URL); strings.Contains(got, value[:6]) {
-			t.Errorf("a refused request the binding held shows the value: %s", got)
+		// A refused request is masked for the document that made it, and
+		// withheld when the binding held a secret that document is not
+		// masked for, whatever page the tab is on.
+		shown := func(b Blocked) string {
+			m, withheld := s.turnMasks(moved("snapshot", "other.example.com", "other.example.com"), false).blocked(b)
+			if withheld {
+				return refusalWithheld
+			}
+			return m.Mask(b.URL)
+		}
+		b := Blocked{URL: "https://evil.example.com/?v=" + value, Docs: []string{"other.example.com"}, Held: []*toolclad.Secret{pw}}
+		if got := shown(b); got != refusalWithheld {
+			t.Errorf("a request of a page off the secret's domains, refused while the binding held it, is shown as %s", got)
+		}
+		if got := shown(Blocked{URL: b.URL, Docs: []string{"login.example.com"}, Held: b.Held}); got != "https://evil.example.com/?v=[secret PW]" {
+			t.Errorf("a request of the secret's site refused while the binding held it is shown as %s", got)
 		}
 		// One the binding itself refused (a popup the site's page may have
 		// written the value into) is held for every typed secret, after
@@ -122,14 +133,18 @@ func TestMaskerConsidersTheSecretsOfThePage(t *testing.T) {
 		if b.Held != nil {
 			t.Errorf("the binding holds nothing now, yet the refusal was stamped with %v", b.Held)
 		}
-		bound := Blocked{URL: b.URL, Rule: ruleSecretBound}
+		bound := Blocked{URL: b.URL, Rule: ruleSecretBound, Docs: b.Docs}
 		s.stampBlocked(&bound)
-		if got := s.turnMasks(moved("snapshot", "other.example.com", "other.example.com"), false).blocked(bound).Mask(bound.URL); strings.Contains(got, value[:6]) {
-			t.Errorf("a request the binding refused shows the value: %s", got)
+		if got := shown(bound); got != refusalWithheld {
+			t.Errorf("a request the binding refused is shown as %s", got)
 		}
-		b.Held = nil
-		if got := s.turnMasks(moved("snapshot", "other.example.com", "other.example.com"), false).blocked(b).Mask(b.URL); got != b.URL {
+		if got := shown(b); got != b.URL {
 			t.Errorf("a refused request of a page off the secret's domains was masked: %s", got)
+		}
+		// A refusal no document is named for is withheld in a session
+		// with secrets.
+		if got := shown(Blocked{URL: b.URL, Layer: "proxy"}); got != refusalWithheld {
+			t.Errorf("a refusal of no named document is shown as %s", got)
 		}
 	})
 	t.Run("another manifest's secret", func(t *testing.T) {
@@ -156,7 +171,7 @@ func TestMaskTurnLeavesItsOwnWords(t *testing.T) {
 	d := deny("secrets", "secret domains", "secret PW may only be typed on %s, and this page is on %s", "login.example.com", "h."+value+".test")
 	tr := &turn{call: &toolclad.Call{Command: &toolclad.Command{Name: "navigate"}}, deny: d,
 		out: output{Text: "navigated to " + pagetext.Value("https://a.test/?q=SECRET"), Structured: map[string]any{"secrets": "v=" + value}}}
-	full := turnMasks{record: true, values: m, page: func(string) *mask.Masker { return m }, blocked: func(Blocked) *mask.Masker { return m }}
+	full := turnMasks{record: true, values: m, page: func(string) *mask.Masker { return m }, blocked: func(Blocked) (*mask.Masker, bool) { return m, false }}
 	maskTurn(tr, full)
 	if want := "secret PW may only be typed on login.example.com, and this page is on h.[secret PW].test"; tr.deny.Reason != want {
 		t.Errorf("reason = %q, want %q", tr.deny.Reason, want)
@@ -166,5 +181,50 @@ func TestMaskTurnLeavesItsOwnWords(t *testing.T) {
 	}
 	if got := tr.out.Structured["secrets"]; got != "v=[secret PW]" {
 		t.Errorf("structured = %v", tr.out.Structured)
+	}
+}
+
+// TestARefusalNamesTheDocumentsThatMayHaveMadeIt: a refused request is
+// stamped with the document of the frame the browser names (its parent's
+// when it has no host of its own), the one that frame replaced less than
+// gate.LeftGrace before (its unload handlers), and for a frame's document
+// load the parent that may have started it; none when no frame is known.
+func TestARefusalNamesTheDocumentsThatMayHaveMadeIt(t *testing.T) {
+	g := &targetGuard{frames: map[string]string{}, frameParents: map[string]string{}}
+	g.frameCommitted("main", "https://hostile.example/")
+	g.frameCommitted("sub", "about:blank")
+	g.frameEmbedded("sub", "main")
+	now := time.Now()
+	for _, c := range []struct {
+		frame, kind string
+		at          time.Time
+		want        []string
+	}{
+		{"main", "Ping", now, []string{"hostile.example"}},
+		{"sub", "Fetch", now, []string{"hostile.example"}}, // about:blank: its parent's
+		{"unknown", "Fetch", now, nil},
+		{"", "Fetch", now, nil},
+	} {
+		if got := g.refusalDocs(c.frame, c.kind, c.at); !slices.Equal(got, c.want) {
+			t.Errorf("refusalDocs(%q, %q) = %v, want %v", c.frame, c.kind, got, c.want)
+		}
+	}
+	// The agent takes the tab to the secret's site: the hostile page's
+	// unload beacon, reported after the site's page committed, may be
+	// either document's, until the grace has passed.
+	g.frameCommitted("main", "https://login.example.com/")
+	if got := g.refusalDocs("main", "Ping", time.Now()); !slices.Equal(got, []string{"login.example.com", "hostile.example"}) {
+		t.Errorf("just after the commit, refusalDocs = %v, want the new document and the one it replaced", got)
+	}
+	if got := g.refusalDocs("main", "Ping", time.Now().Add(gate.LeftGrace)); !slices.Equal(got, []string{"login.example.com"}) {
+		t.Errorf("after the grace, refusalDocs = %v, want the new document only", got)
+	}
+	// A frame of the site's embedded by the hostile page: its document
+	// load may be the parent's doing.
+	g.frameCommitted("main", "https://hostile.example/")
+	g.frameCommitted("frame", "https://login.example.com/")
+	g.frameEmbedded("frame", "main")
+	if got := g.refusalDocs("frame", "Document", time.Now().Add(gate.LeftGrace)); !slices.Equal(got, []string{"login.example.com", "hostile.example"}) {
+		t.Errorf("a frame's document load: refusalDocs = %v, want the frame's document and its parent's", got)
 	}
 }

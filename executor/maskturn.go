@@ -40,8 +40,9 @@ type turnMasks struct {
 	values *mask.Masker
 	// page masks a page's own URL and title, by that page's URL.
 	page func(url string) *mask.Masker
-	// blocked masks a refused request's URL and the reason's copy of it.
-	blocked func(b Blocked) *mask.Masker
+	// blocked masks a refused request's URL and the reason's copy of it,
+	// or withholds both.
+	blocked func(b Blocked) (m *mask.Masker, withheld bool)
 }
 
 // maskTurn masks what came from the pages, the browser and the agent in
@@ -83,7 +84,11 @@ func maskTurn(t *turn, k turnMasks) {
 		t.after = maskState(k.page(t.after.URL), t.after)
 	}
 	for i, b := range t.blocked {
-		m := k.blocked(b)
+		m, withheld := k.blocked(b)
+		if withheld {
+			t.blocked[i].URL, t.blocked[i].Reason = refusalWithheld, refusalWithheld
+			continue
+		}
 		t.blocked[i].URL = m.Mask(pagetext.Unmarked(b.URL))
 		t.blocked[i].Reason = m.Finish(reasonMarked(b), k.record)
 	}
@@ -143,12 +148,13 @@ func (s *session) noteReach(t *turn) {
 // turnMasks are the maskers of a finished call: for the record, every
 // secret of the manifest; for the agent, those considered on the pages the
 // call was on (before and after it, and the tab's now), a page's state by
-// its own host, a refused request by the page that made it too.
+// its own host, a refused request by the document that made it only
+// (refusalMask).
 func (s *session) turnMasks(t *turn, record bool) turnMasks {
 	if record {
 		m := s.masker.Load()
 		return turnMasks{record: true, values: m,
-			page: func(string) *mask.Masker { return m }, blocked: func(Blocked) *mask.Masker { return m }}
+			page: func(string) *mask.Masker { return m }, blocked: func(Blocked) (*mask.Masker, bool) { return m, false }}
 	}
 	hosts := []string{s.egress.bound.Host()}
 	if t.facts != nil {
@@ -158,10 +164,8 @@ func (s *session) turnMasks(t *turn, record bool) turnMasks {
 		hosts = append(hosts, hostOf(t.after.URL))
 	}
 	return turnMasks{
-		values: s.agentMasker(hosts...),
-		page:   func(u string) *mask.Masker { return s.agentMasker(hostOf(u)) },
-		blocked: func(b Blocked) *mask.Masker {
-			return s.heldMasker(b.Held, append(hosts, b.Page)...)
-		},
+		values:  s.agentMasker(hosts...),
+		page:    func(u string) *mask.Masker { return s.agentMasker(hostOf(u)) },
+		blocked: s.refusalMask,
 	}
 }

@@ -194,12 +194,16 @@ func permissionAsked(log *blockLog, grants toolclad.Permissions, logger *slog.Lo
 	names, reported, _ := strings.Cut(payload, " ")
 	pageURL := from.URL
 	origin, known := pageOrigin(pageURL), pageURL != ""
+	var docs []string // the frame's document, as the browser named it (Blocked.Docs)
+	if h := hostOf(pageURL); h != "" {
+		docs = []string{h}
+	}
 	if !known {
 		pageURL = reported
 	}
 	for _, name := range strings.Split(names, ",") {
 		if slices.Contains(deviceChoosers, name) {
-			log.add(Blocked{Time: time.Now(), URL: pageURL, Rule: "permissions " + strconv.Quote(name), Layer: permissionLayer,
+			log.add(Blocked{Time: time.Now(), URL: pageURL, Rule: "permissions " + strconv.Quote(name), Layer: permissionLayer, Docs: docs,
 				Reason: fmt.Sprintf("the page asked for a %s device: denied without a prompt, browsergate shows no device chooser", name)})
 			continue
 		}
@@ -223,7 +227,7 @@ func permissionAsked(log *blockLog, grants toolclad.Permissions, logger *slog.Lo
 		case granted:
 			reason = fmt.Sprintf("the page asked for %s: denied without a prompt; [browser.permissions] grants it to %s, but %s", name, origin, from.Unapplied)
 		}
-		log.add(Blocked{Time: time.Now(), URL: pageURL, Rule: "permissions " + strconv.Quote(name), Reason: reason, Layer: permissionLayer})
+		log.add(Blocked{Time: time.Now(), URL: pageURL, Rule: "permissions " + strconv.Quote(name), Reason: reason, Layer: permissionLayer, Docs: docs})
 	}
 }
 

@@ -234,9 +234,13 @@ func (v *Verdict) strayPages(check URLCheck, pages []Page) []string {
 		}
 		if p.RefusedNav != "" {
 			// Its own navigation was refused: it shows nothing of value
-			// (a blank page or an error page).
+			// (a blank page or an error page). Where it was going is the
+			// opener's choice: the call's list of refused requests names
+			// it, masked for the document that made it (never here, masked
+			// for the pages the call was on, where a page's guesses would
+			// tell).
 			v.Close = append(v.Close, p.ID)
-			out = append(out, fmt.Sprintf("%s (its navigation to %s was refused)", p.URL, p.RefusedNav))
+			out = append(out, fmt.Sprintf("%s (its own navigation was refused: see the refused requests)", p.URL))
 			continue
 		}
 		if p.URL == "" || isBlank(p.URL) {

@@ -160,6 +160,47 @@ func logsShowBothGuesses(t *testing.T, call func(string, map[string]any) string,
 	bothAsWritten(t, "network_requests", call("network_requests", nil), "g="+wrongGuess, "g="+password)
 }
 
+// guessSitesOnCue serves guessSites with a hostile page that waits for
+// the test to set goAhead, then runs guess (a script, awaited) and says
+// so on done.
+func guessSitesOnCue(t *testing.T, guess string) (site, evil string, goAhead *atomic.Bool, done <-chan struct{}) {
+	t.Helper()
+	goAhead = new(atomic.Bool)
+	ran := make(chan struct{}, 1)
+	site, evil = guessSites(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/poll":
+			fmt.Fprint(w, goAhead.Load())
+		case "/done":
+			select {
+			case ran <- struct{}{}:
+			default:
+			}
+		default:
+			fmt.Fprint(w, `<!doctype html><title>Hostile</title>
+<script>
+const poll = setInterval(async () => {
+  if (await (await fetch('/poll')).text() !== 'true') return;
+  clearInterval(poll);
+  `+guess+`
+  fetch('/done');
+}, 50);
+</script>`)
+		}
+	})
+	return site, evil, goAhead, ran
+}
+
+// awaitCue waits for done, or fails the test with why.
+func awaitCue(t *testing.T, done <-chan struct{}, why string) {
+	t.Helper()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal(why)
+	}
+}
+
 // fence matches the nonce of a reply's page-content fence.
 var fence = regexp.MustCompile(`(PAGE CONTENT) [0-9a-f]+`)
 
@@ -191,39 +232,13 @@ func TestAnotherTabsConsoleIsNoOracle(t *testing.T) {
 	t.Parallel()
 	const password = "Rev4-T4bs-8842"
 	d := launchHTTP(t, nil, []string{"BROWSERGATE_E2E_NETSECRET=" + password}, networkLogsManifest, "")
-	var goAhead atomic.Bool
-	logged := make(chan struct{}, 1)
-	site, evil := guessSites(t, func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/poll": // the page logs its guesses once the test says so
-			fmt.Fprint(w, goAhead.Load())
-		case "/logged":
-			select {
-			case logged <- struct{}{}:
-			default:
-			}
-		default:
-			fmt.Fprint(w, `<!doctype html><title>Hostile</title>
-<script>
-const poll = setInterval(async () => {
-  if (await (await fetch('/poll')).text() !== 'true') return;
-  clearInterval(poll);
-  for (const g of ['`+wrongGuess+`', '`+password+`']) console.log('guess ' + g);
-  fetch('/logged');
-}, 50);
-</script>`)
-		}
-	})
+	site, evil, goAhead, logged := guessSitesOnCue(t, `for (const g of ['`+wrongGuess+`', '`+password+`']) console.log('guess ' + g);`)
 	cs := d.connect(t, "alice-token")
 	call := allowedCaller(t, cs)
 	call("navigate", map[string]any{"url": evil + "/"})
 	call("new_tab", map[string]any{"url": site + "/"})
 	goAhead.Store(true)
-	select {
-	case <-logged:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the hostile tab did not log its guesses")
-	}
+	awaitCue(t, logged, "the hostile tab did not log its guesses")
 	call("switch_tab", map[string]any{"tab": sessionTab(t, cs, "127.0.0.3")})
 	bothAsWritten(t, "console_messages", call("console_messages", nil), "guess "+wrongGuess, "guess "+password)
 }
