@@ -349,8 +349,16 @@ func (g *targetGuard) browserMadeTab(ctx context.Context, id string) bool {
 // heldElsewhere reports whether another guard of this daemon on the same
 // browser (another session in the user's context) holds the new page id
 // as made, or has not judged it yet: a guard that takes it for the user's
-// then leaves it paused for that one, rather than let it run.
+// then leaves it paused and attached (releaseAfterOthers).
 func (g *targetGuard) heldElsewhere(id string) bool {
+	made, undecided := g.othersOn(id)
+	return made || undecided
+}
+
+// othersOn reports whether another guard of this daemon on the same
+// browser judged the new page id made, and whether one has not judged it
+// yet.
+func (g *targetGuard) othersOn(id string) (made, undecided bool) {
 	liveGuards.mu.Lock()
 	others := slices.Clone(liveGuards.by[g.wsURL])
 	liveGuards.mu.Unlock()
@@ -359,14 +367,32 @@ func (g *targetGuard) heldElsewhere(id string) bool {
 			continue
 		}
 		o.newTabs.mu.Lock()
-		v := o.newTabs.fresh[id]
-		held := v != nil && (!v.decided() || v.made)
-		o.newTabs.mu.Unlock()
-		if held {
-			return true
+		if v := o.newTabs.fresh[id]; v != nil {
+			made = made || v.decided() && v.made
+			undecided = undecided || !v.decided()
 		}
+		o.newTabs.mu.Unlock()
 	}
-	return false
+	return made, undecided
+}
+
+// releaseAfterOthers waits until the other guards of this daemon have
+// judged the new page id (session: this guard's session on it): if one
+// judged it made, it closes it; else this guard lets it run and detaches,
+// as for any page of the user's.
+func (g *targetGuard) releaseAfterOthers(ctx context.Context, session, id string) {
+	deadline := time.Now().Add(newTabURLWait + newTabWait + time.Second)
+	for {
+		made, undecided := g.othersOn(id)
+		if made {
+			return
+		}
+		if !undecided || time.Now().After(deadline) {
+			g.release(ctx, session, true)
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // browserPaused answers a document request paused by the browser's own

@@ -647,8 +647,12 @@ func (g *targetGuard) event(m cdpMessage) {
 			g.continueResponse(ctx, m.SessionID, e.RequestID, e.FrameID, url, e.ResponseStatus, e.ResponseText, e.ResponseHeaders)
 			return
 		}
+		// The documents that may have made it, as they are now: the
+		// request may wait for its host's turn (pacing) while the frame
+		// moves on to another document.
+		docs := g.refusalDocs(e.FrameID, e.ResourceType, time.Now())
 		if g.isDoomed(m.SessionID) {
-			g.refuse(ctx, m.SessionID, e.RequestID, e.NetworkID, e.FrameID, e.ResourceType, url, scope.Verdict{URL: url, Rule: ruleSecretBound,
+			g.refuse(ctx, m.SessionID, e.RequestID, e.NetworkID, docs, url, scope.Verdict{URL: url, Rule: ruleSecretBound,
 				Reason: "a page that was open while the tab was on the site a secret was typed on sends nothing until it is closed"})
 			return
 		}
@@ -659,7 +663,7 @@ func (g *targetGuard) event(m cdpMessage) {
 			g.answer(ctx, m.SessionID, "Fetch.continueRequest", map[string]any{"requestId": e.RequestID}, url)
 			return
 		}
-		if g.refuse(ctx, m.SessionID, e.RequestID, e.NetworkID, e.FrameID, e.ResourceType, url, v) {
+		if g.refuse(ctx, m.SessionID, e.RequestID, e.NetworkID, docs, url, v) {
 			// A page target's main frame has the target's id: a refused
 			// document load there is the tab's own navigation.
 			if e.ResourceType == "Document" && g.isPage(m.SessionID, e.FrameID) {
@@ -691,9 +695,10 @@ func (g *targetGuard) event(m cdpMessage) {
 		if !ours || seen {
 			if e.WaitingForDebugger && g.user && g.heldElsewhere(t.TargetID) {
 				// A new page another of the daemon's sessions holds (its
-				// page had the browser make it) stays paused and attached
-				// for that one to close: a detach, like a run, would let
-				// it go.
+				// page had the browser make it, or it has not judged it
+				// yet) stays paused and attached until that one has: a
+				// detach, like a run, would let it go.
+				g.releaseAfterOthers(ctx, e.SessionID, t.TargetID)
 				return
 			}
 			g.release(ctx, e.SessionID, e.WaitingForDebugger)
@@ -782,7 +787,7 @@ func (g *targetGuard) continueResponse(ctx context.Context, session, id, frame, 
 		params["responsePhrase"] = text
 	}
 	if !g.answer(ctx, session, "Fetch.continueResponse", params, url) {
-		g.refuse(ctx, session, id, "", frame, "Document", url, scope.Verdict{URL: url, Rule: "speculation-rules",
+		g.refuse(ctx, session, id, "", g.refusalDocs(frame, "Document", time.Now()), url, scope.Verdict{URL: url, Rule: "speculation-rules",
 			Reason: "the response's headers could not be changed (its Speculation-Rules taken out, browsergate's Permissions-Policy added)"})
 	}
 }
@@ -861,14 +866,13 @@ type replacedDoc struct {
 }
 
 // refuse fails a paused request (network: the Network domain's id of it,
-// "" when not known; frame and kind: the frame the browser says made it
-// and its resource type) and logs the refusal for the session.
-func (g *targetGuard) refuse(ctx context.Context, session, id, network, frame, kind, url string, v scope.Verdict) bool {
+// "" when not known; docs: the documents that may have made it, taken as
+// it was paused, refusalDocs) and logs the refusal for the session.
+func (g *targetGuard) refuse(ctx context.Context, session, id, network string, docs []string, url string, v scope.Verdict) bool {
 	if !g.answer(ctx, session, "Fetch.failRequest", map[string]any{"requestId": id, "errorReason": "BlockedByClient"}, url) {
 		return false
 	}
-	b := Blocked{Time: time.Now(), URL: url, Request: network, Rule: v.Rule, Reason: v.Reason, Layer: "interception", Ask: v.Ask}
-	b.Docs = g.refusalDocs(frame, kind, b.Time)
+	b := Blocked{Time: time.Now(), URL: url, Request: network, Rule: v.Rule, Reason: v.Reason, Layer: "interception", Ask: v.Ask, Docs: docs}
 	g.ic.log.add(b)
 	return true
 }

