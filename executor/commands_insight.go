@@ -29,17 +29,8 @@ func actAccessibilityAudit(ctx context.Context, s *session, args map[string]any,
 	var raw string
 	var refs []string
 	err := s.inWorld(ctx, func(id runtime.ExecutionContextID) error {
-		inWorld := func(p *runtime.EvaluateParams) { p.ContextID = id }
-		loaded, err := chromedp.Run(ctx, chromedp.Evaluate[bool](a11y.Loaded, inWorld))
-		if err != nil {
-			return err
-		}
-		if !loaded {
-			if _, err := chromedp.Run(ctx, chromedp.Evaluate[json.RawMessage](a11y.Source+"\n;true", inWorld)); err != nil {
-				return fmt.Errorf("load axe-core: %w", err)
-			}
-		}
-		raw, err = chromedp.Run(ctx, chromedp.Evaluate[string](a11y.Run, inWorld, chromedp.EvalAwaitPromise))
+		var err error
+		raw, err = runAxe(ctx, id)
 		if err == nil {
 			refs = s.auditRefs(ctx, id)
 		}
@@ -144,15 +135,27 @@ func (s *session) auditFrame(exec context.Context, frame cdp.FrameID) (*a11y.Res
 	if err != nil {
 		return nil, err
 	}
-	inWorld := func(p *runtime.EvaluateParams) { p.ContextID = id }
-	if _, err := chromedp.Run(exec, chromedp.Evaluate[json.RawMessage](a11y.Source+"\n;true", inWorld)); err != nil {
-		return nil, fmt.Errorf("load axe-core: %w", err)
-	}
-	raw, err := chromedp.Run(exec, chromedp.Evaluate[string](a11y.Run, inWorld, chromedp.EvalAwaitPromise))
+	raw, err := runAxe(exec, id)
 	if err != nil {
 		return nil, err
 	}
 	return a11y.Parse(raw)
+}
+
+// runAxe runs the audit (a11y.Run) in the world id of exec's document,
+// putting axe there first unless it already is.
+func runAxe(exec context.Context, id runtime.ExecutionContextID) (string, error) {
+	inWorld := func(p *runtime.EvaluateParams) { p.ContextID = id }
+	loaded, err := chromedp.Run(exec, chromedp.Evaluate[bool](a11y.Loaded, inWorld))
+	if err != nil {
+		return "", err
+	}
+	if !loaded {
+		if _, err := chromedp.Run(exec, chromedp.Evaluate[json.RawMessage](a11y.Source+"\n;true", inWorld)); err != nil {
+			return "", fmt.Errorf("load axe-core: %w", err)
+		}
+	}
+	return chromedp.Run(exec, chromedp.Evaluate[string](a11y.Run, inWorld, chromedp.EvalAwaitPromise))
 }
 
 // maxAuditRefs bounds the elements of an audit whose refs are looked up
