@@ -141,11 +141,12 @@ func (s *session) stepHistory(ctx context.Context, step int64, f *facts) (output
 	if _, err := chromedp.Call(ctx, page.NavigateToHistoryEntry, page.NavigateToHistoryEntryParams{EntryID: e.ID}); err != nil {
 		return output{}, fmt.Errorf("go to %s in the tab's history: %w", e.URL, err)
 	}
-	verb := "went back to "
+	// The page's URL is the state line's (session.shownURL): it may be
+	// one another page chose.
 	if step > 0 {
-		verb = "went forward to "
+		return output{Text: "went forward one page in the tab's history"}, nil
 	}
-	return output{Text: verb + pagetext.Value(inert(e.URL))}, nil
+	return output{Text: "went back one page in the tab's history"}, nil
 }
 
 // actReload loads the page again; a page that came from a form is loaded
@@ -154,7 +155,7 @@ func actReload(ctx context.Context, s *session, args map[string]any, f *facts) (
 	if err := reloadFresh(ctx); err != nil {
 		return output{}, fmt.Errorf("reload: %w", err)
 	}
-	return output{Text: "reloaded " + pagetext.Value(inert(f.State.URL))}, nil
+	return output{Text: "reloaded the page"}, nil // its URL is the state line's
 }
 
 // reloadFresh loads the tab's current URL again: a reload, or, when the

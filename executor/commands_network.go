@@ -104,7 +104,10 @@ func (s *session) loggedRequests(since int64, typ string) (all []requestEntry, m
 // answered is masked as the request is.
 func (s *session) shown(r *requestEntry, refused map[string]Blocked) (request, respond func(string) string) {
 	answering := hostOf(r.URL)
-	request = s.logMask(r.logged)
+	request, byDocs := s.logMask(r.logged)
+	if byDocs {
+		r.withheld = refusalWithheld
+	}
 	r.Failed = pagetext.Balanced(clip(request(r.Failed), maxLogText))
 	b, ok := refused[refusalKey(string(r.id), r.URL)]
 	if !ok {
@@ -112,13 +115,14 @@ func (s *session) shown(r *requestEntry, refused map[string]Blocked) (request, r
 	}
 	if ok && r.Failed != "" {
 		r.Refused = b.Rule
-		if r.withheld = !s.logAccounts(r.logged, b.Held); r.withheld {
+		if r.withheld == "" && !s.logAccounts(r.logged, b.Held) {
+			r.withheld = requestWithheld
 			request = func(string) string { return requestWithheld }
 		}
 	}
 	r.URL = pagetext.Balanced(clip(request(r.URL), maxLogText))
 	r.Method = pagetext.Balanced(clip(request(r.Method), maxLogMethod)) // the page chooses it, and the structured reply has it too
-	if !r.withheld && s.logAccounts(r.logged, s.considered(answering)) {
+	if r.withheld == "" && s.logAccounts(r.logged, s.considered(answering)) {
 		respond = request
 	}
 	return request, respond
@@ -168,9 +172,9 @@ func actNetworkRequest(ctx context.Context, s *session, args map[string]any, f *
 	fmt.Fprintf(&b, "%s %s %s %s", id, r.Method, r.URL, strings.ToLower(r.Type))
 	writeOutcome(&b, &r)
 	structured := map[string]any{"id": id, "method": r.Method, "url": r.URL, "type": strings.ToLower(r.Type), "status": r.Status}
-	if r.withheld {
-		b.WriteString("\nrequest headers and body " + requestWithheld + "\n")
-		structured["request_withheld"] = requestWithheld
+	if r.withheld != "" {
+		b.WriteString("\nrequest headers and body " + r.withheld + "\n")
+		structured["request_withheld"] = r.withheld
 	} else {
 		b.WriteString("\nrequest headers:\n")
 		structured["request_headers"] = shownHeaders(&b, d.reqHeaders, reveal, mask)

@@ -30,7 +30,7 @@ func actConsoleMessages(ctx context.Context, s *session, args map[string]any, f 
 	items := make([]any, len(all))
 	for i, e := range all {
 		// Masked for the document that logged it (session.logMask).
-		mask := s.logMask(e.logged)
+		mask, _ := s.logMask(e.logged) // a console message has one document
 		e.Text, e.Source = pagetext.Balanced(clip(mask(e.Text), maxLogText)), pagetext.Balanced(clip(mask(e.Source), maxLogText))
 		fmt.Fprintf(&b, "#%d %s: %s", e.Seq, e.Level, e.Text)
 		if e.Source != "" {

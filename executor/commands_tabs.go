@@ -25,9 +25,11 @@ func actListTabs(ctx context.Context, s *session, args map[string]any, f *facts)
 	tabs, hidden := s.listTabs(all)
 	tabs = s.labelContexts(tabs, all)
 	for i, t := range tabs {
-		// Each tab's title and URL are its page's: masked for the secrets
-		// considered on that page, as read.
-		tabs[i].Title, tabs[i].URL = pagetext.Unmarked(s.maskPage(t.Title, hostOf(t.URL))), pagetext.Unmarked(s.maskPage(t.URL, hostOf(t.URL)))
+		// Each tab's title is its page's: masked for the secrets considered
+		// on that page, as read; its URL for those of the documents that
+		// may have chosen it (session.shownURL). Both marked done, so that
+		// nothing masks them again for the pages the call reads.
+		tabs[i].Title, tabs[i].URL = pagetext.Done(s.shownTitle(t.Title, t.URL)), pagetext.Done(s.shownURL(t.URL))
 	}
 	return output{Text: tabsText(tabs, hidden), Structured: tabsStructured(tabs, hidden)}, nil
 }
@@ -45,12 +47,29 @@ func tabsText(tabs []tabInfo, hidden int) string {
 		if t.Context != "" {
 			owner += ", context " + t.Context
 		}
-		fmt.Fprintf(&b, "%s [%s] %s %s%s\n", t.ID, owner, pagetext.Value(strconv.Quote(t.Title)), pagetext.Value(t.URL), mark)
+		fmt.Fprintf(&b, "%s [%s] %s %s%s\n", t.ID, owner, quotedTitle(t.Title), valueOrDone(t.URL), mark)
 	}
 	if hidden > 0 {
 		fmt.Fprintf(&b, "%d other tab(s) of the user's, outside the scope, not shown\n", hidden)
 	}
 	return b.String()
+}
+
+// quotedTitle is a tab's title quoted, marked as valueOrDone marks it.
+func quotedTitle(title string) string {
+	if pagetext.HasMarks(title) {
+		return pagetext.Done(strconv.Quote(pagetext.Unmarked(title)))
+	}
+	return pagetext.Value(strconv.Quote(title))
+}
+
+// valueOrDone marks s as a page's value, unless it is marked already (a
+// URL shownURL masked, marked done).
+func valueOrDone(s string) string {
+	if pagetext.HasMarks(s) {
+		return s
+	}
+	return pagetext.Value(s)
 }
 
 func tabsStructured(tabs []tabInfo, hidden int) map[string]any {

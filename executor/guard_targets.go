@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -135,6 +136,9 @@ type targetGuard struct {
 	// reaches the frame that asked (askingFrame). A page target's main
 	// frame has none.
 	frameParents map[string]string
+	// links tell each page's window group: who may have started a
+	// document load (guard_loaders.go; under mu).
+	links windowLinks
 	// reported are the permissions each document reported (read loop
 	// only): it is recorded once (firstReports).
 	reported map[reportKey]bool
@@ -169,6 +173,7 @@ type targetInfo struct {
 	Type             string `json:"type"`
 	URL              string `json:"url"`
 	OpenerID         string `json:"openerId"`
+	CanAccessOpener  *bool  `json:"canAccessOpener"`
 	BrowserContextID string `json:"browserContextId"`
 }
 
@@ -463,6 +468,10 @@ func (g *targetGuard) read() {
 			g.noteFrame(m)
 			continue
 		}
+		if m.Method == "Page.navigatedWithinDocument" {
+			g.noteWithinDocument(m)
+			continue
+		}
 		if strings.HasPrefix(m.Method, "Browser.download") {
 			g.downloadEvent(m) // in order: a download's progress after its start
 			continue
@@ -482,6 +491,7 @@ func (g *targetGuard) read() {
 			continue
 		}
 		if m.Method == "Target.detachedFromTarget" {
+			g.noteClosed(m)
 			var e struct {
 				SessionID string `json:"sessionId"`
 			}
@@ -591,6 +601,7 @@ func (g *targetGuard) noteCommit(m cdpMessage) {
 		g.frameEmbedded(e.Frame.ID, e.Frame.ParentID)
 		return
 	}
+	g.pageCommitted(e.Frame.ID, e.Frame.URL)
 	if cur := g.curTab(); e.Frame.ID == cur {
 		g.docGen.Add(1)
 		g.ic.acting.committed(e.Frame.URL)
@@ -650,13 +661,21 @@ func (g *targetGuard) event(m cdpMessage) {
 		// The documents that may have made it, as they are now: the
 		// request may wait for its host's turn (pacing) while the frame
 		// moves on to another document.
-		docs := g.refusalDocs(e.FrameID, e.ResourceType, time.Now())
+		var docs []string
+		if e.ResourceType == "Document" {
+			docs = g.loaderDocs(e.FrameID, e.RequestID, e.NetworkID, e.Redirected, url)
+		} else {
+			docs = g.refusalDocs(e.FrameID, e.ResourceType, time.Now())
+		}
+		pageNav := e.ResourceType == "Document" && g.isPage(m.SessionID, e.FrameID)
+		if pageNav {
+			g.noteChosen(e.FrameID, url, docs)
+		}
 		if g.isDoomed(m.SessionID) {
 			g.refuse(ctx, m.SessionID, e.RequestID, e.NetworkID, docs, url, scope.Verdict{URL: url, Rule: ruleSecretBound,
 				Reason: "a page that was open while the tab was on the site a secret was typed on sends nothing until it is closed"})
 			return
 		}
-		pageNav := e.ResourceType == "Document" && g.isPage(m.SessionID, e.FrameID)
 		v := g.ic.decideRequest(pausedRequest{session: m.SessionID, id: e.RequestID, url: url, method: e.Request.Method,
 			resourceType: e.ResourceType, redirectedFrom: e.Redirected, pageNav: pageNav, tabNav: pageNav && e.FrameID == g.curTab()})
 		if v.Allowed {
@@ -704,6 +723,7 @@ func (g *targetGuard) event(m cdpMessage) {
 			g.release(ctx, e.SessionID, e.WaitingForDebugger)
 			return
 		}
+		g.noteOpener(t)
 		g.mu.Lock()
 		if t.Type == "page" {
 			g.pages[e.SessionID] = t.TargetID
@@ -819,15 +839,19 @@ func droppedResponseHeader(name string) bool {
 }
 
 // refusalDocs are the hosts of the documents that may have made a request
-// of frame refused at at (Blocked.Docs), as the browser named them: the
-// frame's document (its parent's when it has no host of its own:
-// about:blank, srcdoc, data:); the one it replaced, when that was less
-// than gate.LeftGrace before (its unload handlers run after the next
-// document committed); and for a document load of an embedded frame, the
-// parent's, which may have started it. nil when none is known.
+// of frame refused at at (Blocked.Docs), as the browser named them. For a
+// document load, every document of the frame's window group (loadDocs,
+// guard_loaders.go). For another request, the frame's document (its
+// parent's when it has no host of its own: about:blank, srcdoc, data:)
+// and the one it replaced, when that was less than gate.LeftGrace before
+// (its unload handlers run after the next document committed). nil when
+// none is known.
 func (g *targetGuard) refusalDocs(frame, kind string, at time.Time) []string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if kind == "Document" {
+		return g.loadDocs(frame, at)
+	}
 	doc := g.docHost(frame)
 	if doc == "" {
 		return nil
@@ -836,12 +860,20 @@ func (g *targetGuard) refusalDocs(frame, kind string, at time.Time) []string {
 	if r, ok := g.replaced[frame]; ok && at.Sub(r.at) < gate.LeftGrace {
 		docs = append(docs, r.host)
 	}
-	if parent, ok := g.frameParents[frame]; ok && kind == "Document" {
-		p := g.docHost(parent)
-		if p == "" {
-			return nil
-		}
-		docs = append(docs, p)
+	return docs
+}
+
+// loaderDocs are the documents that may have made a document load of
+// frame that is paused now, and the server that named its URL when it is
+// a redirect's (noteHop): nil when one of them is not known.
+func (g *targetGuard) loaderDocs(frame, id, network, redirected, url string) []string {
+	named, ok := g.noteHop(id, network, redirected, url)
+	docs := g.refusalDocs(frame, "Document", time.Now())
+	if !ok || docs == nil {
+		return nil
+	}
+	if named != "" && !slices.Contains(docs, named) {
+		docs = append(docs, named)
 	}
 	return docs
 }

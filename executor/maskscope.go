@@ -1,7 +1,9 @@
 package executor
 
 import (
+	"net/url"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/browsergate/browsergate/executor/mask"
@@ -33,7 +35,10 @@ import (
 // document that made it, or withheld (refusalMask).
 // An entry of the tab's logs (a request, a console message) is masked
 // for the secrets of the document it came from, whatever page the tab is
-// on when the reply reads it (logMask).
+// on when the reply reads it (logMask). A document load came from every
+// document that may have started it (guard_loaders.go).
+// A page's URL is masked for the secrets of the documents that may have
+// chosen it, not for its host's (shownURL).
 // The evidence and the logs are masked for every secret of the manifest.
 
 // secretReach is where the session's typed secrets may have gone without
@@ -143,33 +148,103 @@ func (s *session) heldMasker(held []*toolclad.Secret, hosts ...string) *mask.Mas
 }
 
 // logMask masks, for the agent, an entry of the tab's logs (pagelog.go):
-// for the secrets considered on the document that made it, as the browser
-// said as it was logged (logged.doc). Only that: not for where a request
-// went, what it carries or the pages the call reads, nor for what another
-// tab or the binding held then, or a page could send or log its guesses
-// and learn from the reply which one was masked. So a value the secret's
-// page logged or sent off its domains stays masked after the agent has
-// taken the tab elsewhere, and nothing another page logged is masked for
-// the secret. An entry of a document not known yet is masked for the
-// pages the call reads.
-func (s *session) logMask(e logged) func(string) string {
-	return s.agentMasker(s.logHosts(e)...).MaskSource
-}
-
-// logHosts are the hosts an entry of the tab's logs is masked for.
-func (s *session) logHosts(e logged) []string {
-	if e.doc == "" {
-		return s.pageHosts()
+// for the secrets considered on the documents that may have made it, as
+// the browser said as it was logged (logged.docs). Only that: not for
+// where a request went, what it carries or the pages the call reads, nor
+// for what another tab or the binding held then, or a page could send or
+// log its guesses and learn from the reply which one was masked. So a
+// value the secret's page logged or sent off its domains stays masked
+// after the agent has taken the tab elsewhere, and nothing another page
+// logged is masked for the secret. An entry of a document not known yet
+// is masked for the pages the call reads. withheld: the documents are not
+// masked for the same secrets (docsMasker), and nothing of the entry can
+// be shown.
+func (s *session) logMask(e logged) (mask func(string) string, withheld bool) {
+	if e.docs == nil {
+		return s.agentMasker(s.pageHosts()...).MaskSource, false
 	}
-	return []string{e.doc}
+	m, withheld := s.docsMasker(e.docs)
+	if withheld {
+		return func(string) string { return refusalWithheld }, true
+	}
+	return m.MaskSource, false
 }
 
 // logAccounts reports whether an entry of the tab's logs is masked for
 // every one of secs: else what may hold them cannot be shown to the agent
 // masked, nor in clear (withheld).
 func (s *session) logAccounts(e logged, secs []*toolclad.Secret) bool {
-	held := s.considered(s.logHosts(e)...)
+	hosts := e.docs
+	if hosts == nil {
+		hosts = s.pageHosts()
+	}
+	held := s.considered(hosts...)
 	return !slices.ContainsFunc(secs, func(sec *toolclad.Secret) bool { return !slices.Contains(held, sec) })
+}
+
+// docsMasker masks, for the agent, a text one of docs (hosts) made: the
+// secrets considered on them, when every one is masked for the same; else
+// (withheld) the text cannot be shown, masked or in clear, for what it
+// shows would depend on which of them made it. docs is not empty.
+func (s *session) docsMasker(docs []string) (m *mask.Masker, withheld bool) {
+	secs := s.considered(docs[0])
+	for _, d := range docs[1:] {
+		o := s.considered(d)
+		if len(o) != len(secs) || slices.ContainsFunc(o, func(sec *toolclad.Secret) bool { return !slices.Contains(secs, sec) }) {
+			return nil, true
+		}
+	}
+	return s.agentMasker(docs[0]), false
+}
+
+// shownURL is the URL u of a page of the session's tabs as the agent is
+// shown it: masked for the secrets of the documents that may have chosen
+// it (urlChoosers), when every one is masked for the same; with all but
+// its origin withheld when they are not (a page could send a window of
+// its group to the secret's site with its guesses in the URL, and read
+// which came back masked); for the secrets of its host when who chose it
+// is not known. Not for its host's otherwise: a page that sends its own
+// tab to the secret's site with guesses in the URL reads them back as it
+// wrote them.
+func (s *session) shownURL(u string) string {
+	docs, known := s.urlChoosers(u)
+	if !known {
+		return s.agentMasker(hostOf(u)).Mask(u)
+	}
+	m, withheld := s.docsMasker(docs)
+	if !withheld {
+		return m.Mask(u)
+	}
+	origin := ""
+	if p, err := url.Parse(u); err == nil && p.Scheme != "" && p.Host != "" {
+		origin = s.agentMasker(docs...).Mask(p.Scheme + "://" + p.Host)
+	}
+	return origin + "/" + urlWithheld
+}
+
+// shownTitle is the title of a page at URL u as the agent is shown it:
+// masked for the secrets considered on the page, unless it is the URL
+// itself, which the browser gives as the title of a page that has none
+// (yet): then as shownURL shows the URL.
+func (s *session) shownTitle(title, u string) string {
+	if p, err := url.Parse(u); err == nil && title != "" && (title == u || p.Scheme+"://"+title == u) {
+		return strings.TrimPrefix(s.shownURL(u), p.Scheme+"://")
+	}
+	return s.agentMasker(hostOf(u)).Mask(title)
+}
+
+// urlWithheld stands for what the agent is not shown of a page's URL
+// (shownURL).
+const urlWithheld = "[withheld: documents not masked for the same secrets may have chosen this URL]"
+
+// urlChoosers are the hosts of the documents that may have chosen u as
+// the URL of a page of the session's (targetGuard.chosenBy). known is
+// false when it is not known who did.
+func (s *session) urlChoosers(u string) (docs []string, known bool) {
+	if s.egress.guard == nil {
+		return nil, false
+	}
+	return s.egress.guard.chosenBy(u)
 }
 
 // maskPage masks page content as it is read from pages on hosts, for the
@@ -210,19 +285,15 @@ func (s *session) refusalMask(b Blocked) (m *mask.Masker, withheld bool) {
 		}
 		return nil, true
 	}
+	m, withheld = s.docsMasker(b.Docs)
+	if withheld {
+		return nil, true
+	}
 	secs := s.considered(b.Docs[0])
-	same := func(o []*toolclad.Secret) bool {
-		return len(o) == len(secs) && !slices.ContainsFunc(o, func(sec *toolclad.Secret) bool { return !slices.Contains(secs, sec) })
-	}
-	for _, d := range b.Docs[1:] {
-		if !same(s.considered(d)) {
-			return nil, true
-		}
-	}
 	if slices.ContainsFunc(b.Held, func(sec *toolclad.Secret) bool { return !slices.Contains(secs, sec) }) {
 		return nil, true
 	}
-	return s.agentMasker(b.Docs[0]), false
+	return m, false
 }
 
 // refusalWithheld stands for a refused request's URL and reason the agent

@@ -190,7 +190,7 @@ func TestMaskTurnLeavesItsOwnWords(t *testing.T) {
 // gate.LeftGrace before (its unload handlers), and for a frame's document
 // load the parent that may have started it; none when no frame is known.
 func TestARefusalNamesTheDocumentsThatMayHaveMadeIt(t *testing.T) {
-	g := &targetGuard{frames: map[string]string{}, frameParents: map[string]string{}}
+	g := &targetGuard{frames: map[string]string{}, frameParents: map[string]string{}, pages: map[string]string{"s": "main"}}
 	g.frameCommitted("main", "https://hostile.example/")
 	g.frameCommitted("sub", "about:blank")
 	g.frameEmbedded("sub", "main")
@@ -224,7 +224,75 @@ func TestARefusalNamesTheDocumentsThatMayHaveMadeIt(t *testing.T) {
 	g.frameCommitted("main", "https://hostile.example/")
 	g.frameCommitted("frame", "https://login.example.com/")
 	g.frameEmbedded("frame", "main")
-	if got := g.refusalDocs("frame", "Document", time.Now().Add(gate.LeftGrace)); !slices.Equal(got, []string{"login.example.com", "hostile.example"}) {
+	if got := sorted(g.refusalDocs("frame", "Document", time.Now().Add(gate.LeftGrace))); !slices.Equal(got, []string{"hostile.example", "login.example.com"}) {
 		t.Errorf("a frame's document load: refusalDocs = %v, want the frame's document and its parent's", got)
+	}
+}
+
+func sorted(list []string) []string {
+	slices.Sort(list)
+	return list
+}
+
+// TestADocumentLoadIsCreditedToItsWindowGroup: a document load of a page
+// or a frame may be started by any document of its window group — a
+// frame's ancestors and siblings, the page's opener, the popups it opened
+// and their frames — so refusalDocs names them all: those of a page the
+// group does not reach (a tab of its own) are not named, those of a page
+// that closed are until gate.LeftGrace after; a frame of a page the guard
+// does not know names none.
+func TestADocumentLoadIsCreditedToItsWindowGroup(t *testing.T) {
+	g := &targetGuard{frames: map[string]string{}, frameParents: map[string]string{}, replaced: map[string]replacedDoc{},
+		pages: map[string]string{"s1": "opener", "s2": "popup", "s3": "tab", "s4": "grandchild"}}
+	no := false
+	g.noteOpener(targetInfo{TargetID: "popup", Type: "page", OpenerID: "opener"})
+	g.noteOpener(targetInfo{TargetID: "grandchild", Type: "page", OpenerID: "popup"})
+	g.noteOpener(targetInfo{TargetID: "tab", Type: "page", OpenerID: "opener", CanAccessOpener: &no}) // noopener
+	g.frameCommitted("opener", "https://hostile.example/")
+	g.frameCommitted("ad", "https://ads.example/")
+	g.frameEmbedded("ad", "opener")
+	g.frameCommitted("popup", "https://login.example.com/")
+	g.frameCommitted("grandchild", "https://other.example/")
+	g.frameCommitted("tab", "https://elsewhere.example/")
+	g.frameCommitted("stray", "https://stray.example/") // a frame no known page embeds
+
+	group := []string{"ads.example", "hostile.example", "login.example.com", "other.example"}
+	for _, frame := range []string{"popup", "opener", "ad", "grandchild"} {
+		if got := sorted(g.refusalDocs(frame, "Document", time.Now())); !slices.Equal(got, group) {
+			t.Errorf("a document load of %s: refusalDocs = %v, want every document of the group %v", frame, got, group)
+		}
+	}
+	if got := g.refusalDocs("tab", "Document", time.Now()); !slices.Equal(got, []string{"elsewhere.example"}) {
+		t.Errorf("a document load of a tab opened without its opener: refusalDocs = %v, want its own document only", got)
+	}
+	if got := g.refusalDocs("stray", "Document", time.Now()); got != nil {
+		t.Errorf("a frame of no known page: refusalDocs = %v, want none", got)
+	}
+
+	g.noteClosed(cdpMessage{Method: "Target.detachedFromTarget", Params: []byte(`{"sessionId":"s4"}`)})
+	if got := sorted(g.refusalDocs("popup", "Document", time.Now())); !slices.Equal(got, group) {
+		t.Errorf("just after a page of the group closed: refusalDocs = %v, want it still named", got)
+	}
+	if got := sorted(g.refusalDocs("popup", "Document", time.Now().Add(gate.LeftGrace))); slices.Contains(got, "other.example") {
+		t.Errorf("after the grace: refusalDocs = %v, want the closed page no longer named", got)
+	}
+}
+
+// TestARedirectIsCreditedToTheServerThatNamedIt: the next request of a
+// document load's redirect names the host that answered the one before;
+// one whose request before is not known names nothing (it is withheld).
+func TestARedirectIsCreditedToTheServerThatNamedIt(t *testing.T) {
+	g := &targetGuard{frames: map[string]string{}, frameParents: map[string]string{}, replaced: map[string]replacedDoc{},
+		pages: map[string]string{"s": "tab"}}
+	g.frameCommitted("tab", "https://hostile.example/")
+	if got := g.loaderDocs("tab", "f1", "n1", "", "https://login.example.com/export"); !slices.Equal(got, []string{"hostile.example"}) {
+		t.Errorf("the first request: %v, want the page that started it", got)
+	}
+	got := sorted(g.loaderDocs("tab", "f2", "n1", "f1", "https://outside.example/?token=x"))
+	if !slices.Equal(got, []string{"hostile.example", "login.example.com"}) {
+		t.Errorf("the redirect's next request: %v, want the page and the server that named its URL", got)
+	}
+	if got := g.loaderDocs("tab", "f3", "n2", "f-unknown", "https://outside.example/"); got != nil {
+		t.Errorf("a redirect whose request before is not known: %v, want none", got)
 	}
 }

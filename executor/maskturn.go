@@ -10,13 +10,14 @@ import (
 // log, with every secret of the session's manifest. The masking itself is
 // package mask's; what is masked of a turn is here.
 
-// maskState is p with its URL, title and domain masked with m.
-func maskState(m *mask.Masker, p *PageState) *PageState {
-	if m == nil || p == nil {
+// maskState is p with its URL, title and domain masked as k masks a
+// page's (turnMasks.page, turnMasks.url).
+func maskState(k turnMasks, p *PageState) *PageState {
+	if p == nil {
 		return p
 	}
 	c := *p
-	c.URL, c.Title, c.Domain = m.Mask(c.URL), m.Mask(c.Title), m.Mask(c.Domain)
+	c.URL, c.Title, c.Domain = k.url(p.URL), k.title(p.Title, p.URL), k.page(p.URL).Mask(c.Domain)
 	return &c
 }
 
@@ -38,8 +39,11 @@ type turnMasks struct {
 	// values masks the page's values in the call's texts (its output, its
 	// refusal, its error, the structured content).
 	values *mask.Masker
-	// page masks a page's own URL and title, by that page's URL.
-	page func(url string) *mask.Masker
+	// page masks a page's domain, by that page's URL; url and title are
+	// its URL and title as shown (session.shownURL, session.shownTitle).
+	page  func(url string) *mask.Masker
+	url   func(url string) string
+	title func(title, url string) string
 	// blocked masks a refused request's URL and the reason's copy of it,
 	// or withholds both.
 	blocked func(b Blocked) (m *mask.Masker, withheld bool)
@@ -77,11 +81,11 @@ func maskTurn(t *turn, k turnMasks) {
 	}
 	if t.facts != nil {
 		f := *t.facts
-		f.State = *maskState(k.page(f.State.URL), &f.State)
+		f.State = *maskState(k, &f.State)
 		t.facts = &f
 	}
 	if t.after != nil {
-		t.after = maskState(k.page(t.after.URL), t.after)
+		t.after = maskState(k, t.after)
 	}
 	for i, b := range t.blocked {
 		m, withheld := k.blocked(b)
@@ -153,8 +157,8 @@ func (s *session) noteReach(t *turn) {
 func (s *session) turnMasks(t *turn, record bool) turnMasks {
 	if record {
 		m := s.masker.Load()
-		return turnMasks{record: true, values: m,
-			page: func(string) *mask.Masker { return m }, blocked: func(Blocked) (*mask.Masker, bool) { return m, false }}
+		return turnMasks{record: true, values: m, page: func(string) *mask.Masker { return m }, url: m.Mask,
+			title: func(title, _ string) string { return m.Mask(title) }, blocked: func(Blocked) (*mask.Masker, bool) { return m, false }}
 	}
 	hosts := []string{s.egress.bound.Host()}
 	if t.facts != nil {
@@ -166,6 +170,8 @@ func (s *session) turnMasks(t *turn, record bool) turnMasks {
 	return turnMasks{
 		values:  s.agentMasker(hosts...),
 		page:    func(u string) *mask.Masker { return s.agentMasker(hostOf(u)) },
+		url:     s.shownURL,
+		title:   s.shownTitle,
 		blocked: s.refusalMask,
 	}
 }

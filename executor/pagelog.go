@@ -48,11 +48,20 @@ type consoleEntry struct {
 }
 
 // logged is what an entry of the log is masked for (session.logMask):
-// the host of the session's document that made it, as the browser says
-// (pageLog.docOf), never its own URL or text. "" when the log did not
-// know the document yet.
+// the hosts of the session's documents that may have made it, as the
+// browser says (pageLog.docOf; for a document load, every document that
+// may have started it, pageLog.requestDocs), never its own URL or text.
+// nil when the log did not know the document yet.
 type logged struct {
-	doc string
+	docs []string
+}
+
+// loggedBy is an entry made by the document on host ("": not known).
+func loggedBy(host string) logged {
+	if host == "" {
+		return logged{}
+	}
+	return logged{docs: []string{host}}
 }
 
 // requestEntry is one request of the page.
@@ -74,9 +83,10 @@ type requestEntry struct {
 
 	id     network.RequestID
 	start  cdp.MonotonicTime
-	logged // doc: the host of the document that sent it
-	// withheld: a reply shows none of its texts (session.shown).
-	withheld bool
+	logged // docs: the hosts of the documents that may have sent it
+	// withheld is the note a reply shows for each of its texts, when it
+	// shows none of them (session.shown); "" when it shows them.
+	withheld string
 	// detail is what network_request shows of it, kept as it came.
 	detail requestDetail
 }
@@ -119,6 +129,10 @@ type pageLog struct {
 	contexts   map[runtime.ExecutionContextID]cdp.FrameID
 	contextIDs map[string]runtime.ExecutionContextID // by unique id, as a context's end names it
 	top        cdp.FrameID
+	// loadDocs are the hosts of the documents that may start a document
+	// load of a frame (targetGuard.frameLoaders; nil until the tab's
+	// guard is known).
+	loadDocs func(frame cdp.FrameID) []string
 }
 
 // frameDoc is a frame of the tab: the host of its document's origin ("":
@@ -162,27 +176,51 @@ func (l *pageLog) docOf(id cdp.FrameID) string {
 	return ""
 }
 
-// requestDoc is the document a request is masked for. For a document
-// load, the document that started it — the tab's page as it is before the
-// load commits for the main frame, the parent's for a frame — never the
-// URL it loads, which the browser names as its document (a page would put
-// the secret's site there to have its guesses masked). For a subresource,
-// the document that sent it as the browser names it (its URL's host is its
-// origin's: a page's history calls keep the origin), so that the old
-// page's last beacon, reported after the next page committed, is the old
-// page's; its frame's document when the URL has no host (about:blank,
-// srcdoc, data:). l.mu held.
-func (l *pageLog) requestDoc(e *network.EventRequestWillBeSent) string {
-	if e.Type == network.ResourceTypeDocument {
-		if f := l.frames[e.FrameID]; f != nil && f.parent != "" {
-			return l.docOf(f.parent)
+// requestDocs are the documents a request is masked for. For a document
+// load, those that may have started it (loadDocs: the guard's window
+// group of the frame, as the guard knows it) and, for a redirect's next
+// request, the server that named its URL — never the URL it loads, which
+// the browser names as its document (a page would put the secret's site
+// there to have its guesses masked); until the guard is known, the tab's
+// page as it is before the load commits for the main frame, the parent's
+// for a frame. For a subresource, the document that sent it as the
+// browser names it (its URL's host is its origin's: a page's history
+// calls keep the origin), so that the old page's last beacon, reported
+// after the next page committed, is the old page's; its frame's document
+// when the URL has no host (about:blank, srcdoc, data:). l.mu held.
+func (l *pageLog) requestDocs(e *network.EventRequestWillBeSent) logged {
+	if e.Type != network.ResourceTypeDocument {
+		if h := hostOf(e.DocumentURL); h != "" {
+			return loggedBy(h)
 		}
-		return l.docOf(e.FrameID)
+		return loggedBy(l.docOf(e.FrameID))
 	}
-	if h := hostOf(e.DocumentURL); h != "" {
-		return h
+	var docs logged
+	switch f := l.frames[e.FrameID]; {
+	case l.loadDocs != nil:
+		docs = logged{docs: l.loadDocs(e.FrameID)}
+	case f != nil && f.parent != "":
+		docs = loggedBy(l.docOf(f.parent))
+	default:
+		docs = loggedBy(l.docOf(e.FrameID))
 	}
-	return l.docOf(e.FrameID)
+	if e.RedirectResponse != nil && docs.docs != nil {
+		if h := hostOf(e.RedirectResponse.URL); h != "" && !slices.Contains(docs.docs, h) {
+			docs.docs = append(docs.docs, h)
+		}
+	}
+	return docs
+}
+
+// followGuard has the log credit each document load to the documents the
+// tab's guard says may have started it (requestDocs).
+func (l *pageLog) followGuard(g *targetGuard) {
+	if g == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.loadDocs = g.frameLoaders
 }
 
 // originHost is the host of a document's origin ("" for an opaque one).
@@ -272,7 +310,7 @@ func (l *pageLog) contextDoc(id runtime.ExecutionContextID) logged {
 	if !ok {
 		f = l.top
 	}
-	return logged{doc: l.docOf(f)}
+	return loggedBy(l.docOf(f))
 }
 
 // maxEarlyExtra bounds the ExtraInfo events kept for requests not seen yet.
@@ -333,7 +371,7 @@ func (l *pageLog) record(ev any) {
 		l.followFrames(ev)
 	case *network.EventRequestWillBeSent:
 		l.mu.Lock()
-		stamp := logged{doc: l.requestDoc(e)}
+		stamp := l.requestDocs(e)
 		defer l.mu.Unlock()
 		if e.RedirectResponse != nil {
 			if r := l.byID[e.RequestID]; r != nil { // the hop ends; the next is a request of its own

@@ -39,7 +39,8 @@ func TestLogEntriesAreMaskedForWhereTheyWereLogged(t *testing.T) {
 	for i, want := range []bool{true, false} {
 		what := map[bool]string{true: "logged on the secret's page", false: "logged off its domains just after leaving"}[want]
 		c := l.console[i]
-		if got := s.logMask(c.logged)(c.Text); strings.Contains(got, value) == want {
+		mask, _ := s.logMask(c.logged)
+		if got := mask(c.Text); strings.Contains(got, value) == want {
 			t.Errorf("a console message %s reads %q", what, got)
 		}
 		r := *l.requests[i]

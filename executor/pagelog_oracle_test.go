@@ -165,7 +165,8 @@ func TestAConsoleMessageIsMaskedForItsFramesDocument(t *testing.T) {
 	}
 	for i, want := range []bool{false, true, true} {
 		c := l.console[i]
-		if got := s.logMask(c.logged)(c.Text); strings.Contains(got, "[secret PW]") != want {
+		mask, _ := s.logMask(c.logged)
+		if got := mask(c.Text); strings.Contains(got, "[secret PW]") != want {
 			t.Errorf("message %d: masked %v, want %v: %q", i, !want, want, got)
 		}
 	}

@@ -363,6 +363,7 @@ func (b *backend) newSessionContext(s *session, w *pageWatch, opts ...chromedp.C
 		}
 		s.egress.ic.Store(ic)
 		s.egress.guard = guard
+		w.log.followGuard(guard)
 		inner := stop
 		unwatch := func() {}
 		if cfg.user {

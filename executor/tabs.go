@@ -205,6 +205,7 @@ func (s *session) switchTo(ctx context.Context, id target.ID) error {
 	if !ok || !t.open() {
 		w := newPageWatch(cdp.FrameID(id), s.manifest.Browser.Dialogs, s.maskText)
 		w.log.details = readsRequests(s.manifest)
+		w.log.followGuard(s.egress.guard)
 		tctx, cancel := chromedp.NewContext(s.tabs.homeCtx, chromedp.WithTargetID(id), chromedp.WithDetachOnCancel(),
 			chromedp.WithListener(w.listen))
 		if err := runBounded(tabAttachWait, func() error { return attach(tctx, s.backend.metrics(), bodyBuffer(s.manifest)) }); err != nil {

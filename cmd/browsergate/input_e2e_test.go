@@ -206,7 +206,7 @@ func TestHistoryAndReload(t *testing.T) {
 	if out := f.mustAllow(t, "e2e.go_back", nil); !strings.Contains(out, "/a") {
 		t.Errorf("go_back:\n%s", out)
 	}
-	if out := f.mustAllow(t, "e2e.go_forward", nil); !strings.Contains(out, "went forward to "+site+"/b") {
+	if out := f.mustAllow(t, "e2e.go_forward", nil); !strings.Contains(out, "went forward one page") || !strings.Contains(out, `url="`+site+`/b"`) {
 		t.Errorf("go_forward:\n%s", out)
 	}
 	before := log.count("/b")

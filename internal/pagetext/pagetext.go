@@ -64,6 +64,15 @@ func Value(s string) string {
 	return string(MarkOpen) + Unmarked(s) + string(MarkClose)
 }
 
+// Done marks s, a value from the page already masked for the agent, as
+// done: the reply keeps it as it is, the record masks it again in full.
+func Done(s string) string {
+	if s == "" {
+		return s
+	}
+	return string(DoneOpen) + Unmarked(s) + string(DoneClose)
+}
+
 // arg formats a value for browsergate's text as Value marks it,
 // with whatever verb and flags the format gives it (%q quotes the value,
 // then the quoted text is marked): deny marks every argument of a
