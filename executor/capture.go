@@ -60,16 +60,18 @@ func (s *session) renderPage(ctx context.Context, sel string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	page, err := snapshot.Render(top, snapshot.Options{Root: scopeNode})
+	page, err := snapshot.Render(top, snapshot.Options{Root: scopeNode, FrameURL: s.shownURL})
 	if errors.Is(err, snapshot.ErrRootNotFound) {
 		return "", fmt.Errorf("selector %q matches no element of the tab's own document", sel)
 	}
 	if err != nil {
 		return "", err
 	}
-	// Masked before it is split (a split secret would show its pieces), for
-	// the secrets considered on every document it shows (frames too).
-	text := s.maskPage(page.Text, append(captureHosts(top), s.pageHosts()...)...)
+	// Masked before it is split (a split secret would show its pieces),
+	// each part for the secrets considered on the documents it shows: a
+	// frame's for its own, the page's for the tab's page, so that a page
+	// that embeds the secret's site is not masked for its secret.
+	text := s.maskParts(page.Parts, snapshot.StringAt(top.Layout.Strings, top.Layout.Documents[0].DocumentURL))
 	if text == "" {
 		text = "(the page shows no text)"
 	}
@@ -77,20 +79,28 @@ func (s *session) renderPage(ctx context.Context, sel string) (string, error) {
 	return text, nil
 }
 
-// captureHosts are the hosts of the documents a capture read, its
-// out-of-process frames' too.
-func captureHosts(c *snapshot.Capture) []string {
-	if c == nil || c.Layout == nil {
-		return nil
+// maskParts masks a rendered page's parts (snapshot.Part) for the agent,
+// each for the secrets considered on its documents; the tab's page (top)
+// and a document of no host also for the pages the call reads.
+func (s *session) maskParts(parts []snapshot.Part, top string) string {
+	var b strings.Builder
+	for _, p := range parts {
+		if p.Own {
+			b.WriteString(p.Text)
+			continue
+		}
+		var hosts []string
+		for _, d := range p.Docs {
+			if h := hostOf(d); h != "" && d != top {
+				hosts = append(hosts, h)
+			} else {
+				hosts = append(hosts, s.pageHosts()...)
+				hosts = append(hosts, hostOf(top))
+			}
+		}
+		b.WriteString(s.maskPage(p.Text, hosts...))
 	}
-	var out []string
-	for _, d := range c.Layout.Documents {
-		out = append(out, hostOf(snapshot.StringAt(c.Layout.Strings, d.DocumentURL)))
-	}
-	for _, o := range c.Frames {
-		out = append(out, captureHosts(o)...)
-	}
-	return out
+	return b.String()
 }
 
 // paged is the text of the latest reply of a command that did not fit

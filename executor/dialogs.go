@@ -40,9 +40,10 @@ import (
 // dialogState is a tab's dialogs; pageWatch.mu guards it.
 type dialogState struct {
 	mode string // toolclad.Dialogs*
-	// mask masks the session's secrets in the page's messages, before
-	// they are cut to a note's length.
-	mask func(string) string
+	// mask masks the session's secrets in a message of the document at
+	// url, for the agent (session.maskDialog), before it is cut to a
+	// note's length.
+	mask func(text, url string) string
 	// hold: a command is acting in "ask" mode, and a dialog that opens now
 	// is held for the agent; onHeld is called when one is (it ends the
 	// command's wait for the browser, which the dialog stops).
@@ -52,6 +53,7 @@ type dialogState struct {
 	// pendingFrame is the frame of the held dialog: a dialog of another
 	// frame closing is not the held one's.
 	pendingFrame cdp.FrameID
+	pendingURL   string // the URL of the document that opened it
 	// answering: handle_dialog is answering the held dialog (its close is
 	// the answer's).
 	answering bool
@@ -89,7 +91,7 @@ func (d *dialogState) opened(e *page.EventJavascriptDialogOpening, main cdp.Fram
 	info := gate.Dialog{Type: string(e.Type), Message: e.Message, Default: e.DefaultPrompt}
 	ofFrame := e.FrameID != "" && main != "" && e.FrameID != main
 	if d.hold && d.pending == nil && !ofFrame {
-		d.pending, d.pendingFrame, d.others = &info, e.FrameID, 0
+		d.pending, d.pendingFrame, d.pendingURL, d.others = &info, e.FrameID, e.URL, 0
 		if d.onHeld != nil {
 			d.onHeld()
 			d.onHeld = nil
@@ -108,7 +110,7 @@ func (d *dialogState) opened(e *page.EventJavascriptDialogOpening, main cdp.Fram
 	// a count of the rest.
 	switch n := len(d.notes); {
 	case n < maxDialogNotes:
-		d.notes = append(d.notes, verb+" "+info.Type+": "+d.masked(info.Message, maxDialogNote))
+		d.notes = append(d.notes, verb+" "+info.Type+": "+d.masked(info.Message, e.URL, maxDialogNote))
 	case n == maxDialogNotes:
 		d.notes = append(d.notes, "more dialogs, answered the same way (not listed)")
 	}
@@ -145,13 +147,13 @@ func (d *dialogState) gone() {
 // to n bytes (masked first: a secret cut in two would show a piece). A
 // longer text is cut to a few times n before it is masked; a piece of a
 // secret at that cut is far past n.
-func (d *dialogState) masked(text string, n int) string {
+func (d *dialogState) masked(text, url string, n int) string {
 	text = clip(text, 8*n)
 	if d.mask != nil {
-		// Masked for the agent as it is read; quoted where it is shown,
-		// and marked again there (pagetext.Value), so the record masks it in
-		// full.
-		text = pagetext.Unmarked(d.mask(text))
+		// Masked for the agent as it is read, for the document that
+		// opened it; quoted where it is shown, and marked done there
+		// (dialogNote), so the record masks it in full.
+		text = pagetext.Unmarked(d.mask(text, url))
 	}
 	return clip(text, n)
 }
@@ -181,7 +183,7 @@ func (d *dialogState) drop(why string) {
 		return
 	}
 	d.lost = fmt.Sprintf("the %s dialog that was waiting for an answer (%s) is gone: %s",
-		d.pending.Type, pagetext.Value(inert(strconv.Quote(d.masked(d.pending.Message, 200)))), why)
+		d.pending.Type, pagetext.Done(inert(strconv.Quote(d.masked(d.pending.Message, d.pendingURL, 200)))), why)
 	d.gone()
 }
 
@@ -372,7 +374,7 @@ func heldDialogText(m *toolclad.Manifest, d *gate.Dialog) string {
 func dialogNote(ds []string) string {
 	quoted := make([]string, len(ds))
 	for i, d := range ds {
-		quoted[i] = pagetext.Value(inert(strconv.Quote(d)))
+		quoted[i] = pagetext.Done(inert(strconv.Quote(d))) // masked as it was read (dialogState.masked)
 	}
 	return fmt.Sprintf("\n[answered %d JavaScript dialog(s) at once: [%s]]", len(ds), strings.Join(quoted, " "))
 }

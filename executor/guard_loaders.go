@@ -10,44 +10,77 @@ import (
 	"github.com/browsergate/browsergate/gate"
 )
 
-// Who may have started a document load.
+// Who may have chosen a document's URL.
 //
 // A frame's document load is not always its own document's doing. Any
 // document of its window group may start it: the frame's parent and every
 // ancestor, a sibling frame, the window's opener or a popup it opened
 // (window.open(url, name), popup.location, opener.location), or a frame of
-// one of those. After a redirect, the server that answered names the next
-// URL. The browser does not say which document it was: a request's
-// initiator names a script's URL, which the page chooses itself
-// (//# sourceURL). So a document load is credited to every document that
-// may have started it (loadDocs), and to the server of each redirect; a
-// refusal or log entry of it is masked for the secrets of them all when
+// one of those. The browser does not say which: a request's initiator
+// names a script's URL, which the page chooses itself (//# sourceURL).
+// After a redirect, every server of the chain so far named a part of the
+// next URL; and a load of a URL the frame loaded before (a history entry
+// gone back to, a reload) has the URL its first choosers chose.
+//
+// So a document load is credited to all of them (loaderDocs): the
+// documents of the group now (loadDocs), the servers of its redirects, and
+// whoever was credited with an earlier load of the same URL in the same
+// frame. A refusal or a log entry of it is masked for their secrets when
 // they are all masked for the same, and withheld otherwise
-// (session.docsMasker), or a page could send its guesses into a window
-// of a secret's site and read which one came back masked.
+// (session.docsMasker); the URL a frame commits is shown so
+// (session.shownURL). Where the guard does not know (a page whose opener
+// it does not guard, a redirect whose request before it lost, a frame
+// whose earlier loads it forgot), the credit is nil: withheld, or, for a
+// URL, masked for its host.
 
-// windowLinks are what tells a page's window group (under targetGuard.mu).
+// windowLinks are what tells who may have chosen a URL (under
+// targetGuard.mu).
 type windowLinks struct {
 	// openers: each page of the session that another opened, with that
 	// one, when the browser says it can reach its opener (the window
 	// group is theirs together).
 	openers map[string]string
-	// closed: each page of the session's that closed or was let go, and
-	// when: its documents may have started a load until gate.LeftGrace
-	// after.
+	// closed: each page of the session's that closed, and when: its
+	// documents may have started a load until gate.LeftGrace after.
 	closed map[string]time.Time
-	// hops: the host of the last URL of each document request in flight,
-	// by the Fetch and the Network id of the request (a redirect's next
-	// request names the one before by either), at most maxHops.
-	hops map[string]string
-	// chose: the documents each document load of a page's main frame in
-	// flight is credited to, at most maxHops; urls: each page's URL now,
-	// by its target id.
-	chose map[pageURL][]string
+	// hops: each document request in flight, by its Fetch and its
+	// Network id (a redirect's next request names the one before by
+	// either), at most maxLinks.
+	hops map[string]hop
+	// seen: for each frame, the URLs (without fragment) it loaded, each
+	// with every document credited with a load of it (nil: one was not
+	// known), at most maxSeen a frame; lossy: the frames that forgot
+	// some.
+	seen  map[string]map[string][]string
+	lossy map[string]bool
+	// chose: the credit of each document load in flight, by frame and
+	// URL (without fragment), at most maxLinks; urls: each frame's URL
+	// now and who may have chosen it.
+	chose map[loadKey][]string
 	urls  map[string]chosenURL
 }
 
-const maxHops = 512
+// hop is a document request: its URL's host, and the hosts of the
+// servers whose redirects led to it.
+type hop struct {
+	host  string
+	chain []string
+}
+
+// loadKey is a URL a frame loads, without its fragment.
+type loadKey struct{ frame, url string }
+
+// chosenURL is a frame's URL and who may have chosen it (nil: not known,
+// as for a page from the back/forward cache, which no request loaded).
+type chosenURL struct {
+	url  string
+	docs []string
+}
+
+const (
+	maxLinks = 512
+	maxSeen  = 256
+)
 
 // noteOpener takes a page of the session as it attaches: its opener,
 // unless the browser says the page cannot reach it (noopener).
@@ -64,7 +97,9 @@ func (g *targetGuard) noteOpener(t targetInfo) {
 }
 
 // noteClosed takes a guard session that detached: its page, if it was
-// one, closed (or was let go) now.
+// one the guard still held, closed now. (A page the guard let go is no
+// longer one of its pages: a load of its window group is then credited to
+// nothing known.)
 func (g *targetGuard) noteClosed(m cdpMessage) {
 	var e struct {
 		SessionID string `json:"sessionId"`
@@ -84,51 +119,106 @@ func (g *targetGuard) noteClosed(m cdpMessage) {
 	g.links.closed[id] = time.Now()
 }
 
-// noteHop takes a document request as it is paused (id and network: its
-// Fetch and Network ids; redirected: the Fetch id of the request whose
-// redirect it is, "" for none) and returns the host of the server that
-// named its URL: the URL of the request before it. ok is false for a
-// redirect whose request before is not known.
-func (g *targetGuard) noteHop(id, network, redirected, url string) (named string, ok bool) {
+// loaderDocs are the hosts of the documents and servers that may have
+// chosen the URL of a document load of frame that is paused now (id and
+// network: its Fetch and Network ids; redirected: the Fetch id of the
+// request whose redirect it is, "" for none); nil when one is not known.
+func (g *targetGuard) loaderDocs(frame, id, network, redirected, url string) []string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if redirected != "" {
-		named, ok = g.links.hops[redirected]
-		if !ok && network != "" {
-			named, ok = g.links.hops["n:"+network]
-		}
+	url = withoutFragment(url)
+	chain, ok := g.noteHop(id, network, redirected, url)
+	docs := g.loadCredit(frame, url, time.Now())
+	if !ok || docs == nil {
+		docs = nil
 	} else {
-		ok = true
+		docs = union(docs, chain)
 	}
-	if g.links.hops == nil || len(g.links.hops) >= maxHops {
-		g.links.hops = map[string]string{}
+	if g.links.seen == nil {
+		g.links.seen, g.links.lossy = map[string]map[string][]string{}, map[string]bool{}
 	}
-	g.links.hops[id] = hostOf(url)
-	if network != "" {
-		g.links.hops["n:"+network] = hostOf(url)
+	seen := g.links.seen[frame]
+	if seen == nil || len(seen) >= maxSeen {
+		if seen != nil {
+			g.links.lossy[frame] = true
+		}
+		seen = map[string][]string{}
+		g.links.seen[frame] = seen
 	}
-	return named, ok
+	if prev, ok := seen[url]; ok && prev == nil {
+		docs = nil
+	}
+	seen[url] = docs
+	if g.links.chose == nil || len(g.links.chose) >= maxLinks {
+		g.links.chose = map[loadKey][]string{}
+	}
+	g.links.chose[loadKey{frame, url}] = docs
+	return docs
 }
 
-// loadDocs are the hosts of the documents that may have started a
-// document load of frame at at: every document of the frame's window
-// group (the pages that opened one another, each with all its frames),
-// those that closed or were replaced less than gate.LeftGrace before
-// included. nil when the frame's page is not one the guard knows, or no
+// loadCredit are the hosts of the documents that may have chosen url for
+// a document load of frame at at: those that may have started it
+// (loadDocs), and those credited with an earlier load of url in frame;
+// nil when one is not known. g.mu held.
+func (g *targetGuard) loadCredit(frame, url string, at time.Time) []string {
+	docs := g.loadDocs(frame, at)
+	if docs == nil {
+		return nil
+	}
+	prev, ok := g.links.seen[frame][withoutFragment(url)]
+	switch {
+	case ok && prev == nil, !ok && g.links.lossy[frame]:
+		return nil
+	case ok:
+		return union(docs, prev)
+	}
+	return docs
+}
+
+// noteHop takes a document request as it is paused and returns the hosts
+// of the servers whose redirects led to it; ok is false for a redirect
+// whose request before is not known. g.mu held.
+func (g *targetGuard) noteHop(id, network, redirected, url string) (chain []string, ok bool) {
+	if redirected != "" {
+		prev, found := g.links.hops[redirected]
+		if !found && network != "" {
+			prev, found = g.links.hops["n:"+network]
+		}
+		if !found {
+			return nil, false
+		}
+		chain = union(prev.chain, []string{prev.host})
+	}
+	if g.links.hops == nil || len(g.links.hops) >= maxLinks {
+		g.links.hops = map[string]hop{}
+	}
+	h := hop{host: hostOf(url), chain: chain}
+	g.links.hops[id] = h
+	if network != "" {
+		g.links.hops["n:"+network] = h
+	}
+	return chain, true
+}
+
+// loadDocs are the hosts of the documents that may start a document load
+// of frame at at: every document of the frame's window group (the pages
+// that opened one another, each with all its frames), those that closed
+// or were replaced less than gate.LeftGrace before included. nil when the
+// frame's page, or a page of its group, is not one the guard knows, or no
 // document of the group has a host yet. g.mu held.
 func (g *targetGuard) loadDocs(frame string, at time.Time) []string {
-	pages := map[string]bool{}
+	known := map[string]bool{}
 	for _, id := range g.pages {
-		pages[id] = true
+		known[id] = true
 	}
 	for id := range g.links.closed {
-		pages[id] = true
+		known[id] = true
 	}
 	topOf := func(f string) (string, bool) {
 		for depth := 0; depth <= maxEmbedDepth; depth++ {
 			p, ok := g.frameParents[f]
 			if !ok {
-				return f, pages[f]
+				return f, known[f]
 			}
 			f = p
 		}
@@ -139,12 +229,12 @@ func (g *targetGuard) loadDocs(frame string, at time.Time) []string {
 		return nil
 	}
 	group := g.windowGroup(top)
-	var docs []string
-	add := func(h string) {
-		if h != "" && !slices.Contains(docs, h) {
-			docs = append(docs, h)
+	for p := range group {
+		if !known[p] {
+			return nil // an opener the guard does not hold (the user's tab, a page it let go)
 		}
 	}
+	var docs []string
 	for f, u := range g.frames {
 		t, ok := topOf(f)
 		if !ok || !group[t] {
@@ -153,9 +243,9 @@ func (g *targetGuard) loadDocs(frame string, at time.Time) []string {
 		if closed, ok := g.links.closed[t]; ok && at.Sub(closed) >= gate.LeftGrace {
 			continue
 		}
-		add(hostOf(u))
+		docs = union(docs, []string{hostOf(u)})
 		if r, ok := g.replaced[f]; ok && at.Sub(r.at) < gate.LeftGrace {
-			add(r.host)
+			docs = union(docs, []string{r.host})
 		}
 	}
 	return docs
@@ -176,59 +266,30 @@ func (g *targetGuard) windowGroup(page string) map[string]bool {
 	return group
 }
 
-// frameLoaders are the hosts of the documents that may start a document
-// load of frame now (loadDocs), for a tab's log.
-func (g *targetGuard) frameLoaders(frame cdp.FrameID) []string {
+// frameLoaders are the hosts of the documents that may have chosen url
+// for a document load of frame now (loadCredit), for a tab's log.
+func (g *targetGuard) frameLoaders(frame cdp.FrameID, url string) []string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.loadDocs(string(frame), time.Now())
+	return g.loadCredit(string(frame), url, time.Now())
 }
 
-// The URL of each page of the session, with the documents that may have
-// chosen it: those its document load was credited to (loaderDocs: the
-// documents that may have started it, the servers whose redirects named
-// it) and the page itself once it moved within its document (a history
-// call, a fragment). The agent is shown a page's URL masked for them
-// (session.shownURL), not for the site it names.
-
-// chosenURL is a page's URL and who may have chosen it (nil: not known,
-// as for a page from the back/forward cache, which no request loaded).
-type chosenURL struct {
-	url  string
-	docs []string
-}
-
-// pageURL is a URL a page's main frame (frame) loads.
-type pageURL struct{ frame, url string }
-
-// noteChosen takes a document load of a page's main frame (frame: the
-// page's target id) as it is paused, with the documents it is credited to.
-// Each is known by its frame and URL: a redirect's last request has the
-// URL the page commits, and the Fetch domain names no loader.
-func (g *targetGuard) noteChosen(frame, url string, docs []string) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.links.chose == nil || len(g.links.chose) >= maxHops {
-		g.links.chose = map[pageURL][]string{}
-	}
-	g.links.chose[pageURL{frame: frame, url: url}] = docs
-}
-
-// pageCommitted takes a commit of a page's main frame (frame: the page's
-// target id).
-func (g *targetGuard) pageCommitted(frame, url string) {
+// urlCommitted takes a frame's commit: its URL is the one its load was
+// credited for (loaderDocs).
+func (g *targetGuard) urlCommitted(frame, url, fragment string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.links.urls == nil {
 		g.links.urls = map[string]chosenURL{}
 	}
-	k := pageURL{frame: frame, url: url}
-	g.links.urls[frame] = chosenURL{url: url, docs: g.links.chose[k]}
+	k := loadKey{frame, withoutFragment(url)}
+	g.links.urls[frame] = chosenURL{url: url + fragment, docs: g.links.chose[k]}
 	delete(g.links.chose, k)
 }
 
-// noteWithinDocument takes a page's move within its document
-// (Page.navigatedWithinDocument): its own host may have chosen the URL.
+// noteWithinDocument takes a frame's move within its document
+// (Page.navigatedWithinDocument: a history call, a fragment): any
+// document of its window group may have chosen the URL now.
 func (g *targetGuard) noteWithinDocument(m cdpMessage) {
 	var e struct {
 		FrameID string `json:"frameId"`
@@ -244,31 +305,58 @@ func (g *targetGuard) noteWithinDocument(m cdpMessage) {
 		return
 	}
 	p.url = e.URL
-	if h := hostOf(g.frames[e.FrameID]); p.docs != nil && h != "" && !slices.Contains(p.docs, h) {
-		p.docs = append(slices.Clone(p.docs), h)
+	if p.docs != nil {
+		if now := g.loadDocs(e.FrameID, time.Now()); now == nil {
+			p.docs = nil
+		} else {
+			p.docs = union(p.docs, now)
+		}
 	}
 	g.links.urls[e.FrameID] = p
 }
 
 // chosenBy are the hosts of the documents that may have chosen u as the
-// URL of a page of the session's, in each page whose URL it is now. known
-// is false when one of those pages does not know who chose it, or none
+// URL of a frame of the session's: in each frame whose URL it is now, and
+// each that loaded it before (a popup that closed since, a history entry).
+// known is false when one of those does not know who chose it, or none
 // has it.
 func (g *targetGuard) chosenBy(u string) (docs []string, known bool) {
+	if u == "" {
+		return nil, false
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for _, p := range g.links.urls {
-		if p.url != u || u == "" {
+		if p.url != u {
 			continue
 		}
 		if p.docs == nil {
 			return nil, false
 		}
-		for _, d := range p.docs {
-			if !slices.Contains(docs, d) {
-				docs = append(docs, d)
-			}
+		docs = union(docs, p.docs)
+	}
+	bare := withoutFragment(u)
+	for _, seen := range g.links.seen {
+		prev, ok := seen[bare]
+		if ok && prev == nil {
+			return nil, false
 		}
+		docs = union(docs, prev)
 	}
 	return docs, len(docs) > 0
+}
+
+// union is list with each of more not in it added ("" left out); list's
+// own array is never written to.
+func union(list, more []string) []string {
+	out := list
+	for _, h := range more {
+		if h != "" && !slices.Contains(out, h) {
+			if len(out) == len(list) {
+				out = slices.Clone(list)
+			}
+			out = append(out, h)
+		}
+	}
+	return out
 }

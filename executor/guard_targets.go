@@ -8,12 +8,12 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/gorilla/websocket"
 
 	"github.com/browsergate/browsergate/gate"
@@ -588,20 +588,21 @@ func (g *targetGuard) noteFrameNav(m cdpMessage) {
 func (g *targetGuard) noteCommit(m cdpMessage) {
 	var e struct {
 		Frame struct {
-			ID       string `json:"id"`
-			ParentID string `json:"parentId"`
-			URL      string `json:"url"`
+			ID          string `json:"id"`
+			ParentID    string `json:"parentId"`
+			URL         string `json:"url"`
+			URLFragment string `json:"urlFragment"`
 		} `json:"frame"`
 	}
 	if json.Unmarshal(m.Params, &e) != nil {
 		return
 	}
 	g.frameCommitted(e.Frame.ID, e.Frame.URL)
+	g.urlCommitted(e.Frame.ID, e.Frame.URL, e.Frame.URLFragment)
 	if e.Frame.ParentID != "" {
 		g.frameEmbedded(e.Frame.ID, e.Frame.ParentID)
 		return
 	}
-	g.pageCommitted(e.Frame.ID, e.Frame.URL)
 	if cur := g.curTab(); e.Frame.ID == cur {
 		g.docGen.Add(1)
 		g.ic.acting.committed(e.Frame.URL)
@@ -663,14 +664,11 @@ func (g *targetGuard) event(m cdpMessage) {
 		// moves on to another document.
 		var docs []string
 		if e.ResourceType == "Document" {
-			docs = g.loaderDocs(e.FrameID, e.RequestID, e.NetworkID, e.Redirected, url)
+			docs = g.loaderDocs(e.FrameID, e.RequestID, e.NetworkID, e.Redirected, e.Request.URL)
 		} else {
 			docs = g.refusalDocs(e.FrameID, e.ResourceType, time.Now())
 		}
 		pageNav := e.ResourceType == "Document" && g.isPage(m.SessionID, e.FrameID)
-		if pageNav {
-			g.noteChosen(e.FrameID, url, docs)
-		}
 		if g.isDoomed(m.SessionID) {
 			g.refuse(ctx, m.SessionID, e.RequestID, e.NetworkID, docs, url, scope.Verdict{URL: url, Rule: ruleSecretBound,
 				Reason: "a page that was open while the tab was on the site a secret was typed on sends nothing until it is closed"})
@@ -807,7 +805,7 @@ func (g *targetGuard) continueResponse(ctx context.Context, session, id, frame, 
 		params["responsePhrase"] = text
 	}
 	if !g.answer(ctx, session, "Fetch.continueResponse", params, url) {
-		g.refuse(ctx, session, id, "", g.refusalDocs(frame, "Document", time.Now()), url, scope.Verdict{URL: url, Rule: "speculation-rules",
+		g.refuse(ctx, session, id, "", g.frameLoaders(cdp.FrameID(frame), url), url, scope.Verdict{URL: url, Rule: "speculation-rules",
 			Reason: "the response's headers could not be changed (its Speculation-Rules taken out, browsergate's Permissions-Policy added)"})
 	}
 }
@@ -859,21 +857,6 @@ func (g *targetGuard) refusalDocs(frame, kind string, at time.Time) []string {
 	docs := []string{doc}
 	if r, ok := g.replaced[frame]; ok && at.Sub(r.at) < gate.LeftGrace {
 		docs = append(docs, r.host)
-	}
-	return docs
-}
-
-// loaderDocs are the documents that may have made a document load of
-// frame that is paused now, and the server that named its URL when it is
-// a redirect's (noteHop): nil when one of them is not known.
-func (g *targetGuard) loaderDocs(frame, id, network, redirected, url string) []string {
-	named, ok := g.noteHop(id, network, redirected, url)
-	docs := g.refusalDocs(frame, "Document", time.Now())
-	if !ok || docs == nil {
-		return nil
-	}
-	if named != "" && !slices.Contains(docs, named) {
-		docs = append(docs, named)
 	}
 	return docs
 }

@@ -247,6 +247,18 @@ func (s *session) urlChoosers(u string) (docs []string, known bool) {
 	return s.egress.guard.chosenBy(u)
 }
 
+// maskDialog masks, for the agent, the message of a JavaScript dialog the
+// document at url opened (as the browser names it): for the secrets
+// considered on that document, not on the pages the call reads, or a page
+// in another tab could open its guesses in a dialog while the agent works
+// on the secret's site; for those pages when the document is not known.
+func (s *session) maskDialog(text, url string) string {
+	if h := hostOf(url); h != "" {
+		return s.maskPage(text, h)
+	}
+	return s.maskText(text)
+}
+
 // maskPage masks page content as it is read from pages on hosts, for the
 // agent (mask.Masker.MaskSource); the record masks it again in full.
 func (s *session) maskPage(text string, hosts ...string) string {

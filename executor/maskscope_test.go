@@ -171,7 +171,7 @@ func TestMaskTurnLeavesItsOwnWords(t *testing.T) {
 	d := deny("secrets", "secret domains", "secret PW may only be typed on %s, and this page is on %s", "login.example.com", "h."+value+".test")
 	tr := &turn{call: &toolclad.Call{Command: &toolclad.Command{Name: "navigate"}}, deny: d,
 		out: output{Text: "navigated to " + pagetext.Value("https://a.test/?q=SECRET"), Structured: map[string]any{"secrets": "v=" + value}}}
-	full := turnMasks{record: true, values: m, page: func(string) *mask.Masker { return m }, blocked: func(Blocked) (*mask.Masker, bool) { return m, false }}
+	full := maskAllWith(m, true)
 	maskTurn(tr, full)
 	if want := "secret PW may only be typed on login.example.com, and this page is on h.[secret PW].test"; tr.deny.Reason != want {
 		t.Errorf("reason = %q, want %q", tr.deny.Reason, want)
@@ -243,7 +243,7 @@ func sorted(list []string) []string {
 // does not know names none.
 func TestADocumentLoadIsCreditedToItsWindowGroup(t *testing.T) {
 	g := &targetGuard{frames: map[string]string{}, frameParents: map[string]string{}, replaced: map[string]replacedDoc{},
-		pages: map[string]string{"s1": "opener", "s2": "popup", "s3": "tab", "s4": "grandchild"}}
+		pages: map[string]string{"s1": "opener", "s2": "popup", "s3": "tab", "s4": "grandchild", "s5": "adopted"}}
 	no := false
 	g.noteOpener(targetInfo{TargetID: "popup", Type: "page", OpenerID: "opener"})
 	g.noteOpener(targetInfo{TargetID: "grandchild", Type: "page", OpenerID: "popup"})
@@ -268,6 +268,11 @@ func TestADocumentLoadIsCreditedToItsWindowGroup(t *testing.T) {
 	if got := g.refusalDocs("stray", "Document", time.Now()); got != nil {
 		t.Errorf("a frame of no known page: refusalDocs = %v, want none", got)
 	}
+	g.noteOpener(targetInfo{TargetID: "adopted", Type: "page", OpenerID: "users-tab"}) // a tab the guard does not hold opened it
+	g.frameCommitted("adopted", "https://adopted.example/")
+	if got := g.refusalDocs("adopted", "Document", time.Now()); got != nil {
+		t.Errorf("a page whose opener the guard does not hold: refusalDocs = %v, want none (not known)", got)
+	}
 
 	g.noteClosed(cdpMessage{Method: "Target.detachedFromTarget", Params: []byte(`{"sessionId":"s4"}`)})
 	if got := sorted(g.refusalDocs("popup", "Document", time.Now())); !slices.Equal(got, group) {
@@ -278,21 +283,51 @@ func TestADocumentLoadIsCreditedToItsWindowGroup(t *testing.T) {
 	}
 }
 
-// TestARedirectIsCreditedToTheServerThatNamedIt: the next request of a
-// document load's redirect names the host that answered the one before;
-// one whose request before is not known names nothing (it is withheld).
-func TestARedirectIsCreditedToTheServerThatNamedIt(t *testing.T) {
+// TestARedirectIsCreditedToTheServersThatNamedIt: each request of a
+// document load's redirect chain names every server of the chain before
+// it; one whose request before is not known names nothing (it is
+// withheld).
+func TestARedirectIsCreditedToTheServersThatNamedIt(t *testing.T) {
 	g := &targetGuard{frames: map[string]string{}, frameParents: map[string]string{}, replaced: map[string]replacedDoc{},
 		pages: map[string]string{"s": "tab"}}
 	g.frameCommitted("tab", "https://hostile.example/")
 	if got := g.loaderDocs("tab", "f1", "n1", "", "https://login.example.com/export"); !slices.Equal(got, []string{"hostile.example"}) {
 		t.Errorf("the first request: %v, want the page that started it", got)
 	}
-	got := sorted(g.loaderDocs("tab", "f2", "n1", "f1", "https://outside.example/?token=x"))
+	got := sorted(g.loaderDocs("tab", "f2", "n1", "f1", "https://bounce.example/?to=x"))
 	if !slices.Equal(got, []string{"hostile.example", "login.example.com"}) {
 		t.Errorf("the redirect's next request: %v, want the page and the server that named its URL", got)
 	}
-	if got := g.loaderDocs("tab", "f3", "n2", "f-unknown", "https://outside.example/"); got != nil {
+	got = sorted(g.loaderDocs("tab", "f3", "n1", "f2", "https://login.example.com/show?token=x"))
+	if !slices.Equal(got, []string{"bounce.example", "hostile.example", "login.example.com"}) {
+		t.Errorf("the chain's last request: %v, want the page and every server of the chain", got)
+	}
+	if got := g.loaderDocs("tab", "f4", "n2", "f-unknown", "https://outside.example/"); got != nil {
 		t.Errorf("a redirect whose request before is not known: %v, want none", got)
+	}
+}
+
+// TestALoadOfAURLTheFrameLoadedBeforeKeepsItsChoosers: a history entry
+// gone back to, or a reload, loads a URL whoever made the entry chose: it
+// is credited to them as well as to the documents that may start the load
+// now; the URL a frame commits has its load's credit (chosenBy), with a
+// fragment as the frame commits it.
+func TestALoadOfAURLTheFrameLoadedBeforeKeepsItsChoosers(t *testing.T) {
+	g := &targetGuard{frames: map[string]string{}, frameParents: map[string]string{}, replaced: map[string]replacedDoc{},
+		pages: map[string]string{"s": "tab"}}
+	g.frameCommitted("tab", "https://login.example.com/")
+	g.loaderDocs("tab", "f1", "n1", "", "https://login.example.com/show?token=x")
+	g.urlCommitted("tab", "https://login.example.com/show?token=x", "#top")
+	if got, known := g.chosenBy("https://login.example.com/show?token=x#top"); !known || !slices.Equal(got, []string{"login.example.com"}) {
+		t.Errorf("the committed URL: chosenBy = %v, %v; want the site's page", got, known)
+	}
+	g.frameCommitted("tab", "https://other.example/")
+	g.replaced = map[string]replacedDoc{} // long after
+	got := sorted(g.loaderDocs("tab", "f2", "n2", "", "https://login.example.com/show?token=x#top"))
+	if !slices.Equal(got, []string{"login.example.com", "other.example"}) {
+		t.Errorf("going back to it from another host: %v, want the page now and the entry's choosers", got)
+	}
+	if got, known := g.chosenBy("https://nowhere.example/"); known {
+		t.Errorf("a URL no frame shows: chosenBy = %v, known", got)
 	}
 }

@@ -1,6 +1,8 @@
 package executor
 
 import (
+	"strings"
+
 	"github.com/browsergate/browsergate/executor/mask"
 	"github.com/browsergate/browsergate/internal/pagetext"
 )
@@ -53,12 +55,32 @@ type turnMasks struct {
 // everything of a finished call that is returned, recorded or logged;
 // browsergate's own words around them are left as they are (package pagetext).
 func maskTurn(t *turn, k turnMasks) {
+	// The page's URL, where a text quotes it as the page's value (a
+	// refusal's "the tab was at …"), is shown as the state line shows it.
+	var urls []string
+	if t.facts != nil {
+		urls = append(urls, t.facts.State.URL)
+		for _, p := range t.facts.Pages { // a refusal names the popups it closed
+			urls = append(urls, p.URL)
+		}
+	}
+	if t.after != nil {
+		urls = append(urls, t.after.URL)
+	}
+	pageURLs := func(text string) string {
+		for _, u := range urls {
+			if u != "" && strings.Contains(text, pagetext.Value(u)) {
+				text = strings.ReplaceAll(text, pagetext.Value(u), pagetext.Done(k.url(u)))
+			}
+		}
+		return text
+	}
 	if t.call != nil && t.call.Command != nil && commandTable[t.call.Command.Name].pageContent && !pagetext.HasMarks(t.out.Text) {
 		// Page content that was not marked as it was read is the page's
 		// as a whole: a source missed is masked, never shown.
 		t.out.Text = pagetext.Value(t.out.Text)
 	}
-	t.out.Text = k.values.Finish(t.out.Text, k.record)
+	t.out.Text = k.values.Finish(pageURLs(t.out.Text), k.record)
 	if t.out.Structured != nil {
 		t.out.Structured = k.values.MaskStructured(t.out.Structured, k.record)
 	}
@@ -66,7 +88,7 @@ func maskTurn(t *turn, k turnMasks) {
 		// An error may quote the browser or the page anywhere: masked
 		// whole, unless it marks the page's values in it (FinishAll), or
 		// is browsergate's own sentence (pagetext.Own).
-		msg := t.err.Error()
+		msg := pageURLs(t.err.Error())
 		if _, own := t.err.(*pagetext.Own); own {
 			msg = k.values.Finish(msg, k.record)
 		} else {
@@ -76,7 +98,7 @@ func maskTurn(t *turn, k turnMasks) {
 	}
 	if t.deny != nil {
 		d := *t.deny
-		d.Reason = k.values.Finish(d.Reason, k.record)
+		d.Reason = k.values.Finish(pageURLs(d.Reason), k.record)
 		t.deny = &d
 	}
 	if t.facts != nil {
@@ -149,6 +171,12 @@ func (s *session) noteReach(t *turn) {
 	s.reach.mu.Unlock()
 }
 
+// maskAllWith masks everything of a call with m.
+func maskAllWith(m *mask.Masker, record bool) turnMasks {
+	return turnMasks{record: record, values: m, page: func(string) *mask.Masker { return m }, url: m.Mask,
+		title: func(title, _ string) string { return m.Mask(title) }, blocked: func(Blocked) (*mask.Masker, bool) { return m, false }}
+}
+
 // turnMasks are the maskers of a finished call: for the record, every
 // secret of the manifest; for the agent, those considered on the pages the
 // call was on (before and after it, and the tab's now), a page's state by
@@ -156,9 +184,7 @@ func (s *session) noteReach(t *turn) {
 // (refusalMask).
 func (s *session) turnMasks(t *turn, record bool) turnMasks {
 	if record {
-		m := s.masker.Load()
-		return turnMasks{record: true, values: m, page: func(string) *mask.Masker { return m }, url: m.Mask,
-			title: func(title, _ string) string { return m.Mask(title) }, blocked: func(Blocked) (*mask.Masker, bool) { return m, false }}
+		return maskAllWith(s.masker.Load(), true)
 	}
 	hosts := []string{s.egress.bound.Host()}
 	if t.facts != nil {

@@ -129,10 +129,10 @@ type pageLog struct {
 	contexts   map[runtime.ExecutionContextID]cdp.FrameID
 	contextIDs map[string]runtime.ExecutionContextID // by unique id, as a context's end names it
 	top        cdp.FrameID
-	// loadDocs are the hosts of the documents that may start a document
-	// load of a frame (targetGuard.frameLoaders; nil until the tab's
-	// guard is known).
-	loadDocs func(frame cdp.FrameID) []string
+	// loadDocs are the hosts of the documents that may have chosen the
+	// URL of a document load of a frame (targetGuard.frameLoaders; nil
+	// until the tab's guard is known).
+	loadDocs func(frame cdp.FrameID, url string) []string
 }
 
 // frameDoc is a frame of the tab: the host of its document's origin ("":
@@ -177,9 +177,10 @@ func (l *pageLog) docOf(id cdp.FrameID) string {
 }
 
 // requestDocs are the documents a request is masked for. For a document
-// load, those that may have started it (loadDocs: the guard's window
-// group of the frame, as the guard knows it) and, for a redirect's next
-// request, the server that named its URL — never the URL it loads, which
+// load, those that may have chosen its URL (loadDocs: the guard's window
+// group of the frame, and those credited with an earlier load of the URL
+// there) and, for a redirect's next request, the servers that named the
+// URLs of the chain — never the URL it loads, which
 // the browser names as its document (a page would put the secret's site
 // there to have its guesses masked); until the guard is known, the tab's
 // page as it is before the load commits for the main frame, the parent's
@@ -198,16 +199,20 @@ func (l *pageLog) requestDocs(e *network.EventRequestWillBeSent) logged {
 	var docs logged
 	switch f := l.frames[e.FrameID]; {
 	case l.loadDocs != nil:
-		docs = logged{docs: l.loadDocs(e.FrameID)}
+		docs = logged{docs: l.loadDocs(e.FrameID, e.Request.URL)}
 	case f != nil && f.parent != "":
 		docs = loggedBy(l.docOf(f.parent))
 	default:
 		docs = loggedBy(l.docOf(e.FrameID))
 	}
 	if e.RedirectResponse != nil && docs.docs != nil {
-		if h := hostOf(e.RedirectResponse.URL); h != "" && !slices.Contains(docs.docs, h) {
-			docs.docs = append(docs.docs, h)
+		// The request before, whose server named this URL, with the
+		// servers that named its own.
+		prev := l.byID[e.RequestID]
+		if prev == nil || prev.docs == nil {
+			return logged{}
 		}
+		docs.docs = union(union(docs.docs, prev.docs), []string{hostOf(e.RedirectResponse.URL)})
 	}
 	return docs
 }

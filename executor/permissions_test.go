@@ -167,7 +167,7 @@ func TestMaskTurnMasksGrantedRequests(t *testing.T) {
 	raw := "https://maps.example.test/?k=" + value
 	tr := &turn{granted: permissionGrants{list: []permissionGrant{{URL: raw, Permission: "geolocation", Origin: "https://maps.example.test"}}}}
 	agentCopy := *tr
-	maskTurn(tr, turnMasks{record: true, values: m, page: func(string) *mask.Masker { return m }, blocked: func(Blocked) (*mask.Masker, bool) { return m, false }})
+	maskTurn(tr, maskAllWith(m, true))
 	if got := tr.granted.list[0].URL; got != "https://maps.example.test/?k=[secret PW]" {
 		t.Errorf("granted URL in the record = %q, want the secret masked", got)
 	}

@@ -83,7 +83,7 @@ func TestReplyLinesAreInert(t *testing.T) {
 	// A reply is made of a finished turn: its page values masked (here
 	// with no secret) and their marks dropped (maskTurn).
 	finished := func(t *turn) *turn {
-		maskTurn(t, turnMasks{page: func(string) *mask.Masker { return nil }, blocked: func(Blocked) (*mask.Masker, bool) { return nil, false }})
+		maskTurn(t, maskAllWith(nil, false))
 		return t
 	}
 	r := e.reply(&session{manifest: m}, finished(ok))

@@ -78,7 +78,7 @@ func (s *session) ensureTab() error {
 // (newSessionContext). The session's first context, and each that
 // new_context opens (contexts.go), is opened here.
 func (s *session) openContext() error {
-	w := newPageWatch("", s.manifest.Browser.Dialogs, s.maskText)
+	w := newPageWatch("", s.manifest.Browser.Dialogs, s.maskDialog)
 	w.log.details = readsRequests(s.manifest)
 	ctx, cancel, err := s.backend.newSessionContext(s, w, chromedp.WithListener(w.listen))
 	if err != nil {

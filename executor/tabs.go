@@ -203,7 +203,7 @@ func (s *session) switchTo(ctx context.Context, id target.ID) error {
 	}
 	t, ok := s.tabs.parked[id]
 	if !ok || !t.open() {
-		w := newPageWatch(cdp.FrameID(id), s.manifest.Browser.Dialogs, s.maskText)
+		w := newPageWatch(cdp.FrameID(id), s.manifest.Browser.Dialogs, s.maskDialog)
 		w.log.details = readsRequests(s.manifest)
 		w.log.followGuard(s.egress.guard)
 		tctx, cancel := chromedp.NewContext(s.tabs.homeCtx, chromedp.WithTargetID(id), chromedp.WithDetachOnCancel(),

@@ -61,8 +61,8 @@ type pageWatch struct {
 
 // newPageWatch watches a tab whose JavaScript dialogs are handled as the
 // manifest's [browser] dialogs says (toolclad.Dialogs*).
-// mask masks the session's secrets in what the page says in them.
-func newPageWatch(mainFrame cdp.FrameID, dialogs string, mask func(string) string) *pageWatch {
+// mask masks the session's secrets in what a document says in them.
+func newPageWatch(mainFrame cdp.FrameID, dialogs string, mask func(text, url string) string) *pageWatch {
 	return &pageWatch{
 		mainFrame:    mainFrame,
 		inflight:     map[network.RequestID]bool{},

@@ -15,7 +15,7 @@ import (
 // not, even right after a redirect; and an iframe's redirect says nothing
 // of the main frame.
 func TestWatchTellsAServerRedirectFromThePagesOwnMove(t *testing.T) {
-	w := newPageWatch("main", "", func(s string) string { return s })
+	w := newPageWatch("main", "", func(s, _ string) string { return s })
 	request := func(frame cdp.FrameID, loader cdp.LoaderID, redirected bool) {
 		e := &network.EventRequestWillBeSent{RequestID: network.RequestID(loader), LoaderID: loader, FrameID: frame,
 			Type: network.ResourceTypeDocument, Request: &network.Request{URL: "http://127.0.0.1/"}}

@@ -35,9 +35,9 @@ func guessesAlike(t *testing.T, what, out, wrong, right string) {
 
 // quietSite serves the secret's site on 127.0.0.1, whose pages show
 // nothing of their URL (a page loaded with a query is titled "Site
-// results"), and the hostile page on 127.0.0.3. /keep stores
-// the password a form posts, and /export redirects to /show with it in the
-// URL, as a site that knows a value may.
+// results"), and the hostile page on 127.0.0.3. /keep stores the password
+// a form posts; /export redirects to /show with it in the URL, and /reveal
+// shows it, as a site that knows a value may.
 func quietSite(t *testing.T, hostile http.HandlerFunc) (site, evil string) {
 	t.Helper()
 	var mu sync.Mutex
@@ -49,6 +49,11 @@ func quietSite(t *testing.T, hostile http.HandlerFunc) (site, evil string) {
 			kept = r.PostFormValue("pw")
 			mu.Unlock()
 			fmt.Fprint(w, `<!doctype html><title>Kept</title><p id=kept>kept</p>`)
+		case "/reveal":
+			mu.Lock()
+			v := kept
+			mu.Unlock()
+			fmt.Fprintf(w, `<!doctype html><title>Reveal</title><p>Your password: %s</p>`, html.EscapeString(v))
 		case "/export":
 			mu.Lock()
 			v := kept
@@ -124,7 +129,8 @@ setTimeout(() => { location = '` + siteURL + `/?h=` + wrongGuess + `&h=` + passw
 // then to a host the scope refuses, guesses in the URL again. Either the
 // popup's page or its opener may have started each load: the URL and the
 // refusal come back withheld or as written, never masked for the right
-// guess; the popup's log entries alike.
+// guess; the popup's log entries, and the refusal that quotes where the
+// tab was, alike.
 func TestAnOpenerThatSendsItsPopupToTheSecretsSiteReadsNoGuess(t *testing.T) {
 	t.Parallel()
 	const password = "Url-Guess-Popup-7723"
@@ -161,16 +167,16 @@ setInterval(async () => {
 	reqs := call("network_requests", nil)
 	guessesAlike(t, "the popup's network_requests", reqs, "h="+wrongGuess, "h="+password)
 
-	call("switch_tab", map[string]any{"tab": sessionTab(t, cs, evil)}) // the popup's refused load leaves an error page there
+	// The next call is refused (the tab was at a page outside the scope),
+	// quoting where it was, and lists the refused load: both alike.
 	stage.Store(2)
-	// A call may be refused as the popup whose load was refused closes:
-	// its reply lists the refusal too.
 	either := func(tool string, args map[string]any) string {
 		out, _ := callText(t, cs, "e2e."+tool, args)
 		return out
 	}
 	replies := refusalsUntil(t, either, "", 1)
 	refusalsAlike(t, replies, password)
+	guessesAlike(t, "the replies after the popup was sent away", replies, "g="+wrongGuess, "g="+password)
 }
 
 // TestAURLTheSecretsSiteChoseStaysMaskedWhoeverSentTheTab: the agent
@@ -204,5 +210,52 @@ func TestAURLTheSecretsSiteChoseStaysMaskedWhoeverSentTheTab(t *testing.T) {
 	}
 	if !strings.Contains(out, "/show") && !strings.Contains(out, "withheld") {
 		t.Fatalf("the tab never reached the site's redirect:\n%s", out)
+	}
+}
+
+// TestASnapshotMasksEachFrameForItsOwnDocument: the agent saves the
+// secret on the site, then opens the hostile page, which prints its
+// guesses and embeds two frames of the site: one that shows the saved
+// value, one whose URL carries the guesses. The snapshot masks the
+// value in the site's frame, and shows the hostile page's own text and
+// the frame's URL alike for both guesses.
+func TestASnapshotMasksEachFrameForItsOwnDocument(t *testing.T) {
+	t.Parallel()
+	const password = "Snap-Frames-Own-4471"
+	d := launchHTTP(t, nil, []string{"BROWSERGATE_E2E_NETSECRET=" + password}, networkLogsManifest, "")
+	var siteURL string
+	site, evil := quietSite(t, servePage(func() string {
+		return `<!doctype html><title>Hostile</title><p>guesses g=` + wrongGuess + ` g=` + password + `</p>
+<iframe src="` + siteURL + `/reveal"></iframe><iframe src="` + siteURL + `/?h=` + wrongGuess + `&h=` + password + `"></iframe>`
+	}))
+	siteURL = site
+	call := allowedCaller(t, d.connect(t, "alice-token"))
+	call("navigate", map[string]any{"url": site + "/"})
+	call("type_text", map[string]any{"selector": "#pw", "text": "<NET_PASSWORD>"})
+	call("click", map[string]any{"selector": "#save"})
+	call("wait_for", map[string]any{"selector": "#kept"})
+	call("navigate", map[string]any{"url": evil + "/"})
+	var snap string
+	for i := 0; i < 50 && !strings.Contains(snap, "Your password"); i++ {
+		time.Sleep(100 * time.Millisecond)
+		snap = call("snapshot", nil)
+	}
+	if strings.Contains(snap, password) && !strings.Contains(snap, "g="+password) {
+		t.Fatalf("the snapshot shows the site's frame's value in clear:\n%s", snap)
+	}
+	for _, l := range strings.Split(snap, "\n") {
+		switch {
+		case strings.Contains(l, "Your password"):
+			if !strings.Contains(l, "[secret NET_PASSWORD]") || strings.Contains(l, password) {
+				t.Errorf("the site's frame's value is not masked: %s", l)
+			}
+		case strings.Contains(l, "guesses"):
+			guessesAlike(t, "the hostile page's own text", l, "g="+wrongGuess, "g="+password)
+		case strings.Contains(l, "h="):
+			guessesAlike(t, "a frame's mark", l, "h="+wrongGuess, "h="+password)
+		}
+	}
+	if !strings.Contains(snap, "Your password") || !strings.Contains(snap, "guesses") {
+		t.Fatalf("the snapshot does not show the page and the site's frame:\n%s", snap)
 	}
 }

@@ -91,7 +91,7 @@ func (r *renderer) labelled(v *docView, i int, name string) bool {
 		return true
 	}
 	lines := *r.lines()
-	if r.inline.Len() == 0 && len(lines) > 0 && lines[len(lines)-1] == name {
+	if r.inline.Len() == 0 && len(lines) > 0 && lines[len(lines)-1].text == name {
 		return true
 	}
 	for p, up := int(v.d.Nodes.ParentIndex[i]), 0; p >= 0 && up < 3; p, up = int(v.d.Nodes.ParentIndex[p]), up+1 {

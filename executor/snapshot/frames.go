@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -67,15 +68,21 @@ func (r *renderer) frameDoc(d *domsnapshot.DocumentSnapshot, top bool) {
 	if top {
 		r.curTop = fv
 	}
-	r.line("[frame " + strconv.Quote(r.str(d.DocumentURL)) + ":]")
+	u := r.str(d.DocumentURL)
+	r.line("[frame " + strconv.Quote(r.frameURL(u)) + ":]")
 	lines := r.lines()
 	n := len(*lines)
+	outer := r.doc
+	if ownHost(u) {
+		r.doc = u // a frame with no host of its own (about:blank, srcdoc) shows its embedder's content
+	}
 	for n, p := range d.Nodes.ParentIndex {
 		if p < 0 {
 			r.render(fv, n)
 		}
 	}
 	r.flush()
+	r.doc = outer
 	if len(*lines) == n && r.gather == 0 {
 		*lines = (*lines)[:n-1] // an empty frame (about:blank, an ad slot) says nothing
 		return
@@ -93,7 +100,7 @@ func (r *renderer) oopifAt(node cdp.BackendNodeID) *Capture { return r.cur.Frame
 func (r *renderer) oopif(fc *Capture, host FrameHost) {
 	r.flush()
 	if fc.Layout == nil || len(fc.Layout.Documents) == 0 {
-		r.line("[frame " + strconv.Quote(fc.URL) + ": its content could not be read]")
+		r.line("[frame " + strconv.Quote(r.frameURL(fc.URL)) + ": its content could not be read]")
 		return
 	}
 	snap, ax, cur, curTop, hosts := r.snap, r.ax, r.cur, r.curTop, r.hosts
@@ -103,8 +110,25 @@ func (r *renderer) oopif(fc *Capture, host FrameHost) {
 	r.frameDoc(fc.Layout.Documents[0], true)
 }
 
+// frameURL is a frame's URL as its mark shows it (Options.FrameURL).
+func (r *renderer) frameURL(u string) string {
+	if r.opts.FrameURL != nil {
+		return r.opts.FrameURL(u)
+	}
+	return u
+}
+
+// ownHost reports whether a document at u has a host of its own: an
+// http(s) URL's, or a blob: URL's inner one; about:blank, srcdoc, data:
+// have none.
+func ownHost(u string) bool {
+	u = strings.TrimPrefix(u, "blob:")
+	p, err := url.Parse(u)
+	return err == nil && (p.Scheme == "http" || p.Scheme == "https") && p.Host != ""
+}
+
 // lines are the lines being written: the main landmark's or the rest.
-func (r *renderer) lines() *[]string {
+func (r *renderer) lines() *[]line {
 	if r.inMain > 0 {
 		return &r.main
 	}

@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -22,13 +23,35 @@ type Options struct {
 	// Root is the element rendered, with everything under it; it must be
 	// in the capture's top document (0: the whole document).
 	Root cdp.BackendNodeID
+	// FrameURL renders a frame's URL in its mark (nil: as it is): the
+	// executor masks it for whoever chose it.
+	FrameURL func(url string) string
 }
 
 // Page is a capture rendered: the page's text and the elements its refs
-// name.
+// name. Parts are the same text in pieces, each with the documents it
+// came from (Part), so that each is masked for its own documents' secrets.
 type Page struct {
+	Text  string
+	Parts []Part
+	Refs  map[string]Ref
+}
+
+// Part is a piece of a rendered page: its text and the URLs of the
+// documents whose content it holds (a frame's document with no host of
+// its own, about:blank or srcdoc, counts as the document that embeds it).
+// Own is browsergate's own text (the line between the main content and
+// the rest), which no document wrote.
+type Part struct {
 	Text string
-	Refs map[string]Ref
+	Docs []string
+	Own  bool
+}
+
+// line is a line of the rendered page and the documents it came from.
+type line struct {
+	text string
+	docs []string
 }
 
 // Render renders the capture of the tab's process c (with the captures
@@ -42,7 +65,8 @@ func Render(c *Capture, opts Options) (Page, error) {
 	}
 	layout := c.Layout
 	page, _, _ := strings.Cut(StringAt(layout.Strings, layout.Documents[0].DocumentURL), "#")
-	r := &renderer{snap: layout, ax: c.AX, cur: c, origin: origin(page), page: page, refs: map[string]Ref{}}
+	r := &renderer{snap: layout, ax: c.AX, cur: c, origin: origin(page), page: page, refs: map[string]Ref{}, opts: opts,
+		doc: StringAt(layout.Strings, layout.Documents[0].DocumentURL)}
 	v := newDocView(layout.Documents[0])
 	r.curTop = v
 	root := -1
@@ -56,7 +80,8 @@ func Render(c *Capture, opts Options) (Page, error) {
 		return Page{}, ErrRootNotFound
 	}
 	r.render(v, root)
-	return Page{Text: r.output(), Refs: r.refs}, nil
+	text, parts := r.output()
+	return Page{Text: text, Parts: parts, Refs: r.refs}, nil
 }
 
 // renderer turns one capture into snapshot text.
@@ -64,16 +89,21 @@ type renderer struct {
 	snap *domsnapshot.CaptureSnapshotResult
 	// cur is the capture of the process being rendered: the tab's, or an
 	// out-of-process frame's, whose top document is curTop.
-	cur      *Capture
-	curTop   *docView
-	hosts    []FrameHost // the iframe elements that lead to cur
-	ax       map[cdp.BackendNodeID]*AXNode
-	origin   string // the page's origin, and its URL without a fragment
-	page     string
-	refs     map[string]Ref
-	next     int
-	main     []string // lines of the main landmark
-	rest     []string // every other line
+	cur    *Capture
+	curTop *docView
+	hosts  []FrameHost // the iframe elements that lead to cur
+	ax     map[cdp.BackendNodeID]*AXNode
+	origin string // the page's origin, and its URL without a fragment
+	page   string
+	refs   map[string]Ref
+	next   int
+	main   []line // lines of the main landmark
+	rest   []line // every other line
+	opts   Options
+	// doc is the URL of the document being rendered; pending are those
+	// whose text is in the line being filled (a cell, a link, a block).
+	doc      string
+	pending  []string
 	inMain   int
 	inline   strings.Builder // the block being filled
 	lists    []int           // the open lists: 0 unordered, else the next number
@@ -397,6 +427,15 @@ func (r *renderer) text(s string, pre bool) {
 		}
 	}
 	r.inline.WriteString(s)
+	r.noteDoc()
+}
+
+// noteDoc notes that the line being filled holds text of the document
+// being rendered.
+func (r *renderer) noteDoc() {
+	if !slices.Contains(r.pending, r.doc) {
+		r.pending = append(r.pending, r.doc)
+	}
 }
 
 // collapseSpace turns each run of white space into one space, keeping a
@@ -461,18 +500,43 @@ func (r *renderer) line(s string) {
 		return
 	}
 	s, r.prefix = r.prefix+s, ""
+	r.noteDoc()
+	l := line{text: s, docs: slices.Clone(r.pending)}
 	if r.inMain > 0 {
-		r.main = append(r.main, s)
+		r.main = append(r.main, l)
 	} else {
-		r.rest = append(r.rest, s)
+		r.rest = append(r.rest, l)
+	}
+	if r.inline.Len() == 0 && r.tableRow == nil {
+		r.pending = nil
 	}
 }
 
-// output is the rendered page: the main landmark's lines first.
-func (r *renderer) output() string {
+// output is the rendered page: the main landmark's lines first; as one
+// text, and in parts, each of the lines of the same documents in a row.
+func (r *renderer) output() (string, []Part) {
 	r.flush()
-	if len(r.main) == 0 || len(r.rest) == 0 {
-		return strings.Join(append(r.main, r.rest...), "\n")
+	var parts []Part
+	add := func(lines []line) {
+		for _, l := range lines {
+			if n := len(parts); n > 0 && !parts[n-1].Own && slices.Equal(parts[n-1].Docs, l.docs) {
+				parts[n-1].Text += "\n" + l.text
+				continue
+			}
+			if len(parts) > 0 {
+				parts = append(parts, Part{Text: "\n", Own: true})
+			}
+			parts = append(parts, Part{Text: l.text, Docs: l.docs})
+		}
 	}
-	return strings.Join(r.main, "\n") + "\n\n(outside the main content:)\n" + strings.Join(r.rest, "\n")
+	add(r.main)
+	if len(r.main) > 0 && len(r.rest) > 0 {
+		parts = append(parts, Part{Text: "\n\n(outside the main content:)", Own: true})
+	}
+	add(r.rest)
+	var b strings.Builder
+	for _, p := range parts {
+		b.WriteString(p.Text)
+	}
+	return b.String(), parts
 }
