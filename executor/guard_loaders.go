@@ -202,10 +202,10 @@ func (g *targetGuard) noteHop(id, network, redirected, url string) (chain []stri
 
 // loadDocs are the hosts of the documents that may start a document load
 // of frame at at: every document of the frame's window group (the pages
-// that opened one another, each with all its frames), those that closed
-// or were replaced less than gate.LeftGrace before included. nil when the
-// frame's page, or a page of its group, is not one the guard knows, or no
-// document of the group has a host yet. g.mu held.
+// that opened one another, each with all its frames), those that closed,
+// or were replaced in another frame, less than gate.LeftGrace before
+// included. nil when the frame's page, or a page of its group, is not one
+// the guard knows, or no document of the group has a host yet. g.mu held.
 func (g *targetGuard) loadDocs(frame string, at time.Time) []string {
 	known := map[string]bool{}
 	for _, id := range g.pages {
@@ -244,7 +244,11 @@ func (g *targetGuard) loadDocs(frame string, at time.Time) []string {
 			continue
 		}
 		docs = union(docs, []string{hostOf(u)})
-		if r, ok := g.replaced[f]; ok && at.Sub(r.at) < gate.LeftGrace {
+		// A document replaced in another frame may have started the load
+		// just before; the one the frame itself replaced may not (a
+		// navigation it started there ended with it: a frame has one at a
+		// time, and a document that is gone starts none).
+		if r, ok := g.replaced[f]; ok && f != frame && at.Sub(r.at) < gate.LeftGrace {
 			docs = union(docs, []string{r.host})
 		}
 	}
