@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/browsergate/browsergate/executor/snapshot"
 	"github.com/browsergate/browsergate/gate"
 	"github.com/browsergate/browsergate/internal/pagetext"
+	"github.com/browsergate/browsergate/toolclad"
 )
 
 // Snapshot limits. A snapshot is never cut silently: one longer than its
@@ -80,27 +82,74 @@ func (s *session) renderPage(ctx context.Context, sel string) (string, error) {
 }
 
 // maskParts masks a rendered page's parts (snapshot.Part) for the agent,
-// each for the secrets considered on its documents; the tab's page (top)
-// and a document of no host also for the pages the call reads.
+// each for the secrets considered on its documents (docHosts). A part
+// that holds text of documents not masked for the same secrets (a table
+// row, a link, that gathers a frame's text with its page's) is withheld:
+// masked for them all, the page's own guesses would tell the right one.
 func (s *session) maskParts(parts []snapshot.Part, top string) string {
+	var every []string // the old rule, for a document not known
+	for _, p := range parts {
+		for _, d := range p.Docs {
+			every = append(every, docHost(d))
+		}
+	}
+	every = append(every, s.pageHosts()...)
 	var b strings.Builder
 	for _, p := range parts {
 		if p.Own {
 			b.WriteString(p.Text)
 			continue
 		}
+		var secs [][]*toolclad.Secret
 		var hosts []string
 		for _, d := range p.Docs {
-			if h := hostOf(d); h != "" && d != top {
-				hosts = append(hosts, h)
-			} else {
-				hosts = append(hosts, s.pageHosts()...)
-				hosts = append(hosts, hostOf(top))
-			}
+			h := s.docHosts(d, top, every)
+			secs, hosts = append(secs, s.considered(h...)), append(hosts, h...)
+		}
+		if !sameSecrets(secs) {
+			b.WriteString(partWithheld)
+			continue
 		}
 		b.WriteString(s.maskPage(p.Text, hosts...))
 	}
 	return b.String()
+}
+
+// partWithheld stands for a snapshot's part that holds text of documents
+// not masked for the same secrets (maskParts).
+const partWithheld = "[withheld: this line holds text of documents not masked for the same secrets]"
+
+// docHosts are the hosts a document at u a snapshot shows is masked for:
+// its own, and those of the documents that may have chosen its URL (the
+// value may have come in it); the tab's page's too for the page (top) and
+// a document of no host of its own; every document the snapshot shows
+// when who chose its URL is not known.
+func (s *session) docHosts(u, top string, every []string) []string {
+	hosts := []string{docHost(u)}
+	if hosts[0] == "" || u == top {
+		hosts = append(hosts, s.pageHosts()...)
+		hosts = append(hosts, hostOf(top))
+	}
+	choosers, known := s.urlChoosers(u)
+	if !known {
+		return append(hosts, every...)
+	}
+	return append(hosts, choosers...)
+}
+
+// docHost is the host of a document at u: a blob: URL's is its origin's.
+func docHost(u string) string {
+	return hostOf(strings.TrimPrefix(u, "blob:"))
+}
+
+// sameSecrets reports whether every one of secs holds the same secrets.
+func sameSecrets(secs [][]*toolclad.Secret) bool {
+	for _, o := range secs[min(1, len(secs)):] {
+		if len(o) != len(secs[0]) || slices.ContainsFunc(o, func(sec *toolclad.Secret) bool { return !slices.Contains(secs[0], sec) }) {
+			return false
+		}
+	}
+	return true
 }
 
 // paged is the text of the latest reply of a command that did not fit

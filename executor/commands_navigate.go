@@ -48,13 +48,14 @@ func actNavigate(ctx context.Context, s *session, args map[string]any, f *facts)
 // redirected to B", and the same in its structured content (final_url,
 // redirected), so that an agent never takes the page it reads for the
 // one it asked for. The URLs are compared as the browser requests them,
-// fragments included.
-func withLanding(out output, landed string) output {
+// fragments included. shown is landed as the agent is shown it, masked
+// for whoever may have chosen it (session.shownURL), and marked done.
+func withLanding(out output, landed, shown string) output {
 	if out.asked == "" || landed == "" || canonicalNav(landed) == canonicalNav(out.asked) {
 		return out
 	}
 	first, rest, more := strings.Cut(out.Text, "\n")
-	first += ", and was redirected to " + pagetext.Value(inert(landed))
+	first += ", and was redirected to " + pagetext.Done(inert(shown))
 	if more {
 		first += "\n" + rest
 	}
@@ -62,7 +63,7 @@ func withLanding(out output, landed string) output {
 	if out.Structured == nil {
 		out.Structured = map[string]any{}
 	}
-	out.Structured["final_url"] = landed
+	out.Structured["final_url"] = pagetext.Done(shown)
 	out.Structured["redirected"] = true
 	return out
 }

@@ -40,10 +40,10 @@ import (
 // dialogState is a tab's dialogs; pageWatch.mu guards it.
 type dialogState struct {
 	mode string // toolclad.Dialogs*
-	// mask masks the session's secrets in a message of the document at
-	// url, for the agent (session.maskDialog), before it is cut to a
+	// mask masks the session's secrets in a message of the document on
+	// host, for the agent (session.maskDialog), before it is cut to a
 	// note's length.
-	mask func(text, url string) string
+	mask func(text, host string) string
 	// hold: a command is acting in "ask" mode, and a dialog that opens now
 	// is held for the agent; onHeld is called when one is (it ends the
 	// command's wait for the browser, which the dialog stops).
@@ -53,7 +53,7 @@ type dialogState struct {
 	// pendingFrame is the frame of the held dialog: a dialog of another
 	// frame closing is not the held one's.
 	pendingFrame cdp.FrameID
-	pendingURL   string // the URL of the document that opened it
+	pendingHost  string // the host of the document that opened it
 	// answering: handle_dialog is answering the held dialog (its close is
 	// the answer's).
 	answering bool
@@ -86,12 +86,13 @@ type dialogAnswer struct {
 }
 
 // opened handles Page.javascriptDialogOpening, on the read loop; main is
-// the tab's main frame.
-func (d *dialogState) opened(e *page.EventJavascriptDialogOpening, main cdp.FrameID) {
+// the tab's main frame, host the host of the document that opened it
+// ("": not known).
+func (d *dialogState) opened(e *page.EventJavascriptDialogOpening, main cdp.FrameID, host string) {
 	info := gate.Dialog{Type: string(e.Type), Message: e.Message, Default: e.DefaultPrompt}
 	ofFrame := e.FrameID != "" && main != "" && e.FrameID != main
 	if d.hold && d.pending == nil && !ofFrame {
-		d.pending, d.pendingFrame, d.pendingURL, d.others = &info, e.FrameID, e.URL, 0
+		d.pending, d.pendingFrame, d.pendingHost, d.others = &info, e.FrameID, host, 0
 		if d.onHeld != nil {
 			d.onHeld()
 			d.onHeld = nil
@@ -110,7 +111,7 @@ func (d *dialogState) opened(e *page.EventJavascriptDialogOpening, main cdp.Fram
 	// a count of the rest.
 	switch n := len(d.notes); {
 	case n < maxDialogNotes:
-		d.notes = append(d.notes, verb+" "+info.Type+": "+d.masked(info.Message, e.URL, maxDialogNote))
+		d.notes = append(d.notes, verb+" "+info.Type+": "+d.masked(info.Message, host, maxDialogNote))
 	case n == maxDialogNotes:
 		d.notes = append(d.notes, "more dialogs, answered the same way (not listed)")
 	}
@@ -147,13 +148,13 @@ func (d *dialogState) gone() {
 // to n bytes (masked first: a secret cut in two would show a piece). A
 // longer text is cut to a few times n before it is masked; a piece of a
 // secret at that cut is far past n.
-func (d *dialogState) masked(text, url string, n int) string {
+func (d *dialogState) masked(text, host string, n int) string {
 	text = clip(text, 8*n)
 	if d.mask != nil {
 		// Masked for the agent as it is read, for the document that
 		// opened it; quoted where it is shown, and marked done there
 		// (dialogNote), so the record masks it in full.
-		text = pagetext.Unmarked(d.mask(text, url))
+		text = pagetext.Unmarked(d.mask(text, host))
 	}
 	return clip(text, n)
 }
@@ -183,7 +184,7 @@ func (d *dialogState) drop(why string) {
 		return
 	}
 	d.lost = fmt.Sprintf("the %s dialog that was waiting for an answer (%s) is gone: %s",
-		d.pending.Type, pagetext.Done(inert(strconv.Quote(d.masked(d.pending.Message, d.pendingURL, 200)))), why)
+		d.pending.Type, pagetext.Done(inert(strconv.Quote(d.masked(d.pending.Message, d.pendingHost, 200)))), why)
 	d.gone()
 }
 

@@ -38,8 +38,9 @@ import (
 type windowLinks struct {
 	// openers: each page of the session that another opened, with that
 	// one, when the browser says it can reach its opener (the window
-	// group is theirs together).
-	openers map[string]string
+	// group is theirs together); firstOpeners: those it says cannot
+	// (noopener): the opener chose the page's first URL only.
+	openers, firstOpeners map[string]string
 	// closed: each page of the session's that closed, and when: its
 	// documents may have started a load until gate.LeftGrace after.
 	closed map[string]time.Time
@@ -85,13 +86,17 @@ const (
 // noteOpener takes a page of the session as it attaches: its opener,
 // unless the browser says the page cannot reach it (noopener).
 func (g *targetGuard) noteOpener(t targetInfo) {
-	if t.Type != "page" || t.OpenerID == "" || (t.CanAccessOpener != nil && !*t.CanAccessOpener) {
+	if t.Type != "page" || t.OpenerID == "" {
 		return
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.links.openers == nil {
-		g.links.openers = map[string]string{}
+		g.links.openers, g.links.firstOpeners = map[string]string{}, map[string]string{}
+	}
+	if t.CanAccessOpener != nil && !*t.CanAccessOpener {
+		g.links.firstOpeners[t.TargetID] = t.OpenerID
+		return
 	}
 	g.links.openers[t.TargetID] = t.OpenerID
 }
@@ -204,39 +209,25 @@ func (g *targetGuard) noteHop(id, network, redirected, url string) (chain []stri
 // of frame at at: every document of the frame's window group (the pages
 // that opened one another, each with all its frames), those that closed,
 // or were replaced in another frame, less than gate.LeftGrace before
-// included. nil when the frame's page, or a page of its group, is not one
-// the guard knows, or no document of the group has a host yet. g.mu held.
+// included; none when no document of the group has a host yet (a fresh
+// tab: the agent chose its URL). nil when the frame's page, or a page of
+// its group, is not one the guard knows. g.mu held.
 func (g *targetGuard) loadDocs(frame string, at time.Time) []string {
-	known := map[string]bool{}
-	for _, id := range g.pages {
-		known[id] = true
-	}
-	for id := range g.links.closed {
-		known[id] = true
-	}
-	topOf := func(f string) (string, bool) {
-		for depth := 0; depth <= maxEmbedDepth; depth++ {
-			p, ok := g.frameParents[f]
-			if !ok {
-				return f, known[f]
-			}
-			f = p
-		}
-		return "", false
-	}
-	top, ok := topOf(frame)
-	if !ok {
+	return g.loadDocsDepth(frame, at, 0)
+}
+
+func (g *targetGuard) loadDocsDepth(frame string, at time.Time, depth int) []string {
+	top, ok := g.topOf(frame)
+	if !ok || depth > 8 {
 		return nil
 	}
-	group := g.windowGroup(top)
-	for p := range group {
-		if !known[p] {
-			return nil // an opener the guard does not hold (the user's tab, a page it let go)
-		}
+	group, ok := g.windowGroup(top)
+	if !ok {
+		return nil // an opener the guard does not hold (the user's tab, a page it let go)
 	}
-	var docs []string
+	docs := []string{} // none, as known: the agent chose the URL (a fresh tab)
 	for f, u := range g.frames {
-		t, ok := topOf(f)
+		t, ok := g.topOf(f)
 		if !ok || !group[t] {
 			continue
 		}
@@ -252,22 +243,69 @@ func (g *targetGuard) loadDocs(frame string, at time.Time) []string {
 			docs = union(docs, []string{r.host})
 		}
 	}
+	// A page opened without its opener (noopener, target=_blank) was sent
+	// to its first URL by the opener: until it has a document of its
+	// own, its loads are the opener's group's too.
+	if opener, ok := g.links.firstOpeners[top]; ok && hostOf(g.frames[top]) == "" {
+		more := g.loadDocsDepth(opener, at, depth+1)
+		if more == nil {
+			return nil
+		}
+		docs = union(docs, more)
+	}
 	return docs
 }
 
+// known reports whether a page is one of the session's the guard holds,
+// or held until it closed. g.mu held.
+func (g *targetGuard) known(page string) bool {
+	if _, ok := g.links.closed[page]; ok {
+		return true
+	}
+	for _, id := range g.pages {
+		if id == page {
+			return true
+		}
+	}
+	return false
+}
+
+// topOf is the page whose frame tree holds frame (a page's main frame has
+// the page's id), if the guard knows it. g.mu held.
+func (g *targetGuard) topOf(frame string) (string, bool) {
+	for depth := 0; depth <= maxEmbedDepth; depth++ {
+		p, ok := g.frameParents[frame]
+		if !ok {
+			return frame, g.known(frame)
+		}
+		frame = p
+	}
+	return "", false
+}
+
 // windowGroup is the set of pages linked to page by their openers, either
-// way. g.mu held.
-func (g *targetGuard) windowGroup(page string) map[string]bool {
-	group := map[string]bool{page: true}
+// way (an opener that is a frame counts as its page); ok is false when
+// one of them is not a page the guard knows. g.mu held.
+func (g *targetGuard) windowGroup(page string) (group map[string]bool, ok bool) {
+	group = map[string]bool{page: true}
 	for grew := true; grew; {
 		grew = false
 		for p, opener := range g.links.openers {
-			if group[p] != group[opener] {
-				group[p], group[opener], grew = true, true, true
+			top, known := g.topOf(opener)
+			if !known {
+				top = opener
+			}
+			if group[p] != group[top] {
+				group[p], group[top], grew = true, true, true
 			}
 		}
 	}
-	return group
+	for p := range group {
+		if !g.known(p) {
+			return nil, false
+		}
+	}
+	return group, true
 }
 
 // frameLoaders are the hosts of the documents that may have chosen url
@@ -287,7 +325,13 @@ func (g *targetGuard) urlCommitted(frame, url, fragment string) {
 		g.links.urls = map[string]chosenURL{}
 	}
 	k := loadKey{frame, withoutFragment(url)}
-	g.links.urls[frame] = chosenURL{url: url + fragment, docs: g.links.chose[k]}
+	docs, ok := g.links.chose[k]
+	if !ok {
+		// No load of it was paused (a page from the back/forward cache):
+		// the credit of the frame's earlier loads of it, if any.
+		docs = g.links.seen[frame][k.url]
+	}
+	g.links.urls[frame] = chosenURL{url: url + fragment, docs: docs}
 	delete(g.links.chose, k)
 }
 
@@ -321,15 +365,16 @@ func (g *targetGuard) noteWithinDocument(m cdpMessage) {
 
 // chosenBy are the hosts of the documents that may have chosen u as the
 // URL of a frame of the session's: in each frame whose URL it is now, and
-// each that loaded it before (a popup that closed since, a history entry).
-// known is false when one of those does not know who chose it, or none
-// has it.
+// each that loaded it before (a popup that closed since, a history entry);
+// none (known) for a URL the agent chose in a fresh tab. known is false
+// when one of those does not know who chose it, or none has it.
 func (g *targetGuard) chosenBy(u string) (docs []string, known bool) {
 	if u == "" {
 		return nil, false
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	docs = []string{}
 	for _, p := range g.links.urls {
 		if p.url != u {
 			continue
@@ -337,7 +382,7 @@ func (g *targetGuard) chosenBy(u string) (docs []string, known bool) {
 		if p.docs == nil {
 			return nil, false
 		}
-		docs = union(docs, p.docs)
+		docs, known = union(docs, p.docs), true
 	}
 	bare := withoutFragment(u)
 	for _, seen := range g.links.seen {
@@ -345,9 +390,11 @@ func (g *targetGuard) chosenBy(u string) (docs []string, known bool) {
 		if ok && prev == nil {
 			return nil, false
 		}
-		docs = union(docs, prev)
+		if ok {
+			docs, known = union(docs, prev), true
+		}
 	}
-	return docs, len(docs) > 0
+	return docs, known
 }
 
 // union is list with each of more not in it added ("" left out); list's

@@ -28,7 +28,7 @@ func TestWithLanding(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			in := output{Text: "navigated to " + pagetext.Value(c.asked) + "\n[a note]", reportStatus: true, asked: c.asked}
-			out := withLanding(in, c.landed)
+			out := withLanding(in, c.landed, c.landed)
 			first, rest, _ := strings.Cut(out.Text, "\n")
 			said := strings.Contains(first, ", and was redirected to ")
 			if said != c.redirected {
@@ -46,7 +46,7 @@ func TestWithLanding(t *testing.T) {
 			if !strings.Contains(pagetext.Unmarked(first), c.landed) {
 				t.Errorf("first line %q does not name %s", first, c.landed)
 			}
-			if out.Structured["final_url"] != c.landed || out.Structured["redirected"] != true {
+			if pagetext.Unmarked(out.Structured["final_url"].(string)) != c.landed || out.Structured["redirected"] != true {
 				t.Errorf("structured content %v, want final_url %s and redirected true", out.Structured, c.landed)
 			}
 		})

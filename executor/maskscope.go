@@ -185,8 +185,12 @@ func (s *session) logAccounts(e logged, secs []*toolclad.Secret) bool {
 // docsMasker masks, for the agent, a text one of docs (hosts) made: the
 // secrets considered on them, when every one is masked for the same; else
 // (withheld) the text cannot be shown, masked or in clear, for what it
-// shows would depend on which of them made it. docs is not empty.
+// shows would depend on which of them made it. No document (the agent's
+// own navigation of a fresh tab) masks nothing but the agent's own texts.
 func (s *session) docsMasker(docs []string) (m *mask.Masker, withheld bool) {
+	if len(docs) == 0 {
+		return s.agentMasker(), false
+	}
 	secs := s.considered(docs[0])
 	for _, d := range docs[1:] {
 		o := s.considered(d)
@@ -248,16 +252,21 @@ func (s *session) urlChoosers(u string) (docs []string, known bool) {
 }
 
 // maskDialog masks, for the agent, the message of a JavaScript dialog the
-// document at url opened (as the browser names it): for the secrets
-// considered on that document, not on the pages the call reads, or a page
-// in another tab could open its guesses in a dialog while the agent works
-// on the secret's site; for those pages when the document is not known.
-func (s *session) maskDialog(text, url string) string {
-	if h := hostOf(url); h != "" {
-		return s.maskPage(text, h)
+// document on host opened (as the browser names it, or the frame's parent
+// for one of no host of its own): for the secrets considered on that
+// document, not on the pages the call reads, or a page in another tab
+// could open its guesses in a dialog while the agent works on the
+// secret's site. Withheld when the document is not known.
+func (s *session) maskDialog(text, host string) string {
+	if host == "" {
+		return dialogWithheld
 	}
-	return s.maskText(text)
+	return s.maskPage(text, host)
 }
+
+// dialogWithheld stands for the message of a dialog whose document is not
+// known (maskDialog).
+const dialogWithheld = "[withheld: the document that opened it is not known]"
 
 // maskPage masks page content as it is read from pages on hosts, for the
 // agent (mask.Masker.MaskSource); the record masks it again in full.

@@ -67,6 +67,9 @@ func maskTurn(t *turn, k turnMasks) {
 	if t.after != nil {
 		urls = append(urls, t.after.URL)
 	}
+	for _, p := range t.pages {
+		urls = append(urls, p.URL)
+	}
 	pageURLs := func(text string) string {
 		for _, u := range urls {
 			if u != "" && strings.Contains(text, pagetext.Value(u)) {

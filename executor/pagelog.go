@@ -176,6 +176,13 @@ func (l *pageLog) docOf(id cdp.FrameID) string {
 	return ""
 }
 
+// frameHost is the host of frame id's document now (docOf).
+func (l *pageLog) frameHost(id cdp.FrameID) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.docOf(id)
+}
+
 // requestDocs are the documents a request is masked for. For a document
 // load, those that may have chosen its URL (loadDocs: the guard's window
 // group of the frame, and those credited with an earlier load of the URL

@@ -27,6 +27,7 @@ type turn struct {
 	verdict   gate.Verdict       // the gate's answer on those facts
 	deny      *DenyError         // the refusal, from whichever stage refused
 	after     *PageState         // the tab after the call (or after a reset)
+	pages     []gate.Page        // the session's other tabs after the call
 	out       output             // what act produced
 	err       error              // act's failure
 	counted   bool               // the call is an interaction (it passed the limits)
@@ -432,10 +433,11 @@ func (e *Executor) checkAfter(s *session, t *turn, unjudged *Blocked) {
 	after, _, all, allErr := s.readPage(pctx)
 	t.after = &after
 	if t.out.reportStatus && t.err == nil {
-		t.out = withLanding(t.out, after.URL)
+		t.out = withLanding(t.out, after.URL, s.shownURL(after.URL))
 		t.out.Text = withStatus(t.out.Text, after.HTTPStatus)
 	}
 	pages, pagesErr := s.otherPages(pctx, popupSettle, all, allErr)
+	t.pages = pages
 	o := &gate.Outcome{Command: t.call.Command.Name, State: after, Pages: pages, PagesErr: pagesErr, Asks: gate.AsksOutside(s.manifest)}
 	if unjudged != nil {
 		o.Unjudged = &gate.Unjudged{Rule: unjudged.Rule, Reason: unjudged.Reason}

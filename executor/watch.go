@@ -61,8 +61,9 @@ type pageWatch struct {
 
 // newPageWatch watches a tab whose JavaScript dialogs are handled as the
 // manifest's [browser] dialogs says (toolclad.Dialogs*).
-// mask masks the session's secrets in what a document says in them.
-func newPageWatch(mainFrame cdp.FrameID, dialogs string, mask func(text, url string) string) *pageWatch {
+// mask masks the session's secrets in what a document (by its host) says
+// in them.
+func newPageWatch(mainFrame cdp.FrameID, dialogs string, mask func(text, host string) string) *pageWatch {
 	return &pageWatch{
 		mainFrame:    mainFrame,
 		inflight:     map[network.RequestID]bool{},
@@ -143,7 +144,11 @@ func (w *pageWatch) listen(ev any) {
 	case *page.EventLoadEventFired:
 		w.docLoading = false
 	case *page.EventJavascriptDialogOpening:
-		w.dialogs.opened(e, w.mainFrame)
+		host := hostOf(e.URL)
+		if host == "" {
+			host = w.log.frameHost(e.FrameID) // about:blank, srcdoc: the document that made it
+		}
+		w.dialogs.opened(e, w.mainFrame, host)
 	case *page.EventJavascriptDialogClosed:
 		w.dialogs.closed(e)
 	case *inspector.EventTargetCrashed:

@@ -1,8 +1,6 @@
 package gate
 
 import (
-	"strings"
-
 	"github.com/browsergate/browsergate/evidence"
 )
 
@@ -59,7 +57,7 @@ func After(check URLCheck, o *Outcome) Verdict {
 	default:
 		if closed := v.strayPages(check, o.Pages); len(closed) > 0 {
 			v.Deny = Deny(evidence.StageFinalURL, "popup",
-				"the %s opened tab(s) that left the scope or went where the gate had not judged, which were closed: %s", command, strings.Join(closed, "; "))
+				"the %s opened tab(s) that left the scope or went where the gate had not judged, which were closed: %s", command, closedList(closed))
 		}
 	}
 	return v

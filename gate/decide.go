@@ -210,13 +210,16 @@ func (v *Verdict) pagesInScope(q *Question) *DenyError {
 	}
 	if closed := v.strayPages(q.check, f.Pages); len(closed) > 0 {
 		return Deny(evidence.StageScope, "popup",
-			"tab(s) of the session had left the scope and were closed (the user's let go): %s; nothing was done", strings.Join(closed, "; "))
+			"tab(s) of the session had left the scope and were closed (the user's let go): %s; nothing was done", closedList(closed))
 	}
 	return nil
 }
 
 // strayPages marks for closing every popup that is out of scope, or whose
-// own navigation the egress gate refused, and describes them.
+// own navigation the egress gate refused, and describes them: each URL
+// marked on its own (the executor shows a page's URL masked for whoever
+// may have chosen it), so the list goes into a refusal as its own text
+// (closedList).
 func (v *Verdict) strayPages(check URLCheck, pages []Page) []string {
 	var out []string
 	for _, p := range pages {
@@ -240,7 +243,7 @@ func (v *Verdict) strayPages(check URLCheck, pages []Page) []string {
 			// for the pages the call was on, where a page's guesses would
 			// tell).
 			v.Close = append(v.Close, p.ID)
-			out = append(out, fmt.Sprintf("%s (its own navigation was refused: see the refused requests)", p.URL))
+			out = append(out, pagetext.Value(p.URL)+" (its own navigation was refused: see the refused requests)")
 			continue
 		}
 		if p.URL == "" || isBlank(p.URL) {
@@ -248,10 +251,16 @@ func (v *Verdict) strayPages(check URLCheck, pages []Page) []string {
 		}
 		if sv := check(p.URL); !sv.Allowed {
 			v.Close = append(v.Close, p.ID)
-			out = append(out, fmt.Sprintf("%s (%s)", p.URL, sv.Reason))
+			out = append(out, pagetext.Value(p.URL)+" ("+pagetext.Value(sv.Reason)+")")
 		}
 	}
 	return out
+}
+
+// closedList is strayPages' descriptions as one text of browsergate's own,
+// the page's values in it marked.
+func closedList(closed []string) error {
+	return pagetext.Ownf("%s", strings.Join(closed, "; "))
 }
 
 // leads judges where the command's action would send the tab, and the

@@ -79,6 +79,16 @@ func quietSite(t *testing.T, hostile http.HandlerFunc) (site, evil string) {
 	return site, evil
 }
 
+// saveTheSecretThenGo types the secret into the site's form and saves it
+// (the site keeps it), then navigates to the hostile page.
+func saveTheSecretThenGo(call func(string, map[string]any) string, site, evil string) {
+	call("navigate", map[string]any{"url": site + "/"})
+	call("type_text", map[string]any{"selector": "#pw", "text": "<NET_PASSWORD>"})
+	call("click", map[string]any{"selector": "#save"})
+	call("wait_for", map[string]any{"selector": "#kept"})
+	call("navigate", map[string]any{"url": evil + "/"})
+}
+
 // untilTab calls list_tabs until its reply holds part.
 func untilTab(t *testing.T, call func(string, map[string]any) string, part string) string {
 	t.Helper()
@@ -194,11 +204,7 @@ func TestAURLTheSecretsSiteChoseStaysMaskedWhoeverSentTheTab(t *testing.T) {
 	}))
 	siteURL = site
 	call := allowedCaller(t, d.connect(t, "alice-token"))
-	call("navigate", map[string]any{"url": site + "/"})
-	call("type_text", map[string]any{"selector": "#pw", "text": "<NET_PASSWORD>"})
-	call("click", map[string]any{"selector": "#save"})
-	call("wait_for", map[string]any{"selector": "#kept"})
-	call("navigate", map[string]any{"url": evil + "/"})
+	saveTheSecretThenGo(call, site, evil)
 	var out string
 	for i := 0; i < 50 && !strings.Contains(out, "/show") && !strings.Contains(out, "may have chosen this URL"); i++ {
 		time.Sleep(100 * time.Millisecond)
@@ -230,11 +236,7 @@ func TestASnapshotMasksEachFrameForItsOwnDocument(t *testing.T) {
 	}))
 	siteURL = site
 	call := allowedCaller(t, d.connect(t, "alice-token"))
-	call("navigate", map[string]any{"url": site + "/"})
-	call("type_text", map[string]any{"selector": "#pw", "text": "<NET_PASSWORD>"})
-	call("click", map[string]any{"selector": "#save"})
-	call("wait_for", map[string]any{"selector": "#kept"})
-	call("navigate", map[string]any{"url": evil + "/"})
+	saveTheSecretThenGo(call, site, evil)
 	var snap string
 	for i := 0; i < 50 && !strings.Contains(snap, "Your password"); i++ {
 		time.Sleep(100 * time.Millisecond)
