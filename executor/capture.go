@@ -87,7 +87,7 @@ func (s *session) renderPage(ctx context.Context, sel string) (string, error) {
 // row, a link, that gathers a frame's text with its page's) is withheld:
 // masked for them all, the page's own guesses would tell the right one.
 func (s *session) maskParts(parts []snapshot.Part, top string) string {
-	var every []string // the old rule, for a document not known
+	var every []string // what a document whose URL's choosers are not known may hold
 	for _, p := range parts {
 		for _, d := range p.Docs {
 			every = append(every, docHost(d))
@@ -103,7 +103,13 @@ func (s *session) maskParts(parts []snapshot.Part, top string) string {
 		var secs [][]*toolclad.Secret
 		var hosts []string
 		for _, d := range p.Docs {
-			h := s.docHosts(d, top, every)
+			h, known := s.docHosts(d, top)
+			if !known {
+				// Who chose its URL is not known: it may hold what any
+				// document shown holds. Masked for them all, a page's own
+				// guesses would tell; so withheld unless that is the same.
+				secs = append(secs, s.considered(every...))
+			}
 			secs, hosts = append(secs, s.considered(h...)), append(hosts, h...)
 		}
 		if !sameSecrets(secs) {
@@ -122,19 +128,16 @@ const partWithheld = "[withheld: this line holds text of documents not masked fo
 // docHosts are the hosts a document at u a snapshot shows is masked for:
 // its own, and those of the documents that may have chosen its URL (the
 // value may have come in it); the tab's page's too for the page (top) and
-// a document of no host of its own; every document the snapshot shows
-// when who chose its URL is not known.
-func (s *session) docHosts(u, top string, every []string) []string {
-	hosts := []string{docHost(u)}
+// a document of no host of its own. known is false when who chose its URL
+// is not known.
+func (s *session) docHosts(u, top string) (hosts []string, known bool) {
+	hosts = []string{docHost(u)}
 	if hosts[0] == "" || u == top {
 		hosts = append(hosts, s.pageHosts()...)
 		hosts = append(hosts, hostOf(top))
 	}
 	choosers, known := s.urlChoosers(u)
-	if !known {
-		return append(hosts, every...)
-	}
-	return append(hosts, choosers...)
+	return append(hosts, choosers...), known
 }
 
 // docHost is the host of a document at u: a blob: URL's is its origin's.

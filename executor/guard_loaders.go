@@ -3,6 +3,7 @@ package executor
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
@@ -59,6 +60,10 @@ type windowLinks struct {
 	// now and who may have chosen it.
 	chose map[loadKey][]string
 	urls  map[string]chosenURL
+	// origins: the host of the origin of each frame's document (""
+	// opaque), which a document of no host of its own (about:blank,
+	// srcdoc, blob:) runs under: its creator's.
+	origins map[string]string
 }
 
 // hop is a document request: its URL's host, and the hosts of the
@@ -234,7 +239,7 @@ func (g *targetGuard) loadDocsDepth(frame string, at time.Time, depth int) []str
 		if closed, ok := g.links.closed[t]; ok && at.Sub(closed) >= gate.LeftGrace {
 			continue
 		}
-		docs = union(docs, []string{hostOf(u)})
+		docs = union(docs, []string{g.runsAs(f, u)})
 		// A document replaced in another frame may have started the load
 		// just before; the one the frame itself replaced may not (a
 		// navigation it started there ended with it: a frame has one at a
@@ -246,7 +251,7 @@ func (g *targetGuard) loadDocsDepth(frame string, at time.Time, depth int) []str
 	// A page opened without its opener (noopener, target=_blank) was sent
 	// to its first URL by the opener: until it has a document of its
 	// own, its loads are the opener's group's too.
-	if opener, ok := g.links.firstOpeners[top]; ok && hostOf(g.frames[top]) == "" {
+	if opener, ok := g.links.firstOpeners[top]; ok && g.runsAs(top, g.frames[top]) == "" {
 		more := g.loadDocsDepth(opener, at, depth+1)
 		if more == nil {
 			return nil
@@ -254,6 +259,35 @@ func (g *targetGuard) loadDocsDepth(frame string, at time.Time, depth int) []str
 		docs = union(docs, more)
 	}
 	return docs
+}
+
+// noteOrigin takes the origin of a frame's document as its main world
+// reports it: the only word on the first, empty document of a popup,
+// which runs its opener's code and commits nothing.
+func (g *targetGuard) noteOrigin(frame, origin string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.links.origins == nil {
+		g.links.origins = map[string]string{}
+	}
+	g.links.origins[frame] = originHost(origin)
+}
+
+// runsAs is the host a frame's document at u runs as: its URL's; for one
+// of no host of its own (about:blank, srcdoc, blob:), its origin's (its
+// creator's), else (an opaque one) the frame's that embeds it, which chose
+// it. "" for none (an empty page). g.mu held.
+func (g *targetGuard) runsAs(frame, u string) string {
+	if h := hostOf(u); h != "" {
+		return h
+	}
+	if h := g.links.origins[frame]; h != "" {
+		return h
+	}
+	if parent, ok := g.frameParents[frame]; ok {
+		return g.docHost(parent)
+	}
+	return ""
 }
 
 // known reports whether a page is one of the session's the guard holds,
@@ -317,12 +351,20 @@ func (g *targetGuard) frameLoaders(frame cdp.FrameID, url string) []string {
 }
 
 // urlCommitted takes a frame's commit: its URL is the one its load was
-// credited for (loaderDocs).
-func (g *targetGuard) urlCommitted(frame, url, fragment string) {
+// credited for (loaderDocs); origin is its document's.
+func (g *targetGuard) urlCommitted(frame, url, fragment, origin string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.links.urls == nil {
 		g.links.urls = map[string]chosenURL{}
+	}
+	if g.links.origins == nil {
+		g.links.origins = map[string]string{}
+	}
+	if h := originHost(origin); h != "" || !strings.HasPrefix(url, "about:") {
+		// An about: document the commit names no origin for keeps the
+		// one its main world reported (noteOrigin).
+		g.links.origins[frame] = h
 	}
 	k := loadKey{frame, withoutFragment(url)}
 	docs, ok := g.links.chose[k]

@@ -50,6 +50,7 @@ func (g *targetGuard) runtimeEvent(m cdpMessage) {
 			g.contexts[m.SessionID] = map[int64]reportingContext{}
 		}
 		g.contexts[m.SessionID][e.Context.ID] = reportingContext{frame: e.Context.AuxData.FrameID, origin: e.Context.Origin}
+		g.noteOrigin(e.Context.AuxData.FrameID, e.Context.Origin) // a popup's first, empty document commits nothing
 	case "Runtime.executionContextDestroyed":
 		var e struct {
 			ID int64 `json:"executionContextId"`

@@ -588,17 +588,18 @@ func (g *targetGuard) noteFrameNav(m cdpMessage) {
 func (g *targetGuard) noteCommit(m cdpMessage) {
 	var e struct {
 		Frame struct {
-			ID          string `json:"id"`
-			ParentID    string `json:"parentId"`
-			URL         string `json:"url"`
-			URLFragment string `json:"urlFragment"`
+			ID             string `json:"id"`
+			ParentID       string `json:"parentId"`
+			URL            string `json:"url"`
+			URLFragment    string `json:"urlFragment"`
+			SecurityOrigin string `json:"securityOrigin"`
 		} `json:"frame"`
 	}
 	if json.Unmarshal(m.Params, &e) != nil {
 		return
 	}
 	g.frameCommitted(e.Frame.ID, e.Frame.URL)
-	g.urlCommitted(e.Frame.ID, e.Frame.URL, e.Frame.URLFragment)
+	g.urlCommitted(e.Frame.ID, e.Frame.URL, e.Frame.URLFragment, e.Frame.SecurityOrigin)
 	if e.Frame.ParentID != "" {
 		g.frameEmbedded(e.Frame.ID, e.Frame.ParentID)
 		return

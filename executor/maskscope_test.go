@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -317,7 +318,7 @@ func TestALoadOfAURLTheFrameLoadedBeforeKeepsItsChoosers(t *testing.T) {
 		pages: map[string]string{"s": "tab"}}
 	g.frameCommitted("tab", "https://login.example.com/")
 	g.loaderDocs("tab", "f1", "n1", "", "https://login.example.com/show?token=x")
-	g.urlCommitted("tab", "https://login.example.com/show?token=x", "#top")
+	g.urlCommitted("tab", "https://login.example.com/show?token=x", "#top", "https://login.example.com")
 	if got, known := g.chosenBy("https://login.example.com/show?token=x#top"); !known || !slices.Equal(got, []string{"login.example.com"}) {
 		t.Errorf("the committed URL: chosenBy = %v, %v; want the site's page", got, known)
 	}
@@ -329,5 +330,48 @@ func TestALoadOfAURLTheFrameLoadedBeforeKeepsItsChoosers(t *testing.T) {
 	}
 	if got, known := g.chosenBy("https://nowhere.example/"); known {
 		t.Errorf("a URL no frame shows: chosenBy = %v, known", got)
+	}
+}
+
+// TestADocumentOfNoHostRunsAsItsOrigin: a popup's about:blank document
+// the site's page wrote runs the site's code: a load it starts is
+// credited to the site (its origin's host), not to nothing; an opaque one
+// counts as the frame that embeds it.
+func TestADocumentOfNoHostRunsAsItsOrigin(t *testing.T) {
+	g := &targetGuard{frames: map[string]string{}, frameParents: map[string]string{}, replaced: map[string]replacedDoc{},
+		pages: map[string]string{"s1": "tab", "s2": "popup"}}
+	g.noteOpener(targetInfo{TargetID: "popup", Type: "page", OpenerID: "tab"})
+	g.frameCommitted("tab", "https://hostile.example/")
+	g.urlCommitted("tab", "https://hostile.example/", "", "https://hostile.example")
+	g.frameCommitted("popup", "about:blank")
+	g.urlCommitted("popup", "about:blank", "", "https://login.example.com")
+	if got := sorted(g.refusalDocs("popup", "Document", time.Now())); !slices.Equal(got, []string{"hostile.example", "login.example.com"}) {
+		t.Errorf("a load the site's blank popup may start: %v, want the site among them", got)
+	}
+	g.frameCommitted("sandboxed", "about:srcdoc")
+	g.frameEmbedded("sandboxed", "tab")
+	g.urlCommitted("sandboxed", "about:srcdoc", "", "null")
+	if got := g.runsAs("sandboxed", "about:srcdoc"); got != "hostile.example" {
+		t.Errorf("an opaque srcdoc frame runs as %q, want the page that embeds it", got)
+	}
+}
+
+// TestAFrameThatForgotItsLoadsDoesNotKnowWhoChoseAURL: a frame that loaded
+// more URLs than the guard remembers forgets who chose them: a URL it did
+// not keep is not known (masked for its host, or withheld), never credited
+// to the documents that start its load again only.
+func TestAFrameThatForgotItsLoadsDoesNotKnowWhoChoseAURL(t *testing.T) {
+	g := &targetGuard{frames: map[string]string{}, frameParents: map[string]string{}, replaced: map[string]replacedDoc{},
+		pages: map[string]string{"s": "tab"}}
+	g.frameCommitted("tab", "https://hostile.example/")
+	for i := range maxSeen + 1 {
+		g.loaderDocs("tab", fmt.Sprint("f", i), "", "", fmt.Sprint("https://hostile.example/loop?n=", i))
+	}
+	if got := g.loaderDocs("tab", "again", "", "", "https://hostile.example/loop?n=0"); got != nil {
+		t.Errorf("a URL the frame forgot: credited to %v, want not known", got)
+	}
+	g.urlCommitted("tab", "https://hostile.example/loop?n=0", "", "https://hostile.example")
+	if got, known := g.chosenBy("https://hostile.example/loop?n=0"); known {
+		t.Errorf("chosenBy = %v, known; want not known", got)
 	}
 }
