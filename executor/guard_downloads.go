@@ -102,7 +102,7 @@ func (g *targetGuard) frameCommitted(id, url string) {
 		return
 	}
 	g.mu.Lock()
-	if old := hostOf(g.frames[id]); old != "" && old != hostOf(url) {
+	if old := g.runsAs(id, g.frames[id]); old != "" && old != hostOf(url) { // a blank document: as the origin it ran as
 		if g.replaced == nil {
 			g.replaced = map[string]replacedDoc{}
 		}

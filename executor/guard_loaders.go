@@ -66,11 +66,11 @@ type windowLinks struct {
 	origins map[string]string
 }
 
-// hop is a document request: its URL's host, and the hosts of the
-// servers whose redirects led to it.
+// hop is a document request: its URL's host, and its credit (loaderDocs;
+// nil: not known).
 type hop struct {
-	host  string
-	chain []string
+	host   string
+	credit []string
 }
 
 // loadKey is a URL a frame loads, without its fragment.
@@ -133,17 +133,26 @@ func (g *targetGuard) noteClosed(m cdpMessage) {
 // chosen the URL of a document load of frame that is paused now (id and
 // network: its Fetch and Network ids; redirected: the Fetch id of the
 // request whose redirect it is, "" for none); nil when one is not known.
+// A redirect's next request keeps the whole credit of the one before (the
+// documents that started the load, however long its server held the
+// redirect), with that one's server.
 func (g *targetGuard) loaderDocs(frame, id, network, redirected, url string) []string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	url = withoutFragment(url)
-	chain, ok := g.noteHop(id, network, redirected, url)
 	docs := g.loadCredit(frame, url, time.Now())
-	if !ok || docs == nil {
-		docs = nil
-	} else {
-		docs = union(docs, chain)
+	if redirected != "" {
+		prev, ok := g.links.hops[redirected]
+		if !ok && network != "" {
+			prev, ok = g.links.hops["n:"+network]
+		}
+		if !ok || prev.credit == nil {
+			docs = nil
+		} else if docs != nil {
+			docs = union(union(docs, prev.credit), []string{prev.host})
+		}
 	}
+	g.noteHop(id, network, hop{host: hostOf(url), credit: docs})
 	if g.links.seen == nil {
 		g.links.seen, g.links.lossy = map[string]map[string][]string{}, map[string]bool{}
 	}
@@ -185,29 +194,16 @@ func (g *targetGuard) loadCredit(frame, url string, at time.Time) []string {
 	return docs
 }
 
-// noteHop takes a document request as it is paused and returns the hosts
-// of the servers whose redirects led to it; ok is false for a redirect
-// whose request before is not known. g.mu held.
-func (g *targetGuard) noteHop(id, network, redirected, url string) (chain []string, ok bool) {
-	if redirected != "" {
-		prev, found := g.links.hops[redirected]
-		if !found && network != "" {
-			prev, found = g.links.hops["n:"+network]
-		}
-		if !found {
-			return nil, false
-		}
-		chain = union(prev.chain, []string{prev.host})
-	}
+// noteHop keeps a document request in flight by its Fetch and Network
+// ids, for the redirect that may follow it. g.mu held.
+func (g *targetGuard) noteHop(id, network string, h hop) {
 	if g.links.hops == nil || len(g.links.hops) >= maxLinks {
 		g.links.hops = map[string]hop{}
 	}
-	h := hop{host: hostOf(url), chain: chain}
 	g.links.hops[id] = h
 	if network != "" {
 		g.links.hops["n:"+network] = h
 	}
-	return chain, true
 }
 
 // loadDocs are the hosts of the documents that may start a document load
@@ -239,7 +235,11 @@ func (g *targetGuard) loadDocsDepth(frame string, at time.Time, depth int) []str
 		if closed, ok := g.links.closed[t]; ok && at.Sub(closed) >= gate.LeftGrace {
 			continue
 		}
-		docs = union(docs, []string{g.runsAs(f, u)})
+		h := g.runsAs(f, u)
+		if h == "" && u != "" && f == t && (g.links.openers[f] != "" || g.links.firstOpeners[f] != "") {
+			return nil // a popup's document of an opaque origin: its creator's code may run there
+		}
+		docs = union(docs, []string{h})
 		// A document replaced in another frame may have started the load
 		// just before; the one the frame itself replaced may not (a
 		// navigation it started there ended with it: a frame has one at a
@@ -437,6 +437,25 @@ func (g *targetGuard) chosenBy(u string) (docs []string, known bool) {
 		}
 	}
 	return docs, known
+}
+
+// holds reports whether a frame of the session's shows u now or loaded it
+// before.
+func (g *targetGuard) holds(u string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, p := range g.links.urls {
+		if p.url == u {
+			return true
+		}
+	}
+	bare := withoutFragment(u)
+	for _, seen := range g.links.seen {
+		if _, ok := seen[bare]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // union is list with each of more not in it added ("" left out); list's

@@ -160,6 +160,9 @@ func (s *session) heldMasker(held []*toolclad.Secret, hosts ...string) *mask.Mas
 // masked for the same secrets (docsMasker), and nothing of the entry can
 // be shown.
 func (s *session) logMask(e logged) (mask func(string) string, withheld bool) {
+	if e.unknown && s.masker.Load() != nil && len(s.secrets.Load().All()) > 0 {
+		return func(string) string { return refusalWithheld }, true
+	}
 	if e.docs == nil {
 		return s.agentMasker(s.pageHosts()...).MaskSource, false
 	}
@@ -206,16 +209,21 @@ func (s *session) docsMasker(docs []string) (m *mask.Masker, withheld bool) {
 // it (urlChoosers), when every one is masked for the same; with all but
 // its origin withheld when they are not (a page could send a window of
 // its group to the secret's site with its guesses in the URL, and read
-// which came back masked); for the secrets of its host when who chose it
-// is not known. Not for its host's otherwise: a page that sends its own
-// tab to the secret's site with guesses in the URL reads them back as it
-// wrote them.
+// which came back masked), and when who chose it is not known (in a frame
+// of the session's) and its host's secrets could be in it; for its host's
+// secrets, as its page is, in a tab of the user's the session does not
+// hold. Not for its host's otherwise: a page that sends its own tab to the
+// secret's site with guesses in the URL reads them back as it wrote them.
 func (s *session) shownURL(u string) string {
 	docs, known := s.urlChoosers(u)
-	if !known {
-		return s.agentMasker(hostOf(u)).Mask(u)
+	var m *mask.Masker
+	// A page of the session's could make it not known (over 256 loads in a
+	// frame); a tab of the user's the session does not hold is masked for
+	// its host, as its page is.
+	withheld := !known && s.egress.guard != nil && s.egress.guard.holds(u) && len(s.considered(hostOf(u))) > 0
+	if known {
+		m, withheld = s.docsMasker(docs)
 	}
-	m, withheld := s.docsMasker(docs)
 	if !withheld {
 		return m.Mask(u)
 	}

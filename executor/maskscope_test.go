@@ -306,6 +306,15 @@ func TestARedirectIsCreditedToTheServersThatNamedIt(t *testing.T) {
 	if got := g.loaderDocs("tab", "f4", "n2", "f-unknown", "https://outside.example/"); got != nil {
 		t.Errorf("a redirect whose request before is not known: %v, want none", got)
 	}
+	// The site's page sends the tab to a server that holds its redirect
+	// longer than the grace: the redirect keeps the site's credit.
+	g.frameCommitted("tab", "https://login.example.com/")
+	g.loaderDocs("tab", "f5", "n3", "", "https://bounce.example/slow?token=x")
+	g.frameCommitted("tab", "about:blank")
+	g.replaced = map[string]replacedDoc{} // long after
+	if got := sorted(g.loaderDocs("tab", "f6", "n3", "f5", "https://bounce.example/land?token=x")); !slices.Contains(got, "login.example.com") {
+		t.Errorf("a redirect held past the grace: %v, want the page that started the load kept", got)
+	}
 }
 
 // TestALoadOfAURLTheFrameLoadedBeforeKeepsItsChoosers: a history entry
@@ -373,5 +382,58 @@ func TestAFrameThatForgotItsLoadsDoesNotKnowWhoChoseAURL(t *testing.T) {
 	g.urlCommitted("tab", "https://hostile.example/loop?n=0", "", "https://hostile.example")
 	if got, known := g.chosenBy("https://hostile.example/loop?n=0"); known {
 		t.Errorf("chosenBy = %v, known; want not known", got)
+	}
+}
+
+// TestAReplacedBlankDocumentCountsAsTheOriginItRanAs: the site's blank
+// popup B (it runs as the site) is replaced; its unload handler, which
+// runs after B's next document committed, may navigate a page of its
+// window group: that load is credited to the site, the origin B's replaced
+// document ran as.
+func TestAReplacedBlankDocumentCountsAsTheOriginItRanAs(t *testing.T) {
+	g := &targetGuard{frames: map[string]string{}, frameParents: map[string]string{}, replaced: map[string]replacedDoc{},
+		pages: map[string]string{"s1": "H", "s2": "A", "s3": "B"}}
+	g.noteOpener(targetInfo{TargetID: "A", Type: "page", OpenerID: "H"})
+	g.noteOpener(targetInfo{TargetID: "B", Type: "page", OpenerID: "A"})
+	g.frameCommitted("H", "https://hostile.example/")
+	g.urlCommitted("H", "https://hostile.example/", "", "https://hostile.example")
+	g.frameCommitted("A", "https://login.example.com/")
+	g.urlCommitted("A", "https://login.example.com/", "", "https://login.example.com")
+	g.frameCommitted("B", "about:blank")
+	g.noteOrigin("B", "https://login.example.com")
+	delete(g.pages, "s2")
+	g.links.closed = map[string]time.Time{"A": time.Now().Add(-2 * gate.LeftGrace)}
+	if got := sorted(g.loaderDocs("H", "f0", "n0", "", "https://hostile.example/?s=0")); !slices.Contains(got, "login.example.com") {
+		t.Errorf("while B is blank, a load of H is credited to %v: want the site, which B runs as", got)
+	}
+	// B navigates itself off; its unload handler then sets H's location.
+	g.frameCommitted("B", "https://hostile.example/x")
+	g.urlCommitted("B", "https://hostile.example/x", "", "https://hostile.example")
+	got := sorted(g.loaderDocs("H", "f1", "n1", "", "https://hostile.example/?s=SECRET"))
+	if !slices.Contains(got, "login.example.com") {
+		t.Errorf("the load B's replaced (site) document may have started is credited to %v only", got)
+	}
+}
+
+// TestAnOpaquePopupsLoadIsNotKnown: a blank popup of an opaque origin
+// (opened by the site's sandboxed srcdoc frame, allow-popups) runs its
+// creator's code: once its opener closed, its loads are not known, never
+// credited to nobody (the agent's choice).
+func TestAnOpaquePopupsLoadIsNotKnown(t *testing.T) {
+	g := &targetGuard{frames: map[string]string{}, frameParents: map[string]string{}, replaced: map[string]replacedDoc{},
+		pages: map[string]string{"s2": "A", "s3": "B"}}
+	g.noteOpener(targetInfo{TargetID: "B", Type: "page", OpenerID: "A"})
+	g.frameCommitted("A", "https://login.example.com/")
+	g.urlCommitted("A", "https://login.example.com/", "", "https://login.example.com")
+	g.frameCommitted("S", "about:srcdoc")
+	g.frameEmbedded("S", "A")
+	g.urlCommitted("S", "about:srcdoc", "", "null")
+	g.frameCommitted("B", "about:blank")
+	g.noteOrigin("B", "null")
+	delete(g.pages, "s2")
+	g.links.closed = map[string]time.Time{"A": time.Now().Add(-2 * gate.LeftGrace)}
+	got := g.loaderDocs("B", "f1", "n1", "", "https://hostile.example/?s=SECRET")
+	if got != nil && len(got) == 0 {
+		t.Errorf("the site's opaque popup's load is credited to nobody (shown as the agent's choice)")
 	}
 }

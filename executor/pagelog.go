@@ -54,6 +54,9 @@ type consoleEntry struct {
 // nil when the log did not know the document yet.
 type logged struct {
 	docs []string
+	// unknown: a document load whose choosers the guard does not know
+	// (session.logMask withholds it).
+	unknown bool
 }
 
 // loggedBy is an entry made by the document on host ("": not known).
@@ -207,6 +210,7 @@ func (l *pageLog) requestDocs(e *network.EventRequestWillBeSent) logged {
 	switch f := l.frames[e.FrameID]; {
 	case l.loadDocs != nil:
 		docs = logged{docs: l.loadDocs(e.FrameID, e.Request.URL)}
+		docs.unknown = docs.docs == nil
 	case f != nil && f.parent != "":
 		docs = loggedBy(l.docOf(f.parent))
 	default:
@@ -217,7 +221,7 @@ func (l *pageLog) requestDocs(e *network.EventRequestWillBeSent) logged {
 		// servers that named its own.
 		prev := l.byID[e.RequestID]
 		if prev == nil || prev.docs == nil {
-			return logged{}
+			return logged{unknown: true}
 		}
 		docs.docs = union(union(docs.docs, prev.docs), []string{hostOf(e.RedirectResponse.URL)})
 	}
