@@ -216,10 +216,11 @@ func (s *session) docsMasker(docs []string) (m *mask.Masker, withheld bool) {
 // secret's site with guesses in the URL reads them back as it wrote them.
 func (s *session) shownURL(u string) string {
 	docs, known := s.urlChoosers(u)
-	var m *mask.Masker
-	// A page of the session's could make it not known (over 256 loads in a
-	// frame); a tab of the user's the session does not hold is masked for
-	// its host, as its page is.
+	// Not known: masked for its host, as its page is (a tab of the user's
+	// the session does not hold); withheld where a page of the session's
+	// could have made it not known (over 256 loads in a frame) and its
+	// host's secrets could be in it.
+	m := s.agentMasker(hostOf(u))
 	withheld := !known && s.egress.guard != nil && s.egress.guard.holds(u) && len(s.considered(hostOf(u))) > 0
 	if known {
 		m, withheld = s.docsMasker(docs)
@@ -229,7 +230,7 @@ func (s *session) shownURL(u string) string {
 	}
 	origin := ""
 	if p, err := url.Parse(u); err == nil && p.Scheme != "" && p.Host != "" {
-		origin = s.agentMasker(docs...).Mask(p.Scheme + "://" + p.Host)
+		origin = s.agentMasker(append(docs, p.Host)...).Mask(p.Scheme + "://" + p.Host)
 	}
 	return origin + "/" + urlWithheld
 }

@@ -3,6 +3,7 @@ package executor
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -435,5 +436,23 @@ func TestAnOpaquePopupsLoadIsNotKnown(t *testing.T) {
 	got := g.loaderDocs("B", "f1", "n1", "", "https://hostile.example/?s=SECRET")
 	if got != nil && len(got) == 0 {
 		t.Errorf("the site's opaque popup's load is credited to nobody (shown as the agent's choice)")
+	}
+}
+
+// TestAURLTheGuardDoesNotHoldIsMaskedForItsHost: the URL of a tab the
+// session's guard never held (the user's tab in live mode, not adopted),
+// on the secret's site, is masked for its host, as its page is, with or
+// without a guard; and so is the title the browser gives as that URL.
+func TestAURLTheGuardDoesNotHoldIsMaskedForItsHost(t *testing.T) {
+	const value = "Zq8-Lm2_Vx7-Kp4"
+	s := maskSession(t, testkit.SecretManifest(t, value))
+	u := "https://login.example.com/reset?pw=" + value
+	for _, g := range []*targetGuard{nil, {frames: map[string]string{}, frameParents: map[string]string{}, pages: map[string]string{}}} {
+		s.egress.guard = g
+		for what, got := range map[string]string{"URL": s.shownURL(u), "title": s.shownTitle(strings.TrimPrefix(u, "https://"), u)} {
+			if strings.Contains(got, value) || !strings.Contains(got, "[secret PW]") {
+				t.Errorf("guard %v: the %s is shown as %q, want it masked for its host", g != nil, what, got)
+			}
+		}
 	}
 }
