@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 
@@ -143,16 +142,6 @@ func (s *session) docHosts(u, top string) (hosts []string, known bool) {
 // docHost is the host of a document at u: a blob: URL's is its origin's.
 func docHost(u string) string {
 	return hostOf(strings.TrimPrefix(u, "blob:"))
-}
-
-// sameSecrets reports whether every one of secs holds the same secrets.
-func sameSecrets(secs [][]*toolclad.Secret) bool {
-	for _, o := range secs[min(1, len(secs)):] {
-		if len(o) != len(secs[0]) || slices.ContainsFunc(o, func(sec *toolclad.Secret) bool { return !slices.Contains(secs[0], sec) }) {
-			return false
-		}
-	}
-	return true
 }
 
 // paged is the text of the latest reply of a command that did not fit

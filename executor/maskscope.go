@@ -160,7 +160,7 @@ func (s *session) heldMasker(held []*toolclad.Secret, hosts ...string) *mask.Mas
 // masked for the same secrets (docsMasker), and nothing of the entry can
 // be shown.
 func (s *session) logMask(e logged) (mask func(string) string, withheld bool) {
-	if e.unknown && s.masker.Load() != nil && len(s.secrets.Load().All()) > 0 {
+	if e.unknown && s.hasSecrets() {
 		return func(string) string { return refusalWithheld }, true
 	}
 	if e.docs == nil {
@@ -194,14 +194,29 @@ func (s *session) docsMasker(docs []string) (m *mask.Masker, withheld bool) {
 	if len(docs) == 0 {
 		return s.agentMasker(), false
 	}
-	secs := s.considered(docs[0])
-	for _, d := range docs[1:] {
-		o := s.considered(d)
-		if len(o) != len(secs) || slices.ContainsFunc(o, func(sec *toolclad.Secret) bool { return !slices.Contains(secs, sec) }) {
-			return nil, true
-		}
+	secs := make([][]*toolclad.Secret, len(docs))
+	for i, d := range docs {
+		secs[i] = s.considered(d)
+	}
+	if !sameSecrets(secs) {
+		return nil, true
 	}
 	return s.agentMasker(docs[0]), false
+}
+
+// sameSecrets reports whether every one of secs holds the same secrets.
+func sameSecrets(secs [][]*toolclad.Secret) bool {
+	for _, o := range secs[min(1, len(secs)):] {
+		if len(o) != len(secs[0]) || slices.ContainsFunc(o, func(sec *toolclad.Secret) bool { return !slices.Contains(secs[0], sec) }) {
+			return false
+		}
+	}
+	return true
+}
+
+// hasSecrets reports whether the session has secrets to mask.
+func (s *session) hasSecrets() bool {
+	return s.masker.Load() != nil && len(s.secrets.Load().All()) > 0
 }
 
 // shownURL is the URL u of a page of the session's tabs as the agent is
@@ -310,7 +325,7 @@ func (s *session) stampBlocked(b *Blocked) {
 // document is not masked for.
 func (s *session) refusalMask(b Blocked) (m *mask.Masker, withheld bool) {
 	if len(b.Docs) == 0 {
-		if s.masker.Load() == nil || len(s.secrets.Load().All()) == 0 {
+		if !s.hasSecrets() {
 			return s.agentMasker(), false
 		}
 		return nil, true

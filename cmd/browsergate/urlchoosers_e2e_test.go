@@ -417,9 +417,13 @@ func TestASnapshotsFrameHeaderIsNoOracle(t *testing.T) {
 	siteURL = site
 	call := allowedCaller(t, d.connect(t, "alice-token"))
 	call("navigate", map[string]any{"url": evil + "/"})
-	time.Sleep(500 * time.Millisecond)
-	snap := call("snapshot", nil)
-	t.Logf("snapshot:\n%s", snap)
+	var snap string
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(snap, "[frame"); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the snapshot never shows the frame:\n%s", snap)
+		}
+		snap = call("snapshot", nil)
+	}
 	guessesAlike(t, "the snapshot's frame header", snap, "h="+wrongGuess, "h="+password)
 }
 
