@@ -82,7 +82,7 @@ func saveResponse(resp *http.Response, url, shown, asked, dir string, max int64,
 	if mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type")); err == nil {
 		saved.ContentType = mt
 	}
-	return output{Files: []evidence.FileRef{saved}, Text: strings.TrimPrefix(downloadNote([]downloadNews{{file: saved}}), "\n")}, nil
+	return output{Files: []evidence.FileRef{saved}, Text: strings.TrimPrefix(downloadNote([]downloadNews{{file: saved}}, noteValue), "\n")}, nil
 }
 
 // responseFileName is the name a response suggests: its Content-Disposition

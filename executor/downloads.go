@@ -92,8 +92,11 @@ type download struct {
 	// (downloadURL: a data: URL by its digest).
 	shown string
 	// page is the URL of the document of the frame that started it, as
-	// the browser reported it committed ("" unknown).
+	// the browser reported it committed ("" unknown); docs, the hosts of
+	// the documents that may have chosen its URL
+	// (targetGuard.downloadLoaders; nil: not known).
 	page string
+	docs []string
 	seq  int // its place among the session's downloads (begun counts them)
 	// The call it began in (calls when it began), or, between calls,
 	// the last one; linked: callSeq names that call's record.
@@ -130,6 +133,7 @@ type downloadNews struct {
 	file    evidence.FileRef
 	refused *DenyError
 	asking  string
+	docs    []string // download.docs
 }
 
 func newDownloads(declared bool, dir string, max int64, staging string, check gate.URLCheck, logger *slog.Logger) *downloads {
@@ -195,10 +199,10 @@ func (d *downloads) currentView() sessionView {
 // begin takes a download of one of the session's frames as it starts
 // and has the gate decide it, on a goroutine of its own (the guard's read
 // loop must not wait for a human); page is the URL of the document that
-// started it.
-func (d *downloads) begin(guid, url, suggested, page string) {
+// started it, docs the hosts of those that may have chosen its URL.
+func (d *downloads) begin(guid, url, suggested, page string, docs []string) {
 	ctx, stop := context.WithCancel(d.ctx)
-	dl := &download{guid: guid, url: url, name: suggested, shown: downloadURL(url), page: page, stopWait: stop}
+	dl := &download{guid: guid, url: url, name: suggested, shown: downloadURL(url), page: page, docs: docs, stopWait: stop}
 	d.mu.Lock()
 	d.active[guid] = dl
 	d.began++
@@ -269,7 +273,7 @@ func (d *downloads) asking(dl *download, id string) {
 	d.mu.Lock()
 	if !dl.ended {
 		dl.asking = id
-		d.news = append(d.news, downloadNews{file: evidence.FileRef{Direction: "download", Name: dl.name, URL: dl.shown}, asking: id})
+		d.news = append(d.news, downloadNews{file: evidence.FileRef{Direction: "download", Name: dl.name, URL: dl.shown}, asking: id, docs: dl.docs})
 		d.notify()
 	}
 	d.mu.Unlock()
@@ -352,7 +356,7 @@ func (d *downloads) endLocked(dl *download) {
 func (d *downloads) finishLocked(dl *download, file evidence.FileRef) {
 	dl.ended, dl.file = true, file
 	dl.stopWait()
-	d.news = append(d.news, downloadNews{file: file, refused: dl.refused})
+	d.news = append(d.news, downloadNews{file: file, refused: dl.refused, docs: dl.docs})
 	d.unrecorded = append(d.unrecorded, dl)
 	d.notify()
 }
@@ -608,31 +612,38 @@ func (d *downloads) stopLocked(deadline time.Time) {
 const saveEndWait = 30 * time.Second
 
 // downloadNote tells the agent what became of downloads: saved, refused
-// (at which stage, by which rule), or waiting for a human.
-func downloadNote(news []downloadNews) string {
+// (at which stage, by which rule), or waiting for a human. value shows
+// each value of a download in the note (noteValue, session.downloadValue).
+func downloadNote(news []downloadNews, value func(docs []string, v string) string) string {
 	var b strings.Builder
 	for _, n := range news {
 		f := n.file
+		v := func(s string) string { return value(n.docs, s) }
 		switch {
 		case n.asking != "":
-			fmt.Fprintf(&b, "\ndownload of %s (%s) is waiting for a human's approval (%s): nothing of it reaches the download directory unless it is approved; a later reply says how it ended", pagetext.Value(f.URL), pagetext.Value(strconv.Quote(f.Name)), n.asking)
+			fmt.Fprintf(&b, "\ndownload of %s (%s) is waiting for a human's approval (%s): nothing of it reaches the download directory unless it is approved; a later reply says how it ended", v(f.URL), v(strconv.Quote(f.Name)), n.asking)
 		case f.Refused != "" && n.refused != nil:
-			fmt.Fprintf(&b, "\ndownload of %s (%s) refused at %s (%s): %s; nothing was saved", pagetext.Value(f.URL), pagetext.Value(strconv.Quote(f.Name)), n.refused.Stage, n.refused.Rule, pagetext.Value(f.Refused))
+			fmt.Fprintf(&b, "\ndownload of %s (%s) refused at %s (%s): %s; nothing was saved", v(f.URL), v(strconv.Quote(f.Name)), n.refused.Stage, n.refused.Rule, v(f.Refused))
 		case f.Refused != "":
-			fmt.Fprintf(&b, "\ndownload of %s (%s) refused: %s; nothing was saved", pagetext.Value(f.URL), pagetext.Value(strconv.Quote(f.Name)), pagetext.Value(f.Refused))
+			fmt.Fprintf(&b, "\ndownload of %s (%s) refused: %s; nothing was saved", v(f.URL), v(strconv.Quote(f.Name)), v(f.Refused))
 		default:
-			fmt.Fprintf(&b, "\ndownloaded %s: saved as %s in the download directory (%d bytes, %s, sha256 %s)", pagetext.Value(f.URL), pagetext.Value(f.Name), f.Size, pagetext.Value(f.ContentType), f.SHA256)
+			fmt.Fprintf(&b, "\ndownloaded %s: saved as %s in the download directory (%d bytes, %s, sha256 %s)", v(f.URL), v(f.Name), f.Size, v(f.ContentType), f.SHA256)
 		}
 	}
 	return b.String()
 }
 
+// noteValue shows a value in a note as a page's value, which the reply
+// and the record mask (pagetext.Value): the evidence's own text of a
+// download, the agent's own download.
+func noteValue(_ []string, v string) string { return pagetext.Value(v) }
+
 // stillDownloading tells the agent of downloads the call's time ran out on:
 // the reply of a later call says how they ended.
-func stillDownloading(left []*download) string {
+func stillDownloading(left []*download, value func(docs []string, v string) string) string {
 	var b strings.Builder
 	for _, dl := range left {
-		fmt.Fprintf(&b, "\ndownload of %s (%s) still under way: a later reply says how it ended", pagetext.Value(dl.shown), pagetext.Value(strconv.Quote(dl.name)))
+		fmt.Fprintf(&b, "\ndownload of %s (%s) still under way: a later reply says how it ended", value(dl.docs, dl.shown), value(dl.docs, strconv.Quote(dl.name)))
 	}
 	return b.String()
 }

@@ -147,7 +147,7 @@ func (e *Executor) recordPageDownload(s *session, dl *download) {
 	}
 	c.deny = dl.refused
 	c.out = output{Files: []evidence.FileRef{dl.file},
-		Text: strings.TrimPrefix(downloadNote([]downloadNews{{file: dl.file, refused: dl.refused}}), "\n")}
+		Text: strings.TrimPrefix(downloadNote([]downloadNews{{file: dl.file, refused: dl.refused}}, noteValue), "\n")}
 	maskTurn(&c, s.turnMasks(&c, true))
 	env := &evidence.Envelope{
 		Kind:           evidence.KindPageDownload,

@@ -204,7 +204,7 @@ func TestSessionEndWaitsForASaveUnderWay(t *testing.T) {
 		d := newDownloads(true, dir, 1<<20, staging, func(string) scope.Verdict { return scope.Verdict{Allowed: true} }, slog.New(slog.DiscardHandler))
 		d.cancel = func(string) {}
 		d.gate = func(context.Context, *download, func(string)) downloadAnswer { return &turn{} } // allowed
-		d.begin(guid, "http://127.0.0.1/report.txt", "report.txt", "http://127.0.0.1/")
+		d.begin(guid, "http://127.0.0.1/report.txt", "report.txt", "http://127.0.0.1/", []string{"127.0.0.1"})
 		d.progress(guid, "completed", 5, 5) // the save starts
 		// Opening the FIFO waits for the save to open it; the save then
 		// waits for the bytes.
@@ -247,7 +247,7 @@ func TestSessionEndWaitsForASaveUnderWay(t *testing.T) {
 		const late = "0a1b2c3d-0000-4000-8000-0000000000ff"
 		go func() {
 			time.Sleep(50 * time.Millisecond)
-			d.begin(late, "http://127.0.0.1/late.bin", "late.bin", "http://127.0.0.1/")
+			d.begin(late, "http://127.0.0.1/late.bin", "late.bin", "http://127.0.0.1/", []string{"127.0.0.1"})
 		}()
 		d.stop(time.Now().Add(300 * time.Millisecond))
 		select {
@@ -333,7 +333,7 @@ func TestPageDownloadsLinkedAndFailClosed(t *testing.T) {
 	}
 
 	// During the first call (the downloads are made during one).
-	d.begin(during, "http://127.0.0.1/a", "a", "http://127.0.0.1/")
+	d.begin(during, "http://127.0.0.1/a", "a", "http://127.0.0.1/", []string{"127.0.0.1"})
 	d.progress(during, "completed", 5, 5)
 	select {
 	case dl := <-recorded:
@@ -346,7 +346,7 @@ func TestPageDownloadsLinkedAndFailClosed(t *testing.T) {
 	}
 
 	// Between calls: linked to the last, written when it ends.
-	d.begin(between, "http://127.0.0.1/b", "b", "http://127.0.0.1/")
+	d.begin(between, "http://127.0.0.1/b", "b", "http://127.0.0.1/", []string{"127.0.0.1"})
 	d.progress(between, "completed", 5, 5)
 	if dl := next(); dl.callSeq != 7 || !dl.between || dl.refused == nil {
 		t.Errorf("the download between calls: seq %d, between %v, refused %+v", dl.callSeq, dl.between, dl.refused)
@@ -354,13 +354,13 @@ func TestPageDownloadsLinkedAndFailClosed(t *testing.T) {
 
 	// No gate, and a gate that panics: refused.
 	d.gate = nil
-	d.begin(nogate, "http://127.0.0.1/c", "c", "http://127.0.0.1/")
+	d.begin(nogate, "http://127.0.0.1/c", "c", "http://127.0.0.1/", []string{"127.0.0.1"})
 	d.progress(nogate, "completed", 5, 5)
 	if dl := next(); dl.refused == nil || dl.file.Refused == "" {
 		t.Errorf("the download without a gate: refused %+v, file %+v", dl.refused, dl.file)
 	}
 	d.gate = func(context.Context, *download, func(string)) downloadAnswer { panic("the policies are gone") }
-	d.begin(panics, "http://127.0.0.1/d", "d", "http://127.0.0.1/")
+	d.begin(panics, "http://127.0.0.1/d", "d", "http://127.0.0.1/", []string{"127.0.0.1"})
 	d.progress(panics, "completed", 5, 5)
 	if dl := next(); dl.refused == nil || !strings.Contains(dl.refused.Reason, "the policies are gone") {
 		t.Errorf("the download whose gate failed: refused %+v", dl.refused)

@@ -91,6 +91,9 @@ func (e *Executor) enforce(ctx context.Context, s *session, t *turn, v gate.Verd
 		cctx, cancel := s.onCurrent(base)
 		st := s.readState(cctx)
 		cancel()
+		if t.after != nil {
+			t.leftURL = t.after.URL
+		}
 		t.after = &st
 	}
 	return d

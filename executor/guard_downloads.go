@@ -37,7 +37,7 @@ func (g *targetGuard) downloadEvent(m cdpMessage) {
 			return
 		}
 		if page, ok := g.frameURL(e.FrameID); ok {
-			g.downloads.begin(e.GUID, e.URL, e.SuggestedFilename, page)
+			g.downloads.begin(e.GUID, e.URL, e.SuggestedFilename, page, g.downloadLoaders(e.FrameID, e.URL))
 		} else if g.user && g.looksAfterUser() && !g.ownedByAnother(e.FrameID) {
 			g.userDownload(m)
 		}

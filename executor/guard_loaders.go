@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"cmp"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -64,6 +65,11 @@ type windowLinks struct {
 	// opaque), which a document of no host of its own (about:blank,
 	// srcdoc, blob:) runs under: its creator's.
 	origins map[string]string
+	// creators: for each page another opened, the host the document
+	// that opened it ran as then: whose code a document of the page of
+	// no host and an opaque origin runs (a sandboxed frame's popup),
+	// after that document is gone.
+	creators map[string]string
 }
 
 // hop is a document request: its URL's host, and its credit (loaderDocs;
@@ -89,7 +95,8 @@ const (
 )
 
 // noteOpener takes a page of the session as it attaches: its opener,
-// unless the browser says the page cannot reach it (noopener).
+// unless the browser says the page cannot reach it (noopener), and the
+// host its creator (the opener's frame that opened it) runs as.
 func (g *targetGuard) noteOpener(t targetInfo) {
 	if t.Type != "page" || t.OpenerID == "" {
 		return
@@ -97,7 +104,11 @@ func (g *targetGuard) noteOpener(t targetInfo) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.links.openers == nil {
-		g.links.openers, g.links.firstOpeners = map[string]string{}, map[string]string{}
+		g.links.openers, g.links.firstOpeners, g.links.creators = map[string]string{}, map[string]string{}, map[string]string{}
+	}
+	creator := cmp.Or(t.OpenerFrameID, t.OpenerID)
+	if h := g.runsAs(creator, g.frames[creator]); h != "" {
+		g.links.creators[t.TargetID] = h
 	}
 	if t.CanAccessOpener != nil && !*t.CanAccessOpener {
 		g.links.firstOpeners[t.TargetID] = t.OpenerID
@@ -237,7 +248,11 @@ func (g *targetGuard) loadDocsDepth(frame string, at time.Time, depth int) []str
 		}
 		h := g.runsAs(f, u)
 		if h == "" && u != "" && f == t && (g.links.openers[f] != "" || g.links.firstOpeners[f] != "") {
-			return nil // a popup's document of an opaque origin: its creator's code may run there
+			// A popup's document of an opaque origin: its creator's code
+			// may run there, after the creator is gone.
+			if h = g.links.creators[f]; h == "" {
+				return nil
+			}
 		}
 		docs = union(docs, []string{h})
 		// A document replaced in another frame may have started the load
@@ -348,6 +363,24 @@ func (g *targetGuard) frameLoaders(frame cdp.FrameID, url string) []string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.loadCredit(string(frame), url, time.Now())
+}
+
+// downloadLoaders are the hosts of the documents that may have chosen
+// url for a download of frame (which commits nothing): those credited
+// with its document load, if one was paused (its redirects' servers
+// among them), and those that may start a load of frame now (loadCredit);
+// nil when one is not known.
+func (g *targetGuard) downloadLoaders(frame, url string) []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	docs := g.loadCredit(frame, url, time.Now())
+	if paused, ok := g.links.chose[loadKey{frame, withoutFragment(url)}]; ok && docs != nil {
+		if paused == nil {
+			return nil
+		}
+		docs = union(docs, paused)
+	}
+	return docs
 }
 
 // urlCommitted takes a frame's commit: its URL is the one its load was

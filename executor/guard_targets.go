@@ -173,6 +173,7 @@ type targetInfo struct {
 	Type             string `json:"type"`
 	URL              string `json:"url"`
 	OpenerID         string `json:"openerId"`
+	OpenerFrameID    string `json:"openerFrameId"`
 	CanAccessOpener  *bool  `json:"canAccessOpener"`
 	BrowserContextID string `json:"browserContextId"`
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/browsergate/browsergate/executor/mask"
+	"github.com/browsergate/browsergate/internal/pagetext"
 	"github.com/browsergate/browsergate/scope"
 	"github.com/browsergate/browsergate/toolclad"
 )
@@ -224,8 +225,9 @@ func (s *session) hasSecrets() bool {
 // it (urlChoosers), when every one is masked for the same; with all but
 // its origin withheld when they are not (a page could send a window of
 // its group to the secret's site with its guesses in the URL, and read
-// which came back masked), and when who chose it is not known (in a frame
-// of the session's) and its host's secrets could be in it; for its host's
+// which came back masked), and, in a session with secrets, when who chose
+// it is not known (in a frame of the session's: the secret's site may
+// have sent it anywhere with its value in the URL); for its host's
 // secrets, as its page is, in a tab of the user's the session does not
 // hold. Not for its host's otherwise: a page that sends its own tab to the
 // secret's site with guesses in the URL reads them back as it wrote them.
@@ -233,10 +235,11 @@ func (s *session) shownURL(u string) string {
 	docs, known := s.urlChoosers(u)
 	// Not known: masked for its host, as its page is (a tab of the user's
 	// the session does not hold); withheld where a page of the session's
-	// could have made it not known (over 256 loads in a frame) and its
-	// host's secrets could be in it.
+	// could have made it not known (over 256 loads in a frame, an opener
+	// the session does not hold), unless nothing can be in it (a fresh
+	// tab's blank page, whose choosers are never known).
 	m := s.agentMasker(hostOf(u))
-	withheld := !known && s.egress.guard != nil && s.egress.guard.holds(u) && len(s.considered(hostOf(u))) > 0
+	withheld := !known && s.hasSecrets() && !emptyPage(u) && s.egress.guard != nil && s.egress.guard.holds(u)
 	if known {
 		m, withheld = s.docsMasker(docs)
 	}
@@ -248,6 +251,31 @@ func (s *session) shownURL(u string) string {
 		origin = s.agentMasker(append(docs, p.Host)...).Mask(p.Scheme + "://" + p.Host)
 	}
 	return origin + "/" + urlWithheld
+}
+
+// downloadValue shows, in a note of a download whose URL docs may have
+// chosen (download.docs), one of its values (its URL, file name, why it
+// was refused) as the agent is shown it: masked for their secrets, when
+// every one is masked for the same, else withheld, as it is when who
+// chose it is not known in a session with secrets. Not for the pages the
+// call reads: a page in another tab could download its guesses while the
+// agent works on the secret's site and read which came back masked.
+func (s *session) downloadValue(docs []string, v string) string {
+	m, withheld := s.docsMasker(docs)
+	if withheld || docs == nil && s.hasSecrets() {
+		return pagetext.Done(downloadWithheld)
+	}
+	return pagetext.Done(m.Mask(v))
+}
+
+// downloadWithheld stands for a value of a download's the agent is not
+// shown (session.downloadValue).
+const downloadWithheld = "[withheld: documents not masked for the same secrets may have chosen it]"
+
+// emptyPage reports whether u is an empty document's URL, which holds
+// nothing a page could choose.
+func emptyPage(u string) bool {
+	return u == "about:blank" || u == "about:srcdoc"
 }
 
 // shownTitle is the title of a page at URL u as the agent is shown it:

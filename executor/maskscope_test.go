@@ -416,26 +416,65 @@ func TestAReplacedBlankDocumentCountsAsTheOriginItRanAs(t *testing.T) {
 	}
 }
 
-// TestAnOpaquePopupsLoadIsNotKnown: a blank popup of an opaque origin
-// (opened by the site's sandboxed srcdoc frame, allow-popups) runs its
-// creator's code: once its opener closed, its loads are not known, never
-// credited to nobody (the agent's choice).
-func TestAnOpaquePopupsLoadIsNotKnown(t *testing.T) {
-	g := &targetGuard{frames: map[string]string{}, frameParents: map[string]string{}, replaced: map[string]replacedDoc{},
-		pages: map[string]string{"s2": "A", "s3": "B"}}
-	g.noteOpener(targetInfo{TargetID: "B", Type: "page", OpenerID: "A"})
-	g.frameCommitted("A", "https://login.example.com/")
-	g.urlCommitted("A", "https://login.example.com/", "", "https://login.example.com")
-	g.frameCommitted("S", "about:srcdoc")
-	g.frameEmbedded("S", "A")
-	g.urlCommitted("S", "about:srcdoc", "", "null")
-	g.frameCommitted("B", "about:blank")
-	g.noteOrigin("B", "null")
-	delete(g.pages, "s2")
-	g.links.closed = map[string]time.Time{"A": time.Now().Add(-2 * gate.LeftGrace)}
-	got := g.loaderDocs("B", "f1", "n1", "", "https://hostile.example/?s=SECRET")
-	if got != nil && len(got) == 0 {
-		t.Errorf("the site's opaque popup's load is credited to nobody (shown as the agent's choice)")
+// TestAnOpaquePopupsLoadIsCreditedToItsCreator: a blank popup of an
+// opaque origin (opened by the site's sandboxed srcdoc frame,
+// allow-popups) runs its creator's code: once its opener closed, its
+// loads are credited to the host its creator ran as when it opened the
+// popup, never to nobody (the agent's choice); not known when the browser
+// named no creator the guard knows a host for.
+func TestAnOpaquePopupsLoadIsCreditedToItsCreator(t *testing.T) {
+	for _, c := range []struct {
+		name, creator string
+		want          []string // nil: not known
+	}{
+		{"the site's sandboxed frame", "S", []string{"login.example.com"}},
+		{"a frame the guard never saw", "X", nil},
+	} {
+		g := &targetGuard{frames: map[string]string{}, frameParents: map[string]string{}, replaced: map[string]replacedDoc{},
+			pages: map[string]string{"s2": "A", "s3": "B"}}
+		g.frameCommitted("A", "https://login.example.com/")
+		g.urlCommitted("A", "https://login.example.com/", "", "https://login.example.com")
+		g.frameCommitted("S", "about:srcdoc")
+		g.frameEmbedded("S", "A")
+		g.urlCommitted("S", "about:srcdoc", "", "null")
+		g.noteOpener(targetInfo{TargetID: "B", Type: "page", OpenerID: "A", OpenerFrameID: c.creator})
+		g.frameCommitted("B", "about:blank")
+		g.noteOrigin("B", "null")
+		delete(g.pages, "s2")
+		g.links.closed = map[string]time.Time{"A": time.Now().Add(-2 * gate.LeftGrace)}
+		got := g.loaderDocs("B", "f1", "n1", "", "https://hostile.example/?s=SECRET")
+		if c.want == nil && got != nil || c.want != nil && !slices.Equal(sorted(got), c.want) {
+			t.Errorf("%s: the opaque popup's load is credited to %v (nil: not known), want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestAURLWhoseChoosersAreNotKnownIsWithheldInASessionWithSecrets: in a
+// session with secrets, the URL of a frame of the session's whose
+// choosers the guard does not know is withheld but for its origin on any
+// host (the secret's site may have sent it, with the value in its URL, to
+// a host the secret is not masked for), but a blank page's; in a session
+// without secrets it is shown as it is.
+func TestAURLWhoseChoosersAreNotKnownIsWithheldInASessionWithSecrets(t *testing.T) {
+	const value = "Zq8-Lm2_Vx7-Kp4"
+	u := "https://elsewhere.example/landing?v=" + value
+	withSecrets := maskSession(t, testkit.SecretManifest(t, value))
+	without := maskSession(t, testkit.SecretManifest(t, value))
+	without.masker.Store(nil)
+	for _, s := range []*session{withSecrets, without} {
+		g := &targetGuard{frames: map[string]string{}, frameParents: map[string]string{}, pages: map[string]string{"s1": "T"}}
+		g.urlCommitted("T", "about:blank", "", "")
+		g.urlCommitted("F", u, "", "https://elsewhere.example") // no load of it paused: not known
+		s.egress.guard = g
+		if got := s.shownURL("about:blank"); got != "about:blank" {
+			t.Errorf("a blank page is shown as %q", got)
+		}
+	}
+	if got := withSecrets.shownURL(u); got != "https://elsewhere.example/"+urlWithheld {
+		t.Errorf("with secrets, a URL not known is shown as %q", got)
+	}
+	if got := without.shownURL(u); got != u {
+		t.Errorf("without secrets, a URL not known is shown as %q", got)
 	}
 }
 

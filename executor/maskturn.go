@@ -67,6 +67,7 @@ func maskTurn(t *turn, k turnMasks) {
 	if t.after != nil {
 		urls = append(urls, t.after.URL)
 	}
+	urls = append(urls, t.leftURL) // the URL final_url refused, before the reset
 	for _, p := range t.pages {
 		urls = append(urls, p.URL)
 	}

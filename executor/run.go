@@ -27,6 +27,7 @@ type turn struct {
 	verdict   gate.Verdict       // the gate's answer on those facts
 	deny      *DenyError         // the refusal, from whichever stage refused
 	after     *PageState         // the tab after the call (or after a reset)
+	leftURL   string             // where the call left the tab, when enforce then reset it or switched away (a refusal quotes it)
 	pages     []gate.Page        // the session's other tabs after the call
 	out       output             // what act produced
 	err       error              // act's failure
@@ -138,7 +139,7 @@ func (e *Executor) Run(ctx context.Context, call *toolclad.Call) *toolclad.Reply
 	// each has a record of its own, linked to the call it began in, and
 	// those that ended during this call are written after its record.
 	if news := s.downloads.take(); len(news) > 0 {
-		t.out.Text += downloadNote(news)
+		t.out.Text += downloadNote(news, s.downloadValue)
 	}
 	if s.autoloaded != nil {
 		// The manifest's autoload_state, loaded in this call.
@@ -376,7 +377,7 @@ func (e *Executor) act(actx context.Context, s *session, t *turn) *Blocked {
 	}
 	if awaitEnd {
 		if left := s.downloads.wait(actx, began); len(left) > 0 {
-			t.out.Text += stillDownloading(left)
+			t.out.Text += stillDownloading(left, s.downloadValue)
 		}
 	}
 	// Holding ends here, in the same step as the last look: a dialog that

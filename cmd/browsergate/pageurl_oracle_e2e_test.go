@@ -151,7 +151,8 @@ func popupSentToTheSiteWithGuesses(t *testing.T, d *httpDaemon, password, then s
 		}
 		second := ""
 		if then != "" {
-			second = `if (s === 2 && done < 2) { done = 2; window.open('` + then + `', 'w'); }`
+			// A second after its cue: a call begun at the cue is under way.
+			second = `if (s === 2 && done < 2) { done = 2; setTimeout(() => window.open('` + then + `', 'w'), 1000); }`
 		}
 		fmt.Fprint(w, `<!doctype html><title>Hostile</title><a id=open href="`+html.EscapeString(siteURL)+`/" target=w>Open</a><script>
 let done = 0;
@@ -203,6 +204,28 @@ func TestAnOpenerThatSendsItsPopupToTheSecretsSiteReadsNoGuess(t *testing.T) {
 	replies := refusalsUntil(t, either, "", 1)
 	refusalsAlike(t, replies, password)
 	guessesAlike(t, "the replies after the popup was sent away", replies, "g="+wrongGuess, "g="+password)
+}
+
+// TestARefusalOfWhereTheCallLeftTheTabIsNoOracle: while the agent waits
+// on the popup (on the secret's site), the hostile opener sends it to a
+// host the scope refuses, guesses in the URL. The call is refused at its
+// final URL, and the tab reset: the refusal quotes where the call left
+// the tab as the state line would have shown it, both guesses alike, not
+// masked for the site the call was on.
+func TestARefusalOfWhereTheCallLeftTheTabIsNoOracle(t *testing.T) {
+	t.Parallel()
+	const password = "Url-Guess-Final-3391"
+	manifest := strings.Replace(networkLogsManifest, "[browser.commands.wait_for]\n", "[browser.commands.wait_for]\nargs.time_ms = {}\n", 1)
+	d := launchHTTP(t, nil, []string{"BROWSERGATE_E2E_NETSECRET=" + password}, manifest, "")
+	cs, call, site, _, stage, _ := popupSentToTheSiteWithGuesses(t, d, password, "http://outside.example/?g="+wrongGuess+"&g="+password)
+	call("switch_tab", map[string]any{"tab": sessionTab(t, cs, site)})
+	stage.Store(2)
+	out, refused := callText(t, cs, "e2e.wait_for", map[string]any{"time_ms": 4000})
+	if !refused || !strings.Contains(out, "DENIED at final_url") {
+		t.Fatalf("the wait was not refused at its final URL:\n%s", out)
+	}
+	t.Logf("the refusal:\n%s", out)
+	guessesAlike(t, "the final URL's refusal", out, "g="+wrongGuess, "g="+password)
 }
 
 // TestAURLTheSecretsSiteChoseStaysMaskedWhoeverSentTheTab: the agent

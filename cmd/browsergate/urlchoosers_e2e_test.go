@@ -328,25 +328,7 @@ func TestABackgroundTabsDialogIsNoOracle(t *testing.T) {
 // back on the hostile page's, report the dialog with both guesses alike.
 func backgroundDialogIsNoOracle(t *testing.T, password, markup, opener string) {
 	d := launchHTTP(t, nil, []string{"BROWSERGATE_E2E_NETSECRET=" + password}, networkLogsManifest, "")
-	var fire atomic.Bool
-	site, evil := quietSite(t, func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/stage" {
-			fmt.Fprint(w, fire.Load())
-			return
-		}
-		fmt.Fprint(w, `<!doctype html><title>Hostile</title>`+markup+`<script>
-let done = false;
-setInterval(async () => {
-  if (done) return;
-  if ((await (await fetch('/stage')).text()) === 'true') { done = true; `+opener+`('g=`+wrongGuess+` g=`+password+`'); }
-}, 100);
-</script>`)
-	})
-	cs := d.connect(t, "alice-token")
-	call := allowedCaller(t, cs)
-	call("navigate", map[string]any{"url": evil + "/"})
-	call("new_tab", map[string]any{"url": site + "/"})
-	fire.Store(true)
+	cs, call, _, evil := backgroundHostile(t, d, markup, opener+`('g=`+wrongGuess+` g=`+password+`');`, nil)
 	time.Sleep(1500 * time.Millisecond)
 	var out string
 	out += call("snapshot", nil)
@@ -356,6 +338,39 @@ setInterval(async () => {
 		t.Fatalf("no reply reports the dialog:\n%s", out)
 	}
 	guessesAlike(t, "the dialog note", out, "g="+wrongGuess, "g="+password)
+}
+
+// backgroundHostile serves the secret's site (quietSite) and a hostile
+// page (markup, then a script that runs onCue once, on the test's cue;
+// routes, when given, serves its other paths), opens the hostile page and
+// then the site in a new tab, and gives the cue: the hostile page acts in
+// the background while the agent is on the site.
+func backgroundHostile(t *testing.T, d *httpDaemon, markup, onCue string, routes http.HandlerFunc) (cs *mcp.ClientSession, call func(string, map[string]any) string, site, evil string) {
+	t.Helper()
+	var cue atomic.Bool
+	site, evil = quietSite(t, func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/stage":
+			fmt.Fprint(w, cue.Load())
+		case r.URL.Path != "/" && routes != nil:
+			routes(w, r)
+		default:
+			fmt.Fprint(w, `<!doctype html><title>Hostile</title>`+markup+`<script>
+let done = false;
+setInterval(async () => {
+  if (done || (await (await fetch('/stage')).text()) !== 'true') return;
+  done = true;
+  `+onCue+`
+}, 100);
+</script>`)
+		}
+	})
+	cs = d.connect(t, "alice-token")
+	call = allowedCaller(t, cs)
+	call("navigate", map[string]any{"url": evil + "/"})
+	call("new_tab", map[string]any{"url": site + "/"})
+	cue.Store(true)
+	return cs, call, site, evil
 }
 
 // TestGoingBackToAURLTheSiteChoseKeepsItMasked: the site's redirect put
