@@ -137,9 +137,13 @@ func (e *Executor) Run(ctx context.Context, call *toolclad.Call) *toolclad.Reply
 	// What became of the pages' downloads since the last reply (this
 	// call's, and any that ended or began to wait for a human after it):
 	// each has a record of its own, linked to the call it began in, and
-	// those that ended during this call are written after its record.
-	if news := s.downloads.take(); len(news) > 0 {
-		t.out.Text += downloadNote(news, s.downloadValue)
+	// those that ended during this call are written after its record. A
+	// refusal's or an error's reply shows no output: the news waits for
+	// the next reply that does.
+	if t.deny == nil && t.err == nil {
+		if news := s.downloads.take(); len(news) > 0 {
+			t.out.Text += downloadNote(news, s.downloadValue)
+		}
 	}
 	if s.autoloaded != nil {
 		// The manifest's autoload_state, loaded in this call.

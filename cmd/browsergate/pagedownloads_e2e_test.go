@@ -580,3 +580,36 @@ document.getElementById('pw').addEventListener('input', e => {
 		}
 	}
 }
+
+// TestADownloadNoteOutlivesARefusal: a download the page starts
+// and ends between calls is told of in the next reply that shows a
+// command's output; a refused call's reply, which shows none, leaves the
+// note for the one after it.
+func TestADownloadNoteOutlivesARefusal(t *testing.T) {
+	t.Parallel()
+	f, down, _ := pageDownloadFixture(t, "", "")
+	mux := http.NewServeMux()
+	mux.HandleFunc("/late", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<title>late</title><a id=l href="/file">file</a><script>setTimeout(() => document.getElementById('l').click(), 500)</script>`)
+	})
+	mux.HandleFunc("/file", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Disposition", `attachment; filename="late.txt"`)
+		fmt.Fprint(w, "late bytes")
+	})
+	site, stop, err := serveOn("127.0.0.1:0", mux)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	f.mustAllow(t, "e2e.navigate", map[string]any{"url": site + "/late"})
+	testkit.Eventually(t, func() string {
+		if names := dirNames(t, down); len(names) != 1 {
+			return fmt.Sprintf("the download directory holds %q, want late.txt", names)
+		}
+		return ""
+	})
+	f.mustRefuse(t, "e2e.navigate", map[string]any{"url": "http://outside.example/"}, "not in allowed_domains")
+	if out := f.mustAllow(t, "e2e.snapshot", nil); !strings.Contains(out, "saved as late.txt") {
+		t.Errorf("the reply after the refusal does not tell of the download:\n%s", out)
+	}
+}
