@@ -136,6 +136,17 @@ type downloadNews struct {
 	docs    []string // download.docs
 }
 
+// serverDocs are the hosts of the documents and the server that may have
+// chosen what a download's server answered (its file name, its content
+// type): those that chose its URL (docs; nil: not known), and the
+// server at u, which may have put a value of its own there.
+func serverDocs(docs []string, u string) []string {
+	if docs == nil {
+		return nil
+	}
+	return union(docs, []string{hostOf(u)})
+}
+
 func newDownloads(declared bool, dir string, max int64, staging string, check gate.URLCheck, logger *slog.Logger) *downloads {
 	ctx, end := context.WithCancel(context.Background())
 	// Made during a call (the session's first tab), or before the first
@@ -618,16 +629,19 @@ func downloadNote(news []downloadNews, value func(docs []string, v string) strin
 	var b strings.Builder
 	for _, n := range news {
 		f := n.file
+		// Its URL is its choosers'; what its server answered is theirs and
+		// the server's.
 		v := func(s string) string { return value(n.docs, s) }
+		srv := func(s string) string { return value(serverDocs(n.docs, f.URL), s) }
 		switch {
 		case n.asking != "":
-			fmt.Fprintf(&b, "\ndownload of %s (%s) is waiting for a human's approval (%s): nothing of it reaches the download directory unless it is approved; a later reply says how it ended", v(f.URL), v(strconv.Quote(f.Name)), n.asking)
+			fmt.Fprintf(&b, "\ndownload of %s (%s) is waiting for a human's approval (%s): nothing of it reaches the download directory unless it is approved; a later reply says how it ended", v(f.URL), srv(strconv.Quote(f.Name)), n.asking)
 		case f.Refused != "" && n.refused != nil:
-			fmt.Fprintf(&b, "\ndownload of %s (%s) refused at %s (%s): %s; nothing was saved", v(f.URL), v(strconv.Quote(f.Name)), n.refused.Stage, n.refused.Rule, v(f.Refused))
+			fmt.Fprintf(&b, "\ndownload of %s (%s) refused at %s (%s): %s; nothing was saved", v(f.URL), srv(strconv.Quote(f.Name)), n.refused.Stage, n.refused.Rule, srv(f.Refused))
 		case f.Refused != "":
-			fmt.Fprintf(&b, "\ndownload of %s (%s) refused: %s; nothing was saved", v(f.URL), v(strconv.Quote(f.Name)), v(f.Refused))
+			fmt.Fprintf(&b, "\ndownload of %s (%s) refused: %s; nothing was saved", v(f.URL), srv(strconv.Quote(f.Name)), srv(f.Refused))
 		default:
-			fmt.Fprintf(&b, "\ndownloaded %s: saved as %s in the download directory (%d bytes, %s, sha256 %s)", v(f.URL), v(f.Name), f.Size, v(f.ContentType), f.SHA256)
+			fmt.Fprintf(&b, "\ndownloaded %s: saved as %s in the download directory (%d bytes, %s, sha256 %s)", v(f.URL), srv(f.Name), f.Size, srv(f.ContentType), f.SHA256)
 		}
 	}
 	return b.String()
@@ -643,7 +657,7 @@ func noteValue(_ []string, v string) string { return pagetext.Value(v) }
 func stillDownloading(left []*download, value func(docs []string, v string) string) string {
 	var b strings.Builder
 	for _, dl := range left {
-		fmt.Fprintf(&b, "\ndownload of %s (%s) still under way: a later reply says how it ended", value(dl.docs, dl.shown), value(dl.docs, strconv.Quote(dl.name)))
+		fmt.Fprintf(&b, "\ndownload of %s (%s) still under way: a later reply says how it ended", value(dl.docs, dl.shown), value(serverDocs(dl.docs, dl.url), strconv.Quote(dl.name)))
 	}
 	return b.String()
 }

@@ -197,6 +197,13 @@ func (s *session) turnMasks(t *turn, record bool) turnMasks {
 	if t.after != nil {
 		hosts = append(hosts, hostOf(t.after.URL))
 	}
+	if t.call != nil {
+		// A URL the call fetches (download): its server's answer (a file
+		// name) is read too.
+		if u, ok := t.call.Args["url"].(string); ok {
+			hosts = append(hosts, hostOf(u))
+		}
+	}
 	return turnMasks{
 		values:  s.agentMasker(hosts...),
 		page:    func(u string) *mask.Masker { return s.agentMasker(hostOf(u)) },
