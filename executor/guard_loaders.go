@@ -3,6 +3,7 @@ package executor
 import (
 	"cmp"
 	"encoding/json"
+	"hash/fnv"
 	"slices"
 	"strings"
 	"time"
@@ -48,28 +49,31 @@ type windowLinks struct {
 	closed map[string]time.Time
 	// hops: each document request in flight, by its Fetch and its
 	// Network id (a redirect's next request names the one before by
-	// either), at most maxLinks.
-	hops map[string]hop
+	// either), the latest maxLinks to 2*maxLinks.
+	hops recent[string, hop]
 	// seen: for each frame, the URLs (without fragment) it loaded, each
 	// with every document credited with a load of it (nil: one was not
-	// known), at most maxSeen a frame; lossy: the frames that forgot
-	// some.
-	seen  map[string]map[string][]string
-	lossy map[string]bool
+	// known), at most maxSeen a frame; forgot: for each frame, a hash of
+	// each URL it forgot (at most maxForgot), lossy: the frames that
+	// forgot more.
+	seen   map[string]map[string][]string
+	forgot map[string]map[uint64]bool
+	lossy  map[string]bool
 	// chose: the credit of each document load in flight, by frame and
-	// URL (without fragment), at most maxLinks; urls: each frame's URL
-	// now and who may have chosen it.
-	chose map[loadKey][]string
+	// URL (without fragment), the latest maxLinks to 2*maxLinks; urls:
+	// each frame's URL now and who may have chosen it.
+	chose recent[loadKey, []string]
 	urls  map[string]chosenURL
 	// origins: the host of the origin of each frame's document (""
 	// opaque), which a document of no host of its own (about:blank,
 	// srcdoc, blob:) runs under: its creator's.
 	origins map[string]string
-	// creators: for each page another opened, the host the document
-	// that opened it ran as then: whose code a document of the page of
-	// no host and an opaque origin runs (a sandboxed frame's popup),
+	// creators: for each page another opened, the hosts the document
+	// that opened it may have run as then (the frame's document, and the
+	// one it replaced less than gate.LeftGrace before): whose code a
+	// document of the page of no host runs (a sandboxed frame's popup),
 	// after that document is gone.
-	creators map[string]string
+	creators map[string][]string
 }
 
 // hop is a document request: its URL's host, and its credit (loaderDocs;
@@ -90,13 +94,37 @@ type chosenURL struct {
 }
 
 const (
-	maxLinks = 512
-	maxSeen  = 256
+	maxLinks  = 512
+	maxSeen   = 256
+	maxForgot = 1 << 16
 )
 
+// recent keeps the latest entries put: from max to 2*max of them (when
+// the newer half is full, it becomes the older, and the older is gone).
+type recent[K comparable, V any] struct{ cur, old map[K]V }
+
+func (r *recent[K, V]) put(k K, v V, max int) {
+	if r.cur == nil || len(r.cur) >= max {
+		r.old, r.cur = r.cur, map[K]V{}
+	}
+	r.cur[k] = v
+}
+
+func (r *recent[K, V]) get(k K) (V, bool) {
+	if v, ok := r.cur[k]; ok {
+		return v, true
+	}
+	v, ok := r.old[k]
+	return v, ok
+}
+
+func (r *recent[K, V]) remove(k K) {
+	delete(r.cur, k)
+	delete(r.old, k)
+}
+
 // noteOpener takes a page of the session as it attaches: its opener,
-// unless the browser says the page cannot reach it (noopener), and the
-// host its creator (the opener's frame that opened it) runs as.
+// unless the browser says the page cannot reach it (noopener).
 func (g *targetGuard) noteOpener(t targetInfo) {
 	if t.Type != "page" || t.OpenerID == "" {
 		return
@@ -104,17 +132,43 @@ func (g *targetGuard) noteOpener(t targetInfo) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.links.openers == nil {
-		g.links.openers, g.links.firstOpeners, g.links.creators = map[string]string{}, map[string]string{}, map[string]string{}
-	}
-	creator := cmp.Or(t.OpenerFrameID, t.OpenerID)
-	if h := g.runsAs(creator, g.frames[creator]); h != "" {
-		g.links.creators[t.TargetID] = h
+		g.links.openers, g.links.firstOpeners = map[string]string{}, map[string]string{}
 	}
 	if t.CanAccessOpener != nil && !*t.CanAccessOpener {
 		g.links.firstOpeners[t.TargetID] = t.OpenerID
 		return
 	}
 	g.links.openers[t.TargetID] = t.OpenerID
+}
+
+// noteCreator takes a page that attaches (in the read loop, in order with
+// the commits): the hosts its creator, the opener's frame that opened it
+// (openerFrameId), may have run as when it did.
+func (g *targetGuard) noteCreator(m cdpMessage) {
+	var e struct {
+		TargetInfo targetInfo `json:"targetInfo"`
+	}
+	if json.Unmarshal(m.Params, &e) != nil || e.TargetInfo.Type != "page" || e.TargetInfo.OpenerID == "" {
+		return
+	}
+	t := e.TargetInfo
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if _, ok := g.links.creators[t.TargetID]; ok {
+		return
+	}
+	creator := cmp.Or(t.OpenerFrameID, t.OpenerID)
+	hosts := union(nil, []string{g.runsAs(creator, g.frames[creator])})
+	if r, ok := g.replaced[creator]; ok && time.Since(r.at) < gate.LeftGrace {
+		hosts = union(hosts, []string{r.host})
+	}
+	if len(hosts) == 0 {
+		return
+	}
+	if g.links.creators == nil {
+		g.links.creators = map[string][]string{}
+	}
+	g.links.creators[t.TargetID] = hosts
 }
 
 // noteClosed takes a guard session that detached: its page, if it was
@@ -153,9 +207,9 @@ func (g *targetGuard) loaderDocs(frame, id, network, redirected, url string) []s
 	url = withoutFragment(url)
 	docs := g.loadCredit(frame, url, time.Now())
 	if redirected != "" {
-		prev, ok := g.links.hops[redirected]
+		prev, ok := g.links.hops.get(redirected)
 		if !ok && network != "" {
-			prev, ok = g.links.hops["n:"+network]
+			prev, ok = g.links.hops.get("n:" + network)
 		}
 		if !ok || prev.credit == nil {
 			docs = nil
@@ -164,26 +218,57 @@ func (g *targetGuard) loaderDocs(frame, id, network, redirected, url string) []s
 		}
 	}
 	g.noteHop(id, network, hop{host: hostOf(url), credit: docs})
-	if g.links.seen == nil {
-		g.links.seen, g.links.lossy = map[string]map[string][]string{}, map[string]bool{}
-	}
-	seen := g.links.seen[frame]
-	if seen == nil || len(seen) >= maxSeen {
-		if seen != nil {
-			g.links.lossy[frame] = true
-		}
-		seen = map[string][]string{}
-		g.links.seen[frame] = seen
-	}
+	seen := g.frameSeen(frame)
 	if prev, ok := seen[url]; ok && prev == nil {
 		docs = nil
 	}
 	seen[url] = docs
-	if g.links.chose == nil || len(g.links.chose) >= maxLinks {
-		g.links.chose = map[loadKey][]string{}
-	}
-	g.links.chose[loadKey{frame, url}] = docs
+	g.links.chose.put(loadKey{frame, url}, docs, maxLinks)
 	return docs
+}
+
+// frameSeen is the URLs frame loaded (links.seen), with room for one
+// more: when it has maxSeen, it forgets them, keeping a hash of each
+// (links.forgot), or, past maxForgot of those, that it forgot some
+// (links.lossy). g.mu held.
+func (g *targetGuard) frameSeen(frame string) map[string][]string {
+	if g.links.seen == nil {
+		g.links.seen, g.links.forgot, g.links.lossy = map[string]map[string][]string{}, map[string]map[uint64]bool{}, map[string]bool{}
+	}
+	seen := g.links.seen[frame]
+	if seen != nil && len(seen) < maxSeen {
+		return seen
+	}
+	if seen != nil {
+		forgot := g.links.forgot[frame]
+		if forgot == nil {
+			forgot = map[uint64]bool{}
+			g.links.forgot[frame] = forgot
+		}
+		if len(forgot)+len(seen) > maxForgot {
+			g.links.lossy[frame] = true
+		}
+		for u := range seen {
+			forgot[urlHash(u)] = true
+		}
+	}
+	seen = map[string][]string{}
+	g.links.seen[frame] = seen
+	return seen
+}
+
+// forgotten reports whether frame may have loaded url (without fragment)
+// and forgot who chose it. g.mu held.
+func (g *targetGuard) forgotten(frame, url string) bool {
+	return g.links.lossy[frame] || g.links.forgot[frame][urlHash(url)]
+}
+
+// urlHash is a URL's 64-bit FNV-1a hash: two URLs that share one count
+// as one forgotten (not known), never as one known.
+func urlHash(u string) uint64 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(u))
+	return h.Sum64()
 }
 
 // loadCredit are the hosts of the documents that may have chosen url for
@@ -197,7 +282,7 @@ func (g *targetGuard) loadCredit(frame, url string, at time.Time) []string {
 	}
 	prev, ok := g.links.seen[frame][withoutFragment(url)]
 	switch {
-	case ok && prev == nil, !ok && g.links.lossy[frame]:
+	case ok && prev == nil, !ok && g.forgotten(frame, withoutFragment(url)):
 		return nil
 	case ok:
 		return union(docs, prev)
@@ -208,12 +293,9 @@ func (g *targetGuard) loadCredit(frame, url string, at time.Time) []string {
 // noteHop keeps a document request in flight by its Fetch and Network
 // ids, for the redirect that may follow it. g.mu held.
 func (g *targetGuard) noteHop(id, network string, h hop) {
-	if g.links.hops == nil || len(g.links.hops) >= maxLinks {
-		g.links.hops = map[string]hop{}
-	}
-	g.links.hops[id] = h
+	g.links.hops.put(id, h, maxLinks)
 	if network != "" {
-		g.links.hops["n:"+network] = h
+		g.links.hops.put("n:"+network, h, maxLinks)
 	}
 }
 
@@ -247,12 +329,16 @@ func (g *targetGuard) loadDocsDepth(frame string, at time.Time, depth int) []str
 			continue
 		}
 		h := g.runsAs(f, u)
-		if h == "" && u != "" && f == t && (g.links.openers[f] != "" || g.links.firstOpeners[f] != "") {
-			// A popup's document of an opaque origin: its creator's code
-			// may run there, after the creator is gone.
-			if h = g.links.creators[f]; h == "" {
+		if h == "" && f == t && (g.links.openers[f] != "" || g.links.firstOpeners[f] != "") {
+			// A popup's document of no host (its first, empty one, or one
+			// of an opaque origin): its creator's code may run there, after
+			// the creator is gone. A noopener page's opener group counts
+			// below.
+			c, ok := g.links.creators[f]
+			if !ok && g.links.firstOpeners[f] == "" {
 				return nil
 			}
+			docs = union(docs, c)
 		}
 		docs = union(docs, []string{h})
 		// A document replaced in another frame may have started the load
@@ -374,7 +460,7 @@ func (g *targetGuard) downloadLoaders(frame, url string) []string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	docs := g.loadCredit(frame, url, time.Now())
-	if paused, ok := g.links.chose[loadKey{frame, withoutFragment(url)}]; ok && docs != nil {
+	if paused, ok := g.links.chose.get(loadKey{frame, withoutFragment(url)}); ok && docs != nil {
 		if paused == nil {
 			return nil
 		}
@@ -400,14 +486,14 @@ func (g *targetGuard) urlCommitted(frame, url, fragment, origin string) {
 		g.links.origins[frame] = h
 	}
 	k := loadKey{frame, withoutFragment(url)}
-	docs, ok := g.links.chose[k]
+	docs, ok := g.links.chose.get(k)
 	if !ok {
 		// No load of it was paused (a page from the back/forward cache):
 		// the credit of the frame's earlier loads of it, if any.
 		docs = g.links.seen[frame][k.url]
 	}
 	g.links.urls[frame] = chosenURL{url: url + fragment, docs: docs}
-	delete(g.links.chose, k)
+	g.links.chose.remove(k)
 }
 
 // noteWithinDocument takes a frame's move within its document

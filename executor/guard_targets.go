@@ -486,6 +486,7 @@ func (g *targetGuard) read() {
 		if m.Method == "Target.attachedToTarget" {
 			g.notePopup(m)   // while the action that opened it still runs
 			g.noteNewPage(m) // before any request of it is paused
+			g.noteCreator(m) // before its creator's frame commits another document
 		}
 		if strings.HasPrefix(m.Method, "Runtime.") {
 			g.runtimeEvent(m) // in order with the commits (guard_permissions.go)

@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -247,9 +248,9 @@ func TestADocumentLoadIsCreditedToItsWindowGroup(t *testing.T) {
 	g := &targetGuard{frames: map[string]string{}, frameParents: map[string]string{}, replaced: map[string]replacedDoc{},
 		pages: map[string]string{"s1": "opener", "s2": "popup", "s3": "tab", "s4": "grandchild", "s5": "adopted"}}
 	no := false
-	g.noteOpener(targetInfo{TargetID: "popup", Type: "page", OpenerID: "opener"})
-	g.noteOpener(targetInfo{TargetID: "grandchild", Type: "page", OpenerID: "popup"})
-	g.noteOpener(targetInfo{TargetID: "tab", Type: "page", OpenerID: "opener", CanAccessOpener: &no}) // noopener
+	attachPage(g, targetInfo{TargetID: "popup", Type: "page", OpenerID: "opener"})
+	attachPage(g, targetInfo{TargetID: "grandchild", Type: "page", OpenerID: "popup"})
+	attachPage(g, targetInfo{TargetID: "tab", Type: "page", OpenerID: "opener", CanAccessOpener: &no}) // noopener
 	g.frameCommitted("opener", "https://hostile.example/")
 	g.frameCommitted("ad", "https://ads.example/")
 	g.frameEmbedded("ad", "opener")
@@ -270,7 +271,7 @@ func TestADocumentLoadIsCreditedToItsWindowGroup(t *testing.T) {
 	if got := g.refusalDocs("stray", "Document", time.Now()); got != nil {
 		t.Errorf("a frame of no known page: refusalDocs = %v, want none", got)
 	}
-	g.noteOpener(targetInfo{TargetID: "adopted", Type: "page", OpenerID: "users-tab"}) // a tab the guard does not hold opened it
+	attachPage(g, targetInfo{TargetID: "adopted", Type: "page", OpenerID: "users-tab"}) // a tab the guard does not hold opened it
 	g.frameCommitted("adopted", "https://adopted.example/")
 	if got := g.refusalDocs("adopted", "Document", time.Now()); got != nil {
 		t.Errorf("a page whose opener the guard does not hold: refusalDocs = %v, want none (not known)", got)
@@ -350,7 +351,7 @@ func TestALoadOfAURLTheFrameLoadedBeforeKeepsItsChoosers(t *testing.T) {
 func TestADocumentOfNoHostRunsAsItsOrigin(t *testing.T) {
 	g := &targetGuard{frames: map[string]string{}, frameParents: map[string]string{}, replaced: map[string]replacedDoc{},
 		pages: map[string]string{"s1": "tab", "s2": "popup"}}
-	g.noteOpener(targetInfo{TargetID: "popup", Type: "page", OpenerID: "tab"})
+	attachPage(g, targetInfo{TargetID: "popup", Type: "page", OpenerID: "tab"})
 	g.frameCommitted("tab", "https://hostile.example/")
 	g.urlCommitted("tab", "https://hostile.example/", "", "https://hostile.example")
 	g.frameCommitted("popup", "about:blank")
@@ -369,7 +370,8 @@ func TestADocumentOfNoHostRunsAsItsOrigin(t *testing.T) {
 // TestAFrameThatForgotItsLoadsDoesNotKnowWhoChoseAURL: a frame that loaded
 // more URLs than the guard remembers forgets who chose them: a URL it did
 // not keep is not known (masked for its host, or withheld), never credited
-// to the documents that start its load again only.
+// to the documents that start its load again only. A URL it never loaded
+// is credited as before; a frame past maxForgot forgotten URLs knows none.
 func TestAFrameThatForgotItsLoadsDoesNotKnowWhoChoseAURL(t *testing.T) {
 	g := &targetGuard{frames: map[string]string{}, frameParents: map[string]string{}, replaced: map[string]replacedDoc{},
 		pages: map[string]string{"s": "tab"}}
@@ -384,6 +386,34 @@ func TestAFrameThatForgotItsLoadsDoesNotKnowWhoChoseAURL(t *testing.T) {
 	if got, known := g.chosenBy("https://hostile.example/loop?n=0"); known {
 		t.Errorf("chosenBy = %v, known; want not known", got)
 	}
+	if got := g.loaderDocs("tab", "new", "", "", "https://hostile.example/elsewhere"); !slices.Equal(got, []string{"hostile.example"}) {
+		t.Errorf("a URL the frame never loaded: credited to %v, want [hostile.example]", got)
+	}
+	for i := range maxForgot + maxSeen {
+		g.loaderDocs("tab", fmt.Sprint("g", i), "", "", fmt.Sprint("https://hostile.example/more?n=", i))
+	}
+	if got := g.loaderDocs("tab", "newer", "", "", "https://hostile.example/never"); got != nil {
+		t.Errorf("past maxForgot: a URL is credited to %v, want not known", got)
+	}
+}
+
+// TestARedirectKeepsItsCreditAfterManyRequests: the guard keeps the
+// latest document requests in flight (maxLinks to twice that entries): a
+// redirect whose first request is among the older half still gets its
+// credit, the server that named it among it, never "not known".
+func TestARedirectKeepsItsCreditAfterManyRequests(t *testing.T) {
+	g := &targetGuard{frames: map[string]string{}, frameParents: map[string]string{}, replaced: map[string]replacedDoc{},
+		pages: map[string]string{"s": "tab"}}
+	g.frameCommitted("tab", "https://hostile.example/")
+	for i := range maxLinks/2 - 1 { // two entries each: a Fetch and a Network id
+		g.loaderDocs("tab", fmt.Sprint("f", i), fmt.Sprint("n", i), "", fmt.Sprint("https://hostile.example/a?n=", i))
+	}
+	g.loaderDocs("tab", "first", "nfirst", "", "https://login.example.com/export") // the newer half is full
+	g.loaderDocs("tab", "other", "nother", "", "https://hostile.example/other")    // and becomes the older
+	got := sorted(g.loaderDocs("tab", "hop", "nfirst", "first", "https://elsewhere.example/landing?v=1"))
+	if !slices.Equal(got, []string{"hostile.example", "login.example.com"}) {
+		t.Errorf("the redirect is credited to %v, want [hostile.example login.example.com]", got)
+	}
 }
 
 // TestAReplacedBlankDocumentCountsAsTheOriginItRanAs: the site's blank
@@ -394,8 +424,8 @@ func TestAFrameThatForgotItsLoadsDoesNotKnowWhoChoseAURL(t *testing.T) {
 func TestAReplacedBlankDocumentCountsAsTheOriginItRanAs(t *testing.T) {
 	g := &targetGuard{frames: map[string]string{}, frameParents: map[string]string{}, replaced: map[string]replacedDoc{},
 		pages: map[string]string{"s1": "H", "s2": "A", "s3": "B"}}
-	g.noteOpener(targetInfo{TargetID: "A", Type: "page", OpenerID: "H"})
-	g.noteOpener(targetInfo{TargetID: "B", Type: "page", OpenerID: "A"})
+	attachPage(g, targetInfo{TargetID: "A", Type: "page", OpenerID: "H"})
+	attachPage(g, targetInfo{TargetID: "B", Type: "page", OpenerID: "A"})
 	g.frameCommitted("H", "https://hostile.example/")
 	g.urlCommitted("H", "https://hostile.example/", "", "https://hostile.example")
 	g.frameCommitted("A", "https://login.example.com/")
@@ -416,6 +446,17 @@ func TestAReplacedBlankDocumentCountsAsTheOriginItRanAs(t *testing.T) {
 	}
 }
 
+// attachPage has g take a page as it attaches: its creator, in the read
+// loop, then its opener.
+func attachPage(g *targetGuard, t targetInfo) {
+	p, err := json.Marshal(map[string]any{"targetInfo": t})
+	if err != nil {
+		panic(err)
+	}
+	g.noteCreator(cdpMessage{Method: "Target.attachedToTarget", Params: p})
+	g.noteOpener(t)
+}
+
 // TestAnOpaquePopupsLoadIsCreditedToItsCreator: a blank popup of an
 // opaque origin (opened by the site's sandboxed srcdoc frame,
 // allow-popups) runs its creator's code: once its opener closed, its
@@ -429,6 +470,7 @@ func TestAnOpaquePopupsLoadIsCreditedToItsCreator(t *testing.T) {
 	}{
 		{"the site's sandboxed frame", "S", []string{"login.example.com"}},
 		{"a frame the guard never saw", "X", nil},
+		{"a frame the hostile page sent to the site as it opened the popup", "H", []string{"hostile.example", "login.example.com"}},
 	} {
 		g := &targetGuard{frames: map[string]string{}, frameParents: map[string]string{}, replaced: map[string]replacedDoc{},
 			pages: map[string]string{"s2": "A", "s3": "B"}}
@@ -437,7 +479,10 @@ func TestAnOpaquePopupsLoadIsCreditedToItsCreator(t *testing.T) {
 		g.frameCommitted("S", "about:srcdoc")
 		g.frameEmbedded("S", "A")
 		g.urlCommitted("S", "about:srcdoc", "", "null")
-		g.noteOpener(targetInfo{TargetID: "B", Type: "page", OpenerID: "A", OpenerFrameID: c.creator})
+		g.frameCommitted("H", "https://hostile.example/frame")
+		g.frameEmbedded("H", "A")
+		g.frameCommitted("H", "https://login.example.com/") // before the popup's attach was taken
+		attachPage(g, targetInfo{TargetID: "B", Type: "page", OpenerID: "A", OpenerFrameID: c.creator})
 		g.frameCommitted("B", "about:blank")
 		g.noteOrigin("B", "null")
 		delete(g.pages, "s2")
