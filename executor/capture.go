@@ -89,7 +89,7 @@ func (s *session) maskParts(parts []snapshot.Part, top string) string {
 	var every []string // what a document whose URL's choosers are not known may hold
 	for _, p := range parts {
 		for _, d := range p.Docs {
-			every = append(every, docHost(d))
+			every = append(every, docHost(d.URL))
 		}
 	}
 	every = append(every, s.pageHosts()...)
@@ -124,18 +124,19 @@ func (s *session) maskParts(parts []snapshot.Part, top string) string {
 // not masked for the same secrets (maskParts).
 const partWithheld = "[withheld: this line holds text of documents not masked for the same secrets]"
 
-// docHosts are the hosts a document at u a snapshot shows is masked for:
-// its own, and those of the documents that may have chosen its URL (the
-// value may have come in it); the tab's page's too for the page (top) and
-// a document of no host of its own. known is false when who chose its URL
-// is not known.
-func (s *session) docHosts(u, top string) (hosts []string, known bool) {
+// docHosts are the hosts a document d a snapshot shows is masked for:
+// its own, and those of the documents that may have chosen its URL in
+// its frame (the value may have come in it); the tab's page's too for
+// the page (top) and a document of no host of its own. known is false
+// when who chose its URL is not known.
+func (s *session) docHosts(d snapshot.Doc, top string) (hosts []string, known bool) {
+	u := d.URL
 	hosts = []string{docHost(u)}
 	if hosts[0] == "" || u == top {
 		hosts = append(hosts, s.pageHosts()...)
 		hosts = append(hosts, hostOf(top))
 	}
-	choosers, known := s.urlChoosers(u)
+	choosers, known := s.urlChoosers(d.Frame, u)
 	return append(hosts, choosers...), known
 }
 

@@ -29,7 +29,7 @@ func actListTabs(ctx context.Context, s *session, args map[string]any, f *facts)
 		// on that page, as read; its URL for those of the documents that
 		// may have chosen it (session.shownURL). Both marked done, so that
 		// nothing masks them again for the pages the call reads.
-		tabs[i].Title, tabs[i].URL = pagetext.Done(s.shownTitle(t.Title, t.URL)), pagetext.Done(s.shownURL(t.URL))
+		tabs[i].Title, tabs[i].URL = pagetext.Done(s.shownTitle(string(t.Target), t.Title, t.URL)), pagetext.Done(s.shownURL(string(t.Target), t.URL))
 	}
 	return output{Text: tabsText(tabs, hidden), Structured: tabsStructured(tabs, hidden)}, nil
 }
@@ -149,12 +149,12 @@ func actSwitchTab(ctx context.Context, s *session, args map[string]any, f *facts
 				return undo(fmt.Errorf("the adopted tab %s's reload did not give it a new document", s.tabIDs.id(id)))
 			}
 		}
-		return output{Text: fmt.Sprintf("switched to %s, the user's tab at %s (now under the session's guard; reloaded%s)", tb.ID, pagetext.Done(s.shownURL(tb.URL)), describeGroup(f.TabGroup))}, nil
+		return output{Text: fmt.Sprintf("switched to %s, the user's tab at %s (now under the session's guard; reloaded%s)", tb.ID, pagetext.Done(s.shownURL(string(tb.Page), tb.URL)), describeGroup(f.TabGroup))}, nil
 	}
 	if err := s.switchTo(ctx, tab); err != nil {
 		return output{}, err
 	}
-	return output{Text: fmt.Sprintf("switched to %s (%s)", tb.ID, pagetext.Done(s.shownURL(tb.URL)))}, nil
+	return output{Text: fmt.Sprintf("switched to %s (%s)", tb.ID, pagetext.Done(s.shownURL(string(tb.Page), tb.URL)))}, nil
 }
 
 // noteForeign records the pages the user's tab id opened (by opener,
@@ -243,5 +243,5 @@ func actCloseTab(ctx context.Context, s *session, args map[string]any, f *facts)
 	if err != nil {
 		return output{}, fmt.Errorf("close %s: %w", tb.ID, err)
 	}
-	return output{Text: fmt.Sprintf("closed %s (%s)", tb.ID, pagetext.Done(s.shownURL(tb.URL)))}, nil
+	return output{Text: fmt.Sprintf("closed %s (%s)", tb.ID, pagetext.Done(s.shownURL(string(tb.Page), tb.URL)))}, nil
 }

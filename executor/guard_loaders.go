@@ -525,16 +525,22 @@ func (g *targetGuard) noteWithinDocument(m cdpMessage) {
 }
 
 // chosenBy are the hosts of the documents that may have chosen u as the
-// URL of a frame of the session's: in each frame whose URL it is now, and
-// each that loaded it before (a popup that closed since, a history entry);
-// none (known) for a URL the agent chose in a fresh tab. known is false
-// when one of those does not know who chose it, or none has it.
-func (g *targetGuard) chosenBy(u string) (docs []string, known bool) {
+// URL of frame: as its URL now, or as one it loaded before (a history
+// entry); none (known) for a URL the agent chose in a fresh tab. Only
+// frame's own loads count: another frame's load of the same URL (a
+// hostile page's guess) says nothing of who chose frame's. With no
+// frame, those of every frame whose URL it is now or that loaded it
+// before. known is false when one of those does not know who chose it,
+// or none has it.
+func (g *targetGuard) chosenBy(frame, u string) (docs []string, known bool) {
 	if u == "" {
 		return nil, false
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if frame != "" {
+		return g.chosenIn(frame, u)
+	}
 	docs = []string{}
 	for _, p := range g.links.urls {
 		if p.url != u {
@@ -558,11 +564,28 @@ func (g *targetGuard) chosenBy(u string) (docs []string, known bool) {
 	return docs, known
 }
 
-// holds reports whether a frame of the session's shows u now or loaded it
-// before.
-func (g *targetGuard) holds(u string) bool {
+// chosenIn is chosenBy for one frame. g.mu held.
+func (g *targetGuard) chosenIn(frame, u string) (docs []string, known bool) {
+	if p, ok := g.links.urls[frame]; ok && p.url == u {
+		return p.docs, p.docs != nil
+	}
+	bare := withoutFragment(u)
+	if prev, ok := g.links.seen[frame][bare]; ok {
+		return prev, prev != nil
+	}
+	return nil, false
+}
+
+// holds reports whether frame is one of the session's the guard knows
+// (with no frame: whether a frame of the session's shows u now or loaded
+// it before).
+func (g *targetGuard) holds(frame, u string) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if frame != "" {
+		_, ok := g.frames[frame]
+		return ok
+	}
 	for _, p := range g.links.urls {
 		if p.url == u {
 			return true

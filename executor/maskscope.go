@@ -220,9 +220,10 @@ func (s *session) hasSecrets() bool {
 	return s.masker.Load() != nil && len(s.secrets.Load().All()) > 0
 }
 
-// shownURL is the URL u of a page of the session's tabs as the agent is
-// shown it: masked for the secrets of the documents that may have chosen
-// it (urlChoosers), when every one is masked for the same; with all but
+// shownURL is the URL u of frame (a tab's: its target id; "" when not
+// known) as the agent is shown it: masked for the secrets of the
+// documents that may have chosen it there (urlChoosers), when every one
+// is masked for the same; with all but
 // its origin withheld when they are not (a page could send a window of
 // its group to the secret's site with its guesses in the URL, and read
 // which came back masked), and, in a session with secrets, when who chose
@@ -231,15 +232,15 @@ func (s *session) hasSecrets() bool {
 // secrets, as its page is, in a tab of the user's the session does not
 // hold. Not for its host's otherwise: a page that sends its own tab to the
 // secret's site with guesses in the URL reads them back as it wrote them.
-func (s *session) shownURL(u string) string {
-	docs, known := s.urlChoosers(u)
+func (s *session) shownURL(frame, u string) string {
+	docs, known := s.urlChoosers(frame, u)
 	// Not known: masked for its host, as its page is (a tab of the user's
 	// the session does not hold); withheld where a page of the session's
 	// could have made it not known (over 256 loads in a frame, an opener
 	// the session does not hold), unless nothing can be in it (a fresh
 	// tab's blank page, whose choosers are never known).
 	m := s.agentMasker(hostOf(u))
-	withheld := !known && s.hasSecrets() && !emptyPage(u) && s.egress.guard != nil && s.egress.guard.holds(u)
+	withheld := !known && s.hasSecrets() && !emptyPage(u) && s.egress.guard != nil && s.egress.guard.holds(frame, u)
 	if known {
 		m, withheld = s.docsMasker(docs)
 	}
@@ -278,13 +279,13 @@ func emptyPage(u string) bool {
 	return u == "about:blank" || u == "about:srcdoc"
 }
 
-// shownTitle is the title of a page at URL u as the agent is shown it:
-// masked for the secrets considered on the page, unless it is the URL
-// itself, which the browser gives as the title of a page that has none
-// (yet): then as shownURL shows the URL.
-func (s *session) shownTitle(title, u string) string {
+// shownTitle is the title of a page at URL u in tab frame as the agent
+// is shown it: masked for the secrets considered on the page, unless it
+// is the URL itself, which the browser gives as the title of a page that
+// has none (yet): then as shownURL shows the URL.
+func (s *session) shownTitle(frame, title, u string) string {
 	if p, err := url.Parse(u); err == nil && title != "" && (title == u || p.Scheme+"://"+title == u) {
-		return strings.TrimPrefix(s.shownURL(u), p.Scheme+"://")
+		return strings.TrimPrefix(s.shownURL(frame, u), p.Scheme+"://")
 	}
 	return s.agentMasker(hostOf(u)).Mask(title)
 }
@@ -294,13 +295,13 @@ func (s *session) shownTitle(title, u string) string {
 const urlWithheld = "[withheld: documents not masked for the same secrets may have chosen this URL]"
 
 // urlChoosers are the hosts of the documents that may have chosen u as
-// the URL of a page of the session's (targetGuard.chosenBy). known is
-// false when it is not known who did.
-func (s *session) urlChoosers(u string) (docs []string, known bool) {
+// the URL of frame ("": of any frame of the session's that had it)
+// (targetGuard.chosenBy). known is false when it is not known who did.
+func (s *session) urlChoosers(frame, u string) (docs []string, known bool) {
 	if s.egress.guard == nil {
 		return nil, false
 	}
-	return s.egress.guard.chosenBy(u)
+	return s.egress.guard.chosenBy(frame, u)
 }
 
 // maskDialog masks, for the agent, the message of a JavaScript dialog the

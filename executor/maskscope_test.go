@@ -330,7 +330,7 @@ func TestALoadOfAURLTheFrameLoadedBeforeKeepsItsChoosers(t *testing.T) {
 	g.frameCommitted("tab", "https://login.example.com/")
 	g.loaderDocs("tab", "f1", "n1", "", "https://login.example.com/show?token=x")
 	g.urlCommitted("tab", "https://login.example.com/show?token=x", "#top", "https://login.example.com")
-	if got, known := g.chosenBy("https://login.example.com/show?token=x#top"); !known || !slices.Equal(got, []string{"login.example.com"}) {
+	if got, known := g.chosenBy("tab", "https://login.example.com/show?token=x#top"); !known || !slices.Equal(got, []string{"login.example.com"}) {
 		t.Errorf("the committed URL: chosenBy = %v, %v; want the site's page", got, known)
 	}
 	g.frameCommitted("tab", "https://other.example/")
@@ -339,8 +339,10 @@ func TestALoadOfAURLTheFrameLoadedBeforeKeepsItsChoosers(t *testing.T) {
 	if !slices.Equal(got, []string{"login.example.com", "other.example"}) {
 		t.Errorf("going back to it from another host: %v, want the page now and the entry's choosers", got)
 	}
-	if got, known := g.chosenBy("https://nowhere.example/"); known {
-		t.Errorf("a URL no frame shows: chosenBy = %v, known", got)
+	for _, frame := range []string{"", "tab"} {
+		if got, known := g.chosenBy(frame, "https://nowhere.example/"); known {
+			t.Errorf("a URL no frame shows (frame %q): chosenBy = %v, known", frame, got)
+		}
 	}
 }
 
@@ -383,7 +385,7 @@ func TestAFrameThatForgotItsLoadsDoesNotKnowWhoChoseAURL(t *testing.T) {
 		t.Errorf("a URL the frame forgot: credited to %v, want not known", got)
 	}
 	g.urlCommitted("tab", "https://hostile.example/loop?n=0", "", "https://hostile.example")
-	if got, known := g.chosenBy("https://hostile.example/loop?n=0"); known {
+	if got, known := g.chosenBy("tab", "https://hostile.example/loop?n=0"); known {
 		t.Errorf("chosenBy = %v, known; want not known", got)
 	}
 	if got := g.loaderDocs("tab", "new", "", "", "https://hostile.example/elsewhere"); !slices.Equal(got, []string{"hostile.example"}) {
@@ -509,16 +511,17 @@ func TestAURLWhoseChoosersAreNotKnownIsWithheldInASessionWithSecrets(t *testing.
 	for _, s := range []*session{withSecrets, without} {
 		g := &targetGuard{frames: map[string]string{}, frameParents: map[string]string{}, pages: map[string]string{"s1": "T"}}
 		g.urlCommitted("T", "about:blank", "", "")
+		g.frameCommitted("F", u)
 		g.urlCommitted("F", u, "", "https://elsewhere.example") // no load of it paused: not known
 		s.egress.guard = g
-		if got := s.shownURL("about:blank"); got != "about:blank" {
+		if got := s.shownURL("T", "about:blank"); got != "about:blank" {
 			t.Errorf("a blank page is shown as %q", got)
 		}
 	}
-	if got := withSecrets.shownURL(u); got != "https://elsewhere.example/"+urlWithheld {
+	if got := withSecrets.shownURL("F", u); got != "https://elsewhere.example/"+urlWithheld {
 		t.Errorf("with secrets, a URL not known is shown as %q", got)
 	}
-	if got := without.shownURL(u); got != u {
+	if got := without.shownURL("F", u); got != u {
 		t.Errorf("without secrets, a URL not known is shown as %q", got)
 	}
 }
@@ -533,10 +536,40 @@ func TestAURLTheGuardDoesNotHoldIsMaskedForItsHost(t *testing.T) {
 	u := "https://login.example.com/reset?pw=" + value
 	for _, g := range []*targetGuard{nil, {frames: map[string]string{}, frameParents: map[string]string{}, pages: map[string]string{}}} {
 		s.egress.guard = g
-		for what, got := range map[string]string{"URL": s.shownURL(u), "title": s.shownTitle(strings.TrimPrefix(u, "https://"), u)} {
+		for what, got := range map[string]string{"URL": s.shownURL("U", u), "title": s.shownTitle("U", strings.TrimPrefix(u, "https://"), u)} {
 			if strings.Contains(got, value) || !strings.Contains(got, "[secret PW]") {
 				t.Errorf("guard %v: the %s is shown as %q, want it masked for its host", g != nil, what, got)
 			}
 		}
+	}
+}
+
+// TestAnotherFramesLoadOfAURLSaysNothingOfWhoChoseATabs: the site sent
+// the agent's tab to a URL with the value in it; a hostile page's frame
+// then loads that URL, and its guess: how the tab's URL is shown does
+// not change with whether the guess was right.
+func TestAnotherFramesLoadOfAURLSaysNothingOfWhoChoseATabs(t *testing.T) {
+	const value = "Zq8-Lm2_Vx7-Kp4"
+	s := maskSession(t, testkit.SecretManifest(t, value))
+	show := func(guess string) string {
+		g := &targetGuard{frames: map[string]string{}, frameParents: map[string]string{}, replaced: map[string]replacedDoc{},
+			pages: map[string]string{"s1": "T", "s2": "H"}}
+		s.egress.guard = g
+		u := "https://login.example.com/show?pw=" + value
+		g.frameCommitted("T", "https://login.example.com/")
+		g.loaderDocs("T", "f1", "n1", "", u)
+		g.frameCommitted("T", u)
+		g.urlCommitted("T", u, "", "https://login.example.com")
+		g.frameCommitted("H", "https://hostile.example/")
+		g.frameCommitted("HF", "about:blank")
+		g.frameEmbedded("HF", "H")
+		g.loaderDocs("HF", "f2", "n2", "", "https://login.example.com/show?pw="+guess)
+		g.frameCommitted("HF", "https://login.example.com/show?pw="+guess)
+		g.urlCommitted("HF", "https://login.example.com/show?pw="+guess, "", "https://login.example.com")
+		return s.shownURL("T", u)
+	}
+	right, wrong := show(value), show("Aa1-Bb2_Cc3-Dd4")
+	if right != wrong || strings.Contains(right, value) {
+		t.Errorf("the tab's URL is shown as %q after the right guess, %q after a wrong one", right, wrong)
 	}
 }

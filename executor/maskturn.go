@@ -19,7 +19,7 @@ func maskState(k turnMasks, p *PageState) *PageState {
 		return p
 	}
 	c := *p
-	c.URL, c.Title, c.Domain = k.url(p.URL), k.title(p.Title, p.URL), k.page(p.URL).Mask(c.Domain)
+	c.URL, c.Title, c.Domain = k.url(p.Tab, p.URL), k.title(p.Tab, p.Title, p.URL), k.page(p.URL).Mask(c.Domain)
 	return &c
 }
 
@@ -42,10 +42,11 @@ type turnMasks struct {
 	// refusal, its error, the structured content).
 	values *mask.Masker
 	// page masks a page's domain, by that page's URL; url and title are
-	// its URL and title as shown (session.shownURL, session.shownTitle).
+	// its URL and title in a tab as shown (session.shownURL,
+	// session.shownTitle).
 	page  func(url string) *mask.Masker
-	url   func(url string) string
-	title func(title, url string) string
+	url   func(tab, url string) string
+	title func(tab, title, url string) string
 	// blocked masks a refused request's URL and the reason's copy of it,
 	// or withholds both.
 	blocked func(b Blocked) (m *mask.Masker, withheld bool)
@@ -57,24 +58,24 @@ type turnMasks struct {
 func maskTurn(t *turn, k turnMasks) {
 	// The page's URL, where a text quotes it as the page's value (a
 	// refusal's "the tab was at …"), is shown as the state line shows it.
-	var urls []string
+	var urls [][2]string // tab, URL
 	if t.facts != nil {
-		urls = append(urls, t.facts.State.URL)
+		urls = append(urls, [2]string{t.facts.State.Tab, t.facts.State.URL})
 		for _, p := range t.facts.Pages { // a refusal names the popups it closed
-			urls = append(urls, p.URL)
+			urls = append(urls, [2]string{string(p.ID), p.URL})
 		}
 	}
 	if t.after != nil {
-		urls = append(urls, t.after.URL)
+		urls = append(urls, [2]string{t.after.Tab, t.after.URL})
 	}
-	urls = append(urls, t.leftURL) // the URL final_url refused, before the reset
+	urls = append(urls, t.left) // the URL final_url refused, before the reset
 	for _, p := range t.pages {
-		urls = append(urls, p.URL)
+		urls = append(urls, [2]string{string(p.ID), p.URL})
 	}
 	pageURLs := func(text string) string {
 		for _, u := range urls {
-			if u != "" && strings.Contains(text, pagetext.Value(u)) {
-				text = strings.ReplaceAll(text, pagetext.Value(u), pagetext.Done(k.url(u)))
+			if u[1] != "" && strings.Contains(text, pagetext.Value(u[1])) {
+				text = strings.ReplaceAll(text, pagetext.Value(u[1]), pagetext.Done(k.url(u[0], u[1])))
 			}
 		}
 		return text
@@ -177,8 +178,8 @@ func (s *session) noteReach(t *turn) {
 
 // maskAllWith masks everything of a call with m.
 func maskAllWith(m *mask.Masker, record bool) turnMasks {
-	return turnMasks{record: record, values: m, page: func(string) *mask.Masker { return m }, url: m.Mask,
-		title: func(title, _ string) string { return m.Mask(title) }, blocked: func(Blocked) (*mask.Masker, bool) { return m, false }}
+	return turnMasks{record: record, values: m, page: func(string) *mask.Masker { return m }, url: func(_, u string) string { return m.Mask(u) },
+		title: func(_, title, _ string) string { return m.Mask(title) }, blocked: func(Blocked) (*mask.Masker, bool) { return m, false }}
 }
 
 // turnMasks are the maskers of a finished call: for the record, every

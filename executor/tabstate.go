@@ -119,5 +119,6 @@ func (s *session) readPage(ctx context.Context) (PageState, int, []*target.Info,
 		}
 	}
 	st.TabCount = len(pages)
+	st.Tab = string(s.tab.targetID())
 	return st, forms, pages, pagesErr
 }

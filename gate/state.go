@@ -18,6 +18,9 @@ type PageState struct {
 	// neither Cedar nor the evidence's states have it (Map), only a
 	// navigate's reply text.
 	HTTPStatus int `json:"-"`
+	// Tab is the target id of the tab it was read from ("": not known):
+	// who chose its URL is that tab's to say. Not a state field either.
+	Tab string `json:"-"`
 }
 
 // Map returns the state as a record keyed by the [browser.state] field

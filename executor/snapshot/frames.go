@@ -69,12 +69,12 @@ func (r *renderer) frameDoc(d *domsnapshot.DocumentSnapshot, top bool) {
 		r.curTop = fv
 	}
 	u := r.str(d.DocumentURL)
-	r.line("[frame " + strconv.Quote(r.frameURL(u)) + ":]")
+	r.line("[frame " + strconv.Quote(r.frameURL(r.str(d.FrameID), u)) + ":]")
 	lines := r.lines()
 	n := len(*lines)
 	outer := r.doc
 	if ownHost(u) {
-		r.doc = u // a frame with no host of its own (about:blank, srcdoc) shows its embedder's content
+		r.doc = Doc{r.str(d.FrameID), u} // a frame with no host of its own (about:blank, srcdoc) shows its embedder's content
 	}
 	for n, p := range d.Nodes.ParentIndex {
 		if p < 0 {
@@ -100,7 +100,7 @@ func (r *renderer) oopifAt(node cdp.BackendNodeID) *Capture { return r.cur.Frame
 func (r *renderer) oopif(fc *Capture, host FrameHost) {
 	r.flush()
 	if fc.Layout == nil || len(fc.Layout.Documents) == 0 {
-		r.line("[frame " + strconv.Quote(r.frameURL(fc.URL)) + ": its content could not be read]")
+		r.line("[frame " + strconv.Quote(r.frameURL(string(fc.Target), fc.URL)) + ": its content could not be read]")
 		return
 	}
 	snap, ax, cur, curTop, hosts := r.snap, r.ax, r.cur, r.curTop, r.hosts
@@ -111,9 +111,9 @@ func (r *renderer) oopif(fc *Capture, host FrameHost) {
 }
 
 // frameURL is a frame's URL as its mark shows it (Options.FrameURL).
-func (r *renderer) frameURL(u string) string {
+func (r *renderer) frameURL(frame, u string) string {
 	if r.opts.FrameURL != nil {
-		return r.opts.FrameURL(u)
+		return r.opts.FrameURL(frame, u)
 	}
 	return u
 }

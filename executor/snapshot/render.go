@@ -23,9 +23,10 @@ type Options struct {
 	// Root is the element rendered, with everything under it; it must be
 	// in the capture's top document (0: the whole document).
 	Root cdp.BackendNodeID
-	// FrameURL renders a frame's URL in its mark (nil: as it is): the
-	// executor masks it for whoever chose it.
-	FrameURL func(url string) string
+	// FrameURL renders a frame's URL in its mark, given the frame's id
+	// ("" when not known) (nil: as it is): the executor masks it for
+	// whoever chose it there.
+	FrameURL func(frame, url string) string
 }
 
 // Page is a capture rendered: the page's text and the elements its refs
@@ -37,21 +38,24 @@ type Page struct {
 	Refs  map[string]Ref
 }
 
-// Part is a piece of a rendered page: its text and the URLs of the
-// documents whose content it holds (a frame's document with no host of
-// its own, about:blank or srcdoc, counts as the document that embeds it).
-// Own is browsergate's own text (the line between the main content and
-// the rest), which no document wrote.
+// Part is a piece of a rendered page: its text and the documents whose
+// content it holds (a frame's document with no host of its own,
+// about:blank or srcdoc, counts as the document that embeds it). Own is
+// browsergate's own text (the line between the main content and the
+// rest), which no document wrote.
 type Part struct {
 	Text string
-	Docs []string
+	Docs []Doc
 	Own  bool
 }
+
+// Doc is a document a snapshot shows: its frame's id and its URL.
+type Doc struct{ Frame, URL string }
 
 // line is a line of the rendered page and the documents it came from.
 type line struct {
 	text string
-	docs []string
+	docs []Doc
 }
 
 // Render renders the capture of the tab's process c (with the captures
@@ -66,7 +70,7 @@ func Render(c *Capture, opts Options) (Page, error) {
 	layout := c.Layout
 	page, _, _ := strings.Cut(StringAt(layout.Strings, layout.Documents[0].DocumentURL), "#")
 	r := &renderer{snap: layout, ax: c.AX, cur: c, origin: origin(page), page: page, refs: map[string]Ref{}, opts: opts,
-		doc: StringAt(layout.Strings, layout.Documents[0].DocumentURL)}
+		doc: Doc{StringAt(layout.Strings, layout.Documents[0].FrameID), StringAt(layout.Strings, layout.Documents[0].DocumentURL)}}
 	v := newDocView(layout.Documents[0])
 	r.curTop = v
 	root := -1
@@ -100,10 +104,10 @@ type renderer struct {
 	main   []line // lines of the main landmark
 	rest   []line // every other line
 	opts   Options
-	// doc is the URL of the document being rendered; pending are those
-	// whose text is in the line being filled (a cell, a link, a block).
-	doc      string
-	pending  []string
+	// doc is the document being rendered; pending are those whose text
+	// is in the line being filled (a cell, a link, a block).
+	doc      Doc
+	pending  []Doc
 	inMain   int
 	inline   strings.Builder // the block being filled
 	lists    []int           // the open lists: 0 unordered, else the next number
