@@ -245,11 +245,15 @@ func (g *targetGuard) frameSeen(frame string) map[string][]string {
 			forgot = map[uint64]bool{}
 			g.links.forgot[frame] = forgot
 		}
-		if len(forgot)+len(seen) > maxForgot {
+		if g.links.lossy[frame] || len(forgot)+len(seen) > maxForgot {
+			// It forgot more than it keeps hashes of: every URL it did
+			// not keep is not known.
 			g.links.lossy[frame] = true
-		}
-		for u := range seen {
-			forgot[urlHash(u)] = true
+			delete(g.links.forgot, frame)
+		} else {
+			for u := range seen {
+				forgot[urlHash(u)] = true
+			}
 		}
 	}
 	seen = map[string][]string{}
@@ -498,7 +502,9 @@ func (g *targetGuard) urlCommitted(frame, url, fragment, origin string) {
 
 // noteWithinDocument takes a frame's move within its document
 // (Page.navigatedWithinDocument: a history call, a fragment): any
-// document of its window group may have chosen the URL now.
+// document of its window group may have chosen the URL now, and a later
+// load of it (a reload, a page back from the back/forward cache) keeps
+// them all.
 func (g *targetGuard) noteWithinDocument(m cdpMessage) {
 	var e struct {
 		FrameID string `json:"frameId"`
@@ -522,6 +528,15 @@ func (g *targetGuard) noteWithinDocument(m cdpMessage) {
 		}
 	}
 	g.links.urls[e.FrameID] = p
+	seen, bare := g.frameSeen(e.FrameID), withoutFragment(e.URL)
+	switch prev, ok := seen[bare]; {
+	case !ok:
+		seen[bare] = p.docs
+	case prev == nil || p.docs == nil:
+		seen[bare] = nil
+	default:
+		seen[bare] = union(prev, p.docs)
+	}
 }
 
 // chosenBy are the hosts of the documents that may have chosen u as the
@@ -564,12 +579,17 @@ func (g *targetGuard) chosenBy(frame, u string) (docs []string, known bool) {
 	return docs, known
 }
 
-// chosenIn is chosenBy for one frame. g.mu held.
+// chosenIn is chosenBy for one frame: its URL now, or one it loaded
+// before; not known for its URL with another fragment (the move within
+// its document not taken yet: whoever set the fragment is not known).
+// g.mu held.
 func (g *targetGuard) chosenIn(frame, u string) (docs []string, known bool) {
+	bare := withoutFragment(u)
 	if p, ok := g.links.urls[frame]; ok && p.url == u {
 		return p.docs, p.docs != nil
+	} else if ok && withoutFragment(p.url) == bare {
+		return nil, false
 	}
-	bare := withoutFragment(u)
 	if prev, ok := g.links.seen[frame][bare]; ok {
 		return prev, prev != nil
 	}

@@ -397,6 +397,9 @@ func TestAFrameThatForgotItsLoadsDoesNotKnowWhoChoseAURL(t *testing.T) {
 	if got := g.loaderDocs("tab", "newer", "", "", "https://hostile.example/never"); got != nil {
 		t.Errorf("past maxForgot: a URL is credited to %v, want not known", got)
 	}
+	if n := len(g.links.forgot["tab"]); n > maxForgot {
+		t.Errorf("past maxForgot the frame keeps %d hashes", n)
+	}
 }
 
 // TestARedirectKeepsItsCreditAfterManyRequests: the guard keeps the
@@ -571,5 +574,59 @@ func TestAnotherFramesLoadOfAURLSaysNothingOfWhoChoseATabs(t *testing.T) {
 	right, wrong := show(value), show("Aa1-Bb2_Cc3-Dd4")
 	if right != wrong || strings.Contains(right, value) {
 		t.Errorf("the tab's URL is shown as %q after the right guess, %q after a wrong one", right, wrong)
+	}
+}
+
+// TestAFragmentAnotherPageSetIsNoOracle: a hostile popup of the site's
+// page sets the page's fragment to its guess (opener.location =
+// URL#guess, a move within the document). How the tab's URL is shown does
+// not depend on whether the guess is right: before the guard takes the
+// move (the state line may read it first), after it, after a reload of
+// it once the popup is gone, and after the page comes back from the
+// back/forward cache.
+func TestAFragmentAnotherPageSetIsNoOracle(t *testing.T) {
+	const value = "Zq8-Lm2_Vx7-Kp4"
+	s := maskSession(t, testkit.SecretManifest(t, value))
+	a := "https://login.example.com/a"
+	show := func(guess, then string) string {
+		g := &targetGuard{frames: map[string]string{}, frameParents: map[string]string{}, replaced: map[string]replacedDoc{},
+			pages: map[string]string{"s1": "T", "s2": "H"}}
+		s.egress.guard = g
+		g.frameCommitted("T", "https://login.example.com/")
+		g.loaderDocs("T", "f1", "n1", "", a)
+		g.frameCommitted("T", a)
+		g.urlCommitted("T", a, "", "https://login.example.com")
+		attachPage(g, targetInfo{TargetID: "H", Type: "page", OpenerID: "T"})
+		g.frameCommitted("H", "https://hostile.example/")
+		moved := a + "#" + guess
+		if then == "not taken yet" {
+			return s.shownURL("T", moved)
+		}
+		p, err := json.Marshal(map[string]string{"frameId": "T", "url": moved})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.noteWithinDocument(cdpMessage{Method: "Page.navigatedWithinDocument", Params: p})
+		g.links.closed = map[string]time.Time{"H": time.Now().Add(-2 * gate.LeftGrace)} // the popup is gone
+		switch then {
+		case "reload":
+			g.loaderDocs("T", "f2", "n2", "", moved)
+			g.frameCommitted("T", a)
+			g.urlCommitted("T", a, "#"+guess, "https://login.example.com")
+		case "back/forward cache":
+			g.loaderDocs("T", "f2", "n2", "", "https://login.example.com/b")
+			g.frameCommitted("T", "https://login.example.com/b")
+			g.urlCommitted("T", "https://login.example.com/b", "", "https://login.example.com")
+			g.frameCommitted("T", a) // no load: restored
+			g.urlCommitted("T", a, "#"+guess, "https://login.example.com")
+		}
+		return s.shownURL("T", moved)
+	}
+	for _, then := range []string{"not taken yet", "taken", "reload", "back/forward cache"} {
+		right, wrong := show(value, then), show("Aa1-Bb2_Cc3-Dd4", then)
+		if strings.Contains(right, "[secret") != strings.Contains(wrong, "[secret") || strings.Contains(right, value) ||
+			strings.Contains(right, urlWithheld) != strings.Contains(wrong, urlWithheld) {
+			t.Errorf("%s: the tab's URL is shown as %q after the right guess, %q after a wrong one", then, right, wrong)
+		}
 	}
 }

@@ -241,9 +241,11 @@ func (v *Verdict) strayPages(check URLCheck, pages []Page) []string {
 			// opener's choice: the call's list of refused requests names
 			// it, masked for the document that made it (never here, masked
 			// for the pages the call was on, where a page's guesses would
-			// tell).
+			// tell). Nor is the URL it shows named: it may be the very
+			// string of the tab's URL, which the executor could not tell
+			// from the tab's (and would show masked as the tab's).
 			v.Close = append(v.Close, p.ID)
-			out = append(out, pagetext.Value(p.URL)+" (its own navigation was refused: see the refused requests)")
+			out = append(out, "a popup (its own navigation was refused: see the refused requests)")
 			continue
 		}
 		if p.URL == "" || isBlank(p.URL) {

@@ -208,8 +208,8 @@ setInterval(async () => {
 // TestAClosedPopupsURLInTheDenialIsNoOracle: the hostile opener sends its
 // popup to the secret's site with its guesses, then off the scope, while
 // the agent works on the site in another tab: the refusal that names the
-// popups it closed shows the popup's URL as the state line would, never
-// masked for the right guess.
+// popups it closed names that one as a popup, its URL never masked for
+// the right guess.
 func TestAClosedPopupsURLInTheDenialIsNoOracle(t *testing.T) {
 	t.Parallel()
 	const password = "Url-Guess-Denial-3317"
