@@ -51,14 +51,11 @@ type windowLinks struct {
 	// Network id (a redirect's next request names the one before by
 	// either), the latest maxLinks to 2*maxLinks.
 	hops recent[string, hop]
-	// seen: for each frame, the URLs (without fragment) it loaded, each
-	// with every document credited with a load of it (nil: one was not
-	// known), at most maxSeen a frame; forgot: for each frame, a hash of
-	// each URL it forgot (at most maxForgot), lossy: the frames that
-	// forgot more.
-	seen   map[string]map[string][]string
-	forgot map[string]map[uint64]bool
-	lossy  map[string]bool
+	// seen: for each frame, the URLs it loaded; moved: those it moved to
+	// within a document (a fragment, a history call). Apart, so that a
+	// page that moves itself often (a map, a feed) never makes the frame
+	// forget its loads.
+	seen, moved map[string]*urlMemory
 	// chose: the credit of each document load in flight, by frame and
 	// URL (without fragment), the latest maxLinks to 2*maxLinks; urls:
 	// each frame's URL now and who may have chosen it.
@@ -218,53 +215,99 @@ func (g *targetGuard) loaderDocs(frame, id, network, redirected, url string) []s
 		}
 	}
 	g.noteHop(id, network, hop{host: hostOf(url), credit: docs})
-	seen := g.frameSeen(frame)
-	if prev, ok := seen[url]; ok && prev == nil {
-		docs = nil
-	}
-	seen[url] = docs
+	g.links.seen = remember(g.links.seen, frame, url, docs, false)
 	g.links.chose.put(loadKey{frame, url}, docs, maxLinks)
 	return docs
 }
 
-// frameSeen is the URLs frame loaded (links.seen), with room for one
-// more: when it has maxSeen, it forgets them, keeping a hash of each
-// (links.forgot), or, past maxForgot of those, that it forgot some
-// (links.lossy). g.mu held.
-func (g *targetGuard) frameSeen(frame string) map[string][]string {
-	if g.links.seen == nil {
-		g.links.seen, g.links.forgot, g.links.lossy = map[string]map[string][]string{}, map[string]map[uint64]bool{}, map[string]bool{}
-	}
-	seen := g.links.seen[frame]
-	if seen != nil && len(seen) < maxSeen {
-		return seen
-	}
-	if seen != nil {
-		forgot := g.links.forgot[frame]
-		if forgot == nil {
-			forgot = map[uint64]bool{}
-			g.links.forgot[frame] = forgot
-		}
-		if g.links.lossy[frame] || len(forgot)+len(seen) > maxForgot {
-			// It forgot more than it keeps hashes of: every URL it did
-			// not keep is not known.
-			g.links.lossy[frame] = true
-			delete(g.links.forgot, frame)
-		} else {
-			for u := range seen {
-				forgot[urlHash(u)] = true
-			}
-		}
-	}
-	seen = map[string][]string{}
-	g.links.seen[frame] = seen
-	return seen
+// urlMemory is what a frame remembers of the URLs (without fragment) it
+// loaded, or moved to: each with every document credited with it (nil:
+// one was not known), at most maxSeen. Past that it forgets them,
+// keeping a hash of each (at most maxForgot), and past that only that it
+// forgot some (lossy) — or, for moves (latest), it drops the oldest
+// hashes: a URL moved to that long ago is shown again only by a move to
+// it, credited anew, or a trip back through that many history entries.
+type urlMemory struct {
+	kept   map[string][]string
+	forgot map[uint64]bool
+	lossy  bool
+	latest bool
 }
 
-// forgotten reports whether frame may have loaded url (without fragment)
-// and forgot who chose it. g.mu held.
-func (g *targetGuard) forgotten(frame, url string) bool {
-	return g.links.lossy[frame] || g.links.forgot[frame][urlHash(url)]
+// remember adds docs to the credit of url in frame's memory in mems
+// (once nil, for good), and gives back mems (made when nil); latest: a
+// memory of moves (urlMemory.latest).
+func remember(mems map[string]*urlMemory, frame, url string, docs []string, latest bool) map[string]*urlMemory {
+	if mems == nil {
+		mems = map[string]*urlMemory{}
+	}
+	m := mems[frame]
+	if m == nil {
+		m = &urlMemory{latest: latest}
+		mems[frame] = m
+	}
+	prev, ok, forgotten := m.recall(url)
+	switch {
+	case forgotten, ok && prev == nil:
+		docs = nil
+	case ok && docs != nil:
+		docs = union(prev, docs)
+	}
+	if len(m.kept) >= maxSeen {
+		m.forget()
+	}
+	if m.kept == nil {
+		m.kept = map[string][]string{}
+	}
+	m.kept[url] = docs
+	return mems
+}
+
+// forget forgets every URL m kept: it keeps a hash of each, or, past
+// maxForgot of those, only that it forgot some.
+func (m *urlMemory) forget() {
+	if len(m.forgot)+len(m.kept) > maxForgot {
+		m.lossy, m.forgot = !m.latest, nil
+	}
+	if !m.lossy {
+		if m.forgot == nil {
+			m.forgot = map[uint64]bool{}
+		}
+		for u := range m.kept {
+			m.forgot[urlHash(u)] = true
+		}
+	}
+	m.kept = nil
+}
+
+// recall is url's credit in m, and whether m kept it (ok) or may have
+// had it and forgot (forgotten).
+func (m *urlMemory) recall(url string) (docs []string, ok, forgotten bool) {
+	if m == nil {
+		return nil, false, false
+	}
+	if docs, ok := m.kept[url]; ok {
+		return docs, true, false
+	}
+	return nil, false, m.lossy || m.forgot[urlHash(url)]
+}
+
+// earlier is the credit of frame's earlier loads of url (without
+// fragment) and moves to it: had, it loaded or moved to it before;
+// known is false when one was not known, or may have been forgotten.
+// g.mu held.
+func (g *targetGuard) earlier(frame, url string) (docs []string, had, known bool) {
+	docs = []string{}
+	for _, m := range []*urlMemory{g.links.seen[frame], g.links.moved[frame]} {
+		prev, ok, forgotten := m.recall(url)
+		if forgotten || ok && prev == nil {
+			return nil, true, false
+		}
+		if ok {
+			docs, had = union(docs, prev), true
+		}
+	}
+	return docs, had, true
 }
 
 // urlHash is a URL's 64-bit FNV-1a hash: two URLs that share one count
@@ -277,21 +320,18 @@ func urlHash(u string) uint64 {
 
 // loadCredit are the hosts of the documents that may have chosen url for
 // a document load of frame at at: those that may have started it
-// (loadDocs), and those credited with an earlier load of url in frame;
-// nil when one is not known. g.mu held.
+// (loadDocs), and those credited with an earlier load of url in frame,
+// or a move to it (earlier); nil when one is not known. g.mu held.
 func (g *targetGuard) loadCredit(frame, url string, at time.Time) []string {
 	docs := g.loadDocs(frame, at)
 	if docs == nil {
 		return nil
 	}
-	prev, ok := g.links.seen[frame][withoutFragment(url)]
-	switch {
-	case ok && prev == nil, !ok && g.forgotten(frame, withoutFragment(url)):
+	prev, _, known := g.earlier(frame, withoutFragment(url))
+	if !known {
 		return nil
-	case ok:
-		return union(docs, prev)
 	}
-	return docs
+	return union(docs, prev)
 }
 
 // noteHop keeps a document request in flight by its Fetch and Network
@@ -494,7 +534,9 @@ func (g *targetGuard) urlCommitted(frame, url, fragment, origin string) {
 	if !ok {
 		// No load of it was paused (a page from the back/forward cache):
 		// the credit of the frame's earlier loads of it, if any.
-		docs = g.links.seen[frame][k.url]
+		if prev, had, known := g.earlier(frame, k.url); had && known {
+			docs = prev
+		}
 	}
 	g.links.urls[frame] = chosenURL{url: url + fragment, docs: docs}
 	g.links.chose.remove(k)
@@ -528,15 +570,7 @@ func (g *targetGuard) noteWithinDocument(m cdpMessage) {
 		}
 	}
 	g.links.urls[e.FrameID] = p
-	seen, bare := g.frameSeen(e.FrameID), withoutFragment(e.URL)
-	switch prev, ok := seen[bare]; {
-	case !ok:
-		seen[bare] = p.docs
-	case prev == nil || p.docs == nil:
-		seen[bare] = nil
-	default:
-		seen[bare] = union(prev, p.docs)
-	}
+	g.links.moved = remember(g.links.moved, e.FrameID, withoutFragment(e.URL), p.docs, true)
 }
 
 // chosenBy are the hosts of the documents that may have chosen u as the
@@ -567,33 +601,38 @@ func (g *targetGuard) chosenBy(frame, u string) (docs []string, known bool) {
 		docs, known = union(docs, p.docs), true
 	}
 	bare := withoutFragment(u)
-	for _, seen := range g.links.seen {
-		prev, ok := seen[bare]
-		if ok && prev == nil {
-			return nil, false
-		}
-		if ok {
-			docs, known = union(docs, prev), true
+	for _, mems := range []map[string]*urlMemory{g.links.seen, g.links.moved} {
+		for _, m := range mems {
+			prev, ok, _ := m.recall(bare)
+			if ok && prev == nil {
+				return nil, false
+			}
+			if ok {
+				docs, known = union(docs, prev), true
+			}
 		}
 	}
 	return docs, known
 }
 
-// chosenIn is chosenBy for one frame: its URL now, or one it loaded
-// before; not known for its URL with another fragment (the move within
-// its document not taken yet: whoever set the fragment is not known).
+// chosenIn is chosenBy for one frame: its URL now, or one it loaded or
+// moved to before. Its URL with another fragment is a move within its
+// document the guard has not taken yet: credited as it will be
+// (noteWithinDocument), to the URL's choosers and its window group now.
 // g.mu held.
 func (g *targetGuard) chosenIn(frame, u string) (docs []string, known bool) {
 	bare := withoutFragment(u)
 	if p, ok := g.links.urls[frame]; ok && p.url == u {
 		return p.docs, p.docs != nil
 	} else if ok && withoutFragment(p.url) == bare {
-		return nil, false
+		now := g.loadDocs(frame, time.Now())
+		if p.docs == nil || now == nil {
+			return nil, false
+		}
+		return union(p.docs, now), true
 	}
-	if prev, ok := g.links.seen[frame][bare]; ok {
-		return prev, prev != nil
-	}
-	return nil, false
+	prev, had, known := g.earlier(frame, bare)
+	return prev, had && known
 }
 
 // holds reports whether frame is one of the session's the guard knows
@@ -612,9 +651,11 @@ func (g *targetGuard) holds(frame, u string) bool {
 		}
 	}
 	bare := withoutFragment(u)
-	for _, seen := range g.links.seen {
-		if _, ok := seen[bare]; ok {
-			return true
+	for _, mems := range []map[string]*urlMemory{g.links.seen, g.links.moved} {
+		for _, m := range mems {
+			if _, ok, _ := m.recall(bare); ok {
+				return true
+			}
 		}
 	}
 	return false

@@ -397,7 +397,7 @@ func TestAFrameThatForgotItsLoadsDoesNotKnowWhoChoseAURL(t *testing.T) {
 	if got := g.loaderDocs("tab", "newer", "", "", "https://hostile.example/never"); got != nil {
 		t.Errorf("past maxForgot: a URL is credited to %v, want not known", got)
 	}
-	if n := len(g.links.forgot["tab"]); n > maxForgot {
+	if n := len(g.links.seen["tab"].forgot); n > maxForgot {
 		t.Errorf("past maxForgot the frame keeps %d hashes", n)
 	}
 }
@@ -628,5 +628,58 @@ func TestAFragmentAnotherPageSetIsNoOracle(t *testing.T) {
 			strings.Contains(right, urlWithheld) != strings.Contains(wrong, urlWithheld) {
 			t.Errorf("%s: the tab's URL is shown as %q after the right guess, %q after a wrong one", then, right, wrong)
 		}
+	}
+}
+
+// TestAPageThatMovesItselfOftenKeepsTheFramesLoads: a page that rewrites
+// its own URL within its document over and over (a map, a feed) never
+// makes its frame forget who chose the URLs it loaded: going back to the
+// page before is shown as it was, and a new URL's load is still credited.
+func TestAPageThatMovesItselfOftenKeepsTheFramesLoads(t *testing.T) {
+	const value = "Zq8-Lm2_Vx7-Kp4"
+	s := maskSession(t, testkit.SecretManifest(t, value))
+	g := &targetGuard{frames: map[string]string{}, frameParents: map[string]string{}, replaced: map[string]replacedDoc{},
+		pages: map[string]string{"s1": "T"}}
+	s.egress.guard = g
+	account := "https://login.example.com/account"
+	g.loaderDocs("T", "f1", "n1", "", account) // the agent's navigate, in a fresh tab
+	g.frameCommitted("T", account)
+	g.urlCommitted("T", account, "", "https://login.example.com")
+	g.loaderDocs("T", "f2", "n2", "", "https://maps.example/")
+	g.frameCommitted("T", "https://maps.example/")
+	g.urlCommitted("T", "https://maps.example/", "", "https://maps.example")
+	for i := range maxForgot + 2*maxSeen {
+		p, err := json.Marshal(map[string]string{"frameId": "T", "url": fmt.Sprint("https://maps.example/@", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.noteWithinDocument(cdpMessage{Method: "Page.navigatedWithinDocument", Params: p})
+	}
+	g.loaderDocs("T", "f3", "n3", "", account) // back
+	g.frameCommitted("T", account)
+	g.urlCommitted("T", account, "", "https://login.example.com")
+	if got := s.shownURL("T", account); got != account {
+		t.Errorf("going back after the map's moves, the page is shown as %q", got)
+	}
+	if got := g.loaderDocs("T", "f4", "n4", "", "https://login.example.com/new"); got == nil {
+		t.Errorf("a new URL's load after the map's moves is not known")
+	}
+}
+
+// TestAPagesOwnFragmentBeforeTheGuardTookItIsShown: the agent's page sets
+// its own fragment (a hash router) as it loads; the state line may read
+// it before the guard took the move: it is credited as the move will be
+// (the page, as no other page is open), never withheld.
+func TestAPagesOwnFragmentBeforeTheGuardTookItIsShown(t *testing.T) {
+	s := maskSession(t, testkit.SecretManifest(t, "Zq8-Lm2_Vx7-Kp4"))
+	g := &targetGuard{frames: map[string]string{}, frameParents: map[string]string{}, replaced: map[string]replacedDoc{},
+		pages: map[string]string{"s1": "T"}}
+	s.egress.guard = g
+	app := "https://login.example.com/app"
+	g.loaderDocs("T", "f1", "n1", "", app)
+	g.frameCommitted("T", app)
+	g.urlCommitted("T", app, "#/", "https://login.example.com")
+	if got := s.shownURL("T", app+"#/login"); got != app+"#/login" {
+		t.Errorf("the page's own new fragment, not taken yet, is shown as %q", got)
 	}
 }
