@@ -223,15 +223,17 @@ func (g *targetGuard) loaderDocs(frame, id, network, redirected, url string) []s
 // urlMemory is what a frame remembers of the URLs (without fragment) it
 // loaded, or moved to: each with every document credited with it (nil:
 // one was not known), at most maxSeen. Past that it forgets them,
-// keeping a hash of each (at most maxForgot), and past that only that it
-// forgot some (lossy) — or, for moves (latest), it drops the oldest
-// hashes: a URL moved to that long ago is shown again only by a move to
-// it, credited anew, or a trip back through that many history entries.
+// keeping a hash of each (at most maxForgot) and the credit of them all
+// (dropped; droppedUnknown: one was not known), and past maxForgot
+// hashes only that it forgot some (lossy) — or, for moves (latest), it
+// starts its hashes over. A URL it forgot is credited to all it dropped:
+// every document that may have chosen it is among them.
 type urlMemory struct {
-	kept   map[string][]string
-	forgot map[uint64]bool
-	lossy  bool
-	latest bool
+	kept           map[string][]string
+	forgot         map[uint64]bool
+	dropped        []string
+	droppedUnknown bool
+	lossy, latest  bool
 }
 
 // remember adds docs to the credit of url in frame's memory in mems
@@ -246,11 +248,9 @@ func remember(mems map[string]*urlMemory, frame, url string, docs []string, late
 		m = &urlMemory{latest: latest}
 		mems[frame] = m
 	}
-	prev, ok, forgotten := m.recall(url)
-	switch {
-	case forgotten, ok && prev == nil:
+	if prev, had := m.recall(url); had && (prev == nil || docs == nil) {
 		docs = nil
-	case ok && docs != nil:
+	} else if had {
 		docs = union(prev, docs)
 	}
 	if len(m.kept) >= maxSeen {
@@ -263,9 +263,15 @@ func remember(mems map[string]*urlMemory, frame, url string, docs []string, late
 	return mems
 }
 
-// forget forgets every URL m kept: it keeps a hash of each, or, past
-// maxForgot of those, only that it forgot some.
+// forget forgets every URL m kept, keeping their credit together and a
+// hash of each (past maxForgot hashes: lossy, or, latest, over again).
 func (m *urlMemory) forget() {
+	for _, docs := range m.kept {
+		if docs == nil {
+			m.droppedUnknown = true
+		}
+		m.dropped = union(m.dropped, docs)
+	}
 	if len(m.forgot)+len(m.kept) > maxForgot {
 		m.lossy, m.forgot = !m.latest, nil
 	}
@@ -280,27 +286,33 @@ func (m *urlMemory) forget() {
 	m.kept = nil
 }
 
-// recall is url's credit in m, and whether m kept it (ok) or may have
-// had it and forgot (forgotten).
-func (m *urlMemory) recall(url string) (docs []string, ok, forgotten bool) {
+// recall is url's credit in m (nil: not known), and whether m has it,
+// kept or forgotten (had).
+func (m *urlMemory) recall(url string) (docs []string, had bool) {
 	if m == nil {
-		return nil, false, false
+		return nil, false
 	}
 	if docs, ok := m.kept[url]; ok {
-		return docs, true, false
+		return docs, true
 	}
-	return nil, false, m.lossy || m.forgot[urlHash(url)]
+	if !m.lossy && !m.forgot[urlHash(url)] {
+		return nil, false
+	}
+	if m.droppedUnknown {
+		return nil, true
+	}
+	return union([]string{}, m.dropped), true
 }
 
 // earlier is the credit of frame's earlier loads of url (without
 // fragment) and moves to it: had, it loaded or moved to it before;
-// known is false when one was not known, or may have been forgotten.
+// known is false when one was not known.
 // g.mu held.
 func (g *targetGuard) earlier(frame, url string) (docs []string, had, known bool) {
 	docs = []string{}
 	for _, m := range []*urlMemory{g.links.seen[frame], g.links.moved[frame]} {
-		prev, ok, forgotten := m.recall(url)
-		if forgotten || ok && prev == nil {
+		prev, ok := m.recall(url)
+		if ok && prev == nil {
 			return nil, true, false
 		}
 		if ok {
@@ -603,7 +615,7 @@ func (g *targetGuard) chosenBy(frame, u string) (docs []string, known bool) {
 	bare := withoutFragment(u)
 	for _, mems := range []map[string]*urlMemory{g.links.seen, g.links.moved} {
 		for _, m := range mems {
-			prev, ok, _ := m.recall(bare)
+			prev, ok := m.kept[bare]
 			if ok && prev == nil {
 				return nil, false
 			}
@@ -625,11 +637,14 @@ func (g *targetGuard) chosenIn(frame, u string) (docs []string, known bool) {
 	if p, ok := g.links.urls[frame]; ok && p.url == u {
 		return p.docs, p.docs != nil
 	} else if ok && withoutFragment(p.url) == bare {
+		// Or a load of the URL with that fragment the guard has not seen
+		// commit (a server's redirect back to it): its credit too.
 		now := g.loadDocs(frame, time.Now())
-		if p.docs == nil || now == nil {
+		inFlight, loading := g.links.chose.get(loadKey{frame, bare})
+		if p.docs == nil || now == nil || loading && inFlight == nil {
 			return nil, false
 		}
-		return union(p.docs, now), true
+		return union(union(p.docs, now), inFlight), true
 	}
 	prev, had, known := g.earlier(frame, bare)
 	return prev, had && known
@@ -653,7 +668,7 @@ func (g *targetGuard) holds(frame, u string) bool {
 	bare := withoutFragment(u)
 	for _, mems := range []map[string]*urlMemory{g.links.seen, g.links.moved} {
 		for _, m := range mems {
-			if _, ok, _ := m.recall(bare); ok {
+			if _, ok := m.kept[bare]; ok {
 				return true
 			}
 		}
