@@ -500,10 +500,19 @@ func (g *targetGuard) windowGroup(page string) (group map[string]bool, ok bool) 
 }
 
 // frameLoaders are the hosts of the documents that may have chosen url
-// for a document load of frame now (loadCredit), for a tab's log.
-func (g *targetGuard) frameLoaders(frame cdp.FrameID, url string) []string {
+// for a document load of frame now (loadCredit), for a tab's log. The
+// log hears of a new frame on a connection of its own, maybe before the
+// guard does: a frame the guard does not know yet, whose parent the log
+// names, is taken as that parent's (its first document is its window
+// group's choice).
+func (g *targetGuard) frameLoaders(frame cdp.FrameID, url string, parent cdp.FrameID) []string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if _, ok := g.frames[string(frame)]; !ok && parent != "" {
+		if _, ok := g.frames[string(parent)]; ok {
+			g.frameParents[string(frame)] = string(parent)
+		}
+	}
 	return g.loadCredit(string(frame), url, time.Now())
 }
 

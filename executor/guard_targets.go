@@ -808,7 +808,7 @@ func (g *targetGuard) continueResponse(ctx context.Context, session, id, frame, 
 		params["responsePhrase"] = text
 	}
 	if !g.answer(ctx, session, "Fetch.continueResponse", params, url) {
-		g.refuse(ctx, session, id, "", g.frameLoaders(cdp.FrameID(frame), url), url, scope.Verdict{URL: url, Rule: "speculation-rules",
+		g.refuse(ctx, session, id, "", g.frameLoaders(cdp.FrameID(frame), url, ""), url, scope.Verdict{URL: url, Rule: "speculation-rules",
 			Reason: "the response's headers could not be changed (its Speculation-Rules taken out, browsergate's Permissions-Policy added)"})
 	}
 }

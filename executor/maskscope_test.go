@@ -744,3 +744,19 @@ func TestAnAppThatComesBackToAViewKeepsItKnown(t *testing.T) {
 		t.Errorf("the app's view, reloaded after its moves, is shown as %q", got)
 	}
 }
+
+// TestANewFramesLoadIsCreditedBeforeTheGuardHearsOfIt: the tab's log
+// hears of a new frame's first load on its own connection, maybe before
+// the guard heard the frame attach: with the parent the log names, the
+// load is credited to the parent's window group, not "not known".
+func TestANewFramesLoadIsCreditedBeforeTheGuardHearsOfIt(t *testing.T) {
+	g := &targetGuard{frames: map[string]string{}, frameParents: map[string]string{}, replaced: map[string]replacedDoc{},
+		pages: map[string]string{"s1": "P"}}
+	g.frameCommitted("P", "https://hostile.example/")
+	if got := g.frameLoaders("F", "https://login.example.com/?g=guess", "P"); !slices.Equal(got, []string{"hostile.example"}) {
+		t.Errorf("the new frame's load is credited to %v, want [hostile.example]", got)
+	}
+	if got := g.frameLoaders("G", "https://login.example.com/", ""); got != nil {
+		t.Errorf("a frame neither knows: credited to %v, want not known", got)
+	}
+}

@@ -135,7 +135,7 @@ type pageLog struct {
 	// loadDocs are the hosts of the documents that may have chosen the
 	// URL of a document load of a frame (targetGuard.frameLoaders; nil
 	// until the tab's guard is known).
-	loadDocs func(frame cdp.FrameID, url string) []string
+	loadDocs func(frame cdp.FrameID, url string, parent cdp.FrameID) []string
 }
 
 // frameDoc is a frame of the tab: the host of its document's origin ("":
@@ -209,7 +209,11 @@ func (l *pageLog) requestDocs(e *network.EventRequestWillBeSent) logged {
 	var docs logged
 	switch f := l.frames[e.FrameID]; {
 	case l.loadDocs != nil:
-		docs = logged{docs: l.loadDocs(e.FrameID, e.Request.URL)}
+		var parent cdp.FrameID
+		if f != nil {
+			parent = f.parent
+		}
+		docs = logged{docs: l.loadDocs(e.FrameID, e.Request.URL, parent)}
 		docs.unknown = docs.docs == nil
 	case f != nil && f.parent != "":
 		docs = loggedBy(l.docOf(f.parent))
