@@ -135,16 +135,17 @@ func (a *Anchorer) whileLeader(ctx context.Context, every time.Duration) error {
 	}
 	// Whatever ends this turn, its writes end with it: the next holder
 	// waits out only their drain.
-	defer a.endTurn(conn)
+	t := &turn{conn: conn, pool: a.Store.pool}
+	defer t.end()
 	roundWait := cmp.Or(a.RoundWait, DefaultAnchorRoundWait)
-	if err := a.takeOver(ctx, conn, roundWait); err != nil {
+	if err := a.takeOver(ctx, t, roundWait); err != nil {
 		return err
 	}
 	for {
 		if err := a.checkLog(ctx, conn); err != nil {
 			return err
 		}
-		if err := a.claimTurn(ctx, conn, roundWait); err != nil {
+		if err := t.claim(ctx, roundWait); err != nil {
 			return err
 		}
 		actx, cancel := context.WithTimeout(ctx, roundWait)
@@ -153,7 +154,7 @@ func (a *Anchorer) whileLeader(ctx context.Context, every time.Duration) error {
 		if err != nil {
 			return err
 		}
-		if err := a.endTurn(conn); err != nil {
+		if err := t.end(); err != nil {
 			return err
 		}
 		if n == 0 {
@@ -170,26 +171,46 @@ func (a *Anchorer) whileLeader(ctx context.Context, every time.Duration) error {
 	}
 }
 
-// claimTurn sets the anchorer's turn to end d (and turnDrain) from now, by
-// the store's clock: the bound of what it does next. Only the lock's
-// holder claims, once the turn of the holder before it is over
-// (awaitTurn), and what it did before is over too.
-func (a *Anchorer) claimTurn(ctx context.Context, q querier, d time.Duration) error {
-	if _, err := q.Exec(ctx, `INSERT INTO evidence_anchor_turn (one, until) VALUES (true, clock_timestamp() + $1 * interval '1 millisecond')
-		ON CONFLICT (one) DO UPDATE SET until = EXCLUDED.until`, (d + turnDrain).Milliseconds()); err != nil {
+// A turn is the lock holder's claim on the bucket: until its end, by the
+// store's clock, the holder may still write there, and the next holder
+// waits it out (awaitTurn). Only the lock's holder claims, once the turn
+// of the holder before it is over and what it did before is over too.
+// Ending a turn touches only the end it claimed: a holder whose
+// connection died (its lock with it, as when it is stopped in the middle
+// of a query) ends its own claim over another connection, and never
+// shortens the claim of a holder after it.
+type turn struct {
+	conn  *pgxpool.Conn
+	pool  *pgxpool.Pool
+	until time.Time // the end it claimed last; zero before a claim
+}
+
+// claim sets the turn to end d (and turnDrain) from now: the bound of
+// what the holder does next.
+func (t *turn) claim(ctx context.Context, d time.Duration) error {
+	if err := t.conn.QueryRow(ctx, `INSERT INTO evidence_anchor_turn (one, until) VALUES (true, clock_timestamp() + $1 * interval '1 millisecond')
+		ON CONFLICT (one) DO UPDATE SET until = EXCLUDED.until RETURNING until`, (d + turnDrain).Milliseconds()).Scan(&t.until); err != nil {
 		return fmt.Errorf("claim the anchorer's turn: %w", err)
 	}
 	return nil
 }
 
-// endTurn ends the holder's turn once what it wrote is done: the next
-// holder waits out only turnDrain.
-func (a *Anchorer) endTurn(q querier) error {
+// end ends the turn once what the holder wrote is done: the next holder
+// waits out only turnDrain.
+func (t *turn) end() error {
+	if t.until.IsZero() {
+		return nil
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := q.Exec(ctx, `UPDATE evidence_anchor_turn SET until = least(until, clock_timestamp() + $1 * interval '1 millisecond')`, turnDrain.Milliseconds()); err != nil {
+	var q querier = t.conn
+	if t.conn.Conn().IsClosed() {
+		q = t.pool
+	}
+	if _, err := q.Exec(ctx, `UPDATE evidence_anchor_turn SET until = least(until, clock_timestamp() + $1 * interval '1 millisecond') WHERE until = $2`, turnDrain.Milliseconds(), t.until); err != nil {
 		return fmt.Errorf("end the anchorer's turn: %w", err)
 	}
+	t.until = time.Time{}
 	return nil
 }
 
@@ -226,7 +247,8 @@ func (a *Anchorer) awaitTurn(ctx context.Context, q querier) error {
 // anchorer after its last copy, lost with its directory: they are
 // anchored again) and copies to the bucket what the directory holds
 // beyond it, refusing a directory that does not extend the bucket's copy.
-func (a *Anchorer) takeOver(ctx context.Context, q querier, roundWait time.Duration) error {
+func (a *Anchorer) takeOver(ctx context.Context, t *turn, roundWait time.Duration) error {
+	q := t.conn
 	logger := a.logger()
 	src := a.Restore
 	if a.Mirror != nil {
@@ -263,7 +285,7 @@ func (a *Anchorer) takeOver(ctx context.Context, q querier, roundWait time.Durat
 	}
 	if a.Mirror != nil {
 		// The only write of a takeover: in a turn, as a round's are.
-		if err := a.claimTurn(ctx, q, roundWait); err != nil {
+		if err := t.claim(ctx, roundWait); err != nil {
 			return err
 		}
 		sctx, cancel := context.WithTimeout(ctx, roundWait)

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/browsergate/browsergate/evidence/anchor"
+	"github.com/browsergate/browsergate/evidence/central"
 )
 
 // gatedProxy forwards TCP to a target; while its gate is locked, no byte
@@ -157,5 +158,71 @@ func TestACleanHandoverWaitsOnlyTheDrain(t *testing.T) {
 	a := f.anchoredBy(t, 3) // stopped cleanly
 	if left := f.pg.SQL(t, f.db, "SELECT extract(epoch FROM until - clock_timestamp()) <= 15 FROM evidence_anchor_turn"); left != "t" {
 		t.Errorf("after a clean stop (a round of %s), the turn ends more than 15 s on", a.RoundWait)
+	}
+}
+
+// TestAnAnchorerStoppedInAQueryEndsItsTurn: an anchorer stopped while a
+// query of its round waits (its connection, and the lock with it, is
+// dropped as the query is cut) still ends the turn it claimed: the next
+// one waits out only the drain.
+func TestAnAnchorerStoppedInAQueryEndsItsTurn(t *testing.T) {
+	ctx := context.Background()
+	f := newBucketFleet(t)
+	a := f.anchorer(t)
+	f.calls(t, "s1", 1)
+	stop := run(a)
+	defer stop()
+	f.waitAnchored(t, 1)
+
+	// The next round's read of the records waits on this lock.
+	block, err := pgx.Connect(ctx, f.pg.URLWithPassword(f.db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer block.Close(ctx)
+	tx, err := block.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `LOCK TABLE evidence_records IN ACCESS EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); f.pg.SQL(t, f.db, "SELECT count(*) FROM pg_locks WHERE NOT granted AND relation = 'evidence_records'::regclass") == "0"; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the anchorer's round never waited on the records")
+		}
+	}
+	stop()
+	if left := f.pg.SQL(t, f.db, "SELECT extract(epoch FROM until - clock_timestamp()) <= 15 FROM evidence_anchor_turn"); left != "t" {
+		t.Errorf("after a stop in the middle of a query (a round of %s), the turn ends more than 15 s on", a.RoundWait)
+	}
+}
+
+// TestEndingATurnLeavesTheNextHoldersClaim: a holder that ends its turn
+// after the next holder claimed one (its lock lost, its last round cut
+// short) leaves the next holder's claim as it was.
+func TestEndingATurnLeavesTheNextHoldersClaim(t *testing.T) {
+	ctx := context.Background()
+	f := newBucketFleet(t)
+	endA, err := central.ClaimTurnForTest(ctx, f.anchorer(t), 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	endB, err := central.ClaimTurnForTest(ctx, f.anchorer(t), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := endA(); err != nil {
+		t.Fatal(err)
+	}
+	if left := f.pg.SQL(t, f.db, "SELECT extract(epoch FROM until - clock_timestamp()) > 60 FROM evidence_anchor_turn"); left != "t" {
+		t.Errorf("the first holder's end shortened the next holder's turn of a minute (and the drain)")
+	}
+	if err := endB(); err != nil {
+		t.Fatal(err)
+	}
+	if left := f.pg.SQL(t, f.db, "SELECT extract(epoch FROM until - clock_timestamp()) <= 15 FROM evidence_anchor_turn"); left != "t" {
+		t.Errorf("the next holder's end left its turn more than the drain on")
 	}
 }
