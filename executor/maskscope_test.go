@@ -468,6 +468,24 @@ func attachPage(g *targetGuard, t targetInfo) {
 	g.noteOpener(t)
 }
 
+// oneTabGuard is s's guard of one tab, T, the session's page s1.
+func oneTabGuard(s *session) *targetGuard {
+	g := &targetGuard{frames: map[string]string{}, frameParents: map[string]string{}, replaced: map[string]replacedDoc{},
+		pages: map[string]string{"s1": "T"}}
+	s.egress.guard = g
+	return g
+}
+
+// moveWithin hands g the message of a move of frame to u within its
+// document (a fragment, history.pushState), as the guard's read loop does.
+func moveWithin(g *targetGuard, frame, u string) {
+	p, err := json.Marshal(map[string]string{"frameId": frame, "url": u})
+	if err != nil {
+		panic(err)
+	}
+	g.noteWithinDocument(cdpMessage{Method: "Page.navigatedWithinDocument", Params: p})
+}
+
 // TestAnOpaquePopupsLoadIsCreditedToItsCreator: a blank popup of an
 // opaque origin (opened by the site's sandboxed srcdoc frame,
 // allow-popups) runs its creator's code: once its opener closed, its
@@ -608,11 +626,7 @@ func TestAFragmentAnotherPageSetIsNoOracle(t *testing.T) {
 		if then == "not taken yet" {
 			return s.shownURL("T", moved)
 		}
-		p, err := json.Marshal(map[string]string{"frameId": "T", "url": moved})
-		if err != nil {
-			t.Fatal(err)
-		}
-		g.noteWithinDocument(cdpMessage{Method: "Page.navigatedWithinDocument", Params: p})
+		moveWithin(g, "T", moved)
 		g.links.closed = map[string]time.Time{"H": time.Now().Add(-2 * gate.LeftGrace)} // the popup is gone
 		switch then {
 		case "reload":
@@ -644,9 +658,7 @@ func TestAFragmentAnotherPageSetIsNoOracle(t *testing.T) {
 func TestAPageThatMovesItselfOftenKeepsTheFramesLoads(t *testing.T) {
 	const value = "Zq8-Lm2_Vx7-Kp4"
 	s := maskSession(t, testkit.SecretManifest(t, value))
-	g := &targetGuard{frames: map[string]string{}, frameParents: map[string]string{}, replaced: map[string]replacedDoc{},
-		pages: map[string]string{"s1": "T"}}
-	s.egress.guard = g
+	g := oneTabGuard(s)
 	account := "https://login.example.com/account"
 	g.loaderDocs("T", "f1", "n1", "", account) // the agent's navigate, in a fresh tab
 	g.frameCommitted("T", account)
@@ -655,11 +667,7 @@ func TestAPageThatMovesItselfOftenKeepsTheFramesLoads(t *testing.T) {
 	g.frameCommitted("T", "https://maps.example/")
 	g.urlCommitted("T", "https://maps.example/", "", "https://maps.example")
 	for i := range maxForgot + 2*maxSeen {
-		p, err := json.Marshal(map[string]string{"frameId": "T", "url": fmt.Sprint("https://maps.example/@", i)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		g.noteWithinDocument(cdpMessage{Method: "Page.navigatedWithinDocument", Params: p})
+		moveWithin(g, "T", fmt.Sprint("https://maps.example/@", i))
 	}
 	g.loaderDocs("T", "f3", "n3", "", account) // back
 	g.frameCommitted("T", account)
@@ -678,9 +686,7 @@ func TestAPageThatMovesItselfOftenKeepsTheFramesLoads(t *testing.T) {
 // (the page, as no other page is open), never withheld.
 func TestAPagesOwnFragmentBeforeTheGuardTookItIsShown(t *testing.T) {
 	s := maskSession(t, testkit.SecretManifest(t, "Zq8-Lm2_Vx7-Kp4"))
-	g := &targetGuard{frames: map[string]string{}, frameParents: map[string]string{}, replaced: map[string]replacedDoc{},
-		pages: map[string]string{"s1": "T"}}
-	s.egress.guard = g
+	g := oneTabGuard(s)
 	app := "https://login.example.com/app"
 	g.loaderDocs("T", "f1", "n1", "", app)
 	g.frameCommitted("T", app)
@@ -698,9 +704,7 @@ func TestAPagesOwnFragmentBeforeTheGuardTookItIsShown(t *testing.T) {
 func TestARedirectBackToTheFramesURLIsCreditedBeforeItsCommit(t *testing.T) {
 	const value = "Zq8-Lm2_Vx7-Kp4"
 	s := maskSession(t, testkit.SecretManifest(t, value))
-	g := &targetGuard{frames: map[string]string{}, frameParents: map[string]string{}, replaced: map[string]replacedDoc{},
-		pages: map[string]string{"s1": "T"}}
-	s.egress.guard = g
+	g := oneTabGuard(s)
 	a := "https://hostile.example/a"
 	g.loaderDocs("T", "f1", "n1", "", a)
 	g.frameCommitted("T", a)
@@ -718,24 +722,15 @@ func TestARedirectBackToTheFramesURLIsCreditedBeforeItsCommit(t *testing.T) {
 // its own), and shown, not withheld.
 func TestAnAppThatComesBackToAViewKeepsItKnown(t *testing.T) {
 	s := maskSession(t, testkit.SecretManifest(t, "Zq8-Lm2_Vx7-Kp4"))
-	g := &targetGuard{frames: map[string]string{}, frameParents: map[string]string{}, replaced: map[string]replacedDoc{},
-		pages: map[string]string{"s1": "T"}}
-	s.egress.guard = g
+	g := oneTabGuard(s)
 	g.loaderDocs("T", "f1", "n1", "", "https://mail.example/")
 	g.frameCommitted("T", "https://mail.example/")
 	g.urlCommitted("T", "https://mail.example/", "", "https://mail.example")
-	move := func(u string) {
-		p, err := json.Marshal(map[string]string{"frameId": "T", "url": u})
-		if err != nil {
-			t.Fatal(err)
-		}
-		g.noteWithinDocument(cdpMessage{Method: "Page.navigatedWithinDocument", Params: p})
-	}
-	move("https://mail.example/inbox")
+	moveWithin(g, "T", "https://mail.example/inbox")
 	for i := range maxSeen + 1 {
-		move(fmt.Sprint("https://mail.example/m/", i))
+		moveWithin(g, "T", fmt.Sprint("https://mail.example/m/", i))
 	}
-	move("https://mail.example/inbox")
+	moveWithin(g, "T", "https://mail.example/inbox")
 	inbox := "https://mail.example/inbox"
 	g.loaderDocs("T", "f2", "n2", "", inbox) // a reload
 	g.frameCommitted("T", inbox)
