@@ -3,7 +3,7 @@ package executor
 import (
 	"cmp"
 	"encoding/json"
-	"hash/fnv"
+	"hash/maphash"
 	"slices"
 	"strings"
 	"time"
@@ -91,9 +91,8 @@ type chosenURL struct {
 }
 
 const (
-	maxLinks  = 512
-	maxSeen   = 256
-	maxForgot = 1 << 16
+	maxLinks = 512
+	maxSeen  = 256
 )
 
 // recent keeps the latest entries put: from max to 2*max of them (when
@@ -215,7 +214,7 @@ func (g *targetGuard) loaderDocs(frame, id, network, redirected, url string) []s
 		}
 	}
 	g.noteHop(id, network, hop{host: hostOf(url), credit: docs})
-	g.links.seen = remember(g.links.seen, frame, url, docs, false)
+	g.links.seen = remember(g.links.seen, frame, url, docs)
 	g.links.chose.put(loadKey{frame, url}, docs, maxLinks)
 	return docs
 }
@@ -223,34 +222,38 @@ func (g *targetGuard) loaderDocs(frame, id, network, redirected, url string) []s
 // urlMemory is what a frame remembers of the URLs (without fragment) it
 // loaded, or moved to: each with every document credited with it (nil:
 // one was not known), at most maxSeen. Past that it forgets them,
-// keeping a hash of each (at most maxForgot) and the credit of them all
-// (dropped; droppedUnknown: one was not known), and past maxForgot
-// hashes only that it forgot some (lossy) — or, for moves (latest), it
-// starts its hashes over. A URL it forgot is credited to all it dropped:
-// every document that may have chosen it is among them.
+// keeping each in a filter (forgot, of at most maxForgot URLs) and the
+// credit of them all (dropped, at most maxDropped hosts; droppedUnknown:
+// one was not known, or there were more), and past maxForgot only that
+// it forgot some (lossy). A URL it forgot is credited to all it dropped:
+// every document that may have chosen it is among them. A lossy memory
+// cannot tell a URL it forgot from one it never had (recall's maybe).
 type urlMemory struct {
 	kept           map[string][]string
-	forgot         map[uint64]bool
+	forgot         *urlFilter
 	dropped        []string
 	droppedUnknown bool
-	lossy, latest  bool
+	lossy          bool
 }
 
+// maxDropped bounds the hosts a memory keeps the credit of what it forgot
+// with: past it, what it forgot is not known.
+const maxDropped = 256
+
 // remember adds docs to the credit of url in frame's memory in mems
-// (once nil, for good), and gives back mems (made when nil); latest: a
-// memory of moves (urlMemory.latest).
-func remember(mems map[string]*urlMemory, frame, url string, docs []string, latest bool) map[string]*urlMemory {
+// (once nil, for good), and gives back mems (made when nil).
+func remember(mems map[string]*urlMemory, frame, url string, docs []string) map[string]*urlMemory {
 	if mems == nil {
 		mems = map[string]*urlMemory{}
 	}
 	m := mems[frame]
 	if m == nil {
-		m = &urlMemory{latest: latest}
+		m = &urlMemory{}
 		mems[frame] = m
 	}
-	if prev, had := m.recall(url); had && (prev == nil || docs == nil) {
+	if prev, had, maybe := m.recall(url); (had || maybe) && (prev == nil || docs == nil) {
 		docs = nil
-	} else if had {
+	} else if had || maybe {
 		docs = union(prev, docs)
 	}
 	if len(m.kept) >= maxSeen {
@@ -263,8 +266,8 @@ func remember(mems map[string]*urlMemory, frame, url string, docs []string, late
 	return mems
 }
 
-// forget forgets every URL m kept, keeping their credit together and a
-// hash of each (past maxForgot hashes: lossy, or, latest, over again).
+// forget forgets every URL m kept, keeping their credit together and
+// each in its filter (past maxForgot URLs: lossy).
 func (m *urlMemory) forget() {
 	for _, docs := range m.kept {
 		if docs == nil {
@@ -272,46 +275,107 @@ func (m *urlMemory) forget() {
 		}
 		m.dropped = union(m.dropped, docs)
 	}
-	if len(m.forgot)+len(m.kept) > maxForgot {
-		m.lossy, m.forgot = !m.latest, nil
+	if len(m.dropped) > maxDropped {
+		m.dropped, m.droppedUnknown = nil, true
+	}
+	if !m.lossy && m.forgot != nil && m.forgot.n+len(m.kept) > maxForgot {
+		m.lossy, m.forgot = true, nil
 	}
 	if !m.lossy {
 		if m.forgot == nil {
-			m.forgot = map[uint64]bool{}
+			m.forgot = &urlFilter{}
 		}
 		for u := range m.kept {
-			m.forgot[urlHash(u)] = true
+			m.forgot.add(u)
 		}
 	}
 	m.kept = nil
 }
 
-// recall is url's credit in m (nil: not known), and whether m has it,
-// kept or forgotten (had).
-func (m *urlMemory) recall(url string) (docs []string, had bool) {
+// A urlFilter is a Bloom filter of URLs, keyed (urlSeed): it may hold a
+// URL never added (about 1 in 400 at maxForgot/2 URLs, 1 in 40 at
+// maxForgot), never misses one added; a page cannot choose URLs that
+// make it hold another.
+type urlFilter struct {
+	bits [urlFilterBits / 64]uint64
+	n    int // URLs added
+}
+
+const (
+	urlFilterBits = 1 << 20 // 128 KiB
+	maxForgot     = 1 << 17
+)
+
+// urlSeed keys urlFilter's hash.
+var urlSeed = maphash.MakeSeed()
+
+// spots are the filter's 4 bits for u (two hashes, one 64-bit one's
+// halves, combined: Kirsch and Mitzenmacher).
+func (f *urlFilter) spots(u string) [4]uint32 {
+	h := maphash.String(urlSeed, u)
+	a, b := uint32(h), uint32(h>>32)|1
+	var s [4]uint32
+	for i := range s {
+		s[i] = (a + uint32(i)*b) % urlFilterBits
+	}
+	return s
+}
+
+func (f *urlFilter) add(u string) {
+	for _, i := range f.spots(u) {
+		f.bits[i/64] |= 1 << (i % 64)
+	}
+	f.n++
+}
+
+func (f *urlFilter) has(u string) bool {
+	if f == nil {
+		return false
+	}
+	for _, i := range f.spots(u) {
+		if f.bits[i/64]&(1<<(i%64)) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// recall is url's credit in m (nil: not known): had, m has it, kept or
+// forgotten; maybe, m is lossy and may have forgotten it (its credit is
+// then all m forgot).
+func (m *urlMemory) recall(url string) (docs []string, had, maybe bool) {
 	if m == nil {
-		return nil, false
+		return nil, false, false
 	}
 	if docs, ok := m.kept[url]; ok {
-		return docs, true
+		return docs, true, false
 	}
-	if !m.lossy && !m.forgot[urlHash(url)] {
-		return nil, false
+	had = m.forgot.has(url)
+	if !had && !m.lossy {
+		return nil, false, false
 	}
 	if m.droppedUnknown {
-		return nil, true
+		return nil, had, !had
 	}
-	return union([]string{}, m.dropped), true
+	return slices.Clip(m.dropped), had, !had
 }
 
 // earlier is the credit of frame's earlier loads of url (without
 // fragment) and moves to it: had, it loaded or moved to it before;
-// known is false when one was not known.
+// known is false when one was not known. A URL a lossy memory may have
+// forgotten counts as forgotten when lossy is true (the credit of a load
+// of it, with those that may start it now: every document that may have
+// chosen it is among them), else as not known (a URL no load credits:
+// one the frame may never have had).
 // g.mu held.
-func (g *targetGuard) earlier(frame, url string) (docs []string, had, known bool) {
+func (g *targetGuard) earlier(frame, url string, lossy bool) (docs []string, had, known bool) {
 	docs = []string{}
 	for _, m := range []*urlMemory{g.links.seen[frame], g.links.moved[frame]} {
-		prev, ok := m.recall(url)
+		prev, ok, maybe := m.recall(url)
+		if maybe && !lossy {
+			return nil, true, false
+		}
+		ok = ok || maybe
 		if ok && prev == nil {
 			return nil, true, false
 		}
@@ -320,14 +384,6 @@ func (g *targetGuard) earlier(frame, url string) (docs []string, had, known bool
 		}
 	}
 	return docs, had, true
-}
-
-// urlHash is a URL's 64-bit FNV-1a hash: two URLs that share one count
-// as one forgotten (not known), never as one known.
-func urlHash(u string) uint64 {
-	h := fnv.New64a()
-	_, _ = h.Write([]byte(u))
-	return h.Sum64()
 }
 
 // loadCredit are the hosts of the documents that may have chosen url for
@@ -339,7 +395,7 @@ func (g *targetGuard) loadCredit(frame, url string, at time.Time) []string {
 	if docs == nil {
 		return nil
 	}
-	prev, _, known := g.earlier(frame, withoutFragment(url))
+	prev, _, known := g.earlier(frame, withoutFragment(url), true)
 	if !known {
 		return nil
 	}
@@ -555,7 +611,7 @@ func (g *targetGuard) urlCommitted(frame, url, fragment, origin string) {
 	if !ok {
 		// No load of it was paused (a page from the back/forward cache):
 		// the credit of the frame's earlier loads of it, if any.
-		if prev, had, known := g.earlier(frame, k.url); had && known {
+		if prev, had, known := g.earlier(frame, k.url, false); had && known {
 			docs = prev
 		}
 	}
@@ -591,7 +647,7 @@ func (g *targetGuard) noteWithinDocument(m cdpMessage) {
 		}
 	}
 	g.links.urls[e.FrameID] = p
-	g.links.moved = remember(g.links.moved, e.FrameID, withoutFragment(e.URL), p.docs, true)
+	g.links.moved = remember(g.links.moved, e.FrameID, withoutFragment(e.URL), p.docs)
 }
 
 // chosenBy are the hosts of the documents that may have chosen u as the
@@ -640,23 +696,30 @@ func (g *targetGuard) chosenBy(frame, u string) (docs []string, known bool) {
 // moved to before. Its URL with another fragment is a move within its
 // document the guard has not taken yet: credited as it will be
 // (noteWithinDocument), to the URL's choosers and its window group now.
-// g.mu held.
+// Its URL now, or with another fragment, may also be a load's the guard
+// has not seen commit (a server's redirect back to it, with a value in
+// its query or fragment): the credit of the frame's loads of it joins,
+// as loaderDocs remembered them when they were paused. g.mu held.
 func (g *targetGuard) chosenIn(frame, u string) (docs []string, known bool) {
 	bare := withoutFragment(u)
-	if p, ok := g.links.urls[frame]; ok && p.url == u {
-		return p.docs, p.docs != nil
-	} else if ok && withoutFragment(p.url) == bare {
-		// Or a load of the URL with that fragment the guard has not seen
-		// commit (a server's redirect back to it): its credit too.
+	p, ok := g.links.urls[frame]
+	if !ok || withoutFragment(p.url) != bare {
+		prev, had, known := g.earlier(frame, bare, false)
+		return prev, had && known
+	}
+	loads, _, known := g.earlier(frame, bare, true)
+	if p.docs == nil || !known {
+		return nil, false
+	}
+	docs = union(p.docs, loads)
+	if p.url != u {
 		now := g.loadDocs(frame, time.Now())
-		inFlight, loading := g.links.chose.get(loadKey{frame, bare})
-		if p.docs == nil || now == nil || loading && inFlight == nil {
+		if now == nil {
 			return nil, false
 		}
-		return union(union(p.docs, now), inFlight), true
+		docs = union(docs, now)
 	}
-	prev, had, known := g.earlier(frame, bare)
-	return prev, had && known
+	return docs, true
 }
 
 // holds reports whether frame is one of the session's the guard knows

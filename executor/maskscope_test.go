@@ -374,8 +374,9 @@ func TestADocumentOfNoHostRunsAsItsOrigin(t *testing.T) {
 // URL it forgot is credited to every document credited with any URL it
 // forgot (the site that chose it among them), never to the documents
 // that start its load again only; a URL it never loaded is credited as
-// any; past maxForgot hashes, every URL it did not keep counts as
-// forgotten, and no more hashes are kept.
+// any; past maxForgot URLs, every URL it did not keep counts as
+// forgotten for a load (with the documents that may start it), and its
+// filter is dropped.
 func TestAFrameThatForgotAURLCreditsItToAllItForgot(t *testing.T) {
 	g := &targetGuard{frames: map[string]string{}, frameParents: map[string]string{}, replaced: map[string]replacedDoc{},
 		pages: map[string]string{"s": "tab"}}
@@ -403,8 +404,8 @@ func TestAFrameThatForgotAURLCreditsItToAllItForgot(t *testing.T) {
 	if got := sorted(g.loaderDocs("tab", "newer", "", "", "https://hostile.example/never")); !slices.Equal(got, []string{"hostile.example", "login.example.com"}) {
 		t.Errorf("past maxForgot: a URL is credited to %v, want all the frame forgot", got)
 	}
-	if n := len(g.links.seen["tab"].forgot); n > 0 {
-		t.Errorf("past maxForgot the frame keeps %d hashes", n)
+	if f := g.links.seen["tab"].forgot; f != nil {
+		t.Errorf("past maxForgot the frame keeps a filter of %d URLs", f.n)
 	}
 }
 
@@ -652,9 +653,10 @@ func TestAFragmentAnotherPageSetIsNoOracle(t *testing.T) {
 }
 
 // TestAPageThatMovesItselfOftenKeepsTheFramesLoads: a page that rewrites
-// its own URL within its document over and over (a map, a feed) never
-// makes its frame forget who chose the URLs it loaded: going back to the
-// page before is shown as it was, and a new URL's load is still credited.
+// its own URL within its document over and over (a map, a feed: here
+// thousands of times, far fewer than maxForgot) does not make its frame
+// forget who chose the URLs it loaded: going back to the page before is
+// shown as it was, and a new URL's load is still credited.
 func TestAPageThatMovesItselfOftenKeepsTheFramesLoads(t *testing.T) {
 	const value = "Zq8-Lm2_Vx7-Kp4"
 	s := maskSession(t, testkit.SecretManifest(t, value))
@@ -666,7 +668,7 @@ func TestAPageThatMovesItselfOftenKeepsTheFramesLoads(t *testing.T) {
 	g.loaderDocs("T", "f2", "n2", "", "https://maps.example/")
 	g.frameCommitted("T", "https://maps.example/")
 	g.urlCommitted("T", "https://maps.example/", "", "https://maps.example")
-	for i := range maxForgot + 2*maxSeen {
+	for i := range 32 * maxSeen { // the filter's chance of holding account: about 1 in a million
 		moveWithin(g, "T", fmt.Sprint("https://maps.example/@", i))
 	}
 	g.loaderDocs("T", "f3", "n3", "", account) // back
@@ -697,22 +699,42 @@ func TestAPagesOwnFragmentBeforeTheGuardTookItIsShown(t *testing.T) {
 }
 
 // TestARedirectBackToTheFramesURLIsCreditedBeforeItsCommit: the hostile
-// page sends itself to the site's sign-in, which redirects back to the
-// page's own URL with the value in the fragment; read before the guard
-// took the commit, that URL is credited to the redirect's choosers (the
-// site among them), never shown in clear.
+// page (at its URL with a guess in the query or fragment) sends itself to
+// the site's sign-in, which redirects back to the page's URL with the
+// value; read before the guard took the commit, that URL is credited to
+// the redirect's choosers (the site among them): never shown in clear,
+// and shown alike whether the page's guess was right or wrong — also
+// when the page's server holds the last hop while the page makes more
+// loads than the guard keeps in flight.
 func TestARedirectBackToTheFramesURLIsCreditedBeforeItsCommit(t *testing.T) {
 	const value = "Zq8-Lm2_Vx7-Kp4"
 	s := maskSession(t, testkit.SecretManifest(t, value))
-	g := oneTabGuard(s)
-	a := "https://hostile.example/a"
-	g.loaderDocs("T", "f1", "n1", "", a)
-	g.frameCommitted("T", a)
-	g.urlCommitted("T", a, "", "https://hostile.example")
-	g.loaderDocs("T", "f2", "n2", "", "https://login.example.com/sso")
-	g.loaderDocs("T", "f3", "n2", "f2", a+"#token="+value) // the site's redirect
-	if got := s.shownURL("T", a+"#token="+value); strings.Contains(got, value) {
-		t.Errorf("before its commit, the redirect's URL is shown as %q", got)
+	show := func(guess, in string, flush bool) string {
+		g := oneTabGuard(s)
+		a := "https://hostile.example/a" + in + "token=" + guess
+		g.loaderDocs("T", "f1", "n1", "", a)
+		g.frameCommitted("T", a)
+		g.urlCommitted("T", a, "", "https://hostile.example")
+		g.loaderDocs("T", "f2", "n2", "", "https://login.example.com/sso")
+		back := "https://hostile.example/a" + in + "token=" + value
+		g.loaderDocs("T", "f3", "n2", "f2", back) // the site's redirect
+		if flush {
+			g.frameParents["F"] = "T"
+			for i := range 2*maxLinks + 1 {
+				g.loaderDocs("F", fmt.Sprint("x", i), "", "", fmt.Sprint("https://hostile.example/hang?n=", i))
+			}
+		}
+		return s.shownURL("T", back)
+	}
+	for _, in := range []string{"?", "#"} {
+		for _, flush := range []bool{false, true} {
+			right, wrong := show(value, in, flush), show("Aa1-Bb2_Cc3-Dd4", in, flush)
+			if strings.Contains(right, value) || strings.Contains(right, "[secret") != strings.Contains(wrong, "[secret") ||
+				strings.Contains(right, urlWithheld) != strings.Contains(wrong, urlWithheld) {
+				t.Errorf("value in %q, loads in flight flushed %v: the redirect's URL is shown as %q after the right guess, %q after a wrong one",
+					in, flush, right, wrong)
+			}
+		}
 	}
 }
 
@@ -753,5 +775,76 @@ func TestANewFramesLoadIsCreditedBeforeTheGuardHearsOfIt(t *testing.T) {
 	}
 	if got := g.frameLoaders("G", "https://login.example.com/", ""); got != nil {
 		t.Errorf("a frame neither knows: credited to %v, want not known", got)
+	}
+}
+
+// TestALossyFramesBlankPageWithAValueIsNotShown: a hostile page makes its
+// tab load more URLs than the guard can keep even a trace of, then has
+// the site send the tab to about:blank with the value in the fragment (no
+// load the guard pauses): the frame may never have had that URL, so who
+// chose it is not known, and it is withheld, never shown in clear.
+func TestALossyFramesBlankPageWithAValueIsNotShown(t *testing.T) {
+	const value = "Zq8-Lm2_Vx7-Kp4"
+	s := maskSession(t, testkit.SecretManifest(t, value))
+	g := oneTabGuard(s)
+	g.loaderDocs("T", "f", "n", "", "https://hostile.example/")
+	g.frameCommitted("T", "https://hostile.example/")
+	g.urlCommitted("T", "https://hostile.example/", "", "https://hostile.example")
+	for i := range maxForgot + 2*maxSeen {
+		g.loaderDocs("T", fmt.Sprint("f", i), "", "", fmt.Sprint("https://hostile.example/r?n=", i))
+	}
+	if !g.links.seen["T"].lossy {
+		t.Fatal("the frame's memory is not lossy")
+	}
+	g.frameCommitted("T", "about:blank")
+	g.urlCommitted("T", "about:blank", "#token="+value, "https://login.example.com")
+	if got := s.shownURL("T", "about:blank#token="+value); !strings.HasSuffix(got, urlWithheld) {
+		t.Errorf("the blank page the site sent the tab to is shown as %q", got)
+	}
+}
+
+// TestAMoveForgottenLongAgoIsNotCreditedToThePageNow: the site's app
+// moves to a URL with the value in it; the agent goes to a hostile page,
+// which rewrites its URL more times than the guard can keep a trace of,
+// then goes back: the site's URL is credited to the site too (it may be
+// one of the moves the frame forgot), never shown in clear.
+func TestAMoveForgottenLongAgoIsNotCreditedToThePageNow(t *testing.T) {
+	const value = "Zq8-Lm2_Vx7-Kp4"
+	s := maskSession(t, testkit.SecretManifest(t, value))
+	g := oneTabGuard(s)
+	app, done := "https://login.example.com/app", "https://login.example.com/done?token="+value
+	g.loaderDocs("T", "f1", "n1", "", app)
+	g.frameCommitted("T", app)
+	g.urlCommitted("T", app, "", "https://login.example.com")
+	moveWithin(g, "T", done)
+	g.loaderDocs("T", "f2", "n2", "", "https://hostile.example/")
+	g.frameCommitted("T", "https://hostile.example/")
+	g.urlCommitted("T", "https://hostile.example/", "", "https://hostile.example")
+	for i := range maxForgot + 2*maxSeen {
+		moveWithin(g, "T", fmt.Sprint("https://hostile.example/?n=", i))
+	}
+	g.loaderDocs("T", "f3", "n3", "", done) // history.back()
+	g.frameCommitted("T", done)
+	g.urlCommitted("T", done, "", "https://login.example.com")
+	if got := s.shownURL("T", done); strings.Contains(got, value) {
+		t.Errorf("going back to the site's move, its URL is shown as %q", got)
+	}
+}
+
+// TestAFrameThatForgotTooManyChoosersForgetsWhoChoseThem: the credit of
+// what a frame forgot is kept for at most maxDropped hosts; past that, a
+// URL it forgot is not known (and a load of it withheld), and the memory
+// stays bounded.
+func TestAFrameThatForgotTooManyChoosersForgetsWhoChoseThem(t *testing.T) {
+	var mems map[string]*urlMemory
+	for i := range maxDropped + maxSeen + 1 {
+		mems = remember(mems, "F", fmt.Sprint("https://a.example/", i), []string{fmt.Sprint("h", i, ".example")})
+	}
+	m := mems["F"]
+	if m.dropped != nil || !m.droppedUnknown {
+		t.Errorf("past %d hosts the memory keeps %d of them (not known: %v)", maxDropped, len(m.dropped), m.droppedUnknown)
+	}
+	if docs, had, _ := m.recall("https://a.example/0"); !had || docs != nil {
+		t.Errorf("a forgotten URL: credited to %v (had %v), want not known", docs, had)
 	}
 }

@@ -215,6 +215,16 @@ func (l *pageLog) requestDocs(e *network.EventRequestWillBeSent) logged {
 		}
 		docs = logged{docs: l.loadDocs(e.FrameID, e.Request.URL, parent)}
 		docs.unknown = docs.docs == nil
+		if !docs.unknown {
+			// The guard hears of the tab's commits on a connection of its
+			// own, maybe after this log: the frame's document and its
+			// parent's as the log knows them now may be ones the guard
+			// has not taken yet, and may have started the load.
+			docs.docs = union(docs.docs, []string{l.docOf(e.FrameID)})
+			if parent != "" {
+				docs.docs = union(docs.docs, []string{l.docOf(parent)})
+			}
+		}
 	case f != nil && f.parent != "":
 		docs = loggedBy(l.docOf(f.parent))
 	default:

@@ -3,6 +3,7 @@ package executor
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -209,5 +210,25 @@ func TestARefusalIsShownForItsOwnRequestOnly(t *testing.T) {
 		if (r.URL == requestWithheld) != want {
 			t.Errorf("request %s reads %q", r.id, r.URL)
 		}
+	}
+}
+
+// TestALoadStartedByAPageTheGuardHasNotTakenIsCreditedToIt: the agent
+// leaves the secret's site for a hostile page whose first bytes embed the
+// site with a guess; the tab's log hears of the frame's load before the
+// guard takes the hostile page's commit: the load is credited to the
+// hostile page too (as the log knows the parent now), so the right guess
+// is shown as the wrong one is.
+func TestALoadStartedByAPageTheGuardHasNotTakenIsCreditedToIt(t *testing.T) {
+	g := &targetGuard{frames: map[string]string{}, frameParents: map[string]string{}, replaced: map[string]replacedDoc{},
+		pages: map[string]string{"s1": "main"}}
+	g.frameCommitted("main", "https://login.example.com/account") // the guard's last word on the tab
+	l := newPageLog("main")
+	l.followGuard(g)
+	committed(l, "main", "", "hostile.example.com")
+	l.record(&page.EventFrameAttached{FrameID: "F", ParentFrameID: "main"})
+	request(l, "r", "F", network.ResourceTypeDocument, "https://login.example.com/?g="+guessed)
+	if docs := l.requests[0].docs; docs != nil && !slices.Contains(docs, "hostile.example.com") {
+		t.Errorf("the frame's load is credited to %v, want the hostile page among them", docs)
 	}
 }
