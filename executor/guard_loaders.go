@@ -251,9 +251,9 @@ func remember(mems map[string]*urlMemory, frame, url string, docs []string) map[
 		m = &urlMemory{}
 		mems[frame] = m
 	}
-	if prev, had, maybe := m.recall(url); (had || maybe) && (prev == nil || docs == nil) {
+	if prev, kept, maybe := m.recall(url); (kept || maybe) && (prev == nil || docs == nil) {
 		docs = nil
-	} else if had || maybe {
+	} else if kept || maybe {
 		docs = union(prev, docs)
 	}
 	if len(m.kept) >= maxSeen {
@@ -292,10 +292,11 @@ func (m *urlMemory) forget() {
 	m.kept = nil
 }
 
-// A urlFilter is a Bloom filter of URLs, keyed (urlSeed): it may hold a
-// URL never added (about 1 in 400 at maxForgot/2 URLs, 1 in 40 at
-// maxForgot), never misses one added; a page cannot choose URLs that
-// make it hold another.
+// A urlFilter is a Bloom filter of URLs, keyed (urlSeed): it never
+// misses a URL added, and may hold one never added (about 1 in 400 at
+// maxForgot/2 URLs, 1 in 40 at maxForgot): a URL it holds is one its
+// memory may have forgotten (recall's maybe). A page cannot choose URLs
+// that make it hold another.
 type urlFilter struct {
 	bits [urlFilterBits / 64]uint64
 	n    int // URLs added
@@ -340,46 +341,44 @@ func (f *urlFilter) has(u string) bool {
 	return true
 }
 
-// recall is url's credit in m (nil: not known): had, m has it, kept or
-// forgotten; maybe, m is lossy and may have forgotten it (its credit is
-// then all m forgot).
-func (m *urlMemory) recall(url string) (docs []string, had, maybe bool) {
+// recall is url's credit in m (nil: not known): kept, m keeps it;
+// maybe, m may have forgotten it (its filter holds it, which it may for a
+// URL never added, or m is lossy): its credit is then all m forgot.
+func (m *urlMemory) recall(url string) (docs []string, kept, maybe bool) {
 	if m == nil {
 		return nil, false, false
 	}
 	if docs, ok := m.kept[url]; ok {
 		return docs, true, false
 	}
-	had = m.forgot.has(url)
-	if !had && !m.lossy {
+	if !m.lossy && !m.forgot.has(url) {
 		return nil, false, false
 	}
 	if m.droppedUnknown {
-		return nil, had, !had
+		return nil, false, true
 	}
-	return slices.Clip(m.dropped), had, !had
+	return slices.Clip(m.dropped), false, true
 }
 
 // earlier is the credit of frame's earlier loads of url (without
 // fragment) and moves to it: had, it loaded or moved to it before;
-// known is false when one was not known. A URL a lossy memory may have
-// forgotten counts as forgotten when lossy is true (the credit of a load
-// of it, with those that may start it now: every document that may have
-// chosen it is among them), else as not known (a URL no load credits:
-// one the frame may never have had).
+// known is false when one was not known. A URL the frame may have
+// forgotten counts as forgotten when forgotten is true (for a load of it,
+// with those that may start it now: every document that may have chosen
+// it is among them), else as not known (for a URL no load credits: the
+// frame may never have had it).
 // g.mu held.
-func (g *targetGuard) earlier(frame, url string, lossy bool) (docs []string, had, known bool) {
+func (g *targetGuard) earlier(frame, url string, forgotten bool) (docs []string, had, known bool) {
 	docs = []string{}
 	for _, m := range []*urlMemory{g.links.seen[frame], g.links.moved[frame]} {
-		prev, ok, maybe := m.recall(url)
-		if maybe && !lossy {
+		prev, kept, maybe := m.recall(url)
+		if maybe && !forgotten {
 			return nil, true, false
 		}
-		ok = ok || maybe
-		if ok && prev == nil {
+		if (kept || maybe) && prev == nil {
 			return nil, true, false
 		}
-		if ok {
+		if kept || maybe {
 			docs, had = union(docs, prev), true
 		}
 	}
@@ -698,8 +697,10 @@ func (g *targetGuard) chosenBy(frame, u string) (docs []string, known bool) {
 // (noteWithinDocument), to the URL's choosers and its window group now.
 // Its URL now, or with another fragment, may also be a load's the guard
 // has not seen commit (a server's redirect back to it, with a value in
-// its query or fragment): the credit of the frame's loads of it joins,
-// as loaderDocs remembered them when they were paused. g.mu held.
+// its query or fragment): the credit the frame keeps for its loads of
+// it, as loaderDocs remembered them when they were paused, joins (the
+// latest load of a frame is always kept: another would end it).
+// g.mu held.
 func (g *targetGuard) chosenIn(frame, u string) (docs []string, known bool) {
 	bare := withoutFragment(u)
 	p, ok := g.links.urls[frame]
@@ -707,11 +708,18 @@ func (g *targetGuard) chosenIn(frame, u string) (docs []string, known bool) {
 		prev, had, known := g.earlier(frame, bare, false)
 		return prev, had && known
 	}
-	loads, _, known := g.earlier(frame, bare, true)
-	if p.docs == nil || !known {
+	docs = p.docs
+	if m := g.links.seen[frame]; m != nil {
+		if loads, ok := m.kept[bare]; ok {
+			if loads == nil {
+				return nil, false
+			}
+			docs = union(docs, loads)
+		}
+	}
+	if docs == nil {
 		return nil, false
 	}
-	docs = union(p.docs, loads)
 	if p.url != u {
 		now := g.loadDocs(frame, time.Now())
 		if now == nil {
