@@ -477,6 +477,14 @@ func oneTabGuard(s *session) *targetGuard {
 	return g
 }
 
+// loadedIn has g pause a load of u in frame and take its commit (its
+// document's origin: origin), as the guard's read loop does.
+func loadedIn(g *targetGuard, frame, u, origin string) {
+	g.loaderDocs(frame, "f:"+u, "n:"+u, "", u)
+	g.frameCommitted(frame, u)
+	g.urlCommitted(frame, u, "", origin)
+}
+
 // moveWithin hands g the message of a move of frame to u within its
 // document (a fragment, history.pushState), as the guard's read loop does.
 func moveWithin(g *targetGuard, frame, u string) {
@@ -665,9 +673,7 @@ func TestAPageThatMovesItselfOftenKeepsTheFramesLoads(t *testing.T) {
 	g.loaderDocs("T", "f1", "n1", "", account) // the agent's navigate, in a fresh tab
 	g.frameCommitted("T", account)
 	g.urlCommitted("T", account, "", "https://login.example.com")
-	g.loaderDocs("T", "f2", "n2", "", "https://maps.example/")
-	g.frameCommitted("T", "https://maps.example/")
-	g.urlCommitted("T", "https://maps.example/", "", "https://maps.example")
+	loadedIn(g, "T", "https://maps.example/", "https://maps.example")
 	for i := range 32 * maxSeen { // the filter's chance of holding account: about 1 in a million
 		moveWithin(g, "T", fmt.Sprint("https://maps.example/@", i))
 	}
@@ -745,9 +751,7 @@ func TestARedirectBackToTheFramesURLIsCreditedBeforeItsCommit(t *testing.T) {
 func TestAnAppThatComesBackToAViewKeepsItKnown(t *testing.T) {
 	s := maskSession(t, testkit.SecretManifest(t, "Zq8-Lm2_Vx7-Kp4"))
 	g := oneTabGuard(s)
-	g.loaderDocs("T", "f1", "n1", "", "https://mail.example/")
-	g.frameCommitted("T", "https://mail.example/")
-	g.urlCommitted("T", "https://mail.example/", "", "https://mail.example")
+	loadedIn(g, "T", "https://mail.example/", "https://mail.example")
 	moveWithin(g, "T", "https://mail.example/inbox")
 	for i := range maxSeen + 1 {
 		moveWithin(g, "T", fmt.Sprint("https://mail.example/m/", i))
@@ -787,9 +791,7 @@ func TestALossyFramesBlankPageWithAValueIsNotShown(t *testing.T) {
 	const value = "Zq8-Lm2_Vx7-Kp4"
 	s := maskSession(t, testkit.SecretManifest(t, value))
 	g := oneTabGuard(s)
-	g.loaderDocs("T", "f", "n", "", "https://hostile.example/")
-	g.frameCommitted("T", "https://hostile.example/")
-	g.urlCommitted("T", "https://hostile.example/", "", "https://hostile.example")
+	loadedIn(g, "T", "https://hostile.example/", "https://hostile.example")
 	for i := range maxForgot + 2*maxSeen {
 		g.loaderDocs("T", fmt.Sprint("f", i), "", "", fmt.Sprint("https://hostile.example/r?n=", i))
 	}
@@ -813,13 +815,9 @@ func TestAMoveForgottenLongAgoIsNotCreditedToThePageNow(t *testing.T) {
 	s := maskSession(t, testkit.SecretManifest(t, value))
 	g := oneTabGuard(s)
 	app, done := "https://login.example.com/app", "https://login.example.com/done?token="+value
-	g.loaderDocs("T", "f1", "n1", "", app)
-	g.frameCommitted("T", app)
-	g.urlCommitted("T", app, "", "https://login.example.com")
+	loadedIn(g, "T", app, "https://login.example.com")
 	moveWithin(g, "T", done)
-	g.loaderDocs("T", "f2", "n2", "", "https://hostile.example/")
-	g.frameCommitted("T", "https://hostile.example/")
-	g.urlCommitted("T", "https://hostile.example/", "", "https://hostile.example")
+	loadedIn(g, "T", "https://hostile.example/", "https://hostile.example")
 	for i := range maxForgot + 2*maxSeen {
 		moveWithin(g, "T", fmt.Sprint("https://hostile.example/?n=", i))
 	}
@@ -859,9 +857,7 @@ func TestAURLTheFramesFilterMayHoldIsNotKnownWithoutALoad(t *testing.T) {
 	const value = "Zq8-Lm2_Vx7-Kp4"
 	s := maskSession(t, testkit.SecretManifest(t, value))
 	g := oneTabGuard(s)
-	g.loaderDocs("T", "f", "n", "", "https://hostile.example/")
-	g.frameCommitted("T", "https://hostile.example/")
-	g.urlCommitted("T", "https://hostile.example/", "", "https://hostile.example")
+	loadedIn(g, "T", "https://hostile.example/", "https://hostile.example")
 	filter := &urlFilter{}
 	filter.add("about:blank") // as a false positive would hold it
 	g.links.seen["T"].forgot, g.links.seen["T"].dropped = filter, []string{"hostile.example"}
@@ -881,9 +877,7 @@ func TestAnAppsViewIsShownAfterItsFrameForgotWhoChoseItsMoves(t *testing.T) {
 	s := maskSession(t, testkit.SecretManifest(t, "Zq8-Lm2_Vx7-Kp4"))
 	g := oneTabGuard(s)
 	mail, inbox := "https://mail.example/", "https://mail.example/inbox"
-	g.loaderDocs("T", "f", "n", "", mail)
-	g.frameCommitted("T", mail)
-	g.urlCommitted("T", mail, "", "https://mail.example")
+	loadedIn(g, "T", mail, "https://mail.example")
 	g.frameParents["ad"] = "T"
 	moveWithin(g, "T", inbox)
 	for i := range 2*maxSeen + 1 {
