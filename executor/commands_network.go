@@ -71,9 +71,10 @@ func (s *session) loggedRequests(since int64, typ string) (all []requestEntry, m
 	refused := s.egress.blocked.refusals()
 	l := s.tab.watch.log
 	l.mu.Lock()
+	l.settle()
 	for _, r := range l.requests {
 		if r.Seq > int(since) && (typ == "" || strings.EqualFold(r.Type, typ)) {
-			all = append(all, *r)
+			all = append(all, settled(r))
 		}
 	}
 	dropped = l.requestsDropped
@@ -211,7 +212,8 @@ func (s *session) tabRequest(seq int) (requestEntry, bool) {
 	defer l.mu.Unlock()
 	for _, r := range l.requests {
 		if r.Seq == seq {
-			return *r, true
+			l.settle1(r)
+			return settled(r), true
 		}
 	}
 	return requestEntry{}, false

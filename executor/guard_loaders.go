@@ -61,6 +61,10 @@ type windowLinks struct {
 	// each frame's URL now and who may have chosen it.
 	chose recent[loadKey, []string]
 	urls  map[string]chosenURL
+	// paused: the credit of each document request paused, by its
+	// Network id and URL (without fragment), for the tab's log
+	// (pausedCredit), the latest maxLinks to 2*maxLinks.
+	paused recent[pausedKey, []string]
 	// origins: the host of the origin of each frame's document (""
 	// opaque), which a document of no host of its own (about:blank,
 	// srcdoc, blob:) runs under: its creator's.
@@ -82,6 +86,10 @@ type hop struct {
 
 // loadKey is a URL a frame loads, without its fragment.
 type loadKey struct{ frame, url string }
+
+// pausedKey is a document request the guard paused: its Network id and
+// URL (without fragment; a redirect's hops share the id).
+type pausedKey struct{ network, url string }
 
 // chosenURL is a frame's URL and who may have chosen it (nil: not known,
 // as for a page from the back/forward cache, which no request loaded).
@@ -216,7 +224,23 @@ func (g *targetGuard) loaderDocs(frame, id, network, redirected, url string) []s
 	g.noteHop(id, network, hop{host: hostOf(url), credit: docs})
 	g.links.seen = remember(g.links.seen, frame, url, docs)
 	g.links.chose.put(loadKey{frame, url}, docs, maxLinks)
+	if network != "" {
+		g.links.paused.put(pausedKey{network, url}, docs, maxLinks)
+	}
 	return docs
+}
+
+// pausedCredit is the credit loaderDocs gave the document request of
+// Network id network to url when the guard paused it (nil: not known);
+// ok is false when the guard has not paused it (yet), or no longer keeps
+// it. The guard takes the tab's commits and pauses on one connection, in
+// the order the browser sends them: its credit names every document that
+// committed before the request, where a tab's log, on a connection of
+// its own, may hear of the request before the guard took a commit.
+func (g *targetGuard) pausedCredit(network, url string) (docs []string, ok bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.links.paused.get(pausedKey{network, withoutFragment(url)})
 }
 
 // urlMemory is what a frame remembers of the URLs (without fragment) it

@@ -87,6 +87,9 @@ type requestEntry struct {
 	id     network.RequestID
 	start  cdp.MonotonicTime
 	logged // docs: the hosts of the documents that may have sent it
+	// awaitGuard is the URL of a document load whose credit awaits the
+	// guard's (pageLog.settle), "" for none.
+	awaitGuard string
 	// withheld is the note a reply shows for each of its texts, when it
 	// shows none of them (session.shown); "" when it shows them.
 	withheld string
@@ -136,6 +139,10 @@ type pageLog struct {
 	// URL of a document load of a frame (targetGuard.frameLoaders; nil
 	// until the tab's guard is known).
 	loadDocs func(frame cdp.FrameID, url string, parent cdp.FrameID) []string
+	// pausedDocs is the guard's credit of a document request it paused
+	// (targetGuard.pausedCredit; ok false: not paused yet), nil without a
+	// guard.
+	pausedDocs func(network, url string) (docs []string, ok bool)
 }
 
 // frameDoc is a frame of the tab: the host of its document's origin ("":
@@ -251,6 +258,52 @@ func (l *pageLog) followGuard(g *targetGuard) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.loadDocs = g.frameLoaders
+	l.pausedDocs = g.pausedCredit
+}
+
+// awaitsGuard reports whether a request of the log is a document load
+// whose credit is the guard's (pausedCredit): one over the network.
+func awaitsGuard(e *network.EventRequestWillBeSent) bool {
+	return e.Type == network.ResourceTypeDocument && (strings.HasPrefix(e.Request.URL, "http:") || strings.HasPrefix(e.Request.URL, "https:"))
+}
+
+// settle joins the guard's credit (pausedCredit) to that of each
+// document load that awaits it, once the guard paused it. l.mu held.
+func (l *pageLog) settle() {
+	if l.pausedDocs == nil {
+		return
+	}
+	for _, r := range l.requests {
+		l.settle1(r)
+	}
+}
+
+// settle1 is settle for one request. l.mu held.
+func (l *pageLog) settle1(r *requestEntry) {
+	if r.awaitGuard == "" {
+		return
+	}
+	if docs, ok := l.pausedDocs(string(r.id), r.awaitGuard); ok {
+		r.logged, r.awaitGuard = joinCredit(r.logged, docs), ""
+	}
+}
+
+// joinCredit is stamp with docs (nil: not known) joined.
+func joinCredit(stamp logged, docs []string) logged {
+	if docs == nil || stamp.unknown {
+		return logged{unknown: true}
+	}
+	return logged{docs: union(stamp.docs, docs)}
+}
+
+// settled is a copy of r as a reply reads it: a document load whose
+// credit still awaits the guard's is not known (withheld). l.mu held.
+func settled(r *requestEntry) requestEntry {
+	c := *r
+	if c.awaitGuard != "" {
+		c.logged = logged{unknown: true}
+	}
+	return c
 }
 
 // originHost is the host of a document's origin ("" for an opaque one).
@@ -417,6 +470,10 @@ func (l *pageLog) record(ev any) {
 		}
 		l.requestSeq++
 		r := &requestEntry{Seq: l.requestSeq, Method: clip(e.Request.Method, maxLogKept), URL: clip(e.Request.URL, maxLogKept), Type: string(e.Type), id: e.RequestID, start: e.Timestamp, logged: stamp}
+		if l.pausedDocs != nil && awaitsGuard(e) {
+			r.awaitGuard = e.Request.URL
+			l.settle1(r)
+		}
 		l.requests = append(l.requests, r)
 		l.byID[e.RequestID] = r
 		if l.details {

@@ -232,3 +232,32 @@ func TestALoadStartedByAPageTheGuardHasNotTakenIsCreditedToIt(t *testing.T) {
 		t.Errorf("the frame's load is credited to %v, want the hostile page among them", docs)
 	}
 }
+
+// TestALoadStartedByAnotherPageOfTheGroupIsCreditedAsTheGuardPausedIt:
+// the site's popup goes to a hostile page, whose first bytes send its
+// opener (the site's tab) to the site with a guess; the tab's log hears
+// of the load before the guard took the popup's commit. Until the guard
+// paused the load the entry is withheld; then it is credited as the
+// guard credited it (the hostile page among them), so the right guess is
+// shown as a wrong one is.
+func TestALoadStartedByAnotherPageOfTheGroupIsCreditedAsTheGuardPausedIt(t *testing.T) {
+	g := &targetGuard{frames: map[string]string{}, frameParents: map[string]string{}, replaced: map[string]replacedDoc{},
+		pages: map[string]string{"s1": "main", "s2": "W"}}
+	loadedIn(g, "main", "https://login.example.com/account", "https://login.example.com")
+	attachPage(g, targetInfo{TargetID: "W", Type: "page", OpenerID: "main"})
+	g.frameCommitted("W", "https://login.example.com/help") // the guard's last word on the popup
+	l := newPageLog("main")
+	l.followGuard(g)
+	committed(l, "main", "", "login.example.com")
+	u := "https://login.example.com/?g=" + guessed
+	request(l, "r", "main", network.ResourceTypeDocument, u)
+	if c := settled(l.requests[0]); !c.unknown {
+		t.Errorf("before the guard paused it, the load is credited to %v", c.docs)
+	}
+	g.frameCommitted("W", "https://hostile.example.com/") // the guard takes the popup's commit, then pauses the load
+	g.loaderDocs("main", "fetch-r", "r", "", u)
+	l.settle()
+	if c := settled(l.requests[0]); c.unknown || !slices.Contains(c.docs, "hostile.example.com") {
+		t.Errorf("once the guard paused it, the load is credited to %v (not known: %v), want the hostile page among them", c.docs, c.unknown)
+	}
+}
