@@ -212,7 +212,7 @@ func (s *session) tabRequest(seq int) (requestEntry, bool) {
 	defer l.mu.Unlock()
 	for _, r := range l.requests {
 		if r.Seq == seq {
-			l.settle1(r)
+			l.settle()
 			return settled(r), true
 		}
 	}

@@ -721,10 +721,11 @@ func (g *targetGuard) chosenBy(frame, u string) (docs []string, known bool) {
 // (noteWithinDocument), to the URL's choosers and its window group now.
 // Its URL now, or with another fragment, may also be a load's the guard
 // has not seen commit (a server's redirect back to it, with a value in
-// its query or fragment): the credit the frame keeps for its loads of
-// it, as loaderDocs remembered them when they were paused, joins (the
-// latest load of a frame is always kept: another would end it).
-// g.mu held.
+// its query or fragment), or a page's the browser restores from its
+// back/forward cache (which pauses nothing): the credit of the frame's
+// loads of it joins, as loaderDocs remembered them when they were
+// paused, or all its loads forgot if it may have forgotten it (not its
+// moves: an app's view is its own). g.mu held.
 func (g *targetGuard) chosenIn(frame, u string) (docs []string, known bool) {
 	bare := withoutFragment(u)
 	p, ok := g.links.urls[frame]
@@ -732,17 +733,15 @@ func (g *targetGuard) chosenIn(frame, u string) (docs []string, known bool) {
 		prev, had, known := g.earlier(frame, bare, false)
 		return prev, had && known
 	}
-	docs = p.docs
-	if m := g.links.seen[frame]; m != nil {
-		if loads, ok := m.kept[bare]; ok {
-			if loads == nil {
-				return nil, false
-			}
-			docs = union(docs, loads)
-		}
-	}
-	if docs == nil {
+	if p.docs == nil {
 		return nil, false
+	}
+	docs = p.docs
+	if loads, kept, maybe := g.links.seen[frame].recall(bare); kept || maybe {
+		if loads == nil {
+			return nil, false
+		}
+		docs = union(docs, loads)
 	}
 	if p.url != u {
 		now := g.loadDocs(frame, time.Now())

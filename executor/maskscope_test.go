@@ -892,3 +892,47 @@ func TestAnAppsViewIsShownAfterItsFrameForgotWhoChoseItsMoves(t *testing.T) {
 		t.Errorf("the app's inbox, where it is now, is shown as %q", got)
 	}
 }
+
+// TestARestoredPageOfAForgottenLoadIsNotShownInClear: the site sends the
+// tab to the hostile page with the value in the fragment; the page makes
+// more loads than the frame keeps (none commits), goes on to another of
+// its pages, moves that one to the first one's path and goes back in
+// history: the browser restores the first page from its back/forward
+// cache, which pauses no load. Read before the guard takes the restore,
+// its URL is credited to the frame's forgotten loads too (the site among
+// them): never shown in clear.
+func TestARestoredPageOfAForgottenLoadIsNotShownInClear(t *testing.T) {
+	const value = "Zq8-Lm2_Vx7-Kp4"
+	s := maskSession(t, testkit.SecretManifest(t, value))
+	g := oneTabGuard(s)
+	a := "https://hostile.example/a"
+	g.loaderDocs("T", "f0", "n0", "", "https://login.example.com/sso")
+	g.loaderDocs("T", "f1", "n0", "f0", a) // the site's redirect, with #token=value
+	g.frameCommitted("T", a)
+	g.urlCommitted("T", a, "#token="+value, "https://hostile.example")
+	for i := range 2*maxSeen + 1 {
+		g.loaderDocs("T", fmt.Sprint("x", i), "", "", fmt.Sprint("https://hostile.example/r?n=", i))
+	}
+	loadedIn(g, "T", "https://hostile.example/b", "https://hostile.example")
+	moveWithin(g, "T", a)
+	if got := s.shownURL("T", a+"#token="+value); strings.Contains(got, value) {
+		t.Errorf("the restored page's URL is shown as %q", got)
+	}
+}
+
+// TestAFramesURLNotKnownStaysNotKnown: a move made while the tab's window
+// group holds a page the guard does not (a popup it let go) is not
+// known, even where the frame loaded that URL before: withheld.
+func TestAFramesURLNotKnownStaysNotKnown(t *testing.T) {
+	const value = "Zq8-Lm2_Vx7-Kp4"
+	s := maskSession(t, testkit.SecretManifest(t, value))
+	g := oneTabGuard(s)
+	x := "https://hostile.example/x"
+	loadedIn(g, "T", "https://hostile.example/", "https://hostile.example")
+	loadedIn(g, "T", x, "https://hostile.example")
+	attachPage(g, targetInfo{TargetID: "P", Type: "page", OpenerID: "T"}) // not one the guard holds
+	moveWithin(g, "T", x+"#token="+value)
+	if got := s.shownURL("T", x+"#token="+value); !strings.HasSuffix(got, urlWithheld) {
+		t.Errorf("the move's URL is shown as %q", got)
+	}
+}

@@ -143,6 +143,8 @@ type pageLog struct {
 	// (targetGuard.pausedCredit; ok false: not paused yet), nil without a
 	// guard.
 	pausedDocs func(network, url string) (docs []string, ok bool)
+	// pending are the requests whose credit awaits the guard's (settle).
+	pending []*requestEntry
 }
 
 // frameDoc is a frame of the tab: the host of its document's origin ("":
@@ -268,24 +270,31 @@ func awaitsGuard(e *network.EventRequestWillBeSent) bool {
 }
 
 // settle joins the guard's credit (pausedCredit) to that of each
-// document load that awaits it, once the guard paused it. l.mu held.
+// document load that awaits it (pending), once the guard paused it: as
+// the log records a request, and as a reply reads the log, so that the
+// guard still keeps the credit. l.mu held.
 func (l *pageLog) settle() {
-	if l.pausedDocs == nil {
-		return
+	waiting := l.pending[:0]
+	for _, r := range l.pending {
+		if l.settle1(r) {
+			waiting = append(waiting, r)
+		}
 	}
-	for _, r := range l.requests {
-		l.settle1(r)
-	}
+	clear(l.pending[len(waiting):])
+	l.pending = waiting
 }
 
-// settle1 is settle for one request. l.mu held.
-func (l *pageLog) settle1(r *requestEntry) {
+// settle1 is settle for one request; it reports whether r still awaits
+// the guard's credit. l.mu held.
+func (l *pageLog) settle1(r *requestEntry) bool {
 	if r.awaitGuard == "" {
-		return
+		return false
 	}
 	if docs, ok := l.pausedDocs(string(r.id), r.awaitGuard); ok {
 		r.logged, r.awaitGuard = joinCredit(r.logged, docs), ""
+		return false
 	}
+	return true
 }
 
 // joinCredit is stamp with docs (nil: not known) joined.
@@ -472,14 +481,16 @@ func (l *pageLog) record(ev any) {
 		r := &requestEntry{Seq: l.requestSeq, Method: clip(e.Request.Method, maxLogKept), URL: clip(e.Request.URL, maxLogKept), Type: string(e.Type), id: e.RequestID, start: e.Timestamp, logged: stamp}
 		if l.pausedDocs != nil && awaitsGuard(e) {
 			r.awaitGuard = e.Request.URL
-			l.settle1(r)
+			l.pending = append(l.pending, r)
 		}
+		l.settle()
 		l.requests = append(l.requests, r)
 		l.byID[e.RequestID] = r
 		if l.details {
 			l.keepDetail(r, e.Request)
 		}
 		if len(l.requests) > maxLogEntries {
+			l.requests[0].awaitGuard = "" // gone: settle lets it go
 			delete(l.byID, l.requests[0].id)
 			l.requests = l.requests[1:]
 			l.requestsDropped++
