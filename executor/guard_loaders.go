@@ -63,7 +63,8 @@ type windowLinks struct {
 	urls  map[string]chosenURL
 	// paused: the credit of each document request paused, by its
 	// Network id and URL (without fragment), for the tab's log
-	// (pausedCredit), the latest maxLinks to 2*maxLinks.
+	// (pausedCredit), the latest maxPaused to 2*maxPaused: a tab's log
+	// takes it as it records the tab's next request, or a reply reads it.
 	paused recent[pausedKey, []string]
 	// origins: the host of the origin of each frame's document (""
 	// opaque), which a document of no host of its own (about:blank,
@@ -99,8 +100,9 @@ type chosenURL struct {
 }
 
 const (
-	maxLinks = 512
-	maxSeen  = 256
+	maxLinks  = 512
+	maxPaused = 8192
+	maxSeen   = 256
 )
 
 // recent keeps the latest entries put: from max to 2*max of them (when
@@ -225,7 +227,7 @@ func (g *targetGuard) loaderDocs(frame, id, network, redirected, url string) []s
 	g.links.seen = remember(g.links.seen, frame, url, docs)
 	g.links.chose.put(loadKey{frame, url}, docs, maxLinks)
 	if network != "" {
-		g.links.paused.put(pausedKey{network, url}, docs, maxLinks)
+		g.links.paused.put(pausedKey{network, url}, docs, maxPaused)
 	}
 	return docs
 }
@@ -265,7 +267,11 @@ type urlMemory struct {
 const maxDropped = 256
 
 // remember adds docs to the credit of url in frame's memory in mems
-// (once nil, for good), and gives back mems (made when nil).
+// (once nil, for good while kept), and gives back mems (made when nil).
+// A URL it forgot starts over: what it forgot stays in recall's maybe,
+// which a lookup for a load still joins; joined here, it would tell a
+// page that guesses a URL the frame forgot (as the site's) that it
+// guessed right.
 func remember(mems map[string]*urlMemory, frame, url string, docs []string) map[string]*urlMemory {
 	if mems == nil {
 		mems = map[string]*urlMemory{}
@@ -275,9 +281,9 @@ func remember(mems map[string]*urlMemory, frame, url string, docs []string) map[
 		m = &urlMemory{}
 		mems[frame] = m
 	}
-	if prev, kept, maybe := m.recall(url); (kept || maybe) && (prev == nil || docs == nil) {
+	if prev, kept := m.keeps(url); kept && (prev == nil || docs == nil) {
 		docs = nil
-	} else if kept || maybe {
+	} else if kept {
 		docs = union(prev, docs)
 	}
 	if len(m.kept) >= maxSeen {
@@ -365,6 +371,15 @@ func (f *urlFilter) has(u string) bool {
 	return true
 }
 
+// keeps is url's credit in m, if m keeps it (nil: not known).
+func (m *urlMemory) keeps(url string) (docs []string, kept bool) {
+	if m == nil {
+		return nil, false
+	}
+	docs, kept = m.kept[url]
+	return docs, kept
+}
+
 // recall is url's credit in m (nil: not known): kept, m keeps it;
 // maybe, m may have forgotten it (its filter holds it, which it may for a
 // URL never added, or m is lossy): its credit is then all m forgot.
@@ -372,7 +387,7 @@ func (m *urlMemory) recall(url string) (docs []string, kept, maybe bool) {
 	if m == nil {
 		return nil, false, false
 	}
-	if docs, ok := m.kept[url]; ok {
+	if docs, ok := m.keeps(url); ok {
 		return docs, true, false
 	}
 	if !m.lossy && !m.forgot.has(url) {
@@ -722,10 +737,11 @@ func (g *targetGuard) chosenBy(frame, u string) (docs []string, known bool) {
 // Its URL now, or with another fragment, may also be a load's the guard
 // has not seen commit (a server's redirect back to it, with a value in
 // its query or fragment), or a page's the browser restores from its
-// back/forward cache (which pauses nothing): the credit of the frame's
-// loads of it joins, as loaderDocs remembered them when they were
-// paused, or all its loads forgot if it may have forgotten it (not its
-// moves: an app's view is its own). g.mu held.
+// back/forward cache (which pauses nothing), at a URL it loaded or moved
+// to: the credit of the frame's loads of it joins, as loaderDocs
+// remembered them when they were paused (or all its loads forgot, if it
+// may have forgotten it), and of its moves to it it keeps (not all it
+// forgot: an app's view is its own). g.mu held.
 func (g *targetGuard) chosenIn(frame, u string) (docs []string, known bool) {
 	bare := withoutFragment(u)
 	p, ok := g.links.urls[frame]
@@ -742,6 +758,12 @@ func (g *targetGuard) chosenIn(frame, u string) (docs []string, known bool) {
 			return nil, false
 		}
 		docs = union(docs, loads)
+	}
+	if moves, kept := g.links.moved[frame].keeps(bare); kept {
+		if moves == nil {
+			return nil, false
+		}
+		docs = union(docs, moves)
 	}
 	if p.url != u {
 		now := g.loadDocs(frame, time.Now())
