@@ -89,8 +89,11 @@ type hop struct {
 type loadKey struct{ frame, url string }
 
 // pausedKey is a document request the guard paused: its Network id and
-// URL (without fragment; a redirect's hops share the id).
-type pausedKey struct{ network, url string }
+// its URL's hash (without fragment; a redirect's hops share the id).
+type pausedKey struct {
+	network string
+	url     uint64
+}
 
 // chosenURL is a frame's URL and who may have chosen it (nil: not known,
 // as for a page from the back/forward cache, which no request loaded).
@@ -227,7 +230,7 @@ func (g *targetGuard) loaderDocs(frame, id, network, redirected, url string) []s
 	g.links.seen = remember(g.links.seen, frame, url, docs)
 	g.links.chose.put(loadKey{frame, url}, docs, maxLinks)
 	if network != "" {
-		g.links.paused.put(pausedKey{network, url}, docs, maxPaused)
+		g.links.paused.put(pausedKey{network, urlHash(url)}, docs, maxPaused)
 	}
 	return docs
 }
@@ -242,7 +245,7 @@ func (g *targetGuard) loaderDocs(frame, id, network, redirected, url string) []s
 func (g *targetGuard) pausedCredit(network, url string) (docs []string, ok bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.links.paused.get(pausedKey{network, withoutFragment(url)})
+	return g.links.paused.get(pausedKey{network, urlHash(withoutFragment(url))})
 }
 
 // urlMemory is what a frame remembers of the URLs (without fragment) it
@@ -267,11 +270,7 @@ type urlMemory struct {
 const maxDropped = 256
 
 // remember adds docs to the credit of url in frame's memory in mems
-// (once nil, for good while kept), and gives back mems (made when nil).
-// A URL it forgot starts over: what it forgot stays in recall's maybe,
-// which a lookup for a load still joins; joined here, it would tell a
-// page that guesses a URL the frame forgot (as the site's) that it
-// guessed right.
+// (once nil, for good), and gives back mems (made when nil).
 func remember(mems map[string]*urlMemory, frame, url string, docs []string) map[string]*urlMemory {
 	if mems == nil {
 		mems = map[string]*urlMemory{}
@@ -281,9 +280,9 @@ func remember(mems map[string]*urlMemory, frame, url string, docs []string) map[
 		m = &urlMemory{}
 		mems[frame] = m
 	}
-	if prev, kept := m.keeps(url); kept && (prev == nil || docs == nil) {
+	if prev, kept, maybe := m.recall(url); (kept || maybe) && (prev == nil || docs == nil) {
 		docs = nil
-	} else if kept {
+	} else if kept || maybe {
 		docs = union(prev, docs)
 	}
 	if len(m.kept) >= maxSeen {
@@ -340,10 +339,13 @@ const (
 // urlSeed keys urlFilter's hash.
 var urlSeed = maphash.MakeSeed()
 
+// urlHash is u's 64-bit hash, keyed (urlSeed).
+func urlHash(u string) uint64 { return maphash.String(urlSeed, u) }
+
 // spots are the filter's 4 bits for u (two hashes, one 64-bit one's
 // halves, combined: Kirsch and Mitzenmacher).
 func (f *urlFilter) spots(u string) [4]uint32 {
-	h := maphash.String(urlSeed, u)
+	h := urlHash(u)
 	a, b := uint32(h), uint32(h>>32)|1
 	var s [4]uint32
 	for i := range s {
@@ -371,15 +373,6 @@ func (f *urlFilter) has(u string) bool {
 	return true
 }
 
-// keeps is url's credit in m, if m keeps it (nil: not known).
-func (m *urlMemory) keeps(url string) (docs []string, kept bool) {
-	if m == nil {
-		return nil, false
-	}
-	docs, kept = m.kept[url]
-	return docs, kept
-}
-
 // recall is url's credit in m (nil: not known): kept, m keeps it;
 // maybe, m may have forgotten it (its filter holds it, which it may for a
 // URL never added, or m is lossy): its credit is then all m forgot.
@@ -387,7 +380,7 @@ func (m *urlMemory) recall(url string) (docs []string, kept, maybe bool) {
 	if m == nil {
 		return nil, false, false
 	}
-	if docs, ok := m.keeps(url); ok {
+	if docs, ok := m.kept[url]; ok {
 		return docs, true, false
 	}
 	if !m.lossy && !m.forgot.has(url) {
@@ -737,11 +730,10 @@ func (g *targetGuard) chosenBy(frame, u string) (docs []string, known bool) {
 // Its URL now, or with another fragment, may also be a load's the guard
 // has not seen commit (a server's redirect back to it, with a value in
 // its query or fragment), or a page's the browser restores from its
-// back/forward cache (which pauses nothing), at a URL it loaded or moved
-// to: the credit of the frame's loads of it joins, as loaderDocs
-// remembered them when they were paused (or all its loads forgot, if it
-// may have forgotten it), and of its moves to it it keeps (not all it
-// forgot: an app's view is its own). g.mu held.
+// back/forward cache (which pauses nothing): the credit of the frame's
+// loads of it joins, as loaderDocs remembered them when they were
+// paused, or all its loads forgot if it may have forgotten it (not its
+// moves: an app's view is its own). g.mu held.
 func (g *targetGuard) chosenIn(frame, u string) (docs []string, known bool) {
 	bare := withoutFragment(u)
 	p, ok := g.links.urls[frame]
@@ -758,12 +750,6 @@ func (g *targetGuard) chosenIn(frame, u string) (docs []string, known bool) {
 			return nil, false
 		}
 		docs = union(docs, loads)
-	}
-	if moves, kept := g.links.moved[frame].keeps(bare); kept {
-		if moves == nil {
-			return nil, false
-		}
-		docs = union(docs, moves)
 	}
 	if p.url != u {
 		now := g.loadDocs(frame, time.Now())

@@ -936,36 +936,3 @@ func TestAFramesURLNotKnownStaysNotKnown(t *testing.T) {
 		t.Errorf("the move's URL is shown as %q", got)
 	}
 }
-
-// TestARestoredPageAtAMoveOfTheSitesIsNotShownInClear: the site sends the
-// tab to the hostile page with the value, which moves itself to a path
-// with the value in it (its fragment, or its query); the page goes on to
-// another of its pages, which moves to that path (with a guess in the
-// query) and goes back in history: the browser restores the first page
-// from its back/forward cache, which pauses no load. Read before the
-// guard takes the restore, its URL is credited to the frame's move to it
-// (the site among its choosers): never shown in clear, and shown alike
-// whether the guess was right or wrong.
-func TestARestoredPageAtAMoveOfTheSitesIsNotShownInClear(t *testing.T) {
-	const value = "Zq8-Lm2_Vx7-Kp4"
-	s := maskSession(t, testkit.SecretManifest(t, value))
-	show := func(in, guess string) string {
-		g := oneTabGuard(s)
-		a, c := "https://hostile.example/a", "https://hostile.example/c"
-		g.loaderDocs("T", "f0", "n0", "", "https://login.example.com/sso")
-		g.loaderDocs("T", "f1", "n0", "f0", a) // the site's redirect, with #token=value
-		g.frameCommitted("T", a)
-		g.urlCommitted("T", a, "#token="+value, "https://hostile.example")
-		moveWithin(g, "T", c+in+"token="+value)
-		loadedIn(g, "T", "https://hostile.example/d", "https://hostile.example")
-		moveWithin(g, "T", c+in+"token="+guess)
-		return s.shownURL("T", c+in+"token="+value)
-	}
-	for _, in := range []string{"#", "?"} {
-		right, wrong := show(in, value), show(in, "Aa1-Bb2_Cc3-Dd4")
-		if strings.Contains(right, value) || strings.Contains(right, "[secret") != strings.Contains(wrong, "[secret") ||
-			strings.Contains(right, urlWithheld) != strings.Contains(wrong, urlWithheld) {
-			t.Errorf("value in %q: the restored page's URL is shown as %q after the right guess, %q after a wrong one", in, right, wrong)
-		}
-	}
-}
