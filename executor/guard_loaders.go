@@ -66,6 +66,10 @@ type windowLinks struct {
 	// (pausedCredit), the latest maxPaused to 2*maxPaused: a tab's log
 	// takes it as it records the tab's next request, or a reply reads it.
 	paused recent[pausedKey, []string]
+	// loaders: the loader id of each frame's latest commit; ahead: a URL
+	// read from a frame's document the guard had not taken
+	// (guard_reads.go).
+	loaders, ahead map[string]string
 	// origins: the host of the origin of each frame's document (""
 	// opaque), which a document of no host of its own (about:blank,
 	// srcdoc, blob:) runs under: its creator's.
@@ -735,6 +739,9 @@ func (g *targetGuard) chosenBy(frame, u string) (docs []string, known bool) {
 // paused, or all its loads forgot if it may have forgotten it (not its
 // moves: an app's view is its own). g.mu held.
 func (g *targetGuard) chosenIn(frame, u string) (docs []string, known bool) {
+	if a, ok := g.links.ahead[frame]; ok && a == u {
+		return nil, false // read from a document the guard has not taken
+	}
 	bare := withoutFragment(u)
 	p, ok := g.links.urls[frame]
 	if !ok || withoutFragment(p.url) != bare {

@@ -595,6 +595,7 @@ func (g *targetGuard) noteCommit(m cdpMessage) {
 			URL            string `json:"url"`
 			URLFragment    string `json:"urlFragment"`
 			SecurityOrigin string `json:"securityOrigin"`
+			LoaderID       string `json:"loaderId"`
 		} `json:"frame"`
 	}
 	if json.Unmarshal(m.Params, &e) != nil {
@@ -606,6 +607,9 @@ func (g *targetGuard) noteCommit(m cdpMessage) {
 		g.frameEmbedded(e.Frame.ID, e.Frame.ParentID)
 		return
 	}
+	g.mu.Lock()
+	g.noteLoader(e.Frame.ID, e.Frame.LoaderID) // a tab's document, which a read of the tab names
+	g.mu.Unlock()
 	if cur := g.curTab(); e.Frame.ID == cur {
 		g.docGen.Add(1)
 		g.ic.acting.committed(e.Frame.URL)

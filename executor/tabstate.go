@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/target"
@@ -53,7 +54,12 @@ func (s *session) readPage(ctx context.Context) (PageState, int, []*target.Info,
 		pages      []*target.Info
 		pagesErr   error
 		hist       *page.NavigationEntry
+		loader     cdp.LoaderID
 	)
+	guard := s.egress.guard
+	if !s.hasSecrets() {
+		guard = nil // no URL to mask: which document it is from does not matter
+	}
 	wg.Add(3)
 	go func() {
 		defer wg.Done()
@@ -73,6 +79,13 @@ func (s *session) readPage(ctx context.Context) (PageState, int, []*target.Info,
 		if h, err := chromedp.Call(ctx, page.GetNavigationHistory, struct{}{}); err == nil &&
 			h.CurrentIndex >= 0 && int(h.CurrentIndex) < len(h.Entries) {
 			hist = h.Entries[h.CurrentIndex]
+		}
+		if guard != nil {
+			// After the history: the document it names is this one or
+			// one before it (guard_reads.go).
+			if tree, err := chromedp.Call(ctx, page.GetFrameTree, cdp.Empty{}); err == nil && tree.FrameTree != nil && tree.FrameTree.Frame != nil {
+				loader = tree.FrameTree.Frame.LoaderID
+			}
 		}
 	}()
 	var st PageState
@@ -120,5 +133,8 @@ func (s *session) readPage(ctx context.Context) (PageState, int, []*target.Info,
 	}
 	st.TabCount = len(pages)
 	st.Tab = string(s.tab.targetID())
+	if guard != nil {
+		guard.settleRead(ctx, st.Tab, string(loader), st.URL)
+	}
 	return st, forms, pages, pagesErr
 }
