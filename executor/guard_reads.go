@@ -38,21 +38,20 @@ const readWait = 250 * time.Millisecond
 
 // settleRead waits until the guard's latest commit of frame is of its
 // document loader (or it knows none of frame's), at most readWait; past
-// that, u, the URL read from that document, is not known until the
-// guard takes a commit of frame.
+// that, or when the read could not name its document (loader ""), u, the
+// URL read, is not known until the guard takes a commit of frame or a
+// later read of frame settles.
 func (g *targetGuard) settleRead(ctx context.Context, frame, loader, u string) {
-	if loader == "" {
-		return
-	}
 	deadline := time.Now().Add(readWait)
 	for {
 		g.mu.Lock()
 		took, known := g.links.loaders[frame]
-		if !known || took == loader {
+		if !known || loader != "" && took == loader {
+			delete(g.links.ahead, frame)
 			g.mu.Unlock()
 			return
 		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
+		if loader == "" || time.Now().After(deadline) || ctx.Err() != nil {
 			if g.links.ahead == nil {
 				g.links.ahead = map[string]string{}
 			}

@@ -67,3 +67,31 @@ func TestAReadOfAFrameTheGuardKnowsNoCommitOfDoesNotWait(t *testing.T) {
 		t.Error("a read of a tab the guard saw no commit of counts as ahead of it")
 	}
 }
+
+// TestALaterReadOfTheTabsDocumentShowsItsURLAgain: a read that raced a
+// reload (it named the document before, which the guard no longer has)
+// leaves the URL not known; the next read, of the document the guard
+// took, shows it again. A read that could not name its document leaves
+// its URL not known.
+func TestALaterReadOfTheTabsDocumentShowsItsURLAgain(t *testing.T) {
+	s := maskSession(t, testkit.SecretManifest(t, "Zq8-Lm2_Vx7-Kp4"))
+	ctx := context.Background()
+	g := oneTabGuard(s)
+	u := "https://mail.example/inbox"
+	loadedIn(g, "T", u, "https://mail.example")
+	g.noteLoader("T", "L1")
+	loadedIn(g, "T", u, "https://mail.example") // the reload
+	g.noteLoader("T", "L2")
+	g.settleRead(ctx, "T", "L1", u)
+	if got := s.shownURL("T", u); !strings.HasSuffix(got, urlWithheld) {
+		t.Errorf("a read of the document before the reload: shown as %q, want withheld", got)
+	}
+	g.settleRead(ctx, "T", "L2", u)
+	if got := s.shownURL("T", u); got != u {
+		t.Errorf("the next read, of the reloaded document: shown as %q", got)
+	}
+	g.settleRead(ctx, "T", "", u)
+	if got := s.shownURL("T", u); !strings.HasSuffix(got, urlWithheld) {
+		t.Errorf("a read that named no document: shown as %q, want withheld", got)
+	}
+}

@@ -76,16 +76,15 @@ func (s *session) readPage(ctx context.Context) (PageState, int, []*target.Info,
 	}()
 	go func() {
 		defer wg.Done()
+		// The document the history names (guard_reads.go): the main
+		// frame's, read before and after it, when the two agree.
+		before := s.mainLoader(ctx, guard)
 		if h, err := chromedp.Call(ctx, page.GetNavigationHistory, struct{}{}); err == nil &&
 			h.CurrentIndex >= 0 && int(h.CurrentIndex) < len(h.Entries) {
 			hist = h.Entries[h.CurrentIndex]
 		}
-		if guard != nil {
-			// After the history: the document it names is this one or
-			// one before it (guard_reads.go).
-			if tree, err := chromedp.Call(ctx, page.GetFrameTree, cdp.Empty{}); err == nil && tree.FrameTree != nil && tree.FrameTree.Frame != nil {
-				loader = tree.FrameTree.Frame.LoaderID
-			}
+		if after := s.mainLoader(ctx, guard); after == before && hist != nil {
+			loader = after
 		}
 	}()
 	var st PageState
@@ -137,4 +136,17 @@ func (s *session) readPage(ctx context.Context) (PageState, int, []*target.Info,
 		guard.settleRead(ctx, st.Tab, string(loader), st.URL)
 	}
 	return st, forms, pages, pagesErr
+}
+
+// mainLoader is the loader id of the tab's main frame's document ("":
+// not read), read only for a guard.
+func (s *session) mainLoader(ctx context.Context, guard *targetGuard) cdp.LoaderID {
+	if guard == nil {
+		return ""
+	}
+	tree, err := chromedp.Call(ctx, page.GetFrameTree, cdp.Empty{})
+	if err != nil || tree.FrameTree == nil || tree.FrameTree.Frame == nil {
+		return ""
+	}
+	return tree.FrameTree.Frame.LoaderID
 }
