@@ -69,7 +69,8 @@ type windowLinks struct {
 	// loaders: the loader id of each frame's latest commit; ahead: a URL
 	// read from a frame's document the guard had not taken
 	// (guard_reads.go).
-	loaders, ahead map[string]string
+	loaders map[string]string
+	ahead   map[string][]aheadRead
 	// origins: the host of the origin of each frame's document (""
 	// opaque), which a document of no host of its own (about:blank,
 	// srcdoc, blob:) runs under: its creator's.
@@ -739,7 +740,7 @@ func (g *targetGuard) chosenBy(frame, u string) (docs []string, known bool) {
 // paused, or all its loads forgot if it may have forgotten it (not its
 // moves: an app's view is its own). g.mu held.
 func (g *targetGuard) chosenIn(frame, u string) (docs []string, known bool) {
-	if a, ok := g.links.ahead[frame]; ok && a == u {
+	if g.isAhead(frame, u) {
 		return nil, false // read from a document the guard has not taken
 	}
 	bare := withoutFragment(u)

@@ -95,3 +95,28 @@ func TestALaterReadOfTheTabsDocumentShowsItsURLAgain(t *testing.T) {
 		t.Errorf("a read that named no document: shown as %q, want withheld", got)
 	}
 }
+
+// TestASettledReadLeavesAnotherURLReadAheadNotKnown: in one call the
+// first read names a document the guard has already replaced (its URL
+// not known); the read after the action names the guard's document and
+// settles: the first URL stays not known, never credited as the new
+// document is.
+func TestASettledReadLeavesAnotherURLReadAheadNotKnown(t *testing.T) {
+	const value = "Zq8-Lm2_Vx7-Kp4"
+	s := maskSession(t, testkit.SecretManifest(t, value))
+	ctx := context.Background()
+	g := oneTabGuard(s)
+	before, after := "https://client.example/c#token="+value, "https://client.example/c"
+	loadedIn(g, "T", "https://client.example/cb", "https://client.example")
+	g.noteLoader("T", "L1")
+	loadedIn(g, "T", after, "https://client.example")
+	g.noteLoader("T", "L2")
+	g.settleRead(ctx, "T", "L1", before)
+	g.settleRead(ctx, "T", "L2", after)
+	if got := s.shownURL("T", before); !strings.HasSuffix(got, urlWithheld) {
+		t.Errorf("the first read's URL is shown as %q, want withheld", got)
+	}
+	if got := s.shownURL("T", after); got != after {
+		t.Errorf("the settled read's URL is shown as %q", got)
+	}
+}

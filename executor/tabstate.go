@@ -83,7 +83,7 @@ func (s *session) readPage(ctx context.Context) (PageState, int, []*target.Info,
 			h.CurrentIndex >= 0 && int(h.CurrentIndex) < len(h.Entries) {
 			hist = h.Entries[h.CurrentIndex]
 		}
-		if after := s.mainLoader(ctx, guard); after == before && hist != nil {
+		if after := s.mainLoader(ctx, guard); after == before && hist != nil && hist.URL != "" {
 			loader = after
 		}
 	}()
