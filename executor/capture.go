@@ -136,7 +136,7 @@ func (s *session) docHosts(d snapshot.Doc, top string) (hosts []string, known bo
 		hosts = append(hosts, s.pageHosts()...)
 		hosts = append(hosts, hostOf(top))
 	}
-	choosers, known := s.urlChoosers(d.Frame, u)
+	choosers, known := s.urlChoosers(pageURL{tab: d.Frame, url: u})
 	return append(hosts, choosers...), known
 }
 

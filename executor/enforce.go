@@ -92,7 +92,7 @@ func (e *Executor) enforce(ctx context.Context, s *session, t *turn, v gate.Verd
 		st := s.readState(cctx)
 		cancel()
 		if t.after != nil {
-			t.left = [2]string{t.after.Tab, t.after.URL}
+			t.left = pageURL{t.after.Tab, t.after.Doc, t.after.URL}
 		}
 		t.after = &st
 	}

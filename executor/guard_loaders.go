@@ -66,11 +66,9 @@ type windowLinks struct {
 	// (pausedCredit), the latest maxPaused to 2*maxPaused: a tab's log
 	// takes it as it records the tab's next request, or a reply reads it.
 	paused recent[pausedKey, []string]
-	// loaders: the loader id of each frame's latest commit; ahead: a URL
-	// read from a frame's document the guard had not taken
+	// loaders: the loader id of each tab's latest commit
 	// (guard_reads.go).
 	loaders map[string]string
-	ahead   map[string][]aheadRead
 	// origins: the host of the origin of each frame's document (""
 	// opaque), which a document of no host of its own (about:blank,
 	// srcdoc, blob:) runs under: its creator's.
@@ -694,12 +692,15 @@ func (g *targetGuard) noteWithinDocument(m cdpMessage) {
 // frame, those of every frame whose URL it is now or that loaded it
 // before. known is false when one of those does not know who chose it,
 // or none has it.
-func (g *targetGuard) chosenBy(frame, u string) (docs []string, known bool) {
+func (g *targetGuard) chosenBy(frame, doc, u string) (docs []string, known bool) {
 	if u == "" {
 		return nil, false
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if doc != "" && !g.hasDoc(frame, doc) {
+		return nil, false // read from a document the guard has not taken, or no longer has
+	}
 	if frame != "" {
 		return g.chosenIn(frame, u)
 	}
@@ -740,9 +741,6 @@ func (g *targetGuard) chosenBy(frame, u string) (docs []string, known bool) {
 // paused, or all its loads forgot if it may have forgotten it (not its
 // moves: an app's view is its own). g.mu held.
 func (g *targetGuard) chosenIn(frame, u string) (docs []string, known bool) {
-	if g.isAhead(frame, u) {
-		return nil, false // read from a document the guard has not taken
-	}
 	bare := withoutFragment(u)
 	p, ok := g.links.urls[frame]
 	if !ok || withoutFragment(p.url) != bare {

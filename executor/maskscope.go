@@ -233,7 +233,21 @@ func (s *session) hasSecrets() bool {
 // hold. Not for its host's otherwise: a page that sends its own tab to the
 // secret's site with guesses in the URL reads them back as it wrote them.
 func (s *session) shownURL(frame, u string) string {
-	docs, known := s.urlChoosers(frame, u)
+	return s.shownPageURL(pageURL{tab: frame, url: u})
+}
+
+// A pageURL is a tab's URL as it was read: the tab (its target id; ""
+// when not known), the document it was read from (a read of the tab's
+// state names it, gate.PageState.Doc; "" when the read names none: the
+// browser's target list) and the URL.
+type pageURL struct{ tab, doc, url string }
+
+// shownPageURL is shownURL for a URL read from a document (p.doc): one
+// the guard no longer has, or has not taken yet, as the tab's, is not
+// known (guard_reads.go).
+func (s *session) shownPageURL(p pageURL) string {
+	frame, u := p.tab, p.url
+	docs, known := s.urlChoosers(p)
 	// Not known: masked for its host, as its page is (a tab of the user's
 	// the session does not hold); withheld where a page of the session's
 	// could have made it not known (over 256 loads in a frame, an opener
@@ -284,8 +298,14 @@ func emptyPage(u string) bool {
 // is the URL itself, which the browser gives as the title of a page that
 // has none (yet): then as shownURL shows the URL.
 func (s *session) shownTitle(frame, title, u string) string {
+	return s.shownPageTitle(pageURL{tab: frame, url: u}, title)
+}
+
+// shownPageTitle is shownTitle for a page read from a document (p.doc).
+func (s *session) shownPageTitle(pu pageURL, title string) string {
+	u := pu.url
 	if p, err := url.Parse(u); err == nil && title != "" && (title == u || p.Scheme+"://"+title == u) {
-		return strings.TrimPrefix(s.shownURL(frame, u), p.Scheme+"://")
+		return strings.TrimPrefix(s.shownPageURL(pu), p.Scheme+"://")
 	}
 	return s.agentMasker(hostOf(u)).Mask(title)
 }
@@ -294,14 +314,15 @@ func (s *session) shownTitle(frame, title, u string) string {
 // (shownURL).
 const urlWithheld = "[withheld: documents not masked for the same secrets may have chosen this URL]"
 
-// urlChoosers are the hosts of the documents that may have chosen u as
-// the URL of frame ("": of any frame of the session's that had it)
-// (targetGuard.chosenBy). known is false when it is not known who did.
-func (s *session) urlChoosers(frame, u string) (docs []string, known bool) {
+// urlChoosers are the hosts of the documents that may have chosen p.url
+// as the URL of p.tab ("": of any frame of the session's that had it),
+// read from document p.doc when it names one (targetGuard.chosenBy).
+// known is false when it is not known who did.
+func (s *session) urlChoosers(p pageURL) (docs []string, known bool) {
 	if s.egress.guard == nil {
 		return nil, false
 	}
-	return s.egress.guard.chosenBy(frame, u)
+	return s.egress.guard.chosenBy(p.tab, p.doc, p.url)
 }
 
 // maskDialog masks, for the agent, the message of a JavaScript dialog the

@@ -330,7 +330,7 @@ func TestALoadOfAURLTheFrameLoadedBeforeKeepsItsChoosers(t *testing.T) {
 	g.frameCommitted("tab", "https://login.example.com/")
 	g.loaderDocs("tab", "f1", "n1", "", "https://login.example.com/show?token=x")
 	g.urlCommitted("tab", "https://login.example.com/show?token=x", "#top", "https://login.example.com")
-	if got, known := g.chosenBy("tab", "https://login.example.com/show?token=x#top"); !known || !slices.Equal(got, []string{"login.example.com"}) {
+	if got, known := g.chosenBy("tab", "", "https://login.example.com/show?token=x#top"); !known || !slices.Equal(got, []string{"login.example.com"}) {
 		t.Errorf("the committed URL: chosenBy = %v, %v; want the site's page", got, known)
 	}
 	g.frameCommitted("tab", "https://other.example/")
@@ -340,7 +340,7 @@ func TestALoadOfAURLTheFrameLoadedBeforeKeepsItsChoosers(t *testing.T) {
 		t.Errorf("going back to it from another host: %v, want the page now and the entry's choosers", got)
 	}
 	for _, frame := range []string{"", "tab"} {
-		if got, known := g.chosenBy(frame, "https://nowhere.example/"); known {
+		if got, known := g.chosenBy(frame, "", "https://nowhere.example/"); known {
 			t.Errorf("a URL no frame shows (frame %q): chosenBy = %v, known", frame, got)
 		}
 	}
@@ -392,7 +392,7 @@ func TestAFrameThatForgotAURLCreditsItToAllItForgot(t *testing.T) {
 		t.Errorf("a URL the frame forgot: credited to %v, want the site with the page now", got)
 	}
 	g.urlCommitted("tab", show, "", "https://login.example.com")
-	if got, known := g.chosenBy("tab", show); !known || !slices.Contains(got, "login.example.com") {
+	if got, known := g.chosenBy("tab", "", show); !known || !slices.Contains(got, "login.example.com") {
 		t.Errorf("chosenBy = %v, %v; want the site among them", got, known)
 	}
 	if got := g.loaderDocs("tab", "new", "", "", "https://hostile.example/elsewhere"); !slices.Equal(got, []string{"hostile.example"}) {

@@ -19,7 +19,8 @@ func maskState(k turnMasks, p *PageState) *PageState {
 		return p
 	}
 	c := *p
-	c.URL, c.Title, c.Domain = k.url(p.Tab, p.URL), k.title(p.Tab, p.Title, p.URL), k.page(p.URL).Mask(c.Domain)
+	read := pageURL{tab: p.Tab, doc: p.Doc, url: p.URL}
+	c.URL, c.Title, c.Domain = k.url(read), k.title(read, p.Title), k.page(p.URL).Mask(c.Domain)
 	return &c
 }
 
@@ -45,8 +46,8 @@ type turnMasks struct {
 	// its URL and title in a tab as shown (session.shownURL,
 	// session.shownTitle).
 	page  func(url string) *mask.Masker
-	url   func(tab, url string) string
-	title func(tab, title, url string) string
+	url   func(p pageURL) string
+	title func(p pageURL, title string) string
 	// blocked masks a refused request's URL and the reason's copy of it,
 	// or withholds both.
 	blocked func(b Blocked) (m *mask.Masker, withheld bool)
@@ -58,24 +59,24 @@ type turnMasks struct {
 func maskTurn(t *turn, k turnMasks) {
 	// The page's URL, where a text quotes it as the page's value (a
 	// refusal's "the tab was at …"), is shown as the state line shows it.
-	var urls [][2]string // tab, URL
+	var urls []pageURL
 	if t.facts != nil {
-		urls = append(urls, [2]string{t.facts.State.Tab, t.facts.State.URL})
+		urls = append(urls, pageURL{t.facts.State.Tab, t.facts.State.Doc, t.facts.State.URL})
 		for _, p := range t.facts.Pages { // a refusal names the popups it closed
-			urls = append(urls, [2]string{string(p.ID), p.URL})
+			urls = append(urls, pageURL{tab: string(p.ID), url: p.URL})
 		}
 	}
 	if t.after != nil {
-		urls = append(urls, [2]string{t.after.Tab, t.after.URL})
+		urls = append(urls, pageURL{t.after.Tab, t.after.Doc, t.after.URL})
 	}
 	urls = append(urls, t.left) // the URL final_url refused, before the reset
 	for _, p := range t.pages {
-		urls = append(urls, [2]string{string(p.ID), p.URL})
+		urls = append(urls, pageURL{tab: string(p.ID), url: p.URL})
 	}
 	pageURLs := func(text string) string {
 		for _, u := range urls {
-			if u[1] != "" && strings.Contains(text, pagetext.Value(u[1])) {
-				text = strings.ReplaceAll(text, pagetext.Value(u[1]), pagetext.Done(k.url(u[0], u[1])))
+			if u.url != "" && strings.Contains(text, pagetext.Value(u.url)) {
+				text = strings.ReplaceAll(text, pagetext.Value(u.url), pagetext.Done(k.url(u)))
 			}
 		}
 		return text
@@ -178,8 +179,8 @@ func (s *session) noteReach(t *turn) {
 
 // maskAllWith masks everything of a call with m.
 func maskAllWith(m *mask.Masker, record bool) turnMasks {
-	return turnMasks{record: record, values: m, page: func(string) *mask.Masker { return m }, url: func(_, u string) string { return m.Mask(u) },
-		title: func(_, title, _ string) string { return m.Mask(title) }, blocked: func(Blocked) (*mask.Masker, bool) { return m, false }}
+	return turnMasks{record: record, values: m, page: func(string) *mask.Masker { return m }, url: func(p pageURL) string { return m.Mask(p.url) },
+		title: func(_ pageURL, title string) string { return m.Mask(title) }, blocked: func(Blocked) (*mask.Masker, bool) { return m, false }}
 }
 
 // turnMasks are the maskers of a finished call: for the record, every
@@ -208,8 +209,8 @@ func (s *session) turnMasks(t *turn, record bool) turnMasks {
 	return turnMasks{
 		values:  s.agentMasker(hosts...),
 		page:    func(u string) *mask.Masker { return s.agentMasker(hostOf(u)) },
-		url:     s.shownURL,
-		title:   s.shownTitle,
+		url:     s.shownPageURL,
+		title:   s.shownPageTitle,
 		blocked: s.refusalMask,
 	}
 }

@@ -27,7 +27,7 @@ type turn struct {
 	verdict   gate.Verdict       // the gate's answer on those facts
 	deny      *DenyError         // the refusal, from whichever stage refused
 	after     *PageState         // the tab after the call (or after a reset)
-	left      [2]string          // the tab and URL the call left it at, when enforce then reset it or switched away (a refusal quotes it)
+	left      pageURL            // the tab and URL the call left it at, when enforce then reset it or switched away (a refusal quotes it)
 	pages     []gate.Page        // the session's other tabs after the call
 	out       output             // what act produced
 	err       error              // act's failure
@@ -438,7 +438,7 @@ func (e *Executor) checkAfter(s *session, t *turn, unjudged *Blocked) {
 	after, _, all, allErr := s.readPage(pctx)
 	t.after = &after
 	if t.out.reportStatus && t.err == nil {
-		t.out = withLanding(t.out, after.URL, s.shownURL(after.Tab, after.URL))
+		t.out = withLanding(t.out, after.URL, s.shownPageURL(pageURL{after.Tab, after.Doc, after.URL}))
 		t.out.Text = withStatus(t.out.Text, after.HTTPStatus)
 	}
 	pages, pagesErr := s.otherPages(pctx, popupSettle, all, allErr)

@@ -133,7 +133,11 @@ func (s *session) readPage(ctx context.Context) (PageState, int, []*target.Info,
 	st.TabCount = len(pages)
 	st.Tab = string(s.tab.targetID())
 	if guard != nil {
-		guard.settleRead(ctx, st.Tab, string(loader), st.URL)
+		st.Doc = string(loader)
+		if st.Doc == "" {
+			st.Doc = unnamedDoc
+		}
+		guard.settleRead(ctx, st.Tab, st.Doc)
 	}
 	return st, forms, pages, pagesErr
 }

@@ -21,6 +21,10 @@ type PageState struct {
 	// Tab is the target id of the tab it was read from ("": not known):
 	// who chose its URL is that tab's to say. Not a state field either.
 	Tab string `json:"-"`
+	// Doc names the document its URL was read from (the executor's: the
+	// tab's main frame's loader id; "": not read), whose credit the URL
+	// is masked with. Not a state field either.
+	Doc string `json:"-"`
 }
 
 // Map returns the state as a record keyed by the [browser.state] field
