@@ -66,9 +66,11 @@ type windowLinks struct {
 	// (pausedCredit), the latest maxPaused to 2*maxPaused: a tab's log
 	// takes it as it records the tab's next request, or a reply reads it.
 	paused recent[pausedKey, []string]
-	// loaders: the loader id of each tab's latest commit
-	// (guard_reads.go).
+	// loaders: the loader id of each tab's latest commit; reads: the
+	// credit of URLs read from a tab's document while it was the guard's
+	// latest (guard_reads.go).
 	loaders map[string]string
+	reads   recent[readKey, readCredit]
 	// origins: the host of the origin of each frame's document (""
 	// opaque), which a document of no host of its own (about:blank,
 	// srcdoc, blob:) runs under: its creator's.
@@ -699,7 +701,10 @@ func (g *targetGuard) chosenBy(frame, doc, u string) (docs []string, known bool)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if doc != "" && !g.hasDoc(frame, doc) {
-		return nil, false // read from a document the guard has not taken, or no longer has
+		// Read from a document the guard has not taken, or no longer has:
+		// credited as it was when it was the guard's latest, if it was.
+		r, ok := g.links.reads.get(readKey{frame, doc, u})
+		return r.docs, ok && r.known
 	}
 	if frame != "" {
 		return g.chosenIn(frame, u)

@@ -19,7 +19,9 @@ import (
 // tab (chosenBy): else it is not known. A page restored from the cache
 // keeps the loader id of its first commit: it is the guard's again once
 // the guard takes the restore. A read waits a little for the guard to
-// take the document it read (settleRead).
+// take the document it read (settleRead), and the credit its URL had
+// then is kept for the masking, when the tab may have left that
+// document (a refusal that reset the tab quotes where it was).
 
 // unnamedDoc is the document of a read that could not name it (the
 // history or the frame tree did not answer, or named two documents).
@@ -44,20 +46,40 @@ func (g *targetGuard) hasDoc(tab, doc string) bool {
 	return !known || doc != unnamedDoc && took == doc
 }
 
+// maxReads bounds the reads' credit kept: from maxReads to twice as many,
+// the latest (a call masks the reads it made).
+const maxReads = 64
+
 // readWait bounds how long a read waits for the guard to take the
 // document it read.
 const readWait = 250 * time.Millisecond
 
+// readKey is a URL u of tab read from document doc.
+type readKey struct{ tab, doc, url string }
+
+// readCredit is the credit of a read's URL while its document was the
+// guard's latest of the tab (chosenIn; nil: not known).
+type readCredit struct {
+	docs  []string
+	known bool
+}
+
 // settleRead waits until the guard's latest document of tab is doc, at
 // most readWait (a read of a document the guard has no longer, the guard
-// ahead of the read, waits it all).
-func (g *targetGuard) settleRead(ctx context.Context, tab, doc string) {
+// ahead of the read, waits it all), and keeps the credit of u, the URL
+// read, as it is then.
+func (g *targetGuard) settleRead(ctx context.Context, tab, doc, u string) {
 	deadline := time.Now().Add(readWait)
 	for {
 		g.mu.Lock()
-		has := g.hasDoc(tab, doc)
+		took, seen := g.links.loaders[tab]
+		has := doc != unnamedDoc && took == doc
+		if has {
+			docs, known := g.chosenIn(tab, u)
+			g.links.reads.put(readKey{tab, doc, u}, readCredit{docs, known}, maxReads)
+		}
 		g.mu.Unlock()
-		if has || doc == unnamedDoc || time.Now().After(deadline) || ctx.Err() != nil {
+		if has || !seen || doc == unnamedDoc || time.Now().After(deadline) || ctx.Err() != nil {
 			return
 		}
 		select {

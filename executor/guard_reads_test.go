@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -107,5 +108,24 @@ func TestAReadOfATabTheGuardSawNoCommitOfIsCreditedAsBefore(t *testing.T) {
 	loadedIn(g, "T", u, "https://mail.example")
 	if got := s.shownPageURL(pageURL{tab: "T", doc: "L9", url: u}); got != u {
 		t.Errorf("shown as %q", got)
+	}
+}
+
+// TestAURLReadWhileItsDocumentWasTheGuardsKeepsItsCredit: the state line
+// read the tab's URL while its document was the guard's latest; then the
+// call reset the tab (a refusal of where it led): the refusal's quote of
+// that URL is credited as it was when it was read, not withheld.
+func TestAURLReadWhileItsDocumentWasTheGuardsKeepsItsCredit(t *testing.T) {
+	s := maskSession(t, testkit.SecretManifest(t, "Zq8-Lm2_Vx7-Kp4"))
+	g := oneTabGuard(s)
+	u := "https://mail.example/inbox"
+	loadedIn(g, "T", u, "https://mail.example")
+	g.noteLoader("T", "L1")
+	g.settleRead(context.Background(), "T", "L1", u)
+	g.frameCommitted("T", "about:blank") // the reset
+	g.urlCommitted("T", "about:blank", "", "")
+	g.noteLoader("T", "L2")
+	if got := s.shownPageURL(pageURL{tab: "T", doc: "L1", url: u}); got != u {
+		t.Errorf("the URL read before the reset is shown as %q", got)
 	}
 }

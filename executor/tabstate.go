@@ -137,7 +137,7 @@ func (s *session) readPage(ctx context.Context) (PageState, int, []*target.Info,
 		if st.Doc == "" {
 			st.Doc = unnamedDoc
 		}
-		guard.settleRead(ctx, st.Tab, st.Doc)
+		guard.settleRead(ctx, st.Tab, st.Doc, st.URL)
 	}
 	return st, forms, pages, pagesErr
 }
