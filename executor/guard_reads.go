@@ -67,14 +67,17 @@ type readCredit struct {
 // settleRead waits until the guard's latest document of tab is doc, at
 // most readWait (a read of a document the guard has no longer, the guard
 // ahead of the read, waits it all), and keeps the credit of u, the URL
-// read, as it is then.
+// read, as it is then, when it is the guard's URL of the tab.
 func (g *targetGuard) settleRead(ctx context.Context, tab, doc, u string) {
 	deadline := time.Now().Add(readWait)
 	for {
 		g.mu.Lock()
 		took, seen := g.links.loaders[tab]
 		has := doc != unnamedDoc && took == doc
-		if has {
+		if p, ok := g.links.urls[tab]; has && ok && p.url == u {
+			// Kept only for the URL the guard holds for the document: one
+			// it has not taken yet (a move within it) would be credited
+			// by other loads of that URL.
 			docs, known := g.chosenIn(tab, u)
 			g.links.reads.put(readKey{tab, doc, u}, readCredit{docs, known}, maxReads)
 		}

@@ -129,3 +129,31 @@ func TestAURLReadWhileItsDocumentWasTheGuardsKeepsItsCredit(t *testing.T) {
 		t.Errorf("the URL read before the reset is shown as %q", got)
 	}
 }
+
+// TestAReadOfAMoveTheGuardHasNotTakenKeepsNoCredit: the tab loaded a URL
+// with a guess before; the site's redirect leaves the value in the
+// fragment, and the page moves itself to that URL with the value in the
+// query; the state line reads it before the guard took the move, and the
+// page goes on to another document: the URL read is withheld, right guess
+// or wrong, never credited by the earlier load of that URL.
+func TestAReadOfAMoveTheGuardHasNotTakenKeepsNoCredit(t *testing.T) {
+	const value = "Zq8-Lm2_Vx7-Kp4"
+	s := maskSession(t, testkit.SecretManifest(t, value))
+	for _, guess := range []string{value, "Aa1-Bb2_Cc3-Dd4"} {
+		g := oneTabGuard(s)
+		c := "https://client.example/c"
+		loadedIn(g, "T", c+"?token="+guess, "https://client.example")
+		g.loaderDocs("T", "f0", "n0", "", "https://login.example.com/sso")
+		g.loaderDocs("T", "f1", "n0", "f0", "https://client.example/cb")
+		g.frameCommitted("T", "https://client.example/cb")
+		g.urlCommitted("T", "https://client.example/cb", "#token="+value, "https://client.example")
+		g.noteLoader("T", "L1")
+		read := pageURL{tab: "T", doc: "L1", url: c + "?token=" + value} // the move, not taken yet
+		g.settleRead(context.Background(), "T", read.doc, read.url)
+		loadedIn(g, "T", "https://client.example/next", "https://client.example")
+		g.noteLoader("T", "L2")
+		if got := s.shownPageURL(read); !strings.HasSuffix(got, urlWithheld) {
+			t.Errorf("guess %s: the URL read is shown as %q, want withheld", guess, got)
+		}
+	}
+}
