@@ -74,10 +74,11 @@ func (g *targetGuard) settleRead(ctx context.Context, tab, doc, u string) {
 		g.mu.Lock()
 		took, seen := g.links.loaders[tab]
 		has := doc != unnamedDoc && took == doc
-		if p, ok := g.links.urls[tab]; has && ok && p.url == u {
+		if p, ok := g.links.urls[tab]; !seen || has && ok && p.url == u {
 			// Kept only for the URL the guard holds for the document: one
 			// it has not taken yet (a move within it) would be credited
-			// by other loads of that URL.
+			// by other loads of that URL. (For a tab the guard saw no
+			// commit of: as the guard credits it now.)
 			docs, known := g.chosenIn(tab, u)
 			g.links.reads.put(readKey{tab, doc, u}, readCredit{docs, known}, maxReads)
 		}

@@ -157,3 +157,19 @@ func TestAReadOfAMoveTheGuardHasNotTakenKeepsNoCredit(t *testing.T) {
 		}
 	}
 }
+
+// TestAReadOfALateAttachedTabKeepsItsCredit: the guard saw no commit of
+// the tab when its URL was read; the call then navigates it: the URL read
+// is credited as it was then.
+func TestAReadOfALateAttachedTabKeepsItsCredit(t *testing.T) {
+	s := maskSession(t, testkit.SecretManifest(t, "Zq8-Lm2_Vx7-Kp4"))
+	g := oneTabGuard(s)
+	u := "https://mail.example/"
+	loadedIn(g, "T", u, "https://mail.example")
+	g.settleRead(context.Background(), "T", "L0", u)
+	loadedIn(g, "T", "https://mail.example/next", "https://mail.example")
+	g.noteLoader("T", "L1")
+	if got := s.shownPageURL(pageURL{tab: "T", doc: "L0", url: u}); got != u {
+		t.Errorf("the URL read before the call is shown as %q", got)
+	}
+}
