@@ -244,7 +244,7 @@ type pageURL struct{ tab, doc, url string }
 
 // shownPageURL is shownURL for a URL read from a document (p.doc): one
 // the guard no longer has, or has not taken yet, as the tab's, is not
-// known (guard_reads.go).
+// known (guard_loaders.go, "Which document a read of a tab's URL is from").
 func (s *session) shownPageURL(p pageURL) string {
 	frame, u := p.tab, p.url
 	docs, known := s.urlChoosers(p)
