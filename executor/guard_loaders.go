@@ -69,7 +69,7 @@ type windowLinks struct {
 	paused recent[pausedKey, []string]
 	// loaders: the loader id of each tab's latest commit; reads: the
 	// credit of URLs read from a tab's document while it was the guard's
-	// latest (guard_loaders.go, "Which document a read of a tab's URL is from").
+	// latest ("Which document a read of a tab's URL is from", below).
 	loaders map[string]string
 	reads   recent[readKey, readCredit]
 	// origins: the host of the origin of each frame's document (""

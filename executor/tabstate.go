@@ -76,8 +76,9 @@ func (s *session) readPage(ctx context.Context) (PageState, int, []*target.Info,
 	}()
 	go func() {
 		defer wg.Done()
-		// The document the history names (guard_loaders.go, "Which document a read of a tab's URL is from"): the main
-		// frame's, read before and after it, when the two agree.
+		// The document the history names: the main frame's, read before
+		// and after it, when the two agree (guard_loaders.go, "Which
+		// document a read of a tab's URL is from").
 		before := s.mainLoader(ctx, guard)
 		if h, err := chromedp.Call(ctx, page.GetNavigationHistory, struct{}{}); err == nil &&
 			h.CurrentIndex >= 0 && int(h.CurrentIndex) < len(h.Entries) {
