@@ -402,11 +402,24 @@ func (d *downloads) notify() {
 }
 
 // removeStaged removes a download's staged bytes (Chromium's file and its
-// in-progress one).
+// in-progress one), now and again a moment later (restagedSweeps).
 func (d *downloads) removeStaged(guid string) {
 	if !validGUID(guid) {
 		return
 	}
+	d.removeStagedNow(guid)
+	for _, after := range restagedSweeps {
+		time.AfterFunc(after, func() { d.removeStagedNow(guid) })
+	}
+}
+
+// restagedSweeps are when a download's staged files are removed again
+// after it ended: Chromium may create the (empty) file of a download it
+// reported cancelled a moment after it did, while the download's name is
+// settled on its file thread.
+var restagedSweeps = []time.Duration{250 * time.Millisecond, 2 * time.Second, 10 * time.Second}
+
+func (d *downloads) removeStagedNow(guid string) {
 	for _, name := range []string{guid, guid + ".crdownload"} {
 		_ = os.Remove(filepath.Join(d.staging, name))
 	}

@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/browsergate/browsergate/evidence"
+	"github.com/browsergate/browsergate/internal/testkit"
 	"github.com/browsergate/browsergate/scope"
 )
 
@@ -371,4 +373,28 @@ func TestPageDownloadsLinkedAndFailClosed(t *testing.T) {
 	if entries, _ := os.ReadDir(d.dir); len(entries) != 0 {
 		t.Errorf("refused downloads were saved: %v", names(entries))
 	}
+}
+
+// TestACancelledDownloadsLateFileIsRemoved: Chromium may create the empty
+// file of a download a moment after it reported the download cancelled;
+// the file does not stay in the staging directory.
+func TestACancelledDownloadsLateFileIsRemoved(t *testing.T) {
+	const guid = "0a1b2c3d-0000-4000-8000-000000000005"
+	staging := t.TempDir()
+	d := newDownloads(true, t.TempDir(), 1<<20, staging, func(string) scope.Verdict { return scope.Verdict{Allowed: true} }, slog.New(slog.DiscardHandler))
+	d.cancel = func(string) {}
+	d.gate = func(context.Context, *download, func(string)) downloadAnswer {
+		return &turn{deny: deny(evidence.StageCedar, "policy p", "forbidden")}
+	}
+	d.begin(guid, "http://127.0.0.1/a", "a", "http://127.0.0.1/", []string{"127.0.0.1"})
+	d.progress(guid, "canceled", 5, 0)
+	if err := os.WriteFile(filepath.Join(staging, guid), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, func() string {
+		if entries, _ := os.ReadDir(staging); len(entries) != 0 {
+			return fmt.Sprintf("the cancelled download's late file stayed in the staging directory: %v", names(entries))
+		}
+		return ""
+	})
 }

@@ -19,13 +19,15 @@ import (
 
 // autoDownloads is a page that starts three downloads by itself as it
 // loads: a link it clicks (an attachment of the site's), a data: URL and
-// a blob it made. Each file's name starts with prefix.
+// a blob it made, 200 ms apart (when one script task started all three,
+// Chromium 156 at times never began the third, a few loads in a hundred,
+// reporting nothing of it). Each file's name starts with prefix.
 func autoDownloads(prefix string) string {
 	return fmt.Sprintf(`<title>auto</title><a id=l href="/file?n=%[1]s-link.txt">file</a>
 <script>
 document.getElementById('l').click();
-const d = document.createElement('a'); d.href = 'data:text/plain,%[1]s%%20made%%20by%%20a%%20data%%20URL'; d.download = '%[1]s-data.txt'; document.body.append(d); d.click();
-const b = document.createElement('a'); b.href = URL.createObjectURL(new Blob(['%[1]s made by a blob'], {type: 'text/plain'})); b.download = '%[1]s-blob.txt'; document.body.append(b); b.click();
+setTimeout(() => { const d = document.createElement('a'); d.href = 'data:text/plain,%[1]s%%20made%%20by%%20a%%20data%%20URL'; d.download = '%[1]s-data.txt'; document.body.append(d); d.click(); }, 200);
+setTimeout(() => { const b = document.createElement('a'); b.href = URL.createObjectURL(new Blob(['%[1]s made by a blob'], {type: 'text/plain'})); b.download = '%[1]s-blob.txt'; document.body.append(b); b.click(); }, 400);
 </script>`, prefix)
 }
 
