@@ -701,9 +701,13 @@ func (g *targetGuard) chosenBy(frame, doc, u string) (docs []string, known bool)
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if doc != "" && !g.hasDoc(frame, doc) {
-		// Read from a document the guard has not taken, or no longer has:
-		// credited as it was when it was the guard's latest, if it was.
+	if doc != "" && (!g.hasDoc(frame, doc) || !g.holdsURL(frame, u)) {
+		// Read from a document the guard has not taken, or no longer has,
+		// or at a URL the guard does not hold for the tab (a move within
+		// the document it has not taken, or has since seen pass; a tab it
+		// never saw commit): credited as it was when the guard held both,
+		// if it did. (The frame's other loads of the URL say nothing of
+		// who moved its document there.)
 		r, ok := g.links.reads.get(readKey{frame, doc, u})
 		return r.docs, ok && r.known
 	}
@@ -855,6 +859,14 @@ func (g *targetGuard) hasDoc(tab, doc string) bool {
 	return !known || doc != unnamedDoc && took == doc
 }
 
+// holdsURL reports whether u is the guard's URL of tab, but for its
+// fragment (a move to another fragment is credited as it will be:
+// chosenIn). g.mu held.
+func (g *targetGuard) holdsURL(tab, u string) bool {
+	p, ok := g.links.urls[tab]
+	return ok && withoutFragment(p.url) == withoutFragment(u)
+}
+
 // maxReads bounds the reads' credit kept: from maxReads to twice as many,
 // the latest (a call masks the reads it made).
 const maxReads = 64
@@ -873,26 +885,27 @@ type readCredit struct {
 	known bool
 }
 
-// settleRead waits until the guard's latest document of tab is doc, at
-// most readWait (a read of a document the guard has no longer, the guard
-// ahead of the read, waits it all), and keeps the credit of u, the URL
-// read, as it is then, when it is the guard's URL of the tab.
+// settleRead waits until the guard's latest document of tab is doc and
+// its URL of tab is u, the URL read, at most readWait (a read of a
+// document or URL the guard has no longer, the guard ahead of the read,
+// waits it all), and keeps the credit of u as it is then.
 func (g *targetGuard) settleRead(ctx context.Context, tab, doc, u string) {
 	deadline := time.Now().Add(readWait)
 	for {
 		g.mu.Lock()
 		took, seen := g.links.loaders[tab]
-		has := doc != unnamedDoc && took == doc
-		if p, ok := g.links.urls[tab]; !seen || has && ok && p.url == u {
-			// Kept only for the URL the guard holds for the document: one
-			// it has not taken yet (a move within it) would be credited
-			// by other loads of that URL. (For a tab the guard saw no
-			// commit of: as the guard credits it now.)
+		p, ok := g.links.urls[tab]
+		// Kept only for the URL the guard holds for the document: one it
+		// has not taken yet (a move within it) would be credited by other
+		// loads of that URL. (For a tab the guard saw no commit of: as
+		// the guard credits it now, when it holds the URL.)
+		held := doc != unnamedDoc && (!seen || took == doc) && ok && p.url == u
+		if held {
 			docs, known := g.chosenIn(tab, u)
 			g.links.reads.put(readKey{tab, doc, u}, readCredit{docs, known}, maxReads)
 		}
 		g.mu.Unlock()
-		if has || !seen || doc == unnamedDoc || time.Now().After(deadline) || ctx.Err() != nil {
+		if held || !seen || doc == unnamedDoc || time.Now().After(deadline) || ctx.Err() != nil {
 			return
 		}
 		select {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/browsergate/browsergate/internal/testkit"
 )
@@ -133,9 +134,10 @@ func TestAURLReadWhileItsDocumentWasTheGuardsKeepsItsCredit(t *testing.T) {
 // TestAReadOfAMoveTheGuardHasNotTakenKeepsNoCredit: the tab loaded a URL
 // with a guess before; the site's redirect leaves the value in the
 // fragment, and the page moves itself to that URL with the value in the
-// query; the state line reads it before the guard took the move, and the
-// page goes on to another document: the URL read is withheld, right guess
-// or wrong, never credited by the earlier load of that URL.
+// query; the state line reads it before the guard took the move: the URL
+// read is withheld, right guess or wrong, never credited by the earlier
+// load of that URL, while its document is the tab's and once the page
+// went on to another document.
 func TestAReadOfAMoveTheGuardHasNotTakenKeepsNoCredit(t *testing.T) {
 	const value = "Zq8-Lm2_Vx7-Kp4"
 	s := maskSession(t, testkit.SecretManifest(t, value))
@@ -150,11 +152,22 @@ func TestAReadOfAMoveTheGuardHasNotTakenKeepsNoCredit(t *testing.T) {
 		g.noteLoader("T", "L1")
 		read := pageURL{tab: "T", doc: "L1", url: c + "?token=" + value} // the move, not taken yet
 		g.settleRead(context.Background(), "T", read.doc, read.url)
-		loadedIn(g, "T", "https://client.example/next", "https://client.example")
-		g.noteLoader("T", "L2")
-		if got := s.shownPageURL(read); !strings.HasSuffix(got, urlWithheld) {
-			t.Errorf("guess %s: the URL read is shown as %q, want withheld", guess, got)
-		}
+		withheldNowAndAfterACommit(t, s, g, read, "L2", guess)
+	}
+}
+
+// withheldNowAndAfterACommit checks that the URL read is withheld while
+// its tab is where it was, and once the tab committed another document of
+// the site's (loader next).
+func withheldNowAndAfterACommit(t *testing.T, s *session, g *targetGuard, read pageURL, next, guess string) {
+	t.Helper()
+	if got := s.shownPageURL(read); !strings.HasSuffix(got, urlWithheld) {
+		t.Errorf("guess %s: while the tab is where it was read, the URL read is shown as %q, want withheld", guess, got)
+	}
+	loadedIn(g, read.tab, "https://client.example/next", "https://client.example")
+	g.noteLoader(read.tab, next)
+	if got := s.shownPageURL(read); !strings.HasSuffix(got, urlWithheld) {
+		t.Errorf("guess %s: after the tab's next commit, the URL read is shown as %q, want withheld", guess, got)
 	}
 }
 
@@ -171,5 +184,51 @@ func TestAReadOfALateAttachedTabKeepsItsCredit(t *testing.T) {
 	g.noteLoader("T", "L1")
 	if got := s.shownPageURL(pageURL{tab: "T", doc: "L0", url: u}); got != u {
 		t.Errorf("the URL read before the call is shown as %q", got)
+	}
+}
+
+// TestAMoveInATabTheGuardSawNoCommitOfIsNotKnown: an adopted tab (the
+// guard knows its frame, no commit of it); the agent's load of the page
+// with a guess in its query never commits (its server answers 204), and
+// the page moves itself to that URL with the value in it, a move the
+// guard cannot take (it holds no URL of the tab). The state line's URL is
+// withheld, right guess or wrong, then and after the tab's next commit.
+func TestAMoveInATabTheGuardSawNoCommitOfIsNotKnown(t *testing.T) {
+	const value = "Zq8-Lm2_Vx7-Kp4"
+	s := maskSession(t, testkit.SecretManifest(t, value))
+	for _, guess := range []string{value, "Aa1-Bb2_Cc3-Dd4"} {
+		g := oneTabGuard(s)
+		c := "https://client.example/c"
+		g.frameCommitted("T", "https://client.example/home") // adopted: seedFrames
+		g.loaderDocs("T", "f0", "n0", "", c+"?token="+guess) // answered 204: no commit
+		moveWithin(g, "T", c+"?token="+value)
+		read := pageURL{tab: "T", doc: "L0", url: c + "?token=" + value}
+		g.settleRead(context.Background(), "T", read.doc, read.url)
+		withheldNowAndAfterACommit(t, s, g, read, "L1", guess)
+	}
+}
+
+// TestAReadOfAMoveTheGuardTookLaterKeepsItsCredit: an app moves itself
+// (pushState) and the state line reads the new URL before the guard took
+// the move; the guard takes it within the read's wait, and the app moves
+// on again before the call's end: the URL read is credited as the guard
+// took it, shown.
+func TestAReadOfAMoveTheGuardTookLaterKeepsItsCredit(t *testing.T) {
+	s := maskSession(t, testkit.SecretManifest(t, "Zq8-Lm2_Vx7-Kp4"))
+	g := oneTabGuard(s)
+	loadedIn(g, "T", "https://mail.example/", "https://mail.example")
+	g.noteLoader("T", "L1")
+	read := pageURL{tab: "T", doc: "L1", url: "https://mail.example/inbox"}
+	took := make(chan struct{})
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		moveWithin(g, "T", read.url)
+		close(took)
+	}()
+	g.settleRead(context.Background(), "T", read.doc, read.url)
+	<-took
+	moveWithin(g, "T", "https://mail.example/inbox/3")
+	if got := s.shownPageURL(read); got != read.url {
+		t.Errorf("the URL read is shown as %q, want %q", got, read.url)
 	}
 }
