@@ -46,8 +46,10 @@ type downloads struct {
 	staging  string // where Chromium writes, under names of its own (GUIDs); set before any download
 	check    gate.URLCheck
 	logger   *slog.Logger
-	// cancel asks the browser to cancel a download (set by the guard).
-	cancel func(guid string)
+	// cancel asks the browser to cancel a download (set by the guard);
+	// cancelling counts the asks under way (cancelLater).
+	cancel     func(guid string)
+	cancelling sync.WaitGroup
 	// gate decides a download (nil: every download is refused); asking
 	// is called when it waits for a human. record writes an ended
 	// download's evidence record (nil: none is written).
@@ -295,7 +297,7 @@ func (d *downloads) asking(dl *download, id string) {
 func (d *downloads) refuseLocked(dl *download, why *DenyError) {
 	if dl.refused == nil {
 		dl.refused = why
-		go d.cancel(dl.guid)
+		d.cancelLater(dl.guid)
 	}
 	if dl.completed && !dl.saving {
 		d.endLocked(dl)
@@ -584,6 +586,32 @@ func (d *downloads) stop(deadline time.Time) {
 	d.endCtx()
 	d.stopLocked(deadline)
 	d.flush()
+	// The browser is told to cancel them before the session's tabs and
+	// its guard's connection go (session.end): in the user's browser
+	// nothing else would stop them, and one that finished would stay in
+	// the shared staging directory.
+	done := make(chan struct{})
+	go func() { d.cancelling.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(cancelEndWait):
+		d.logger.Warn("the browser did not answer every cancel of the session's downloads in time", "waited", cancelEndWait)
+	}
+}
+
+// cancelEndWait bounds the wait for the browser's answers to the cancels
+// of a session's downloads when it ends.
+const cancelEndWait = 2 * time.Second
+
+// cancelLater asks the browser to cancel a download, on a goroutine of
+// its own (d.mu may be held, and the guard's read loop may be the
+// caller); stop waits for those under way.
+func (d *downloads) cancelLater(guid string) {
+	d.cancelling.Add(1)
+	go func() {
+		defer d.cancelling.Done()
+		d.cancel(guid)
+	}()
 }
 
 func (d *downloads) stopLocked(deadline time.Time) {
@@ -598,7 +626,7 @@ func (d *downloads) stopLocked(deadline time.Time) {
 				if dl.refused == nil {
 					dl.refused = deny(evidence.StageLimits, "session ended", "the session ended before it did")
 				}
-				go d.cancel(dl.guid)
+				d.cancelLater(dl.guid)
 				d.endLocked(dl)
 			}
 		}

@@ -8,7 +8,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"testing/iotest"
@@ -397,4 +399,32 @@ func TestACancelledDownloadsLateFileIsRemoved(t *testing.T) {
 		}
 		return ""
 	})
+}
+
+// TestASessionsEndWaitsForTheCancelsOfItsDownloads: when a session ends,
+// the browser has been asked to cancel each of its downloads under way
+// (one waiting for the gate) by the time stop returns, before the
+// session's guard and its connection go.
+func TestASessionsEndWaitsForTheCancelsOfItsDownloads(t *testing.T) {
+	const guid = "0a1b2c3d-0000-4000-8000-000000000006"
+	d := newDownloads(true, t.TempDir(), 1<<20, t.TempDir(), func(string) scope.Verdict { return scope.Verdict{Allowed: true} }, slog.New(slog.DiscardHandler))
+	var mu sync.Mutex
+	var cancelled []string
+	d.cancel = func(g string) {
+		time.Sleep(100 * time.Millisecond) // the browser's answer
+		mu.Lock()
+		cancelled = append(cancelled, g)
+		mu.Unlock()
+	}
+	d.gate = func(ctx context.Context, _ *download, _ func(string)) downloadAnswer {
+		<-ctx.Done() // a human who never answers
+		return nil
+	}
+	d.begin(guid, "http://127.0.0.1/a", "a", "http://127.0.0.1/", []string{"127.0.0.1"})
+	d.stop(time.Now().Add(time.Second))
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Contains(cancelled, guid) {
+		t.Errorf("stop returned before the browser was asked to cancel the download: cancelled %q", cancelled)
+	}
 }

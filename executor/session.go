@@ -172,9 +172,9 @@ func (s *session) view() sessionView {
 func (s *session) end(deadline time.Time) {
 	s.ended = true
 	s.limits.stopTimers()
+	s.downloads.stop(deadline) // while its guards can still cancel them
 	s.closeContexts()
 	s.web.close()
-	s.downloads.stop(deadline)
 	if s.files != "" {
 		_ = os.RemoveAll(s.files)
 		s.files = ""

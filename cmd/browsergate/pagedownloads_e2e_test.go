@@ -21,14 +21,29 @@ import (
 // loads: a link it clicks (an attachment of the site's), a data: URL and
 // a blob it made, 200 ms apart (when one script task started all three,
 // Chromium 156 at times never began the third, a few loads in a hundred,
-// reporting nothing of it). Each file's name starts with prefix.
+// reporting nothing of it). An image its site holds for a second
+// (holdLoad) keeps the page loading until all three have begun, so that
+// they begin during the call that loads it. Each file's name starts with
+// prefix.
 func autoDownloads(prefix string) string {
-	return fmt.Sprintf(`<title>auto</title><a id=l href="/file?n=%[1]s-link.txt">file</a>
+	return fmt.Sprintf(`<title>auto</title><a id=l href="/file?n=%[1]s-link.txt">file</a><img src="/held">
 <script>
 document.getElementById('l').click();
 setTimeout(() => { const d = document.createElement('a'); d.href = 'data:text/plain,%[1]s%%20made%%20by%%20a%%20data%%20URL'; d.download = '%[1]s-data.txt'; document.body.append(d); d.click(); }, 200);
 setTimeout(() => { const b = document.createElement('a'); b.href = URL.createObjectURL(new Blob(['%[1]s made by a blob'], {type: 'text/plain'})); b.download = '%[1]s-blob.txt'; document.body.append(b); b.click(); }, 400);
 </script>`, prefix)
+}
+
+// holdLoad serves /held, an answer given a second late: a page with an
+// image of it is still loading then.
+func holdLoad(mux *http.ServeMux) {
+	mux.HandleFunc("/held", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-time.After(time.Second):
+		case <-r.Context().Done():
+		}
+		http.NotFound(w, r)
+	})
 }
 
 // pageDownloadSite serves the pages of the page-download tests: /auto
@@ -39,6 +54,7 @@ func pageDownloadSite(t *testing.T) string {
 	t.Helper()
 	mux := http.NewServeMux()
 	mux.HandleFunc("/auto", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, autoDownloads("auto")) })
+	holdLoad(mux)
 	mux.HandleFunc("/fine", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, autoDownloads("fine")) })
 	mux.HandleFunc("/one", func(w http.ResponseWriter, r *http.Request) {
 		n := r.URL.Query().Get("n")
@@ -373,6 +389,7 @@ download_dir = %q
 `, down), nil, []string{"TMPDIR=" + tmp, "XDG_DOWNLOAD_DIR=" + xdg}, "--policies", policies)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/auto", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, autoDownloads("auto")) })
+	holdLoad(mux)
 	mux.HandleFunc("/auto-on-reload", func(w http.ResponseWriter, r *http.Request) {
 		// autoDownloads("reload"), only when reloaded.
 		page := strings.Replace(autoDownloads("reload"), "<script>",
