@@ -46,10 +46,9 @@ type downloads struct {
 	staging  string // where Chromium writes, under names of its own (GUIDs); set before any download
 	check    gate.URLCheck
 	logger   *slog.Logger
-	// cancel asks the browser to cancel a download (set by the guard);
-	// cancelling counts the asks under way (cancelLater).
-	cancel     func(guid string)
-	cancelling sync.WaitGroup
+	// cancel asks the browser to cancel a download (set by the guard,
+	// setCancel; read under mu).
+	cancel func(guid string)
 	// gate decides a download (nil: every download is refused); asking
 	// is called when it waits for a human. record writes an ended
 	// download's evidence record (nil: none is written).
@@ -59,9 +58,12 @@ type downloads struct {
 	ctx    context.Context
 	endCtx context.CancelFunc
 
-	mu     sync.Mutex
-	began  int // downloads begun, ever
-	active map[string]*download
+	mu    sync.Mutex
+	began int // downloads begun, ever
+	// cancelling counts the cancels asked of the browser and not yet
+	// answered (cancelLater).
+	cancelling int
+	active     map[string]*download
 	// news are what the agent has not been told yet: downloads that
 	// ended, and those that began to wait for a human.
 	news []downloadNews
@@ -590,28 +592,60 @@ func (d *downloads) stop(deadline time.Time) {
 	// its guard's connection go (session.end): in the user's browser
 	// nothing else would stop them, and one that finished would stay in
 	// the shared staging directory.
-	done := make(chan struct{})
-	go func() { d.cancelling.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(cancelEndWait):
-		d.logger.Warn("the browser did not answer every cancel of the session's downloads in time", "waited", cancelEndWait)
-	}
+	d.awaitCancels(time.Now().Add(cancelEndWait))
 }
 
 // cancelEndWait bounds the wait for the browser's answers to the cancels
 // of a session's downloads when it ends.
 const cancelEndWait = 2 * time.Second
 
+// setCancel sets how the browser is asked to cancel a download.
+func (d *downloads) setCancel(cancel func(guid string)) {
+	d.mu.Lock()
+	d.cancel = cancel
+	d.mu.Unlock()
+}
+
 // cancelLater asks the browser to cancel a download, on a goroutine of
-// its own (d.mu may be held, and the guard's read loop may be the
-// caller); stop waits for those under way.
+// its own (the guard's read loop may be the caller); awaitCancels waits
+// for those under way. d.mu is held.
 func (d *downloads) cancelLater(guid string) {
-	d.cancelling.Add(1)
+	cancel := d.cancel
+	if cancel == nil {
+		return
+	}
+	d.cancelling++
 	go func() {
-		defer d.cancelling.Done()
-		d.cancel(guid)
+		cancel(guid)
+		d.mu.Lock()
+		d.cancelling--
+		d.notify()
+		d.mu.Unlock()
 	}()
+}
+
+// awaitCancels waits until the browser has answered every cancel asked
+// of it, or deadline.
+func (d *downloads) awaitCancels(deadline time.Time) {
+	if d == nil {
+		return
+	}
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	for {
+		d.mu.Lock()
+		n, ch := d.cancelling, d.change
+		d.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		select {
+		case <-ch:
+		case <-timer.C:
+			d.logger.Warn("the browser did not answer every cancel of the session's downloads in time", "unanswered", n)
+			return
+		}
+	}
 }
 
 func (d *downloads) stopLocked(deadline time.Time) {

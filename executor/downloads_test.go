@@ -428,3 +428,53 @@ func TestASessionsEndWaitsForTheCancelsOfItsDownloads(t *testing.T) {
 		t.Errorf("stop returned before the browser was asked to cancel the download: cancelled %q", cancelled)
 	}
 }
+
+// TestDownloadsBegunWhileASessionEndsAreCancelledWithoutACrash: a page
+// that keeps starting downloads while its session ends (its tabs are
+// still open while the downloads stop) has each refused and its cancel
+// asked of the browser; the end neither crashes nor waits for them past
+// its bound, and those asked are awaited before the guard closes.
+func TestDownloadsBegunWhileASessionEndsAreCancelledWithoutACrash(t *testing.T) {
+	d := newDownloads(true, t.TempDir(), 1<<20, t.TempDir(), func(string) scope.Verdict { return scope.Verdict{Allowed: true} }, slog.New(slog.DiscardHandler))
+	var mu sync.Mutex
+	cancelled := map[string]bool{}
+	d.cancel = func(g string) {
+		time.Sleep(time.Millisecond)
+		mu.Lock()
+		cancelled[g] = true
+		mu.Unlock()
+	}
+	d.gate = func(ctx context.Context, _ *download, _ func(string)) downloadAnswer {
+		<-ctx.Done()
+		return nil
+	}
+	stop := make(chan struct{})
+	begun := make(chan []string)
+	go func() {
+		var guids []string
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				begun <- guids
+				return
+			default:
+			}
+			g := fmt.Sprintf("0a1b2c3d-0000-4000-8000-%012d", i)
+			d.begin(g, "http://127.0.0.1/a", "a", "http://127.0.0.1/", []string{"127.0.0.1"})
+			guids = append(guids, g)
+		}
+	}()
+	time.Sleep(20 * time.Millisecond)
+	d.stop(time.Now().Add(200 * time.Millisecond))
+	time.Sleep(20 * time.Millisecond)
+	close(stop)
+	guids := <-begun
+	d.awaitCancels(time.Now().Add(10 * time.Second)) // as the guard closes
+	mu.Lock()
+	defer mu.Unlock()
+	for _, g := range guids {
+		if !cancelled[g] {
+			t.Fatalf("download %s of %d was not cancelled", g, len(guids))
+		}
+	}
+}

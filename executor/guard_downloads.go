@@ -178,7 +178,7 @@ func (g *targetGuard) setDownloadBehavior(ctx context.Context) error {
 	if !g.user {
 		params["browserContextId"] = g.context
 	}
-	g.downloads.cancel = func(guid string) {
+	g.downloads.setCancel(func(guid string) {
 		p := map[string]any{"guid": guid}
 		if !g.user {
 			p["browserContextId"] = g.context
@@ -186,7 +186,7 @@ func (g *targetGuard) setDownloadBehavior(ctx context.Context) error {
 		if _, err := g.call(context.Background(), "", "Browser.cancelDownload", p); err != nil {
 			g.logger.Debug("target guard: cancel a download", "guid", guid, "error", err)
 		}
-	}
+	})
 	_, err := g.call(ctx, "", "Browser.setDownloadBehavior", params)
 	return err
 }

@@ -645,12 +645,17 @@ func (g *targetGuard) urlCommitted(frame, url, fragment, origin string) {
 	}
 	k := loadKey{frame, withoutFragment(url)}
 	docs, ok := g.links.chose.get(k)
-	if !ok {
-		// No load of it was paused (a page from the back/forward cache):
-		// the credit of the frame's earlier loads of it, if any.
-		if prev, had, known := g.earlier(frame, k.url, false); had && known {
-			docs = prev
+	if ok {
+		// A load of it paused before the frame was moved there by a
+		// document not known (a load that never committed, then a
+		// restore at the move) is not credited by that load alone.
+		if _, _, known := g.earlier(frame, k.url, true); !known {
+			docs = nil
 		}
+	} else if prev, had, known := g.earlier(frame, k.url, false); had && known {
+		// No load of it was paused (a page from the back/forward cache):
+		// the credit of the frame's earlier loads of it.
+		docs = prev
 	}
 	g.links.urls[frame] = chosenURL{url: url + fragment, docs: docs}
 	g.links.chose.remove(k)
@@ -673,6 +678,10 @@ func (g *targetGuard) noteWithinDocument(m cdpMessage) {
 	defer g.mu.Unlock()
 	p, ok := g.links.urls[e.FrameID]
 	if !ok {
+		// A tab the guard saw no commit of (adopted): who moved it there
+		// is not known, and a later load of that URL, or a restore at it,
+		// is not credited by its other loads.
+		g.links.moved = remember(g.links.moved, e.FrameID, withoutFragment(e.URL), nil)
 		return
 	}
 	p.url = e.URL

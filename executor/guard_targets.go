@@ -596,13 +596,20 @@ func (g *targetGuard) noteCommit(m cdpMessage) {
 			URLFragment    string `json:"urlFragment"`
 			SecurityOrigin string `json:"securityOrigin"`
 			LoaderID       string `json:"loaderId"`
+			UnreachableURL string `json:"unreachableUrl"`
 		} `json:"frame"`
 	}
 	if json.Unmarshal(m.Params, &e) != nil {
 		return
 	}
 	g.frameCommitted(e.Frame.ID, e.Frame.URL)
-	g.urlCommitted(e.Frame.ID, e.Frame.URL, e.Frame.URLFragment, e.Frame.SecurityOrigin)
+	if e.Frame.UnreachableURL != "" {
+		// An error page (chrome-error://chromewebdata/) of a load that
+		// failed: the tab shows the URL that failed, credited as its load.
+		g.urlCommitted(e.Frame.ID, e.Frame.UnreachableURL, "", e.Frame.SecurityOrigin)
+	} else {
+		g.urlCommitted(e.Frame.ID, e.Frame.URL, e.Frame.URLFragment, e.Frame.SecurityOrigin)
+	}
 	if e.Frame.ParentID != "" {
 		g.frameEmbedded(e.Frame.ID, e.Frame.ParentID)
 		return

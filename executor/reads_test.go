@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -192,7 +193,10 @@ func TestAReadOfALateAttachedTabKeepsItsCredit(t *testing.T) {
 // with a guess in its query never commits (its server answers 204), and
 // the page moves itself to that URL with the value in it, a move the
 // guard cannot take (it holds no URL of the tab). The state line's URL is
-// withheld, right guess or wrong, then and after the tab's next commit.
+// withheld, right guess or wrong, then and after the tab's next commit;
+// so is the tab's URL asked with no document named (the target list's,
+// list_tabs), and the page at that URL the browser then restores from
+// its back/forward cache (no load paused).
 func TestAMoveInATabTheGuardSawNoCommitOfIsNotKnown(t *testing.T) {
 	const value = "Zq8-Lm2_Vx7-Kp4"
 	s := maskSession(t, testkit.SecretManifest(t, value))
@@ -204,7 +208,16 @@ func TestAMoveInATabTheGuardSawNoCommitOfIsNotKnown(t *testing.T) {
 		moveWithin(g, "T", c+"?token="+value)
 		read := pageURL{tab: "T", doc: "L0", url: c + "?token=" + value}
 		g.settleRead(context.Background(), "T", read.doc, read.url)
+		if got := s.shownPageURL(pageURL{tab: "T", url: read.url}); !strings.HasSuffix(got, urlWithheld) {
+			t.Errorf("guess %s: the tab's URL from the target list is shown as %q, want withheld", guess, got)
+		}
 		withheldNowAndAfterACommit(t, s, g, read, "L1", guess)
+		g.frameCommitted("T", read.url) // restored: no load paused
+		g.urlCommitted("T", read.url, "", "https://client.example")
+		g.noteLoader("T", "L2")
+		if got := s.shownPageURL(pageURL{tab: "T", doc: "L2", url: read.url}); !strings.HasSuffix(got, urlWithheld) {
+			t.Errorf("guess %s: the page restored at the URL is shown as %q, want withheld", guess, got)
+		}
 	}
 }
 
@@ -230,5 +243,27 @@ func TestAReadOfAMoveTheGuardTookLaterKeepsItsCredit(t *testing.T) {
 	moveWithin(g, "T", "https://mail.example/inbox/3")
 	if got := s.shownPageURL(read); got != read.url {
 		t.Errorf("the URL read is shown as %q, want %q", got, read.url)
+	}
+}
+
+// TestAnErrorPagesURLIsCreditedAsItsLoad: a load the agent chose fails
+// (the browser commits its error page, chrome-error://chromewebdata/,
+// for the URL): the state line's URL, the one that failed, is shown.
+func TestAnErrorPagesURLIsCreditedAsItsLoad(t *testing.T) {
+	s := maskSession(t, testkit.SecretManifest(t, "Zq8-Lm2_Vx7-Kp4"))
+	g := oneTabGuard(s)
+	g.tab.Store("another tab") // T's commit is not the acting tab's
+	u := "https://mail.example/down"
+	g.loaderDocs("T", "f0", "n0", "", u)
+	params, err := json.Marshal(map[string]any{"frame": map[string]string{"id": "T", "url": "chrome-error://chromewebdata/",
+		"unreachableUrl": u, "securityOrigin": "://", "loaderId": "L1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.noteCommit(cdpMessage{Method: "Page.frameNavigated", Params: params})
+	read := pageURL{tab: "T", doc: "L1", url: u}
+	g.settleRead(context.Background(), "T", read.doc, read.url)
+	if got := s.shownPageURL(read); got != u {
+		t.Errorf("the failed load's URL is shown as %q, want %q", got, u)
 	}
 }

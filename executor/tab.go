@@ -408,6 +408,9 @@ func (b *backend) newSessionContext(s *session, w *pageWatch, opts ...chromedp.C
 				// chromedp context below).
 				guard.closePopups(cfg.tab)
 			}
+			// The cancels of downloads a page began as the session ended
+			// go over the guard's connection: answered before it closes.
+			guard.downloads.awaitCancels(time.Now().Add(cancelEndWait))
 			guard.Close()
 			inner()
 		}
