@@ -46,8 +46,8 @@ type downloads struct {
 	staging  string // where Chromium writes, under names of its own (GUIDs); set before any download
 	check    gate.URLCheck
 	logger   *slog.Logger
-	// cancel asks the browser to cancel a download (set by the guard,
-	// setCancel; read under mu).
+	// cancel asks the browser to cancel a download that names no way of
+	// its own (download.cancel; the guard always names one).
 	cancel func(guid string)
 	// gate decides a download (nil: every download is refused); asking
 	// is called when it waits for a human. record writes an ended
@@ -92,6 +92,9 @@ type sessionView struct {
 // download is one download of the session's, from its start to its end.
 type download struct {
 	guid, url, name string
+	// cancel asks the browser to cancel it: the guard's of the browser
+	// context it began in (nil: the downloads' cancel).
+	cancel func(guid string)
 	// shown is the URL as the gate judges and the evidence records it
 	// (downloadURL: a data: URL by its digest).
 	shown string
@@ -215,9 +218,9 @@ func (d *downloads) currentView() sessionView {
 // and has the gate decide it, on a goroutine of its own (the guard's read
 // loop must not wait for a human); page is the URL of the document that
 // started it, docs the hosts of those that may have chosen its URL.
-func (d *downloads) begin(guid, url, suggested, page string, docs []string) {
+func (d *downloads) begin(cancel func(guid string), guid, url, suggested, page string, docs []string) {
 	ctx, stop := context.WithCancel(d.ctx)
-	dl := &download{guid: guid, url: url, name: suggested, shown: downloadURL(url), page: page, docs: docs, stopWait: stop}
+	dl := &download{cancel: cancel, guid: guid, url: url, name: suggested, shown: downloadURL(url), page: page, docs: docs, stopWait: stop}
 	d.mu.Lock()
 	d.active[guid] = dl
 	d.began++
@@ -299,7 +302,7 @@ func (d *downloads) asking(dl *download, id string) {
 func (d *downloads) refuseLocked(dl *download, why *DenyError) {
 	if dl.refused == nil {
 		dl.refused = why
-		d.cancelLater(dl.guid)
+		d.cancelLater(dl)
 	}
 	if dl.completed && !dl.saving {
 		d.endLocked(dl)
@@ -599,24 +602,20 @@ func (d *downloads) stop(deadline time.Time) {
 // of a session's downloads when it ends.
 const cancelEndWait = 2 * time.Second
 
-// setCancel sets how the browser is asked to cancel a download.
-func (d *downloads) setCancel(cancel func(guid string)) {
-	d.mu.Lock()
-	d.cancel = cancel
-	d.mu.Unlock()
-}
-
 // cancelLater asks the browser to cancel a download, on a goroutine of
 // its own (the guard's read loop may be the caller); awaitCancels waits
 // for those under way. d.mu is held.
-func (d *downloads) cancelLater(guid string) {
-	cancel := d.cancel
+func (d *downloads) cancelLater(dl *download) {
+	cancel := dl.cancel
+	if cancel == nil {
+		cancel = d.cancel
+	}
 	if cancel == nil {
 		return
 	}
 	d.cancelling++
 	go func() {
-		cancel(guid)
+		cancel(dl.guid)
 		d.mu.Lock()
 		d.cancelling--
 		d.notify()
@@ -660,7 +659,7 @@ func (d *downloads) stopLocked(deadline time.Time) {
 				if dl.refused == nil {
 					dl.refused = deny(evidence.StageLimits, "session ended", "the session ended before it did")
 				}
-				d.cancelLater(dl.guid)
+				d.cancelLater(dl)
 				d.endLocked(dl)
 			}
 		}

@@ -208,7 +208,7 @@ func TestSessionEndWaitsForASaveUnderWay(t *testing.T) {
 		d := newDownloads(true, dir, 1<<20, staging, func(string) scope.Verdict { return scope.Verdict{Allowed: true} }, slog.New(slog.DiscardHandler))
 		d.cancel = func(string) {}
 		d.gate = func(context.Context, *download, func(string)) downloadAnswer { return &turn{} } // allowed
-		d.begin(guid, "http://127.0.0.1/report.txt", "report.txt", "http://127.0.0.1/", []string{"127.0.0.1"})
+		d.begin(nil, guid, "http://127.0.0.1/report.txt", "report.txt", "http://127.0.0.1/", []string{"127.0.0.1"})
 		d.progress(guid, "completed", 5, 5) // the save starts
 		// Opening the FIFO waits for the save to open it; the save then
 		// waits for the bytes.
@@ -251,7 +251,7 @@ func TestSessionEndWaitsForASaveUnderWay(t *testing.T) {
 		const late = "0a1b2c3d-0000-4000-8000-0000000000ff"
 		go func() {
 			time.Sleep(50 * time.Millisecond)
-			d.begin(late, "http://127.0.0.1/late.bin", "late.bin", "http://127.0.0.1/", []string{"127.0.0.1"})
+			d.begin(nil, late, "http://127.0.0.1/late.bin", "late.bin", "http://127.0.0.1/", []string{"127.0.0.1"})
 		}()
 		d.stop(time.Now().Add(300 * time.Millisecond))
 		select {
@@ -337,7 +337,7 @@ func TestPageDownloadsLinkedAndFailClosed(t *testing.T) {
 	}
 
 	// During the first call (the downloads are made during one).
-	d.begin(during, "http://127.0.0.1/a", "a", "http://127.0.0.1/", []string{"127.0.0.1"})
+	d.begin(nil, during, "http://127.0.0.1/a", "a", "http://127.0.0.1/", []string{"127.0.0.1"})
 	d.progress(during, "completed", 5, 5)
 	select {
 	case dl := <-recorded:
@@ -350,7 +350,7 @@ func TestPageDownloadsLinkedAndFailClosed(t *testing.T) {
 	}
 
 	// Between calls: linked to the last, written when it ends.
-	d.begin(between, "http://127.0.0.1/b", "b", "http://127.0.0.1/", []string{"127.0.0.1"})
+	d.begin(nil, between, "http://127.0.0.1/b", "b", "http://127.0.0.1/", []string{"127.0.0.1"})
 	d.progress(between, "completed", 5, 5)
 	if dl := next(); dl.callSeq != 7 || !dl.between || dl.refused == nil {
 		t.Errorf("the download between calls: seq %d, between %v, refused %+v", dl.callSeq, dl.between, dl.refused)
@@ -358,13 +358,13 @@ func TestPageDownloadsLinkedAndFailClosed(t *testing.T) {
 
 	// No gate, and a gate that panics: refused.
 	d.gate = nil
-	d.begin(nogate, "http://127.0.0.1/c", "c", "http://127.0.0.1/", []string{"127.0.0.1"})
+	d.begin(nil, nogate, "http://127.0.0.1/c", "c", "http://127.0.0.1/", []string{"127.0.0.1"})
 	d.progress(nogate, "completed", 5, 5)
 	if dl := next(); dl.refused == nil || dl.file.Refused == "" {
 		t.Errorf("the download without a gate: refused %+v, file %+v", dl.refused, dl.file)
 	}
 	d.gate = func(context.Context, *download, func(string)) downloadAnswer { panic("the policies are gone") }
-	d.begin(panics, "http://127.0.0.1/d", "d", "http://127.0.0.1/", []string{"127.0.0.1"})
+	d.begin(nil, panics, "http://127.0.0.1/d", "d", "http://127.0.0.1/", []string{"127.0.0.1"})
 	d.progress(panics, "completed", 5, 5)
 	if dl := next(); dl.refused == nil || !strings.Contains(dl.refused.Reason, "the policies are gone") {
 		t.Errorf("the download whose gate failed: refused %+v", dl.refused)
@@ -388,7 +388,7 @@ func TestACancelledDownloadsLateFileIsRemoved(t *testing.T) {
 	d.gate = func(context.Context, *download, func(string)) downloadAnswer {
 		return &turn{deny: deny(evidence.StageCedar, "policy p", "forbidden")}
 	}
-	d.begin(guid, "http://127.0.0.1/a", "a", "http://127.0.0.1/", []string{"127.0.0.1"})
+	d.begin(nil, guid, "http://127.0.0.1/a", "a", "http://127.0.0.1/", []string{"127.0.0.1"})
 	d.progress(guid, "canceled", 5, 0)
 	if err := os.WriteFile(filepath.Join(staging, guid), nil, 0o600); err != nil {
 		t.Fatal(err)
@@ -420,7 +420,7 @@ func TestASessionsEndWaitsForTheCancelsOfItsDownloads(t *testing.T) {
 		<-ctx.Done() // a human who never answers
 		return nil
 	}
-	d.begin(guid, "http://127.0.0.1/a", "a", "http://127.0.0.1/", []string{"127.0.0.1"})
+	d.begin(nil, guid, "http://127.0.0.1/a", "a", "http://127.0.0.1/", []string{"127.0.0.1"})
 	d.stop(time.Now().Add(time.Second))
 	mu.Lock()
 	defer mu.Unlock()
@@ -460,7 +460,7 @@ func TestDownloadsBegunWhileASessionEndsAreCancelledWithoutACrash(t *testing.T) 
 			default:
 			}
 			g := fmt.Sprintf("0a1b2c3d-0000-4000-8000-%012d", i)
-			d.begin(g, "http://127.0.0.1/a", "a", "http://127.0.0.1/", []string{"127.0.0.1"})
+			d.begin(nil, g, "http://127.0.0.1/a", "a", "http://127.0.0.1/", []string{"127.0.0.1"})
 			guids = append(guids, g)
 		}
 	}()
@@ -476,5 +476,35 @@ func TestDownloadsBegunWhileASessionEndsAreCancelledWithoutACrash(t *testing.T) 
 		if !cancelled[g] {
 			t.Fatalf("download %s of %d was not cancelled", g, len(guids))
 		}
+	}
+}
+
+// TestARefusedDownloadIsCancelledInTheContextItBeganIn: a session with
+// two browser contexts (new_context) shares one downloads handler; a
+// refused download is cancelled by the guard of the context it began
+// in, not by the last context's.
+func TestARefusedDownloadIsCancelledInTheContextItBeganIn(t *testing.T) {
+	d := newDownloads(true, t.TempDir(), 1<<20, t.TempDir(), func(string) scope.Verdict { return scope.Verdict{Allowed: true} }, slog.New(slog.DiscardHandler))
+	d.gate = func(context.Context, *download, func(string)) downloadAnswer {
+		return &turn{deny: deny(evidence.StageCedar, "policy p", "forbidden")}
+	}
+	cancelled := make(chan string, 2)
+	in := func(context string) func(string) {
+		return func(guid string) { cancelled <- context + " " + guid }
+	}
+	const first, second = "0a1b2c3d-0000-4000-8000-000000000007", "0a1b2c3d-0000-4000-8000-000000000008"
+	d.begin(in("A"), first, "http://127.0.0.1/a", "a", "http://127.0.0.1/", []string{"127.0.0.1"})
+	d.begin(in("B"), second, "http://127.0.0.1/b", "b", "http://127.0.0.1/", []string{"127.0.0.1"})
+	got := map[string]bool{}
+	for range 2 {
+		select {
+		case c := <-cancelled:
+			got[c] = true
+		case <-time.After(10 * time.Second):
+			t.Fatalf("not every refused download was cancelled: %v", got)
+		}
+	}
+	if !got["A "+first] || !got["B "+second] {
+		t.Errorf("cancelled %v, want each in the context it began in", got)
 	}
 }

@@ -37,7 +37,7 @@ func (g *targetGuard) downloadEvent(m cdpMessage) {
 			return
 		}
 		if page, ok := g.frameURL(e.FrameID); ok {
-			g.downloads.begin(e.GUID, e.URL, e.SuggestedFilename, page, g.downloadLoaders(e.FrameID, e.URL))
+			g.downloads.begin(g.cancelDownload, e.GUID, e.URL, e.SuggestedFilename, page, g.downloadLoaders(e.FrameID, e.URL))
 		} else if g.user && g.looksAfterUser() && !g.ownedByAnother(e.FrameID) {
 			g.userDownload(m)
 		}
@@ -178,17 +178,20 @@ func (g *targetGuard) setDownloadBehavior(ctx context.Context) error {
 	if !g.user {
 		params["browserContextId"] = g.context
 	}
-	g.downloads.setCancel(func(guid string) {
-		p := map[string]any{"guid": guid}
-		if !g.user {
-			p["browserContextId"] = g.context
-		}
-		if _, err := g.call(context.Background(), "", "Browser.cancelDownload", p); err != nil {
-			g.logger.Debug("target guard: cancel a download", "guid", guid, "error", err)
-		}
-	})
 	_, err := g.call(ctx, "", "Browser.setDownloadBehavior", params)
 	return err
+}
+
+// cancelDownload asks the browser to cancel a download of the guard's
+// browser context.
+func (g *targetGuard) cancelDownload(guid string) {
+	p := map[string]any{"guid": guid}
+	if !g.user {
+		p["browserContextId"] = g.context
+	}
+	if _, err := g.call(context.Background(), "", "Browser.cancelDownload", p); err != nil {
+		g.logger.Debug("target guard: cancel a download", "guid", guid, "error", err)
+	}
 }
 
 // liveGuards are the target guards of sessions in users' own browser

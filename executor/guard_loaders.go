@@ -630,6 +630,21 @@ func (g *targetGuard) downloadLoaders(frame, url string) []string {
 // urlCommitted takes a frame's commit: its URL is the one its load was
 // credited for (loaderDocs); origin is its document's.
 func (g *targetGuard) urlCommitted(frame, url, fragment, origin string) {
+	g.commitURL(frame, url, fragment, origin, true)
+}
+
+// errorPageCommitted takes the commit of the browser's error page for a
+// load of url that failed: the frame shows url, credited by that load
+// alone (a page may choose the URL of a load that fails; no earlier load
+// of it speaks for this one).
+func (g *targetGuard) errorPageCommitted(frame, url, origin string) {
+	g.commitURL(frame, url, "", origin, false)
+}
+
+// commitURL is urlCommitted; restorable: the document may be one the
+// browser restored from its back/forward cache, credited by the frame's
+// earlier loads of url when no load of it was paused.
+func (g *targetGuard) commitURL(frame, url, fragment, origin string, restorable bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.links.urls == nil {
@@ -652,7 +667,7 @@ func (g *targetGuard) urlCommitted(frame, url, fragment, origin string) {
 		if _, _, known := g.earlier(frame, k.url, true); !known {
 			docs = nil
 		}
-	} else if prev, had, known := g.earlier(frame, k.url, false); had && known {
+	} else if prev, had, known := g.earlier(frame, k.url, false); restorable && had && known {
 		// No load of it was paused (a page from the back/forward cache):
 		// the credit of the frame's earlier loads of it.
 		docs = prev
@@ -697,8 +712,8 @@ func (g *targetGuard) noteWithinDocument(m cdpMessage) {
 }
 
 // chosenBy are the hosts of the documents that may have chosen u as the
-// URL of frame: as its URL now, or as one it loaded before (a history
-// entry); none (known) for a URL the agent chose in a fresh tab. Only
+// URL of frame: as its URL now as the guard holds it (chosenIn); none
+// (known) for a URL the agent chose in a fresh tab. Only
 // frame's own loads count: another frame's load of the same URL (a
 // hostile page's guess) says nothing of who chose frame's. With no
 // frame, those of every frame whose URL it is now or that loaded it
@@ -748,8 +763,10 @@ func (g *targetGuard) chosenBy(frame, doc, u string) (docs []string, known bool)
 	return docs, known
 }
 
-// chosenIn is chosenBy for one frame: its URL now, or one it loaded or
-// moved to before. Its URL with another fragment is a move within its
+// chosenIn is chosenBy for one frame at its URL now as the guard holds
+// it (holdsURL), the fragment aside; any other URL is not known (a move
+// the guard has not taken would be credited by the frame's other loads
+// of it). Its URL with another fragment is a move within its
 // document the guard has not taken yet: credited as it will be
 // (noteWithinDocument), to the URL's choosers and its window group now.
 // Its URL now, or with another fragment, may also be a load's the guard
@@ -762,11 +779,7 @@ func (g *targetGuard) chosenBy(frame, doc, u string) (docs []string, known bool)
 func (g *targetGuard) chosenIn(frame, u string) (docs []string, known bool) {
 	bare := withoutFragment(u)
 	p, ok := g.links.urls[frame]
-	if !ok || withoutFragment(p.url) != bare {
-		prev, had, known := g.earlier(frame, bare, false)
-		return prev, had && known
-	}
-	if p.docs == nil {
+	if !ok || withoutFragment(p.url) != bare || p.docs == nil {
 		return nil, false
 	}
 	docs = p.docs

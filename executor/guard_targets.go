@@ -606,7 +606,7 @@ func (g *targetGuard) noteCommit(m cdpMessage) {
 	if e.Frame.UnreachableURL != "" {
 		// An error page (chrome-error://chromewebdata/) of a load that
 		// failed: the tab shows the URL that failed, credited as its load.
-		g.urlCommitted(e.Frame.ID, e.Frame.UnreachableURL, "", e.Frame.SecurityOrigin)
+		g.errorPageCommitted(e.Frame.ID, e.Frame.UnreachableURL, e.Frame.SecurityOrigin)
 	} else {
 		g.urlCommitted(e.Frame.ID, e.Frame.URL, e.Frame.URLFragment, e.Frame.SecurityOrigin)
 	}

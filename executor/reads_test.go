@@ -136,9 +136,10 @@ func TestAURLReadWhileItsDocumentWasTheGuardsKeepsItsCredit(t *testing.T) {
 // with a guess before; the site's redirect leaves the value in the
 // fragment, and the page moves itself to that URL with the value in the
 // query; the state line reads it before the guard took the move: the URL
-// read is withheld, right guess or wrong, never credited by the earlier
-// load of that URL, while its document is the tab's and once the page
-// went on to another document.
+// read, and the tab's URL from the target list, are withheld, right
+// guess or wrong, never credited by the earlier load of that URL, while
+// its document is the tab's and once the page went on to another
+// document.
 func TestAReadOfAMoveTheGuardHasNotTakenKeepsNoCredit(t *testing.T) {
 	const value = "Zq8-Lm2_Vx7-Kp4"
 	s := maskSession(t, testkit.SecretManifest(t, value))
@@ -158,12 +159,16 @@ func TestAReadOfAMoveTheGuardHasNotTakenKeepsNoCredit(t *testing.T) {
 }
 
 // withheldNowAndAfterACommit checks that the URL read is withheld while
-// its tab is where it was, and once the tab committed another document of
-// the site's (loader next).
+// its tab is where it was, and so is the URL asked of the tab with no
+// document named (the target list's: list_tabs), and the URL read once
+// the tab committed another document of the site's (loader next).
 func withheldNowAndAfterACommit(t *testing.T, s *session, g *targetGuard, read pageURL, next, guess string) {
 	t.Helper()
 	if got := s.shownPageURL(read); !strings.HasSuffix(got, urlWithheld) {
 		t.Errorf("guess %s: while the tab is where it was read, the URL read is shown as %q, want withheld", guess, got)
+	}
+	if got := s.shownPageURL(pageURL{tab: read.tab, url: read.url}); !strings.HasSuffix(got, urlWithheld) {
+		t.Errorf("guess %s: the tab's URL from the target list is shown as %q, want withheld", guess, got)
 	}
 	loadedIn(g, read.tab, "https://client.example/next", "https://client.example")
 	g.noteLoader(read.tab, next)
@@ -194,9 +199,8 @@ func TestAReadOfALateAttachedTabKeepsItsCredit(t *testing.T) {
 // the page moves itself to that URL with the value in it, a move the
 // guard cannot take (it holds no URL of the tab). The state line's URL is
 // withheld, right guess or wrong, then and after the tab's next commit;
-// so is the tab's URL asked with no document named (the target list's,
-// list_tabs), and the page at that URL the browser then restores from
-// its back/forward cache (no load paused).
+// so is the page at that URL the browser then restores from its
+// back/forward cache (no load paused).
 func TestAMoveInATabTheGuardSawNoCommitOfIsNotKnown(t *testing.T) {
 	const value = "Zq8-Lm2_Vx7-Kp4"
 	s := maskSession(t, testkit.SecretManifest(t, value))
@@ -208,9 +212,6 @@ func TestAMoveInATabTheGuardSawNoCommitOfIsNotKnown(t *testing.T) {
 		moveWithin(g, "T", c+"?token="+value)
 		read := pageURL{tab: "T", doc: "L0", url: c + "?token=" + value}
 		g.settleRead(context.Background(), "T", read.doc, read.url)
-		if got := s.shownPageURL(pageURL{tab: "T", url: read.url}); !strings.HasSuffix(got, urlWithheld) {
-			t.Errorf("guess %s: the tab's URL from the target list is shown as %q, want withheld", guess, got)
-		}
 		withheldNowAndAfterACommit(t, s, g, read, "L1", guess)
 		g.frameCommitted("T", read.url) // restored: no load paused
 		g.urlCommitted("T", read.url, "", "https://client.example")
@@ -255,15 +256,42 @@ func TestAnErrorPagesURLIsCreditedAsItsLoad(t *testing.T) {
 	g.tab.Store("another tab") // T's commit is not the acting tab's
 	u := "https://mail.example/down"
 	g.loaderDocs("T", "f0", "n0", "", u)
-	params, err := json.Marshal(map[string]any{"frame": map[string]string{"id": "T", "url": "chrome-error://chromewebdata/",
-		"unreachableUrl": u, "securityOrigin": "://", "loaderId": "L1"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g.noteCommit(cdpMessage{Method: "Page.frameNavigated", Params: params})
-	read := pageURL{tab: "T", doc: "L1", url: u}
-	g.settleRead(context.Background(), "T", read.doc, read.url)
+	read := errorPage(g, "T", u, "L1")
 	if got := s.shownPageURL(read); got != u {
 		t.Errorf("the failed load's URL is shown as %q, want %q", got, u)
 	}
+}
+
+// TestAnErrorPageWithNoLoadPausedIsNotKnown: the tab loaded a URL with a
+// guess before; an error page commits at that URL with the value in it,
+// no load of it paused: it is withheld, right guess or wrong, never
+// credited by the earlier load.
+func TestAnErrorPageWithNoLoadPausedIsNotKnown(t *testing.T) {
+	const value = "Zq8-Lm2_Vx7-Kp4"
+	s := maskSession(t, testkit.SecretManifest(t, value))
+	for _, guess := range []string{value, "Aa1-Bb2_Cc3-Dd4"} {
+		g := oneTabGuard(s)
+		g.tab.Store("another tab")
+		c := "https://client.example/c"
+		loadedIn(g, "T", c+"?token="+guess, "https://client.example")
+		g.noteLoader("T", "L1")
+		if got := s.shownPageURL(errorPage(g, "T", c+"?token="+value, "L2")); !strings.HasSuffix(got, urlWithheld) {
+			t.Errorf("guess %s: the error page's URL is shown as %q, want withheld", guess, got)
+		}
+	}
+}
+
+// errorPage has g take the commit of the browser's error page for a load
+// of u in tab that failed (loader id loader), as the guard's read loop
+// does, and the state line read its URL; it returns the read.
+func errorPage(g *targetGuard, tab, u, loader string) pageURL {
+	params, err := json.Marshal(map[string]any{"frame": map[string]string{"id": tab, "url": "chrome-error://chromewebdata/",
+		"unreachableUrl": u, "securityOrigin": "://", "loaderId": loader}})
+	if err != nil {
+		panic(err)
+	}
+	g.noteCommit(cdpMessage{Method: "Page.frameNavigated", Params: params})
+	read := pageURL{tab: tab, doc: loader, url: u}
+	g.settleRead(context.Background(), tab, read.doc, read.url)
+	return read
 }
